@@ -1,0 +1,34 @@
+# Every target creates/uses .venv, so `make test` and `make demo` work alone on a fresh machine.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: install test soak demo bench lint clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test,dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+soak: $(STAMP)
+	$(BIN)/python -m pytest -q -m soak
+
+demo: $(STAMP)
+	$(BIN)/python -m evolve.demo
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/run.py
+
+lint: $(STAMP)
+	$(BIN)/ruff check evolve tests benchmarks
+	$(BIN)/mypy evolve
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info

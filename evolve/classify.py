@@ -1,0 +1,299 @@
+"""Observe-time judgements on text: is an error transient, is a request a correction.
+
+They decide what evolve may learn from: a transient error is the environment failing,
+never a lesson; a correction is the strongest signal there is. Hooks import this on every
+turn, so: standard library only, data files read on first use, regexes compiled on need.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from collections.abc import Iterable, Iterator, Mapping
+
+_DATA = os.path.dirname(__file__) + "/data"  # noqa: PTH120 - pathlib costs ms of import
+_FLAGS = re.IGNORECASE | re.MULTILINE
+
+# Long error texts are judged by head and tail, where tools say what failed; long requests
+# (mostly pasted material) by their start; weak phrases ("actually") count near the start.
+ERROR_HEAD_CHARS = ERROR_TAIL_CHARS = 8000
+LONG_REQUEST_CHARS, LONG_REQUEST_WINDOW = 1500, 300
+WEAK_WINDOW = 200
+
+
+def _check(source: str, what: str) -> None:
+    """Compile a user's regex now, so a bad one fails at load, not on some later text."""
+    if not source.strip():  # would match every text
+        raise ValueError(f"{what} {source!r} is empty")
+    try:
+        re.compile(source, _FLAGS)
+    except re.error as exc:
+        raise ValueError(f"{what} {source!r}: {exc}") from None
+
+
+class _Pattern:
+    r"""A regex compiled on first need, skipped when its required literals are absent.
+
+    Python's re cannot skip ahead on a case-insensitive pattern starting with `\b`: a
+    16 kB text costs ~1 ms per pattern. Substring tests on the lowered text cost µs.
+    """
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.anchors = _anchor_groups(source)
+
+    @functools.cached_property
+    def regex(self) -> re.Pattern[str]:
+        return re.compile(self.source, _FLAGS)
+
+    def possible(self, lowered: str) -> bool:
+        """False when a required literal is missing from the lower-cased text."""
+        for group in self.anchors:
+            for anchor in group:
+                if anchor in lowered:
+                    break
+            else:
+                return False
+        return True
+
+
+def _anchor_groups(source: str) -> tuple[tuple[str, ...], ...]:
+    """Groups of lower-case literals; every match holds one literal of each group."""
+    try:
+        from re import _parser  # type: ignore[attr-defined]  # private: hence the fallback
+        groups = _literal_groups(_parser.parse(source, _FLAGS))
+    except Exception:
+        return ()
+    return tuple(tuple(sorted(g)) for g in groups if _shortest(g) >= 3)
+
+
+def _shortest(group: set[str]) -> int:
+    return min(map(len, group))
+
+
+def _literal_groups(items: Iterable[tuple]) -> list[set[str]]:
+    groups: list[set[str]] = []
+    run = ""
+    for op, arg in items:
+        name = getattr(op, "name", "")
+        if name == "LITERAL":
+            run += chr(arg).lower()
+        if name in ("LITERAL", "AT", "ASSERT", "ASSERT_NOT"):  # zero-width: the run goes on
+            continue
+        if run:
+            groups.append({run})
+            run = ""
+        if name == "SUBPATTERN":
+            groups += _literal_groups(arg[-1])
+        elif name.endswith("REPEAT") and arg[0] >= 1:
+            groups += _literal_groups(arg[2])
+        elif name == "BRANCH":
+            best = [max(_literal_groups(b), key=_shortest, default=None) for b in arg[1]]
+            if all(best):
+                groups.append({literal for group in best if group for literal in group})
+    if run:
+        groups.append({run})
+    return groups
+
+
+class TransientPatterns:
+    """Transient patterns plus the `!` overrides that win over them."""
+
+    def __init__(self, positive: list[str], overrides: list[str]) -> None:
+        self._positive = [_Pattern(p) for p in positive]
+        self._overrides = [_Pattern(p) for p in overrides]
+
+    def reason(self, text: str) -> str | None:
+        """The matched words that make `text` transient, or None (not transient)."""
+        if not text:
+            return None
+        if len(text) > ERROR_HEAD_CHARS + ERROR_TAIL_CHARS:
+            text = text[:ERROR_HEAD_CHARS] + "\n" + text[-ERROR_TAIL_CHARS:]
+        lowered = text.lower()
+        for pattern in self._overrides:
+            if pattern.possible(lowered) and pattern.regex.search(text):
+                return None
+        for pattern in self._positive:
+            if pattern.possible(lowered) and (found := pattern.regex.search(text)):
+                return found.group(0).strip() or "transient"
+        return None
+
+
+_TRANSIENT_CACHE: dict[tuple[str, ...], TransientPatterns] = {}
+
+
+def load_transient_patterns(extra: Iterable[str] = ()) -> TransientPatterns:
+    """Built-in patterns plus `extra` (from `[signals] transient_patterns`), cached.
+
+    An entry starting with `!` is an override: a match means "a real error", whatever
+    else matched. Raises ValueError naming a user pattern that does not compile.
+    """
+    key = tuple(extra)
+    if key not in _TRANSIENT_CACHE:
+        for entry in key:
+            _check(entry.removeprefix("!"), "transient pattern")
+        with open(f"{_DATA}/transient_patterns.txt", encoding="utf-8") as f:
+            entries = [ln for ln in map(str.strip, f) if ln and not ln.startswith("#")]
+        entries += key
+        _TRANSIENT_CACHE[key] = TransientPatterns(
+            [e for e in entries if e[0] != "!"], [e[1:] for e in entries if e[0] == "!"]
+        )
+    return _TRANSIENT_CACHE[key]
+
+
+def transient_reason(text: str, extra: Iterable[str] = ()) -> str | None:
+    """Why `text` is a transient failure (the matched words), or None."""
+    return load_transient_patterns(extra).reason(text)
+
+
+def is_transient(text: str, extra: Iterable[str] = ()) -> bool:
+    """True when an error text is a timeout, network, rate-limit or overload failure."""
+    return transient_reason(text, extra) is not None
+
+
+_KEYS = ("phrases", "weak", "guards")
+_NOISE = (
+    r"(```|~~~).*?(?:\1|\Z)"  # fenced code
+    r"|`[^`\n]*`"  # inline code
+    r"|^[ \t]*>.*$"  # quoted lines
+    r"|^(?: {4}|\t).*$"  # indented code, pasted logs
+    r'|"[^"\n]{0,200}"|“[^”\n]{0,200}”|«[^»\n]{0,200}»'  # quoted text
+)
+_TOKEN = r"[\w\u0900-\u097f']+"  # a word, Devanagari vowel signs and apostrophes included
+_CJK = "[\u2e80-\ua4cf\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0010ffff]"  # no spaces
+
+
+def _strip_marks(text: str) -> str:
+    """Compatibility forms without Latin accents or the Devanagari nukta."""
+    import unicodedata  # lazily: only requests need it
+
+    text = re.sub("[\u0300-\u036f\u093c]", "", unicodedata.normalize("NFKD", text))
+    return unicodedata.normalize("NFC", text)
+
+
+def _normalize(text: str) -> str:
+    return _strip_marks(text).lower().replace("’", "'").replace("‘", "'")
+
+
+def _is_word(char: str) -> bool:  # Devanagari vowel signs too, unlike \w
+    return char.isalnum() or char == "_" or "\u0900" <= char <= "\u097f"
+
+
+class Lexicons:
+    """All languages' entries; literals match whole words (CJK: substrings), by index.
+
+    A `re:` entry is a regex. The guards of all languages apply to every language.
+    """
+
+    def __init__(self, tables: Mapping[str, Mapping[str, list[str]]]) -> None:
+        # first word (or character) -> (language, kind, literal, word edge at start, at end)
+        self._index: dict[str, list[tuple[str, str, str, bool, bool]]] = {}
+        self._regexes: list[tuple[str, str, _Pattern]] = []
+        self.languages = list(tables)
+        for lang, table in tables.items():
+            for kind in _KEYS:
+                for entry in table[kind]:
+                    self._add(lang, kind, entry)
+
+    def _add(self, lang: str, kind: str, entry: str) -> None:
+        if entry.startswith("re:"):
+            self._regexes.append((lang, kind, _Pattern(_strip_marks(entry[3:]))))
+            return
+        phrase = " ".join(_normalize(entry).split())
+        for literal in dict.fromkeys(p for p in (phrase, phrase.replace("'", "")) if p):
+            start, end = (_is_word(c) and not re.match(_CJK, c) for c in (literal[0], literal[-1]))
+            word = re.match(_TOKEN, literal) if start else None
+            key = word.group(0) if word else literal[0]
+            self._index.setdefault(key, []).append((lang, kind, literal, start, end))
+
+    def matches(self, text: str, kinds: tuple[str, ...]) -> Iterator[tuple[str, str, int, int]]:
+        """(language, kind, start, end) of every match of entries of these kinds."""
+        for key in set(re.findall(_TOKEN, text)) | set(text):
+            for lang, kind, literal, at_start, at_end in self._index.get(key, ()):
+                start = text.find(literal) if kind in kinds else -1
+                while start != -1:
+                    end = start + len(literal)
+                    if not (at_start and start and _is_word(text[start - 1])) and not (
+                        at_end and end < len(text) and _is_word(text[end])
+                    ):
+                        yield lang, kind, start, end
+                    start = text.find(literal, start + 1)
+        for lang, kind, pattern in self._regexes:
+            if kind in kinds and pattern.possible(text):
+                for found in pattern.regex.finditer(text):
+                    if found.end() > found.start():
+                        yield lang, kind, found.start(), found.end()
+
+    def prepare(self, text: str) -> str:
+        """The prose worth reading: no code or quotes, the start of a long one, unguarded."""
+        text = re.sub(_NOISE, " ", _normalize(text), flags=re.MULTILINE | re.DOTALL)
+        text = " ".join(text.split())
+        if len(text) > LONG_REQUEST_CHARS:
+            text = text[:LONG_REQUEST_WINDOW]
+        spans = sorted((start, end) for _, _, start, end in self.matches(text, ("guards",)))
+        for start, end in reversed(spans):  # overlapping guards only blank a little more
+            text = text[:start] + " | " + text[end:]
+        return text
+
+    def best(self, text: str, first: bool) -> str | None:
+        """The language with the most matches (file order breaks ties), or None."""
+        counts = dict.fromkeys(self.languages, 0)
+        for lang, kind, start, _end in self.matches(text, ("phrases", "weak")):
+            if kind == "phrases" or (not first and start < WEAK_WINDOW):
+                counts[lang] += 1
+        best = max(counts, key=counts.__getitem__, default=None)
+        return best if best is not None and counts[best] > 0 else None
+
+
+def _tables(extra: Mapping[str, Iterable[str]]) -> dict[str, dict[str, list[str]]]:
+    """Built-in lexicons plus the user's; `weak:` / `guard:` prefixes pick the list."""
+    import tomllib  # lazily; loading the config has usually imported it already
+
+    with open(f"{_DATA}/corrections.toml", "rb") as handle:
+        raw = tomllib.load(handle)
+    tables = {lang: {key: list(t.get(key, [])) for key in _KEYS} for lang, t in raw.items()}
+    for lang, entries in extra.items():
+        table = tables.setdefault(lang, {key: [] for key in _KEYS})
+        for entry in entries:
+            prefix, _, rest = entry.partition(":")
+            kind = {"weak": "weak", "guard": "guards"}.get(prefix, "phrases")
+            entry = rest if kind != "phrases" else entry
+            if entry.startswith("re:"):
+                _check(_strip_marks(entry[3:]), "correction pattern")
+            elif not _normalize(entry).replace("'", "").strip():
+                raise ValueError(f"correction phrase {entry!r} for {lang!r} is empty")
+            table[kind].append(entry)
+    return tables
+
+
+_LEXICON_CACHE: dict[tuple[tuple[str, tuple[str, ...]], ...], Lexicons] = {}
+
+
+def load_lexicons(extra_phrases: Mapping[str, Iterable[str]] | None = None) -> Lexicons:
+    """Built-in lexicons plus `extra_phrases` (language -> entries); ValueError if bad."""
+    key = tuple(sorted((lang, tuple(v)) for lang, v in (extra_phrases or {}).items()))
+    if key not in _LEXICON_CACHE:
+        _LEXICON_CACHE[key] = Lexicons(_tables(dict(key)))
+    return _LEXICON_CACHE[key]
+
+
+def correction_language(
+    text: str, extra_phrases: Mapping[str, Iterable[str]] | None = None, *, first: bool = False
+) -> str | None:
+    """Which lexicon ("en", "zh", ...) finds a correction of the agent in `text`, or None.
+
+    `first` marks a session's first request: nothing there to correct yet, so only
+    strong phrases ("you forgot", "that's wrong") count, never weak ones ("actually").
+    """
+    if not text or not text.strip():
+        return None
+    lexicons = load_lexicons(extra_phrases)
+    return lexicons.best(lexicons.prepare(text), first)
+
+
+def is_correction(
+    text: str, extra_phrases: Mapping[str, Iterable[str]] | None = None, *, first: bool = False
+) -> bool:
+    """True when a human request corrects the agent. A signal, not a verdict."""
+    return correction_language(text, extra_phrases, first=first) is not None

@@ -1,0 +1,147 @@
+"""The `evolve` command line: parse, call one command function, map errors to exit codes.
+
+Exit codes: 0 ok · 1 user error (the message says what to do) · 2 usage error ·
+3 internal error (a bug; traceback in <home>/logs/crash.log) · 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from evolve import __version__
+from evolve.errors import EXIT_BUG, EXIT_INTERRUPTED, EXIT_USER, EvolveError, UserError
+from evolve.home import Home
+
+Command = Callable[..., int]
+
+
+def _agent(p) -> None:
+    p.add_argument("name", help="the agent's name")
+
+
+def _json(p) -> None:
+    p.add_argument("--json", dest="as_json", action="store_true", help="print JSON")
+
+
+def _build_parser():
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="evolve", description=__doc__.splitlines()[0])
+    parser.add_argument("--home", help="evolve's home (default: $EVOLVE_HOME or the user data dir)")
+    parser.add_argument("--version", action="version", version=f"evolve {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, (_target, help_text, configure) in COMMANDS.items():
+        configure(sub.add_parser(name, help=help_text, description=help_text))
+    return parser
+
+
+def _resolve(dotted: str) -> Command:
+    module, _, function = dotted.rpartition(".")
+    from importlib import import_module
+
+    return getattr(import_module(f"evolve.commands.{module}"), function)
+
+
+def _init_args(p) -> None:
+    _agent(p)
+    _json(p)
+
+
+def _log_args(p) -> None:
+    _agent(p)
+    p.add_argument("-n", "--limit", type=int, help="show at most this many commits")
+    _json(p)
+
+
+def _review_args(p) -> None:
+    _agent(p)
+    p.add_argument("rev", nargs="?", default="HEAD", help="a commit (default: the newest)")
+
+
+def _revert_args(p) -> None:
+    _agent(p)
+    p.add_argument("rev", help="the commit to undo (see `evolve log`)")
+    _json(p)
+
+
+def _observe_args(p) -> None:
+    _agent(p)
+    p.add_argument("paths", nargs="*", metavar="PATH",
+                   help="transcript files (default: the agent's [sources])")
+    p.add_argument("--format", dest="fmt", choices=["claude_code", "generic"],
+                   help="transcript format of PATHs (default: detected)")
+    _json(p)
+
+
+def _score_args(p) -> None:
+    _agent(p)
+    p.add_argument("--all", dest="all_runs", action="store_true",
+                   help="every stored run, not only those since the last reflection")
+    _json(p)
+
+
+def _doctor_args(p) -> None:
+    _json(p)
+    p.add_argument("--fix", action="store_true", help="reinstall missing hooks")
+
+
+# name -> ("module.function", help, argument builder). Later stages add rows here.
+COMMANDS: dict[str, tuple[str, str, Callable[[Any], None]]] = {
+    "init": ("agents.init", "create an agent and its git repository", _init_args),
+    "agents": ("agents.agents", "list agents", _json),
+    "skills": ("skills.skills", "list an agent's skills with their history", _init_args),
+    "log": ("history.log", "an agent's commits: reflections, edits, reverts", _log_args),
+    "review": ("history.review", "show one commit as a diff with its trailers", _review_args),
+    "revert": ("history.revert", "undo one commit (evolve will not re-learn it)", _revert_args),
+    "observe": ("observing.observe", "read new transcript lines into runs and facts", _observe_args),
+    "score": ("observing.score", "runs since the last reflection, with signals and score", _score_args),
+    "doctor": ("doctor.doctor", "report problems and how to fix them", _doctor_args),
+}
+
+
+def run(argv: Sequence[str]) -> int:
+    """Parse and dispatch; errors propagate (main maps them to exit codes)."""
+    args = vars(_build_parser().parse_args(list(argv)))
+    command = args.pop("command")
+    home = Home.resolve(args.pop("home"))
+    return _resolve(COMMANDS[command][0])(home, **args)
+
+
+def _crash_log(exc: BaseException) -> str:
+    try:
+        home = Home.resolve()
+        home.logs_dir.mkdir(parents=True, exist_ok=True)
+        path = home.logs_dir / "crash.log"
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write("".join(traceback.format_exception(exc)) + "\n")
+        return str(path)
+    except Exception:
+        return "(could not write the crash log)"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return run(argv)
+    except UserError as exc:
+        sys.stderr.write(f"evolve: error: {exc}\n")
+        return EXIT_USER
+    except KeyboardInterrupt:
+        sys.stderr.write("evolve: interrupted\n")
+        return EXIT_INTERRUPTED
+    except EvolveError as exc:
+        log = _crash_log(exc)
+        sys.stderr.write(f"evolve: error: {exc} (details in {log})\n")
+        return EXIT_BUG
+    except Exception as exc:  # a bug: one line for the user, the traceback in the log
+        log = _crash_log(exc)
+        sys.stderr.write(f"evolve: internal error: {type(exc).__name__}: {exc}; "
+                         f"please report it with {log}\n")
+        return EXIT_BUG
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""One module per group of verbs; each command is a function returning an exit code."""

@@ -1,0 +1,44 @@
+"""`evolve log`, `evolve review`, `evolve revert`: git history as people read it."""
+
+from __future__ import annotations
+
+from evolve.agent import Agent
+from evolve.commands.output import emit_json, say
+from evolve.home import Home
+
+
+def log(home: Home, name: str, limit: int | None = None, as_json: bool = False) -> int:
+    commits = Agent.open(name, home).log(limit)
+    if as_json:
+        emit_json([c.to_dict() for c in commits])
+        return 0
+    for commit in commits:
+        say(f"{commit.sha[:12]}  {commit.date}  {commit.kind:<11} {commit.subject}")
+        for key, value in commit.trailers.items():
+            if key != "Evolve-Kind":
+                say(f"{'':14}{key}: {value}")
+    return 0
+
+
+def review(home: Home, name: str, rev: str = "HEAD") -> int:
+    agent = Agent.open(name, home)
+    sha = agent.repo.resolve(rev)
+    commit = agent.repo.log(sha, limit=1)[0]
+    say(f"{commit.kind} {commit.sha}  by {commit.author} <{commit.email}>  {commit.date}")
+    say(f"  {commit.subject}")
+    for key, value in commit.trailers.items():
+        say(f"  {key}: {value}")
+    say()
+    patch = agent.repo.git("show", "--format=", "--stat", "--patch", sha, "--")
+    say(patch.decode("utf-8", "replace").rstrip())
+    return 0
+
+
+def revert(home: Home, name: str, rev: str, as_json: bool = False) -> int:
+    agent = Agent.open(name, home)
+    sha = agent.revert(rev)
+    if as_json:
+        emit_json({"reverted": agent.repo.resolve(rev), "commit": sha})
+    else:
+        say(f"reverted {rev} as {sha[:12]}; evolve will not learn that change again")
+    return 0

@@ -1,0 +1,82 @@
+"""`evolve observe` and `evolve score`: transcripts → runs → scored signals, no model."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from evolve import ledger, observe as observe_mod, pending
+from evolve.agent import Agent
+from evolve.commands.output import emit_json, say, table
+from evolve.errors import UserError
+from evolve.home import Home
+
+
+def _progress(done: int, total: int) -> None:
+    width = 30
+    filled = width * done // total
+    sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} files")
+    if done == total:
+        sys.stderr.write("\n")
+    sys.stderr.flush()
+
+
+def observe(home: Home, name: str, paths: list[str], fmt: str | None = None,
+            as_json: bool = False) -> int:
+    agent = Agent.open(name, home)
+    if paths:
+        files = []
+        for raw in paths:
+            path = Path(raw).expanduser().absolute()
+            if not path.is_file():
+                raise UserError(f"{raw}: no such transcript file")
+            files.append((str(path), fmt or observe_mod.guess_format(path)))
+    else:
+        files = observe_mod.source_files(agent.config.sources)
+        if not files:
+            raise UserError(
+                f"agent {name!r} has no transcript sources; add globs under [sources] in "
+                f"{agent.path / 'agent.toml'} or pass transcript paths"
+            )
+    show = _progress if sys.stderr.isatty() and len(files) > 10 and not as_json else None
+    conn = ledger.connect(home.state_db)
+    try:
+        result = observe_mod.observe(conn, name, files, progress=show)
+    finally:
+        conn.close()
+    if as_json:
+        emit_json(result.to_dict())
+        return 0
+    say(f"observed {len(result.files)} file(s): {result.runs} run(s) added or updated"
+        + (f", {result.bad_lines} corrupt line(s) skipped" if result.bad_lines else ""))
+    for item in result.files:
+        if item.error:
+            say(f"  {item.path}: {item.error}")
+        elif item.reset:
+            say(f"  {item.path}: rewritten or replaced; read again from the start")
+    return 0
+
+
+def score(home: Home, name: str, all_runs: bool = False, as_json: bool = False) -> int:
+    agent = Agent.open(name, home)
+    conn = ledger.connect(home.state_db)
+    try:
+        runs = pending.scored_runs(conn, name, agent.config, agent.memo_text(), all_runs=all_runs)
+    finally:
+        conn.close()
+    if as_json:
+        emit_json([r.to_dict() for r in runs])
+        return 0
+    if not runs:
+        say(f"no runs observed for {name!r} since its last reflection")
+        return 0
+    rows = []
+    for r in runs:
+        d = r.to_dict()
+        rows.append([d["session"][:8], str(d["run"]), d["started_at"] or "-", f"{r.score:.2f}",
+                     "yes" if r.reflect else "", ", ".join(r.signals) or "-"])
+    say(table(rows, ["SESSION", "RUN", "STARTED", "SCORE", "REFLECT", "SIGNALS"]))
+    worth = sum(r.reflect for r in runs)
+    say(f"\n{len(runs)} run(s), {worth} worth reflecting on "
+        f"(score > {agent.config.signals.threshold:g})")
+    return 0

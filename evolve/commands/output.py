@@ -1,0 +1,30 @@
+"""How commands print: JSON for machines, aligned text for people."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+
+def emit_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+def table(rows: list[list[str]], headers: list[str]) -> str:
+    """Left-aligned columns; the last column is never padded."""
+    grid = [headers, *rows]
+    widths = [max(len(str(r[i])) for r in grid) for i in range(len(headers) - 1)]
+    lines = []
+    for row in grid:
+        cells = [str(c).ljust(w) for c, w in zip(row, widths, strict=False)]
+        lines.append("  ".join([*cells, str(row[-1])]).rstrip())
+    return "\n".join(lines)
+
+
+def say(text: str = "") -> None:
+    sys.stdout.write(text + "\n")
+
+
+def warn(text: str) -> None:
+    sys.stderr.write(f"evolve: {text}\n")

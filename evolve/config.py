@@ -1,0 +1,238 @@
+"""One validated configuration: defaults here, `<home>/config.toml`, then `agent.toml`.
+
+Keys are an interface (later stages add to them, never around them). Every problem is
+reported as `file: section.key: problem`, and unknown keys are errors, so a typo never
+silently falls back to a default.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from evolve.errors import ConfigError
+
+BACKENDS = ("offline", "anthropic", "claude-cli")
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    backend: str = "offline"
+    name: str = "claude-sonnet-4-5"
+    base_url: str = ""
+    max_tokens: int = 4096
+    timeout_s: float = 120.0
+    max_retries: int = 2
+    daily_token_budget: int = 500_000
+
+
+@dataclass(frozen=True)
+class ScheduleConfig:
+    cycle_hours: float = 12.0
+    min_gap_hours: float = 4.0
+    force_after_days: float = 7.0
+    max_agents_per_cycle: int = 5
+
+
+@dataclass(frozen=True)
+class SignalsConfig:
+    threshold: float = 0.7
+    complexity_tool_calls: int = 20
+    weights: dict[str, float] = field(
+        default_factory=lambda: {
+            "user_correction": 0.9,
+            "skill_ineffective": 0.85,
+            "error_recovered": 0.8,
+            "known_weakness": 0.7,
+            "complexity": 0.5,
+        }
+    )
+    transient_patterns: list[str] = field(default_factory=list)
+    correction_phrases: dict[str, list[str]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class LimitsConfig:
+    max_skills: int = 200
+    memo_section_chars: int = 2000
+    skill_body_tokens: int = 5000
+    bundle_tokens: int = 12000
+    prompt_chars: int = 8000
+    retention_days: int = 180
+
+
+@dataclass(frozen=True)
+class WatchConfig:
+    debounce_s: float = 2.0
+    rescan_minutes: float = 10.0
+    human_edit_quiet_s: float = 30.0
+
+
+@dataclass(frozen=True)
+class GitConfig:
+    author_name: str = "evolve"
+    author_email: str = "evolve@localhost"
+
+
+@dataclass(frozen=True)
+class SourcesConfig:
+    claude_code: list[str] = field(default_factory=list)
+    generic: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Config:
+    model: ModelConfig = field(default_factory=ModelConfig)
+    schedule: ScheduleConfig = field(default_factory=ScheduleConfig)
+    signals: SignalsConfig = field(default_factory=SignalsConfig)
+    limits: LimitsConfig = field(default_factory=LimitsConfig)
+    watch: WatchConfig = field(default_factory=WatchConfig)
+    git: GitConfig = field(default_factory=GitConfig)
+    sources: SourcesConfig = field(default_factory=SourcesConfig)
+    review: bool = False
+
+
+SECTIONS = {f.name: f.default_factory for f in fields(Config) if f.name != "review"}  # type: ignore[misc]
+AGENT_ONLY = {"sources", "review"}
+POSITIVE = {
+    "max_tokens", "timeout_s", "cycle_hours", "max_agents_per_cycle", "max_skills",
+    "memo_section_chars", "skill_body_tokens", "bundle_tokens", "prompt_chars",
+    "retention_days", "complexity_tool_calls", "daily_token_budget",
+}
+
+
+def _check_value(key: str, value: Any, default: Any) -> Any:
+    """Coerce/validate one value against the type of its default; return it."""
+    if isinstance(default, bool):
+        if not isinstance(value, bool):
+            raise ValueError("must be true or false")
+        return value
+    if isinstance(default, (int, float)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"must be a number, got {value!r}")
+        if isinstance(default, int) and not isinstance(value, int):
+            raise ValueError(f"must be a whole number, got {value!r}")
+        if value < 0 or (key in POSITIVE and value == 0):
+            raise ValueError(f"must be {'positive' if key in POSITIVE else 'zero or more'}")
+        return type(default)(value)
+    if isinstance(default, str):
+        if not isinstance(value, str):
+            raise ValueError(f"must be a string, got {value!r}")
+        return value
+    if isinstance(default, list):
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ValueError("must be a list of strings")
+        return list(value)
+    if isinstance(default, dict):
+        if not isinstance(value, dict):
+            raise ValueError("must be a table")
+        return value
+    raise ValueError("unsupported value")  # pragma: no cover - every default is typed above
+
+
+def _merge_section(current: Any, raw: Any, section: str, origin: str) -> Any:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{origin}: {section}: must be a table like [{section}]")
+    known = {f.name: getattr(current, f.name) for f in fields(current)}
+    updates: dict[str, Any] = {}
+    for key, value in raw.items():
+        where = f"{origin}: {section}.{key}"
+        if key not in known:
+            raise ConfigError(f"{where}: unknown key (known: {', '.join(sorted(known))})")
+        try:
+            checked = _check_value(key, value, known[key])
+        except ValueError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+        if section == "signals" and key == "weights":
+            checked = _check_weights(known[key], checked, where)
+        if section == "signals" and key == "correction_phrases":
+            if not all(isinstance(v, list) for v in checked.values()):
+                raise ConfigError(f"{where}: each language maps to a list of phrases")
+        updates[key] = checked
+    merged = replace(current, **updates)
+    if section == "model" and merged.backend not in BACKENDS:
+        raise ConfigError(
+            f"{origin}: model.backend: must be one of {', '.join(BACKENDS)}, "
+            f"got {merged.backend!r}"
+        )
+    if section == "signals" and not 0 <= merged.threshold:
+        raise ConfigError(f"{origin}: signals.threshold: must be zero or more")
+    return merged
+
+
+def _check_weights(defaults: dict[str, float], raw: dict[str, Any], where: str) -> dict:
+    merged = dict(defaults)
+    for name, weight in raw.items():
+        if name not in defaults:
+            raise ConfigError(f"{where}.{name}: unknown signal (known: {', '.join(defaults)})")
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or weight < 0:
+            raise ConfigError(f"{where}.{name}: must be a number >= 0")
+        merged[name] = float(weight)
+    return merged
+
+
+def merge(config: Config, raw: dict[str, Any], origin: str, *, agent: bool) -> Config:
+    """Apply one parsed TOML document on top of `config`."""
+    updates: dict[str, Any] = {}
+    for section, value in raw.items():
+        if section == "review":
+            if not agent:
+                raise ConfigError(f"{origin}: review: only allowed in agent.toml")
+            if not isinstance(value, bool):
+                raise ConfigError(f"{origin}: review: must be true or false")
+            updates["review"] = value
+            continue
+        if section == "agent" and agent:
+            # descriptive table (name, created) kept by `evolve init`; the template writes
+            # `review` inside it too, so it is honoured there (TOML puts it in [agent]).
+            if not isinstance(value, dict):
+                raise ConfigError(f"{origin}: agent: must be a table like [agent]")
+            for key, item in value.items():
+                if key == "review":
+                    if not isinstance(item, bool):
+                        raise ConfigError(f"{origin}: agent.review: must be true or false")
+                    updates["review"] = item
+                elif key not in ("name", "created"):
+                    raise ConfigError(f"{origin}: agent.{key}: unknown key (known: created, name, review)")
+            continue
+        if section not in SECTIONS:
+            raise ConfigError(f"{origin}: {section}: unknown section (known: {', '.join(SECTIONS)})")
+        if section in AGENT_ONLY and not agent:
+            raise ConfigError(f"{origin}: {section}: only allowed in an agent's agent.toml")
+        updates[section] = _merge_section(
+            updates.get(section, getattr(config, section)), value, section, origin
+        )
+    return replace(config, **updates)
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """Parse a TOML file; a missing file is an empty document."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return {}
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc}); fix the file or delete it") from None
+
+
+def load(home_config: Path | None = None, agent_config: Path | None = None) -> Config:
+    """Defaults, then the home's config.toml, then agent.toml, then env overrides."""
+    config = Config()
+    if home_config is not None:
+        config = merge(config, read_toml(home_config), str(home_config), agent=False)
+    if agent_config is not None:
+        config = merge(config, read_toml(agent_config), str(agent_config), agent=True)
+    backend = os.environ.get("EVOLVE_MODEL_BACKEND")
+    if backend:
+        config = merge(config, {"model": {"backend": backend}}, "EVOLVE_MODEL_BACKEND", agent=False)
+    return config
+
+
+def expand_globs(patterns: list[str]) -> list[str]:
+    """Expand `~` in source globs (stored with `~` so repos stay portable)."""
+    return [str(Path(p).expanduser()) for p in patterns]

@@ -1,0 +1,38 @@
+"""One error root, one handler, documented exit codes.
+
+Exit codes (also in README):
+  0  success
+  1  a user error: the message says what to do (UserError)
+  2  usage error (bad arguments)
+  3  an internal error: a bug, logged with a traceback under the home
+  4  nothing to do / refused by a gate (used by commands that report it)
+  130 interrupted (Ctrl-C)
+"""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_USER = 1
+EXIT_USAGE = 2
+EXIT_BUG = 3
+EXIT_INTERRUPTED = 130
+
+
+class EvolveError(Exception):
+    """Root of evolve's own errors."""
+
+
+class UserError(EvolveError):
+    """Something the user can fix; the message is one line naming the remedy."""
+
+
+class ConfigError(UserError):
+    """A configuration file holds a bad value; message is `file: key: problem`."""
+
+
+class NameRefused(UserError):
+    """A skill or agent name that is not allowed (never used to build a path)."""
+
+
+class LockBusy(EvolveError):
+    """Another live process holds a lock we need."""

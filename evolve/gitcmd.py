@@ -1,0 +1,88 @@
+"""Running the git command line: the one door for every git write.
+
+Writes go through the CLI (not GitPython's index/commit path, which moves branches
+without checking HEAD). The environment is scrubbed of GIT_DIR/GIT_INDEX_FILE & co. so
+running inside a git hook cannot redirect evolve's commands to the wrong repository.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from evolve.errors import EvolveError
+
+_SCRUB = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
+          "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_PREFIX", "GIT_COMMON_DIR", "GIT_EDITOR")
+ZERO = "0" * 40
+
+
+class GitError(EvolveError):
+    """A git command failed; carries its stderr."""
+
+    def __init__(self, args: Sequence[str], code: int, stderr: str) -> None:
+        self.code = code
+        self.stderr = stderr.strip()
+        super().__init__(f"git {' '.join(args[:3])} failed ({code}): {self.stderr[:500]}")
+
+
+def git_env(extra: Mapping[str, str] | None = None, *, keep_index: bool = False) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in _SCRUB or (keep_index and k == "GIT_INDEX_FILE")}
+    env.update({"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"})
+    if extra:
+        env.update(extra)
+    return env
+
+
+def git(
+    cwd: Path,
+    *args: str,
+    input: bytes | None = None,
+    env: Mapping[str, str] | None = None,
+    check: bool = True,
+    keep_index: bool = False,
+) -> bytes:
+    """Run `git -C cwd args…`; return stdout bytes; raise GitError on failure."""
+    argv = ["git", "-c", "core.quotepath=off", *args]
+    proc = subprocess.run(
+        argv, cwd=cwd, input=input, capture_output=True,
+        env=git_env(env, keep_index=keep_index), check=False,
+    )
+    if check and proc.returncode != 0:
+        raise GitError(args, proc.returncode, proc.stderr.decode("utf-8", "replace"))
+    return proc.stdout
+
+
+def git_text(cwd: Path, *args: str, **kwargs) -> str:
+    return git(cwd, *args, **kwargs).decode("utf-8", "replace").strip()
+
+
+def iso_utc(timestamp: float) -> str:
+    """Seconds since the epoch → ISO-8601 UTC with a Z."""
+    return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def acquire_index_lock(git_dir: Path, timeout: float = 30.0) -> int:
+    """Take git's own `index.lock` (O_EXCL), waiting while a person's git holds it.
+
+    Never deletes an existing lock: it may belong to a live `git commit`.
+    """
+    path = git_dir / "index.lock"
+    deadline = time.monotonic() + timeout
+    delay = 0.005
+    while True:
+        try:
+            return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            if time.monotonic() >= deadline:
+                raise EvolveError(
+                    f"{path} exists for over {timeout:.0f}s; if no git process is running, "
+                    "remove it by hand and retry"
+                ) from None
+            time.sleep(delay)
+            delay = min(delay * 2, 0.1)

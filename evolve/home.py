@@ -1,0 +1,85 @@
+"""Where evolve keeps its state: one overridable root, EVOLVE_HOME.
+
+Light module (standard library only): agent hooks resolve the home on every turn.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+
+class RealHomeForbidden(RuntimeError):
+    """Raised when tests (EVOLVE_FORBID_HOME set) would touch the real home."""
+
+
+def default_home() -> Path:
+    """The platform's user data dir for evolve, as platformdirs would place it."""
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Application Support" / "evolve"
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "evolve"
+
+
+def guard_path(path: Path) -> Path:
+    """Refuse paths inside the real home while tests run; return the path unchanged."""
+    forbidden = os.environ.get("EVOLVE_FORBID_HOME")
+    if forbidden:
+        real = Path(forbidden).resolve()
+        resolved = path.resolve()
+        if resolved == real or real in resolved.parents:
+            raise RealHomeForbidden(f"refusing to use {path}: it is inside the real home {real}")
+    return path
+
+
+@dataclass(frozen=True)
+class Home:
+    """The layout of an evolve home directory."""
+
+    root: Path
+
+    @classmethod
+    def resolve(cls, explicit: str | os.PathLike[str] | None = None) -> Home:
+        """--home wins, then EVOLVE_HOME, then the platform default."""
+        raw = explicit or os.environ.get("EVOLVE_HOME") or default_home()
+        return cls(guard_path(Path(raw).expanduser().absolute()))
+
+    @property
+    def config_file(self) -> Path:
+        return self.root / "config.toml"
+
+    @property
+    def state_db(self) -> Path:
+        return self.root / "state.db"
+
+    @property
+    def agents_dir(self) -> Path:
+        return self.root / "agents"
+
+    @property
+    def archive_dir(self) -> Path:
+        return self.root / "archive"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.root / "logs"
+
+    @property
+    def spool_dir(self) -> Path:
+        return self.root / "spool"
+
+    @property
+    def run_dir(self) -> Path:
+        """Pidfiles and process locks."""
+        return self.root / "run"
+
+    def agent_dir(self, name: str) -> Path:
+        return self.agents_dir / name
+
+    def ensure(self) -> Home:
+        """Create the home's folders (idempotent)."""
+        for folder in (self.root, self.agents_dir, self.logs_dir, self.spool_dir, self.run_dir):
+            folder.mkdir(parents=True, exist_ok=True)
+        return self

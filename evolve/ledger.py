@@ -1,0 +1,175 @@
+"""state.db: everything volatile (cursors, runs, impressions, invocations, events, reflections).
+
+SQLite in WAL mode with a short busy timeout and short transactions, so agent hooks and
+`evolve watch` never wait long on each other. The schema carries a version and is
+upgraded by the ordered MIGRATIONS below; never edit a migration that has shipped.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+MIGRATIONS: list[str] = [
+    # 1: the first schema
+    """
+    CREATE TABLE agents (
+        name TEXT PRIMARY KEY,
+        created_at REAL NOT NULL,
+        paused INTEGER NOT NULL DEFAULT 0,
+        dirty INTEGER NOT NULL DEFAULT 0,
+        dirty_at REAL,
+        last_reflection_at REAL,
+        last_reflection_id TEXT,
+        removed_at REAL
+    );
+    CREATE TABLE cursors (
+        agent TEXT NOT NULL,
+        path TEXT NOT NULL,
+        adapter TEXT NOT NULL,
+        cursor TEXT NOT NULL,
+        skipped INTEGER NOT NULL DEFAULT 0,
+        updated_at REAL NOT NULL,
+        PRIMARY KEY (agent, path)
+    );
+    CREATE TABLE runs (
+        id INTEGER PRIMARY KEY,
+        agent TEXT NOT NULL,
+        path TEXT NOT NULL,
+        session TEXT NOT NULL,
+        idx INTEGER NOT NULL,
+        started_at TEXT,
+        ended_at TEXT,
+        cwd TEXT,
+        complete INTEGER NOT NULL DEFAULT 0,
+        superseded INTEGER NOT NULL DEFAULT 0,
+        tail_uuid TEXT,
+        facts TEXT NOT NULL,
+        observed_at REAL NOT NULL,
+        UNIQUE (agent, path, idx)
+    );
+    CREATE INDEX runs_by_time ON runs (agent, observed_at);
+    CREATE INDEX runs_by_session ON runs (agent, session, idx);
+    CREATE INDEX runs_by_tail ON runs (agent, path, tail_uuid);
+    CREATE TABLE events (
+        id INTEGER PRIMARY KEY,
+        agent TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        at REAL NOT NULL,
+        data TEXT NOT NULL DEFAULT '{}'
+    );
+    CREATE INDEX events_by_time ON events (agent, at);
+    CREATE TABLE impressions (
+        id INTEGER PRIMARY KEY,
+        agent TEXT NOT NULL,
+        skill TEXT NOT NULL,
+        session TEXT NOT NULL,
+        at REAL NOT NULL,
+        UNIQUE (agent, skill, session)
+    );
+    CREATE TABLE invocations (
+        id INTEGER PRIMARY KEY,
+        agent TEXT NOT NULL,
+        skill TEXT NOT NULL,
+        session TEXT,
+        run_idx INTEGER,
+        tool_use_id TEXT,
+        source TEXT NOT NULL,
+        at REAL NOT NULL
+    );
+    CREATE UNIQUE INDEX invocations_once ON invocations (agent, tool_use_id)
+        WHERE tool_use_id IS NOT NULL;
+    CREATE INDEX invocations_by_skill ON invocations (agent, skill, at);
+    CREATE TABLE reflections (
+        id TEXT PRIMARY KEY,
+        agent TEXT NOT NULL,
+        at REAL NOT NULL,
+        outcome TEXT NOT NULL,
+        commit_sha TEXT,
+        data TEXT NOT NULL DEFAULT '{}'
+    );
+    CREATE INDEX reflections_by_agent ON reflections (agent, at);
+    """,
+]
+
+
+def connect(path: Path, timeout_s: float = 5.0) -> sqlite3.Connection:
+    """Open (creating/upgrading) state.db. Autocommit mode: use `transaction()`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(path, timeout=timeout_s, isolation_level=None, check_same_thread=False)
+    conn.row_factory = sqlite3.Row
+    conn.execute(f"PRAGMA busy_timeout = {int(timeout_s * 1000)}")
+    if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+        conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    migrate(conn)
+    return conn
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Apply pending migrations; returns the schema version now in force."""
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version >= len(MIGRATIONS):
+        return version
+    with transaction(conn):
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        for number in range(version, len(MIGRATIONS)):
+            for statement in MIGRATIONS[number].split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {number + 1}")
+    return len(MIGRATIONS)
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """A short write transaction (BEGIN IMMEDIATE, so writers queue instead of deadlocking)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+# -- agents ------------------------------------------------------------------------------
+def ensure_agent(conn: sqlite3.Connection, agent: str, now: float | None = None) -> None:
+    conn.execute("INSERT OR IGNORE INTO agents (name, created_at) VALUES (?, ?)",
+                 (agent, now or time.time()))
+
+
+def agent_row(conn: sqlite3.Connection, agent: str) -> sqlite3.Row | None:
+    return conn.execute("SELECT * FROM agents WHERE name = ?", (agent,)).fetchone()
+
+
+def mark_dirty(conn: sqlite3.Connection, agent: str, now: float | None = None) -> None:
+    ensure_agent(conn, agent, now)
+    conn.execute("UPDATE agents SET dirty = 1, dirty_at = COALESCE(dirty_at, ?) WHERE name = ?",
+                 (now or time.time(), agent))
+
+
+def set_paused(conn: sqlite3.Connection, agent: str, paused: bool) -> None:
+    ensure_agent(conn, agent)
+    conn.execute("UPDATE agents SET paused = ? WHERE name = ?", (int(paused), agent))
+
+
+# -- events ------------------------------------------------------------------------------
+def add_event(conn: sqlite3.Connection, agent: str, kind: str, data: dict[str, Any],
+              now: float | None = None, *, dirty: bool = True) -> None:
+    """A system event for the next reflection bundle (human edit, revert, failure…)."""
+    conn.execute("INSERT INTO events (agent, kind, at, data) VALUES (?, ?, ?, ?)",
+                 (agent, kind, now or time.time(), json.dumps(data, ensure_ascii=False)))
+    if dirty:
+        mark_dirty(conn, agent, now)
+
+
+def events_since(conn: sqlite3.Connection, agent: str, since: float | None) -> list[dict]:
+    rows = conn.execute("SELECT kind, at, data FROM events WHERE agent = ? AND at > ? ORDER BY at",
+                        (agent, since or 0.0)).fetchall()
+    return [{"kind": r["kind"], "at": r["at"], **json.loads(r["data"])} for r in rows]

@@ -1,0 +1,35 @@
+"""Names of agents and skills: validated before they ever touch a path.
+
+The rules are the Agent Skills spec's: 1-64 chars of a-z, 0-9 and '-', no leading,
+trailing or doubled '-'. ASCII-only by construction, so look-alikes, NFD/NFC twins and
+case collisions cannot exist.
+"""
+
+from __future__ import annotations
+
+import re
+
+from evolve.errors import NameRefused
+
+MAX_NAME = 64
+_NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+
+
+def name_problem(name: object) -> str | None:
+    """Why `name` is not a valid skill/agent name, or None when it is."""
+    if not isinstance(name, str) or not name:
+        return "must be a non-empty string"
+    if len(name) > MAX_NAME:
+        return f"is {len(name)} characters long; at most {MAX_NAME} are allowed"
+    if not _NAME.fullmatch(name):
+        return "may only hold a-z, 0-9 and single '-' between them (not at either end)"
+    return None
+
+
+def check_name(name: object, what: str = "skill") -> str:
+    """Return `name` if valid, else raise NameRefused with the remedy."""
+    problem = name_problem(name)
+    if problem:
+        shown = repr(name)[:80]
+        raise NameRefused(f"{what} name {shown} {problem}; choose e.g. 'fix-flaky-tests'")
+    return name  # type: ignore[return-value]

@@ -1,0 +1,176 @@
+"""Observe: read what transcripts gained since last time and store runs with their facts.
+
+Only new bytes are read (a cursor per agent and file in state.db). Each file's update is
+written in one short transaction together with its cursor, so a crash never loses or
+double-counts a run, and the agent is marked dirty only when runs were added or changed.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import sqlite3
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from evolve import ledger
+from evolve.config import SourcesConfig
+
+FORMATS = ("claude_code", "generic")
+
+
+@dataclass
+class FileResult:
+    path: str
+    runs: int = 0  # runs added or changed
+    bad_lines: int = 0
+    reset: bool = False
+    error: str | None = None
+
+
+@dataclass
+class ObserveResult:
+    files: list[FileResult] = field(default_factory=list)
+
+    @property
+    def runs(self) -> int:
+        return sum(f.runs for f in self.files)
+
+    @property
+    def bad_lines(self) -> int:
+        return sum(f.bad_lines for f in self.files)
+
+    def to_dict(self) -> dict:
+        return {"files": len(self.files), "runs": self.runs, "bad_lines": self.bad_lines,
+                "errors": {f.path: f.error for f in self.files if f.error},
+                "reset": [f.path for f in self.files if f.reset]}
+
+
+def source_files(sources: SourcesConfig) -> list[tuple[str, str]]:
+    """(path, format) of every file the agent's `[sources]` globs match, sorted."""
+    found: dict[str, str] = {}
+    for fmt, patterns in (("claude_code", sources.claude_code), ("generic", sources.generic)):
+        for pattern in patterns:
+            expanded = str(Path(pattern).expanduser())
+            for match in glob.glob(expanded, recursive=True):
+                if Path(match).is_file():
+                    found.setdefault(str(Path(match).absolute()), fmt)
+    return sorted(found.items())
+
+
+def guess_format(path: Path) -> str:
+    """claude_code unless the first line looks like evolve's generic format."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.readline(65536)
+    except OSError:
+        return "claude_code"
+    try:
+        first = json.loads(head)
+    except ValueError:
+        return "claude_code"
+    generic_types = {"user", "human", "assistant", "tool_call", "tool_result", "skill",
+                     "interrupt", "api_error"}
+    if isinstance(first, dict) and first.get("type") in generic_types and "message" not in first \
+            and "uuid" not in first:
+        return "generic"
+    return "claude_code"
+
+
+def observe_file(conn: sqlite3.Connection, agent: str, path: Path, fmt: str,
+                 now: float | None = None) -> FileResult:
+    """Advance one file; store its runs, invocations and cursor in one transaction."""
+    from evolve.transcripts import Cursor, follow
+
+    now = now or time.time()
+    key = str(path)
+    result = FileResult(key)
+    row = conn.execute("SELECT cursor FROM cursors WHERE agent = ? AND path = ?",
+                       (agent, key)).fetchone()
+    cursor = Cursor.from_dict(json.loads(row["cursor"])) if row else None
+    try:
+        update = follow(path, cursor, fmt)
+    except FileNotFoundError:
+        result.error = "file disappeared"
+        return result
+    except OSError as exc:
+        result.error = f"cannot read: {exc.strerror or exc}"
+        return result
+    runs = update.runs + ([update.open_run] if update.open_run else [])
+    moved = cursor is None or update.reset or update.cursor.offset != cursor.offset
+    result.reset, result.bad_lines = update.reset, update.bad_lines
+    with ledger.transaction(conn):
+        if update.reset:
+            conn.execute("DELETE FROM runs WHERE agent = ? AND path = ?", (agent, key))
+        for run in runs:
+            result.runs += _store_run(conn, agent, key, run, now)
+        for index in update.superseded:
+            conn.execute("UPDATE runs SET superseded = 1 WHERE agent = ? AND path = ? AND idx = ?",
+                         (agent, key, index))
+        conn.execute(
+            "INSERT INTO cursors (agent, path, adapter, cursor, skipped, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (agent, path) DO UPDATE SET "
+            "adapter = excluded.adapter, cursor = excluded.cursor, "
+            "skipped = cursors.skipped * (1 - ?) + excluded.skipped, updated_at = excluded.updated_at",
+            (agent, key, fmt, json.dumps(update.cursor.to_dict()), update.bad_lines, now,
+             int(update.reset)),
+        )
+        if moved and (result.runs or update.superseded):
+            ledger.mark_dirty(conn, agent, now)
+    return result
+
+
+def _store_run(conn: sqlite3.Connection, agent: str, path: str, run, now: float) -> int:
+    """Upsert one run; returns 1 when it was added or its facts changed."""
+    facts = json.dumps(run.to_dict(), ensure_ascii=False, sort_keys=True)
+    old = conn.execute("SELECT facts FROM runs WHERE agent = ? AND path = ? AND idx = ?",
+                       (agent, path, run.index)).fetchone()
+    if old is not None and old["facts"] == facts:
+        return 0
+    conn.execute(
+        "INSERT INTO runs (agent, path, session, idx, started_at, ended_at, cwd, complete, "
+        "superseded, tail_uuid, facts, observed_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?) "
+        "ON CONFLICT (agent, path, idx) DO UPDATE SET session = excluded.session, "
+        "started_at = excluded.started_at, ended_at = excluded.ended_at, cwd = excluded.cwd, "
+        "complete = excluded.complete, superseded = excluded.superseded, "
+        "tail_uuid = excluded.tail_uuid, facts = excluded.facts, observed_at = excluded.observed_at",
+        (agent, path, run.session_id, run.index, run.started_at, run.ended_at, run.cwd,
+         int(run.complete), int(run.superseded), run.tail_uuid, facts, now),
+    )
+    for number, skill in enumerate(run.skills):
+        name = skill.get("name", "")
+        call_id = skill.get("tool_use_id") or f"run:{path}:{run.index}:{number}:{name}"
+        record_invocation(conn, agent, name, run.session_id, run.index, call_id, "transcript", now)
+    return 1
+
+
+def record_invocation(conn: sqlite3.Connection, agent: str, skill: str, session: str | None,
+                      run_idx: int | None, tool_use_id: str | None, source: str,
+                      now: float | None = None) -> bool:
+    """One skill invocation, deduplicated by tool-use id; True when it was new."""
+    cur = conn.execute(
+        "INSERT OR IGNORE INTO invocations (agent, skill, session, run_idx, tool_use_id, source, at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (agent, skill, session, run_idx, tool_use_id, source, now or time.time()),
+    )
+    if cur.rowcount == 0 and tool_use_id:
+        conn.execute(  # a hook saw it first: attach the run the transcript now places it in
+            "UPDATE invocations SET run_idx = COALESCE(run_idx, ?), session = COALESCE(session, ?) "
+            "WHERE agent = ? AND tool_use_id = ?", (run_idx, session, agent, tool_use_id))
+    return cur.rowcount > 0
+
+
+def observe(conn: sqlite3.Connection, agent: str, files: Iterable[tuple[str, str]],
+            progress: Callable[[int, int], None] | None = None,
+            now: float | None = None) -> ObserveResult:
+    """Observe every (path, format); one file failing never stops the others."""
+    ledger.ensure_agent(conn, agent, now)
+    result = ObserveResult()
+    items = list(files)
+    for number, (path, fmt) in enumerate(items, 1):
+        result.files.append(observe_file(conn, agent, Path(path), fmt, now))
+        if progress:
+            progress(number, len(items))
+    return result

@@ -1,0 +1,73 @@
+"""The agent repository's pre-commit hook: refuse a person's commit of a broken skill.
+
+Run by `.git/hooks/pre-commit` as `python -m evolve.precommit`. Reads the staged
+content (respecting GIT_INDEX_FILE, as `git commit -a` sets it), approximates tokens by
+characters (no tiktoken here: it must stay fast), and exits 65 to refuse.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+REFUSED = 65
+
+
+def staged_problems(root: Path) -> list[str]:
+    from evolve import config as config_mod
+    from evolve import memo as memo_mod
+    from evolve import skills as skills_mod
+    from evolve.gitcmd import git
+    from evolve.home import Home
+
+    try:
+        cfg = config_mod.load(Home.resolve().config_file, root / "agent.toml")
+    except Exception:  # a broken config must not block a commit that may fix it
+        cfg = config_mod.Config()
+    names = git(root, "diff", "--cached", "--name-only", "-z", "--diff-filter=ACMR",
+                keep_index=True).decode("utf-8", "surrogateescape").split("\0")
+    checks: list[tuple[str, str]] = []  # (kind, path)
+    for path in filter(None, names):
+        parts = path.split("/")
+        if len(parts) >= 3 and parts[0] == "skills":
+            checks.append(("skill", f"skills/{parts[1]}/SKILL.md"))
+        elif path == memo_mod.MEMO_FILE:
+            checks.append(("memo", path))
+    problems: list[str] = []
+    seen = set()
+    for kind, path in checks:
+        if path in seen:
+            continue
+        seen.add(path)
+        raw = git(root, "cat-file", "-p", f":{path}", check=False, keep_index=True)
+        if kind == "skill":
+            folder = path.split("/")[1]
+            if not raw:
+                problems.append(f"{path}: SKILL.md is missing from the skill folder")
+                continue
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                problems.append(f"{path}: not UTF-8 text")
+                continue
+            skill = skills_mod.parse_skill(text, folder, root / path, cfg.limits.skill_body_tokens)
+            problems += [f"{path}: {p}" for p in skill.problems]
+        else:
+            text = raw.decode("utf-8", "replace")
+            problems += [f"{path}: {p}" for p in memo_mod.problems(text, cfg.limits.memo_section_chars)]
+    return problems
+
+
+def main() -> int:
+    problems = staged_problems(Path.cwd())
+    if not problems:
+        return 0
+    sys.stderr.write("evolve: this commit was refused:\n")
+    for problem in problems:
+        sys.stderr.write(f"  {problem}\n")
+    sys.stderr.write("Fix the files and commit again, or commit anyway with `git commit --no-verify`.\n")
+    return REFUSED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

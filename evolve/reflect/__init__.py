@@ -1,0 +1,1 @@
+"""Reflection: a bundle goes to one model call, whose answer becomes validated operations."""

@@ -1,0 +1,92 @@
+"""Which agents reflect in a cycle: pure rules over plain data, no I/O.
+
+Order of the rules (first match decides): dirty gate, paused, minimum gap, threshold or
+forced reflection, then the per-cycle cap (highest pending score first, then longest
+waiting). Reasons are words a person understands.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+HOUR = 3600.0
+DAY = 24 * HOUR
+
+
+@dataclass(frozen=True)
+class AgentState:
+    name: str
+    dirty: bool
+    paused: bool = False
+    created_at: float = 0.0
+    last_reflection_at: float | None = None
+    best_score: float = 0.0
+    worth_reflecting: bool = False
+    waiting_since: float | None = None
+
+
+@dataclass(frozen=True)
+class Rules:
+    min_gap_hours: float = 4.0
+    force_after_days: float = 7.0
+    max_agents_per_cycle: int = 5
+
+
+@dataclass
+class CyclePlan:
+    selected: list[str] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)
+    forced: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {"selected": self.selected, "skipped": self.skipped}
+
+
+def ago(seconds: float) -> str:
+    """A duration the way a person says it: '35 min', '2 h', '3 d'."""
+    if seconds < HOUR:
+        return f"{max(0, int(seconds // 60))} min"
+    if seconds < 2 * DAY:
+        return f"{seconds / HOUR:.0f} h"
+    return f"{seconds / DAY:.0f} d"
+
+
+def hours(value: float) -> str:
+    return f"{value:g} h"
+
+
+def plan_cycle(agents: list[AgentState], rules: Rules, now: float) -> CyclePlan:
+    plan = CyclePlan()
+    eligible: list[AgentState] = []
+    for agent in agents:
+        reason = _skip_reason(agent, rules, now)
+        if reason:
+            plan.skipped[agent.name] = reason
+            continue
+        eligible.append(agent)
+        if not agent.worth_reflecting:
+            plan.forced.append(agent.name)
+    eligible.sort(key=lambda a: (-a.best_score, a.waiting_since or now, a.name))
+    for agent in eligible[: rules.max_agents_per_cycle]:
+        plan.selected.append(agent.name)
+    for agent in eligible[rules.max_agents_per_cycle:]:
+        plan.skipped[agent.name] = f"cap: at most {rules.max_agents_per_cycle} agents per cycle"
+        if agent.name in plan.forced:
+            plan.forced.remove(agent.name)
+    return plan
+
+
+def _skip_reason(agent: AgentState, rules: Rules, now: float) -> str | None:
+    if not agent.dirty:
+        return "nothing new"
+    if agent.paused:
+        return "paused"
+    last = agent.last_reflection_at
+    if last is not None and now - last < rules.min_gap_hours * HOUR:
+        return f"reflected {ago(now - last)} ago, gap {hours(rules.min_gap_hours)}"
+    if agent.worth_reflecting:
+        return None
+    since = last if last is not None else agent.created_at
+    if now - since >= rules.force_after_days * DAY:
+        return None
+    return f"below threshold (best pending score {agent.best_score:.2f})"

@@ -1,0 +1,258 @@
+"""Claude Code lines, once parsed, → normalized events (the semantics; no byte handling).
+
+claude_code.py decides from raw bytes what needs parsing; this module turns a parsed line
+(or the parts of it the fast paths extracted) into events and keeps the adapter state:
+pending tool names, assistant-block dedupe keys, the open API-error incident and a typed
+slash command waiting for the agent to act on it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from evolve.transcripts.model import (
+    API_ERROR,
+    ASSISTANT_TEXT,
+    ERROR_TEXT_CAP,
+    HUMAN,
+    INTERRUPT,
+    MARKER,
+    REQUEST_CAP,
+    SKILL,
+    TEXT_CAP,
+    TOOL_CALL,
+    TOOL_RESULT,
+    Event,
+    Head,
+    api_error_transient,
+    block_text,
+    error_object_text,
+    is_transient,
+    summarize_input,
+    written_path,
+)
+
+SEEN_CAP = 256  # recent assistant block keys kept for dedupe
+PENDING_CAP = 512  # tool_use ids awaiting a result
+NONE: tuple[Event, ...] = ()
+
+_REJECT = ("The user doesn't want to proceed with this tool use",
+           "The user doesn't want to take this action right now")
+_NOT_HUMAN = (
+    "<local-command-", "<task-notification>", "<bash-input>", "<bash-stdout>",
+    "<bash-stderr>", "<user-memory-input>", "Caveat: The messages below were generated",
+)
+_CONTEXT_BLOCKS = re.compile(
+    r"<(system-reminder|ide_opened_file|ide_selection|ide_diagnostics)>.*?</\1>", re.DOTALL
+)
+_COMMAND_NAME = re.compile(r"<command-name>\s*([^<]*?)\s*</command-name>")
+_COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
+
+
+def withhold(state: dict, events: Sequence[Event], uuid: str | None, end: int
+             ) -> Sequence[Event]:
+    """While a slash command waits for the agent, hold back its uuid-only followers."""
+    cmd = state.get("cmd")
+    if cmd is None:
+        return events
+    if uuid:
+        cmd["last_uuid"] = uuid
+    cmd["last_end"] = end
+    return NONE
+
+
+def confirm(state: dict, events: Sequence[Event]) -> Sequence[Event]:
+    """The agent acted: a waiting slash command becomes the human request of a new run."""
+    cmd = state.get("cmd")
+    if cmd is None:
+        return events
+    state["cmd"] = None
+    first = [Event(HUMAN, cmd["session_id"], cmd["timestamp"], cmd["offset"], cmd["end"],
+                   cmd["uuid"], cmd["parent_uuid"], text=cmd["text"], cwd=cmd["cwd"])]
+    if cmd.get("last_uuid") and cmd["last_uuid"] != cmd["uuid"]:
+        first.append(Event(MARKER, cmd["session_id"], None, cmd["offset"], cmd["last_end"],
+                           cmd["last_uuid"]))
+    return [*first, *events]
+
+
+def _cancel(state: dict, head: Head, with_line: bool) -> list[Event]:
+    """A waiting slash command was local: its lines (+ this one) stay with the previous run."""
+    cmd = state.get("cmd")
+    if cmd is None:
+        return []
+    state["cmd"] = None
+    uuid, end = cmd.get("last_uuid"), cmd["last_end"]
+    if with_line:
+        uuid, end = head.uuid or uuid, head.end
+    if not uuid:
+        return []
+    return [Event(MARKER, cmd["session_id"], None, cmd["offset"], end, uuid)]
+
+
+def assistant_events(obj: dict, message: dict, head: Head, state: dict) -> Sequence[Event]:
+    """Events of an assistant line: text, tool calls (+ skills), or an API error message."""
+    content = message.get("content")
+    if obj.get("isApiErrorMessage") or message.get("model") == "<synthetic>":
+        text = block_text(content) if content is not None else ""
+        if obj.get("isApiErrorMessage") or text.startswith("API Error"):
+            return confirm(state, _api_incident(text or "API Error", head, state, final=True))
+    state["api"] = None  # the model answered: any retry sequence is over
+    if isinstance(content, str):
+        content = [{"type": "text", "text": content}]
+    elif not isinstance(content, list):
+        content = []
+    msg_id = message.get("id")
+    prefix = f"{msg_id}|{obj.get('requestId')}|" if isinstance(msg_id, str) else None
+    seen = state.setdefault("seen", {})
+    events: list[Event] = []
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        btype = block.get("type")
+        if btype == "tool_use":
+            raw_id = block.get("id")
+            tool_id = raw_id if isinstance(raw_id, str) else ""
+            key = prefix + tool_id if prefix else None
+        elif btype == "text":
+            raw_text = block.get("text")
+            if not isinstance(raw_text, str) or not raw_text.strip():
+                continue
+            said = raw_text
+            key = f"{prefix}t{len(said)}:{said[:48]}" if prefix else None
+        else:
+            continue
+        if key is not None:
+            if key in seen:
+                continue
+            seen[key] = 1
+            if len(seen) > SEEN_CAP:
+                del seen[next(iter(seen))]
+        if btype == "text":
+            events.append(Event(ASSISTANT_TEXT, *head, said[:TEXT_CAP]))
+            continue
+        raw_name = block.get("name")
+        name = raw_name if isinstance(raw_name, str) else ""
+        tool_input = block.get("input")
+        if tool_id:
+            tools = state.setdefault("tools", {})
+            tools[tool_id] = name
+            if len(tools) > PENDING_CAP:
+                del tools[next(iter(tools))]
+        # (kind, *head, text, cwd, name, tool_use_id, input, file_path)
+        events.append(Event(TOOL_CALL, *head, "", None, name, tool_id,
+                            summarize_input(tool_input), written_path(name, tool_input)))
+        if name == "Skill" and isinstance(tool_input, dict):
+            skill = tool_input.get("skill") or tool_input.get("command")
+            if isinstance(skill, str) and skill:
+                events.append(Event(SKILL, *head, "", None, skill, tool_id))
+    if not events and head.uuid:
+        events.append(Event(MARKER, *head))
+    return confirm(state, events) if state.get("cmd") else events
+
+
+def user_events(obj: dict, message: dict, head: Head, state: dict) -> Sequence[Event]:
+    """Events of a user line: tool results, an interrupt, a request, or nothing."""
+    content = message.get("content")
+    results = []
+    texts = []
+    images = 0
+    if isinstance(content, str):
+        texts.append(content)
+    elif isinstance(content, list):
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            btype = block.get("type")
+            if btype == "tool_result":
+                results.append(block)
+            elif btype == "text" and isinstance(block.get("text"), str):
+                texts.append(block["text"])
+            elif btype == "image":
+                images += 1
+    if results:
+        state["api"] = None
+        return confirm(state, _tool_results(obj, results, head, state))
+    marker = [Event(MARKER, *head)] if head.uuid else []
+    if obj.get("isMeta") or obj.get("isCompactSummary") or obj.get("isVisibleInTranscriptOnly"):
+        return withhold(state, marker, head.uuid, head.end)
+    text = "\n".join(texts).strip()
+    if text.startswith("[Request interrupted by user"):
+        state["api"] = None
+        return confirm(state, [Event(INTERRUPT, *head, text=text[:200])])
+    if text.startswith("<command-") and "<command-name>" in text[:4000]:
+        previous = _cancel(state, head, False)
+        name = _COMMAND_NAME.search(text)
+        args = _COMMAND_ARGS.search(text)
+        request = (name.group(1) if name else "/").strip()
+        if args and args.group(1).strip():
+            request = f"{request} {args.group(1).strip()}"
+        state["cmd"] = {
+            **head._asdict(), "text": request[:REQUEST_CAP],
+            "cwd": obj.get("cwd") if isinstance(obj.get("cwd"), str) else None,
+            "last_uuid": head.uuid, "last_end": head.end,
+        }
+        return previous
+    if text.startswith("<local-command-") and state.get("cmd"):
+        return _cancel(state, head, True)
+    if text.startswith(_NOT_HUMAN):
+        return withhold(state, marker, head.uuid, head.end)
+    if "<" in text:
+        text = _CONTEXT_BLOCKS.sub("", text).strip()
+    if not text and not images:
+        return withhold(state, marker, head.uuid, head.end)
+    previous = _cancel(state, head, False)
+    state["api"] = None
+    cwd = obj.get("cwd") if isinstance(obj.get("cwd"), str) else None
+    return [*previous, Event(HUMAN, *head, text=(text or "[image]")[:REQUEST_CAP], cwd=cwd)]
+
+
+def _tool_results(obj: dict, results: list[dict], head: Head, state: dict) -> list[Event]:
+    tools = state.setdefault("tools", {})
+    summary = obj.get("toolUseResult")
+    events = []
+    for block in results:
+        raw_id = block.get("tool_use_id")
+        tool_id = raw_id if isinstance(raw_id, str) else ""
+        text = block_text(block.get("content"))
+        is_error = block.get("is_error") is True
+        if (not is_error and len(results) == 1 and isinstance(summary, str)
+                and summary.startswith("Error: ")):
+            is_error = True
+        rejected = summary == "User rejected tool use" or (
+            is_error and any(phrase in text[:400] for phrase in _REJECT))
+        if rejected:
+            is_error = False
+        if is_error and not text:
+            text = summary if isinstance(summary, str) else "error"
+        text = text[:ERROR_TEXT_CAP] if is_error else ""
+        events.append(Event(
+            TOOL_RESULT, *head, name=tools.pop(tool_id, ""), tool_use_id=tool_id, text=text,
+            is_error=is_error, rejected=rejected, transient=is_error and is_transient(text)))
+    return events
+
+
+def api_error_events(obj: dict, head: Head, state: dict) -> Sequence[Event]:
+    """Events of a `system/api_error` retry line: one api_error per incident."""
+    attempt = obj.get("retryAttempt")
+    attempt = attempt if isinstance(attempt, int) and not isinstance(attempt, bool) else 0
+    if attempt == 1:
+        state["api"] = None  # a new retry sequence
+    text = (error_object_text(obj.get("error")) or error_object_text(obj.get("content"))
+            or "API error")
+    return confirm(state, _api_incident(text, head, state, final=False, attempt=attempt))
+
+
+def _api_incident(text: str, head: Head, state: dict, final: bool, attempt: int = 0
+                  ) -> list[Event]:
+    """One event per incident: the first line of a retry sequence, or the final message."""
+    text = text[:ERROR_TEXT_CAP]
+    transient = api_error_transient(text)
+    incident = state.get("api")
+    if incident is not None:
+        state["api"] = None if final else incident
+        if final:  # the final word on an incident already counted
+            return [Event(API_ERROR, *head, text=text, transient=transient, continued=True)]
+        return [Event(MARKER, *head)] if head.uuid else []
+    state["api"] = None if final else {"transient": transient}
+    return [Event(API_ERROR, *head, text=text, transient=transient, attempt=attempt)]

@@ -1,0 +1,263 @@
+"""The normalized event model every transcript adapter produces, and the `Run` facts record.
+
+Adapters (Claude Code JSONL, generic JSONL, an in-memory Messages API list) all turn their
+input into the same small `Event`s so one state machine (`runs.RunBuilder`) derives the
+facts. Standard library only: this sits on the observer's hot path.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, fields
+from datetime import UTC, datetime
+from typing import Any, NamedTuple
+
+# Event kinds.
+HUMAN = "human"  # a real human request: starts a run
+ASSISTANT_TEXT = "assistant_text"
+TOOL_CALL = "tool_call"
+TOOL_RESULT = "tool_result"
+SKILL = "skill"  # a skill invocation (Claude Code: the `Skill` tool call)
+INTERRUPT = "interrupt"  # the user stopped the agent
+API_ERROR = "api_error"  # one incident of the model API failing
+MARKER = "marker"  # a line that only carries a uuid (keeps a run's tail_uuid exact)
+KINDS = (HUMAN, ASSISTANT_TEXT, TOOL_CALL, TOOL_RESULT, SKILL, INTERRUPT, API_ERROR, MARKER)
+
+# Tools whose input names a file they write, and the input key holding it.
+WRITE_TOOLS = {
+    "Write": "file_path",
+    "Edit": "file_path",
+    "MultiEdit": "file_path",
+    "NotebookEdit": "notebook_path",
+}
+
+REQUEST_CAP = 4000
+ERROR_TEXT_CAP = 2000  # on events
+RUN_ERROR_TEXTS = 5
+RUN_ERROR_TEXT_CAP = 500
+TOOL_INPUTS_CAP = 2000
+FILES_CAP = 50
+SKILLS_CAP = 50
+TEXT_CAP = 2000  # assistant text kept on events
+INPUT_VALUE_CAP = 200  # per value of a summarised tool input
+INPUT_KEYS_CAP = 12
+
+
+@dataclass(slots=True)
+class Event:
+    """One normalized thing that happened in a transcript; treat it as immutable.
+
+    Fields not meaningful for a kind keep their defaults. `offset`/`end` are the byte range of
+    the source line (or the index of the message for in-memory input). Not `frozen=True`:
+    a frozen dataclass's __init__ costs ~3x more, and events are made for every line.
+    """
+
+    kind: str
+    session_id: str = ""
+    timestamp: str | None = None  # normalized "YYYY-MM-DDTHH:MM:SSZ"
+    offset: int = 0
+    end: int = 0
+    uuid: str | None = None
+    parent_uuid: str | None = None
+    text: str = ""  # human request, assistant text, error text (capped)
+    cwd: str | None = None
+    name: str = ""  # tool name (tool_call / tool_result), skill name (skill)
+    tool_use_id: str = ""
+    input: dict | None = None  # summarised tool input
+    file_path: str | None = None  # file a tool call writes
+    is_error: bool = False
+    rejected: bool = False  # tool_result: the user rejected the call (an abort, not an error)
+    transient: bool = False  # tool_result / api_error: environment, not a lesson
+    attempt: int = 0  # api_error: retry attempt reported by the agent
+    continued: bool = False  # api_error: the final word on an incident already reported
+
+
+class Head(NamedTuple):
+    """The first fields of every Event of one source line: `Event(kind, *head, ...)`."""
+
+    session_id: str
+    timestamp: str | None
+    offset: int
+    end: int
+    uuid: str | None
+    parent_uuid: str | None
+
+
+@dataclass(slots=True)
+class Run:
+    """Facts about one run: a human request and everything the agent did until the next one."""
+
+    session_id: str = ""
+    index: int = 0
+    started_at: str | None = None
+    ended_at: str | None = None
+    cwd: str | None = None
+    request: str = ""
+    tool_calls: int = 0
+    errors: int = 0
+    transient_errors: int = 0
+    aborted: bool = False
+    correction: bool = False
+    skills: list[dict] = field(default_factory=list)
+    files_written: list[str] = field(default_factory=list)
+    ended_in_error: bool = False
+    recovered: bool = False
+    error_texts: list[str] = field(default_factory=list)
+    tool_inputs_text: str = ""
+    start_offset: int = 0
+    end_offset: int = 0
+    head_uuid: str | None = None
+    tail_uuid: str | None = None
+    complete: bool = False
+    superseded: bool = False
+    # Set on the first run after a rewind: runs superseded_from..index-1 were abandoned.
+    superseded_from: int | None = None
+
+    def to_dict(self) -> dict:
+        """A JSON-serialisable copy."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Run:
+        """Inverse of to_dict; unknown keys are ignored so old stored runs still load."""
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+def iso_utc(value: Any) -> str | None:
+    """Normalize a timestamp (ISO string or epoch seconds) to "YYYY-MM-DDTHH:MM:SSZ"."""
+    if isinstance(value, str):
+        # Fast path for the usual "2025-07-20T18:27:41.846Z".
+        if len(value) >= 20 and value[10] == "T" and value[-1] == "Z" and value[19] in ".Z":
+            return value[:19] + "Z"
+        try:
+            dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        try:
+            dt = datetime.fromtimestamp(value / 1000 if value > 1e11 else value, UTC)
+        except (OverflowError, OSError, ValueError):
+            return None
+    else:
+        return None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def summarize_input(value: Any) -> dict:
+    """A small copy of a tool input: at most a dozen keys, each value a capped string."""
+    if not isinstance(value, dict):
+        return {} if value is None else {"value": _short(value)}
+    out = {}
+    for i, (key, item) in enumerate(value.items()):
+        if i >= INPUT_KEYS_CAP:
+            break
+        out[str(key)] = item if isinstance(item, bool | int | float) else _short(item)
+    return out
+
+
+def _short(item: Any) -> str:
+    text = item if isinstance(item, str) else repr(item)
+    return text if len(text) <= INPUT_VALUE_CAP else text[:INPUT_VALUE_CAP] + "…"
+
+
+def written_path(tool: str, tool_input: Any) -> str | None:
+    """The file a Write/Edit/MultiEdit/NotebookEdit call writes, else None."""
+    key = WRITE_TOOLS.get(tool)
+    if key and isinstance(tool_input, dict):
+        path = tool_input.get(key)
+        if isinstance(path, str) and path:
+            return path
+    return None
+
+
+def error_object_text(err: Any, depth: int = 0) -> str:
+    """A short readable text for an API error object (status, types, codes, messages)."""
+    if isinstance(err, str):
+        return err
+    if not isinstance(err, dict) or depth > 4:
+        return ""
+    parts = []
+    for key in ("status", "type", "code", "message"):
+        value = err.get(key)
+        if isinstance(value, str | int) and not isinstance(value, bool) and str(value):
+            parts.append(str(value))
+    for key in ("error", "cause"):
+        inner = error_object_text(err.get(key), depth + 1)
+        if inner:
+            parts.append(inner)
+    return " ".join(parts)
+
+
+def block_text(content: Any) -> str:
+    """The text of a tool_result / message content: a string or a list of text blocks."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for block in content:
+            if isinstance(block, dict) and isinstance(block.get("text"), str):
+                parts.append(block["text"])
+            elif isinstance(block, str):
+                parts.append(block)
+        return "\n".join(parts)
+    return ""
+
+
+# --- classification -------------------------------------------------------------------------
+# evolve.classify is written separately; import it lazily (once) and fall back to a small local
+# rule set while it is absent.
+
+_classifiers: dict[str, Callable[..., bool]] = {}
+
+# TODO(classify): remove this fallback once evolve.classify.is_transient is always present.
+_FALLBACK_TRANSIENT = re.compile(
+    r"time[d ]?out|timed out|ETIMEDOUT|ECONNRESET|ECONNREFUSED|EAI_AGAIN|ENOTFOUND|EPIPE"
+    r"|connection (?:reset|refused|aborted|closed|error)|socket hang up|network"
+    r"|temporar(?:y|ily)|name resolution|getaddrinfo|\b(?:429|500|502|503|504|529)\b"
+    r"|rate.?limit|too many requests|overloaded|service unavailable|bad gateway",
+    re.IGNORECASE,
+)
+
+
+def _classifier(name: str) -> Callable[..., bool]:
+    func = _classifiers.get(name)
+    if func is None:
+        try:
+            from evolve import classify
+
+            func = getattr(classify, name)
+        except (ImportError, AttributeError):
+            if name == "is_transient":
+                # TODO(classify): local fallback until evolve.classify exists.
+                func = lambda text: bool(_FALLBACK_TRANSIENT.search(text))  # noqa: E731
+            else:
+                # TODO(classify): local fallback until evolve.classify exists.
+                func = lambda text, **_: False  # noqa: E731
+        _classifiers[name] = func
+    return func
+
+
+def is_transient(text: str) -> bool:
+    """True when an error text is the environment's fault (timeouts, 429/5xx, resets…)."""
+    return bool(text) and bool(_classifier("is_transient")(text))
+
+
+def is_correction(text: str, first: bool = False) -> bool:
+    """True when a human request corrects the agent (`first`: nothing came before it)."""
+    return bool(text) and bool(_classifier("is_correction")(text, first=first))
+
+
+_PERMANENT_API = re.compile(
+    r"invalid_request|authentication|permission|not_found|billing|credit balance"
+    r"|prompt is too long|invalid api key|\b(?:400|401|403|404|413)\b",
+    re.IGNORECASE,
+)
+
+
+def api_error_transient(text: str) -> bool:
+    """API failures are transient unless they name a request/auth/permission problem."""
+    return is_transient(text) or not _PERMANENT_API.search(text)

@@ -1,0 +1,239 @@
+"""Incremental, memory-bounded reading of the complete lines appended to a JSONL file.
+
+Transcripts are appended live, can be truncated or rewritten in place, and grow to hundreds
+of megabytes, so the observer must read only new bytes, never hold the file, leave a line
+that is still being written for next time, and notice when what it read before is gone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import json.scanner
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+HASH_WINDOW = 4096
+MAX_LINE = 64 << 20  # longer lines are skipped (and counted), never held in memory
+
+
+@dataclass
+class Cursor:
+    """Where reading a file stopped, and enough about the file to notice it changed.
+
+    `offset` is the byte offset just after the last complete line consumed. `prefix_hash` is
+    the sha256 of the first min(offset, 4096) bytes followed by the 4096 bytes before `offset`
+    (so a rewrite near either end is noticed). `parser_state` is opaque JSON state owned by
+    the caller (adapter + RunBuilder), reset together with the offset.
+    """
+
+    dev: int = 0
+    inode: int = 0
+    size: int = 0
+    offset: int = 0
+    prefix_hash: str = ""
+    parser_state: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        """A JSON-serialisable copy."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Cursor:
+        """Inverse of to_dict; unknown keys are ignored."""
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+def _window_hash(handle, offset: int) -> str:
+    """Hash of the first and last HASH_WINDOW bytes of handle[:offset]."""
+    digest = hashlib.sha256()
+    handle.seek(0)
+    digest.update(handle.read(min(offset, HASH_WINDOW)))
+    digest.update(b"|")
+    tail_start = max(0, offset - HASH_WINDOW)
+    handle.seek(tail_start)
+    digest.update(handle.read(offset - tail_start))
+    return digest.hexdigest()
+
+
+class LineReader:
+    """Yields the complete lines of `path` after `cursor`; then `.cursor` says where it stopped.
+
+    `reset` is True when the file was truncated, rewritten or replaced since the cursor was
+    taken: reading restarted at byte 0 and everything derived from the file must be rebuilt
+    (the returned cursor's parser_state is then empty). `skipped` counts lines longer than
+    `max_line` that were dropped.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike,
+        cursor: Cursor | None = None,
+        chunk_size: int = 1 << 20,
+        max_line: int = MAX_LINE,
+    ):
+        self.path = Path(path)
+        self.chunk_size = max(1, chunk_size)
+        self.max_line = max_line
+        self.reset = False
+        self.skipped = 0
+        self._start = cursor or Cursor()
+        self._offset = self._start.offset
+        self._dev = self._start.dev
+        self._inode = self._start.inode
+        self._size = self._start.size
+        self._state = self._start.parser_state
+        self._hash: str | None = self._start.prefix_hash
+        self._done = False
+
+    @property
+    def cursor(self) -> Cursor:
+        """The cursor after the lines consumed so far."""
+        if self._hash is None:  # offset moved and the generator did not finish
+            try:
+                with self.path.open("rb") as handle:
+                    self._hash = _window_hash(handle, self._offset)
+            except OSError:
+                self._hash = ""
+        return Cursor(
+            self._dev, self._inode, max(self._size, self._offset), self._offset,
+            self._hash, self._state,
+        )
+
+    def _check(self, handle, stat: os.stat_result) -> None:
+        start = self._start
+        replaced = start.offset > 0 and (stat.st_dev, stat.st_ino) != (start.dev, start.inode)
+        truncated = stat.st_size < start.offset
+        rewritten = (
+            not replaced
+            and not truncated
+            and start.offset > 0
+            and _window_hash(handle, start.offset) != start.prefix_hash
+        )
+        if replaced or truncated or rewritten:
+            self.reset = True
+            self._offset = 0
+            self._state = {}
+            self._hash = ""
+        self._dev, self._inode, self._size = stat.st_dev, stat.st_ino, stat.st_size
+
+    def lines(self) -> Iterator[tuple[int, bytes]]:
+        """(start_offset, line_without_newline) for each complete new line.
+
+        The file is checked (and `reset` set) by this call, before the first line is pulled.
+        """
+        if self._done:
+            return iter(())
+        with self.path.open("rb") as handle:
+            self._check(handle, os.fstat(handle.fileno()))
+        return self._iter()
+
+    def _iter(self) -> Iterator[tuple[int, bytes]]:
+        with self.path.open("rb") as handle:
+            handle.seek(self._offset)
+            pos = self._offset  # file offset of the first byte of the pending line
+            pending: list[bytes] = []
+            pending_len = 0
+            overlong = False
+            while True:
+                chunk = handle.read(self.chunk_size)
+                if not chunk:
+                    break
+                parts = chunk.split(b"\n")
+                last = parts.pop()  # bytes after the last newline of this chunk (maybe b"")
+                for part in parts:
+                    if overlong:
+                        line_len = pending_len + len(part)
+                        overlong = False
+                        self.skipped += 1
+                        pending_len = 0
+                        pos += line_len + 1
+                        self._offset = pos
+                        self._hash = None
+                        continue
+                    if pending:
+                        pending.append(part)
+                        line = b"".join(pending)
+                        pending = []
+                        pending_len = 0
+                    else:
+                        line = part
+                    start = pos
+                    pos += len(line) + 1
+                    if len(line) > self.max_line:
+                        self.skipped += 1
+                        self._offset = pos
+                        self._hash = None
+                        continue
+                    self._offset = pos
+                    self._hash = None
+                    yield start, line
+                if last:
+                    pending_len += len(last)
+                    if overlong or pending_len > self.max_line:
+                        overlong = True
+                        pending = []
+                    else:
+                        pending.append(last)
+            self._size = max(self._size, handle.tell())
+            if self._hash is None:
+                self._hash = _window_hash(handle, self._offset)
+        self._done = True
+
+
+def read_lines(
+    path: str | os.PathLike, cursor: Cursor | None = None, chunk_size: int = 1 << 20
+) -> Iterator[tuple[int, bytes]]:
+    """Yield (start_offset, line) for the complete lines after `cursor` (see LineReader)."""
+    yield from LineReader(path, cursor, chunk_size).lines()
+
+
+# --- cheap JSON for one line ------------------------------------------------------------
+
+# scan_value(text, index) -> (value, end): parse one JSON value starting at `index` (the C
+# scanner json.loads uses; typeshed mistypes make_scanner's argument).
+scan_value: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(
+    json.JSONDecoder()  # type: ignore[arg-type]
+)
+BLOB_MIN = 4096  # base64 payloads longer than this are dropped before parsing
+
+
+def elide_blobs(line: bytes) -> bytes:
+    """Drop long base64 payloads (images, documents) from a raw line: never read, costly."""
+    for key in (b'"data":"', b'"base64":"'):
+        at = line.find(key)
+        while at >= 0:
+            start = at + len(key)
+            close = line.find(b'"', start)
+            if close < 0:
+                break
+            if close - start > BLOB_MIN and line.find(b"\\", start, close) < 0:
+                line = line[:start] + line[close:]
+                close = start
+            at = line.find(key, close)
+    return line
+
+
+def loads_object(line: bytes | str) -> dict | None:
+    """One JSONL line as a dict; None for bad JSON, invalid UTF-8 or a non-object.
+
+    Calls the C scanner directly: json.loads(bytes) adds encoding detection and a whitespace
+    regex per call, which is measurable at millions of lines. Long base64 blobs are elided.
+    """
+    if isinstance(line, bytes) and b"base64" in line:
+        line = elide_blobs(line)
+    try:
+        text = line.decode() if isinstance(line, bytes) else line
+        obj, end = scan_value(text, 0)
+        if end != len(text) and text[end:].strip():
+            return None
+    except (UnicodeDecodeError, StopIteration, ValueError, RecursionError):
+        try:  # leading whitespace and other oddities: the slow, complete path
+            obj = json.loads(line)
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            return None
+    return obj if isinstance(obj, dict) else None

@@ -1,0 +1,220 @@
+"""RunBuilder: an incremental state machine turning normalized events into runs with facts.
+
+A run is one human request and everything the agent did until the next one. The builder is
+fed events as a transcript grows, returns runs as they complete, exposes the still-open run
+so the caller can store it provisionally, and saves a small JSON state so a restart resumes
+exactly where it stopped. Pure logic: no I/O.
+"""
+
+from __future__ import annotations
+
+from evolve.transcripts.model import (
+    API_ERROR,
+    FILES_CAP,
+    HUMAN,
+    INTERRUPT,
+    MARKER,
+    REQUEST_CAP,
+    RUN_ERROR_TEXT_CAP,
+    RUN_ERROR_TEXTS,
+    SKILL,
+    SKILLS_CAP,
+    TOOL_CALL,
+    TOOL_INPUTS_CAP,
+    TOOL_RESULT,
+    Event,
+    Run,
+    is_correction,
+)
+
+TAILS_CAP = 1000  # tail uuids of completed runs remembered for rewind detection
+
+_FRESH_TRACK = {"had_error": False, "ok_after_error": False, "last_bad": False, "api": None}
+
+
+class RunBuilder:
+    """Feed events in transcript order; completed runs come back from `feed`.
+
+    Rewinds: when a human event's parent_uuid is the tail_uuid of an earlier completed run j,
+    the runs after j were abandoned. The open run is then returned with `superseded=True`, and
+    the new run carries `superseded_from = j + 1`: the caller marks runs
+    superseded_from .. new.index - 1 as superseded (some were returned by earlier calls).
+    """
+
+    def __init__(self, state: dict | None = None):
+        state = state or {}
+        self._next: int = int(state.get("next", 0))
+        run = state.get("run")
+        self._run: Run | None = Run.from_dict(run) if run else None
+        self._track: dict = {**_FRESH_TRACK, **(state.get("track") or {})}
+        self._tails: dict[str, int] = {u: int(i) for u, i in state.get("tails") or []}
+
+    def state(self) -> dict:
+        """JSON-serialisable, bounded state to resume after a restart."""
+        return {
+            "next": self._next,
+            "run": self._run.to_dict() if self._run else None,
+            "track": dict(self._track),
+            "tails": [[u, i] for u, i in self._tails.items()],
+        }
+
+    @property
+    def next_index(self) -> int:
+        """The index the next run will get."""
+        return self._next
+
+    def open_run(self) -> Run | None:
+        """The current, still incomplete run (a copy), or None before the first request."""
+        return Run.from_dict(self._run.to_dict()) if self._run else None
+
+    def feed(self, event: Event) -> list[Run]:
+        """Apply one event; return the runs it completed (at most one)."""
+        if event.kind == HUMAN:
+            return self._start(event)
+        run = self._run
+        if run is None:
+            if event.kind == MARKER:
+                return []
+            # Agent activity with no request before it (e.g. a subagent file whose prompt was
+            # not logged): an implicit run with an empty request keeps its facts.
+            self._start(Event(HUMAN, session_id=event.session_id, timestamp=event.timestamp,
+                              offset=event.offset, end=event.offset, uuid=event.uuid))
+            run = self._run
+            assert run is not None
+        if event.uuid:
+            run.tail_uuid = event.uuid
+        if event.end > run.end_offset:
+            run.end_offset = event.end
+        kind = event.kind
+        if kind != MARKER and event.timestamp and (run.ended_at is None
+                                                   or event.timestamp > run.ended_at):
+            run.ended_at = event.timestamp  # markers do not count: some carry no timestamp
+        if kind == TOOL_CALL:
+            self._tool_call(run, event)
+        elif kind == TOOL_RESULT:
+            self._tool_result(run, event)
+        elif kind == SKILL:
+            if len(run.skills) < SKILLS_CAP:
+                run.skills.append({"name": event.name, "tool_use_id": event.tool_use_id})
+        elif kind == INTERRUPT:
+            run.aborted = True
+        elif kind == API_ERROR:
+            self._api_error(run, event)
+        else:
+            return []
+        track = self._track
+        run.ended_in_error = track["last_bad"]
+        run.recovered = track["had_error"] and track["ok_after_error"] and not track["last_bad"]
+        return []
+
+    # --- transitions ------------------------------------------------------------------------
+
+    def _start(self, event: Event) -> list[Run]:
+        done: list[Run] = []
+        superseded_from = None
+        j = self._tails.get(event.parent_uuid) if event.parent_uuid else None
+        current = self._run
+        if current is not None:
+            current.complete = True
+            current.end_offset = max(current.end_offset, event.offset)
+            if j is not None and j < current.index:
+                superseded_from = j + 1
+                current.superseded = True
+            elif current.tail_uuid:
+                self._tails[current.tail_uuid] = current.index
+            done.append(current)
+        elif j is not None and j < self._next:
+            superseded_from = j + 1
+        if superseded_from is not None:
+            self._tails = {u: i for u, i in self._tails.items() if i < superseded_from}
+        if len(self._tails) > TAILS_CAP:
+            for old in list(self._tails)[: len(self._tails) - TAILS_CAP]:
+                del self._tails[old]
+        text = event.text[:REQUEST_CAP]
+        self._run = Run(
+            session_id=event.session_id,
+            index=self._next,
+            started_at=event.timestamp,
+            ended_at=event.timestamp,
+            cwd=event.cwd,
+            request=text,
+            correction=is_correction(text, first=self._next == 0),
+            start_offset=event.offset,
+            end_offset=max(event.end, event.offset),
+            head_uuid=event.uuid,
+            tail_uuid=event.uuid,
+            superseded_from=superseded_from,
+        )
+        self._next += 1
+        self._track = dict(_FRESH_TRACK)
+        return done
+
+    def _tool_call(self, run: Run, event: Event) -> None:
+        run.tool_calls += 1
+        path = event.file_path
+        if path and path not in run.files_written and len(run.files_written) < FILES_CAP:
+            run.files_written.append(path)
+        room = TOOL_INPUTS_CAP - len(run.tool_inputs_text)
+        if room > 0:
+            values = " ".join(str(v) for v in (event.input or {}).values())
+            piece = f"{event.name}: {values}\n" if values else f"{event.name}\n"
+            run.tool_inputs_text += piece[:room]
+
+    def _tool_result(self, run: Run, event: Event) -> None:
+        track = self._track
+        if event.rejected:
+            run.aborted = True
+            track["last_bad"] = False
+        elif event.is_error and event.transient:
+            run.transient_errors += 1
+        elif event.is_error:
+            run.errors += 1
+            self._real_error(run, event.text)
+        elif track["had_error"]:
+            track["ok_after_error"] = True
+            track["last_bad"] = False
+        else:
+            track["last_bad"] = False
+
+    def _api_error(self, run: Run, event: Event) -> None:
+        track = self._track
+        if event.continued:
+            was = track["api"]  # how the incident was counted: "transient" / "real" / None
+            track["api"] = None
+            if event.transient:
+                return
+            if was == "transient":
+                run.transient_errors -= 1
+                run.errors += 1
+                self._real_error(run, event.text)
+            elif was is None:
+                run.errors += 1
+                self._real_error(run, event.text)
+            else:
+                track["last_bad"] = True
+            return
+        if event.transient:
+            run.transient_errors += 1
+            track["api"] = "transient"
+        else:
+            run.errors += 1
+            track["api"] = "real"
+            self._real_error(run, event.text)
+
+    def _real_error(self, run: Run, text: str) -> None:
+        track = self._track
+        track["had_error"] = True
+        track["last_bad"] = True
+        if len(run.error_texts) < RUN_ERROR_TEXTS:
+            run.error_texts.append((text or "error")[:RUN_ERROR_TEXT_CAP])
+
+
+def mark_superseded(runs: list[Run]) -> list[Run]:
+    """Apply the superseded_from markers of `runs` (all runs of one file, in index order)."""
+    by_index = {run.index: run for run in runs}
+    for run in runs:
+        if run.superseded_from is not None:
+            for index in range(run.superseded_from, run.index):
+                if index in by_index:
+                    by_index[index].superseded = True
+    return runs

@@ -1,0 +1,58 @@
+"""Test isolation: every test runs with a fake HOME, EVOLVE_HOME and git config.
+
+The real home is recorded in EVOLVE_FORBID_HOME; evolve.home refuses to resolve any
+path inside it while that variable is set, so a test that would touch the real home
+fails loudly instead of writing there.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REAL_HOME = os.path.expanduser("~")
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+CLAUDE_DATA = SHARED / "data" / "claude-code"
+
+
+@pytest.fixture(autouse=True)
+def isolated_environment(tmp_path_factory, monkeypatch):
+    """Point HOME, EVOLVE_HOME, XDG dirs and git's config at tmp dirs."""
+    root = tmp_path_factory.mktemp("env")
+    home = root / "home"
+    home.mkdir()
+    gitconfig = root / "gitconfig"
+    gitconfig.write_text(
+        "[user]\n\tname = Test Person\n\temail = person@example.test\n"
+        "[init]\n\tdefaultBranch = main\n[commit]\n\tgpgsign = false\n"
+    )
+    for var in list(os.environ):
+        if var.startswith(("GIT_", "EVOLVE_", "ANTHROPIC_", "CLAUDE_")):
+            monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("EVOLVE_HOME", str(root / "evolve-home"))
+    monkeypatch.setenv("EVOLVE_FORBID_HOME", REAL_HOME)
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / ".claude"))
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("TZ", "UTC")
+    yield root
+
+
+@pytest.fixture
+def evolve_home(isolated_environment) -> Path:
+    """The EVOLVE_HOME of this test (not yet created)."""
+    return isolated_environment / "evolve-home"
+
+
+@pytest.fixture
+def claude_data() -> Path:
+    """The shared real Claude Code transcripts; skips when ../shared is absent."""
+    if not CLAUDE_DATA.is_dir():
+        pytest.skip("../shared/data/claude-code is not present")
+    return CLAUDE_DATA

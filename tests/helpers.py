@@ -1,0 +1,88 @@
+"""Small helpers shared by the tests: agents in the test home, skill folders, plain git.
+
+Import as `from tests.helpers import ...`: pytest's importlib mode registers the
+`tests` folder as a namespace package, so this works without a `tests/__init__.py`
+and without touching sys.path.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from evolve.agent import Agent
+from evolve.home import Home
+from evolve.repo import Identity, build_message
+
+EVOLVE = Identity("evolve", "evolve@localhost")
+
+
+def make_agent(name: str = "demo", home: Path | None = None) -> Agent:
+    """A new agent in `home` (default: the test's EVOLVE_HOME)."""
+    return Agent.create(name, Home.resolve(home))
+
+
+def skill_text(name: str, description: str = "Use when testing things.", body: str = "- step one\n") -> str:
+    """A valid SKILL.md with simple frontmatter."""
+    return f"---\nname: {name}\ndescription: {description}\n---\n\n{body}"
+
+
+def write_skill(root: Path, name: str, description: str = "Use when testing things.",
+                body: str = "- step one\n", *, text: str | bytes | None = None) -> Path:
+    """Write `root/skills/<name>/SKILL.md` (valid unless `text` says otherwise)."""
+    path = root / "skills" / name / "SKILL.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    content = skill_text(name, description, body) if text is None else text
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content, encoding="utf-8")
+    return path
+
+
+def git(repo: Path, *args: str, check: bool = True, env: dict[str, str] | None = None,
+        input: str | None = None) -> subprocess.CompletedProcess[str]:
+    """Run git in `repo` like a person would (their config, their hooks)."""
+    full_env = {**os.environ, **(env or {})}
+    proc = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, env=full_env,
+                          input=input, check=False)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr}")
+    return proc
+
+
+def git_out(repo: Path, *args: str) -> str:
+    """Stdout of a git command, stripped."""
+    return git(repo, *args).stdout.strip()
+
+
+def commit_all(repo: Path, message: str = "my edit", *, no_verify: bool = False,
+               check: bool = True) -> subprocess.CompletedProcess[str]:
+    """`git add -A && git commit -m message`, as a person does it."""
+    git(repo, "add", "-A")
+    args = ["commit", "-q", "-m", message] + (["--no-verify"] if no_verify else [])
+    return git(repo, *args, check=check)
+
+
+def head(repo: Path) -> str:
+    return git_out(repo, "rev-parse", "HEAD")
+
+
+def parsed_trailers(repo: Path, rev: str = "HEAD") -> dict[str, str]:
+    """The commit's trailers as `git interpret-trailers --parse` reads them."""
+    message = git_out(repo, "log", "-1", "--format=%B", rev)
+    out = git(repo, "interpret-trailers", "--parse", input=message + "\n").stdout
+    result = {}
+    for line in out.splitlines():
+        key, _, value = line.partition(": ")
+        result[key] = value
+    return result
+
+
+def evolve_commit(agent: Agent, changes: dict[str, bytes | None], subject: str = "reflect(demo): test",
+                  trailers: dict[str, object] | None = None) -> str:
+    """One evolve commit through the real write path (lock, journal, CAS)."""
+    message = build_message(subject, trailers or {"Evolve-Kind": "reflection"})
+    with agent.repo.locked():
+        return agent.repo.commit_changes(changes, message, EVOLVE)

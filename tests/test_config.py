@@ -1,0 +1,196 @@
+"""Configuration: defaults from the brief, home then agent overrides, readable errors."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from evolve import config as config_mod
+from evolve.errors import ConfigError
+from tests.helpers import make_agent
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_defaults_are_the_numbers_of_the_brief():
+    cfg = config_mod.load()
+    assert cfg.model.backend == "offline"
+    assert (cfg.schedule.cycle_hours, cfg.schedule.min_gap_hours, cfg.schedule.force_after_days,
+            cfg.schedule.max_agents_per_cycle) == (12, 4, 7, 5)
+    assert cfg.signals.threshold == 0.7
+    assert cfg.signals.complexity_tool_calls == 20
+    assert cfg.signals.weights == {
+        "user_correction": 0.9, "skill_ineffective": 0.85, "error_recovered": 0.8,
+        "known_weakness": 0.7, "complexity": 0.5,
+    }
+    limits = cfg.limits
+    assert (limits.max_skills, limits.memo_section_chars, limits.skill_body_tokens,
+            limits.bundle_tokens, limits.prompt_chars) == (200, 2000, 5000, 12000, 8000)
+    assert (cfg.watch.debounce_s, cfg.watch.rescan_minutes, cfg.watch.human_edit_quiet_s) == (2, 10, 30)
+    assert cfg.review is False
+    assert cfg.sources.claude_code == [] and cfg.sources.generic == []
+    for key in ("backend", "name", "base_url", "max_tokens", "timeout_s", "daily_token_budget"):
+        assert hasattr(cfg.model, key)
+    assert (cfg.git.author_name, cfg.git.author_email) == ("evolve", "evolve@localhost")
+
+
+def test_missing_files_mean_defaults(tmp_path):
+    assert config_mod.load(tmp_path / "nope.toml", tmp_path / "agent.toml") == config_mod.Config()
+
+
+def test_home_then_agent_override(tmp_path):
+    home = write(tmp_path / "config.toml",
+                 "[schedule]\ncycle_hours = 6\nmin_gap_hours = 2\n[model]\nbackend = 'anthropic'\n"
+                 "[signals.weights]\ncomplexity = 0.3\n")
+    agent = write(tmp_path / "agent.toml",
+                  "review = true\n[agent]\nname = 'x'\n[schedule]\ncycle_hours = 3\n"
+                  "[sources]\nclaude_code = ['~/p/*.jsonl']\n[signals.weights]\nuser_correction = 1.5\n")
+    cfg = config_mod.load(home, agent)
+    assert cfg.schedule.cycle_hours == 3.0
+    assert cfg.schedule.min_gap_hours == 2.0
+    assert cfg.model.backend == "anthropic"
+    assert cfg.review is True
+    assert cfg.sources.claude_code == ["~/p/*.jsonl"]
+    # a weight set in the home survives an agent override of another weight
+    assert cfg.signals.weights["complexity"] == 0.3
+    assert cfg.signals.weights["user_correction"] == 1.5
+    assert cfg.signals.weights["error_recovered"] == 0.8
+
+
+def test_int_given_to_float_key_is_a_float(tmp_path):
+    cfg = config_mod.load(write(tmp_path / "config.toml", "[watch]\ndebounce_s = 5\n"))
+    assert cfg.watch.debounce_s == 5.0 and isinstance(cfg.watch.debounce_s, float)
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "problem"),
+    [
+        ("[schedule]\ncycle_hours = 'soon'\n", "schedule.cycle_hours", "must be a number"),
+        ("[schedule]\ncycle_hours = 0\n", "schedule.cycle_hours", "positive"),
+        ("[schedule]\nmin_gap_hours = -1\n", "schedule.min_gap_hours", "zero or more"),
+        ("[schedule]\nmax_agents_per_cycle = 2.5\n", "schedule.max_agents_per_cycle", "whole number"),
+        ("[schedule]\nmax_agents_per_cycle = true\n", "schedule.max_agents_per_cycle", "number"),
+        ("[limits]\nmemo_section_chars = 0\n", "limits.memo_section_chars", "positive"),
+        ("[limits]\nbundle_tokens = '12k'\n", "limits.bundle_tokens", "number"),
+        ("[limits]\nmax_skills = -5\n", "limits.max_skills", "positive"),
+        ("[model]\nbackend = 'openai'\n", "model.backend", "must be one of"),
+        ("[model]\nname = 3\n", "model.name", "must be a string"),
+        ("[model]\ntimeout_s = -1\n", "model.timeout_s", "positive"),
+        ("[signals]\nthreshold = -0.1\n", "signals.threshold", "zero or more"),
+        ("[signals]\nweights = 3\n", "signals.weights", "table"),
+        ("[signals.weights]\nvibes = 1.0\n", "signals.weights.vibes", "unknown signal"),
+        ("[signals.weights]\ncomplexity = -1\n", "signals.weights.complexity", ">= 0"),
+        ("[signals.weights]\ncomplexity = 'high'\n", "signals.weights.complexity", "number"),
+        ("[watch]\ndebounce_s = [1]\n", "watch.debounce_s", "number"),
+        ("[schedule]\ncycle_hourz = 3\n", "schedule.cycle_hourz", "unknown key"),
+        ("[git]\nauthor_name = false\n", "git.author_name", "string"),
+    ],
+)
+def test_every_bad_value_names_file_key_and_problem(tmp_path, text, where, problem):
+    path = write(tmp_path / "config.toml", text)
+    with pytest.raises(ConfigError) as info:
+        config_mod.load(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}: {where}: "), message
+    assert problem in message
+    assert "\n" not in message
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "problem"),
+    [
+        ("review = 'yes'\n", "review", "true or false"),
+        ("[sources]\nclaude_code = 'one.jsonl'\n", "sources.claude_code", "list of strings"),
+        ("[sources]\ngeneric = [1, 2]\n", "sources.generic", "list of strings"),
+        ("[sources]\ncodex = []\n", "sources.codex", "unknown key"),
+        ("[limits]\nprompt_chars = 0\n", "limits.prompt_chars", "positive"),
+    ],
+)
+def test_bad_agent_values(tmp_path, text, where, problem):
+    path = write(tmp_path / "agent.toml", text)
+    with pytest.raises(ConfigError) as info:
+        config_mod.load(None, path)
+    assert str(info.value).startswith(f"{path}: {where}: ")
+    assert problem in str(info.value)
+
+
+def test_unknown_section_and_non_table_section(tmp_path):
+    path = write(tmp_path / "config.toml", "[schedul]\ncycle_hours = 1\n")
+    with pytest.raises(ConfigError, match=re.escape(f"{path}: schedul: unknown section")):
+        config_mod.load(path)
+    path = write(tmp_path / "config.toml", "schedule = 3\n")
+    with pytest.raises(ConfigError, match=re.escape(f"{path}: schedule: must be a table")):
+        config_mod.load(path)
+
+
+@pytest.mark.parametrize("text", ["review = true\n", "[sources]\nclaude_code = []\n",
+                                  "[agent]\nname = 'x'\n"])
+def test_agent_only_keys_are_refused_in_the_home_config(tmp_path, text):
+    path = write(tmp_path / "config.toml", text)
+    with pytest.raises(ConfigError) as info:
+        config_mod.load(path)
+    assert str(info.value).startswith(f"{path}: ")
+
+
+def test_invalid_toml_names_the_file(tmp_path):
+    path = write(tmp_path / "config.toml", "[schedule\ncycle_hours = \n")
+    with pytest.raises(ConfigError, match=re.escape(str(path))):
+        config_mod.load(path)
+    path.write_bytes(b"[model]\nname = '\xff'\n")
+    with pytest.raises(ConfigError, match=re.escape(str(path))):
+        config_mod.load(path)
+
+
+def test_env_backend_overrides_files(tmp_path, monkeypatch):
+    home = write(tmp_path / "config.toml", "[model]\nbackend = 'anthropic'\n")
+    monkeypatch.setenv("EVOLVE_MODEL_BACKEND", "claude-cli")
+    assert config_mod.load(home).model.backend == "claude-cli"
+    monkeypatch.setenv("EVOLVE_MODEL_BACKEND", "gpt")
+    with pytest.raises(ConfigError, match="EVOLVE_MODEL_BACKEND: model.backend: must be one of"):
+        config_mod.load(home)
+
+
+def test_tilde_in_sources_expands(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert config_mod.expand_globs(["~/.claude/projects/x/*.jsonl", "/abs/*.jsonl"]) == [
+        f"{tmp_path}/.claude/projects/x/*.jsonl", "/abs/*.jsonl"]
+
+
+def test_agent_reads_home_config_then_its_agent_toml(evolve_home):
+    agent = make_agent("cfg")
+    write(evolve_home / "config.toml", "[limits]\nmax_skills = 50\nbundle_tokens = 9000\n")
+    with (agent.path / "agent.toml").open("a") as handle:
+        handle.write("\n[limits]\nmax_skills = 10\n")
+    cfg = agent.config
+    assert cfg.limits.max_skills == 10
+    assert cfg.limits.bundle_tokens == 9000
+
+
+def test_template_agent_toml_is_valid_and_points_sources_at_nothing(evolve_home):
+    agent = make_agent("fresh")
+    cfg = agent.config
+    assert cfg.review is False
+    assert cfg.sources.claude_code == [] and cfg.sources.generic == []
+
+
+def test_review_written_where_the_template_puts_it_is_honoured(evolve_home):
+    # The template writes `review = false` after `[agent]`, so TOML files it under [agent];
+    # a person flipping it to true there must get review mode, not a silent default.
+    agent = make_agent("rev")
+    path = agent.path / "agent.toml"
+    text = path.read_text()
+    assert "review = false" in text
+    path.write_text(text.replace("review = false", "review = true"))
+    assert agent.config.review is True
+
+
+def test_unknown_key_in_agent_table_is_an_error(tmp_path):
+    path = write(tmp_path / "agent.toml", "[agent]\nname = 'x'\nreveiw = true\n")
+    with pytest.raises(ConfigError, match=re.escape(f"{path}: agent.reveiw: unknown key")):
+        config_mod.load(None, path)

@@ -1,0 +1,60 @@
+"""Light entry points never import the heavy libraries (measured in a fresh interpreter)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+HEAVY = ("anthropic", "git", "tiktoken", "watchdog")
+
+PROBE = """
+import json, sys
+heavy = {heavy!r}
+def loaded():
+    return sorted(m for m in sys.modules if m.split(".")[0] in heavy)
+report = {{}}
+import evolve
+report["import evolve"] = loaded()
+import evolve.cli
+report["import evolve.cli"] = loaded()
+for argv in {commands!r}:
+    code = evolve.cli.main(argv)
+    report[" ".join(argv)] = [code, loaded()]
+print("REPORT" + json.dumps(report))
+"""
+
+COMMANDS = [["agents"], ["init", "x"], ["log", "x"], ["skills", "x"], ["agents", "--json"]]
+
+
+def _probe(code: str) -> dict:
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    line = next(line for line in proc.stdout.splitlines() if line.startswith("REPORT"))
+    return json.loads(line[len("REPORT"):])
+
+
+def test_light_commands_import_no_heavy_library(evolve_home):
+    report = _probe(PROBE.format(heavy=HEAVY, commands=COMMANDS))
+    assert report.pop("import evolve") == []
+    assert report.pop("import evolve.cli") == []
+    for command, (code, loaded) in report.items():
+        assert code == 0, command
+        assert loaded == [], f"`evolve {command}` imported {loaded}"
+    assert (evolve_home / "agents" / "x" / ".git").is_dir()
+
+
+def test_the_precommit_hook_imports_no_heavy_library(evolve_home):
+    code = (
+        "import sys, json\n"
+        "import evolve.precommit\n"
+        f"heavy = {HEAVY!r}\n"
+        "print('REPORT' + json.dumps({'m': sorted(m for m in sys.modules if m.split('.')[0] in heavy)}))\n"
+    )
+    assert _probe(code) == {"m": []}
+
+
+def test_the_probe_would_notice():
+    # guard against a probe that can never fail (GitPython is the cheapest heavy one to load)
+    code = "import json, sys, git\nprint('REPORT' + json.dumps({'m': 'git' in sys.modules}))\n"
+    assert _probe(code) == {"m": True}

@@ -1,0 +1,135 @@
+"""The memo: two `##` sections; replacing one leaves every other byte as it was."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evolve import memo
+from evolve.memo import HEADINGS, SELF, STRATEGIES
+
+SELF_H = f"## {HEADINGS[SELF]}"
+STRAT_H = f"## {HEADINGS[STRATEGIES]}"
+
+
+def sample() -> str:
+    return (
+        "# Memo of demo\n\nIntro a person wrote.\n\n"
+        f"{SELF_H}\n\n- I write tests first.\n-   odd   spacing kept\n\n"
+        f"{STRAT_H}\n\n* The user likes short answers.\n\n\n"
+    )
+
+
+def test_render_empty_has_both_sections_and_no_problems():
+    text = memo.render_empty("demo")
+    assert memo.problems(text, 2000) == []
+    assert memo.section_content(text, SELF) == ""
+    assert memo.section_content(text, STRATEGIES) == ""
+
+
+def test_read_sections():
+    text = sample()
+    assert memo.section_content(text, SELF) == "- I write tests first.\n-   odd   spacing kept"
+    assert memo.section_content(text, STRATEGIES) == "* The user likes short answers."
+    assert memo.bullets(memo.section_content(text, SELF)) == ["I write tests first.", "odd   spacing kept"]
+
+
+def test_replace_first_section_leaves_the_rest_byte_identical():
+    text = sample()
+    out = memo.replace_section(text, SELF, "- new lesson\n")
+    assert out[: out.index(SELF_H)] == text[: text.index(SELF_H)]
+    assert out[out.index(STRAT_H):] == text[text.index(STRAT_H):]
+    assert memo.section_content(out, SELF) == "- new lesson"
+
+
+def test_replace_last_section_leaves_the_rest_byte_identical():
+    text = sample()
+    out = memo.replace_section(text, STRATEGIES, "- be brief")
+    assert out[: out.index(STRAT_H)] == text[: text.index(STRAT_H)]
+    assert memo.section_content(out, STRATEGIES) == "- be brief"
+    assert memo.problems(out, 2000) == []
+
+
+def test_replace_with_empty_and_back():
+    text = sample()
+    emptied = memo.replace_section(text, SELF, "")
+    assert memo.section_content(emptied, SELF) == ""
+    assert memo.problems(emptied, 2000) == []
+    again = memo.replace_section(emptied, SELF, "- back")
+    assert memo.section_content(again, SELF) == "- back"
+    assert again[again.index(STRAT_H):] == text[text.index(STRAT_H):]
+
+
+def test_missing_section_is_added_at_the_end():
+    text = f"# Memo\n\n{SELF_H}\n\n- a\n"
+    out = memo.replace_section(text, STRATEGIES, "- b")
+    assert out.startswith(text)
+    assert memo.section_content(out, STRATEGIES) == "- b"
+    assert memo.problems(out, 2000) == []
+
+
+def test_code_fences_holding_hashes_are_not_headings():
+    text = (
+        f"# Memo\n\n{SELF_H}\n\n```markdown\n## Not a heading\n{STRAT_H}\n```\n\n"
+        f"~~~\n## also not\n~~~\n\n{STRAT_H}\n\n- real\n"
+    )
+    assert memo.problems(text, 2000) == []
+    assert "## Not a heading" in memo.section_content(text, SELF)
+    assert memo.section_content(text, STRATEGIES) == "- real"
+    out = memo.replace_section(text, STRATEGIES, "- replaced")
+    assert out[: out.rindex(STRAT_H)] == text[: text.rindex(STRAT_H)]
+    out = memo.replace_section(text, SELF, "- replaced")
+    assert out.endswith(f"{STRAT_H}\n\n- real\n")
+    assert "Not a heading" not in out
+
+
+def test_problems_missing_duplicate_extra_and_over_cap():
+    missing = f"# Memo\n\n{SELF_H}\n\n- a\n"
+    assert any("exactly one" in p and "(found 0)" in p for p in memo.problems(missing, 2000))
+    duplicate = sample() + f"\n{SELF_H}\n\n- again\n"
+    assert any("exactly one" in p and "(found 2)" in p for p in memo.problems(duplicate, 2000))
+    extra = sample() + "\n## Random notes\n\n- x\n"
+    found = memo.problems(extra, 2000)
+    assert any("unexpected '##' sections: Random notes" in p for p in found)
+    long = memo.replace_section(sample(), STRATEGIES, "x" * 2001)
+    found = memo.problems(long, 2000)
+    assert found == [f"memo section '{HEADINGS[STRATEGIES]}' is 2001 chars; at most 2000"]
+    assert memo.problems(memo.replace_section(sample(), STRATEGIES, "x" * 2000), 2000) == []
+    assert len(memo.problems("", 2000)) == 2
+
+
+_plain_line = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\n\r"), max_size=40,
+).filter(lambda s: not s.lstrip().startswith(("#", "`", "~")))
+_chunk = st.one_of(
+    _plain_line,
+    st.just("### a sub-heading"),
+    st.just("```\n## inside a fence\n```"),
+    st.just("~~~python\n# comment\n## x = 1\n~~~"),
+)
+_content = st.lists(_chunk, max_size=8).map("\n".join)
+
+
+@settings(max_examples=200, deadline=None, database=None)
+@given(first=_content, second=_content, new=_content)
+def test_replacing_one_section_never_touches_the_other(first, second, new):
+    text = memo.replace_section(memo.replace_section(memo.render_empty("demo"), SELF, first),
+                                STRATEGIES, second)
+    assert memo.section_content(text, SELF) == first.strip()
+    assert memo.section_content(text, STRATEGIES) == second.strip()
+    out = memo.replace_section(text, SELF, new)
+    assert out[out.index(STRAT_H):] == text[text.index(STRAT_H):]
+    assert memo.section_content(out, SELF) == new.strip()
+    out = memo.replace_section(text, STRATEGIES, new)
+    assert out[: out.index(STRAT_H)] == text[: text.index(STRAT_H)]
+    assert memo.section_content(out, STRATEGIES) == new.strip()
+
+
+def test_only_markdown_line_endings_start_a_heading():
+    # \x0c, \x85 and U+2028 end a line for str.splitlines but not for Markdown.
+    content = "note\u2028## Random and \x0c## Strategies for this user and domain\x85## x"
+    text = memo.replace_section(memo.render_empty("demo"), SELF, content)
+    assert memo.problems(text, 2000) == []
+    assert memo.section_content(text, SELF) == content
+    crlf = memo.render_empty("demo").replace("\n", "\r\n")
+    assert memo.problems(crlf, 2000) == []

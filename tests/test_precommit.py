@@ -1,0 +1,178 @@
+"""The agent repo's pre-commit hook, run by a person's own `git commit`."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from evolve import memo
+from evolve.agent import Agent, install_precommit_hook
+from evolve.home import Home
+from tests.helpers import commit_all, git, git_out, head, make_agent, skill_text, write_skill
+
+BROKEN = "---\nname: other-name\ndescription: d\n---\nbody\n"
+
+
+@pytest.fixture
+def agent(evolve_home):
+    return make_agent("demo")
+
+
+def hook_path(agent: Agent):
+    return agent.path / ".git" / "hooks" / "pre-commit"
+
+
+def test_a_valid_skill_commits(agent):
+    write_skill(agent.path, "good-one")
+    proc = commit_all(agent.path, "add a skill")
+    assert proc.returncode == 0
+    assert git_out(agent.path, "log", "-1", "--format=%s") == "add a skill"
+
+
+def test_a_broken_skill_is_refused_with_file_and_reason(agent):
+    before = head(agent.path)
+    write_skill(agent.path, "my-skill", text=BROKEN)
+    proc = commit_all(agent.path, "broken", check=False)
+    assert proc.returncode != 0
+    assert "skills/my-skill/SKILL.md: name 'other-name' differs from its folder 'my-skill'" in proc.stderr
+    assert "--no-verify" in proc.stderr
+    assert head(agent.path) == before
+    # the person's file is left exactly as they wrote it
+    assert (agent.path / "skills/my-skill/SKILL.md").read_text() == BROKEN
+
+
+@pytest.mark.parametrize(("text", "reason"), [
+    ("---\nname: my-skill\ndescription: [oops\n---\nb\n", "not valid YAML"),
+    ("---\nname: my-skill\n---\nb\n", "no 'description'"),
+    ("no frontmatter\n", "must start with '---'"),
+    (b"---\nname: my-skill\ndescription: caf\xe9\n---\nb\n", "not UTF-8"),
+    ("---\nname: my-skill\ndescription: d\n---\n" + "x" * 20_010, "tokens"),
+])
+def test_each_kind_of_broken_skill_is_refused(agent, text, reason):
+    write_skill(agent.path, "my-skill", text=text)
+    proc = commit_all(agent.path, "broken", check=False)
+    assert proc.returncode != 0
+    assert "skills/my-skill/SKILL.md:" in proc.stderr and reason in proc.stderr
+
+
+def test_a_skill_folder_without_skill_md_is_refused(agent):
+    (agent.path / "skills" / "lonely").mkdir()
+    (agent.path / "skills" / "lonely" / "notes.md").write_text("n\n")
+    proc = commit_all(agent.path, "no skill file", check=False)
+    assert proc.returncode != 0
+    assert "skills/lonely/SKILL.md: SKILL.md is missing" in proc.stderr
+
+
+def test_no_verify_lets_it_through(agent):
+    write_skill(agent.path, "my-skill", text=BROKEN)
+    proc = commit_all(agent.path, "forced", no_verify=True)
+    assert proc.returncode == 0
+    assert git_out(agent.path, "show", "--format=", "--name-only", "HEAD") == "skills/my-skill/SKILL.md"
+
+
+def test_an_over_long_memo_section_is_refused(agent):
+    text = memo.replace_section(agent.memo_text(), memo.SELF, "- " + "x" * 2100)
+    (agent.path / "memo.md").write_text(text)
+    proc = commit_all(agent.path, "long memo", check=False)
+    assert proc.returncode != 0
+    assert "memo.md: memo section 'What I do well and where I often stumble' is 2102 chars" in proc.stderr
+    (agent.path / "memo.md").write_text(memo.replace_section(text, memo.SELF, "- short"))
+    assert commit_all(agent.path, "short memo").returncode == 0
+
+
+def test_memo_cap_comes_from_the_agent_config(agent):
+    with (agent.path / "agent.toml").open("a") as handle:
+        handle.write("\n[limits]\nmemo_section_chars = 10\n")
+    git(agent.path, "commit", "-qam", "lower cap")
+    (agent.path / "memo.md").write_text(memo.replace_section(agent.memo_text(), memo.SELF, "- " + "y" * 20))
+    proc = commit_all(agent.path, "memo", check=False)
+    assert proc.returncode != 0 and "at most 10" in proc.stderr
+
+
+def test_a_broken_skill_already_committed_does_not_block_other_files(agent):
+    write_skill(agent.path, "old-broken", text=BROKEN.replace("other-name", "x-y"))
+    commit_all(agent.path, "forced", no_verify=True)
+    (agent.path / "notes.md").write_text("unrelated\n")
+    write_skill(agent.path, "fresh")
+    proc = commit_all(agent.path, "other files")
+    assert proc.returncode == 0
+    # deleting the broken skill is allowed too
+    git(agent.path, "rm", "-rq", "skills/old-broken")
+    assert git(agent.path, "commit", "-qm", "remove it").returncode == 0
+
+
+def test_the_staged_content_is_checked_not_the_work_tree(agent):
+    write_skill(agent.path, "my-skill", text=BROKEN)
+    git(agent.path, "add", "-A")
+    write_skill(agent.path, "my-skill")  # fixed on disk but not staged
+    proc = git(agent.path, "commit", "-qm", "staged is broken", check=False)
+    assert proc.returncode != 0
+    # `git commit -a` stages the fixed file through a temporary index: accepted
+    proc = git(agent.path, "commit", "-aqm", "fixed with -a", check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert git_out(agent.path, "show", "HEAD:skills/my-skill/SKILL.md") == skill_text("my-skill").strip()
+
+
+def test_commit_a_with_a_broken_edit_is_refused(agent):
+    write_skill(agent.path, "my-skill")
+    commit_all(agent.path, "good")
+    write_skill(agent.path, "my-skill", text=BROKEN)
+    proc = git(agent.path, "commit", "-aqm", "break it", check=False)
+    assert proc.returncode != 0 and "differs from its folder" in proc.stderr
+
+
+def test_renaming_a_folder_without_the_name_is_refused(agent):
+    write_skill(agent.path, "first")
+    commit_all(agent.path, "first")
+    git(agent.path, "mv", "skills/first", "skills/second")
+    proc = git(agent.path, "commit", "-qm", "rename", check=False)
+    assert proc.returncode != 0
+    assert "skills/second/SKILL.md: name 'first' differs from its folder 'second'" in proc.stderr
+
+
+def test_missing_interpreter_warns_and_lets_the_commit_pass(agent, tmp_path):
+    hook = hook_path(agent)
+    hook.write_text(hook.read_text().replace(sys.executable, str(tmp_path / "gone" / "python3")))
+    write_skill(agent.path, "my-skill", text=BROKEN)
+    proc = commit_all(agent.path, "evolve was uninstalled")
+    assert proc.returncode == 0
+    assert "evolve: not installed" in proc.stderr and "not checked" in proc.stderr
+
+
+def test_an_interpreter_without_evolve_warns_and_lets_the_commit_pass(agent, tmp_path):
+    fake = tmp_path / "python-without-evolve"
+    fake.write_text("#!/bin/sh\necho 'No module named evolve' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    hook = hook_path(agent)
+    hook.write_text(hook.read_text().replace(sys.executable, str(fake)))
+    write_skill(agent.path, "my-skill", text=BROKEN)
+    proc = commit_all(agent.path, "evolve broken")
+    assert proc.returncode == 0
+    assert "skills were not checked" in proc.stderr
+
+
+def test_the_hook_runs_evolve_by_absolute_interpreter_path(agent):
+    text = hook_path(agent).read_text()
+    assert sys.executable in text
+    assert text.startswith("#!/bin/sh")
+
+
+def test_a_home_path_with_quotes_and_spaces(tmp_path):
+    home = tmp_path / "it's my home"
+    agent = Agent.create("quoted", Home.resolve(home))
+    write_skill(agent.path, "good-one")
+    assert commit_all(agent.path, "ok").returncode == 0
+    write_skill(agent.path, "bad-one", text=BROKEN)
+    proc = commit_all(agent.path, "bad", check=False)
+    assert proc.returncode != 0 and "differs from its folder" in proc.stderr
+
+
+def test_installing_keeps_a_foreign_hook_aside(agent, evolve_home):
+    hook = hook_path(agent)
+    hook.write_text("#!/bin/sh\necho mine\n")
+    install_precommit_hook(agent.path, evolve_home)
+    assert (hook.parent / "pre-commit.before-evolve").read_text() == "#!/bin/sh\necho mine\n"
+    # reinstalling over our own hook does not clobber the saved one
+    install_precommit_hook(agent.path, evolve_home)
+    assert (hook.parent / "pre-commit.before-evolve").read_text() == "#!/bin/sh\necho mine\n"
