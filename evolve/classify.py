@@ -11,6 +11,7 @@ import functools
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
+from typing import NamedTuple
 
 _DATA = os.path.dirname(__file__) + "/data"  # noqa: PTH120 - pathlib costs ms of import
 _FLAGS = re.IGNORECASE | re.MULTILINE
@@ -140,6 +141,31 @@ def load_transient_patterns(extra: Iterable[str] = ()) -> TransientPatterns:
             [e for e in entries if e[0] != "!"], [e[1:] for e in entries if e[0] == "!"]
         )
     return _TRANSIENT_CACHE[key]
+
+
+class Extensions(NamedTuple):
+    """The user's additions from `[signals]` in config, applied at observe time."""
+
+    transient_patterns: tuple[str, ...] = ()
+    correction_phrases: Mapping[str, Iterable[str]] | None = None
+
+
+_configured = Extensions()
+
+
+def configure(transient_patterns: Iterable[str] = (),
+              correction_phrases: Mapping[str, Iterable[str]] | None = None) -> None:
+    """Set the user's extensions; raises ValueError for a pattern or phrase that is invalid."""
+    global _configured
+    patterns = tuple(transient_patterns)
+    phrases = {k: tuple(v) for k, v in (correction_phrases or {}).items()} or None
+    load_transient_patterns(patterns)
+    load_lexicons(phrases)
+    _configured = Extensions(patterns, phrases)
+
+
+def configured() -> Extensions:
+    return _configured
 
 
 def transient_reason(text: str, extra: Iterable[str] = ()) -> str | None:

@@ -24,6 +24,7 @@ MIGRATIONS: list[str] = [
         paused INTEGER NOT NULL DEFAULT 0,
         dirty INTEGER NOT NULL DEFAULT 0,
         dirty_at REAL,
+        activity_at REAL,
         last_reflection_at REAL,
         last_reflection_id TEXT,
         removed_at REAL
@@ -94,6 +95,12 @@ MIGRATIONS: list[str] = [
         data TEXT NOT NULL DEFAULT '{}'
     );
     CREATE INDEX reflections_by_agent ON reflections (agent, at);
+    CREATE TABLE cycles (
+        id INTEGER PRIMARY KEY,
+        at REAL NOT NULL,
+        dry_run INTEGER NOT NULL DEFAULT 0,
+        plan TEXT NOT NULL
+    );
     """,
 ]
 
@@ -150,8 +157,15 @@ def agent_row(conn: sqlite3.Connection, agent: str) -> sqlite3.Row | None:
 
 def mark_dirty(conn: sqlite3.Connection, agent: str, now: float | None = None) -> None:
     ensure_agent(conn, agent, now)
-    conn.execute("UPDATE agents SET dirty = 1, dirty_at = COALESCE(dirty_at, ?) WHERE name = ?",
-                 (now or time.time(), agent))
+    now = now or time.time()
+    conn.execute("UPDATE agents SET dirty = 1, dirty_at = COALESCE(dirty_at, ?), activity_at = ? "
+                 "WHERE name = ?", (now, now, agent))
+
+
+def clear_dirty(conn: sqlite3.Connection, agent: str, started: float) -> None:
+    """After a reflection that began at `started`: clean unless something arrived since."""
+    conn.execute("UPDATE agents SET dirty = 0, dirty_at = NULL WHERE name = ? "
+                 "AND (activity_at IS NULL OR activity_at <= ?)", (agent, started))
 
 
 def set_paused(conn: sqlite3.Connection, agent: str, paused: bool) -> None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from evolve import ledger
-from evolve.config import SourcesConfig
+from evolve.config import SignalsConfig, SourcesConfig
 
 FORMATS = ("claude_code", "generic")
 
@@ -54,7 +54,7 @@ def source_files(sources: SourcesConfig) -> list[tuple[str, str]]:
     for fmt, patterns in (("claude_code", sources.claude_code), ("generic", sources.generic)):
         for pattern in patterns:
             expanded = str(Path(pattern).expanduser())
-            for match in glob.glob(expanded, recursive=True):
+            for match in glob.glob(expanded, recursive=True):  # noqa: PTH207 - absolute patterns
                 if Path(match).is_file():
                     found.setdefault(str(Path(match).absolute()), fmt)
     return sorted(found.items())
@@ -162,10 +162,23 @@ def record_invocation(conn: sqlite3.Connection, agent: str, skill: str, session:
     return cur.rowcount > 0
 
 
+def configure_classifier(signals: SignalsConfig) -> None:
+    """Apply the user's transient patterns and correction phrases (they act at observe time)."""
+    from evolve import classify
+    from evolve.errors import ConfigError
+
+    try:
+        classify.configure(signals.transient_patterns, signals.correction_phrases)
+    except ValueError as exc:
+        raise ConfigError(f"[signals]: {exc}") from None
+
+
 def observe(conn: sqlite3.Connection, agent: str, files: Iterable[tuple[str, str]],
             progress: Callable[[int, int], None] | None = None,
-            now: float | None = None) -> ObserveResult:
+            now: float | None = None, signals: SignalsConfig | None = None) -> ObserveResult:
     """Observe every (path, format); one file failing never stops the others."""
+    if signals is not None:
+        configure_classifier(signals)
     ledger.ensure_agent(conn, agent, now)
     result = ObserveResult()
     items = list(files)

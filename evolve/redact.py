@@ -66,7 +66,7 @@ def _secret_patterns() -> list[tuple[str, re.Pattern[str], int]]:
             r"(?:(?:[^-]|-(?!----BEGIN)){0,20000}?-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"
             r"|(?:(?:\r?\n|\\r\\n|\\n)(?:[A-Za-z][A-Za-z-]*: [^\r\n\\]*"
             r"|[A-Za-z0-9+/=]*(?=\r?\n|\\n|\\r|[\"']|\Z)))*)", re.DOTALL), 0),
-        ("anthropic-key", re.compile(left + r"sk-ant-[A-Za-z0-9_-]{20,}"), 0),
+        ("anthropic-key", re.compile(r"sk-ant-[A-Za-z0-9_-]{20,}"), 0),
         ("openai-key", re.compile(left + r"sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,}"), 0),
         ("openai-key", re.compile(left + r"sk-[A-Za-z0-9]{20,}" + right), 0),
         ("aws-access-key-id", re.compile(
@@ -93,7 +93,7 @@ def _assignment() -> re.Pattern[str]:
     return re.compile(
         r"(?<![A-Za-z0-9_.-])(?P<key>" + _ASSIGN_KEY + r")(?P<kq>[\"']?)"
         r"(?P<sep>[ \t]*(?:=>|=(?!=)|:(?![:=]))[ \t]*)"
-        r"(?:(?P<q>[\"'])(?P<quoted>[^\"'\r\n]{0,500})(?P=q)|(?P<bare>[^\s\"'`]{1,500}))"
+        r"(?:(?P<q>[\"'])(?P<quoted>[^\"'\r\n]*)(?P=q)|(?P<bare>[^\s\"'`]+))"
     )
 
 
@@ -157,7 +157,10 @@ def _plausible(kind: str, value: str) -> bool:
 
 
 def find_secrets(text: str) -> list[Finding]:
-    """Non-overlapping (kind, start, end) spans of secrets, in text order."""
+    """Non-overlapping (kind, start, end) spans of secrets, in text order.
+
+    Overlapping matches are merged: the longest match at the earliest start names the kind.
+    """
     if not text:
         return []
     candidates: list[tuple[int, int, int, str]] = []  # start, -end, priority, kind
@@ -174,7 +177,9 @@ def find_secrets(text: str) -> list[Finding]:
     for start, neg_end, _priority, kind in candidates:
         if start >= last_end:
             found.append((kind, start, -neg_end))
-            last_end = -neg_end
+        elif -neg_end > last_end:  # a partial overlap: one span covers both, nothing leaks
+            found[-1] = (found[-1][0], found[-1][1], -neg_end)
+        last_end = max(last_end, -neg_end)
     return found
 
 

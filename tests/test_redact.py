@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 import unicodedata
 
 import pytest
@@ -212,3 +213,21 @@ def test_scanners_never_raise_and_strip_is_complete(text):
     assert isinstance(redact(text), str)
     assert find_invisible(strip_invisible(text)) == []
     assert find_invisible(make_visible(text)) == []
+
+
+def test_secrets_glued_to_other_text_or_after_long_values_are_covered():
+    key = "sk-ant-" + "api03-" + R * 3
+    assert redact("glued x1x1" + key) == "glued x1x1[REDACTED:anthropic-key]"
+    assert redact("token=" + "x1" * 400 + key) == "token=[REDACTED:token]"
+    text = f"token: abcd1234{BEGIN}\n{PEM_BODY}\n{END} after"
+    assert find_secrets(text) == [("token", 7, len(text) - len(" after"))]
+
+
+@pytest.mark.parametrize("text", [
+    "a-" * 50_000, "a." * 50_000, "x://a:" * 20_000, "password=" * 20_000, "eyJ" * 50_000,
+    (BEGIN + "\n") * 4_000, "-----BEGIN PRIVATE KEY-----\n" + "ab\n" * 50_000,
+], ids=["dashes", "dots", "urls", "assignments", "jwt-prefixes", "begins", "long-truncated-key"])
+def test_pathological_input_is_scanned_in_linear_time(text):
+    start = time.perf_counter()
+    find_secrets(text)
+    assert time.perf_counter() - start < 2.0

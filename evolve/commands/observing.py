@@ -5,7 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from evolve import ledger, observe as observe_mod, pending
+from evolve import ledger, pending
+from evolve import observe as observe_mod
 from evolve.agent import Agent
 from evolve.commands.output import emit_json, say, table
 from evolve.errors import UserError
@@ -41,7 +42,8 @@ def observe(home: Home, name: str, paths: list[str], fmt: str | None = None,
     show = _progress if sys.stderr.isatty() and len(files) > 10 and not as_json else None
     conn = ledger.connect(home.state_db)
     try:
-        result = observe_mod.observe(conn, name, files, progress=show)
+        result = observe_mod.observe(conn, name, files, progress=show,
+                                     signals=agent.config.signals)
     finally:
         conn.close()
     if as_json:

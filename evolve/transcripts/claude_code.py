@@ -200,7 +200,7 @@ def _fast_assistant(text: str, offset: int, end: int, state: dict):
                             fields, state)
 
 
-def parse_object(obj: dict, offset: int, end: int, state: dict):
+def parse_object(obj: dict, offset: int, end: int, state: dict) -> Sequence[Event]:
     """Events for a fully parsed line (the path every fast path must agree with)."""
     get = obj.get
     kind = get("type")

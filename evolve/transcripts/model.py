@@ -8,10 +8,11 @@ facts. Standard library only: this sits on the observer's hot path.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
+
+from evolve import classify
 
 # Event kinds.
 HUMAN = "human"  # a real human request: starts a run
@@ -211,44 +212,15 @@ def block_text(content: Any) -> str:
 # evolve.classify is written separately; import it lazily (once) and fall back to a small local
 # rule set while it is absent.
 
-_classifiers: dict[str, Callable[..., bool]] = {}
-
-# TODO(classify): remove this fallback once evolve.classify.is_transient is always present.
-_FALLBACK_TRANSIENT = re.compile(
-    r"time[d ]?out|timed out|ETIMEDOUT|ECONNRESET|ECONNREFUSED|EAI_AGAIN|ENOTFOUND|EPIPE"
-    r"|connection (?:reset|refused|aborted|closed|error)|socket hang up|network"
-    r"|temporar(?:y|ily)|name resolution|getaddrinfo|\b(?:429|500|502|503|504|529)\b"
-    r"|rate.?limit|too many requests|overloaded|service unavailable|bad gateway",
-    re.IGNORECASE,
-)
-
-
-def _classifier(name: str) -> Callable[..., bool]:
-    func = _classifiers.get(name)
-    if func is None:
-        try:
-            from evolve import classify
-
-            func = getattr(classify, name)
-        except (ImportError, AttributeError):
-            if name == "is_transient":
-                # TODO(classify): local fallback until evolve.classify exists.
-                func = lambda text: bool(_FALLBACK_TRANSIENT.search(text))  # noqa: E731
-            else:
-                # TODO(classify): local fallback until evolve.classify exists.
-                func = lambda text, **_: False  # noqa: E731
-        _classifiers[name] = func
-    return func
-
-
 def is_transient(text: str) -> bool:
     """True when an error text is the environment's fault (timeouts, 429/5xx, resets…)."""
-    return bool(text) and bool(_classifier("is_transient")(text))
+    return bool(text) and classify.is_transient(text, classify.configured().transient_patterns)
 
 
 def is_correction(text: str, first: bool = False) -> bool:
     """True when a human request corrects the agent (`first`: nothing came before it)."""
-    return bool(text) and bool(_classifier("is_correction")(text, first=first))
+    phrases = classify.configured().correction_phrases
+    return bool(text) and classify.is_correction(text, phrases, first=first)
 
 
 _PERMANENT_API = re.compile(

@@ -1,0 +1,77 @@
+"""The wheel carries the template workspace, hooks, data files and prompt (package data).
+
+Built offline, without build isolation, from a copy of the source tree, then installed
+with pip into a private target and imported from there.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+NEEDED = [
+    "evolve/template_workspace/agent.toml",
+    "evolve/template_workspace/memo.md",
+    "evolve/template_workspace/gitignore",
+    "evolve/template_workspace/skills/.gitkeep",
+    "evolve/hooks/pre-commit",
+    "evolve/data/transient_patterns.txt",
+    "evolve/data/corrections.toml",
+    "evolve/reflect/prompt.md",
+]
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    work = tmp_path_factory.mktemp("wheel")
+    source = work / "src"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
+        ".venv", ".git", "build", "dist", "*.egg-info", "__pycache__", ".hypothesis", "tests"))
+    out = work / "dist"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-build-isolation", "--no-deps",
+         "--no-index", "-w", str(out), str(source)],
+        check=True, capture_output=True, timeout=180,
+    )
+    return next(out.glob("evolve_skills-*.whl"))
+
+
+def test_wheel_holds_package_data(wheel: Path) -> None:
+    names = set(zipfile.ZipFile(wheel).namelist())
+    missing = [n for n in NEEDED if n not in names]
+    assert not missing, f"wheel lacks {missing}"
+    entry = next(n for n in names if n.endswith("entry_points.txt"))
+    assert "evolve = evolve.cli:main" in zipfile.ZipFile(wheel).read(entry).decode()
+
+
+def test_installed_wheel_creates_an_agent(wheel: Path, tmp_path: Path) -> None:
+    target = tmp_path / "site"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index",
+         "--target", str(target), str(wheel)],
+        check=True, capture_output=True, timeout=180,
+    )
+    script = (
+        "import sys, evolve\n"
+        f"assert evolve.__file__.startswith({str(target)!r}), evolve.__file__\n"
+        "from evolve.cli import main\n"
+        "sys.exit(main(['init', 'packaged']))\n"
+    )
+    env_path = str(target)
+    # -S: no site-packages, so neither the editable install nor anything else shadows the wheel
+    proc = subprocess.run([sys.executable, "-S", "-c", script], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": env_path}, timeout=60,
+                          cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    home = Path(os.environ["EVOLVE_HOME"])
+    repo = home / "agents" / "packaged"
+    assert (repo / "memo.md").read_text().startswith("# Memo of packaged")
+    assert (repo / ".gitignore").exists()
+    assert "evolve-managed-hook" in (repo / ".git" / "hooks" / "pre-commit").read_text()
