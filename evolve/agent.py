@@ -169,9 +169,9 @@ class Agent:
     def commit_human_edits(self) -> str | None:
         """Commit what a person left uncommitted, as their own commit. Never discards."""
         with self.repo.locked():
-            return self._commit_human_edits_locked()
+            return self.commit_human_edits_held()
 
-    def _commit_human_edits_locked(self) -> str | None:
+    def commit_human_edits_held(self) -> str | None:
         paths = self.repo.dirty_paths()
         if not paths:
             return None
@@ -204,7 +204,7 @@ class Agent:
     def revert(self, rev: str) -> str:
         """Undo one commit as a new commit with `Evolve-Reverts: <sha>`."""
         with self.repo.locked():
-            self._commit_human_edits_locked()
+            self.commit_human_edits_held()
             sha = self.repo.resolve(rev)
             commit = self.repo.log(sha, limit=1)[0]
             if not commit.parents:

@@ -83,6 +83,42 @@ def _score_args(p) -> None:
     _json(p)
 
 
+def _reflect_args(p) -> None:
+    _agent(p)
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the bundle and the proposed operations; change nothing")
+    p.add_argument("--force", action="store_true",
+                   help="reflect even with nothing new or nothing above the threshold")
+    _json(p)
+
+
+def _watch_args(p) -> None:
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--detach", action="store_true",
+                      help="run in the background (pidfile and log under the home)")
+    mode.add_argument("--status", action="store_true", help="say whether a watcher runs")
+    mode.add_argument("--stop", action="store_true", help="stop the running watcher")
+    mode.add_argument("--print-service", action="store_true",
+                      help="print a systemd user unit (Linux) or launchd plist (macOS)")
+    p.add_argument("--log-file", action="store_true",
+                   help="log to <home>/logs/watch.log (rotated) instead of stderr")
+    p.add_argument("-v", "--verbose", action="store_true", help="log debug details")
+    _json(p)
+
+
+def _cycle_args(p) -> None:
+    p.add_argument("--now", action="store_true", help="run even if the last cycle is recent")
+    p.add_argument("--dry-run", action="store_true", help="plan only: reflect nothing")
+    _json(p)
+
+
+def _remove_args(p) -> None:
+    _agent(p)
+    p.add_argument("--purge", action="store_true",
+                   help="also delete the agent's observed state from state.db")
+    _json(p)
+
+
 def _doctor_args(p) -> None:
     _json(p)
     p.add_argument("--fix", action="store_true", help="reinstall missing hooks")
@@ -98,7 +134,14 @@ COMMANDS: dict[str, tuple[str, str, Callable[[Any], None]]] = {
     "revert": ("history.revert", "undo one commit (evolve will not re-learn it)", _revert_args),
     "observe": ("observing.observe", "read new transcript lines into runs and facts", _observe_args),
     "score": ("observing.score", "runs since the last reflection, with signals and score", _score_args),
+    "reflect": ("reflecting.reflect", "reflect now: bundle, model, validated commit", _reflect_args),
     "doctor": ("doctor.doctor", "report problems and how to fix them", _doctor_args),
+    "watch": ("watching.watch", "watch transcripts and agent repos; run the cycle", _watch_args),
+    "cycle": ("watching.cycle", "pick the agents worth reflecting on, and reflect", _cycle_args),
+    "status": ("lifecycle.status", "watcher, new work per agent, last reflection, next cycle", _json),
+    "pause": ("lifecycle.pause", "stop learning for one agent (observing continues)", _agent),
+    "resume": ("lifecycle.resume", "restart learning for a paused agent", _agent),
+    "remove": ("lifecycle.remove", "archive an agent (its repo moved aside, state kept)", _remove_args),
 }
 
 

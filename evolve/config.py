@@ -21,7 +21,7 @@ BACKENDS = ("offline", "anthropic", "claude-cli")
 @dataclass(frozen=True)
 class ModelConfig:
     backend: str = "offline"
-    name: str = "claude-sonnet-4-5"
+    name: str = "claude-sonnet-5-5"
     base_url: str = ""
     max_tokens: int = 4096
     timeout_s: float = 120.0

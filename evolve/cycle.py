@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from evolve import ledger, pending
 from evolve.agent import Agent, list_agents
 from evolve.home import Home
+from evolve.locks import is_locked
+from evolve.repo import LOCK
 from evolve.schedule import AgentState, CyclePlan, Rules, plan_cycle
 
 
@@ -50,6 +52,7 @@ def agent_states(conn: sqlite3.Connection, home: Home, names: list[str]) -> list
             name, dirty=True, paused=bool(row["paused"]), created_at=row["created_at"],
             last_reflection_at=row["last_reflection_at"], best_score=best,
             worth_reflecting=worth, waiting_since=row["dirty_at"],
+            busy=not row["paused"] and is_locked(home.agent_dir(name) / ".git" / LOCK),
         ))
     return states
 

@@ -67,18 +67,26 @@ def iso_utc(timestamp: float) -> str:
     return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+LOCK_MARK = b"evolve-index-lock pid="
+
+
 def acquire_index_lock(git_dir: Path, timeout: float = 30.0) -> int:
     """Take git's own `index.lock` (O_EXCL), waiting while a person's git holds it.
 
-    Never deletes an existing lock: it may belong to a live `git commit`.
+    Never deletes a lock another process may hold. The lock evolve creates carries its pid
+    until the new index is written into it, so a lock left by a killed evolve process is
+    recognised (its pid is dead) and recovered.
     """
     path = git_dir / "index.lock"
     deadline = time.monotonic() + timeout
     delay = 0.005
     while True:
         try:
-            return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
         except FileExistsError:
+            if _stale_evolve_lock(path):
+                path.unlink(missing_ok=True)
+                continue
             if time.monotonic() >= deadline:
                 raise EvolveError(
                     f"{path} exists for over {timeout:.0f}s; if no git process is running, "
@@ -86,3 +94,41 @@ def acquire_index_lock(git_dir: Path, timeout: float = 30.0) -> int:
                 ) from None
             time.sleep(delay)
             delay = min(delay * 2, 0.1)
+            continue
+        os.write(fd, LOCK_MARK + str(os.getpid()).encode() + b"\n")
+        return fd
+
+
+def _stale_evolve_lock(path: Path) -> bool:
+    """An index.lock evolve created whose process is gone."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(64)
+    except OSError:
+        return False
+    if not head.startswith(LOCK_MARK):
+        return False
+    digits = head[len(LOCK_MARK):].split(b"\n", 1)[0]
+    if not digits.isdigit():
+        return False
+    pid = int(digits)
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+def write_index_lock(fd: int, data: bytes) -> None:
+    """Replace the lock file's content (our pid marker) with the new index, durably."""
+    os.ftruncate(fd, 0)
+    os.lseek(fd, 0, os.SEEK_SET)
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+    os.fsync(fd)

@@ -22,7 +22,15 @@ from functools import cache
 from pathlib import Path
 
 from evolve.errors import EvolveError, UserError
-from evolve.gitcmd import ZERO, GitError, acquire_index_lock, git, git_text, iso_utc
+from evolve.gitcmd import (
+    ZERO,
+    GitError,
+    acquire_index_lock,
+    git,
+    git_text,
+    iso_utc,
+    write_index_lock,
+)
 from evolve.locks import FileLock
 
 JOURNAL = "evolve-journal.json"
@@ -423,9 +431,7 @@ class Repo:
                 return False
             del proc
             if index_entries is not None:
-                data = self._updated_index(index_entries)
-                os.write(fd, data)
-                os.fsync(fd)
+                write_index_lock(fd, self._updated_index(index_entries))
                 os.close(fd)
                 fd = -1
                 lock_path.replace(self.git_dir / "index")
@@ -524,7 +530,29 @@ class Repo:
         # behind to be committed later as a person's edit.
         if tip == journal["tip"] or not self._landed(journal, tip):
             self._rollback(journal)
+        elif journal["branch"] == self.current_branch():
+            self._refresh_index(tip, list(journal["files"]))
         path.unlink(missing_ok=True)
+
+    def _refresh_index(self, tip: str, paths: list[str]) -> None:
+        """Make the real index agree with `tip` for `paths` (a crash may have left it stale)."""
+        listed = self.git("ls-tree", "-z", "--full-tree", tip, "--", *paths).split(b"\0")
+        found = {}
+        for entry in filter(None, listed):
+            meta, _, name = entry.partition(b"\t")
+            mode, _kind, sha = meta.decode().split()
+            found[name.decode("utf-8", "surrogateescape")] = f"{mode} {sha}"
+        lines = [f"{found.get(p, f'0 {ZERO}')}\t{p}" for p in paths]
+        fd = acquire_index_lock(self.git_dir)
+        lock_path = self.git_dir / "index.lock"
+        try:
+            write_index_lock(fd, self._updated_index("".join(line + "\n" for line in lines)))
+        except BaseException:
+            os.close(fd)
+            lock_path.unlink(missing_ok=True)
+            raise
+        os.close(fd)
+        lock_path.replace(self.git_dir / "index")
 
     def _landed(self, journal: dict, tip: str | None) -> bool:
         """Whether the branch tip holds exactly what the journalled apply wrote."""

@@ -23,6 +23,7 @@ class AgentState:
     best_score: float = 0.0
     worth_reflecting: bool = False
     waiting_since: float | None = None
+    busy: bool = False  # another process holds the agent's writer lock (a reflection runs)
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,13 @@ def plan_cycle(agents: list[AgentState], rules: Rules, now: float) -> CyclePlan:
 
 
 def _skip_reason(agent: AgentState, rules: Rules, now: float) -> str | None:
+    reason = _rule_reason(agent, rules, now)
+    if reason is None and agent.busy:
+        return "busy"
+    return reason
+
+
+def _rule_reason(agent: AgentState, rules: Rules, now: float) -> str | None:
     if not agent.dirty:
         return "nothing new"
     if agent.paused:

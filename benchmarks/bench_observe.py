@@ -1,0 +1,224 @@
+"""Observe: a 200+ MB Claude Code transcript against a plain `json.loads` loop over it.
+
+The transcript is built at bench time from the real transcripts in
+../shared/data/claude-code (main session files only: subagent files are transcripts of
+their own): the files are concatenated and the whole set is repeated with fresh ids, so
+each copy is a new session (new sessionId, uuid/parentUuid chains, message, request and
+tool-use ids) and every run stays well-formed.
+
+Measured in the same run:
+- `ratio_vs_json_loads`: full observe of the file into a fresh state.db (in-process, best
+  of 2) over a plain `for line in f: json.loads(line)` loop (best of 2). Target <= 1.0.
+- `reobserve_fraction`: after appending one run (a few lines), re-observing it, net of a
+  no-op observe, as a fraction of the full observe. Target < 1 %.
+- `peak_mb` / `peak_mb_50`: peak RSS growth of a full observe in a fresh subprocess
+  (ru_maxrss after observing minus ru_maxrss after imports), for the 200 MB file and for a
+  50 MB one: flat in file size and under 100 MB.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+from evolve import ledger
+from evolve import observe as observe_mod
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "claude-code"
+TARGET_MB = 200
+SMALL_MB = 50
+AGENT = "bench"
+PLACEHOLDER = b"\x01" * 6  # never in a JSONL line (control characters are escaped in JSON)
+
+# Ids whose last six characters become the copy number: uuids (uuid, parentUuid, sessionId,
+# leafUuid, sourceToolAssistantUUID, promptId…) and API ids (message, request, tool use).
+_UUID = re.compile(rb"\b([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{6})[0-9a-f]{6}\b")
+_API_ID = re.compile(rb"\b((?:msg|req|toolu|srvtoolu)_[A-Za-z0-9]{6,})[A-Za-z0-9]{6}\b")
+
+
+def source_files(data: Path = DATA) -> list[Path]:
+    """The main session transcripts of the shared data (no subagent files)."""
+    files = [p for p in sorted(data.rglob("*.jsonl"))
+             if "agent-" not in p.name and "__subagents__" not in p.name
+             and p.name != "subagent.jsonl"]
+    if not files:
+        raise FileNotFoundError(f"no Claude Code transcripts under {data}")
+    return files
+
+
+def template(files: list[Path]) -> bytes:
+    """The files concatenated, every id's last six characters replaced by PLACEHOLDER."""
+    parts = []
+    for path in files:
+        raw = path.read_bytes()
+        if raw and not raw.endswith(b"\n"):
+            raw += b"\n"
+        raw = _UUID.sub(lambda m: m.group(1) + PLACEHOLDER, raw)
+        parts.append(_API_ID.sub(lambda m: m.group(1) + PLACEHOLDER, raw))
+    blob = b"".join(parts)
+    assert blob.count(PLACEHOLDER) > 1000
+    return blob
+
+
+def build(path: Path, size_mb: int, blob: bytes) -> int:
+    """Write copies of `blob` (copy k: ids ending in k as 6 hex digits) until size_mb."""
+    copies = 0
+    with path.open("wb") as handle:
+        while handle.tell() < size_mb << 20:
+            handle.write(blob.replace(PLACEHOLDER, b"%06x" % copies))
+            copies += 1
+    return copies
+
+
+def one_run(session: str, parent: str | None, n: int) -> tuple[bytes, str]:
+    """A few lines of one new run (request, tool call, result, answer): (bytes, last uuid)."""
+    stamp = "2026-03-01T10:00:%02d.000Z"
+    lines = []
+    head = {"isSidechain": False, "userType": "external", "cwd": "/work/bench",
+            "sessionId": session, "version": "2.1.38"}
+    ids = [str(uuid.uuid4()) for _ in range(4)]
+    tool = f"toolu_bench{n:012d}"
+    bodies = [
+        {"type": "user", "message": {"role": "user", "content": f"Run the tests again ({n})"}},
+        {"type": "assistant", "requestId": f"req_bench{n:012d}", "message": {
+            "id": f"msg_bench{n:012d}a", "type": "message", "role": "assistant",
+            "model": "claude-x", "content": [{"type": "tool_use", "id": tool, "name": "Bash",
+                                              "input": {"command": "pytest -q"}}]}},
+        {"type": "user", "message": {"role": "user", "content": [
+            {"tool_use_id": tool, "type": "tool_result", "content": "3 passed"}]}},
+        {"type": "assistant", "requestId": f"req_bench{n:012d}b", "message": {
+            "id": f"msg_bench{n:012d}b", "type": "message", "role": "assistant",
+            "model": "claude-x", "content": [{"type": "text", "text": "All tests pass."}]}},
+    ]
+    for i, body in enumerate(bodies):
+        obj = {"parentUuid": parent, **head, **body, "uuid": ids[i], "timestamp": stamp % i}
+        lines.append(json.dumps(obj, separators=(",", ":")).encode() + b"\n")
+        parent = ids[i]
+    return b"".join(lines), ids[-1]
+
+
+def json_loads_loop(path: Path) -> float:
+    started = time.perf_counter()
+    with path.open("rb") as f:
+        for line in f:
+            json.loads(line)
+    return time.perf_counter() - started
+
+
+def observe_once(db: Path, path: Path) -> tuple[float, observe_mod.ObserveResult]:
+    conn = ledger.connect(db)
+    try:
+        started = time.perf_counter()
+        result = observe_mod.observe(conn, AGENT, [(str(path), "claude_code")])
+        return time.perf_counter() - started, result
+    finally:
+        conn.close()
+
+
+_PEAK = """
+import json, resource, sys, time
+from pathlib import Path
+from evolve import ledger, observe
+conn = ledger.connect(Path(sys.argv[1]))
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+started = time.perf_counter()
+result = observe.observe(conn, "bench", [(sys.argv[2], "claude_code")])
+seconds = time.perf_counter() - started
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"base_kb": base, "peak_kb": peak, "runs": result.runs, "s": seconds}))
+"""
+
+
+def peak_memory(workdir: Path, path: Path) -> dict:
+    """Peak RSS growth (MB) of one full observe in a fresh interpreter."""
+    with tempfile.TemporaryDirectory(dir=workdir) as tmp:
+        env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+        out = subprocess.run([sys.executable, "-c", _PEAK, str(Path(tmp) / "state.db"), str(path)],
+                             capture_output=True, text=True, check=True, env=env)
+    data = json.loads(out.stdout)
+    return {"peak_mb": round((data["peak_kb"] - data["base_kb"]) / 1024, 1),
+            "runs": data["runs"], "seconds": data["s"]}
+
+
+def run(workdir: Path) -> dict:
+    workdir = Path(workdir)
+    started = time.perf_counter()
+    blob = template(source_files())
+    big = workdir / "big.jsonl"
+    copies = build(big, TARGET_MB, blob)
+    small = workdir / "small.jsonl"
+    build(small, SMALL_MB, blob)
+    build_s = time.perf_counter() - started
+    size = big.stat().st_size
+    lines = blob.count(b"\n") * copies
+
+    baseline_s = min(json_loads_loop(big) for _ in range(2))
+
+    full_s = float("inf")
+    for attempt in range(2):
+        db = workdir / f"full-{attempt}" / "state.db"
+        seconds, result = observe_once(db, big)
+        full_s = min(full_s, seconds)
+    runs = result.runs
+    bad_lines = result.bad_lines
+
+    conn = ledger.connect(db)
+    try:
+        noop_s = float("inf")
+        for _ in range(3):
+            t0 = time.perf_counter()
+            noop = observe_mod.observe(conn, AGENT, [(str(big), "claude_code")])
+            noop_s = min(noop_s, time.perf_counter() - t0)
+            assert noop.runs == 0, "a no-op observe stored runs"
+        row = conn.execute("SELECT session, tail_uuid FROM runs WHERE agent = ? "
+                           "ORDER BY idx DESC LIMIT 1", (AGENT,)).fetchone()
+        session, parent = row["session"], row["tail_uuid"]
+        reobserve_s = float("inf")
+        for n in range(3):
+            data, parent = one_run(session, parent, n)
+            with big.open("ab") as handle:
+                handle.write(data)
+            t0 = time.perf_counter()
+            again = observe_mod.observe(conn, AGENT, [(str(big), "claude_code")])
+            reobserve_s = min(reobserve_s, time.perf_counter() - t0)
+            assert again.runs == 2, f"appending one run changed {again.runs} runs"  # old open + new
+        stored = conn.execute("SELECT COUNT(*) FROM runs WHERE agent = ?", (AGENT,)).fetchone()[0]
+    finally:
+        conn.close()
+
+    memory = peak_memory(workdir, big)
+    memory_50 = peak_memory(workdir, small)
+    return {
+        "file_mb": round(size / (1 << 20), 1),
+        "lines": lines,
+        "copies": copies,
+        "runs": runs,
+        "runs_stored": stored,
+        "bad_lines": bad_lines,
+        "json_loads_s": round(baseline_s, 3),
+        "observe_s": round(full_s, 3),
+        "observe_mb_per_s": round(size / (1 << 20) / full_s, 1),
+        "ratio_vs_json_loads": round(full_s / baseline_s, 3),
+        "noop_observe_s": round(noop_s, 4),
+        "reobserve_s": round(reobserve_s, 4),
+        "reobserve_fraction": round(max(0.0, reobserve_s - noop_s) / full_s, 5),
+        "reobserve_fraction_gross": round(reobserve_s / full_s, 5),
+        "peak_mb": memory["peak_mb"],
+        "peak_mb_50": memory_50["peak_mb"],
+        "peak_growth_mb": round(memory["peak_mb"] - memory_50["peak_mb"], 1),
+        "build_s": round(build_s, 2),
+        "targets": {"ratio_vs_json_loads": "<= 1.0", "reobserve_fraction": "< 0.01",
+                    "peak_mb": "< 100", "peak_mb_50": "< 100", "peak_growth_mb": "< 20"},
+    }
+
+
+if __name__ == "__main__":
+    with tempfile.TemporaryDirectory(prefix="evolve-bench-") as tmp:
+        print(json.dumps(run(Path(tmp)), indent=2))

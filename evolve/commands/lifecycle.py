@@ -1,0 +1,176 @@
+"""`evolve status`, `pause`, `resume`, `remove`: where each agent stands, and stopping it."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+
+from evolve import ledger, service
+from evolve.agent import Agent, list_agents
+from evolve.commands.output import emit_json, say, table
+from evolve.errors import LockBusy, UserError
+from evolve.gitcmd import iso_utc
+from evolve.home import Home
+from evolve.locks import FileLock, holder, is_locked
+from evolve.names import check_name
+from evolve.repo import LOCK
+from evolve.schedule import HOUR, ago
+
+
+def _iso(value: float | None) -> str | None:
+    return iso_utc(value) if value else None
+
+
+def _agent_status(conn: sqlite3.Connection, home: Home, name: str, row) -> dict:
+    from evolve import pending
+
+    dirty = bool(row and row["dirty"])
+    best, worth, count = 0.0, False, 0
+    if dirty:  # only dirty agents have pending runs: cost follows them
+        agent = Agent(home, name)
+        runs = pending.scored_runs(conn, name, agent.config, agent.memo_text())
+        best = max((r.score for r in runs), default=0.0)
+        worth, count = any(r.reflect for r in runs), len(runs)
+    return {
+        "name": name, "dirty": dirty, "dirty_since": _iso(row["dirty_at"]) if row else None,
+        "pending_runs": count, "pending_best_score": round(best, 3), "worth_reflecting": worth,
+        "last_reflection_at": _iso(row["last_reflection_at"]) if row else None,
+        "paused": bool(row and row["paused"]),
+        "busy": is_locked(home.agent_dir(name) / ".git" / LOCK),
+    }
+
+
+def status(home: Home, as_json: bool = False) -> int:
+    from evolve import config as config_mod
+    from evolve.cycle import last_cycle_at
+
+    watcher = service.state(home)
+    every = config_mod.load(home.config_file).schedule.cycle_hours * HOUR
+    conn = ledger.connect(home.state_db)
+    try:
+        rows = {r["name"]: r for r in conn.execute("SELECT * FROM agents")}
+        agents = [_agent_status(conn, home, name, rows.get(name)) for name in list_agents(home)]
+        last = last_cycle_at(conn)
+    finally:
+        conn.close()
+    next_at = (max(last + every, time.time()) if last else time.time()) if watcher.running else None
+    data = {"watcher": watcher.to_dict(home), "cycle_hours": every / HOUR,
+            "last_cycle_at": _iso(last), "next_cycle_at": _iso(next_at), "agents": agents}
+    if as_json:
+        emit_json(data)
+        return 0
+    _print_status(data, last, next_at)
+    return 0
+
+
+def _print_status(data: dict, last: float | None, next_at: float | None) -> None:
+    watcher, now = data["watcher"], time.time()
+    if watcher["running"]:
+        say(f"watcher: running (pid {watcher['pid'] or '?'}), log {watcher['log']}")
+        due = "due now" if next_at is None or next_at <= now else f"in {ago(next_at - now)}"
+        say(f"next cycle: {due} (every {data['cycle_hours']:g} h)")
+    else:
+        say("watcher: not running — nothing is observed or reflected in the background; "
+            "start it with `evolve watch --detach`")
+    say(f"last cycle: {ago(now - last) + ' ago' if last else 'never'}")
+    if not data["agents"]:
+        say("no agents; create one with `evolve init NAME`")
+        return
+    rows = []
+    for a in data["agents"]:
+        state = ", ".join(w for w, on in (("paused", a["paused"]), ("busy", a["busy"])) if on)
+        rows.append([a["name"], f"yes ({a['pending_runs']} runs)" if a["dirty"] else "no",
+                     f"{a['pending_best_score']:.2f}" if a["dirty"] else "-",
+                     a["last_reflection_at"] or "never", state or "-"])
+    say("")
+    say(table(rows, ["AGENT", "NEW", "BEST", "LAST REFLECTION", "STATE"]))
+
+
+def _set_paused(home: Home, name: str, paused: bool) -> None:
+    Agent.open(name, home)
+    conn = ledger.connect(home.state_db)
+    try:
+        with ledger.transaction(conn):
+            ledger.set_paused(conn, name, paused)
+    finally:
+        conn.close()
+
+
+def pause(home: Home, name: str) -> int:
+    _set_paused(home, name, True)
+    say(f"paused learning for {name!r}: no reflections until `evolve resume {name}` "
+        f"(its transcripts are still observed)")
+    return 0
+
+
+def resume(home: Home, name: str) -> int:
+    _set_paused(home, name, False)
+    say(f"resumed learning for {name!r}")
+    return 0
+
+
+def _archive_target(home: Home, name: str) -> str:
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    target, number = f"{name}-{stamp}", 1
+    while (home.archive_dir / target).exists():
+        number += 1
+        target = f"{name}-{stamp}-{number}"
+    return target
+
+
+def _purge(conn: sqlite3.Connection, name: str) -> int:
+    """Delete every row about the agent, from every table with an `agent` column."""
+    deleted = 0
+    with ledger.transaction(conn):
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        for table_name in tables:
+            columns = {c[1] for c in conn.execute(f'PRAGMA table_info("{table_name}")')}
+            if "agent" in columns:
+                deleted += conn.execute(f'DELETE FROM "{table_name}" WHERE agent = ?', (name,)).rowcount
+        deleted += conn.execute("DELETE FROM agents WHERE name = ?", (name,)).rowcount
+    return deleted
+
+
+def remove(home: Home, name: str, purge: bool = False, as_json: bool = False) -> int:
+    """Move the repo to `<home>/archive/`, mark the agent removed; delete state only on --purge."""
+    check_name(name, "agent")
+    path = home.agent_dir(name)
+    conn = ledger.connect(home.state_db)
+    try:
+        known = ledger.agent_row(conn, name) is not None
+        if not (path / ".git").is_dir() and not (purge and known):
+            raise UserError(f"no agent {name!r} in {home.root}; see `evolve agents`")
+        archived = None
+        if (path / ".git").is_dir():
+            lock = FileLock(path / ".git" / LOCK, timeout=0)
+            try:
+                lock.acquire()
+            except LockBusy:
+                who = holder(path / ".git" / LOCK) or "another process"
+                raise UserError(f"agent {name!r} is busy ({who} holds its lock: a reflection is "
+                                f"running); try again when it finishes") from None
+            try:
+                home.archive_dir.mkdir(parents=True, exist_ok=True)
+                archived = home.archive_dir / _archive_target(home, name)
+                path.rename(archived)
+            finally:
+                lock.release()
+            with ledger.transaction(conn):
+                ledger.ensure_agent(conn, name)
+                conn.execute("UPDATE agents SET removed_at = ?, dirty = 0 WHERE name = ?",
+                             (time.time(), name))
+        purged = _purge(conn, name) if purge else 0
+    finally:
+        conn.close()
+    if as_json:
+        emit_json({"name": name, "archived_to": str(archived) if archived else None,
+                   "purged": purge, "rows_deleted": purged})
+        return 0
+    if archived:
+        say(f"archived agent {name!r} to {archived}")
+    if purge:
+        say(f"deleted its state from {home.state_db} ({purged} row(s)); archived repositories "
+            f"stay in {home.archive_dir} until you delete them")
+    else:
+        say(f"its observed state is kept; `evolve remove {name} --purge` deletes it")
+    return 0

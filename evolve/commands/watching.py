@@ -1,0 +1,127 @@
+"""`evolve watch` and `evolve cycle`: learning in the background, on a rhythm."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import time
+
+from evolve import service
+from evolve.commands.output import emit_json, say, table, warn
+from evolve.errors import LockBusy, UserError
+from evolve.gitcmd import iso_utc
+from evolve.home import Home
+from evolve.schedule import HOUR, ago
+
+
+def watch(home: Home, detach: bool = False, status: bool = False, stop: bool = False,
+          print_service: bool = False, log_file: bool = False, verbose: bool = False,
+          as_json: bool = False) -> int:
+    if print_service:
+        name, text = service.render_service(home)
+        sys.stdout.write(text)
+        warn(service.install_hint(name))
+        return 0
+    if status:
+        return _watch_status(home, as_json)
+    if stop:
+        pid = service.stop(home)
+        say(f"stopped evolve watch (pid {pid})" if pid else "evolve watch is not running")
+        return 0
+    if detach:
+        current = service.state(home)
+        if current.running:
+            raise UserError(f"evolve watch is already running for {home.root} (pid {current.pid})")
+        pid = service.spawn_detached(home)
+        say(f"evolve watch runs in the background (pid {pid}); log: {service.log_path(home)}")
+        return 0
+    return _run(home, log_file, verbose)
+
+
+def _watch_status(home: Home, as_json: bool) -> int:
+    current = service.state(home)
+    if as_json:
+        emit_json(current.to_dict(home))
+    elif current.running:
+        say(f"evolve watch is running (pid {current.pid or '?'}); log: {service.log_path(home)}")
+    else:
+        say("evolve watch is not running; start it with `evolve watch --detach`")
+    return 0
+
+
+def _run(home: Home, log_file: bool, verbose: bool) -> int:
+    """The foreground watcher: SIGTERM/SIGINT stop it after the current unit of work."""
+    from evolve.watch import Watcher
+
+    service.setup_logging(home, log_file, verbose)
+    lock = service.acquire(home)
+    try:
+        watcher = Watcher(home)
+
+        def on_signal(signum, frame) -> None:
+            if watcher.stopping:  # a second Ctrl-C: stop now (transactions roll back)
+                raise KeyboardInterrupt
+            watcher.stop()
+
+        previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+        try:
+            watcher.run()
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+    finally:
+        service.release(home, lock)
+    return 0
+
+
+def cycle(home: Home, now: bool = False, dry_run: bool = False, as_json: bool = False) -> int:
+    from evolve import config as config_mod
+    from evolve import cycle as cycle_mod
+    from evolve import ledger
+    from evolve.locks import FileLock, holder
+
+    every = config_mod.load(home.config_file).schedule.cycle_hours * HOUR
+    conn = ledger.connect(home.state_db)
+    try:
+        last = cycle_mod.last_cycle_at(conn)
+    finally:
+        conn.close()
+    wall = time.time()
+    if not (now or dry_run) and last is not None and wall < last + every:
+        if as_json:
+            emit_json({"selected": [], "skipped": {}, "ran": False,
+                       "last_cycle_at": iso_utc(last), "next_cycle_at": iso_utc(last + every)})
+        else:
+            say(f"the last cycle ran {ago(wall - last)} ago; the next is due in "
+                f"{ago(last + every - wall)} (every {every / HOUR:g} h); "
+                f"`evolve cycle --now` runs one now")
+        return 0
+    from evolve.watch import _reflector
+
+    home.ensure()
+    lock_file = home.run_dir / "cycle.lock"
+    try:
+        with FileLock(lock_file, timeout=0):
+            result = cycle_mod.run_cycle(home, dry_run=dry_run,
+                                         reflect=None if dry_run else _reflector(home))
+    except LockBusy:
+        raise UserError(f"a cycle is already running ({holder(lock_file) or 'another process'}); "
+                        f"wait for it to finish") from None
+    if as_json:
+        emit_json(result.to_dict())
+        return 0
+    plan = result.plan
+    rows = [[name, "selected" + (" (forced: waited long)" if name in plan.forced else ""),
+             _outcome(result.outcomes.get(name))] for name in plan.selected]
+    rows += [[name, "skipped", reason] for name, reason in sorted(plan.skipped.items())]
+    if rows:
+        say(table(rows, ["AGENT", "DECISION", "WHY / OUTCOME"]))
+    say(f"{'dry run: ' if dry_run else ''}{len(plan.selected)} agent(s) selected, "
+        f"{len(plan.skipped)} skipped")
+    return 0
+
+
+def _outcome(outcome: dict | None) -> str:
+    if not outcome:
+        return ""
+    return str(outcome.get("outcome") or outcome.get("summary") or "")

@@ -1,0 +1,78 @@
+"""The offline reflector: no model, conservative, deterministic.
+
+It writes only what the user said explicitly: each correction becomes a when-then rule in
+the memo's strategies section, quoting the user's words and the request they corrected.
+Anything else is "nothing to save". Being deterministic, the same evidence always yields
+the same rule, so a rule a person reverted is recognised (by fingerprint) and not re-learned.
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePath
+
+from evolve import memo as memo_mod
+from evolve.bundle import clean
+from evolve.reflect.client import Answer, ReflectionRequest
+
+QUOTE_CHARS = 220
+CONTEXT_CHARS = 120
+
+
+def _one_line(text: str, limit: int) -> str:
+    line = " ".join(clean(text).replace('"', "'").split())
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+def correction_rules(bundle) -> list[str]:
+    """One memo bullet per corrected run, in time order."""
+    by_key = {(r.path, r.run): r for r in bundle.runs}
+    rules = []
+    for run in bundle.runs:
+        if run.context or not run.facts.get("correction"):
+            continue
+        quote = _one_line(run.facts.get("request", ""), QUOTE_CHARS)
+        if not quote:
+            continue
+        previous = by_key.get((run.path, run.run - 1))
+        project = PurePath(run.cwd).name if run.cwd else ""
+        where = f" in {project}" if project else ""
+        if previous and previous.facts.get("request"):
+            asked = _one_line(previous.facts["request"], CONTEXT_CHARS)
+            rules.append(f'- When working{where} on a request like "{asked}", follow the '
+                         f'user\'s correction: "{quote}"')
+        else:
+            rules.append(f'- When working{where}, follow the user\'s correction: "{quote}"')
+    return rules
+
+
+class OfflineReflector:
+    """A ReflectionClient that needs no model: corrections → memo rules."""
+
+    name = "offline"
+
+    def __init__(self, memo_text: str, section_chars: int) -> None:
+        self.memo_text = memo_text
+        self.section_chars = section_chars
+
+    def reflect(self, request: ReflectionRequest) -> Answer:
+        current = memo_mod.section_content(self.memo_text, memo_mod.STRATEGIES)
+        lines = current.splitlines()
+        added = []
+        for rule in correction_rules(request.bundle):
+            if rule in lines or rule in added:
+                continue
+            candidate = "\n".join([*lines, *added, rule]).strip()
+            if len(candidate) > self.section_chars:
+                break
+            added.append(rule)
+        if not added:
+            answer = {"summary": "nothing to save",
+                      "operations": [{"op": "nothing_to_save",
+                                      "reason": "no explicit user correction to remember"}]}
+        else:
+            content = "\n".join([*lines, *added]).strip()
+            noun = "correction" if len(added) == 1 else "corrections"
+            answer = {"summary": f"remember {len(added)} {noun} from the user",
+                      "operations": [{"op": "update_memo", "section": memo_mod.STRATEGIES,
+                                      "content": content}]}
+        return Answer(answer, "offline", 0, 0)

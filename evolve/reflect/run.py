@@ -1,0 +1,220 @@
+"""One reflection of one agent, end to end: gates → bundle → model → plan → commit → record.
+
+The reflection id is derived from the evidence (the pending runs and events), so a
+reflection interrupted after its commit is recognised on the next attempt and recorded,
+never applied twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass, field
+from importlib import resources
+
+from evolve import ledger, pending
+from evolve.agent import Agent
+from evolve.bundle import Bundle, build_bundle
+from evolve.errors import LockBusy
+from evolve.home import Home
+from evolve.locks import FileLock
+from evolve.metrics import skill_usage
+from evolve.reflect.operations import TOOL_SCHEMA, AnswerError, Limits, Plan, SkillState, parse_answer
+
+DAY = 86_400.0
+
+
+@dataclass
+class Outcome:
+    agent: str
+    status: str  # committed | nothing | failed | skipped | busy | dry-run
+    reason: str = ""
+    reflection: str | None = None
+    commit: str | None = None
+    bundle: Bundle | None = None
+    plan: Plan | None = None
+    tokens: int = 0
+    rejected: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        data = {"agent": self.agent, "status": self.status, "reason": self.reason,
+                "reflection": self.reflection, "commit": self.commit, "tokens": self.tokens,
+                "rejected": self.rejected}
+        if self.bundle is not None:
+            data["bundle"] = self.bundle.to_dict()
+        if self.plan is not None:
+            data["operations"] = [{"op": op.kind, "target": op.name or op.section,
+                                   "path": op.path} for op in self.plan.operations]
+            data["summary"] = self.plan.summary
+        return data
+
+
+def prompt_text() -> str:
+    return (resources.files("evolve") / "reflect" / "prompt.md").read_text(encoding="utf-8")
+
+
+def lessons_not_to_relearn(agent: Agent, conn) -> tuple[list[str], set[str]]:
+    """Descriptions and fingerprints of what a person reverted or rejected."""
+    from evolve.repo import list_values
+
+    commits = agent.repo.log()
+    by_sha = {c.sha: c for c in commits}
+    lessons: list[str] = []
+    blocked: set[str] = set()
+    for commit in commits:
+        target = by_sha.get(commit.reverts or "")
+        if target is None:
+            continue
+        blocked.update(list_values(target.trailers.get("Evolve-Fingerprints")))
+        ops = target.trailers.get("Evolve-Ops", "")
+        lessons.append(f"reverted: {target.subject} ({ops})")
+    for row in conn.execute("SELECT data FROM events WHERE agent = ? AND kind = 'proposal_rejected'",
+                            (agent.name,)):
+        data = json.loads(row["data"])
+        blocked.update(data.get("fingerprints", []))
+        lessons.append(f"rejected: {data.get('summary', '')}")
+    return lessons, blocked
+
+
+def evidence_id(conn, agent: str, since: float | None) -> str:
+    runs = conn.execute("SELECT COUNT(*), MAX(observed_at), MAX(id) FROM runs WHERE agent = ? "
+                        "AND observed_at > ?", (agent, since or 0.0)).fetchone()
+    events = conn.execute("SELECT COUNT(*), MAX(id) FROM events WHERE agent = ? AND at > ?",
+                          (agent, since or 0.0)).fetchone()
+    key = json.dumps([agent, since, list(runs), list(events)])
+    return hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
+def tokens_today(conn, agent: str, now: float) -> int:
+    total = 0
+    for row in conn.execute("SELECT data FROM reflections WHERE at > ?", (now - DAY,)):
+        total += int(json.loads(row["data"]).get("tokens", 0))
+    return total
+
+
+def _gate(conn, agent: Agent, now: float, force: bool) -> str | None:
+    row = ledger.agent_row(conn, agent.name)
+    if force:
+        return None
+    if row is None or not row["dirty"]:
+        return "nothing new since the last reflection"
+    runs = pending.scored_runs(conn, agent.name, agent.config, agent.memo_text())
+    if any(r.reflect for r in runs):
+        return None
+    since = row["last_reflection_at"] or row["created_at"]
+    if now - since >= agent.config.schedule.force_after_days * DAY:
+        return None
+    return "below threshold: no run since the last reflection scored above " \
+           f"{agent.config.signals.threshold:g} (use --force to reflect anyway)"
+
+
+def reflect(home: Home, name: str, *, now: float | None = None, force: bool = False,
+            dry_run: bool = False, client=None) -> Outcome:
+    """Reflect `name` now (ignores the schedule's gap and cap, not the gates unless forced)."""
+    agent = Agent.open(name, home)
+    now = now or time.time()
+    try:
+        with FileLock(home.run_dir / f"reflect-{name}.lock", timeout=0):
+            conn = ledger.connect(home.state_db)
+            try:
+                return _reflect_locked(conn, agent, now, force, dry_run, client)
+            finally:
+                conn.close()
+    except LockBusy:
+        return Outcome(name, "busy", "another reflection of this agent is running")
+
+
+def _reflect_locked(conn, agent: Agent, now: float, force: bool, dry_run: bool, client) -> Outcome:
+    from evolve.reflect.client import ReflectionFailed, ReflectionRequest, make_client
+    from evolve.reflect.offline import OfflineReflector
+
+    ledger.ensure_agent(conn, agent.name, now)
+    reason = _gate(conn, agent, now, force)
+    if reason:
+        return Outcome(agent.name, "skipped", reason)
+    if not dry_run:
+        agent.commit_human_edits()
+    config = agent.config
+    since = pending.last_reflection_at(conn, agent.name)
+    reflection_id = evidence_id(conn, agent.name, since)
+    if not dry_run:
+        from evolve.reflect.apply import find_reflection
+
+        done = find_reflection(agent, reflection_id)
+        if done:  # committed before a crash stopped the bookkeeping: record it, once
+            outcome = Outcome(agent.name, "committed", reflection=reflection_id, commit=done)
+            return _finish(conn, agent, now, outcome, "committed", False, "recovered after a crash")
+    lessons, blocked = lessons_not_to_relearn(agent, conn)
+    bundle = build_bundle(conn, agent, now=now, reverted=lessons)
+    outcome = Outcome(agent.name, "dry-run", reflection=reflection_id, bundle=bundle,
+                      tokens=0)
+    memo_text = agent.memo_text()
+    client = client or make_client(
+        config.model, offline=OfflineReflector(memo_text, config.limits.memo_section_chars))
+    if client.name != "offline":
+        used = tokens_today(conn, agent.name, now)
+        if used + bundle.tokens + config.model.max_tokens > config.model.daily_token_budget:
+            return _finish(conn, agent, now, outcome, "skipped", dry_run,
+                           f"daily token budget reached ({used} of "
+                           f"{config.model.daily_token_budget} used in the last 24 h)", record=False)
+    request = ReflectionRequest(prompt_text(), bundle.text, TOOL_SCHEMA, bundle)
+    try:
+        answer = client.reflect(request)
+        outcome.tokens = answer.input_tokens + answer.output_tokens
+        state = SkillState.build(agent.skills(), memo_text)
+        plan = parse_answer(answer.tool_input, state, Limits.from_config(config.limits), blocked)
+    except ReflectionFailed as exc:
+        return _finish(conn, agent, now, outcome, "failed", dry_run, exc.reason)
+    except AnswerError as exc:
+        return _finish(conn, agent, now, outcome, "failed", dry_run, f"invalid answer: {exc}")
+    outcome.plan = plan
+    outcome.rejected = [f"{r.op_name} {r.target}: {r.reason}".strip() for r in plan.rejected]
+    if dry_run:
+        return outcome
+    if plan.nothing_to_save or not plan.operations:
+        why = plan.nothing_reason or ("every operation was rejected" if plan.rejected else
+                                      "nothing to save")
+        return _finish(conn, agent, now, outcome, "nothing", dry_run, why)
+    from evolve.reflect.apply import apply_plan
+
+    runs_used = [f"{r.session[:12]}#{r.run}" for r in bundle.runs if r.signals]
+    trailers = {"Evolve-Score": f"{bundle.score:.2f}", "Evolve-Signals": bundle.signals or ["-"],
+                "Evolve-Runs": runs_used or ["-"], "Evolve-Model": answer.model if answer.model == client.name
+                else f"{client.name}:{answer.model}",
+                "Evolve-Bundle-Tokens": bundle.tokens, "Evolve-Tokens": outcome.tokens}
+    applied = apply_plan(agent, plan, reflection_id=reflection_id, trailers=trailers,
+                         usage=skill_usage(conn, agent.name))
+    outcome.rejected = [f"{r.op_name} {r.target}: {r.reason}".strip() for r in applied.rejected]
+    outcome.commit = applied.sha
+    status = "committed" if applied.sha else "nothing"
+    return _finish(conn, agent, now, outcome, status, dry_run,
+                   "" if applied.sha else "every operation was rejected")
+
+
+def _finish(conn, agent: Agent, now: float, outcome: Outcome, status: str, dry_run: bool,
+            reason: str, *, record: bool = True) -> Outcome:
+    outcome.status, outcome.reason = (outcome.status if dry_run else status), reason
+    if dry_run or not record:
+        return outcome
+    data = {"tokens": outcome.tokens, "reason": reason, "rejected": outcome.rejected,
+            "score": outcome.bundle.score if outcome.bundle else 0,
+            "bundle_tokens": outcome.bundle.tokens if outcome.bundle else 0}
+    with ledger.transaction(conn):
+        conn.execute("INSERT OR REPLACE INTO reflections (id, agent, at, outcome, commit_sha, data) "
+                     "VALUES (?, ?, ?, ?, ?, ?)", (outcome.reflection or f"{agent.name}-{now}",
+                                                   agent.name, now, status, outcome.commit,
+                                                   json.dumps(data)))
+        if status == "failed":
+            ledger.add_event(conn, agent.name, "reflection_failed", {"reason": reason[:300]},
+                             now, dirty=True)
+        else:
+            conn.execute("UPDATE agents SET last_reflection_at = ?, last_reflection_id = ? "
+                         "WHERE name = ?", (now, outcome.reflection, agent.name))
+            ledger.clear_dirty(conn, agent.name, now)
+    return outcome
+
+
+def reflect_for_cycle(home: Home, name: str, now: float) -> dict:
+    """The cycle's hook: reflect one selected agent, return its outcome as data."""
+    return reflect(home, name, now=now).to_dict()
