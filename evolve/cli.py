@@ -58,7 +58,8 @@ def _log_args(p) -> None:
 
 def _review_args(p) -> None:
     _agent(p)
-    p.add_argument("rev", nargs="?", default="HEAD", help="a commit (default: the newest)")
+    p.add_argument("rev", nargs="?", default="HEAD",
+                   help="a commit, or a proposal id (default: the newest commit)")
 
 
 def _revert_args(p) -> None:
@@ -119,6 +120,12 @@ def _remove_args(p) -> None:
     _json(p)
 
 
+def _proposal_args(p) -> None:
+    _agent(p)
+    p.add_argument("proposal_id", metavar="ID", help="a proposal id (see `evolve proposals`)")
+    _json(p)
+
+
 def _doctor_args(p) -> None:
     _json(p)
     p.add_argument("--fix", action="store_true", help="reinstall missing hooks")
@@ -135,6 +142,9 @@ COMMANDS: dict[str, tuple[str, str, Callable[[Any], None]]] = {
     "observe": ("observing.observe", "read new transcript lines into runs and facts", _observe_args),
     "score": ("observing.score", "runs since the last reflection, with signals and score", _score_args),
     "reflect": ("reflecting.reflect", "reflect now: bundle, model, validated commit", _reflect_args),
+    "proposals": ("reviewing.proposals", "reflections waiting for review", _init_args),
+    "accept": ("reviewing.accept", "apply a proposal to the agent", _proposal_args),
+    "reject": ("reviewing.reject", "drop a proposal; its lesson is not proposed again", _proposal_args),
     "doctor": ("doctor.doctor", "report problems and how to fix them", _doctor_args),
     "watch": ("watching.watch", "watch transcripts and agent repos; run the cycle", _watch_args),
     "cycle": ("watching.cycle", "pick the agents worth reflecting on, and reflect", _cycle_args),

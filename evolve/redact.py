@@ -118,7 +118,7 @@ def _value_is_secret(kind: str, value: str, quoted: bool) -> bool:
     if (len(value) < 4 or "***" in value or _PLACEHOLDER.fullmatch(value.strip())
             or (quoted and _SENTENCE.fullmatch(value))):
         return False
-    if _VARIABLE_NAME.fullmatch(value):
+    if _VARIABLE_NAME.fullmatch(value) and not any(c.isdigit() for c in value):
         return False  # the name of a variable, not its value: "ANTHROPIC_API_KEY", "refresh_token"
     if kind != "password" and (" " in value or len(value) < 8):
         return False  # keys and tokens have no spaces and some length

@@ -298,26 +298,41 @@ class Repo:
 
     def reverse_changes(self, sha: str) -> dict[str, bytes | None]:
         """What undoing commit `sha` changes on top of the tip (3-way, like `git revert`)."""
+        return self.replay_changes(sha, reverse=True)
+
+    def replay_changes(self, sha: str, *, reverse: bool = False) -> dict[str, bytes | None]:
+        """Commit `sha`'s change (or its undoing) re-applied on top of the tip, 3-way."""
+        verb = "revert" if reverse else "apply"
         patch = self.git("diff", "--binary", "--full-index", f"{sha}^", sha, "--")
         paths = [p for p in self.text("diff", "--name-only", "--no-renames", f"{sha}^", sha, "--")
                  .splitlines() if p]
         if not patch.strip():
-            raise UserError(f"{sha[:12]} changed nothing; there is nothing to revert")
+            raise UserError(f"{sha[:12]} changed nothing; there is nothing to {verb}")
         with tempfile.TemporaryDirectory(dir=self.git_dir, prefix="evolve-idx-") as tmp:
             env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
             self.git("read-tree", self.tip() or "", env=env)
             try:
-                self.git("apply", "--cached", "-R", "--3way", input=patch, env=env)
+                self.git("apply", "--cached", *(["-R"] if reverse else []), "--3way",
+                         input=patch, env=env)
             except GitError as exc:
-                raise UserError(
-                    f"cannot revert {sha[:12]} cleanly: a later commit changed the same lines "
-                    f"({exc.stderr.splitlines()[-1] if exc.stderr else 'conflict'}); "
-                    "revert the later commit first or edit the files by hand"
-                ) from None
+                why = exc.stderr.splitlines()[-1] if exc.stderr else "conflict"
+                remedy = "revert the later commit first" if reverse else "reject it instead"
+                raise UserError(f"cannot {verb} {sha[:12]} cleanly: a later commit changed the "
+                                f"same lines ({why}); {remedy} or edit the files by hand") from None
             staged = self.text("ls-files", "-s", "--", *paths, env=env).splitlines()
         shas = {line.split("\t", 1)[1]: line.split()[1] for line in staged if "\t" in line}
         blobs = self.read_blobs(list(shas.values()))
         return {path: (blobs[shas[path]] if path in shas else None) for path in paths}
+
+    def delete_branch(self, branch: str, expected: str) -> None:
+        """Delete `branch` if it still points at `expected` (compare-and-swap)."""
+        self.git("update-ref", "-d", f"refs/heads/{branch}", expected)
+
+    def branches(self, prefix: str) -> dict[str, str]:
+        """Branch name → tip sha for branches under `prefix` (e.g. 'proposals/')."""
+        out = self.text("for-each-ref", "--format=%(refname:strip=2) %(objectname)",
+                        f"refs/heads/{prefix}")
+        return dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
 
     # -- writing ---------------------------------------------------------------------
     @contextmanager

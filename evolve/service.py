@@ -13,6 +13,7 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -111,11 +112,12 @@ def setup_logging(home: Home, log_file: bool, verbose: bool = False) -> None:
     logger = logging.getLogger("evolve.watch")
     logger.setLevel(logging.DEBUG if verbose else logging.INFO)
     logger.propagate = False
-    for handler in list(logger.handlers):
-        logger.removeHandler(handler)
+    for old in list(logger.handlers):
+        logger.removeHandler(old)
+    handler: logging.Handler
     if log_file:
         home.logs_dir.mkdir(parents=True, exist_ok=True)
-        handler: logging.Handler = logging.handlers.RotatingFileHandler(
+        handler = logging.handlers.RotatingFileHandler(
             log_path(home), maxBytes=LOG_BYTES, backupCount=LOG_BACKUPS, encoding="utf-8")
     else:
         handler = logging.StreamHandler(sys.stderr)
@@ -175,8 +177,9 @@ def render_service(home: Home, platform: str | None = None) -> tuple[str, str]:
     from xml.sax.saxutils import escape
 
     platform = platform or sys.platform
+    fill: Callable[[str], str]
     if platform == "darwin":
-        name, fill = "org.evolve.watch.plist", escape
+        name, fill = "org.evolve.watch.plist", lambda text: escape(text)
     elif platform.startswith("linux"):
         name, fill = "evolve-watch.service", _systemd_quote
     else:

@@ -11,11 +11,11 @@ of work: the current transaction or commit always finishes.
 
 from __future__ import annotations
 
-import inspect
 import logging
 import os
 import queue
 import select
+import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -41,10 +41,7 @@ def _reflector(home: Home) -> Callable[[str, float], dict] | None:
         from evolve.reflect.run import reflect_for_cycle
     except ImportError:
         return None
-    params = list(inspect.signature(reflect_for_cycle).parameters)
-    if params and params[0] == "home":
-        return lambda name, now: reflect_for_cycle(home, name, now)
-    return reflect_for_cycle
+    return lambda name, now: reflect_for_cycle(home, name, now)
 
 
 class Watcher:
@@ -67,7 +64,7 @@ class Watcher:
         self.fs = Watches(self._on_event, clock, poll_s=poll_s or max(2.0, self.debounce_s),
                           force_polling=force_polling)
         self.agents: dict[str, AgentWatch] = {}
-        self.conn = None
+        self._conn: sqlite3.Connection | None = None
         self._events: queue.SimpleQueue[FsEvent] = queue.SimpleQueue()
         self._sources = Debouncer(self.debounce_s, max_wait=5 * self.debounce_s)
         self._edits = Debouncer(self.quiet_s)
@@ -88,7 +85,7 @@ class Watcher:
     # -- lifecycle -------------------------------------------------------------------
     def start(self) -> None:
         self.home.ensure()
-        self.conn = ledger.connect(self.home.state_db)
+        self._conn = ledger.connect(self.home.state_db)
         self.fs.start()
         self.reconcile()
         now = self.clock()
@@ -99,8 +96,9 @@ class Watcher:
 
     def run(self) -> None:
         """start(), then tick until stop() (from a signal handler or another thread)."""
-        self.start()
         try:
+            if not self._stopping:
+                self.start()
             while not self._stopping:
                 self._clear_wake()
                 timeout = self.tick()
@@ -108,6 +106,12 @@ class Watcher:
                     select.select([self._wake_r], [], [], max(0.0, timeout))
         finally:
             self.close()
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        """state.db, open between start() and close() (used by this thread only)."""
+        assert self._conn is not None, "the watcher is not started"
+        return self._conn
 
     @property
     def stopping(self) -> bool:
@@ -133,9 +137,9 @@ class Watcher:
 
     def close(self) -> None:
         self.fs.stop()
-        if self.conn is not None:
-            self.conn.close()
-            self.conn = None
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
         for fd in (self._wake_r, self._wake_w):
             try:
                 os.close(fd)

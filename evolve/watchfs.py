@@ -14,6 +14,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 log = logging.getLogger("evolve.watch")
 
@@ -72,11 +73,11 @@ class Watches:
         self._clock = clock
         self._poll_s = poll_s
         self._force_polling = force_polling
-        self._handler = None
-        self._native = None
-        self._polling = None
+        self._handler: Any = None
+        self._native: Any = None
+        self._polling: Any = None
         self._filter: list | None = None
-        self._watches: dict[tuple[str, bool], tuple[object, object]] = {}
+        self._watches: dict[tuple[str, bool], tuple[Any, Any]] = {}
         self.polled: set[tuple[str, bool]] = set()
         self.running = False
 

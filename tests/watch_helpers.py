@@ -57,7 +57,7 @@ def agent_with_sources(name: str, globs: list[str], home: Path | None = None) ->
 
 def new_watcher(home: Home | None = None, **options) -> Watcher:
     """A started watcher with tiny delays and no cycle (tests drive it with `pump`)."""
-    settings = {"debounce_s": 0.05, "quiet_s": 0.25, "rescan_s": 3600.0, "cycle_s": None,
+    settings = {"debounce_s": 0.05, "quiet_s": 0.15, "rescan_s": 3600.0, "cycle_s": None,
                 "reflect": None, **options}
     watcher = Watcher(home or Home.resolve(), **settings)
     watcher.start()

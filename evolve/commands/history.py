@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from evolve import proposals
 from evolve.agent import Agent
 from evolve.commands.output import emit_json, say
 from evolve.home import Home
@@ -22,6 +23,16 @@ def log(home: Home, name: str, limit: int | None = None, as_json: bool = False) 
 
 def review(home: Home, name: str, rev: str = "HEAD") -> int:
     agent = Agent.open(name, home)
+    if proposals.exists(agent, rev):
+        proposal = proposals.get(agent, rev)
+        say(f"proposal {proposal.id} (not applied; the agent does not see it)")
+        say(f"  {proposal.commit.subject}")
+        for key, value in proposal.commit.trailers.items():
+            say(f"  {key}: {value}")
+        say()
+        say(proposals.diff(agent, proposal).rstrip())
+        say(f"\ndecide with `evolve accept {name} {proposal.id}` or `evolve reject {name} {proposal.id}`")
+        return 0
     sha = agent.repo.resolve(rev)
     commit = agent.repo.log(sha, limit=1)[0]
     say(f"{commit.kind} {commit.sha}  by {commit.author} <{commit.email}>  {commit.date}")

@@ -54,23 +54,30 @@ def _run(home: Home, log_file: bool, verbose: bool) -> int:
     from evolve.watch import Watcher
 
     service.setup_logging(home, log_file, verbose)
-    lock = service.acquire(home)
-    try:
-        watcher = Watcher(home)
+    requested: list[int] = []
+    watchers: list[Watcher] = []
 
-        def on_signal(signum, frame) -> None:
-            if watcher.stopping:  # a second Ctrl-C: stop now (transactions roll back)
-                raise KeyboardInterrupt
+    def on_signal(signum, frame) -> None:
+        if requested:  # a second Ctrl-C: stop now (open transactions roll back)
+            raise KeyboardInterrupt
+        requested.append(signum)
+        for watcher in watchers:
             watcher.stop()
 
-        previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+    # handlers first: a SIGTERM right after the pidfile appears must not kill us mid-start
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        lock = service.acquire(home)
         try:
-            watcher.run()
+            watchers.append(Watcher(home))
+            if requested:
+                watchers[0].stop()
+            watchers[0].run()
         finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
+            service.release(home, lock)
     finally:
-        service.release(home, lock)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     return 0
 
 

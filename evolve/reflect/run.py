@@ -28,7 +28,7 @@ DAY = 86_400.0
 @dataclass
 class Outcome:
     agent: str
-    status: str  # committed | nothing | failed | skipped | busy | dry-run
+    status: str  # committed | proposed | nothing | failed | skipped | busy | dry-run
     reason: str = ""
     reflection: str | None = None
     commit: str | None = None
@@ -36,11 +36,12 @@ class Outcome:
     plan: Plan | None = None
     tokens: int = 0
     rejected: list[str] = field(default_factory=list)
+    flags: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         data = {"agent": self.agent, "status": self.status, "reason": self.reason,
                 "reflection": self.reflection, "commit": self.commit, "tokens": self.tokens,
-                "rejected": self.rejected}
+                "rejected": self.rejected, "flags": self.flags}
         if self.bundle is not None:
             data["bundle"] = self.bundle.to_dict()
         if self.plan is not None:
@@ -139,9 +140,11 @@ def _reflect_locked(conn, agent: Agent, now: float, force: bool, dry_run: bool, 
     since = pending.last_reflection_at(conn, agent.name)
     reflection_id = evidence_id(conn, agent.name, since)
     if not dry_run:
+        from evolve.proposals import branch_for
         from evolve.reflect.apply import find_reflection
 
-        done = find_reflection(agent, reflection_id)
+        done = find_reflection(agent, reflection_id) or find_reflection(
+            agent, reflection_id, branch_for(reflection_id))
         if done:  # committed before a crash stopped the bookkeeping: record it, once
             outcome = Outcome(agent.name, "committed", reflection=reflection_id, commit=done)
             return _finish(conn, agent, now, outcome, "committed", False, "recovered after a crash")
@@ -183,13 +186,30 @@ def _reflect_locked(conn, agent: Agent, now: float, force: bool, dry_run: bool, 
                 "Evolve-Runs": runs_used or ["-"], "Evolve-Model": answer.model if answer.model == client.name
                 else f"{client.name}:{answer.model}",
                 "Evolve-Bundle-Tokens": bundle.tokens, "Evolve-Tokens": outcome.tokens}
+    from evolve.guard import flags_for
+    from evolve.proposals import branch_for
+
+    flags = flags_for(plan, bundle)
+    review = config.review or bool(flags)
+    if flags:
+        trailers["Evolve-Flags"] = "; ".join(f.line() for f in flags)
+    if review:
+        trailers["Evolve-Review"] = "flagged by the write-path guard" if flags else "review = true"
     applied = apply_plan(agent, plan, reflection_id=reflection_id, trailers=trailers,
-                         usage=skill_usage(conn, agent.name))
+                         usage=skill_usage(conn, agent.name),
+                         branch=branch_for(reflection_id) if review else None)
     outcome.rejected = [f"{r.op_name} {r.target}: {r.reason}".strip() for r in applied.rejected]
     outcome.commit = applied.sha
-    status = "committed" if applied.sha else "nothing"
-    return _finish(conn, agent, now, outcome, status, dry_run,
-                   "" if applied.sha else "every operation was rejected")
+    outcome.flags = [f.line() for f in flags]
+    if not applied.sha:
+        return _finish(conn, agent, now, outcome, "nothing", dry_run, "every operation was rejected")
+    if review:
+        with ledger.transaction(conn):
+            ledger.add_event(conn, agent.name, "proposal", {
+                "id": reflection_id, "summary": plan.summary, "flags": outcome.flags}, now, dirty=False)
+        return _finish(conn, agent, now, outcome, "proposed", dry_run,
+                       f"waiting for review: evolve review {agent.name} {reflection_id}")
+    return _finish(conn, agent, now, outcome, "committed", dry_run, "")
 
 
 def _finish(conn, agent: Agent, now: float, outcome: Outcome, status: str, dry_run: bool,

@@ -57,6 +57,7 @@ class Update:
     superseded: list[int] = field(default_factory=list)  # run indices abandoned by a rewind
     reset: bool = False  # the file was rewritten: drop every run stored for it, then store these
     bad_lines: int = 0  # corrupt or over-long lines skipped during this read
+    more: bool = False  # stopped at `max_bytes`: complete lines may be left; call again
 
 
 def _adapter(name: str) -> Adapter:
@@ -71,8 +72,14 @@ def follow(
     cursor: Cursor | None = None,
     adapter: str = "claude_code",
     chunk_size: int = 1 << 20,
+    max_bytes: int | None = None,
 ) -> Update:
-    """Read the lines appended to `path` since `cursor` and advance the runs derived from it."""
+    """Read the lines appended to `path` since `cursor` and advance the runs derived from it.
+
+    With `max_bytes`, stop after the line that reaches that many bytes read (`more` is then
+    True): a caller storing each Update in its own transaction keeps memory and
+    transactions small whatever the file size.
+    """
     fmt = _adapter(adapter)
     reader = LineReader(path, cursor, chunk_size)
     lines = reader.lines()  # checks the file first: parser_state is dropped on a reset
@@ -82,11 +89,21 @@ def follow(
     builder = RunBuilder(state.get("runs"))
     update = Update(cursor=Cursor())
     first_new = builder.next_index  # supersede markers of older runs were reported already
+    stop = None
     for offset, line in lines:
         for event in fmt.parse_line(line, offset, adapter_state):
             for run in builder.feed(event):
                 update.runs.append(run)
                 _note_supersede(update, run, first_new)
+        if max_bytes is not None:
+            if stop is None:
+                stop = offset + max_bytes
+            if offset + len(line) + 1 >= stop:
+                update.more = True
+                break
+    close = getattr(lines, "close", None)
+    if close is not None:
+        close()  # a batch that stopped early: release the file now
     _note_supersede(update, builder.open_run(), first_new)
     update.open_run = builder.open_run()
     update.reset = reader.reset

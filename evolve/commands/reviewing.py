@@ -1,0 +1,40 @@
+"""`evolve proposals`, `evolve accept`, `evolve reject`: review mode's decisions."""
+
+from __future__ import annotations
+
+from evolve import proposals as proposals_mod
+from evolve.agent import Agent
+from evolve.commands.output import emit_json, say
+from evolve.home import Home
+
+
+def proposals(home: Home, name: str, as_json: bool = False) -> int:
+    pending = proposals_mod.pending(Agent.open(name, home))
+    if as_json:
+        emit_json([p.to_dict() for p in pending])
+    elif not pending:
+        say(f"no pending proposals for {name!r}")
+    else:
+        for proposal in pending:
+            say(proposals_mod.summary_line(proposal))
+        say(f"\nreview one with `evolve review {name} ID`, then `evolve accept` or `evolve reject`")
+    return 0
+
+
+def accept(home: Home, name: str, proposal_id: str, as_json: bool = False) -> int:
+    agent = Agent.open(name, home)
+    sha = proposals_mod.accept(agent, proposal_id)
+    if as_json:
+        emit_json({"accepted": proposal_id, "commit": sha})
+    else:
+        say(f"accepted {proposal_id} as {sha[:12]}; the agent sees it from its next session")
+    return 0
+
+
+def reject(home: Home, name: str, proposal_id: str, as_json: bool = False) -> int:
+    proposal = proposals_mod.reject(Agent.open(name, home), proposal_id)
+    if as_json:
+        emit_json({"rejected": proposal.id})
+    else:
+        say(f"rejected {proposal.id}; evolve will not propose that lesson again")
+    return 0

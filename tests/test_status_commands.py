@@ -1,0 +1,221 @@
+"""`evolve status`, `cycle`, `pause`/`resume`, `remove` and `watch --detach/--status/--stop`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from evolve import cli, ledger, service
+from evolve.errors import EXIT_OK, EXIT_USER
+from evolve.home import Home
+from evolve.locks import FileLock
+from tests.helpers import make_agent
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def run_json(capsys, *argv: str):
+    code, out, err = run(capsys, *argv, "--json")
+    assert code == EXIT_OK, err
+    return json.loads(out)
+
+
+@pytest.fixture
+def home(evolve_home) -> Home:
+    return Home.resolve()
+
+
+@pytest.fixture
+def fake_reflect(monkeypatch):
+    """`evolve cycle` reflects through this instead of the real reflection."""
+    calls: list[str] = []
+    monkeypatch.setattr("evolve.watch._reflector",
+                        lambda home: lambda name, now: calls.append(name) or {"outcome": "committed"})
+    return calls
+
+
+def with_correction(home: Home, name: str) -> None:
+    conn = ledger.connect(home.state_db)
+    try:
+        conn.execute("INSERT INTO runs (agent, path, session, idx, complete, facts, observed_at) "
+                     "VALUES (?, '/t.jsonl', 's', 0, 1, ?, ?)",
+                     (name, json.dumps({"request": "x", "correction": True}), time.time()))
+        ledger.mark_dirty(conn, name)
+    finally:
+        conn.close()
+
+
+def db_row(home: Home, name: str):
+    conn = ledger.connect(home.state_db)
+    try:
+        return ledger.agent_row(conn, name)
+    finally:
+        conn.close()
+
+
+# -- cycle -----------------------------------------------------------------------------
+def test_cycle_json_shape_and_timing(capsys, home, fake_reflect):
+    make_agent("helper")
+    make_agent("quiet")
+    with_correction(home, "helper")
+    data = run_json(capsys, "cycle")  # no cycle ever ran: it runs
+    assert data == {"selected": ["helper"], "skipped": {"quiet": "nothing new"},
+                    "outcomes": {"helper": {"outcome": "committed"}}}
+    assert fake_reflect == ["helper"]
+    later = run_json(capsys, "cycle")  # within cycle_hours: nothing runs, says when
+    assert later["ran"] is False and later["selected"] == [] and later["next_cycle_at"]
+    code, out, _ = run(capsys, "cycle")
+    assert code == EXIT_OK and "next is due in 12 h" in out and "--now" in out
+    plan = run_json(capsys, "cycle", "--dry-run")
+    assert plan == {"selected": ["helper"], "skipped": {"quiet": "nothing new"}}
+    assert fake_reflect == ["helper"]  # a dry run reflects nothing
+    assert run_json(capsys, "cycle", "--now")["selected"] == ["helper"]
+    code, out, _ = run(capsys, "cycle", "--now")
+    assert "helper  selected" in out and "quiet   skipped   nothing new" in out
+
+
+def test_only_one_cycle_at_a_time(capsys, home, fake_reflect):
+    make_agent("helper")
+    home.ensure()
+    with FileLock(home.run_dir / "cycle.lock"):
+        code, _, err = run(capsys, "cycle", "--now")
+    assert code == EXIT_USER and "already running" in err
+
+
+# -- pause / resume --------------------------------------------------------------------
+def test_pause_stops_learning_and_resume_restarts_it(capsys, home, fake_reflect):
+    make_agent("helper")
+    with_correction(home, "helper")
+    code, out, _ = run(capsys, "pause", "helper")
+    assert code == EXIT_OK and "observed" in out and db_row(home, "helper")["paused"] == 1
+    assert run_json(capsys, "cycle", "--now")["skipped"] == {"helper": "paused"}
+    assert run_json(capsys, "status")["agents"][0]["paused"] is True
+    assert run(capsys, "resume", "helper")[0] == EXIT_OK
+    assert run_json(capsys, "cycle", "--now")["selected"] == ["helper"]
+    code, _, err = run(capsys, "pause", "nobody")
+    assert code == EXIT_USER and "evolve init" in err
+
+
+# -- status ----------------------------------------------------------------------------
+def test_status_json(capsys, home):
+    make_agent("helper")
+    make_agent("idle")
+    with_correction(home, "helper")
+    data = run_json(capsys, "status")
+    assert data["watcher"]["running"] is False and data["next_cycle_at"] is None
+    assert data["last_cycle_at"] is None and data["cycle_hours"] == 12
+    helper, idle = data["agents"]
+    assert helper == {**helper, "name": "helper", "dirty": True, "pending_runs": 1,
+                      "pending_best_score": 0.9, "worth_reflecting": True,
+                      "last_reflection_at": None, "paused": False, "busy": False}
+    assert idle["dirty"] is False and idle["pending_best_score"] == 0.0
+    code, out, _ = run(capsys, "status")
+    assert "not running" in out and "helper" in out and "0.90" in out
+    lock = service.acquire(home)  # a watcher runs (this process)
+    try:
+        data = run_json(capsys, "status")
+        assert data["watcher"]["running"] is True and data["watcher"]["pid"] == os.getpid()
+        assert data["next_cycle_at"] is not None
+        assert "watcher: running" in run(capsys, "status")[1]
+    finally:
+        service.release(home, lock)
+
+
+# -- remove ----------------------------------------------------------------------------
+def test_remove_archives_and_keeps_state_until_purged(capsys, home):
+    agent = make_agent("helper")
+    with_correction(home, "helper")
+    (agent.path / "memo.md").write_text("uncommitted words stay with the repository\n")
+    data = run_json(capsys, "remove", "helper")
+    archived = home.archive_dir / data["archived_to"].rsplit("/", 1)[-1]
+    assert archived.parent == home.archive_dir and archived.name.startswith("helper-")
+    assert (archived / ".git").is_dir() and not agent.path.exists()
+    assert (archived / "memo.md").read_text().startswith("uncommitted")
+    assert db_row(home, "helper")["removed_at"] is not None
+    assert run_json(capsys, "agents") == []
+    assert run_json(capsys, "cycle", "--dry-run") == {"selected": [], "skipped": {}}
+    code, out, _ = run(capsys, "remove", "helper", "--purge")
+    assert code == EXIT_OK and "deleted its state" in out
+    assert db_row(home, "helper") is None and archived.is_dir()  # the repo is never deleted
+    code, _, err = run(capsys, "remove", "helper")
+    assert code == EXIT_USER and "no agent" in err
+
+
+def test_remove_refuses_while_a_reflection_holds_the_lock(capsys, home):
+    agent = make_agent("helper")
+    with FileLock(agent.path / ".git" / "evolve.lock"):
+        code, _, err = run(capsys, "remove", "helper")
+    assert code == EXIT_USER and "busy" in err and f"pid {os.getpid()}" in err
+    assert (agent.path / ".git").is_dir() and not home.archive_dir.exists()
+
+
+# -- watch: service files, status, stop, detach ----------------------------------------
+@pytest.mark.parametrize("platform, name, needle", [
+    ("linux", "evolve-watch.service", "ExecStart=\"{python}\" -m evolve --home \"{home}\" watch"),
+    ("darwin", "org.evolve.watch.plist", "<string>{home}</string>"),
+])
+def test_print_service(capsys, home, monkeypatch, platform, name, needle):
+    monkeypatch.setattr(sys, "platform", platform)
+    code, out, err = run(capsys, "watch", "--print-service")
+    assert code == EXIT_OK and "{{" not in out and "evolve-managed" in out
+    assert needle.format(python=sys.executable, home=home.root) in out
+    assert name in err
+    if platform == "darwin":
+        assert f"<string>{sys.executable}</string>" in out
+    monkeypatch.setattr(sys, "platform", "win32")
+    assert run(capsys, "watch", "--print-service")[0] == EXIT_USER
+
+
+def test_watch_status_and_stop_without_a_watcher(capsys, home):
+    code, out, _ = run(capsys, "watch", "--status")
+    assert code == EXIT_OK and "not running" in out
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    home.ensure()
+    service.pid_path(home).write_text(f"{dead.pid}\n")
+    assert run_json(capsys, "watch", "--status")["running"] is False
+    code, out, _ = run(capsys, "watch", "--stop")
+    assert code == EXIT_OK and "not running" in out and not service.pid_path(home).exists()
+
+
+def test_detach_then_status_then_stop(capsys, home):
+    make_agent("helper")
+    home.ensure()
+    home.config_file.write_text("[watch]\ndebounce_s = 0.05\n")
+    code, out, err = run(capsys, "watch", "--detach")
+    assert code == EXIT_OK, err
+    try:
+        status = run_json(capsys, "watch", "--status")
+        assert status["running"] is True and status["pid"]
+        code, _, err = run(capsys, "watch", "--detach")
+        assert code == EXIT_USER and "already running" in err
+        deadline = time.monotonic() + 10
+        while "ready:" not in service.log_path(home).read_text() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        code, out, _ = run(capsys, "watch", "--stop")
+        assert code == EXIT_OK and f"pid {status['pid']}" in out
+    finally:
+        service.stop(home)
+    assert not service.state(home).running and not service.pid_path(home).exists()
+    assert "ready:" in service.log_path(home).read_text() and "stopped" in service.log_path(home).read_text()
+
+
+def test_reading_commands_never_import_watchdog(home):
+    make_agent("helper")
+    probe = ("import sys, evolve.cli\n"
+             "for argv in (['status'], ['cycle', '--dry-run'], ['pause', 'helper'], "
+             "['watch', '--status']):\n"
+             "    assert evolve.cli.main(argv) == 0, argv\n"
+             "print('LOADED', sorted(m for m in sys.modules if m.startswith('watchdog')))\n")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "LOADED []" in out.stdout
