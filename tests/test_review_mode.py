@@ -40,6 +40,7 @@ def test_poisoned_transcript_yields_only_a_quarantined_proposal(tmp_path, capsys
     assert {"url", "send-data", "remote-code"} <= kinds
     assert git_out(agent.path, "rev-parse", "HEAD") == before  # the agent's branch is untouched
     assert not (agent.skills_dir / "sync-results").exists()
+    capsys.readouterr()
     assert main(["proposals", "demo", "--json"]) == 0
     (listed,) = json.loads(capsys.readouterr().out)
     assert listed["id"] == outcome.reflection and listed["flags"]
