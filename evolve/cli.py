@@ -182,18 +182,36 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UserError as exc:
         sys.stderr.write(f"evolve: error: {exc}\n")
         return EXIT_USER
+    except Exception as exc:
+        if not _disk_full(exc):
+            return _bug(exc)
+        sys.stderr.write(f"evolve: error: no space left on the device, or it failed ({exc}); "
+                         "nothing was half-written — free some space and run the command again\n")
+        return EXIT_USER
     except KeyboardInterrupt:
         sys.stderr.write("evolve: interrupted\n")
         return EXIT_INTERRUPTED
-    except EvolveError as exc:
+
+
+def _disk_full(exc: BaseException) -> bool:
+    """ENOSPC from the OS, SQLite's "disk is full", or git saying so."""
+    import errno
+
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return True
+    text = str(exc).lower()
+    return any(words in text for words in ("disk is full", "no space left on device", "disk i/o error"))
+
+
+def _bug(exc: BaseException) -> int:
+    if isinstance(exc, EvolveError):
         log = _crash_log(exc)
         sys.stderr.write(f"evolve: error: {exc} (details in {log})\n")
         return EXIT_BUG
-    except Exception as exc:  # a bug: one line for the user, the traceback in the log
-        log = _crash_log(exc)
-        sys.stderr.write(f"evolve: internal error: {type(exc).__name__}: {exc}; "
-                         f"please report it with {log}\n")
-        return EXIT_BUG
+    log = _crash_log(exc)
+    sys.stderr.write(f"evolve: internal error: {type(exc).__name__}: {exc}; "
+                     f"please report it with {log}\n")
+    return EXIT_BUG
 
 
 if __name__ == "__main__":

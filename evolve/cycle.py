@@ -17,7 +17,7 @@ from evolve.agent import Agent, list_agents
 from evolve.home import Home
 from evolve.locks import is_locked
 from evolve.repo import LOCK
-from evolve.schedule import AgentState, CyclePlan, Rules, plan_cycle
+from evolve.schedule import NOTHING_NEW, AgentState, CyclePlan, Rules, plan_cycle
 
 
 @dataclass
@@ -34,12 +34,18 @@ class CycleResult:
         return data
 
 
+def dirty_rows(conn: sqlite3.Connection) -> dict[str, sqlite3.Row]:
+    """The agents the dirty gate lets through: only these cost anything to plan."""
+    return {r["name"]: r for r in conn.execute(
+        "SELECT * FROM agents WHERE dirty = 1 AND removed_at IS NULL")}
+
+
 def agent_states(conn: sqlite3.Connection, home: Home, names: list[str]) -> list[AgentState]:
-    rows = {r["name"]: r for r in conn.execute("SELECT * FROM agents")}
+    rows = dirty_rows(conn)
     states = []
     for name in names:
         row = rows.get(name)
-        if row is None or not row["dirty"] or row["removed_at"]:
+        if row is None:
             states.append(AgentState(name, dirty=False))
             continue
         best, worth = 0.0, False
@@ -66,9 +72,19 @@ def rules_for(home: Home) -> Rules:
 
 def plan(conn: sqlite3.Connection, home: Home, now: float) -> CyclePlan:
     names = list_agents(home)
-    for name in names:
-        ledger.ensure_agent(conn, name, now)
-    return plan_cycle(agent_states(conn, home, names), rules_for(home), now)
+    known = {row[0] for row in conn.execute("SELECT name FROM agents")}
+    missing = [name for name in names if name not in known]
+    if missing:  # one transaction, and none at all in the usual case
+        with ledger.transaction(conn):
+            for name in missing:
+                ledger.ensure_agent(conn, name, now)
+    dirty = dirty_rows(conn)
+    result = plan_cycle(agent_states(conn, home, [n for n in names if n in dirty]),
+                        rules_for(home), now)
+    for name in names:  # the dirty gate, without building a state per clean agent
+        if name not in dirty:
+            result.skipped[name] = NOTHING_NEW
+    return result
 
 
 def run_cycle(home: Home, *, now: float | None = None, dry_run: bool = False,

@@ -12,7 +12,7 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
-from evolve import observe
+from evolve import observe, usage
 from evolve.home import Home
 from evolve.names import check_name
 
@@ -54,6 +54,8 @@ HANDLERS: dict[str, Handler] = {
     "stop": observe_transcript,
     "session_end": observe_transcript,
     "stop_failure": observe_transcript,
+    "impressions": usage.handle_impressions,  # inject: the skills a session was shown
+    "invocation": usage.handle_invocation,  # a skill read reported outside a transcript
 }
 
 

@@ -37,8 +37,11 @@ class FileLock:
                     who = holder(self.path) or "another process"
                     raise LockBusy(f"{self.path} is held by {who}") from None
                 time.sleep(self.poll)
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
+        try:  # the pid is for messages only: a full disk must not keep the lock held
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+        except OSError:
+            pass
         self._fd = fd
         return self
 

@@ -1,20 +1,277 @@
-"""Skill usage from state.db: what the reflection bundle and the index show per skill."""
+"""Skill metrics from state.db: impressions, invocations and the three rates (docs/metrics.md).
+
+The counting is pure (`tally`, over plain run records) so hand-built histories test it
+exactly; the loaders read only the columns it needs (JSON1 `json_extract`, no
+`json.loads` over 100,000 facts). Every rate is computed over a stated window
+(`[limits] retention_days` by default) and is None where there is no data. The rates
+the session-start hook ranks by are written to a small cache (`write_rates_cache`), so
+the hot path never computes them.
+"""
 
 from __future__ import annotations
 
+import bisect
+import json
+import os
 import sqlite3
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+DAY = 86_400.0
+DEFAULT_WINDOW_DAYS = 180
+RATES_CACHE = "rates.json"
 
 
-def skill_usage(conn: sqlite3.Connection, agent: str) -> dict[str, dict]:
-    """Name → {invocations, last_used_at, impressions} (only skills with any data)."""
+@dataclass(frozen=True, slots=True)
+class RunRecord:
+    """The facts of one run that the rates need (see docs/metrics.md)."""
+
+    session: str
+    path: str
+    idx: int
+    started_at: str | None = None
+    correction: bool = False
+    aborted: bool = False
+    ended_real: bool = False  # ended in a real (not transient) error
+    transient: bool = False  # had transient errors
+    real_error: bool = False  # had at least one real error
+    files_written: tuple[str, ...] = ()
+    user_edited: tuple[str, ...] = ()  # files a person changed (adapters that can tell)
+
+
+@dataclass(slots=True)
+class Counts:
+    """Run counts behind one skill's rates (in one bucket)."""
+
+    shown: int = 0  # runs whose session had an impression of the skill
+    shown_invoked: int = 0  # of those, runs that invoked it
+    invoked: int = 0  # runs that invoked it
+    edited_after: int = 0  # invoked runs the user corrected afterwards
+    judged: int = 0  # invoked runs neither aborted nor ending in transient trouble
+    ineffective: int = 0  # judged runs that ended in a real error
+
+    def rates(self) -> dict[str, float | None]:
+        return {
+            "invocation_rate": _ratio(self.shown_invoked, self.shown),
+            "post_use_edit_rate": _ratio(self.edited_after, self.invoked),
+            "ineffective_rate": _ratio(self.ineffective, self.judged),
+        }
+
+
+def _ratio(part: int, whole: int) -> float | None:
+    return round(part / whole, 4) if whole else None
+
+
+def judged(run: RunRecord) -> bool:
+    """Counts for ineffectiveness: not aborted, and no transient trouble unless it ended in a real error.
+
+    Facts do not say whether a transient error came last, so a run with transient errors
+    that did not end in a real one is left out of both parts: the environment never
+    counts for or against a skill.
+    """
+    return not run.aborted and (run.ended_real or not run.transient)
+
+
+def edited_after(run: RunRecord, following: RunRecord | None) -> bool:
+    """The user corrected the run's result: the next request is a correction, or they changed a file it wrote."""
+    if following is None:
+        return False
+    if following.correction:
+        return True
+    return bool(run.files_written and set(run.files_written) & set(following.user_edited))
+
+
+def tally(runs: Iterable[RunRecord], shown: dict[str, set[str]],
+          invoked: dict[tuple[str, int], set[str]],
+          bucket: Callable[[RunRecord], object] | None = None) -> dict[tuple[str, object], Counts]:
+    """(skill, bucket) → Counts. `runs` sorted by (path, idx); superseded runs left out.
+
+    `shown`: session → skills with an impression; `invoked`: (session, run idx) → skills.
+    """
+    counts: dict[tuple[str, object], Counts] = {}
+    ordered = list(runs)
+    for position, run in enumerate(ordered):
+        seen = shown.get(run.session, ())
+        used = invoked.get((run.session, run.idx), ())
+        if not seen and not used:
+            continue
+        key = bucket(run) if bucket else None
+        for skill in seen:
+            entry = counts.setdefault((skill, key), Counts())
+            entry.shown += 1
+            entry.shown_invoked += skill in used
+        if not used:
+            continue
+        nxt = ordered[position + 1] if position + 1 < len(ordered) else None
+        following = nxt if nxt is not None and nxt.path == run.path else None
+        after = edited_after(run, following)
+        fair = judged(run)
+        for skill in used:
+            entry = counts.setdefault((skill, key), Counts())
+            entry.invoked += 1
+            entry.edited_after += after
+            if fair:
+                entry.judged += 1
+                entry.ineffective += run.ended_real
+    return counts
+
+
+# -- time --------------------------------------------------------------------------------
+def iso(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def epoch(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def iso_week(run: RunRecord) -> str | None:
+    """`2026-W07` for the week the run started (the report's buckets)."""
+    when = epoch(run.started_at)
+    if when is None:
+        return None
+    year, week, _ = datetime.fromtimestamp(when, UTC).isocalendar()
+    return f"{year}-W{week:02d}"
+
+
+# -- loading from state.db ---------------------------------------------------------------
+_RUN_COLUMNS = (
+    "SELECT session, path, idx, started_at, json_extract(facts, '$.correction'), "
+    "json_extract(facts, '$.aborted'), json_extract(facts, '$.ended_in_error'), "
+    "json_extract(facts, '$.errors'), json_extract(facts, '$.transient_errors'), "
+    "json_extract(facts, '$.files_written'), json_extract(facts, '$.user_edited_files') "
+    "FROM runs WHERE agent = ? AND superseded = 0 "
+    "AND (started_at >= ? OR (started_at IS NULL AND observed_at >= ?))"
+)
+
+
+def _paths(raw: str | None) -> tuple[str, ...]:
+    if not raw:
+        return ()
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return ()
+    return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
+
+
+def _record(row) -> RunRecord:
+    session, path, idx, started, correction, aborted, ended, errors, transient, written, edited = row
+    real = (errors or 0) > 0
+    return RunRecord(session, path, idx, started, bool(correction), bool(aborted),
+                     bool(ended) and real, (transient or 0) > 0, real, _paths(written),
+                     _paths(edited))
+
+
+def load_runs(conn: sqlite3.Connection, agent: str, since: float, *, only_used: bool = False) -> list[RunRecord]:
+    """Active runs started since `since`, sorted by (path, idx).
+
+    only_used: just the sessions with an impression or invocation (all the rates need).
+    """
+    sql = _RUN_COLUMNS
+    args: list[object] = [agent, iso(since), since]
+    if only_used:
+        sql += (" AND session IN (SELECT session FROM impressions WHERE agent = ? "
+                "UNION SELECT session FROM invocations WHERE agent = ? AND session IS NOT NULL)")
+        args += [agent, agent]
+    rows = conn.execute(sql + " ORDER BY path, idx", args).fetchall()
+    return [_record(tuple(r)) for r in rows]
+
+
+def load_shown(conn: sqlite3.Connection, agent: str, since: float) -> dict[str, set[str]]:
+    shown: dict[str, set[str]] = {}
+    for session, skill in conn.execute(
+            "SELECT session, skill FROM impressions WHERE agent = ? AND at >= ?", (agent, since)):
+        shown.setdefault(session, set()).add(skill)
+    return shown
+
+
+def load_invoked(conn: sqlite3.Connection, agent: str, since: float,
+                 runs: list[RunRecord]) -> dict[tuple[str, int], set[str]]:
+    """(session, run idx) → skills. An invocation not yet placed in a run (a hook or the
+    API saw it before the transcript was observed) goes to the session's run that had
+    started by then."""
+    starts: dict[str, list[tuple[float, int]]] = {}
+    for run in runs:
+        when = epoch(run.started_at)
+        if when is not None:
+            starts.setdefault(run.session, []).append((when, run.idx))
+    for items in starts.values():
+        items.sort()
+    invoked: dict[tuple[str, int], set[str]] = {}
+    for skill, session, run_idx, at in conn.execute(
+            "SELECT skill, session, run_idx, at FROM invocations WHERE agent = ? AND at >= ?",
+            (agent, since)):
+        if session is None:
+            continue
+        if run_idx is None:
+            items = starts.get(session)
+            if not items:
+                continue
+            place = bisect.bisect_right(items, (at, float("inf"))) - 1
+            run_idx = items[max(place, 0)][1]
+        invoked.setdefault((session, run_idx), set()).add(skill)
+    return invoked
+
+
+def skill_usage(conn: sqlite3.Connection, agent: str, *, window_days: float = DEFAULT_WINDOW_DAYS,
+                now: float | None = None) -> dict[str, dict]:
+    """Name → impressions, invocations, last_used_at and the three rates (skills with any data).
+
+    Impressions and invocations are counted over the window; last_used_at is the newest
+    invocation kept in state.db. Used by `evolve skills`, the bundle, eviction and prune.
+    """
+    now = now or time.time()
+    since = now - window_days * DAY
     usage: dict[str, dict] = {}
-    for row in conn.execute(
-        "SELECT skill, COUNT(*) AS n, MAX(at) AS last FROM invocations WHERE agent = ? "
-        "GROUP BY skill", (agent,)):
-        usage[row["skill"]] = {"invocations": row["n"], "last_used_at": row["last"],
-                               "impressions": 0}
-    for row in conn.execute(
-        "SELECT skill, COUNT(*) AS n FROM impressions WHERE agent = ? GROUP BY skill", (agent,)):
-        usage.setdefault(row["skill"], {"invocations": 0, "last_used_at": None})
-        usage[row["skill"]]["impressions"] = row["n"]
+
+    def entry(name: str) -> dict:
+        return usage.setdefault(name, {"impressions": 0, "invocations": 0, "last_used_at": None,
+                                       "invocation_rate": None, "post_use_edit_rate": None,
+                                       "ineffective_rate": None, "runs_shown": 0,
+                                       "runs_invoked": 0, "window_days": window_days})
+
+    for skill, count, last in conn.execute(
+            "SELECT skill, SUM(at >= ?), MAX(at) FROM invocations WHERE agent = ? GROUP BY skill",
+            (since, agent)):
+        item = entry(skill)
+        item["invocations"], item["last_used_at"] = count or 0, last
+    for skill, count in conn.execute(
+            "SELECT skill, COUNT(*) FROM impressions WHERE agent = ? AND at >= ? GROUP BY skill",
+            (agent, since)):
+        entry(skill)["impressions"] = count
+    if not usage:
+        return usage
+    runs = load_runs(conn, agent, since, only_used=True)
+    counts = tally(runs, load_shown(conn, agent, since), load_invoked(conn, agent, since, runs))
+    for (skill, _), tallied in counts.items():
+        item = entry(skill)
+        item.update(tallied.rates())
+        item["runs_shown"], item["runs_invoked"] = tallied.shown, tallied.invoked
     return usage
+
+
+# -- the hot path's cache ----------------------------------------------------------------
+def rates_cache_path(home_root: Path, agent: str) -> Path:
+    return home_root / "cache" / agent / RATES_CACHE
+
+
+def write_rates_cache(home_root: Path, agent: str, usage: dict[str, dict], now: float | None = None) -> Path:
+    """Name → [impressions, runs shown, invocation rate] for `inject` to rank by (atomic write)."""
+    path = rates_cache_path(home_root, agent)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = {"computed_at": now or time.time(),
+            "skills": {n: [u["impressions"], u["runs_shown"], u["invocation_rate"]]
+                       for n, u in usage.items()}}
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
+    tmp.replace(path)
+    return path

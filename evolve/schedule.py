@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 HOUR = 3600.0
 DAY = 24 * HOUR
+NOTHING_NEW = "nothing new"  # the dirty gate's reason
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,7 @@ def _skip_reason(agent: AgentState, rules: Rules, now: float) -> str | None:
 
 def _rule_reason(agent: AgentState, rules: Rules, now: float) -> str | None:
     if not agent.dirty:
-        return "nothing new"
+        return NOTHING_NEW
     if agent.paused:
         return "paused"
     last = agent.last_reflection_at

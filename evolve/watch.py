@@ -11,6 +11,7 @@ of work: the current transaction or commit always finishes.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import queue
@@ -75,6 +76,7 @@ class Watcher:
         self._spool_hint = True
         self._next_rescan = 0.0
         self.next_cycle_at: float | None = None
+        self.files_read = 0  # observe passes over transcript files (for logs and tests)
         self._stopping = False
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
@@ -87,6 +89,7 @@ class Watcher:
         self.home.ensure()
         self._conn = ledger.connect(self.home.state_db)
         self.fs.start()
+        self._seed_seen()
         self.reconcile()
         now = self.clock()
         for name in self.agents:  # edits made while no watcher ran, after one quiet period
@@ -235,6 +238,7 @@ class Watcher:
         if sig is None:
             return
         result = observe.observe_file(self.conn, name, Path(path), fmt, now=self.wall())
+        self.files_read += 1
         self._seen[(name, path)] = sig
         if result.runs or result.error:
             log.info("%s: %s %s", name, path, result.error or f"{result.runs} run(s) added or updated")
@@ -270,6 +274,17 @@ class Watcher:
                 log.info("hook records: %s", ", ".join(f"{n} {k}" for k, n in sorted(counts.items())))
 
     # -- reconciliation ------------------------------------------------------------
+    def _seed_seen(self) -> None:
+        """Files that did not change since their cursor was saved are not read again at start."""
+        for agent, path, raw in self.conn.execute("SELECT agent, path, cursor FROM cursors"):
+            try:
+                cursor = json.loads(raw)
+                st = Path(path).stat()
+            except (ValueError, OSError):
+                continue
+            if st.st_size == cursor.get("size") and st.st_ino == cursor.get("inode"):
+                self._seen[(agent, path)] = (st.st_size, st.st_mtime_ns)
+
     def reconcile(self) -> int:
         """Re-read agents and sources; observe every file whose size or mtime changed."""
         self._next_rescan = self.clock() + self.rescan_s

@@ -168,6 +168,21 @@ def test_one_reconciliation_scan_finds_1000_files_changed_while_stopped(demo, tr
         w.close()
 
 
+def test_a_restart_reads_only_what_changed_while_no_watcher_ran(demo, transcripts):
+    quiet, busy = Transcript(transcripts / "quiet.jsonl"), Transcript(transcripts / "busy.jsonl")
+    quiet.turn()
+    busy.turn()
+    first = new_watcher()
+    assert first.files_read == 2
+    first.close()
+    busy.turn("while nobody watched", "ok")
+    second = new_watcher()
+    try:
+        assert second.files_read == 1 and runs_of("demo") == 3
+    finally:
+        second.close()
+
+
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
 def test_a_dead_observer_thread_is_restarted(watcher, transcripts, caplog):
     real = watcher.fs._sink

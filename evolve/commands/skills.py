@@ -1,23 +1,71 @@
-"""`evolve skills`: every skill with its validity and history."""
+"""`evolve skills`: every skill with its validity, history and usage metrics."""
 
 from __future__ import annotations
 
 from evolve.agent import Agent
 from evolve.commands.output import emit_json, say, table
+from evolve.errors import UserError
 from evolve.home import Home
 
+KEYS = ("name", "description", "impressions", "invocations", "invocation_rate",
+        "post_use_edit_rate", "ineffective_rate", "last_used_at", "created_at", "updated_at",
+        "patch_count", "pinned", "valid", "problems", "path", "runs_shown", "runs_invoked",
+        "window_days")
 
-def skills(home: Home, name: str, as_json: bool = False) -> int:
-    records = Agent.open(name, home).skill_records()
+
+def skill_metrics(home: Home, agent: Agent) -> list[dict]:
+    """`skill_records()` joined with the usage metrics; refreshes the session-start cache."""
+    from evolve import ledger
+    from evolve.metrics import iso
+    from evolve.usage import drain_pending, refresh_rates
+
+    records = agent.skill_records()
+    conn = ledger.connect(home.state_db)
+    try:
+        drain_pending(conn, home)
+        window = agent.config.limits.retention_days
+        usage = refresh_rates(conn, home, agent.name, window_days=window)
+    finally:
+        conn.close()
+    merged = []
+    for record in records:
+        use = usage.get(record["name"], {})
+        last = use.get("last_used_at")
+        values = {"impressions": 0, "invocations": 0, "invocation_rate": None,
+                  "post_use_edit_rate": None, "ineffective_rate": None, "runs_shown": 0,
+                  "runs_invoked": 0, **use, "window_days": window,
+                  "last_used_at": iso(last) if last else None}
+        merged.append({key: record.get(key, values.get(key)) for key in KEYS})
+    return merged
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value * 100:.0f}%"
+
+
+def skills(home: Home, name: str, skill: str | None = None, as_json: bool = False) -> int:
+    agent = Agent.open(name, home)
+    records = skill_metrics(home, agent)
+    if skill is not None:
+        records = [r for r in records if r["name"] == skill]
+        if not records:
+            raise UserError(f"agent {name!r} has no skill {skill!r}; see `evolve skills {name}`")
     if as_json:
-        emit_json(records)
+        emit_json(records[0] if skill is not None else records)
         return 0
     if not records:
         say(f"agent {name!r} has no skills yet")
         return 0
-    rows = [[r["name"], "ok" if r["valid"] else "BROKEN", str(r["patch_count"]),
-             r["updated_at"] or "-", r["description"][:60]] for r in records]
-    say(table(rows, ["SKILL", "STATE", "PATCHES", "UPDATED", "DESCRIPTION"]))
+    rows = [[r["name"], ("ok" if r["valid"] else "BROKEN") + (" pinned" if r["pinned"] else ""),
+             str(r["impressions"]), str(r["invocations"]), _pct(r["invocation_rate"]),
+             _pct(r["post_use_edit_rate"]), _pct(r["ineffective_rate"]),
+             (r["last_used_at"] or "-")[:10], str(r["patch_count"]), (r["updated_at"] or "-")[:10],
+             r["description"][:50]] for r in records]
+    say(table(rows, ["SKILL", "STATE", "SHOWN", "USED", "USE%", "EDITED%", "INEFF%", "LAST USED",
+                     "PATCHES", "UPDATED", "DESCRIPTION"]))
+    say(f"(rates over the last {records[0]['window_days']} days: USE% = runs that invoked it / "
+        "runs it was shown in; EDITED% = invoked runs the user corrected; INEFF% = invoked runs "
+        "ending in a real error; see docs/metrics.md)")
     for r in records:
         for problem in r["problems"]:
             say(f"  {r['path']}: {problem}")

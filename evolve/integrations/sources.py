@@ -1,0 +1,98 @@
+"""Point an agent's `[sources]` at Claude Code's transcripts: a minimal edit of agent.toml.
+
+agent.toml is a person's file: its comments and layout stay, only the `claude_code = [...]`
+value changes (TOML is never re-serialised), and the change is committed in the agent's
+repository as evolve's own commit. Globs are written with `~` so the repository does not
+carry one machine's home path.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import re
+import tomllib
+from pathlib import Path
+
+from evolve.agent import Agent
+from evolve.errors import UserError
+from evolve.repo import build_message
+
+AGENT_TOML = "agent.toml"
+MAX_DIR_NAME = 200  # Claude Code shortens longer project folder names (and adds a hash)
+_HEADER = re.compile(r"^\s*\[\s*sources\s*\]\s*(#.*)?$")
+_TABLE = re.compile(r"^\s*\[")
+_KEY = re.compile(r"^\s*claude_code\s*=")
+
+
+def project_folder(project: Path) -> str:
+    """Claude Code's folder name for a project: every non-alphanumeric character → '-'."""
+    return re.sub(r"[^A-Za-z0-9]", "-", str(project))
+
+
+def with_tilde(path: str) -> str:
+    home = str(Path.home())
+    if path == home or path.startswith(home.rstrip("/") + "/"):
+        return "~" + path[len(home.rstrip("/")):]
+    return path
+
+
+def transcripts_glob(claude_dir: Path, project: Path | None) -> str:
+    """The glob of one project's transcripts (sessions and sub-agents), or of all projects."""
+    projects = glob.escape(with_tilde(str(claude_dir / "projects")))
+    if project is None:
+        return f"{projects}/**/*.jsonl"
+    folder = project_folder(project)
+    if len(folder) > MAX_DIR_NAME:
+        folder = folder[:MAX_DIR_NAME] + "*"
+    return f"{projects}/{folder}/**/*.jsonl"
+
+
+def _render(values: list[str]) -> str:
+    return "[" + ", ".join(json.dumps(v, ensure_ascii=False) for v in values) + "]"
+
+
+def set_claude_code(text: str, values: list[str]) -> str:
+    """agent.toml's text with `[sources] claude_code = values`; every other byte kept."""
+    lines = text.splitlines(keepends=True)
+    line = f"claude_code = {_render(values)}\n"
+    header = next((i for i, raw in enumerate(lines) if _HEADER.match(raw)), None)
+    if header is None:
+        separator = "" if not text or text.endswith("\n\n") else ("\n" if text.endswith("\n") else "\n\n")
+        return f"{text}{separator}[sources]\n{line}"
+    end = next((i for i in range(header + 1, len(lines)) if _TABLE.match(lines[i])), len(lines))
+    start = next((i for i in range(header + 1, end) if _KEY.match(lines[i])), None)
+    if start is None:
+        return "".join(lines[:header + 1] + [line] + lines[header + 1:])
+    for stop in range(start + 1, end + 1):  # the value may span lines: up to where it parses
+        try:
+            tomllib.loads("".join(lines[start:stop]))
+        except tomllib.TOMLDecodeError:
+            continue
+        return "".join(lines[:start] + [line] + lines[stop:])
+    raise UserError(f"{AGENT_TOML}: cannot read [sources] claude_code; fix the file")
+
+
+def add_claude_sources(agent: Agent, patterns: list[str]) -> str | None:
+    """Add `patterns` to the agent's Claude Code sources, committed; None if already there."""
+    path = agent.path / AGENT_TOML
+    with agent.repo.locked():
+        agent.commit_human_edits_held()
+        text = path.read_text(encoding="utf-8") if path.exists() else ""
+        try:
+            current = tomllib.loads(text).get("sources", {}).get("claude_code", [])
+        except tomllib.TOMLDecodeError as exc:
+            raise UserError(f"{path}: not valid TOML ({exc}); fix it, then install again") from None
+        if not isinstance(current, list):
+            raise UserError(f"{path}: sources.claude_code must be a list of globs")
+        missing = [p for p in patterns if p not in current]
+        if not missing:
+            return None
+        wanted = [*current, *missing]
+        new = set_claude_code(text, wanted)
+        if tomllib.loads(new).get("sources", {}).get("claude_code") != wanted:
+            raise UserError(f"{path}: could not add {missing} to [sources] claude_code; add them by hand")
+        subject = f"install({agent.name}): read Claude Code transcripts"
+        trailers = {"Evolve-Kind": "install", "Evolve-Sources": missing}
+        return agent.repo.commit_changes({AGENT_TOML: new.encode("utf-8")},
+                                         build_message(subject, trailers), agent.evolve_identity)
