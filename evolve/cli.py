@@ -131,11 +131,60 @@ def _doctor_args(p) -> None:
     p.add_argument("--fix", action="store_true", help="reinstall missing hooks")
 
 
+def _skills_args(p) -> None:
+    _agent(p)
+    p.add_argument("skill", nargs="?", help="one skill (default: all)")
+    _json(p)
+
+
+def _prompt_args(p) -> None:
+    _agent(p)
+    p.add_argument("--session", help="the session to record impressions for (default: a new id)")
+    _json(p)
+
+
+def _skill_args(p) -> None:
+    _agent(p)
+    p.add_argument("skill", help="the skill's name")
+    _json(p)
+
+
+def _prune_args(p) -> None:
+    _agent(p)
+    p.add_argument("--dry-run", action="store_true", help="say what would be evicted; change nothing")
+    _json(p)
+
+
+def _report_args(p) -> None:
+    _agent(p)
+    p.add_argument("--html", metavar="FILE", help="write a self-contained HTML report with charts")
+    _json(p)
+
+
+def _install_args(p) -> None:
+    p.add_argument("target", choices=["claude-code"], help="the agent runtime (claude-code)")
+    p.add_argument("--agent", required=True, help="the evolve agent to connect")
+    p.add_argument("--scope", choices=["project", "user"], default="project",
+                   help="one project (default) or every project of this user")
+    p.add_argument("--project", help="the project folder (default: the current folder)")
+    _json(p)
+
+
+def _install_only_args(p) -> None:
+    _install_args(p)
+    p.add_argument("--no-link", action="store_true",
+                   help="do not link skills into Claude Code; inject the skill index instead")
+
+
+def _hook_args(p) -> None:
+    p.add_argument("args", nargs="...", help="claude-code EVENT --agent NAME (hooks call this)")
+
+
 # name -> ("module.function", help, argument builder). Later stages add rows here.
 COMMANDS: dict[str, tuple[str, str, Callable[[Any], None]]] = {
     "init": ("agents.init", "create an agent and its git repository", _init_args),
     "agents": ("agents.agents", "list agents", _json),
-    "skills": ("skills.skills", "list an agent's skills with their history", _init_args),
+    "skills": ("skills.skills", "an agent's skills: validity, history, usage and rates", _skills_args),
     "log": ("history.log", "an agent's commits: reflections, edits, reverts", _log_args),
     "review": ("history.review", "show one commit as a diff with its trailers", _review_args),
     "revert": ("history.revert", "undo one commit (evolve will not re-learn it)", _revert_args),
@@ -152,11 +201,27 @@ COMMANDS: dict[str, tuple[str, str, Callable[[Any], None]]] = {
     "pause": ("lifecycle.pause", "stop learning for one agent (observing continues)", _agent),
     "resume": ("lifecycle.resume", "restart learning for a paused agent", _agent),
     "remove": ("lifecycle.remove", "archive an agent (its repo moved aside, state kept)", _remove_args),
+    "prompt": ("prompt.prompt", "what the agent sees at session start: memo and skill index", _prompt_args),
+    "pin": ("curate.pin", "pin a skill: evolve never patches, retires or evicts it", _skill_args),
+    "unpin": ("curate.unpin", "unpin a skill", _skill_args),
+    "restore": ("curate.restore", "bring a retired or evicted skill back from history", _skill_args),
+    "prune": ("curate.prune", "evict the least used skills over max_skills now", _prune_args),
+    "report": ("report.report", "did learning help? rates around each reflection, per skill", _report_args),
+    "install": ("integrate.install", "connect an agent to Claude Code: hooks, skill links, sources",
+                _install_only_args),
+    "uninstall": ("integrate.uninstall", "remove exactly what `evolve install` added", _install_args),
+    "hook": ("integrate.hook", "(run by agent hooks) handle one hook event; always exits 0", _hook_args),
 }
 
 
 def run(argv: Sequence[str]) -> int:
     """Parse and dispatch; errors propagate (main maps them to exit codes)."""
+    if "prompt" in argv[:3]:  # on the session-start hot path: no argparse (evolve.inject)
+        from evolve.inject import fast_main
+
+        code = fast_main(list(argv))
+        if code is not None:
+            return code
     args = vars(_build_parser().parse_args(list(argv)))
     command = args.pop("command")
     home = Home.resolve(args.pop("home"))
@@ -177,6 +242,10 @@ def _crash_log(exc: BaseException) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["hook"]:  # agent hooks: no argparse, never a non-zero exit
+        from evolve.hookmain import main as hook_main
+
+        return hook_main(argv[1:])
     try:
         return run(argv)
     except UserError as exc:

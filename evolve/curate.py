@@ -81,7 +81,7 @@ def _removal(agent: Agent, name: str) -> str:
 
 
 def _folder_at(agent: Agent, rev: str, name: str) -> dict[str, tuple[str, bytes]]:
-    """path → (git mode, bytes) of the skill folder at `rev` (files and symlinks only)."""
+    """Path → (git mode, bytes) of the skill folder at `rev` (files and symlinks only)."""
     listing = agent.repo.git("ls-tree", "-r", "-z", "--full-tree", rev, "--", f"skills/{name}/")
     entries = []
     for item in filter(None, listing.split(b"\0")):
@@ -118,7 +118,7 @@ def restore(agent: Agent, name: str) -> Done:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 written.append(path)
                 if mode == "120000":
-                    os.symlink(os.fsdecode(data), target)
+                    target.symlink_to(os.fsdecode(data))
                 else:
                     target.write_bytes(data)
                     target.chmod(0o755 if mode == "100755" else 0o644)

@@ -56,6 +56,7 @@ HANDLERS: dict[str, Handler] = {
     "stop_failure": observe_transcript,
     "impressions": usage.handle_impressions,  # inject: the skills a session was shown
     "invocation": usage.handle_invocation,  # a skill read reported outside a transcript
+    "skill": usage.handle_invocation,  # Claude Code's PostToolUse for the Skill tool
 }
 
 

@@ -89,7 +89,8 @@ def memo_block(memo_text: str, room: int, memo_path: Path) -> str:
         content = memo.section_content(memo_text, key)
         if content:
             parts.append(f"## {heading}\n\n{content}")
-    if not parts and memo_text.strip():  # a memo without the standard sections
+    standard = any(f"## {heading}" in memo_text for heading in memo.HEADINGS.values())
+    if not parts and not standard and memo_text.strip():  # a memo a person restructured
         parts.append(memo_text.strip())
     if not parts:
         return ""
@@ -102,10 +103,10 @@ def memo_block(memo_text: str, room: int, memo_path: Path) -> str:
 
 # -- rendering ---------------------------------------------------------------------------
 def _rates(home: Home, agent: str) -> dict[str, list]:
-    from evolve.metrics import rates_cache_path
+    from evolve.skillindex import RATES, cache_path
 
     try:
-        data = json.loads(rates_cache_path(home.root, agent).read_bytes())
+        data = json.loads(cache_path(home.root, agent, RATES).read_bytes())
         skills = data.get("skills")
         return skills if isinstance(skills, dict) else {}
     except (OSError, ValueError, AttributeError):
@@ -128,7 +129,7 @@ def render(home: Home | str | os.PathLike, agent_name: str, *, session: str | No
     home = home if isinstance(home, Home) else Home.resolve(home)
     check_name(agent_name, "agent")
     path = home.agent_dir(agent_name)
-    if not os.path.isdir(os.path.join(path, ".git")):  # noqa: PTH112 - hot path
+    if not (path / ".git").is_dir():
         raise UserError(f"no agent {agent_name!r} in {home.root}; create it with `evolve init {agent_name}`")
     limits = config_mod.load(home.config_file, path / "agent.toml").limits
     budget = limits.prompt_chars
@@ -165,7 +166,7 @@ def render(home: Home | str | os.PathLike, agent_name: str, *, session: str | No
         from evolve import spool
 
         spool.append(home.spool_dir, {"event": "impressions", "agent": agent_name,
-                                      "session": session, "skills": listed, "at": time.time()})
+                                      "session_id": session, "skills": listed, "at": time.time()})
     return Injection(text, listed, left_out, len(text), session, budget)
 
 

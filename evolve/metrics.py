@@ -22,7 +22,6 @@ from pathlib import Path
 
 DAY = 86_400.0
 DEFAULT_WINDOW_DAYS = 180
-RATES_CACHE = "rates.json"
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +75,10 @@ def judged(run: RunRecord) -> bool:
 
 
 def edited_after(run: RunRecord, following: RunRecord | None) -> bool:
-    """The user corrected the run's result: the next request is a correction, or they changed a file it wrote."""
+    """Whether the user corrected the run's result afterwards.
+
+    The next request is a correction, or with it the user changed a file the run wrote.
+    """
     if following is None:
         return False
     if following.correction:
@@ -171,7 +173,8 @@ def _record(row) -> RunRecord:
                      _paths(edited))
 
 
-def load_runs(conn: sqlite3.Connection, agent: str, since: float, *, only_used: bool = False) -> list[RunRecord]:
+def load_runs(conn: sqlite3.Connection, agent: str, since: float, *,
+              only_used: bool = False) -> list[RunRecord]:
     """Active runs started since `since`, sorted by (path, idx).
 
     only_used: just the sessions with an impression or invocation (all the rates need).
@@ -196,9 +199,11 @@ def load_shown(conn: sqlite3.Connection, agent: str, since: float) -> dict[str, 
 
 def load_invoked(conn: sqlite3.Connection, agent: str, since: float,
                  runs: list[RunRecord]) -> dict[tuple[str, int], set[str]]:
-    """(session, run idx) → skills. An invocation not yet placed in a run (a hook or the
-    API saw it before the transcript was observed) goes to the session's run that had
-    started by then."""
+    """(session, run idx) → skills invoked there.
+
+    An invocation not yet placed in a run (a hook or the API saw it before the transcript
+    was observed) goes to the session's run that had started by then.
+    """
     starts: dict[str, list[tuple[float, int]]] = {}
     for run in runs:
         when = epoch(run.started_at)
@@ -261,7 +266,9 @@ def skill_usage(conn: sqlite3.Connection, agent: str, *, window_days: float = DE
 
 # -- the hot path's cache ----------------------------------------------------------------
 def rates_cache_path(home_root: Path, agent: str) -> Path:
-    return home_root / "cache" / agent / RATES_CACHE
+    from evolve.skillindex import RATES, cache_path
+
+    return cache_path(home_root, agent, RATES)
 
 
 def write_rates_cache(home_root: Path, agent: str, usage: dict[str, dict], now: float | None = None) -> Path:

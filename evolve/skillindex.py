@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 CACHE = "skills.json"
+RATES = "rates.json"  # written by evolve.metrics.write_rates_cache
 VERSION = 1
 SKILL_FILE = "SKILL.md"
 _KEYS = frozenset({"name", "description", "license", "compatibility", "metadata", "allowed-tools"})
@@ -140,8 +141,9 @@ def read_entry(folder: Path, max_body_tokens: int) -> Entry:
     return Entry(name, description, not problems, pinned)
 
 
-def cache_path(home_root: Path, agent: str) -> Path:
-    return home_root / "cache" / agent / CACHE
+def cache_path(home_root: Path, agent: str, name: str = CACHE) -> Path:
+    """`<home>/cache/<agent>/<name>`: the index cache, and the rates cache (RATES)."""
+    return home_root / "cache" / agent / name
 
 
 def load(skills_dir: Path, cache_file: Path, max_body_tokens: int) -> list[Entry]:
@@ -164,7 +166,7 @@ def load(skills_dir: Path, cache_file: Path, max_body_tokens: int) -> list[Entry
         folders = []
     for name, path, link in folders:
         try:
-            st = os.stat(path + "/" + SKILL_FILE)
+            st = os.stat(path + "/" + SKILL_FILE)  # noqa: PTH116 - hot path, 200 files
             key = [st.st_mtime_ns, st.st_size, st.st_ino]
         except OSError:
             key = [0, -1, 0]

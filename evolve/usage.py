@@ -55,15 +55,20 @@ def _agent(home: Home, record: dict) -> str:
     return name
 
 
+def _session(record: dict) -> str | None:
+    value = record.get("session_id", record.get("session"))
+    return value if isinstance(value, str) and value else None
+
+
 def _at(record: dict) -> float:
     at = record.get("at")
     return float(at) if isinstance(at, (int, float)) and not isinstance(at, bool) else time.time()
 
 
 def handle_impressions(conn: sqlite3.Connection, home: Home, record: dict) -> str:
-    """`{"event": "impressions", "agent", "session", "skills": [...], "at"}` → impressions."""
+    """`{"event": "impressions", "agent", "session_id", "skills": [...], "at"}` → impressions."""
     name = _agent(home, record)
-    session, skills = record.get("session"), record.get("skills")
+    session, skills = _session(record), record.get("skills")
     if not isinstance(session, str) or not session or not isinstance(skills, list):
         raise ValueError("impressions need a session and a list of skills")
     store_impressions(conn, name, session, [s for s in skills if isinstance(s, str)
@@ -72,9 +77,9 @@ def handle_impressions(conn: sqlite3.Connection, home: Home, record: dict) -> st
 
 
 def handle_invocation(conn: sqlite3.Connection, home: Home, record: dict) -> str:
-    """`{"event": "invocation", "agent", "skill", "session", "tool_use_id"?, "source"?}`."""
+    """`{"event": "invocation", "agent", "skill", "session_id", "tool_use_id"?, "source"?}`."""
     name = _agent(home, record)
-    skill, session = record.get("skill"), record.get("session")
+    skill, session = record.get("skill"), _session(record)
     if not isinstance(skill, str) or name_problem(skill):
         raise ValueError("no valid skill")
     tool_use_id = record.get("tool_use_id")

@@ -8,7 +8,6 @@ stored in state.db (what every later stage reads).
 from __future__ import annotations
 
 import json
-import os
 import random
 import shutil
 from datetime import UTC, datetime, timedelta
@@ -405,23 +404,30 @@ def test_rename_and_new_file_at_the_same_path(conn, tmp_path):
     t.skill("deploy")
     t.run("Second request")
     path = t.write(tmp_path / "s.jsonl")
-    observe_paths(conn, path)
-    assert len(stored(conn)) == 2
+    observe_paths(conn, path, now=100.0)
+    before = stored(conn)
+    assert len(before) == 2
     assert len(invocations(conn)) == 1
+    clean(conn)
 
-    # rotated: the old file moves away; a new file holding the same lines and one more run
-    # appears at the path (as an atomic rewrite does)
+    # replaced by a file with the very same lines (an atomic rewrite): nothing is new
+    path.rename(tmp_path / "s.jsonl.0")
+    t.write(path)
+    result = observe_paths(conn, path, now=200.0)
+    assert result.files[0].reset and result.runs == 0
+    assert stored(conn) == before and not dirty(conn)
+
+    # rotated: a new file holding the same lines and one more run appears at the path
     path.rename(tmp_path / "s.jsonl.1")
-    mark = len(t.lines)
     t.run("Third request")
     t.write(path)
-    result = observe_paths(conn, path)
+    result = observe_paths(conn, path, now=300.0)
     runs = stored(conn)
-    assert result.files[0].reset
+    assert result.files[0].reset and result.runs == 2  # the open run completed + a new one
     assert [r["request"] for r in runs] == ["First request", "Second request", "Third request"]
     assert [r["_idx"] for r in runs] == [0, 1, 2]
+    assert [r["_observed_at"] for r in runs] == [100.0, 300.0, 300.0]
     assert len(invocations(conn)) == 1  # the same Skill call, not counted twice
-    assert mark < len(t.lines)
 
     # replaced by a different conversation
     path.rename(tmp_path / "s.jsonl.2")
@@ -667,4 +673,4 @@ def test_observe_timestamps_and_now(conn, tmp_path):
     assert {r["_observed_at"] for r in runs} == {1_000.0}
     assert runs[0]["started_at"] == "2026-02-10T21:00:01Z"
     assert ledger.agent_row(conn, AGENT)["dirty_at"] == 1_000.0
-    assert os.path.isabs(conn.execute("SELECT path FROM runs").fetchone()["path"])
+    assert Path(conn.execute("SELECT path FROM runs").fetchone()["path"]).is_absolute()

@@ -86,7 +86,7 @@ def resolve_target(scope: str, project: str | os.PathLike[str] | None) -> Target
     if scope == "user":
         base = claude_dir()
         return Target("user", None, base / "settings.json", base / "skills")
-    folder = Path(project or os.getcwd()).expanduser().resolve()
+    folder = Path(project or Path.cwd()).expanduser().resolve()
     if not folder.is_dir():
         raise UserError(f"{folder} is not a folder; pass the project with --project DIR")
     found = git_exclude(folder)
@@ -220,6 +220,14 @@ def _dumps(doc: dict, raw: bytes | None) -> bytes:
 
 
 # -- install / uninstall -----------------------------------------------------------------
+def _exclude_fields(target: Target) -> dict:
+    where = None
+    if target.worktree and target.project:
+        where = str(target.project.relative_to(target.worktree)) if target.project != target.worktree else "."
+    return {"worktree": str(target.worktree) if target.worktree else None,
+            "exclude": str(target.exclude) if target.exclude else None, "exclude_where": where}
+
+
 def _find(installs: list[dict], agent: str, settings: Path) -> dict | None:
     return next((i for i in installs if i.get("agent") == agent and i.get("settings") == str(settings)), None)
 
@@ -229,7 +237,7 @@ def install(home: Home, agent_name: str, scope: str = "project", project: str | 
     """Install (or refresh) the integration; returns what was done, for the command to print."""
     agent = Agent.open(agent_name, home)
     target = resolve_target(scope, project)
-    python = python or os.path.abspath(sys.executable)  # not resolved: a venv's python is a link
+    python = python or str(Path(sys.executable).absolute())  # not resolved: a venv's python is a link
     pattern = transcripts_glob(claude_dir(), target.project)
     sources_commit = add_claude_sources(agent, [pattern])
     with links.registry_lock(home):
@@ -239,11 +247,8 @@ def install(home: Home, agent_name: str, scope: str = "project", project: str | 
             record = {"agent": agent.name, "scope": target.scope, "settings": str(target.settings),
                       "project": str(target.project) if target.project else None}
             installs.append(record)
-        record.update(worktree=str(target.worktree) if target.worktree else None,
-                      exclude=str(target.exclude) if target.exclude else None,
-                      exclude_where=(os.path.relpath(target.project, target.worktree)
-                                     if target.worktree and target.project else None),
-                      skills_dir=str(target.skills_dir) if link else None, python=python)
+        record.update(_exclude_fields(target), python=python,
+                      skills_dir=str(target.skills_dir) if link else None)
         raw, doc = _read(target.settings)
         new = add_entries(doc, home, agent.name, python, link)
         changed = new != doc or raw is None
@@ -272,9 +277,7 @@ def uninstall(home: Home, agent_name: str, scope: str = "project", project: str 
     with links.registry_lock(home):
         installs = links.load_installs(home)
         record = _find(installs, agent_name, target.settings) or {
-            "agent": agent_name, "settings": str(target.settings), "exclude": target.exclude and str(target.exclude),
-            "exclude_where": (os.path.relpath(target.project, target.worktree)
-                              if target.worktree and target.project else None)}
+            "agent": agent_name, "settings": str(target.settings), **_exclude_fields(target)}
         raw, doc = _read(target.settings)
         cleaned = remove_entries(doc, home, agent_name)
         removed_entries = cleaned != doc

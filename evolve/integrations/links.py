@@ -15,13 +15,12 @@ import json
 import os
 from pathlib import Path
 
+from evolve import hookmain
 from evolve.home import Home
 from evolve.locks import FileLock
-from evolve.names import name_problem
 from evolve.repo import atomic_write
 
 REGISTRY = "claude-code.json"
-SKILL_FILE = "SKILL.md"
 
 
 # -- the record of installs ----------------------------------------------------------
@@ -52,27 +51,21 @@ def save_installs(home: Home, installs: list[dict]) -> None:
 
 # -- links ---------------------------------------------------------------------------
 def skill_names(skills_dir: Path) -> list[str]:
-    """The agent's skill folders (those holding a SKILL.md, with a valid name), sorted."""
-    try:
-        entries = list(os.scandir(skills_dir))
-    except FileNotFoundError:
-        return []
-    return sorted(e.name for e in entries if e.is_dir(follow_symlinks=False)
-                  and name_problem(e.name) is None
-                  and (Path(e.path) / SKILL_FILE).is_file())
+    """The agent's skill folders (with a valid name and a SKILL.md): what gets linked."""
+    return hookmain.skill_names(str(skills_dir))
 
 
 def is_our_link(link: Path, skills_dir: Path) -> bool:
     """A symlink whose target is a folder directly inside the agent's skills folder."""
     try:
-        target = os.readlink(link)
+        target = link.readlink()
     except OSError:
         return False
-    return os.path.dirname(target) == str(skills_dir)
+    return target.parent == skills_dir
 
 
 def _make_dirs(folder: Path, install: dict) -> None:
-    """mkdir -p, remembering each folder created so uninstall can remove it if empty."""
+    """Create `folder` and its parents, remembering each one created (uninstall removes it if empty)."""
     missing = []
     current = folder
     while not current.exists():
@@ -103,7 +96,7 @@ def sync_install(install: dict, skills_dir: Path) -> dict[str, list[str]]:
             report["conflicts"].append(name)
             continue
         _make_dirs(target, install)
-        os.symlink(skills_dir / name, link, target_is_directory=True)
+        link.symlink_to(skills_dir / name, target_is_directory=True)
         report["added"].append(name)
     install["links"] = sorted(n for n in wanted if is_our_link(target / n, skills_dir))
     install["conflicts"] = report["conflicts"]

@@ -1,0 +1,41 @@
+"""`evolve report`: did learning help? Text, JSON, or one self-contained HTML file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from evolve.agent import Agent
+from evolve.commands.output import emit_json, say
+from evolve.errors import UserError
+from evolve.home import Home
+
+
+def report(home: Home, name: str, html: str | None = None, as_json: bool = False) -> int:
+    from evolve import ledger
+    from evolve.report import build, text_summary
+    from evolve.usage import drain_pending, refresh_rates
+
+    agent = Agent.open(name, home)
+    conn = ledger.connect(home.state_db)
+    try:
+        drain_pending(conn, home)
+        refresh_rates(conn, home, name)
+        data = build(conn, agent)
+    finally:
+        conn.close()
+    if html:
+        from evolve.report_html import render
+
+        target = Path(html).expanduser()
+        try:
+            target.write_text(render(data, agent.memo_text()), encoding="utf-8")
+        except OSError as exc:
+            raise UserError(f"cannot write {target}: {exc.strerror or exc}; pick another path") from None
+        data["html"] = str(target.absolute())
+    if as_json:
+        emit_json(data)
+    else:
+        say(text_summary(data))
+        if html:
+            say(f"\nwritten: {data['html']} (open it in a browser)")
+    return 0

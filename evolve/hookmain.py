@@ -1,0 +1,377 @@
+"""`evolve hook claude-code <event>`: what runs inside Claude Code's hooks, every session and turn.
+
+Its cost is paid on every turn, so it imports only what a bare interpreter has loaded
+already (os, sys, time) plus C modules (`_json`, select): no argparse, subprocess,
+sqlite3, re, pathlib, nor json's Python half. Stop, SessionEnd, StopFailure and
+PostToolUse append one line to the spool that the watcher drains into state.db;
+SessionStart prints the memo (and, when the skills are not linked into Claude Code, the
+skill index) and spools the impressions. The hook reads exactly one JSON value from stdin
+and never waits for EOF (stdin may stay open). It fails open: it never exits non-zero
+(exit 2 would block Claude Code) and prints nothing but SessionStart's context; every
+problem, even a usage error, goes to `<home>/logs/hooks.log`.
+"""
+
+# pathlib (with re, fnmatch, urllib) costs as much as this whole hook may: os.path it is.
+# ruff: noqa: PTH100, PTH103, PTH105, PTH110, PTH111, PTH112, PTH113, PTH116, PTH118, PTH208
+import os
+import sys
+import time
+
+SPOOL = "hooks.jsonl"  # = evolve.spool.SPOOL: the watcher drains this file
+MAX_LINE = 64 * 1024  # = evolve.spool.MAX_LINE
+STDIN_CAP = 8 << 20
+STDIN_WAIT_S = 2.0
+DEFAULT_PROMPT_CHARS = 8000  # = config.LimitsConfig.prompt_chars (a test checks)
+LOG_CAP = 1 << 20
+MEMO_TITLE = "# Memo (what I learned in earlier sessions)"  # = evolve.inject.MEMO_TITLE
+RECORDS = {"stop": "stop", "session-end": "session_end", "stop-failure": "stop_failure"}
+
+
+class Problem(Exception):
+    """Something to log in one line (no traceback): a usage error, bad input, no agent."""
+
+
+# -- arguments and input ---------------------------------------------------------------------
+def parse_args(argv: list[str]) -> dict:
+    """`claude-code <event> [--home DIR] [--agent NAME] [--linked]`, parsed by hand."""
+    opts: dict = {"event": None, "home": None, "agent": None, "linked": False}
+    words: list[str] = []
+    index = 0
+    while index < len(argv):
+        arg = argv[index]
+        key, eq, value = arg.partition("=")
+        if key in ("--home", "--agent"):
+            if not eq:
+                index += 1
+                value = argv[index] if index < len(argv) else ""
+            opts[key[2:]] = value
+        elif arg == "--linked":
+            opts["linked"] = True
+        elif arg.startswith("-"):
+            opts.setdefault("unknown", arg)
+        else:
+            words.append(arg)
+        index += 1
+    if len(words) > 1:
+        opts["event"] = words[1]
+    opts["words"] = words
+    return opts
+
+
+def check_args(opts: dict) -> None:
+    words = opts["words"]
+    if not words or words[0] != "claude-code":
+        raise Problem("usage: evolve hook claude-code EVENT --agent NAME [--home DIR] [--linked]")
+    if "unknown" in opts:
+        raise Problem(f"unknown option {opts['unknown']!r}")
+    if opts["event"] not in HANDLERS:
+        raise Problem(f"unknown event {opts['event']!r} (known: {', '.join(HANDLERS)})")
+    if not valid_name(opts["agent"]):
+        raise Problem(f"--agent {opts['agent']!r} is not an agent name")
+
+
+def valid_name(name: object) -> bool:
+    """evolve.names' rule (a-z, 0-9, single '-' inside, 1-64 chars), without `re`."""
+    return (isinstance(name, str) and 0 < len(name) <= 64 and name[0] != "-" and name[-1] != "-"
+            and "--" not in name and all(c in "abcdefghijklmnopqrstuvwxyz0123456789-" for c in name))
+
+
+def resolve_home(explicit: str | None) -> str:
+    if explicit and not os.environ.get("EVOLVE_FORBID_HOME"):
+        return os.path.abspath(os.path.expanduser(explicit))
+    from evolve.home import Home  # the default home and the tests' guard live there
+
+    return str(Home.resolve(explicit).root)
+
+
+def _scanner():
+    import _json
+
+    class Context:
+        strict = True
+        object_hook = None
+        object_pairs_hook = None
+        parse_float = float
+        parse_int = int
+        parse_constant = {"NaN": float("nan"), "Infinity": float("inf"),
+                          "-Infinity": float("-inf")}.__getitem__
+        memo: dict = {}
+
+    return _json.make_scanner(Context())
+
+
+def _decode(data: bytes, final: bool):
+    """The JSON value at the start of `data`, or None while it is incomplete."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        if final:
+            raise Problem("stdin is not UTF-8") from None
+        return None
+    start = len(text) - len(text.lstrip(" \t\r\n\ufeff"))
+    try:
+        value, _end = _scanner()(text, start)
+    except (StopIteration, ValueError):
+        if final:
+            raise Problem(f"stdin is not JSON: {text[:80]!r}") from None
+        return None
+    return value
+
+
+def read_payload(fd: int = 0, cap: int = STDIN_CAP, wait_s: float = STDIN_WAIT_S) -> dict:
+    """Exactly one JSON object from `fd`; returns as soon as it is complete (no EOF needed)."""
+    import select
+
+    buf = bytearray()
+    deadline = time.monotonic() + wait_s
+    while True:
+        left = deadline - time.monotonic()
+        try:
+            ready = select.select([fd], [], [], max(0.0, left))[0]
+        except (OSError, ValueError) as exc:
+            raise Problem(f"cannot read stdin: {exc}") from None
+        if not ready:
+            raise Problem(f"no complete JSON value on stdin within {wait_s:g} s ({len(buf)} bytes)")
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            break
+        buf += chunk
+        if len(buf) > cap:
+            raise Problem(f"stdin is over {cap} bytes")
+        if buf.rstrip().endswith(b"}"):
+            value = _decode(bytes(buf), final=False)
+            if value is not None:
+                break
+    if not buf.strip():
+        raise Problem("stdin was empty")
+    value = _decode(bytes(buf), final=True)
+    if not isinstance(value, dict):
+        raise Problem(f"stdin holds a JSON {type(value).__name__}, not an object")
+    return value
+
+
+# -- output: spool, stdout, log ---------------------------------------------------------------
+def _encoder():
+    try:
+        import _json
+
+        def refuse(obj):
+            raise TypeError(f"not JSON: {type(obj).__name__}")
+
+        encode = _json.make_encoder(None, refuse, _json.encode_basestring, None, ":", ",",
+                                    False, False, True)
+        return lambda record: "".join(encode(record, 0))
+    except (ImportError, TypeError):  # another interpreter: the pure-Python json
+        import json
+
+        return lambda record: json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+
+
+def append_record(home: str, record: dict) -> None:
+    """One line in the spool, as `evolve.spool.append` writes it (one O_APPEND write)."""
+    record.setdefault("at", time.time())
+    data = (_encoder()(record) + "\n").encode("utf-8", "replace")
+    if len(data) > MAX_LINE:
+        raise Problem(f"a {record.get('event')} record of {len(data)} bytes is too long for the spool")
+    folder = os.path.join(home, "spool")
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+    try:
+        fd = os.open(os.path.join(folder, SPOOL), flags, 0o600)
+    except FileNotFoundError:
+        os.makedirs(folder, exist_ok=True)
+        fd = os.open(os.path.join(folder, SPOOL), flags, 0o600)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+
+
+def write_stdout(text: str) -> None:
+    data = text.encode("utf-8", "replace")
+    try:
+        while data:
+            data = data[os.write(1, data):]
+    except OSError:
+        pass  # Claude Code stopped listening: nothing to add to a session that is gone
+
+
+def log(home: str | None, opts: dict, exc: BaseException) -> None:
+    """One line (a traceback for bugs) in `<home>/logs/hooks.log`; never raises."""
+    try:
+        if home is None:
+            home = resolve_home(None)
+        folder = os.path.join(home, "logs")
+        os.makedirs(folder, exist_ok=True)
+        path = os.path.join(folder, "hooks.log")
+        try:
+            if os.stat(path).st_size > LOG_CAP:
+                os.replace(path, path + ".1")
+        except FileNotFoundError:
+            pass
+        when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        what = str(exc) if isinstance(exc, Problem) else f"{type(exc).__name__}: {exc}"
+        line = f"{when} pid {os.getpid()} claude-code {opts.get('event')} agent={opts.get('agent')}: {what}\n"
+        if not isinstance(exc, Problem | SystemExit | KeyboardInterrupt):
+            import traceback
+
+            line += "".join(traceback.format_exception(exc))
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, line.encode("utf-8", "replace"))
+        finally:
+            os.close(fd)
+    except BaseException:  # noqa: S110 - logging must never be why a hook fails
+        pass
+
+
+# -- the events --------------------------------------------------------------------------------
+def _text(payload: dict, key: str) -> str | None:
+    value = payload.get(key)
+    return value if isinstance(value, str) and value else None
+
+
+def agent_dir(home: str, agent: str) -> str:
+    path = os.path.join(home, "agents", agent)
+    if not os.path.isdir(os.path.join(path, ".git")):
+        raise Problem(f"no agent {agent!r} in {home} (`evolve init {agent}`, or uninstall the hooks)")
+    return path
+
+
+def prompt_chars(home: str, path: str) -> int:
+    """`[limits] prompt_chars`; TOML is parsed only when a config file mentions it."""
+    files = (os.path.join(home, "config.toml"), os.path.join(path, "agent.toml"))
+    for name in files:
+        try:
+            with open(name, "rb") as handle:
+                if b"prompt_chars" in handle.read():
+                    break
+        except OSError:
+            pass
+    else:
+        return DEFAULT_PROMPT_CHARS
+    from pathlib import Path
+
+    from evolve.config import load
+
+    return load(*(Path(name) for name in files)).limits.prompt_chars
+
+
+def skill_names(skills_dir: str) -> list[str]:
+    """The agent's skills: folders with a valid name holding a SKILL.md, sorted."""
+    try:
+        entries = list(os.scandir(skills_dir))
+    except OSError:
+        return []
+    return sorted(e.name for e in entries if valid_name(e.name) and e.is_dir(follow_symlinks=False)
+                  and os.path.isfile(os.path.join(e.path, "SKILL.md")))
+
+
+def memo_context(path: str, limit: int) -> str:
+    """The memo as `evolve.inject` shows it (title, non-empty sections), within `limit`."""
+    memo = os.path.join(path, "memo.md")
+    try:
+        with open(memo, encoding="utf-8", errors="replace") as handle:
+            text = handle.read(limit * 4 + 4096)
+    except OSError:
+        return ""
+    sections: list[list[str]] = [[]]
+    for line in text.strip().split("\n"):
+        if line.startswith("## "):
+            sections.append([])
+        elif line.startswith("# ") and len(sections) == 1 and not sections[0]:
+            continue  # the memo's own title: ours replaces it
+        sections[-1].append(line)
+    kept = ["\n".join(lines).strip() for lines in sections
+            if any(line.strip() for line in lines[1 if lines and lines[0].startswith("## ") else 0:])]
+    if not kept:
+        return ""  # headings only: nothing learned yet
+    text = MEMO_TITLE + "\n\n" + "\n\n".join(kept)
+    if len(text) > limit:
+        note = f"\n… (cut to fit the prompt budget; the whole memo is in {memo})"
+        text = text[:max(0, limit - len(note) - 1)].rstrip() + note
+    return text + "\n"
+
+
+def session_start(home: str, opts: dict, payload: dict) -> str:
+    agent = opts["agent"]
+    path = agent_dir(home, agent)
+    session = _text(payload, "session_id")
+    if not opts["linked"]:  # the index too: the full renderer (it spools the impressions)
+        from pathlib import Path
+
+        from evolve.home import Home
+        from evolve.inject import render
+
+        text = render(Home(Path(home)), agent, session=session, record=bool(session)).text
+    else:  # Claude Code lists the linked skills itself: every one of them is shown
+        text = memo_context(path, prompt_chars(home, path))
+        listed = skill_names(os.path.join(path, "skills"))
+        if session and listed:
+            append_record(home, {"event": "impressions", "agent": agent, "session": session,
+                                 "skills": listed})
+    from evolve.integrations.watcher import ensure_watcher
+
+    ensure_watcher(home)
+    return text
+
+
+def run_ended(home: str, opts: dict, payload: dict) -> str:
+    agent = opts["agent"]
+    agent_dir(home, agent)
+    record = {"event": RECORDS[opts["event"]], "agent": agent,
+              "transcript_path": _text(payload, "transcript_path"),
+              "session_id": _text(payload, "session_id")}
+    for key in ("reason", "error"):  # SessionEnd's reason, StopFailure's error type
+        if _text(payload, key):
+            record[key] = _text(payload, key)[:200]  # type: ignore[index]
+    append_record(home, record)
+    return ""
+
+
+def skill_used(home: str, opts: dict, payload: dict) -> str:
+    if payload.get("tool_name") != "Skill":
+        return ""
+    tool_input = payload.get("tool_input")
+    skill = tool_input.get("skill") if isinstance(tool_input, dict) else None
+    if not isinstance(skill, str) or not skill or len(skill) > 200:
+        raise Problem(f"a Skill call without a skill name: {str(tool_input)[:80]!r}")
+    agent = opts["agent"]
+    agent_dir(home, agent)
+    append_record(home, {"event": "invocation", "agent": agent, "skill": skill, "source": "hook",
+                         "tool_use_id": _text(payload, "tool_use_id"),
+                         "session": _text(payload, "session_id")})
+    return ""
+
+
+HANDLERS = {"session-start": session_start, "stop": run_ended, "session-end": run_ended,
+            "stop-failure": run_ended, "post-tool-use": skill_used}
+
+
+# -- entry points ------------------------------------------------------------------------------
+def main(argv: list[str] | None = None) -> int:
+    """Handle one hook event; always returns 0 (every problem is logged instead)."""
+    if os.environ.get("EVOLVE_DISABLE_HOOKS") == "1":
+        return 0
+    opts: dict = {}
+    home = None
+    try:
+        opts = parse_args(list(sys.argv[1:] if argv is None else argv))
+        home = resolve_home(opts["home"])
+        check_args(opts)
+        payload = read_payload()
+        out = HANDLERS[opts["event"]](home, opts, payload)
+        if out:
+            write_stdout(out)
+    except BaseException as exc:  # SystemExit and KeyboardInterrupt too: exit 0 regardless
+        log(home, opts, exc)
+    return 0
+
+
+def run() -> None:
+    """The installed hook command: main(), then exit 0 without interpreter teardown."""
+    main()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    run()
