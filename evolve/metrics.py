@@ -92,32 +92,39 @@ def tally(runs: Iterable[RunRecord], shown: dict[str, set[str]],
     """(skill, bucket) → Counts. `runs` sorted by (path, idx); superseded runs left out.
 
     `shown`: session → skills with an impression; `invoked`: (session, run idx) → skills.
+    Runs shown are counted per session, then spread over its skills (a session shown 120
+    skills costs 120 additions, not 120 per run).
     """
     counts: dict[tuple[str, object], Counts] = {}
+    runs_of: dict[str, dict[object, int]] = {}  # session → bucket → runs
     ordered = list(runs)
     for position, run in enumerate(ordered):
-        seen = shown.get(run.session, ())
-        used = invoked.get((run.session, run.idx), ())
-        if not seen and not used:
-            continue
         key = bucket(run) if bucket else None
-        for skill in seen:
-            entry = counts.setdefault((skill, key), Counts())
-            entry.shown += 1
-            entry.shown_invoked += skill in used
+        if run.session in shown:
+            per = runs_of.setdefault(run.session, {})
+            per[key] = per.get(key, 0) + 1
+        used = invoked.get((run.session, run.idx))
         if not used:
             continue
+        seen = shown.get(run.session, ())
         nxt = ordered[position + 1] if position + 1 < len(ordered) else None
-        following = nxt if nxt is not None and nxt.path == run.path else None
-        after = edited_after(run, following)
+        after = edited_after(run, nxt if nxt is not None and nxt.path == run.path else None)
         fair = judged(run)
         for skill in used:
             entry = counts.setdefault((skill, key), Counts())
             entry.invoked += 1
+            entry.shown_invoked += skill in seen
             entry.edited_after += after
             if fair:
                 entry.judged += 1
                 entry.ineffective += run.ended_real
+    for session, per in runs_of.items():
+        for skill in shown[session]:
+            for key, number in per.items():
+                entry = counts.get((skill, key))
+                if entry is None:
+                    entry = counts[(skill, key)] = Counts()
+                entry.shown += number
     return counts
 
 

@@ -119,8 +119,11 @@ class Watches:
         """Watch exactly these (folder, recursive) pairs; missing folders are skipped."""
         if not self.running:
             return
-        for key in list(self._watches):
-            if key not in wanted:
+        alive = {w for o in (self._native, self._polling) if o is not None
+                 for w in (e.watch for e in o.emitters if e.is_alive())}
+        for key, (_, watch) in list(self._watches.items()):
+            # a deleted folder stops its emitter: watch it again once it is back
+            if key not in wanted or watch not in alive or not Path(key[0]).is_dir():
                 self._remove(key)
         for key in sorted(wanted - set(self._watches)):
             self._add(*key)

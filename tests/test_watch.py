@@ -150,6 +150,17 @@ def test_changed_sources_are_watched_after_agent_toml_changes(watcher, demo, tmp
     pump(watcher, lambda: runs_of("demo") == 1)
 
 
+def test_a_deleted_and_recreated_source_folder_is_watched_again(watcher, transcripts):
+    import shutil
+
+    shutil.rmtree(transcripts)
+    settle(watcher, 0.2)
+    transcripts.mkdir()
+    watcher.reconcile()
+    Transcript(transcripts / "s.jsonl").turn()
+    pump(watcher, lambda: runs_of("demo") == 1)
+
+
 def test_one_reconciliation_scan_finds_1000_files_changed_while_stopped(demo, transcripts):
     files = [Transcript(transcripts / f"s{i:04d}.jsonl", session=f"{i:08d}-aaaa") for i in range(1000)]
     for t in files:

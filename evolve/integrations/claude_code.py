@@ -161,8 +161,8 @@ def add_entries(settings: dict, home: Home, agent: str, python: str, linked: boo
         if not isinstance(groups, list):
             raise UserError(f"the settings file's hooks.{event} is not a list; fix it, then install again")
         group: dict = {"matcher": matcher} if matcher else {}
-        group["hooks"] = [{"type": "command", "timeout": timeout,
-                           "command": hook_command(python, home, agent, name, linked)}]
+        group["hooks"] = [{"type": "command", "command": hook_command(python, home, agent, name, linked),
+                           "timeout": timeout}]
         groups.append(group)
     return result
 

@@ -160,3 +160,26 @@ def test_real_sdk_over_http_request_is_budgeted_redacted_and_forces_the_tool(
     assert outcome.bundle.tokens <= 3000
     trailers = git_out(agent.path, "log", "-1", "--format=%(trailers)")
     assert "Evolve-Tokens: 2190" in trailers and "Evolve-Model: anthropic:claude-fake-1" in trailers
+
+
+def test_symlinked_skill_folder_and_hostile_refs_write_nothing_outside(tmp_path) -> None:
+    agent = make_agent()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "SKILL.md").write_text("---\nname: linked\ndescription: d\n---\n\n- keep me\n")
+    (agent.skills_dir / "linked").symlink_to(outside, target_is_directory=True)
+    observed(agent, corrected_session(tmp_path))
+    hooks_before = sorted(p.name for p in (agent.path / ".git" / "hooks").iterdir())
+    ops = [{"op": "patch_skill", "name": "linked", "old": "keep me", "new": "owned"},
+           {"op": "retire_skill", "name": "linked", "reason": "r"},
+           {"op": "create_skill", "name": "Linked", "description": "d", "body": "x"},
+           {"op": "create_skill", "name": "li\u0307nked", "description": "d", "body": "x"},
+           {"op": "create_skill", "name": "/etc/cron.d/x", "description": "d", "body": "x"}]
+    outcome = reflect(Home.resolve(), agent.name, client=FakeClient([{"summary": "s", "operations": ops}]))
+    assert outcome.status in ("nothing", "failed") and len(outcome.rejected) == len(ops)
+    assert (outside / "SKILL.md").read_text().endswith("- keep me\n")
+    assert sorted(p.name for p in (agent.path / ".git" / "hooks").iterdir()) == hooks_before
+    tracked = git_out(agent.path, "ls-files", "-s", "skills").splitlines()
+    # the person's own symlink is committed as a symlink (their edit), never followed
+    assert [line.split()[0] for line in tracked if line.endswith("skills/linked")] == ["120000"]
+    assert len(tracked) == 2

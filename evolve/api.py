@@ -1,0 +1,173 @@
+"""The Python API for agents built on the anthropic SDK: memo and skills in, runs out.
+
+    from evolve.api import open_agent
+
+    agent = open_agent("helper", create=True)
+    session = agent.session()
+    system = session.system_prompt("You are a careful assistant.")   # + memo + skill index
+    ...  # the agent's loop, with `messages` as sent to client.messages.create
+    session.record_run(messages)            # after every turn: only new messages are added
+    session.record_skill_read("fix-flaky-tests", tool_use_id=block.id)
+
+A session's messages are kept as a transcript in evolve's generic format under
+`<home>/transcripts/<agent>/<session>.jsonl` and observed like any transcript, so runs,
+signals and the reflection bundle see an API agent exactly as they see Claude Code.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from evolve.agent import Agent
+from evolve.errors import UserError
+from evolve.home import Home
+from evolve.names import check_name
+
+_SESSION_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+
+
+def open_agent(name: str, home: Home | str | os.PathLike[str] | None = None, create: bool = False) -> AgentHandle:
+    """An agent of the home (default: $EVOLVE_HOME); `create=True` makes it if missing."""
+    home = home if isinstance(home, Home) else Home.resolve(home)
+    check_name(name, "agent")
+    if create and not (home.agent_dir(name) / ".git").is_dir():
+        return AgentHandle(Agent.create(name, home))
+    return AgentHandle(Agent.open(name, home))
+
+
+class AgentHandle:
+    """One agent, for an application: open sessions on it."""
+
+    def __init__(self, agent: Agent) -> None:
+        self.agent = agent
+
+    @property
+    def name(self) -> str:
+        return self.agent.name
+
+    @property
+    def home(self) -> Home:
+        return self.agent.home
+
+    @property
+    def skills_dir(self) -> Path:
+        return self.agent.skills_dir
+
+    def session(self, session_id: str | None = None, cwd: str | None = None,
+                skill_tools: Sequence[str] = ("Skill", "read_skill")) -> Session:
+        """A conversation; `skill_tools` are tool names whose `{"skill": name}` input reads a skill."""
+        return Session(self, session_id or os.urandom(16).hex(), cwd, tuple(skill_tools))
+
+
+class Session:
+    """One conversation of the agent: the system prompt in, the messages out."""
+
+    def __init__(self, agent: AgentHandle, session_id: str, cwd: str | None,
+                 skill_tools: tuple[str, ...]) -> None:
+        if not (0 < len(session_id) <= 128 and set(session_id) <= _SESSION_CHARS
+                and not session_id.startswith(".")):
+            raise UserError(f"session id {session_id[:80]!r}: use 1-128 of A-Z a-z 0-9 . _ -")
+        self.agent, self.id, self.cwd, self.skill_tools = agent, session_id, cwd, skill_tools
+        self._written: int | None = None
+
+    @property
+    def transcript_path(self) -> Path:
+        return self.agent.home.root / "transcripts" / self.agent.name / f"{self.id}.jsonl"
+
+    def system_prompt(self, base: str = "") -> str:
+        """`base`, then the memo and the skill index; records an impression per listed skill."""
+        from evolve.inject import render
+
+        text = render(self.agent.home, self.agent.name, session=self.id, record=True).text.strip()
+        if not text:
+            return base
+        return f"{base.rstrip()}\n\n{text}\n" if base.strip() else text + "\n"
+
+    def record_run(self, messages: Sequence[Any], *, cwd: str | None = None) -> dict:
+        """Add the messages not recorded yet (pass the whole list each time) and observe them.
+
+        Messages are Messages API dicts or SDK objects: user text, assistant text and
+        tool_use blocks, tool_result blocks with `is_error`. Returns what observing found.
+        """
+        from evolve import ledger, observe
+        from evolve.usage import drain_pending
+
+        written = self._recorded()
+        lines = _lines(list(messages)[written:], written, self.id, cwd or self.cwd, self.skill_tools)
+        if lines:
+            path = self.transcript_path
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("a", encoding="utf-8") as handle:
+                handle.write("".join(lines))
+        self._written = max(written, len(messages))
+        conn = ledger.connect(self.agent.home.state_db)
+        try:
+            drain_pending(conn, self.agent.home)  # the impressions system_prompt spooled
+            if not self.transcript_path.exists():
+                return observe.ObserveResult().to_dict()
+            return observe.observe(conn, self.agent.name, [(str(self.transcript_path), "generic")]).to_dict()
+        finally:
+            conn.close()
+
+    def record_skill_read(self, name: str, tool_use_id: str | None = None) -> bool:
+        """The agent read a skill (one invocation; the same tool-use id counts once)."""
+        from evolve import ledger
+        from evolve.usage import record_skill_read
+
+        check_name(name, "skill")
+        conn = ledger.connect(self.agent.home.state_db)
+        try:
+            return record_skill_read(conn, self.agent.name, name, self.id,
+                                     tool_use_id=tool_use_id, source="api")
+        finally:
+            conn.close()
+
+    def _recorded(self) -> int:
+        """How many messages the transcript holds already (read back once per session)."""
+        if self._written is None:
+            self._written = 0
+            try:
+                with self.transcript_path.open("rb") as handle:
+                    handle.seek(max(0, handle.seek(0, os.SEEK_END) - 65536))
+                    tail = handle.read().rstrip(b"\n").rpartition(b"\n")[2]
+                self._written = int(json.loads(tail).get("msg", -1)) + 1
+            except (OSError, ValueError, AttributeError, TypeError):
+                pass
+        return self._written
+
+
+def _lines(messages: list[Any], first: int, session: str, cwd: str | None,
+           skill_tools: tuple[str, ...]) -> list[str]:
+    """Generic-format lines (docs/transcript-format.md) for messages numbered from `first`."""
+    from evolve.transcripts import model
+    from evolve.transcripts.messages import message_events
+
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    lines = []
+    for event in message_events(messages, session, cwd, now, skill_tools):
+        if event.kind == model.HUMAN:
+            line: dict[str, Any] = {"type": "user", "text": event.text, "cwd": event.cwd}
+        elif event.kind == model.ASSISTANT_TEXT:
+            line = {"type": "assistant", "text": event.text}
+        elif event.kind == model.TOOL_CALL:
+            line = {"type": "tool_call", "tool": event.name, "call_id": event.tool_use_id,
+                    "input": event.input, "writes": event.file_path}
+        elif event.kind == model.TOOL_RESULT:
+            line = {"type": "tool_result", "tool": event.name, "call_id": event.tool_use_id,
+                    "error": event.is_error, "output": event.text, "rejected": event.rejected,
+                    "transient": event.transient}
+        elif event.kind == model.SKILL:
+            line = {"type": "skill", "name": event.name, "call_id": event.tool_use_id}
+        elif event.kind == model.INTERRUPT:
+            line = {"type": "interrupt", "text": event.text}
+        else:
+            continue
+        line.update(ts=now, session=session, msg=first + event.offset)
+        lines.append(json.dumps({k: v for k, v in line.items() if v is not None},
+                                ensure_ascii=False) + "\n")
+    return lines
