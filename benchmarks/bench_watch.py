@@ -75,7 +75,7 @@ def build_home(root: Path, agents: int) -> tuple[Home, list[Path]]:
 
 
 def cpu_seconds(pid: int) -> float:
-    """utime + stime + cutime + cstime of a process, in seconds."""
+    """CPU seconds of a process: user + system, its own and its waited children's."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     ticks = sum(int(fields[i]) for i in (11, 12, 13, 14))
     return ticks / os.sysconf("SC_CLK_TCK")

@@ -18,7 +18,7 @@ from evolve import skills as skills_mod
 from evolve.errors import UserError
 from evolve.home import Home
 from evolve.names import check_name
-from evolve.repo import Commit, Identity, Repo, build_message, init_repo, person_identity
+from evolve.repo import Commit, ConcurrentChange, Identity, Repo, build_message, init_repo, person_identity
 
 HOOK_MARKER = "evolve-managed-hook: pre-commit"
 
@@ -81,6 +81,7 @@ class Agent:
         agent = cls(home, name)
         if agent.path.exists():
             raise UserError(f"agent {name!r} already exists at {agent.path}; pick another name")
+        _refuse_removed(home, name)
         identity = agent.evolve_identity
         message = build_message(f"init({name}): new agent", {"Evolve-Kind": "init"})
         # Built aside, then renamed into place: an agent appears whole or not at all, and a
@@ -188,8 +189,11 @@ class Agent:
             trailers["Evolve-Problems"] = "; ".join(problems)
         subject = f"edit({self.name}): {', '.join(paths[:3])}" + (" …" if len(paths) > 3 else "")
         person = person_identity(self.path, self.evolve_identity)
-        return self.repo.commit_changes(changes, build_message(subject, trailers), person,
-                                        write_worktree=False)
+        try:
+            return self.repo.commit_changes(changes, build_message(subject, trailers), person,
+                                            write_worktree=False)
+        except ConcurrentChange:
+            return None  # the person committed those files themselves meanwhile
 
     def _problems_in(self, paths: list[str]) -> list[str]:
         found = []
@@ -215,6 +219,22 @@ class Agent:
             trailers = {"Evolve-Kind": "revert", "Evolve-Reverts": sha}
             message = build_message(f'revert({self.name}): "{commit.subject}"', trailers)
             return self.repo.commit_changes(changes, message, self.evolve_identity)
+
+
+def _refuse_removed(home: Home, name: str) -> None:
+    """A removed agent's state is kept until purged: a new agent must not inherit it."""
+    if not home.state_db.exists():
+        return
+    from evolve import ledger
+
+    conn = ledger.connect(home.state_db)
+    try:
+        row = ledger.agent_row(conn, name)
+    finally:
+        conn.close()
+    if row is not None and row["removed_at"]:
+        raise UserError(f"an agent named {name!r} was removed and its state is kept; run "
+                        f"`evolve remove {name} --purge` first, or pick another name")
 
 
 def list_agents(home: Home) -> list[str]:

@@ -31,7 +31,8 @@ from evolve.names import check_name
 _SESSION_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
 
 
-def open_agent(name: str, home: Home | str | os.PathLike[str] | None = None, create: bool = False) -> AgentHandle:
+def open_agent(name: str, home: Home | str | os.PathLike[str] | None = None,
+               create: bool = False) -> AgentHandle:
     """An agent of the home (default: $EVOLVE_HOME); `create=True` makes it if missing."""
     home = home if isinstance(home, Home) else Home.resolve(home)
     check_name(name, "agent")

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from evolve import ledger, pending
-from evolve.metrics import skill_usage
+from evolve.metrics import RATE_KEYS, rates_text, skill_usage
 from evolve.redact import redact, strip_invisible
 from evolve.tokens import count_tokens, truncate_middle
 
@@ -244,14 +244,15 @@ def build_bundle(conn: sqlite3.Connection, agent, *, now: float | None = None,
     bundle = Bundle(agent.name, config.limits.bundle_tokens, candidates=len(scored))
     bundle.events = ledger.events_since(conn, agent.name, since)
     bundle.memo = clean(memo_text)
-    usage = skill_usage(conn, agent.name)
+    usage = skill_usage(conn, agent.name, window_days=config.limits.retention_days, now=now)
     for skill in agent.skills():
         use = usage.get(skill.name, {})
         bundle.skills.append({"name": skill.name, "description": clean(skill.description)[:200],
                               "valid": skill.valid, "pinned": skill.pinned,
                               "invocations": use.get("invocations", 0),
                               "impressions": use.get("impressions", 0),
-                              "last_used_at": use.get("last_used_at")})
+                              "last_used_at": use.get("last_used_at"),
+                              **{k: use.get(k) for k in RATE_KEYS}})
     bundle.reverted = [clean(r) for r in (reverted or [])]
     fence = secrets.token_hex(8)
     header = _header(bundle, fence)
@@ -280,7 +281,7 @@ def _header(bundle: Bundle, fence: str) -> str:
         state = "" if s["valid"] else " · BROKEN (a person must fix it; do not touch)"
         state += " · PINNED (do not patch or retire)" if s["pinned"] else ""
         parts.append(f"- {s['name']}: {s['description']} · shown {s['impressions']}×, "
-                     f"invoked {s['invocations']}×{state}")
+                     f"invoked {s['invocations']}×{rates_text(s)}{state}")
     parts += ["", "## Reverted or rejected by a person (never learn these again)\n"]
     parts += [f"- {r}" for r in bundle.reverted] or ["(none)"]
     parts += ["", "## Events since the last reflection (in time order)\n"]

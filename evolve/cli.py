@@ -7,9 +7,7 @@ Exit codes: 0 ok · 1 user error (the message says what to do) · 2 usage error 
 from __future__ import annotations
 
 import sys
-import traceback
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from evolve import __version__
 from evolve.errors import EXIT_BUG, EXIT_INTERRUPTED, EXIT_USER, EvolveError, UserError
@@ -181,7 +179,7 @@ def _hook_args(p) -> None:
 
 
 # name -> ("module.function", help, argument builder). Later stages add rows here.
-COMMANDS: dict[str, tuple[str, str, Callable[[Any], None]]] = {
+COMMANDS: dict[str, tuple[str, str, Callable[[object], None]]] = {
     "init": ("agents.init", "create an agent and its git repository", _init_args),
     "agents": ("agents.agents", "list agents", _json),
     "skills": ("skills.skills", "an agent's skills: validity, history, usage and rates", _skills_args),
@@ -234,6 +232,8 @@ def _crash_log(exc: BaseException) -> str:
         home.logs_dir.mkdir(parents=True, exist_ok=True)
         path = home.logs_dir / "crash.log"
         with path.open("a", encoding="utf-8") as handle:
+            import traceback  # lazy: `evolve prompt` runs on every session start
+
             handle.write("".join(traceback.format_exception(exc)) + "\n")
         return str(path)
     except Exception:

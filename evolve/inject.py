@@ -20,6 +20,9 @@ from evolve.home import Home
 MATURE_RUNS = 20  # runs shown before a skill's invocation rate may push it out
 DESCRIPTION_CAP = 250  # chars of a description in the index (Claude Code also cuts)
 MEMO_TITLE = "# Memo (what I learned in earlier sessions)"
+DEFAULT_PROMPT_CHARS = 8000  # = config.LimitsConfig (a test checks): no TOML parse when unset
+DEFAULT_BODY_TOKENS = 5000
+_LIMIT_KEYS = (b"prompt_chars", b"skill_body_tokens")
 
 
 @dataclass
@@ -113,6 +116,26 @@ def _rates(home: Home, agent: str) -> dict[str, list]:
         return {}
 
 
+def limits(home: Home, agent_path: Path) -> tuple[int, int]:
+    """(prompt_chars, skill_body_tokens); config files are parsed only when they set one.
+
+    evolve.config (tomllib, eight dataclasses) costs as much as the rest of this path.
+    """
+    files = (home.config_file, agent_path / "agent.toml")
+    for path in files:
+        try:
+            if any(key in path.read_bytes() for key in _LIMIT_KEYS):
+                break
+        except OSError:
+            continue
+    else:
+        return DEFAULT_PROMPT_CHARS, DEFAULT_BODY_TOKENS
+    from evolve import config as config_mod
+
+    configured = config_mod.load(*files).limits
+    return configured.prompt_chars, configured.skill_body_tokens
+
+
 def render(home: Home | str | os.PathLike, agent_name: str, *, session: str | None = None,
            record: bool = True, include_index: bool = True) -> Injection:
     """The memo and skill index for a new session, under `[limits] prompt_chars`.
@@ -121,7 +144,6 @@ def render(home: Home | str | os.PathLike, agent_name: str, *, session: str | No
     skills are never listed. Without the index (Claude Code lists linked skills itself)
     every valid skill still counts as shown.
     """
-    from evolve import config as config_mod
     from evolve import skillindex
     from evolve.errors import UserError
     from evolve.names import check_name
@@ -131,12 +153,11 @@ def render(home: Home | str | os.PathLike, agent_name: str, *, session: str | No
     path = home.agent_dir(agent_name)
     if not (path / ".git").is_dir():
         raise UserError(f"no agent {agent_name!r} in {home.root}; create it with `evolve init {agent_name}`")
-    limits = config_mod.load(home.config_file, path / "agent.toml").limits
-    budget = limits.prompt_chars
+    budget, body_tokens = limits(home, path)
     session = session or os.urandom(16).hex()
     skills_dir = path / "skills"
     entries = [e for e in skillindex.load(skills_dir, skillindex.cache_path(home.root, agent_name),
-                                          limits.skill_body_tokens) if e.valid]
+                                          body_tokens) if e.valid]
     try:
         memo_text = (path / "memo.md").read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):

@@ -22,9 +22,10 @@ from pathlib import Path
 
 DAY = 86_400.0
 DEFAULT_WINDOW_DAYS = 180
+RATE_KEYS = ("invocation_rate", "post_use_edit_rate", "ineffective_rate")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RunRecord:
     """The facts of one run that the rates need (see docs/metrics.md)."""
 
@@ -152,31 +153,40 @@ def iso_week(run: RunRecord) -> str | None:
 
 
 # -- loading from state.db ---------------------------------------------------------------
-_RUN_COLUMNS = (
-    "SELECT session, path, idx, started_at, json_extract(facts, '$.correction'), "
-    "json_extract(facts, '$.aborted'), json_extract(facts, '$.ended_in_error'), "
-    "json_extract(facts, '$.errors'), json_extract(facts, '$.transient_errors'), "
-    "json_extract(facts, '$.files_written'), json_extract(facts, '$.user_edited_files') "
-    "FROM runs WHERE agent = ? AND superseded = 0 "
+_RUN_COLUMNS = (  # one JSON parse per run, in SQLite: the facts as a small array
+    "SELECT session, path, idx, started_at, json_extract(facts, '$.correction', '$.aborted', "
+    "'$.ended_in_error', '$.errors', '$.transient_errors', '$.files_written', "
+    "'$.user_edited_files') FROM runs WHERE agent = ? AND superseded = 0 "
     "AND (started_at >= ? OR (started_at IS NULL AND observed_at >= ?))"
 )
 
 
-def _paths(raw: str | None) -> tuple[str, ...]:
-    if not raw:
+def _rows(conn: sqlite3.Connection, sql: str, args) -> list[tuple]:
+    """Plain tuples (sqlite3.Row costs ~4x more over 100,000 rows)."""
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    return cursor.execute(sql, args).fetchall()
+
+
+def _paths(value: object) -> tuple[str, ...]:
+    if not value or not isinstance(value, list):
         return ()
+    return tuple(v for v in value if isinstance(v, str))
+
+
+def _number(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _record(row: tuple) -> RunRecord:
+    session, path, idx, started, raw = row
     try:
-        value = json.loads(raw)
-    except ValueError:
-        return ()
-    return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
-
-
-def _record(row) -> RunRecord:
-    session, path, idx, started, correction, aborted, ended, errors, transient, written, edited = row
-    real = (errors or 0) > 0
+        correction, aborted, ended, errors, transient, written, edited = json.loads(raw)
+    except (TypeError, ValueError):  # facts that are not an object: nothing to count
+        correction = aborted = ended = errors = transient = written = edited = None
+    real = _number(errors) > 0
     return RunRecord(session, path, idx, started, bool(correction), bool(aborted),
-                     bool(ended) and real, (transient or 0) > 0, real, _paths(written),
+                     bool(ended) and real, _number(transient) > 0, real, _paths(written),
                      _paths(edited))
 
 
@@ -192,15 +202,17 @@ def load_runs(conn: sqlite3.Connection, agent: str, since: float, *,
         sql += (" AND session IN (SELECT session FROM impressions WHERE agent = ? "
                 "UNION SELECT session FROM invocations WHERE agent = ? AND session IS NOT NULL)")
         args += [agent, agent]
-    rows = conn.execute(sql + " ORDER BY path, idx", args).fetchall()
-    return [_record(tuple(r)) for r in rows]
+    return [_record(row) for row in _rows(conn, sql + " ORDER BY path, idx", args)]
 
 
 def load_shown(conn: sqlite3.Connection, agent: str, since: float) -> dict[str, set[str]]:
     shown: dict[str, set[str]] = {}
-    for session, skill in conn.execute(
-            "SELECT session, skill FROM impressions WHERE agent = ? AND at >= ?", (agent, since)):
-        shown.setdefault(session, set()).add(skill)
+    for session, skill in _rows(conn, "SELECT session, skill FROM impressions "
+                                "WHERE agent = ? AND at >= ?", (agent, since)):
+        found = shown.get(session)
+        if found is None:
+            found = shown[session] = set()
+        found.add(skill)
     return shown
 
 
@@ -211,20 +223,16 @@ def load_invoked(conn: sqlite3.Connection, agent: str, since: float,
     An invocation not yet placed in a run (a hook or the API saw it before the transcript
     was observed) goes to the session's run that had started by then.
     """
-    starts: dict[str, list[tuple[float, int]]] = {}
-    for run in runs:
-        when = epoch(run.started_at)
-        if when is not None:
-            starts.setdefault(run.session, []).append((when, run.idx))
-    for items in starts.values():
-        items.sort()
+    starts: dict[str, list[tuple[float, int]]] | None = None
     invoked: dict[tuple[str, int], set[str]] = {}
-    for skill, session, run_idx, at in conn.execute(
-            "SELECT skill, session, run_idx, at FROM invocations WHERE agent = ? AND at >= ?",
+    for skill, session, run_idx, at in _rows(
+            conn, "SELECT skill, session, run_idx, at FROM invocations WHERE agent = ? AND at >= ?",
             (agent, since)):
         if session is None:
             continue
         if run_idx is None:
+            if starts is None:
+                starts = _starts(runs)
             items = starts.get(session)
             if not items:
                 continue
@@ -232,6 +240,18 @@ def load_invoked(conn: sqlite3.Connection, agent: str, since: float,
             run_idx = items[max(place, 0)][1]
         invoked.setdefault((session, run_idx), set()).add(skill)
     return invoked
+
+
+def _starts(runs: list[RunRecord]) -> dict[str, list[tuple[float, int]]]:
+    """Session → sorted (start time, run idx)."""
+    starts: dict[str, list[tuple[float, int]]] = {}
+    for run in runs:
+        when = epoch(run.started_at)
+        if when is not None:
+            starts.setdefault(run.session, []).append((when, run.idx))
+    for items in starts.values():
+        items.sort()
+    return starts
 
 
 def skill_usage(conn: sqlite3.Connection, agent: str, *, window_days: float = DEFAULT_WINDOW_DAYS,
@@ -269,6 +289,18 @@ def skill_usage(conn: sqlite3.Connection, agent: str, *, window_days: float = DE
         item.update(tallied.rates())
         item["runs_shown"], item["runs_invoked"] = tallied.shown, tallied.invoked
     return usage
+
+
+def rates_text(usage: dict) -> str:
+    """The rates for a reflection bundle's skill line: ' · used in 3 of 40 runs shown …'."""
+    parts = []
+    if usage.get("invocation_rate") is not None:
+        parts.append(f"used in {usage['invocation_rate']:.0%} of the runs it was shown in")
+    if usage.get("post_use_edit_rate") is not None:
+        parts.append(f"corrected after {usage['post_use_edit_rate']:.0%} of its uses")
+    if usage.get("ineffective_rate") is not None:
+        parts.append(f"{usage['ineffective_rate']:.0%} of its uses ended in a real error")
+    return "".join(f" · {p}" for p in parts)
 
 
 # -- the hot path's cache ----------------------------------------------------------------

@@ -1,8 +1,9 @@
 """Observe: read what transcripts gained since last time and store runs with their facts.
 
-Only new bytes are read (a cursor per agent and file in state.db). Each file's update is
-written in one short transaction together with its cursor, so a crash never loses or
-double-counts a run, and the agent is marked dirty only when runs were added or changed.
+Only new bytes are read (a cursor per agent and file in state.db). A file's new lines are
+read in batches of at most BATCH_BYTES, each written in one short transaction together with
+the cursor after it, so a crash never loses or double-counts a run, memory stays flat
+whatever the file size, and the agent is marked dirty only when runs were added or changed.
 """
 
 from __future__ import annotations

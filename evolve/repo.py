@@ -38,6 +38,10 @@ LOCK = "evolve.lock"
 _TRAILER_JUNK = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]+")
 
 
+class ConcurrentChange(UserError):
+    """A person committed the same files while evolve was writing them (nothing is lost)."""
+
+
 @dataclass(frozen=True)
 class Identity:
     name: str
@@ -421,7 +425,7 @@ class Repo:
             if self._swap(branch, new, old, entries if on_checkout else None):
                 return new
             if old and self._touched_since(old, branch, list(changes)):
-                raise UserError(
+                raise ConcurrentChange(
                     "someone committed changes to the same files while evolve was writing; "
                     "nothing was lost — run the command again"
                 )

@@ -365,3 +365,14 @@ def test_human_edits_keep_symlinks_and_git_attributes(agent, tmp_path):
     assert git_out(agent.path, "status", "--porcelain") == ""
     evolve_commit(agent, {"after.md": b"a\n"})
     assert (agent.path / "link.md").is_symlink()
+
+
+def test_a_removed_agent_name_is_reused_only_after_purge(evolve_home, capsys) -> None:
+    from evolve.cli import main
+
+    assert main(["init", "again"]) == 0
+    assert main(["remove", "again"]) == 0
+    assert main(["init", "again"]) == 1
+    assert "--purge" in capsys.readouterr().err
+    assert main(["remove", "again", "--purge"]) == 0
+    assert main(["init", "again"]) == 0

@@ -38,7 +38,8 @@ PERSON = textwrap.dedent("""
                     done.append(git("rev-parse", "HEAD").stdout.strip())
                     state[f"notes/person-{n - 1}.md"] = False
                     break
-                git("revert", "--abort"); time.sleep(0.01)
+                git("revert", "--quit")  # never --abort: it resets HEAD to where the revert began
+                git("checkout", "--", "notes"); time.sleep(0.01)
     print(json.dumps({"commits": done, "state": state}))
 """)
 

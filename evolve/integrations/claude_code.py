@@ -246,6 +246,9 @@ def install(home: Home, agent_name: str, scope: str = "project", project: str | 
         if record is None:
             record = {"agent": agent.name, "scope": target.scope, "settings": str(target.settings),
                       "project": str(target.project) if target.project else None}
+            peer = next((i for i in installs if i.get("settings") == record["settings"]), None)
+            if peer is not None:  # the file as it was before evolve's first install, not ours
+                record.update(backup=peer.get("backup"), settings_created=peer.get("settings_created"))
             installs.append(record)
         record.update(_exclude_fields(target), python=python,
                       skills_dir=str(target.skills_dir) if link else None)
@@ -288,6 +291,7 @@ def uninstall(home: Home, agent_name: str, scope: str = "project", project: str 
         links.remove_created_dirs(record)
         if record in installs:
             installs.remove(record)
+        links.hand_over(record, installs)
         links.save_installs(home, installs)
     stopped = stop_spawned_watcher(home) if not installs else None
     return {"agent": agent_name, "scope": target.scope, "settings": str(target.settings),

@@ -126,6 +126,17 @@ def remove_created_dirs(install: dict) -> None:
             pass  # not empty (someone's file) or already gone: leave it
 
 
+def hand_over(gone: dict, installs: list[dict]) -> None:
+    """What an uninstalled record created but could not remove yet, to installs sharing it."""
+    for peer in installs:
+        if peer.get("settings") == gone.get("settings"):
+            dirs = peer.setdefault("created_dirs", [])
+            dirs += [d for d in gone.get("created_dirs", []) if d not in dirs and Path(d).exists()]
+        if gone.get("exclude") and peer.get("exclude") == gone.get("exclude"):
+            for key in ("exclude_created", "exclude_newline"):
+                peer[key] = bool(peer.get(key) or gone.get(key))
+
+
 def sync_links(home: Home, agent: str) -> dict[str, list[str]]:
     """Bring every install of `agent` in step with its skills; call after skills change.
 
@@ -141,7 +152,13 @@ def sync_links(home: Home, agent: str) -> dict[str, list[str]]:
         for install in installs:
             if install.get("agent") != agent or not install.get("skills_dir"):
                 continue
-            report = sync_install(install, home.agent_dir(agent) / "skills")
+            if install.get("project") and not Path(install["project"]).is_dir():
+                continue  # the project is gone: never recreate folders in its place
+            try:
+                report = sync_install(install, home.agent_dir(agent) / "skills")
+            except OSError as exc:  # one unwritable project never stops the others (or a commit)
+                total["conflicts"].append(f"{install['skills_dir']}: {exc.strerror or exc}")
+                continue
             for key, names in report.items():
                 total[key] += names
             changed = True

@@ -16,7 +16,7 @@ from importlib import resources
 from evolve import ledger, pending
 from evolve.agent import Agent
 from evolve.bundle import Bundle, build_bundle
-from evolve.errors import LockBusy
+from evolve.errors import LockBusy, UserError
 from evolve.home import Home
 from evolve.locks import FileLock
 from evolve.metrics import skill_usage
@@ -195,9 +195,12 @@ def _reflect_locked(conn, agent: Agent, now: float, force: bool, dry_run: bool, 
         trailers["Evolve-Flags"] = "; ".join(f.line() for f in flags)
     if review:
         trailers["Evolve-Review"] = "flagged by the write-path guard" if flags else "review = true"
-    applied = apply_plan(agent, plan, reflection_id=reflection_id, trailers=trailers,
-                         usage=skill_usage(conn, agent.name),
-                         branch=branch_for(reflection_id) if review else None)
+    try:
+        applied = apply_plan(agent, plan, reflection_id=reflection_id, trailers=trailers,
+                             usage=skill_usage(conn, agent.name),
+                             branch=branch_for(reflection_id) if review else None)
+    except UserError as exc:  # e.g. a person committed the same files meanwhile: try later
+        return _finish(conn, agent, now, outcome, "failed", dry_run, str(exc))
     outcome.rejected = [f"{r.op_name} {r.target}: {r.reason}".strip() for r in applied.rejected]
     outcome.commit = applied.sha
     outcome.flags = [f.line() for f in flags]

@@ -1,0 +1,152 @@
+"""The Python API: open_agent → session → system_prompt / record_run / record_skill_read.
+
+And the example agent, on the real anthropic SDK, against the fake Messages API server.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from evolve import ledger
+from evolve.api import open_agent
+from evolve.errors import UserError
+from tests.fake_messages_server import fake_messages_api  # noqa: F401
+from tests.helpers import evolve_commit, make_agent, skill_text
+
+ROOT = Path(__file__).resolve().parents[1]
+MEMO = ("# Memo of helper\n\n## What I do well and where I often stumble\n\n- I skip reading notes.\n\n"
+        "## Strategies for this user and domain\n")
+
+
+@pytest.fixture
+def helper(evolve_home):
+    agent = make_agent("helper")
+    evolve_commit(agent, {"memo.md": MEMO.encode(),
+                          "skills/count-words/SKILL.md": skill_text("count-words", "Use when counting words.",
+                                                                    "- split on whitespace\n").encode()})
+    return agent
+
+
+def rows(sql: str, *args) -> list[tuple]:
+    conn = ledger.connect(open_agent("helper").home.state_db)
+    try:
+        return [tuple(r) for r in conn.execute(sql, args).fetchall()]
+    finally:
+        conn.close()
+
+
+def test_system_prompt_adds_memo_and_index_and_records_impressions(helper):
+    session = open_agent("helper").session("s1")
+    prompt = session.system_prompt("You are helpful.")
+    assert prompt.startswith("You are helpful.\n\n")
+    assert "I skip reading notes." in prompt and "- count-words: Use when counting words." in prompt
+    session.record_run([])
+    assert rows("SELECT skill, session FROM impressions") == [("count-words", "s1")]
+
+
+def conversation() -> list[dict]:
+    return [
+        {"role": "user", "content": "How many words are in notes.txt?"},
+        {"role": "assistant", "content": [
+            {"type": "text", "text": "Let me look."},
+            {"type": "tool_use", "id": "tu_1", "name": "read_file", "input": {"path": "note.txt"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "tu_1", "is_error": True,
+                                      "content": "No such file: note.txt"}]},
+        {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "tu_2", "name": "read_skill", "input": {"skill": "count-words"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "tu_2", "content": "- split"}]},
+        {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "tu_3", "name": "read_file", "input": {"path": "notes.txt"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "tu_3",
+                                      "content": [{"type": "text", "text": "one two three"}]}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "Three words."}]},
+        {"role": "user", "content": "That's wrong, you forgot the title line"},
+        {"role": "assistant", "content": [{"type": "text", "text": "Four words."}]},
+    ]
+
+
+def test_record_run_appends_only_new_messages_and_observes_them(helper):
+    session = open_agent("helper").session("s1", cwd="/work")
+    messages = conversation()
+    for turn in (2, 5, 8, 10):  # after every turn, with the whole list each time
+        session.record_run(messages[:turn])
+    session.record_run(messages)
+    lines = [json.loads(line) for line in session.transcript_path.read_text().splitlines()]
+    assert [line["msg"] for line in lines] == sorted(line["msg"] for line in lines)
+    assert sum(line["type"] == "user" for line in lines) == 2
+    [skill] = [line for line in lines if line["type"] == "skill"]
+    assert (skill["name"], skill["call_id"], skill["msg"]) == ("count-words", "tu_2", 3)
+    # a new process resuming the session writes nothing twice
+    open_agent("helper").session("s1").record_run(messages)
+    assert len(session.transcript_path.read_text().splitlines()) == len(lines)
+    runs = rows("SELECT idx, complete, cwd, facts FROM runs WHERE agent = 'helper' ORDER BY idx")
+    first, second = json.loads(runs[0][3]), json.loads(runs[1][3])
+    assert runs[0][1:3] == (1, "/work") and runs[1][1] == 0
+    assert first["tool_calls"] == 3 and first["errors"] == 1 and first["recovered"]
+    assert first["skills"] == [{"name": "count-words", "tool_use_id": "tu_2"}]
+    assert second["correction"] and second["request"].startswith("That's wrong")
+    assert rows("SELECT dirty FROM agents WHERE name = 'helper'") == [(1,)]
+
+
+def test_a_skill_read_counts_once_per_tool_use(helper):
+    session = open_agent("helper").session("s1")
+    assert session.record_skill_read("count-words", tool_use_id="tu_2")
+    assert not session.record_skill_read("count-words", tool_use_id="tu_2")
+    session.record_run(conversation())
+    assert rows("SELECT skill, tool_use_id, session, run_idx FROM invocations") == [
+        ("count-words", "tu_2", "s1", 0)]
+    assert session.record_skill_read("count-words")  # no id: every read counts
+    with pytest.raises(UserError):
+        session.record_skill_read("../etc")
+
+
+def test_open_agent_and_sessions_check_their_input(evolve_home):
+    with pytest.raises(UserError, match="evolve init ghost"):
+        open_agent("ghost")
+    created = open_agent("fresh", create=True)
+    assert (created.agent.path / ".git").is_dir() and open_agent("fresh").name == "fresh"
+    assert len(created.session().id) == 32
+    for bad in ("../x", ".hidden", "a/b", "x" * 129):
+        with pytest.raises(UserError):
+            created.session(bad)
+
+
+def load_example():
+    spec = importlib.util.spec_from_file_location("anthropic_agent", ROOT / "examples" / "anthropic_agent.py")
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+def test_the_example_agent_learns_through_the_api(helper, fake_messages_api, tmp_path, monkeypatch, capsys):  # noqa: F811
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    (tmp_path / "notes.txt").write_text("one two three\n")
+    api = fake_messages_api
+    api.reply_message([{"type": "tool_use", "id": "toolu_a", "name": "read_skill",
+                        "input": {"skill": "count-words"}}], stop_reason="tool_use")
+    api.reply_message([{"type": "text", "text": "Reading it."},
+                       {"type": "tool_use", "id": "toolu_b", "name": "read_file",
+                        "input": {"path": "../outside.txt"}}], stop_reason="tool_use")
+    api.reply_message([{"type": "tool_use", "id": "toolu_c", "name": "read_file",
+                        "input": {"path": "notes.txt"}}], stop_reason="tool_use")
+    api.reply_text("notes.txt has 3 words.")
+    example = load_example()
+    code = example.main(["--agent", "helper", "--base-url", api.url, "--session", "run1",
+                         "How many words are in notes.txt?"])
+    assert code == 0 and capsys.readouterr().out == "notes.txt has 3 words.\n"
+    first = api.requests[0].body
+    assert "I skip reading notes." in first["system"] and "- count-words:" in first["system"]
+    assert first["model"] == "claude-sonnet-5-5"  # the agent's configured model
+    last = api.requests[-1].body["messages"]
+    assert last[2]["content"][0]["content"].startswith("---\nname: count-words")
+    assert last[4]["content"][0]["is_error"] is True
+    assert rows("SELECT skill, tool_use_id FROM invocations") == [("count-words", "toolu_a")]
+    assert rows("SELECT skill, session FROM impressions") == [("count-words", "run1")]
+    [(facts,)] = rows("SELECT facts FROM runs WHERE agent = 'helper'")
+    facts = json.loads(facts)
+    assert facts["tool_calls"] == 3 and facts["errors"] == 1 and facts["recovered"]

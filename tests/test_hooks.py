@@ -1,0 +1,299 @@
+"""The hook entry point, run as Claude Code runs it: a process with one JSON value on stdin.
+
+It must always exit 0, print nothing but SessionStart's context, log every problem under
+the home, return without waiting for EOF, and import nothing heavy.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from evolve import config, hookmain, inject, ledger, service, spool
+from evolve.home import Home
+from evolve.integrations import claude_code
+from evolve.names import name_problem
+from tests.helpers import evolve_commit, make_agent, skill_text
+
+ROOT = Path(__file__).resolve().parents[1]
+MEMO = ("# Memo of demo\n\n## What I do well and where I often stumble\n\n- I forget to run the tests.\n\n"
+        "## Strategies for this user and domain\n")
+
+
+def argv_for(event: str, home: Path | None = None, agent: str = "demo", linked: bool = True) -> list[str]:
+    return shlex.split(claude_code.hook_command(sys.executable, Home.resolve(home), agent, event, linked))
+
+
+def run_hook(argv: list[str], payload: bytes | str | dict, env: dict | None = None,
+             cwd: Path | None = None) -> tuple[subprocess.CompletedProcess, float]:
+    data = json.dumps(payload) if isinstance(payload, dict) else payload
+    started = time.monotonic()
+    proc = subprocess.run(argv, input=data.encode() if isinstance(data, str) else data,
+                          capture_output=True, timeout=30, cwd=cwd,
+                          env={**os.environ, "EVOLVE_NO_WATCHER": "1", **(env or {})})
+    return proc, time.monotonic() - started
+
+
+def spooled(home: Path) -> list[dict]:
+    path = home / "spool" / spool.SPOOL
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def hook_log(home: Path) -> str:
+    path = home / "logs" / "hooks.log"
+    return path.read_text() if path.exists() else ""
+
+
+@pytest.fixture
+def agent(evolve_home):
+    agent = make_agent("demo")
+    evolve_commit(agent, {"memo.md": MEMO.encode(),
+                          "skills/fix-tests/SKILL.md": skill_text("fix-tests").encode(),
+                          "skills/deploy-safely/SKILL.md": skill_text("deploy-safely").encode()})
+    return agent
+
+
+@pytest.mark.parametrize("event, kind", [("stop", "stop"), ("session-end", "session_end"),
+                                         ("stop-failure", "stop_failure")])
+def test_a_run_ending_appends_one_record_and_prints_nothing(agent, evolve_home, event, kind):
+    payload = {"session_id": "s1", "transcript_path": "/t/s1.jsonl", "hook_event_name": "Stop",
+               "reason": "clear", "error": "rate_limit", "last_assistant_message": "x" * 100_000}
+    proc, _ = run_hook(argv_for(event), payload)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
+    [record] = spooled(evolve_home)
+    assert record["event"] == kind and record["agent"] == "demo"
+    assert record["transcript_path"] == "/t/s1.jsonl" and record["session_id"] == "s1"
+    assert hook_log(evolve_home) == ""
+
+
+def test_post_tool_use_of_skill_records_an_invocation(agent, evolve_home):
+    payload = {"session_id": "s1", "tool_name": "Skill", "tool_input": {"skill": "fix-tests"},
+               "tool_use_id": "toolu_1", "tool_response": "Launching skill: fix-tests"}
+    proc, _ = run_hook(argv_for("post-tool-use"), payload)
+    assert (proc.returncode, proc.stdout) == (0, b"")
+    proc, _ = run_hook(argv_for("post-tool-use"), {**payload, "tool_name": "Bash"})
+    [record] = spooled(evolve_home)
+    assert {k: record[k] for k in ("event", "agent", "skill", "tool_use_id", "session", "source")} == {
+        "event": "invocation", "agent": "demo", "skill": "fix-tests", "tool_use_id": "toolu_1",
+        "session": "s1", "source": "hook"}
+
+
+def test_session_start_prints_the_memo_and_spools_impressions(agent, evolve_home):
+    proc, _ = run_hook(argv_for("session-start"), {"session_id": "s1", "source": "startup"})
+    assert proc.returncode == 0 and proc.stderr == b""
+    out = proc.stdout.decode()
+    assert out == inject.render(Home.resolve(), "demo", record=False, include_index=False).text
+    assert "I forget to run the tests." in out and "fix-tests" not in out  # Claude Code lists skills
+    [record] = spooled(evolve_home)
+    assert record["event"] == "impressions" and record["session"] == "s1"
+    assert record["skills"] == ["deploy-safely", "fix-tests"]
+
+
+def test_session_start_without_links_prints_the_index_too(agent, evolve_home):
+    proc, _ = run_hook(argv_for("session-start", linked=False), {"session_id": "s2"})
+    out = proc.stdout.decode()
+    assert proc.returncode == 0 and "- fix-tests: Use when testing things." in out
+    assert "I forget to run the tests." in out
+    [record] = spooled(evolve_home)
+    assert record["event"] == "impressions" and sorted(record["skills"]) == ["deploy-safely", "fix-tests"]
+
+
+def test_session_start_stays_within_prompt_chars(agent, evolve_home):
+    long_memo = MEMO.replace("- I forget", "- " + "very long lesson " * 200 + "\n- I forget")
+    toml = (agent.path / "agent.toml").read_bytes() + b"\n[limits]\nprompt_chars = 500\n"
+    evolve_commit(agent, {"memo.md": long_memo.encode(), "agent.toml": toml})
+    proc, _ = run_hook(argv_for("session-start"), {"session_id": "s1"})
+    out = proc.stdout.decode()
+    assert proc.returncode == 0 and 300 < len(out) <= 500 and "cut to fit" in out
+
+
+def test_an_empty_memo_prints_nothing(evolve_home):
+    make_agent("demo")
+    proc, _ = run_hook(argv_for("session-start"), {"session_id": "s1"})
+    assert (proc.returncode, proc.stdout) == (0, b"")
+
+
+@pytest.mark.parametrize("case, argv, payload, reason", [
+    ("garbage", None, b"\x00not json at all", "stdin is not JSON"),
+    ("empty", None, b"", "stdin was empty"),
+    ("array", None, b"[1, 2]", "not an object"),
+    ("unknown event", ["claude-code", "pre-compact", "--agent", "demo"], b"{}", "unknown event"),
+    ("usage", ["--bogus"], b"{}", "usage: evolve hook claude-code"),
+    ("unknown option", ["claude-code", "stop", "--agent", "demo", "-x"], b"{}", "unknown option"),
+    ("no agent", ["claude-code", "stop", "--agent", "ghost"], b"{}", "no agent 'ghost'"),
+    ("bad agent name", ["claude-code", "stop", "--agent", "../x"], b"{}", "not an agent name"),
+])
+def test_every_problem_exits_0_quietly_and_is_logged(agent, evolve_home, case, argv, payload, reason):
+    prefix = argv_for("stop")[:4]
+    full = argv_for("stop") if argv is None else [*prefix, *argv, "--home", str(evolve_home)]
+    proc, took = run_hook(full, payload)
+    assert (proc.returncode, proc.stdout) == (0, b""), case
+    assert reason in hook_log(evolve_home), case
+    assert took < 10 and spooled(evolve_home) == []
+
+
+def test_a_missing_home_is_logged_under_that_home(tmp_path):
+    home = tmp_path / "nowhere"
+    proc, _ = run_hook(argv_for("session-start", home=home), {"session_id": "s1"})
+    assert (proc.returncode, proc.stdout) == (0, b"")
+    assert "no agent 'demo'" in hook_log(home)
+
+
+def test_a_locked_database_does_not_slow_the_hooks(agent, evolve_home):
+    ledger.connect(evolve_home / "state.db").close()
+    holder = sqlite3.connect(evolve_home / "state.db", isolation_level=None)
+    holder.execute("PRAGMA locking_mode = EXCLUSIVE")
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        for event, payload in [("session-start", {"session_id": "s1"}),
+                               ("post-tool-use", {"tool_name": "Skill", "tool_input": {"skill": "x"}}),
+                               ("stop", {"session_id": "s1", "transcript_path": "/t"})]:
+            proc, took = run_hook(argv_for(event), payload)
+            assert proc.returncode == 0 and took < 5, event
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert [r["event"] for r in spooled(evolve_home)] == ["impressions", "invocation", "stop"]
+
+
+def test_stdin_that_is_never_closed_does_not_hold_the_hook(agent, evolve_home):
+    proc = subprocess.Popen(argv_for("stop"), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            env={**os.environ, "EVOLVE_NO_WATCHER": "1"})
+    assert proc.stdin is not None
+    proc.stdin.write(b'{"session_id": "s1", "transcript_path": "/t/a.jsonl", "x": {"y": "}"}}\n')
+    proc.stdin.flush()
+    try:
+        assert proc.wait(timeout=10) == 0
+    finally:
+        proc.stdin.close()
+        proc.kill()
+        proc.wait()
+        proc.stdout.close()  # type: ignore[union-attr]
+    assert spooled(evolve_home)[0]["transcript_path"] == "/t/a.jsonl"
+
+
+def test_evolve_disable_hooks_turns_every_hook_off(agent, evolve_home):
+    for event in ("session-start", "stop", "post-tool-use"):
+        proc, _ = run_hook(argv_for(event), b"garbage", env={"EVOLVE_DISABLE_HOOKS": "1"})
+        assert (proc.returncode, proc.stdout) == (0, b"")
+    assert spooled(evolve_home) == [] and hook_log(evolve_home) == ""
+
+
+def test_the_evolve_command_dispatches_hooks_without_argparse(agent, evolve_home):
+    stop = ["claude-code", "stop", "--agent", "demo"]
+    for argv in (["-m", "evolve", "hook", *stop], ["-m", "evolve", "--home", str(evolve_home), "hook", *stop],
+                 ["-m", "evolve", "hook"]):
+        proc, _ = run_hook([sys.executable, *argv], {"session_id": "s1", "transcript_path": "/t"})
+        assert (proc.returncode, proc.stdout) == (0, b""), argv
+    assert len(spooled(evolve_home)) == 2 and "usage" in hook_log(evolve_home)
+
+
+LIGHT_PROBE = """
+import sys
+before = set(sys.modules)
+import evolve.hookmain as h
+h.main({argv!r})
+loaded = sorted(set(sys.modules) - before)
+sys.stderr.write("LOADED " + " ".join(loaded) + "\\n")
+"""
+HEAVY = {"argparse", "subprocess", "sqlite3", "json", "re", "pathlib", "dataclasses", "tomllib",
+         "typing", "logging", "git", "anthropic", "tiktoken", "watchdog", "yaml"}
+
+
+@pytest.mark.parametrize("event, payload", [
+    ("stop", {"session_id": "s1", "transcript_path": "/t"}),
+    ("post-tool-use", {"tool_name": "Skill", "tool_input": {"skill": "fix-tests"}, "tool_use_id": "t"}),
+    ("session-start", {"session_id": "s1"}),
+])
+def test_the_hot_path_imports_nothing_heavy(agent, evolve_home, event, payload):
+    argv = argv_for(event)[4:]
+    code = LIGHT_PROBE.format(argv=argv)
+    # -S: no site (whose editable-install finder imports pathlib), so every import shows
+    proc = subprocess.run([sys.executable, "-S", "-P", "-c", code], input=json.dumps(payload).encode(),
+                          capture_output=True, timeout=30,
+                          env={**os.environ, "PYTHONPATH": str(ROOT), "EVOLVE_NO_WATCHER": "1",
+                               "EVOLVE_FORBID_HOME": ""})
+    loaded = set(proc.stderr.decode().split("LOADED ", 1)[1].split())
+    assert not loaded & HEAVY, sorted(loaded & HEAVY)
+    assert len(spooled(evolve_home)) == 1 and hook_log(evolve_home) == ""
+
+
+def test_hookmain_mirrors_the_modules_it_cannot_import():
+    assert hookmain.SPOOL == spool.SPOOL and hookmain.MAX_LINE == spool.MAX_LINE
+    assert hookmain.DEFAULT_PROMPT_CHARS == config.LimitsConfig().prompt_chars
+    assert hookmain.MEMO_TITLE == inject.MEMO_TITLE
+    for name in ["a", "fix-tests", "a1-b2", "-a", "a-", "a--b", "A", "a_b", "", "x" * 64, "x" * 65, "é"]:
+        assert hookmain.valid_name(name) == (name_problem(name) is None), name
+
+
+def test_spool_records_written_by_the_hook_drain_like_any_other(evolve_home):
+    hookmain.append_record(str(evolve_home), {"event": "stop", "agent": "démo", "n": [1, 2.5, None]})
+    spool.append(evolve_home / "spool", {"event": "stop", "agent": "b"})
+    with spool.drain(evolve_home / "spool") as records:
+        assert [r["agent"] for r in records] == ["démo", "b"] and records[0]["n"] == [1, 2.5, None]
+
+
+def test_read_payload_returns_as_soon_as_the_value_is_complete():
+    read, write = os.pipe()
+
+    def feed() -> None:
+        os.write(write, b'  {"a": "}", "b": [')
+        time.sleep(0.2)
+        os.write(write, b'1, {"c": "\\u00e9"}]}  {"next": 1}')
+
+    thread = threading.Thread(target=feed)
+    thread.start()
+    try:
+        assert hookmain.read_payload(read, wait_s=5) == {"a": "}", "b": [1, {"c": "é"}]}
+    finally:
+        thread.join()
+        os.close(write)
+        os.close(read)
+
+
+def test_read_payload_gives_up_at_its_caps():
+    read, write = os.pipe()
+    try:
+        os.write(write, b'{"a": "')
+        started = time.monotonic()
+        with pytest.raises(hookmain.Problem, match="no complete JSON value"):
+            hookmain.read_payload(read, wait_s=0.3)
+        assert time.monotonic() - started < 2
+        os.write(write, b"x" * 5000)
+        with pytest.raises(hookmain.Problem, match="over 1000 bytes"):
+            hookmain.read_payload(read, cap=1000, wait_s=1)
+    finally:
+        os.close(write)
+        os.close(read)
+
+
+def test_session_start_starts_the_watcher_detached_once(agent, evolve_home, tmp_path):
+    home = Home.resolve()
+    project = tmp_path / "p"
+    project.mkdir()
+    claude_code.install(home, "demo", "project", str(project))
+    env = {k: v for k, v in os.environ.items() if k != "EVOLVE_NO_WATCHER"}
+    try:
+        subprocess.run(argv_for("session-start"), input=b'{"session_id": "s1"}', env=env,
+                       capture_output=True, timeout=30, check=True)
+        spawned = int((evolve_home / "run" / "watch.spawned").read_text())
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not service.state(home).running:
+            time.sleep(0.1)
+        assert service.state(home).pid == spawned and os.getsid(spawned) == spawned
+        subprocess.run(argv_for("session-start"), input=b'{"session_id": "s2"}', env=env,
+                       capture_output=True, timeout=30, check=True)
+        assert int((evolve_home / "run" / "watch.spawned").read_text()) == spawned
+        assert claude_code.uninstall(home, "demo", "project", str(project))["watcher_stopped"] == spawned
+        assert not service.state(home).running
+    finally:
+        service.stop(home)

@@ -1,0 +1,213 @@
+"""Injection: memo + skill index under budget, fair to new skills, never a broken skill."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evolve import config, inject, ledger, skillindex
+from evolve.home import Home
+from evolve.inject import MATURE_RUNS, fit, leave_order, render
+from evolve.memo import STRATEGIES, replace_section
+from evolve.metrics import write_rates_cache
+from evolve.skills import load_skill
+from evolve.usage import drain_pending
+from tests.helpers import make_agent, write_skill
+
+
+def _spooled(home: Home) -> list[dict]:
+    path = home.spool_dir / "hooks.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def test_two_hundred_skills_stay_under_budget_and_a_new_skill_is_listed(evolve_home):
+    agent = make_agent("demo")
+    home = Home.resolve()
+    usage = {}
+    for number in range(199):
+        name = f"skill-{number:03d}"
+        write_skill(agent.path, name, f"Use when working on area {number} and " + "detail " * 12)
+        usage[name] = {"impressions": 40, "runs_shown": 100 + number, "invocation_rate": number / 1000}
+    write_skill(agent.path, "zz-new", "Use when the newest thing happens.")
+    write_rates_cache(home.root, "demo", usage)
+    injection = render(home, "demo", session="s-1")
+    assert injection.chars == len(injection.text) <= 8000
+    assert "zz-new" in injection.listed and "- zz-new: Use when the newest thing happens." in injection.text
+    assert injection.left_out == 200 - len(injection.listed) > 0
+    assert f"({injection.left_out} more skills are not listed here" in injection.text
+    assert str(agent.skills_dir) in injection.text
+    listed = set(injection.listed)
+    kept = [usage[n]["invocation_rate"] for n in listed if n in usage]
+    gone = [u["invocation_rate"] for n, u in usage.items() if n not in listed]
+    assert min(kept) > max(gone)  # the least used left first
+    assert _spooled(home) == [{"event": "impressions", "agent": "demo", "session_id": "s-1",
+                               "skills": injection.listed, "at": _spooled(home)[0]["at"]}]
+
+
+def test_leave_order_spares_new_and_pinned_skills():
+    stats = {"old-good": [50, MATURE_RUNS, 0.5], "old-bad": [50, 90, 0.0], "young": [3, MATURE_RUNS - 1, 0.0],
+             "pinned-bad": [50, 90, 0.0]}
+    order = leave_order(["young", "old-good", "old-bad", "pinned-bad", "brand-new"], stats, {"pinned-bad"})
+    assert order == ["old-bad", "old-good", "young", "brand-new", "pinned-bad"]
+    lines = {n: f"- {n}: x" for n in order}
+    kept, left = fit(lines, order, room=sum(len(v) + 1 for v in lines.values()) - 1, note_room=0)
+    assert left == 1 and "old-bad" not in kept
+
+
+def test_broken_skills_are_never_listed(evolve_home):
+    agent = make_agent("demo")
+    write_skill(agent.path, "good")
+    write_skill(agent.path, "misnamed", text="---\nname: other\ndescription: d\n---\n")
+    write_skill(agent.path, "bad-yaml", text="---\nname: bad-yaml\ndescription: [x\n---\n")
+    write_skill(agent.path, "too-long", body="word " * 5000)
+    (agent.skills_dir / "no-file").mkdir()
+    (agent.skills_dir / "Upper").mkdir()
+    write_skill(agent.path, "Upper")
+    injection = render(Home.resolve(), "demo", record=False)
+    assert injection.listed == ["good"]
+    assert _spooled(Home.resolve()) == []
+
+
+def test_impressions_once_per_skill_and_session(evolve_home):
+    agent = make_agent("demo")
+    home = Home.resolve()
+    write_skill(agent.path, "one")
+    write_skill(agent.path, "two")
+    first = render(home, "demo", session="abc")
+    render(home, "demo", session="abc")  # a resumed session
+    fresh = render(home, "demo")
+    assert fresh.session and fresh.session != "abc"
+    conn = ledger.connect(home.state_db)
+    drain_pending(conn, home)
+    rows = conn.execute("SELECT session, skill FROM impressions ORDER BY session, skill").fetchall()
+    assert sorted((r[0], r[1]) for r in rows) == sorted(
+        [("abc", "one"), ("abc", "two"), (fresh.session, "one"), (fresh.session, "two")])
+    conn.close()
+    assert first.listed == ["one", "two"]
+
+
+def test_without_the_index_every_valid_skill_still_counts_as_shown(evolve_home):
+    agent = make_agent("demo")
+    write_skill(agent.path, "one")
+    write_skill(agent.path, "broken", text="nothing here")
+    injection = render(Home.resolve(), "demo", session="s", include_index=False)
+    assert "## Skills" not in injection.text and injection.listed == ["one"]
+
+
+def test_memo_first_and_cut_with_a_note_when_over_budget(evolve_home):
+    agent = make_agent("demo")
+    write_skill(agent.path, "one")
+    (agent.path / "agent.toml").write_text((agent.path / "agent.toml").read_text()
+                                           + "\n[limits]\nprompt_chars = 1500\n")
+    memo = replace_section(agent.memo_text(), STRATEGIES, "- always run the linter\n" * 200)
+    agent.memo_path.write_text(memo)
+    injection = render(Home.resolve(), "demo", record=False)
+    assert injection.budget == 1500 and injection.chars <= 1500
+    assert injection.text.startswith("# Memo (what I learned in earlier sessions)")
+    assert "## Strategies for this user and domain" in injection.text
+    assert "cut to fit the prompt budget" in injection.text and "- one: " in injection.text
+
+
+def test_an_empty_memo_is_left_out(evolve_home):
+    make_agent("demo")
+    assert render(Home.resolve(), "demo", record=False).text == ""
+
+
+def test_the_index_cache_follows_edits(evolve_home):
+    agent = make_agent("demo")
+    home = Home.resolve()
+    path = write_skill(agent.path, "one", "Use when first.")
+    assert "Use when first." in render(home, "demo", record=False).text
+    path.write_text(path.read_text().replace("Use when first.", "Use when second."))
+    assert "Use when second." in render(home, "demo", record=False).text
+    path.write_text("broken")
+    assert render(home, "demo", record=False).listed == []
+    skillindex.cache_path(home.root, "demo").write_text("{not json")
+    write_skill(agent.path, "one", "Use when third.")
+    assert "Use when third." in render(home, "demo", record=False).text
+
+
+def test_defaults_match_the_config():
+    limits = config.LimitsConfig()
+    assert (inject.DEFAULT_PROMPT_CHARS, inject.DEFAULT_BODY_TOKENS) == (limits.prompt_chars,
+                                                                         limits.skill_body_tokens)
+
+
+def test_prompt_cli_takes_the_fast_path(evolve_home):
+    agent = make_agent("demo")
+    write_skill(agent.path, "one")
+    code = ("import sys, json, evolve.cli\n"
+            "code = evolve.cli.main(['prompt', 'demo', '--session', 'x', '--json'])\n"
+            "sys.stderr.write(json.dumps([code, sorted(m for m in ('argparse', 'tomllib', 'sqlite3', "
+            "'yaml', 'git') if m in sys.modules)]))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          env=os.environ)
+    assert json.loads(proc.stderr) == [0, []]
+    data = json.loads(proc.stdout)
+    assert data["listed"] == ["one"] and data["session"] == "x" and data["agent"] == "demo"
+
+
+def test_prompt_cli_falls_back_to_argparse_for_anything_else(evolve_home, capsys):
+    from evolve.cli import main
+
+    make_agent("demo")
+    with pytest.raises(SystemExit) as info:
+        main(["prompt", "demo", "--bogus"])
+    assert info.value.code == 2
+    assert main(["--home", str(evolve_home), "prompt", "demo"]) == 0
+    assert main(["prompt", "nobody"]) == 1
+    assert "evolve init nobody" in capsys.readouterr().err
+
+
+FRONTMATTERS = [
+    "name: s\ndescription: Use when testing things.\n",
+    'name: s\ndescription: "Use when \\"quoted\\" \\\\ and \\x2d\\x2d- dashes."\n',
+    "name: s\ndescription: 'it''s single quoted'\n",
+    'name: s\ndescription: d\nmetadata:\n  pinned: "true"\n  owner: me\n',
+    "name: s\ndescription: Use when: a colon follows\n",
+    "name: s\ndescription: yes\n",
+    "name: s\ndescription: 2024-01-01\n",
+    "name: s\ndescription: d # a comment\n",
+    "name: s\ndescription: >\n  folded\n  text\n",
+    "name: s\ndescription: d\nmetadata:\n  a: b\n    c: d\n",
+    "name: s\ndescription: d\nmetadata:\n",
+    "name: s\ndescription: d\nextra: x\n",
+    "name: s\nname: t\ndescription: d\n",
+    "name: s\ndescription: [a, b]\n",
+    "name: s\ndescription: d\nmetadata: {pinned: 'true'}\n",
+    "name: s\ndescription: d\nallowed-tools: Bash(git:*) Read\n",
+    "",
+]
+
+
+@pytest.mark.parametrize("front", FRONTMATTERS)
+def test_the_tiny_parser_agrees_with_evolve_skills(tmp_path, front):
+    folder = tmp_path / "s"
+    folder.mkdir()
+    (folder / "SKILL.md").write_text(f"---\n{front}---\n\n- body\n")
+    full = load_skill(folder)
+    fast = skillindex.read_entry(folder, 5000)
+    assert (fast.valid, fast.pinned) == (full.valid, full.pinned)
+    if full.valid:
+        assert fast.description == full.description
+
+
+_TEXT = st.text(alphabet=st.sampled_from(list("ab :#'\"-\\x2d{}[]&*!|>%@`?,.01\t")), max_size=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(keys=st.lists(st.sampled_from(["name", "description", "license", "compatibility"]),
+                     min_size=1, max_size=4), values=st.lists(_TEXT, min_size=4, max_size=4))
+def test_the_tiny_parser_never_disagrees_with_yaml(keys, values):
+    raw = "".join(f"{k}: {v}\n" for k, v in zip(keys, values, strict=False))
+    parsed = skillindex.simple_frontmatter(raw)
+    if parsed is None:
+        return
+    assert parsed == yaml.safe_load(raw)
