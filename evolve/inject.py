@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from evolve.home import Home
@@ -33,7 +33,6 @@ class Injection:
     chars: int
     session: str = ""
     budget: int = 0
-    problems: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return {"text": self.text, "listed": self.listed, "left_out": self.left_out,

@@ -122,10 +122,10 @@ def tally(runs: Iterable[RunRecord], shown: dict[str, set[str]],
     for session, per in runs_of.items():
         for skill in shown[session]:
             for key, number in per.items():
-                entry = counts.get((skill, key))
-                if entry is None:
-                    entry = counts[(skill, key)] = Counts()
-                entry.shown += number
+                found = counts.get((skill, key))
+                if found is None:
+                    found = counts[(skill, key)] = Counts()
+                found.shown += number
     return counts
 
 

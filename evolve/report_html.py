@@ -32,7 +32,7 @@ def _md(text: str) -> str:
 
 
 def line_chart(x_labels: list[str], series: list[tuple[str, str, list[float | None]]],
-               y_max: float, markers: list[tuple[int, str]] = (), width: int = WIDTH,
+               y_max: float, markers: tuple[tuple[int, str], ...] = (), width: int = WIDTH,
                height: int = HEIGHT, unit: str = "") -> str:
     """Lines over x positions; None values leave a gap (thin data is not drawn)."""
     n = max(len(x_labels), 1)
@@ -64,16 +64,16 @@ def line_chart(x_labels: list[str], series: list[tuple[str, str, list[float | No
     for name, color, values in series:
         run: list[str] = []
         segments = []
-        for i, value in enumerate(values):
-            if value is None:
+        for i, point in enumerate(values):
+            if point is None:
                 if run:
                     segments.append(run)
                 run = []
                 continue
-            run.append(f"{x(i):.1f},{y(value):.1f}")
-            parts.append(f'<circle cx="{x(i):.1f}" cy="{y(value):.1f}" r="2.5" fill="{color}">'
+            run.append(f"{x(i):.1f},{y(point):.1f}")
+            parts.append(f'<circle cx="{x(i):.1f}" cy="{y(point):.1f}" r="2.5" fill="{color}">'
                          f"<title>{escape(name)} {escape(x_labels[i] if i < len(x_labels) else '')}: "
-                         f"{value:g}</title></circle>")
+                         f"{point:g}</title></circle>")
         if run:
             segments.append(run)
         for segment in segments:
@@ -94,7 +94,10 @@ def _num(value: float | None, suffix: str = "") -> str:
 
 
 def _pct(value: float | None) -> str:
-    return _num(None if value is None else round(value * 100), "%")
+    if value is None:
+        return _num(None)
+    percent = value * 100
+    return _num(round(percent, 1) if 0 < percent < 10 else round(percent), "%")
 
 
 def _side(side: dict) -> str:
@@ -133,7 +136,7 @@ def _timeline(data: dict) -> str:
     top = max([v for v in corrections + errors if v is not None] or [10.0])
     chart = line_chart(labels, [("corrections per 100 runs", COLORS["corrections"], corrections),
                                 ("runs with a real error per 100 runs", COLORS["errors"], errors)],
-                       top, markers)
+                       top, tuple(markers))
     thin = sum(w["thin"] for w in weeks)
     note = (f'<p class="thin">{thin} of {len(weeks)} weeks had fewer than {data["thin_runs"]} runs '
             "and are not drawn.</p>") if thin else ""
@@ -171,8 +174,10 @@ def _skill_charts(data: dict, limit: int = 40) -> str:
                   for name, color, key in (("invocation rate", "use", "invocation_rate"),
                                            ("ineffective", "ineffective", "ineffective_rate"),
                                            ("corrected after use", "edited", "post_use_edit_rate"))]
+        peak = max([v for _, _, values in series for v in values if v is not None] or [10.0])
+        top = 100.0 if peak > 50 else 50.0 if peak > 20 else 20.0 if peak > 10 else 10.0
         parts.append(f"<h3>{escape(s['name'])}</h3>"
-                     + line_chart(labels, series, 100, height=140, unit="%"))
+                     + line_chart(labels, series, top, height=140, unit="%"))
     if not charted:
         return ('<p class="thin">No skill has a week with enough runs to chart yet (each week needs '
                 "5 runs it was shown or used in).</p>")

@@ -135,8 +135,11 @@ def read_entry(folder: Path, max_body_tokens: int) -> Entry:
         problems = skills.frontmatter_problems(data, name) + skills.body_problems(body, max_body_tokens)
     if skills.name_problem(name):
         problems = ["bad folder name", *problems]
-    description = data.get("description") if isinstance(data.get("description"), str) else ""
-    metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    found: dict = data or {}
+    description = found.get("description")
+    description = description if isinstance(description, str) else ""
+    metadata = found.get("metadata")
+    metadata = metadata if isinstance(metadata, dict) else {}
     pinned = str(metadata.get("pinned", "")).lower() in {"true", "yes", "1"}
     return Entry(name, description, not problems, pinned)
 

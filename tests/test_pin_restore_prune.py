@@ -11,7 +11,6 @@ import pytest
 from evolve.cli import main
 from evolve.curate import plan_prune, prune, restore, set_pinned
 from evolve.errors import UserError
-from evolve.reflect.apply import apply_plan
 from evolve.reflect.operations import Limits, SkillState, parse_answer
 from tests.helpers import commit_all, evolve_commit, git_out, head, make_agent, parsed_trailers, skill_text
 
@@ -28,9 +27,11 @@ def test_pin_and_unpin_change_only_the_metadata_line(evolve_home):
     before = head(agent.path)
     done = set_pinned(agent, "tidy", True)
     pinned = path.read_bytes()
-    assert pinned == QUIRKY.replace("license: MIT\r\n", 'license: MIT\r\nmetadata:\r\n  pinned: "true"\r\n').encode()
+    added = 'license: MIT\r\nmetadata:\r\n  pinned: "true"\r\n'
+    assert pinned == QUIRKY.replace("license: MIT\r\n", added).encode()
     assert agent.skill("tidy").pinned and agent.skill("tidy").valid
-    assert done.commit == head(agent.path) and git_out(agent.path, "rev-list", "--count", f"{before}..HEAD") == "1"
+    assert done.commit == head(agent.path)
+    assert git_out(agent.path, "rev-list", "--count", f"{before}..HEAD") == "1"
     assert parsed_trailers(agent.path)["Evolve-Kind"] == "pin"
     assert git_out(agent.path, "log", "-1", "--format=%s") == "pin(demo): tidy"
     again = set_pinned(agent, "tidy", True)
@@ -165,6 +166,11 @@ def test_restore_after_prune_and_over_todays_limits(evolve_home):
     assert any("at most 1000" in note for note in done.notes)
     restore(agent, "short")
     assert any("over max_skills = 1" in note for note in restore_notes(agent))
+    from evolve.commands.doctor import diagnose
+
+    found = {(f["where"], f["level"]): f["problem"] for f in diagnose(agent.home)}
+    assert "over max_skills = 1" in found[("demo: skills/", "warning")]  # reported, never cut
+    assert "at most 1000" in found[("demo: skills/long/SKILL.md", "error")]
 
 
 def restore_notes(agent):

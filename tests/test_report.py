@@ -30,8 +30,10 @@ def _run(conn, session: str, idx: int, at: float, **facts) -> None:
 
 
 def _history(evolve_home) -> tuple:
-    """30 runs before reflection 1 (9 corrections, 6 with real errors), 30 after (3 and 3),
-    then reflection 2 with only 4 runs after it; a useless and a harmful skill."""
+    """Reflection 1 with 30 runs on each side, reflection 2 with only 4 runs after it.
+
+    Also a skill shown often and never used, and one that mostly ends in real errors.
+    """
     agent = make_agent("demo")
     evolve_commit(agent, {f"skills/{n}/SKILL.md": skill_text(n).encode()
                           for n in ("useless", "harmful", "fine")}, "edit(demo): skills",
@@ -118,7 +120,7 @@ def test_html_is_one_self_contained_file(evolve_home, tmp_path, capsys):
     data = json.loads(capsys.readouterr().out)
     assert set(data) >= {"reflections", "weeks", "skills", "useless", "harmful", "window_days"}
     assert main(["report", "demo"]) == 0
-    assert "too few runs to say (before 30, after 4)" in capsys.readouterr().out
+    assert "too few runs to say (before 50, after 4)" in capsys.readouterr().out
 
 
 def test_thin_weeks_leave_gaps_in_a_chart():

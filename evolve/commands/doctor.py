@@ -45,9 +45,13 @@ def diagnose(home: Home) -> list[dict]:
             limits = agent.config.limits
         except ConfigError:  # reported above; keep checking skills, memo and hook
             limits = config_mod.LimitsConfig()
-        for skill in skills_mod.list_skills(agent.skills_dir, limits.skill_body_tokens):
+        found_skills = skills_mod.list_skills(agent.skills_dir, limits.skill_body_tokens)
+        for skill in found_skills:
             for problem in skill.problems:
                 add(f"{name}: {skill.path.relative_to(agent.path)}", problem)
+        if len(found_skills) > limits.max_skills:  # a person's additions: reported, never cut
+            add(f"{name}: skills/", f"{len(found_skills)} skills, over max_skills = "
+                f"{limits.max_skills}; run `evolve prune {name}` or raise the limit", "warning")
         for problem in memo_mod.problems(agent.memo_text(), limits.memo_section_chars):
             add(f"{name}: memo.md", problem)
         hook = agent.path / ".git" / "hooks" / "pre-commit"
