@@ -163,6 +163,14 @@ class Agent:
             })
         return records
 
+    def sync_links(self, paths: object = None) -> None:
+        """Keep Claude Code's links in step after a commit that may have changed skills."""
+        if paths is not None and not any(str(p).startswith("skills/") for p in paths):
+            return
+        from evolve.integrations.links import sync_links
+
+        sync_links(self.home, self.name)
+
     # -- history ---------------------------------------------------------------------
     def log(self, limit: int | None = None) -> list[Commit]:
         return self.repo.log(limit=limit)
@@ -190,10 +198,12 @@ class Agent:
         subject = f"edit({self.name}): {', '.join(paths[:3])}" + (" …" if len(paths) > 3 else "")
         person = person_identity(self.path, self.evolve_identity)
         try:
-            return self.repo.commit_changes(changes, build_message(subject, trailers), person,
-                                            write_worktree=False)
+            sha = self.repo.commit_changes(changes, build_message(subject, trailers), person,
+                                           write_worktree=False)
         except ConcurrentChange:
             return None  # the person committed those files themselves meanwhile
+        self.sync_links(paths)
+        return sha
 
     def _problems_in(self, paths: list[str]) -> list[str]:
         found = []
@@ -218,7 +228,9 @@ class Agent:
             changes = self.repo.reverse_changes(sha)
             trailers = {"Evolve-Kind": "revert", "Evolve-Reverts": sha}
             message = build_message(f'revert({self.name}): "{commit.subject}"', trailers)
-            return self.repo.commit_changes(changes, message, self.evolve_identity)
+            sha = self.repo.commit_changes(changes, message, self.evolve_identity)
+        self.sync_links(changes)
+        return sha
 
 
 def _refuse_removed(home: Home, name: str) -> None:

@@ -131,7 +131,7 @@ def restore(agent: Agent, name: str) -> Done:
             for path in written:
                 (agent.path / path).unlink(missing_ok=True)
             raise
-    _sync_links(agent)
+    agent.sync_links()
     skill = skills_mod.load_skill(folder, agent.config.limits.skill_body_tokens)
     notes = [f"restored as it was, but today: {p}" for p in skill.problems]
     count = len(agent.skills())
@@ -181,12 +181,6 @@ def prune(agent: Agent, usage: dict[str, dict], *, dry_run: bool = False) -> Don
                                 f"{'s' if len(evict) != 1 else ''} over max_skills",
                                 {"Evolve-Kind": "prune", "Evolve-Evicted": evict})
         done.commit = agent.repo.commit_changes(changes, message, agent.evolve_identity)
-    _sync_links(agent)
+    agent.sync_links()
     return done
 
-
-def _sync_links(agent: Agent) -> None:
-    """Claude Code's links to the skills follow restored and evicted skills."""
-    from evolve.integrations.links import sync_links
-
-    sync_links(agent.home, agent.name)

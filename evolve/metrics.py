@@ -153,10 +153,12 @@ def iso_week(run: RunRecord) -> str | None:
 
 
 # -- loading from state.db ---------------------------------------------------------------
-_RUN_COLUMNS = (  # one JSON parse per run, in SQLite: the facts as a small array
-    "SELECT session, path, idx, started_at, json_extract(facts, '$.correction', '$.aborted', "
-    "'$.ended_in_error', '$.errors', '$.transient_errors', '$.files_written', "
-    "'$.user_edited_files') FROM runs WHERE agent = ? AND superseded = 0 "
+_FACTS = (  # one JSON parse per run, in SQLite: the facts the rates need as a small array
+    "json_extract(facts, '$.correction', '$.aborted', '$.ended_in_error', '$.errors', "
+    "'$.transient_errors', '$.files_written', '$.user_edited_files')"
+)
+_RUN_COLUMNS = (
+    f"SELECT session, path, idx, started_at, {_FACTS} FROM runs WHERE agent = ? AND superseded = 0 "
     "AND (started_at >= ? OR (started_at IS NULL AND observed_at >= ?))"
 )
 
@@ -190,19 +192,42 @@ def _record(row: tuple) -> RunRecord:
                      _paths(edited))
 
 
-def load_runs(conn: sqlite3.Connection, agent: str, since: float, *,
-              only_used: bool = False) -> list[RunRecord]:
-    """Active runs started since `since`, sorted by (path, idx).
+_WINDOW = "agent = ? AND superseded = 0 AND (started_at >= ? OR (started_at IS NULL AND observed_at >= ?))"
+_USED = (" AND session IN (SELECT session FROM impressions WHERE agent = ? "
+         "UNION SELECT session FROM invocations WHERE agent = ? AND session IS NOT NULL)")
 
-    only_used: just the sessions with an impression or invocation (all the rates need).
+
+def load_runs(conn: sqlite3.Connection, agent: str, since: float) -> list[RunRecord]:
+    """Active runs started since `since` with their facts, sorted by (path, idx)."""
+    return [_record(row) for row in _rows(conn, _RUN_COLUMNS + " ORDER BY path, idx",
+                                          [agent, iso(since), since])]
+
+
+def load_rated_runs(conn: sqlite3.Connection, agent: str, since: float) -> tuple[list[RunRecord], dict]:
+    """The runs the rates need, and load_invoked's answer for them.
+
+    Every run of a session that showed or used a skill, but facts only for the runs that
+    invoked one and the run after each (all `tally` reads): 100,000 runs cost one light
+    query instead of 100,000 fact parses.
     """
-    sql = _RUN_COLUMNS
-    args: list[object] = [agent, iso(since), since]
-    if only_used:
-        sql += (" AND session IN (SELECT session FROM impressions WHERE agent = ? "
-                "UNION SELECT session FROM invocations WHERE agent = ? AND session IS NOT NULL)")
-        args += [agent, agent]
-    return [_record(row) for row in _rows(conn, sql + " ORDER BY path, idx", args)]
+    light = _rows(conn, "SELECT id, session, path, idx, started_at FROM runs WHERE " + _WINDOW
+                  + _USED + " ORDER BY path, idx", [agent, iso(since), since, agent, agent])
+    runs = [RunRecord(session, path, idx, started) for _, session, path, idx, started in light]
+    invoked = load_invoked(conn, agent, since, runs)
+    wanted: dict[int, int] = {}  # run id -> position
+    for position, (run_id, session, path, idx, _) in enumerate(light):
+        if (session, idx) in invoked:
+            wanted[run_id] = position
+            if position + 1 < len(light) and light[position + 1][2] == path:
+                wanted[light[position + 1][0]] = position + 1
+    ids = list(wanted)
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        sql = (f"SELECT id, session, path, idx, started_at, {_FACTS} FROM runs "
+               f"WHERE id IN ({','.join('?' * len(chunk))})")
+        for run_id, *row in _rows(conn, sql, chunk):
+            runs[wanted[run_id]] = _record(tuple(row))
+    return runs, invoked
 
 
 def load_shown(conn: sqlite3.Connection, agent: str, since: float) -> dict[str, set[str]]:
@@ -276,14 +301,14 @@ def skill_usage(conn: sqlite3.Connection, agent: str, *, window_days: float = DE
             (since, agent)):
         item = entry(skill)
         item["invocations"], item["last_used_at"] = count or 0, last
-    for skill, count in conn.execute(
-            "SELECT skill, COUNT(*) FROM impressions WHERE agent = ? AND at >= ? GROUP BY skill",
-            (agent, since)):
-        entry(skill)["impressions"] = count
+    shown = load_shown(conn, agent, since)
+    for skills in shown.values():  # one impression per skill and session
+        for skill in skills:
+            entry(skill)["impressions"] += 1
     if not usage:
         return usage
-    runs = load_runs(conn, agent, since, only_used=True)
-    counts = tally(runs, load_shown(conn, agent, since), load_invoked(conn, agent, since, runs))
+    runs, invoked = load_rated_runs(conn, agent, since)
+    counts = tally(runs, shown, invoked)
     for (skill, _), tallied in counts.items():
         item = entry(skill)
         item.update(tallied.rates())

@@ -80,6 +80,7 @@ def accept(agent: Agent, proposal_id: str) -> str:
         message = build_message(proposal.commit.subject, trailers)
         sha = agent.repo.commit_changes(changes, message, agent.evolve_identity)
         agent.repo.delete_branch(proposal.branch, proposal.commit.sha)
+    agent.sync_links(changes)
     return sha
 
 

@@ -22,7 +22,7 @@ SKILL_FILE = "SKILL.md"
 _KEYS = frozenset({"name", "description", "license", "compatibility", "metadata", "allowed-tools"})
 _PLAIN_START = frozenset("-?:,[]{}#&*!|>'\"%@`0123456789+. \t")
 _YAML_WORDS = frozenset({"y", "n", "yes", "no", "true", "false", "on", "off", "null", "~", "="})
-_BREAKS = ("\x85", "\u2028", "\u2029", "\ufeff", "\r")
+_BREAKS = ("\x85", "\u2028", "\u2029", "\ufeff", "\r", "\t")  # YAML is picky about tabs
 
 
 @dataclass(frozen=True, slots=True)

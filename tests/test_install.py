@@ -161,7 +161,7 @@ def test_uninstall_keeps_another_agents_entries(project, evolve_home):
     add_skills(make_agent("demo"), "fix-tests")
     add_skills(make_agent("other"), "deploy-safely")
     exclude = project / ".git" / "info" / "exclude"
-    exclude.write_text("*.log")  # no newline at the end
+    exclude.write_bytes(b"*.tmp\r\n\xff.log")  # CRLF, not UTF-8, no newline at the end
     before = snapshot([project])
     home = Home.resolve()
     claude_code.install(home, "demo", "project", str(project))
@@ -251,3 +251,24 @@ def test_a_reflection_that_creates_or_retires_skills_moves_the_links(project, ev
                         Limits.from_config(agent.config.limits))
     assert apply_plan(agent, plan, reflection_id="r-1", trailers={}).sha
     assert sorted(p.name for p in (project / ".claude" / "skills").iterdir()) == ["run-tests-with-uv"]
+
+
+def test_a_project_inside_a_repository_and_a_deleted_project(project, evolve_home):
+    add_skills(make_agent("demo"), "fix-tests")
+    home = Home.resolve()
+    sub = project / "services" / "api"
+    sub.mkdir(parents=True)
+    claude_code.install(home, "demo", "project", str(sub))
+    exclude = (project / ".git" / "info" / "exclude").read_text()
+    assert "/services/api/.claude/skills/fix-tests\n" in exclude
+    assert "/services/api/.claude/settings.local.json\n" in exclude
+    other = project.parent / "gone"
+    other.mkdir()
+    claude_code.install(home, "demo", "project", str(other))
+    other.joinpath(".claude", "settings.local.json").unlink()
+    other.joinpath(".claude", "skills", "fix-tests").unlink()
+    for folder in (other / ".claude" / "skills", other / ".claude", other):
+        folder.rmdir()
+    assert links.sync_links(home, "demo")["added"] == [] and not other.exists()
+    claude_code.uninstall(home, "demo", "project", str(other))
+    assert [i["project"] for i in links.load_installs(home)] == [str(sub)]

@@ -196,3 +196,21 @@ def test_bundle_skill_line_carries_the_rates(evolve_home):
     assert "100% of its uses ended in a real error" in line
     assert bundle.skills[0]["ineffective_rate"] == 1.0
     conn.close()
+
+
+def test_maintain_prunes_and_refreshes_every_agents_rates_cache(evolve_home):
+    from evolve.skillindex import RATES, cache_path
+    from evolve.usage import maintain
+
+    make_agent("demo")
+    home = Home.resolve()
+    conn = ledger.connect(home.state_db)
+    now = time.time()
+    store_impressions(conn, "demo", "S", ["tidy"], now - 10)
+    store_impressions(conn, "demo", "old", ["tidy"], now - 400 * 86_400)
+    result = maintain(conn, home, now)
+    assert result == {"deleted": {"runs": 0, "impressions": 1, "invocations": 0, "events": 0,
+                                  "cycles": 0}, "refreshed": ["demo"]}
+    cached = json.loads(cache_path(home.root, "demo", RATES).read_text())
+    assert cached["skills"] == {"tidy": [1, 0, None]}
+    conn.close()

@@ -80,14 +80,14 @@ def git_exclude(project: Path) -> tuple[Path, Path] | None:
     return None
 
 
-def resolve_target(scope: str, project: str | os.PathLike[str] | None) -> Target:
+def resolve_target(scope: str, project: str | os.PathLike[str] | None, must_exist: bool = True) -> Target:
     if scope not in SCOPES:
         raise UserError(f"unknown scope {scope!r}; use --scope project or --scope user")
     if scope == "user":
         base = claude_dir()
         return Target("user", None, base / "settings.json", base / "skills")
     folder = Path(project or Path.cwd()).expanduser().resolve()
-    if not folder.is_dir():
+    if must_exist and not folder.is_dir():
         raise UserError(f"{folder} is not a folder; pass the project with --project DIR")
     found = git_exclude(folder)
     return Target("project", folder, folder / ".claude" / "settings.local.json",
@@ -275,7 +275,7 @@ def install(home: Home, agent_name: str, scope: str = "project", project: str | 
 def uninstall(home: Home, agent_name: str, scope: str = "project", project: str | None = None) -> dict:
     """Remove exactly what install added; the agent's repository (and sources) stay as they are."""
     check_name(agent_name, "agent")
-    target = resolve_target(scope, project)
+    target = resolve_target(scope, project, must_exist=False)  # a deleted project: forget it
     skills_dir = home.agent_dir(agent_name) / "skills"
     with links.registry_lock(home):
         installs = links.load_installs(home)

@@ -168,6 +168,15 @@ def sync_links(home: Home, agent: str) -> dict[str, list[str]]:
 
 
 # -- .git/info/exclude ----------------------------------------------------------------
+def _read(path: Path) -> str:
+    """Every byte kept (CRLF, bytes that are not UTF-8): uninstall restores them exactly."""
+    return path.read_bytes().decode("utf-8", "surrogateescape")
+
+
+def _write(path: Path, text: str) -> None:
+    path.write_bytes(text.encode("utf-8", "surrogateescape"))
+
+
 def _markers(install: dict) -> tuple[str, str]:
     where = install.get("exclude_where") or "."
     agent = install["agent"]
@@ -205,7 +214,7 @@ def write_exclude(install: dict) -> None:
     """Put (or replace) this install's block of lines in the exclude file."""
     path = Path(install["exclude"])
     try:
-        text = path.read_text(encoding="utf-8")
+        text: str | None = _read(path)
     except FileNotFoundError:
         text = None
     begin, end = _markers(install)
@@ -213,7 +222,7 @@ def write_exclude(install: dict) -> None:
     if text is None:
         _make_dirs(path.parent, install)
         install["exclude_created"] = True
-        path.write_text(block, encoding="utf-8")
+        _write(path, block)
         return
     parts = _split_block(text, install)
     if parts is not None:
@@ -223,14 +232,14 @@ def write_exclude(install: dict) -> None:
         install["exclude_newline"] = newline
         new = text + ("\n" if newline else "") + block
     if new != text:
-        path.write_text(new, encoding="utf-8")
+        _write(path, new)
 
 
 def remove_exclude(install: dict) -> None:
     """Take this install's block out, leaving the file as it was before install."""
     path = Path(install.get("exclude") or "")
     try:
-        text = path.read_text(encoding="utf-8")
+        text = _read(path)
     except (FileNotFoundError, IsADirectoryError):
         return
     parts = _split_block(text, install)
@@ -243,4 +252,4 @@ def remove_exclude(install: dict) -> None:
     if not new and install.get("exclude_created"):
         path.unlink()
     else:
-        path.write_text(new, encoding="utf-8")
+        _write(path, new)

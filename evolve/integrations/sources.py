@@ -78,7 +78,7 @@ def add_claude_sources(agent: Agent, patterns: list[str]) -> str | None:
     path = agent.path / AGENT_TOML
     with agent.repo.locked():
         agent.commit_human_edits_held()
-        text = path.read_text(encoding="utf-8") if path.exists() else ""
+        text = path.read_bytes().decode("utf-8") if path.exists() else ""  # CRLF kept as is
         try:
             current = tomllib.loads(text).get("sources", {}).get("claude_code", [])
         except tomllib.TOMLDecodeError as exc:

@@ -41,10 +41,10 @@ def ensure_watcher(home: str) -> int | None:
         return None
     os.makedirs(run_dir, exist_ok=True)
     os.makedirs(os.path.join(home, "logs"), exist_ok=True)
-    actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-               (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
-               (os.POSIX_SPAWN_OPEN, 2, os.path.join(home, "logs", "watch.stderr"),
-                os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)]
+    actions: list[tuple] = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                            (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+                            (os.POSIX_SPAWN_OPEN, 2, os.path.join(home, "logs", "watch.stderr"),
+                             os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)]
     for name in os.listdir("/dev/fd"):  # nothing Claude Code gave the hook outlives it
         fd = int(name)
         try:
@@ -53,7 +53,10 @@ def ensure_watcher(home: str) -> int | None:
         except OSError:
             pass
     argv = [sys.executable, "-P", "-m", "evolve", "--home", home, "watch", "--log-file"]
-    pid = os.posix_spawn(sys.executable, argv, dict(os.environ), file_actions=actions, setsid=True)
+    try:  # its own session: Claude Code ending the hook's process group leaves it alone
+        pid = os.posix_spawn(sys.executable, argv, dict(os.environ), file_actions=actions, setsid=True)
+    except NotImplementedError:  # a libc without POSIX_SPAWN_SETSID: its own process group
+        pid = os.posix_spawn(sys.executable, argv, dict(os.environ), file_actions=actions, setpgroup=0)
     with open(os.path.join(run_dir, "watch.spawned"), "w") as handle:
         handle.write(f"{pid}\n")
     return pid

@@ -110,10 +110,8 @@ def apply_plan(agent: Agent, plan: Plan, *, reflection_id: str, trailers: dict[s
                                 _trailers(trailers, reflection_id, result))
         result.sha = agent.repo.commit_changes(changes, message, agent.evolve_identity,
                                                branch=branch, journal_id=reflection_id)
-    if any(path.startswith("skills/") for path in changes):
-        from evolve.integrations.links import sync_links
-
-        sync_links(agent.home, agent.name)  # Claude Code's links follow created/retired skills
+    if branch is None:
+        agent.sync_links(changes)  # Claude Code's links follow created/retired skills
     return result
 
 
