@@ -82,15 +82,7 @@ def _removal(agent: Agent, name: str) -> str:
 
 def _folder_at(agent: Agent, rev: str, name: str) -> dict[str, tuple[str, bytes]]:
     """Path → (git mode, bytes) of the skill folder at `rev` (files and symlinks only)."""
-    listing = agent.repo.git("ls-tree", "-r", "-z", "--full-tree", rev, "--", f"skills/{name}/")
-    entries = []
-    for item in filter(None, listing.split(b"\0")):
-        meta, _, path = item.partition(b"\t")
-        mode, kind, sha = meta.decode().split()
-        if kind == "blob":
-            entries.append((path.decode("utf-8", "surrogateescape"), mode, sha))
-    blobs = agent.repo.read_blobs([sha for _, _, sha in entries])
-    return {path: (mode, blobs[sha] or b"") for path, mode, sha in entries}
+    return agent.repo.folder_at(rev, f"skills/{name}")
 
 
 def restore(agent: Agent, name: str) -> Done:

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from evolve import ledger, pending
+from evolve import ledger, pending, usage
 from evolve.agent import Agent, list_agents
 from evolve.home import Home
 from evolve.locks import is_locked
@@ -100,9 +100,17 @@ def run_cycle(home: Home, *, now: float | None = None, dry_run: bool = False,
                          (now, int(dry_run), json.dumps(cycle_plan.to_dict())))
     finally:
         conn.close()
-    if not dry_run and reflect is not None:
+    if dry_run:
+        return result
+    if reflect is not None:
         for name in cycle_plan.selected:
             result.outcomes[name] = reflect(name, now)
+    active = [n for n, why in cycle_plan.skipped.items() if why != NOTHING_NEW]
+    conn = ledger.connect(home.state_db)
+    try:  # retention, and fresh rate caches for the agents that had anything new
+        usage.maintain(conn, home, now, names=[*cycle_plan.selected, *active])
+    finally:
+        conn.close()
     return result
 
 

@@ -197,10 +197,12 @@ def _store_run(conn: sqlite3.Connection, agent: str, path: str, run, now: float,
         (agent, path, run.session_id, run.index, run.started_at, run.ended_at, run.cwd,
          int(run.complete), int(run.superseded), run.tail_uuid, facts, now),
     )
+    used_at = _epoch(run.ended_at or run.started_at) or now  # when it happened, not when read
     for number, skill in enumerate(run.skills):
         name = skill.get("name", "")
         call_id = skill.get("tool_use_id") or f"run:{path}:{run.index}:{number}:{name}"
-        record_invocation(conn, agent, name, run.session_id, run.index, call_id, "transcript", now)
+        record_invocation(conn, agent, name, run.session_id, run.index, call_id, "transcript",
+                          used_at)
     return changed
 
 
@@ -245,3 +247,13 @@ def observe(conn: sqlite3.Connection, agent: str, files: Iterable[tuple[str, str
         if progress:
             progress(number, len(items))
     return result
+
+
+def _epoch(stamp: str | None) -> float | None:
+    """'2026-01-02T03:04:05Z' → seconds since the epoch (None when absent or odd)."""
+    from datetime import UTC, datetime
+
+    try:
+        return datetime.strptime(stamp or "", "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp()
+    except ValueError:
+        return None

@@ -328,6 +328,25 @@ class Repo:
         blobs = self.read_blobs(list(shas.values()))
         return {path: (blobs[shas[path]] if path in shas else None) for path in paths}
 
+    def folder_at(self, rev: str, folder: str) -> dict[str, tuple[str, bytes]]:
+        """Path → (git mode, bytes) of every file and link under `folder` at `rev`.
+
+        Reads through GitPython's object database (the one place evolve uses it: a tree walk
+        over an old commit); the handle is closed so no `git cat-file` process is left.
+        """
+        import git  # GitPython, lazily: only restoring a skill needs it
+
+        handle = git.Repo(self.path)
+        try:
+            try:
+                tree = handle.commit(rev).tree / folder.rstrip("/")
+            except (KeyError, ValueError, git.BadName):
+                return {}
+            return {item.path: (f"{item.mode:o}", item.data_stream.read())
+                    for item in tree.traverse() if item.type == "blob"}
+        finally:
+            handle.close()
+
     def delete_branch(self, branch: str, expected: str) -> None:
         """Delete `branch` if it still points at `expected` (compare-and-swap)."""
         self.git("update-ref", "-d", f"refs/heads/{branch}", expected)

@@ -142,15 +142,16 @@ def refresh_rates(conn: sqlite3.Connection, home: Home, agent: str, now: float |
     return usage
 
 
-def maintain(conn: sqlite3.Connection, home: Home, now: float | None = None) -> dict:
-    """The cycle's housekeeping: retention, then fresh rate caches for every agent."""
+def maintain(conn: sqlite3.Connection, home: Home, now: float | None = None,
+             names: list[str] | None = None) -> dict:
+    """The cycle's housekeeping: retention, then fresh rate caches (for `names`, or all)."""
     from evolve import config as config_mod
     from evolve.agent import list_agents
 
     now = now or time.time()
     retention = config_mod.load(home.config_file).limits.retention_days
     result: dict = {"deleted": prune_state(conn, now, retention), "refreshed": []}
-    for name in list_agents(home):
+    for name in list_agents(home) if names is None else names:
         try:
             refresh_rates(conn, home, name, now)
         except Exception:  # one agent's bad agent.toml never stops the others
