@@ -39,7 +39,7 @@ class RunRecord:
     transient: bool = False  # had transient errors
     real_error: bool = False  # had at least one real error
     files_written: tuple[str, ...] = ()
-    user_edited: tuple[str, ...] = ()  # files a person changed (adapters that can tell)
+    user_edited: tuple[str, ...] = ()  # files the run wrote that the user changed before the next request
 
 
 @dataclass(slots=True)
@@ -78,13 +78,12 @@ def judged(run: RunRecord) -> bool:
 def edited_after(run: RunRecord, following: RunRecord | None) -> bool:
     """Whether the user corrected the run's result afterwards.
 
-    The next request is a correction, or with it the user changed a file the run wrote.
+    The next request is a correction, or before it the user changed a file the run wrote
+    (observe compares those files' mtimes with the run's end and the next request).
     """
-    if following is None:
-        return False
-    if following.correction:
+    if run.user_edited:
         return True
-    return bool(run.files_written and set(run.files_written) & set(following.user_edited))
+    return following is not None and following.correction
 
 
 def tally(runs: Iterable[RunRecord], shown: dict[str, set[str]],

@@ -135,6 +135,8 @@ def _store_update(conn: sqlite3.Connection, agent: str, key: str, fmt: str, curs
     observed_at and does not count as new.
     """
     runs = update.runs + ([update.open_run] if update.open_run else [])
+    for run, following in zip(update.runs, runs[1:], strict=False):
+        run.user_edited_files = user_edited_files(run, following)
     moved = cursor is None or update.reset or update.cursor.offset != cursor.offset
     result.reset = result.reset or update.reset
     result.bad_lines += update.bad_lines
@@ -257,3 +259,25 @@ def _epoch(stamp: str | None) -> float | None:
         return datetime.strptime(stamp or "", "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp()
     except ValueError:
         return None
+
+
+def user_edited_files(run, following) -> list[str]:
+    """Files the run wrote that changed between its end and the next human request.
+
+    Nobody but the person works in between (the agent had answered), so a newer mtime in
+    that window is the user's edit: the post-use edit signal for every transcript source.
+    A second of slack after the run's end absorbs the timestamps' one-second precision.
+    """
+    end, nxt = _epoch(run.ended_at), _epoch(following.started_at)
+    if end is None or nxt is None or not run.files_written:
+        return []
+    edited = []
+    for name in run.files_written:
+        path = Path(name) if Path(name).is_absolute() or not run.cwd else Path(run.cwd) / name
+        try:
+            mtime = path.stat().st_mtime
+        except OSError:
+            continue
+        if end + 1.0 < mtime <= nxt + 1.0:
+            edited.append(name)
+    return edited

@@ -20,8 +20,9 @@ def test_tally_matches_hand_computed_rates():
     a = [
         RunRecord("A", "a", 0, ended_real=True, real_error=True, files_written=("x.py",)),
         RunRecord("A", "a", 1, correction=True, transient=True),  # after a0: a correction
-        RunRecord("A", "a", 2, aborted=True, files_written=("y.py",)),
-        RunRecord("A", "a", 3, user_edited=("y.py",)),  # the person changed a2's file
+        # the person changed a2's file before the next request (observe's user_edited_files)
+        RunRecord("A", "a", 2, aborted=True, files_written=("y.py",), user_edited=("y.py",)),
+        RunRecord("A", "a", 3),
         RunRecord("A", "a", 4),
     ]
     b = [RunRecord("B", "b", 0), RunRecord("B", "b", 1)]

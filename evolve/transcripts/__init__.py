@@ -85,6 +85,7 @@ def follow(
     lines = reader.lines()  # checks the file first: parser_state is dropped on a reset
     state = {} if reader.reset or cursor is None else cursor.parser_state
     adapter_state = state.get("adapter") or fmt.new_state(Path(path).stem)
+    adapter_state["prose"] = False  # runs need facts only: adapters may skip rendering work
     bad_before = adapter_state.get("bad", 0)
     builder = RunBuilder(state.get("runs"))
     update = Update(cursor=Cursor())

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from evolve.transcripts.claude_code_fast import assistant_line, result_line
 from evolve.transcripts.claude_code_events import (
     NONE,
     api_error_events,
@@ -52,6 +53,7 @@ def new_state(session_id: str = "") -> dict:
         "api": None,  # open API-error incident: {"transient": bool}
         "cmd": None,  # a typed slash command waiting for the agent to act on it
         "bad": 0,  # corrupt / non-object lines skipped
+        "prose": True,  # False when only facts are wanted (observe): tool inputs stay whole
     }
 
 
@@ -68,7 +70,9 @@ def parse_line(line: bytes, offset: int, state: dict) -> Sequence[Event]:
         if kind in _UUID_ONLY and (kind != b"system" or b'"api_error"' not in line):
             fast = _fast_marker(line, i, offset, end, state)
         elif kind == b"user" and b'"type":"tool_result"' in line:
-            fast = _fast_result(line, i, offset, end, state)
+            fast = result_line(line, offset, end, state)
+            if fast is None:
+                fast = _fast_result(line, i, offset, end, state)
         if fast is not None:
             return fast
     if b"base64" in line:
@@ -78,7 +82,9 @@ def parse_line(line: bytes, offset: int, state: dict) -> Sequence[Event]:
     except UnicodeDecodeError:
         obj = loads_object(line)  # bad, unless json's own decoding copes
     else:
-        fast = _fast_assistant(text, offset, end, state)
+        fast = assistant_line(text, offset, end, state)
+        if fast is None:
+            fast = _fast_assistant(text, offset, end, state)
         if fast is not None:
             return fast
         obj = loads_object(text)

@@ -104,48 +104,68 @@ def assistant_events(obj: dict, message: dict, head: Head, state: dict) -> Seque
         content = []
     msg_id = message.get("id")
     prefix = f"{msg_id}|{obj.get('requestId')}|" if isinstance(msg_id, str) else None
-    seen = state.setdefault("seen", {})
     events: list[Event] = []
     for block in content:
         if not isinstance(block, dict):
             continue
         btype = block.get("type")
         if btype == "tool_use":
-            raw_id = block.get("id")
-            tool_id = raw_id if isinstance(raw_id, str) else ""
-            key = prefix + tool_id if prefix else None
+            tool_call(block.get("id"), block.get("name"), block.get("input"), prefix, head,
+                      state, events)
         elif btype == "text":
-            raw_text = block.get("text")
-            if not isinstance(raw_text, str) or not raw_text.strip():
-                continue
-            said = raw_text
-            key = f"{prefix}t{len(said)}:{said[:48]}" if prefix else None
-        else:
-            continue
-        if key is not None:
-            if key in seen:
-                continue
-            seen[key] = 1
-            if len(seen) > SEEN_CAP:
-                del seen[next(iter(seen))]
-        if btype == "text":
-            events.append(Event(ASSISTANT_TEXT, *head, said[:TEXT_CAP]))
-            continue
-        raw_name = block.get("name")
-        name = raw_name if isinstance(raw_name, str) else ""
-        tool_input = block.get("input")
-        if tool_id:
-            tools = state.setdefault("tools", {})
-            tools[tool_id] = name
-            if len(tools) > PENDING_CAP:
-                del tools[next(iter(tools))]
-        # (kind, *head, text, cwd, name, tool_use_id, input, file_path)
-        events.append(Event(TOOL_CALL, *head, "", None, name, tool_id,
-                            summarize_input(tool_input), written_path(name, tool_input)))
-        if name == "Skill" and isinstance(tool_input, dict):
-            skill = tool_input.get("skill") or tool_input.get("command")
-            if isinstance(skill, str) and skill:
-                events.append(Event(SKILL, *head, "", None, skill, tool_id))
+            said(block.get("text"), prefix, head, state, events)
+    return finish(events, head, state)
+
+
+def _seen(state: dict, key: str) -> bool:
+    """True when this assistant block was seen already (same message, request and block)."""
+    seen = state.setdefault("seen", {})
+    if key in seen:
+        return True
+    seen[key] = 1
+    if len(seen) > SEEN_CAP:
+        del seen[next(iter(seen))]
+    return False
+
+
+def said(text: object, prefix: str | None, head: Head, state: dict, events: list[Event]
+         ) -> None:
+    """A text block: one assistant_text event, unless empty or a duplicate."""
+    if not isinstance(text, str) or not text.strip():
+        return
+    if prefix is not None and _seen(state, f"{prefix}t{len(text)}:{text[:48]}"):
+        return
+    events.append(Event(ASSISTANT_TEXT, *head, text[:TEXT_CAP]))
+
+
+def tool_call(raw_id: object, raw_name: object, tool_input: object, prefix: str | None,
+              head: Head, state: dict, events: list[Event]) -> None:
+    """A tool_use block: a tool_call event (+ a skill event for `Skill`), unless a duplicate.
+
+    With `state["prose"]` False (observing: only facts are kept) the input is left whole;
+    RunBuilder summarises it only while the run's tool_inputs_text has room.
+    """
+    tool_id = raw_id if isinstance(raw_id, str) else ""
+    if prefix is not None and _seen(state, prefix + tool_id):
+        return
+    name = raw_name if isinstance(raw_name, str) else ""
+    if tool_id:
+        tools = state.setdefault("tools", {})
+        tools[tool_id] = name
+        if len(tools) > PENDING_CAP:
+            del tools[next(iter(tools))]
+    shown = summarize_input(tool_input) if state.get("prose", True) else tool_input
+    # (kind, *head, text, cwd, name, tool_use_id, input, file_path)
+    events.append(Event(TOOL_CALL, *head, "", None, name, tool_id, shown,
+                        written_path(name, tool_input)))
+    if name == "Skill" and isinstance(tool_input, dict):
+        skill = tool_input.get("skill") or tool_input.get("command")
+        if isinstance(skill, str) and skill:
+            events.append(Event(SKILL, *head, "", None, skill, tool_id))
+
+
+def finish(events: list[Event], head: Head, state: dict) -> Sequence[Event]:
+    """An assistant line's events: a marker when it had none, after a waiting command."""
     if not events and head.uuid:
         events.append(Event(MARKER, *head))
     return confirm(state, events) if state.get("cmd") else events

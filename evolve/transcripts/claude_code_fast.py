@@ -65,6 +65,8 @@ def assistant_line(text: str, offset: int, end: int, state: dict) -> Sequence[Ev
             words, at = scanstring(text, at)
         elif is_tool:
             tool_input, at = scan_value(text, at)
+            if text.startswith(',"caller":', at):  # newer API versions: who made the call
+                at = scan_value(text, at + 10)[1]
         else:
             at = text.find('","signature":"', at)  # a raw `","` cannot sit inside a string
             if at < 0 or text[at - 1] == "\\":

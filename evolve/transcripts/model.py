@@ -102,6 +102,7 @@ class Run:
     correction: bool = False
     skills: list[dict] = field(default_factory=list)
     files_written: list[str] = field(default_factory=list)
+    user_edited_files: list[str] = field(default_factory=list)  # set by observe (file mtimes)
     ended_in_error: bool = False
     recovered: bool = False
     error_texts: list[str] = field(default_factory=list)

@@ -25,6 +25,7 @@ from evolve.transcripts.model import (
     Event,
     Run,
     is_correction,
+    summarize_input,
 )
 
 TAILS_CAP = 1000  # tail uuids of completed runs remembered for rewind detection
@@ -155,8 +156,8 @@ class RunBuilder:
         if path and path not in run.files_written and len(run.files_written) < FILES_CAP:
             run.files_written.append(path)
         room = TOOL_INPUTS_CAP - len(run.tool_inputs_text)
-        if room > 0:
-            values = " ".join(str(v) for v in (event.input or {}).values())
+        if room > 0:  # summarised here: observing leaves inputs whole (idempotent otherwise)
+            values = " ".join(str(v) for v in summarize_input(event.input).values())
             piece = f"{event.name}: {values}\n" if values else f"{event.name}\n"
             run.tool_inputs_text += piece[:room]
 
