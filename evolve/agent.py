@@ -7,6 +7,7 @@ import shlex
 import shutil
 import sys
 import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 from importlib import resources
@@ -163,7 +164,7 @@ class Agent:
             })
         return records
 
-    def sync_links(self, paths: object = None) -> None:
+    def sync_links(self, paths: Iterable[str] | None = None) -> None:
         """Keep Claude Code's links in step after a commit that may have changed skills."""
         if paths is not None and not any(str(p).startswith("skills/") for p in paths):
             return

@@ -342,8 +342,8 @@ class Repo:
                 tree = handle.commit(rev).tree / folder.rstrip("/")
             except (KeyError, ValueError, git.BadName):
                 return {}
-            return {item.path: (f"{item.mode:o}", item.data_stream.read())
-                    for item in tree.traverse() if item.type == "blob"}
+            return {str(item.path): (f"{item.mode:o}", item.data_stream.read())
+                    for item in tree.traverse() if isinstance(item, git.Blob)}
         finally:
             handle.close()
 
@@ -568,7 +568,7 @@ class Repo:
         # behind to be committed later as a person's edit.
         if tip == journal["tip"] or not self._landed(journal, tip):
             self._rollback(journal)
-        elif journal["branch"] == self.current_branch():
+        elif tip is not None and journal["branch"] == self.current_branch():
             self._refresh_index(tip, list(journal["files"]))
         path.unlink(missing_ok=True)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-REAL_HOME = os.path.expanduser("~")
+REAL_HOME = str(Path("~").expanduser())
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 CLAUDE_DATA = SHARED / "data" / "claude-code"
 

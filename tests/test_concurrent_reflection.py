@@ -29,7 +29,8 @@ PERSON = textwrap.dedent("""
         with open(f"{repo}/{name}", "w") as f:
             f.write(f"note {n}\\n")
         for _ in range(200):
-            if git("add", name).returncode == 0 and git("commit", "-q", "--no-verify", "-m", f"note {n}").returncode == 0:
+            added = git("add", name).returncode == 0
+            if added and git("commit", "-q", "--no-verify", "-m", f"note {n}").returncode == 0:
                 done.append(git("rev-parse", "HEAD").stdout.strip()); state[name] = True; break
             time.sleep(0.01)
         if n % 3 == 2:  # revert my previous note with git's own revert

@@ -35,7 +35,7 @@ def resources() -> dict:
         except OSError:
             pass
     rss_pages = int(Path("/proc/self/statm").read_text().split()[1])
-    return {"fds": len(os.listdir("/proc/self/fd")), "children": children,
+    return {"fds": sum(1 for _ in Path("/proc/self/fd").iterdir()), "children": children,
             "threads": threading.active_count(),
             "rss_mb": round(rss_pages * resource.getpagesize() / 2**20, 1)}
 

@@ -31,6 +31,6 @@ def agents(home: Home, as_json: bool = False) -> int:
     elif not rows:
         say(f"no agents in {home.root}; create one with `evolve init NAME`")
     else:
-        say(table([[r["name"], str(r["skills"]), r["path"]] for r in rows],
+        say(table([[str(r["name"]), str(r["skills"]), str(r["path"])] for r in rows],
                   ["NAME", "SKILLS", "PATH"]))
     return 0

@@ -57,7 +57,7 @@ class OfflineReflector:
     def reflect(self, request: ReflectionRequest) -> Answer:
         current = memo_mod.section_content(self.memo_text, memo_mod.STRATEGIES)
         lines = current.splitlines()
-        added = []
+        added: list[str] = []
         for rule in correction_rules(request.bundle):
             if rule in lines or rule in added:
                 continue

@@ -39,7 +39,7 @@ class Outcome:
     flags: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        data = {"agent": self.agent, "status": self.status, "reason": self.reason,
+        data: dict[str, object] = {"agent": self.agent, "status": self.status, "reason": self.reason,
                 "reflection": self.reflection, "commit": self.commit, "tokens": self.tokens,
                 "rejected": self.rejected, "flags": self.flags}
         if self.bundle is not None:

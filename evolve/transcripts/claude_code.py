@@ -17,7 +17,6 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from evolve.transcripts.claude_code_fast import assistant_line, result_line
 from evolve.transcripts.claude_code_events import (
     NONE,
     api_error_events,
@@ -26,6 +25,7 @@ from evolve.transcripts.claude_code_events import (
     user_events,
     withhold,
 )
+from evolve.transcripts.claude_code_fast import assistant_line, result_line
 from evolve.transcripts.model import MARKER, TOOL_RESULT, Event, Head, iso_utc
 from evolve.transcripts.reader import elide_blobs, loads_object, scan_value
 

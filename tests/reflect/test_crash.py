@@ -1,5 +1,8 @@
-"""kill -9 at every step of applying a reflection: the repo stays valid and, after a
-restart, the reflection is applied exactly once (issue 5 must-hold; reliability item 8)."""
+"""kill -9 at every step of applying a reflection.
+
+The repo stays valid and, after a restart, the reflection is applied exactly once
+(issue 5 must-hold; reliability item 8).
+"""
 
 from __future__ import annotations
 
