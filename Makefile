@@ -17,8 +17,8 @@ install: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
-soak: $(STAMP)
-	$(BIN)/python -m pytest -q -m soak
+soak: $(STAMP)  ## SOAK_CYCLES=N for a shorter run
+	$(BIN)/python -m pytest -q -s -m soak
 
 demo: $(STAMP)
 	$(BIN)/python -m evolve.demo

@@ -54,7 +54,8 @@ def test_the_offline_loop_opens_no_connection(tmp_path, connections) -> None:
     make_agent()
     paths = [str(corrected_session(tmp_path)), str(transient_session(tmp_path))]
     for argv in (["observe", "demo", *paths], ["score", "demo"], ["reflect", "demo", "--dry-run"],
-                 ["cycle", "--now"], ["log", "demo"], ["skills", "demo"], ["doctor"]):
+                 ["cycle", "--now"], ["log", "demo"], ["skills", "demo"], ["doctor"],
+                 ["report", "demo", "--html", str(tmp_path / "r.html")], ["prompt", "demo"]):
         assert main(argv) in (0, 1), argv
     assert connections == []
 

@@ -2,7 +2,7 @@
 
 Offline backend, fake clock. File descriptors, child processes, threads and memory must be
 as stable at the end as after warm-up. `make soak` runs it; `make test` leaves it out.
-EVOLVE_SOAK_CYCLES overrides the count for a quick look.
+SOAK_CYCLES overrides the count for a quick look.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def resources() -> dict:
 
 
 def test_soak(tmp_path) -> None:
-    cycles = int(os.environ.get("EVOLVE_SOAK_CYCLES", "10000"))
+    cycles = int(os.environ.get("SOAK_CYCLES", "10000"))
     home = Home.resolve()
     agent = Agent.create("soak", home)
     transcript = Transcript(tmp_path / "session.jsonl")
@@ -69,7 +69,7 @@ def test_soak(tmp_path) -> None:
     report = {"cycles": cycles, "outcomes": outcomes, "start": start, "end": end,
               "commits": int(os.popen(f"git -C {agent.path} rev-list --count HEAD").read())}
     print("SOAK", json.dumps(report))
-    (Path(os.environ.get("EVOLVE_SOAK_REPORT", tmp_path / "soak.json"))).write_text(json.dumps(report))
+    (Path(os.environ.get("SOAK_REPORT", tmp_path / "soak.json"))).write_text(json.dumps(report))
     assert end["fds"] <= start["fds"] + 3, report
     assert end["children"] == 0, report
     assert end["threads"] <= start["threads"], report
