@@ -272,3 +272,24 @@ def test_a_project_inside_a_repository_and_a_deleted_project(project, evolve_hom
     assert links.sync_links(home, "demo")["added"] == [] and not other.exists()
     claude_code.uninstall(home, "demo", "project", str(other))
     assert [i["project"] for i in links.load_installs(home)] == [str(sub)]
+
+
+def test_doctor_reports_an_install_whose_interpreter_is_gone(tmp_path, capsys) -> None:
+    import json as json_mod
+
+    from evolve.cli import main
+    from evolve.home import Home
+    from evolve.integrations.links import load_installs, save_installs
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    assert main(["init", "doc"]) == 0
+    assert main(["install", "claude-code", "--agent", "doc", "--project", str(project)]) == 0
+    home = Home.resolve()
+    installs = load_installs(home)
+    installs[0]["python"] = str(tmp_path / "gone" / "python")
+    save_installs(home, installs)
+    capsys.readouterr()
+    assert main(["doctor", "--json"]) == 1
+    findings = json_mod.loads(capsys.readouterr().out)["findings"]
+    assert any("no longer exists" in f["problem"] for f in findings)

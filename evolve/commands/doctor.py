@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from pathlib import Path
 
 from evolve import config as config_mod
 from evolve import memo as memo_mod
@@ -35,6 +36,7 @@ def diagnose(home: Home) -> list[dict]:
         add("model", "ANTHROPIC_API_KEY is set but evolve uses the offline reflector; to let "
             "evolve send bundles to Anthropic, set [model] backend = \"anthropic\" in "
             f"{home.config_file}", "hint")
+    _check_installs(home, add)
     for name in list_agents(home):
         agent = Agent(home, name)
         try:  # the agent's own file alone, so a broken home config is not blamed on it
@@ -59,6 +61,29 @@ def diagnose(home: Home) -> list[dict]:
             add(f"{name}: .git/hooks/pre-commit", "evolve's pre-commit hook is missing; "
                 "run `evolve doctor --fix`", "warning")
     return found
+
+
+def _check_installs(home: Home, add) -> None:
+    """Claude Code installs whose interpreter or settings entries have gone away."""
+    import json as json_mod
+
+    from evolve.integrations.links import load_installs
+
+    for record in load_installs(home):
+        where = f"claude-code install of {record.get('agent')} ({record.get('settings')})"
+        python = record.get("python") or ""
+        if python and not Path(python).exists():
+            add(where, f"its hooks run {python}, which no longer exists; run `evolve install "
+                "claude-code` again from the environment evolve is installed in")
+        try:
+            settings = json_mod.loads(Path(record.get("settings") or "").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            add(where, "the settings file is missing or not valid JSON; run `evolve install "
+                "claude-code` again", "warning")
+            continue
+        if "evolve.hookmain" not in json_mod.dumps(settings.get("hooks", {})):
+            add(where, "evolve's hook entries were removed from the settings file; run "
+                "`evolve install claude-code` again or `evolve uninstall claude-code`", "warning")
 
 
 def doctor(home: Home, as_json: bool = False, fix: bool = False) -> int:
