@@ -63,8 +63,8 @@ def install_wheel(workdir: Path) -> tuple[str, Path]:
 
 def build_agent(home: Path) -> None:
     from evolve.agent import Agent
+    from evolve.commits import build_message
     from evolve.home import Home
-    from evolve.repo import build_message
 
     agent = Agent.create(AGENT, Home(home))
     body = "".join(f"- rule {r}: when step {r} fails, read its log first\n" for r in range(10))

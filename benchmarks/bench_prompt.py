@@ -58,8 +58,8 @@ def build(home: Path) -> dict:
     """The agent, its skills (one commit) and 100,000 runs with usage in state.db."""
     from evolve import ledger
     from evolve.agent import Agent
+    from evolve.commits import build_message
     from evolve.home import Home
-    from evolve.repo import build_message
 
     rng = random.Random(11)
     agent = Agent.create(AGENT, Home(home))

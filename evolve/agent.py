@@ -16,10 +16,11 @@ from pathlib import Path
 from evolve import config as config_mod
 from evolve import memo as memo_mod
 from evolve import skills as skills_mod
+from evolve.commits import Commit, build_message
 from evolve.errors import UserError
 from evolve.home import Home
 from evolve.names import check_name
-from evolve.repo import Commit, ConcurrentChange, Identity, Repo, build_message, init_repo, person_identity
+from evolve.repo import ConcurrentChange, Identity, Repo, init_repo, person_identity
 
 HOOK_MARKER = "evolve-managed-hook: pre-commit"
 

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 
 from evolve import skills as skills_mod
 from evolve.agent import Agent
+from evolve.commits import build_message
 from evolve.errors import UserError
 from evolve.names import check_name
-from evolve.repo import build_message
 
 PIN_KEY = "pinned"
 

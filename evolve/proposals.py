@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from evolve import ledger
 from evolve.agent import Agent
+from evolve.commits import Commit, build_message, list_values
 from evolve.errors import UserError
-from evolve.repo import Commit, build_message, list_values
 
 PREFIX = "proposals/"
 _ID = re.compile(r"[0-9a-f]{6,40}")

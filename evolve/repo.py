@@ -9,33 +9,30 @@ it changes, moves the branch with `update-ref NEW OLD` while holding git's own
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
-import secrets
 import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from functools import cache
+from dataclasses import dataclass
 from pathlib import Path
 
+from evolve.commits import Commit, SkillHistory, read_log, read_skill_history
 from evolve.errors import EvolveError, UserError
+from evolve.files import atomic_write, sha256
 from evolve.gitcmd import (
     ZERO,
     GitError,
     acquire_index_lock,
     git,
     git_text,
-    iso_utc,
     write_index_lock,
 )
 from evolve.locks import FileLock
 
 JOURNAL = "evolve-journal.json"
 LOCK = "evolve.lock"
-_TRAILER_JUNK = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]+")
 
 
 class ConcurrentChange(UserError):
@@ -53,109 +50,6 @@ class Identity:
         if when:
             env["GIT_AUTHOR_DATE"] = env["GIT_COMMITTER_DATE"] = when
         return env
-
-
-@dataclass
-class Commit:
-    sha: str
-    parents: list[str]
-    author: str
-    email: str
-    date: str
-    subject: str
-    trailers: dict[str, str]
-    body: str = ""
-
-    @property
-    def kind(self) -> str:
-        """Told apart by trailers; a person's plain commits are human edits."""
-        kind = self.trailers.get("Evolve-Kind")
-        if kind:
-            return kind
-        if "Evolve-Reverts" in self.trailers or self.reverts:
-            return "revert"
-        if not self.parents:
-            return "init"
-        return "human_edit"
-
-    @property
-    def reverts(self) -> str | None:
-        """The sha this commit reverts: our trailer, or git's own 'This reverts commit'."""
-        if "Evolve-Reverts" in self.trailers:
-            return self.trailers["Evolve-Reverts"]
-        match = re.search(r"This reverts commit ([0-9a-f]{40})", self.body)
-        return match.group(1) if match else None
-
-    def to_dict(self) -> dict:
-        return {"sha": self.sha, "kind": self.kind, "summary": self.subject,
-                "author": self.author, "email": self.email, "date": self.date,
-                "parents": self.parents, "trailers": self.trailers, "reverts": self.reverts}
-
-
-@dataclass
-class SkillHistory:
-    created_at: str | None = None
-    updated_at: str | None = None
-    patch_count: int = 0
-    commits: list[str] = field(default_factory=list)
-
-
-def clean_line(text: object, limit: int = 300) -> str:
-    """Any model- or user-supplied text → one safe line for a subject or trailer."""
-    line = _TRAILER_JUNK.sub(" ", str(text)).strip()
-    line = " ".join(line.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
-def build_message(subject: str, trailers: Mapping[str, object], body: str = "") -> str:
-    parts = [clean_line(subject, 200)]
-    if body.strip():
-        parts.append(body.strip())
-    lines = []
-    for key, value in trailers.items():
-        if isinstance(value, (list, tuple)):
-            value = ", ".join(clean_line(v, 200) for v in value)
-        lines.append(f"{key}: {clean_line(value, 1000) or '-'}")
-    if lines:
-        parts.append("\n".join(lines))
-    return "\n\n".join(parts) + "\n"
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """Temp + fsync + rename: a reader sees the old bytes or the new, never a torn file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".evolve-tmp")
-    try:
-        try:
-            mode = path.stat().st_mode & 0o7777
-        except FileNotFoundError:
-            mode = 0o666 & ~_umask()
-        os.fchmod(fd, mode)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        Path(tmp).replace(path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
-
-
-@cache
-def _umask() -> int:
-    """The process umask, read once (os.umask can only be read by setting it)."""
-    current = os.umask(0)
-    os.umask(current)
-    return current
-
-
-def sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 class Repo:
@@ -190,26 +84,7 @@ class Repo:
         return sha
 
     def log(self, rev: str | None = None, limit: int | None = None) -> list[Commit]:
-        tip = rev or self.tip()
-        if tip is None:
-            return []
-        # separators with a random token: a person's message may hold \x1e or \x1f itself
-        token = secrets.token_hex(8)
-        fields = ["%H", "%P", "%an", "%ae", "%at", "%s", "%(trailers:only,unfold)", "%b"]
-        fmt = f"%x1f{token}".join(fields) + f"%x1e{token}"
-        args = ["log", f"--format={fmt}"]
-        if limit:
-            args.append(f"-n{limit}")
-        raw = self.git(*args, tip, "--").decode("utf-8", "replace")
-        commits = []
-        for record in raw.split(f"\x1e{token}"):
-            record = record.strip("\n")
-            if not record:
-                continue
-            sha, parents, author, email, when, subject, trailers, body = record.split(f"\x1f{token}", 7)
-            commits.append(Commit(sha, parents.split(), author, email, iso_utc(int(when)),
-                                  subject, parse_trailers(trailers), body))
-        return commits
+        return read_log(self, rev, limit)
 
     def show(self, rev: str) -> str:
         sha = self.resolve(rev)
@@ -248,57 +123,7 @@ class Repo:
         return sorted(set(paths))
 
     def skill_history(self, skills_dir: str = "skills") -> dict[str, SkillHistory]:
-        """created/updated/patch_count for every skill, in ONE `git log` pass.
-
-        Follows a skill folder through renames; a deletion (retire/evict) ends an
-        incarnation, so a restored skill's counts start again at its restore.
-        """
-        if self.tip() is None:
-            return {}
-        token = secrets.token_hex(8)  # a file name may hold \x1e itself
-        raw = self.git("log", "--reverse", "-z", f"--format=%x1e{token}%H %at", "--name-status", "-M",
-                       self.tip() or "", "--", f"{skills_dir}/").decode("utf-8", "surrogateescape")
-        history: dict[str, SkillHistory] = {}
-        prefix = skills_dir + "/"
-        for record in raw.split(f"\x1e{token}")[1:]:
-            head, _, rest = record.partition("\0")
-            sha, when = head.split()
-            stamp = iso_utc(int(when))
-            fields = rest.strip("\0\n").split("\0")
-            touched: set[str] = set()
-            ended: set[str] = set()  # skills whose SKILL.md this commit deleted
-            index = 0
-            while index < len(fields):
-                status = fields[index].strip()
-                if status.startswith(("R", "C")):
-                    old, new = fields[index + 1], fields[index + 2]
-                    index += 3
-                    old_skill, new_skill = _skill_of(old, prefix), _skill_of(new, prefix)
-                    if status.startswith("R") and old_skill and new_skill and old_skill != new_skill \
-                            and old.endswith("/SKILL.md") and old_skill in history:
-                        history[new_skill] = history.pop(old_skill)
-                    touched.update(s for s in (new_skill,) if s)
-                    continue
-                path = fields[index + 1] if index + 1 < len(fields) else ""
-                index += 2
-                skill = _skill_of(path, prefix)
-                if not skill:
-                    continue
-                if status == "D" and path.endswith("/SKILL.md"):
-                    history.pop(skill, None)
-                    ended.add(skill)
-                    continue
-                touched.add(skill)
-            # other files deleted with SKILL.md (scripts/, references/) must not revive it
-            for skill in touched - ended:
-                entry = history.setdefault(skill, SkillHistory())
-                if entry.created_at is None:
-                    entry.created_at = stamp
-                else:
-                    entry.patch_count += 1
-                entry.updated_at = stamp
-                entry.commits.append(sha)
-        return history
+        return read_skill_history(self, skills_dir)
 
     def reverse_changes(self, sha: str) -> dict[str, bytes | None]:
         """What undoing commit `sha` changes on top of the tip (3-way, like `git revert`)."""
@@ -610,29 +435,6 @@ def _encode(paths_text: str) -> bytes:
     return paths_text.encode("utf-8", "surrogateescape")
 
 
-def _skill_of(path: str, prefix: str) -> str | None:
-    if not path.startswith(prefix):
-        return None
-    rest = path[len(prefix):]
-    return rest.split("/", 1)[0] if "/" in rest else None
-
-
-def parse_trailers(text: str) -> dict[str, str]:
-    trailers: dict[str, str] = {}
-    for line in text.splitlines():
-        key, sep, value = line.partition(":")
-        if sep and key and " " not in key.strip():
-            key = key.strip()
-            value = value.strip()
-            trailers[key] = f"{trailers[key]}, {value}" if key in trailers else value
-    return trailers
-
-
-def list_values(value: str | None) -> list[str]:
-    """A comma-separated trailer value → items."""
-    return [v.strip() for v in (value or "").split(",") if v.strip() and v.strip() != "-"]
-
-
 def init_repo(path: Path, files: Mapping[str, bytes], message: str, author: Identity) -> Repo:
     """A new repository on branch main whose first commit holds `files`."""
     path.mkdir(parents=True)
@@ -654,5 +456,4 @@ def person_identity(path: Path, fallback: Identity) -> Identity:
     return Identity(name, email) if name and email else fallback
 
 
-__all__ = ["Commit", "GitError", "Identity", "Repo", "atomic_write", "build_message",
-           "clean_line", "init_repo", "list_values", "person_identity"]
+__all__ = ["ConcurrentChange", "GitError", "Identity", "Repo", "init_repo", "person_identity"]

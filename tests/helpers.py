@@ -12,8 +12,9 @@ import subprocess
 from pathlib import Path
 
 from evolve.agent import Agent
+from evolve.commits import build_message
 from evolve.home import Home
-from evolve.repo import Identity, build_message
+from evolve.repo import Identity
 
 EVOLVE = Identity("evolve", "evolve@localhost")
 

@@ -95,7 +95,7 @@ def test_cursor_save_on_a_full_disk_counts_nothing_twice(small_disk, tmp_path, c
 
 
 def test_atomic_write_never_leaves_a_truncated_file(small_disk) -> None:
-    from evolve.repo import atomic_write
+    from evolve.files import atomic_write
 
     target = small_disk / "skill.md"
     target.write_text("the old, complete content\n")

@@ -14,11 +14,13 @@ import time
 
 import pytest
 
+from evolve import commits as commits_mod
 from evolve import gitcmd, memo
 from evolve import repo as repo_mod
+from evolve.commits import build_message, clean_line
 from evolve.errors import EvolveError, LockBusy, UserError
 from evolve.locks import FileLock, is_locked
-from evolve.repo import Identity, Repo, build_message, clean_line
+from evolve.repo import Identity, Repo
 from tests.helpers import (
     EVOLVE,
     commit_all,
@@ -71,7 +73,7 @@ def test_commit_changes_writes_files_and_one_commit_with_parseable_trailers(agen
     assert git_out(agent.path, "status", "--porcelain") == ""
     log = agent.log()
     assert log[0].trailers["Evolve-Signals"] == "user_correction, error_recovered"
-    assert repo_mod.list_values(log[0].trailers["Evolve-Runs"]) == ["run-1", "run-2"]
+    assert commits_mod.list_values(log[0].trailers["Evolve-Runs"]) == ["run-1", "run-2"]
 
 
 def test_newlines_in_subject_and_trailers_become_one_line(agent):
@@ -341,7 +343,8 @@ def test_failure_before_the_branch_moves_restores_the_files(agent, monkeypatch):
 KILLED_WRITER = """
 import os, signal, sys
 from evolve.agent import Agent
-from evolve.repo import Repo, Identity, build_message
+from evolve.commits import build_message
+from evolve.repo import Identity, Repo
 where = sys.argv[2]
 real_swap = Repo._swap
 def die_before(self, *a, **k):
@@ -431,7 +434,8 @@ EVOLVE_WRITER = """
 import random, sys, time
 from pathlib import Path
 from evolve.agent import Agent
-from evolve.repo import Identity, build_message
+from evolve.commits import build_message
+from evolve.repo import Identity
 name, go, count = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
 while not go.exists():
     time.sleep(0.001)

@@ -26,11 +26,11 @@ from pathlib import Path
 
 from evolve.agent import Agent
 from evolve.errors import UserError
+from evolve.files import atomic_write
 from evolve.home import Home
 from evolve.integrations import links
 from evolve.integrations.sources import add_claude_sources, transcripts_glob
 from evolve.names import check_name
-from evolve.repo import atomic_write
 
 # (Claude Code event, matcher or None, evolve's event name, timeout in seconds)
 EVENTS: tuple[tuple[str, str | None, str, int], ...] = (

@@ -16,9 +16,9 @@ import os
 from pathlib import Path
 
 from evolve import hookmain
+from evolve.files import atomic_write
 from evolve.home import Home
 from evolve.locks import FileLock
-from evolve.repo import atomic_write
 
 REGISTRY = "claude-code.json"
 

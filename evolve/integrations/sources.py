@@ -15,8 +15,8 @@ import tomllib
 from pathlib import Path
 
 from evolve.agent import Agent
+from evolve.commits import build_message
 from evolve.errors import UserError
-from evolve.repo import build_message
 
 AGENT_TOML = "agent.toml"
 MAX_DIR_NAME = 200  # Claude Code shortens longer project folder names (and adds a hash)

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from evolve.agent import Agent
+from evolve.commits import build_message
 from evolve.reflect.operations import CREATE, MEMO, RETIRE, Plan, Rejection, ValidOp
-from evolve.repo import build_message
 
 
 @dataclass

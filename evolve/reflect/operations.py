@@ -18,10 +18,10 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from evolve import memo as memo_mod
+from evolve.commits import clean_line
 from evolve.errors import EvolveError
 from evolve.names import name_problem
 from evolve.redact import find_invisible, find_secrets, make_visible, redact, strip_invisible
-from evolve.repo import clean_line
 from evolve.skills import SKILL_FILE, Skill, parse_skill, render_skill, split_frontmatter
 from evolve.tokens import count_tokens
 

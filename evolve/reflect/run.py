@@ -57,7 +57,7 @@ def prompt_text() -> str:
 
 def lessons_not_to_relearn(agent: Agent, conn) -> tuple[list[str], set[str]]:
     """Descriptions and fingerprints of what a person reverted or rejected."""
-    from evolve.repo import list_values
+    from evolve.commits import list_values
 
     commits = agent.repo.log()
     by_sha = {c.sha: c for c in commits}
