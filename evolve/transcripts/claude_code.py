@@ -61,6 +61,7 @@ def parse_line(line: bytes, offset: int, state: dict) -> Sequence[Event]:
     """Events for one raw line (without its newline) starting at byte `offset`."""
     end = offset + len(line) + 1
     i = line.find(b'"type":"')
+    kind = None
     if i > 0 and line.find(b"{", 1, i) < 0 and line.find(b"[", 1, i) < 0:
         # The first "type" key sits at the top level: decide from bytes where that is safe.
         kind = line[i + 8 : line.find(b'"', i + 8)]
@@ -71,20 +72,27 @@ def parse_line(line: bytes, offset: int, state: dict) -> Sequence[Event]:
             fast = _fast_marker(line, i, offset, end, state)
         elif kind == b"user" and b'"type":"tool_result"' in line:
             fast = result_line(line, offset, end, state)
-            if fast is None:
-                fast = _fast_result(line, i, offset, end, state)
         if fast is not None:
             return fast
+    text = None
+    if kind is None or kind == b"assistant":  # assistant lines: `message` precedes `type`
+        try:
+            text = line.decode()
+        except UnicodeDecodeError:
+            pass
+        else:
+            fast = assistant_line(text, offset, end, state)
+            if fast is not None:
+                return fast
     if b"base64" in line:
         line = elide_blobs(line)
+        text = None
     try:
-        text = line.decode()
+        text = text or line.decode()
     except UnicodeDecodeError:
         obj = loads_object(line)  # bad, unless json's own decoding copes
     else:
-        fast = assistant_line(text, offset, end, state)
-        if fast is None:
-            fast = _fast_assistant(text, offset, end, state)
+        fast = _fast_assistant(text, offset, end, state)
         if fast is not None:
             return fast
         obj = loads_object(text)
