@@ -42,7 +42,8 @@ class _Pattern:
 
     def __init__(self, source: str) -> None:
         self.source = source
-        self.anchors = _anchor_groups(source)
+        # The most selective group first: a text without it is rejected after one test.
+        self.anchors = tuple(sorted(_anchor_groups(source), key=lambda g: (len(g), -_shortest(g))))
 
     @functools.cached_property
     def regex(self) -> re.Pattern[str]:
@@ -82,6 +83,10 @@ def _literal_groups(items: Iterable[tuple]) -> list[set[str]]:
             run += chr(arg).lower()
         if name in ("LITERAL", "AT", "ASSERT", "ASSERT_NOT"):  # zero-width: the run goes on
             continue
+        if name == "BRANCH" and run:  # "do(?:n't| not)": the run goes on into each branch
+            leads = [_lead(branch) for branch in arg[1]]
+            if all(leads):
+                groups.append({run + lead for lead in leads})
         if run:
             groups.append({run})
             run = ""
@@ -98,6 +103,16 @@ def _literal_groups(items: Iterable[tuple]) -> list[set[str]]:
     return groups
 
 
+def _lead(items: Iterable[tuple]) -> str:
+    """The literal characters a branch starts with (lower-cased)."""
+    lead = ""
+    for op, arg in items:
+        if getattr(op, "name", "") != "LITERAL":
+            break
+        lead += chr(arg).lower()
+    return lead
+
+
 class TransientPatterns:
     """Transient patterns plus the `!` overrides that win over them."""
 
@@ -112,13 +127,15 @@ class TransientPatterns:
         if len(text) > ERROR_HEAD_CHARS + ERROR_TAIL_CHARS:
             text = text[:ERROR_HEAD_CHARS] + "\n" + text[-ERROR_TAIL_CHARS:]
         lowered = text.lower()
+        for pattern in self._positive:
+            if pattern.possible(lowered) and (found := pattern.regex.search(text)):
+                break
+        else:
+            return None  # most error texts: the overrides need no look
         for pattern in self._overrides:
             if pattern.possible(lowered) and pattern.regex.search(text):
                 return None
-        for pattern in self._positive:
-            if pattern.possible(lowered) and (found := pattern.regex.search(text)):
-                return found.group(0).strip() or "transient"
-        return None
+        return found.group(0).strip() or "transient"
 
 
 _TRANSIENT_CACHE: dict[tuple[str, ...], TransientPatterns] = {}
@@ -186,12 +203,18 @@ _NOISE = (
     r"|^(?: {4}|\t).*$"  # indented code, pasted logs
     r'|"[^"\n]{0,200}"|“[^”\n]{0,200}”|«[^»\n]{0,200}»'  # quoted text
 )
+# Every noise span starts with one of these (spaces: at a line start), so the lookahead
+# spares sre trying each branch at every character.
+_NOISE_RE = re.compile("(?=[`~>\"“«]|^[ \t])(?:" + _NOISE + ")", re.MULTILINE | re.DOTALL)
 _TOKEN = r"[\w\u0900-\u097f']+"  # a word, Devanagari vowel signs and apostrophes included
+_TOKEN_RE = re.compile(_TOKEN)
 _CJK = "[\u2e80-\ua4cf\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0010ffff]"  # no spaces
 
 
 def _strip_marks(text: str) -> str:
     """Compatibility forms without Latin accents or the Devanagari nukta."""
+    if text.isascii():  # already in both normal forms, no marks: most requests
+        return text
     import unicodedata  # lazily: only requests need it
 
     text = re.sub("[\u0300-\u036f\u093c]", "", unicodedata.normalize("NFKD", text))
@@ -199,6 +222,8 @@ def _strip_marks(text: str) -> str:
 
 
 def _normalize(text: str) -> str:
+    if text.isascii():
+        return text.lower()
     return _strip_marks(text).lower().replace("’", "'").replace("‘", "'")
 
 
@@ -215,6 +240,9 @@ class Lexicons:
     def __init__(self, tables: Mapping[str, Mapping[str, list[str]]]) -> None:
         # first word (or character) -> (language, kind, literal, word edge at start, at end)
         self._index: dict[str, list[tuple[str, str, str, bool, bool]]] = {}
+        self._by_kinds: dict[tuple[str, ...], dict[str, list[tuple]]] = {}
+        self._chars: dict[tuple[str, ...], tuple[list[str], list[str]]] = {}
+        self._words: tuple[str | None, set[str]] = (None, set())  # the last text's words
         self._regexes: list[tuple[str, str, _Pattern]] = []
         self.languages = list(tables)
         for lang, table in tables.items():
@@ -234,10 +262,28 @@ class Lexicons:
             self._index.setdefault(key, []).append((lang, kind, literal, start, end))
 
     def matches(self, text: str, kinds: tuple[str, ...]) -> Iterator[tuple[str, str, int, int]]:
-        """(language, kind, start, end) of every match of entries of these kinds."""
-        for key in set(re.findall(_TOKEN, text)) | set(text):
-            for lang, kind, literal, at_start, at_end in self._index.get(key, ()):
-                start = text.find(literal) if kind in kinds else -1
+        """(language, kind, start, end) of every match of entries of these kinds (any order)."""
+        index = self._by_kinds.get(kinds)
+        if index is None:
+            index = self._by_kinds[kinds] = {
+                key: found for key, entries in self._index.items()
+                if (found := [e for e in entries if e[1] in kinds])}
+            self._chars[kinds] = (
+                [k for k in index if len(k) == 1 and k.isascii()],
+                [k for k in index if len(k) == 1])
+        # The entries keyed by a word of the text or by one of its characters (as set(text)
+        # would find them); set operations and `in` run in C, a miss costs no find(). The
+        # words are kept for the next pass over the same text (prepare, then best).
+        words = self._words  # one read: another thread may replace it
+        if words[0] is not text:
+            words = self._words = (text, set(_TOKEN_RE.findall(text)))
+        keys = index.keys() & words[1]
+        keys.update(k for k in self._chars[kinds][not text.isascii()] if k in text)
+        for key in keys:
+            for lang, kind, literal, at_start, at_end in index[key]:
+                if literal not in text:
+                    continue
+                start = text.find(literal)
                 while start != -1:
                     end = start + len(literal)
                     if not (at_start and start and _is_word(text[start - 1])) and not (
@@ -253,7 +299,7 @@ class Lexicons:
 
     def prepare(self, text: str) -> str:
         """The prose worth reading: no code or quotes, the start of a long one, unguarded."""
-        text = re.sub(_NOISE, " ", _normalize(text), flags=re.MULTILINE | re.DOTALL)
+        text = _NOISE_RE.sub(" ", _normalize(text))
         text = " ".join(text.split())
         if len(text) > LONG_REQUEST_CHARS:
             text = text[:LONG_REQUEST_WINDOW]

@@ -90,10 +90,11 @@ def follow(
     builder = RunBuilder(state.get("runs"))
     update = Update(cursor=Cursor())
     first_new = builder.next_index  # supersede markers of older runs were reported already
+    parse, feed = fmt.parse_line, builder.feed  # the hot loop: no attribute lookups
     stop = None
     for offset, line in lines:
-        for event in fmt.parse_line(line, offset, adapter_state):
-            for run in builder.feed(event):
+        for event in parse(line, offset, adapter_state):
+            for run in feed(event):
                 update.runs.append(run)
                 _note_supersede(update, run, first_new)
         if max_bytes is not None:

@@ -3,8 +3,9 @@
 The format is internal to Claude Code and changes between releases (see
 shared/reference/claude-code.md), so every field is read defensively and unknown line types
 are skipped. Transcripts reach hundreds of megabytes, so lines that cannot matter, uuid-only
-lines and plain successful tool results are handled from their raw bytes without
-`json.loads` — only where the bytes leave no doubt; otherwise the line is parsed.
+lines and the common assistant-block and tool-result layouts (claude_code_fast) are handled
+from their raw bytes without `json.loads` — only where the bytes leave no doubt; otherwise
+the line is parsed.
 
 Slash commands: a `<command-name>` line the user typed becomes a human request only once the
 agent acts on it (an assistant line, a tool result, an API error or an interrupt follows).
@@ -14,7 +15,6 @@ and are not requests; their lines stay with the previous run.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from evolve.transcripts.claude_code_events import (
@@ -25,9 +25,9 @@ from evolve.transcripts.claude_code_events import (
     user_events,
     withhold,
 )
-from evolve.transcripts.claude_code_fast import assistant_line, result_line
-from evolve.transcripts.model import MARKER, TOOL_RESULT, Event, Head, iso_utc
-from evolve.transcripts.reader import elide_blobs, loads_object, scan_value
+from evolve.transcripts.claude_code_fast import START, fast_line
+from evolve.transcripts.model import MARKER, Event, Head, iso_utc
+from evolve.transcripts.reader import elide_blobs, loads_object
 
 NAME = "claude_code"
 
@@ -39,8 +39,6 @@ _SKIP = {
 }
 _UUID_ONLY = {b"progress", b"attachment", b"system"}
 _CONVERSATION = ("user", "assistant")
-# Keys that decide whether a tool-result line can skip json.loads (values start at match end).
-_RESULT_KEYS = re.compile(rb'"(uuid|timestamp|tool_use_id|is_error|toolUseResult|type)":(?:"|t)')
 
 
 def new_state(session_id: str = "") -> dict:
@@ -60,42 +58,23 @@ def new_state(session_id: str = "") -> dict:
 def parse_line(line: bytes, offset: int, state: dict) -> Sequence[Event]:
     """Events for one raw line (without its newline) starting at byte `offset`."""
     end = offset + len(line) + 1
+    if line.startswith(START):  # the common assistant and tool-result layouts
+        fast = fast_line(line, offset, end, state)
+        if fast is not None:
+            return fast
     i = line.find(b'"type":"')
-    kind = None
     if i > 0 and line.find(b"{", 1, i) < 0 and line.find(b"[", 1, i) < 0:
         # The first "type" key sits at the top level: decide from bytes where that is safe.
         kind = line[i + 8 : line.find(b'"', i + 8)]
         if kind in _SKIP:
             return NONE
-        fast = None
         if kind in _UUID_ONLY and (kind != b"system" or b'"api_error"' not in line):
             fast = _fast_marker(line, i, offset, end, state)
-        elif kind == b"user" and b'"type":"tool_result"' in line:
-            fast = result_line(line, offset, end, state)
-        if fast is not None:
-            return fast
-    text = None
-    if kind is None or kind == b"assistant":  # assistant lines: `message` precedes `type`
-        try:
-            text = line.decode()
-        except UnicodeDecodeError:
-            pass
-        else:
-            fast = assistant_line(text, offset, end, state)
             if fast is not None:
                 return fast
     if b"base64" in line:
         line = elide_blobs(line)
-        text = None
-    try:
-        text = text or line.decode()
-    except UnicodeDecodeError:
-        obj = loads_object(line)  # bad, unless json's own decoding copes
-    else:
-        fast = _fast_assistant(text, offset, end, state)
-        if fast is not None:
-            return fast
-        obj = loads_object(text)
+    obj = loads_object(line)
     if obj is None:
         if line.strip():
             state["bad"] = state.get("bad", 0) + 1
@@ -134,84 +113,6 @@ def _fast_marker(line: bytes, i: int, offset: int, end: int, state: dict):
         return NONE
     uuid = _value(line, u + 8)
     return withhold(state, [Event(MARKER, offset=offset, end=end, uuid=uuid)], uuid, end)
-
-
-def _fast_result(line: bytes, i: int, offset: int, end: int, state: dict):
-    """One successful tool result, from bytes (no parse); None when unsure (then parse it)."""
-    found: dict[bytes, list[int]] = {}
-    for match in _RESULT_KEYS.finditer(line):  # one pass: cheaper than a count per key
-        key = match[1]
-        if key != b"type" or line.startswith(b'tool_result"', match.end()):
-            found.setdefault(key, []).append(match.end())
-    get = found.get
-    if (b"is_error" in found or b"toolUseResult" in found or len(get(b"type", ())) != 1
-            or len(get(b"tool_use_id", ())) != 1 or len(get(b"uuid", ())) != 1
-            or len(get(b"timestamp", ())) > 1):
-        return None  # an error, a rejection, several results, or nested look-alikes
-    side = _side(line, i)
-    if side is None:
-        return None
-    if state.get("side") is None:
-        state["side"] = side
-    if side and not state["side"]:
-        return NONE
-    state["api"] = None
-    tool_id = _value(line, found[b"tool_use_id"][0])
-    stamp = found.get(b"timestamp")
-    parent = line.find(b'"parentUuid":"', 1, i)
-    event = Event(TOOL_RESULT, state.get("session_id") or "",
-                  iso_utc(_value(line, stamp[0])) if stamp else None, offset, end,
-                  _value(line, found[b"uuid"][0]),
-                  _value(line, parent + 14) if parent >= 0 else None, "", None,
-                  state.setdefault("tools", {}).pop(tool_id, ""), tool_id)
-    return confirm(state, [event])
-
-
-def _plain_value(region: str, key: str) -> str | None:
-    """The plain string value after the first `key` ('"name":"') in `region`, if any."""
-    at = region.find(key)
-    return region[at + len(key) : region.find('"', at + len(key))] if at >= 0 else None
-
-
-def _fast_assistant(text: str, offset: int, end: int, state: dict):
-    """An assistant line with only message.content parsed; None when unsure (parse it all).
-
-    The metadata around the content (usage, stop reason…) is about half the parsing cost and
-    never read. Before the content sit only plain keys (top level, then message's id, role,
-    model); after it, message metadata and top-level scalars; both are read with str.find.
-    """
-    c = text.find('"role":"assistant"', 0, 2000)
-    c = text.find('"content":[', c) if c > 0 else -1
-    if (c < 0 or text.count("{", 1, c) != 1 or text.find("[", 0, c) >= 0
-            or text.find('"<synthetic>"', 0, c) >= 0):
-        return None
-    before = text[:c]
-    if '"isSidechain":true' in before and not state.get("side"):
-        return NONE if state.get("side") is False else None  # skip without parsing
-    try:
-        content, stop = scan_value(text, c + 10)
-    except (StopIteration, ValueError, RecursionError):
-        return None
-    after = text[stop:]
-    if ("isApiErrorMessage" in before or "isApiErrorMessage" in after
-            or after.count('"uuid":"') != 1 or after.count('"timestamp":"') > 1
-            or after.count('"requestId":"') > 1 or after.find('"type":"assistant"') < 0):
-        return None
-    side = '"isSidechain":true' in before or '"isSidechain":true' in after
-    if state.get("side") is None:
-        state["side"] = side
-    if side and not state["side"]:
-        return NONE
-    session = _plain_value(before, '"sessionId":"') or _plain_value(after, '"sessionId":"')
-    if session:
-        state["session_id"] = session
-    stamp = _plain_value(after, '"timestamp":"')
-    fields = Head(state.get("session_id") or "", iso_utc(stamp) if stamp else None, offset, end,
-                  _plain_value(after, '"uuid":"'),
-                  _plain_value(before, '"parentUuid":"') or _plain_value(after, '"parentUuid":"'))
-    return assistant_events({"requestId": _plain_value(after, '"requestId":"')},
-                            {"id": _plain_value(before, '"id":"'), "content": content},
-                            fields, state)
 
 
 def parse_object(obj: dict, offset: int, end: int, state: dict) -> Sequence[Event]:

@@ -23,6 +23,7 @@ from evolve.transcripts.model import (
     TEXT_CAP,
     TOOL_CALL,
     TOOL_RESULT,
+    WRITE_TOOLS,
     Event,
     Head,
     api_error_transient,
@@ -119,7 +120,9 @@ def assistant_events(obj: dict, message: dict, head: Head, state: dict) -> Seque
 
 def _seen(state: dict, key: str) -> bool:
     """True when this assistant block was seen already (same message, request and block)."""
-    seen = state.setdefault("seen", {})
+    seen = state.get("seen")
+    if seen is None:
+        seen = state["seen"] = {}
     if key in seen:
         return True
     seen[key] = 1
@@ -128,9 +131,12 @@ def _seen(state: dict, key: str) -> bool:
     return False
 
 
-def said(text: object, prefix: str | None, head: Head, state: dict, events: list[Event]
+def said(text: object, prefix: str | None, head: tuple, state: dict, events: list[Event]
          ) -> None:
-    """A text block: one assistant_text event, unless empty or a duplicate."""
+    """A text block: one assistant_text event, unless empty or a duplicate.
+
+    `head` is a Head or a plain tuple of its fields (the fast paths skip the NamedTuple).
+    """
     if not isinstance(text, str) or not text.strip():
         return
     if prefix is not None and _seen(state, f"{prefix}t{len(text)}:{text[:48]}"):
@@ -139,7 +145,7 @@ def said(text: object, prefix: str | None, head: Head, state: dict, events: list
 
 
 def tool_call(raw_id: object, raw_name: object, tool_input: object, prefix: str | None,
-              head: Head, state: dict, events: list[Event]) -> None:
+              head: tuple, state: dict, events: list[Event]) -> None:
     """A tool_use block: a tool_call event (+ a skill event for `Skill`), unless a duplicate.
 
     With `state["prose"]` False (observing: only facts are kept) the input is left whole;
@@ -157,16 +163,16 @@ def tool_call(raw_id: object, raw_name: object, tool_input: object, prefix: str 
     shown = summarize_input(tool_input) if state.get("prose", True) else tool_input
     # (kind, *head, text, cwd, name, tool_use_id, input, file_path)
     events.append(Event(TOOL_CALL, *head, "", None, name, tool_id, shown,
-                        written_path(name, tool_input)))
+                        written_path(name, tool_input) if name in WRITE_TOOLS else None))
     if name == "Skill" and isinstance(tool_input, dict):
         skill = tool_input.get("skill") or tool_input.get("command")
         if isinstance(skill, str) and skill:
             events.append(Event(SKILL, *head, "", None, skill, tool_id))
 
 
-def finish(events: list[Event], head: Head, state: dict) -> Sequence[Event]:
+def finish(events: list[Event], head: tuple, state: dict) -> Sequence[Event]:
     """An assistant line's events: a marker when it had none, after a waiting command."""
-    if not events and head.uuid:
+    if not events and head[4]:  # the uuid
         events.append(Event(MARKER, *head))
     return confirm(state, events) if state.get("cmd") else events
 

@@ -1,197 +1,179 @@
 """The common Claude Code line layouts, read in place: no json.loads of the whole line.
 
 Nine lines in ten of a long transcript are one assistant content block (text, thinking or
-tool_use) or one successful tool result, in a few key orders. What matters in them sits at
-known places: the top-level scalars around `message`, the block's ids, a text block's text,
-a tool call's input. They are read there with anchored byte searches (a regex costs ~20
-instructions a character; `find` a fraction of one) and only a text or an input is
-decoded; usage, thinking, tool output and `toolUseResult` are skipped. A line that does not
-fit exactly returns None and the caller parses it: the events are the same either way.
+tool_use) or one successful tool result, in a few key orders. What matters sits at known
+places: the top-level scalars around `message`, the block's ids, a text block's text, a tool
+call's input. Only those are read (anchored searches and short regexes); usage, thinking,
+tool output and `toolUseResult` are skipped, and the scalars a session repeats on every
+line (cwd, version, sessionId…) are checked once per distinct run of bytes. A line that
+does not fit exactly returns None and the caller parses it: the events are the same.
+
+Corrupt lines come from a write cut short, maybe followed by the next line on the same
+line: a cut line lacks the exact tail, a glued one holds a second line start. Both are
+parsed (and counted as bad) like any line the fast path is unsure of. One residue: a tool
+result cut inside `toolUseResult` exactly after a "}" still counts as the result it is
+(its own fields are whole); json would drop the line.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from json.decoder import scanstring
-from typing import NamedTuple
 
 from evolve.transcripts.claude_code_events import NONE, confirm, finish, said, tool_call
-from evolve.transcripts.model import TOOL_RESULT, Event, Head, iso_utc
+from evolve.transcripts.model import TOOL_RESULT, Event, iso_utc
 from evolve.transcripts.reader import scan_value
 
-
-class _Keys(NamedTuple):
-    """The literals of the line head, as str (assistant lines) or bytes (tool results)."""
-
-    start: str | bytes = '{"parentUuid":'
-    quote: str | bytes = '"'
-    null: str | bytes = "null"
-    side_false: str | bytes = ',"isSidechain":false'
-    side_true: str | bytes = ',"isSidechain":true'
-    message: str | bytes = ',"message":{'
-    brace: str | bytes = "{"
-    session: str | bytes = ',"sessionId":"'
-    close: str | bytes = "}"
-
-
-_STR = _Keys()
-_BYTES = _Keys(*(k.encode() for k in _STR))
-_MODEL_FIRST = '","type":"message","role":"assistant","content":[{"type":"'
-_MODEL_LAST = '","type":"message","role":"assistant","model":"'
-_RESULT = b',"message":{"role":"user","content":[{"tool_use_id":"'
+START = b'{"parentUuid":'  # every conversation line so far starts so (then isSidechain)
+_MESSAGE = b',"message":{"'
+_RESULT = b'role":"user","content":[{"tool_use_id":"'
+# Values are matched as [^"]* (sre runs a one-character class about twice as fast as
+# [^"\\]*); an escape in them is caught afterwards, and the line parsed instead.
+_BLOCK = (r'","type":"message","role":"assistant"(?:,"model":"([^"]*)")?,"content":\[\{"type":"'
+          r'(?:(text)","text":"|(thinking)","thinking":"|tool_use","id":"([^"]*)",'
+          r'"name":"([^"]*)","input":)')
+_ASSISTANT = re.compile(r'(?:"model":"([^"]*)",)?"id":"([^"]*)' + _BLOCK)
+_ASSISTANT_TAIL = re.compile(
+    r',"requestId":"([^"]*)","type":"assistant","uuid":"([^"]*)","timestamp":"([^"]*)"')
+_RESULT_TAIL = re.compile(
+    rb'"uuid":"([^"]*)","timestamp":"([^"]*)","toolUseResult":(?!"Error: |"User rejected )')
+# Keys with meaning that a run of plain scalars (head or tail) must not hide.
+_MEANINGFUL = ('"isApiErrorMessage"', '"isSidechain"', '"uuid"', '"timestamp"', '"type"',
+               '"requestId"', '"parentUuid"', '"message"', '"toolUseResult"')
+_SCALARS: dict = {}  # run of top-level scalars (str or bytes) -> (sidechain, session, type)
+_SCALARS_CAP = 512
 
 
-def _head(s, k: _Keys) -> tuple | None:
-    """(parentUuid, isSidechain, end of those, start of `,"message":{`), or None.
+def _scalars(seg, head: bool):
+    """(isSidechain, sessionId or "", type or "") of a run of plain top-level scalars.
 
-    Every Claude Code version so far starts a conversation line with these two keys. The
-    keys between them and `message` must be plain scalars (no object that could hide one).
+    None when unsure (an object, an escape in the session, a key with meaning). `head`: the
+    keys between parentUuid and message (isSidechain first; a duplicate there loses to the
+    tail, as in json); else the keys after the last one read. Cached: sessions repeat them.
     """
-    if not s.startswith(k.start):
+    if seg in _SCALARS:
+        return _SCALARS[seg]
+    text = seg.decode() if isinstance(seg, bytes) else seg
+    if head and text.startswith(',"isSidechain":false'):
+        side, rest = False, text[20:]
+    elif head and text.startswith(',"isSidechain":true'):
+        side, rest = True, text[19:]
+    else:
+        side, rest = None, text
+    at = rest.find(',"sessionId":"')
+    session = rest[at + 14 : rest.find('"', at + 14)] if at >= 0 else ""
+    at = rest.find(',"type":"')
+    kind = rest[at + 9 : rest.find('"', at + 9)] if at >= 0 else ""
+    meaningful = _MEANINGFUL[:1] if head else _MEANINGFUL  # the head's type is read
+    ok = (side is not None or not head) and "{" not in rest and "}" not in rest \
+        and "\\" not in session and not any(key in rest for key in meaningful)
+    found = (side, session, kind) if ok else None
+    if len(_SCALARS) >= _SCALARS_CAP:
+        _SCALARS.clear()
+    _SCALARS[seg] = found
+    return found
+
+
+def fast_line(line: bytes, offset: int, end: int, state: dict) -> Sequence[Event] | None:
+    """Events of a common assistant or tool-result line (starting with START), or None."""
+    message = line.find(_MESSAGE, 36)
+    if message < 0:
         return None
-    if s.startswith(k.quote, 14):
-        at = s.find(k.quote, 15)
-        parent = s[15:at]
+    if line.startswith(_RESULT, message + 13):
+        return _result(line, message, offset, end, state)
+    if line[message + 13] not in b"mi" or line.find(START, 1) >= 0:  # not assistant; glued
+        return None
+    try:
+        s = line.decode()
+    except UnicodeDecodeError:
+        return None
+    if len(s) != len(line):  # not ASCII: find the message again, in characters
+        message = s.find(',"message":{"', 36)
+    if s[14] == '"':
+        at = s.find('"', 15)
+        parent: str | None = s[15:at]
         at += 1
-    elif s.startswith(k.null, 14):
+    elif s.startswith("null", 14):
         parent, at = None, 18
     else:
         return None
-    if s.startswith(k.side_false, at):
-        side, at = False, at + 20
-    elif s.startswith(k.side_true, at):
-        side, at = True, at + 19
-    else:
+    seg = s[at:message]
+    top = _SCALARS[seg] if seg in _SCALARS else _scalars(seg, True)
+    found = _ASSISTANT.match(s, message + 12)
+    if top is None or found is None or (parent and "\\" in parent) \
+            or s.find("\\", message, found.end()) >= 0:
         return None
-    message = s.find(k.message, at)
-    if message < 0 or s.find(k.brace, at, message) >= 0:
+    model, msg_id, model2, is_text, is_thinking, tool_id, name = found.groups()
+    if "<synthetic>" in (model, model2):
         return None
-    return parent, side, at, message
-
-
-def _sidechain(side: bool, state: dict) -> bool:
-    """True when the line belongs to a subagent inside a main transcript (skip it)."""
-    if state.get("side") is None:
-        state["side"] = side
-    return side and not state["side"]
-
-
-def assistant_line(s: str, offset: int, end: int, state: dict) -> Sequence[Event] | None:
-    """One text / thinking / tool_use block of an assistant line; None when unsure."""
-    head = _head(s, _STR)
-    if head is None or '"isApiErrorMessage"' in s:
-        return None
-    parent, side, at, message = head
-    at = message + 12
-    if s.startswith('"model":"', at):  # model, id, type, role
-        q = s.find('"', at + 9)
-        model = s[at + 9 : q]
-        if not s.startswith('","id":"', q):
-            return None
-        at = s.find('"', q + 8)
-        msg_id = s[q + 8 : at]
-        if not s.startswith(_MODEL_FIRST, at):
-            return None
-        at += len(_MODEL_FIRST)
-    elif s.startswith('"id":"', at):  # id, type, role, model
-        q = s.find('"', at + 6)
-        msg_id = s[at + 6 : q]
-        if not s.startswith(_MODEL_LAST, q):
-            return None
-        at = s.find('"', q + len(_MODEL_LAST))
-        model = s[q + len(_MODEL_LAST) : at]
-        if not s.startswith('","content":[{"type":"', at):
-            return None
-        at += 22
-    else:
-        return None
-    if model == "<synthetic>":
-        return None
+    at = found.end()
     try:
-        if s.startswith('text","text":"', at):
-            kind, (words, at) = 1, scanstring(s, at + 14)
-        elif s.startswith('thinking","thinking":"', at):
-            kind, at = 0, s.find('","signature":"', at + 22)  # a raw `","` ends the string
+        if is_text:
+            words, at = scanstring(s, at)
+        elif is_thinking:
+            at = s.find('","signature":"', at)  # a raw `","` ends the string
             if at < 0 or s[at - 1] == "\\":
                 return None
             at = s.find('"', at + 15) + 1  # base64: no quote, no escape
-        elif s.startswith('tool_use","id":"', at):
-            q = s.find('"', at + 16)
-            tool_id = s[at + 16 : q]
-            if not s.startswith('","name":"', q):
-                return None
-            at = s.find('"', q + 10)
-            name = s[q + 10 : at]
-            if not s.startswith('","input":', at):
-                return None
-            kind, (tool_input, at) = 2, scan_value(s, at + 10)
+        else:
+            tool_input, at = scan_value(s, at)
             if s.startswith(',"caller":', at):  # newer API versions: who made the call
                 at = scan_value(s, at + 10)[1]
-        else:
-            return None
     except (StopIteration, ValueError, RecursionError):
         return None
     last = len(s) - 1
     if not s.startswith("}],", at) or s[last] != "}":
         return None
-    # The message ends at the last "}" before a tail of scalars, if the braces balance.
-    at += 3
+    # The message ends at the last "}": the tail after it holds plain scalars only.
     close = s.rfind("}", at, last)
-    if close < 0 or s.count("{", at, close) != s.count("}", at, close):
+    tail = _ASSISTANT_TAIL.match(s, close + 1)
+    if tail is None or s.find("\\", close, tail.end()) >= 0:
         return None
-    if not s.startswith(',"requestId":"', close + 1):
+    request, uuid, stamp = tail.groups()
+    seg = s[tail.end() : last]
+    rest = _SCALARS[seg] if seg in _SCALARS else _scalars(seg, False)
+    if rest is None:
         return None
-    q = s.find('"', close + 15)
-    request = s[close + 15 : q]
-    if not s.startswith('","type":"assistant","uuid":"', q):
-        return None
-    at = s.find('"', q + 29)
-    uuid = s[q + 29 : at]
-    if not s.startswith('","timestamp":"', at):
-        return None
-    q = s.find('"', at + 15)
-    stamp = s[at + 15 : q]
-    session = _session(s, _STR, head[2], message, q, last)
-    if session is None or "\\" in f"{parent}{msg_id}{request}{uuid}{stamp}{session}":
-        return None  # an escape: leave the decoding to json
-    if _sidechain(side, state):
-        return NONE
+    if top[0] and not state.get("side"):  # a subagent's line in a main transcript
+        if state.get("side") is None:
+            state["side"] = True
+        else:
+            return NONE
+    elif state.get("side") is None:
+        state["side"] = top[0]
+    session = rest[1] or top[1]
     if session:
         state["session_id"] = session
     state["api"] = None
-    fields = Head(state.get("session_id") or "", iso_utc(stamp), offset, end, uuid, parent)
+    if len(stamp) == 24 and stamp[19] == "." and stamp[23] == "Z" and stamp[10] == "T":
+        stamp = stamp[:19] + "Z"  # iso_utc's common case, without the call
+    else:
+        stamp = iso_utc(stamp)
+    head = (state.get("session_id") or "", stamp, offset, end, uuid, parent)
     events: list[Event] = []
-    if kind == 1:
-        said(words, f"{msg_id}|{request}|", fields, state, events)
-    elif kind == 2:
-        tool_call(tool_id, name, tool_input, f"{msg_id}|{request}|", fields, state, events)
-    return finish(events, fields, state)
+    if is_text:
+        said(words, f"{msg_id}|{request}|", head, state, events)
+    elif not is_thinking:
+        tool_call(tool_id, name, tool_input, f"{msg_id}|{request}|", head, state, events)
+    return finish(events, head, state)
 
 
-def _session(s, k: _Keys, head: int, message: int, tail: int, last: int):
-    """The top-level sessionId: among the head's scalars, else in the tail; "" when absent.
-
-    None when the only one found is followed by an object's end (nested: parse the line).
-    """
-    at = s.find(k.session, head, message)
-    if at < 0:
-        at = s.rfind(k.session, tail, last)
-        if at < 0:
-            return s[:0]
-        if s.find(k.close, at, last) >= 0:
-            return None
-    return s[at + 14 : s.find(k.quote, at + 14)]
-
-
-def result_line(line: bytes, offset: int, end: int, state: dict) -> Sequence[Event] | None:
+def _result(line: bytes, message: int, offset: int, end: int, state: dict):
     """One successful tool result with string content; None when unsure (or an error)."""
-    head = _head(line, _BYTES)
-    if head is None:
+    if line[14] == 34:  # '"'
+        at = line.find(b'"', 15)
+        parent: bytes | None = line[15:at]
+        at += 1
+    elif line.startswith(b"null", 14):
+        parent, at = None, 18
+    else:
         return None
-    parent, side, after, message = head
-    if not line.startswith(_RESULT, message):
+    seg = line[at:message]
+    top = _SCALARS[seg] if seg in _SCALARS else _scalars(seg, True)
+    if top is None or top[2] != "user":
         return None
-    at = message + len(_RESULT)
+    at = message + 13 + len(_RESULT)
     q = line.find(b'"', at)
     tool_id = line[at:q]
     if not line.startswith(b'","type":"tool_result","content":"', q):
@@ -199,38 +181,45 @@ def result_line(line: bytes, offset: int, end: int, state: dict) -> Sequence[Eve
     start = q + 34
     stop = line.find(b'"}]},"', start)  # the content string's end: `"` then a key
     rest = stop + 5
-    # Every quote inside the content is escaped, so it is one string (one result block).
-    if stop < 0 or line.count(b'"', start, stop) != line.count(b'\\"', start, stop):
+    # Every quote inside the content is escaped, so it is one string (one result block);
+    # memchr finds no quote at all in most outputs, a count is needed for the others.
+    if stop < 0 or line.find(b'"', start, stop) >= 0 and \
+            line.count(b'"', start, stop) != line.count(b'\\"', start, stop):
         flag = line.find(b'","is_error":false}]},"', start, stop if stop >= 0 else len(line))
         if flag < 0 or line.count(b'"', start, flag) != line.count(b'\\"', start, flag):
             return None  # is_error true needs its text, other layouts need json
         rest = flag + 22
-    if not line.startswith(b'"uuid":"', rest):
+    tail = _RESULT_TAIL.match(line, rest)
+    if tail is None or line[-1] != 125:  # "}"
         return None
-    q = line.find(b'"', rest + 8)
-    uuid = line[rest + 8 : q]
-    if not line.startswith(b'","timestamp":"', q):
-        return None
-    at = line.find(b'"', q + 15)
-    stamp = line[q + 15 : at]
-    if not line.startswith(b'","toolUseResult":', at) or line.startswith(b'"Error: ', at + 18) \
-            or line.startswith(b'"User rejected ', at + 18) or line[-1] != 125:  # "}"
-        return None
-    session = _session(line, _BYTES, after, message, at + 18, len(line) - 1)
-    if session is None or b"\\" in b"".join((parent or b"", tool_id, uuid, stamp, session)):
+    uuid, stamp = tail.groups()
+    session = top[1]
+    if not session:  # newer layouts put it after toolUseResult: top level if no "}" follows
+        at = line.rfind(b',"sessionId":"', tail.end())
+        if at >= 0:
+            q = line.find(b'"', at + 14)
+            if line.find(b"}", at, len(line) - 1) >= 0 or line.find(b"\\", at, q) >= 0:
+                return None
+            session = line[at + 14 : q].decode()
+    if b"\\" in tool_id + uuid + stamp + (parent or b""):
         return None
     try:
-        fields = (tool_id.decode(), uuid.decode(), parent.decode() if parent else parent,
-                  iso_utc(stamp.decode()), session.decode())
+        tool = tool_id.decode()
+        fields = (uuid.decode(), parent.decode() if parent is not None else None,
+                  iso_utc(stamp.decode()))
     except UnicodeDecodeError:
         return None
-    if _sidechain(side, state):
-        return NONE
-    if fields[4]:
-        state["session_id"] = fields[4]
+    if top[0] and not state.get("side"):  # a subagent's line in a main transcript
+        if state.get("side") is None:
+            state["side"] = True
+        else:
+            return NONE
+    elif state.get("side") is None:
+        state["side"] = top[0]
+    if session:
+        state["session_id"] = session
     state["api"] = None
-    tool = fields[0]
-    event = Event(TOOL_RESULT, state.get("session_id") or "", fields[3], offset, end,
-                  fields[1], fields[2], "", None, state.setdefault("tools", {}).pop(tool, ""),
+    event = Event(TOOL_RESULT, state.get("session_id") or "", fields[2], offset, end,
+                  fields[0], fields[1], "", None, state.setdefault("tools", {}).pop(tool, ""),
                   tool)
     return confirm(state, [event])

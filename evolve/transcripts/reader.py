@@ -133,52 +133,51 @@ class LineReader:
         return self._iter()
 
     def _iter(self) -> Iterator[tuple[int, bytes]]:
+        # Newlines are found with bytes.find (memchr): bytes.split(b"\n") walks byte by byte
+        # and costs more than all the per-line bookkeeping together.
+        max_line = self.max_line
         with self.path.open("rb") as handle:
             handle.seek(self._offset)
             pos = self._offset  # file offset of the first byte of the pending line
             pending: list[bytes] = []
             pending_len = 0
             overlong = False
-            while True:
-                chunk = handle.read(self.chunk_size)
-                if not chunk:
-                    break
-                parts = chunk.split(b"\n")
-                last = parts.pop()  # bytes after the last newline of this chunk (maybe b"")
-                for part in parts:
+            while chunk := handle.read(self.chunk_size):
+                find = chunk.find
+                at = 0  # start of the next line in this chunk
+                while (newline := find(b"\n", at)) >= 0:
                     if overlong:
-                        line_len = pending_len + len(part)
+                        pos += pending_len + newline - at + 1
+                        at = newline + 1
                         overlong = False
                         self.skipped += 1
                         pending_len = 0
-                        pos += line_len + 1
                         self._offset = pos
                         self._hash = None
                         continue
                     if pending:
-                        pending.append(part)
+                        pending.append(chunk[at:newline])
                         line = b"".join(pending)
                         pending = []
                         pending_len = 0
                     else:
-                        line = part
+                        line = chunk[at:newline]
+                    at = newline + 1
                     start = pos
                     pos += len(line) + 1
-                    if len(line) > self.max_line:
-                        self.skipped += 1
-                        self._offset = pos
-                        self._hash = None
-                        continue
                     self._offset = pos
                     self._hash = None
+                    if len(line) > max_line:
+                        self.skipped += 1
+                        continue
                     yield start, line
-                if last:
-                    pending_len += len(last)
-                    if overlong or pending_len > self.max_line:
+                if at < len(chunk):  # the start of a line the next chunk completes
+                    pending_len += len(chunk) - at
+                    if overlong or pending_len > max_line:
                         overlong = True
                         pending = []
                     else:
-                        pending.append(last)
+                        pending.append(chunk[at:])
             self._size = max(self._size, handle.tell())
             if self._hash is None:
                 self._hash = _window_hash(handle, self._offset)

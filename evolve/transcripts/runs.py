@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from evolve.transcripts.model import (
     API_ERROR,
+    ASSISTANT_TEXT,
     FILES_CAP,
     HUMAN,
     INTERRUPT,
@@ -70,11 +71,12 @@ class RunBuilder:
 
     def feed(self, event: Event) -> list[Run]:
         """Apply one event; return the runs it completed (at most one)."""
-        if event.kind == HUMAN:
+        kind = event.kind
+        if kind == HUMAN:
             return self._start(event)
         run = self._run
         if run is None:
-            if event.kind == MARKER:
+            if kind == MARKER:
                 return []
             # Agent activity with no request before it (e.g. a subagent file whose prompt was
             # not logged): an implicit run with an empty request keeps its facts.
@@ -86,10 +88,13 @@ class RunBuilder:
             run.tail_uuid = event.uuid
         if event.end > run.end_offset:
             run.end_offset = event.end
-        kind = event.kind
-        if kind != MARKER and event.timestamp and (run.ended_at is None
-                                                   or event.timestamp > run.ended_at):
-            run.ended_at = event.timestamp  # markers do not count: some carry no timestamp
+        if kind == MARKER:
+            return []  # markers do not count for ended_at: some carry no timestamp
+        stamp = event.timestamp
+        if stamp and (run.ended_at is None or stamp > run.ended_at):
+            run.ended_at = stamp
+        if kind == ASSISTANT_TEXT:
+            return []
         if kind == TOOL_CALL:
             self._tool_call(run, event)
         elif kind == TOOL_RESULT:

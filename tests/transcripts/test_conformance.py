@@ -254,3 +254,8 @@ def test_fast_paths_agree_with_full_parsing(claude_data):
         runs_fast = [r.to_dict() for e in fast for r in builder_fast.feed(e)]
         runs_full = [r.to_dict() for e in full for r in builder_full.feed(e)]
         assert runs_fast == runs_full, path.name
+        # Observing wants facts only (tool inputs left whole, summarised by the builder).
+        update = follow(path)
+        observed = update.runs + ([update.open_run] if update.open_run else [])
+        last = builder_full.open_run()
+        assert [r.to_dict() for r in observed] == runs_full + ([last.to_dict()] if last else [])

@@ -1,0 +1,222 @@
+"""The in-place fast paths (claude_code_fast) against json.loads + parse_object, line by line.
+
+Lines are written in the key orders Claude Code uses (2.0: scalars, message, ids; 2.1:
+ids first, session scalars last), with look-alikes of every anchor inside strings and
+nested objects. Each line must give the events of the full parse, observing (facts only,
+inputs left whole) must give the same runs, and the common lines must take the fast path.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from evolve.transcripts import follow
+from evolve.transcripts.claude_code import new_state, parse_line, parse_object
+from evolve.transcripts.claude_code_fast import fast_line
+from evolve.transcripts.reader import loads_object, read_lines
+from evolve.transcripts.runs import RunBuilder
+
+SID = "5c0375b4-57a5-4f26-b12d-d022ee4e51b7"
+TRICKY = 'say "}],"requestId":"r","type":"assistant","uuid":"u"} and \\ \\" é ✓ 😀\n'
+
+
+class Real:
+    """Lines in Claude Code's own key orders; `new` selects the 2.1 layout."""
+
+    def __init__(self, new: bool = False, cwd: str = "/work/proj", session: str = SID):
+        self.lines: list[str] = []
+        self.new, self.cwd, self.session = new, cwd, session
+        self.last: str | None = None
+        self.fast: list[int] = []  # indices of the lines the fast path must take
+
+    def _add(self, body: dict, user: bool, fast: bool, side: bool = False, **top) -> str:
+        uuid = f"{len(self.lines):08d}-0000-4000-8000-000000000000"
+        scalars = {"userType": "external", "cwd": self.cwd, "sessionId": self.session,
+                   "version": "2.1.38", "gitBranch": "main"}
+        obj = {"parentUuid": self.last, "isSidechain": side}
+        if self.new:
+            obj |= {"promptId": "p-1"} if user else {}
+            obj |= body | {"uuid": uuid, "timestamp": f"2026-03-01T10:00:{len(self.lines):02d}.5Z"}
+            obj |= top | {"entrypoint": "cli"} | scalars
+        else:
+            obj |= scalars | body
+            obj |= {"uuid": uuid, "timestamp": f"2026-03-01T10:00:{len(self.lines):02d}.5Z"}
+            obj |= top
+        if fast:
+            self.fast.append(len(self.lines))
+        self.lines.append(json.dumps(obj, separators=(",", ":"), ensure_ascii=False))
+        self.last = uuid
+        return uuid
+
+    def user(self, content, fast: bool = False, **top) -> str:
+        return self._add({"type": "user", "message": {"role": "user", "content": content}},
+                         True, fast, **top)
+
+    def block(self, block: dict, msg: str = "msg_1", req: str = "req_1", model: str = "claude-x",
+              fast: bool = True, side: bool = False, model_first: bool = True, **top) -> str:
+        message = {"model": model, "id": msg} if model_first else {"id": msg}
+        message |= {"type": "message", "role": "assistant"}
+        message |= {} if model_first else {"model": model}
+        message |= {"content": [block], "stop_reason": None, "stop_sequence": None,
+                    "usage": {"input_tokens": 3, "cache_creation": {"ephemeral_5m_input_tokens": 0},
+                              "output_tokens": 9, "service_tier": "standard"}}
+        return self._add({"message": message, "requestId": req, "type": "assistant"}, False,
+                         fast, side, **top)
+
+    def result(self, tool_id: str, content, fast: bool = True, is_error=None, tur=None,
+               side: bool = False, **top) -> str:
+        block = {"tool_use_id": tool_id, "type": "tool_result", "content": content}
+        if is_error is not None:
+            block["is_error"] = is_error
+        top = {"toolUseResult": {"stdout": "x", "uuid": "nested"} if tur is None else tur} | top
+        return self._add({"type": "user", "message": {"role": "user", "content": [block]}}, True,
+                         fast, side, **top)
+
+    def write(self, path):
+        path.write_text("".join(line + "\n" for line in self.lines), encoding="utf-8")
+        return path
+
+
+def _full(path):
+    state, events = new_state(path.stem), []
+    for offset, line in read_lines(path):
+        obj = loads_object(line)
+        if obj is not None:
+            events.extend(parse_object(obj, offset, offset + len(line) + 1, state))
+    return events
+
+
+def _key(event) -> tuple:
+    return (event.kind, event.session_id, event.timestamp, event.offset, event.end, event.uuid,
+            event.parent_uuid, event.text, event.cwd, event.name, event.tool_use_id, event.input,
+            event.file_path, event.is_error, event.rejected, event.transient)
+
+
+def check(t: Real, path) -> None:
+    """Same events as the full parse (prose), same runs observing (facts), fast where due."""
+    t.write(path)
+    state = new_state(path.stem)
+    fast = [e for off, line in read_lines(path) for e in parse_line(line, off, state)]
+    full = _full(path)
+    assert [_key(e) for e in fast] == [_key(e) for e in full]
+    builder = RunBuilder()
+    runs = [r.to_dict() for e in full for r in builder.feed(e)]
+    last = builder.open_run()
+    update = follow(path)
+    assert [r.to_dict() for r in update.runs] == runs
+    assert (update.open_run.to_dict() if update.open_run else None) == (
+        last.to_dict() if last else None)
+    probe = new_state(path.stem)
+    taken = [i for i, (off, line) in enumerate(read_lines(path))
+             if fast_line(line, off, off + len(line) + 1, dict(probe, cmd=None)) is not None]
+    assert taken == t.fast
+
+
+@pytest.mark.parametrize("new", [False, True])
+def test_blocks_and_results_with_look_alikes(tmp_path, new):
+    t = Real(new=new, cwd="C:\\Users\\zoë\\proj" if new else "/work/proj")
+    t.user("first request")
+    t.block({"type": "thinking", "thinking": TRICKY + '","signature":"x', "signature": "c2ln"})
+    t.block({"type": "text", "text": TRICKY})
+    t.block({"type": "text", "text": TRICKY})  # the same block logged twice: one event
+    t.block({"type": "text", "text": "  \n "}, msg="msg_2")  # blank: a marker only
+    t.block({"type": "tool_use", "id": "toolu_1", "name": "Edit", "input": {
+        "file_path": "/work/proj/a.py", "old_string": TRICKY, "new_string": "}}],\"x\"",
+        "nested": [{"uuid": "in-input", "timestamp": "t"}, {}]}}, msg="msg_3", req="req_3")
+    t.result("toolu_1", TRICKY + '"}]},"uuid":"fake' + "\\", tur={
+        "sessionId": "nested-session", "message": {"uuid": "x"}, "is_error": True})
+    t.block({"type": "tool_use", "id": "toolu_2", "name": "Skill", "input": {"skill": "pdf"},
+             "caller": {"type": "direct"}}, msg="msg_4", req="req_4", model_first=False)
+    t.result("toolu_2", "Launching skill: pdf", is_error=False)
+    t.block({"type": "tool_use", "id": "toolu_3", "name": "Bash", "input": {"command": "x"}},
+            msg="msg_5", req="req_5")
+    t.result("toolu_3", "Exit code 1\nboom", is_error=True, fast=False)
+    t.block({"type": "tool_use", "id": "toolu_4", "name": "Bash", "input": {"command": "y"}},
+            msg="msg_6", req="req_6")
+    t.result("toolu_4", "ran", tur="Error: exit 2", fast=False)  # an error by its summary
+    t.block({"type": "tool_use", "id": "toolu_5", "name": "Write", "input": {
+        "file_path": "/work/proj/b.py", "content": "print(1)\n" * 50}}, msg="msg_7", req="req_7")
+    t.result("toolu_5", "User rejected", tur="User rejected tool use", fast=False)
+    t.result("toolu_6", [{"type": "text", "text": "a list"}], fast=False)
+    t.result("toolu_7", "not mine", side=True)  # a subagent's line: skipped
+    t.block({"type": "text", "text": "sub"}, side=True, fast=True)
+    t.user("[Request interrupted by user]")
+    t.user("second request")
+    t.block({"type": "text", "text": "API Error: 529 overloaded"}, model="<synthetic>",
+            fast=False, msg="msg_8", req="req_8")
+    t.block({"type": "text", "text": "API Error: 500"}, fast=False, msg="msg_9",
+            isApiErrorMessage=True)
+    t.session = "0b6f8c1e-new-session"  # a resumed session changes the id mid-file
+    t.result("toolu_8", "ok")
+    t.session = "0b6f8c1e-third-session"  # ... at a tool result, then at an assistant line
+    t.block({"type": "text", "text": "done"}, msg="msg_10", req="req_10")
+    t.result("toolu_9", "ok")
+    check(t, tmp_path / "s.jsonl")
+
+
+def test_slash_command_confirmed_by_a_fast_line(tmp_path):
+    t = Real()
+    t.user("<command-name>/init</command-name>\n<command-args>fast</command-args>")
+    t.block({"type": "thinking", "thinking": "hm", "signature": "c2ln"})
+    t.block({"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"file_path": "/a"}})
+    t.result("toolu_1", "contents")
+    t.user("<command-name>/model</command-name>")
+    t.user("<local-command-stdout>Set model</local-command-stdout>")
+    t.user("next")
+    t.result("toolu_9", "a result first confirms nothing waiting")
+    check(t, tmp_path / "s.jsonl")
+
+
+def test_broken_and_odd_lines_fall_back(tmp_path):
+    t = Real()
+    t.user("go")
+    good = t.lines[t.block({"type": "text", "text": "cut"}, fast=False) and -1]
+    t.lines[-1] = good[: good.index('"usage"') + 12]  # cut short: a corrupt line
+    t.block({"type": "text", "text": "glued"}, msg="msg_2", fast=False)
+    t.lines[-1] = good[:200] + t.lines[-1]  # a partial write with the next line after it
+    t.block({"type": "text", "text": "no end"}, msg="msg_3", fast=False)
+    t.lines[-1] = t.lines[-1][:-1]  # cut after the last value
+    t.block({"type": "text", "text": "glued in the usage"}, msg="msg_4", fast=False)
+    t.lines[-1] = good[: good.index('"usage"') + 30] + t.lines[-1]
+    t.block({"type": "thinking", "thinking": "abc", "signature": "c2ln"}, fast=False)
+    t.lines[-1] = t.lines[-1].replace('"thinking":"abc"', '"thinking":"abc\\"')
+    t.result("toolu_1", "x", fast=False)
+    t.lines[-1] = t.lines[-1].replace('"content":"x"', '"content":"x"},{"tool_use_id":"t2",'
+                                      '"type":"tool_result","content":"y"')
+    t.result("toolu_2", "cut in the summary", fast=False)
+    t.lines[-1] = t.lines[-1][:-10]
+    t.result("toolu_3", "not a user line", fast=False)
+    t.lines[-1] = t.lines[-1].replace('"type":"user"', '"type":"attachment"')
+    t.block({"type": "text", "text": "escaped ids"}, msg='m\\"sg","id":"x', fast=False)
+    t.block({"type": "tool_use", "id": 'a\\b', "name": "Bash", "input": {}}, fast=False)
+    t.block({"type": "text", "text": "escaped request"}, req='r\\"q', fast=False)
+    t.block({"type": "text", "text": "escaped uuid"}, msg="msg_6", fast=False)
+    t.lines[-1] = t.lines[-1].replace('"uuid":"0000', '"uuid":"\\\\0000')
+    t.result('t\\u', "escaped tool id", fast=False)
+    t.block({"type": "text", "text": "ok"}, msg="msg_5")
+    check(t, tmp_path / "s.jsonl")
+
+
+def test_session_only_nested_in_the_summary(tmp_path):
+    t = Real(new=True)
+    t.user("go")
+    t.block({"type": "tool_use", "id": "toolu_1", "name": "Task", "input": {"prompt": "p"}})
+    t.result("toolu_1", "done", fast=False, tur={"n": 1, "sessionId": "the-subagent's"})
+    t.lines[-1] = t.lines[-1].replace(f',"sessionId":"{SID}"', "")  # no top-level one
+    t.block({"type": "text", "text": "ok"}, msg="msg_2")
+    check(t, tmp_path / "s.jsonl")
+
+
+def test_shared_transcripts_mostly_take_the_fast_path(claude_data):
+    """Without this, a fast path that never matches would pass every equivalence test."""
+    taken = due = 0
+    for path in sorted(claude_data.rglob("*.jsonl")):
+        state = new_state(path.stem)
+        for offset, line in read_lines(path):
+            if line.startswith(b'{"parentUuid":') and (
+                    b'"role":"assistant"' in line or b'"type":"tool_result"' in line):
+                due += 1
+                taken += fast_line(line, offset, offset + 1, dict(state, cmd=None)) is not None
+    assert due > 2000 and taken / due > 0.85, (taken, due)
