@@ -5,204 +5,34 @@ here each case goes through observe and is checked in the runs, cursors and invo
 stored in state.db (what every later stage reads).
 """
 
+# ruff: noqa: F811 - the fixtures imported from tests.observe_helpers are parameters here
 from __future__ import annotations
 
 import json
 import random
 import shutil
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 
-from evolve import classify, ledger, observe, pending
-from evolve.config import Config
+from evolve import observe
 from evolve.transcripts import parse_file
-
-AGENT = "demo"
-START = datetime(2026, 2, 10, 21, 0, tzinfo=UTC)
-
-
-class Transcript:
-    """Claude Code JSONL lines shaped like real ones (one content block per assistant line)."""
-
-    def __init__(self, session: str = "5e55a0c1-0000-4000-8000-000000000001",
-                 sidechain: bool = False, tag: str = "u"):
-        self.session = session
-        self.sidechain = sidechain
-        self.tag = tag  # keeps uuids and ids unique across transcripts of one test
-        self.lines: list[bytes] = []
-        self.n = 0
-        self.last: str | None = None
-
-    # -- raw lines -------------------------------------------------------------------
-    def add(self, obj: dict, parent: str | None | bool = True) -> str:
-        self.n += 1
-        uuid = f"{self.tag}-{self.n:05d}"
-        head = {"parentUuid": self.last if parent is True else (parent or None),
-                "isSidechain": self.sidechain, "userType": "external", "cwd": "/work/project",
-                "sessionId": self.session, "version": "2.1.38"}
-        stamp = (START + timedelta(seconds=self.n)).strftime("%Y-%m-%dT%H:%M:%S.123Z")
-        line = {**head, **obj, "uuid": uuid, "timestamp": stamp}
-        self.lines.append(json.dumps(line, separators=(",", ":"), ensure_ascii=False).encode())
-        self.last = uuid
-        return uuid
-
-    def raw(self, data: bytes) -> None:
-        self.lines.append(data)
-
-    # -- conversation ----------------------------------------------------------------
-    def user(self, content, parent: str | None | bool = True, **extra) -> str:
-        return self.add({"type": "user", "message": {"role": "user", "content": content},
-                         **extra}, parent)
-
-    def text(self, text: str) -> str:
-        msg = f"msg_{self.tag}{self.n:05d}"
-        return self.add({"type": "assistant", "requestId": f"req_{self.tag}{self.n:05d}",
-                         "message": {"id": msg, "type": "message", "role": "assistant",
-                                     "model": "claude-x",
-                                     "content": [{"type": "text", "text": text}]}})
-
-    def tool(self, name: str, tool_input: dict) -> str:
-        tool_id = f"toolu_{self.tag}{self.n + 1:05d}"
-        self.add({"type": "assistant", "requestId": f"req_{self.tag}{self.n:05d}",
-                  "message": {"id": f"msg_{self.tag}{self.n:05d}", "type": "message",
-                              "role": "assistant", "model": "claude-x",
-                              "content": [{"type": "tool_use", "id": tool_id, "name": name,
-                                           "input": tool_input}]}})
-        return tool_id
-
-    def result(self, tool_id: str, content: str, is_error: bool | None = None,
-               tur=None) -> str:
-        block = {"tool_use_id": tool_id, "type": "tool_result", "content": content}
-        if is_error is not None:
-            block["is_error"] = is_error
-        extra = {} if tur is None else {"toolUseResult": tur}
-        return self.user([block], **extra)
-
-    def call(self, name: str, tool_input: dict, output: str = "ok", error: bool = False) -> str:
-        tool_id = self.tool(name, tool_input)
-        if error:
-            self.result(tool_id, output, is_error=True, tur=f"Error: {output}")
-        else:
-            self.result(tool_id, output)
-        return tool_id
-
-    def skill(self, name: str, error: bool = False) -> str:
-        tool_id = self.tool("Skill", {"skill": name})
-        if error:
-            self.result(tool_id, f"Skill {name} failed to load", is_error=True)
-        else:
-            self.result(tool_id, f"Launching skill: {name}")
-            self.user([{"type": "text", "text": f"# {name}\n\nthe skill body"}], isMeta=True)
-        return tool_id
-
-    def interrupt(self) -> str:
-        return self.user([{"type": "text", "text": "[Request interrupted by user]"}])
-
-    def api_error(self, attempt: int, status: int = 529, kind: str = "overloaded_error") -> str:
-        return self.add({"type": "system", "subtype": "api_error", "level": "error",
-                         "error": {"status": status, "error": {"type": "error", "error": {
-                             "type": kind, "message": kind.replace("_", " ")}}},
-                         "retryInMs": 1000, "retryAttempt": attempt, "maxRetries": 10})
-
-    def synthetic(self, text: str) -> str:
-        return self.add({"type": "assistant", "isApiErrorMessage": True, "message": {
-            "id": f"synthetic-{self.n}", "type": "message", "role": "assistant",
-            "model": "<synthetic>", "content": [{"type": "text", "text": text}]}})
-
-    def run(self, request: str, answer: str = "Done.", parent: str | None | bool = True) -> str:
-        """A whole simple run: request, one successful tool call, an answer."""
-        self.user(request, parent)
-        self.call("Bash", {"command": "ls"}, "a.txt")
-        return self.text(answer)
-
-    # -- files -----------------------------------------------------------------------
-    def data(self, start: int = 0) -> bytes:
-        return b"".join(line + b"\n" for line in self.lines[start:])
-
-    def write(self, path: Path) -> Path:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(self.data())
-        return path
-
-    def append(self, path: Path, start: int) -> None:
-        """Append the lines from index `start` on."""
-        with path.open("ab") as handle:
-            handle.write(self.data(start))
-
-
-# -- helpers -----------------------------------------------------------------------------
-@pytest.fixture
-def conn(tmp_path):
-    connection = ledger.connect(tmp_path / "state" / "state.db")
-    yield connection
-    connection.close()
-
-
-@pytest.fixture(autouse=True)
-def default_classifier():
-    """observe(signals=...) configures the classifier process-wide: reset it afterwards."""
-    yield
-    classify.configure()
-
-
-def observe_paths(conn, *paths: Path, fmt: str = "claude_code", **kwargs):
-    return observe.observe(conn, AGENT, [(str(p), fmt) for p in paths], **kwargs)
-
-
-def stored(conn, path: Path | None = None) -> list[dict]:
-    """Stored runs (facts + columns), in index order."""
-    query = "SELECT * FROM runs WHERE agent = ?"
-    args: list = [AGENT]
-    if path is not None:
-        query += " AND path = ?"
-        args.append(str(path))
-    rows = conn.execute(query + " ORDER BY path, idx", args).fetchall()
-    return [{**json.loads(r["facts"]), "_idx": r["idx"], "_superseded": r["superseded"],
-             "_observed_at": r["observed_at"], "_complete": r["complete"],
-             "_session": r["session"]} for r in rows]
-
-
-def facts(runs: list[dict]) -> list[dict]:
-    return [{k: v for k, v in run.items() if not k.startswith("_")} for run in runs]
-
-
-def dirty(conn) -> bool:
-    row = ledger.agent_row(conn, AGENT)
-    return bool(row and row["dirty"])
-
-
-def clean(conn) -> None:
-    ledger.clear_dirty(conn, AGENT, started=1e12)
-    assert not dirty(conn)
-
-
-def cursor_row(conn, path: Path):
-    return conn.execute("SELECT * FROM cursors WHERE agent = ? AND path = ?",
-                        (AGENT, str(path))).fetchone()
-
-
-def invocations(conn) -> list[tuple]:
-    return [tuple(r) for r in conn.execute(
-        "SELECT skill, session, run_idx, tool_use_id, source FROM invocations "
-        "WHERE agent = ? ORDER BY id", (AGENT,)).fetchall()]
-
-
-def two_runs() -> Transcript:
-    t = Transcript()
-    t.run("Fix the failing test in parser.py")
-    t.run("Now add a changelog entry")
-    return t
-
-
-MANY_RUNS = "9e953218-585f-4692-89df-9e0747a31c68"  # 11 runs, 745 kB
-REWOUND = "03eb5929-52b3-4b13-ada3-b93ae35806b8"  # 7 runs, 3 abandoned by a rewind
-
-
-def real_file(claude_data: Path, session: str) -> Path:
-    (path,) = claude_data.rglob(f"*__{session}.jsonl")
-    return path
+from tests.observe_helpers import (  # noqa: F401 - fixtures
+    AGENT,
+    MANY_RUNS,
+    REWOUND,
+    Transcript,
+    clean,
+    conn,
+    cursor_row,
+    default_classifier,
+    dirty,
+    facts,
+    invocations,
+    observe_paths,
+    real_file,
+    stored,
+    two_runs,
+)
 
 
 # -- incremental observing ---------------------------------------------------------------
@@ -521,156 +351,3 @@ def test_missing_file_is_reported_and_others_still_observed(conn, tmp_path):
     result = observe_paths(conn, tmp_path / "gone.jsonl", good)
     assert result.files[0].error == "file disappeared"
     assert result.runs == 1 and len(stored(conn)) == 1
-
-
-# -- runs --------------------------------------------------------------------------------
-def rewind_transcript() -> tuple[Transcript, int]:
-    t = Transcript()
-    t.run("Write the parser")
-    branch = t.last  # the rewind goes back to here
-    t.user("That's wrong, you forgot the header row")
-    t.call("Bash", {"command": "pytest"}, "FAILED test_header - AssertionError", error=True)
-    t.text("Fixed it.")
-    mark = len(t.lines)
-    t.user("Write the parser, and keep the header row", parent=branch)  # the edited request
-    t.call("Bash", {"command": "pytest"}, "2 passed")
-    t.text("Done.")
-    return t, mark
-
-
-@pytest.mark.parametrize("incremental", [False, True])
-def test_rewind_marks_abandoned_runs_superseded(conn, tmp_path, incremental):
-    t, mark = rewind_transcript()
-    path = tmp_path / "s.jsonl"
-    if incremental:  # the abandoned branch was stored before the rewind happened
-        path.write_bytes(t.data()[: len(b"".join(x + b"\n" for x in t.lines[:mark]))])
-        observe_paths(conn, path)
-        assert [r["_superseded"] for r in stored(conn)] == [0, 0]
-        clean(conn)
-        with path.open("ab") as handle:
-            handle.write(t.data(mark))
-    else:
-        path.write_bytes(t.data())
-    result = observe_paths(conn, path)
-    runs = stored(conn)
-    assert [r["_superseded"] for r in runs] == [0, 1, 0]
-    assert runs[1]["correction"] and runs[1]["errors"] == 1
-    assert result.runs >= 1 and dirty(conn)
-    scored = pending.scored_runs(conn, AGENT, Config(), "", all_runs=True)
-    assert [s.run for s in scored] == [0, 2]
-    assert all(not s.signals for s in scored)
-
-
-def test_subagent_files_are_their_own_transcripts(conn, tmp_path):
-    session = "5e55a0c1-0000-4000-8000-0000000000aa"
-    main = Transcript(session=session)
-    main.user("Research the codebase and summarise it")
-    task = main.tool("Task", {"description": "explore", "prompt": "List the modules"})
-    side = Transcript(session=session, sidechain=True, tag="side")  # inline, older versions
-    side.user("List the modules")
-    for i in range(4):
-        side.call("Glob", {"pattern": f"src/{i}/*.py"}, "a.py")
-    side.text("Modules: a, b")
-    main.lines += side.lines
-    main.result(task, "Modules: a, b")
-    main.text("Summary: two modules.")
-    main_path = main.write(tmp_path / "project" / f"{session}.jsonl")
-
-    sub = Transcript(session=session, sidechain=True, tag="sub")
-    sub.user("List the modules")
-    for i in range(3):
-        sub.call("Grep", {"pattern": f"def f{i}"}, "hit")
-    sub.call("Read", {"file_path": "/x.py"}, "Error: file not found", error=True)
-    sub.text("Done")
-    sub_path = sub.write(tmp_path / "project" / session / "subagents" / "agent-a1b2c3.jsonl")
-
-    observe_paths(conn, main_path, sub_path)
-    (parent,) = stored(conn, main_path)
-    (child,) = stored(conn, sub_path)
-    assert parent["tool_calls"] == 1 and parent["errors"] == 0  # the Task call only
-    assert child["tool_calls"] == 4 and child["errors"] == 1
-    assert child["request"] == "List the modules"
-
-
-# -- skill invocations -------------------------------------------------------------------
-def test_skill_invocations_stored_once(conn, tmp_path):
-    t = Transcript()
-    t.user("Deploy the site")
-    tool_id = t.skill("deploy")
-    path = t.write(tmp_path / "s.jsonl")
-    observe_paths(conn, path)
-    for i in range(3):  # the open run is updated several times
-        mark = len(t.lines)
-        t.call("Bash", {"command": f"step {i}"}, "ok")
-        t.append(path, mark)
-        assert observe_paths(conn, path).runs == 1
-    observe_paths(conn, path)  # and observed again with nothing new
-    assert invocations(conn) == [("deploy", t.session, 0, tool_id, "transcript")]
-    assert stored(conn)[0]["skills"] == [{"name": "deploy", "tool_use_id": tool_id}]
-
-
-def test_hook_then_transcript_is_one_invocation(conn, tmp_path):
-    t = Transcript()
-    t.user("Deploy the site")
-    tool_id = t.skill("deploy")
-    path = t.write(tmp_path / "s.jsonl")
-    with ledger.transaction(conn):
-        assert observe.record_invocation(conn, AGENT, "deploy", None, None, tool_id, "hook")
-    observe_paths(conn, path)
-    assert invocations(conn) == [("deploy", t.session, 0, tool_id, "hook")]
-
-
-def test_generic_skill_without_call_id_not_double_counted(conn, tmp_path):
-    lines = [
-        {"type": "user", "text": "Release version 2", "session": "g-1", "ts": 1760000000},
-        {"type": "skill", "name": "release"},
-        {"type": "tool_call", "tool": "Bash", "input": {"command": "make release"}},
-    ]
-    path = tmp_path / "agent.jsonl"
-    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
-    assert observe.guess_format(path) == "generic"
-    observe_paths(conn, path, fmt="generic")
-    observe_paths(conn, path, fmt="generic")
-    with path.open("a") as handle:  # the open run grows: its facts change, stored again
-        handle.write(json.dumps({"type": "tool_result", "tool": "Bash", "output": "ok"}) + "\n")
-        handle.write(json.dumps({"type": "skill", "name": "notify"}) + "\n")
-    observe_paths(conn, path, fmt="generic")
-    observe_paths(conn, path, fmt="generic")
-    got = invocations(conn)
-    assert [(skill, session, run) for skill, session, run, _, _ in got] == [
-        ("release", "g-1", 0), ("notify", "g-1", 0)]
-    assert stored(conn)[0]["tool_calls"] == 1
-
-
-# -- classification at observe time ------------------------------------------------------
-def test_transient_patterns_extend_classification_at_observe_time(conn, tmp_path):
-    from evolve.config import SignalsConfig
-
-    def transcript(tag: str) -> Transcript:
-        t = Transcript(tag=tag)
-        t.user("Build the docs")
-        t.call("Bash", {"command": "make docs"}, "flux capacitor overheated", error=True)
-        t.call("Bash", {"command": "make docs"}, "built")
-        t.text("Built.")
-        return t
-
-    before = transcript("a").write(tmp_path / "a.jsonl")
-    observe_paths(conn, before)
-    (run,) = stored(conn, before)
-    assert (run["errors"], run["transient_errors"], run["recovered"]) == (1, 0, True)
-
-    after = transcript("b").write(tmp_path / "b.jsonl")
-    signals = SignalsConfig(transient_patterns=[r"flux capacitor (?:overheated|jammed)"])
-    observe_paths(conn, after, signals=signals)
-    (run,) = stored(conn, after)
-    assert (run["errors"], run["transient_errors"], run["recovered"]) == (0, 1, False)
-
-
-def test_observe_timestamps_and_now(conn, tmp_path):
-    path = two_runs().write(tmp_path / "s.jsonl")
-    observe_paths(conn, path, now=1_000.0)
-    runs = stored(conn)
-    assert {r["_observed_at"] for r in runs} == {1_000.0}
-    assert runs[0]["started_at"] == "2026-02-10T21:00:01Z"
-    assert ledger.agent_row(conn, AGENT)["dirty_at"] == 1_000.0
-    assert Path(conn.execute("SELECT path FROM runs").fetchone()["path"]).is_absolute()
