@@ -70,7 +70,7 @@ def _anchor_groups(source: str) -> tuple[tuple[str, ...], ...]:
     return tuple(tuple(sorted(g)) for g in groups if _shortest(g) >= 3)
 
 
-def _shortest(group: set[str]) -> int:
+def _shortest(group: Iterable[str]) -> int:
     return min(map(len, group))
 
 
@@ -119,6 +119,12 @@ class TransientPatterns:
     def __init__(self, positive: list[str], overrides: list[str]) -> None:
         self._positive = [_Pattern(p) for p in positive]
         self._overrides = [_Pattern(p) for p in overrides]
+        self._by_anchor: dict[str, list[int]] = {}  # a first-group literal -> patterns
+        for index, pattern in enumerate(self._positive):
+            for anchor in pattern.anchors[0] if pattern.anchors else ():
+                self._by_anchor.setdefault(anchor, []).append(index)
+        self._anchors = tuple(self._by_anchor)
+        self._anchorless = [i for i, p in enumerate(self._positive) if not p.anchors]
 
     def reason(self, text: str) -> str | None:
         """The matched words that make `text` transient, or None (not transient)."""
@@ -127,7 +133,13 @@ class TransientPatterns:
         if len(text) > ERROR_HEAD_CHARS + ERROR_TAIL_CHARS:
             text = text[:ERROR_HEAD_CHARS] + "\n" + text[-ERROR_TAIL_CHARS:]
         lowered = text.lower()
-        for pattern in self._positive:
+        # One pass in C over every pattern's most selective literals picks the few patterns
+        # worth a look (most error texts: none), then they are tried in their order.
+        candidates = set(self._anchorless)
+        for anchor in filter(lowered.__contains__, self._anchors):
+            candidates.update(self._by_anchor[anchor])
+        for index in sorted(candidates):
+            pattern = self._positive[index]
             if pattern.possible(lowered) and (found := pattern.regex.search(text)):
                 break
         else:
@@ -203,8 +215,9 @@ _NOISE = (
     r"|^(?: {4}|\t).*$"  # indented code, pasted logs
     r'|"[^"\n]{0,200}"|“[^”\n]{0,200}”|«[^»\n]{0,200}»'  # quoted text
 )
-# Every noise span starts with one of these (spaces: at a line start), so the lookahead
-# spares sre trying each branch at every character.
+# Every noise span starts with one of these characters, or spaces at a line start: a text
+# without them is left alone, and the lookahead spares sre each branch at other positions.
+_NOISE_CHARS = '`~>"“«\t'
 _NOISE_RE = re.compile("(?=[`~>\"“«]|^[ \t])(?:" + _NOISE + ")", re.MULTILINE | re.DOTALL)
 _TOKEN = r"[\w\u0900-\u097f']+"  # a word, Devanagari vowel signs and apostrophes included
 _TOKEN_RE = re.compile(_TOKEN)
@@ -240,8 +253,7 @@ class Lexicons:
     def __init__(self, tables: Mapping[str, Mapping[str, list[str]]]) -> None:
         # first word (or character) -> (language, kind, literal, word edge at start, at end)
         self._index: dict[str, list[tuple[str, str, str, bool, bool]]] = {}
-        self._by_kinds: dict[tuple[str, ...], dict[str, list[tuple]]] = {}
-        self._chars: dict[tuple[str, ...], tuple[list[str], list[str]]] = {}
+        self._by_kinds: dict[tuple[str, ...], tuple] = {}  # see _for_kinds
         self._words: tuple[str | None, set[str]] = (None, set())  # the last text's words
         self._regexes: list[tuple[str, str, _Pattern]] = []
         self.languages = list(tables)
@@ -263,14 +275,10 @@ class Lexicons:
 
     def matches(self, text: str, kinds: tuple[str, ...]) -> Iterator[tuple[str, str, int, int]]:
         """(language, kind, start, end) of every match of entries of these kinds (any order)."""
-        index = self._by_kinds.get(kinds)
-        if index is None:
-            index = self._by_kinds[kinds] = {
-                key: found for key, entries in self._index.items()
-                if (found := [e for e in entries if e[1] in kinds])}
-            self._chars[kinds] = (
-                [k for k in index if len(k) == 1 and k.isascii()],
-                [k for k in index if len(k) == 1])
+        found = self._by_kinds.get(kinds)
+        if found is None:
+            found = self._by_kinds[kinds] = self._for_kinds(kinds)
+        index, ascii_chars, chars, regexes = found
         # The entries keyed by a word of the text or by one of its characters (as set(text)
         # would find them); set operations and `in` run in C, a miss costs no find(). The
         # words are kept for the next pass over the same text (prepare, then best).
@@ -278,9 +286,15 @@ class Lexicons:
         if words[0] is not text:
             words = self._words = (text, set(_TOKEN_RE.findall(text)))
         keys = index.keys() & words[1]
-        keys.update(k for k in self._chars[kinds][not text.isascii()] if k in text)
+        for char in ascii_chars if text.isascii() else chars:
+            if char in text:
+                keys.add(char)
+        contains = text.__contains__
         for key in keys:
-            for lang, kind, literal, at_start, at_end in index[key]:
+            literals, entries = index[key]
+            if not any(map(contains, literals)):  # in C: most keys ("i", "you") match nothing
+                continue
+            for lang, kind, literal, at_start, at_end in entries:
                 if literal not in text:
                     continue
                 start = text.find(literal)
@@ -291,15 +305,28 @@ class Lexicons:
                     ):
                         yield lang, kind, start, end
                     start = text.find(literal, start + 1)
-        for lang, kind, pattern in self._regexes:
-            if kind in kinds and pattern.possible(text):
-                for found in pattern.regex.finditer(text):
-                    if found.end() > found.start():
-                        yield lang, kind, found.start(), found.end()
+        for lang, kind, pattern, first in regexes:  # first: its most selective literals
+            if first and not any(map(contains, first)) or not pattern.possible(text):
+                continue
+            for match in pattern.regex.finditer(text):
+                if match.end() > match.start():
+                    yield lang, kind, match.start(), match.end()
+
+    def _for_kinds(self, kinds: tuple[str, ...]) -> tuple:
+        """(entries by key, ASCII key characters, key characters, regexes) of these kinds."""
+        index = {key: (tuple(e[2] for e in wanted), wanted) for key, entries in self._index.items()
+                 if (wanted := [e for e in entries if e[1] in kinds])}
+        chars = [k for k in index if len(k) == 1]
+        regexes = [(lang, kind, pattern, pattern.anchors[0] if pattern.anchors else ())
+                   for lang, kind, pattern in self._regexes if kind in kinds]
+        return index, [k for k in chars if k.isascii()], chars, regexes
 
     def prepare(self, text: str) -> str:
         """The prose worth reading: no code or quotes, the start of a long one, unguarded."""
-        text = _NOISE_RE.sub(" ", _normalize(text))
+        text = _normalize(text)
+        if any(char in text for char in _NOISE_CHARS) or "\n    " in text \
+                or text.startswith("    "):  # else no noise span can start: skip the regex
+            text = _NOISE_RE.sub(" ", text)
         text = " ".join(text.split())
         if len(text) > LONG_REQUEST_CHARS:
             text = text[:LONG_REQUEST_WINDOW]

@@ -266,7 +266,8 @@ def _epoch(stamp: str | None) -> float | None:
     try:
         found = _STAMP.fullmatch(stamp or "")
         if found:
-            return datetime(*map(int, found.groups()), tzinfo=UTC).timestamp()
+            year, month, day, hour, minute, second = map(int, found.groups())
+            return datetime(year, month, day, hour, minute, second, tzinfo=UTC).timestamp()
         return datetime.strptime(stamp or "", "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp()
     except ValueError:
         return None
@@ -286,9 +287,9 @@ def user_edited_files(run, following) -> list[str]:
         return []
     edited = []
     for name in run.files_written:  # os.path: pathlib costs ~25 µs a file on the hot path
-        path = name if os.path.isabs(name) or not run.cwd else os.path.join(run.cwd, name)
+        path = name if os.path.isabs(name) or not run.cwd else os.path.join(run.cwd, name)  # noqa: PTH117, PTH118
         try:
-            mtime = os.stat(path).st_mtime
+            mtime = os.stat(path).st_mtime  # noqa: PTH116
         except (OSError, ValueError):
             continue
         if end + 1.0 < mtime <= nxt + 1.0:

@@ -21,7 +21,6 @@ from evolve.transcripts.claude_code_events import (
     NONE,
     api_error_events,
     assistant_events,
-    confirm,
     user_events,
     withhold,
 )

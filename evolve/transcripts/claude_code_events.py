@@ -35,6 +35,8 @@ from evolve.transcripts.model import (
 )
 
 SEEN_CAP = 256  # recent assistant block keys kept for dedupe
+# A Head, or the same fields as a plain tuple (the fast paths skip the NamedTuple's call).
+HeadFields = tuple[str, str | None, int, int, str | None, str | None]
 PENDING_CAP = 512  # tool_use ids awaiting a result
 NONE: tuple[Event, ...] = ()
 
@@ -131,8 +133,8 @@ def _seen(state: dict, key: str) -> bool:
     return False
 
 
-def said(text: object, prefix: str | None, head: tuple, state: dict, events: list[Event]
-         ) -> None:
+def said(text: object, prefix: str | None, head: HeadFields, state: dict,
+         events: list[Event]) -> None:
     """A text block: one assistant_text event, unless empty or a duplicate.
 
     `head` is a Head or a plain tuple of its fields (the fast paths skip the NamedTuple).
@@ -145,7 +147,7 @@ def said(text: object, prefix: str | None, head: tuple, state: dict, events: lis
 
 
 def tool_call(raw_id: object, raw_name: object, tool_input: object, prefix: str | None,
-              head: tuple, state: dict, events: list[Event]) -> None:
+              head: HeadFields, state: dict, events: list[Event]) -> None:
     """A tool_use block: a tool_call event (+ a skill event for `Skill`), unless a duplicate.
 
     With `state["prose"]` False (observing: only facts are kept) the input is left whole;
@@ -170,7 +172,7 @@ def tool_call(raw_id: object, raw_name: object, tool_input: object, prefix: str 
             events.append(Event(SKILL, *head, "", None, skill, tool_id))
 
 
-def finish(events: list[Event], head: tuple, state: dict) -> Sequence[Event]:
+def finish(events: list[Event], head: HeadFields, state: dict) -> Sequence[Event]:
     """An assistant line's events: a marker when it had none, after a waiting command."""
     if not events and head[4]:  # the uuid
         events.append(Event(MARKER, *head))

@@ -9,22 +9,25 @@ line (cwd, version, sessionId…) are checked once per distinct run of bytes. A 
 does not fit exactly returns None and the caller parses it: the events are the same.
 
 Corrupt lines come from a write cut short, maybe followed by the next line on the same
-line: a cut line lacks the exact tail, a glued one holds a second line start. Both are
-parsed (and counted as bad) like any line the fast path is unsure of. One residue: a tool
-result cut inside `toolUseResult` exactly after a "}" still counts as the result it is
-(its own fields are whole); json would drop the line.
+line: a cut line lacks the exact tail; in a glued one, a cut inside a string or an input
+breaks the structure read after it, and a cut after the block leaves a second line start
+between the block and the tail. Both are parsed (and counted as bad) like any line the
+fast path is unsure of. One residue: a tool result cut inside `toolUseResult` exactly
+after a "}" still counts as the result it is (its fields are whole); json drops the line.
 """
 
 from __future__ import annotations
 
+import json.decoder
 import re
-from collections.abc import Sequence
-from json.decoder import scanstring
+from collections.abc import Callable, Sequence
 
 from evolve.transcripts.claude_code_events import NONE, confirm, finish, said, tool_call
 from evolve.transcripts.model import TOOL_RESULT, Event, iso_utc
 from evolve.transcripts.reader import scan_value
 
+# The C string scanner json uses: (text, index after the opening quote) -> (str, end).
+scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
 START = b'{"parentUuid":'  # every conversation line so far starts so (then isSidechain)
 _MESSAGE = b',"message":{"'
 _RESULT = b'role":"user","content":[{"tool_use_id":"'
@@ -38,9 +41,10 @@ _ASSISTANT_TAIL = re.compile(
     r',"requestId":"([^"]*)","type":"assistant","uuid":"([^"]*)","timestamp":"([^"]*)"')
 _RESULT_TAIL = re.compile(
     rb'"uuid":"([^"]*)","timestamp":"([^"]*)","toolUseResult":(?!"Error: |"User rejected )')
-# Keys with meaning that a run of plain scalars (head or tail) must not hide.
-_MEANINGFUL = ('"isApiErrorMessage"', '"isSidechain"', '"uuid"', '"timestamp"', '"type"',
-               '"requestId"', '"parentUuid"', '"message"', '"toolUseResult"')
+# Keys with meaning that a run of plain scalars must not hide: in the head (after
+# isSidechain), the first three; in an assistant line's tail, all of them.
+_MEANINGFUL = ('"isApiErrorMessage"', '"isSidechain"', '"parentUuid"', '"uuid"',
+               '"timestamp"', '"type"', '"requestId"', '"message"', '"toolUseResult"')
 _SCALARS: dict = {}  # run of top-level scalars (str or bytes) -> (sidechain, session, type)
 _SCALARS_CAP = 512
 
@@ -49,8 +53,9 @@ def _scalars(seg, head: bool):
     """(isSidechain, sessionId or "", type or "") of a run of plain top-level scalars.
 
     None when unsure (an object, an escape in the session, a key with meaning). `head`: the
-    keys between parentUuid and message (isSidechain first; a duplicate there loses to the
-    tail, as in json); else the keys after the last one read. Cached: sessions repeat them.
+    keys between parentUuid and message (isSidechain first; the uuid, timestamp or type of
+    the tail win over a duplicate there, as in json); else the keys after the last one
+    read. The last sessionId and type count, as in json. Cached: sessions repeat them.
     """
     if seg in _SCALARS:
         return _SCALARS[seg]
@@ -61,11 +66,11 @@ def _scalars(seg, head: bool):
         side, rest = True, text[19:]
     else:
         side, rest = None, text
-    at = rest.find(',"sessionId":"')
+    at = rest.rfind(',"sessionId":"')
     session = rest[at + 14 : rest.find('"', at + 14)] if at >= 0 else ""
-    at = rest.find(',"type":"')
+    at = rest.rfind(',"type":"')
     kind = rest[at + 9 : rest.find('"', at + 9)] if at >= 0 else ""
-    meaningful = _MEANINGFUL[:1] if head else _MEANINGFUL  # the head's type is read
+    meaningful = _MEANINGFUL[:3] if head else _MEANINGFUL
     ok = (side is not None or not head) and "{" not in rest and "}" not in rest \
         and "\\" not in session and not any(key in rest for key in meaningful)
     found = (side, session, kind) if ok else None
@@ -82,7 +87,7 @@ def fast_line(line: bytes, offset: int, end: int, state: dict) -> Sequence[Event
         return None
     if line.startswith(_RESULT, message + 13):
         return _result(line, message, offset, end, state)
-    if line[message + 13] not in b"mi" or line.find(START, 1) >= 0:  # not assistant; glued
+    if line[message + 13] not in b"mi":  # an assistant message starts with "model" or "id"
         return None
     try:
         s = line.decode()
@@ -112,10 +117,10 @@ def fast_line(line: bytes, offset: int, end: int, state: dict) -> Sequence[Event
         if is_text:
             words, at = scanstring(s, at)
         elif is_thinking:
-            at = s.find('","signature":"', at)  # a raw `","` ends the string
-            if at < 0 or s[at - 1] == "\\":
+            at = scanstring(s, at)[1]
+            if not s.startswith('","signature":"', at - 1):
                 return None
-            at = s.find('"', at + 15) + 1  # base64: no quote, no escape
+            at = s.find('"', at + 14) + 1  # base64: no quote, no escape
         else:
             tool_input, at = scan_value(s, at)
             if s.startswith(',"caller":', at):  # newer API versions: who made the call
@@ -128,7 +133,8 @@ def fast_line(line: bytes, offset: int, end: int, state: dict) -> Sequence[Event
     # The message ends at the last "}": the tail after it holds plain scalars only.
     close = s.rfind("}", at, last)
     tail = _ASSISTANT_TAIL.match(s, close + 1)
-    if tail is None or s.find("\\", close, tail.end()) >= 0:
+    if tail is None or s.find("\\", close, tail.end()) >= 0 \
+            or s.find('{"parentUuid":', at, close) >= 0:  # the next line glued to a cut one
         return None
     request, uuid, stamp = tail.groups()
     seg = s[tail.end() : last]

@@ -65,7 +65,7 @@ class Event:
     cwd: str | None = None
     name: str = ""  # tool name (tool_call / tool_result), skill name (skill)
     tool_use_id: str = ""
-    input: dict | None = None  # summarised tool input
+    input: Any = None  # summarised tool input (observing: the raw one; RunBuilder shortens it)
     file_path: str | None = None  # file a tool call writes
     is_error: bool = False
     rejected: bool = False  # tool_result: the user rejected the call (an abort, not an error)
@@ -157,13 +157,65 @@ def summarize_input(value: Any) -> dict:
     for i, (key, item) in enumerate(value.items()):
         if i >= INPUT_KEYS_CAP:
             break
-        out[str(key)] = item if isinstance(item, bool | int | float) else _short(item)
+        out[str(key)] = item if isinstance(item, (bool, int, float)) else _short(item)
     return out
 
 
 def _short(item: Any) -> str:
-    text = item if isinstance(item, str) else repr(item)
+    if isinstance(item, str):
+        text = item
+    elif type(item) is list or type(item) is dict:
+        try:  # only the start of the repr is kept: a long todo list need not be printed
+            text = _repr_start(item, INPUT_VALUE_CAP)
+        except RecursionError:
+            text = repr(item)
+    else:
+        text = repr(item)
     return text if len(text) <= INPUT_VALUE_CAP else text[:INPUT_VALUE_CAP] + "…"
+
+
+class _Enough(Exception):
+    """Raised inside _repr_start once the text is longer than needed."""
+
+
+def _repr_start(item: list | dict, limit: int) -> str:
+    """repr(item), or a prefix of it longer than `limit` (the same characters)."""
+    parts: list[str] = []
+    size = 0
+    active: set[int] = set()  # containers being printed: repr's "[...]" for a cycle
+
+    def put(text: str) -> None:
+        nonlocal size
+        parts.append(text)
+        size += len(text)
+        if size > limit:
+            raise _Enough
+
+    def walk(obj: Any) -> None:
+        kind = type(obj)
+        if kind is not list and kind is not dict:
+            put(repr(obj))
+        elif id(obj) in active:
+            put("[...]" if kind is list else "{...}")
+        else:
+            active.add(id(obj))
+            put("[" if kind is list else "{")
+            for i, entry in enumerate(obj.items() if kind is dict else obj):
+                if i:
+                    put(", ")
+                if kind is dict:
+                    put(repr(entry[0]) + ": ")
+                    walk(entry[1])
+                else:
+                    walk(entry)
+            put("]" if kind is list else "}")
+            active.discard(id(obj))
+
+    try:
+        walk(item)
+    except _Enough:
+        pass
+    return "".join(parts)
 
 
 def written_path(tool: str, tool_input: Any) -> str | None:

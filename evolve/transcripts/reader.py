@@ -146,28 +146,30 @@ class LineReader:
                 find = chunk.find
                 at = 0  # start of the next line in this chunk
                 while (newline := find(b"\n", at)) >= 0:
-                    if overlong:
-                        pos += pending_len + newline - at + 1
-                        at = newline + 1
-                        overlong = False
-                        self.skipped += 1
-                        pending_len = 0
-                        self._offset = pos
-                        self._hash = None
-                        continue
-                    if pending:
+                    if overlong or pending:  # a line begun in an earlier chunk
+                        if overlong:
+                            pos += pending_len + newline - at + 1
+                            at = newline + 1
+                            overlong = False
+                            self.skipped += 1
+                            pending_len = 0
+                            self._offset = pos
+                            self._hash = None
+                            continue
                         pending.append(chunk[at:newline])
                         line = b"".join(pending)
                         pending = []
                         pending_len = 0
+                        size = len(line)
                     else:
                         line = chunk[at:newline]
+                        size = newline - at
                     at = newline + 1
                     start = pos
-                    pos += len(line) + 1
+                    pos += size + 1
                     self._offset = pos
                     self._hash = None
-                    if len(line) > max_line:
+                    if size > max_line:
                         self.skipped += 1
                         continue
                     yield start, line

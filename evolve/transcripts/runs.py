@@ -162,7 +162,7 @@ class RunBuilder:
             run.files_written.append(path)
         room = TOOL_INPUTS_CAP - len(run.tool_inputs_text)
         if room > 0:  # summarised here: observing leaves inputs whole (idempotent otherwise)
-            values = " ".join(str(v) for v in summarize_input(event.input).values())
+            values = " ".join(map(str, summarize_input(event.input).values()))
             piece = f"{event.name}: {values}\n" if values else f"{event.name}\n"
             run.tool_inputs_text += piece[:room]
 

@@ -182,6 +182,11 @@ def test_broken_and_odd_lines_fall_back(tmp_path):
     t.lines[-1] = good[: good.index('"usage"') + 30] + t.lines[-1]
     t.block({"type": "thinking", "thinking": "abc", "signature": "c2ln"}, fast=False)
     t.lines[-1] = t.lines[-1].replace('"thinking":"abc"', '"thinking":"abc\\"')
+    thought = t.lines[t.block({"type": "thinking", "thinking": "t" * 50, "signature": "c2ln"},
+                              msg="msg_7") and -1]
+    t.block({"type": "thinking", "thinking": "next", "signature": "c2ln"}, msg="msg_8",
+            fast=False)
+    t.lines[-1] = thought[: thought.index('"thinking":"') + 30] + t.lines[-1]  # cut in it
     t.result("toolu_1", "x", fast=False)
     t.lines[-1] = t.lines[-1].replace('"content":"x"', '"content":"x"},{"tool_use_id":"t2",'
                                       '"type":"tool_result","content":"y"')
