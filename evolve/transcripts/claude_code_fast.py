@@ -21,6 +21,7 @@ from __future__ import annotations
 import json.decoder
 import re
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from evolve.transcripts.claude_code_events import NONE, confirm, finish, said, tool_call
 from evolve.transcripts.model import TOOL_RESULT, Event, iso_utc
@@ -47,6 +48,7 @@ _MEANINGFUL = ('"isApiErrorMessage"', '"isSidechain"', '"parentUuid"', '"uuid"',
                '"timestamp"', '"type"', '"requestId"', '"message"', '"toolUseResult"')
 _SCALARS: dict = {}  # run of top-level scalars (str or bytes) -> (sidechain, session, type)
 _SCALARS_CAP = 512
+_UNSEEN: Any = object()  # not in _SCALARS (one atomic get: another thread may clear it)
 
 
 def _scalars(seg, head: bool):
@@ -57,8 +59,9 @@ def _scalars(seg, head: bool):
     the tail win over a duplicate there, as in json); else the keys after the last one
     read. The last sessionId and type count, as in json. Cached: sessions repeat them.
     """
-    if seg in _SCALARS:
-        return _SCALARS[seg]
+    found = _SCALARS.get(seg, _UNSEEN)
+    if found is not _UNSEEN:
+        return found
     text = seg.decode() if isinstance(seg, bytes) else seg
     if head and text.startswith(',"isSidechain":false'):
         side, rest = False, text[20:]
@@ -103,8 +106,9 @@ def fast_line(line: bytes, offset: int, end: int, state: dict) -> Sequence[Event
         parent, at = None, 18
     else:
         return None
-    seg = s[at:message]
-    top = _SCALARS[seg] if seg in _SCALARS else _scalars(seg, True)
+    top = _SCALARS.get(seg := s[at:message], _UNSEEN)
+    if top is _UNSEEN:
+        top = _scalars(seg, True)
     found = _ASSISTANT.match(s, message + 12)
     if top is None or found is None or (parent and "\\" in parent) \
             or s.find("\\", message, found.end()) >= 0:
@@ -137,8 +141,9 @@ def fast_line(line: bytes, offset: int, end: int, state: dict) -> Sequence[Event
             or s.find('{"parentUuid":', at, close) >= 0:  # the next line glued to a cut one
         return None
     request, uuid, stamp = tail.groups()
-    seg = s[tail.end() : last]
-    rest = _SCALARS[seg] if seg in _SCALARS else _scalars(seg, False)
+    rest = _SCALARS.get(seg := s[tail.end() : last], _UNSEEN)
+    if rest is _UNSEEN:
+        rest = _scalars(seg, False)
     if rest is None:
         return None
     if top[0] and not state.get("side"):  # a subagent's line in a main transcript
@@ -175,8 +180,9 @@ def _result(line: bytes, message: int, offset: int, end: int, state: dict):
         parent, at = None, 18
     else:
         return None
-    seg = line[at:message]
-    top = _SCALARS[seg] if seg in _SCALARS else _scalars(seg, True)
+    top = _SCALARS.get(seg := line[at:message], _UNSEEN)
+    if top is _UNSEEN:
+        top = _scalars(seg, True)
     if top is None or top[2] != "user":
         return None
     at = message + 13 + len(_RESULT)
