@@ -146,17 +146,8 @@ def fast_line(line: bytes, offset: int, end: int, state: dict) -> Sequence[Event
         rest = _scalars(seg, False)
     if rest is None:
         return None
-    if top[0] and not state.get("side"):  # a subagent's line in a main transcript
-        if state.get("side") is None:
-            state["side"] = True
-        else:
-            return NONE
-    elif state.get("side") is None:
-        state["side"] = top[0]
-    session = rest[1] or top[1]
-    if session:
-        state["session_id"] = session
-    state["api"] = None
+    if not _keep(state, top[0], rest[1] or top[1]):
+        return NONE
     if len(stamp) == 24 and stamp[19] == "." and stamp[23] == "Z" and stamp[10] == "T":
         stamp = stamp[:19] + "Z"  # iso_utc's common case, without the call
     else:
@@ -221,17 +212,23 @@ def _result(line: bytes, message: int, offset: int, end: int, state: dict):
                   iso_utc(stamp.decode()))
     except UnicodeDecodeError:
         return None
-    if top[0] and not state.get("side"):  # a subagent's line in a main transcript
-        if state.get("side") is None:
-            state["side"] = True
-        else:
-            return NONE
-    elif state.get("side") is None:
-        state["side"] = top[0]
-    if session:
-        state["session_id"] = session
-    state["api"] = None
+    if not _keep(state, top[0], session):
+        return NONE
     event = Event(TOOL_RESULT, state.get("session_id") or "", fields[2], offset, end,
                   fields[0], fields[1], "", None, state.setdefault("tools", {}).pop(tool, ""),
                   tool)
     return confirm(state, [event])
+
+
+def _keep(state: dict, sidechain: bool, session: str | None) -> bool:
+    """Note the line's file kind and session; False for a subagent's line in a main file."""
+    if sidechain and not state.get("side"):
+        if state.get("side") is not None:
+            return False
+        state["side"] = True
+    elif state.get("side") is None:
+        state["side"] = sidechain
+    if session:
+        state["session_id"] = session
+    state["api"] = None
+    return True
