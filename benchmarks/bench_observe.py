@@ -7,8 +7,12 @@ each copy is a new session (new sessionId, uuid/parentUuid chains, message, requ
 tool-use ids) and every run stays well-formed.
 
 Measured in the same run:
-- `ratio_vs_json_loads`: full observe of the file into a fresh state.db (in-process, best
-  of 2) over a plain `for line in f: json.loads(line)` loop (best of 2). Target <= 1.0.
+- `ratio_vs_json_loads`: full observe of the file into a fresh state.db (in-process) over
+  a plain `for line in f: json.loads(line)` loop (text mode, the faster of text and
+  binary), each the best of ROUNDS. The rounds interleave the loops and the observe: this
+  machine's speed drifts by up to 2x over tens of seconds (shared cores), and measuring
+  one side after the other would compare different machines. Target <= 1.0.
+  `cpu_ratio_vs_json_loads` is the same with process CPU time (steal time excluded).
 - `reobserve_fraction`: after appending one run (a few lines), re-observing it, net of a
   no-op observe, as a fraction of the full observe. Target < 1 %.
 - `peak_mb` / `peak_mb_50`: peak RSS growth of a full observe in a fresh subprocess
@@ -104,23 +108,42 @@ def one_run(session: str, parent: str | None, n: int) -> tuple[bytes, str]:
     return b"".join(lines), ids[-1]
 
 
-def json_loads_loop(path: Path, binary: bool) -> float:
-    """The baseline: `for line in f: json.loads(line)` (text or binary mode)."""
-    started = time.perf_counter()
+ROUNDS = 3
+
+
+def json_loads_loop(path: Path, binary: bool) -> tuple[float, float]:
+    """The baseline: `for line in f: json.loads(line)` (text or binary mode): (wall, cpu)."""
+    started, cpu = time.perf_counter(), time.process_time()
     with path.open("rb") if binary else path.open(encoding="utf-8") as f:
         for line in f:
             json.loads(line)
-    return time.perf_counter() - started
+    return time.perf_counter() - started, time.process_time() - cpu
 
 
-def observe_once(db: Path, path: Path) -> tuple[float, observe_mod.ObserveResult]:
+def observe_once(db: Path, path: Path) -> tuple[float, float, observe_mod.ObserveResult]:
+    """One full observe into a fresh state.db: (wall, cpu, result)."""
     conn = ledger.connect(db)
     try:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         result = observe_mod.observe(conn, AGENT, [(str(path), "claude_code")])
-        return time.perf_counter() - started, result
+        return time.perf_counter() - started, time.process_time() - cpu, result
     finally:
         conn.close()
+
+
+def interleaved(workdir: Path, path: Path, rounds: int = ROUNDS) -> dict:
+    """Best (wall, cpu) of the text loop, the binary loop and a full observe, interleaved."""
+    best = {"text": [float("inf")] * 2, "bytes": [float("inf")] * 2,
+            "observe": [float("inf")] * 2}
+    result = None
+    for attempt in range(rounds):
+        timings = {"text": json_loads_loop(path, binary=False),
+                   "bytes": json_loads_loop(path, binary=True)}
+        *observed, result = observe_once(workdir / f"full-{attempt}" / "state.db", path)
+        timings["observe"] = tuple(observed)
+        for name, (wall, cpu) in timings.items():
+            best[name] = [min(best[name][0], wall), min(best[name][1], cpu)]
+    return {**best, "result": result, "db": workdir / f"full-{rounds - 1}" / "state.db"}
 
 
 _PEAK = """
@@ -176,15 +199,11 @@ def run(workdir: Path) -> dict:
     size = big.stat().st_size
     lines = blob.count(b"\n") * copies
 
-    text_s = min(json_loads_loop(big, binary=False) for _ in range(2))
-    bytes_s = min(json_loads_loop(big, binary=True) for _ in range(2))
-    baseline_s = min(text_s, bytes_s)  # the faster way of the plain loop
-
-    full_s = float("inf")
-    for attempt in range(2):
-        db = workdir / f"full-{attempt}" / "state.db"
-        seconds, result = observe_once(db, big)
-        full_s = min(full_s, seconds)
+    timed = interleaved(workdir, big)
+    (text_s, text_cpu), (bytes_s, bytes_cpu) = timed["text"], timed["bytes"]
+    baseline_s, baseline_cpu = min(text_s, bytes_s), min(text_cpu, bytes_cpu)  # the faster loop
+    full_s, full_cpu = timed["observe"]
+    result, db = timed["result"], timed["db"]
     runs = result.runs
     bad_lines = result.bad_lines
 
@@ -227,6 +246,8 @@ def run(workdir: Path) -> dict:
         "observe_s": round(full_s, 3),
         "observe_mb_per_s": round(size / (1 << 20) / full_s, 1),
         "ratio_vs_json_loads": round(full_s / baseline_s, 3),
+        "cpu_ratio_vs_json_loads": round(full_cpu / baseline_cpu, 3),
+        "rounds": ROUNDS,
         "noop_observe_s": round(noop_s, 4),
         "reobserve_s": round(reobserve_s, 4),
         "reobserve_fraction": round(max(0.0, reobserve_s - noop_s) / full_s, 5),
@@ -235,7 +256,8 @@ def run(workdir: Path) -> dict:
         "peak_mb_50": memory_50["peak_mb"],
         "peak_growth_mb": round(memory["peak_mb"] - memory_50["peak_mb"], 1),
         "build_s": round(build_s, 2),
-        "targets": {"ratio_vs_json_loads": "<= 1.0", "reobserve_fraction": "< 0.01",
+        "targets": {"ratio_vs_json_loads": "<= 1.0", "cpu_ratio_vs_json_loads": "<= 1.0",
+                    "reobserve_fraction": "< 0.01",
                     "peak_mb": "< 100", "peak_mb_50": "< 100", "peak_growth_mb": "< 20"},
     }
 

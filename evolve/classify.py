@@ -43,7 +43,10 @@ class _Pattern:
     def __init__(self, source: str) -> None:
         self.source = source
         # The most selective group first: a text without it is rejected after one test.
-        self.anchors = tuple(sorted(_anchor_groups(source), key=lambda g: (len(g), -_shortest(g))))
+        # Numbers (status codes) are rarer in error output than words ("error", "with").
+        self.anchors = tuple(sorted(_anchor_groups(source), key=lambda g: (
+            not any(char.isdigit() for literal in g for char in literal), len(g),
+            -_shortest(g))))
 
     @functools.cached_property
     def regex(self) -> re.Pattern[str]:
@@ -67,7 +70,12 @@ def _anchor_groups(source: str) -> tuple[tuple[str, ...], ...]:
         groups = _literal_groups(_parser.parse(source, _FLAGS))
     except Exception:
         return ()
-    return tuple(tuple(sorted(g)) for g in groups if _shortest(g) >= 3)
+    return tuple(tuple(sorted(g)) for g in groups if all(map(_selective, g)))
+
+
+def _selective(literal: str) -> bool:
+    """Rare enough to gate a regex: three characters, or one CJK character or more."""
+    return len(literal) >= 3 or not literal.isascii()
 
 
 def _shortest(group: Iterable[str]) -> int:
@@ -125,6 +133,10 @@ class TransientPatterns:
                 self._by_anchor.setdefault(anchor, []).append(index)
         self._anchors = tuple(self._by_anchor)
         self._anchorless = [i for i, p in enumerate(self._positive) if not p.anchors]
+        # Most error texts hold none of those literals: testing only the ones that hold no
+        # other ("time", not "timed" or "timeout of ") says so in fewer passes.
+        self._gate = tuple(a for a in self._anchors if not any(
+            other != a and other in a for other in self._anchors))
 
     def reason(self, text: str) -> str | None:
         """The matched words that make `text` transient, or None (not transient)."""
@@ -133,8 +145,10 @@ class TransientPatterns:
         if len(text) > ERROR_HEAD_CHARS + ERROR_TAIL_CHARS:
             text = text[:ERROR_HEAD_CHARS] + "\n" + text[-ERROR_TAIL_CHARS:]
         lowered = text.lower()
+        if not self._anchorless and not any(map(lowered.__contains__, self._gate)):
+            return None
         # One pass in C over every pattern's most selective literals picks the few patterns
-        # worth a look (most error texts: none), then they are tried in their order.
+        # worth a look, then they are tried in their order.
         candidates = set(self._anchorless)
         for anchor in filter(lowered.__contains__, self._anchors):
             candidates.update(self._by_anchor[anchor])
@@ -221,6 +235,10 @@ _NOISE_CHARS = '`~>"“«\t'
 _NOISE_RE = re.compile("(?=[`~>\"“«]|^[ \t])(?:" + _NOISE + ")", re.MULTILINE | re.DOTALL)
 _TOKEN = r"[\w\u0900-\u097f']+"  # a word, Devanagari vowel signs and apostrophes included
 _TOKEN_RE = re.compile(_TOKEN)
+# ASCII text: every character that is not a token character becomes a space (a full
+# table: a missing key costs translate a KeyError), so
+# set(text.translate(_ASCII_GAPS).split()) == set(_TOKEN_RE.findall(text)), in C.
+_ASCII_GAPS = {c: chr(c) if chr(c).isalnum() or chr(c) in "_'" else " " for c in range(128)}
 _CJK = "[\u2e80-\ua4cf\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0010ffff]"  # no spaces
 
 
@@ -278,13 +296,15 @@ class Lexicons:
         found = self._by_kinds.get(kinds)
         if found is None:
             found = self._by_kinds[kinds] = self._for_kinds(kinds)
-        index, ascii_chars, chars, regexes = found
+        index, ascii_chars, chars, regexes, gate = found
         # The entries keyed by a word of the text or by one of its characters (as set(text)
         # would find them); set operations and `in` run in C, a miss costs no find(). The
         # words are kept for the next pass over the same text (prepare, then best).
         words = self._words  # one read: another thread may replace it
         if words[0] is not text:
-            words = self._words = (text, set(_TOKEN_RE.findall(text)))
+            tokens = text.translate(_ASCII_GAPS).split() if text.isascii() \
+                else _TOKEN_RE.findall(text)
+            words = self._words = (text, set(tokens))
         keys = index.keys() & words[1]
         for char in ascii_chars if text.isascii() else chars:
             if char in text:
@@ -305,6 +325,8 @@ class Lexicons:
                     ):
                         yield lang, kind, start, end
                     start = text.find(literal, start + 1)
+        if not any(map(contains, gate)):  # no regex's literals: only the anchorless ones
+            regexes = [entry for entry in regexes if not entry[3]]
         for lang, kind, pattern, first in regexes:  # first: its most selective literals
             if first and not any(map(contains, first)) or not pattern.possible(text):
                 continue
@@ -313,13 +335,18 @@ class Lexicons:
                     yield lang, kind, match.start(), match.end()
 
     def _for_kinds(self, kinds: tuple[str, ...]) -> tuple:
-        """(entries by key, ASCII key characters, key characters, regexes) of these kinds."""
+        """(entries by key, ASCII key characters, key characters, regexes, gate) of these kinds.
+
+        The gate holds every regex's most selective literals: a text with none of them can
+        only match the regexes without literals (one pass in C instead of one per regex).
+        """
         index = {key: (tuple(e[2] for e in wanted), wanted) for key, entries in self._index.items()
                  if (wanted := [e for e in entries if e[1] in kinds])}
         chars = [k for k in index if len(k) == 1]
         regexes = [(lang, kind, pattern, pattern.anchors[0] if pattern.anchors else ())
                    for lang, kind, pattern in self._regexes if kind in kinds]
-        return index, [k for k in chars if k.isascii()], chars, regexes
+        gate = tuple(dict.fromkeys(literal for *_, first in regexes for literal in first))
+        return index, [k for k in chars if k.isascii()], chars, regexes, gate
 
     def prepare(self, text: str) -> str:
         """The prose worth reading: no code or quotes, the start of a long one, unguarded."""

@@ -148,7 +148,7 @@ def _store_update(conn: sqlite3.Connection, agent: str, key: str, fmt: str, curs
                                 "AND path = ?", (agent, key)).fetchall()
             known.update({r["idx"]: (hash(r["facts"]), r["observed_at"]) for r in rows})
             conn.execute("DELETE FROM runs WHERE agent = ? AND path = ?", (agent, key))
-        added = {run.index for run in runs if _store_run(conn, agent, key, run, now, known)}
+        added = _store_runs(conn, agent, key, runs, now, known)
         for index in update.superseded:
             conn.execute("UPDATE runs SET superseded = 1 WHERE agent = ? AND path = ? AND idx = ?",
                          (agent, key, index))
@@ -179,34 +179,49 @@ def _to_json(obj: Any, **options: Any) -> str:
     return json.dumps({name: getattr(obj, name) for name in names}, **options)
 
 
-def _store_run(conn: sqlite3.Connection, agent: str, path: str, run, now: float,
-               known: dict[int, tuple[int, float]] | None = None) -> int:
-    """Upsert one run; returns 1 when it was added or its facts changed."""
-    facts = _to_json(run, ensure_ascii=False, sort_keys=True)
-    old = conn.execute("SELECT facts FROM runs WHERE agent = ? AND path = ? AND idx = ?",
-                       (agent, path, run.index)).fetchone()
-    if old is not None and old["facts"] == facts:
-        return 0
-    changed = 1
-    before = known.get(run.index) if known and old is None else None
-    if before is not None and before[0] == hash(facts):
-        changed, now = 0, before[1]  # the same run read again after a reset
-    conn.execute(
-        "INSERT INTO runs (agent, path, session, idx, started_at, ended_at, cwd, complete, "
-        "superseded, tail_uuid, facts, observed_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?) "
-        "ON CONFLICT (agent, path, idx) DO UPDATE SET session = excluded.session, "
-        "started_at = excluded.started_at, ended_at = excluded.ended_at, cwd = excluded.cwd, "
-        "complete = excluded.complete, superseded = excluded.superseded, "
-        "tail_uuid = excluded.tail_uuid, facts = excluded.facts, observed_at = excluded.observed_at",
-        (agent, path, run.session_id, run.index, run.started_at, run.ended_at, run.cwd,
-         int(run.complete), int(run.superseded), run.tail_uuid, facts, now),
-    )
-    used_at = _epoch(run.ended_at or run.started_at) or now  # when it happened, not when read
-    for number, skill in enumerate(run.skills):
-        name = skill.get("name", "")
-        call_id = skill.get("tool_use_id") or f"run:{path}:{run.index}:{number}:{name}"
-        record_invocation(conn, agent, name, run.session_id, run.index, call_id, "transcript",
-                          used_at)
+_UPSERT_RUN = (
+    "INSERT INTO runs (agent, path, session, idx, started_at, ended_at, cwd, complete, "
+    "superseded, tail_uuid, facts, observed_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?) "
+    "ON CONFLICT (agent, path, idx) DO UPDATE SET session = excluded.session, "
+    "started_at = excluded.started_at, ended_at = excluded.ended_at, cwd = excluded.cwd, "
+    "complete = excluded.complete, superseded = excluded.superseded, "
+    "tail_uuid = excluded.tail_uuid, facts = excluded.facts, observed_at = excluded.observed_at")
+
+
+def _store_runs(conn: sqlite3.Connection, agent: str, path: str, runs: list, now: float,
+                known: dict[int, tuple[int, float]]) -> set[int]:
+    """Upsert runs (one file's, consecutive indices); the indices added or changed.
+
+    The stored facts of the whole range are read in one query and the rows written in one
+    executemany: a batch holds dozens of runs, and a statement per run doubled the cost.
+    """
+    if not runs:
+        return set()
+    stored = dict(conn.execute(
+        "SELECT idx, facts FROM runs WHERE agent = ? AND path = ? AND idx BETWEEN ? AND ?",
+        (agent, path, min(r.index for r in runs), max(r.index for r in runs))).fetchall())
+    rows, changed = [], set()
+    for run in runs:
+        facts = _to_json(run, ensure_ascii=False, sort_keys=True)
+        old = stored.get(run.index)
+        if old == facts:
+            continue
+        observed = now
+        before = known.get(run.index) if old is None else None
+        if before is not None and before[0] == hash(facts):
+            observed = before[1]  # the same run read again after a reset: not new
+        else:
+            changed.add(run.index)
+        rows.append((agent, path, run.session_id, run.index, run.started_at, run.ended_at,
+                     run.cwd, int(run.complete), int(run.superseded), run.tail_uuid, facts,
+                     observed))
+        used_at = _epoch(run.ended_at or run.started_at) or now  # when it happened, not read
+        for number, skill in enumerate(run.skills):
+            name = skill.get("name", "")
+            call_id = skill.get("tool_use_id") or f"run:{path}:{run.index}:{number}:{name}"
+            record_invocation(conn, agent, name, run.session_id, run.index, call_id,
+                              "transcript", used_at)
+    conn.executemany(_UPSERT_RUN, rows)
     return changed
 
 

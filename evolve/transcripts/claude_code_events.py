@@ -40,6 +40,7 @@ HeadFields = tuple[str, str | None, int, int, str | None, str | None]
 PENDING_CAP = 512  # tool_use ids awaiting a result
 NONE: tuple[Event, ...] = ()
 
+REJECTED = "User rejected tool use"  # toolUseResult of a call the user refused
 _REJECT = ("The user doesn't want to proceed with this tool use",
            "The user doesn't want to take this action right now")
 _NOT_HUMAN = (
@@ -236,28 +237,33 @@ def user_events(obj: dict, message: dict, head: Head, state: dict) -> Sequence[E
 
 
 def _tool_results(obj: dict, results: list[dict], head: Head, state: dict) -> list[Event]:
-    tools = state.setdefault("tools", {})
     summary = obj.get("toolUseResult")
     events = []
     for block in results:
         raw_id = block.get("tool_use_id")
-        tool_id = raw_id if isinstance(raw_id, str) else ""
-        text = block_text(block.get("content"))
         is_error = block.get("is_error") is True
         if (not is_error and len(results) == 1 and isinstance(summary, str)
                 and summary.startswith("Error: ")):
             is_error = True
-        rejected = summary == "User rejected tool use" or (
-            is_error and any(phrase in text[:400] for phrase in _REJECT))
-        if rejected:
-            is_error = False
-        if is_error and not text:
-            text = summary if isinstance(summary, str) else "error"
-        text = text[:ERROR_TEXT_CAP] if is_error else ""
-        events.append(Event(
-            TOOL_RESULT, *head, name=tools.pop(tool_id, ""), tool_use_id=tool_id, text=text,
-            is_error=is_error, rejected=rejected, transient=is_error and is_transient(text)))
+        events.append(tool_result(raw_id if isinstance(raw_id, str) else "",
+                                  block_text(block.get("content")), is_error, summary, head,
+                                  state))
     return events
+
+
+def tool_result(tool_id: str, text: str, is_error: bool, summary: object, head: HeadFields,
+                state: dict) -> Event:
+    """A tool_result event; `summary` is the line's toolUseResult (a rejection says so)."""
+    rejected = summary == REJECTED or (
+        is_error and any(phrase in text[:400] for phrase in _REJECT))
+    if rejected:
+        is_error = False
+    if is_error and not text:
+        text = summary if isinstance(summary, str) else "error"
+    text = text[:ERROR_TEXT_CAP] if is_error else ""
+    # (kind, *head, text, cwd, name, tool_use_id, input, file_path, is_error, rejected, transient)
+    return Event(TOOL_RESULT, *head, text, None, state.setdefault("tools", {}).pop(tool_id, ""),
+                 tool_id, None, None, is_error, rejected, is_error and is_transient(text))
 
 
 def api_error_events(obj: dict, head: Head, state: dict) -> Sequence[Event]:

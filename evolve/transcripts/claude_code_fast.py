@@ -23,8 +23,16 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from evolve.transcripts.claude_code_events import NONE, confirm, finish, said, tool_call
-from evolve.transcripts.model import TOOL_RESULT, Event, iso_utc
+from evolve.transcripts.claude_code_events import (
+    NONE,
+    REJECTED,
+    confirm,
+    finish,
+    said,
+    tool_call,
+    tool_result,
+)
+from evolve.transcripts.model import Event, iso_utc
 from evolve.transcripts.reader import scan_value
 
 # The C string scanner json uses: (text, index after the opening quote) -> (str, end).
@@ -32,6 +40,8 @@ scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # t
 START = b'{"parentUuid":'  # every conversation line so far starts so (then isSidechain)
 _MESSAGE = b',"message":{"'
 _RESULT = b'role":"user","content":[{"tool_use_id":"'
+_ERROR = b'role":"user","content":[{"type":"tool_result","content":"'
+_ERROR_END = b'","is_error":true,"tool_use_id":"'
 # Values are matched as [^"]* (sre runs a one-character class about twice as fast as
 # [^"\\]*); an escape in them is caught afterwards, and the line parsed instead.
 _BLOCK = (r'","type":"message","role":"assistant"(?:,"model":"([^"]*)")?,"content":\[\{"type":"'
@@ -42,6 +52,7 @@ _ASSISTANT_TAIL = re.compile(
     r',"requestId":"([^"]*)","type":"assistant","uuid":"([^"]*)","timestamp":"([^"]*)"')
 _RESULT_TAIL = re.compile(
     rb'"uuid":"([^"]*)","timestamp":"([^"]*)","toolUseResult":(?!"Error: |"User rejected )')
+_ERROR_TAIL = re.compile(rb'"\}\]\},"uuid":"([^"]*)","timestamp":"([^"]*)","toolUseResult":')
 # Keys with meaning that a run of plain scalars must not hide: in the head (after
 # isSidechain), the first three; in an assistant line's tail, all of them.
 _MEANINGFUL = ('"isApiErrorMessage"', '"isSidechain"', '"parentUuid"', '"uuid"',
@@ -90,6 +101,8 @@ def fast_line(line: bytes, offset: int, end: int, state: dict) -> Sequence[Event
         return None
     if line.startswith(_RESULT, message + 13):
         return _result(line, message, offset, end, state)
+    if line.startswith(_ERROR, message + 13):
+        return _error(line, message, offset, end, state)
     if line[message + 13] not in b"mi":  # an assistant message starts with "model" or "id"
         return None
     try:
@@ -161,8 +174,8 @@ def fast_line(line: bytes, offset: int, end: int, state: dict) -> Sequence[Event
     return finish(events, head, state)
 
 
-def _result(line: bytes, message: int, offset: int, end: int, state: dict):
-    """One successful tool result with string content; None when unsure (or an error)."""
+def _user_head(line: bytes, message: int) -> tuple[bytes | None, tuple] | None:
+    """(parent uuid, (sidechain, session, type)) of a user line's head; None when unsure."""
     if line[14] == 34:  # '"'
         at = line.find(b'"', 15)
         parent: bytes | None = line[15:at]
@@ -175,6 +188,14 @@ def _result(line: bytes, message: int, offset: int, end: int, state: dict):
     if top is _UNSEEN:
         top = _scalars(seg, True)
     if top is None or top[2] != "user":
+        return None
+    return parent, top
+
+
+def _result(line: bytes, message: int, offset: int, end: int, state: dict):
+    """One successful tool result with string content; None when unsure (or an error)."""
+    found = _user_head(line, message)
+    if found is None:
         return None
     at = message + 13 + len(_RESULT)
     q = line.find(b'"', at)
@@ -195,6 +216,34 @@ def _result(line: bytes, message: int, offset: int, end: int, state: dict):
     tail = _RESULT_TAIL.match(line, rest)
     if tail is None or line[-1] != 125:  # "}"
         return None
+    return _result_event(line, found, tool_id, tail, "", False, None, offset, end, state)
+
+
+def _error(line: bytes, message: int, offset: int, end: int, state: dict):
+    """One failed tool call with string content: its text is read, not the whole line."""
+    found = _user_head(line, message)
+    if found is None:
+        return None
+    start = message + 13 + len(_ERROR)
+    at = line.find(_ERROR_END, start)  # a quote inside the text is escaped: its end
+    try:
+        text, stop = scanstring(value := line[start : at + 1].decode(), 0)
+    except (UnicodeDecodeError, ValueError):
+        return None
+    q = line.find(b'"', at + len(_ERROR_END))
+    tail = _ERROR_TAIL.match(line, q)
+    if stop != len(value) or not text or tail is None or line[-1] != 125 \
+            or line.find(START, tail.end()) >= 0:  # the next line glued to a cut one
+        return None  # an empty text is replaced by toolUseResult's: parse the line
+    rejected = line.startswith(b'"%s"' % REJECTED.encode(), tail.end())
+    return _result_event(line, found, line[at + len(_ERROR_END) : q], tail, text, True,
+                         REJECTED if rejected else None, offset, end, state)
+
+
+def _result_event(line: bytes, found: tuple, tool_id: bytes, tail: re.Match, text: str,
+                  is_error: bool, summary: str | None, offset: int, end: int, state: dict):
+    """The events of a tool-result line read in place, from its parts; None when unsure."""
+    parent, top = found
     uuid, stamp = tail.groups()
     session = top[1]
     if not session:  # newer layouts put it after toolUseResult: top level if no "}" follows
@@ -207,17 +256,14 @@ def _result(line: bytes, message: int, offset: int, end: int, state: dict):
     if b"\\" in tool_id + uuid + stamp + (parent or b""):
         return None
     try:
-        tool = tool_id.decode()
-        fields = (uuid.decode(), parent.decode() if parent is not None else None,
-                  iso_utc(stamp.decode()))
+        head = (uuid.decode(), parent.decode() if parent is not None else None,
+                iso_utc(stamp.decode()), tool_id.decode())
     except UnicodeDecodeError:
         return None
     if not _keep(state, top[0], session):
         return NONE
-    event = Event(TOOL_RESULT, state.get("session_id") or "", fields[2], offset, end,
-                  fields[0], fields[1], "", None, state.setdefault("tools", {}).pop(tool, ""),
-                  tool)
-    return confirm(state, [event])
+    return confirm(state, [tool_result(head[3], text, is_error, summary, (
+        state.get("session_id") or "", head[2], offset, end, head[0], head[1]), state)])
 
 
 def _keep(state: dict, sidechain: bool, session: str | None) -> bool:

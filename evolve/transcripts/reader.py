@@ -134,45 +134,42 @@ class LineReader:
 
     def _iter(self) -> Iterator[tuple[int, bytes]]:
         # Newlines are found with bytes.find (memchr): bytes.split(b"\n") walks byte by byte
-        # and costs more than all the per-line bookkeeping together.
+        # and costs more than all the per-line bookkeeping together. The offset after a line
+        # is recorded before it is yielded: a consumer may stop after any line.
         max_line = self.max_line
         with self.path.open("rb") as handle:
             handle.seek(self._offset)
-            pos = self._offset  # file offset of the first byte of the pending line
-            pending: list[bytes] = []
+            base = self._offset  # file offset of the chunk's first byte
+            pending: list[bytes] = []  # the start of a line begun in earlier chunks
             pending_len = 0
-            overlong = False
+            overlong = False  # that line is longer than max_line: it is dropped
             while chunk := handle.read(self.chunk_size):
                 find = chunk.find
                 at = 0  # start of the next line in this chunk
-                while (newline := find(b"\n", at)) >= 0:
-                    if overlong or pending:  # a line begun in an earlier chunk
-                        if overlong:
-                            pos += pending_len + newline - at + 1
-                            at = newline + 1
-                            overlong = False
-                            self.skipped += 1
-                            pending_len = 0
-                            self._offset = pos
-                            self._hash = None
-                            continue
-                        pending.append(chunk[at:newline])
-                        line = b"".join(pending)
-                        pending = []
-                        pending_len = 0
-                        size = len(line)
-                    else:
-                        line = chunk[at:newline]
-                        size = newline - at
-                    at = newline + 1
-                    start = pos
-                    pos += size + 1
-                    self._offset = pos
+                newline = find(b"\n")
+                if newline >= 0:
                     self._hash = None
-                    if size > max_line:
+                    if pending or overlong:  # a line begun in an earlier chunk ends here
+                        start = base - pending_len
+                        size = pending_len + newline
+                        self._offset = base + newline + 1
+                        at = newline + 1
+                        if overlong or size > max_line:
+                            self.skipped += 1
+                        else:
+                            pending.append(chunk[:newline])
+                            yield start, b"".join(pending)
+                        pending, pending_len, overlong = [], 0, False
+                        newline = find(b"\n", at)
+                while newline >= 0:
+                    line = chunk[at:newline]
+                    self._offset = base + newline + 1
+                    if newline - at > max_line:
                         self.skipped += 1
-                        continue
-                    yield start, line
+                    else:
+                        yield base + at, line
+                    at = newline + 1
+                    newline = find(b"\n", at)
                 if at < len(chunk):  # the start of a line the next chunk completes
                     pending_len += len(chunk) - at
                     if overlong or pending_len > max_line:
@@ -180,6 +177,7 @@ class LineReader:
                         pending = []
                     else:
                         pending.append(chunk[at:])
+                base += len(chunk)
             self._size = max(self._size, handle.tell())
             if self._hash is None:
                 self._hash = _window_hash(handle, self._offset)

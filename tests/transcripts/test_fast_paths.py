@@ -74,6 +74,14 @@ class Real:
         return self._add({"type": "user", "message": {"role": "user", "content": [block]}}, True,
                          fast, side, **top)
 
+    def error(self, tool_id: str, text: str, fast: bool = True, tur=None, **top) -> str:
+        """A failed call in Claude Code's own order for errors: type, content, is_error, id."""
+        block = {"type": "tool_result", "content": text, "is_error": True,
+                 "tool_use_id": tool_id}
+        top = {"toolUseResult": f"Error: {text}" if tur is None else tur} | top
+        return self._add({"type": "user", "message": {"role": "user", "content": [block]}}, True,
+                         fast, **top)
+
     def write(self, path):
         path.write_text("".join(line + "\n" for line in self.lines), encoding="utf-8")
         return path
@@ -153,6 +161,34 @@ def test_blocks_and_results_with_look_alikes(tmp_path, new):
     t.session = "0b6f8c1e-third-session"  # ... at a tool result, then at an assistant line
     t.block({"type": "text", "text": "done"}, msg="msg_10", req="req_10")
     t.result("toolu_9", "ok")
+    check(t, tmp_path / "s.jsonl")
+
+
+@pytest.mark.parametrize("new", [False, True])
+def test_errors_read_in_place(tmp_path, new):
+    t = Real(new=new)
+    t.user("run it")
+    t.error("toolu_1", TRICKY + '","is_error":true,"tool_use_id":"fake"}]},"uuid":"u",')
+    t.error("toolu_2", "connect ETIMEDOUT 10.0.0.1:443", tur={"uuid": "nested", "n": [1]})
+    t.error("toolu_3", "Rejected: the user said no.", tur="User rejected tool use")
+    t.error("toolu_3b", "The user doesn't want to proceed with this tool use. Rejected.")
+    t.error("toolu_4", "Exit code 1\nboom", tur="User rejected tool use, or not")
+    t.error("toolu_5", "", fast=False)  # no text: the summary stands in, parse the line
+    t.error("toolu_6", "not mine", side=True)  # a subagent's line: skipped
+    t.error("toolu_7", "résumé ✓ 😀 \\ \"quoted\"")
+    t.user("again")
+    cut = t.lines[t.error("toolu_8", "whole, the start of a cut one below") and -1]
+    t.error("toolu_9", "glued after a cut", fast=False)
+    t.lines[-1] = cut[: cut.index('"toolUseResult"') + 20] + t.lines[-1]
+    t.error("toolu_10", "cut in the text", fast=False)
+    t.lines[-1] = t.lines[-1][: t.lines[-1].index("in the text")] + t.lines[-2]
+    t.error("toolu_13", "cut in the text, then a whole line", fast=False)
+    t.error("toolu_14", "the whole line after the cut", fast=False)
+    t.lines[-2:] = [t.lines[-2][: t.lines[-2].index("in the text")] + t.lines[-1]]
+    t.error("toolu_11", "two blocks", fast=False)
+    t.lines[-1] = t.lines[-1].replace('"tool_use_id":"toolu_11"}', '"tool_use_id":"toolu_11"},'
+                                      '{"tool_use_id":"t2","type":"tool_result","content":"y"}')
+    t.error("toolu_12", "last")
     check(t, tmp_path / "s.jsonl")
 
 
