@@ -222,6 +222,7 @@ def is_transient(text: str, extra: Iterable[str] = ()) -> bool:
 
 
 _KEYS = ("phrases", "weak", "guards")
+_PHRASES = ("phrases", "weak")
 _NOISE = (
     r"(```|~~~).*?(?:\1|\Z)"  # fenced code
     r"|`[^`\n]*`"  # inline code
@@ -348,8 +349,14 @@ class Lexicons:
         gate = tuple(dict.fromkeys(literal for *_, first in regexes for literal in first))
         return index, [k for k in chars if k.isascii()], chars, regexes, gate
 
-    def prepare(self, text: str) -> str:
-        """The prose worth reading: no code or quotes, the start of a long one, unguarded."""
+    def language(self, text: str, first: bool) -> str | None:
+        """The language with the most correction matches in `text` (file order breaks ties).
+
+        Read: the prose (no code or quotes, the start of a long text), with the spans of
+        guards blanked. Guards only ever take matches away, so they are looked for only in
+        a text with a match (most requests have none), and the phrases matched again only
+        when a guard blanked something.
+        """
         text = _normalize(text)
         if any(char in text for char in _NOISE_CHARS) or "\n    " in text \
                 or text.startswith("    "):  # else no noise span can start: skip the regex
@@ -357,16 +364,17 @@ class Lexicons:
         text = " ".join(text.split())
         if len(text) > LONG_REQUEST_CHARS:
             text = text[:LONG_REQUEST_WINDOW]
+        found: Iterable[tuple[str, str, int, int]] = list(self.matches(text, _PHRASES))
+        if not found:
+            return None
         spans = sorted((start, end) for _, _, start, end in self.matches(text, ("guards",)))
-        for start, end in reversed(spans):  # overlapping guards only blank a little more
-            text = text[:start] + " | " + text[end:]
-        return text
-
-    def best(self, text: str, first: bool) -> str | None:
-        """The language with the most matches (file order breaks ties), or None."""
+        if spans:
+            for start, end in reversed(spans):  # overlapping guards only blank a little more
+                text = text[:start] + " | " + text[end:]
+            found = self.matches(text, _PHRASES)
         counts = dict.fromkeys(self.languages, 0)
-        for lang, kind, start, _end in self.matches(text, ("phrases", "weak")):
-            if kind == "phrases" or (not first and start < WEAK_WINDOW):
+        for lang, kind, start, _end in found:
+            if kind == "phrases" or (kind == "weak" and not first and start < WEAK_WINDOW):
                 counts[lang] += 1
         best = max(counts, key=counts.__getitem__, default=None)
         return best if best is not None and counts[best] > 0 else None
@@ -414,8 +422,7 @@ def correction_language(
     """
     if not text or not text.strip():
         return None
-    lexicons = load_lexicons(extra_phrases)
-    return lexicons.best(lexicons.prepare(text), first)
+    return load_lexicons(extra_phrases).language(text, first)
 
 
 def is_correction(

@@ -166,9 +166,12 @@ def _store_update(conn: sqlite3.Connection, agent: str, key: str, fmt: str, curs
 
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
+# Made once: json.dumps with options builds an encoder per call (a run is stored per call).
+_CURSOR_JSON = json.JSONEncoder().encode
+_FACTS_JSON = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode
 
 
-def _to_json(obj: Any, **options: Any) -> str:
+def _to_json(obj: Any, encode: Callable[[Any], str] = _CURSOR_JSON) -> str:
     """json.dumps(obj.to_dict()) of a Run or Cursor, without asdict's deep copy.
 
     asdict copies a cursor's whole parser state first: ~20 ms per cursor on a big file.
@@ -176,7 +179,7 @@ def _to_json(obj: Any, **options: Any) -> str:
     names = _FIELDS.get(type(obj))
     if names is None:
         names = _FIELDS[type(obj)] = tuple(f.name for f in dataclasses.fields(obj))
-    return json.dumps({name: getattr(obj, name) for name in names}, **options)
+    return encode({name: getattr(obj, name) for name in names})
 
 
 _UPSERT_RUN = (
@@ -202,7 +205,7 @@ def _store_runs(conn: sqlite3.Connection, agent: str, path: str, runs: list, now
         (agent, path, min(r.index for r in runs), max(r.index for r in runs))).fetchall())
     rows, changed = [], set()
     for run in runs:
-        facts = _to_json(run, ensure_ascii=False, sort_keys=True)
+        facts = _to_json(run, _FACTS_JSON)
         old = stored.get(run.index)
         if old == facts:
             continue
@@ -215,7 +218,8 @@ def _store_runs(conn: sqlite3.Connection, agent: str, path: str, runs: list, now
         rows.append((agent, path, run.session_id, run.index, run.started_at, run.ended_at,
                      run.cwd, int(run.complete), int(run.superseded), run.tail_uuid, facts,
                      observed))
-        used_at = _epoch(run.ended_at or run.started_at) or now  # when it happened, not read
+        if run.skills:  # used when it happened, not when read
+            used_at = _epoch(run.ended_at or run.started_at) or now
         for number, skill in enumerate(run.skills):
             name = skill.get("name", "")
             call_id = skill.get("tool_use_id") or f"run:{path}:{run.index}:{number}:{name}"

@@ -91,18 +91,16 @@ def follow(
     update = Update(cursor=Cursor())
     first_new = builder.next_index  # supersede markers of older runs were reported already
     parse, feed = fmt.parse_line, builder.feed  # the hot loop: no attribute lookups
-    stop = None
+    # The line that reaches `max_bytes` read is the last: it ends at or after `stop`.
+    stop = float("inf") if max_bytes is None else reader.start + max_bytes - 1
     for offset, line in lines:
         for event in parse(line, offset, adapter_state):
             for run in feed(event):
                 update.runs.append(run)
                 _note_supersede(update, run, first_new)
-        if max_bytes is not None:
-            if stop is None:
-                stop = offset + max_bytes
-            if offset + len(line) + 1 >= stop:
-                update.more = True
-                break
+        if offset + len(line) >= stop:
+            update.more = True
+            break
     close = getattr(lines, "close", None)
     if close is not None:
         close()  # a batch that stopped early: release the file now

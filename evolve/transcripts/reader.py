@@ -132,6 +132,11 @@ class LineReader:
             self._check(handle, os.fstat(handle.fileno()))
         return self._iter()
 
+    @property
+    def start(self) -> int:
+        """The offset reading starts at (0 after a reset); known once `lines()` was called."""
+        return self._start.offset if not self.reset else 0
+
     def _iter(self) -> Iterator[tuple[int, bytes]]:
         # Newlines are found with bytes.find (memchr): bytes.split(b"\n") walks byte by byte
         # and costs more than all the per-line bookkeeping together. The offset after a line
