@@ -104,8 +104,8 @@ def follow(
     close = getattr(lines, "close", None)
     if close is not None:
         close()  # a batch that stopped early: release the file now
-    _note_supersede(update, builder.open_run(), first_new)
     update.open_run = builder.open_run()
+    _note_supersede(update, update.open_run, first_new)
     update.reset = reader.reset
     update.bad_lines = adapter_state.get("bad", 0) - bad_before + reader.skipped
     cursor_out = reader.cursor

@@ -8,7 +8,7 @@ facts. Standard library only: this sits on the observer's hot path.
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
@@ -117,14 +117,22 @@ class Run:
     superseded_from: int | None = None
 
     def to_dict(self) -> dict:
-        """A JSON-serialisable copy."""
-        return asdict(self)
+        """A JSON-serialisable copy (asdict's generic deep copy costs ~20x more)."""
+        data = {name: getattr(self, name) for name in _RUN_FIELDS}
+        data["skills"] = [dict(skill) for skill in self.skills]
+        for name in _RUN_LISTS:
+            data[name] = list(data[name])
+        return data
 
     @classmethod
     def from_dict(cls, data: dict) -> Run:
         """Inverse of to_dict; unknown keys are ignored so old stored runs still load."""
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in known})
+
+
+_RUN_FIELDS = tuple(f.name for f in fields(Run))
+_RUN_LISTS = ("files_written", "user_edited_files", "error_texts")
 
 
 def iso_utc(value: Any) -> str | None:
