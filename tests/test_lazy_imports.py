@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-HEAVY = ("anthropic", "git", "tiktoken", "watchdog")
+HEAVY = ("anthropic", "git", "tiktoken", "watchdog", "msgspec")
 
 PROBE = """
 import json, sys

@@ -2,10 +2,11 @@
 
 The format is internal to Claude Code and changes between releases (see
 shared/reference/claude-code.md), so every field is read defensively and unknown line types
-are skipped. Transcripts reach hundreds of megabytes, so lines that cannot matter, uuid-only
-lines and the common assistant-block and tool-result layouts (claude_code_fast) are handled
-from their raw bytes without `json.loads` — only where the bytes leave no doubt; otherwise
-the line is parsed.
+are skipped. Transcripts reach hundreds of megabytes: a line is decoded by msgspec against a
+schema of the few keys that matter, so usage blocks, thinking, tool output, toolUseResult
+objects and images are skipped in C (still validated: a corrupt line fails as with json). A
+line the schema does not fit (a value of an unexpected type) is parsed with json instead:
+the events are the same, `parse_object` reads both.
 
 Slash commands: a `<command-name>` line the user typed becomes a human request only once the
 agent acts on it (an assistant line, a tool result, an API error or an interrupt follows).
@@ -15,7 +16,9 @@ and are not requests; their lines stay with the previous run.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from evolve.transcripts.claude_code_events import (
     NONE,
@@ -24,19 +27,16 @@ from evolve.transcripts.claude_code_events import (
     user_events,
     withhold,
 )
-from evolve.transcripts.claude_code_fast import START, fast_line
 from evolve.transcripts.model import MARKER, Event, Head, iso_utc
-from evolve.transcripts.reader import elide_blobs, loads_object
+from evolve.transcripts.reader import loads_object
 
 NAME = "claude_code"
 
-# Top-level types that never matter; `progress` / `attachment` / most `system` lines only
-# carry a uuid (kept so a run's tail_uuid is exact for rewind detection).
+# Top-level types that never matter: skipped from their bytes, before any decoding.
 _SKIP = {
     b"file-history-snapshot", b"queue-operation", b"last-prompt", b"permission-mode",
     b"summary", b"custom-title", b"agent-name", b"tag",
 }
-_UUID_ONLY = {b"progress", b"attachment", b"system"}
 _CONVERSATION = ("user", "assistant")
 
 
@@ -56,62 +56,57 @@ def new_state(session_id: str = "") -> dict:
 
 def parse_line(line: bytes, offset: int, state: dict) -> Sequence[Event]:
     """Events for one raw line (without its newline) starting at byte `offset`."""
-    end = offset + len(line) + 1
-    if line.startswith(START):  # the common assistant and tool-result layouts
-        fast = fast_line(line, offset, end, state)
-        if fast is not None:
-            return fast
     i = line.find(b'"type":"')
-    if i > 0 and line.find(b"{", 1, i) < 0 and line.find(b"[", 1, i) < 0:
-        # The first "type" key sits at the top level: decide from bytes where that is safe.
-        kind = line[i + 8 : line.find(b'"', i + 8)]
-        if kind in _SKIP:
-            return NONE
-        if kind in _UUID_ONLY and (kind != b"system" or b'"api_error"' not in line):
-            fast = _fast_marker(line, i, offset, end, state)
-            if fast is not None:
-                return fast
-    if b"base64" in line:
-        line = elide_blobs(line)
-    obj = loads_object(line)
+    if i > 0 and line.find(b"{", 1, i) < 0 and line.find(b"[", 1, i) < 0 \
+            and line[i + 8 : line.find(b'"', i + 8)] in _SKIP:
+        return NONE  # the first "type" key is a top-level one: a line that never matters
+    obj = decode_line(line)
     if obj is None:
         if line.strip():
             state["bad"] = state.get("bad", 0) + 1
         return NONE
-    return parse_object(obj, offset, end, state)
+    return parse_object(obj, offset, offset + len(line) + 1, state)
 
 
-def _value(line: bytes, start: int) -> str:
-    """The (escape-free) string value starting at `start`."""
-    return line[start : line.find(b'"', start)].decode("utf-8", "replace")
+def decode_line(line: bytes) -> dict | None:
+    """The keys of a line that matter, as a dict; None for bad JSON or a non-object.
+
+    A `toolUseResult` is kept only when it is a string (an error or rejection summary).
+    """
+    decode, decode_str, errors = _decoder()
+    try:
+        obj = decode(line)
+    except errors:
+        return loads_object(line)  # an unexpected type somewhere, or a corrupt line
+    summary = obj.get("toolUseResult")
+    if summary is not None:
+        obj["toolUseResult"] = decode_str(summary) if memoryview(summary)[0] == 34 else None  # '"'
+    return obj
 
 
-def _side(line: bytes, i: int) -> bool | None:
-    """The isSidechain flag of a line whose top-level keys before byte i are plain, or None."""
-    at = line.find(b'"isSidechain":', 1, i)
-    if at >= 0:
-        return line.startswith(b"true", at + 14)
-    return None if b'"isSidechain":true' in line else False
+@functools.cache
+def _decoder() -> tuple[Callable[[bytes], Any], Callable[[Any], str], tuple[type, ...]]:
+    """Msgspec decoders for a line and a string, and its errors (imported on first use)."""
+    from typing import TypedDict
 
+    import msgspec
 
-def _fast_marker(line: bytes, i: int, offset: int, end: int, state: dict):
-    """A marker for a uuid-only line, from bytes; None when unsure (then parse it)."""
-    side = _side(line, i)
-    u = line.find(b'"uuid":"', 1, i)
-    if u < 0:
-        u = line.rfind(b'"uuid":"')
-        if u < 0:
-            return NONE if b'"uuid"' not in line else None
-        rest = line[line.find(b'"', u + 8) + 1 :].rstrip()
-        # Only trust a uuid key followed by plain top-level scalars up to the closing brace.
-        if rest.count(b"}") != 1 or not rest.endswith(b"}") or b"]" in rest:
-            return None
-    if side is None:
-        return None
-    if side and not state.get("side"):
-        return NONE
-    uuid = _value(line, u + 8)
-    return withhold(state, [Event(MARKER, offset=offset, end=end, uuid=uuid)], uuid, end)
+    def shape(name: str, keys: dict) -> Any:
+        return TypedDict(name, keys, total=False)  # type: ignore[operator]
+
+    item = shape("Item", {"type": Any, "text": Any})  # images' data is skipped
+    block = shape("Block", {
+        "type": Any, "text": Any, "id": Any, "name": Any, "input": Any, "tool_use_id": Any,
+        "content": str | list[item] | None, "is_error": Any})
+    message = shape("Message", {"id": Any, "model": Any, "content": str | list[block] | None})
+    line = shape("Line", {
+        "type": Any, "subtype": Any, "parentUuid": Any, "isSidechain": Any, "sessionId": Any,
+        "uuid": Any, "timestamp": Any, "requestId": Any, "cwd": Any, "isMeta": Any,
+        "isCompactSummary": Any, "isVisibleInTranscriptOnly": Any, "isApiErrorMessage": Any,
+        "message": message, "toolUseResult": msgspec.Raw, "retryAttempt": Any, "error": Any,
+        "content": Any})
+    return (msgspec.json.Decoder(line).decode, msgspec.json.Decoder(str).decode,
+            (msgspec.DecodeError, msgspec.ValidationError))
 
 
 def parse_object(obj: dict, offset: int, end: int, state: dict) -> Sequence[Event]:

@@ -133,9 +133,8 @@ class RunBuilder:
             superseded_from = j + 1
         if superseded_from is not None:
             self._tails = {u: i for u, i in self._tails.items() if i < superseded_from}
-        if len(self._tails) > TAILS_CAP:
-            for old in list(self._tails)[: len(self._tails) - TAILS_CAP]:
-                del self._tails[old]
+        while len(self._tails) > TAILS_CAP:  # the oldest go first (a run adds at most one)
+            del self._tails[next(iter(self._tails))]
         text = event.text[:REQUEST_CAP]
         self._run = Run(
             session_id=event.session_id,

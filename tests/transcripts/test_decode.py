@@ -1,9 +1,10 @@
-"""The in-place fast paths (claude_code_fast) against json.loads + parse_object, line by line.
+"""Lines decoded against the schema (msgspec) against json.loads + parse_object, line by line.
 
 Lines are written in the key orders Claude Code uses (2.0: scalars, message, ids; 2.1:
-ids first, session scalars last), with look-alikes of every anchor inside strings and
-nested objects. Each line must give the events of the full parse, observing (facts only,
-inputs left whole) must give the same runs, and the common lines must take the fast path.
+ids first, session scalars last), with look-alikes of keys inside strings and nested
+objects, corrupt lines (cut, glued) and values of unexpected types. Each line must give the
+events of the json parse, observing (facts only) must give the same runs, and every line
+but the corrupt and odd ones must be decoded by the schema, not by the json fallback.
 """
 
 from __future__ import annotations
@@ -13,8 +14,7 @@ import json
 import pytest
 
 from evolve.transcripts import follow
-from evolve.transcripts.claude_code import new_state, parse_line, parse_object
-from evolve.transcripts.claude_code_fast import fast_line
+from evolve.transcripts.claude_code import _decoder, new_state, parse_line, parse_object
 from evolve.transcripts.reader import loads_object, read_lines
 from evolve.transcripts.runs import RunBuilder
 
@@ -29,7 +29,7 @@ class Real:
         self.lines: list[str] = []
         self.new, self.cwd, self.session = new, cwd, session
         self.last: str | None = None
-        self.fast: list[int] = []  # indices of the lines the fast path must take
+        self.fast: list[int] = []  # indices of the lines the schema must decode
 
     def _add(self, body: dict, user: bool, fast: bool, side: bool = False, **top) -> str:
         uuid = f"{len(self.lines):08d}-0000-4000-8000-000000000000"
@@ -50,7 +50,7 @@ class Real:
         self.last = uuid
         return uuid
 
-    def user(self, content, fast: bool = False, **top) -> str:
+    def user(self, content, fast: bool = True, **top) -> str:
         return self._add({"type": "user", "message": {"role": "user", "content": content}},
                          True, fast, **top)
 
@@ -102,8 +102,17 @@ def _key(event) -> tuple:
             event.file_path, event.is_error, event.rejected, event.transient)
 
 
+def _schema_decodes(line: bytes) -> bool:
+    decode, _, errors = _decoder()
+    try:
+        decode(line)
+    except errors:
+        return False
+    return True
+
+
 def check(t: Real, path) -> None:
-    """Same events as the full parse (prose), same runs observing (facts), fast where due."""
+    """Same events as the json parse (prose), same runs observing (facts), schema where due."""
     t.write(path)
     state = new_state(path.stem)
     fast = [e for off, line in read_lines(path) for e in parse_line(line, off, state)]
@@ -116,10 +125,8 @@ def check(t: Real, path) -> None:
     assert [r.to_dict() for r in update.runs] == runs
     assert (update.open_run.to_dict() if update.open_run else None) == (
         last.to_dict() if last else None)
-    probe = new_state(path.stem)
-    taken = [i for i, (off, line) in enumerate(read_lines(path))
-             if fast_line(line, off, off + len(line) + 1, dict(probe, cmd=None)) is not None]
-    assert taken == t.fast
+    decoded = [i for i, (_, line) in enumerate(read_lines(path)) if _schema_decodes(line)]
+    assert decoded == t.fast
 
 
 @pytest.mark.parametrize("new", [False, True])
@@ -140,21 +147,21 @@ def test_blocks_and_results_with_look_alikes(tmp_path, new):
     t.result("toolu_2", "Launching skill: pdf", is_error=False)
     t.block({"type": "tool_use", "id": "toolu_3", "name": "Bash", "input": {"command": "x"}},
             msg="msg_5", req="req_5")
-    t.result("toolu_3", "Exit code 1\nboom", is_error=True, fast=False)
+    t.result("toolu_3", "Exit code 1\nboom", is_error=True)
     t.block({"type": "tool_use", "id": "toolu_4", "name": "Bash", "input": {"command": "y"}},
             msg="msg_6", req="req_6")
-    t.result("toolu_4", "ran", tur="Error: exit 2", fast=False)  # an error by its summary
+    t.result("toolu_4", "ran", tur="Error: exit 2")  # an error by its summary
     t.block({"type": "tool_use", "id": "toolu_5", "name": "Write", "input": {
         "file_path": "/work/proj/b.py", "content": "print(1)\n" * 50}}, msg="msg_7", req="req_7")
-    t.result("toolu_5", "User rejected", tur="User rejected tool use", fast=False)
-    t.result("toolu_6", [{"type": "text", "text": "a list"}], fast=False)
+    t.result("toolu_5", "User rejected", tur="User rejected tool use")
+    t.result("toolu_6", [{"type": "text", "text": "a list"}])
     t.result("toolu_7", "not mine", side=True)  # a subagent's line: skipped
-    t.block({"type": "text", "text": "sub"}, side=True, fast=True)
+    t.block({"type": "text", "text": "sub"}, side=True)
     t.user("[Request interrupted by user]")
     t.user("second request")
     t.block({"type": "text", "text": "API Error: 529 overloaded"}, model="<synthetic>",
-            fast=False, msg="msg_8", req="req_8")
-    t.block({"type": "text", "text": "API Error: 500"}, fast=False, msg="msg_9",
+            msg="msg_8", req="req_8")
+    t.block({"type": "text", "text": "API Error: 500"}, msg="msg_9",
             isApiErrorMessage=True)
     t.session = "0b6f8c1e-new-session"  # a resumed session changes the id mid-file
     t.result("toolu_8", "ok")
@@ -173,7 +180,7 @@ def test_errors_read_in_place(tmp_path, new):
     t.error("toolu_3", "Rejected: the user said no.", tur="User rejected tool use")
     t.error("toolu_3b", "The user doesn't want to proceed with this tool use. Rejected.")
     t.error("toolu_4", "Exit code 1\nboom", tur="User rejected tool use, or not")
-    t.error("toolu_5", "", fast=False)  # no text: the summary stands in, parse the line
+    t.error("toolu_5", "")  # no text: the summary stands in, parse the line
     t.error("toolu_6", "not mine", side=True)  # a subagent's line: skipped
     t.error("toolu_7", "résumé ✓ 😀 \\ \"quoted\"")
     t.user("again")
@@ -185,7 +192,7 @@ def test_errors_read_in_place(tmp_path, new):
     t.error("toolu_13", "cut in the text, then a whole line", fast=False)
     t.error("toolu_14", "the whole line after the cut", fast=False)
     t.lines[-2:] = [t.lines[-2][: t.lines[-2].index("in the text")] + t.lines[-1]]
-    t.error("toolu_11", "two blocks", fast=False)
+    t.error("toolu_11", "two blocks")
     t.lines[-1] = t.lines[-1].replace('"tool_use_id":"toolu_11"}', '"tool_use_id":"toolu_11"},'
                                       '{"tool_use_id":"t2","type":"tool_result","content":"y"}')
     t.error("toolu_12", "last")
@@ -223,19 +230,29 @@ def test_broken_and_odd_lines_fall_back(tmp_path):
     t.block({"type": "thinking", "thinking": "next", "signature": "c2ln"}, msg="msg_8",
             fast=False)
     t.lines[-1] = thought[: thought.index('"thinking":"') + 30] + t.lines[-1]  # cut in it
-    t.result("toolu_1", "x", fast=False)
+    t.result("toolu_1", "x")
     t.lines[-1] = t.lines[-1].replace('"content":"x"', '"content":"x"},{"tool_use_id":"t2",'
                                       '"type":"tool_result","content":"y"')
     t.result("toolu_2", "cut in the summary", fast=False)
     t.lines[-1] = t.lines[-1][:-10]
-    t.result("toolu_3", "not a user line", fast=False)
+    t.result("toolu_3", "not a user line")
     t.lines[-1] = t.lines[-1].replace('"type":"user"', '"type":"attachment"')
-    t.block({"type": "text", "text": "escaped ids"}, msg='m\\"sg","id":"x', fast=False)
-    t.block({"type": "tool_use", "id": 'a\\b', "name": "Bash", "input": {}}, fast=False)
-    t.block({"type": "text", "text": "escaped request"}, req='r\\"q', fast=False)
-    t.block({"type": "text", "text": "escaped uuid"}, msg="msg_6", fast=False)
+    t.block({"type": "text", "text": "escaped ids"}, msg='m\\"sg","id":"x')
+    t.block({"type": "tool_use", "id": 'a\\b', "name": "Bash", "input": {}})
+    t.block({"type": "text", "text": "escaped request"}, req='r\\"q')
+    t.block({"type": "text", "text": "escaped uuid"}, msg="msg_6")
     t.lines[-1] = t.lines[-1].replace('"uuid":"0000', '"uuid":"\\\\0000')
-    t.result('t\\u', "escaped tool id", fast=False)
+    t.result('t\\u', "escaped tool id")
+    # Valid JSON the schema does not fit: parsed by json, with the same events.
+    t.result("toolu_4", ["a plain string item", {"type": "text", "text": "t"}], is_error=True,
+             fast=False)
+    t.user({"odd": "an object for content"}, fast=False)
+    t.user("a NaN elsewhere", fast=False)
+    t.lines[-1] = t.lines[-1].replace('"userType"', '"n":NaN,"userType"')
+    t.user("a lone surrogate: SURROGATE", fast=False)
+    t.lines[-1] = t.lines[-1].replace("SURROGATE", "\\ud800")  # json takes it, msgspec not
+    t.lines.append("[1, 2]")  # not an object: a bad line
+    t.user("the uuid is a number", uuid=7)
     t.block({"type": "text", "text": "ok"}, msg="msg_5")
     check(t, tmp_path / "s.jsonl")
 
@@ -244,20 +261,17 @@ def test_session_only_nested_in_the_summary(tmp_path):
     t = Real(new=True)
     t.user("go")
     t.block({"type": "tool_use", "id": "toolu_1", "name": "Task", "input": {"prompt": "p"}})
-    t.result("toolu_1", "done", fast=False, tur={"n": 1, "sessionId": "the-subagent's"})
+    t.result("toolu_1", "done", tur={"n": 1, "sessionId": "the-subagent's"})
     t.lines[-1] = t.lines[-1].replace(f',"sessionId":"{SID}"', "")  # no top-level one
     t.block({"type": "text", "text": "ok"}, msg="msg_2")
     check(t, tmp_path / "s.jsonl")
 
 
-def test_shared_transcripts_mostly_take_the_fast_path(claude_data):
-    """Without this, a fast path that never matches would pass every equivalence test."""
-    taken = due = 0
+def test_shared_transcripts_are_decoded_by_the_schema(claude_data):
+    """Without this, a schema that never fits would pass every equivalence test (json does)."""
+    decoded = lines = 0
     for path in sorted(claude_data.rglob("*.jsonl")):
-        state = new_state(path.stem)
-        for offset, line in read_lines(path):
-            if line.startswith(b'{"parentUuid":') and (
-                    b'"role":"assistant"' in line or b'"type":"tool_result"' in line):
-                due += 1
-                taken += fast_line(line, offset, offset + 1, dict(state, cmd=None)) is not None
-    assert due > 2000 and taken / due > 0.85, (taken, due)
+        for _, line in read_lines(path):
+            lines += 1
+            decoded += _schema_decodes(line)
+    assert lines > 3000 and decoded / lines > 0.99, (decoded, lines)
