@@ -38,6 +38,7 @@ _SKIP = {
     b"summary", b"custom-title", b"agent-name", b"tag",
 }
 _CONVERSATION = ("user", "assistant")
+_make_head = tuple.__new__
 
 
 def new_state(session_id: str = "") -> dict:
@@ -110,7 +111,7 @@ def _decoder() -> tuple[Callable[[bytes], Any], Callable[[Any], str], tuple[type
 
 
 def parse_object(obj: dict, offset: int, end: int, state: dict) -> Sequence[Event]:
-    """Events for a fully parsed line (the path every fast path must agree with)."""
+    """Events for a decoded line (by the schema, or by json for an odd one)."""
     get = obj.get
     kind = get("type")
     side = get("isSidechain") is True
@@ -124,9 +125,10 @@ def parse_object(obj: dict, offset: int, end: int, state: dict) -> Sequence[Even
     uuid = get("uuid")
     uuid = uuid if isinstance(uuid, str) else None
     parent = get("parentUuid")
-    # Events are built as Event(kind, *head, ...): positional fields cost ~4x less than keywords.
-    head = Head(state.get("session_id") or "", iso_utc(get("timestamp")), offset, end, uuid,
-                parent if isinstance(parent, str) else None)
+    # Events are built as Event(kind, *head, ...): positional fields cost ~4x less than
+    # keywords; the Head is made by tuple.__new__, without its Python-level constructor.
+    head = _make_head(Head, (state.get("session_id") or "", iso_utc(get("timestamp")), offset,
+                             end, uuid, parent if isinstance(parent, str) else None))
     message = get("message")
     if not isinstance(message, dict):
         message = {}

@@ -1,9 +1,8 @@
 """Claude Code lines, once parsed, → normalized events (the semantics; no byte handling).
 
-claude_code.py decides from raw bytes what needs parsing; this module turns a parsed line
-(or the parts of it the fast paths extracted) into events and keeps the adapter state:
-pending tool names, assistant-block dedupe keys, the open API-error incident and a typed
-slash command waiting for the agent to act on it.
+claude_code.py decodes a line (the keys that matter); this module turns it into events and
+keeps the adapter state: pending tool names, assistant-block dedupe keys, the open
+API-error incident and a typed slash command waiting for the agent to act on it.
 """
 
 from __future__ import annotations
@@ -35,7 +34,7 @@ from evolve.transcripts.model import (
 )
 
 SEEN_CAP = 256  # recent assistant block keys kept for dedupe
-# A Head, or the same fields as a plain tuple (the fast paths skip the NamedTuple's call).
+# A Head, or the same fields as a plain tuple.
 HeadFields = tuple[str, str | None, int, int, str | None, str | None]
 PENDING_CAP = 512  # tool_use ids awaiting a result
 NONE: tuple[Event, ...] = ()
@@ -138,7 +137,7 @@ def said(text: object, prefix: str | None, head: HeadFields, state: dict,
          events: list[Event]) -> None:
     """A text block: one assistant_text event, unless empty or a duplicate.
 
-    `head` is a Head or a plain tuple of its fields (the fast paths skip the NamedTuple).
+    `head` is a Head or a plain tuple of its fields.
     """
     if not isinstance(text, str) or not text.strip():
         return

@@ -182,47 +182,31 @@ def _short(item: Any) -> str:
     return text if len(text) <= INPUT_VALUE_CAP else text[:INPUT_VALUE_CAP] + "…"
 
 
-class _Enough(Exception):
-    """Raised inside _repr_start once the text is longer than needed."""
-
-
 def _repr_start(item: list | dict, limit: int) -> str:
-    """repr(item), or a prefix of it longer than `limit` (the same characters)."""
-    parts: list[str] = []
-    size = 0
-    active: set[int] = set()  # containers being printed: repr's "[...]" for a cycle
+    """repr(item), or a prefix of it longer than `limit` (the same characters).
 
-    def put(text: str) -> None:
-        nonlocal size
-        parts.append(text)
-        size += len(text)
+    Entries are printed by repr (in C) one at a time until the text is long enough: a
+    long todo list is not printed whole. An entry that is the container itself prints as
+    repr does ("[...]"); JSON values have no deeper cycles.
+    """
+    if type(item) is list:
+        first, last = "[", "]"
+        entries = ("[...]" if entry is item else repr(entry) for entry in item)
+    else:
+        first, last = "{", "}"
+        entries = (f"{key!r}: {'{...}' if value is item else repr(value)}"
+                   for key, value in item.items())
+    parts = [first]
+    size = 1
+    for entry in entries:
+        if size > 1:
+            parts.append(", ")
+            size += 2
+        parts.append(entry)
+        size += len(entry)
         if size > limit:
-            raise _Enough
-
-    def walk(obj: Any) -> None:
-        kind = type(obj)
-        if kind is not list and kind is not dict:
-            put(repr(obj))
-        elif id(obj) in active:
-            put("[...]" if kind is list else "{...}")
-        else:
-            active.add(id(obj))
-            put("[" if kind is list else "{")
-            for i, entry in enumerate(obj.items() if kind is dict else obj):
-                if i:
-                    put(", ")
-                if kind is dict:
-                    put(repr(entry[0]) + ": ")
-                    walk(entry[1])
-                else:
-                    walk(entry)
-            put("]" if kind is list else "}")
-            active.discard(id(obj))
-
-    try:
-        walk(item)
-    except _Enough:
-        pass
+            return "".join(parts)
+    parts.append(last)
     return "".join(parts)
 
 
