@@ -72,22 +72,36 @@ def parse_line(line: bytes, offset: int, state: dict) -> Sequence[Event]:
 def decode_line(line: bytes) -> dict | None:
     """The keys of a line that matter, as a dict; None for bad JSON or a non-object.
 
-    A `toolUseResult` is kept only when it is a string (an error or rejection summary).
+    A `toolUseResult` is kept only when it is a string (an error or rejection summary), a
+    tool result's output only when it may be an error's text: the rest stay undecoded.
     """
-    decode, decode_str, errors = _decoder()
+    decode, decode_str, decode_output, errors = _decoder()
     try:
         obj = decode(line)
+        summary = obj.get("toolUseResult")
+        if summary is not None:
+            summary = obj["toolUseResult"] = (
+                decode_str(summary) if memoryview(summary)[0] == 34 else None)  # '"'
+        message = obj.get("message")
+        blocks = message.get("content") if message is not None else None
+        if type(blocks) is list:
+            for block in blocks:
+                output = block.get("content")
+                if output is not None:  # a tool result's: an error needs its text
+                    block["content"] = decode_output(output) if summary is not None \
+                        or block.get("is_error") is True else None
     except errors:
         return loads_object(line)  # an unexpected type somewhere, or a corrupt line
-    summary = obj.get("toolUseResult")
-    if summary is not None:
-        obj["toolUseResult"] = decode_str(summary) if memoryview(summary)[0] == 34 else None  # '"'
     return obj
 
 
 @functools.cache
-def _decoder() -> tuple[Callable[[bytes], Any], Callable[[Any], str], tuple[type, ...]]:
-    """Msgspec decoders for a line and a string, and its errors (imported on first use)."""
+def _decoder() -> tuple[Callable[[bytes], Any], Callable[[Any], str], Callable[[Any], Any],
+                        tuple[type, ...]]:
+    """msgspec decoders for a line, a string and a tool output, and msgspec's errors.
+
+    msgspec is imported on first use: only observing decodes transcripts.
+    """
     from typing import TypedDict
 
     import msgspec
@@ -98,7 +112,7 @@ def _decoder() -> tuple[Callable[[bytes], Any], Callable[[Any], str], tuple[type
     item = shape("Item", {"type": Any, "text": Any})  # images' data is skipped
     block = shape("Block", {
         "type": Any, "text": Any, "id": Any, "name": Any, "input": Any, "tool_use_id": Any,
-        "content": str | list[item] | None, "is_error": Any})
+        "content": msgspec.Raw, "is_error": Any})
     message = shape("Message", {"id": Any, "model": Any, "content": str | list[block] | None})
     line = shape("Line", {
         "type": Any, "subtype": Any, "parentUuid": Any, "isSidechain": Any, "sessionId": Any,
@@ -107,6 +121,7 @@ def _decoder() -> tuple[Callable[[bytes], Any], Callable[[Any], str], tuple[type
         "message": message, "toolUseResult": msgspec.Raw, "retryAttempt": Any, "error": Any,
         "content": Any})
     return (msgspec.json.Decoder(line).decode, msgspec.json.Decoder(str).decode,
+            msgspec.json.Decoder(str | list[item] | None).decode,
             (msgspec.DecodeError, msgspec.ValidationError))
 
 

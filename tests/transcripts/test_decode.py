@@ -103,9 +103,11 @@ def _key(event) -> tuple:
 
 
 def _schema_decodes(line: bytes) -> bool:
-    decode, _, errors = _decoder()
+    decode, _, decode_output, errors = _decoder()
     try:
-        decode(line)
+        for block in (decode(line).get("message") or {}).get("content") or []:
+            if isinstance(block, dict) and block.get("content") is not None:
+                decode_output(block["content"])  # a tool output: decoded when it is needed
     except errors:
         return False
     return True
