@@ -32,10 +32,10 @@ from evolve.transcripts.reader import loads_object
 
 NAME = "claude_code"
 
-# Top-level types that never matter: skipped from their bytes, before any decoding.
+# Top-level types that never matter, even with a uuid (a run's tail is a conversation line).
 _SKIP = {
-    b"file-history-snapshot", b"queue-operation", b"last-prompt", b"permission-mode",
-    b"summary", b"custom-title", b"agent-name", b"tag",
+    "file-history-snapshot", "queue-operation", "last-prompt", "permission-mode", "summary",
+    "custom-title", "agent-name", "tag",
 }
 _CONVERSATION = ("user", "assistant")
 _make_head = tuple.__new__
@@ -57,10 +57,6 @@ def new_state(session_id: str = "") -> dict:
 
 def parse_line(line: bytes, offset: int, state: dict) -> Sequence[Event]:
     """Events for one raw line (without its newline) starting at byte `offset`."""
-    i = line.find(b'"type":"')
-    if i > 0 and line.find(b"{", 1, i) < 0 and line.find(b"[", 1, i) < 0 \
-            and line[i + 8 : line.find(b'"', i + 8)] in _SKIP:
-        return NONE  # the first "type" key is a top-level one: a line that never matters
     obj = decode_line(line)
     if obj is None:
         if line.strip():
@@ -129,6 +125,8 @@ def parse_object(obj: dict, offset: int, end: int, state: dict) -> Sequence[Even
     """Events for a decoded line (by the schema, or by json for an odd one)."""
     get = obj.get
     kind = get("type")
+    if isinstance(kind, str) and kind in _SKIP:
+        return NONE
     side = get("isSidechain") is True
     if kind in _CONVERSATION and state.get("side") is None:
         state["side"] = side
