@@ -78,7 +78,7 @@ def decode_line(line: bytes) -> dict | None:
         if summary is not None:
             summary = obj["toolUseResult"] = (
                 decode_str(summary) if memoryview(summary)[0] == 34 else None)  # '"'
-        message = obj.get("message")
+        message = obj.get("message") if obj.get("type") == "user" else None  # tool results
         blocks = message.get("content") if message is not None else None
         if type(blocks) is list:
             for block in blocks:
