@@ -93,8 +93,8 @@ def decode_line(line: bytes) -> dict | None:
 
 @functools.cache
 def _decoder() -> tuple[Callable[[bytes], Any], Callable[[Any], str], Callable[[Any], Any],
-                        tuple[type, ...]]:
-    """msgspec decoders for a line, a string and a tool output, and msgspec's errors.
+                        tuple[type[Exception], ...]]:
+    """Decoders (msgspec) for a line, a string and a tool output, and msgspec's errors.
 
     msgspec is imported on first use: only observing decodes transcripts.
     """
@@ -109,7 +109,9 @@ def _decoder() -> tuple[Callable[[bytes], Any], Callable[[Any], str], Callable[[
     block = shape("Block", {
         "type": Any, "text": Any, "id": Any, "name": Any, "input": Any, "tool_use_id": Any,
         "content": msgspec.Raw, "is_error": Any})
-    message = shape("Message", {"id": Any, "model": Any, "content": str | list[block] | None})
+    # The shapes are made at run time: mypy cannot read them as types.
+    message = shape("Message", {
+        "id": Any, "model": Any, "content": str | list[block] | None})  # type: ignore[valid-type]
     line = shape("Line", {
         "type": Any, "subtype": Any, "parentUuid": Any, "isSidechain": Any, "sessionId": Any,
         "uuid": Any, "timestamp": Any, "requestId": Any, "cwd": Any, "isMeta": Any,
@@ -117,7 +119,7 @@ def _decoder() -> tuple[Callable[[bytes], Any], Callable[[Any], str], Callable[[
         "message": message, "toolUseResult": msgspec.Raw, "retryAttempt": Any, "error": Any,
         "content": Any})
     return (msgspec.json.Decoder(line).decode, msgspec.json.Decoder(str).decode,
-            msgspec.json.Decoder(str | list[item] | None).decode,
+            msgspec.json.Decoder(str | list[item] | None).decode,  # type: ignore[valid-type]
             (msgspec.DecodeError, msgspec.ValidationError))
 
 

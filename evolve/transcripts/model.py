@@ -189,7 +189,7 @@ def _repr_start(item: list | dict, limit: int) -> str:
     long todo list is not printed whole. An entry that is the container itself prints as
     repr does ("[...]"); JSON values have no deeper cycles.
     """
-    if type(item) is list:
+    if isinstance(item, list):
         first, last = "[", "]"
         entries = ("[...]" if entry is item else repr(entry) for entry in item)
     else:
