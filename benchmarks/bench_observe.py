@@ -9,9 +9,10 @@ tool-use ids) and every run stays well-formed.
 Measured in the same run:
 - `ratio_vs_json_loads`: full observe of the file into a fresh state.db (in-process) over
   a plain `for line in f: json.loads(line)` loop (text mode, the faster of text and
-  binary), each the best of ROUNDS. The rounds interleave the loops and the observe: this
-  machine's speed drifts by up to 2x over tens of seconds (shared cores), and measuring
-  one side after the other would compare different machines. Target <= 1.0.
+  binary), each the best of ROUNDS. The rounds interleave the loops and the observe (in
+  alternating order): this machine's speed drifts by up to 2x over tens of seconds
+  (shared cores), and measuring one side after the other would compare different
+  machines. Target <= 1.0. `round_ratios` lists each round's own ratio.
   `cpu_ratio_vs_json_loads` is the same with process CPU time (steal time excluded).
 - `reobserve_fraction`: after appending one run (a few lines), re-observing it, net of a
   no-op observe, as a fraction of the full observe. Target < 1 %.
@@ -108,7 +109,7 @@ def one_run(session: str, parent: str | None, n: int) -> tuple[bytes, str]:
     return b"".join(lines), ids[-1]
 
 
-ROUNDS = 3
+ROUNDS = 5
 
 
 def json_loads_loop(path: Path, binary: bool) -> tuple[float, float]:
@@ -132,18 +133,30 @@ def observe_once(db: Path, path: Path) -> tuple[float, float, observe_mod.Observ
 
 
 def interleaved(workdir: Path, path: Path, rounds: int = ROUNDS) -> dict:
-    """Best (wall, cpu) of the text loop, the binary loop and a full observe, interleaved."""
+    """Best (wall, cpu) of the text loop, the binary loop and a full observe, interleaved.
+
+    The order alternates between rounds (baseline first, then observe first), so a slow
+    spell of the machine is as likely to fall on either side; the binary loop, always the
+    slower baseline here, runs in the first two rounds only. `pairs` holds each round's
+    observe/text ratio: their spread says how much to trust the best-of ratio.
+    """
     best = {"text": [float("inf")] * 2, "bytes": [float("inf")] * 2,
             "observe": [float("inf")] * 2}
-    result = None
+    result, pairs = None, []
     for attempt in range(rounds):
-        timings = {"text": json_loads_loop(path, binary=False),
-                   "bytes": json_loads_loop(path, binary=True)}
-        *observed, result = observe_once(workdir / f"full-{attempt}" / "state.db", path)
-        timings["observe"] = tuple(observed)
+        timings = {}
+        steps = ["text", "bytes", "observe"] if attempt < 2 else ["text", "observe"]
+        for step in steps if attempt % 2 == 0 else reversed(steps):
+            if step == "observe":
+                *observed, result = observe_once(workdir / f"full-{attempt}" / "state.db", path)
+                timings[step] = tuple(observed)
+            else:
+                timings[step] = json_loads_loop(path, binary=step == "bytes")
+        pairs.append(round(timings["observe"][0] / timings["text"][0], 3))
         for name, (wall, cpu) in timings.items():
             best[name] = [min(best[name][0], wall), min(best[name][1], cpu)]
-    return {**best, "result": result, "db": workdir / f"full-{rounds - 1}" / "state.db"}
+    return {**best, "result": result, "pairs": pairs,
+            "db": workdir / f"full-{rounds - 1}" / "state.db"}
 
 
 _PEAK = """
@@ -248,6 +261,7 @@ def run(workdir: Path) -> dict:
         "ratio_vs_json_loads": round(full_s / baseline_s, 3),
         "cpu_ratio_vs_json_loads": round(full_cpu / baseline_cpu, 3),
         "rounds": ROUNDS,
+        "round_ratios": timed["pairs"],
         "noop_observe_s": round(noop_s, 4),
         "reobserve_s": round(reobserve_s, 4),
         "reobserve_fraction": round(max(0.0, reobserve_s - noop_s) / full_s, 5),
