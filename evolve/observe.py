@@ -9,6 +9,7 @@ whatever the file size, and the agent is marked dirty only when runs were added 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import glob
 import json
 import os
@@ -146,7 +147,8 @@ def _store_update(conn: sqlite3.Connection, agent: str, key: str, fmt: str, curs
         if update.reset:
             rows = conn.execute("SELECT idx, facts, observed_at FROM runs WHERE agent = ? "
                                 "AND path = ?", (agent, key)).fetchall()
-            known.update({r["idx"]: (hash(r["facts"]), r["observed_at"]) for r in rows})
+            known.update({r["idx"]: (hash(_canonical(r["facts"])), r["observed_at"])
+                          for r in rows})
             conn.execute("DELETE FROM runs WHERE agent = ? AND path = ?", (agent, key))
         added = _store_runs(conn, agent, key, runs, now, known)
         for index in update.superseded:
@@ -166,20 +168,32 @@ def _store_update(conn: sqlite3.Connection, agent: str, key: str, fmt: str, curs
 
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
-# Made once: json.dumps with options builds an encoder per call (a run is stored per call).
-_CURSOR_JSON = json.JSONEncoder().encode
-_FACTS_JSON = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode
 
 
-def _to_json(obj: Any, encode: Callable[[Any], str] = _CURSOR_JSON) -> str:
-    """json.dumps(obj.to_dict()) of a Run or Cursor, without asdict's deep copy.
+def _to_json(obj: Any, sort: bool = False) -> str:
+    """The JSON of a Run's or Cursor's fields, without asdict's deep copy.
 
-    asdict copies a cursor's whole parser state first: ~20 ms per cursor on a big file.
+    asdict copies a cursor's whole parser state first (~20 ms on a big file); msgspec
+    encodes a run's facts ~6x faster than json.dumps (one run is stored per call). A
+    cursor's dicts keep their order (the adapter evicts its oldest entries first).
     """
     names = _FIELDS.get(type(obj))
     if names is None:
         names = _FIELDS[type(obj)] = tuple(f.name for f in dataclasses.fields(obj))
-    return encode({name: getattr(obj, name) for name in names})
+    return _encoders()[sort]({name: getattr(obj, name) for name in names}).decode()
+
+
+def _canonical(facts: str) -> str:
+    """Stored facts in today's encoding (older rows were written by json.dumps)."""
+    return _encoders()[True](json.loads(facts)).decode()
+
+
+@functools.cache
+def _encoders() -> tuple[Callable[[Any], bytes], Callable[[Any], bytes]]:
+    """(insertion order, sorted keys) JSON encoders; msgspec is imported on first use."""
+    import msgspec
+
+    return msgspec.json.Encoder().encode, msgspec.json.Encoder(order="sorted").encode
 
 
 _UPSERT_RUN = (
@@ -205,9 +219,9 @@ def _store_runs(conn: sqlite3.Connection, agent: str, path: str, runs: list, now
         (agent, path, min(r.index for r in runs), max(r.index for r in runs))).fetchall())
     rows, changed = [], set()
     for run in runs:
-        facts = _to_json(run, _FACTS_JSON)
+        facts = _to_json(run, sort=True)
         old = stored.get(run.index)
-        if old == facts:
+        if old == facts or old is not None and _canonical(old) == facts:
             continue
         observed = now
         before = known.get(run.index) if old is None else None

@@ -269,6 +269,32 @@ def test_rename_and_new_file_at_the_same_path(conn, tmp_path):
     assert [r["request"] for r in stored(conn)] == ["Unrelated request"]
 
 
+def test_facts_stored_by_an_older_encoding_are_the_same_facts(conn, tmp_path):
+    """Rows written with json.dumps (before msgspec) neither count as new nor get rewritten."""
+    t = Transcript()
+    t.run("First request")
+    t.run("Second request")
+    path = t.write(tmp_path / "s.jsonl")
+    observe_paths(conn, path, now=100.0)
+    for row in conn.execute("SELECT id, facts FROM runs").fetchall():
+        older = json.dumps(json.loads(row["facts"]), ensure_ascii=False, sort_keys=True)
+        conn.execute("UPDATE runs SET facts = ? WHERE id = ?", (older, row["id"]))
+    assert '": ' in conn.execute("SELECT facts FROM runs").fetchone()["facts"]
+    before = stored(conn)
+    clean(conn)
+
+    with path.open("a") as handle:  # a line without events: the open run is stored again
+        handle.write('{"type":"summary","summary":"s","leafUuid":"x"}\n')
+    assert observe_paths(conn, path, now=200.0).runs == 0
+    assert stored(conn) == before and not dirty(conn)
+    lines = path.read_text()
+    path.rename(tmp_path / "s.jsonl.0")  # an atomic rewrite with the same lines
+    path.write_text(lines)
+    result = observe_paths(conn, path, now=300.0)
+    assert result.files[0].reset and result.runs == 0
+    assert stored(conn) == before and not dirty(conn)
+
+
 def test_ten_megabyte_single_line(conn, tmp_path):
     t = Transcript()
     t.user("Print the big file")
