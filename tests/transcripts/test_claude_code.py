@@ -461,7 +461,7 @@ def _key(event):
             event.name, event.tool_use_id, event.input, event.is_error, event.rejected)
 
 
-def test_fast_paths_agree_with_full_parsing_on_tricky_lines(tmp_path):
+def test_schema_decoding_agrees_with_json_on_tricky_lines(tmp_path):
     t = Transcript()
     t.user("tricky")
     # Tool input with keys that look like top-level ones.
@@ -489,8 +489,8 @@ def test_fast_paths_agree_with_full_parsing_on_tricky_lines(tmp_path):
     with path.open("ab") as handle:
         handle.write(b"   " + t.lines[1].encode() + b"\r\n")  # leading spaces, CRLF
     state = new_state(path.stem)
-    fast = [e for off, line in read_lines(path) for e in parse_line(line, off, state)]
-    assert [_key(e) for e in fast] == [_key(e) for e in _full_events(path)]
+    decoded = [e for off, line in read_lines(path) for e in parse_line(line, off, state)]
+    assert [_key(e) for e in decoded] == [_key(e) for e in _full_events(path)]
     runs = parse_file(path)
     assert [r.request for r in runs] == ["tricky", "what is in this picture?"]
     assert runs[0].tool_calls == 3 and runs[0].errors == 1

@@ -224,7 +224,7 @@ def test_incremental_reading_equals_one_full_read(claude_data, tmp_path, name):
 
 
 def _full_parse_events(path: Path) -> list:
-    """Every line through json.loads + claude_code.parse_object: no byte-level fast path."""
+    """Every line through json.loads + claude_code.parse_object: the reference semantics."""
     state = claude_code.new_state(path.stem)
     events = []
     for offset, line in read_lines(path):
@@ -235,7 +235,7 @@ def _full_parse_events(path: Path) -> list:
 
 
 def _key(event) -> tuple:
-    # Byte-level markers carry only offsets and the uuid; compare what every path fills in.
+    # A marker's meaning is its range and uuid: compare what every path fills in.
     if event.kind == "marker":
         return ("marker", event.offset, event.end, event.uuid)
     return (event.kind, event.session_id, event.timestamp, event.offset, event.end, event.uuid,
@@ -243,17 +243,17 @@ def _key(event) -> tuple:
             event.file_path, event.is_error, event.rejected, event.transient)
 
 
-def test_fast_paths_agree_with_full_parsing(claude_data):
+def test_schema_decoding_agrees_with_json_parsing(claude_data):
     adapter = ADAPTERS["claude_code"]
     for path in all_files(claude_data):
         state = adapter.new_state(path.stem)
-        fast = [e for off, line in read_lines(path) for e in adapter.parse_line(line, off, state)]
+        decoded = [e for off, line in read_lines(path) for e in adapter.parse_line(line, off, state)]
         full = _full_parse_events(path)
-        assert [_key(e) for e in fast] == [_key(e) for e in full], path.name
-        builder_fast, builder_full = RunBuilder(), RunBuilder()
-        runs_fast = [r.to_dict() for e in fast for r in builder_fast.feed(e)]
+        assert [_key(e) for e in decoded] == [_key(e) for e in full], path.name
+        builder_decoded, builder_full = RunBuilder(), RunBuilder()
+        runs_decoded = [r.to_dict() for e in decoded for r in builder_decoded.feed(e)]
         runs_full = [r.to_dict() for e in full for r in builder_full.feed(e)]
-        assert runs_fast == runs_full, path.name
+        assert runs_decoded == runs_full, path.name
         # Observing wants facts only (tool inputs left whole, summarised by the builder).
         update = follow(path)
         observed = update.runs + ([update.open_run] if update.open_run else [])
