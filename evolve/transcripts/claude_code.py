@@ -120,7 +120,7 @@ def _decoder() -> tuple[Callable[[bytes], Any], Callable[[Any], str], Callable[[
         "content": Any})
     return (msgspec.json.Decoder(line).decode, msgspec.json.Decoder(str).decode,
             msgspec.json.Decoder(str | list[item] | None).decode,  # type: ignore[valid-type]
-            (msgspec.DecodeError, msgspec.ValidationError))
+            (msgspec.DecodeError, msgspec.ValidationError, RecursionError))
 
 
 def parse_object(obj: dict, offset: int, end: int, state: dict) -> Sequence[Event]:

@@ -254,6 +254,7 @@ def test_broken_and_odd_lines_fall_back(tmp_path):
     t.user("a lone surrogate: SURROGATE", fast=False)
     t.lines[-1] = t.lines[-1].replace("SURROGATE", "\\ud800")  # json takes it, msgspec not
     t.lines.append("[1, 2]")  # not an object: a bad line
+    t.lines.append('{"type": "user", "uuid": "deep", "x": ' + "[" * 5000 + "]" * 5000 + "}")
     t.lines.append('{"type": [1], "uuid": "a-list-for-a-type"}')  # decoded (Any): a marker
     t.fast.append(len(t.lines) - 1)
     t.lines.append('{"type": "summary", "uuid": "a-summary-with-a-uuid"}')  # never matters
