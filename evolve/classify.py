@@ -300,7 +300,7 @@ class Lexicons:
         index, ascii_chars, chars, regexes, gate = found
         # The entries keyed by a word of the text or by one of its characters (as set(text)
         # would find them); set operations and `in` run in C, a miss costs no find(). The
-        # words are kept for the next pass over the same text (prepare, then best).
+        # words are kept for the next pass over the same text (phrases, then guards).
         words = self._words  # one read: another thread may replace it
         if words[0] is not text:
             tokens = text.translate(_ASCII_GAPS).split() if text.isascii() \
