@@ -139,7 +139,7 @@ def said(text: object, prefix: str | None, head: HeadFields, state: dict,
 
     `head` is a Head or a plain tuple of its fields.
     """
-    if not isinstance(text, str) or not text.strip():
+    if not isinstance(text, str) or not text or text.isspace():  # strip() would copy it
         return
     if prefix is not None and _seen(state, f"{prefix}t{len(text)}:{text[:48]}"):
         return
