@@ -8,6 +8,8 @@ exactly where it stopped. Pure logic: no I/O.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from evolve.transcripts.model import (
     API_ERROR,
     ASSISTANT_TEXT,
@@ -30,6 +32,7 @@ from evolve.transcripts.model import (
 )
 
 TAILS_CAP = 1000  # tail uuids of completed runs remembered for rewind detection
+_NONE: tuple[Run, ...] = ()  # feed's usual answer, shared: no list per event
 
 _FRESH_TRACK = {"had_error": False, "ok_after_error": False, "last_bad": False, "api": None}
 
@@ -69,15 +72,15 @@ class RunBuilder:
         """The current, still incomplete run (a copy), or None before the first request."""
         return Run.from_dict(self._run.to_dict()) if self._run else None
 
-    def feed(self, event: Event) -> list[Run]:
-        """Apply one event; return the runs it completed (at most one)."""
+    def feed(self, event: Event) -> Sequence[Run]:
+        """Apply one event; return the runs it completed (at most one; most events: none)."""
         kind = event.kind
         if kind == HUMAN:
             return self._start(event)
         run = self._run
         if run is None:
             if kind == MARKER:
-                return []
+                return _NONE
             # Agent activity with no request before it (e.g. a subagent file whose prompt was
             # not logged): an implicit run with an empty request keeps its facts.
             self._start(Event(HUMAN, session_id=event.session_id, timestamp=event.timestamp,
@@ -89,12 +92,12 @@ class RunBuilder:
         if event.end > run.end_offset:
             run.end_offset = event.end
         if kind == MARKER:
-            return []  # markers do not count for ended_at: some carry no timestamp
+            return _NONE  # markers do not count for ended_at: some carry no timestamp
         stamp = event.timestamp
         if stamp and (run.ended_at is None or stamp > run.ended_at):
             run.ended_at = stamp
         if kind == ASSISTANT_TEXT:
-            return []
+            return _NONE
         if kind == TOOL_CALL:
             self._tool_call(run, event)
         elif kind == TOOL_RESULT:
@@ -107,11 +110,11 @@ class RunBuilder:
         elif kind == API_ERROR:
             self._api_error(run, event)
         else:
-            return []
+            return _NONE
         track = self._track
         run.ended_in_error = track["last_bad"]
         run.recovered = track["had_error"] and track["ok_after_error"] and not track["last_bad"]
-        return []
+        return _NONE
 
     # --- transitions ------------------------------------------------------------------------
 
