@@ -354,8 +354,8 @@ class Lexicons:
 
         Read: the prose (no code or quotes, the start of a long text), with the spans of
         guards blanked. Guards only ever take matches away, so they are looked for only in
-        a text with a match (most requests have none), and the phrases matched again only
-        when a guard blanked something.
+        a text with a match (half the requests have none), and the phrases matched again
+        only when a guard blanked something.
         """
         text = _normalize(text)
         if any(char in text for char in _NOISE_CHARS) or "\n    " in text \
