@@ -74,18 +74,19 @@ def decode_line(line: bytes) -> dict | None:
     decode, decode_str, decode_output, errors = _decoder()
     try:
         obj = decode(line)
-        summary = obj.get("toolUseResult")
-        if summary is not None:
-            summary = obj["toolUseResult"] = (
-                decode_str(summary) if memoryview(summary)[0] == 34 else None)  # '"'
-        message = obj.get("message") if obj.get("type") == "user" else None  # tool results
-        blocks = message.get("content") if message is not None else None
-        if type(blocks) is list:
-            for block in blocks:
-                output = block.get("content")
-                if output is not None:  # a tool result's: an error needs its text
-                    block["content"] = decode_output(output) if summary is not None \
-                        or block.get("is_error") is True else None
+        if obj.get("type") == "user":  # tool results: the only readers of what stays raw
+            summary = obj.get("toolUseResult")
+            if summary is not None:
+                summary = obj["toolUseResult"] = (
+                    decode_str(summary) if memoryview(summary)[0] == 34 else None)  # '"'
+            message = obj.get("message")
+            blocks = message.get("content") if message is not None else None
+            if type(blocks) is list:
+                for block in blocks:
+                    output = block.get("content")
+                    if output is not None:  # an error needs its text
+                        block["content"] = decode_output(output) if summary is not None \
+                            or block.get("is_error") is True else None
     except errors:
         return loads_object(line)  # an unexpected type somewhere, or a corrupt line
     return obj

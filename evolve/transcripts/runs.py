@@ -58,7 +58,7 @@ class RunBuilder:
         """JSON-serialisable, bounded state to resume after a restart."""
         return {
             "next": self._next,
-            "run": self._run.to_dict() if self._run else None,
+            "run": self._settled(self._run).to_dict() if self._run else None,
             "track": dict(self._track),
             "tails": [[u, i] for u, i in self._tails.items()],
         }
@@ -70,7 +70,17 @@ class RunBuilder:
 
     def open_run(self) -> Run | None:
         """The current, still incomplete run (a copy), or None before the first request."""
-        return Run.from_dict(self._run.to_dict()) if self._run else None
+        return Run.from_dict(self._settled(self._run).to_dict()) if self._run else None
+
+    def _settled(self, run: Run) -> Run:
+        """`run` with ended_in_error and recovered as its tool results so far make them.
+
+        Set when a run is handed out (completed, open, saved), not after every event.
+        """
+        track = self._track
+        run.ended_in_error = track["last_bad"]
+        run.recovered = track["had_error"] and track["ok_after_error"] and not track["last_bad"]
+        return run
 
     def feed(self, event: Event) -> Sequence[Run]:
         """Apply one event; return the runs it completed (at most one; most events: none)."""
@@ -109,11 +119,6 @@ class RunBuilder:
             run.aborted = True
         elif kind == API_ERROR:
             self._api_error(run, event)
-        else:
-            return _NONE
-        track = self._track
-        run.ended_in_error = track["last_bad"]
-        run.recovered = track["had_error"] and track["ok_after_error"] and not track["last_bad"]
         return _NONE
 
     # --- transitions ------------------------------------------------------------------------
@@ -124,7 +129,7 @@ class RunBuilder:
         j = self._tails.get(event.parent_uuid) if event.parent_uuid else None
         current = self._run
         if current is not None:
-            current.complete = True
+            self._settled(current).complete = True
             current.end_offset = max(current.end_offset, event.offset)
             if j is not None and j < current.index:
                 superseded_from = j + 1
