@@ -8,14 +8,14 @@ tool-use ids) and every run stays well-formed.
 
 Measured in the same run:
 - `ratio_vs_json_loads`: full observe of the file into a fresh state.db (in-process) over
-  a plain `for line in f: json.loads(line)` loop (text mode, the faster of text and
-  binary), each the best of ROUNDS. The rounds interleave the loops and the observe (in
-  alternating order): this machine's speed drifts by up to 2x over tens of seconds
-  (shared cores), and measuring one side after the other would compare different
-  machines. Target <= 1.0. `round_ratios` lists each round's own ratio (both timed back to
-  back) and `median_round_ratio` is their median: the estimate least moved by one slow
-  spell. `cpu_ratio_vs_json_loads` is the best-of ratio in process CPU time (steal time
-  excluded).
+  a plain `for line in f: json.loads(line)` loop (text mode, the faster of text and binary)
+  timed back to back, the median over ROUNDS such pairs (`round_ratios`). This machine's
+  speed drifts by up to 2x over tens of seconds (shared cores): a pair shares one machine
+  state, the rounds alternate which side goes first, and the median ignores a round caught
+  by a slow spell. The ratio of each side's best time (`best_of_ratio`) mixes times taken
+  in different states: it is printed, but one fast baseline round can move it by 30 %.
+  `cpu_ratio_vs_json_loads` is the same median in process CPU time (steal time excluded).
+  Target <= 1.0.
 - `reobserve_fraction`: after appending one run (a few lines), re-observing it, net of a
   no-op observe, as a fraction of the full observe. Target < 1 %.
 - `peak_mb` / `peak_mb_50`: peak RSS growth of a full observe in a fresh subprocess
@@ -112,7 +112,7 @@ def one_run(session: str, parent: str | None, n: int) -> tuple[bytes, str]:
     return b"".join(lines), ids[-1]
 
 
-ROUNDS = 5
+ROUNDS = 7
 
 
 def json_loads_loop(path: Path, binary: bool) -> tuple[float, float]:
@@ -140,12 +140,12 @@ def interleaved(workdir: Path, path: Path, rounds: int = ROUNDS) -> dict:
 
     The order alternates between rounds (baseline first, then observe first), so a slow
     spell of the machine is as likely to fall on either side; the binary loop, always the
-    slower baseline here, runs in the first two rounds only. `pairs` holds each round's
-    observe/text ratio: their spread says how much to trust the best-of ratio.
+    slower baseline here, runs in the first two rounds only. `pairs` and `cpu_pairs` hold
+    each round's observe/text ratio in wall and CPU time.
     """
     best = {"text": [float("inf")] * 2, "bytes": [float("inf")] * 2,
             "observe": [float("inf")] * 2}
-    result, pairs = None, []
+    result, pairs, cpu_pairs = None, [], []
     for attempt in range(rounds):
         timings = {}
         steps = ["text", "bytes", "observe"] if attempt < 2 else ["text", "observe"]
@@ -156,9 +156,10 @@ def interleaved(workdir: Path, path: Path, rounds: int = ROUNDS) -> dict:
             else:
                 timings[step] = json_loads_loop(path, binary=step == "bytes")
         pairs.append(round(timings["observe"][0] / timings["text"][0], 3))
+        cpu_pairs.append(round(timings["observe"][1] / timings["text"][1], 3))
         for name, (wall, cpu) in timings.items():
             best[name] = [min(best[name][0], wall), min(best[name][1], cpu)]
-    return {**best, "result": result, "pairs": pairs,
+    return {**best, "result": result, "pairs": pairs, "cpu_pairs": cpu_pairs,
             "db": workdir / f"full-{rounds - 1}" / "state.db"}
 
 
@@ -219,9 +220,9 @@ def run(workdir: Path) -> dict:
     # correction lexicons, compiled patterns) that a 200 MB read should not be charged with.
     observe_once(workdir / "warm-up" / "state.db", small)
     timed = interleaved(workdir, big)
-    (text_s, text_cpu), (bytes_s, bytes_cpu) = timed["text"], timed["bytes"]
-    baseline_s, baseline_cpu = min(text_s, bytes_s), min(text_cpu, bytes_cpu)  # the faster loop
-    full_s, full_cpu = timed["observe"]
+    text_s, bytes_s = timed["text"][0], timed["bytes"][0]
+    baseline_s = min(text_s, bytes_s)  # the faster loop (text: the pairs' baseline)
+    full_s = timed["observe"][0]
     result, db = timed["result"], timed["db"]
     runs = result.runs
     bad_lines = result.bad_lines
@@ -264,11 +265,11 @@ def run(workdir: Path) -> dict:
         "json_loads_bytes_s": round(bytes_s, 3),
         "observe_s": round(full_s, 3),
         "observe_mb_per_s": round(size / (1 << 20) / full_s, 1),
-        "ratio_vs_json_loads": round(full_s / baseline_s, 3),
-        "cpu_ratio_vs_json_loads": round(full_cpu / baseline_cpu, 3),
+        "ratio_vs_json_loads": statistics.median(timed["pairs"]),
+        "cpu_ratio_vs_json_loads": statistics.median(timed["cpu_pairs"]),
+        "best_of_ratio": round(full_s / baseline_s, 3),
         "rounds": ROUNDS,
         "round_ratios": timed["pairs"],
-        "median_round_ratio": statistics.median(timed["pairs"]),
         "noop_observe_s": round(noop_s, 4),
         "reobserve_s": round(reobserve_s, 4),
         "reobserve_fraction": round(max(0.0, reobserve_s - noop_s) / full_s, 5),
@@ -278,7 +279,6 @@ def run(workdir: Path) -> dict:
         "peak_growth_mb": round(memory["peak_mb"] - memory_50["peak_mb"], 1),
         "build_s": round(build_s, 2),
         "targets": {"ratio_vs_json_loads": "<= 1.0", "cpu_ratio_vs_json_loads": "<= 1.0",
-                    "median_round_ratio": "<= 1.0",
                     "reobserve_fraction": "< 0.01",
                     "peak_mb": "< 100", "peak_mb_50": "< 100", "peak_growth_mb": "< 20"},
     }
