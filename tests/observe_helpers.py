@@ -14,6 +14,21 @@ AGENT = "demo"
 START = datetime(2026, 2, 10, 21, 0, tzinfo=UTC)
 
 
+def api_error_line(attempt: int, status: int = 529, kind: str = "overloaded_error") -> dict:
+    """Claude Code's `system/api_error` retry line (before the common keys are added)."""
+    return {"type": "system", "subtype": "api_error", "level": "error",
+            "error": {"status": status, "error": {"type": "error", "error": {
+                "type": kind, "message": kind.replace("_", " ")}}},
+            "retryInMs": 1000, "retryAttempt": attempt, "maxRetries": 10}
+
+
+def synthetic_line(text: str, msg_id: str) -> dict:
+    """The assistant line Claude Code writes when the API failed for good."""
+    return {"type": "assistant", "isApiErrorMessage": True, "message": {
+        "id": msg_id, "type": "message", "role": "assistant", "model": "<synthetic>",
+        "content": [{"type": "text", "text": text}]}}
+
+
 class Transcript:
     """Claude Code JSONL lines shaped like real ones (one content block per assistant line)."""
 
@@ -92,15 +107,10 @@ class Transcript:
         return self.user([{"type": "text", "text": "[Request interrupted by user]"}])
 
     def api_error(self, attempt: int, status: int = 529, kind: str = "overloaded_error") -> str:
-        return self.add({"type": "system", "subtype": "api_error", "level": "error",
-                         "error": {"status": status, "error": {"type": "error", "error": {
-                             "type": kind, "message": kind.replace("_", " ")}}},
-                         "retryInMs": 1000, "retryAttempt": attempt, "maxRetries": 10})
+        return self.add(api_error_line(attempt, status, kind))
 
     def synthetic(self, text: str) -> str:
-        return self.add({"type": "assistant", "isApiErrorMessage": True, "message": {
-            "id": f"synthetic-{self.n}", "type": "message", "role": "assistant",
-            "model": "<synthetic>", "content": [{"type": "text", "text": text}]}})
+        return self.add(synthetic_line(text, f"synthetic-{self.n}"))
 
     def run(self, request: str, answer: str = "Done.", parent: str | None | bool = True) -> str:
         """A whole simple run: request, one successful tool call, an answer."""

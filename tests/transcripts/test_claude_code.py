@@ -7,6 +7,7 @@ import json
 from evolve.transcripts import ADAPTERS, follow, parse_file
 from evolve.transcripts.claude_code import new_state, parse_line, parse_object
 from evolve.transcripts.reader import loads_object, read_lines
+from tests.observe_helpers import api_error_line, synthetic_line
 
 SID = "0b6f8c1e-session"
 
@@ -63,15 +64,10 @@ class Transcript:
         return self.user([block], **extra)
 
     def api_error(self, attempt: int, status: int = 529, kind: str = "overloaded_error") -> str:
-        return self.add({"type": "system", "subtype": "api_error", "level": "error",
-                         "error": {"status": status, "error": {"type": "error", "error": {
-                             "type": kind, "message": kind.replace("_", " ")}}},
-                         "retryInMs": 1000, "retryAttempt": attempt, "maxRetries": 10})
+        return self.add(api_error_line(attempt, status, kind))
 
     def synthetic(self, text: str) -> str:
-        return self.add({"type": "assistant", "isApiErrorMessage": True, "message": {
-            "id": "synthetic-id", "type": "message", "role": "assistant", "model": "<synthetic>",
-            "content": [{"type": "text", "text": text}]}})
+        return self.add(synthetic_line(text, "synthetic-id"))
 
     def write(self, path):
         path.write_text("".join(line + "\n" for line in self.lines), encoding="utf-8")
