@@ -214,16 +214,41 @@ COMMANDS: dict[str, tuple[str, str, Callable[[object], None]]] = {
 
 def run(argv: Sequence[str]) -> int:
     """Parse and dispatch; errors propagate (main maps them to exit codes)."""
-    if "prompt" in argv[:3]:  # on the session-start hot path: no argparse (evolve.inject)
-        from evolve.inject import fast_main
-
-        code = fast_main(list(argv))
+    if "prompt" in argv[:3]:  # on the session-start hot path: no argparse
+        code = _fast_prompt(list(argv))
         if code is not None:
             return code
     args = vars(_build_parser().parse_args(list(argv)))
     command = args.pop("command")
     home = Home.resolve(args.pop("home"))
     return _resolve(COMMANDS[command][0])(home, **args)
+
+
+def _fast_prompt(argv: list[str]) -> int | None:
+    """`evolve [--home H] prompt NAME [--session ID] [--json]` without argparse; None: not sure."""
+    args = list(argv)
+    home = None
+    if args[:1] == ["--home"] and len(args) > 1:
+        home, args = args[1], args[2:]
+    elif args and args[0].startswith("--home="):
+        home, args = args[0].partition("=")[2], args[1:]
+    if args[:1] != ["prompt"] or len(args) < 2 or args[1].startswith("-"):
+        return None
+    name, rest = args[1], args[2:]
+    session, as_json = None, False
+    while rest:
+        item = rest.pop(0)
+        if item == "--json":
+            as_json = True
+        elif item == "--session" and rest and not rest[0].startswith("-"):
+            session = rest.pop(0)
+        elif item.startswith("--session=") and len(item) > len("--session="):
+            session = item.partition("=")[2]
+        else:
+            return None
+    from evolve.commands.prompt import prompt
+
+    return prompt(Home.resolve(home), name, session=session, as_json=as_json)
 
 
 def _crash_log(exc: BaseException) -> str:

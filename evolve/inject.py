@@ -188,30 +188,3 @@ def render(home: Home | str | os.PathLike, agent_name: str, *, session: str | No
         spool.append(home.spool_dir, {"event": "impressions", "agent": agent_name,
                                       "session_id": session, "skills": listed, "at": time.time()})
     return Injection(text, listed, left_out, len(text), session, budget)
-
-
-def fast_main(argv: list[str]) -> int | None:
-    """`evolve [--home H] prompt NAME [--session ID] [--json]` without argparse; None: not sure."""
-    args = list(argv)
-    home = None
-    if args[:1] == ["--home"] and len(args) > 1:
-        home, args = args[1], args[2:]
-    elif args and args[0].startswith("--home="):
-        home, args = args[0].partition("=")[2], args[1:]
-    if args[:1] != ["prompt"] or len(args) < 2 or args[1].startswith("-"):
-        return None
-    name, rest = args[1], args[2:]
-    session, as_json = None, False
-    while rest:
-        item = rest.pop(0)
-        if item == "--json":
-            as_json = True
-        elif item == "--session" and rest and not rest[0].startswith("-"):
-            session = rest.pop(0)
-        elif item.startswith("--session=") and len(item) > len("--session="):
-            session = item.partition("=")[2]
-        else:
-            return None
-    from evolve.commands.prompt import prompt
-
-    return prompt(Home.resolve(home), name, session=session, as_json=as_json)
