@@ -96,7 +96,7 @@ class Session:
         tool_use blocks, tool_result blocks with `is_error`. Returns what observing found.
         """
         from evolve import ledger, observe
-        from evolve.usage import drain_pending
+        from evolve.hookrecords import drain_pending
 
         written = self._recorded()
         lines = _lines(list(messages)[written:], written, self.id, cwd or self.cwd, self.skill_tools)

@@ -12,7 +12,7 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
-from evolve import observe, usage
+from evolve import observe, spool, usage
 from evolve.home import Home
 from evolve.names import check_name
 
@@ -90,3 +90,11 @@ def apply_hook_records(conn: sqlite3.Connection, home: Home, records: list[dict]
                 outcome = "skipped"
         counts[outcome] = counts.get(outcome, 0) + 1
     return counts
+
+
+def drain_pending(conn: sqlite3.Connection, home: Home) -> dict[str, int]:
+    """Apply what hooks left in the spool now (a reading command must not wait for the watcher)."""
+    if not (home.spool_dir / spool.SPOOL).exists() and not any(home.spool_dir.glob("*.draining")):
+        return {}
+    with spool.drain(home.spool_dir) as records:
+        return apply_hook_records(conn, home, records) if records else {}

@@ -187,3 +187,19 @@ def events_since(conn: sqlite3.Connection, agent: str, since: float | None) -> l
     rows = conn.execute("SELECT kind, at, data FROM events WHERE agent = ? AND at > ? ORDER BY at",
                         (agent, since or 0.0)).fetchall()
     return [{"kind": r["kind"], "at": r["at"], **json.loads(r["data"])} for r in rows]
+
+
+def record_invocation(conn: sqlite3.Connection, agent: str, skill: str, session: str | None,
+                      run_idx: int | None, tool_use_id: str | None, source: str,
+                      now: float | None = None) -> bool:
+    """One skill invocation, deduplicated by tool-use id; True when it was new."""
+    cur = conn.execute(
+        "INSERT OR IGNORE INTO invocations (agent, skill, session, run_idx, tool_use_id, source, at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (agent, skill, session, run_idx, tool_use_id, source, now or time.time()),
+    )
+    if cur.rowcount == 0 and tool_use_id:
+        conn.execute(  # a hook saw it first: attach the run the transcript now places it in
+            "UPDATE invocations SET run_idx = COALESCE(run_idx, ?), session = COALESCE(session, ?) "
+            "WHERE agent = ? AND tool_use_id = ?", (run_idx, session, agent, tool_use_id))
+    return cur.rowcount > 0

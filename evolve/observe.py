@@ -237,26 +237,10 @@ def _store_runs(conn: sqlite3.Connection, agent: str, path: str, runs: list, now
         for number, skill in enumerate(run.skills):
             name = skill.get("name", "")
             call_id = skill.get("tool_use_id") or f"run:{path}:{run.index}:{number}:{name}"
-            record_invocation(conn, agent, name, run.session_id, run.index, call_id,
+            ledger.record_invocation(conn, agent, name, run.session_id, run.index, call_id,
                               "transcript", used_at)
     conn.executemany(_UPSERT_RUN, rows)
     return changed
-
-
-def record_invocation(conn: sqlite3.Connection, agent: str, skill: str, session: str | None,
-                      run_idx: int | None, tool_use_id: str | None, source: str,
-                      now: float | None = None) -> bool:
-    """One skill invocation, deduplicated by tool-use id; True when it was new."""
-    cur = conn.execute(
-        "INSERT OR IGNORE INTO invocations (agent, skill, session, run_idx, tool_use_id, source, at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (agent, skill, session, run_idx, tool_use_id, source, now or time.time()),
-    )
-    if cur.rowcount == 0 and tool_use_id:
-        conn.execute(  # a hook saw it first: attach the run the transcript now places it in
-            "UPDATE invocations SET run_idx = COALESCE(run_idx, ?), session = COALESCE(session, ?) "
-            "WHERE agent = ? AND tool_use_id = ?", (run_idx, session, agent, tool_use_id))
-    return cur.rowcount > 0
 
 
 def configure_classifier(signals: SignalsConfig) -> None:

@@ -39,10 +39,8 @@ def record_skill_read(conn: sqlite3.Connection, agent: str, skill: str, session:
     Without a run index the invocation is placed, when rates are computed, in the
     session's run that had started by `at`. True when it was new.
     """
-    from evolve.observe import record_invocation
-
     with ledger.transaction(conn):
-        return record_invocation(conn, agent, skill, session, run_idx, tool_use_id, source, at)
+        return ledger.record_invocation(conn, agent, skill, session, run_idx, tool_use_id, source, at)
 
 
 # -- spool records -----------------------------------------------------------------------
@@ -90,17 +88,6 @@ def handle_invocation(conn: sqlite3.Connection, home: Home, record: dict) -> str
                       tool_use_id=tool_use_id if isinstance(tool_use_id, str) else None,
                       source=source if isinstance(source, str) else "hook", at=_at(record))
     return "invocation"
-
-
-def drain_pending(conn: sqlite3.Connection, home: Home) -> dict[str, int]:
-    """Apply what hooks left in the spool now (a reading command must not wait for the watcher)."""
-    from evolve import spool
-    from evolve.hookrecords import apply_hook_records
-
-    if not (home.spool_dir / spool.SPOOL).exists() and not any(home.spool_dir.glob("*.draining")):
-        return {}
-    with spool.drain(home.spool_dir) as records:
-        return apply_hook_records(conn, home, records) if records else {}
 
 
 # -- retention ---------------------------------------------------------------------------

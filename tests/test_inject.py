@@ -14,11 +14,11 @@ from hypothesis import strategies as st
 
 from evolve import config, inject, ledger, skillindex
 from evolve.home import Home
+from evolve.hookrecords import drain_pending
 from evolve.inject import MATURE_RUNS, fit, leave_order, render
 from evolve.memo import STRATEGIES, replace_section
 from evolve.metrics import write_rates_cache
 from evolve.skills import load_skill
-from evolve.usage import drain_pending
 from tests.helpers import make_agent, write_skill
 
 

@@ -11,8 +11,9 @@ import pytest
 from evolve import ledger, observe, spool
 from evolve.commands.skills import KEYS
 from evolve.home import Home
+from evolve.hookrecords import drain_pending
 from evolve.metrics import RunRecord, iso, skill_usage, tally
-from evolve.usage import drain_pending, prune_state, record_skill_read, store_impressions
+from evolve.usage import prune_state, record_skill_read, store_impressions
 from tests.helpers import evolve_commit, make_agent, skill_text
 
 

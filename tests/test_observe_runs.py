@@ -121,7 +121,7 @@ def test_hook_then_transcript_is_one_invocation(conn, tmp_path):
     tool_id = t.skill("deploy")
     path = t.write(tmp_path / "s.jsonl")
     with ledger.transaction(conn):
-        assert observe.record_invocation(conn, AGENT, "deploy", None, None, tool_id, "hook")
+        assert ledger.record_invocation(conn, AGENT, "deploy", None, None, tool_id, "hook")
     observe_paths(conn, path)
     assert invocations(conn) == [("deploy", t.session, 0, tool_id, "hook")]
 

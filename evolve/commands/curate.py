@@ -45,7 +45,8 @@ def restore(home: Home, name: str, skill: str, as_json: bool = False) -> int:
 def prune(home: Home, name: str, dry_run: bool = False, as_json: bool = False) -> int:
     from evolve import ledger
     from evolve.curate import prune as prune_skills
-    from evolve.usage import drain_pending, refresh_rates
+    from evolve.hookrecords import drain_pending
+    from evolve.usage import refresh_rates
 
     agent = Agent.open(name, home)
     conn = ledger.connect(home.state_db)

@@ -12,8 +12,9 @@ from evolve.home import Home
 
 def report(home: Home, name: str, html: str | None = None, as_json: bool = False) -> int:
     from evolve import ledger
+    from evolve.hookrecords import drain_pending
     from evolve.report import build, text_summary
-    from evolve.usage import drain_pending, refresh_rates
+    from evolve.usage import refresh_rates
 
     agent = Agent.open(name, home)
     conn = ledger.connect(home.state_db)

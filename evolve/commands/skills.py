@@ -16,8 +16,9 @@ KEYS = ("name", "description", "impressions", "invocations", "invocation_rate",
 def skill_metrics(home: Home, agent: Agent) -> list[dict]:
     """`skill_records()` joined with the usage metrics; refreshes the session-start cache."""
     from evolve import ledger
+    from evolve.hookrecords import drain_pending
     from evolve.metrics import iso
-    from evolve.usage import drain_pending, refresh_rates
+    from evolve.usage import refresh_rates
 
     records = agent.skill_records()
     conn = ledger.connect(home.state_db)
