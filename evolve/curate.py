@@ -7,6 +7,7 @@ first, as theirs), with an `Evolve-Kind` trailer so `evolve log` tells them apar
 from __future__ import annotations
 
 import os
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from evolve import skills as skills_mod
@@ -136,23 +137,47 @@ def restore(agent: Agent, name: str) -> Done:
 
 def plan_prune(agent: Agent, usage: dict[str, dict]) -> tuple[list[str], list[str]]:
     """(skills to evict, notes): the cap applied with the reflection's eviction order."""
-    from evolve.reflect.apply import eviction_order
-
     live = agent.skills()
     cap = agent.config.limits.max_skills
     excess = len(live) - cap
     if excess <= 0:
         return [], []
-    history = agent.repo.skill_history()
-    candidates = {s.name: {"created_at": history[s.name].created_at if s.name in history else None,
-                           "last_used_at": usage.get(s.name, {}).get("last_used_at")}
-                  for s in live if s.valid and not s.pinned}
-    evict = eviction_order(candidates)[:excess]
+    evict = eviction_candidates(agent, live, usage)[:excess]
     notes = []
     if len(evict) < excess:
         notes.append(f"{len(live) - len(evict)} skills stay over max_skills = {cap}: broken and "
                      "pinned skills are never evicted")
     return evict, notes
+
+
+def eviction_candidates(agent: Agent, live: list[skills_mod.Skill], usage: dict[str, dict],
+                        keep: Collection[str] = ()) -> list[str]:
+    """The skills that may be evicted, in eviction order (never broken, pinned or in `keep`)."""
+    history = agent.repo.skill_history()
+    candidates = {s.name: {"created_at": history[s.name].created_at if s.name in history else None,
+                           "last_used_at": usage.get(s.name, {}).get("last_used_at")}
+                  for s in live if s.valid and not s.pinned and s.name not in keep}
+    return eviction_order(candidates)
+
+
+def eviction_order(candidates: dict[str, dict]) -> list[str]:
+    """Never-invoked skills first (oldest created first), then least recently invoked.
+
+    `candidates`: name → {"created_at": iso or None, "last_used_at": ts or None}; broken
+    and pinned skills must not be in it.
+    """
+    never = sorted((n for n, c in candidates.items() if not c.get("last_used_at")),
+                   key=lambda n: (candidates[n].get("created_at") or "", n))
+    used = sorted((n for n, c in candidates.items() if c.get("last_used_at")),
+                  key=lambda n: (candidates[n]["last_used_at"], n))
+    return never + used
+
+
+def folder_files(agent: Agent, name: str) -> list[str]:
+    """Every file of a skill folder, relative to the repository (what removing it deletes)."""
+    folder = agent.skills_dir / name
+    return sorted(str(p.relative_to(agent.path)) for p in folder.rglob("*")
+                  if p.is_file() or p.is_symlink())
 
 
 def prune(agent: Agent, usage: dict[str, dict], *, dry_run: bool = False) -> Done:
@@ -166,9 +191,7 @@ def prune(agent: Agent, usage: dict[str, dict], *, dry_run: bool = False) -> Don
             return done
         changes: dict[str, bytes | None] = {}
         for name in evict:
-            folder = agent.skills_dir / name
-            changes.update({str(p.relative_to(agent.path)): None for p in folder.rglob("*")
-                            if p.is_file() or p.is_symlink()})
+            changes.update({p: None for p in folder_files(agent, name)})
         message = build_message(f"prune({agent.name}): evict {len(evict)} skill"
                                 f"{'s' if len(evict) != 1 else ''} over max_skills",
                                 {"Evolve-Kind": "prune", "Evolve-Evicted": evict})

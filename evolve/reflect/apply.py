@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from evolve.agent import Agent
 from evolve.commits import build_message
+from evolve.curate import eviction_candidates, folder_files
 from evolve.reflect.operations import CREATE, MEMO, RETIRE, Plan, Rejection, ValidOp
 
 
@@ -22,19 +23,6 @@ class Applied:
     rejected: list[Rejection] = field(default_factory=list)
     evicted: list[str] = field(default_factory=list)
     already: bool = False  # this reflection id was committed before (exactly-once)
-
-
-def eviction_order(candidates: dict[str, dict]) -> list[str]:
-    """Never-invoked skills first (oldest created first), then least recently invoked.
-
-    `candidates`: name → {"created_at": iso or None, "last_used_at": ts or None}; broken
-    and pinned skills must not be in it.
-    """
-    never = sorted((n for n, c in candidates.items() if not c.get("last_used_at")),
-                   key=lambda n: (candidates[n].get("created_at") or "", n))
-    used = sorted((n for n, c in candidates.items() if c.get("last_used_at")),
-                  key=lambda n: (candidates[n]["last_used_at"], n))
-    return never + used
 
 
 def find_reflection(agent: Agent, reflection_id: str, branch: str | None = None) -> str | None:
@@ -68,12 +56,6 @@ def _still_valid(agent: Agent, op: ValidOp) -> str | None:
     return None if current == op.previous else "the skill changed since the reflection started"
 
 
-def _folder_files(agent: Agent, name: str) -> list[str]:
-    folder = agent.skills_dir / name
-    return sorted(str(p.relative_to(agent.path)) for p in folder.rglob("*")
-                  if p.is_file() or p.is_symlink())
-
-
 def apply_plan(agent: Agent, plan: Plan, *, reflection_id: str, trailers: dict[str, object],
                usage: dict[str, dict] | None = None, branch: str | None = None) -> Applied:
     """Commit the plan's operations; returns the commit (None when nothing applied)."""
@@ -97,13 +79,13 @@ def apply_plan(agent: Agent, plan: Plan, *, reflection_id: str, trailers: dict[s
         changes: dict[str, bytes | None] = {}
         for op in result.operations:
             if op.kind == RETIRE:
-                changes.update({p: None for p in _folder_files(agent, op.name)})
+                changes.update({p: None for p in folder_files(agent, op.name)})
             else:
                 changes[op.path] = (op.text or "").encode("utf-8")
         creates = sum(op.kind == CREATE for op in result.operations)
         result.evicted = _evictions(agent, creates, usage or {}, result.operations)
         for name in result.evicted:
-            changes.update({p: None for p in _folder_files(agent, name)})
+            changes.update({p: None for p in folder_files(agent, name)})
         if not changes:
             return result
         message = build_message(f"reflect({agent.name}): {plan.summary}",
@@ -118,20 +100,12 @@ def apply_plan(agent: Agent, plan: Plan, *, reflection_id: str, trailers: dict[s
 def _evictions(agent: Agent, creates: int, usage: dict[str, dict], ops: list[ValidOp]) -> list[str]:
     if not creates:
         return []
-    skills = agent.skills()
     retired = {op.name for op in ops if op.kind == RETIRE}
-    live = [s for s in skills if s.name not in retired]
+    live = [s for s in agent.skills() if s.name not in retired]
     excess = len(live) + creates - agent.config.limits.max_skills
     if excess <= 0:
         return []
-    history = agent.repo.skill_history()
-    touched = {op.name for op in ops}
-    candidates = {
-        s.name: {"created_at": history[s.name].created_at if s.name in history else None,
-                 "last_used_at": usage.get(s.name, {}).get("last_used_at")}
-        for s in live if s.valid and not s.pinned and s.name not in touched
-    }
-    return eviction_order(candidates)[:excess]
+    return eviction_candidates(agent, live, usage, keep={op.name for op in ops})[:excess]
 
 
 def _trailers(base: dict[str, object], reflection_id: str, result: Applied) -> dict[str, object]:

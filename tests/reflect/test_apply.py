@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from evolve.reflect.apply import apply_plan, eviction_order
+from evolve.curate import eviction_order
+from evolve.reflect.apply import apply_plan
 from evolve.reflect.operations import Limits, SkillState, parse_answer
 from tests.helpers import commit_all, git_out, head, make_agent, parsed_trailers, write_skill
 
