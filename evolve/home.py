@@ -75,8 +75,21 @@ class Home:
         """Pidfiles and process locks."""
         return self.root / "run"
 
+    @property
+    def cache_dir(self) -> Path:
+        """Caches evolve can always rebuild (skill index, rates, tokenizer files)."""
+        return self.root / "cache"
+
     def agent_dir(self, name: str) -> Path:
         return self.agents_dir / name
+
+    def skill_index_cache(self, agent: str) -> Path:
+        """What the session-start hook read from each SKILL.md (`evolve.skillindex`)."""
+        return self.cache_dir / agent / "skills.json"
+
+    def rates_cache(self, agent: str) -> Path:
+        """The usage rates the session-start hook ranks skills by (`evolve.metrics`)."""
+        return self.cache_dir / agent / "rates.json"
 
     def ensure(self) -> Home:
         """Create the home's folders (idempotent)."""

@@ -105,10 +105,8 @@ def memo_block(memo_text: str, room: int, memo_path: Path) -> str:
 
 # -- rendering ---------------------------------------------------------------------------
 def _rates(home: Home, agent: str) -> dict[str, list]:
-    from evolve.skillindex import RATES, cache_path
-
     try:
-        data = json.loads(cache_path(home.root, agent, RATES).read_bytes())
+        data = json.loads(home.rates_cache(agent).read_bytes())
         skills = data.get("skills")
         return skills if isinstance(skills, dict) else {}
     except (OSError, ValueError, AttributeError):
@@ -155,7 +153,7 @@ def render(home: Home | str | os.PathLike, agent_name: str, *, session: str | No
     budget, body_tokens = limits(home, path)
     session = session or os.urandom(16).hex()
     skills_dir = path / "skills"
-    entries = [e for e in skillindex.load(skills_dir, skillindex.cache_path(home.root, agent_name),
+    entries = [e for e in skillindex.load(skills_dir, home.skill_index_cache(agent_name),
                                           body_tokens) if e.valid]
     try:
         memo_text = (path / "memo.md").read_text(encoding="utf-8")

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import bisect
 import json
-import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+
+from evolve.files import atomic_write
 
 DAY = 86_400.0
 DEFAULT_WINDOW_DAYS = 180
@@ -328,20 +329,10 @@ def rates_text(usage: dict) -> str:
 
 
 # -- the hot path's cache ----------------------------------------------------------------
-def rates_cache_path(home_root: Path, agent: str) -> Path:
-    from evolve.skillindex import RATES, cache_path
-
-    return cache_path(home_root, agent, RATES)
-
-
-def write_rates_cache(home_root: Path, agent: str, usage: dict[str, dict], now: float | None = None) -> Path:
+def write_rates_cache(path: Path, usage: dict[str, dict], now: float | None = None) -> Path:
     """Name → [impressions, runs shown, invocation rate] for `inject` to rank by (atomic write)."""
-    path = rates_cache_path(home_root, agent)
-    path.parent.mkdir(parents=True, exist_ok=True)
     data = {"computed_at": now or time.time(),
             "skills": {n: [u["impressions"], u["runs_shown"], u["invocation_rate"]]
                        for n, u in usage.items()}}
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
-    tmp.replace(path)
+    atomic_write(path, json.dumps(data, separators=(",", ":")).encode("utf-8"))
     return path

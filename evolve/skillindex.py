@@ -15,8 +15,6 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-CACHE = "skills.json"
-RATES = "rates.json"  # written by evolve.metrics.write_rates_cache
 VERSION = 1
 SKILL_FILE = "SKILL.md"
 _KEYS = frozenset({"name", "description", "license", "compatibility", "metadata", "allowed-tools"})
@@ -142,11 +140,6 @@ def read_entry(folder: Path, max_body_tokens: int) -> Entry:
     metadata = metadata if isinstance(metadata, dict) else {}
     pinned = str(metadata.get("pinned", "")).lower() in {"true", "yes", "1"}
     return Entry(name, description, not problems, pinned)
-
-
-def cache_path(home_root: Path, agent: str, name: str = CACHE) -> Path:
-    """`<home>/cache/<agent>/<name>`: the index cache, and the rates cache (RATES)."""
-    return home_root / "cache" / agent / name
 
 
 def load(skills_dir: Path, cache_file: Path, max_body_tokens: int) -> list[Entry]:

@@ -125,7 +125,7 @@ def refresh_rates(conn: sqlite3.Connection, home: Home, agent: str, now: float |
         window_days = config_mod.load(home.config_file, home.agent_dir(agent) / "agent.toml"
                                       ).limits.retention_days
     usage = skill_usage(conn, agent, window_days=window_days, now=now)
-    write_rates_cache(home.root, agent, usage, now)
+    write_rates_cache(home.rates_cache(agent), usage, now)
     return usage
 
 

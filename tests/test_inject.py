@@ -36,7 +36,7 @@ def test_two_hundred_skills_stay_under_budget_and_a_new_skill_is_listed(evolve_h
         write_skill(agent.path, name, f"Use when working on area {number} and " + "detail " * 12)
         usage[name] = {"impressions": 40, "runs_shown": 100 + number, "invocation_rate": number / 1000}
     write_skill(agent.path, "zz-new", "Use when the newest thing happens.")
-    write_rates_cache(home.root, "demo", usage)
+    write_rates_cache(home.rates_cache("demo"), usage)
     injection = render(home, "demo", session="s-1")
     assert injection.chars == len(injection.text) <= 8000
     assert "zz-new" in injection.listed and "- zz-new: Use when the newest thing happens." in injection.text
@@ -129,7 +129,7 @@ def test_the_index_cache_follows_edits(evolve_home):
     assert "Use when second." in render(home, "demo", record=False).text
     path.write_text("broken")
     assert render(home, "demo", record=False).listed == []
-    skillindex.cache_path(home.root, "demo").write_text("{not json")
+    home.skill_index_cache("demo").write_text("{not json")
     write_skill(agent.path, "one", "Use when third.")
     assert "Use when third." in render(home, "demo", record=False).text
 

@@ -201,7 +201,6 @@ def test_bundle_skill_line_carries_the_rates(evolve_home):
 
 
 def test_maintain_prunes_and_refreshes_every_agents_rates_cache(evolve_home):
-    from evolve.skillindex import RATES, cache_path
     from evolve.usage import maintain
 
     make_agent("demo")
@@ -213,6 +212,6 @@ def test_maintain_prunes_and_refreshes_every_agents_rates_cache(evolve_home):
     result = maintain(conn, home, now)
     assert result == {"deleted": {"runs": 0, "impressions": 1, "invocations": 0, "events": 0,
                                   "cycles": 0}, "refreshed": ["demo"]}
-    cached = json.loads(cache_path(home.root, "demo", RATES).read_text())
+    cached = json.loads(home.rates_cache("demo").read_text())
     assert cached["skills"] == {"tidy": [1, 0, None]}
     conn.close()
