@@ -235,6 +235,18 @@ def test_hookmain_mirrors_the_modules_it_cannot_import():
         assert hookmain.valid_name(name) == (name_problem(name) is None), name
 
 
+def test_hookmain_lists_the_skills_the_links_follow(tmp_path):
+    from evolve.integrations.links import skill_names
+
+    for name in ["good", "also-good", "Bad", "no-skill-file", "-x"]:
+        (tmp_path / name).mkdir()
+        if name != "no-skill-file":
+            (tmp_path / name / "SKILL.md").write_text("x")
+    (tmp_path / "a-file").write_text("x")
+    (tmp_path / "linked").symlink_to(tmp_path / "good")
+    assert hookmain.skill_names(str(tmp_path)) == skill_names(tmp_path) == ["also-good", "good"]
+
+
 def test_spool_records_written_by_the_hook_drain_like_any_other(evolve_home):
     hookmain.append_record(str(evolve_home), {"event": "stop", "agent": "démo", "n": [1, 2.5, None]})
     spool.append(evolve_home / "spool", {"event": "stop", "agent": "b"})

@@ -15,10 +15,10 @@ import json
 import os
 from pathlib import Path
 
-from evolve import hookmain
 from evolve.files import atomic_write
 from evolve.home import Home
 from evolve.locks import FileLock
+from evolve.names import name_problem
 
 REGISTRY = "claude-code.json"
 
@@ -52,7 +52,12 @@ def save_installs(home: Home, installs: list[dict]) -> None:
 # -- links ---------------------------------------------------------------------------
 def skill_names(skills_dir: Path) -> list[str]:
     """The agent's skill folders (with a valid name and a SKILL.md): what gets linked."""
-    return hookmain.skill_names(str(skills_dir))
+    try:
+        entries = list(os.scandir(skills_dir))
+    except OSError:
+        return []
+    return sorted(e.name for e in entries if name_problem(e.name) is None
+                  and e.is_dir(follow_symlinks=False) and os.path.isfile(os.path.join(e.path, "SKILL.md")))
 
 
 def is_our_link(link: Path, skills_dir: Path) -> bool:
