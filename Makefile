@@ -26,9 +26,10 @@ demo: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
 
-lint: $(STAMP)
-	$(BIN)/ruff check evolve tests benchmarks
+lint: $(STAMP)  ## ruff, mypy and the layer contract (tests/test_layers.py)
+	$(BIN)/ruff check evolve tests benchmarks examples
 	$(BIN)/mypy evolve
+	$(BIN)/python -m pytest -q tests/test_layers.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info

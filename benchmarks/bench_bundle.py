@@ -38,9 +38,11 @@ def _transcripts(folder: Path) -> list[Path]:
 
 def run(workdir: Path) -> dict:
     os.environ["EVOLVE_HOME"] = str(workdir / "home")
-    from evolve import ledger, observe, pending
-    from evolve.agent import Agent
-    from evolve.bundle import build_bundle
+    from evolve.observe import ingest as observe
+    from evolve.reflect.bundle import build_bundle
+    from evolve.schedule import pending
+    from evolve.store import ledger
+    from evolve.workspace.agent import Agent
 
     agent = Agent.create("bench")
     conn = ledger.connect(agent.home.state_db)

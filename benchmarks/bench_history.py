@@ -17,8 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from evolve.gitcmd import iso_utc
-from evolve.repo import Repo
+from evolve.store.git import iso_utc
+from evolve.store.repo import Repo
 
 SKILLS = 200
 COMMITS = 2000

@@ -62,9 +62,9 @@ def install_wheel(workdir: Path) -> tuple[str, Path]:
 
 
 def build_agent(home: Path) -> None:
-    from evolve.agent import Agent
-    from evolve.commits import build_message
     from evolve.home import Home
+    from evolve.store.history import build_message
+    from evolve.workspace.agent import Agent
 
     agent = Agent.create(AGENT, Home(home))
     body = "".join(f"- rule {r}: when step {r} fails, read its log first\n" for r in range(10))

@@ -36,8 +36,8 @@ import time
 import uuid
 from pathlib import Path
 
-from evolve import ledger
-from evolve import observe as observe_mod
+from evolve.observe import ingest as observe_mod
+from evolve.store import ledger
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "claude-code"
 TARGET_MB = 200

@@ -56,10 +56,10 @@ def _skill(index: int, rng: random.Random) -> str:
 
 def build(home: Path) -> dict:
     """The agent, its skills (one commit) and 100,000 runs with usage in state.db."""
-    from evolve import ledger
-    from evolve.agent import Agent
-    from evolve.commits import build_message
     from evolve.home import Home
+    from evolve.store import ledger
+    from evolve.store.history import build_message
+    from evolve.workspace.agent import Agent
 
     rng = random.Random(11)
     agent = Agent.create(AGENT, Home(home))
@@ -130,9 +130,9 @@ def run(workdir: Path) -> dict:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env.update(EVOLVE_HOME=str(home), EVOLVE_NO_WATCHER="1")
 
-    from evolve import ledger
     from evolve.home import Home
-    from evolve.usage import refresh_rates
+    from evolve.metrics.usage import refresh_rates
+    from evolve.store import ledger
 
     conn = ledger.connect(home / "state.db")
     started = time.perf_counter()

@@ -26,9 +26,10 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from evolve import cycle, ledger  # noqa: E402
-from evolve.agent import Agent  # noqa: E402
 from evolve.home import Home  # noqa: E402
+from evolve.schedule import cycle  # noqa: E402
+from evolve.store import ledger  # noqa: E402
+from evolve.workspace.agent import Agent  # noqa: E402
 
 AGENTS = 100
 APPENDS = 20

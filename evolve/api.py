@@ -23,10 +23,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from evolve.agent import Agent
 from evolve.errors import UserError
 from evolve.home import Home
 from evolve.names import check_name
+from evolve.workspace.agent import Agent
 
 _SESSION_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
 
@@ -82,7 +82,7 @@ class Session:
 
     def system_prompt(self, base: str = "") -> str:
         """`base`, then the memo and the skill index; records an impression per listed skill."""
-        from evolve.inject import render
+        from evolve.session.prompt import render
 
         text = render(self.agent.home, self.agent.name, session=self.id, record=True).text.strip()
         if not text:
@@ -95,8 +95,9 @@ class Session:
         Messages are Messages API dicts or SDK objects: user text, assistant text and
         tool_use blocks, tool_result blocks with `is_error`. Returns what observing found.
         """
-        from evolve import ledger, observe
-        from evolve.hookrecords import drain_pending
+        from evolve.observe import ingest as observe
+        from evolve.observe.records import drain_pending
+        from evolve.store import ledger
 
         written = self._recorded()
         lines = _lines(list(messages)[written:], written, self.id, cwd or self.cwd, self.skill_tools)
@@ -117,8 +118,8 @@ class Session:
 
     def record_skill_read(self, name: str, tool_use_id: str | None = None) -> bool:
         """The agent read a skill (one invocation; the same tool-use id counts once)."""
-        from evolve import ledger
-        from evolve.usage import record_skill_read
+        from evolve.metrics.usage import record_skill_read
+        from evolve.store import ledger
 
         check_name(name, "skill")
         conn = ledger.connect(self.agent.home.state_db)

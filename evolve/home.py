@@ -84,11 +84,11 @@ class Home:
         return self.agents_dir / name
 
     def skill_index_cache(self, agent: str) -> Path:
-        """What the session-start hook read from each SKILL.md (`evolve.skillindex`)."""
+        """What the session-start hook read from each SKILL.md (`evolve.session.index`)."""
         return self.cache_dir / agent / "skills.json"
 
     def rates_cache(self, agent: str) -> Path:
-        """The usage rates the session-start hook ranks skills by (`evolve.metrics`)."""
+        """The usage rates the session-start hook ranks skills by (`evolve.metrics.rates`)."""
         return self.cache_dir / agent / "rates.json"
 
     def ensure(self) -> Home:

@@ -17,13 +17,13 @@ import os
 import sys
 import time
 
-SPOOL = "hooks.jsonl"  # = evolve.spool.SPOOL: the watcher drains this file
-MAX_LINE = 64 * 1024  # = evolve.spool.MAX_LINE
+SPOOL = "hooks.jsonl"  # = evolve.store.spool.SPOOL: the watcher drains this file
+MAX_LINE = 64 * 1024  # = evolve.store.spool.MAX_LINE
 STDIN_CAP = 8 << 20
 STDIN_WAIT_S = 2.0
 DEFAULT_PROMPT_CHARS = 8000  # = config.LimitsConfig.prompt_chars (a test checks)
 LOG_CAP = 1 << 20
-MEMO_TITLE = "# Memo (what I learned in earlier sessions)"  # = evolve.inject.MEMO_TITLE
+MEMO_TITLE = "# Memo (what I learned in earlier sessions)"  # = evolve.session.prompt.MEMO_TITLE
 RECORDS = {"stop": "stop", "session-end": "session_end", "stop-failure": "stop_failure"}
 
 
@@ -168,7 +168,7 @@ def _encoder():
 
 
 def append_record(home: str, record: dict) -> None:
-    """One line in the spool, as `evolve.spool.append` writes it (one O_APPEND write)."""
+    """One line in the spool, as `evolve.store.spool.append` writes it (one O_APPEND write)."""
     record.setdefault("at", time.time())
     data = (_encoder()(record) + "\n").encode("utf-8", "replace")
     if len(data) > MAX_LINE:
@@ -267,7 +267,7 @@ def skill_names(skills_dir: str) -> list[str]:
 
 
 def memo_context(path: str, limit: int) -> str:
-    """The memo as `evolve.inject` shows it (title, non-empty sections), within `limit`."""
+    """The memo as `evolve.session.prompt` shows it (title, non-empty sections), within `limit`."""
     memo = os.path.join(path, "memo.md")
     try:
         with open(memo, encoding="utf-8", errors="replace") as handle:
@@ -300,7 +300,7 @@ def session_start(home: str, opts: dict, payload: dict) -> str:
         from pathlib import Path
 
         from evolve.home import Home
-        from evolve.inject import render
+        from evolve.session.prompt import render
 
         text = render(Home(Path(home)), agent, session=session, record=bool(session)).text
     else:  # Claude Code lists the linked skills itself: every one of them is shown
@@ -309,7 +309,7 @@ def session_start(home: str, opts: dict, payload: dict) -> str:
         if session and listed:
             append_record(home, {"event": "impressions", "agent": agent, "session": session,
                                  "skills": listed})
-    from evolve.integrations.watcher import ensure_watcher
+    from evolve.watch.spawn import ensure_watcher
 
     ensure_watcher(home)
     return text

@@ -15,10 +15,10 @@ REFUSED = 65
 
 def staged_problems(root: Path) -> list[str]:
     from evolve import config as config_mod
-    from evolve import memo as memo_mod
-    from evolve import skills as skills_mod
-    from evolve.gitcmd import git
     from evolve.home import Home
+    from evolve.store.git import git
+    from evolve.workspace import memo as memo_mod
+    from evolve.workspace import skills as skills_mod
 
     try:
         cfg = config_mod.load(Home.resolve().config_file, root / "agent.toml")

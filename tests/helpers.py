@@ -11,10 +11,10 @@ import os
 import subprocess
 from pathlib import Path
 
-from evolve.agent import Agent
-from evolve.commits import build_message
 from evolve.home import Home
-from evolve.repo import Identity
+from evolve.store.history import build_message
+from evolve.store.repo import Identity
+from evolve.workspace.agent import Agent
 
 EVOLVE = Identity("evolve", "evolve@localhost")
 

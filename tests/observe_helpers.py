@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from evolve import classify, ledger, observe
+from evolve.observe import ingest as observe
+from evolve.store import ledger
+from evolve.transcripts import classify
 
 AGENT = "demo"
 START = datetime(2026, 2, 10, 21, 0, tzinfo=UTC)

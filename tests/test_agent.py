@@ -8,10 +8,10 @@ import threading
 
 import pytest
 
-from evolve import memo
-from evolve.agent import HOOK_MARKER, Agent, list_agents
 from evolve.errors import UserError
 from evolve.home import Home
+from evolve.workspace import memo
+from evolve.workspace.agent import HOOK_MARKER, Agent, list_agents
 from tests.helpers import (
     commit_all,
     evolve_commit,

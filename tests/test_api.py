@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from evolve import ledger
 from evolve.api import open_agent
 from evolve.errors import UserError
+from evolve.store import ledger
 from tests.fake_messages_server import fake_messages_api  # noqa: F401
 from tests.helpers import evolve_commit, make_agent, skill_text
 

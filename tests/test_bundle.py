@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from evolve import ledger
-from evolve.bundle import build_bundle
 from evolve.cli import main
 from evolve.home import Home
-from evolve.tokens import count_tokens
+from evolve.reflect.bundle import build_bundle
+from evolve.reflect.tokens import count_tokens
+from evolve.store import ledger
 from tests.helpers import make_agent
 from tests.reflect.scenarios import Transcript
 

@@ -8,11 +8,12 @@ import time
 
 import pytest
 
-from evolve import cycle, ledger, pending
 from evolve.home import Home
-from evolve.locks import FileLock
-from evolve.schedule import DAY, HOUR
-from evolve.watch import Watcher, _reflector
+from evolve.schedule import cycle, pending
+from evolve.schedule.rules import DAY, HOUR
+from evolve.store import ledger
+from evolve.store.locks import FileLock
+from evolve.watch.loop import Watcher, _reflector
 from tests.helpers import make_agent
 
 NOW = time.time()

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from evolve import ledger
 from evolve.cli import main
 from evolve.home import Home
+from evolve.store import ledger
 from tests.helpers import git, git_out, make_agent
 from tests.reflect.scenarios import Transcript, corrected_session
 
@@ -95,7 +95,7 @@ def test_cursor_save_on_a_full_disk_counts_nothing_twice(small_disk, tmp_path, c
 
 
 def test_atomic_write_never_leaves_a_truncated_file(small_disk) -> None:
-    from evolve.files import atomic_write
+    from evolve.store.files import atomic_write
 
     target = small_disk / "skill.md"
     target.write_text("the old, complete content\n")

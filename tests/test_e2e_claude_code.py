@@ -14,11 +14,13 @@ import shlex
 import subprocess
 from pathlib import Path
 
-from evolve import ledger, observe, pending, spool
-from evolve.agent import Agent
 from evolve.home import Home
-from evolve.hookrecords import apply_hook_records
 from evolve.integrations import claude_code
+from evolve.observe import ingest as observe
+from evolve.observe.records import apply_hook_records
+from evolve.schedule import pending
+from evolve.store import ledger, spool
+from evolve.workspace.agent import Agent
 from tests.helpers import evolve_commit, git, make_agent, skill_text
 
 SESSION = "5b1c7e2a-0d4f-4a8e-9c61-3f2b8d9e1a01"

@@ -18,10 +18,13 @@ from pathlib import Path
 
 import pytest
 
-from evolve import config, hookmain, inject, ledger, service, spool
+from evolve import config, hookmain
 from evolve.home import Home
 from evolve.integrations import claude_code
 from evolve.names import name_problem
+from evolve.session import prompt as inject
+from evolve.store import ledger, spool
+from evolve.watch import service
 from tests.helpers import evolve_commit, make_agent, skill_text
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -236,7 +239,7 @@ def test_hookmain_mirrors_the_modules_it_cannot_import():
 
 
 def test_hookmain_lists_the_skills_the_links_follow(tmp_path):
-    from evolve.integrations.links import skill_names
+    from evolve.workspace.links import skill_names
 
     for name in ["good", "also-good", "Bad", "no-skill-file", "-x"]:
         (tmp_path / name).mkdir()

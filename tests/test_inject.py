@@ -12,13 +12,16 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evolve import config, inject, ledger, skillindex
+from evolve import config
 from evolve.home import Home
-from evolve.hookrecords import drain_pending
-from evolve.inject import MATURE_RUNS, fit, leave_order, render
-from evolve.memo import STRATEGIES, replace_section
-from evolve.metrics import write_rates_cache
-from evolve.skills import load_skill
+from evolve.metrics.rates import write_rates_cache
+from evolve.observe.records import drain_pending
+from evolve.session import index as skillindex
+from evolve.session import prompt as inject
+from evolve.session.prompt import MATURE_RUNS, fit, leave_order, render
+from evolve.store import ledger
+from evolve.workspace.memo import STRATEGIES, replace_section
+from evolve.workspace.skills import load_skill
 from tests.helpers import make_agent, write_skill
 
 

@@ -16,8 +16,9 @@ import pytest
 from evolve import cli
 from evolve.errors import UserError
 from evolve.home import Home
-from evolve.integrations import claude_code, links
+from evolve.integrations import claude_code
 from evolve.integrations.sources import set_claude_code, transcripts_glob
+from evolve.workspace import links
 from tests.helpers import evolve_commit, git, git_out, make_agent, skill_text
 
 USER_SETTINGS = """{
@@ -279,7 +280,7 @@ def test_doctor_reports_an_install_whose_interpreter_is_gone(tmp_path, capsys) -
 
     from evolve.cli import main
     from evolve.home import Home
-    from evolve.integrations.links import load_installs, save_installs
+    from evolve.workspace.links import load_installs, save_installs
 
     project = tmp_path / "proj"
     project.mkdir()

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from evolve import ledger
+from evolve.store import ledger
 
 
 def tables(conn: sqlite3.Connection) -> set[str]:

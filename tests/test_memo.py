@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evolve import memo
-from evolve.memo import HEADINGS, SELF, STRATEGIES
+from evolve.workspace import memo
+from evolve.workspace.memo import HEADINGS, SELF, STRATEGIES
 
 SELF_H = f"## {HEADINGS[SELF]}"
 STRAT_H = f"## {HEADINGS[STRATEGIES]}"

@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from evolve import ledger, observe, spool
 from evolve.commands.skills import KEYS
 from evolve.home import Home
-from evolve.hookrecords import drain_pending
-from evolve.metrics import RunRecord, iso, skill_usage, tally
-from evolve.usage import prune_state, record_skill_read, store_impressions
+from evolve.metrics.rates import RunRecord, iso, skill_usage, tally
+from evolve.metrics.usage import prune_state, record_skill_read, store_impressions
+from evolve.observe import ingest as observe
+from evolve.observe.records import drain_pending
+from evolve.store import ledger, spool
 from tests.helpers import evolve_commit, make_agent, skill_text
 
 
@@ -53,7 +54,7 @@ def test_a_run_with_transient_errors_that_ended_in_a_real_one_is_judged():
 
 def test_weekly_buckets_split_the_counts():
     runs = [RunRecord("A", "a", 0, "2026-01-05T10:00:00Z"), RunRecord("A", "a", 1, "2026-01-12T10:00:00Z")]
-    from evolve.metrics import iso_week
+    from evolve.metrics.rates import iso_week
 
     counts = tally(runs, {"A": {"s"}}, {("A", 1): {"s"}}, bucket=iso_week)
     assert counts[("s", "2026-W02")].shown == 1 and counts[("s", "2026-W02")].invoked == 0
@@ -181,7 +182,7 @@ def test_prune_state_deletes_only_old_run_data(evolve_home):
 
 
 def test_bundle_skill_line_carries_the_rates(evolve_home):
-    from evolve.bundle import build_bundle
+    from evolve.reflect.bundle import build_bundle
 
     agent = make_agent("demo")
     evolve_commit(agent, {"skills/tidy/SKILL.md": skill_text("tidy").encode()})
@@ -201,7 +202,7 @@ def test_bundle_skill_line_carries_the_rates(evolve_home):
 
 
 def test_maintain_prunes_and_refreshes_every_agents_rates_cache(evolve_home):
-    from evolve.usage import maintain
+    from evolve.metrics.usage import maintain
 
     make_agent("demo")
     home = Home.resolve()

@@ -6,10 +6,10 @@ import unicodedata
 
 import pytest
 
-from evolve.agent import Agent
 from evolve.errors import NameRefused, UserError
 from evolve.home import Home
 from evolve.names import check_name, name_problem
+from evolve.workspace.agent import Agent
 
 VALID = ["a", "x1", "fix-flaky-tests", "pdf2-text", "a" * 64, "0-9"]
 

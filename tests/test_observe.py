@@ -14,7 +14,7 @@ import shutil
 
 import pytest
 
-from evolve import observe
+from evolve.observe import ingest as observe
 from evolve.transcripts import parse_file
 from tests.observe_helpers import (  # noqa: F401 - fixtures
     AGENT,

@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from evolve import ledger, observe, pending
 from evolve.config import Config
+from evolve.observe import ingest as observe
+from evolve.schedule import pending
+from evolve.store import ledger
 from tests.observe_helpers import (  # noqa: F401 - fixtures
     AGENT,
     MANY_RUNS,

@@ -25,8 +25,9 @@ NEEDED = [
     "evolve/hooks/evolve-watch.service",
     "evolve/hooks/org.evolve.watch.plist",
     "evolve/examples/parser-app__5b1c7e2a-0d4f-4a8e-9c61-3f2b8d9e1a01.jsonl",
-    "evolve/data/transient_patterns.txt",
-    "evolve/data/corrections.toml",
+    "evolve/transcripts/data/transient_patterns.txt",
+    "evolve/transcripts/data/corrections.toml",
+    "evolve/schedule/stopwords.txt",
     "evolve/reflect/prompt.md",
 ]
 
@@ -77,4 +78,27 @@ def test_installed_wheel_creates_an_agent(wheel: Path, tmp_path: Path) -> None:
     repo = home / "agents" / "packaged"
     assert (repo / "memo.md").read_text().startswith("# Memo of packaged")
     assert (repo / ".gitignore").exists()
+    assert not (repo / "__init__.py").exists() and not (repo / "__pycache__").exists()
     assert "evolve-managed-hook" in (repo / ".git" / "hooks" / "pre-commit").read_text()
+
+
+def _declared_packages() -> list[str]:
+    import tomllib
+
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+
+
+def test_every_package_of_the_tree_is_declared() -> None:
+    found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "evolve").rglob("__init__.py")}
+    assert set(_declared_packages()) == found | {"evolve.hooks", "evolve.template_workspace"}
+
+
+def test_top_level_hooks_and_template_are_found_from_the_repository() -> None:
+    """The editable install (`make test`, `make demo`) reads the repository's only copies."""
+    script = ("from importlib import resources\n"
+              "print(resources.files('evolve.hooks') / 'pre-commit')\n"
+              "print(resources.files('evolve.template_workspace') / 'memo.md')\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT,
+                         check=True, timeout=60).stdout.split()
+    assert out == [str(ROOT / "hooks" / "pre-commit"), str(ROOT / "template_workspace" / "memo.md")]
+

@@ -8,7 +8,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evolve import memo, skills
+from evolve.workspace import memo, skills
 
 FRONT = st.sampled_from(["---\n", "name: x\n", "description: d\n", "metadata:\n  pinned: yes\n",
                          "[" * 500, "{a: " * 300, "&a [*a, *a]\n", "!!python/object:os.system\n",

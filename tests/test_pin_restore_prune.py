@@ -9,9 +9,9 @@ import stat
 import pytest
 
 from evolve.cli import main
-from evolve.curate import plan_prune, prune, restore, set_pinned
 from evolve.errors import UserError
 from evolve.reflect.operations import Limits, SkillState, parse_answer
+from evolve.workspace.curate import plan_prune, prune, restore, set_pinned
 from tests.helpers import commit_all, evolve_commit, git_out, head, make_agent, parsed_trailers, skill_text
 
 QUIRKY = ("---\r\nname: tidy\r\n# my own comment\r\ndescription:   Use when tidying up.\r\n"

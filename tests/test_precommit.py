@@ -6,9 +6,9 @@ import sys
 
 import pytest
 
-from evolve import memo
-from evolve.agent import Agent, install_precommit_hook
 from evolve.home import Home
+from evolve.workspace import memo
+from evolve.workspace.agent import Agent, install_precommit_hook
 from tests.helpers import commit_all, git, git_out, head, make_agent, skill_text, write_skill
 
 BROKEN = "---\nname: other-name\ndescription: d\n---\nbody\n"

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evolve.redact import find_invisible, find_secrets, make_visible, redact, strip_invisible
+from evolve.transcripts.redact import find_invisible, find_secrets, make_visible, redact, strip_invisible
 
 # Built by concatenation so that no scanner mistakes this file for a leak.
 R = "aB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xY"

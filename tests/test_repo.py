@@ -14,13 +14,14 @@ import time
 
 import pytest
 
-from evolve import commits as commits_mod
-from evolve import gitcmd, memo
-from evolve import repo as repo_mod
-from evolve.commits import build_message, clean_line
 from evolve.errors import EvolveError, LockBusy, UserError
-from evolve.locks import FileLock, is_locked
-from evolve.repo import Identity, Repo
+from evolve.store import git as gitcmd
+from evolve.store import history as commits_mod
+from evolve.store import repo as repo_mod
+from evolve.store.history import build_message, clean_line
+from evolve.store.locks import FileLock, is_locked
+from evolve.store.repo import Identity, Repo
+from evolve.workspace import memo
 from tests.helpers import (
     EVOLVE,
     commit_all,
@@ -275,7 +276,7 @@ def test_a_stuck_index_lock_fails_clearly_and_restores_files(agent, monkeypatch)
 HOLD_FLOCK = """
 import sys, time
 from pathlib import Path
-from evolve.locks import FileLock
+from evolve.store.locks import FileLock
 with FileLock(Path(sys.argv[1])):
     print("held", flush=True)
     time.sleep(60)
@@ -342,9 +343,9 @@ def test_failure_before_the_branch_moves_restores_the_files(agent, monkeypatch):
 
 KILLED_WRITER = """
 import os, signal, sys
-from evolve.agent import Agent
-from evolve.commits import build_message
-from evolve.repo import Identity, Repo
+from evolve.workspace.agent import Agent
+from evolve.store.history import build_message
+from evolve.store.repo import Identity, Repo
 where = sys.argv[2]
 real_swap = Repo._swap
 def die_before(self, *a, **k):

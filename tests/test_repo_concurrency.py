@@ -24,9 +24,9 @@ def agent(evolve_home):
 EVOLVE_WRITER = """
 import random, sys, time
 from pathlib import Path
-from evolve.agent import Agent
-from evolve.commits import build_message
-from evolve.repo import Identity
+from evolve.workspace.agent import Agent
+from evolve.store.history import build_message
+from evolve.store.repo import Identity
 name, go, count = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
 while not go.exists():
     time.sleep(0.001)

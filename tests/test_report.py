@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from evolve import ledger
 from evolve.cli import main
 from evolve.home import Home
-from evolve.metrics import iso
-from evolve.report import build
-from evolve.report_html import line_chart, render
-from evolve.usage import record_skill_read, store_impressions
+from evolve.metrics.rates import iso
+from evolve.metrics.report import build
+from evolve.metrics.report_html import line_chart, render
+from evolve.metrics.usage import record_skill_read, store_impressions
+from evolve.store import ledger
 from tests.helpers import evolve_commit, make_agent, skill_text
 
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)

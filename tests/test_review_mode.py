@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 from evolve.cli import main
-from evolve.guard import scan_text
 from evolve.home import Home
 from evolve.reflect.client import FakeClient
+from evolve.reflect.guard import scan_text
 from evolve.reflect.run import reflect
 from tests.helpers import git_out, make_agent
 from tests.reflect.scenarios import Transcript, corrected_session

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evolve.schedule import DAY, HOUR, AgentState, Rules, ago, plan_cycle
+from evolve.schedule.rules import DAY, HOUR, AgentState, Rules, ago, plan_cycle
 
 NOW = 1_800_000_000.0
 RULES = Rules(min_gap_hours=4, force_after_days=7, max_agents_per_cycle=5)

@@ -15,9 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from evolve import classify, cli, ledger
+from evolve import cli
 from evolve.errors import EXIT_OK, EXIT_USER
 from evolve.home import Home
+from evolve.store import ledger
+from evolve.transcripts import classify
 from tests.helpers import make_agent
 from tests.test_observe import Transcript
 

@@ -6,14 +6,9 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from evolve import classify, config
-from evolve.signals import (
-    DEFAULT_WEIGHTS,
-    Scored,
-    SignalSettings,
-    score_run,
-    weakness_keywords,
-)
+from evolve import config
+from evolve.schedule.signals import DEFAULT_WEIGHTS, Scored, SignalSettings, score_run, weakness_keywords
+from evolve.transcripts import classify
 
 PYTEST_FAILURE = """\
 ============================= test session starts ==============================

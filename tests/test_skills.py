@@ -9,7 +9,7 @@ import skills_ref
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evolve.skills import (
+from evolve.workspace.skills import (
     MAX_DESCRIPTION,
     list_skills,
     load_skill,

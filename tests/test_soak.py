@@ -15,12 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from evolve import ledger, pending
-from evolve.agent import Agent
-from evolve.cycle import run_cycle
 from evolve.home import Home
-from evolve.observe import observe
+from evolve.observe.ingest import observe
 from evolve.reflect.run import reflect_for_cycle
+from evolve.schedule import pending
+from evolve.schedule.cycle import run_cycle
+from evolve.store import ledger
+from evolve.workspace.agent import Agent
 from tests.reflect.scenarios import Transcript
 
 pytestmark = [pytest.mark.soak, pytest.mark.timeout(3600)]

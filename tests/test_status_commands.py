@@ -10,10 +10,12 @@ import time
 
 import pytest
 
-from evolve import cli, ledger, service
+from evolve import cli
 from evolve.errors import EXIT_OK, EXIT_USER
 from evolve.home import Home
-from evolve.locks import FileLock
+from evolve.store import ledger
+from evolve.store.locks import FileLock
+from evolve.watch import service
 from tests.helpers import make_agent
 
 
@@ -38,7 +40,7 @@ def home(evolve_home) -> Home:
 def fake_reflect(monkeypatch):
     """`evolve cycle` reflects through this instead of the real reflection."""
     calls: list[str] = []
-    monkeypatch.setattr("evolve.watch._reflector",
+    monkeypatch.setattr("evolve.watch.loop._reflector",
                         lambda home: lambda name, now: calls.append(name) or {"outcome": "committed"})
     return calls
 

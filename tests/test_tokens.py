@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from evolve import tokens
 from evolve.home import Home
+from evolve.reflect import tokens
 
 
 @pytest.fixture
@@ -21,7 +21,7 @@ def fresh_encoding(monkeypatch):
 
 
 def test_importing_tokens_does_not_import_tiktoken():
-    code = "import sys, evolve.tokens; assert 'tiktoken' not in sys.modules, 'tiktoken imported'"
+    code = "import sys, evolve.reflect.tokens; assert 'tiktoken' not in sys.modules, 'tiktoken imported'"
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
@@ -46,7 +46,7 @@ def test_cache_dir_goes_under_the_home(fresh_encoding):
 
 def test_a_fresh_process_fills_its_cache_under_the_home(monkeypatch):
     monkeypatch.delenv("TIKTOKEN_CACHE_DIR", raising=False)
-    code = "import evolve.tokens as t; print(t.count_tokens('hello world'))"
+    code = "import evolve.reflect.tokens as t; print(t.count_tokens('hello world'))"
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
     assert out.stdout.strip() == "2"
     assert any((Home.resolve().root / "cache" / "tiktoken").iterdir())

@@ -7,9 +7,10 @@ import os
 import time
 from datetime import UTC, datetime
 
-from evolve import ledger, observe
 from evolve.home import Home
-from evolve.metrics import skill_usage
+from evolve.metrics.rates import skill_usage
+from evolve.observe import ingest as observe
+from evolve.store import ledger
 from tests.helpers import make_agent
 
 

@@ -14,12 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from evolve import cli, service, spool
-from evolve.debounce import Debouncer
+from evolve import cli
 from evolve.home import Home
-from evolve.humanedits import counts_as_edit, is_editor_temp, repo_path
-from evolve.watchfs import limit_message
-from evolve.watchsources import glob_match, minimal_watches, watch_root
+from evolve.store import spool
+from evolve.watch import service
+from evolve.watch.debounce import Debouncer
+from evolve.watch.fs import limit_message
+from evolve.watch.humanedits import counts_as_edit, is_editor_temp, repo_path
+from evolve.watch.sources import glob_match, minimal_watches, watch_root
 from tests.helpers import evolve_commit, git_out
 from tests.watch_helpers import (
     Transcript,

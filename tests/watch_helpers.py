@@ -7,10 +7,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from evolve import ledger
-from evolve.agent import Agent
 from evolve.home import Home
-from evolve.watch import Watcher
+from evolve.store import ledger
+from evolve.watch.loop import Watcher
+from evolve.workspace.agent import Agent
 from tests.helpers import make_agent
 
 

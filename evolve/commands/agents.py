@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from evolve.agent import Agent, list_agents
 from evolve.commands.output import emit_json, say, table
 from evolve.home import Home
+from evolve.workspace.agent import Agent, list_agents
 
 
 def init(home: Home, name: str, as_json: bool = False) -> int:

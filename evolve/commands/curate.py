@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from evolve.agent import Agent
 from evolve.commands.output import emit_json, say, warn
 from evolve.home import Home
+from evolve.workspace.agent import Agent
 
 
 def _show(done, as_json: bool, text: str) -> int:
@@ -18,7 +18,7 @@ def _show(done, as_json: bool, text: str) -> int:
 
 
 def pin(home: Home, name: str, skill: str, as_json: bool = False) -> int:
-    from evolve.curate import set_pinned
+    from evolve.workspace.curate import set_pinned
 
     done = set_pinned(Agent.open(name, home), skill, True)
     text = (f"pinned {skill}: evolve will not patch, retire or evict it "
@@ -27,7 +27,7 @@ def pin(home: Home, name: str, skill: str, as_json: bool = False) -> int:
 
 
 def unpin(home: Home, name: str, skill: str, as_json: bool = False) -> int:
-    from evolve.curate import set_pinned
+    from evolve.workspace.curate import set_pinned
 
     done = set_pinned(Agent.open(name, home), skill, False)
     text = f"unpinned {skill} (commit {done.commit[:12]})" if done.commit else done.notes.pop(0)
@@ -35,7 +35,7 @@ def unpin(home: Home, name: str, skill: str, as_json: bool = False) -> int:
 
 
 def restore(home: Home, name: str, skill: str, as_json: bool = False) -> int:
-    from evolve.curate import restore as restore_skill
+    from evolve.workspace.curate import restore as restore_skill
 
     done = restore_skill(Agent.open(name, home), skill)
     return _show(done, as_json, f"restored {skill} as it was before {(done.restored_from or '')[:12]} "
@@ -43,10 +43,10 @@ def restore(home: Home, name: str, skill: str, as_json: bool = False) -> int:
 
 
 def prune(home: Home, name: str, dry_run: bool = False, as_json: bool = False) -> int:
-    from evolve import ledger
-    from evolve.curate import prune as prune_skills
-    from evolve.hookrecords import drain_pending
-    from evolve.usage import refresh_rates
+    from evolve.metrics.usage import refresh_rates
+    from evolve.observe.records import drain_pending
+    from evolve.store import ledger
+    from evolve.workspace.curate import prune as prune_skills
 
     agent = Agent.open(name, home)
     conn = ledger.connect(home.state_db)

@@ -7,12 +7,12 @@ import shutil
 from pathlib import Path
 
 from evolve import config as config_mod
-from evolve import memo as memo_mod
-from evolve import skills as skills_mod
-from evolve.agent import HOOK_MARKER, Agent, list_agents
 from evolve.commands.output import emit_json, say
 from evolve.errors import ConfigError
 from evolve.home import Home
+from evolve.workspace import memo as memo_mod
+from evolve.workspace import skills as skills_mod
+from evolve.workspace.agent import HOOK_MARKER, Agent, list_agents
 
 
 def diagnose(home: Home) -> list[dict]:
@@ -67,7 +67,7 @@ def _check_installs(home: Home, add) -> None:
     """Claude Code installs whose interpreter or settings entries have gone away."""
     import json as json_mod
 
-    from evolve.integrations.links import load_installs
+    from evolve.workspace.links import load_installs
 
     for record in load_installs(home):
         where = f"claude-code install of {record.get('agent')} ({record.get('settings')})"
@@ -88,7 +88,7 @@ def _check_installs(home: Home, add) -> None:
 
 def doctor(home: Home, as_json: bool = False, fix: bool = False) -> int:
     if fix:
-        from evolve.agent import install_precommit_hook
+        from evolve.workspace.agent import install_precommit_hook
 
         for name in list_agents(home):
             install_precommit_hook(home.agent_dir(name), home.root)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from evolve import proposals
-from evolve.agent import Agent
 from evolve.commands.output import emit_json, say
 from evolve.home import Home
+from evolve.reflect import proposals
+from evolve.workspace.agent import Agent
 
 
 def log(home: Home, name: str, limit: int | None = None, as_json: bool = False) -> int:

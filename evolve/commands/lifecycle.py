@@ -5,16 +5,17 @@ from __future__ import annotations
 import sqlite3
 import time
 
-from evolve import ledger, service
-from evolve.agent import Agent, list_agents
 from evolve.commands.output import emit_json, say, table
 from evolve.errors import LockBusy, UserError
-from evolve.gitcmd import iso_utc
 from evolve.home import Home
-from evolve.locks import FileLock, holder, is_locked
 from evolve.names import check_name
-from evolve.repo import LOCK
-from evolve.schedule import HOUR, ago
+from evolve.schedule.rules import HOUR, ago
+from evolve.store import ledger
+from evolve.store.git import iso_utc
+from evolve.store.locks import FileLock, holder, is_locked
+from evolve.store.repo import LOCK
+from evolve.watch import service
+from evolve.workspace.agent import Agent, list_agents
 
 
 def _iso(value: float | None) -> str | None:
@@ -22,7 +23,7 @@ def _iso(value: float | None) -> str | None:
 
 
 def _agent_status(conn: sqlite3.Connection, home: Home, name: str, row) -> dict:
-    from evolve import pending
+    from evolve.schedule import pending
 
     dirty = bool(row and row["dirty"])
     best, worth, count = 0.0, False, 0
@@ -42,7 +43,7 @@ def _agent_status(conn: sqlite3.Connection, home: Home, name: str, row) -> dict:
 
 def status(home: Home, as_json: bool = False) -> int:
     from evolve import config as config_mod
-    from evolve.cycle import last_cycle_at
+    from evolve.schedule.cycle import last_cycle_at
 
     watcher = service.state(home)
     every = config_mod.load(home.config_file).schedule.cycle_hours * HOUR

@@ -5,12 +5,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from evolve import ledger, pending
-from evolve import observe as observe_mod
-from evolve.agent import Agent
 from evolve.commands.output import emit_json, say, table
 from evolve.errors import UserError
 from evolve.home import Home
+from evolve.observe import ingest as observe_mod
+from evolve.schedule import pending
+from evolve.store import ledger
+from evolve.workspace.agent import Agent
 
 
 def _progress(done: int, total: int) -> None:

@@ -8,7 +8,7 @@ from evolve.home import Home
 
 
 def prompt(home: Home, name: str, session: str | None = None, as_json: bool = False) -> int:
-    from evolve.inject import render
+    from evolve.session.prompt import render
 
     injection = render(home, name, session=session)
     if as_json:

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evolve.agent import Agent
 from evolve.commands.output import emit_json, say
 from evolve.errors import UserError
 from evolve.home import Home
+from evolve.workspace.agent import Agent
 
 
 def report(home: Home, name: str, html: str | None = None, as_json: bool = False) -> int:
-    from evolve import ledger
-    from evolve.hookrecords import drain_pending
-    from evolve.report import build, text_summary
-    from evolve.usage import refresh_rates
+    from evolve.metrics.report import build, text_summary
+    from evolve.metrics.usage import refresh_rates
+    from evolve.observe.records import drain_pending
+    from evolve.store import ledger
 
     agent = Agent.open(name, home)
     conn = ledger.connect(home.state_db)
@@ -25,7 +25,7 @@ def report(home: Home, name: str, html: str | None = None, as_json: bool = False
     finally:
         conn.close()
     if html:
-        from evolve.report_html import render
+        from evolve.metrics.report_html import render
 
         target = Path(html).expanduser()
         try:

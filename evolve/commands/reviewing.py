@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from evolve import proposals as proposals_mod
-from evolve.agent import Agent
 from evolve.commands.output import emit_json, say
 from evolve.home import Home
+from evolve.reflect import proposals as proposals_mod
+from evolve.workspace.agent import Agent
 
 
 def proposals(home: Home, name: str, as_json: bool = False) -> int:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from evolve.agent import Agent
 from evolve.commands.output import emit_json, say, table
 from evolve.errors import UserError
 from evolve.home import Home
+from evolve.workspace.agent import Agent
 
 KEYS = ("name", "description", "impressions", "invocations", "invocation_rate",
         "post_use_edit_rate", "ineffective_rate", "last_used_at", "created_at", "updated_at",
@@ -15,10 +15,10 @@ KEYS = ("name", "description", "impressions", "invocations", "invocation_rate",
 
 def skill_metrics(home: Home, agent: Agent) -> list[dict]:
     """`skill_records()` joined with the usage metrics; refreshes the session-start cache."""
-    from evolve import ledger
-    from evolve.hookrecords import drain_pending
-    from evolve.metrics import iso
-    from evolve.usage import refresh_rates
+    from evolve.metrics.rates import iso
+    from evolve.metrics.usage import refresh_rates
+    from evolve.observe.records import drain_pending
+    from evolve.store import ledger
 
     records = agent.skill_records()
     conn = ledger.connect(home.state_db)

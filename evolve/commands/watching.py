@@ -6,12 +6,12 @@ import signal
 import sys
 import time
 
-from evolve import service
 from evolve.commands.output import emit_json, say, table, warn
 from evolve.errors import LockBusy, UserError
-from evolve.gitcmd import iso_utc
 from evolve.home import Home
-from evolve.schedule import HOUR, ago
+from evolve.schedule.rules import HOUR, ago
+from evolve.store.git import iso_utc
+from evolve.watch import service
 
 
 def watch(home: Home, detach: bool = False, status: bool = False, stop: bool = False,
@@ -51,7 +51,7 @@ def _watch_status(home: Home, as_json: bool) -> int:
 
 def _run(home: Home, log_file: bool, verbose: bool) -> int:
     """The foreground watcher: SIGTERM/SIGINT stop it after the current unit of work."""
-    from evolve.watch import Watcher
+    from evolve.watch.loop import Watcher
 
     service.setup_logging(home, log_file, verbose)
     requested: list[int] = []
@@ -83,9 +83,9 @@ def _run(home: Home, log_file: bool, verbose: bool) -> int:
 
 def cycle(home: Home, now: bool = False, dry_run: bool = False, as_json: bool = False) -> int:
     from evolve import config as config_mod
-    from evolve import cycle as cycle_mod
-    from evolve import ledger
-    from evolve.locks import FileLock, holder
+    from evolve.schedule import cycle as cycle_mod
+    from evolve.store import ledger
+    from evolve.store.locks import FileLock, holder
 
     every = config_mod.load(home.config_file).schedule.cycle_hours * HOUR
     conn = ledger.connect(home.state_db)
@@ -103,7 +103,7 @@ def cycle(home: Home, now: bool = False, dry_run: bool = False, as_json: bool = 
                 f"{ago(last + every - wall)} (every {every / HOUR:g} h); "
                 f"`evolve cycle --now` runs one now")
         return 0
-    from evolve.watch import _reflector
+    from evolve.watch.loop import _reflector
 
     home.ensure()
     lock_file = home.run_dir / "cycle.lock"

@@ -1,6 +1,6 @@
 """How evolve runs alongside real agents: Claude Code (hooks, skill links, sources).
 
-`claude_code` installs and uninstalls; `links` keeps the skill links and git excludes in
-step with the agent's skills; `sources` points agent.toml at the transcripts. The hook
-entry point itself is `evolve.hookmain` (standard library only, for speed).
+`claude_code` installs and uninstalls; `sources` points agent.toml at the transcripts; the
+skill links themselves are the workspace's (`evolve.workspace.links`). The hook entry point
+is `evolve.hookmain` (standard library only, for speed).
 """

@@ -24,13 +24,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from evolve.agent import Agent
 from evolve.errors import UserError
-from evolve.files import atomic_write
 from evolve.home import Home
-from evolve.integrations import links
 from evolve.integrations.sources import add_claude_sources, transcripts_glob
 from evolve.names import check_name
+from evolve.store.files import atomic_write
+from evolve.workspace import links
+from evolve.workspace.agent import Agent
 
 # (Claude Code event, matcher or None, evolve's event name, timeout in seconds)
 EVENTS: tuple[tuple[str, str | None, str, int], ...] = (
@@ -315,7 +315,7 @@ def _restored(record: dict, cleaned: dict, raw: bytes | None) -> bytes | None:
 
 def stop_spawned_watcher(home: Home) -> int | None:
     """Stop the watcher a SessionStart hook started, once no integration is left."""
-    from evolve import service
+    from evolve.watch import service
 
     marker = home.run_dir / "watch.spawned"
     try:

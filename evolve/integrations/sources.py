@@ -14,9 +14,9 @@ import re
 import tomllib
 from pathlib import Path
 
-from evolve.agent import Agent
-from evolve.commits import build_message
 from evolve.errors import UserError
+from evolve.store.history import build_message
+from evolve.workspace.agent import Agent
 
 AGENT_TOML = "agent.toml"
 MAX_DIR_NAME = 200  # Claude Code shortens longer project folder names (and adds a hash)

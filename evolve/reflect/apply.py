@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from evolve.agent import Agent
-from evolve.commits import build_message
-from evolve.curate import eviction_candidates, folder_files
 from evolve.reflect.operations import CREATE, MEMO, RETIRE, Plan, Rejection, ValidOp
+from evolve.store.history import build_message
+from evolve.workspace.agent import Agent
+from evolve.workspace.curate import eviction_candidates, folder_files
 
 
 @dataclass

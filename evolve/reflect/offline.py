@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from pathlib import PurePath
 
-from evolve import memo as memo_mod
-from evolve.bundle import clean
+from evolve.reflect.bundle import clean
 from evolve.reflect.client import Answer, ReflectionRequest
+from evolve.workspace import memo as memo_mod
 
 QUOTE_CHARS = 220
 CONTEXT_CHARS = 120

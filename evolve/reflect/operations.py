@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from evolve import memo as memo_mod
-from evolve.commits import clean_line
 from evolve.errors import EvolveError
 from evolve.names import name_problem
-from evolve.redact import find_invisible, find_secrets, make_visible, redact, strip_invisible
-from evolve.skills import SKILL_FILE, Skill, parse_skill, render_skill, split_frontmatter
-from evolve.tokens import count_tokens
+from evolve.reflect.tokens import count_tokens
+from evolve.store.history import clean_line
+from evolve.transcripts.redact import find_invisible, find_secrets, make_visible, redact, strip_invisible
+from evolve.workspace import memo as memo_mod
+from evolve.workspace.skills import SKILL_FILE, Skill, parse_skill, render_skill, split_frontmatter
 
 CREATE, PATCH, RETIRE, MEMO, NOTHING = (
     "create_skill", "patch_skill", "retire_skill", "update_memo", "nothing_to_save")

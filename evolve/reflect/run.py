@@ -13,14 +13,15 @@ import time
 from dataclasses import dataclass, field
 from importlib import resources
 
-from evolve import ledger, pending
-from evolve.agent import Agent
-from evolve.bundle import Bundle, build_bundle
 from evolve.errors import LockBusy, UserError
 from evolve.home import Home
-from evolve.locks import FileLock
-from evolve.metrics import skill_usage
+from evolve.metrics.rates import skill_usage
+from evolve.reflect.bundle import Bundle, build_bundle
 from evolve.reflect.operations import TOOL_SCHEMA, AnswerError, Limits, Plan, SkillState, parse_answer
+from evolve.schedule import pending
+from evolve.store import ledger
+from evolve.store.locks import FileLock
+from evolve.workspace.agent import Agent
 
 DAY = 86_400.0
 
@@ -57,7 +58,7 @@ def prompt_text() -> str:
 
 def lessons_not_to_relearn(agent: Agent, conn) -> tuple[list[str], set[str]]:
     """Descriptions and fingerprints of what a person reverted or rejected."""
-    from evolve.commits import list_values
+    from evolve.store.history import list_values
 
     commits = agent.repo.log()
     by_sha = {c.sha: c for c in commits}
@@ -140,8 +141,8 @@ def _reflect_locked(conn, agent: Agent, now: float, force: bool, dry_run: bool, 
     since = pending.last_reflection_at(conn, agent.name)
     reflection_id = evidence_id(conn, agent.name, since)
     if not dry_run:
-        from evolve.proposals import branch_for
         from evolve.reflect.apply import find_reflection
+        from evolve.reflect.proposals import branch_for
 
         done = find_reflection(agent, reflection_id) or find_reflection(
             agent, reflection_id, branch_for(reflection_id))
@@ -186,8 +187,8 @@ def _reflect_locked(conn, agent: Agent, now: float, force: bool, dry_run: bool, 
                 "Evolve-Runs": runs_used or ["-"], "Evolve-Model": answer.model if answer.model == client.name
                 else f"{client.name}:{answer.model}",
                 "Evolve-Bundle-Tokens": bundle.tokens, "Evolve-Tokens": outcome.tokens}
-    from evolve.guard import flags_for
-    from evolve.proposals import branch_for
+    from evolve.reflect.guard import flags_for
+    from evolve.reflect.proposals import branch_for
 
     flags = flags_for(plan, bundle)
     review = config.review or bool(flags)

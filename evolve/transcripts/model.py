@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
-from evolve import classify
+from evolve.transcripts import classify
 
 # Event kinds.
 HUMAN = "human"  # a real human request: starts a run

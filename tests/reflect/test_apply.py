@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from evolve.curate import eviction_order
 from evolve.reflect.apply import apply_plan
 from evolve.reflect.operations import Limits, SkillState, parse_answer
+from evolve.workspace.curate import eviction_order
 from tests.helpers import commit_all, git_out, head, make_agent, parsed_trailers, write_skill
 
 TRAILERS = {"Evolve-Score": "1.70", "Evolve-Signals": ["user_correction"], "Evolve-Runs": ["s1#1"],

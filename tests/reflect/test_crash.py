@@ -21,11 +21,11 @@ from tests.reflect.scenarios import corrected_session
 
 # step name -> (object to patch, attribute, when: "before" | "after")
 STEPS = {
-    "journal-written": ("evolve.repo:Repo", "_write_journal", "after"),
-    "files-written": ("evolve.repo:Repo", "_commit_loop", "before"),
-    "commit-object-made": ("evolve.repo:Repo", "_swap", "before"),
-    "branch-moved": ("evolve.repo:Repo", "_updated_index", "before"),
-    "index-written": ("evolve.repo:Repo", "_commit_loop", "after"),
+    "journal-written": ("evolve.store.repo:Repo", "_write_journal", "after"),
+    "files-written": ("evolve.store.repo:Repo", "_commit_loop", "before"),
+    "commit-object-made": ("evolve.store.repo:Repo", "_swap", "before"),
+    "branch-moved": ("evolve.store.repo:Repo", "_updated_index", "before"),
+    "index-written": ("evolve.store.repo:Repo", "_commit_loop", "after"),
     "commit-done": ("evolve.reflect.apply", "apply_plan", "after"),
 }
 

@@ -9,9 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evolve import memo as memo_mod
 from evolve.config import Config
-from evolve.redact import find_invisible, find_secrets
 from evolve.reflect.operations import (
     BLOCKED_REASON,
     OPS,
@@ -24,7 +22,9 @@ from evolve.reflect.operations import (
     normalise,
     parse_answer,
 )
-from evolve.skills import parse_skill, split_frontmatter
+from evolve.transcripts.redact import find_invisible, find_secrets
+from evolve.workspace import memo as memo_mod
+from evolve.workspace.skills import parse_skill, split_frontmatter
 
 R = "aB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xY"
 SECRETS = {

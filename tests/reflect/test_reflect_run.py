@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import subprocess
 
-from evolve import ledger
 from evolve.cli import main
 from evolve.home import Home
 from evolve.reflect.client import Answer, FakeClient, ReflectionFailed
 from evolve.reflect.run import reflect
+from evolve.store import ledger
 from tests.fake_messages_server import fake_messages_api  # noqa: F401 - fixture
 from tests.helpers import git_out, make_agent
 from tests.reflect.scenarios import corrected_session, transient_session

@@ -1,0 +1,178 @@
+"""Did learning help? The numbers behind `evolve report`, as plain data.
+
+For each reflection commit: corrections and real errors per 100 runs in the runs just
+before it and just after it. For each skill: its rates per week. Then the skills that look
+useless (shown often, never used) or harmful (often ending in real errors, or corrected
+after use). Where a side or a week has too few runs, the numbers are None and `thin` says
+why, so nobody reads noise as a trend.
+"""
+
+from __future__ import annotations
+
+import bisect
+import sqlite3
+import time
+from datetime import UTC, datetime, timedelta
+
+from evolve.metrics.rates import (
+    DAY,
+    Counts,
+    RunRecord,
+    epoch,
+    iso,
+    iso_week,
+    load_invoked,
+    load_runs,
+    load_shown,
+    skill_usage,
+    tally,
+)
+
+WINDOW_RUNS = 50  # runs compared on each side of a reflection
+THIN_RUNS = 10  # fewer runs on a side (or in a week): too thin to say anything
+THIN_SHOWN = 5  # a skill's week needs this many runs it was shown in
+USELESS_RUNS = 20  # shown in this many runs and never invoked
+HARMFUL_RATE = 0.5
+HARMFUL_MIN = 5  # judged (or invoked) runs before a high rate counts as harmful
+
+
+def side(runs: list[RunRecord]) -> dict:
+    """Corrections and runs with a real error, per 100 runs; None when thin."""
+    n = len(runs)
+    thin = n < THIN_RUNS
+    return {
+        "runs": n,
+        "thin": thin,
+        "corrections_per_100": None if thin else round(100 * sum(r.correction for r in runs) / n, 1),
+        "errors_per_100": None if thin else round(100 * sum(r.real_error for r in runs) / n, 1),
+    }
+
+
+def around(timeline: list[RunRecord], starts: list[str], at: str) -> tuple[dict, dict]:
+    """The WINDOW_RUNS runs started before `at` and from `at` on (timeline sorted by start)."""
+    cut = bisect.bisect_left(starts, at)
+    return side(timeline[max(0, cut - WINDOW_RUNS):cut]), side(timeline[cut:cut + WINDOW_RUNS])
+
+
+def _delta(before: dict, after: dict, key: str) -> float | None:
+    if before[key] is None or after[key] is None:
+        return None
+    return round(after[key] - before[key], 1)
+
+
+def reflections(conn: sqlite3.Connection, agent) -> list[dict]:
+    """Reflection commits on the agent's branch, oldest first (state.db's time when known)."""
+    recorded = {row["commit_sha"]: row for row in conn.execute(
+        "SELECT id, at, commit_sha FROM reflections WHERE agent = ? AND commit_sha IS NOT NULL",
+        (agent.name,))}
+    commits = agent.repo.log()
+    reverted = {c.reverts for c in commits if c.reverts}
+    found = []
+    for commit in reversed(commits):
+        if commit.kind != "reflection":
+            continue
+        row = recorded.get(commit.sha)
+        found.append({"sha": commit.sha, "id": commit.trailers.get("Evolve-Reflection"),
+                      "at": iso(row["at"]) if row else commit.date, "summary": commit.subject,
+                      "ops": commit.trailers.get("Evolve-Ops", ""),
+                      "reverted": commit.sha in reverted})
+    return found
+
+
+def weeks_between(first: str, last: str) -> list[str]:
+    """Every ISO week from the one holding `first` to the one holding `last`."""
+    start, end = epoch(first), epoch(last)
+    if start is None or end is None:
+        return []
+    day = datetime.fromtimestamp(start, UTC).date()
+    day -= timedelta(days=day.weekday())
+    stop = datetime.fromtimestamp(end, UTC).date()
+    out = []
+    while day <= stop:
+        year, week, _ = day.isocalendar()
+        out.append(f"{year}-W{week:02d}")
+        day += timedelta(days=7)
+    return out
+
+
+def _week_rates(counts: Counts) -> dict:
+    thin = counts.shown < THIN_SHOWN and counts.invoked < THIN_SHOWN
+    rates = counts.rates()
+    if thin:
+        rates = dict.fromkeys(rates)
+    return {"shown": counts.shown, "invoked": counts.invoked, "thin": thin, **rates}
+
+
+def build(conn: sqlite3.Connection, agent, *, now: float | None = None,
+          window_days: float | None = None) -> dict:
+    """Everything the report shows, for `agent` (an evolve.workspace.agent.Agent)."""
+    now = now or time.time()
+    window_days = window_days or agent.config.limits.retention_days
+    since = now - window_days * DAY
+    runs = load_runs(conn, agent.name, since)
+    timeline = sorted((r for r in runs if r.started_at), key=lambda r: r.started_at or "")
+    starts = [r.started_at or "" for r in timeline]
+    found = reflections(conn, agent)
+    for item in found:
+        item["before"], item["after"] = around(timeline, starts, item["at"])
+        item["change"] = {k: _delta(item["before"], item["after"], k)
+                          for k in ("corrections_per_100", "errors_per_100")}
+    weeks = weeks_between(starts[0], starts[-1]) if starts else []
+    by_week: dict[str, list[RunRecord]] = {}
+    for run in timeline:
+        by_week.setdefault(iso_week(run) or "", []).append(run)
+    week_rows = [{"week": w, **side(by_week.get(w, []))} for w in weeks]
+    shown = load_shown(conn, agent.name, since)
+    invoked = load_invoked(conn, agent.name, since, runs)
+    weekly = tally(runs, shown, invoked, bucket=iso_week)
+    totals = tally(runs, shown, invoked)
+    usage = skill_usage(conn, agent.name, window_days=window_days, now=now)
+    skills, useless, harmful = [], [], []
+    for skill in agent.skills():
+        use = usage.get(skill.name, {})
+        total = totals.get((skill.name, None), Counts())
+        entry = {"name": skill.name, "valid": skill.valid, "pinned": skill.pinned,
+                 "impressions": use.get("impressions", 0), "invocations": use.get("invocations", 0),
+                 "runs_shown": total.shown, "runs_invoked": total.invoked, "runs_judged": total.judged,
+                 **total.rates(),
+                 "weeks": [{"week": w, **_week_rates(weekly.get((skill.name, w), Counts()))}
+                           for w in weeks]}
+        skills.append(entry)
+        if total.shown >= USELESS_RUNS and total.invoked == 0 and not entry["invocations"]:
+            useless.append({"name": skill.name, "runs_shown": total.shown,
+                            "impressions": entry["impressions"]})
+        if total.judged >= HARMFUL_MIN and (entry["ineffective_rate"] or 0) >= HARMFUL_RATE:
+            harmful.append({"name": skill.name, "reason": "often ends in a real error",
+                            "rate": entry["ineffective_rate"], "runs": total.judged})
+        elif total.invoked >= HARMFUL_MIN and (entry["post_use_edit_rate"] or 0) >= HARMFUL_RATE:
+            harmful.append({"name": skill.name, "reason": "often corrected after use",
+                            "rate": entry["post_use_edit_rate"], "runs": total.invoked})
+    return {"agent": agent.name, "generated_at": iso(now), "window_days": window_days,
+            "since": iso(since), "runs": len(runs), "window_runs": WINDOW_RUNS,
+            "thin_runs": THIN_RUNS, "reflections": found, "weeks": week_rows, "skills": skills,
+            "useless": useless, "harmful": harmful}
+
+
+def text_summary(data: dict) -> str:
+    """The report for a terminal."""
+    lines = [f"{data['agent']}: {data['runs']} runs since {data['since'][:10]} "
+             f"(window {data['window_days']:g} days)", "", "Reflections (per 100 runs, "
+             f"{data['window_runs']} runs each side):"]
+    for item in data["reflections"] or []:
+        before, after = item["before"], item["after"]
+        if before["thin"] or after["thin"]:
+            numbers = f"too few runs to say (before {before['runs']}, after {after['runs']})"
+        else:
+            numbers = (f"corrections {before['corrections_per_100']:g} → "
+                       f"{after['corrections_per_100']:g}, real errors {before['errors_per_100']:g} → "
+                       f"{after['errors_per_100']:g}")
+        mark = " (reverted)" if item["reverted"] else ""
+        lines.append(f"  {item['at'][:16]} {item['sha'][:10]} {item['summary'][:50]}{mark}: {numbers}")
+    if not data["reflections"]:
+        lines.append("  (no reflection commits yet)")
+    lines += ["", "Skills that look useless (shown often, never used):"]
+    lines += [f"  {u['name']}: shown in {u['runs_shown']} runs" for u in data["useless"]] or ["  (none)"]
+    lines += ["", "Skills that look harmful:"]
+    lines += [f"  {h['name']}: {h['reason']} ({h['rate'] * 100:.0f}% of {h['runs']} runs)"
+              for h in data["harmful"]] or ["  (none)"]
+    return "\n".join(lines)

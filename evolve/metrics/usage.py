@@ -1,0 +1,147 @@
+"""Writing skill usage: impressions, skill reads, the spool records hooks leave, retention.
+
+The session-start path only appends one spool line (`inject`); the handlers here store it
+when the watcher (or the next reading command) drains the spool. Everything is
+idempotent: impressions are unique per (agent, skill, session), invocations per tool-use id.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Iterable
+
+from evolve.home import Home
+from evolve.names import name_problem
+from evolve.store import ledger
+
+IMPRESSIONS = "impressions"  # spool record kinds (the `event` key)
+INVOCATION = "invocation"
+
+
+def store_impressions(conn: sqlite3.Connection, agent: str, session: str, skills: Iterable[str],
+                      at: float | None = None) -> int:
+    """One impression per skill for the session; returns how many were new."""
+    at = at or time.time()
+    rows = [(agent, skill, session, at) for skill in skills]
+    before = conn.total_changes
+    with ledger.transaction(conn):
+        conn.executemany("INSERT OR IGNORE INTO impressions (agent, skill, session, at) "
+                         "VALUES (?, ?, ?, ?)", rows)
+    return conn.total_changes - before
+
+
+def record_skill_read(conn: sqlite3.Connection, agent: str, skill: str, session: str | None,
+                      *, run_idx: int | None = None, tool_use_id: str | None = None,
+                      source: str = "api", at: float | None = None) -> bool:
+    """The Python API's `record_skill_read`: one invocation, deduplicated by tool-use id.
+
+    Without a run index the invocation is placed, when rates are computed, in the
+    session's run that had started by `at`. True when it was new.
+    """
+    with ledger.transaction(conn):
+        return ledger.record_invocation(conn, agent, skill, session, run_idx, tool_use_id, source, at)
+
+
+# -- spool records -----------------------------------------------------------------------
+def _agent(home: Home, record: dict) -> str:
+    name = record.get("agent")
+    if not isinstance(name, str) or name_problem(name):
+        raise ValueError("no valid agent")
+    if not (home.agent_dir(name) / ".git").is_dir():
+        raise ValueError(f"no agent {name!r}")
+    return name
+
+
+def _session(record: dict) -> str | None:
+    value = record.get("session_id", record.get("session"))
+    return value if isinstance(value, str) and value else None
+
+
+def _at(record: dict) -> float:
+    at = record.get("at")
+    return float(at) if isinstance(at, (int, float)) and not isinstance(at, bool) else time.time()
+
+
+def handle_impressions(conn: sqlite3.Connection, home: Home, record: dict) -> str:
+    """`{"event": "impressions", "agent", "session_id", "skills": [...], "at"}` → impressions."""
+    name = _agent(home, record)
+    session, skills = _session(record), record.get("skills")
+    if not isinstance(session, str) or not session or not isinstance(skills, list):
+        raise ValueError("impressions need a session and a list of skills")
+    store_impressions(conn, name, session, [s for s in skills if isinstance(s, str)
+                                            and not name_problem(s)], _at(record))
+    return "impressions"
+
+
+def handle_invocation(conn: sqlite3.Connection, home: Home, record: dict) -> str:
+    """`{"event": "invocation", "agent", "skill", "session_id", "tool_use_id"?, "source"?}`."""
+    name = _agent(home, record)
+    skill, session = record.get("skill"), _session(record)
+    if not isinstance(skill, str) or name_problem(skill):
+        raise ValueError("no valid skill")
+    tool_use_id = record.get("tool_use_id")
+    run_idx = record.get("run_idx")
+    source = record.get("source")
+    record_skill_read(conn, name, skill, session if isinstance(session, str) else None,
+                      run_idx=run_idx if isinstance(run_idx, int) else None,
+                      tool_use_id=tool_use_id if isinstance(tool_use_id, str) else None,
+                      source=source if isinstance(source, str) else "hook", at=_at(record))
+    return "invocation"
+
+
+# -- retention ---------------------------------------------------------------------------
+def prune_state(conn: sqlite3.Connection, now: float, retention_days: float) -> dict[str, int]:
+    """Delete run data older than the retention: runs, impressions, invocations, events, cycles.
+
+    Cursors stay (a transcript is never re-read because its old runs were dropped), and so
+    do reflections (the report's reference points). Returns rows deleted per table.
+    """
+    from evolve.metrics.rates import iso
+
+    cutoff = now - retention_days * 86_400.0
+    deleted: dict[str, int] = {}
+    statements = {
+        "runs": ("DELETE FROM runs WHERE started_at < ? OR (started_at IS NULL AND observed_at < ?)",
+                 (iso(cutoff), cutoff)),
+        "impressions": ("DELETE FROM impressions WHERE at < ?", (cutoff,)),
+        "invocations": ("DELETE FROM invocations WHERE at < ?", (cutoff,)),
+        "events": ("DELETE FROM events WHERE at < ?", (cutoff,)),
+        "cycles": ("DELETE FROM cycles WHERE at < ?", (cutoff,)),
+    }
+    with ledger.transaction(conn):
+        for table, (sql, args) in statements.items():
+            deleted[table] = conn.execute(sql, args).rowcount
+    return deleted
+
+
+def refresh_rates(conn: sqlite3.Connection, home: Home, agent: str, now: float | None = None,
+                  window_days: float | None = None) -> dict[str, dict]:
+    """Compute the metrics of one agent and write the cache the session-start hook reads."""
+    from evolve import config as config_mod
+    from evolve.metrics.rates import skill_usage, write_rates_cache
+
+    if window_days is None:
+        window_days = config_mod.load(home.config_file, home.agent_dir(agent) / "agent.toml"
+                                      ).limits.retention_days
+    usage = skill_usage(conn, agent, window_days=window_days, now=now)
+    write_rates_cache(home.rates_cache(agent), usage, now)
+    return usage
+
+
+def maintain(conn: sqlite3.Connection, home: Home, now: float | None = None,
+             names: list[str] | None = None) -> dict:
+    """The cycle's housekeeping: retention, then fresh rate caches (for `names`, or all)."""
+    from evolve import config as config_mod
+    from evolve.workspace.agent import list_agents
+
+    now = now or time.time()
+    retention = config_mod.load(home.config_file).limits.retention_days
+    result: dict = {"deleted": prune_state(conn, now, retention), "refreshed": []}
+    for name in list_agents(home) if names is None else names:
+        try:
+            refresh_rates(conn, home, name, now)
+        except Exception:  # one agent's bad agent.toml never stops the others
+            continue
+        result["refreshed"].append(name)
+    return result

@@ -1,0 +1,102 @@
+"""What the agent hooks left in the spool, applied to state.db by the watcher.
+
+Hooks only append a line (their time budget is tiny); the work happens here. One handler
+per record kind, in a dict the integrations add to. A bad record is counted and skipped:
+it never blocks the records after it (the spool would otherwise be retried forever).
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+from evolve.home import Home
+from evolve.metrics import usage
+from evolve.names import check_name
+from evolve.observe import ingest as observe
+from evolve.store import spool
+
+log = logging.getLogger("evolve.watch")
+
+Handler = Callable[[sqlite3.Connection, Home, dict], str]
+
+
+def _agent_of(home: Home, record: dict) -> str:
+    name = record.get("agent")
+    if not isinstance(name, str):
+        raise ValueError("no agent")
+    check_name(name, "agent")
+    if not (home.agent_dir(name) / ".git").is_dir():
+        raise ValueError(f"no agent {name!r}")
+    return name
+
+
+def observe_transcript(conn: sqlite3.Connection, home: Home, record: dict) -> str:
+    """A run ended (Stop, SessionEnd, StopFailure): observe that transcript now.
+
+    The agent's `[sources]` may not cover the path (a project the globs miss); it is
+    observed anyway, as Claude Code's format, since the hook named it for this agent.
+    """
+    name = _agent_of(home, record)
+    raw = record.get("transcript_path")
+    if not isinstance(raw, str) or not raw:
+        raise ValueError("no transcript_path")
+    path = Path(raw).expanduser()
+    if not path.is_absolute() or not path.is_file():
+        raise ValueError(f"{raw}: not a transcript file")
+    result = observe.observe_file(conn, name, path, "claude_code")
+    if result.error:
+        raise ValueError(f"{raw}: {result.error}")
+    return "observed"
+
+
+HANDLERS: dict[str, Handler] = {
+    "stop": observe_transcript,
+    "session_end": observe_transcript,
+    "stop_failure": observe_transcript,
+    "impressions": usage.handle_impressions,  # inject: the skills a session was shown
+    "invocation": usage.handle_invocation,  # a skill read reported outside a transcript
+    "skill": usage.handle_invocation,  # Claude Code's PostToolUse for the Skill tool
+}
+
+
+def _dedupe(records: list[dict]) -> list[dict]:
+    """One observe per (agent, transcript) in a drain: later records add nothing."""
+    seen: set[tuple] = set()
+    kept = []
+    for record in records:
+        if HANDLERS.get(record.get("event")) is observe_transcript:  # type: ignore[arg-type]
+            key = (record.get("agent"), record.get("transcript_path"))
+            if key in seen:
+                continue
+            seen.add(key)
+        kept.append(record)
+    return kept
+
+
+def apply_hook_records(conn: sqlite3.Connection, home: Home, records: list[dict]) -> dict[str, int]:
+    """Apply each record with its kind's handler; returns counts by outcome."""
+    counts: dict[str, int] = {}
+    for record in _dedupe(records):
+        kind = record.get("event")
+        handler = HANDLERS.get(kind) if isinstance(kind, str) else None
+        if handler is None:
+            outcome = "ignored"
+        else:
+            try:
+                outcome = handler(conn, home, record)
+            except Exception as exc:  # one bad record never blocks the rest
+                log.info("hook record %s for %r skipped: %s", kind, record.get("agent"), exc)
+                outcome = "skipped"
+        counts[outcome] = counts.get(outcome, 0) + 1
+    return counts
+
+
+def drain_pending(conn: sqlite3.Connection, home: Home) -> dict[str, int]:
+    """Apply what hooks left in the spool now (a reading command must not wait for the watcher)."""
+    if not (home.spool_dir / spool.SPOOL).exists() and not any(home.spool_dir.glob("*.draining")):
+        return {}
+    with spool.drain(home.spool_dir) as records:
+        return apply_hook_records(conn, home, records) if records else {}

@@ -1,0 +1,169 @@
+"""Score a finished run from its facts: which weighted signals fire, is it worth reflecting on.
+
+Pure (no I/O beyond reading evolve's own stopword list once): observe stores facts, this
+turns them into `Scored`, the scheduler and bundle read the result. Transient errors are
+the environment, never a lesson, so they never fire an error signal here, even when
+upstream facts were not careful about them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from evolve.transcripts import classify
+from evolve.workspace import memo
+
+# Names and default weights are an interface (config keys, commit trailers, reports).
+DEFAULT_WEIGHTS: dict[str, float] = {
+    "user_correction": 0.9,
+    "skill_ineffective": 0.85,
+    "error_recovered": 0.8,
+    "known_weakness": 0.7,
+    "complexity": 0.5,
+}
+DEFAULT_THRESHOLD = 0.7
+DEFAULT_COMPLEXITY_TOOL_CALLS = 20
+
+
+@dataclass(frozen=True)
+class SignalSettings:
+    """Weights, threshold and limits; built from `[signals]` in config.toml."""
+
+    weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
+    threshold: float = DEFAULT_THRESHOLD
+    complexity_tool_calls: int = DEFAULT_COMPLEXITY_TOOL_CALLS
+    transient_patterns: tuple[str, ...] = ()  # the user's extra ones, for error texts
+
+    @classmethod
+    def from_config(cls, signals: Any) -> SignalSettings:
+        """From an object shaped like `config.SignalsConfig` (duck-typed, no import)."""
+        return cls(
+            weights={**DEFAULT_WEIGHTS, **signals.weights},
+            threshold=signals.threshold,
+            complexity_tool_calls=signals.complexity_tool_calls,
+            transient_patterns=tuple(getattr(signals, "transient_patterns", ())),
+        )
+
+
+@dataclass(frozen=True)
+class Scored:
+    """The signals that fired (name -> weight), their sum, and whether it passes."""
+
+    signals: dict[str, float]
+    score: float
+    reflect: bool
+
+
+_STOPWORDS: frozenset[str] | None = None
+_LETTERS = re.compile(r"[^\W\d_]+")
+
+
+def stopwords() -> frozenset[str]:
+    """Evolve's stopword list (stopwords.txt beside this module), read once."""
+    global _STOPWORDS
+    if _STOPWORDS is None:
+        path = os.path.join(os.path.dirname(__file__), "stopwords.txt")  # noqa: PTH118, PTH120
+        with open(path, encoding="utf-8") as handle:
+            lines = [line.split("#", 1)[0] for line in handle]
+        _STOPWORDS = frozenset(word for line in lines for word in line.lower().split())
+    return _STOPWORDS
+
+
+def content_words(text: str) -> set[str]:
+    """Lower-case letter words of 4+ letters, stopwords dropped, a plural `s` dropped."""
+    stop = stopwords()
+    words = set()
+    for word in _LETTERS.findall(text.lower()):
+        if len(word) < 4 or word in stop:
+            continue
+        if word.endswith("s") and not word.endswith("ss"):
+            word = word[:-1]
+            if word in stop:
+                continue
+        words.add(word)
+    return words
+
+
+def weakness_keywords(memo_first_section_text: str) -> list[frozenset[str]]:
+    """One keyword set per bullet of the memo's "What I do well and where I often stumble"."""
+    return [frozenset(content_words(item)) for item in memo.bullets(memo_first_section_text)]
+
+
+def _fact(facts: Any, name: str, default: Any) -> Any:
+    value = facts.get(name) if isinstance(facts, Mapping) else getattr(facts, name, None)
+    return default if value is None else value
+
+
+def _number(value: Any) -> int:
+    try:
+        return max(0, int(value))
+    except (TypeError, ValueError):
+        return 0
+
+
+def matched_weakness(
+    weaknesses: Iterable[frozenset[str]], texts: Iterable[str]
+) -> frozenset[str] | None:
+    """The first bullet's keywords of which at least two occur in `texts`, or None."""
+    bullets = [w for w in weaknesses if len(w) >= 2]
+    if not bullets:
+        return None
+    seen: set[str] = set()
+    for text in texts:
+        if text:
+            seen |= content_words(text)
+    for keywords in bullets:
+        if len(keywords & seen) >= 2:
+            return keywords
+    return None
+
+
+def score_run(
+    facts: Any, settings: SignalSettings | None = None, weaknesses: Iterable[frozenset[str]] = ()
+) -> Scored:
+    """Which signals fire for one run (a dict or an object with the fact attributes).
+
+    Facts (as `transcripts.model.Run` holds them): tool_calls, errors (real ones only),
+    transient_errors (counted apart), aborted, correction, skills, ended_in_error,
+    recovered, request, tool_inputs_text, error_texts (of real errors, maybe capped).
+    Missing facts count as absent. An error text that classifies as transient after all
+    (user patterns may have changed since) is not counted as real.
+    """
+    settings = settings or SignalSettings()
+    extra = settings.transient_patterns
+    error_texts = [str(t) for t in _fact(facts, "error_texts", []) if t]
+    real_texts = [t for t in error_texts if not classify.is_transient(t, extra)]
+    real_errors = _number(_fact(facts, "errors", 0))
+    complete = bool(error_texts) and len(error_texts) >= real_errors  # no text was capped
+    if complete:
+        real_errors = len(real_texts)
+    ended_real = bool(_fact(facts, "ended_in_error", False)) and real_errors > 0
+    if ended_real and complete and classify.is_transient(error_texts[-1], extra):
+        ended_real = False  # the last error was transient: the run did not end in a real one
+    correction = bool(_fact(facts, "correction", False))
+
+    fired = []
+    if correction:
+        fired.append("user_correction")
+    if _fact(facts, "skills", []) and ended_real and not _fact(facts, "aborted", False):
+        fired.append("skill_ineffective")
+    if _fact(facts, "recovered", False) and real_errors > 0:
+        fired.append("error_recovered")
+    if real_errors > 0 or correction:
+        texts = [str(_fact(facts, "request", "")), str(_fact(facts, "tool_inputs_text", ""))]
+        if matched_weakness(weaknesses, texts + real_texts) is not None:
+            fired.append("known_weakness")
+    if _number(_fact(facts, "tool_calls", 0)) > settings.complexity_tool_calls:
+        fired.append("complexity")
+
+    signals = {}
+    for name in fired:
+        weight = float(settings.weights.get(name, DEFAULT_WEIGHTS[name]))
+        if weight > 0:
+            signals[name] = weight
+    score = round(sum(signals.values()), 6)  # 0.35 + 0.35 must equal 0.7, not exceed it
+    return Scored(signals=signals, score=score, reflect=score > settings.threshold)

@@ -1,0 +1,188 @@
+"""What an agent sees at the start of a session: its memo, then its skill index.
+
+On the hot path (Claude Code's SessionStart hook runs it before every session), so it
+imports the standard library and evolve's light modules only, reads the skill index and
+the usage rates from small caches (`skillindex`, `metrics.write_rates_cache`), and
+records impressions by appending ONE line to the hook spool, never by writing SQLite.
+The ranking that decides who leaves an over-long index is pure (`leave_order`, `fit`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from evolve.home import Home
+
+MATURE_RUNS = 20  # runs shown before a skill's invocation rate may push it out
+DESCRIPTION_CAP = 250  # chars of a description in the index (Claude Code also cuts)
+MEMO_TITLE = "# Memo (what I learned in earlier sessions)"
+DEFAULT_PROMPT_CHARS = 8000  # = config.LimitsConfig (a test checks): no TOML parse when unset
+DEFAULT_BODY_TOKENS = 5000
+_LIMIT_KEYS = (b"prompt_chars", b"skill_body_tokens")
+
+
+@dataclass
+class Injection:
+    text: str
+    listed: list[str]
+    left_out: int
+    chars: int
+    session: str = ""
+    budget: int = 0
+
+    def to_dict(self) -> dict:
+        return {"text": self.text, "listed": self.listed, "left_out": self.left_out,
+                "chars": self.chars, "session": self.session, "budget": self.budget}
+
+
+# -- pure: who leaves the index first ----------------------------------------------------
+def leave_order(names: list[str], stats: dict[str, list], pinned: set[str]) -> list[str]:
+    """The order in which skills leave an index that is over budget.
+
+    First the skills shown in at least MATURE_RUNS runs, lowest invocation rate first
+    (a new skill keeps its chance); then the others, most-shown first; pinned ones last.
+    `stats`: name → [impressions, runs shown, invocation rate or None].
+    """
+    def key(name: str) -> tuple:
+        _impressions, runs, rate = (stats.get(name) or [0, 0, None])[:3]
+        runs = runs or 0
+        if name in pinned:
+            return (2, 0.0, -runs, name)
+        if runs >= MATURE_RUNS:
+            return (0, rate or 0.0, -runs, name)
+        return (1, 0.0, -runs, name)
+    return sorted(names, key=key)
+
+
+def fit(lines: dict[str, str], order: list[str], room: int, note_room: int) -> tuple[list[str], int]:
+    """Names kept (in name order) so that their lines fit `room` chars; and how many left.
+
+    When anything must leave, `note_room` more chars are needed for the note saying so.
+    """
+    total = sum(len(line) + 1 for line in lines.values())
+    if total <= room:
+        return sorted(lines), 0
+    out: set[str] = set()
+    for name in order:
+        if total <= room - note_room:
+            break
+        total -= len(lines[name]) + 1
+        out.add(name)
+    return sorted(n for n in lines if n not in out), len(out)
+
+
+def index_line(name: str, description: str) -> str:
+    text = " ".join(description.split())
+    if len(text) > DESCRIPTION_CAP:
+        text = text[:DESCRIPTION_CAP - 1].rstrip() + "…"
+    return f"- {name}: {text}"
+
+
+def memo_block(memo_text: str, room: int, memo_path: Path) -> str:
+    """The memo's non-empty sections under one title, cut (and said so) beyond `room`."""
+    from evolve.workspace import memo
+
+    parts = []
+    for key, heading in memo.HEADINGS.items():
+        content = memo.section_content(memo_text, key)
+        if content:
+            parts.append(f"## {heading}\n\n{content}")
+    standard = any(f"## {heading}" in memo_text for heading in memo.HEADINGS.values())
+    if not parts and not standard and memo_text.strip():  # a memo a person restructured
+        parts.append(memo_text.strip())
+    if not parts:
+        return ""
+    text = MEMO_TITLE + "\n\n" + "\n\n".join(parts)
+    if len(text) > room:
+        note = f"\n… (cut to fit the prompt budget; the whole memo is in {memo_path})"
+        text = text[:max(0, room - len(note))].rstrip() + note
+    return text
+
+
+# -- rendering ---------------------------------------------------------------------------
+def _rates(home: Home, agent: str) -> dict[str, list]:
+    try:
+        data = json.loads(home.rates_cache(agent).read_bytes())
+        skills = data.get("skills")
+        return skills if isinstance(skills, dict) else {}
+    except (OSError, ValueError, AttributeError):
+        return {}
+
+
+def limits(home: Home, agent_path: Path) -> tuple[int, int]:
+    """(prompt_chars, skill_body_tokens); config files are parsed only when they set one.
+
+    evolve.config (tomllib, eight dataclasses) costs as much as the rest of this path.
+    """
+    files = (home.config_file, agent_path / "agent.toml")
+    for path in files:
+        try:
+            if any(key in path.read_bytes() for key in _LIMIT_KEYS):
+                break
+        except OSError:
+            continue
+    else:
+        return DEFAULT_PROMPT_CHARS, DEFAULT_BODY_TOKENS
+    from evolve import config as config_mod
+
+    configured = config_mod.load(*files).limits
+    return configured.prompt_chars, configured.skill_body_tokens
+
+
+def render(home: Home | str | os.PathLike, agent_name: str, *, session: str | None = None,
+           record: bool = True, include_index: bool = True) -> Injection:
+    """The memo and skill index for a new session, under `[limits] prompt_chars`.
+
+    Records one impression per listed skill for `session` (a fresh id when None). Broken
+    skills are never listed. Without the index (Claude Code lists linked skills itself)
+    every valid skill still counts as shown.
+    """
+    from evolve.errors import UserError
+    from evolve.names import check_name
+    from evolve.session import index as skillindex
+
+    home = home if isinstance(home, Home) else Home.resolve(home)
+    check_name(agent_name, "agent")
+    path = home.agent_dir(agent_name)
+    if not (path / ".git").is_dir():
+        raise UserError(f"no agent {agent_name!r} in {home.root}; create it with `evolve init {agent_name}`")
+    budget, body_tokens = limits(home, path)
+    session = session or os.urandom(16).hex()
+    skills_dir = path / "skills"
+    entries = [e for e in skillindex.load(skills_dir, home.skill_index_cache(agent_name),
+                                          body_tokens) if e.valid]
+    try:
+        memo_text = (path / "memo.md").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        memo_text = ""
+    header = (f"## Skills\n\nYour skills are in {skills_dir} (one folder per skill, each with a "
+              "SKILL.md). When a task matches a description below, read that SKILL.md first "
+              "and follow it.")
+    reserve = len(header) + 400 if include_index and entries else 0
+    memo_part = memo_block(memo_text, max(0, budget - reserve), path / "memo.md")
+    listed = [e.name for e in entries]
+    left_out = 0
+    blocks = [memo_part] if memo_part else []
+    if include_index and entries:
+        lines = {e.name: index_line(e.name, e.description) for e in entries}
+        note = ("({n} more skills are not listed here, to stay within the prompt budget; "
+                f"they are all in {skills_dir}.)")
+        room = budget - len("\n\n".join([*blocks, header])) - 3
+        order = leave_order(listed, _rates(home, agent_name), {e.name for e in entries if e.pinned})
+        listed, left_out = fit(lines, order, room, len(note) + 8)
+        body = "\n".join(lines[n] for n in listed)
+        skills_part = f"{header}\n\n{body}" if body else header
+        if left_out:
+            skills_part += "\n\n" + note.format(n=left_out)
+        blocks.append(skills_part)
+    text = "\n\n".join(blocks) + ("\n" if blocks else "")
+    if record and listed:
+        from evolve.store import spool
+
+        spool.append(home.spool_dir, {"event": "impressions", "agent": agent_name,
+                                      "session_id": session, "skills": listed, "at": time.time()})
+    return Injection(text, listed, left_out, len(text), session, budget)

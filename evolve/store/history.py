@@ -1,0 +1,184 @@
+"""Commit messages and history as people read them: kinds, trailers, skill metadata.
+
+Reading only (one `git log` process per question); writing lives in repo.py. Any model- or
+user-supplied text put into a subject or trailer is cleaned to one line first.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from evolve.store.git import iso_utc
+
+_TRAILER_JUNK = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]+")
+
+
+@dataclass
+class Commit:
+    sha: str
+    parents: list[str]
+    author: str
+    email: str
+    date: str
+    subject: str
+    trailers: dict[str, str]
+    body: str = ""
+
+    @property
+    def kind(self) -> str:
+        """Told apart by trailers; a person's plain commits are human edits."""
+        kind = self.trailers.get("Evolve-Kind")
+        if kind:
+            return kind
+        if "Evolve-Reverts" in self.trailers or self.reverts:
+            return "revert"
+        if not self.parents:
+            return "init"
+        return "human_edit"
+
+    @property
+    def reverts(self) -> str | None:
+        """The sha this commit reverts: our trailer, or git's own 'This reverts commit'."""
+        if "Evolve-Reverts" in self.trailers:
+            return self.trailers["Evolve-Reverts"]
+        match = re.search(r"This reverts commit ([0-9a-f]{40})", self.body)
+        return match.group(1) if match else None
+
+    def to_dict(self) -> dict:
+        return {"sha": self.sha, "kind": self.kind, "summary": self.subject,
+                "author": self.author, "email": self.email, "date": self.date,
+                "parents": self.parents, "trailers": self.trailers, "reverts": self.reverts}
+
+
+@dataclass
+class SkillHistory:
+    created_at: str | None = None
+    updated_at: str | None = None
+    patch_count: int = 0
+    commits: list[str] = field(default_factory=list)
+
+
+def clean_line(text: object, limit: int = 300) -> str:
+    """Any model- or user-supplied text → one safe line for a subject or trailer."""
+    line = _TRAILER_JUNK.sub(" ", str(text)).strip()
+    line = " ".join(line.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def build_message(subject: str, trailers: Mapping[str, object], body: str = "") -> str:
+    parts = [clean_line(subject, 200)]
+    if body.strip():
+        parts.append(body.strip())
+    lines = []
+    for key, value in trailers.items():
+        if isinstance(value, (list, tuple)):
+            value = ", ".join(clean_line(v, 200) for v in value)
+        lines.append(f"{key}: {clean_line(value, 1000) or '-'}")
+    if lines:
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts) + "\n"
+
+
+def parse_trailers(text: str) -> dict[str, str]:
+    trailers: dict[str, str] = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key and " " not in key.strip():
+            key = key.strip()
+            value = value.strip()
+            trailers[key] = f"{trailers[key]}, {value}" if key in trailers else value
+    return trailers
+
+
+def list_values(value: str | None) -> list[str]:
+    """A comma-separated trailer value → items."""
+    return [v.strip() for v in (value or "").split(",") if v.strip() and v.strip() != "-"]
+
+
+def _skill_of(path: str, prefix: str) -> str | None:
+    if not path.startswith(prefix):
+        return None
+    rest = path[len(prefix):]
+    return rest.split("/", 1)[0] if "/" in rest else None
+
+
+def read_log(repo, rev: str | None = None, limit: int | None = None) -> list[Commit]:
+    """Every commit from `rev` (default: the branch tip), newest first, trailers parsed."""
+    tip = rev or repo.tip()
+    if tip is None:
+        return []
+    # separators with a random token: a person's message may hold \x1e or \x1f itself
+    token = secrets.token_hex(8)
+    fields = ["%H", "%P", "%an", "%ae", "%at", "%s", "%(trailers:only,unfold)", "%b"]
+    fmt = f"%x1f{token}".join(fields) + f"%x1e{token}"
+    args = ["log", f"--format={fmt}"]
+    if limit:
+        args.append(f"-n{limit}")
+    raw = repo.git(*args, tip, "--").decode("utf-8", "replace")
+    commits = []
+    for record in raw.split(f"\x1e{token}"):
+        record = record.strip("\n")
+        if not record:
+            continue
+        sha, parents, author, email, when, subject, trailers, body = record.split(f"\x1f{token}", 7)
+        commits.append(Commit(sha, parents.split(), author, email, iso_utc(int(when)),
+                              subject, parse_trailers(trailers), body))
+    return commits
+
+
+
+def read_skill_history(repo, skills_dir: str = "skills") -> dict[str, SkillHistory]:
+    """created/updated/patch_count for every skill, in ONE `git log` pass.
+
+    Follows a skill folder through renames; a deletion (retire/evict) ends an
+    incarnation, so a restored skill's counts start again at its restore.
+    """
+    if repo.tip() is None:
+        return {}
+    token = secrets.token_hex(8)  # a file name may hold \x1e itself
+    raw = repo.git("log", "--reverse", "-z", f"--format=%x1e{token}%H %at", "--name-status", "-M",
+                   repo.tip() or "", "--", f"{skills_dir}/").decode("utf-8", "surrogateescape")
+    history: dict[str, SkillHistory] = {}
+    prefix = skills_dir + "/"
+    for record in raw.split(f"\x1e{token}")[1:]:
+        head, _, rest = record.partition("\0")
+        sha, when = head.split()
+        stamp = iso_utc(int(when))
+        fields = rest.strip("\0\n").split("\0")
+        touched: set[str] = set()
+        ended: set[str] = set()  # skills whose SKILL.md this commit deleted
+        index = 0
+        while index < len(fields):
+            status = fields[index].strip()
+            if status.startswith(("R", "C")):
+                old, new = fields[index + 1], fields[index + 2]
+                index += 3
+                old_skill, new_skill = _skill_of(old, prefix), _skill_of(new, prefix)
+                if status.startswith("R") and old_skill and new_skill and old_skill != new_skill \
+                        and old.endswith("/SKILL.md") and old_skill in history:
+                    history[new_skill] = history.pop(old_skill)
+                touched.update(s for s in (new_skill,) if s)
+                continue
+            path = fields[index + 1] if index + 1 < len(fields) else ""
+            index += 2
+            skill = _skill_of(path, prefix)
+            if not skill:
+                continue
+            if status == "D" and path.endswith("/SKILL.md"):
+                history.pop(skill, None)
+                ended.add(skill)
+                continue
+            touched.add(skill)
+        # other files deleted with SKILL.md (scripts/, references/) must not revive it
+        for skill in touched - ended:
+            entry = history.setdefault(skill, SkillHistory())
+            if entry.created_at is None:
+                entry.created_at = stamp
+            else:
+                entry.patch_count += 1
+            entry.updated_at = stamp
+            entry.commits.append(sha)
+    return history

@@ -1,0 +1,452 @@
+"""An agent's git repository: commits under a lock with compare-and-swap, and history.
+
+Every write builds its tree in a private index from the branch tip plus the exact files
+it changes, moves the branch with `update-ref NEW OLD` while holding git's own
+`index.lock`, then refreshes those entries in the real index. A person's concurrent
+`git commit` therefore either lands before (and evolve rebuilds on top of it) or after
+(and sees evolve's change in its index): nobody's work is silently undone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from evolve.errors import EvolveError, UserError
+from evolve.store.files import atomic_write, sha256
+from evolve.store.git import ZERO, GitError, acquire_index_lock, git, git_text, write_index_lock
+from evolve.store.history import Commit, SkillHistory, read_log, read_skill_history
+from evolve.store.locks import FileLock
+
+JOURNAL = "evolve-journal.json"
+LOCK = "evolve.lock"
+
+
+class ConcurrentChange(UserError):
+    """A person committed the same files while evolve was writing them (nothing is lost)."""
+
+
+@dataclass(frozen=True)
+class Identity:
+    name: str
+    email: str
+
+    def env(self, when: str | None = None) -> dict[str, str]:
+        env = {"GIT_AUTHOR_NAME": self.name, "GIT_AUTHOR_EMAIL": self.email,
+               "GIT_COMMITTER_NAME": self.name, "GIT_COMMITTER_EMAIL": self.email}
+        if when:
+            env["GIT_AUTHOR_DATE"] = env["GIT_COMMITTER_DATE"] = when
+        return env
+
+
+class Repo:
+    """One agent repository; `branch` is the branch the agent reads."""
+
+    def __init__(self, path: Path, branch: str = "main") -> None:
+        self.path = path
+        self.branch = branch
+        self.git_dir = path / ".git"
+
+    # -- reading ---------------------------------------------------------------------
+    def git(self, *args: str, **kwargs) -> bytes:
+        return git(self.path, *args, **kwargs)
+
+    def text(self, *args: str, **kwargs) -> str:
+        return git_text(self.path, *args, **kwargs)
+
+    def tip(self, branch: str | None = None) -> str | None:
+        ref = f"refs/heads/{branch or self.branch}"
+        out = self.git("rev-parse", "-q", "--verify", ref + "^{commit}", check=False)
+        return out.decode().strip() or None
+
+    def resolve(self, rev: str) -> str:
+        """A user-given revision → full sha; refuses option-like input."""
+        if not rev or rev.startswith("-") or not re.fullmatch(r"[\w./~^@{}-]+", rev):
+            raise UserError(f"{rev!r} is not a revision; pass a sha from `evolve log`")
+        out = self.git("rev-parse", "-q", "--verify", "--end-of-options", rev + "^{commit}",
+                       check=False)
+        sha = out.decode().strip()
+        if not sha:
+            raise UserError(f"no commit {rev!r} in {self.path}; see `evolve log`")
+        return sha
+
+    def log(self, rev: str | None = None, limit: int | None = None) -> list[Commit]:
+        return read_log(self, rev, limit)
+
+    def show(self, rev: str) -> str:
+        sha = self.resolve(rev)
+        return self.git("show", "--stat", "--patch", "--format=fuller", sha, "--").decode(
+            "utf-8", "replace")
+
+    def read_blobs(self, specs: list[str]) -> dict[str, bytes | None]:
+        """`rev:path` or blob shas → contents, through one `git cat-file --batch`."""
+        if not specs:
+            return {}
+        out = self.git("cat-file", "--batch", input="".join(s + "\n" for s in specs).encode())
+        result: dict[str, bytes | None] = {}
+        position = 0
+        for spec in specs:
+            end = out.index(b"\n", position)
+            header = out[position:end].decode()
+            position = end + 1
+            if header.endswith("missing") or header.endswith("ambiguous"):
+                result[spec] = None
+                continue
+            size = int(header.split()[2])
+            result[spec] = out[position:position + size]
+            position += size + 1
+        return result
+
+    def dirty_paths(self) -> list[str]:
+        """Paths whose working-tree content differs from the branch tip (incl. untracked)."""
+        if self.tip() is None:
+            return []
+        out = self.git("status", "--porcelain=v1", "-z", "--untracked-files=all",
+                       "--no-renames")
+        paths = []
+        for entry in out.decode("utf-8", "surrogateescape").split("\0"):
+            if len(entry) > 3:
+                paths.append(entry[3:])
+        return sorted(set(paths))
+
+    def skill_history(self, skills_dir: str = "skills") -> dict[str, SkillHistory]:
+        return read_skill_history(self, skills_dir)
+
+    def reverse_changes(self, sha: str) -> dict[str, bytes | None]:
+        """What undoing commit `sha` changes on top of the tip (3-way, like `git revert`)."""
+        return self.replay_changes(sha, reverse=True)
+
+    def replay_changes(self, sha: str, *, reverse: bool = False) -> dict[str, bytes | None]:
+        """Commit `sha`'s change (or its undoing) re-applied on top of the tip, 3-way."""
+        verb = "revert" if reverse else "apply"
+        patch = self.git("diff", "--binary", "--full-index", f"{sha}^", sha, "--")
+        paths = [p for p in self.text("diff", "--name-only", "--no-renames", f"{sha}^", sha, "--")
+                 .splitlines() if p]
+        if not patch.strip():
+            raise UserError(f"{sha[:12]} changed nothing; there is nothing to {verb}")
+        with tempfile.TemporaryDirectory(dir=self.git_dir, prefix="evolve-idx-") as tmp:
+            env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+            self.git("read-tree", self.tip() or "", env=env)
+            try:
+                self.git("apply", "--cached", *(["-R"] if reverse else []), "--3way",
+                         input=patch, env=env)
+            except GitError as exc:
+                why = exc.stderr.splitlines()[-1] if exc.stderr else "conflict"
+                remedy = "revert the later commit first" if reverse else "reject it instead"
+                raise UserError(f"cannot {verb} {sha[:12]} cleanly: a later commit changed the "
+                                f"same lines ({why}); {remedy} or edit the files by hand") from None
+            staged = self.text("ls-files", "-s", "--", *paths, env=env).splitlines()
+        shas = {line.split("\t", 1)[1]: line.split()[1] for line in staged if "\t" in line}
+        blobs = self.read_blobs(list(shas.values()))
+        return {path: (blobs[shas[path]] if path in shas else None) for path in paths}
+
+    def folder_at(self, rev: str, folder: str) -> dict[str, tuple[str, bytes]]:
+        """Path → (git mode, bytes) of every file and link under `folder` at `rev`.
+
+        Reads through GitPython's object database (the one place evolve uses it: a tree walk
+        over an old commit); the handle is closed so no `git cat-file` process is left.
+        """
+        import git  # GitPython, lazily: only restoring a skill needs it
+
+        handle = git.Repo(self.path)
+        try:
+            try:
+                tree = handle.commit(rev).tree / folder.rstrip("/")
+            except (KeyError, ValueError, git.BadName):
+                return {}
+            return {str(item.path): (f"{item.mode:o}", item.data_stream.read())
+                    for item in tree.traverse() if isinstance(item, git.Blob)}
+        finally:
+            handle.close()
+
+    def delete_branch(self, branch: str, expected: str) -> None:
+        """Delete `branch` if it still points at `expected` (compare-and-swap)."""
+        self.git("update-ref", "-d", f"refs/heads/{branch}", expected)
+
+    def branches(self, prefix: str) -> dict[str, str]:
+        """Branch name → tip sha for branches under `prefix` (e.g. 'proposals/')."""
+        out = self.text("for-each-ref", "--format=%(refname:strip=2) %(objectname)",
+                        f"refs/heads/{prefix}")
+        return dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
+
+    # -- writing ---------------------------------------------------------------------
+    @contextmanager
+    def locked(self, timeout: float = 60.0) -> Iterator[None]:
+        """The per-agent writer lock (one evolve writer at a time)."""
+        with FileLock(self.git_dir / LOCK, timeout=timeout):
+            self.recover()
+            yield
+
+    def commit_changes(
+        self,
+        changes: Mapping[str, bytes | None],
+        message: str,
+        author: Identity,
+        *,
+        branch: str | None = None,
+        write_worktree: bool = True,
+        journal_id: str | None = None,
+        when: str | None = None,
+    ) -> str:
+        """Commit exactly `changes` (path → bytes, None deletes) on top of the branch tip.
+
+        Call inside `locked()`. With write_worktree the files are written first (journal,
+        then atomic writes) and restored if anything fails before the branch moves.
+        """
+        branch = branch or self.branch
+        on_checkout = branch == self.current_branch()
+        write_worktree = write_worktree and on_checkout
+        if write_worktree:
+            for path in changes:
+                self._safe_path(path)  # refuse a bad path before anything touches the disk
+        # Committing the work tree as it is (a person's edits): their symlinks stay symlinks.
+        links = frozenset(p for p in changes if on_checkout and not write_worktree
+                          and (self.path / p).is_symlink())
+        journal = None
+        try:
+            if write_worktree:
+                journal = self._write_journal(changes, journal_id, branch)
+                for path, content in changes.items():
+                    self._write_file(path, content)
+            sha = self._commit_loop(changes, message, author, branch, on_checkout, when, links)
+        except BaseException:
+            if journal is not None:
+                self._rollback(journal)  # if this fails, the journal stays for recover()
+                (self.git_dir / JOURNAL).unlink(missing_ok=True)
+            raise
+        if journal is not None:
+            (self.git_dir / JOURNAL).unlink(missing_ok=True)
+        return sha
+
+    def current_branch(self) -> str | None:
+        ref = self.git("symbolic-ref", "-q", "HEAD", check=False).decode().strip()
+        return ref.removeprefix("refs/heads/") or None
+
+    def _blob_entries(self, changes: Mapping[str, bytes | None], links: frozenset[str] = frozenset()) -> str:
+        """`git update-index --index-info` lines; the blobs are written to the odb."""
+        lines = []
+        for path, content in sorted(changes.items()):
+            if content is None:
+                lines.append(f"0 {ZERO}\t{path}")
+            else:
+                sha = self.git("hash-object", "-w", "--stdin", input=content).decode().strip()
+                mode = "120000" if path in links else "100755" if self._is_executable(path) else "100644"
+                lines.append(f"{mode} {sha}\t{path}")
+        return "".join(line + "\n" for line in lines)
+
+    def _is_executable(self, path: str) -> bool:
+        target = self.path / path
+        return target.is_file() and os.access(target, os.X_OK)
+
+    def _commit_loop(self, changes, message, author, branch, on_checkout, when,
+                     links: frozenset[str] = frozenset()) -> str:
+        entries = self._blob_entries(changes, links)
+        for _attempt in range(50):
+            old = self.tip(branch)
+            base = old or (self.tip() if branch != self.branch else None)
+            with tempfile.TemporaryDirectory(dir=self.git_dir, prefix="evolve-idx-") as tmp:
+                env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+                if base:
+                    self.git("read-tree", base, env=env)
+                self.git("update-index", "--index-info", input=_encode(entries), env=env)
+                tree = self.text("write-tree", env=env)
+            parents = ["-p", base] if base else []
+            new = self.text("commit-tree", tree, *parents, input=message.encode("utf-8", "replace"),
+                            env=author.env(when))
+            if self._swap(branch, new, old, entries if on_checkout else None):
+                return new
+            if old and self._touched_since(old, branch, list(changes)):
+                raise ConcurrentChange(
+                    "someone committed changes to the same files while evolve was writing; "
+                    "nothing was lost — run the command again"
+                )
+        raise EvolveError("could not update the branch after 50 attempts (constant concurrent commits)")
+
+    def _touched_since(self, old: str, branch: str, paths: list[str]) -> bool:
+        new = self.tip(branch)
+        out = self.git("diff", "--name-only", old, new or old, "--", *paths)
+        return bool(out.strip())
+
+    def _swap(self, branch: str, new: str, old: str | None, index_entries: str | None) -> bool:
+        """Move the branch old→new under git's index.lock; refresh the real index too."""
+        fd = acquire_index_lock(self.git_dir)
+        lock_path = self.git_dir / "index.lock"
+        try:
+            proc = self.git("update-ref", "-m", "evolve: commit", f"refs/heads/{branch}", new,
+                            old or ZERO, check=False)
+            if not self.tip(branch) == new:
+                os.close(fd)
+                fd = -1
+                lock_path.unlink()
+                return False
+            del proc
+            if index_entries is not None:
+                write_index_lock(fd, self._updated_index(index_entries))
+                os.close(fd)
+                fd = -1
+                lock_path.replace(self.git_dir / "index")
+            else:
+                os.close(fd)
+                fd = -1
+                lock_path.unlink()
+            return True
+        except BaseException:
+            if fd >= 0:
+                os.close(fd)
+                lock_path.unlink(missing_ok=True)
+            raise
+
+    def _updated_index(self, entries: str) -> bytes:
+        """The real index with our entries replaced, built in a scratch copy."""
+        with tempfile.TemporaryDirectory(dir=self.git_dir, prefix="evolve-idx-") as tmp:
+            scratch = Path(tmp) / "index"
+            real = self.git_dir / "index"
+            if real.exists():
+                scratch.write_bytes(real.read_bytes())
+            env = {"GIT_INDEX_FILE": str(scratch)}
+            self.git("update-index", "--index-info", input=_encode(entries), env=env)
+            return scratch.read_bytes()
+
+    def _write_file(self, path: str, content: bytes | None) -> None:
+        target = self._safe_path(path)
+        if content is None:
+            target.unlink(missing_ok=True)
+            parent = target.parent
+            while parent != self.path and parent.is_dir() and not any(parent.iterdir()):
+                parent.rmdir()
+                parent = parent.parent
+        else:
+            atomic_write(target, content)
+
+    def _safe_path(self, path: str) -> Path:
+        """Refuse anything that is not a plain relative path inside the work tree."""
+        parts = Path(path).parts
+        if not parts or Path(path).is_absolute() or ".." in parts or any(
+                p.lower() in (".git", ".gitmodules", ".gitattributes") for p in parts):
+            raise EvolveError(f"refusing to write outside the agent repository: {path!r}")
+        target = self.path.joinpath(*parts)
+        for parent in [target, *target.parents]:
+            if parent == self.path:
+                break
+            if parent.is_symlink():
+                raise EvolveError(f"refusing to write through a symlink: {path!r}")
+        return target
+
+    # -- crash safety --------------------------------------------------------------
+    def _write_journal(self, changes, journal_id, branch) -> dict:
+        existing = [p for p in changes if (self.path / p).is_file()]
+        olds = {}
+        if existing:
+            out = self.git("hash-object", "-w", "--", *existing).decode().split()
+            olds = dict(zip(existing, out, strict=True))
+        journal = {
+            "id": journal_id, "branch": branch, "tip": self.tip(branch),
+            "files": {p: {"old": olds.get(p), "new": None if c is None else sha256(c)}
+                      for p, c in changes.items()},
+        }
+        atomic_write(self.git_dir / JOURNAL, json.dumps(journal).encode())
+        return journal
+
+    def _rollback(self, journal: dict) -> None:
+        """Put back files whose content is still what evolve wrote (never a person's)."""
+        olds = [f["old"] for f in journal["files"].values() if f["old"]]
+        blobs = self.read_blobs(olds)
+        for path, entry in journal["files"].items():
+            target = self.path / path
+            try:
+                current = target.read_bytes()
+            except FileNotFoundError:
+                current = None
+            ours = (current is None) if entry["new"] is None else (
+                current is not None and sha256(current) == entry["new"])
+            if not ours:
+                continue
+            old = blobs.get(entry["old"]) if entry["old"] else None
+            self._write_file(path, old)
+
+    def recover(self) -> None:
+        """Finish or undo an apply a crash interrupted (called under the lock)."""
+        path = self.git_dir / JOURNAL
+        try:
+            journal = json.loads(path.read_bytes())
+        except FileNotFoundError:
+            return
+        except ValueError:
+            path.unlink(missing_ok=True)
+            return
+        tip = self.tip(journal["branch"])
+        # Roll back unless evolve's commit landed: the branch may also have moved because a
+        # person committed something else, and evolve's orphaned files must not be left
+        # behind to be committed later as a person's edit.
+        if tip == journal["tip"] or not self._landed(journal, tip):
+            self._rollback(journal)
+        elif tip is not None and journal["branch"] == self.current_branch():
+            self._refresh_index(tip, list(journal["files"]))
+        path.unlink(missing_ok=True)
+
+    def _refresh_index(self, tip: str, paths: list[str]) -> None:
+        """Make the real index agree with `tip` for `paths` (a crash may have left it stale)."""
+        listed = self.git("ls-tree", "-z", "--full-tree", tip, "--", *paths).split(b"\0")
+        found = {}
+        for entry in filter(None, listed):
+            meta, _, name = entry.partition(b"\t")
+            mode, _kind, sha = meta.decode().split()
+            found[name.decode("utf-8", "surrogateescape")] = f"{mode} {sha}"
+        lines = [f"{found.get(p, f'0 {ZERO}')}\t{p}" for p in paths]
+        fd = acquire_index_lock(self.git_dir)
+        lock_path = self.git_dir / "index.lock"
+        try:
+            write_index_lock(fd, self._updated_index("".join(line + "\n" for line in lines)))
+        except BaseException:
+            os.close(fd)
+            lock_path.unlink(missing_ok=True)
+            raise
+        os.close(fd)
+        lock_path.replace(self.git_dir / "index")
+
+    def _landed(self, journal: dict, tip: str | None) -> bool:
+        """Whether the branch tip holds exactly what the journalled apply wrote."""
+        if tip is None:
+            return False
+        files = journal["files"]
+        blobs = self.read_blobs([f"{tip}:{path}" for path in files])
+        for path, entry in files.items():
+            blob = blobs.get(f"{tip}:{path}")
+            if (None if blob is None else sha256(blob)) != entry["new"]:
+                return False
+        return True
+
+
+def _encode(paths_text: str) -> bytes:
+    """Text holding paths → bytes; a non-UTF-8 file name (surrogate-escaped) keeps its bytes."""
+    return paths_text.encode("utf-8", "surrogateescape")
+
+
+def init_repo(path: Path, files: Mapping[str, bytes], message: str, author: Identity) -> Repo:
+    """A new repository on branch main whose first commit holds `files`."""
+    path.mkdir(parents=True)
+    git(path, "init", "-q", "-b", "main")
+    repo = Repo(path)
+    for name, content in files.items():
+        repo._write_file(name, content)
+    repo.git("add", "-A")
+    tree = repo.text("write-tree")
+    sha = repo.text("commit-tree", tree, input=message.encode(), env=author.env())
+    repo.git("update-ref", "refs/heads/main", sha, ZERO)
+    return repo
+
+
+def person_identity(path: Path, fallback: Identity) -> Identity:
+    """The person's configured git identity, else evolve's fallback."""
+    name = git(path, "config", "user.name", check=False).decode().strip()
+    email = git(path, "config", "user.email", check=False).decode().strip()
+    return Identity(name, email) if name and email else fallback
+
+
+__all__ = ["ConcurrentChange", "GitError", "Identity", "Repo", "init_repo", "person_identity"]

@@ -1,0 +1,386 @@
+"""`evolve watch`: the process beside the agents that keeps state.db current and runs cycles.
+
+One thread does all the work (state.db, git, observing); watchdog's threads only hand
+file events over. Events are hints: after `debounce_s` the named transcript is observed
+from its cursor, an agent repo quiet for `human_edit_quiet_s` gets its human edits
+committed, and a reconciliation scan every `rescan_minutes` (sizes and mtimes) catches
+whatever events missed. Clocks are injectable and `tick()` can be driven by hand, so
+tests never sleep long. A stop request (SIGTERM/SIGINT) is a flag checked between units
+of work: the current transaction or commit always finishes.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import queue
+import select
+import sqlite3
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from evolve import config as config_mod
+from evolve.config import SourcesConfig
+from evolve.errors import ConfigError, LockBusy
+from evolve.home import Home
+from evolve.observe import ingest as observe
+from evolve.store import ledger, spool
+from evolve.watch import humanedits
+from evolve.watch.debounce import Debouncer
+from evolve.watch.fs import FsEvent, Watches
+from evolve.watch.sources import AgentWatch, glob_match, minimal_watches, mtime, stat_sig, watch_root
+
+log = logging.getLogger("evolve.watch")
+DEFAULT = object()
+IDLE_S = 2.0  # longest sleep between ticks (spool check, observer health)
+RETRY_S = 300.0  # a cycle that failed or found another running is tried again this much later
+
+
+def _reflector(home: Home) -> Callable[[str, float], dict] | None:
+    """The reflection entry point, when the reflection module is installed."""
+    try:
+        from evolve.reflect.run import reflect_for_cycle
+    except ImportError:
+        return None
+    return lambda name, now: reflect_for_cycle(home, name, now)
+
+
+class Watcher:
+    """Watches transcripts and agent repos of one home; `run()` until `stop()`."""
+
+    def __init__(self, home: Home, *, clock: Callable[[], float] = time.monotonic,
+                 wall: Callable[[], float] = time.time, debounce_s: float | None = None,
+                 quiet_s: float | None = None, rescan_s: float | None = None,
+                 cycle_s: object = DEFAULT, reflect: object = DEFAULT,
+                 force_polling: bool = False, poll_s: float | None = None) -> None:
+        settings = config_mod.load(home.config_file)
+        self.home = home
+        self.clock, self.wall = clock, wall
+        self.debounce_s = settings.watch.debounce_s if debounce_s is None else debounce_s
+        self.quiet_s = settings.watch.human_edit_quiet_s if quiet_s is None else quiet_s
+        self.rescan_s = settings.watch.rescan_minutes * 60 if rescan_s is None else rescan_s
+        self.cycle_s: float | None = (settings.schedule.cycle_hours * 3600
+                                      if cycle_s is DEFAULT else cycle_s)  # type: ignore[assignment]
+        self.reflect = _reflector(home) if reflect is DEFAULT else reflect
+        self.fs = Watches(self._on_event, clock, poll_s=poll_s or max(2.0, self.debounce_s),
+                          force_polling=force_polling)
+        self.agents: dict[str, AgentWatch] = {}
+        self._conn: sqlite3.Connection | None = None
+        self._events: queue.SimpleQueue[FsEvent] = queue.SimpleQueue()
+        self._sources = Debouncer(self.debounce_s, max_wait=5 * self.debounce_s)
+        self._edits = Debouncer(self.quiet_s)
+        self._refresh = Debouncer(self.debounce_s)
+        self._seen: dict[tuple[str, str], tuple[int, int]] = {}
+        self._repo_seen: dict[str, dict] = {}
+        self._matches: dict[str, list[tuple[str, str]]] = {}
+        self._spool_hint = True
+        self._next_rescan = 0.0
+        self.next_cycle_at: float | None = None
+        self.files_read = 0  # observe passes over transcript files (for logs and tests)
+        self._stopping = False
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_r, False)
+        os.set_blocking(self._wake_w, False)
+        self._agents_dir = str(home.agents_dir)
+        self._spool_dir = str(home.spool_dir)
+
+    # -- lifecycle -------------------------------------------------------------------
+    def start(self) -> None:
+        self.home.ensure()
+        self._conn = ledger.connect(self.home.state_db)
+        self.fs.start()
+        self._seed_seen()
+        self.reconcile()
+        now = self.clock()
+        for name in self.agents:  # edits made while no watcher ran, after one quiet period
+            self._edits.hint(name, now)
+        log.info("ready: watching %d agent(s) in %d folder(s)%s", len(self.agents),
+                 len(self.fs.watched), f", {len(self.fs.polled)} by polling" if self.fs.polled else "")
+
+    def run(self) -> None:
+        """start(), then tick until stop() (from a signal handler or another thread)."""
+        try:
+            if not self._stopping:
+                self.start()
+            while not self._stopping:
+                self._clear_wake()
+                timeout = self.tick()
+                if not self._stopping:
+                    select.select([self._wake_r], [], [], max(0.0, timeout))
+        finally:
+            self.close()
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        """state.db, open between start() and close() (used by this thread only)."""
+        assert self._conn is not None, "the watcher is not started"
+        return self._conn
+
+    @property
+    def stopping(self) -> bool:
+        return self._stopping
+
+    def stop(self) -> None:
+        """Ask the loop to stop after the current unit of work (async-signal-safe)."""
+        self._stopping = True
+        self.wake()
+
+    def wake(self) -> None:
+        try:
+            os.write(self._wake_w, b"!")
+        except OSError:  # the pipe is full (a wake-up is pending anyway) or closed
+            pass
+
+    def _clear_wake(self) -> None:
+        try:
+            while os.read(self._wake_r, 512):
+                pass
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        self.fs.stop()
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+        for fd in (self._wake_r, self._wake_w):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self._wake_r = self._wake_w = -1
+        log.info("stopped")
+
+    # -- events (observer threads) ---------------------------------------------------
+    def _on_event(self, event: FsEvent) -> None:
+        self._events.put(event)
+        self.wake()
+
+    def _route(self, event: FsEvent) -> None:
+        for path in (event.path, event.dest):
+            if not path:
+                continue
+            folder, _, base = path.rpartition(os.sep)
+            if folder == self._spool_dir:  # only the hooks' file: drain.lock is our own write
+                self._spool_hint = self._spool_hint or base == spool.SPOOL
+                continue
+            where = humanedits.repo_path(self._agents_dir, path)
+            if where is not None:
+                name, rel = where
+                if rel == "agent.toml":
+                    self._refresh.hint("agents", event.at)
+                if name in self.agents and humanedits.counts_as_edit(rel):
+                    self._edits.hint(name, event.at)
+                continue
+            if folder == self._agents_dir:
+                self._refresh.hint("agents", event.at)
+            elif not path.startswith(self._agents_dir + os.sep) and self._sources_for(path):
+                self._sources.hint(path, event.at)
+
+    def _sources_for(self, path: str) -> list[tuple[str, str]]:
+        """(agent, format) of every agent whose source globs may cover `path`."""
+        found = self._matches.get(path)
+        if found is None:
+            found = [(info.name, fmt) for info in self.agents.values()
+                     for fmt, pattern in info.patterns if glob_match(pattern, path)]
+            if len(self._matches) > 10_000:
+                self._matches.clear()
+            self._matches[path] = found
+        return found
+
+    # -- the loop --------------------------------------------------------------------
+    def tick(self) -> float:
+        """Do whatever is due; return the seconds until something may be due again."""
+        while True:
+            try:
+                self._route(self._events.get_nowait())
+            except queue.Empty:
+                break
+        now = self.clock()
+        if self.fs.running and not self.fs.healthy():
+            log.warning("a file-watching thread died; restarting it and rescanning")
+            self.fs.restart()
+            self._next_rescan = now
+        if self._refresh.due(now):
+            self._next_rescan = now
+        for step in (self._rescan_if_due, self._observe_due, self._commit_due_edits,
+                     self._drain_spool, self._cycle_if_due):
+            if self._stopping:
+                break
+            try:
+                step()
+            except Exception:  # one failing step never stops the watcher
+                log.exception("%s failed", step.__name__.strip("_"))
+        return self._timeout()
+
+    def _timeout(self) -> float:
+        now = self.clock()
+        deadlines = [d for d in (self._sources.next_deadline(), self._edits.next_deadline(),
+                                 self._refresh.next_deadline(), self._next_rescan) if d is not None]
+        timeout = min([IDLE_S, *(d - now for d in deadlines)])
+        if self.next_cycle_at is not None:
+            timeout = min(timeout, self.next_cycle_at - self.wall())
+        return max(0.0, timeout)
+
+    def _rescan_if_due(self) -> None:
+        if self.clock() >= self._next_rescan:
+            self.reconcile()
+
+    def _observe_due(self) -> None:
+        for path in self._sources.due(self.clock()):
+            for name, fmt in self._sources_for(path):
+                if self._stopping:
+                    return
+                self._observe(name, path, fmt)
+
+    def _observe(self, name: str, path: str, fmt: str, sig: tuple[int, int] | None = None) -> None:
+        sig = sig or stat_sig(path)
+        if sig is None:
+            return
+        result = observe.observe_file(self.conn, name, Path(path), fmt, now=self.wall())
+        self.files_read += 1
+        self._seen[(name, path)] = sig
+        if result.runs or result.error:
+            log.info("%s: %s %s", name, path, result.error or f"{result.runs} run(s) added or updated")
+
+    def _commit_due_edits(self) -> None:
+        for name in self._edits.due(self.clock()):
+            info = self.agents.get(name)
+            if info is None or self._stopping:
+                continue
+            reason = humanedits.busy_reason(info.path)
+            if reason:
+                log.debug("%s: human edits wait: %s", name, reason)
+                self._edits.postpone(name, self.clock())
+                continue
+            try:
+                done = humanedits.commit_edits(self.conn, self.home, name, now=self.wall())
+            except LockBusy:
+                self._edits.postpone(name, self.clock())
+                continue
+            self._repo_seen[name] = humanedits.repo_signature(info.path)
+            if done:
+                log.info("%s: committed a human edit %s (%s)", name, done[0][:12], ", ".join(done[1]))
+
+    def _drain_spool(self) -> None:
+        if not (self._spool_hint or (self.home.spool_dir / spool.SPOOL).exists()):
+            return
+        from evolve.observe.records import apply_hook_records
+
+        self._spool_hint = False
+        with spool.drain(self.home.spool_dir) as records:
+            if records:
+                counts = apply_hook_records(self.conn, self.home, records)
+                log.info("hook records: %s", ", ".join(f"{n} {k}" for k, n in sorted(counts.items())))
+
+    # -- reconciliation ------------------------------------------------------------
+    def _seed_seen(self) -> None:
+        """Files that did not change since their cursor was saved are not read again at start."""
+        for agent, path, raw in self.conn.execute("SELECT agent, path, cursor FROM cursors"):
+            try:
+                cursor = json.loads(raw)
+                st = Path(path).stat()
+            except (ValueError, OSError):
+                continue
+            if st.st_size == cursor.get("size") and st.st_ino == cursor.get("inode"):
+                self._seen[(agent, path)] = (st.st_size, st.st_mtime_ns)
+
+    def reconcile(self) -> int:
+        """Re-read agents and sources; observe every file whose size or mtime changed."""
+        self._next_rescan = self.clock() + self.rescan_s
+        self._load_agents()
+        self._sync_watches()
+        now, observed = self.clock(), 0
+        for info in list(self.agents.values()):
+            for path, fmt in observe.source_files(info.sources):
+                if self._stopping:
+                    return observed
+                sig = stat_sig(path)
+                if sig is not None and self._seen.get((info.name, path)) != sig:
+                    self._observe(info.name, path, fmt, sig)
+                    observed += 1
+            signature = humanedits.repo_signature(info.path)
+            old = self._repo_seen.get(info.name)
+            if old is not None and old != signature:
+                self._edits.hint(info.name, now)
+            self._repo_seen[info.name] = signature
+        self._spool_hint = True
+        self._next_rescan = self.clock() + self.rescan_s
+        self._plan_next_cycle()
+        return observed
+
+    def _load_agents(self) -> None:
+        from evolve.workspace.agent import list_agents
+
+        names = list_agents(self.home)
+        for gone in set(self.agents) - set(names):
+            del self.agents[gone]
+            self._edits.discard(gone)
+            self._repo_seen.pop(gone, None)
+            self._seen = {k: v for k, v in self._seen.items() if k[0] != gone}
+        new = [n for n in names if n not in self.agents]
+        for name in names:
+            path = self.home.agent_dir(name)
+            stamp = (mtime(self.home.config_file), mtime(path / "agent.toml"))
+            if name in self.agents and self.agents[name].stamp == stamp:
+                continue
+            try:
+                sources = config_mod.load(self.home.config_file, path / "agent.toml").sources
+            except ConfigError as exc:
+                log.warning("%s (its transcripts are not watched until this is fixed)", exc)
+                sources = SourcesConfig()
+            self.agents[name] = AgentWatch(name, path, sources, stamp)
+        if new:
+            with ledger.transaction(self.conn):
+                for name in new:
+                    ledger.ensure_agent(self.conn, name, self.wall())
+        self._matches.clear()
+
+    def _sync_watches(self) -> None:
+        wanted = {(self._agents_dir, False), (self._spool_dir, False)}
+        for info in self.agents.values():
+            wanted |= {(str(info.path), False), (str(info.path / "skills"), True)}
+            wanted |= {watch_root(pattern) for _, pattern in info.patterns}
+        self.fs.sync(minimal_watches(wanted))
+
+    # -- the cycle -------------------------------------------------------------------
+    def _plan_next_cycle(self) -> None:
+        from evolve.schedule.cycle import last_cycle_at
+
+        if self.cycle_s is None:
+            self.next_cycle_at = None
+            return
+        last = last_cycle_at(self.conn)
+        self.next_cycle_at = self.wall() if last is None else last + self.cycle_s
+
+    def _cycle_if_due(self) -> None:
+        if self.next_cycle_at is not None and self.wall() >= self.next_cycle_at:
+            self.run_cycle()
+
+    def run_cycle(self) -> dict | None:
+        """One cycle, unless another process runs one right now."""
+        from evolve.schedule.cycle import run_cycle
+        from evolve.store.locks import FileLock
+
+        reflect = self.reflect
+
+        def guarded(name: str, now: float) -> dict:
+            if self._stopping:
+                return {"outcome": "skipped", "reason": "the watcher is stopping"}
+            return reflect(name, now)  # type: ignore[operator]
+
+        try:
+            with FileLock(self.home.run_dir / "cycle.lock", timeout=0):
+                result = run_cycle(self.home, now=self.wall(), reflect=guarded if reflect else None)
+        except LockBusy:
+            log.info("another cycle is running; this one is skipped")
+            self.next_cycle_at = self.wall() + RETRY_S
+            return None
+        except Exception:
+            self.next_cycle_at = self.wall() + RETRY_S  # never a hot loop on a failing cycle
+            raise
+        self._plan_next_cycle()
+        log.info("cycle: selected %s", ", ".join(result.plan.selected) or "nobody")
+        return result.to_dict()

@@ -1,0 +1,265 @@
+"""The library API: an `Agent` opened from a home and a name. The CLI only wraps it."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cached_property
+from importlib import resources
+from pathlib import Path
+
+from evolve import config as config_mod
+from evolve.errors import UserError
+from evolve.home import Home
+from evolve.names import check_name
+from evolve.store.history import Commit, build_message
+from evolve.store.repo import ConcurrentChange, Identity, Repo, init_repo, person_identity
+from evolve.workspace import memo as memo_mod
+from evolve.workspace import skills as skills_mod
+
+HOOK_MARKER = "evolve-managed-hook: pre-commit"
+
+
+def template_files(name: str) -> dict[str, bytes]:
+    """The skeleton of a new agent repository, with the agent's name filled in."""
+    root = resources.files("evolve.template_workspace")
+    files: dict[str, bytes] = {}
+
+    def walk(node, prefix: str) -> None:
+        for entry in node.iterdir():
+            if entry.name in ("__pycache__", "__init__.py"):  # the package's, not the template's
+                continue
+            if entry.is_dir():
+                walk(entry, f"{prefix}{entry.name}/")
+                continue
+            target = ".gitignore" if prefix == "" and entry.name == "gitignore" else entry.name
+            files[prefix + target] = entry.read_bytes().replace(b"{{name}}", name.encode())
+
+    walk(root, "")
+    return files
+
+
+def install_precommit_hook(repo_path: Path, home: Path) -> Path:
+    """Write the agent repo's pre-commit hook, calling this interpreter by absolute path."""
+    text = (resources.files("evolve.hooks") / "pre-commit").read_text()
+    # shell-quoted: a home or interpreter path holding a quote must not break every commit
+    text = text.replace("'{{python}}'", shlex.quote(sys.executable))
+    text = text.replace("if [ -x", f"export EVOLVE_HOME={shlex.quote(str(home))}\nif [ -x", 1)
+    target = repo_path / ".git" / "hooks" / "pre-commit"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if target.exists() and HOOK_MARKER not in target.read_text(errors="replace"):
+        target.replace(target.with_name("pre-commit.before-evolve"))
+    target.write_text(text)
+    target.chmod(0o755)
+    return target
+
+
+@dataclass
+class Agent:
+    """One agent: its repository, configuration, skills and memo."""
+
+    home: Home
+    name: str
+
+    @classmethod
+    def open(cls, name: str, home: Home | str | None = None) -> Agent:
+        home = home if isinstance(home, Home) else Home.resolve(home)
+        check_name(name, "agent")
+        agent = cls(home, name)
+        if not (agent.path / ".git").is_dir():
+            raise UserError(f"no agent {name!r} in {home.root}; create it with `evolve init {name}`")
+        return agent
+
+    @classmethod
+    def create(cls, name: str, home: Home | str | None = None) -> Agent:
+        home = home if isinstance(home, Home) else Home.resolve(home)
+        check_name(name, "agent")
+        home.ensure()
+        agent = cls(home, name)
+        if agent.path.exists():
+            raise UserError(f"agent {name!r} already exists at {agent.path}; pick another name")
+        _refuse_removed(home, name)
+        identity = agent.evolve_identity
+        message = build_message(f"init({name}): new agent", {"Evolve-Kind": "init"})
+        # Built aside, then renamed into place: an agent appears whole or not at all, and a
+        # concurrent `evolve init` of the same name can never delete the other's agent.
+        staging = Path(tempfile.mkdtemp(dir=home.agents_dir, prefix=f".new-{name}-"))
+        try:
+            init_repo(staging / name, template_files(name), message, identity)
+            install_precommit_hook(staging / name, home.root)
+            try:
+                (staging / name).rename(agent.path)
+            except OSError:
+                raise UserError(f"agent {name!r} already exists at {agent.path}; pick another name") from None
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        return agent
+
+    # -- places ----------------------------------------------------------------------
+    @property
+    def path(self) -> Path:
+        return self.home.agent_dir(self.name)
+
+    @property
+    def skills_dir(self) -> Path:
+        return self.path / "skills"
+
+    @property
+    def memo_path(self) -> Path:
+        return self.path / memo_mod.MEMO_FILE
+
+    @cached_property
+    def repo(self) -> Repo:
+        return Repo(self.path)
+
+    @cached_property
+    def config(self) -> config_mod.Config:
+        return config_mod.load(self.home.config_file, self.path / "agent.toml")
+
+    @property
+    def evolve_identity(self) -> Identity:
+        cfg = config_mod.load(self.home.config_file) if not self.path.exists() else self.config
+        return Identity(cfg.git.author_name, cfg.git.author_email)
+
+    # -- content ---------------------------------------------------------------------
+    def skills(self) -> list[skills_mod.Skill]:
+        return skills_mod.list_skills(self.skills_dir, self.config.limits.skill_body_tokens)
+
+    def skill(self, name: str) -> skills_mod.Skill:
+        check_name(name, "skill")
+        folder = self.skills_dir / name
+        if not folder.exists():
+            raise UserError(f"agent {self.name!r} has no skill {name!r}; see `evolve skills {self.name}`")
+        return skills_mod.load_skill(folder, self.config.limits.skill_body_tokens)
+
+    def memo_text(self) -> str:
+        try:
+            return self.memo_path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return ""
+
+    def memo_problems(self) -> list[str]:
+        return memo_mod.problems(self.memo_text(), self.config.limits.memo_section_chars)
+
+    def skill_records(self) -> list[dict]:
+        """Every skill with its validity and git-derived history, for `evolve skills`."""
+        history = self.repo.skill_history()
+        records = []
+        for skill in self.skills():
+            entry = history.get(skill.name)
+            records.append({
+                "name": skill.name,
+                "description": skill.description,
+                "valid": skill.valid,
+                "problems": skill.problems,
+                "pinned": skill.pinned,
+                "path": str(skill.path),
+                "created_at": entry.created_at if entry else None,
+                "updated_at": entry.updated_at if entry else None,
+                "patch_count": entry.patch_count if entry else 0,
+            })
+        return records
+
+    def sync_links(self, paths: Iterable[str] | None = None) -> None:
+        """Keep Claude Code's links in step after a commit that may have changed skills."""
+        if paths is not None and not any(str(p).startswith("skills/") for p in paths):
+            return
+        from evolve.workspace.links import sync_links
+
+        sync_links(self.home, self.name)
+
+    # -- history ---------------------------------------------------------------------
+    def log(self, limit: int | None = None) -> list[Commit]:
+        return self.repo.log(limit=limit)
+
+    def commit_human_edits(self) -> str | None:
+        """Commit what a person left uncommitted, as their own commit. Never discards."""
+        with self.repo.locked():
+            return self.commit_human_edits_held()
+
+    def commit_human_edits_held(self) -> str | None:
+        paths = self.repo.dirty_paths()
+        if not paths:
+            return None
+        changes: dict[str, bytes | None] = {}
+        for path in paths:
+            target = self.path / path
+            if target.is_symlink():  # committed as a link, never the content it points at
+                changes[path] = os.fsencode(target.readlink())
+            else:
+                changes[path] = target.read_bytes() if target.is_file() else None
+        problems = self._problems_in(paths)
+        trailers = {"Evolve-Kind": "human_edit", "Evolve-Source": "human"}
+        if problems:
+            trailers["Evolve-Problems"] = "; ".join(problems)
+        subject = f"edit({self.name}): {', '.join(paths[:3])}" + (" …" if len(paths) > 3 else "")
+        person = person_identity(self.path, self.evolve_identity)
+        try:
+            sha = self.repo.commit_changes(changes, build_message(subject, trailers), person,
+                                           write_worktree=False)
+        except ConcurrentChange:
+            return None  # the person committed those files themselves meanwhile
+        self.sync_links(paths)
+        return sha
+
+    def _problems_in(self, paths: list[str]) -> list[str]:
+        found = []
+        for name in sorted({p.split("/")[1] for p in paths if p.startswith("skills/") and p.count("/") >= 2}):
+            folder = self.skills_dir / name
+            if folder.exists():
+                found += [f"skills/{name}: {p}" for p in skills_mod.load_skill(folder).problems]
+        if memo_mod.MEMO_FILE in paths:
+            found += self.memo_problems()
+        return found
+
+    def revert(self, rev: str) -> str:
+        """Undo one commit as a new commit with `Evolve-Reverts: <sha>`."""
+        with self.repo.locked():
+            self.commit_human_edits_held()
+            sha = self.repo.resolve(rev)
+            commit = self.repo.log(sha, limit=1)[0]
+            if not commit.parents:
+                raise UserError("the first commit of an agent cannot be reverted; use `evolve remove`")
+            if len(commit.parents) > 1:
+                raise UserError(f"{sha[:12]} is a merge; revert the commits it merged instead")
+            changes = self.repo.reverse_changes(sha)
+            trailers = {"Evolve-Kind": "revert", "Evolve-Reverts": sha}
+            message = build_message(f'revert({self.name}): "{commit.subject}"', trailers)
+            sha = self.repo.commit_changes(changes, message, self.evolve_identity)
+        self.sync_links(changes)
+        return sha
+
+
+def _refuse_removed(home: Home, name: str) -> None:
+    """A removed agent's state is kept until purged: a new agent must not inherit it."""
+    if not home.state_db.exists():
+        return
+    from evolve.store import ledger
+
+    conn = ledger.connect(home.state_db)
+    try:
+        row = ledger.agent_row(conn, name)
+    finally:
+        conn.close()
+    if row is not None and row["removed_at"]:
+        raise UserError(f"an agent named {name!r} was removed and its state is kept; run "
+                        f"`evolve remove {name} --purge` first, or pick another name")
+
+
+def list_agents(home: Home) -> list[str]:
+    """Names of the agents in a home (folders holding a git repository).
+
+    Plain strings and scandir: every cycle lists all agents, and pathlib costs ~5x more.
+    """
+    try:
+        with os.scandir(home.agents_dir) as entries:
+            folders = [(e.name, e.path) for e in entries if e.is_dir()]
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    return sorted(name for name, path in folders
+                  if os.path.isdir(path + "/.git"))  # noqa: PTH112 - hot, see above

@@ -1,0 +1,260 @@
+"""What `evolve install claude-code` did, and the skill links it keeps in step with the agent.
+
+Claude Code finds skills in `.claude/skills/<name>/` (a symlink to a folder elsewhere
+works), so each of the agent's skills is one symlink into the agent repository, listed in
+the project's `.git/info/exclude` between marker lines so nobody commits it. The record
+`<home>/integrations/claude-code.json` says where each install linked and what it created:
+`sync_links` follows skills as they are created, retired, evicted or restored, and
+uninstall removes exactly what install added. A name already taken by anything that is not
+our link (a person's own skill, a link elsewhere) is never touched.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from evolve.home import Home
+from evolve.names import name_problem
+from evolve.store.files import atomic_write
+from evolve.store.locks import FileLock
+
+REGISTRY = "claude-code.json"
+
+
+# -- the record of installs ----------------------------------------------------------
+def registry_dir(home: Home) -> Path:
+    return home.root / "integrations"
+
+
+def registry_lock(home: Home) -> FileLock:
+    """Installs, uninstalls and link syncs of one home take turns."""
+    return FileLock(registry_dir(home) / "claude-code.lock", timeout=60)
+
+
+def load_installs(home: Home) -> list[dict]:
+    try:
+        data = json.loads((registry_dir(home) / REGISTRY).read_text(encoding="utf-8"))
+    except (FileNotFoundError, ValueError):
+        return []
+    installs = data.get("installs") if isinstance(data, dict) else None
+    return [i for i in installs if isinstance(i, dict)] if isinstance(installs, list) else []
+
+
+def save_installs(home: Home, installs: list[dict]) -> None:
+    """Atomic: a crash leaves the old record or the new one, never half of one."""
+    folder = registry_dir(home)
+    folder.mkdir(parents=True, exist_ok=True)
+    atomic_write(folder / REGISTRY, (json.dumps({"installs": installs}, indent=2) + "\n").encode())
+
+
+# -- links ---------------------------------------------------------------------------
+def skill_names(skills_dir: Path) -> list[str]:
+    """The agent's skill folders (with a valid name and a SKILL.md): what gets linked."""
+    try:
+        entries = list(os.scandir(skills_dir))
+    except OSError:
+        return []
+    return sorted(e.name for e in entries if name_problem(e.name) is None
+                  and e.is_dir(follow_symlinks=False) and (Path(e.path) / "SKILL.md").is_file())
+
+
+def is_our_link(link: Path, skills_dir: Path) -> bool:
+    """A symlink whose target is a folder directly inside the agent's skills folder."""
+    try:
+        target = link.readlink()
+    except OSError:
+        return False
+    return target.parent == skills_dir
+
+
+def _make_dirs(folder: Path, install: dict) -> None:
+    """Create `folder` and its parents, remembering each one created (uninstall removes it if empty)."""
+    missing = []
+    current = folder
+    while not current.exists():
+        missing.append(current)
+        current = current.parent
+    for path in reversed(missing):
+        path.mkdir()
+        created = install.setdefault("created_dirs", [])
+        if str(path) not in created:
+            created.append(str(path))
+
+
+def sync_install(install: dict, skills_dir: Path) -> dict[str, list[str]]:
+    """Make the links of one install match the skills; update its exclude block."""
+    target = Path(install["skills_dir"])
+    wanted = set(skill_names(skills_dir))
+    report: dict[str, list[str]] = {"added": [], "removed": [], "conflicts": []}
+    if target.is_dir():
+        for entry in sorted(target.iterdir()):
+            if is_our_link(entry, skills_dir) and entry.name not in wanted:
+                entry.unlink()
+                report["removed"].append(entry.name)
+    for name in sorted(wanted):
+        link = target / name
+        if is_our_link(link, skills_dir):
+            continue
+        if link.exists() or link.is_symlink():
+            report["conflicts"].append(name)
+            continue
+        _make_dirs(target, install)
+        link.symlink_to(skills_dir / name, target_is_directory=True)
+        report["added"].append(name)
+    install["links"] = sorted(n for n in wanted if is_our_link(target / n, skills_dir))
+    install["conflicts"] = report["conflicts"]
+    if install.get("exclude"):
+        write_exclude(install)
+    return report
+
+
+def remove_links(install: dict, skills_dir: Path) -> list[str]:
+    """Delete this install's links (only links into the agent's skills folder)."""
+    target = Path(install["skills_dir"])
+    removed = []
+    if target.is_dir():
+        for entry in sorted(target.iterdir()):
+            if is_our_link(entry, skills_dir):
+                entry.unlink()
+                removed.append(entry.name)
+    return removed
+
+
+def remove_created_dirs(install: dict) -> None:
+    """The folders install created, deepest first, if nothing else lives in them now."""
+    for folder in sorted(install.get("created_dirs", []), key=len, reverse=True):
+        try:
+            Path(folder).rmdir()
+        except OSError:
+            pass  # not empty (someone's file) or already gone: leave it
+
+
+def hand_over(gone: dict, installs: list[dict]) -> None:
+    """What an uninstalled record created but could not remove yet, to installs sharing it."""
+    for peer in installs:
+        if peer.get("settings") == gone.get("settings"):
+            dirs = peer.setdefault("created_dirs", [])
+            dirs += [d for d in gone.get("created_dirs", []) if d not in dirs and Path(d).exists()]
+        if gone.get("exclude") and peer.get("exclude") == gone.get("exclude"):
+            for key in ("exclude_created", "exclude_newline"):
+                peer[key] = bool(peer.get(key) or gone.get(key))
+
+
+def sync_links(home: Home, agent: str) -> dict[str, list[str]]:
+    """Bring every install of `agent` in step with its skills; call after skills change.
+
+    Cheap when nothing is installed (one small file read), so every commit that creates,
+    retires, evicts or restores a skill can call it.
+    """
+    if not (registry_dir(home) / REGISTRY).exists():
+        return {"added": [], "removed": [], "conflicts": []}
+    total: dict[str, list[str]] = {"added": [], "removed": [], "conflicts": []}
+    with registry_lock(home):
+        installs = load_installs(home)
+        changed = False
+        for install in installs:
+            if install.get("agent") != agent or not install.get("skills_dir"):
+                continue
+            if install.get("project") and not Path(install["project"]).is_dir():
+                continue  # the project is gone: never recreate folders in its place
+            try:
+                report = sync_install(install, home.agent_dir(agent) / "skills")
+            except OSError as exc:  # one unwritable project never stops the others (or a commit)
+                total["conflicts"].append(f"{install['skills_dir']}: {exc.strerror or exc}")
+                continue
+            for key, names in report.items():
+                total[key] += names
+            changed = True
+        if changed:
+            save_installs(home, installs)
+    return total
+
+
+# -- .git/info/exclude ----------------------------------------------------------------
+def _read(path: Path) -> str:
+    """Every byte kept (CRLF, bytes that are not UTF-8): uninstall restores them exactly."""
+    return path.read_bytes().decode("utf-8", "surrogateescape")
+
+
+def _write(path: Path, text: str) -> None:
+    path.write_bytes(text.encode("utf-8", "surrogateescape"))
+
+
+def _markers(install: dict) -> tuple[str, str]:
+    where = install.get("exclude_where") or "."
+    agent = install["agent"]
+    return (f"# >>> evolve: Claude Code files of agent {agent} in {where} "
+            f"(`evolve uninstall claude-code --agent {agent}` removes them) >>>",
+            f"# <<< evolve: agent {agent} in {where} <<<")
+
+
+def _escape(pattern: str) -> str:
+    """A path as a literal gitignore pattern."""
+    out = "".join("\\" + c if c in "\\*?[" else c for c in pattern)
+    return out[:-1] + "\\ " if out.endswith(" ") else out
+
+
+def exclude_lines(install: dict) -> list[str]:
+    root = install["worktree"]
+    paths = [install["settings"]] if install.get("scope") == "project" else []
+    paths += [str(Path(install["skills_dir"]) / name) for name in install.get("links", [])]
+    return ["/" + _escape(os.path.relpath(p, root)) for p in paths
+            if os.path.commonpath([p, root]) == root]
+
+
+def _split_block(text: str, install: dict) -> tuple[str, str] | None:
+    begin, end = _markers(install)
+    start = text.find(begin + "\n")
+    if start < 0 or (start and text[start - 1] != "\n"):
+        return None
+    stop = text.find(end + "\n", start)
+    if stop < 0:
+        return None
+    return text[:start], text[stop + len(end) + 1:]
+
+
+def write_exclude(install: dict) -> None:
+    """Put (or replace) this install's block of lines in the exclude file."""
+    path = Path(install["exclude"])
+    try:
+        text: str | None = _read(path)
+    except FileNotFoundError:
+        text = None
+    begin, end = _markers(install)
+    block = "\n".join([begin, *exclude_lines(install), end]) + "\n"
+    if text is None:
+        _make_dirs(path.parent, install)
+        install["exclude_created"] = True
+        _write(path, block)
+        return
+    parts = _split_block(text, install)
+    if parts is not None:
+        new = parts[0] + block + parts[1]
+    else:
+        newline = bool(text) and not text.endswith("\n")
+        install["exclude_newline"] = newline
+        new = text + ("\n" if newline else "") + block
+    if new != text:
+        _write(path, new)
+
+
+def remove_exclude(install: dict) -> None:
+    """Take this install's block out, leaving the file as it was before install."""
+    path = Path(install.get("exclude") or "")
+    try:
+        text = _read(path)
+    except (FileNotFoundError, IsADirectoryError):
+        return
+    parts = _split_block(text, install)
+    if parts is None:
+        return
+    before, after = parts
+    if install.get("exclude_newline") and not after and before.endswith("\n"):
+        before = before[:-1]
+    new = before + after
+    if not new and install.get("exclude_created"):
+        path.unlink()
+    else:
+        _write(path, new)
