@@ -98,6 +98,7 @@ class Session:
         from evolve.observe import ingest as observe
         from evolve.observe.records import drain_pending
         from evolve.store import ledger
+        from evolve.transcripts import classify
 
         written = self._recorded()
         lines = _lines(list(messages)[written:], written, self.id, cwd or self.cwd, self.skill_tools)
@@ -112,7 +113,8 @@ class Session:
             drain_pending(conn, self.agent.home)  # the impressions system_prompt spooled
             if not self.transcript_path.exists():
                 return observe.ObserveResult().to_dict()
-            return observe.observe(conn, self.agent.name, [(str(self.transcript_path), "generic")]).to_dict()
+            return observe.observe(conn, self.agent.name, [(str(self.transcript_path), "generic")],
+                                   classifier=classify.for_signals(self.agent.agent.config.signals)).to_dict()
         finally:
             conn.close()
 

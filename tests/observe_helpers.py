@@ -10,7 +10,6 @@ import pytest
 
 from evolve.observe import ingest as observe
 from evolve.store import ledger
-from evolve.transcripts import classify
 
 AGENT = "demo"
 START = datetime(2026, 2, 10, 21, 0, tzinfo=UTC)
@@ -142,12 +141,6 @@ def conn(tmp_path):
     yield connection
     connection.close()
 
-
-@pytest.fixture(autouse=True)
-def default_classifier():
-    """observe(signals=...) configures the classifier process-wide: reset it afterwards."""
-    yield
-    classify.configure()
 
 
 def observe_paths(conn, *paths: Path, fmt: str = "claude_code", **kwargs):

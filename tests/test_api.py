@@ -92,6 +92,17 @@ def test_record_run_appends_only_new_messages_and_observes_them(helper):
     assert rows("SELECT dirty FROM agents WHERE name = 'helper'") == [(1,)]
 
 
+def test_record_run_judges_corrections_by_the_agents_signals(helper):
+    (helper.path / "agent.toml").write_text('[signals.correction_phrases]\nen = ["zorblax"]\n')
+    messages = [{"role": "user", "content": "count the words in notes.txt"},
+                {"role": "assistant", "content": "42 words."},
+                {"role": "user", "content": "zorblax: count lines too"},
+                {"role": "assistant", "content": "7 lines."}]
+    open_agent("helper").session("s1").record_run(messages)
+    facts = [json.loads(f) for (f,) in rows("SELECT facts FROM runs WHERE agent = 'helper' ORDER BY idx")]
+    assert [f["correction"] for f in facts] == [False, True]
+
+
 def test_a_skill_read_counts_once_per_tool_use(helper):
     session = open_agent("helper").session("s1")
     assert session.record_skill_read("count-words", tool_use_id="tu_2")

@@ -24,7 +24,6 @@ from tests.observe_helpers import (  # noqa: F401 - fixtures
     clean,
     conn,
     cursor_row,
-    default_classifier,
     dirty,
     facts,
     invocations,

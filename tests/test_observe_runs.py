@@ -12,6 +12,7 @@ from evolve.config import Config
 from evolve.observe import ingest as observe
 from evolve.schedule import pending
 from evolve.store import ledger
+from evolve.transcripts import classify
 from tests.observe_helpers import (  # noqa: F401 - fixtures
     AGENT,
     MANY_RUNS,
@@ -20,7 +21,6 @@ from tests.observe_helpers import (  # noqa: F401 - fixtures
     clean,
     conn,
     cursor_row,
-    default_classifier,
     dirty,
     facts,
     invocations,
@@ -169,7 +169,7 @@ def test_transient_patterns_extend_classification_at_observe_time(conn, tmp_path
 
     after = transcript("b").write(tmp_path / "b.jsonl")
     signals = SignalsConfig(transient_patterns=[r"flux capacitor (?:overheated|jammed)"])
-    observe_paths(conn, after, signals=signals)
+    observe_paths(conn, after, classifier=classify.for_signals(signals))
     (run,) = stored(conn, after)
     assert (run["errors"], run["transient_errors"], run["recovered"]) == (0, 1, False)
 

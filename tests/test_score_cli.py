@@ -19,7 +19,6 @@ from evolve import cli
 from evolve.errors import EXIT_OK, EXIT_USER
 from evolve.home import Home
 from evolve.store import ledger
-from evolve.transcripts import classify
 from tests.helpers import make_agent
 from tests.test_observe import Transcript
 
@@ -45,12 +44,6 @@ NOT_CORRECTIONS = {
     "pt": "Sem problema, agora adicione um teste para anos bissextos.",
 }
 
-
-@pytest.fixture(autouse=True)
-def default_classifier():
-    """`evolve observe` configures the classifier process-wide: reset it afterwards."""
-    yield
-    classify.configure()
 
 
 @pytest.fixture

@@ -251,6 +251,43 @@ def test_hook_records_in_the_spool_are_applied(watcher, tmp_path):
          and not list(home.spool_dir.glob("*.draining")))
 
 
+def _corrections(agent: str) -> list[bool]:
+    conn = db()
+    try:
+        return [json.loads(r[0])["correction"] for r in conn.execute(
+            "SELECT facts FROM runs WHERE agent = ? ORDER BY path, idx", (agent,))]
+    finally:
+        conn.close()
+
+
+def test_every_reader_judges_corrections_by_the_agents_signals(demo, transcripts, tmp_path):
+    """The watcher, a hook's record and `evolve observe` store the same facts (one config)."""
+    home = Home.resolve()
+    home.config_file.write_text('[signals.correction_phrases]\nen = ["zorblax"]\n')
+    other_folder = tmp_path / "other"
+    other_folder.mkdir()
+    other = agent_with_sources("other", [f"{other_folder}/*.jsonl"])
+    (other.path / "agent.toml").write_text(  # an agent's own phrases replace the home's
+        (other.path / "agent.toml").read_text() + '\n[signals.correction_phrases]\nen = ["frobnicate"]\n')
+    for folder, name in ((transcripts, "watched"), (tmp_path, "hooked"), (tmp_path, "cli"),
+                         (other_folder, "other")):
+        t = Transcript(folder / f"{name}.jsonl")
+        t.turn("please run the tests")
+        t.turn("zorblax, run them again with -x")
+        t.turn("frobnicate the cache first")
+    w = new_watcher()
+    try:
+        pump(w, lambda: runs_of("demo") == 3 and runs_of("other") == 3)
+        spool.append(home.spool_dir, {"event": "stop", "agent": "demo",
+                                      "transcript_path": str(tmp_path / "hooked.jsonl")})
+        pump(w, lambda: runs_of("demo") == 6)
+    finally:
+        w.close()
+    assert cli.main(["observe", "demo", str(tmp_path / "cli.jsonl")]) == 0
+    assert _corrections("demo") == [False, True, False] * 3
+    assert _corrections("other") == [False, False, True]
+
+
 # -- human edits -----------------------------------------------------------------------
 FINAL = "# Memo\n\n## What I do well and where I often stumble\n\n- edited by a person\n\n" \
         "## Strategies for this user and domain\n\n- keep answers short\n"

@@ -11,6 +11,7 @@ from evolve.home import Home
 from evolve.observe import ingest as observe_mod
 from evolve.schedule import pending
 from evolve.store import ledger
+from evolve.transcripts import classify
 from evolve.workspace.agent import Agent
 
 
@@ -41,10 +42,10 @@ def observe(home: Home, name: str, paths: list[str], fmt: str | None = None,
                 f"{agent.path / 'agent.toml'} or pass transcript paths"
             )
     show = _progress if sys.stderr.isatty() and len(files) > 10 and not as_json else None
+    classifier = classify.for_signals(agent.config.signals)
     conn = ledger.connect(home.state_db)
     try:
-        result = observe_mod.observe(conn, name, files, progress=show,
-                                     signals=agent.config.signals)
+        result = observe_mod.observe(conn, name, files, progress=show, classifier=classifier)
     finally:
         conn.close()
     if as_json:

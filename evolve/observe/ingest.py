@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evolve.config import SignalsConfig, SourcesConfig
+from evolve.config import SourcesConfig
 from evolve.store import ledger
+from evolve.transcripts.classify import BUILT_IN, Classifier
 
 FORMATS = ("claude_code", "generic")
 
@@ -89,12 +90,14 @@ BATCH_BYTES = 32 << 20  # bytes of transcript per transaction: ~300 runs, a few 
 
 
 def observe_file(conn: sqlite3.Connection, agent: str, path: Path, fmt: str,
-                 now: float | None = None, batch_bytes: int | None = None) -> FileResult:
+                 now: float | None = None, batch_bytes: int | None = None,
+                 classifier: Classifier = BUILT_IN) -> FileResult:
     """Advance one file; store its runs, invocations and cursor, a batch per transaction.
 
     Each transaction holds the runs of at most `batch_bytes` of new lines together with
     the cursor after them, so a crash never loses or double-counts a run, memory stays
-    flat whatever the file size, and hooks never wait long on the database.
+    flat whatever the file size, and hooks never wait long on the database. `classifier`
+    carries the agent's `[signals]` (`classify.for_signals`): facts depend on it.
     """
     from evolve.transcripts import Cursor, follow
 
@@ -109,7 +112,7 @@ def observe_file(conn: sqlite3.Connection, agent: str, path: Path, fmt: str,
     known: dict[int, tuple[int, float]] = {}  # before a reset: idx -> (hash of facts, observed_at)
     while True:
         try:
-            update = follow(path, cursor, fmt, max_bytes=batch_bytes)
+            update = follow(path, cursor, fmt, max_bytes=batch_bytes, classifier=classifier)
         except FileNotFoundError:
             result.error = "file disappeared"
             break
@@ -243,28 +246,15 @@ def _store_runs(conn: sqlite3.Connection, agent: str, path: str, runs: list, now
     return changed
 
 
-def configure_classifier(signals: SignalsConfig) -> None:
-    """Apply the user's transient patterns and correction phrases (they act at observe time)."""
-    from evolve.errors import ConfigError
-    from evolve.transcripts import classify
-
-    try:
-        classify.configure(signals.transient_patterns, signals.correction_phrases)
-    except ValueError as exc:
-        raise ConfigError(f"[signals]: {exc}") from None
-
-
 def observe(conn: sqlite3.Connection, agent: str, files: Iterable[tuple[str, str]],
             progress: Callable[[int, int], None] | None = None,
-            now: float | None = None, signals: SignalsConfig | None = None) -> ObserveResult:
+            now: float | None = None, classifier: Classifier = BUILT_IN) -> ObserveResult:
     """Observe every (path, format); one file failing never stops the others."""
-    if signals is not None:
-        configure_classifier(signals)
     ledger.ensure_agent(conn, agent, now)
     result = ObserveResult()
     items = list(files)
     for number, (path, fmt) in enumerate(items, 1):
-        result.files.append(observe_file(conn, agent, Path(path), fmt, now))
+        result.files.append(observe_file(conn, agent, Path(path), fmt, now, classifier=classifier))
         if progress:
             progress(number, len(items))
     return result

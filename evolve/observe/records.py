@@ -12,11 +12,13 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
+from evolve import config
 from evolve.home import Home
 from evolve.metrics import usage
 from evolve.names import check_name
 from evolve.observe import ingest as observe
 from evolve.store import spool
+from evolve.transcripts import classify
 
 log = logging.getLogger("evolve.watch")
 
@@ -46,7 +48,9 @@ def observe_transcript(conn: sqlite3.Connection, home: Home, record: dict) -> st
     path = Path(raw).expanduser()
     if not path.is_absolute() or not path.is_file():
         raise ValueError(f"{raw}: not a transcript file")
-    result = observe.observe_file(conn, name, path, "claude_code")
+    agent_config = config.load(home.config_file, home.agent_dir(name) / "agent.toml")
+    result = observe.observe_file(conn, name, path, "claude_code",
+                                  classifier=classify.for_signals(agent_config.signals))
     if result.error:
         raise ValueError(f"{raw}: {result.error}")
     return "observed"

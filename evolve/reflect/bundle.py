@@ -20,6 +20,8 @@ from evolve.metrics.rates import RATE_KEYS, rates_text, skill_usage
 from evolve.reflect.tokens import count_tokens, truncate_middle
 from evolve.schedule import pending
 from evolve.store import ledger
+from evolve.transcripts import classify
+from evolve.transcripts.classify import BUILT_IN, Classifier
 from evolve.transcripts.redact import redact, strip_invisible
 
 MAX_SESSIONS = 5
@@ -139,7 +141,7 @@ def _stored_run(conn: sqlite3.Connection, agent: str, path: str, idx: int) -> Bu
                      facts.get("cwd"), facts, {}, 0.0, False, context=True)
 
 
-def run_pieces(run: BundleRun, fmt: str) -> list[Piece]:
+def run_pieces(run: BundleRun, fmt: str, classifier: Classifier = BUILT_IN) -> list[Piece]:
     """The run's conversation from its transcript bytes (facts only if the file is gone)."""
     signals = ", ".join(f"{k} {v:g}" for k, v in run.signals.items()) or "none"
     role = " (the run the next correction reacts to)" if run.context else ""
@@ -150,7 +152,7 @@ def run_pieces(run: BundleRun, fmt: str) -> list[Piece]:
             f"{run.facts.get('transient_errors', 0)}"
             + (" · the user aborted" if run.facts.get("aborted") else ""))
     pieces = [Piece("head", head), Piece("human", f"USER: {run.facts.get('request', '')}")]
-    events = _events(run, fmt)
+    events = _events(run, fmt, classifier)
     if events is None:
         pieces += [Piece("tool", f"tool inputs: {run.facts.get('tool_inputs_text', '')}")]
         pieces += [Piece("error", f"ERROR: {t}") for t in run.facts.get("error_texts", [])]
@@ -159,7 +161,7 @@ def run_pieces(run: BundleRun, fmt: str) -> list[Piece]:
     return [Piece(p.kind, clean(p.text)) for p in pieces if p.text.strip()]
 
 
-def _events(run: BundleRun, fmt: str) -> list[Piece] | None:
+def _events(run: BundleRun, fmt: str, classifier: Classifier) -> list[Piece] | None:
     from evolve.transcripts import ADAPTERS
     from evolve.transcripts import model as m
 
@@ -183,12 +185,13 @@ def _events(run: BundleRun, fmt: str) -> list[Piece] | None:
                 pieces.append(Piece("tool", f"TOOL CALL {event.name}: {args}"))
             elif event.kind == m.TOOL_RESULT and (event.is_error or event.rejected):
                 label = "REJECTED BY USER" if event.rejected else (
-                    "TRANSIENT ERROR (environment)" if event.transient else "ERROR")
+                    "TRANSIENT ERROR (environment)" if m.judged_transient(event, classifier) else "ERROR")
                 pieces.append(Piece("error", f"{label}: {event.text}"))
             elif event.kind == m.INTERRUPT:
                 pieces.append(Piece("human", "[the user interrupted the agent]"))
             elif event.kind == m.API_ERROR and not event.continued:
-                label = "TRANSIENT API ERROR (environment)" if event.transient else "API ERROR"
+                label = ("TRANSIENT API ERROR (environment)" if m.judged_transient(event, classifier)
+                         else "API ERROR")
                 pieces.append(Piece("error", f"{label}: {event.text}"))
         offset += len(line) + 1
     return pieces
@@ -205,7 +208,8 @@ def render_run(pieces: list[Piece], caps: tuple[int, int]) -> str:
     return "\n".join(lines)
 
 
-def fit_runs(runs: list[BundleRun], formats: dict[str, str], budget: int, fence: str) -> list[BundleRun]:
+def fit_runs(runs: list[BundleRun], formats: dict[str, str], budget: int, fence: str,
+             classifier: Classifier = BUILT_IN) -> list[BundleRun]:
     """Greedy: each run at the richest detail that fits; the last one cut to what is left."""
     chosen: list[BundleRun] = []
     remaining = budget
@@ -213,7 +217,7 @@ def fit_runs(runs: list[BundleRun], formats: dict[str, str], budget: int, fence:
     for run in runs:
         if remaining < MIN_PARTIAL_TOKENS:
             break
-        run.pieces = run_pieces(run, formats.get(run.path, "claude_code"))
+        run.pieces = run_pieces(run, formats.get(run.path, "claude_code"), classifier)
         for caps in SHRINK_STEPS:
             text = render_run(run.pieces, caps)
             cost = count_tokens(text) + overhead
@@ -260,7 +264,8 @@ def build_bundle(conn: sqlite3.Connection, agent, *, now: float | None = None,
     formats = {r["path"]: r["adapter"] for r in conn.execute(
         "SELECT path, adapter FROM cursors WHERE agent = ?", (agent.name,))}
     room = bundle.budget - count_tokens(header) - 16
-    chosen = fit_runs(select_runs(conn, agent.name, scored), formats, room, fence)
+    chosen = fit_runs(select_runs(conn, agent.name, scored), formats, room, fence,
+                      classify.for_signals(config.signals))
     chosen.sort(key=lambda r: (r.started_at or "", r.path, r.run))
     bundle.runs = chosen
     body = "".join(_fenced(r.rendered, fence) for r in chosen)

@@ -15,6 +15,7 @@ from types import ModuleType
 from typing import Any, Protocol
 
 from evolve.transcripts import claude_code, generic
+from evolve.transcripts.classify import BUILT_IN, Classifier
 from evolve.transcripts.messages import message_events
 from evolve.transcripts.model import Event, Run
 from evolve.transcripts.reader import Cursor, LineReader
@@ -73,12 +74,13 @@ def follow(
     adapter: str = "claude_code",
     chunk_size: int = 1 << 20,
     max_bytes: int | None = None,
+    classifier: Classifier = BUILT_IN,
 ) -> Update:
     """Read the lines appended to `path` since `cursor` and advance the runs derived from it.
 
     With `max_bytes`, stop after the line that reaches that many bytes read (`more` is then
     True): a caller storing each Update in its own transaction keeps memory and
-    transactions small whatever the file size.
+    transactions small whatever the file size. `classifier`: the agent's `[signals]`.
     """
     fmt = _adapter(adapter)
     reader = LineReader(path, cursor, chunk_size)
@@ -87,7 +89,7 @@ def follow(
     adapter_state = state.get("adapter") or fmt.new_state(Path(path).stem)
     adapter_state["prose"] = False  # runs need facts only: adapters may skip rendering work
     bad_before = adapter_state.get("bad", 0)
-    builder = RunBuilder(state.get("runs"))
+    builder = RunBuilder(state.get("runs"), classifier)
     update = Update(cursor=Cursor())
     first_new = builder.next_index  # supersede markers of older runs were reported already
     parse, feed = fmt.parse_line, builder.feed  # the hot loop: no attribute lookups
@@ -122,16 +124,18 @@ def _note_supersede(update: Update, run: Run | None, first_new: int) -> None:
             update.superseded.append(index)
 
 
-def parse_file(path: str | os.PathLike, adapter: str = "claude_code") -> list[Run]:
+def parse_file(path: str | os.PathLike, adapter: str = "claude_code",
+               classifier: Classifier = BUILT_IN) -> list[Run]:
     """Every run of a whole file (the last one `complete=False`), rewinds applied."""
-    update = follow(path, None, adapter)
+    update = follow(path, None, adapter, classifier=classifier)
     runs = update.runs + ([update.open_run] if update.open_run else [])
     return mark_superseded(runs)
 
 
-def parse_messages(messages: Iterable[Any], session_id: str = "", **options: Any) -> list[Run]:
+def parse_messages(messages: Iterable[Any], session_id: str = "",
+                   classifier: Classifier = BUILT_IN, **options: Any) -> list[Run]:
     """Every run of a Messages API conversation (see messages.message_events for options)."""
-    builder = RunBuilder()
+    builder = RunBuilder(classifier=classifier)
     runs: list[Run] = []
     for event in message_events(messages, session_id, **options):
         runs.extend(builder.feed(event))
@@ -140,6 +144,6 @@ def parse_messages(messages: Iterable[Any], session_id: str = "", **options: Any
 
 
 __all__ = [
-    "ADAPTERS", "Adapter", "Cursor", "Event", "LineReader", "Run", "RunBuilder", "Update",
+    "ADAPTERS", "Adapter", "Classifier", "Cursor", "Event", "LineReader", "Run", "RunBuilder", "Update",
     "follow", "parse_file", "parse_messages",
 ]

@@ -1,8 +1,10 @@
 """Observe-time judgements on text: is an error transient, is a request a correction.
 
 They decide what evolve may learn from: a transient error is the environment failing,
-never a lesson; a correction is the strongest signal there is. Hooks import this on every
-turn, so: standard library only, data files read on first use, regexes compiled on need.
+never a lesson; a correction is the strongest signal there is. A `Classifier` holds one
+agent's `[signals]` additions and is passed to whatever derives facts, so every reader of
+a transcript judges it alike. Standard library only, data files read on first use,
+regexes compiled on need.
 """
 
 from __future__ import annotations
@@ -11,7 +13,12 @@ import functools
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from typing import NamedTuple
+from typing import TYPE_CHECKING
+
+from evolve.errors import ConfigError
+
+if TYPE_CHECKING:
+    from evolve.config import SignalsConfig
 
 _DATA = os.path.dirname(__file__) + "/data"  # noqa: PTH120 - pathlib costs ms of import
 _FLAGS = re.IGNORECASE | re.MULTILINE
@@ -186,29 +193,61 @@ def load_transient_patterns(extra: Iterable[str] = ()) -> TransientPatterns:
     return _TRANSIENT_CACHE[key]
 
 
-class Extensions(NamedTuple):
-    """The user's additions from `[signals]` in config, applied at observe time."""
+class Classifier:
+    """The built-in lists plus one agent's `[signals]` additions: what is transient, what corrects.
 
-    transient_patterns: tuple[str, ...] = ()
-    correction_phrases: Mapping[str, Iterable[str]] | None = None
+    Passed explicitly to whatever derives facts (RunBuilder, the bundle, scoring), so the
+    same transcript gives the same facts whichever process reads it. Cheap to make: the
+    data files and regexes are loaded (and cached) on first use.
+    """
+
+    __slots__ = ("transient_patterns", "correction_phrases")
+
+    def __init__(self, transient_patterns: Iterable[str] = (),
+                 correction_phrases: Mapping[str, Iterable[str]] | None = None) -> None:
+        self.transient_patterns: tuple[str, ...] = tuple(transient_patterns)
+        self.correction_phrases: dict[str, tuple[str, ...]] | None = (
+            {k: tuple(v) for k, v in (correction_phrases or {}).items()} or None)
+
+    def check(self) -> Classifier:
+        """Load both lists now; ValueError names a pattern or phrase that is invalid."""
+        load_transient_patterns(self.transient_patterns)
+        load_lexicons(self.correction_phrases)
+        return self
+
+    def is_transient(self, text: str) -> bool:
+        """True when an error text is the environment's fault (timeouts, 429/5xx, resets…)."""
+        return bool(text) and is_transient(text, self.transient_patterns)
+
+    def api_error_transient(self, text: str) -> bool:
+        """API failures are transient unless they name a request/auth/permission problem."""
+        return self.is_transient(text) or not _PERMANENT_API.search(text)
+
+    def is_correction(self, text: str, first: bool = False) -> bool:
+        """True when a human request corrects the agent (`first`: nothing came before it)."""
+        return bool(text) and is_correction(text, self.correction_phrases, first=first)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Classifier) and (self.transient_patterns, self.correction_phrases) \
+            == (other.transient_patterns, other.correction_phrases)
+
+    def __hash__(self) -> int:
+        return hash(self.transient_patterns)
 
 
-_configured = Extensions()
+def for_signals(signals: SignalsConfig) -> Classifier:
+    """An agent's classifier from its `[signals]`; ConfigError names an invalid pattern or phrase."""
+    try:
+        return Classifier(signals.transient_patterns, signals.correction_phrases).check()
+    except ValueError as exc:
+        raise ConfigError(f"[signals]: {exc}") from None
 
 
-def configure(transient_patterns: Iterable[str] = (),
-              correction_phrases: Mapping[str, Iterable[str]] | None = None) -> None:
-    """Set the user's extensions; raises ValueError for a pattern or phrase that is invalid."""
-    global _configured
-    patterns = tuple(transient_patterns)
-    phrases = {k: tuple(v) for k, v in (correction_phrases or {}).items()} or None
-    load_transient_patterns(patterns)
-    load_lexicons(phrases)
-    _configured = Extensions(patterns, phrases)
-
-
-def configured() -> Extensions:
-    return _configured
+_PERMANENT_API = re.compile(
+    r"invalid_request|authentication|permission|not_found|billing|credit balance"
+    r"|prompt is too long|invalid api key|\b(?:400|401|403|404|413)\b",
+    re.IGNORECASE,
+)
 
 
 def transient_reason(text: str, extra: Iterable[str] = ()) -> str | None:
@@ -430,3 +469,6 @@ def is_correction(
 ) -> bool:
     """True when a human request corrects the agent. A signal, not a verdict."""
     return correction_language(text, extra_phrases, first=first) is not None
+
+
+BUILT_IN = Classifier()  # no user additions: what a fresh config gives

@@ -25,10 +25,8 @@ from evolve.transcripts.model import (
     WRITE_TOOLS,
     Event,
     Head,
-    api_error_transient,
     block_text,
     error_object_text,
-    is_transient,
     summarize_input,
     written_path,
 )
@@ -262,7 +260,7 @@ def tool_result(tool_id: str, text: str, is_error: bool, summary: object, head: 
     text = text[:ERROR_TEXT_CAP] if is_error else ""
     # (kind, *head, text, cwd, name, tool_use_id, input, file_path, is_error, rejected, transient)
     return Event(TOOL_RESULT, *head, text, None, state.setdefault("tools", {}).pop(tool_id, ""),
-                 tool_id, None, None, is_error, rejected, is_error and is_transient(text))
+                 tool_id, None, None, is_error, rejected)
 
 
 def api_error_events(obj: dict, head: Head, state: dict) -> Sequence[Event]:
@@ -280,12 +278,11 @@ def _api_incident(text: str, head: Head, state: dict, final: bool, attempt: int 
                   ) -> list[Event]:
     """One event per incident: the first line of a retry sequence, or the final message."""
     text = text[:ERROR_TEXT_CAP]
-    transient = api_error_transient(text)
     incident = state.get("api")
     if incident is not None:
         state["api"] = None if final else incident
         if final:  # the final word on an incident already counted
-            return [Event(API_ERROR, *head, text=text, transient=transient, continued=True)]
+            return [Event(API_ERROR, *head, text=text, continued=True)]
         return [Event(MARKER, *head)] if head.uuid else []
-    state["api"] = None if final else {"transient": transient}
-    return [Event(API_ERROR, *head, text=text, transient=transient, attempt=attempt)]
+    state["api"] = None if final else {"open": True}
+    return [Event(API_ERROR, *head, text=text, attempt=attempt)]

@@ -21,9 +21,7 @@ from evolve.transcripts.model import (
     TOOL_RESULT,
     Event,
     Head,
-    api_error_transient,
     block_text,
-    is_transient,
     iso_utc,
     summarize_input,
     written_path,
@@ -95,12 +93,11 @@ def parse_line(line: bytes, offset: int, state: dict) -> list[Event]:
         rejected = obj.get("rejected") is True
         is_error = obj.get("error") is True and not rejected
         output = output[:ERROR_TEXT_CAP] if is_error else ""
-        transient = obj.get("transient")
-        if not isinstance(transient, bool):
-            transient = is_error and is_transient(output)
+        transient = obj.get("transient")  # the writer's own word, else the classifier's
         return [Event(TOOL_RESULT, *head, name=_str(obj, "tool") or tools.pop(call_id, ""),
                       tool_use_id=call_id, text=output, is_error=is_error,
-                      rejected=rejected, transient=is_error and transient)]
+                      rejected=rejected,
+                      transient=is_error and transient if isinstance(transient, bool) else None)]
     if kind == SKILL:
         name = _str(obj, "name")
         if not name:
@@ -110,9 +107,8 @@ def parse_line(line: bytes, offset: int, state: dict) -> list[Event]:
         return [Event(INTERRUPT, *head, text=text[:200])]
     text = (text or "API error")[:ERROR_TEXT_CAP]
     transient = obj.get("transient")
-    if not isinstance(transient, bool):
-        transient = api_error_transient(text)
     attempt = obj.get("attempt")
     attempt = attempt if isinstance(attempt, int) and not isinstance(attempt, bool) else 0
-    return [Event(API_ERROR, *head, text=text, transient=transient, attempt=attempt)]
+    return [Event(API_ERROR, *head, text=text, attempt=attempt,
+                  transient=transient if isinstance(transient, bool) else None)]
 

@@ -26,7 +26,6 @@ from evolve.transcripts.model import (
     TOOL_RESULT,
     Event,
     Head,
-    is_transient,
     iso_utc,
     summarize_input,
     written_path,
@@ -100,8 +99,7 @@ def message_events(
                 is_error = is_error and not rejected
                 text = text[:ERROR_TEXT_CAP] if is_error else ""
                 yield Event(TOOL_RESULT, *head, name=tools.pop(tool_id, ""), tool_use_id=tool_id,
-                            text=text, is_error=is_error, rejected=rejected,
-                            transient=is_error and is_transient(text))
+                            text=text, is_error=is_error, rejected=rejected)
             continue
         text = _text(blocks).strip()
         if text.startswith("[Request interrupted by user"):

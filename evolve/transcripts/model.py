@@ -7,7 +7,6 @@ facts. Standard library only: this sits on the observer's hot path.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
@@ -69,7 +68,7 @@ class Event:
     file_path: str | None = None  # file a tool call writes
     is_error: bool = False
     rejected: bool = False  # tool_result: the user rejected the call (an abort, not an error)
-    transient: bool = False  # tool_result / api_error: environment, not a lesson
+    transient: bool | None = None  # the source's own word, if it says (see judged_transient)
     attempt: int = 0  # api_error: retry attempt reported by the agent
     continued: bool = False  # api_error: the final word on an incident already reported
 
@@ -254,27 +253,14 @@ def block_text(content: Any) -> str:
 
 
 # --- classification -------------------------------------------------------------------------
-# evolve.classify is written separately; import it lazily (once) and fall back to a small local
-# rule set while it is absent.
+def judged_transient(event: Event, classifier: classify.Classifier) -> bool:
+    """Whether a tool_result or api_error event is the environment failing, not a lesson.
 
-def is_transient(text: str) -> bool:
-    """True when an error text is the environment's fault (timeouts, 429/5xx, resets…)."""
-    return bool(text) and classify.is_transient(text, classify.configured().transient_patterns)
-
-
-def is_correction(text: str, first: bool = False) -> bool:
-    """True when a human request corrects the agent (`first`: nothing came before it)."""
-    phrases = classify.configured().correction_phrases
-    return bool(text) and classify.is_correction(text, phrases, first=first)
-
-
-_PERMANENT_API = re.compile(
-    r"invalid_request|authentication|permission|not_found|billing|credit balance"
-    r"|prompt is too long|invalid api key|\b(?:400|401|403|404|413)\b",
-    re.IGNORECASE,
-)
-
-
-def api_error_transient(text: str) -> bool:
-    """API failures are transient unless they name a request/auth/permission problem."""
-    return is_transient(text) or not _PERMANENT_API.search(text)
+    The transcript's own word wins (the generic format may say); otherwise the agent's
+    classifier judges the error text, so every reader of a transcript judges it alike.
+    """
+    if event.transient is not None:
+        return event.transient
+    if event.kind == API_ERROR:
+        return classifier.api_error_transient(event.text)
+    return event.is_error and classifier.is_transient(event.text)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from evolve.transcripts.classify import BUILT_IN, Classifier
 from evolve.transcripts.model import (
     API_ERROR,
     ASSISTANT_TEXT,
@@ -27,7 +28,7 @@ from evolve.transcripts.model import (
     TOOL_RESULT,
     Event,
     Run,
-    is_correction,
+    judged_transient,
     summarize_input,
 )
 
@@ -46,8 +47,9 @@ class RunBuilder:
     superseded_from .. new.index - 1 as superseded (some were returned by earlier calls).
     """
 
-    def __init__(self, state: dict | None = None):
+    def __init__(self, state: dict | None = None, classifier: Classifier = BUILT_IN):
         state = state or {}
+        self._classifier = classifier  # the agent's [signals]: corrections, transient errors
         self._next: int = int(state.get("next", 0))
         run = state.get("run")
         self._run: Run | None = Run.from_dict(run) if run else None
@@ -151,7 +153,7 @@ class RunBuilder:
             ended_at=event.timestamp,
             cwd=event.cwd,
             request=text,
-            correction=is_correction(text, first=self._next == 0),
+            correction=self._classifier.is_correction(text, first=self._next == 0),
             start_offset=event.offset,
             end_offset=max(event.end, event.offset),
             head_uuid=event.uuid,
@@ -178,7 +180,7 @@ class RunBuilder:
         if event.rejected:
             run.aborted = True
             track["last_bad"] = False
-        elif event.is_error and event.transient:
+        elif event.is_error and judged_transient(event, self._classifier):
             run.transient_errors += 1
         elif event.is_error:
             run.errors += 1
@@ -191,10 +193,11 @@ class RunBuilder:
 
     def _api_error(self, run: Run, event: Event) -> None:
         track = self._track
+        transient = judged_transient(event, self._classifier)
         if event.continued:
             was = track["api"]  # how the incident was counted: "transient" / "real" / None
             track["api"] = None
-            if event.transient:
+            if transient:
                 return
             if was == "transient":
                 run.transient_errors -= 1
@@ -206,7 +209,7 @@ class RunBuilder:
             else:
                 track["last_bad"] = True
             return
-        if event.transient:
+        if transient:
             run.transient_errors += 1
             track["api"] = "transient"
         else:

@@ -27,6 +27,8 @@ from evolve.errors import ConfigError, LockBusy
 from evolve.home import Home
 from evolve.observe import ingest as observe
 from evolve.store import ledger, spool
+from evolve.transcripts import classify
+from evolve.transcripts.classify import BUILT_IN
 from evolve.watch import humanedits
 from evolve.watch.debounce import Debouncer
 from evolve.watch.fs import FsEvent, Watches
@@ -239,7 +241,9 @@ class Watcher:
         sig = sig or stat_sig(path)
         if sig is None:
             return
-        result = observe.observe_file(self.conn, name, Path(path), fmt, now=self.wall())
+        info = self.agents.get(name)
+        result = observe.observe_file(self.conn, name, Path(path), fmt, now=self.wall(),
+                                      classifier=info.classifier if info else BUILT_IN)
         self.files_read += 1
         self._seen[(name, path)] = sig
         if result.runs or result.error:
@@ -327,11 +331,12 @@ class Watcher:
             if name in self.agents and self.agents[name].stamp == stamp:
                 continue
             try:
-                sources = config_mod.load(self.home.config_file, path / "agent.toml").sources
+                settings = config_mod.load(self.home.config_file, path / "agent.toml")
+                sources, classifier = settings.sources, classify.for_signals(settings.signals)
             except ConfigError as exc:
                 log.warning("%s (its transcripts are not watched until this is fixed)", exc)
-                sources = SourcesConfig()
-            self.agents[name] = AgentWatch(name, path, sources, stamp)
+                sources, classifier = SourcesConfig(), BUILT_IN
+            self.agents[name] = AgentWatch(name, path, sources, stamp, classifier)
         if new:
             with ledger.transaction(self.conn):
                 for name in new:

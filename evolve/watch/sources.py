@@ -15,6 +15,7 @@ from glob import has_magic
 from pathlib import Path
 
 from evolve.config import SourcesConfig
+from evolve.transcripts.classify import BUILT_IN, Classifier
 
 
 def watch_root(pattern: str) -> tuple[str, bool]:
@@ -69,6 +70,7 @@ class AgentWatch:
     path: Path
     sources: SourcesConfig
     stamp: tuple
+    classifier: Classifier = BUILT_IN  # the agent's [signals]: what its facts are judged by
 
     @property
     def patterns(self) -> list[tuple[str, str]]:

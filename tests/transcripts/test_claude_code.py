@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 
 from evolve.transcripts import ADAPTERS, follow, parse_file
+from evolve.transcripts.classify import BUILT_IN
 from evolve.transcripts.claude_code import new_state, parse_line, parse_object
+from evolve.transcripts.model import judged_transient
 from evolve.transcripts.reader import loads_object, read_lines
 from tests.observe_helpers import api_error_line, synthetic_line
 
@@ -158,7 +160,7 @@ def test_api_error_retries_are_one_transient_incident(tmp_path):
     assert run.transient_errors == 1 and run.errors == 0 and not run.ended_in_error
     events, _ = events_of(path)
     incidents = [e for e in events if e.kind == "api_error" and not e.continued]
-    assert len(incidents) == 1 and incidents[0].transient and incidents[0].attempt == 1
+    assert len(incidents) == 1 and judged_transient(incidents[0], BUILT_IN) and incidents[0].attempt == 1
 
 
 def test_retries_that_succeed_and_a_second_sequence(tmp_path):

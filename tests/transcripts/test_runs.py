@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from evolve.transcripts.classify import BUILT_IN
 from evolve.transcripts.model import (
     API_ERROR,
     ASSISTANT_TEXT,
@@ -15,7 +16,6 @@ from evolve.transcripts.model import (
     TOOL_RESULT,
     Event,
     Run,
-    is_correction,
 )
 from evolve.transcripts.runs import TAILS_CAP, RunBuilder, mark_superseded
 
@@ -189,5 +189,5 @@ def test_correction_comes_from_the_classifier():
     builder = RunBuilder()
     builder.feed(human("first request"))
     builder.feed(human(text))
-    assert builder.open_run().correction == is_correction(text)
-    assert run_of([human(text)]).correction == is_correction(text, first=True)
+    assert builder.open_run().correction == BUILT_IN.is_correction(text)
+    assert run_of([human(text)]).correction == BUILT_IN.is_correction(text, first=True)
