@@ -60,6 +60,55 @@ def test_the_plan_reads_each_agents_state_from_state_db(home, conn):
     }
 
 
+def test_the_cycle_judges_each_agent_by_its_own_schedule(home, conn):
+    for name in ("eager", "patient", "default"):
+        make_agent(name)
+        ledger.ensure_agent(conn, name, NOW - 30 * DAY)
+        conn.execute("UPDATE agents SET last_reflection_at = ? WHERE name = ?", (NOW - 2 * HOUR, name))
+    (home.agent_dir("eager") / "agent.toml").write_text("[schedule]\nmin_gap_hours = 1.0\n")
+    (home.agent_dir("patient") / "agent.toml").write_text("[schedule]\nforce_after_days = 0.0\n"
+                                                          "min_gap_hours = 0.5\n")
+    add_run(conn, "eager", {"correction": True})
+    add_run(conn, "default", {"correction": True})
+    add_run(conn, "patient", {"tool_calls": 1})  # below the threshold, but forced after 0 days
+    plan = cycle.plan(conn, home, NOW)
+    assert sorted(plan.selected) == ["eager", "patient"]
+    assert plan.skipped == {"default": "reflected 2 h ago, gap 4 h"}
+
+
+def test_evolve_reflect_and_the_cycle_share_one_gate(home, conn, capsys):
+    """Paused, below threshold, forced: the same answer from both (reflect skips only the gap)."""
+    from evolve import cli
+
+    for name in ("paused", "below", "forced"):
+        make_agent(name)
+        ledger.ensure_agent(conn, name, NOW - DAY)  # younger than force_after_days
+        add_run(conn, name, {"correction": True} if name == "paused" else {"tool_calls": 1})
+    ledger.set_paused(conn, "paused", True)
+    (home.agent_dir("forced") / "agent.toml").write_text("[schedule]\nforce_after_days = 0.0\n")
+    plan = cycle.plan(conn, home, NOW)
+    assert plan.selected == ["forced"]
+    assert plan.skipped == {"paused": "paused", "below": "below threshold (best pending score 0.00)"}
+    for name in ("paused", "below"):
+        assert cli.main(["reflect", name, "--dry-run", "--json"]) == 0
+        outcome = json.loads(capsys.readouterr().out)
+        assert outcome["status"] == "skipped" and outcome["reason"].startswith(plan.skipped[name])
+    assert cli.main(["reflect", "forced", "--dry-run", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["status"] == "dry-run"
+
+
+def test_a_broken_agent_toml_skips_that_agent_with_the_reason(home, conn):
+    for name in ("broken", "fine"):
+        make_agent(name)
+        ledger.ensure_agent(conn, name, NOW - 30 * DAY)
+        add_run(conn, name, {"correction": True})
+    (home.agent_dir("broken") / "agent.toml").write_text('review = "maybe"\n')
+    plan = cycle.plan(conn, home, NOW)
+    assert plan.selected == ["fine"]
+    assert plan.skipped["broken"].startswith("cannot read its configuration: ")
+    assert "review: must be true or false" in plan.skipped["broken"]
+
+
 def test_cost_follows_the_dirty_agents(home, conn, monkeypatch):
     for number in range(30):
         make_agent(f"a{number:02d}") if number < 3 else home.agent_dir(f"a{number:02d}").joinpath(

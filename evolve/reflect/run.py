@@ -19,6 +19,8 @@ from evolve.metrics.rates import skill_usage
 from evolve.reflect.bundle import Bundle, build_bundle
 from evolve.reflect.operations import TOOL_SCHEMA, AnswerError, Limits, Plan, SkillState, parse_answer
 from evolve.schedule import pending
+from evolve.schedule.cycle import agent_state
+from evolve.schedule.rules import Rules, gate
 from evolve.store import ledger
 from evolve.store.locks import FileLock
 from evolve.workspace.agent import Agent
@@ -96,19 +98,12 @@ def tokens_today(conn, agent: str, now: float) -> int:
 
 
 def _gate(conn, agent: Agent, now: float, force: bool) -> str | None:
-    row = ledger.agent_row(conn, agent.name)
+    """The cycle's gate without its gap and cap (a person asked); --force skips it."""
     if force:
         return None
-    if row is None or not row["dirty"]:
-        return "nothing new since the last reflection"
-    runs = pending.scored_runs(conn, agent.name, agent.config, agent.memo_text())
-    if any(r.reflect for r in runs):
-        return None
-    since = row["last_reflection_at"] or row["created_at"]
-    if now - since >= agent.config.schedule.force_after_days * DAY:
-        return None
-    return "below threshold: no run since the last reflection scored above " \
-           f"{agent.config.signals.threshold:g} (use --force to reflect anyway)"
+    state = agent_state(conn, agent.home, agent.name, ledger.agent_row(conn, agent.name))
+    reason = gate(state, Rules.from_config(agent.config.schedule), now, gap=False)
+    return f"{reason} (use --force to reflect anyway)" if reason else None
 
 
 def reflect(home: Home, name: str, *, now: float | None = None, force: bool = False,

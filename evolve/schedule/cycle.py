@@ -12,6 +12,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from evolve import config as config_mod
+from evolve.errors import ConfigError
 from evolve.home import Home
 from evolve.metrics import usage
 from evolve.schedule import pending
@@ -44,32 +46,38 @@ def dirty_rows(conn: sqlite3.Connection) -> dict[str, sqlite3.Row]:
 
 def agent_states(conn: sqlite3.Connection, home: Home, names: list[str]) -> list[AgentState]:
     rows = dirty_rows(conn)
-    states = []
-    for name in names:
-        row = rows.get(name)
-        if row is None:
-            states.append(AgentState(name, dirty=False))
-            continue
-        best, worth = 0.0, False
-        if not row["paused"]:
-            agent = Agent(home, name)
-            runs = pending.scored_runs(conn, name, agent.config, agent.memo_text())
+    return [agent_state(conn, home, name, rows.get(name)) for name in names]
+
+
+def agent_state(conn: sqlite3.Connection, home: Home, name: str,
+                row: sqlite3.Row | None) -> AgentState:
+    """What the gate needs of one agent, judged by its own config (agent.toml over config.toml)."""
+    if row is None or not row["dirty"]:
+        return AgentState(name, dirty=False)
+    best, worth, rules, problem = 0.0, False, None, None
+    if not row["paused"]:
+        agent = Agent(home, name)
+        try:
+            config = agent.config
+        except ConfigError as exc:  # one agent's broken agent.toml never stops the others
+            problem = f"cannot read its configuration: {exc}"
+        else:
+            rules = Rules.from_config(config.schedule)
+            runs = pending.scored_runs(conn, name, config, agent.memo_text())
             best = max((r.score for r in runs), default=0.0)
             worth = any(r.reflect for r in runs)
-        states.append(AgentState(
-            name, dirty=True, paused=bool(row["paused"]), created_at=row["created_at"],
-            last_reflection_at=row["last_reflection_at"], best_score=best,
-            worth_reflecting=worth, waiting_since=row["dirty_at"],
-            busy=not row["paused"] and is_locked(home.agent_dir(name) / ".git" / LOCK),
-        ))
-    return states
+    return AgentState(
+        name, dirty=True, paused=bool(row["paused"]), created_at=row["created_at"],
+        last_reflection_at=row["last_reflection_at"], best_score=best,
+        worth_reflecting=worth, waiting_since=row["dirty_at"],
+        busy=not row["paused"] and is_locked(home.agent_dir(name) / ".git" / LOCK),
+        rules=rules, problem=problem,
+    )
 
 
 def rules_for(home: Home) -> Rules:
-    from evolve import config as config_mod
-
-    schedule = config_mod.load(home.config_file).schedule
-    return Rules(schedule.min_gap_hours, schedule.force_after_days, schedule.max_agents_per_cycle)
+    """The cycle's own rules (its cap), from the home's config."""
+    return Rules.from_config(config_mod.load(home.config_file).schedule)
 
 
 def plan(conn: sqlite3.Connection, home: Home, now: float) -> CyclePlan:

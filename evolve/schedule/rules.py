@@ -1,13 +1,17 @@
-"""Which agents reflect in a cycle: pure rules over plain data, no I/O.
+"""Which agents reflect: pure rules over plain data, no I/O — the one gate.
 
 Order of the rules (first match decides): dirty gate, paused, minimum gap, threshold or
 forced reflection, then the per-cycle cap (highest pending score first, then longest
-waiting). Reasons are words a person understands.
+waiting). `gate` is the per-agent part, shared by the cycle and `evolve reflect` (which
+skips the gap and the cap); each agent is judged by its own [schedule] (agent.toml over
+config.toml). Reasons are words a person understands.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from evolve.config import ScheduleConfig
 
 HOUR = 3600.0
 DAY = 24 * HOUR
@@ -25,13 +29,19 @@ class AgentState:
     worth_reflecting: bool = False
     waiting_since: float | None = None
     busy: bool = False  # another process holds the agent's writer lock (a reflection runs)
+    rules: Rules | None = None  # the agent's own [schedule]; None: the cycle's
+    problem: str | None = None  # why the agent cannot be judged (e.g. a broken agent.toml)
 
 
 @dataclass(frozen=True)
 class Rules:
-    min_gap_hours: float = 4.0
-    force_after_days: float = 7.0
-    max_agents_per_cycle: int = 5
+    min_gap_hours: float = ScheduleConfig.min_gap_hours
+    force_after_days: float = ScheduleConfig.force_after_days
+    max_agents_per_cycle: int = ScheduleConfig.max_agents_per_cycle
+
+    @classmethod
+    def from_config(cls, schedule: ScheduleConfig) -> Rules:
+        return cls(schedule.min_gap_hours, schedule.force_after_days, schedule.max_agents_per_cycle)
 
 
 @dataclass
@@ -79,19 +89,22 @@ def plan_cycle(agents: list[AgentState], rules: Rules, now: float) -> CyclePlan:
 
 
 def _skip_reason(agent: AgentState, rules: Rules, now: float) -> str | None:
-    reason = _rule_reason(agent, rules, now)
+    reason = gate(agent, agent.rules or rules, now)
     if reason is None and agent.busy:
         return "busy"
     return reason
 
 
-def _rule_reason(agent: AgentState, rules: Rules, now: float) -> str | None:
+def gate(agent: AgentState, rules: Rules, now: float, *, gap: bool = True) -> str | None:
+    """Why `agent` does not reflect now, or None. `gap=False`: a person asked (`evolve reflect`)."""
     if not agent.dirty:
         return NOTHING_NEW
+    if agent.problem:
+        return agent.problem
     if agent.paused:
         return "paused"
     last = agent.last_reflection_at
-    if last is not None and now - last < rules.min_gap_hours * HOUR:
+    if gap and last is not None and now - last < rules.min_gap_hours * HOUR:
         return f"reflected {ago(now - last)} ago, gap {hours(rules.min_gap_hours)}"
     if agent.worth_reflecting:
         return None
