@@ -93,10 +93,14 @@ class Config:
     git: GitConfig = field(default_factory=GitConfig)
     sources: SourcesConfig = field(default_factory=SourcesConfig)
     review: bool = False
+    warnings: tuple[str, ...] = ()  # settings that were read but do not apply where they stand
 
 
-SECTIONS = {f.name: f.default_factory for f in fields(Config) if f.name != "review"}  # type: ignore[misc]
+SECTIONS = {f.name: f.default_factory for f in fields(Config)  # type: ignore[misc]
+            if f.name not in ("review", "warnings")}
 AGENT_ONLY = {"sources", "review"}
+# Read once per home (the watcher, the cycle): in agent.toml they are ignored with a warning.
+HOME_ONLY = {"watch": None, "schedule": {"cycle_hours", "max_agents_per_cycle"}}
 POSITIVE = {
     "max_tokens", "timeout_s", "cycle_hours", "max_agents_per_cycle", "max_skills",
     "memo_section_chars", "skill_body_tokens", "bundle_tokens", "prompt_chars",
@@ -177,6 +181,7 @@ def _check_weights(defaults: dict[str, float], raw: dict[str, Any], where: str) 
 def merge(config: Config, raw: dict[str, Any], origin: str, *, agent: bool) -> Config:
     """Apply one parsed TOML document on top of `config`."""
     updates: dict[str, Any] = {}
+    warnings: list[str] = []
     for section, value in raw.items():
         if section == "review":
             if not agent:
@@ -202,10 +207,23 @@ def merge(config: Config, raw: dict[str, Any], origin: str, *, agent: bool) -> C
             raise ConfigError(f"{origin}: {section}: unknown section (known: {', '.join(SECTIONS)})")
         if section in AGENT_ONLY and not agent:
             raise ConfigError(f"{origin}: {section}: only allowed in an agent's agent.toml")
-        updates[section] = _merge_section(
-            updates.get(section, getattr(config, section)), value, section, origin
-        )
+        merged = _merge_section(updates.get(section, getattr(config, section)), value, section, origin)
+        if agent and section in HOME_ONLY:
+            merged, ignored = _home_only(getattr(config, section), merged, section)
+            warnings.extend(f"{origin}: {section}.{key}: applies to the whole home, not one agent; "
+                            f"ignored here (set it in config.toml)" for key in ignored)
+        updates[section] = merged
+    if warnings:
+        updates["warnings"] = config.warnings + tuple(warnings)
     return replace(config, **updates)
+
+
+def _home_only(before: Any, merged: Any, section: str) -> tuple[Any, list[str]]:
+    """`merged` with the home-only keys of `section` put back as they were, and their names."""
+    keys = HOME_ONLY[section]
+    ignored = [f.name for f in fields(before) if (keys is None or f.name in keys)
+               and getattr(merged, f.name) != getattr(before, f.name)]
+    return replace(merged, **{k: getattr(before, k) for k in ignored}), ignored
 
 
 def read_toml(path: Path) -> dict[str, Any]:

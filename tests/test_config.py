@@ -49,11 +49,12 @@ def test_home_then_agent_override(tmp_path):
                  "[schedule]\ncycle_hours = 6\nmin_gap_hours = 2\n[model]\nbackend = 'anthropic'\n"
                  "[signals.weights]\ncomplexity = 0.3\n")
     agent = write(tmp_path / "agent.toml",
-                  "review = true\n[agent]\nname = 'x'\n[schedule]\ncycle_hours = 3\n"
+                  "review = true\n[agent]\nname = 'x'\n[schedule]\nforce_after_days = 3\n"
                   "[sources]\nclaude_code = ['~/p/*.jsonl']\n[signals.weights]\nuser_correction = 1.5\n")
     cfg = config_mod.load(home, agent)
-    assert cfg.schedule.cycle_hours == 3.0
+    assert cfg.schedule.cycle_hours == 6.0
     assert cfg.schedule.min_gap_hours == 2.0
+    assert cfg.schedule.force_after_days == 3.0
     assert cfg.model.backend == "anthropic"
     assert cfg.review is True
     assert cfg.sources.claude_code == ["~/p/*.jsonl"]
@@ -61,6 +62,22 @@ def test_home_then_agent_override(tmp_path):
     assert cfg.signals.weights["complexity"] == 0.3
     assert cfg.signals.weights["user_correction"] == 1.5
     assert cfg.signals.weights["error_recovered"] == 0.8
+
+
+def test_home_wide_keys_in_agent_toml_are_ignored_with_a_warning(tmp_path):
+    """The template once invited [watch] in agent.toml: it must never break that file."""
+    home = write(tmp_path / "config.toml", "[watch]\ndebounce_s = 5\n")
+    agent = write(tmp_path / "agent.toml", "[watch]\ndebounce_s = 1\nrescan_minutes = 10\n"
+                  "[schedule]\ncycle_hours = 1\nmin_gap_hours = 1\n")
+    cfg = config_mod.load(home, agent)
+    assert (cfg.watch.debounce_s, cfg.schedule.cycle_hours, cfg.schedule.min_gap_hours) == (5.0, 12.0, 1.0)
+    assert cfg.warnings == (
+        f"{agent}: watch.debounce_s: applies to the whole home, not one agent; ignored here "
+        "(set it in config.toml)",
+        f"{agent}: schedule.cycle_hours: applies to the whole home, not one agent; ignored here "
+        "(set it in config.toml)",
+    )  # rescan_minutes = 10 is the value in force anyway: nothing to warn about
+    assert config_mod.load(home, None).warnings == ()
 
 
 def test_int_given_to_float_key_is_a_float(tmp_path):

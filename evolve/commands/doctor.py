@@ -40,7 +40,8 @@ def diagnose(home: Home) -> list[dict]:
     for name in list_agents(home):
         agent = Agent(home, name)
         try:  # the agent's own file alone, so a broken home config is not blamed on it
-            config_mod.load(None, agent.path / "agent.toml")
+            for warning in config_mod.load(None, agent.path / "agent.toml").warnings:
+                add(f"{name}: agent.toml", warning, "warning")
         except ConfigError as exc:
             add(f"{name}: agent.toml", str(exc))
         try:

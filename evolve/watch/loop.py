@@ -333,6 +333,8 @@ class Watcher:
             try:
                 settings = config_mod.load(self.home.config_file, path / "agent.toml")
                 sources, classifier = settings.sources, classify.for_signals(settings.signals)
+                for warning in settings.warnings:
+                    log.warning("%s", warning)
             except ConfigError as exc:
                 log.warning("%s (its transcripts are not watched until this is fixed)", exc)
                 sources, classifier = SourcesConfig(), BUILT_IN
