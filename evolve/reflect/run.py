@@ -91,8 +91,10 @@ def evidence_id(conn, agent: str, since: float | None) -> str:
 
 
 def tokens_today(conn, agent: str, now: float) -> int:
+    """Tokens this agent's reflections used in the last 24 h (its daily_token_budget's count)."""
     total = 0
-    for row in conn.execute("SELECT data FROM reflections WHERE at > ?", (now - DAY,)):
+    for row in conn.execute("SELECT data FROM reflections WHERE agent = ? AND at > ?",
+                            (agent, now - DAY)):
         total += int(json.loads(row["data"]).get("tokens", 0))
     return total
 

@@ -138,6 +138,19 @@ def test_daily_token_budget_caps_spending(tmp_path) -> None:
     assert len(client.requests) == 1
 
 
+def test_the_daily_token_budget_counts_each_agents_own_tokens(tmp_path) -> None:
+    Home.resolve().config_file.parent.mkdir(parents=True, exist_ok=True)
+    Home.resolve().config_file.write_text("[model]\ndaily_token_budget = 8000\nmax_tokens = 1000\n")
+    answer = Answer({"summary": "n", "operations": [{"op": "nothing_to_save", "reason": "r"}]},
+                    "m", 7000, 500)
+    client = FakeClient([answer, answer])
+    for name in ("first", "second"):  # 7,500 tokens spent by the first do not stop the second
+        agent = make_agent(name)
+        observed(agent, corrected_session(tmp_path, f"{name}.jsonl"))
+        assert reflect(Home.resolve(), name, client=client).status == "nothing"
+    assert len(client.requests) == 2
+
+
 def test_real_sdk_over_http_request_is_budgeted_redacted_and_forces_the_tool(
         tmp_path, fake_messages_api, monkeypatch) -> None:  # noqa: F811
     agent = make_agent()
