@@ -21,9 +21,7 @@ SPOOL = "hooks.jsonl"  # = evolve.store.spool.SPOOL: the watcher drains this fil
 MAX_LINE = 64 * 1024  # = evolve.store.spool.MAX_LINE
 STDIN_CAP = 8 << 20
 STDIN_WAIT_S = 2.0
-DEFAULT_PROMPT_CHARS = 8000  # = config.LimitsConfig.prompt_chars (a test checks)
 LOG_CAP = 1 << 20
-MEMO_TITLE = "# Memo (what I learned in earlier sessions)"  # = evolve.session.prompt.MEMO_TITLE
 RECORDS = {"stop": "stop", "session-end": "session_end", "stop-failure": "stop_failure"}
 
 
@@ -237,25 +235,6 @@ def agent_dir(home: str, agent: str) -> str:
     return path
 
 
-def prompt_chars(home: str, path: str) -> int:
-    """`[limits] prompt_chars`; TOML is parsed only when a config file mentions it."""
-    files = (os.path.join(home, "config.toml"), os.path.join(path, "agent.toml"))
-    for name in files:
-        try:
-            with open(name, "rb") as handle:
-                if b"prompt_chars" in handle.read():
-                    break
-        except OSError:
-            pass
-    else:
-        return DEFAULT_PROMPT_CHARS
-    from pathlib import Path
-
-    from evolve.config import load
-
-    return load(*(Path(name) for name in files)).limits.prompt_chars
-
-
 def skill_names(skills_dir: str) -> list[str]:
     """The agent's skills: folders with a valid name holding a SKILL.md, sorted."""
     try:
@@ -266,30 +245,19 @@ def skill_names(skills_dir: str) -> list[str]:
                   and os.path.isfile(os.path.join(e.path, "SKILL.md")))
 
 
-def memo_context(path: str, limit: int) -> str:
-    """The memo as `evolve.session.prompt` shows it (title, non-empty sections), within `limit`."""
+def memo_context(home: str, path: str) -> str:
+    """The memo as `evolve prompt` shows it (one renderer: evolve.session.context)."""
+    from evolve.session.context import limits, memo_block
+
+    limit = limits(os.path.join(home, "config.toml"), os.path.join(path, "agent.toml"))[0]
     memo = os.path.join(path, "memo.md")
     try:
         with open(memo, encoding="utf-8", errors="replace") as handle:
-            text = handle.read(limit * 4 + 4096)
+            text = handle.read(limit * 4 + 4096)  # a huge memo is cut anyway: read what can show
     except OSError:
         return ""
-    sections: list[list[str]] = [[]]
-    for line in text.strip().split("\n"):
-        if line.startswith("## "):
-            sections.append([])
-        elif line.startswith("# ") and len(sections) == 1 and not sections[0]:
-            continue  # the memo's own title: ours replaces it
-        sections[-1].append(line)
-    kept = ["\n".join(lines).strip() for lines in sections
-            if any(line.strip() for line in lines[1 if lines and lines[0].startswith("## ") else 0:])]
-    if not kept:
-        return ""  # headings only: nothing learned yet
-    text = MEMO_TITLE + "\n\n" + "\n\n".join(kept)
-    if len(text) > limit:
-        note = f"\n… (cut to fit the prompt budget; the whole memo is in {memo})"
-        text = text[:max(0, limit - len(note) - 1)].rstrip() + note
-    return text + "\n"
+    block = memo_block(text, limit - 1, memo)  # and the newline after it
+    return block + "\n" if block else ""
 
 
 def session_start(home: str, opts: dict, payload: dict) -> str:
@@ -304,7 +272,7 @@ def session_start(home: str, opts: dict, payload: dict) -> str:
 
         text = render(Home(Path(home)), agent, session=session, record=bool(session)).text
     else:  # Claude Code lists the linked skills itself: every one of them is shown
-        text = memo_context(path, prompt_chars(home, path))
+        text = memo_context(home, path)
         listed = skill_names(os.path.join(path, "skills"))
         if session and listed:
             append_record(home, {"event": "impressions", "agent": agent, "session": session,

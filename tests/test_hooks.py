@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from evolve import config, hookmain
+from evolve import hookmain
 from evolve.home import Home
 from evolve.integrations import claude_code
 from evolve.names import name_problem
@@ -232,10 +232,36 @@ def test_the_hot_path_imports_nothing_heavy(agent, evolve_home, event, payload):
 
 def test_hookmain_mirrors_the_modules_it_cannot_import():
     assert hookmain.SPOOL == spool.SPOOL and hookmain.MAX_LINE == spool.MAX_LINE
-    assert hookmain.DEFAULT_PROMPT_CHARS == config.LimitsConfig().prompt_chars
-    assert hookmain.MEMO_TITLE == inject.MEMO_TITLE
     for name in ["a", "fix-tests", "a1-b2", "-a", "a-", "a--b", "A", "a_b", "", "x" * 64, "x" * 65, "é"]:
         assert hookmain.valid_name(name) == (name_problem(name) is None), name
+
+
+MEMOS = {
+    "fenced heading": "# Memo of demo\n\n## What I do well and where I often stumble\n\n- a\n\n"
+                      "```md\n## Strategies for this user and domain\n```\n\n"
+                      "## Strategies for this user and domain\n\n- b\n",
+    "a person's own section": MEMO + "\n## My private notes\n\n- ask before deploying\n",
+    "renamed heading": MEMO.replace("## Strategies for this user and domain", "## Strategies"),
+    "text above the sections": MEMO.replace("# Memo of demo\n", "# Memo of demo\n\nRead me first.\n"),
+    "crlf": MEMO.replace("\n", "\r\n"),
+    "headings only": "# Memo of demo\n\n## What I do well and where I often stumble\n\n"
+                     "## Strategies for this user and domain\n",
+    "no sections": "just a note a person wrote\n",
+}
+
+
+@pytest.mark.parametrize("case", MEMOS)
+def test_the_hook_and_evolve_prompt_show_the_same_memo(agent, evolve_home, case):
+    """One renderer: the SessionStart hook (linked skills) prints what `evolve prompt` shows."""
+    evolve_commit(agent, {"memo.md": MEMOS[case].encode()})
+    proc, _ = run_hook(argv_for("session-start"), {"session_id": "s1"})
+    shown = inject.render(Home.resolve(), "demo", record=False, include_index=False).text
+    assert proc.stdout.decode() == shown
+    for words in ("ask before deploying", "Read me first.", "- b"):
+        if words in MEMOS[case]:
+            assert words in shown, words
+    assert ("```" in shown) == (case == "fenced heading")
+    assert bool(shown) == (case != "headings only")
 
 
 def test_hookmain_lists_the_skills_the_links_follow(tmp_path):

@@ -17,7 +17,6 @@ from evolve.home import Home
 from evolve.metrics.rates import write_rates_cache
 from evolve.observe.records import drain_pending
 from evolve.session import index as skillindex
-from evolve.session import prompt as inject
 from evolve.session.prompt import MATURE_RUNS, fit, leave_order, render
 from evolve.store import ledger
 from evolve.workspace.memo import STRATEGIES, replace_section
@@ -138,9 +137,11 @@ def test_the_index_cache_follows_edits(evolve_home):
 
 
 def test_defaults_match_the_config():
+    from evolve.session import context
+
     limits = config.LimitsConfig()
-    assert (inject.DEFAULT_PROMPT_CHARS, inject.DEFAULT_BODY_TOKENS) == (limits.prompt_chars,
-                                                                         limits.skill_body_tokens)
+    assert (context.DEFAULT_PROMPT_CHARS, context.DEFAULT_BODY_TOKENS) == (limits.prompt_chars,
+                                                                           limits.skill_body_tokens)
 
 
 def test_prompt_cli_takes_the_fast_path(evolve_home):

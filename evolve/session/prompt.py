@@ -13,16 +13,12 @@ import json
 import os
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 from evolve.home import Home
+from evolve.session.context import limits, memo_block
 
 MATURE_RUNS = 20  # runs shown before a skill's invocation rate may push it out
 DESCRIPTION_CAP = 250  # chars of a description in the index (Claude Code also cuts)
-MEMO_TITLE = "# Memo (what I learned in earlier sessions)"
-DEFAULT_PROMPT_CHARS = 8000  # = config.LimitsConfig (a test checks): no TOML parse when unset
-DEFAULT_BODY_TOKENS = 5000
-_LIMIT_KEYS = (b"prompt_chars", b"skill_body_tokens")
 
 
 @dataclass
@@ -82,27 +78,6 @@ def index_line(name: str, description: str) -> str:
     return f"- {name}: {text}"
 
 
-def memo_block(memo_text: str, room: int, memo_path: Path) -> str:
-    """The memo's non-empty sections under one title, cut (and said so) beyond `room`."""
-    from evolve.workspace import memo
-
-    parts = []
-    for key, heading in memo.HEADINGS.items():
-        content = memo.section_content(memo_text, key)
-        if content:
-            parts.append(f"## {heading}\n\n{content}")
-    standard = any(f"## {heading}" in memo_text for heading in memo.HEADINGS.values())
-    if not parts and not standard and memo_text.strip():  # a memo a person restructured
-        parts.append(memo_text.strip())
-    if not parts:
-        return ""
-    text = MEMO_TITLE + "\n\n" + "\n\n".join(parts)
-    if len(text) > room:
-        note = f"\n… (cut to fit the prompt budget; the whole memo is in {memo_path})"
-        text = text[:max(0, room - len(note))].rstrip() + note
-    return text
-
-
 # -- rendering ---------------------------------------------------------------------------
 def _rates(home: Home, agent: str) -> dict[str, list]:
     try:
@@ -111,26 +86,6 @@ def _rates(home: Home, agent: str) -> dict[str, list]:
         return skills if isinstance(skills, dict) else {}
     except (OSError, ValueError, AttributeError):
         return {}
-
-
-def limits(home: Home, agent_path: Path) -> tuple[int, int]:
-    """(prompt_chars, skill_body_tokens); config files are parsed only when they set one.
-
-    evolve.config (tomllib, eight dataclasses) costs as much as the rest of this path.
-    """
-    files = (home.config_file, agent_path / "agent.toml")
-    for path in files:
-        try:
-            if any(key in path.read_bytes() for key in _LIMIT_KEYS):
-                break
-        except OSError:
-            continue
-    else:
-        return DEFAULT_PROMPT_CHARS, DEFAULT_BODY_TOKENS
-    from evolve import config as config_mod
-
-    configured = config_mod.load(*files).limits
-    return configured.prompt_chars, configured.skill_body_tokens
 
 
 def render(home: Home | str | os.PathLike, agent_name: str, *, session: str | None = None,
@@ -150,7 +105,7 @@ def render(home: Home | str | os.PathLike, agent_name: str, *, session: str | No
     path = home.agent_dir(agent_name)
     if not (path / ".git").is_dir():
         raise UserError(f"no agent {agent_name!r} in {home.root}; create it with `evolve init {agent_name}`")
-    budget, body_tokens = limits(home, path)
+    budget, body_tokens = limits(str(home.config_file), str(path / "agent.toml"))
     session = session or os.urandom(16).hex()
     skills_dir = path / "skills"
     entries = [e for e in skillindex.load(skills_dir, home.skill_index_cache(agent_name),
@@ -163,7 +118,7 @@ def render(home: Home | str | os.PathLike, agent_name: str, *, session: str | No
               "SKILL.md). When a task matches a description below, read that SKILL.md first "
               "and follow it.")
     reserve = len(header) + 400 if include_index and entries else 0
-    memo_part = memo_block(memo_text, max(0, budget - reserve), path / "memo.md")
+    memo_part = memo_block(memo_text, max(0, budget - reserve - 1), path / "memo.md")  # + newline
     listed = [e.name for e in entries]
     left_out = 0
     blocks = [memo_part] if memo_part else []

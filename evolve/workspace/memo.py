@@ -1,13 +1,11 @@
 """The memo: a title and exactly two `##` sections, each capped in length.
 
 Replacing one section leaves every other byte of the file as it was, so a person's
-formatting survives evolve's writes. Standard library only: it is read on the hot path.
+formatting survives evolve's writes. It is read on the session-start hot path: no imports
+at all (not even re or dataclasses).
 """
 
 from __future__ import annotations
-
-import re
-from dataclasses import dataclass
 
 SELF = "self"
 STRATEGIES = "strategies"
@@ -16,16 +14,42 @@ HEADINGS = {
     STRATEGIES: "Strategies for this user and domain",
 }
 MEMO_FILE = "memo.md"
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
 
-@dataclass(frozen=True)
 class Section:
-    """One `##` section: its heading text and the character span of its content."""
+    """One `##` section: its heading text, where its heading line starts, its content's span.
 
-    heading: str
-    content_start: int
-    content_end: int
+    A plain class: dataclasses cost the session-start hook ~9 ms of imports.
+    """
+
+    __slots__ = ("heading", "line_start", "content_start", "content_end")
+
+    def __init__(self, heading: str, line_start: int, content_start: int, content_end: int) -> None:
+        self.heading, self.line_start = heading, line_start
+        self.content_start, self.content_end = content_start, content_end
+
+    def __repr__(self) -> str:
+        return f"Section({self.heading!r}, {self.line_start}, {self.content_start}, {self.content_end})"
+
+
+def _lines(text: str) -> list[str]:
+    """Lines with their endings; Markdown's endings only (LF, CRLF, CR).
+
+    str.splitlines would also break at form feeds, NEL and U+2028.
+    """
+    if "\r" not in text:
+        parts = text.split("\n")
+        return [part + "\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+    lines, start, size = [], 0, len(text)
+    while start < size:
+        n, r = text.find("\n", start), text.find("\r", start)
+        if n < 0 and r < 0:
+            lines.append(text[start:])
+            break
+        end = n if r < 0 or (0 <= n < r) else (r + 1 if n == r + 1 else r)
+        lines.append(text[start:end + 1])
+        start = end + 1
+    return lines
 
 
 def _sections(text: str) -> list[Section]:
@@ -33,8 +57,7 @@ def _sections(text: str) -> list[Section]:
     found: list[tuple[str, int, int]] = []  # heading, line start, content start
     position = 0
     fence: str | None = None
-    # Markdown's line endings only (str.splitlines would also break at \x0c, \x85, U+2028…)
-    for line in _LINE.findall(text):
+    for line in _lines(text):
         stripped = line.strip()
         marker = stripped[:3]
         if marker in ("```", "~~~"):
@@ -43,10 +66,15 @@ def _sections(text: str) -> list[Section]:
             found.append((line[3:].strip(), position, position + len(line)))
         position += len(line)
     sections = []
-    for index, (heading, _line_start, content_start) in enumerate(found):
+    for index, (heading, line_start, content_start) in enumerate(found):
         end = found[index + 1][1] if index + 1 < len(found) else len(text)
-        sections.append(Section(heading, content_start, end))
+        sections.append(Section(heading, line_start, content_start, end))
     return sections
+
+
+def sections(text: str) -> list[Section]:
+    """The `##` sections of a memo, in file order (headings inside code fences are text)."""
+    return _sections(text)
 
 
 def section_content(text: str, key: str) -> str:

@@ -1,0 +1,66 @@
+"""The memo as a new session sees it: the one renderer, for the hook and `evolve prompt`.
+
+On the session-start hot path: the standard library (os, re) and evolve.workspace.memo
+only. Every section with content is shown, in the memo's order, the person's own
+sections and any text above the first section included: what a person wrote for the
+agent is never silently dropped.
+"""
+
+from __future__ import annotations
+
+import os
+
+from evolve.workspace import memo
+
+MEMO_TITLE = "# Memo (what I learned in earlier sessions)"
+DEFAULT_PROMPT_CHARS = 8000  # = config.LimitsConfig (a test checks): no TOML parse when unset
+DEFAULT_BODY_TOKENS = 5000  # = config.LimitsConfig.skill_body_tokens
+_LIMIT_KEYS = (b"prompt_chars", b"skill_body_tokens")
+
+
+def limits(home_config: str, agent_config: str) -> tuple[int, int]:
+    """(prompt_chars, skill_body_tokens); config files are parsed only when they set one.
+
+    evolve.config (tomllib, eight dataclasses) costs as much as the rest of the hook.
+    """
+    files = (home_config, agent_config)
+    for name in files:
+        try:
+            with open(name, "rb") as handle:
+                data = handle.read()
+        except OSError:
+            continue
+        if any(key in data for key in _LIMIT_KEYS):
+            break
+    else:
+        return DEFAULT_PROMPT_CHARS, DEFAULT_BODY_TOKENS
+    from pathlib import Path
+
+    from evolve import config as config_mod
+
+    configured = config_mod.load(*(Path(name) for name in files)).limits
+    return configured.prompt_chars, configured.skill_body_tokens
+
+
+def memo_block(memo_text: str, room: int, memo_path: str | os.PathLike[str]) -> str:
+    """The memo's sections that hold anything, under one title, cut (and said so) beyond `room`."""
+    parts = []
+    found = memo.sections(memo_text)
+    preamble = memo_text[:found[0].line_start] if found else memo_text
+    lines = preamble.strip().split("\n")
+    if lines and lines[0].startswith("# "):
+        lines = lines[1:]  # the memo's own title: ours replaces it
+    if "\n".join(lines).strip():
+        parts.append("\n".join(lines).strip())
+    for section in found:
+        content = memo_text[section.content_start:section.content_end].strip()
+        if content:
+            parts.append(f"## {section.heading}\n\n{content}")
+    if not parts:
+        return ""  # headings only: nothing learned yet
+    text = MEMO_TITLE + "\n\n" + "\n\n".join(parts)
+    text = text.replace("\r\n", "\n")
+    if len(text) > room:
+        note = f"\n… (cut to fit the prompt budget; the whole memo is in {os.fspath(memo_path)})"
+        text = text[:max(0, room - len(note))].rstrip() + note
+    return text
