@@ -8,7 +8,6 @@ silently falls back to a default.
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -228,6 +227,8 @@ def _home_only(before: Any, merged: Any, section: str) -> tuple[Any, list[str]]:
 
 def read_toml(path: Path) -> dict[str, Any]:
     """Parse a TOML file; a missing file is an empty document."""
+    import tomllib  # lazily: the skill index and `evolve prompt` use the defaults without it
+
     try:
         data = path.read_bytes()
     except FileNotFoundError:

@@ -172,6 +172,27 @@ def test_a_broken_skill_does_not_stop_the_human_edit_commit(agent):
     assert (agent.path / "skills/broken/SKILL.md").read_text() == "---\nname: other\n---\nbody\n"
 
 
+def test_a_human_edits_problems_use_the_agents_own_limits(agent):
+    toml = (agent.path / "agent.toml").read_text() + "\n[limits]\nskill_body_tokens = 50\n"
+    (agent.path / "agent.toml").write_text(toml)
+    write_skill(agent.path, "wordy", text=skill_text("wordy", body="- a rule worth keeping\n" * 20))
+    agent.commit_human_edits()
+    problems = parsed_trailers(agent.path)["Evolve-Problems"]
+    assert "skills/wordy: body is about 115 tokens; at most 50" in problems
+
+
+def test_defaults_live_in_the_config_alone():
+    from evolve import config
+    from evolve.reflect.operations import Limits
+    from evolve.schedule.rules import Rules
+    from evolve.schedule.signals import SignalSettings
+
+    cfg = config.Config()
+    assert Limits() == Limits.from_config(cfg.limits)
+    assert Rules() == Rules.from_config(cfg.schedule)
+    assert SignalSettings() == SignalSettings.from_config(cfg.signals)
+
+
 def test_staged_and_then_edited_file_commits_the_work_tree(agent):
     (agent.path / "a.md").write_text("staged\n")
     git(agent.path, "add", "a.md")

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from evolve.config import LimitsConfig
 from evolve.store.files import atomic_write
 
 DAY = 86_400.0
-DEFAULT_WINDOW_DAYS = 180
 RATE_KEYS = ("invocation_rate", "post_use_edit_rate", "ineffective_rate")
 
 
@@ -279,7 +279,7 @@ def _starts(runs: list[RunRecord]) -> dict[str, list[tuple[float, int]]]:
     return starts
 
 
-def skill_usage(conn: sqlite3.Connection, agent: str, *, window_days: float = DEFAULT_WINDOW_DAYS,
+def skill_usage(conn: sqlite3.Connection, agent: str, *, window_days: float = LimitsConfig.retention_days,
                 now: float | None = None) -> dict[str, dict]:
     """Name → impressions, invocations, last_used_at and the three rates (skills with any data).
 

@@ -17,13 +17,21 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from evolve.config import LimitsConfig
 from evolve.errors import EvolveError
 from evolve.names import name_problem
 from evolve.reflect.tokens import count_tokens
 from evolve.store.history import clean_line
 from evolve.transcripts.redact import find_invisible, find_secrets, make_visible, redact, strip_invisible
 from evolve.workspace import memo as memo_mod
-from evolve.workspace.skills import SKILL_FILE, Skill, parse_skill, render_skill, split_frontmatter
+from evolve.workspace.skills import (
+    CHARS_PER_TOKEN,
+    SKILL_FILE,
+    Skill,
+    parse_skill,
+    render_skill,
+    split_frontmatter,
+)
 
 CREATE, PATCH, RETIRE, MEMO, NOTHING = (
     "create_skill", "patch_skill", "retire_skill", "update_memo", "nothing_to_save")
@@ -97,14 +105,14 @@ class SkillState:
 class Limits:
     """Caps on one answer (the first two come from `[limits]` in the config)."""
 
-    skill_body_tokens: int = 5000
-    memo_section_chars: int = 2000
+    skill_body_tokens: int = LimitsConfig.skill_body_tokens
+    memo_section_chars: int = LimitsConfig.memo_section_chars
     max_operations: int = 20
     description_chars: int = 1024
     summary_chars: int = 200
 
     @classmethod
-    def from_config(cls, limits: Any, **overrides: int) -> Limits:
+    def from_config(cls, limits: LimitsConfig, **overrides: int) -> Limits:
         return cls(skill_body_tokens=limits.skill_body_tokens,
                    memo_section_chars=limits.memo_section_chars, **overrides)
 
@@ -264,7 +272,7 @@ class _Validator:
 
     def _size(self, key: str, body: str) -> None:
         cap = self.limits.skill_body_tokens
-        approx = len(body) // 4  # the pre-commit hook's estimate, and a cheap guard first
+        approx = len(body) // CHARS_PER_TOKEN  # the pre-commit hook's estimate, a cheap guard first
         if approx > cap:
             raise _Reject(f"'{key}' is about {approx} tokens ({len(body)} chars); at most {cap}")
         used = count_tokens(body)

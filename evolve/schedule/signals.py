@@ -14,19 +14,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from evolve.config import SignalsConfig
 from evolve.transcripts import classify
 from evolve.workspace import memo
 
-# Names and default weights are an interface (config keys, commit trailers, reports).
-DEFAULT_WEIGHTS: dict[str, float] = {
-    "user_correction": 0.9,
-    "skill_ineffective": 0.85,
-    "error_recovered": 0.8,
-    "known_weakness": 0.7,
-    "complexity": 0.5,
-}
-DEFAULT_THRESHOLD = 0.7
-DEFAULT_COMPLEXITY_TOOL_CALLS = 20
+# Names and default weights are an interface (config keys, commit trailers, reports); the
+# numbers live in evolve.config, like every default.
+DEFAULT_WEIGHTS: dict[str, float] = dict(SignalsConfig().weights)
 
 
 @dataclass(frozen=True)
@@ -34,13 +28,13 @@ class SignalSettings:
     """Weights, threshold and limits; built from `[signals]` in config.toml."""
 
     weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
-    threshold: float = DEFAULT_THRESHOLD
-    complexity_tool_calls: int = DEFAULT_COMPLEXITY_TOOL_CALLS
+    threshold: float = SignalsConfig.threshold
+    complexity_tool_calls: int = SignalsConfig.complexity_tool_calls
     transient_patterns: tuple[str, ...] = ()  # the user's extra ones, for error texts
 
     @classmethod
-    def from_config(cls, signals: Any) -> SignalSettings:
-        """From an object shaped like `config.SignalsConfig` (duck-typed, no import)."""
+    def from_config(cls, signals: SignalsConfig) -> SignalSettings:
+        """From the agent's `[signals]`."""
         return cls(
             weights={**DEFAULT_WEIGHTS, **signals.weights},
             threshold=signals.threshold,

@@ -212,7 +212,8 @@ class Agent:
         for name in sorted({p.split("/")[1] for p in paths if p.startswith("skills/") and p.count("/") >= 2}):
             folder = self.skills_dir / name
             if folder.exists():
-                found += [f"skills/{name}: {p}" for p in skills_mod.load_skill(folder).problems]
+                found += [f"skills/{name}: {p}" for p in skills_mod.load_skill(
+                    folder, self.config.limits.skill_body_tokens).problems]
         if memo_mod.MEMO_FILE in paths:
             found += self.memo_problems()
         return found

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evolve.config import LimitsConfig
 from evolve.names import name_problem
 
 SKILL_FILE = "SKILL.md"
@@ -134,7 +135,8 @@ def body_problems(body: str, max_tokens: int, count_tokens=None) -> list[str]:
     return [f"body is {used} tokens; at most {max_tokens}"] if used > max_tokens else []
 
 
-def parse_skill(text: str, folder_name: str, path: Path, max_body_tokens: int = 5000) -> Skill:
+def parse_skill(text: str, folder_name: str, path: Path,
+                max_body_tokens: int = LimitsConfig.skill_body_tokens) -> Skill:
     """Parse SKILL.md text; every problem is collected, nothing raises."""
     skill = Skill(name=folder_name, path=path, text=text)
     raw, body = split_frontmatter(text)
@@ -151,7 +153,7 @@ def parse_skill(text: str, folder_name: str, path: Path, max_body_tokens: int = 
     return skill
 
 
-def load_skill(folder: Path, max_body_tokens: int = 5000) -> Skill:
+def load_skill(folder: Path, max_body_tokens: int = LimitsConfig.skill_body_tokens) -> Skill:
     """Read one skill folder; unreadable or non-UTF-8 files become problems."""
     path = folder / SKILL_FILE
     if folder.is_symlink():
@@ -169,7 +171,7 @@ def load_skill(folder: Path, max_body_tokens: int = 5000) -> Skill:
     return skill
 
 
-def list_skills(skills_dir: Path, max_body_tokens: int = 5000) -> list[Skill]:
+def list_skills(skills_dir: Path, max_body_tokens: int = LimitsConfig.skill_body_tokens) -> list[Skill]:
     """All skill folders under `skills/`, sorted by name (hidden entries ignored)."""
     if not skills_dir.is_dir():
         return []
