@@ -108,15 +108,12 @@ class Session:
             with path.open("a", encoding="utf-8") as handle:
                 handle.write("".join(lines))
         self._written = max(written, len(messages))
-        conn = ledger.connect(self.agent.home.state_db)
-        try:
+        with ledger.opened(self.agent.home.state_db) as conn:
             drain_pending(conn, self.agent.home)  # the impressions system_prompt spooled
             if not self.transcript_path.exists():
                 return observe.ObserveResult().to_dict()
             return observe.observe(conn, self.agent.name, [(str(self.transcript_path), "generic")],
                                    classifier=classify.for_signals(self.agent.agent.config.signals)).to_dict()
-        finally:
-            conn.close()
 
     def record_skill_read(self, name: str, tool_use_id: str | None = None) -> bool:
         """The agent read a skill (one invocation; the same tool-use id counts once)."""
@@ -124,12 +121,9 @@ class Session:
         from evolve.store import ledger
 
         check_name(name, "skill")
-        conn = ledger.connect(self.agent.home.state_db)
-        try:
+        with ledger.opened(self.agent.home.state_db) as conn:
             return record_skill_read(conn, self.agent.name, name, self.id,
                                      tool_use_id=tool_use_id, source="api")
-        finally:
-            conn.close()
 
     def _recorded(self) -> int:
         """How many messages the transcript holds already (read back once per session)."""

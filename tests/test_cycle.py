@@ -138,10 +138,10 @@ def test_run_cycle_records_the_plan_and_reflects_the_selected(home, conn):
     assert calls == [("one", NOW)]
     assert result.to_dict() == {"selected": ["one"], "skipped": {"two": "nothing new"},
                                 "outcomes": {"one": {"outcome": "nothing to save"}}}
-    assert cycle.last_cycle_at(conn) == NOW
+    assert ledger.last_cycle_at(conn) == NOW
     dry = cycle.run_cycle(home, now=NOW + 5, dry_run=True, reflect=lambda *a: pytest.fail("dry"))
     assert dry.plan.selected == ["one"] and "outcomes" not in dry.to_dict()
-    assert cycle.last_cycle_at(conn) == NOW  # a dry run is not a cycle
+    assert ledger.last_cycle_at(conn) == NOW  # a dry run is not a cycle
     (stored,) = [json.loads(r[0]) for r in conn.execute("SELECT plan FROM cycles WHERE dry_run = 0")]
     assert stored == {"selected": ["one"], "skipped": {"two": "nothing new"}}
 

@@ -49,12 +49,9 @@ def prune(home: Home, name: str, dry_run: bool = False, as_json: bool = False) -
     from evolve.workspace.curate import prune as prune_skills
 
     agent = Agent.open(name, home)
-    conn = ledger.connect(home.state_db)
-    try:
+    with ledger.opened(home.state_db) as conn:
         drain_pending(conn, home)
         usage = refresh_rates(conn, home, name)
-    finally:
-        conn.close()
     done = prune_skills(agent, usage, dry_run=dry_run)
     if as_json:
         emit_json({**done.to_dict(), "dry_run": dry_run, "max_skills": agent.config.limits.max_skills})

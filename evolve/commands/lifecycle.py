@@ -43,17 +43,13 @@ def _agent_status(conn: sqlite3.Connection, home: Home, name: str, row) -> dict:
 
 def status(home: Home, as_json: bool = False) -> int:
     from evolve import config as config_mod
-    from evolve.schedule.cycle import last_cycle_at
 
     watcher = service.state(home)
     every = config_mod.load(home.config_file).schedule.cycle_hours * HOUR
-    conn = ledger.connect(home.state_db)
-    try:
-        rows = {r["name"]: r for r in conn.execute("SELECT * FROM agents")}
+    with ledger.opened(home.state_db) as conn:
+        rows = ledger.agent_rows(conn)
         agents = [_agent_status(conn, home, name, rows.get(name)) for name in list_agents(home)]
-        last = last_cycle_at(conn)
-    finally:
-        conn.close()
+        last = ledger.last_cycle_at(conn)
     next_at = (max(last + every, time.time()) if last else time.time()) if watcher.running else None
     data = {"watcher": watcher.to_dict(home), "cycle_hours": every / HOUR,
             "last_cycle_at": _iso(last), "next_cycle_at": _iso(next_at), "agents": agents}
@@ -89,12 +85,9 @@ def _print_status(data: dict, last: float | None, next_at: float | None) -> None
 
 def _set_paused(home: Home, name: str, paused: bool) -> None:
     Agent.open(name, home)
-    conn = ledger.connect(home.state_db)
-    try:
+    with ledger.opened(home.state_db) as conn:
         with ledger.transaction(conn):
             ledger.set_paused(conn, name, paused)
-    finally:
-        conn.close()
 
 
 def pause(home: Home, name: str) -> int:
@@ -119,25 +112,11 @@ def _archive_target(home: Home, name: str) -> str:
     return target
 
 
-def _purge(conn: sqlite3.Connection, name: str) -> int:
-    """Delete every row about the agent, from every table with an `agent` column."""
-    deleted = 0
-    with ledger.transaction(conn):
-        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-        for table_name in tables:
-            columns = {c[1] for c in conn.execute(f'PRAGMA table_info("{table_name}")')}
-            if "agent" in columns:
-                deleted += conn.execute(f'DELETE FROM "{table_name}" WHERE agent = ?', (name,)).rowcount
-        deleted += conn.execute("DELETE FROM agents WHERE name = ?", (name,)).rowcount
-    return deleted
-
-
 def remove(home: Home, name: str, purge: bool = False, as_json: bool = False) -> int:
     """Move the repo to `<home>/archive/`, mark the agent removed; delete state only on --purge."""
     check_name(name, "agent")
     path = home.agent_dir(name)
-    conn = ledger.connect(home.state_db)
-    try:
+    with ledger.opened(home.state_db) as conn:
         known = ledger.agent_row(conn, name) is not None
         if not (path / ".git").is_dir() and not (purge and known):
             raise UserError(f"no agent {name!r} in {home.root}; see `evolve agents`")
@@ -157,12 +136,8 @@ def remove(home: Home, name: str, purge: bool = False, as_json: bool = False) ->
             finally:
                 lock.release()
             with ledger.transaction(conn):
-                ledger.ensure_agent(conn, name)
-                conn.execute("UPDATE agents SET removed_at = ?, dirty = 0 WHERE name = ?",
-                             (time.time(), name))
-        purged = _purge(conn, name) if purge else 0
-    finally:
-        conn.close()
+                ledger.mark_removed(conn, name)
+        purged = ledger.purge_agent(conn, name) if purge else 0
     if as_json:
         emit_json({"name": name, "archived_to": str(archived) if archived else None,
                    "purged": purge, "rows_deleted": purged})

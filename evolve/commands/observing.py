@@ -43,11 +43,8 @@ def observe(home: Home, name: str, paths: list[str], fmt: str | None = None,
             )
     show = _progress if sys.stderr.isatty() and len(files) > 10 and not as_json else None
     classifier = classify.for_signals(agent.config.signals)
-    conn = ledger.connect(home.state_db)
-    try:
+    with ledger.opened(home.state_db) as conn:
         result = observe_mod.observe(conn, name, files, progress=show, classifier=classifier)
-    finally:
-        conn.close()
     if as_json:
         emit_json(result.to_dict())
         return 0
@@ -63,11 +60,8 @@ def observe(home: Home, name: str, paths: list[str], fmt: str | None = None,
 
 def score(home: Home, name: str, all_runs: bool = False, as_json: bool = False) -> int:
     agent = Agent.open(name, home)
-    conn = ledger.connect(home.state_db)
-    try:
+    with ledger.opened(home.state_db) as conn:
         runs = pending.scored_runs(conn, name, agent.config, agent.memo_text(), all_runs=all_runs)
-    finally:
-        conn.close()
     if as_json:
         emit_json([r.to_dict() for r in runs])
         return 0

@@ -17,13 +17,10 @@ def report(home: Home, name: str, html: str | None = None, as_json: bool = False
     from evolve.store import ledger
 
     agent = Agent.open(name, home)
-    conn = ledger.connect(home.state_db)
-    try:
+    with ledger.opened(home.state_db) as conn:
         drain_pending(conn, home)
         refresh_rates(conn, home, name)
         data = build(conn, agent)
-    finally:
-        conn.close()
     if html:
         from evolve.metrics.report_html import render
 

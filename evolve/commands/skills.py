@@ -21,13 +21,10 @@ def skill_metrics(home: Home, agent: Agent) -> list[dict]:
     from evolve.store import ledger
 
     records = agent.skill_records()
-    conn = ledger.connect(home.state_db)
-    try:
+    with ledger.opened(home.state_db) as conn:
         drain_pending(conn, home)
         window = agent.config.limits.retention_days
         usage = refresh_rates(conn, home, agent.name, window_days=window)
-    finally:
-        conn.close()
     merged = []
     for record in records:
         use = usage.get(record["name"], {})

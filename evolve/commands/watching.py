@@ -88,11 +88,8 @@ def cycle(home: Home, now: bool = False, dry_run: bool = False, as_json: bool = 
     from evolve.store.locks import FileLock, holder
 
     every = config_mod.load(home.config_file).schedule.cycle_hours * HOUR
-    conn = ledger.connect(home.state_db)
-    try:
-        last = cycle_mod.last_cycle_at(conn)
-    finally:
-        conn.close()
+    with ledger.opened(home.state_db) as conn:
+        last = ledger.last_cycle_at(conn)
     wall = time.time()
     if not (now or dry_run) and last is not None and wall < last + every:
         if as_json:

@@ -27,6 +27,7 @@ from evolve.metrics.rates import (
     skill_usage,
     tally,
 )
+from evolve.store import ledger
 
 WINDOW_RUNS = 50  # runs compared on each side of a reflection
 THIN_RUNS = 10  # fewer runs on a side (or in a week): too thin to say anything
@@ -62,9 +63,8 @@ def _delta(before: dict, after: dict, key: str) -> float | None:
 
 def reflections(conn: sqlite3.Connection, agent) -> list[dict]:
     """Reflection commits on the agent's branch, oldest first (state.db's time when known)."""
-    recorded = {row["commit_sha"]: row for row in conn.execute(
-        "SELECT id, at, commit_sha FROM reflections WHERE agent = ? AND commit_sha IS NOT NULL",
-        (agent.name,))}
+    recorded = {row["commit_sha"]: row for row in ledger.reflection_rows(conn, agent.name)
+                if row["commit_sha"]}
     commits = agent.repo.log()
     reverted = {c.reverts for c in commits if c.reverts}
     found = []

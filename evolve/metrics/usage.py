@@ -23,12 +23,8 @@ def store_impressions(conn: sqlite3.Connection, agent: str, session: str, skills
                       at: float | None = None) -> int:
     """One impression per skill for the session; returns how many were new."""
     at = at or time.time()
-    rows = [(agent, skill, session, at) for skill in skills]
-    before = conn.total_changes
     with ledger.transaction(conn):
-        conn.executemany("INSERT OR IGNORE INTO impressions (agent, skill, session, at) "
-                         "VALUES (?, ?, ?, ?)", rows)
-    return conn.total_changes - before
+        return ledger.add_impressions(conn, [(agent, skill, session, at) for skill in skills])
 
 
 def record_skill_read(conn: sqlite3.Connection, agent: str, skill: str, session: str | None,
@@ -92,27 +88,11 @@ def handle_invocation(conn: sqlite3.Connection, home: Home, record: dict) -> str
 
 # -- retention ---------------------------------------------------------------------------
 def prune_state(conn: sqlite3.Connection, now: float, retention_days: float) -> dict[str, int]:
-    """Delete run data older than the retention: runs, impressions, invocations, events, cycles.
-
-    Cursors stay (a transcript is never re-read because its old runs were dropped), and so
-    do reflections (the report's reference points). Returns rows deleted per table.
-    """
+    """Delete run data older than the retention (see ledger.prune); rows deleted per table."""
     from evolve.metrics.rates import iso
 
     cutoff = now - retention_days * 86_400.0
-    deleted: dict[str, int] = {}
-    statements = {
-        "runs": ("DELETE FROM runs WHERE started_at < ? OR (started_at IS NULL AND observed_at < ?)",
-                 (iso(cutoff), cutoff)),
-        "impressions": ("DELETE FROM impressions WHERE at < ?", (cutoff,)),
-        "invocations": ("DELETE FROM invocations WHERE at < ?", (cutoff,)),
-        "events": ("DELETE FROM events WHERE at < ?", (cutoff,)),
-        "cycles": ("DELETE FROM cycles WHERE at < ?", (cutoff,)),
-    }
-    with ledger.transaction(conn):
-        for table, (sql, args) in statements.items():
-            deleted[table] = conn.execute(sql, args).rowcount
-    return deleted
+    return ledger.prune(conn, cutoff, iso(cutoff))
 
 
 def refresh_rates(conn: sqlite3.Connection, home: Home, agent: str, now: float | None = None,

@@ -132,8 +132,7 @@ def _bundle_run(run: pending.ScoredRun) -> BundleRun:
 
 
 def _stored_run(conn: sqlite3.Connection, agent: str, path: str, idx: int) -> BundleRun | None:
-    row = conn.execute("SELECT id, session, facts FROM runs WHERE agent = ? AND path = ? AND idx = ?",
-                       (agent, path, idx)).fetchone()
+    row = ledger.run_row(conn, agent, path, idx)
     if row is None:
         return None
     facts = json.loads(row["facts"])
@@ -245,7 +244,7 @@ def build_bundle(conn: sqlite3.Connection, agent, *, now: float | None = None,
     config = agent.config
     memo_text = agent.memo_text()
     scored = pending.scored_runs(conn, agent.name, config, memo_text)
-    since = pending.last_reflection_at(conn, agent.name)
+    since = ledger.last_reflection_at(conn, agent.name)
     bundle = Bundle(agent.name, config.limits.bundle_tokens, candidates=len(scored))
     bundle.events = ledger.events_since(conn, agent.name, since)
     bundle.memo = clean(memo_text)
@@ -261,8 +260,7 @@ def build_bundle(conn: sqlite3.Connection, agent, *, now: float | None = None,
     bundle.reverted = [clean(r) for r in (reverted or [])]
     fence = secrets.token_hex(8)
     header = _header(bundle, fence)
-    formats = {r["path"]: r["adapter"] for r in conn.execute(
-        "SELECT path, adapter FROM cursors WHERE agent = ?", (agent.name,))}
+    formats = {r["path"]: r["adapter"] for r in ledger.cursor_rows(conn, agent.name)}
     room = bundle.budget - count_tokens(header) - 16
     chosen = fit_runs(select_runs(conn, agent.name, scored), formats, room, fence,
                       classify.for_signals(config.signals))

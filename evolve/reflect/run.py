@@ -18,7 +18,6 @@ from evolve.home import Home
 from evolve.metrics.rates import skill_usage
 from evolve.reflect.bundle import Bundle, build_bundle
 from evolve.reflect.operations import TOOL_SCHEMA, AnswerError, Limits, Plan, SkillState, parse_answer
-from evolve.schedule import pending
 from evolve.schedule.cycle import agent_state
 from evolve.schedule.rules import Rules, gate
 from evolve.store import ledger
@@ -73,30 +72,22 @@ def lessons_not_to_relearn(agent: Agent, conn) -> tuple[list[str], set[str]]:
         blocked.update(list_values(target.trailers.get("Evolve-Fingerprints")))
         ops = target.trailers.get("Evolve-Ops", "")
         lessons.append(f"reverted: {target.subject} ({ops})")
-    for row in conn.execute("SELECT data FROM events WHERE agent = ? AND kind = 'proposal_rejected'",
-                            (agent.name,)):
-        data = json.loads(row["data"])
+    for data in ledger.events_of_kind(conn, agent.name, "proposal_rejected"):
         blocked.update(data.get("fingerprints", []))
         lessons.append(f"rejected: {data.get('summary', '')}")
     return lessons, blocked
 
 
 def evidence_id(conn, agent: str, since: float | None) -> str:
-    runs = conn.execute("SELECT COUNT(*), MAX(observed_at), MAX(id) FROM runs WHERE agent = ? "
-                        "AND observed_at > ?", (agent, since or 0.0)).fetchone()
-    events = conn.execute("SELECT COUNT(*), MAX(id) FROM events WHERE agent = ? AND at > ?",
-                          (agent, since or 0.0)).fetchone()
-    key = json.dumps([agent, since, list(runs), list(events)])
+    runs, events = ledger.evidence_counts(conn, agent, since)
+    key = json.dumps([agent, since, runs, events])  # the same evidence gives the same id
     return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
 def tokens_today(conn, agent: str, now: float) -> int:
     """Tokens this agent's reflections used in the last 24 h (its daily_token_budget's count)."""
-    total = 0
-    for row in conn.execute("SELECT data FROM reflections WHERE agent = ? AND at > ?",
-                            (agent, now - DAY)):
-        total += int(json.loads(row["data"]).get("tokens", 0))
-    return total
+    return sum(int(json.loads(row["data"]).get("tokens", 0))
+               for row in ledger.reflection_rows(conn, agent, now - DAY) if row["at"] > now - DAY)
 
 
 def _gate(conn, agent: Agent, now: float, force: bool) -> str | None:
@@ -115,11 +106,8 @@ def reflect(home: Home, name: str, *, now: float | None = None, force: bool = Fa
     now = now or time.time()
     try:
         with FileLock(home.run_dir / f"reflect-{name}.lock", timeout=0):
-            conn = ledger.connect(home.state_db)
-            try:
+            with ledger.opened(home.state_db) as conn:
                 return _reflect_locked(conn, agent, now, force, dry_run, client)
-            finally:
-                conn.close()
     except LockBusy:
         return Outcome(name, "busy", "another reflection of this agent is running")
 
@@ -135,7 +123,7 @@ def _reflect_locked(conn, agent: Agent, now: float, force: bool, dry_run: bool, 
     if not dry_run:
         agent.commit_human_edits()
     config = agent.config
-    since = pending.last_reflection_at(conn, agent.name)
+    since = ledger.last_reflection_at(conn, agent.name)
     reflection_id = evidence_id(conn, agent.name, since)
     if not dry_run:
         from evolve.reflect.apply import find_reflection
@@ -222,17 +210,13 @@ def _finish(conn, agent: Agent, now: float, outcome: Outcome, status: str, dry_r
             "score": outcome.bundle.score if outcome.bundle else 0,
             "bundle_tokens": outcome.bundle.tokens if outcome.bundle else 0}
     with ledger.transaction(conn):
-        conn.execute("INSERT OR REPLACE INTO reflections (id, agent, at, outcome, commit_sha, data) "
-                     "VALUES (?, ?, ?, ?, ?, ?)", (outcome.reflection or f"{agent.name}-{now}",
-                                                   agent.name, now, status, outcome.commit,
-                                                   json.dumps(data)))
+        ledger.record_reflection(conn, outcome.reflection or f"{agent.name}-{now}", agent.name, now,
+                                 status, outcome.commit, data)
         if status == "failed":
             ledger.add_event(conn, agent.name, "reflection_failed", {"reason": reason[:300]},
                              now, dirty=True)
         else:
-            conn.execute("UPDATE agents SET last_reflection_at = ?, last_reflection_id = ? "
-                         "WHERE name = ?", (now, outcome.reflection, agent.name))
-            ledger.clear_dirty(conn, agent.name, now)
+            ledger.mark_reflected(conn, agent.name, now, outcome.reflection)
     return outcome
 
 

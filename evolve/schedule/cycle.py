@@ -6,7 +6,6 @@ agents have their pending runs scored (no git, no model) to rank them.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import time
 from collections.abc import Callable
@@ -38,14 +37,8 @@ class CycleResult:
         return data
 
 
-def dirty_rows(conn: sqlite3.Connection) -> dict[str, sqlite3.Row]:
-    """The agents the dirty gate lets through: only these cost anything to plan."""
-    return {r["name"]: r for r in conn.execute(
-        "SELECT * FROM agents WHERE dirty = 1 AND removed_at IS NULL")}
-
-
 def agent_states(conn: sqlite3.Connection, home: Home, names: list[str]) -> list[AgentState]:
-    rows = dirty_rows(conn)
+    rows = ledger.agent_rows(conn, dirty_only=True)  # only these cost anything to plan
     return [agent_state(conn, home, name, rows.get(name)) for name in names]
 
 
@@ -82,13 +75,13 @@ def rules_for(home: Home) -> Rules:
 
 def plan(conn: sqlite3.Connection, home: Home, now: float) -> CyclePlan:
     names = list_agents(home)
-    known = {row[0] for row in conn.execute("SELECT name FROM agents")}
+    known = set(ledger.agent_rows(conn))
     missing = [name for name in names if name not in known]
     if missing:  # one transaction, and none at all in the usual case
         with ledger.transaction(conn):
             for name in missing:
                 ledger.ensure_agent(conn, name, now)
-    dirty = dirty_rows(conn)
+    dirty = ledger.agent_rows(conn, dirty_only=True)
     result = plan_cycle(agent_states(conn, home, [n for n in names if n in dirty]),
                         rules_for(home), now)
     for name in names:  # the dirty gate, without building a state per clean agent
@@ -101,29 +94,18 @@ def run_cycle(home: Home, *, now: float | None = None, dry_run: bool = False,
               reflect: Callable[[str, float], dict] | None = None) -> CycleResult:
     """Plan a cycle, record it, and (unless dry_run) reflect each selected agent."""
     now = now or time.time()
-    conn = ledger.connect(home.state_db)
-    try:
+    with ledger.opened(home.state_db) as conn:
         cycle_plan = plan(conn, home, now)
         result = CycleResult(cycle_plan, now, dry_run)
         with ledger.transaction(conn):
-            conn.execute("INSERT INTO cycles (at, dry_run, plan) VALUES (?, ?, ?)",
-                         (now, int(dry_run), json.dumps(cycle_plan.to_dict())))
-    finally:
-        conn.close()
+            ledger.record_cycle(conn, now, dry_run, cycle_plan.to_dict())
     if dry_run:
         return result
     if reflect is not None:
         for name in cycle_plan.selected:
             result.outcomes[name] = reflect(name, now)
     active = [n for n, why in cycle_plan.skipped.items() if why != NOTHING_NEW]
-    conn = ledger.connect(home.state_db)
-    try:  # retention, and fresh rate caches for the agents that had anything new
+    with ledger.opened(home.state_db) as conn:  # retention; fresh rate caches where anything was new
         usage.maintain(conn, home, now, names=[*cycle_plan.selected, *active])
-    finally:
-        conn.close()
     return result
 
-
-def last_cycle_at(conn: sqlite3.Connection) -> float | None:
-    row = conn.execute("SELECT MAX(at) AS at FROM cycles WHERE dry_run = 0").fetchone()
-    return row["at"] if row else None

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from evolve.config import Config
 from evolve.schedule.signals import SignalSettings, score_run, weakness_keywords
+from evolve.store import ledger
 from evolve.workspace import memo as memo_mod
 
 
@@ -49,21 +50,12 @@ def weaknesses_for(memo_text: str) -> list[frozenset[str]]:
     return weakness_keywords(memo_mod.section_content(memo_text, memo_mod.SELF))
 
 
-def last_reflection_at(conn: sqlite3.Connection, agent: str) -> float | None:
-    row = conn.execute("SELECT last_reflection_at FROM agents WHERE name = ?", (agent,)).fetchone()
-    return row["last_reflection_at"] if row else None
-
-
 def scored_runs(conn: sqlite3.Connection, agent: str, config: Config, memo_text: str,
                 since: float | None = None, *, all_runs: bool = False) -> list[ScoredRun]:
     """Active (not superseded) runs observed after `since` (default: the last reflection)."""
     if since is None and not all_runs:
-        since = last_reflection_at(conn, agent)
-    rows = conn.execute(
-        "SELECT id, path, session, idx, observed_at, facts FROM runs "
-        "WHERE agent = ? AND superseded = 0 AND observed_at > ? ORDER BY started_at, path, idx",
-        (agent, since or 0.0),
-    ).fetchall()
+        since = ledger.last_reflection_at(conn, agent)
+    rows = ledger.pending_run_rows(conn, agent, since)
     settings = settings_for(config)
     weaknesses = weaknesses_for(memo_text)
     scored = []

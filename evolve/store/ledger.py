@@ -3,6 +3,10 @@
 SQLite in WAL mode with a short busy timeout and short transactions, so agent hooks and
 `evolve watch` never wait long on each other. The schema carries a version and is
 upgraded by the ordered MIGRATIONS below; never edit a migration that has shipped.
+
+The one door to the tables: their queries live here, by table. Two stages keep their
+own statements beside the logic they serve: the observer's batched writes of runs and
+cursors (`observe.ingest`) and the metrics' JSON1 loaders (`metrics.rates`).
 """
 
 from __future__ import annotations
@@ -118,6 +122,16 @@ def connect(path: Path, timeout_s: float = 5.0) -> sqlite3.Connection:
     return conn
 
 
+@contextmanager
+def opened(path: Path, timeout_s: float = 5.0) -> Iterator[sqlite3.Connection]:
+    """`with ledger.opened(home.state_db) as conn:` — connected, and always closed."""
+    conn = connect(path, timeout_s)
+    try:
+        yield conn
+    finally:
+        conn.close()
+
+
 def migrate(conn: sqlite3.Connection) -> int:
     """Apply pending migrations; returns the schema version now in force."""
     version = conn.execute("PRAGMA user_version").fetchone()[0]
@@ -155,6 +169,35 @@ def agent_row(conn: sqlite3.Connection, agent: str) -> sqlite3.Row | None:
     return conn.execute("SELECT * FROM agents WHERE name = ?", (agent,)).fetchone()
 
 
+def agent_rows(conn: sqlite3.Connection, *, dirty_only: bool = False) -> dict[str, sqlite3.Row]:
+    """Every agent's row by name (`dirty_only`: those the dirty gate lets through)."""
+    sql = "SELECT * FROM agents" + (" WHERE dirty = 1 AND removed_at IS NULL" if dirty_only else "")
+    return {r["name"]: r for r in conn.execute(sql)}
+
+
+def last_reflection_at(conn: sqlite3.Connection, agent: str) -> float | None:
+    row = conn.execute("SELECT last_reflection_at FROM agents WHERE name = ?", (agent,)).fetchone()
+    return row["last_reflection_at"] if row else None
+
+
+def mark_removed(conn: sqlite3.Connection, agent: str, now: float | None = None) -> None:
+    ensure_agent(conn, agent, now)
+    conn.execute("UPDATE agents SET removed_at = ?, dirty = 0 WHERE name = ?", (now or time.time(), agent))
+
+
+def purge_agent(conn: sqlite3.Connection, agent: str) -> int:
+    """Delete every row about the agent, from every table with an `agent` column."""
+    deleted = 0
+    with transaction(conn):
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        for table_name in tables:
+            columns = {c[1] for c in conn.execute(f'PRAGMA table_info("{table_name}")')}
+            if "agent" in columns:
+                deleted += conn.execute(f'DELETE FROM "{table_name}" WHERE agent = ?', (agent,)).rowcount
+        deleted += conn.execute("DELETE FROM agents WHERE name = ?", (agent,)).rowcount
+    return deleted
+
+
 def mark_dirty(conn: sqlite3.Connection, agent: str, now: float | None = None) -> None:
     ensure_agent(conn, agent, now)
     now = now or time.time()
@@ -187,6 +230,105 @@ def events_since(conn: sqlite3.Connection, agent: str, since: float | None) -> l
     rows = conn.execute("SELECT kind, at, data FROM events WHERE agent = ? AND at > ? ORDER BY at",
                         (agent, since or 0.0)).fetchall()
     return [{"kind": r["kind"], "at": r["at"], **json.loads(r["data"])} for r in rows]
+
+
+def events_of_kind(conn: sqlite3.Connection, agent: str, kind: str) -> list[dict]:
+    """Every event of one kind for the agent, oldest first (its data)."""
+    return [json.loads(r["data"]) for r in conn.execute(
+        "SELECT data FROM events WHERE agent = ? AND kind = ? ORDER BY at", (agent, kind))]
+
+
+# -- runs (written by observe.ingest) ----------------------------------------------------
+def pending_run_rows(conn: sqlite3.Connection, agent: str, since: float | None) -> list[sqlite3.Row]:
+    """Active (not superseded) runs observed after `since`, in the order they happened."""
+    return conn.execute(
+        "SELECT id, path, session, idx, observed_at, facts FROM runs "
+        "WHERE agent = ? AND superseded = 0 AND observed_at > ? ORDER BY started_at, path, idx",
+        (agent, since or 0.0)).fetchall()
+
+
+def run_row(conn: sqlite3.Connection, agent: str, path: str, idx: int) -> sqlite3.Row | None:
+    return conn.execute("SELECT id, session, facts FROM runs WHERE agent = ? AND path = ? AND idx = ?",
+                        (agent, path, idx)).fetchone()
+
+
+def evidence_counts(conn: sqlite3.Connection, agent: str, since: float | None
+                    ) -> tuple[list[object], list[object]]:
+    """What changed since `since`: counts and newest ids of runs, and of events (a reflection's id)."""
+    runs = conn.execute("SELECT COUNT(*), MAX(observed_at), MAX(id) FROM runs WHERE agent = ? "
+                        "AND observed_at > ?", (agent, since or 0.0)).fetchone()
+    events = conn.execute("SELECT COUNT(*), MAX(id) FROM events WHERE agent = ? AND at > ?",
+                          (agent, since or 0.0)).fetchone()
+    return list(runs), list(events)
+
+
+# -- cursors (written by observe.ingest) -------------------------------------------------
+def cursor_rows(conn: sqlite3.Connection, agent: str | None = None) -> list[sqlite3.Row]:
+    """(agent, path, adapter, cursor) of every file observed (for one agent, or all)."""
+    if agent is None:
+        return conn.execute("SELECT agent, path, adapter, cursor FROM cursors").fetchall()
+    return conn.execute("SELECT agent, path, adapter, cursor FROM cursors WHERE agent = ?",
+                        (agent,)).fetchall()
+
+
+# -- reflections and cycles --------------------------------------------------------------
+def record_reflection(conn: sqlite3.Connection, reflection_id: str, agent: str, at: float,
+                      outcome: str, commit: str | None, data: dict[str, Any]) -> None:
+    conn.execute("INSERT OR REPLACE INTO reflections (id, agent, at, outcome, commit_sha, data) "
+                 "VALUES (?, ?, ?, ?, ?, ?)", (reflection_id, agent, at, outcome, commit, json.dumps(data)))
+
+
+def mark_reflected(conn: sqlite3.Connection, agent: str, at: float, reflection_id: str | None) -> None:
+    """The agent reflected at `at`: the gap starts, and it is clean unless something arrived since."""
+    conn.execute("UPDATE agents SET last_reflection_at = ?, last_reflection_id = ? WHERE name = ?",
+                 (at, reflection_id, agent))
+    clear_dirty(conn, agent, at)
+
+
+def reflection_rows(conn: sqlite3.Connection, agent: str, since: float = 0.0) -> list[sqlite3.Row]:
+    """The agent's recorded reflections at or after `since`, oldest first."""
+    return conn.execute("SELECT id, at, outcome, commit_sha, data FROM reflections "
+                        "WHERE agent = ? AND at >= ? ORDER BY at", (agent, since)).fetchall()
+
+
+def record_cycle(conn: sqlite3.Connection, at: float, dry_run: bool, plan: dict[str, Any]) -> None:
+    conn.execute("INSERT INTO cycles (at, dry_run, plan) VALUES (?, ?, ?)",
+                 (at, int(dry_run), json.dumps(plan)))
+
+
+def last_cycle_at(conn: sqlite3.Connection) -> float | None:
+    row = conn.execute("SELECT MAX(at) AS at FROM cycles WHERE dry_run = 0").fetchone()
+    return row["at"] if row else None
+
+
+# -- impressions, invocations, retention -------------------------------------------------
+def add_impressions(conn: sqlite3.Connection, rows: list[tuple[str, str, str, float]]) -> int:
+    """(agent, skill, session, at) rows, one per (agent, skill, session); how many were new."""
+    before = conn.total_changes
+    conn.executemany("INSERT OR IGNORE INTO impressions (agent, skill, session, at) "
+                     "VALUES (?, ?, ?, ?)", rows)
+    return conn.total_changes - before
+
+
+def prune(conn: sqlite3.Connection, cutoff: float, cutoff_stamp: str) -> dict[str, int]:
+    """Delete run data older than `cutoff` (runs by their start stamp); rows deleted per table.
+
+    Cursors stay (a transcript is never re-read because its old runs were dropped), and so
+    do reflections (the report's reference points).
+    """
+    statements = {
+        "runs": ("DELETE FROM runs WHERE started_at < ? OR (started_at IS NULL AND observed_at < ?)",
+                 (cutoff_stamp, cutoff)),
+        "impressions": ("DELETE FROM impressions WHERE at < ?", (cutoff,)),
+        "invocations": ("DELETE FROM invocations WHERE at < ?", (cutoff,)),
+        "events": ("DELETE FROM events WHERE at < ?", (cutoff,)),
+        "cycles": ("DELETE FROM cycles WHERE at < ?", (cutoff,)),
+    }
+    deleted: dict[str, int] = {}
+    with transaction(conn):
+        for table, (sql, args) in statements.items():
+            deleted[table] = conn.execute(sql, args).rowcount
+    return deleted
 
 
 def record_invocation(conn: sqlite3.Connection, agent: str, skill: str, session: str | None,

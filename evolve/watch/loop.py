@@ -282,7 +282,7 @@ class Watcher:
     # -- reconciliation ------------------------------------------------------------
     def _seed_seen(self) -> None:
         """Files that did not change since their cursor was saved are not read again at start."""
-        for agent, path, raw in self.conn.execute("SELECT agent, path, cursor FROM cursors"):
+        for agent, path, _adapter, raw in ledger.cursor_rows(self.conn):
             try:
                 cursor = json.loads(raw)
                 st = Path(path).stat()
@@ -354,12 +354,10 @@ class Watcher:
 
     # -- the cycle -------------------------------------------------------------------
     def _plan_next_cycle(self) -> None:
-        from evolve.schedule.cycle import last_cycle_at
-
         if self.cycle_s is None:
             self.next_cycle_at = None
             return
-        last = last_cycle_at(self.conn)
+        last = ledger.last_cycle_at(self.conn)
         self.next_cycle_at = self.wall() if last is None else last + self.cycle_s
 
     def _cycle_if_due(self) -> None:

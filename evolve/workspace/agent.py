@@ -242,11 +242,8 @@ def _refuse_removed(home: Home, name: str) -> None:
         return
     from evolve.store import ledger
 
-    conn = ledger.connect(home.state_db)
-    try:
+    with ledger.opened(home.state_db) as conn:
         row = ledger.agent_row(conn, name)
-    finally:
-        conn.close()
     if row is not None and row["removed_at"]:
         raise UserError(f"an agent named {name!r} was removed and its state is kept; run "
                         f"`evolve remove {name} --purge` first, or pick another name")
