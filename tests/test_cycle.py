@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 import time
 
 import pytest
@@ -13,7 +12,7 @@ from evolve.schedule import cycle, pending
 from evolve.schedule.rules import DAY, HOUR
 from evolve.store import ledger
 from evolve.store.locks import FileLock
-from evolve.watch.loop import Watcher, _reflector
+from evolve.watch.loop import Watcher
 from tests.helpers import make_agent
 
 NOW = time.time()
@@ -134,16 +133,33 @@ def test_run_cycle_records_the_plan_and_reflects_the_selected(home, conn):
     add_run(conn, "one", {"correction": True})
     calls = []
     result = cycle.run_cycle(home, now=NOW, reflect=lambda name, at: calls.append((name, at)) or
-                             {"outcome": "nothing to save"})
+                             cycle.AgentOutcome("nothing", "nothing to save"))
     assert calls == [("one", NOW)]
-    assert result.to_dict() == {"selected": ["one"], "skipped": {"two": "nothing new"},
-                                "outcomes": {"one": {"outcome": "nothing to save"}}}
+    assert result.to_dict() == {"selected": ["one"], "skipped": {"two": "nothing new"}, "outcomes": {
+        "one": {"status": "nothing", "reason": "nothing to save", "commit": None, "reflection": None}}}
     assert ledger.last_cycle_at(conn) == NOW
     dry = cycle.run_cycle(home, now=NOW + 5, dry_run=True, reflect=lambda *a: pytest.fail("dry"))
     assert dry.plan.selected == ["one"] and "outcomes" not in dry.to_dict()
     assert ledger.last_cycle_at(conn) == NOW  # a dry run is not a cycle
     (stored,) = [json.loads(r[0]) for r in conn.execute("SELECT plan FROM cycles WHERE dry_run = 0")]
     assert stored == {"selected": ["one"], "skipped": {"two": "nothing new"}}
+
+
+def test_the_watcher_logs_a_failed_reflection_as_a_warning(home, conn, caplog):
+    import logging
+
+    make_agent("one")
+    add_run(conn, "one", {"correction": True})
+    w = Watcher(home, debounce_s=0.05, quiet_s=60, rescan_s=3600, cycle_s=12 * HOUR,
+                reflect=lambda name, at: cycle.AgentOutcome("failed", "could not connect to 127.0.0.1:9"))
+    w.start()
+    try:
+        with caplog.at_level(logging.INFO, logger="evolve.watch"):
+            w.tick()
+    finally:
+        w.close()
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warnings == ["one: the reflection failed: could not connect to 127.0.0.1:9"]
 
 
 class Clock:
@@ -160,7 +176,7 @@ def test_the_watcher_runs_a_cycle_every_cycle_hours(home, conn):
     wall = Clock(NOW)
     reflected = []
     w = Watcher(home, wall=wall, debounce_s=0.05, quiet_s=60, rescan_s=3600, cycle_s=12 * HOUR,
-                reflect=lambda name, at: reflected.append((name, at)) or {"outcome": "ok"})
+                reflect=lambda name, at: reflected.append((name, at)) or cycle.AgentOutcome("nothing"))
     w.start()
     try:
         w.tick()  # no cycle ever ran: one runs now
@@ -180,7 +196,3 @@ def test_the_watcher_runs_a_cycle_every_cycle_hours(home, conn):
         w.close()
 
 
-def test_the_reflector_is_optional(home, monkeypatch):
-    assert callable(_reflector(home))
-    monkeypatch.setitem(sys.modules, "evolve.reflect.run", None)  # not installed: ImportError
-    assert _reflector(home) is None

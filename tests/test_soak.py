@@ -62,7 +62,7 @@ def test_soak(tmp_path) -> None:
         pending.scored_runs(conn, "soak", agent.config, agent.memo_text())  # status / scheduler
         result = run_cycle(home, now=clock, reflect=lambda name, now: reflect_for_cycle(home, name, now))
         for outcome in result.outcomes.values():
-            outcomes[outcome["status"]] = outcomes.get(outcome["status"], 0) + 1
+            outcomes[outcome.status] = outcomes.get(outcome.status, 0) + 1
         if n + 1 == warmup:
             start = resources()
     conn.close()

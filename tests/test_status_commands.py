@@ -13,6 +13,7 @@ import pytest
 from evolve import cli
 from evolve.errors import EXIT_OK, EXIT_USER
 from evolve.home import Home
+from evolve.schedule.cycle import AgentOutcome
 from evolve.store import ledger
 from evolve.store.locks import FileLock
 from evolve.watch import service
@@ -40,8 +41,8 @@ def home(evolve_home) -> Home:
 def fake_reflect(monkeypatch):
     """`evolve cycle` reflects through this instead of the real reflection."""
     calls: list[str] = []
-    monkeypatch.setattr("evolve.watch.loop._reflector",
-                        lambda home: lambda name, now: calls.append(name) or {"outcome": "committed"})
+    monkeypatch.setattr("evolve.watch.loop.reflector", lambda home: lambda name, now: calls.append(name)
+                        or AgentOutcome("committed", commit="1a2b3c4d5e6f7a8b"))
     return calls
 
 
@@ -71,7 +72,8 @@ def test_cycle_json_shape_and_timing(capsys, home, fake_reflect):
     with_correction(home, "helper")
     data = run_json(capsys, "cycle")  # no cycle ever ran: it runs
     assert data == {"selected": ["helper"], "skipped": {"quiet": "nothing new"},
-                    "outcomes": {"helper": {"outcome": "committed"}}}
+                    "outcomes": {"helper": {"status": "committed", "reason": "",
+                                            "commit": "1a2b3c4d5e6f7a8b", "reflection": None}}}
     assert fake_reflect == ["helper"]
     later = run_json(capsys, "cycle")  # within cycle_hours: nothing runs, says when
     assert later["ran"] is False and later["selected"] == [] and later["next_cycle_at"]
@@ -82,7 +84,22 @@ def test_cycle_json_shape_and_timing(capsys, home, fake_reflect):
     assert fake_reflect == ["helper"]  # a dry run reflects nothing
     assert run_json(capsys, "cycle", "--now")["selected"] == ["helper"]
     code, out, _ = run(capsys, "cycle", "--now")
-    assert "helper  selected" in out and "quiet   skipped   nothing new" in out
+    assert "helper  selected  committed 1a2b3c4d5e6f" in out and "quiet   skipped   nothing new" in out
+
+
+def test_a_failed_reflection_shows_its_reason_in_the_cycle(capsys, home, monkeypatch):
+    """No fakes: the real reflection fails (anthropic without a key) and every view says why."""
+    monkeypatch.setenv("EVOLVE_MODEL_BACKEND", "anthropic")
+    make_agent("helper")
+    with_correction(home, "helper")
+    code, out, _ = run(capsys, "cycle", "--now")
+    assert code == EXIT_USER
+    assert "helper  selected  failed: ANTHROPIC_API_KEY is not set" in out
+    assert "1 agent(s) selected, 0 skipped, 1 failed" in out
+    code = cli.main(["cycle", "--now", "--json"])
+    outcome = json.loads(capsys.readouterr().out)["outcomes"]["helper"]
+    assert code == EXIT_USER and outcome["status"] == "failed", outcome
+    assert outcome["reason"].startswith("ANTHROPIC_API_KEY is not set")
 
 
 def test_only_one_cycle_at_a_time(capsys, home, fake_reflect):

@@ -7,7 +7,7 @@ import sys
 import time
 
 from evolve.commands.output import emit_json, say, table, warn
-from evolve.errors import LockBusy, UserError
+from evolve.errors import EXIT_USER, LockBusy, UserError
 from evolve.home import Home
 from evolve.schedule.rules import HOUR, ago
 from evolve.store.git import iso_utc
@@ -100,32 +100,27 @@ def cycle(home: Home, now: bool = False, dry_run: bool = False, as_json: bool = 
                 f"{ago(last + every - wall)} (every {every / HOUR:g} h); "
                 f"`evolve cycle --now` runs one now")
         return 0
-    from evolve.watch.loop import _reflector
+    from evolve.watch.loop import reflector
 
     home.ensure()
     lock_file = home.run_dir / "cycle.lock"
     try:
         with FileLock(lock_file, timeout=0):
             result = cycle_mod.run_cycle(home, dry_run=dry_run,
-                                         reflect=None if dry_run else _reflector(home))
+                                         reflect=None if dry_run else reflector(home))
     except LockBusy:
         raise UserError(f"a cycle is already running ({holder(lock_file) or 'another process'}); "
                         f"wait for it to finish") from None
     if as_json:
         emit_json(result.to_dict())
-        return 0
+        return EXIT_USER if result.failed else 0
     plan = result.plan
     rows = [[name, "selected" + (" (forced: waited long)" if name in plan.forced else ""),
-             _outcome(result.outcomes.get(name))] for name in plan.selected]
+             result.outcomes[name].describe() if name in result.outcomes else ""]
+            for name in plan.selected]
     rows += [[name, "skipped", reason] for name, reason in sorted(plan.skipped.items())]
     if rows:
         say(table(rows, ["AGENT", "DECISION", "WHY / OUTCOME"]))
     say(f"{'dry run: ' if dry_run else ''}{len(plan.selected)} agent(s) selected, "
-        f"{len(plan.skipped)} skipped")
-    return 0
-
-
-def _outcome(outcome: dict | None) -> str:
-    if not outcome:
-        return ""
-    return str(outcome.get("outcome") or outcome.get("summary") or "")
+        f"{len(plan.skipped)} skipped" + (f", {len(result.failed)} failed" if result.failed else ""))
+    return EXIT_USER if result.failed else 0

@@ -18,7 +18,7 @@ from evolve.home import Home
 from evolve.metrics.rates import skill_usage
 from evolve.reflect.bundle import Bundle, build_bundle
 from evolve.reflect.operations import TOOL_SCHEMA, AnswerError, Limits, Plan, SkillState, parse_answer
-from evolve.schedule.cycle import agent_state
+from evolve.schedule.cycle import AgentOutcome, agent_state
 from evolve.schedule.rules import Rules, gate
 from evolve.store import ledger
 from evolve.store.locks import FileLock
@@ -220,6 +220,10 @@ def _finish(conn, agent: Agent, now: float, outcome: Outcome, status: str, dry_r
     return outcome
 
 
-def reflect_for_cycle(home: Home, name: str, now: float) -> dict:
-    """The cycle's hook: reflect one selected agent, return its outcome as data."""
-    return reflect(home, name, now=now).to_dict()
+def reflect_for_cycle(home: Home, name: str, now: float) -> AgentOutcome:
+    """The cycle's hook: reflect one selected agent, return its outcome."""
+    try:
+        outcome = reflect(home, name, now=now)
+    except UserError as exc:  # e.g. the agent was removed since the plan
+        return AgentOutcome("failed", str(exc))
+    return AgentOutcome(outcome.status, outcome.reason, outcome.commit, outcome.reflection)

@@ -23,17 +23,44 @@ from evolve.store.repo import LOCK
 from evolve.workspace.agent import Agent, list_agents
 
 
+@dataclass(frozen=True)
+class AgentOutcome:
+    """What reflecting one selected agent did: the cycle's typed view of a reflection."""
+
+    status: str  # committed | proposed | nothing | failed | skipped | busy
+    reason: str = ""
+    commit: str | None = None
+    reflection: str | None = None
+
+    def describe(self) -> str:
+        """One line for a person: 'committed 1a2b3c4d5e6f', 'failed: <why>'."""
+        detail = self.commit[:12] if self.commit and not self.reason else self.reason
+        return f"{self.status}: {detail}" if detail and self.status != "committed" else (
+            f"{self.status} {detail}".strip())
+
+    def to_dict(self) -> dict[str, object]:
+        return {"status": self.status, "reason": self.reason, "commit": self.commit,
+                "reflection": self.reflection}
+
+
+Reflector = Callable[[str, float], AgentOutcome]
+
+
 @dataclass
 class CycleResult:
     plan: CyclePlan
     at: float
     dry_run: bool
-    outcomes: dict[str, dict] = field(default_factory=dict)
+    outcomes: dict[str, AgentOutcome] = field(default_factory=dict)
+
+    @property
+    def failed(self) -> dict[str, AgentOutcome]:
+        return {name: o for name, o in self.outcomes.items() if o.status == "failed"}
 
     def to_dict(self) -> dict:
         data = self.plan.to_dict()
         if self.outcomes:
-            data["outcomes"] = self.outcomes
+            data["outcomes"] = {name: o.to_dict() for name, o in self.outcomes.items()}
         return data
 
 
@@ -91,7 +118,7 @@ def plan(conn: sqlite3.Connection, home: Home, now: float) -> CyclePlan:
 
 
 def run_cycle(home: Home, *, now: float | None = None, dry_run: bool = False,
-              reflect: Callable[[str, float], dict] | None = None) -> CycleResult:
+              reflect: Reflector | None = None) -> CycleResult:
     """Plan a cycle, record it, and (unless dry_run) reflect each selected agent."""
     now = now or time.time()
     with ledger.opened(home.state_db) as conn:

@@ -26,6 +26,7 @@ from evolve.config import SourcesConfig
 from evolve.errors import ConfigError, LockBusy
 from evolve.home import Home
 from evolve.observe import ingest as observe
+from evolve.schedule.cycle import Reflector
 from evolve.store import ledger, spool
 from evolve.transcripts import classify
 from evolve.transcripts.classify import BUILT_IN
@@ -40,12 +41,10 @@ IDLE_S = 2.0  # longest sleep between ticks (spool check, observer health)
 RETRY_S = 300.0  # a cycle that failed or found another running is tried again this much later
 
 
-def _reflector(home: Home) -> Callable[[str, float], dict] | None:
-    """The reflection entry point, when the reflection module is installed."""
-    try:
-        from evolve.reflect.run import reflect_for_cycle
-    except ImportError:
-        return None
+def reflector(home: Home) -> Reflector:
+    """Reflect one agent of `home` for the cycle (the real reflection)."""
+    from evolve.reflect.run import reflect_for_cycle
+
     return lambda name, now: reflect_for_cycle(home, name, now)
 
 
@@ -65,7 +64,7 @@ class Watcher:
         self.rescan_s = settings.watch.rescan_minutes * 60 if rescan_s is None else rescan_s
         self.cycle_s: float | None = (settings.schedule.cycle_hours * 3600
                                       if cycle_s is DEFAULT else cycle_s)  # type: ignore[assignment]
-        self.reflect = _reflector(home) if reflect is DEFAULT else reflect
+        self.reflect = reflector(home) if reflect is DEFAULT else reflect
         self.fs = Watches(self._on_event, clock, poll_s=poll_s or max(2.0, self.debounce_s),
                           force_polling=force_polling)
         self.agents: dict[str, AgentWatch] = {}
@@ -366,14 +365,14 @@ class Watcher:
 
     def run_cycle(self) -> dict | None:
         """One cycle, unless another process runs one right now."""
-        from evolve.schedule.cycle import run_cycle
+        from evolve.schedule.cycle import AgentOutcome, run_cycle
         from evolve.store.locks import FileLock
 
         reflect = self.reflect
 
-        def guarded(name: str, now: float) -> dict:
+        def guarded(name: str, now: float) -> AgentOutcome:
             if self._stopping:
-                return {"outcome": "skipped", "reason": "the watcher is stopping"}
+                return AgentOutcome("skipped", "the watcher is stopping")
             return reflect(name, now)  # type: ignore[operator]
 
         try:
@@ -388,4 +387,9 @@ class Watcher:
             raise
         self._plan_next_cycle()
         log.info("cycle: selected %s", ", ".join(result.plan.selected) or "nobody")
+        for name, outcome in result.outcomes.items():
+            if outcome.status == "failed":
+                log.warning("%s: the reflection failed: %s", name, outcome.reason)
+            else:
+                log.info("%s: %s", name, outcome.describe())
         return result.to_dict()
