@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install test soak demo bench lint clean
+.PHONY: install test soak demo bench lint agent-clis clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +25,9 @@ demo: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
+
+agent-clis: $(STAMP)  ## install the pinned agent CLIs the conformance tests drive (.cache/agent-clis/)
+	$(BIN)/python tests/agent_clis.py
 
 lint: $(STAMP)  ## ruff, mypy and the layer contract (tests/test_layers.py)
 	$(BIN)/ruff check evolve tests benchmarks examples

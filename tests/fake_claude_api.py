@@ -1,0 +1,285 @@
+"""A fake Anthropic Messages API with SSE streaming on 127.0.0.1, for the real `claude` CLI.
+
+Claude Code (2.1.x) sends `POST /v1/messages?beta=true` with `"stream": true` for every
+model turn of its agent loop and reads the answer as server-sent events: `message_start`,
+then per content block `content_block_start` / `content_block_delta`... / `content_block_stop`,
+then `message_delta` (stop reason, output tokens) and `message_stop`. This server answers
+those from a script: a queue of turns, each a list of content blocks (text, `tool_use`),
+queued by the test in the order the agent loop will ask for them (`text`, `tool`). Every
+request is recorded, whatever its method and path, so a test can inspect how the CLI shaped
+it (system prompt, messages, tools, headers).
+
+Requests that are not agent turns are answered without touching the script:
+`/v1/messages/count_tokens` gets a token count, a non-streaming or tool-less `/v1/messages`
+(a side query such as a title) a short text, HEAD and any other GET a 200 with an empty
+JSON body. When the script is empty, an agent turn is answered with a text saying so (so the
+CLI ends the session instead of retrying) and noted in `unscripted`; `check_done()` fails
+the test for it and for turns left unused.
+
+Use the fixture `fake_claude_api` by importing it into a test module:
+    from tests.fake_claude_api import fake_claude_api  # noqa: F401
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+from collections import deque
+from dataclasses import dataclass, field, replace
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+UNSCRIPTED = "fake server: no turn was scripted for this request"
+_ids = itertools.count(1)
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """One request as the server saw it (header names lower-cased; body parsed when JSON)."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+    turn: int | None = None  # the index of the scripted turn it was answered with
+
+    @property
+    def route(self) -> str:
+        return self.path.split("?")[0]
+
+    def is_agent_turn(self) -> bool:
+        """A streamed model call with tools: what Claude Code's agent loop sends."""
+        return (self.method == "POST" and self.route == "/v1/messages" and isinstance(self.body, dict)
+                and self.body.get("stream") is True and bool(self.body.get("tools")))
+
+    def text(self) -> str:
+        """Every text the request carries to the model (system prompt and messages), joined."""
+        body = self.body if isinstance(self.body, dict) else {}
+        parts = list(_texts(body.get("system")))
+        for message in body.get("messages") or []:
+            parts.extend(_texts(message.get("content")))
+        return "\n".join(parts)
+
+    def tool_names(self) -> list[str]:
+        body = self.body if isinstance(self.body, dict) else {}
+        return [t.get("name") for t in body.get("tools") or [] if isinstance(t, dict)]
+
+
+def _texts(content: Any):
+    """The text in a system prompt or message content: a string or a list of blocks, nested."""
+    if isinstance(content, str):
+        yield content
+    elif isinstance(content, list):
+        for block in content:
+            if isinstance(block, str):
+                yield block
+            elif isinstance(block, dict):
+                if isinstance(block.get("text"), str):
+                    yield block["text"]
+                if "content" in block:  # tool_result blocks
+                    yield from _texts(block["content"])
+
+
+@dataclass
+class Turn:
+    """One scripted model answer: its content blocks (text / tool_use)."""
+
+    content: list[dict[str, Any]]
+    model_id: str = field(default_factory=lambda: f"msg_fake{next(_ids):06d}")
+
+    @property
+    def stop_reason(self) -> str:
+        return "tool_use" if any(b["type"] == "tool_use" for b in self.content) else "end_turn"
+
+
+class FakeClaudeAPI:
+    """The server; `url` is ANTHROPIC_BASE_URL (no `/v1`: the CLI adds it)."""
+
+    def __init__(self) -> None:
+        self.requests: list[Recorded] = []
+        self.unscripted: list[Recorded] = []
+        self._script: deque[Turn] = deque()
+        self._turns_served = 0
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
+        self._thread.start()
+
+    @property
+    def port(self) -> int:
+        return self._server.server_address[1]
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    # -- the script -------------------------------------------------------------------
+    def text(self, text: str) -> None:
+        """Queue a turn that answers with text and ends the agent's turn."""
+        self._script.append(Turn([{"type": "text", "text": text}]))
+
+    def tool(self, name: str, tool_input: dict[str, Any], *, text: str | None = None) -> str:
+        """Queue a turn that calls one tool (after an optional text); returns its tool_use id."""
+        tool_id = f"toolu_fake{next(_ids):06d}"
+        blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+        blocks.append({"type": "tool_use", "id": tool_id, "name": name, "input": tool_input})
+        self._script.append(Turn(blocks))
+        return tool_id
+
+    def agent_turns(self) -> list[Recorded]:
+        """The agent-loop requests, in order (each answered with one scripted turn)."""
+        with self._lock:
+            return [r for r in self.requests if r.turn is not None]
+
+    def check_done(self) -> None:
+        """Every scripted turn was asked for, and nothing beyond the script."""
+        with self._lock:
+            left, extra = len(self._script), list(self.unscripted)
+        assert not extra, f"{len(extra)} agent turn(s) beyond the script; the last asked:\n" \
+                          f"{extra[-1].text()[-2000:]}"
+        assert not left, f"{left} scripted turn(s) never asked for (the CLI stopped early?)"
+
+    # -- serving ----------------------------------------------------------------------
+    def _answer(self, recorded: Recorded) -> tuple[Recorded, Turn | None]:
+        """Record a request; an agent turn takes the next scripted turn (None: not an agent turn)."""
+        with self._lock:
+            turn = None
+            if recorded.is_agent_turn():
+                if self._script:
+                    turn = self._script.popleft()
+                    recorded = replace(recorded, turn=self._turns_served)
+                    self._turns_served += 1
+                else:
+                    self.unscripted.append(recorded)
+                    turn = Turn([{"type": "text", "text": UNSCRIPTED}])
+            self.requests.append(recorded)
+            return recorded, turn
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+
+def sse_events(turn: Turn, model: str) -> list[tuple[str, dict[str, Any]]]:
+    """The event stream of one turn, as the Messages API sends it (deltas in small pieces)."""
+    usage = {"input_tokens": 50, "output_tokens": 1, "cache_creation_input_tokens": 0,
+             "cache_read_input_tokens": 0}
+    events: list[tuple[str, dict[str, Any]]] = [
+        ("message_start", {"type": "message_start", "message": {
+            "id": turn.model_id, "type": "message", "role": "assistant", "model": model, "content": [],
+            "stop_reason": None, "stop_sequence": None, "usage": usage}}),
+        ("ping", {"type": "ping"})]
+    for index, block in enumerate(turn.content):
+        if block["type"] == "text":
+            start = {"type": "text", "text": ""}
+            deltas = [{"type": "text_delta", "text": piece} for piece in _pieces(block["text"])]
+        elif block["type"] == "tool_use":
+            start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+            deltas = [{"type": "input_json_delta", "partial_json": piece}
+                      for piece in _pieces(json.dumps(block["input"]))]
+        else:
+            raise ValueError(f"no stream for a {block['type']!r} block")
+        events.append(("content_block_start", {"type": "content_block_start", "index": index,
+                                               "content_block": start}))
+        events.extend(("content_block_delta", {"type": "content_block_delta", "index": index, "delta": d})
+                      for d in deltas)
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+    events.append(("message_delta", {"type": "message_delta",
+                                     "delta": {"stop_reason": turn.stop_reason, "stop_sequence": None},
+                                     "usage": {"output_tokens": 10}}))
+    events.append(("message_stop", {"type": "message_stop"}))
+    return events
+
+
+def _pieces(text: str, size: int = 24) -> list[str]:
+    return [text[i:i + size] for i in range(0, len(text), size)] or [""]
+
+
+def _handler_for(api: FakeClaudeAPI) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def _record(self) -> tuple[Recorded, Turn | None]:
+            length = int(self.headers.get("content-length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            try:
+                body: Any = json.loads(raw) if raw else None
+            except ValueError:
+                body = raw.decode("utf-8", "replace")
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            return api._answer(Recorded(self.command, self.path, headers, body))
+
+        def _json(self, status: int, doc: Any, head: bool = False) -> None:
+            data = json.dumps(doc).encode()
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            self.send_header("request-id", "req_fake")
+            self.end_headers()
+            if not head:
+                self.wfile.write(data)
+
+        def do_HEAD(self) -> None:  # noqa: N802 - http.server's naming
+            self._record()
+            self._json(200, {}, head=True)
+
+        def do_GET(self) -> None:  # noqa: N802
+            self._record()
+            self._json(200, {})
+
+        def do_POST(self) -> None:  # noqa: N802
+            recorded, turn = self._record()
+            body = recorded.body if isinstance(recorded.body, dict) else {}
+            model = str(body.get("model") or "claude-fake")
+            if recorded.route == "/v1/messages/count_tokens":
+                self._json(200, {"input_tokens": 50})
+            elif recorded.route != "/v1/messages":
+                self._json(404, {"type": "error",
+                                 "error": {"type": "not_found_error", "message": "no route"}})
+            elif turn is None:  # a side query (no tools, or not streamed): a short answer
+                side = Turn([{"type": "text", "text": "Fake side answer"}])
+                if body.get("stream"):
+                    self._stream(side, model)
+                else:
+                    self._json(200, {"id": side.model_id, "type": "message", "role": "assistant",
+                                     "model": model, "content": side.content, "stop_reason": "end_turn",
+                                     "stop_sequence": None, "usage": {"input_tokens": 5, "output_tokens": 3}})
+            else:
+                self._stream(turn, model)
+
+        def _stream(self, turn: Turn, model: str) -> None:
+            try:
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream; charset=utf-8")
+                self.send_header("cache-control", "no-cache")
+                self.send_header("transfer-encoding", "chunked")
+                self.send_header("request-id", f"req_{turn.model_id}")
+                self.end_headers()
+                for name, data in sse_events(turn, model):
+                    chunk = f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                    self.wfile.flush()
+                self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
+            except OSError:
+                pass  # the CLI went away mid-stream: nothing left to tell it
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+            pass
+
+    return Handler
+
+
+@pytest.fixture(name="fake_claude_api")
+def fake_claude_api():
+    """A running FakeClaudeAPI for one test; closed afterwards."""
+    api = FakeClaudeAPI()
+    try:
+        yield api
+    finally:
+        api.close()
