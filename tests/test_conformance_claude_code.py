@@ -36,7 +36,7 @@ from evolve.home import Home
 from evolve.integrations import claude_code
 from evolve.observe import ingest
 from evolve.observe.records import drain_pending
-from evolve.session.prompt import MEMO_TITLE
+from evolve.session.context import MEMO_TITLE
 from evolve.store import ledger
 from evolve.workspace.agent import Agent
 from tests import agent_clis
