@@ -16,8 +16,7 @@ JSON body. When the script is empty, an agent turn is answered with a text sayin
 CLI ends the session instead of retrying) and noted in `unscripted`; `check_done()` fails
 the test for it and for turns left unused.
 
-Use the fixture `fake_claude_api` by importing it into a test module:
-    from tests.fake_claude_api import fake_claude_api  # noqa: F401
+The fixture `fake_claude_api` is shared through tests/conftest.py.
 """
 
 from __future__ import annotations
@@ -275,7 +274,7 @@ def _handler_for(api: FakeClaudeAPI) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-@pytest.fixture(name="fake_claude_api")
+@pytest.fixture
 def fake_claude_api():
     """A running FakeClaudeAPI for one test; closed afterwards."""
     api = FakeClaudeAPI()

@@ -6,10 +6,7 @@ dict, a text-only answer, an Anthropic-shaped error with a status code, or a raw
 malformed cases; any of them can be delayed to trigger client timeouts. An empty queue
 answers 500, so a test that forgot to queue fails loudly instead of hanging.
 
-Use the fixture `fake_messages_api` without touching conftest.py, by importing it:
-    from tests.fake_messages_server import fake_messages_api  # noqa: F401
-or, so that ruff's F811 does not flag each test parameter, under its other name:
-    from tests.fake_messages_server import fake_messages_api_fixture  # noqa: F401
+The fixture `fake_messages_api` is shared through tests/conftest.py.
 """
 
 from __future__ import annotations
@@ -167,7 +164,7 @@ def _handler_for(api: FakeMessagesAPI) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-@pytest.fixture(name="fake_messages_api")  # explicit, so the alias below registers under it too
+@pytest.fixture
 def fake_messages_api():
     """A running FakeMessagesAPI for one test; closed afterwards."""
     api = FakeMessagesAPI()
@@ -177,4 +174,3 @@ def fake_messages_api():
         api.close()
 
 
-fake_messages_api_fixture = fake_messages_api  # the same fixture (its name stays fake_messages_api)

@@ -14,7 +14,6 @@ import pytest
 from evolve.api import open_agent
 from evolve.errors import UserError
 from evolve.store import ledger
-from tests.fake_messages_server import fake_messages_api  # noqa: F401
 from tests.helpers import evolve_commit, make_agent, skill_text
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -133,7 +132,7 @@ def load_example():
     return module
 
 
-def test_the_example_agent_learns_through_the_api(helper, fake_messages_api, tmp_path, monkeypatch, capsys):  # noqa: F811
+def test_the_example_agent_learns_through_the_api(helper, fake_messages_api, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
     (tmp_path / "notes.txt").write_text("one two three\n")

@@ -41,7 +41,6 @@ from evolve.store import ledger
 from evolve.workspace.agent import Agent
 from tests import agent_clis
 from tests.fake_claude_api import FakeClaudeAPI
-from tests.fake_claude_api import fake_claude_api as fake_claude_api  # noqa: F401 - a fixture
 from tests.helpers import commit_all, git, git_out, parsed_trailers, skill_text
 
 pytestmark = [pytest.mark.conformance, pytest.mark.timeout(120, func_only=True)]

@@ -13,7 +13,6 @@ import anthropic
 import pytest
 
 from tests.fake_claude_api import UNSCRIPTED
-from tests.fake_claude_api import fake_claude_api as fake_claude_api  # noqa: F401 - a fixture
 
 TOOLS = [{"name": "Bash", "description": "Run a command",
           "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}}}]

@@ -11,7 +11,6 @@ import socket
 import pytest
 
 from evolve.cli import main
-from tests.fake_messages_server import fake_messages_api  # noqa: F401 - fixture
 from tests.helpers import make_agent
 from tests.reflect.scenarios import corrected_session, transient_session
 
@@ -61,7 +60,7 @@ def test_the_offline_loop_opens_no_connection(tmp_path, connections) -> None:
 
 
 def test_with_a_backend_only_the_configured_url_is_contacted(
-        tmp_path, connections, fake_messages_api, monkeypatch) -> None:  # noqa: F811
+        tmp_path, connections, fake_messages_api, monkeypatch) -> None:
     agent = make_agent()
     connections.allowed.add(fake_messages_api.port)
     (agent.home.config_file).write_text(

@@ -31,7 +31,6 @@ from evolve.reflect.client import (
     make_client,
 )
 from evolve.reflect.operations import TOOL_SCHEMA
-from tests.fake_messages_server import fake_messages_api_fixture  # noqa: F401
 
 KEY = "sk-ant-api03-test-key-0123456789"
 PROMPT = "You reflect on an agent's recent work. Nothing to save is a good answer."

@@ -10,7 +10,6 @@ from evolve.home import Home
 from evolve.reflect.client import Answer, FakeClient, ReflectionFailed
 from evolve.reflect.run import reflect
 from evolve.store import ledger
-from tests.fake_messages_server import fake_messages_api  # noqa: F401 - fixture
 from tests.helpers import git_out, make_agent
 from tests.reflect.scenarios import corrected_session, transient_session
 
@@ -152,7 +151,7 @@ def test_the_daily_token_budget_counts_each_agents_own_tokens(tmp_path) -> None:
 
 
 def test_real_sdk_over_http_request_is_budgeted_redacted_and_forces_the_tool(
-        tmp_path, fake_messages_api, monkeypatch) -> None:  # noqa: F811
+        tmp_path, fake_messages_api, monkeypatch) -> None:
     agent = make_agent()
     (Home.resolve().config_file).write_text(
         f'[model]\nbackend = "anthropic"\nbase_url = "{fake_messages_api.url}"\nmax_retries = 0\n'
