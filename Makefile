@@ -31,6 +31,7 @@ agent-clis: $(STAMP)  ## install the pinned agent CLIs the conformance tests dri
 
 lint: $(STAMP)  ## ruff, mypy and the layer contract (tests/test_layers.py)
 	$(BIN)/ruff check evolve tests benchmarks examples
+	$(BIN)/ruff format --check evolve tests benchmarks examples
 	$(BIN)/mypy evolve
 	$(BIN)/python -m pytest -q tests/test_layers.py
 

@@ -31,8 +31,10 @@ RENAMES = {600: 5, 1200: 17, 1800: 33}  # commit number -> skill whose folder is
 
 def _skill(name: str, index: int, version: int) -> bytes:
     body = "".join(f"- rule {r} of area {index}: when step {r} fails, read its log first\n" for r in range(8))
-    return (f"---\nname: {name}\ndescription: Use when working on area {index}.\n---\n\n{body}"
-            f"- revision {version}\n").encode()
+    return (
+        f"---\nname: {name}\ndescription: Use when working on area {index}.\n---\n\n{body}"
+        f"- revision {version}\n"
+    ).encode()
 
 
 def _history(seed: int = 7) -> list[tuple[str, dict[str, bytes | None]]]:
@@ -87,8 +89,7 @@ def naive_history(repo: Repo, names: list[str]) -> dict[str, tuple[str, str, int
     """One `git log --follow` process per skill: (created_at, updated_at, patch_count)."""
     result = {}
     for name in names:
-        stamps = repo.text("log", "--follow", "--format=%at", "main", "--",
-                           f"skills/{name}/SKILL.md").split()
+        stamps = repo.text("log", "--follow", "--format=%at", "main", "--", f"skills/{name}/SKILL.md").split()
         result[name] = (iso_utc(int(stamps[-1])), iso_utc(int(stamps[0])), len(stamps) - 1)
     return result
 
@@ -114,11 +115,15 @@ def run(workdir: Path, repeat: int = 3) -> dict:
     naive_s = time.perf_counter() - started
 
     renamed = sum(name.startswith("renamed-") for name in names)
-    disagree = [name for name in names if naive[name] != (
-        history[name].created_at, history[name].updated_at, history[name].patch_count)]
+    disagree = [
+        name
+        for name in names
+        if naive[name] != (history[name].created_at, history[name].updated_at, history[name].patch_count)
+    ]
     if len(names) != SKILLS or renamed != len(RENAMES) or disagree:
-        raise AssertionError(f"one-pass and naive histories differ for {disagree[:5]} "
-                             f"({len(names)} skills found)")
+        raise AssertionError(
+            f"one-pass and naive histories differ for {disagree[:5]} ({len(names)} skills found)"
+        )
     return {
         "skills": len(names),
         "commits": commits,

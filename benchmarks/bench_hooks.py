@@ -39,23 +39,74 @@ REPEAT = 15
 def install_wheel(workdir: Path) -> tuple[str, Path]:
     """(the venv's python, its site-packages) with evolve installed from a wheel, no deps."""
     source = workdir / "src"
-    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
-        ".venv", ".git", "build", "dist", "*.egg-info", "__pycache__", ".hypothesis", "tests",
-        "benchmarks", "examples"))
+    shutil.copytree(
+        ROOT,
+        source,
+        ignore=shutil.ignore_patterns(
+            ".venv",
+            ".git",
+            "build",
+            "dist",
+            "*.egg-info",
+            "__pycache__",
+            ".hypothesis",
+            "tests",
+            "benchmarks",
+            "examples",
+        ),
+    )
     dist = workdir / "dist"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-build-isolation", "--no-deps",
-                    "--no-index", "-w", str(dist), str(source)], check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--quiet",
+            "--no-build-isolation",
+            "--no-deps",
+            "--no-index",
+            "-w",
+            str(dist),
+            str(source),
+        ],
+        check=True,
+        capture_output=True,
+    )
     venv = workdir / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = str(venv / "bin" / "python")
-    purelib = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                             check=True, capture_output=True, text=True).stdout.strip()
+    purelib = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
     wheel = next(dist.glob("evolve_skills-*.whl"))
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index",
-                    "--target", purelib, str(wheel)], check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-index",
+            "--target",
+            purelib,
+            str(wheel),
+        ],
+        check=True,
+        capture_output=True,
+    )
     subprocess.run([python, "-m", "compileall", "-q", purelib], check=True)
-    where = subprocess.run([python, "-c", "import evolve; print(evolve.__file__)"], check=True,
-                           capture_output=True, text=True, cwd=workdir).stdout.strip()
+    where = subprocess.run(
+        [python, "-c", "import evolve; print(evolve.__file__)"],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=workdir,
+    ).stdout.strip()
     if not where.startswith(purelib):
         raise RuntimeError(f"the bench venv imports evolve from {where}, not the wheel")
     return python, Path(purelib)
@@ -68,21 +119,26 @@ def build_agent(home: Path) -> None:
 
     agent = Agent.create(AGENT, Home(home))
     body = "".join(f"- rule {r}: when step {r} fails, read its log first\n" for r in range(10))
-    changes = {f"skills/skill-{i:03d}/SKILL.md":
-               f"---\nname: skill-{i:03d}\ndescription: Use when working on area {i}.\n---\n\n{body}".encode()
-               for i in range(SKILLS)}
+    changes = {
+        f"skills/skill-{i:03d}/SKILL.md": (
+            f"---\nname: skill-{i:03d}\ndescription: Use when working on area {i}.\n---\n\n{body}"
+        ).encode()
+        for i in range(SKILLS)
+    }
     lessons = "".join(f"- When task {i} comes up, check the fixtures before the code.\n" for i in range(25))
-    changes["memo.md"] = (f"# Memo of {AGENT}\n\n## What I do well and where I often stumble\n\n{lessons}\n"
-                          f"## Strategies for this user and domain\n\n{lessons}").encode()
+    changes["memo.md"] = (
+        f"# Memo of {AGENT}\n\n## What I do well and where I often stumble\n\n{lessons}\n"
+        f"## Strategies for this user and domain\n\n{lessons}"
+    ).encode()
     with agent.repo.locked():
-        agent.repo.commit_changes(changes, build_message("reflect(bench): skills", {}),
-                                  agent.evolve_identity)
+        agent.repo.commit_changes(changes, build_message("reflect(bench): skills", {}), agent.evolve_identity)
 
 
 def _run(argv: list[str], payload: bytes, env: dict, cwd: Path) -> float:
     started = time.perf_counter()
-    proc = subprocess.run(argv, input=payload, env=env, cwd=cwd, stdout=subprocess.DEVNULL,
-                          stderr=subprocess.PIPE, check=False)
+    proc = subprocess.run(
+        argv, input=payload, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False
+    )
     elapsed = time.perf_counter() - started
     if proc.returncode != 0 or proc.stderr:
         raise RuntimeError(f"{shlex.join(argv)}: exit {proc.returncode} {proc.stderr.decode()[-300:]}")
@@ -101,28 +157,55 @@ def run(workdir: Path) -> dict:
     setup_s = time.perf_counter() - started
     project = workdir / "project"
     project.mkdir()
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "PYTHONHOME", "PYTHONDONTWRITEBYTECODE", "EVOLVE_FORBID_HOME")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONPATH", "PYTHONHOME", "PYTHONDONTWRITEBYTECODE", "EVOLVE_FORBID_HOME")
+    }
     env["EVOLVE_NO_WATCHER"] = "1"
 
     def command(event: str, linked: bool = True) -> list[str]:
         return shlex.split(hook_command(python, Home(home), AGENT, event, linked))
 
     transcript = str(workdir / "t.jsonl")
-    base = {"session_id": "bench", "transcript_path": transcript, "cwd": str(project),
-            "permission_mode": "default"}
-    stop = json.dumps({**base, "hook_event_name": "Stop", "stop_hook_active": False,
-                       "last_assistant_message": "Done. " * 300}).encode()
+    base = {
+        "session_id": "bench",
+        "transcript_path": transcript,
+        "cwd": str(project),
+        "permission_mode": "default",
+    }
+    stop = json.dumps(
+        {
+            **base,
+            "hook_event_name": "Stop",
+            "stop_hook_active": False,
+            "last_assistant_message": "Done. " * 300,
+        }
+    ).encode()
     cases: dict[str, tuple[list[str], bytes]] = {
         "pass": ([python, "-c", "pass"], b""),
-        "session_start": (command("session-start"), json.dumps(
-            {**base, "hook_event_name": "SessionStart", "source": "startup"}).encode()),
-        "post_tool_use": (command("post-tool-use"), json.dumps(
-            {**base, "hook_event_name": "PostToolUse", "tool_name": "Skill", "tool_use_id": "toolu_1",
-             "tool_input": {"skill": "skill-007"}, "tool_response": "Launching skill: skill-007"}).encode()),
+        "session_start": (
+            command("session-start"),
+            json.dumps({**base, "hook_event_name": "SessionStart", "source": "startup"}).encode(),
+        ),
+        "post_tool_use": (
+            command("post-tool-use"),
+            json.dumps(
+                {
+                    **base,
+                    "hook_event_name": "PostToolUse",
+                    "tool_name": "Skill",
+                    "tool_use_id": "toolu_1",
+                    "tool_input": {"skill": "skill-007"},
+                    "tool_response": "Launching skill: skill-007",
+                }
+            ).encode(),
+        ),
         "stop": (command("stop"), stop),
-        "session_start_index": (command("session-start", linked=False), json.dumps(
-            {**base, "hook_event_name": "SessionStart", "source": "startup"}).encode()),
+        "session_start_index": (
+            command("session-start", linked=False),
+            json.dumps({**base, "hook_event_name": "SessionStart", "source": "startup"}).encode(),
+        ),
         "stop_dash_m": ([python, "-P", "-m", "evolve.hookmain", *command("stop")[4:]], stop),
     }
     script = purelib / "bin" / "evolve"  # pip --target puts the console script here
@@ -145,11 +228,15 @@ def run(workdir: Path) -> dict:
     ratio = {name: round(median[name] / median["pass"], 2) for name in cases if name != "pass"}
     result: dict = {"skills": SKILLS, "python_pass_ms": round(median["pass"] * 1000, 1)}
     result.update({f"{name}_ratio": value for name, value in ratio.items()})
-    result.update({"session_start_ms": round(median["session_start"] * 1000, 1),
-                   "stop_ms": round(median["stop"] * 1000, 1), "setup_s": round(setup_s, 1),
-                   "python": sysconfig.get_python_version(),
-                   "targets": {"session_start_ratio": "<= 3", "post_tool_use_ratio": "<= 2",
-                               "stop_ratio": "<= 2"}})
+    result.update(
+        {
+            "session_start_ms": round(median["session_start"] * 1000, 1),
+            "stop_ms": round(median["stop"] * 1000, 1),
+            "setup_s": round(setup_s, 1),
+            "python": sysconfig.get_python_version(),
+            "targets": {"session_start_ratio": "<= 3", "post_tool_use_ratio": "<= 2", "stop_ratio": "<= 2"},
+        }
+    )
     return result
 
 
@@ -157,6 +244,9 @@ if __name__ == "__main__":
     with tempfile.TemporaryDirectory(prefix="evolve-bench-") as tmp:
         outcome = run(Path(tmp))
     print(json.dumps(outcome, indent=2))
-    met = (outcome["session_start_ratio"] <= 3 and outcome["post_tool_use_ratio"] <= 2
-           and outcome["stop_ratio"] <= 2)
+    met = (
+        outcome["session_start_ratio"] <= 3
+        and outcome["post_tool_use_ratio"] <= 2
+        and outcome["stop_ratio"] <= 2
+    )
     sys.exit(0 if met else 1)

@@ -53,9 +53,11 @@ _API_ID = re.compile(rb"\b((?:msg|req|toolu|srvtoolu)_[A-Za-z0-9]{6,})[A-Za-z0-9
 
 def source_files(data: Path = DATA) -> list[Path]:
     """The main session transcripts of the shared data (no subagent files)."""
-    files = [p for p in sorted(data.rglob("*.jsonl"))
-             if "agent-" not in p.name and "__subagents__" not in p.name
-             and p.name != "subagent.jsonl"]
+    files = [
+        p
+        for p in sorted(data.rglob("*.jsonl"))
+        if "agent-" not in p.name and "__subagents__" not in p.name and p.name != "subagent.jsonl"
+    ]
     if not files:
         raise FileNotFoundError(f"no Claude Code transcripts under {data}")
     return files
@@ -89,21 +91,48 @@ def one_run(session: str, parent: str | None, n: int) -> tuple[bytes, str]:
     """A few lines of one new run (request, tool call, result, answer): (bytes, last uuid)."""
     stamp = "2026-03-01T10:00:%02d.000Z"
     lines = []
-    head = {"isSidechain": False, "userType": "external", "cwd": "/work/bench",
-            "sessionId": session, "version": "2.1.38"}
+    head = {
+        "isSidechain": False,
+        "userType": "external",
+        "cwd": "/work/bench",
+        "sessionId": session,
+        "version": "2.1.38",
+    }
     ids = [str(uuid.uuid4()) for _ in range(4)]
     tool = f"toolu_bench{n:012d}"
     bodies = [
         {"type": "user", "message": {"role": "user", "content": f"Run the tests again ({n})"}},
-        {"type": "assistant", "requestId": f"req_bench{n:012d}", "message": {
-            "id": f"msg_bench{n:012d}a", "type": "message", "role": "assistant",
-            "model": "claude-x", "content": [{"type": "tool_use", "id": tool, "name": "Bash",
-                                              "input": {"command": "pytest -q"}}]}},
-        {"type": "user", "message": {"role": "user", "content": [
-            {"tool_use_id": tool, "type": "tool_result", "content": "3 passed"}]}},
-        {"type": "assistant", "requestId": f"req_bench{n:012d}b", "message": {
-            "id": f"msg_bench{n:012d}b", "type": "message", "role": "assistant",
-            "model": "claude-x", "content": [{"type": "text", "text": "All tests pass."}]}},
+        {
+            "type": "assistant",
+            "requestId": f"req_bench{n:012d}",
+            "message": {
+                "id": f"msg_bench{n:012d}a",
+                "type": "message",
+                "role": "assistant",
+                "model": "claude-x",
+                "content": [
+                    {"type": "tool_use", "id": tool, "name": "Bash", "input": {"command": "pytest -q"}}
+                ],
+            },
+        },
+        {
+            "type": "user",
+            "message": {
+                "role": "user",
+                "content": [{"tool_use_id": tool, "type": "tool_result", "content": "3 passed"}],
+            },
+        },
+        {
+            "type": "assistant",
+            "requestId": f"req_bench{n:012d}b",
+            "message": {
+                "id": f"msg_bench{n:012d}b",
+                "type": "message",
+                "role": "assistant",
+                "model": "claude-x",
+                "content": [{"type": "text", "text": "All tests pass."}],
+            },
+        },
     ]
     for i, body in enumerate(bodies):
         obj = {"parentUuid": parent, **head, **body, "uuid": ids[i], "timestamp": stamp % i}
@@ -143,8 +172,7 @@ def interleaved(workdir: Path, path: Path, rounds: int = ROUNDS) -> dict:
     slower baseline here, runs in the first two rounds only. `pairs` and `cpu_pairs` hold
     each round's observe/text ratio in wall and CPU time.
     """
-    best = {"text": [float("inf")] * 2, "bytes": [float("inf")] * 2,
-            "observe": [float("inf")] * 2}
+    best = {"text": [float("inf")] * 2, "bytes": [float("inf")] * 2, "observe": [float("inf")] * 2}
     result, pairs, cpu_pairs = None, [], []
     for attempt in range(rounds):
         timings = {}
@@ -159,8 +187,13 @@ def interleaved(workdir: Path, path: Path, rounds: int = ROUNDS) -> dict:
         cpu_pairs.append(round(timings["observe"][1] / timings["text"][1], 3))
         for name, (wall, cpu) in timings.items():
             best[name] = [min(best[name][0], wall), min(best[name][1], cpu)]
-    return {**best, "result": result, "pairs": pairs, "cpu_pairs": cpu_pairs,
-            "db": workdir / f"full-{rounds - 1}" / "state.db"}
+    return {
+        **best,
+        "result": result,
+        "pairs": pairs,
+        "cpu_pairs": cpu_pairs,
+        "db": workdir / f"full-{rounds - 1}" / "state.db",
+    }
 
 
 _PEAK = """
@@ -197,11 +230,19 @@ def peak_memory(workdir: Path, path: Path) -> dict:
     """
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
         env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-        out = subprocess.run([sys.executable, "-c", _PEAK, str(Path(tmp) / "state.db"), str(path)],
-                             capture_output=True, text=True, check=True, env=env)
+        out = subprocess.run(
+            [sys.executable, "-c", _PEAK, str(Path(tmp) / "state.db"), str(path)],
+            capture_output=True,
+            text=True,
+            check=True,
+            env=env,
+        )
     data = json.loads(out.stdout)
-    return {"peak_mb": round((data["peak_kb"] - data["base_kb"]) / 1024, 1),
-            "runs": data["runs"], "seconds": data["s"]}
+    return {
+        "peak_mb": round((data["peak_kb"] - data["base_kb"]) / 1024, 1),
+        "runs": data["runs"],
+        "seconds": data["s"],
+    }
 
 
 def run(workdir: Path) -> dict:
@@ -235,8 +276,9 @@ def run(workdir: Path) -> dict:
             noop = observe_mod.observe(conn, AGENT, [(str(big), "claude_code")])
             noop_s = min(noop_s, time.perf_counter() - t0)
             assert noop.runs == 0, "a no-op observe stored runs"
-        row = conn.execute("SELECT session, tail_uuid FROM runs WHERE agent = ? "
-                           "ORDER BY idx DESC LIMIT 1", (AGENT,)).fetchone()
+        row = conn.execute(
+            "SELECT session, tail_uuid FROM runs WHERE agent = ? ORDER BY idx DESC LIMIT 1", (AGENT,)
+        ).fetchone()
         session, parent = row["session"], row["tail_uuid"]
         reobserve_s = float("inf")
         for n in range(3):
@@ -278,9 +320,14 @@ def run(workdir: Path) -> dict:
         "peak_mb_50": memory_50["peak_mb"],
         "peak_growth_mb": round(memory["peak_mb"] - memory_50["peak_mb"], 1),
         "build_s": round(build_s, 2),
-        "targets": {"ratio_vs_json_loads": "<= 1.0", "cpu_ratio_vs_json_loads": "<= 1.0",
-                    "reobserve_fraction": "< 0.01",
-                    "peak_mb": "< 100", "peak_mb_50": "< 100", "peak_growth_mb": "< 20"},
+        "targets": {
+            "ratio_vs_json_loads": "<= 1.0",
+            "cpu_ratio_vs_json_loads": "<= 1.0",
+            "reobserve_fraction": "< 0.01",
+            "peak_mb": "< 100",
+            "peak_mb_50": "< 100",
+            "peak_growth_mb": "< 20",
+        },
     }
 
 

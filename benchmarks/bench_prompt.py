@@ -46,9 +46,25 @@ def _evolve_script() -> list[str]:
 
 
 def _skill(index: int, rng: random.Random) -> str:
-    words = " ".join(rng.choice(["parser", "tests", "deploy", "schema", "flaky", "retry", "cache",
-                                 "migration", "lint", "release", "logs", "fixtures"])
-                     for _ in range(rng.randint(8, 18)))
+    words = " ".join(
+        rng.choice(
+            [
+                "parser",
+                "tests",
+                "deploy",
+                "schema",
+                "flaky",
+                "retry",
+                "cache",
+                "migration",
+                "lint",
+                "release",
+                "logs",
+                "fixtures",
+            ]
+        )
+        for _ in range(rng.randint(8, 18))
+    )
     name = f"skill-{index:03d}"
     body = "".join(f"- rule {r}: when step {r} fails, read its log first\n" for r in range(10))
     return f"---\nname: {name}\ndescription: Use when working on {words}.\n---\n\n{body}"
@@ -65,8 +81,7 @@ def build(home: Path) -> dict:
     agent = Agent.create(AGENT, Home(home))
     changes = {f"skills/skill-{i:03d}/SKILL.md": _skill(i, rng).encode() for i in range(SKILLS)}
     with agent.repo.locked():
-        agent.repo.commit_changes(changes, build_message("reflect(bench): skills", {}),
-                                  agent.evolve_identity)
+        agent.repo.commit_changes(changes, build_message("reflect(bench): skills", {}), agent.evolve_identity)
     conn = ledger.connect(home / "state.db")
     names = [f"skill-{i:03d}" for i in range(SKILLS)]
     runs, impressions, invocations = [], [], []
@@ -78,34 +93,55 @@ def build(home: Path) -> dict:
         impressions += [(AGENT, n, session, t0) for n in shown]
         for i in range(RUNS_PER_SESSION):
             used = [n for n in shown[:8] if rng.random() < 0.02]
-            facts = {"session_id": session, "index": i, "request": "please fix the parser tests",
-                     "tool_calls": rng.randint(0, 30), "errors": int(rng.random() < 0.1),
-                     "transient_errors": int(rng.random() < 0.05), "aborted": rng.random() < 0.02,
-                     "correction": rng.random() < 0.08, "ended_in_error": rng.random() < 0.05,
-                     "skills": [{"name": n, "tool_use_id": f"toolu_{s}_{i}_{n}"} for n in used],
-                     "files_written": ["src/parser.py"], "complete": True}
+            facts = {
+                "session_id": session,
+                "index": i,
+                "request": "please fix the parser tests",
+                "tool_calls": rng.randint(0, 30),
+                "errors": int(rng.random() < 0.1),
+                "transient_errors": int(rng.random() < 0.05),
+                "aborted": rng.random() < 0.02,
+                "correction": rng.random() < 0.08,
+                "ended_in_error": rng.random() < 0.05,
+                "skills": [{"name": n, "tool_use_id": f"toolu_{s}_{i}_{n}"} for n in used],
+                "files_written": ["src/parser.py"],
+                "complete": True,
+            }
             when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0 + i * 60))
-            runs.append((AGENT, path, session, i, when, when, "/work", 1, 0, None,
-                         json.dumps(facts), t0 + i * 60))
-            invocations += [(AGENT, n, session, i, f"toolu_{s}_{i}_{n}", "transcript", t0 + i * 60)
-                            for n in used]
+            runs.append(
+                (AGENT, path, session, i, when, when, "/work", 1, 0, None, json.dumps(facts), t0 + i * 60)
+            )
+            invocations += [
+                (AGENT, n, session, i, f"toolu_{s}_{i}_{n}", "transcript", t0 + i * 60) for n in used
+            ]
     with ledger.transaction(conn):
         ledger.ensure_agent(conn, AGENT, START)
-        conn.executemany("INSERT INTO runs (agent, path, session, idx, started_at, ended_at, cwd, "
-                         "complete, superseded, tail_uuid, facts, observed_at) "
-                         "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", runs)
-        conn.executemany("INSERT INTO impressions (agent, skill, session, at) VALUES (?,?,?,?)",
-                         impressions)
-        conn.executemany("INSERT INTO invocations (agent, skill, session, run_idx, tool_use_id, "
-                         "source, at) VALUES (?,?,?,?,?,?,?)", invocations)
+        conn.executemany(
+            "INSERT INTO runs (agent, path, session, idx, started_at, ended_at, cwd, "
+            "complete, superseded, tail_uuid, facts, observed_at) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            runs,
+        )
+        conn.executemany("INSERT INTO impressions (agent, skill, session, at) VALUES (?,?,?,?)", impressions)
+        conn.executemany(
+            "INSERT INTO invocations (agent, skill, session, run_idx, tool_use_id, "
+            "source, at) VALUES (?,?,?,?,?,?,?)",
+            invocations,
+        )
     conn.close()
     return {"runs": len(runs), "impressions": len(impressions), "invocations": len(invocations)}
 
 
 def _time(argv: list[str], env: dict) -> float:
     started = time.perf_counter()
-    proc = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                          stderr=subprocess.PIPE, check=False)
+    proc = subprocess.run(
+        argv,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        check=False,
+    )
     elapsed = time.perf_counter() - started
     if proc.returncode != 0:
         raise RuntimeError(f"{shlex.join(argv)} failed: {proc.stderr.decode()[-500:]}")
@@ -142,8 +178,9 @@ def run(workdir: Path) -> dict:
 
     prompt = [*_evolve_script(), "prompt", AGENT, "--session", "bench-session"]
     hook = _hook_command(home)
-    payload = json.dumps({"session_id": "bench-hook", "hook_event_name": "SessionStart",
-                          "source": "startup"}).encode()
+    payload = json.dumps(
+        {"session_id": "bench-hook", "hook_event_name": "SessionStart", "source": "startup"}
+    ).encode()
     out = subprocess.run([*prompt, "--json"], env=env, capture_output=True, check=True)
     shown = json.loads(out.stdout)
     cache = home / "cache" / AGENT / "skills.json"
@@ -165,8 +202,11 @@ def run(workdir: Path) -> dict:
         changed.append(_time(prompt, env))
     median = statistics.median
     result = {
-        "skills": SKILLS, **sizes,
-        "listed": len(shown["listed"]), "left_out": shown["left_out"], "chars": shown["chars"],
+        "skills": SKILLS,
+        **sizes,
+        "listed": len(shown["listed"]),
+        "left_out": shown["left_out"],
+        "chars": shown["chars"],
         "python_pass_ms": round(median(base) * 1000, 1),
         "prompt_ms": round(median(warm) * 1000, 1),
         "ratio": round(median(warm) / median(base), 2),

@@ -37,10 +37,16 @@ DEBOUNCE_S = 0.25
 
 
 def _line(session: str, n: int, obj: dict) -> str:
-    head = {"parentUuid": None if n == 1 else f"{session}-{n - 1}", "isSidechain": False,
-            "userType": "external", "cwd": "/home/me/project", "sessionId": session,
-            "version": "2.1.38", "uuid": f"{session}-{n}",
-            "timestamp": f"2026-02-10T21:{n // 60 % 60:02d}:{n % 60:02d}.000Z"}
+    head = {
+        "parentUuid": None if n == 1 else f"{session}-{n - 1}",
+        "isSidechain": False,
+        "userType": "external",
+        "cwd": "/home/me/project",
+        "sessionId": session,
+        "version": "2.1.38",
+        "uuid": f"{session}-{n}",
+        "timestamp": f"2026-02-10T21:{n // 60 % 60:02d}:{n % 60:02d}.000Z",
+    }
     return json.dumps({**head, **obj}, separators=(",", ":"))
 
 
@@ -48,11 +54,22 @@ def append_turn(path: Path, n: int) -> None:
     """One run (a request and the final answer) in Claude Code's shape."""
     session = path.stem
     lines = [
-        _line(session, 2 * n + 1, {"type": "user", "message": {"role": "user",
-                                                               "content": f"request {n}"}}),
-        _line(session, 2 * n + 2, {"type": "assistant", "requestId": f"req_{n}", "message": {
-            "id": f"msg_{n}", "type": "message", "role": "assistant", "model": "claude-x",
-            "content": [{"type": "text", "text": "Done."}]}}),
+        _line(session, 2 * n + 1, {"type": "user", "message": {"role": "user", "content": f"request {n}"}}),
+        _line(
+            session,
+            2 * n + 2,
+            {
+                "type": "assistant",
+                "requestId": f"req_{n}",
+                "message": {
+                    "id": f"msg_{n}",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": "claude-x",
+                    "content": [{"type": "text", "text": "Done."}],
+                },
+            },
+        ),
     ]
     with path.open("a", encoding="utf-8") as handle:
         handle.write("\n".join(lines) + "\n")
@@ -85,8 +102,9 @@ def cpu_seconds(pid: int) -> float:
 def start_watch(home: Home, log: Path) -> subprocess.Popen:
     env = {**os.environ, "EVOLVE_HOME": str(home.root), "PYTHONPATH": str(ROOT)}
     with log.open("w") as err:
-        proc = subprocess.Popen([sys.executable, "-m", "evolve", "watch"], env=env,
-                                stderr=err, stdout=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "evolve", "watch"], env=env, stderr=err, stdout=subprocess.DEVNULL
+        )
     deadline = time.monotonic() + 120
     while "ready:" not in log.read_text():
         if proc.poll() is not None or time.monotonic() > deadline:
@@ -135,8 +153,13 @@ def plan_ratio(root: Path, repeat: int = 15) -> dict:
                 conn.execute(
                     "INSERT INTO runs (agent, path, session, idx, complete, facts, observed_at) "
                     "VALUES (?, '/t.jsonl', 's', ?, 1, ?, ?)",
-                    (name, idx, json.dumps({"request": "fix it", "correction": idx == 0,
-                                            "tool_calls": 3}), time.time()))
+                    (
+                        name,
+                        idx,
+                        json.dumps({"request": "fix it", "correction": idx == 0, "tool_calls": 3}),
+                        time.time(),
+                    ),
+                )
             ledger.mark_dirty(conn, name)
         assert template is not None
         with ledger.transaction(conn):
@@ -154,10 +177,13 @@ def plan_ratio(root: Path, repeat: int = 15) -> dict:
         conn.close()
         assert len(plan.selected) == 5 and len(plan.selected) + len(plan.skipped) == total
         timings[total] = best
-    return {"plan_10_s": round(timings[10], 5), "plan_1000_s": round(timings[1000], 5),
-            "plan_ratio": round(timings[1000] / timings[10], 2),
-            "plan_us_per_dirty_agent": round(1e6 * timings[10] / 10, 1),
-            "plan_us_per_clean_agent": round(1e6 * (timings[1000] - timings[10]) / 990, 1)}
+    return {
+        "plan_10_s": round(timings[10], 5),
+        "plan_1000_s": round(timings[1000], 5),
+        "plan_ratio": round(timings[1000] / timings[10], 2),
+        "plan_us_per_dirty_agent": round(1e6 * timings[10] / 10, 1),
+        "plan_us_per_clean_agent": round(1e6 * (timings[1000] - timings[10]) / 990, 1),
+    }
 
 
 def run(workdir: Path, idle_s: float | None = None) -> dict:

@@ -73,8 +73,14 @@ def main(argv: list[str]) -> int:
     for measure, value, target, met in rows:
         print(f"{measure.ljust(width)}  {value:>12}  {target:<10}  {met}")
     out = HERE / "results.json"
-    payload = {"machine": {"python": sys.version.split()[0], "platform": platform.platform(),
-                           "cpus": os.cpu_count()}, "results": results}
+    payload = {
+        "machine": {
+            "python": sys.version.split()[0],
+            "platform": platform.platform(),
+            "cpus": os.cpu_count(),
+        },
+        "results": results,
+    }
     out.write_text(json.dumps(payload, indent=2, default=str) + "\n")
     print(f"\nwritten: {out}")
     return 1 if any("error" in r for r in results.values()) else 0

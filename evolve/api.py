@@ -31,8 +31,9 @@ from evolve.workspace.agent import Agent
 _SESSION_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
 
 
-def open_agent(name: str, home: Home | str | os.PathLike[str] | None = None,
-               create: bool = False) -> AgentHandle:
+def open_agent(
+    name: str, home: Home | str | os.PathLike[str] | None = None, create: bool = False
+) -> AgentHandle:
     """An agent of the home (default: $EVOLVE_HOME); `create=True` makes it if missing."""
     home = home if isinstance(home, Home) else Home.resolve(home)
     check_name(name, "agent")
@@ -59,8 +60,12 @@ class AgentHandle:
     def skills_dir(self) -> Path:
         return self.agent.skills_dir
 
-    def session(self, session_id: str | None = None, cwd: str | None = None,
-                skill_tools: Sequence[str] = ("Skill", "read_skill")) -> Session:
+    def session(
+        self,
+        session_id: str | None = None,
+        cwd: str | None = None,
+        skill_tools: Sequence[str] = ("Skill", "read_skill"),
+    ) -> Session:
         """A conversation; `skill_tools` are tool names whose `{"skill": name}` input reads a skill."""
         return Session(self, session_id or os.urandom(16).hex(), cwd, tuple(skill_tools))
 
@@ -68,10 +73,14 @@ class AgentHandle:
 class Session:
     """One conversation of the agent: the system prompt in, the messages out."""
 
-    def __init__(self, agent: AgentHandle, session_id: str, cwd: str | None,
-                 skill_tools: tuple[str, ...]) -> None:
-        if not (0 < len(session_id) <= 128 and set(session_id) <= _SESSION_CHARS
-                and not session_id.startswith(".")):
+    def __init__(
+        self, agent: AgentHandle, session_id: str, cwd: str | None, skill_tools: tuple[str, ...]
+    ) -> None:
+        if not (
+            0 < len(session_id) <= 128
+            and set(session_id) <= _SESSION_CHARS
+            and not session_id.startswith(".")
+        ):
             raise UserError(f"session id {session_id[:80]!r}: use 1-128 of A-Z a-z 0-9 . _ -")
         self.agent, self.id, self.cwd, self.skill_tools = agent, session_id, cwd, skill_tools
         self._written: int | None = None
@@ -112,8 +121,12 @@ class Session:
             drain_pending(conn, self.agent.home)  # the impressions system_prompt spooled
             if not self.transcript_path.exists():
                 return observe.ObserveResult().to_dict()
-            return observe.observe(conn, self.agent.name, [(str(self.transcript_path), "generic")],
-                                   classifier=classify.for_signals(self.agent.agent.config.signals)).to_dict()
+            return observe.observe(
+                conn,
+                self.agent.name,
+                [(str(self.transcript_path), "generic")],
+                classifier=classify.for_signals(self.agent.agent.config.signals),
+            ).to_dict()
 
     def record_skill_read(self, name: str, tool_use_id: str | None = None) -> bool:
         """The agent read a skill (one invocation; the same tool-use id counts once)."""
@@ -122,8 +135,9 @@ class Session:
 
         check_name(name, "skill")
         with ledger.opened(self.agent.home.state_db) as conn:
-            return record_skill_read(conn, self.agent.name, name, self.id,
-                                     tool_use_id=tool_use_id, source="api")
+            return record_skill_read(
+                conn, self.agent.name, name, self.id, tool_use_id=tool_use_id, source="api"
+            )
 
     def _recorded(self) -> int:
         """How many messages the transcript holds already (read back once per session)."""
@@ -139,8 +153,9 @@ class Session:
         return self._written
 
 
-def _lines(messages: list[Any], first: int, session: str, cwd: str | None,
-           skill_tools: tuple[str, ...]) -> list[str]:
+def _lines(
+    messages: list[Any], first: int, session: str, cwd: str | None, skill_tools: tuple[str, ...]
+) -> list[str]:
     """Generic-format lines (docs/transcript-format.md) for messages numbered from `first`."""
     from evolve.transcripts import model
     from evolve.transcripts.messages import message_events
@@ -153,12 +168,23 @@ def _lines(messages: list[Any], first: int, session: str, cwd: str | None,
         elif event.kind == model.ASSISTANT_TEXT:
             line = {"type": "assistant", "text": event.text}
         elif event.kind == model.TOOL_CALL:
-            line = {"type": "tool_call", "tool": event.name, "call_id": event.tool_use_id,
-                    "input": event.input, "writes": event.file_path}
+            line = {
+                "type": "tool_call",
+                "tool": event.name,
+                "call_id": event.tool_use_id,
+                "input": event.input,
+                "writes": event.file_path,
+            }
         elif event.kind == model.TOOL_RESULT:
-            line = {"type": "tool_result", "tool": event.name, "call_id": event.tool_use_id,
-                    "error": event.is_error, "output": event.text, "rejected": event.rejected,
-                    "transient": event.transient}
+            line = {
+                "type": "tool_result",
+                "tool": event.name,
+                "call_id": event.tool_use_id,
+                "error": event.is_error,
+                "output": event.text,
+                "rejected": event.rejected,
+                "transient": event.transient,
+            }
         elif event.kind == model.SKILL:
             line = {"type": "skill", "name": event.name, "call_id": event.tool_use_id}
         elif event.kind == model.INTERRUPT:
@@ -166,6 +192,5 @@ def _lines(messages: list[Any], first: int, session: str, cwd: str | None,
         else:
             continue
         line.update(ts=now, session=session, msg=first + event.offset)
-        lines.append(json.dumps({k: v for k, v in line.items() if v is not None},
-                                ensure_ascii=False) + "\n")
+        lines.append(json.dumps({k: v for k, v in line.items() if v is not None}, ensure_ascii=False) + "\n")
     return lines

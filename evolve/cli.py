@@ -56,8 +56,9 @@ def _log_args(p) -> None:
 
 def _review_args(p) -> None:
     _agent(p)
-    p.add_argument("rev", nargs="?", default="HEAD",
-                   help="a commit, or a proposal id (default: the newest commit)")
+    p.add_argument(
+        "rev", nargs="?", default="HEAD", help="a commit, or a proposal id (default: the newest commit)"
+    )
 
 
 def _revert_args(p) -> None:
@@ -68,39 +69,55 @@ def _revert_args(p) -> None:
 
 def _observe_args(p) -> None:
     _agent(p)
-    p.add_argument("paths", nargs="*", metavar="PATH",
-                   help="transcript files (default: the agent's [sources])")
-    p.add_argument("--format", dest="fmt", choices=["claude_code", "generic"],
-                   help="transcript format of PATHs (default: detected)")
+    p.add_argument(
+        "paths", nargs="*", metavar="PATH", help="transcript files (default: the agent's [sources])"
+    )
+    p.add_argument(
+        "--format",
+        dest="fmt",
+        choices=["claude_code", "generic"],
+        help="transcript format of PATHs (default: detected)",
+    )
     _json(p)
 
 
 def _score_args(p) -> None:
     _agent(p)
-    p.add_argument("--all", dest="all_runs", action="store_true",
-                   help="every stored run, not only those since the last reflection")
+    p.add_argument(
+        "--all",
+        dest="all_runs",
+        action="store_true",
+        help="every stored run, not only those since the last reflection",
+    )
     _json(p)
 
 
 def _reflect_args(p) -> None:
     _agent(p)
-    p.add_argument("--dry-run", action="store_true",
-                   help="print the bundle and the proposed operations; change nothing")
-    p.add_argument("--force", action="store_true",
-                   help="reflect even with nothing new or nothing above the threshold")
+    p.add_argument(
+        "--dry-run", action="store_true", help="print the bundle and the proposed operations; change nothing"
+    )
+    p.add_argument(
+        "--force", action="store_true", help="reflect even with nothing new or nothing above the threshold"
+    )
     _json(p)
 
 
 def _watch_args(p) -> None:
     mode = p.add_mutually_exclusive_group()
-    mode.add_argument("--detach", action="store_true",
-                      help="run in the background (pidfile and log under the home)")
+    mode.add_argument(
+        "--detach", action="store_true", help="run in the background (pidfile and log under the home)"
+    )
     mode.add_argument("--status", action="store_true", help="say whether a watcher runs")
     mode.add_argument("--stop", action="store_true", help="stop the running watcher")
-    mode.add_argument("--print-service", action="store_true",
-                      help="print a systemd user unit (Linux) or launchd plist (macOS)")
-    p.add_argument("--log-file", action="store_true",
-                   help="log to <home>/logs/watch.log (rotated) instead of stderr")
+    mode.add_argument(
+        "--print-service",
+        action="store_true",
+        help="print a systemd user unit (Linux) or launchd plist (macOS)",
+    )
+    p.add_argument(
+        "--log-file", action="store_true", help="log to <home>/logs/watch.log (rotated) instead of stderr"
+    )
     p.add_argument("-v", "--verbose", action="store_true", help="log debug details")
     _json(p)
 
@@ -113,8 +130,9 @@ def _cycle_args(p) -> None:
 
 def _remove_args(p) -> None:
     _agent(p)
-    p.add_argument("--purge", action="store_true",
-                   help="also delete the agent's observed state from state.db")
+    p.add_argument(
+        "--purge", action="store_true", help="also delete the agent's observed state from state.db"
+    )
     _json(p)
 
 
@@ -162,16 +180,23 @@ def _report_args(p) -> None:
 def _install_args(p) -> None:
     p.add_argument("target", choices=["claude-code"], help="the agent runtime (claude-code)")
     p.add_argument("--agent", required=True, help="the evolve agent to connect")
-    p.add_argument("--scope", choices=["project", "user"], default="project",
-                   help="one project (default) or every project of this user")
+    p.add_argument(
+        "--scope",
+        choices=["project", "user"],
+        default="project",
+        help="one project (default) or every project of this user",
+    )
     p.add_argument("--project", help="the project folder (default: the current folder)")
     _json(p)
 
 
 def _install_only_args(p) -> None:
     _install_args(p)
-    p.add_argument("--no-link", action="store_true",
-                   help="do not link skills into Claude Code; inject the skill index instead")
+    p.add_argument(
+        "--no-link",
+        action="store_true",
+        help="do not link skills into Claude Code; inject the skill index instead",
+    )
 
 
 def _hook_args(p) -> None:
@@ -205,8 +230,11 @@ COMMANDS: dict[str, tuple[str, str, Callable[[object], None]]] = {
     "restore": ("curate.restore", "bring a retired or evicted skill back from history", _skill_args),
     "prune": ("curate.prune", "evict the least used skills over max_skills now", _prune_args),
     "report": ("report.report", "did learning help? rates around each reflection, per skill", _report_args),
-    "install": ("integrate.install", "connect an agent to Claude Code: hooks, skill links, sources",
-                _install_only_args),
+    "install": (
+        "integrate.install",
+        "connect an agent to Claude Code: hooks, skill links, sources",
+        _install_only_args,
+    ),
     "uninstall": ("integrate.uninstall", "remove exactly what `evolve install` added", _install_args),
     "hook": ("integrate.hook", "(run by agent hooks) handle one hook event; always exits 0", _hook_args),
 }
@@ -279,8 +307,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         if not _disk_full(exc):
             return _bug(exc)
-        sys.stderr.write(f"evolve: error: no space left on the device, or it failed ({exc}); "
-                         "nothing was half-written — free some space and run the command again\n")
+        sys.stderr.write(
+            f"evolve: error: no space left on the device, or it failed ({exc}); "
+            "nothing was half-written — free some space and run the command again\n"
+        )
         return EXIT_USER
     except KeyboardInterrupt:
         sys.stderr.write("evolve: interrupted\n")
@@ -303,8 +333,7 @@ def _bug(exc: BaseException) -> int:
         sys.stderr.write(f"evolve: error: {exc} (details in {log})\n")
         return EXIT_BUG
     log = _crash_log(exc)
-    sys.stderr.write(f"evolve: internal error: {type(exc).__name__}: {exc}; "
-                     f"please report it with {log}\n")
+    sys.stderr.write(f"evolve: internal error: {type(exc).__name__}: {exc}; please report it with {log}\n")
     return EXIT_BUG
 
 

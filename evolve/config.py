@@ -95,15 +95,27 @@ class Config:
     warnings: tuple[str, ...] = ()  # settings that were read but do not apply where they stand
 
 
-SECTIONS = {f.name: f.default_factory for f in fields(Config)  # type: ignore[misc]
-            if f.name not in ("review", "warnings")}
+SECTIONS = {
+    f.name: f.default_factory
+    for f in fields(Config)  # type: ignore[misc]
+    if f.name not in ("review", "warnings")
+}
 AGENT_ONLY = {"sources", "review"}
 # Read once per home (the watcher, the cycle): in agent.toml they are ignored with a warning.
 HOME_ONLY = {"watch": None, "schedule": {"cycle_hours", "max_agents_per_cycle"}}
 POSITIVE = {
-    "max_tokens", "timeout_s", "cycle_hours", "max_agents_per_cycle", "max_skills",
-    "memo_section_chars", "skill_body_tokens", "bundle_tokens", "prompt_chars",
-    "retention_days", "complexity_tool_calls", "daily_token_budget",
+    "max_tokens",
+    "timeout_s",
+    "cycle_hours",
+    "max_agents_per_cycle",
+    "max_skills",
+    "memo_section_chars",
+    "skill_body_tokens",
+    "bundle_tokens",
+    "prompt_chars",
+    "retention_days",
+    "complexity_tool_calls",
+    "daily_token_budget",
 }
 
 
@@ -158,8 +170,7 @@ def _merge_section(current: Any, raw: Any, section: str, origin: str) -> Any:
     merged = replace(current, **updates)
     if section == "model" and merged.backend not in BACKENDS:
         raise ConfigError(
-            f"{origin}: model.backend: must be one of {', '.join(BACKENDS)}, "
-            f"got {merged.backend!r}"
+            f"{origin}: model.backend: must be one of {', '.join(BACKENDS)}, got {merged.backend!r}"
         )
     if section == "signals" and not 0 <= merged.threshold:
         raise ConfigError(f"{origin}: signals.threshold: must be zero or more")
@@ -209,8 +220,11 @@ def merge(config: Config, raw: dict[str, Any], origin: str, *, agent: bool) -> C
         merged = _merge_section(updates.get(section, getattr(config, section)), value, section, origin)
         if agent and section in HOME_ONLY:
             merged, ignored = _home_only(getattr(config, section), merged, section)
-            warnings.extend(f"{origin}: {section}.{key}: applies to the whole home, not one agent; "
-                            f"ignored here (set it in config.toml)" for key in ignored)
+            warnings.extend(
+                f"{origin}: {section}.{key}: applies to the whole home, not one agent; "
+                f"ignored here (set it in config.toml)"
+                for key in ignored
+            )
         updates[section] = merged
     if warnings:
         updates["warnings"] = config.warnings + tuple(warnings)
@@ -220,8 +234,11 @@ def merge(config: Config, raw: dict[str, Any], origin: str, *, agent: bool) -> C
 def _home_only(before: Any, merged: Any, section: str) -> tuple[Any, list[str]]:
     """`merged` with the home-only keys of `section` put back as they were, and their names."""
     keys = HOME_ONLY[section]
-    ignored = [f.name for f in fields(before) if (keys is None or f.name in keys)
-               and getattr(merged, f.name) != getattr(before, f.name)]
+    ignored = [
+        f.name
+        for f in fields(before)
+        if (keys is None or f.name in keys) and getattr(merged, f.name) != getattr(before, f.name)
+    ]
     return replace(merged, **{k: getattr(before, k) for k in ignored}), ignored
 
 

@@ -31,14 +31,17 @@ def show(title: str, path: Path) -> None:
 def run(home: Path) -> None:
     os.environ["EVOLVE_HOME"] = str(home)
     os.environ["EVOLVE_MODEL_BACKEND"] = "offline"  # the demo never calls a model
-    examples = sorted(str(p) for p in resources.files("evolve").joinpath("examples").iterdir()
-                      if p.name.endswith(".jsonl"))
+    examples = sorted(
+        str(p) for p in resources.files("evolve").joinpath("examples").iterdir() if p.name.endswith(".jsonl")
+    )
     step("create an agent: a git repository holding its skills and memo", "init", "demo")
     step("read the example transcripts: runs and facts, no model", "observe", "demo", *examples)
-    step("score each run: a correction and a recovered error qualify; transient errors never do",
-         "score", "demo")
-    step("a background cycle, run by hand: dirty gate, threshold, then one reflection",
-         "cycle", "--now")
+    step(
+        "score each run: a correction and a recovered error qualify; transient errors never do",
+        "score",
+        "demo",
+    )
+    step("a background cycle, run by hand: dirty gate, threshold, then one reflection", "cycle", "--now")
     step("every commit, told apart by trailers that carry the evidence", "log", "demo")
     step("the reflection as a diff", "review", "demo", "HEAD")
     show("what the agent sees next session", home / "agents" / "demo" / "memo.md")

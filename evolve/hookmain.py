@@ -70,8 +70,14 @@ def check_args(opts: dict) -> None:
 
 def valid_name(name: object) -> bool:
     """evolve.names' rule (a-z, 0-9, single '-' inside, 1-64 chars), without `re`."""
-    return (isinstance(name, str) and 0 < len(name) <= 64 and name[0] != "-" and name[-1] != "-"
-            and "--" not in name and all(c in "abcdefghijklmnopqrstuvwxyz0123456789-" for c in name))
+    return (
+        isinstance(name, str)
+        and 0 < len(name) <= 64
+        and name[0] != "-"
+        and name[-1] != "-"
+        and "--" not in name
+        and all(c in "abcdefghijklmnopqrstuvwxyz0123456789-" for c in name)
+    )
 
 
 def resolve_home(explicit: str | None) -> str:
@@ -91,8 +97,11 @@ def _scanner():
         object_pairs_hook = None
         parse_float = float
         parse_int = int
-        parse_constant = {"NaN": float("nan"), "Infinity": float("inf"),
-                          "-Infinity": float("-inf")}.__getitem__
+        parse_constant = {
+            "NaN": float("nan"),
+            "Infinity": float("inf"),
+            "-Infinity": float("-inf"),
+        }.__getitem__
         memo: dict = {}
 
     return _json.make_scanner(Context())
@@ -156,8 +165,7 @@ def _encoder():
         def refuse(obj):
             raise TypeError(f"not JSON: {type(obj).__name__}")
 
-        encode = _json.make_encoder(None, refuse, _json.encode_basestring, None, ":", ",",
-                                    False, False, True)
+        encode = _json.make_encoder(None, refuse, _json.encode_basestring, None, ":", ",", False, False, True)
         return lambda record: "".join(encode(record, 0))
     except (ImportError, TypeError):  # another interpreter: the pure-Python json
         import json
@@ -188,7 +196,7 @@ def write_stdout(text: str) -> None:
     data = text.encode("utf-8", "replace")
     try:
         while data:
-            data = data[os.write(1, data):]
+            data = data[os.write(1, data) :]
     except OSError:
         pass  # Claude Code stopped listening: nothing to add to a session that is gone
 
@@ -241,8 +249,13 @@ def skill_names(skills_dir: str) -> list[str]:
         entries = list(os.scandir(skills_dir))
     except OSError:
         return []
-    return sorted(e.name for e in entries if valid_name(e.name) and e.is_dir(follow_symlinks=False)
-                  and os.path.isfile(os.path.join(e.path, "SKILL.md")))
+    return sorted(
+        e.name
+        for e in entries
+        if valid_name(e.name)
+        and e.is_dir(follow_symlinks=False)
+        and os.path.isfile(os.path.join(e.path, "SKILL.md"))
+    )
 
 
 def memo_context(home: str, path: str) -> str:
@@ -275,8 +288,9 @@ def session_start(home: str, opts: dict, payload: dict) -> str:
         text = memo_context(home, path)
         listed = skill_names(os.path.join(path, "skills"))
         if session and listed:
-            append_record(home, {"event": "impressions", "agent": agent, "session": session,
-                                 "skills": listed})
+            append_record(
+                home, {"event": "impressions", "agent": agent, "session": session, "skills": listed}
+            )
     from evolve.watch.spawn import ensure_watcher
 
     ensure_watcher(home)
@@ -286,9 +300,12 @@ def session_start(home: str, opts: dict, payload: dict) -> str:
 def run_ended(home: str, opts: dict, payload: dict) -> str:
     agent = opts["agent"]
     agent_dir(home, agent)
-    record = {"event": RECORDS[opts["event"]], "agent": agent,
-              "transcript_path": _text(payload, "transcript_path"),
-              "session_id": _text(payload, "session_id")}
+    record = {
+        "event": RECORDS[opts["event"]],
+        "agent": agent,
+        "transcript_path": _text(payload, "transcript_path"),
+        "session_id": _text(payload, "session_id"),
+    }
     for key in ("reason", "error"):  # SessionEnd's reason, StopFailure's error type
         if _text(payload, key):
             record[key] = _text(payload, key)[:200]  # type: ignore[index]
@@ -305,14 +322,27 @@ def skill_used(home: str, opts: dict, payload: dict) -> str:
         raise Problem(f"a Skill call without a skill name: {str(tool_input)[:80]!r}")
     agent = opts["agent"]
     agent_dir(home, agent)
-    append_record(home, {"event": "invocation", "agent": agent, "skill": skill, "source": "hook",
-                         "tool_use_id": _text(payload, "tool_use_id"),
-                         "session": _text(payload, "session_id")})
+    append_record(
+        home,
+        {
+            "event": "invocation",
+            "agent": agent,
+            "skill": skill,
+            "source": "hook",
+            "tool_use_id": _text(payload, "tool_use_id"),
+            "session": _text(payload, "session_id"),
+        },
+    )
     return ""
 
 
-HANDLERS = {"session-start": session_start, "stop": run_ended, "session-end": run_ended,
-            "stop-failure": run_ended, "post-tool-use": skill_used}
+HANDLERS = {
+    "session-start": session_start,
+    "stop": run_ended,
+    "session-end": run_ended,
+    "stop-failure": run_ended,
+    "post-tool-use": skill_used,
+}
 
 
 # -- entry points ------------------------------------------------------------------------------

@@ -24,8 +24,11 @@ def staged_problems(root: Path) -> list[str]:
         cfg = config_mod.load(Home.resolve().config_file, root / "agent.toml")
     except Exception:  # a broken config must not block a commit that may fix it
         cfg = config_mod.Config()
-    names = git(root, "diff", "--cached", "--name-only", "-z", "--diff-filter=ACMR",
-                keep_index=True).decode("utf-8", "surrogateescape").split("\0")
+    names = (
+        git(root, "diff", "--cached", "--name-only", "-z", "--diff-filter=ACMR", keep_index=True)
+        .decode("utf-8", "surrogateescape")
+        .split("\0")
+    )
     checks: list[tuple[str, str]] = []  # (kind, path)
     for path in filter(None, names):
         parts = path.split("/")

@@ -22,10 +22,20 @@ from evolve.api import Session, open_agent
 
 BASE_PROMPT = "You are a small command-line assistant. Use the tools when they help; answer briefly."
 TOOLS = [
-    {"name": "read_file", "description": "Read a UTF-8 text file under the current folder.",
-     "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}},
-    {"name": "read_skill", "description": "Read one of your skills (its SKILL.md) before following it.",
-     "input_schema": {"type": "object", "properties": {"skill": {"type": "string"}}, "required": ["skill"]}},
+    {
+        "name": "read_file",
+        "description": "Read a UTF-8 text file under the current folder.",
+        "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+    },
+    {
+        "name": "read_skill",
+        "description": "Read one of your skills (its SKILL.md) before following it.",
+        "input_schema": {
+            "type": "object",
+            "properties": {"skill": {"type": "string"}},
+            "required": ["skill"],
+        },
+    },
 ]
 
 
@@ -49,16 +59,22 @@ def run_tool(session: Session, name: str, tool_input: dict, tool_use_id: str, ro
     return f"Error: unknown tool {name!r}", True
 
 
-def answer(client: anthropic.Anthropic, session: Session, task: str, model: str, root: Path,
-           max_turns: int = 8) -> str:
+def answer(
+    client: anthropic.Anthropic, session: Session, task: str, model: str, root: Path, max_turns: int = 8
+) -> str:
     """The tool loop; the run is recorded after every turn, so a crash loses nothing."""
     system = session.system_prompt(BASE_PROMPT)
     messages: list[dict] = [{"role": "user", "content": task}]
     for _ in range(max_turns):
-        response = client.messages.create(model=model, max_tokens=1024, system=system,
-                                          tools=TOOLS, messages=messages)  # type: ignore[arg-type]
-        messages.append({"role": "assistant",
-                         "content": [block.model_dump(exclude_none=True) for block in response.content]})
+        response = client.messages.create(
+            model=model, max_tokens=1024, system=system, tools=TOOLS, messages=messages
+        )  # type: ignore[arg-type]
+        messages.append(
+            {
+                "role": "assistant",
+                "content": [block.model_dump(exclude_none=True) for block in response.content],
+            }
+        )
         calls = [block for block in response.content if block.type == "tool_use"]
         if response.stop_reason != "tool_use" or not calls:
             session.record_run(messages)
@@ -66,8 +82,9 @@ def answer(client: anthropic.Anthropic, session: Session, task: str, model: str,
         results = []
         for call in calls:
             output, is_error = run_tool(session, call.name, dict(call.input or {}), call.id, root)
-            results.append({"type": "tool_result", "tool_use_id": call.id, "content": output,
-                            "is_error": is_error})
+            results.append(
+                {"type": "tool_result", "tool_use_id": call.id, "content": output, "is_error": is_error}
+            )
         messages.append({"role": "user", "content": results})
         session.record_run(messages)
     return f"(stopped after {max_turns} turns)"

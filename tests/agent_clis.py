@@ -30,9 +30,12 @@ ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / ".cache" / "agent-clis"
 INSTALL_TIMEOUT_S = 900
 # npm's codes (and Node's) for "the registry could not be reached"
-_NETWORK = re.compile(r"\b(ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENETUNREACH|EHOSTUNREACH|"
-                      r"ESOCKETTIMEDOUT|ECONNABORTED|EPROTO|UNABLE_TO_GET_ISSUER_CERT_LOCALLY|"
-                      r"SELF_SIGNED_CERT_IN_CHAIN|network|socket hang up|getaddrinfo)\b", re.IGNORECASE)
+_NETWORK = re.compile(
+    r"\b(ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENETUNREACH|EHOSTUNREACH|"
+    r"ESOCKETTIMEDOUT|ECONNABORTED|EPROTO|UNABLE_TO_GET_ISSUER_CERT_LOCALLY|"
+    r"SELF_SIGNED_CERT_IN_CHAIN|network|socket hang up|getaddrinfo)\b",
+    re.IGNORECASE,
+)
 
 
 class Unavailable(Exception):
@@ -58,30 +61,49 @@ def install(package: str, version: str, binary: str, cache: Path = CACHE) -> Pat
         started = time.monotonic()
         try:
             proc = subprocess.run(
-                [npm, "install", "--prefix", str(staging), "--no-save", "--no-package-lock",
-                 f"{package}@{version}"],
-                env={**os.environ, "npm_config_cache": str(cache / "npm-cache"),
-                     "npm_config_update_notifier": "false", "npm_config_fund": "false",
-                     "npm_config_audit": "false"},
-                cwd=target.parent, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S,
-                check=False)
+                [
+                    npm,
+                    "install",
+                    "--prefix",
+                    str(staging),
+                    "--no-save",
+                    "--no-package-lock",
+                    f"{package}@{version}",
+                ],
+                env={
+                    **os.environ,
+                    "npm_config_cache": str(cache / "npm-cache"),
+                    "npm_config_update_notifier": "false",
+                    "npm_config_fund": "false",
+                    "npm_config_audit": "false",
+                },
+                cwd=target.parent,
+                capture_output=True,
+                text=True,
+                timeout=INSTALL_TIMEOUT_S,
+                check=False,
+            )
         except subprocess.TimeoutExpired:
             shutil.rmtree(staging, ignore_errors=True)
-            raise Unavailable(f"npm install {package}@{version} took over {INSTALL_TIMEOUT_S} s "
-                              "(is the registry reachable?)") from None
+            raise Unavailable(
+                f"npm install {package}@{version} took over {INSTALL_TIMEOUT_S} s "
+                "(is the registry reachable?)"
+            ) from None
         if proc.returncode != 0:
             shutil.rmtree(staging, ignore_errors=True)
             output = (proc.stderr + proc.stdout).strip()
             if unreachable(output):
-                raise Unavailable(f"npm cannot reach the registry to install {package}@{version}: "
-                                  f"{_first_error(output)}")
+                raise Unavailable(
+                    f"npm cannot reach the registry to install {package}@{version}: {_first_error(output)}"
+                )
             raise RuntimeError(f"npm install {package}@{version} failed ({proc.returncode}):\n{output}")
         try:
             staging.rename(target)
         except OSError:  # another run finished first: keep its folder
             shutil.rmtree(staging, ignore_errors=True)
-        print(f"installed {package}@{version} in {time.monotonic() - started:.1f} s: {target}",
-              file=sys.stderr)
+        print(
+            f"installed {package}@{version} in {time.monotonic() - started:.1f} s: {target}", file=sys.stderr
+        )
     check_version(path, version)
     return path
 
@@ -89,13 +111,20 @@ def install(package: str, version: str, binary: str, cache: Path = CACHE) -> Pat
 def check_version(path: Path, version: str) -> None:
     """The installed binary runs and says it is `version` (npm could leave a placeholder)."""
     with tempfile.TemporaryDirectory(prefix="agent-cli-home-") as home:  # nothing lands in the real home
-        env = {**os.environ, "HOME": home, "CLAUDE_CONFIG_DIR": str(Path(home) / ".claude"),
-               "DISABLE_AUTOUPDATER": "1"}
-        proc = subprocess.run([str(path), "--version"], capture_output=True, text=True, timeout=60,
-                              check=False, env=env)
+        env = {
+            **os.environ,
+            "HOME": home,
+            "CLAUDE_CONFIG_DIR": str(Path(home) / ".claude"),
+            "DISABLE_AUTOUPDATER": "1",
+        }
+        proc = subprocess.run(
+            [str(path), "--version"], capture_output=True, text=True, timeout=60, check=False, env=env
+        )
     if proc.returncode != 0 or version not in proc.stdout:
-        raise RuntimeError(f"{path} --version gave {proc.returncode}: {proc.stdout!r} {proc.stderr!r}; "
-                           f"delete {path.parents[2]} and run again")
+        raise RuntimeError(
+            f"{path} --version gave {proc.returncode}: {proc.stdout!r} {proc.stderr!r}; "
+            f"delete {path.parents[2]} and run again"
+        )
 
 
 def claude_code() -> Path:

@@ -51,8 +51,13 @@ class Recorded:
 
     def is_agent_turn(self) -> bool:
         """A streamed model call with tools: what Claude Code's agent loop sends."""
-        return (self.method == "POST" and self.route == "/v1/messages" and isinstance(self.body, dict)
-                and self.body.get("stream") is True and bool(self.body.get("tools")))
+        return (
+            self.method == "POST"
+            and self.route == "/v1/messages"
+            and isinstance(self.body, dict)
+            and self.body.get("stream") is True
+            and bool(self.body.get("tools"))
+        )
 
     def text(self) -> str:
         """Every text the request carries to the model (system prompt and messages), joined."""
@@ -138,8 +143,9 @@ class FakeClaudeAPI:
         """Every scripted turn was asked for, and nothing beyond the script."""
         with self._lock:
             left, extra = len(self._script), list(self.unscripted)
-        assert not extra, f"{len(extra)} agent turn(s) beyond the script; the last asked:\n" \
-                          f"{extra[-1].text()[-2000:]}"
+        assert not extra, (
+            f"{len(extra)} agent turn(s) beyond the script; the last asked:\n{extra[-1].text()[-2000:]}"
+        )
         assert not left, f"{left} scripted turn(s) never asked for (the CLI stopped early?)"
 
     # -- serving ----------------------------------------------------------------------
@@ -166,37 +172,67 @@ class FakeClaudeAPI:
 
 def sse_events(turn: Turn, model: str) -> list[tuple[str, dict[str, Any]]]:
     """The event stream of one turn, as the Messages API sends it (deltas in small pieces)."""
-    usage = {"input_tokens": 50, "output_tokens": 1, "cache_creation_input_tokens": 0,
-             "cache_read_input_tokens": 0}
+    usage = {
+        "input_tokens": 50,
+        "output_tokens": 1,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+    }
     events: list[tuple[str, dict[str, Any]]] = [
-        ("message_start", {"type": "message_start", "message": {
-            "id": turn.model_id, "type": "message", "role": "assistant", "model": model, "content": [],
-            "stop_reason": None, "stop_sequence": None, "usage": usage}}),
-        ("ping", {"type": "ping"})]
+        (
+            "message_start",
+            {
+                "type": "message_start",
+                "message": {
+                    "id": turn.model_id,
+                    "type": "message",
+                    "role": "assistant",
+                    "model": model,
+                    "content": [],
+                    "stop_reason": None,
+                    "stop_sequence": None,
+                    "usage": usage,
+                },
+            },
+        ),
+        ("ping", {"type": "ping"}),
+    ]
     for index, block in enumerate(turn.content):
         if block["type"] == "text":
             start = {"type": "text", "text": ""}
             deltas = [{"type": "text_delta", "text": piece} for piece in _pieces(block["text"])]
         elif block["type"] == "tool_use":
             start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
-            deltas = [{"type": "input_json_delta", "partial_json": piece}
-                      for piece in _pieces(json.dumps(block["input"]))]
+            deltas = [
+                {"type": "input_json_delta", "partial_json": piece}
+                for piece in _pieces(json.dumps(block["input"]))
+            ]
         else:
             raise ValueError(f"no stream for a {block['type']!r} block")
-        events.append(("content_block_start", {"type": "content_block_start", "index": index,
-                                               "content_block": start}))
-        events.extend(("content_block_delta", {"type": "content_block_delta", "index": index, "delta": d})
-                      for d in deltas)
+        events.append(
+            ("content_block_start", {"type": "content_block_start", "index": index, "content_block": start})
+        )
+        events.extend(
+            ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": d})
+            for d in deltas
+        )
         events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
-    events.append(("message_delta", {"type": "message_delta",
-                                     "delta": {"stop_reason": turn.stop_reason, "stop_sequence": None},
-                                     "usage": {"output_tokens": 10}}))
+    events.append(
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": turn.stop_reason, "stop_sequence": None},
+                "usage": {"output_tokens": 10},
+            },
+        )
+    )
     events.append(("message_stop", {"type": "message_stop"}))
     return events
 
 
 def _pieces(text: str, size: int = 24) -> list[str]:
-    return [text[i:i + size] for i in range(0, len(text), size)] or [""]
+    return [text[i : i + size] for i in range(0, len(text), size)] or [""]
 
 
 def _handler_for(api: FakeClaudeAPI) -> type[BaseHTTPRequestHandler]:
@@ -238,16 +274,27 @@ def _handler_for(api: FakeClaudeAPI) -> type[BaseHTTPRequestHandler]:
             if recorded.route == "/v1/messages/count_tokens":
                 self._json(200, {"input_tokens": 50})
             elif recorded.route != "/v1/messages":
-                self._json(404, {"type": "error",
-                                 "error": {"type": "not_found_error", "message": "no route"}})
+                self._json(
+                    404, {"type": "error", "error": {"type": "not_found_error", "message": "no route"}}
+                )
             elif turn is None:  # a side query (no tools, or not streamed): a short answer
                 side = Turn([{"type": "text", "text": "Fake side answer"}])
                 if body.get("stream"):
                     self._stream(side, model)
                 else:
-                    self._json(200, {"id": side.model_id, "type": "message", "role": "assistant",
-                                     "model": model, "content": side.content, "stop_reason": "end_turn",
-                                     "stop_sequence": None, "usage": {"input_tokens": 5, "output_tokens": 3}})
+                    self._json(
+                        200,
+                        {
+                            "id": side.model_id,
+                            "type": "message",
+                            "role": "assistant",
+                            "model": model,
+                            "content": side.content,
+                            "stop_reason": "end_turn",
+                            "stop_sequence": None,
+                            "usage": {"input_tokens": 5, "output_tokens": 3},
+                        },
+                    )
             else:
                 self._stream(turn, model)
 

@@ -67,39 +67,79 @@ class FakeMessagesAPI:
         return f"http://127.0.0.1:{self.port}"
 
     # -- queueing ---------------------------------------------------------------------
-    def reply_tool(self, tool_input: Any, *, name: str = "apply_reflection", model: str = "claude-fake-1",
-                   input_tokens: int = 1200, output_tokens: int = 80, stop_reason: str = "tool_use",
-                   text: str | None = None, delay: float = 0.0) -> None:
+    def reply_tool(
+        self,
+        tool_input: Any,
+        *,
+        name: str = "apply_reflection",
+        model: str = "claude-fake-1",
+        input_tokens: int = 1200,
+        output_tokens: int = 80,
+        stop_reason: str = "tool_use",
+        text: str | None = None,
+        delay: float = 0.0,
+    ) -> None:
         """Queue a message whose content is (optional text and) one tool_use block."""
         content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
         content.append({"type": "tool_use", "id": "toolu_fake01", "name": name, "input": tool_input})
-        self.reply_message(content, model=model, input_tokens=input_tokens,
-                           output_tokens=output_tokens, stop_reason=stop_reason, delay=delay)
+        self.reply_message(
+            content,
+            model=model,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            stop_reason=stop_reason,
+            delay=delay,
+        )
 
     def reply_text(self, text: str, *, stop_reason: str = "end_turn", delay: float = 0.0) -> None:
         """Queue a message with a text block only (the model ignored the tool)."""
         self.reply_message([{"type": "text", "text": text}], stop_reason=stop_reason, delay=delay)
 
-    def reply_message(self, content: list[dict[str, Any]], *, model: str = "claude-fake-1",
-                      input_tokens: int = 1200, output_tokens: int = 80,
-                      stop_reason: str | None = "end_turn", delay: float = 0.0) -> None:
+    def reply_message(
+        self,
+        content: list[dict[str, Any]],
+        *,
+        model: str = "claude-fake-1",
+        input_tokens: int = 1200,
+        output_tokens: int = 80,
+        stop_reason: str | None = "end_turn",
+        delay: float = 0.0,
+    ) -> None:
         """Queue a Messages API response with the given content blocks."""
         message = {
-            "id": "msg_fake01", "type": "message", "role": "assistant", "model": model,
-            "content": content, "stop_reason": stop_reason, "stop_sequence": None,
+            "id": "msg_fake01",
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": content,
+            "stop_reason": stop_reason,
+            "stop_sequence": None,
             "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
         }
         self.reply_raw(json.dumps(message), delay=delay)
 
-    def reply_error(self, status: int, message: str = "fake failure", *, error_type: str | None = None,
-                    headers: dict[str, str] | None = None, delay: float = 0.0) -> None:
+    def reply_error(
+        self,
+        status: int,
+        message: str = "fake failure",
+        *,
+        error_type: str | None = None,
+        headers: dict[str, str] | None = None,
+        delay: float = 0.0,
+    ) -> None:
         """Queue an error shaped like Anthropic's: {"type": "error", "error": {...}}."""
         kind = error_type or _ERROR_TYPES.get(status, "api_error")
         body = {"type": "error", "error": {"type": kind, "message": message}}
         self.reply_raw(json.dumps(body), status=status, headers=headers, delay=delay)
 
-    def reply_raw(self, body: str | bytes, *, status: int = 200, headers: dict[str, str] | None = None,
-                  delay: float = 0.0) -> None:
+    def reply_raw(
+        self,
+        body: str | bytes,
+        *,
+        status: int = 200,
+        headers: dict[str, str] | None = None,
+        delay: float = 0.0,
+    ) -> None:
         """Queue any body as-is (malformed JSON, wrong shapes)."""
         data = body.encode() if isinstance(body, str) else body
         with self._lock:
@@ -125,9 +165,15 @@ class FakeMessagesAPI:
 
 
 _ERROR_TYPES = {
-    400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
-    404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error",
-    500: "api_error", 503: "api_error", 529: "overloaded_error",
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    503: "api_error",
+    529: "overloaded_error",
 }
 
 
@@ -172,5 +218,3 @@ def fake_messages_api():
         yield api
     finally:
         api.close()
-
-

@@ -29,8 +29,14 @@ def skill_text(name: str, description: str = "Use when testing things.", body: s
     return f"---\nname: {name}\ndescription: {description}\n---\n\n{body}"
 
 
-def write_skill(root: Path, name: str, description: str = "Use when testing things.",
-                body: str = "- step one\n", *, text: str | bytes | None = None) -> Path:
+def write_skill(
+    root: Path,
+    name: str,
+    description: str = "Use when testing things.",
+    body: str = "- step one\n",
+    *,
+    text: str | bytes | None = None,
+) -> Path:
     """Write `root/skills/<name>/SKILL.md` (valid unless `text` says otherwise)."""
     path = root / "skills" / name / "SKILL.md"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -42,12 +48,14 @@ def write_skill(root: Path, name: str, description: str = "Use when testing thin
     return path
 
 
-def git(repo: Path, *args: str, check: bool = True, env: dict[str, str] | None = None,
-        input: str | None = None) -> subprocess.CompletedProcess[str]:
+def git(
+    repo: Path, *args: str, check: bool = True, env: dict[str, str] | None = None, input: str | None = None
+) -> subprocess.CompletedProcess[str]:
     """Run git in `repo` like a person would (their config, their hooks)."""
     full_env = {**os.environ, **(env or {})}
-    proc = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, env=full_env,
-                          input=input, check=False)
+    proc = subprocess.run(
+        ["git", *args], cwd=repo, capture_output=True, text=True, env=full_env, input=input, check=False
+    )
     if check and proc.returncode != 0:
         raise AssertionError(f"git {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr}")
     return proc
@@ -58,8 +66,9 @@ def git_out(repo: Path, *args: str) -> str:
     return git(repo, *args).stdout.strip()
 
 
-def commit_all(repo: Path, message: str = "my edit", *, no_verify: bool = False,
-               check: bool = True) -> subprocess.CompletedProcess[str]:
+def commit_all(
+    repo: Path, message: str = "my edit", *, no_verify: bool = False, check: bool = True
+) -> subprocess.CompletedProcess[str]:
     """`git add -A && git commit -m message`, as a person does it."""
     git(repo, "add", "-A")
     args = ["commit", "-q", "-m", message] + (["--no-verify"] if no_verify else [])
@@ -81,8 +90,12 @@ def parsed_trailers(repo: Path, rev: str = "HEAD") -> dict[str, str]:
     return result
 
 
-def evolve_commit(agent: Agent, changes: dict[str, bytes | None], subject: str = "reflect(demo): test",
-                  trailers: dict[str, object] | None = None) -> str:
+def evolve_commit(
+    agent: Agent,
+    changes: dict[str, bytes | None],
+    subject: str = "reflect(demo): test",
+    trailers: dict[str, object] | None = None,
+) -> str:
     """One evolve commit through the real write path (lock, journal, CAS)."""
     message = build_message(subject, trailers or {"Evolve-Kind": "reflection"})
     with agent.repo.locked():

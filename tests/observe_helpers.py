@@ -17,24 +17,41 @@ START = datetime(2026, 2, 10, 21, 0, tzinfo=UTC)
 
 def api_error_line(attempt: int, status: int = 529, kind: str = "overloaded_error") -> dict:
     """Claude Code's `system/api_error` retry line (before the common keys are added)."""
-    return {"type": "system", "subtype": "api_error", "level": "error",
-            "error": {"status": status, "error": {"type": "error", "error": {
-                "type": kind, "message": kind.replace("_", " ")}}},
-            "retryInMs": 1000, "retryAttempt": attempt, "maxRetries": 10}
+    return {
+        "type": "system",
+        "subtype": "api_error",
+        "level": "error",
+        "error": {
+            "status": status,
+            "error": {"type": "error", "error": {"type": kind, "message": kind.replace("_", " ")}},
+        },
+        "retryInMs": 1000,
+        "retryAttempt": attempt,
+        "maxRetries": 10,
+    }
 
 
 def synthetic_line(text: str, msg_id: str) -> dict:
     """The assistant line Claude Code writes when the API failed for good."""
-    return {"type": "assistant", "isApiErrorMessage": True, "message": {
-        "id": msg_id, "type": "message", "role": "assistant", "model": "<synthetic>",
-        "content": [{"type": "text", "text": text}]}}
+    return {
+        "type": "assistant",
+        "isApiErrorMessage": True,
+        "message": {
+            "id": msg_id,
+            "type": "message",
+            "role": "assistant",
+            "model": "<synthetic>",
+            "content": [{"type": "text", "text": text}],
+        },
+    }
 
 
 class Transcript:
     """Claude Code JSONL lines shaped like real ones (one content block per assistant line)."""
 
-    def __init__(self, session: str = "5e55a0c1-0000-4000-8000-000000000001",
-                 sidechain: bool = False, tag: str = "u"):
+    def __init__(
+        self, session: str = "5e55a0c1-0000-4000-8000-000000000001", sidechain: bool = False, tag: str = "u"
+    ):
         self.session = session
         self.sidechain = sidechain
         self.tag = tag  # keeps uuids and ids unique across transcripts of one test
@@ -46,9 +63,14 @@ class Transcript:
     def add(self, obj: dict, parent: str | None | bool = True) -> str:
         self.n += 1
         uuid = f"{self.tag}-{self.n:05d}"
-        head = {"parentUuid": self.last if parent is True else (parent or None),
-                "isSidechain": self.sidechain, "userType": "external", "cwd": "/work/project",
-                "sessionId": self.session, "version": "2.1.38"}
+        head = {
+            "parentUuid": self.last if parent is True else (parent or None),
+            "isSidechain": self.sidechain,
+            "userType": "external",
+            "cwd": "/work/project",
+            "sessionId": self.session,
+            "version": "2.1.38",
+        }
         stamp = (START + timedelta(seconds=self.n)).strftime("%Y-%m-%dT%H:%M:%S.123Z")
         line = {**head, **obj, "uuid": uuid, "timestamp": stamp}
         self.lines.append(json.dumps(line, separators=(",", ":"), ensure_ascii=False).encode())
@@ -60,27 +82,42 @@ class Transcript:
 
     # -- conversation ----------------------------------------------------------------
     def user(self, content, parent: str | None | bool = True, **extra) -> str:
-        return self.add({"type": "user", "message": {"role": "user", "content": content},
-                         **extra}, parent)
+        return self.add({"type": "user", "message": {"role": "user", "content": content}, **extra}, parent)
 
     def text(self, text: str) -> str:
         msg = f"msg_{self.tag}{self.n:05d}"
-        return self.add({"type": "assistant", "requestId": f"req_{self.tag}{self.n:05d}",
-                         "message": {"id": msg, "type": "message", "role": "assistant",
-                                     "model": "claude-x",
-                                     "content": [{"type": "text", "text": text}]}})
+        return self.add(
+            {
+                "type": "assistant",
+                "requestId": f"req_{self.tag}{self.n:05d}",
+                "message": {
+                    "id": msg,
+                    "type": "message",
+                    "role": "assistant",
+                    "model": "claude-x",
+                    "content": [{"type": "text", "text": text}],
+                },
+            }
+        )
 
     def tool(self, name: str, tool_input: dict) -> str:
         tool_id = f"toolu_{self.tag}{self.n + 1:05d}"
-        self.add({"type": "assistant", "requestId": f"req_{self.tag}{self.n:05d}",
-                  "message": {"id": f"msg_{self.tag}{self.n:05d}", "type": "message",
-                              "role": "assistant", "model": "claude-x",
-                              "content": [{"type": "tool_use", "id": tool_id, "name": name,
-                                           "input": tool_input}]}})
+        self.add(
+            {
+                "type": "assistant",
+                "requestId": f"req_{self.tag}{self.n:05d}",
+                "message": {
+                    "id": f"msg_{self.tag}{self.n:05d}",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": "claude-x",
+                    "content": [{"type": "tool_use", "id": tool_id, "name": name, "input": tool_input}],
+                },
+            }
+        )
         return tool_id
 
-    def result(self, tool_id: str, content: str, is_error: bool | None = None,
-               tur=None) -> str:
+    def result(self, tool_id: str, content: str, is_error: bool | None = None, tur=None) -> str:
         block = {"tool_use_id": tool_id, "type": "tool_result", "content": content}
         if is_error is not None:
             block["is_error"] = is_error
@@ -142,7 +179,6 @@ def conn(tmp_path):
     connection.close()
 
 
-
 def observe_paths(conn, *paths: Path, fmt: str = "claude_code", **kwargs):
     return observe.observe(conn, AGENT, [(str(p), fmt) for p in paths], **kwargs)
 
@@ -155,9 +191,17 @@ def stored(conn, path: Path | None = None) -> list[dict]:
         query += " AND path = ?"
         args.append(str(path))
     rows = conn.execute(query + " ORDER BY path, idx", args).fetchall()
-    return [{**json.loads(r["facts"]), "_idx": r["idx"], "_superseded": r["superseded"],
-             "_observed_at": r["observed_at"], "_complete": r["complete"],
-             "_session": r["session"]} for r in rows]
+    return [
+        {
+            **json.loads(r["facts"]),
+            "_idx": r["idx"],
+            "_superseded": r["superseded"],
+            "_observed_at": r["observed_at"],
+            "_complete": r["complete"],
+            "_session": r["session"],
+        }
+        for r in rows
+    ]
 
 
 def facts(runs: list[dict]) -> list[dict]:
@@ -175,14 +219,18 @@ def clean(conn) -> None:
 
 
 def cursor_row(conn, path: Path):
-    return conn.execute("SELECT * FROM cursors WHERE agent = ? AND path = ?",
-                        (AGENT, str(path))).fetchone()
+    return conn.execute("SELECT * FROM cursors WHERE agent = ? AND path = ?", (AGENT, str(path))).fetchone()
 
 
 def invocations(conn) -> list[tuple]:
-    return [tuple(r) for r in conn.execute(
-        "SELECT skill, session, run_idx, tool_use_id, source FROM invocations "
-        "WHERE agent = ? ORDER BY id", (AGENT,)).fetchall()]
+    return [
+        tuple(r)
+        for r in conn.execute(
+            "SELECT skill, session, run_idx, tool_use_id, source FROM invocations "
+            "WHERE agent = ? ORDER BY id",
+            (AGENT,),
+        ).fetchall()
+    ]
 
 
 def two_runs() -> Transcript:

@@ -55,8 +55,10 @@ def test_create_makes_a_repo_with_the_template_in_one_commit(agent, evolve_home)
     for expected in ("agent.toml", "memo.md", ".gitignore", "skills/.gitkeep"):
         assert expected in files
     assert git_out(agent.path, "rev-list", "--count", "HEAD") == "1"
-    assert git_out(agent.path, "log", "-1", "--format=%an <%ae>|%cn <%ce>|%s") == \
-        "evolve <evolve@localhost>|evolve <evolve@localhost>|init(demo): new agent"
+    assert (
+        git_out(agent.path, "log", "-1", "--format=%an <%ae>|%cn <%ce>|%s")
+        == "evolve <evolve@localhost>|evolve <evolve@localhost>|init(demo): new agent"
+    )
     assert parsed_trailers(agent.path) == {"Evolve-Kind": "init"}
     assert git_out(agent.path, "branch", "--show-current") == "main"
     assert git_out(agent.path, "status", "--porcelain") == ""
@@ -79,7 +81,8 @@ def test_create_works_without_any_git_identity(evolve_home, no_identity):
 def test_evolve_identity_is_configurable(evolve_home):
     evolve_home.mkdir(parents=True)
     (evolve_home / "config.toml").write_text(
-        "[git]\nauthor_name = 'Robo'\nauthor_email = 'robo@example.test'\n")
+        "[git]\nauthor_name = 'Robo'\nauthor_email = 'robo@example.test'\n"
+    )
     agent = make_agent("robo")
     assert git_out(agent.path, "log", "-1", "--format=%an <%ae>") == "Robo <robo@example.test>"
 
@@ -136,8 +139,10 @@ def test_human_edits_are_committed_first_as_their_own_commit(agent):
     write_skill(agent.path, "mine")
     sha = agent.commit_human_edits()
     assert sha == head(agent.path)
-    assert git_out(agent.path, "log", "-1", "--format=%an <%ae>|%s") == \
-        "Test Person <person@example.test>|edit(demo): memo.md, skills/mine/SKILL.md"
+    assert (
+        git_out(agent.path, "log", "-1", "--format=%an <%ae>|%s")
+        == "Test Person <person@example.test>|edit(demo): memo.md, skills/mine/SKILL.md"
+    )
     trailers = parsed_trailers(agent.path)
     assert trailers["Evolve-Source"] == "human"
     assert "Evolve-Problems" not in trailers
@@ -204,8 +209,12 @@ def test_staged_and_then_edited_file_commits_the_work_tree(agent):
 
 # -- history kinds ----------------------------------------------------------------------
 def test_log_kinds_are_told_apart_by_trailers(agent):
-    evolve_commit(agent, {"skills/s/SKILL.md": skill_text("s").encode()}, "reflect(demo): one",
-                  {"Evolve-Kind": "reflection", "Evolve-Score": "0.9"})
+    evolve_commit(
+        agent,
+        {"skills/s/SKILL.md": skill_text("s").encode()},
+        "reflect(demo): one",
+        {"Evolve-Kind": "reflection", "Evolve-Score": "0.9"},
+    )
     (agent.path / "mine.md").write_text("x\n")
     agent.commit_human_edits()
     (agent.path / "plain.md").write_text("y\n")
@@ -228,8 +237,13 @@ def test_a_person_git_revert_is_a_revert(agent):
 
 # -- revert -----------------------------------------------------------------------------
 def _three_commits(agent, first_change, later_changes):
-    evolve_commit(agent, {"skills/alpha/SKILL.md": skill_with("alpha", LINES).encode(),
-                          "skills/beta/SKILL.md": skill_with("beta", LINES).encode()})
+    evolve_commit(
+        agent,
+        {
+            "skills/alpha/SKILL.md": skill_with("alpha", LINES).encode(),
+            "skills/beta/SKILL.md": skill_with("beta", LINES).encode(),
+        },
+    )
     target = evolve_commit(agent, first_change, "reflect(demo): the lesson to undo")
     evolve_commit(agent, later_changes, "reflect(demo): a later lesson")
     return target
@@ -243,8 +257,10 @@ def test_revert_applies_when_later_commits_changed_other_skills(agent):
     target = _three_commits(
         agent,
         {"skills/alpha/SKILL.md": skill_with("alpha", _lines({3: "- alpha lesson\n"})).encode()},
-        {"skills/beta/SKILL.md": skill_with("beta", _lines({3: "- beta lesson\n"})).encode(),
-         "skills/gamma/SKILL.md": skill_text("gamma").encode()},
+        {
+            "skills/beta/SKILL.md": skill_with("beta", _lines({3: "- beta lesson\n"})).encode(),
+            "skills/gamma/SKILL.md": skill_text("gamma").encode(),
+        },
     )
     sha = agent.revert(target[:10])
     assert head(agent.path) == sha
@@ -254,8 +270,9 @@ def test_revert_applies_when_later_commits_changed_other_skills(agent):
     trailers = parsed_trailers(agent.path)
     assert trailers["Evolve-Reverts"] == target
     assert trailers["Evolve-Kind"] == "revert"
-    assert git_out(agent.path, "log", "-1", "--format=%s") == \
-        'revert(demo): "reflect(demo): the lesson to undo"'
+    assert (
+        git_out(agent.path, "log", "-1", "--format=%s") == 'revert(demo): "reflect(demo): the lesson to undo"'
+    )
     assert git_out(agent.path, "status", "--porcelain") == ""
 
 
@@ -263,8 +280,11 @@ def test_revert_applies_when_a_later_commit_changed_another_part_of_the_same_ski
     target = _three_commits(
         agent,
         {"skills/alpha/SKILL.md": skill_with("alpha", _lines({3: "- early lesson\n"})).encode()},
-        {"skills/alpha/SKILL.md": skill_with("alpha", _lines({3: "- early lesson\n", 20: "- late\n"}))
-         .encode()},
+        {
+            "skills/alpha/SKILL.md": skill_with(
+                "alpha", _lines({3: "- early lesson\n", 20: "- late\n"})
+            ).encode()
+        },
     )
     agent.revert(target)
     assert (agent.path / "skills/alpha/SKILL.md").read_text() == skill_with("alpha", _lines({20: "- late\n"}))
@@ -286,8 +306,11 @@ def test_revert_next_to_a_later_change(agent, later_line):
     target = _three_commits(
         agent,
         {"skills/alpha/SKILL.md": skill_with("alpha", _lines({3: "- early\n"})).encode()},
-        {"skills/alpha/SKILL.md": skill_with("alpha", _lines({3: "- early\n", later_line: "- late\n"}))
-         .encode()},
+        {
+            "skills/alpha/SKILL.md": skill_with(
+                "alpha", _lines({3: "- early\n", later_line: "- late\n"})
+            ).encode()
+        },
     )
     before = head(agent.path)
     if later_line == 4:
@@ -296,16 +319,19 @@ def test_revert_next_to_a_later_change(agent, later_line):
         assert head(agent.path) == before
     else:
         agent.revert(target)
-        assert (agent.path / "skills/alpha/SKILL.md").read_text() == \
-            skill_with("alpha", _lines({later_line: "- late\n"}))
+        assert (agent.path / "skills/alpha/SKILL.md").read_text() == skill_with(
+            "alpha", _lines({later_line: "- late\n"})
+        )
 
 
 def test_a_conflicting_revert_is_a_user_error_and_touches_nothing(agent):
     target = _three_commits(
         agent,
         {"skills/alpha/SKILL.md": skill_with("alpha", _lines({3: "- first\n"})).encode()},
-        {"skills/alpha/SKILL.md": skill_with("alpha", _lines({3: "- second\n"})).encode(),
-         "memo.md": b"later memo\n"},
+        {
+            "skills/alpha/SKILL.md": skill_with("alpha", _lines({3: "- second\n"})).encode(),
+            "memo.md": b"later memo\n",
+        },
     )
     (agent.path / "untracked-note.md").write_text("a person's note\n")
     before = head(agent.path)

@@ -17,16 +17,24 @@ from evolve.store import ledger
 from tests.helpers import evolve_commit, make_agent, skill_text
 
 ROOT = Path(__file__).resolve().parents[1]
-MEMO = ("# Memo of helper\n\n## What I do well and where I often stumble\n\n- I skip reading notes.\n\n"
-        "## Strategies for this user and domain\n")
+MEMO = (
+    "# Memo of helper\n\n## What I do well and where I often stumble\n\n- I skip reading notes.\n\n"
+    "## Strategies for this user and domain\n"
+)
 
 
 @pytest.fixture
 def helper(evolve_home):
     agent = make_agent("helper")
-    evolve_commit(agent, {"memo.md": MEMO.encode(),
-                          "skills/count-words/SKILL.md": skill_text("count-words", "Use when counting words.",
-                                                                    "- split on whitespace\n").encode()})
+    evolve_commit(
+        agent,
+        {
+            "memo.md": MEMO.encode(),
+            "skills/count-words/SKILL.md": skill_text(
+                "count-words", "Use when counting words.", "- split on whitespace\n"
+            ).encode(),
+        },
+    )
     return agent
 
 
@@ -50,18 +58,47 @@ def test_system_prompt_adds_memo_and_index_and_records_impressions(helper):
 def conversation() -> list[dict]:
     return [
         {"role": "user", "content": "How many words are in notes.txt?"},
-        {"role": "assistant", "content": [
-            {"type": "text", "text": "Let me look."},
-            {"type": "tool_use", "id": "tu_1", "name": "read_file", "input": {"path": "note.txt"}}]},
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "tu_1", "is_error": True,
-                                      "content": "No such file: note.txt"}]},
-        {"role": "assistant", "content": [
-            {"type": "tool_use", "id": "tu_2", "name": "read_skill", "input": {"skill": "count-words"}}]},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "Let me look."},
+                {"type": "tool_use", "id": "tu_1", "name": "read_file", "input": {"path": "note.txt"}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "tu_1",
+                    "is_error": True,
+                    "content": "No such file: note.txt",
+                }
+            ],
+        },
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "tool_use", "id": "tu_2", "name": "read_skill", "input": {"skill": "count-words"}}
+            ],
+        },
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "tu_2", "content": "- split"}]},
-        {"role": "assistant", "content": [
-            {"type": "tool_use", "id": "tu_3", "name": "read_file", "input": {"path": "notes.txt"}}]},
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "tu_3",
-                                      "content": [{"type": "text", "text": "one two three"}]}]},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "tool_use", "id": "tu_3", "name": "read_file", "input": {"path": "notes.txt"}}
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "tu_3",
+                    "content": [{"type": "text", "text": "one two three"}],
+                }
+            ],
+        },
         {"role": "assistant", "content": [{"type": "text", "text": "Three words."}]},
         {"role": "user", "content": "That's wrong, you forgot the title line"},
         {"role": "assistant", "content": [{"type": "text", "text": "Four words."}]},
@@ -93,10 +130,12 @@ def test_record_run_appends_only_new_messages_and_observes_them(helper):
 
 def test_record_run_judges_corrections_by_the_agents_signals(helper):
     (helper.path / "agent.toml").write_text('[signals.correction_phrases]\nen = ["zorblax"]\n')
-    messages = [{"role": "user", "content": "count the words in notes.txt"},
-                {"role": "assistant", "content": "42 words."},
-                {"role": "user", "content": "zorblax: count lines too"},
-                {"role": "assistant", "content": "7 lines."}]
+    messages = [
+        {"role": "user", "content": "count the words in notes.txt"},
+        {"role": "assistant", "content": "42 words."},
+        {"role": "user", "content": "zorblax: count lines too"},
+        {"role": "assistant", "content": "7 lines."},
+    ]
     open_agent("helper").session("s1").record_run(messages)
     facts = [json.loads(f) for (f,) in rows("SELECT facts FROM runs WHERE agent = 'helper' ORDER BY idx")]
     assert [f["correction"] for f in facts] == [False, True]
@@ -108,7 +147,8 @@ def test_a_skill_read_counts_once_per_tool_use(helper):
     assert not session.record_skill_read("count-words", tool_use_id="tu_2")
     session.record_run(conversation())
     assert rows("SELECT skill, tool_use_id, session, run_idx FROM invocations") == [
-        ("count-words", "tu_2", "s1", 0)]
+        ("count-words", "tu_2", "s1", 0)
+    ]
     assert session.record_skill_read("count-words")  # no id: every read counts
     with pytest.raises(UserError):
         session.record_skill_read("../etc")
@@ -137,17 +177,26 @@ def test_the_example_agent_learns_through_the_api(helper, fake_messages_api, tmp
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
     (tmp_path / "notes.txt").write_text("one two three\n")
     api = fake_messages_api
-    api.reply_message([{"type": "tool_use", "id": "toolu_a", "name": "read_skill",
-                        "input": {"skill": "count-words"}}], stop_reason="tool_use")
-    api.reply_message([{"type": "text", "text": "Reading it."},
-                       {"type": "tool_use", "id": "toolu_b", "name": "read_file",
-                        "input": {"path": "../outside.txt"}}], stop_reason="tool_use")
-    api.reply_message([{"type": "tool_use", "id": "toolu_c", "name": "read_file",
-                        "input": {"path": "notes.txt"}}], stop_reason="tool_use")
+    api.reply_message(
+        [{"type": "tool_use", "id": "toolu_a", "name": "read_skill", "input": {"skill": "count-words"}}],
+        stop_reason="tool_use",
+    )
+    api.reply_message(
+        [
+            {"type": "text", "text": "Reading it."},
+            {"type": "tool_use", "id": "toolu_b", "name": "read_file", "input": {"path": "../outside.txt"}},
+        ],
+        stop_reason="tool_use",
+    )
+    api.reply_message(
+        [{"type": "tool_use", "id": "toolu_c", "name": "read_file", "input": {"path": "notes.txt"}}],
+        stop_reason="tool_use",
+    )
     api.reply_text("notes.txt has 3 words.")
     example = load_example()
-    code = example.main(["--agent", "helper", "--base-url", api.url, "--session", "run1",
-                         "How many words are in notes.txt?"])
+    code = example.main(
+        ["--agent", "helper", "--base-url", api.url, "--session", "run1", "How many words are in notes.txt?"]
+    )
     assert code == 0 and capsys.readouterr().out == "notes.txt has 3 words.\n"
     first = api.requests[0].body
     assert "I skip reading notes." in first["system"] and "- count-words:" in first["system"]

@@ -84,7 +84,7 @@ NOT_TRANSIENT = [
     PYTEST_FAILURE,
     '  File "app.py", line 3\n    print "hi"\n    ^^^^^^^^^^\n'
     "SyntaxError: Missing parentheses in call to 'print'",
-    "Traceback (most recent call last):\n  File \"main.py\", line 1, in <module>\n"
+    'Traceback (most recent call last):\n  File "main.py", line 1, in <module>\n'
     "FileNotFoundError: [Errno 2] No such file or directory: 'config.yaml'",
     "Error: ENOENT: no such file or directory, open '/app/package.json'",
     "fatal: not a git repository (or any of the parent directories): .git",
@@ -107,8 +107,7 @@ NOT_TRANSIENT = [
     "FAIL src/app.test.ts > renders\nError: Test timed out in 5000ms.",
     "TimeoutError: locator.click: Timeout 30000ms exceeded.",
     'Error: Timeout of 2000ms exceeded. For async tests and hooks, ensure "done()" is called',
-    "Traceback (most recent call last):\n  File \"rate_limiter.py\", line 9, in allow\n"
-    "KeyError: 'bucket'",
+    "Traceback (most recent call last):\n  File \"rate_limiter.py\", line 9, in allow\nKeyError: 'bucket'",
     "",
 ]
 
@@ -194,47 +193,121 @@ CORRECTIONS = {
         "Why did you delete the migrations folder?",
         "still doesn't work, same error",
     ],
-    "zh": ["不对，应该用 pnpm", "错了，配置文件在 ~/.config 下面", "我说的是蓝色按钮",
-           "你忘了更新测试", "还是不行", "这个不对吧，重新来"],
-    "de": ["Nein, das ist falsch. Nimm pnpm.", "Das stimmt nicht, die Datei liegt woanders",
-           "Ich sagte doch, keine Mocks", "Du hast die Tests vergessen", "Mach das rückgängig",
-           "Eigentlich wollte ich pnpm, nicht npm"],
-    "es": ["No, eso está mal. Usa pnpm.", "Te dije que no tocaras el archivo",
-           "Olvidaste actualizar las pruebas", "Esta mal, usa la otra tabla",
-           "En realidad quería pnpm, en lugar de npm"],
-    "fr": ["Non, c'est faux, utilise pnpm", "Ce n'est pas ça que je voulais",
-           "Je t'ai dit de ne pas toucher ce fichier", "Tu as oublié les tests",
-           "En fait, utilise plutôt pnpm"],
-    "ja": ["違う、pnpm を使って", "そうじゃない。設定ファイルは別の場所です",
-           "間違っています。やり直して", "テストを忘れてる", "元に戻して"],
-    "hi": ["यह गलत है, pnpm इस्तेमाल करो", "ऐसा नहीं, मैंने कहा था नीला बटन",
-           "तुम टेस्ट अपडेट करना भूल गए", "galat hai, pnpm use karo", "maine kaha tha blue button"],
-    "pt": ["Não, está errado. Use pnpm.", "Eu disse para não mexer nesse arquivo",
-           "Você esqueceu de atualizar os testes", "Na verdade, use pnpm em vez de npm",
-           "isso não é o que eu pedi"],
+    "zh": [
+        "不对，应该用 pnpm",
+        "错了，配置文件在 ~/.config 下面",
+        "我说的是蓝色按钮",
+        "你忘了更新测试",
+        "还是不行",
+        "这个不对吧，重新来",
+    ],
+    "de": [
+        "Nein, das ist falsch. Nimm pnpm.",
+        "Das stimmt nicht, die Datei liegt woanders",
+        "Ich sagte doch, keine Mocks",
+        "Du hast die Tests vergessen",
+        "Mach das rückgängig",
+        "Eigentlich wollte ich pnpm, nicht npm",
+    ],
+    "es": [
+        "No, eso está mal. Usa pnpm.",
+        "Te dije que no tocaras el archivo",
+        "Olvidaste actualizar las pruebas",
+        "Esta mal, usa la otra tabla",
+        "En realidad quería pnpm, en lugar de npm",
+    ],
+    "fr": [
+        "Non, c'est faux, utilise pnpm",
+        "Ce n'est pas ça que je voulais",
+        "Je t'ai dit de ne pas toucher ce fichier",
+        "Tu as oublié les tests",
+        "En fait, utilise plutôt pnpm",
+    ],
+    "ja": [
+        "違う、pnpm を使って",
+        "そうじゃない。設定ファイルは別の場所です",
+        "間違っています。やり直して",
+        "テストを忘れてる",
+        "元に戻して",
+    ],
+    "hi": [
+        "यह गलत है, pnpm इस्तेमाल करो",
+        "ऐसा नहीं, मैंने कहा था नीला बटन",
+        "तुम टेस्ट अपडेट करना भूल गए",
+        "galat hai, pnpm use karo",
+        "maine kaha tha blue button",
+    ],
+    "pt": [
+        "Não, está errado. Use pnpm.",
+        "Eu disse para não mexer nesse arquivo",
+        "Você esqueceu de atualizar os testes",
+        "Na verdade, use pnpm em vez de npm",
+        "isso não é o que eu pedi",
+    ],
 }
 
 GUARDED = {
-    "en": ["No problem, thanks! Now add a README.", "No worries. Can you add a CLI flag?",
-           "What's wrong with the build on CI?", "Why is the date wrong in the footer?",
-           "Not bad at all. Please add tests now.", "Don't worry about the docs, just ship it",
-           "Please implement undo/redo in the editor", "Nothing wrong with the approach, go on",
-           "I know you're busy; add a note about the new API", "It actually works now, thanks!"],
-    "zh": ["不错，继续吧", "没问题，接下来加个 README", "为什么测试结果不对？",
-           "启动时报错了，帮我看看", "已经很不错了，提交吧"],
-    "de": ["Kein Problem, danke!", "Keine Sorge, mach weiter", "Was ist falsch an dem Build?",
-           "Nicht schlecht! Jetzt die Tests.", "Das ist nicht so schlimm, mach weiter"],
-    "es": ["No hay problema, gracias", "No te preocupes, sigue", "¿Por qué está mal la fecha?",
-           "No está mal, ahora agrega pruebas", "¿Qué está mal en el build?"],
-    "fr": ["Pas de problème, merci", "Pas mal ! Ajoute les tests maintenant",
-           "Qu'est-ce qui ne va pas avec le build ?", "Pourquoi c'est faux dans le pied de page ?",
-           "Ne t'inquiète pas pour la doc"],
-    "ja": ["問題ないです、続けてください", "大丈夫です。次は README を追加して", "何が違うのか教えて",
-           "間違いないです。コミットして", "この二つの違いは何ですか"],
-    "hi": ["कोई बात नहीं, आगे बढ़ो", "कोई समस्या नहीं, README जोड़ो", "क्या गलत है इस बिल्ड में?",
-           "koi baat nahi, aage badho", "चिंता मत करो, बस शिप करो"],
-    "pt": ["Sem problema, obrigado", "Não se preocupe, continue", "O que está errado no build?",
-           "Não, obrigado, eu faço isso", "Nada errado com a abordagem, continue"],
+    "en": [
+        "No problem, thanks! Now add a README.",
+        "No worries. Can you add a CLI flag?",
+        "What's wrong with the build on CI?",
+        "Why is the date wrong in the footer?",
+        "Not bad at all. Please add tests now.",
+        "Don't worry about the docs, just ship it",
+        "Please implement undo/redo in the editor",
+        "Nothing wrong with the approach, go on",
+        "I know you're busy; add a note about the new API",
+        "It actually works now, thanks!",
+    ],
+    "zh": [
+        "不错，继续吧",
+        "没问题，接下来加个 README",
+        "为什么测试结果不对？",
+        "启动时报错了，帮我看看",
+        "已经很不错了，提交吧",
+    ],
+    "de": [
+        "Kein Problem, danke!",
+        "Keine Sorge, mach weiter",
+        "Was ist falsch an dem Build?",
+        "Nicht schlecht! Jetzt die Tests.",
+        "Das ist nicht so schlimm, mach weiter",
+    ],
+    "es": [
+        "No hay problema, gracias",
+        "No te preocupes, sigue",
+        "¿Por qué está mal la fecha?",
+        "No está mal, ahora agrega pruebas",
+        "¿Qué está mal en el build?",
+    ],
+    "fr": [
+        "Pas de problème, merci",
+        "Pas mal ! Ajoute les tests maintenant",
+        "Qu'est-ce qui ne va pas avec le build ?",
+        "Pourquoi c'est faux dans le pied de page ?",
+        "Ne t'inquiète pas pour la doc",
+    ],
+    "ja": [
+        "問題ないです、続けてください",
+        "大丈夫です。次は README を追加して",
+        "何が違うのか教えて",
+        "間違いないです。コミットして",
+        "この二つの違いは何ですか",
+    ],
+    "hi": [
+        "कोई बात नहीं, आगे बढ़ो",
+        "कोई समस्या नहीं, README जोड़ो",
+        "क्या गलत है इस बिल्ड में?",
+        "koi baat nahi, aage badho",
+        "चिंता मत करो, बस शिप करो",
+    ],
+    "pt": [
+        "Sem problema, obrigado",
+        "Não se preocupe, continue",
+        "O que está errado no build?",
+        "Não, obrigado, eu faço isso",
+        "Nada errado com a abordagem, continue",
+    ],
 }
 
 FRESH = {
@@ -249,17 +322,13 @@ FRESH = {
 }
 
 
-@pytest.mark.parametrize(
-    ("lang", "text"), [(lang, t) for lang, texts in CORRECTIONS.items() for t in texts]
-)
+@pytest.mark.parametrize(("lang", "text"), [(lang, t) for lang, texts in CORRECTIONS.items() for t in texts])
 def test_correction_in_every_language(lang, text):
     assert classify.correction_language(text) == lang
     assert classify.is_correction(text)
 
 
-@pytest.mark.parametrize(
-    ("lang", "text"), [(lang, t) for lang, texts in GUARDED.items() for t in texts]
-)
+@pytest.mark.parametrize(("lang", "text"), [(lang, t) for lang, texts in GUARDED.items() for t in texts])
 def test_guards_in_every_language(lang, text):
     assert classify.correction_language(text) is None, lang
 
@@ -270,8 +339,16 @@ def test_fresh_request_is_no_correction(lang, text):
     assert not classify.is_correction(text, first=True), lang
 
 
-@pytest.mark.parametrize("text", ["Now add a README", "I know the API", "Nothing to add, ship it",
-                                  "The wrongful-termination module needs a test", "nobody uses it"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Now add a README",
+        "I know the API",
+        "Nothing to add, ship it",
+        "The wrongful-termination module needs a test",
+        "nobody uses it",
+    ],
+)
 def test_whole_words_only(text):
     assert not classify.is_correction(text)
 
@@ -297,9 +374,11 @@ def test_weak_phrases_need_the_start_and_not_a_first_request():
     assert classify.is_correction("Actually, use pnpm.")
     assert not classify.is_correction("Actually, use pnpm.", first=True)
     assert classify.is_correction("You forgot the lockfile.", first=True)
-    late = "Build a CLI that reads CSV files, validates the rows against the schema, writes a " \
-        "report and exits non-zero on errors; it should stream large files and it must log " \
+    late = (
+        "Build a CLI that reads CSV files, validates the rows against the schema, writes a "
+        "report and exits non-zero on errors; it should stream large files and it must log "
         "progress every 1000 rows. Use click instead of argparse."
+    )
     assert not classify.is_correction(late)
 
 

@@ -40,8 +40,18 @@ def test_every_command_reaches_exactly_one_distinct_function():
     assert len(subparsers) == 1 and list(subparsers[0].choices) == list(cli.COMMANDS)
 
 
-@pytest.mark.parametrize("argv", [[], ["no-such-verb"], ["log"], ["init"], ["revert", "demo"],
-                                  ["log", "demo", "--limit", "many"], ["agents", "--bogus"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["no-such-verb"],
+        ["log"],
+        ["init"],
+        ["revert", "demo"],
+        ["log", "demo", "--limit", "many"],
+        ["agents", "--bogus"],
+    ],
+)
 def test_usage_errors_exit_2(capsys, argv):
     with pytest.raises(SystemExit) as info:
         cli.main(argv)
@@ -97,8 +107,12 @@ def test_unknown_agent_exits_1(capsys, evolve_home, verb):
 
 def test_log_text_and_json(capsys, evolve_home):
     agent = make_agent("demo")
-    sha = evolve_commit(agent, {"skills/s/SKILL.md": skill_text("s").encode()}, "reflect(demo): learned",
-                        {"Evolve-Kind": "reflection", "Evolve-Signals": ["user_correction", "complexity"]})
+    sha = evolve_commit(
+        agent,
+        {"skills/s/SKILL.md": skill_text("s").encode()},
+        "reflect(demo): learned",
+        {"Evolve-Kind": "reflection", "Evolve-Signals": ["user_correction", "complexity"]},
+    )
     (agent.path / "mine.md").write_text("x\n")
     agent.commit_human_edits()
     entries = run_json(capsys, "log", "demo")
@@ -130,8 +144,12 @@ def test_skills_text_and_json(capsys, evolve_home):
 
 def test_review_shows_diff_and_trailers(capsys, evolve_home):
     agent = make_agent("demo")
-    sha = evolve_commit(agent, {"skills/s/SKILL.md": skill_text("s").encode()}, "reflect(demo): review me",
-                        {"Evolve-Kind": "reflection", "Evolve-Score": "0.8"})
+    sha = evolve_commit(
+        agent,
+        {"skills/s/SKILL.md": skill_text("s").encode()},
+        "reflect(demo): review me",
+        {"Evolve-Kind": "reflection", "Evolve-Score": "0.8"},
+    )
     code, out, _ = run(capsys, "review", "demo")
     assert code == EXIT_OK
     assert f"reflection {sha}" in out and "Evolve-Score: 0.8" in out

@@ -52,8 +52,12 @@ def test_person_commits_and_reverts_while_evolve_reflects(tmp_path) -> None:
 
     agent = make_agent()
     (agent.path / "notes").mkdir()
-    person = subprocess.Popen([sys.executable, "-c", PERSON, str(agent.path), "18"],
-                              stdout=subprocess.PIPE, text=True, env=os.environ.copy())
+    person = subprocess.Popen(
+        [sys.executable, "-c", PERSON, str(agent.path), "18"],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=os.environ.copy(),
+    )
     rules = []
     for n in range(6):
         t = Transcript(tmp_path / f"s{n}.jsonl", cwd=f"/work/p{n}")
@@ -89,8 +93,12 @@ def test_two_evolve_processes_reflect_once(tmp_path) -> None:
     agent = make_agent()
     main(["observe", "demo", str(corrected_session(tmp_path))])
     script = "import sys; from evolve.cli import main; sys.exit(main(['reflect', 'demo', '--json']))"
-    procs = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
-                              env=os.environ.copy()) for _ in range(2)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=os.environ.copy()
+        )
+        for _ in range(2)
+    ]
     outs = [p.communicate(timeout=120)[0] for p in procs]
     statuses = sorted(__import__("json").loads(o)["status"] for o in outs)
     assert statuses.count("committed") == 1, statuses

@@ -21,17 +21,29 @@ def write(path: Path, text: str) -> Path:
 def test_defaults_are_the_numbers_of_the_brief():
     cfg = config_mod.load()
     assert cfg.model.backend == "offline"
-    assert (cfg.schedule.cycle_hours, cfg.schedule.min_gap_hours, cfg.schedule.force_after_days,
-            cfg.schedule.max_agents_per_cycle) == (12, 4, 7, 5)
+    assert (
+        cfg.schedule.cycle_hours,
+        cfg.schedule.min_gap_hours,
+        cfg.schedule.force_after_days,
+        cfg.schedule.max_agents_per_cycle,
+    ) == (12, 4, 7, 5)
     assert cfg.signals.threshold == 0.7
     assert cfg.signals.complexity_tool_calls == 20
     assert cfg.signals.weights == {
-        "user_correction": 0.9, "skill_ineffective": 0.85, "error_recovered": 0.8,
-        "known_weakness": 0.7, "complexity": 0.5,
+        "user_correction": 0.9,
+        "skill_ineffective": 0.85,
+        "error_recovered": 0.8,
+        "known_weakness": 0.7,
+        "complexity": 0.5,
     }
     limits = cfg.limits
-    assert (limits.max_skills, limits.memo_section_chars, limits.skill_body_tokens,
-            limits.bundle_tokens, limits.prompt_chars) == (200, 2000, 5000, 12000, 8000)
+    assert (
+        limits.max_skills,
+        limits.memo_section_chars,
+        limits.skill_body_tokens,
+        limits.bundle_tokens,
+        limits.prompt_chars,
+    ) == (200, 2000, 5000, 12000, 8000)
     assert (cfg.watch.debounce_s, cfg.watch.rescan_minutes, cfg.watch.human_edit_quiet_s) == (2, 10, 30)
     assert cfg.review is False
     assert cfg.sources.claude_code == [] and cfg.sources.generic == []
@@ -45,12 +57,16 @@ def test_missing_files_mean_defaults(tmp_path):
 
 
 def test_home_then_agent_override(tmp_path):
-    home = write(tmp_path / "config.toml",
-                 "[schedule]\ncycle_hours = 6\nmin_gap_hours = 2\n[model]\nbackend = 'anthropic'\n"
-                 "[signals.weights]\ncomplexity = 0.3\n")
-    agent = write(tmp_path / "agent.toml",
-                  "review = true\n[agent]\nname = 'x'\n[schedule]\nforce_after_days = 3\n"
-                  "[sources]\nclaude_code = ['~/p/*.jsonl']\n[signals.weights]\nuser_correction = 1.5\n")
+    home = write(
+        tmp_path / "config.toml",
+        "[schedule]\ncycle_hours = 6\nmin_gap_hours = 2\n[model]\nbackend = 'anthropic'\n"
+        "[signals.weights]\ncomplexity = 0.3\n",
+    )
+    agent = write(
+        tmp_path / "agent.toml",
+        "review = true\n[agent]\nname = 'x'\n[schedule]\nforce_after_days = 3\n"
+        "[sources]\nclaude_code = ['~/p/*.jsonl']\n[signals.weights]\nuser_correction = 1.5\n",
+    )
     cfg = config_mod.load(home, agent)
     assert cfg.schedule.cycle_hours == 6.0
     assert cfg.schedule.min_gap_hours == 2.0
@@ -67,8 +83,10 @@ def test_home_then_agent_override(tmp_path):
 def test_home_wide_keys_in_agent_toml_are_ignored_with_a_warning(tmp_path):
     """The template once invited [watch] in agent.toml: it must never break that file."""
     home = write(tmp_path / "config.toml", "[watch]\ndebounce_s = 5\n")
-    agent = write(tmp_path / "agent.toml", "[watch]\ndebounce_s = 1\nrescan_minutes = 10\n"
-                  "[schedule]\ncycle_hours = 1\nmin_gap_hours = 1\n")
+    agent = write(
+        tmp_path / "agent.toml",
+        "[watch]\ndebounce_s = 1\nrescan_minutes = 10\n[schedule]\ncycle_hours = 1\nmin_gap_hours = 1\n",
+    )
     cfg = config_mod.load(home, agent)
     assert (cfg.watch.debounce_s, cfg.schedule.cycle_hours, cfg.schedule.min_gap_hours) == (5.0, 12.0, 1.0)
     assert cfg.warnings == (
@@ -146,8 +164,9 @@ def test_unknown_section_and_non_table_section(tmp_path):
         config_mod.load(path)
 
 
-@pytest.mark.parametrize("text", ["review = true\n", "[sources]\nclaude_code = []\n",
-                                  "[agent]\nname = 'x'\n"])
+@pytest.mark.parametrize(
+    "text", ["review = true\n", "[sources]\nclaude_code = []\n", "[agent]\nname = 'x'\n"]
+)
 def test_agent_only_keys_are_refused_in_the_home_config(tmp_path, text):
     path = write(tmp_path / "config.toml", text)
     with pytest.raises(ConfigError) as info:
@@ -176,7 +195,9 @@ def test_env_backend_overrides_files(tmp_path, monkeypatch):
 def test_tilde_in_sources_expands(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path))
     assert config_mod.expand_globs(["~/.claude/projects/x/*.jsonl", "/abs/*.jsonl"]) == [
-        f"{tmp_path}/.claude/projects/x/*.jsonl", "/abs/*.jsonl"]
+        f"{tmp_path}/.claude/projects/x/*.jsonl",
+        "/abs/*.jsonl",
+    ]
 
 
 def test_agent_reads_home_config_then_its_agent_toml(evolve_home):

@@ -98,16 +98,25 @@ class Claude:
     `watcher=True`.
     """
 
-    def __init__(self, binary: Path, api: FakeClaudeAPI, project: Path, proxy_port: int,
-                 watcher: bool = False) -> None:
+    def __init__(
+        self, binary: Path, api: FakeClaudeAPI, project: Path, proxy_port: int, watcher: bool = False
+    ) -> None:
         self.binary, self.api, self.project = binary, api, project
         proxy = f"http://127.0.0.1:{proxy_port}"
-        self.env = {**os.environ,  # HOME, CLAUDE_CONFIG_DIR, EVOLVE_HOME: the test's (conftest)
-                    "ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "sk-ant-fake-conformance",
-                    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1",
-                    "HTTPS_PROXY": proxy, "HTTP_PROXY": proxy, "https_proxy": proxy, "http_proxy": proxy,
-                    "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost",
-                    "npm_config_update_notifier": "false"}
+        self.env = {
+            **os.environ,  # HOME, CLAUDE_CONFIG_DIR, EVOLVE_HOME: the test's (conftest)
+            "ANTHROPIC_BASE_URL": api.url,
+            "ANTHROPIC_API_KEY": "sk-ant-fake-conformance",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            "HTTPS_PROXY": proxy,
+            "HTTP_PROXY": proxy,
+            "https_proxy": proxy,
+            "http_proxy": proxy,
+            "NO_PROXY": "127.0.0.1,localhost",
+            "no_proxy": "127.0.0.1,localhost",
+            "npm_config_update_notifier": "false",
+        }
         if not watcher:
             self.env["EVOLVE_NO_WATCHER"] = "1"
 
@@ -115,8 +124,15 @@ class Claude:
         argv = [str(self.binary), "-p", "--output-format", "json"]
         if resume:
             argv += ["--resume", resume]
-        proc = subprocess.run([*argv, prompt], cwd=self.project, env=self.env,
-                              capture_output=True, text=True, timeout=CLI_TIMEOUT_S, check=False)
+        proc = subprocess.run(
+            [*argv, prompt],
+            cwd=self.project,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=CLI_TIMEOUT_S,
+            check=False,
+        )
         assert proc.returncode == 0, f"claude -p exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}"
         result = json.loads(proc.stdout)
         assert result.get("is_error") is False, result
@@ -126,8 +142,9 @@ class Claude:
 
 def evolve_cli(*args: str) -> str:
     """`evolve ARGS` as a person runs it; its stdout."""
-    proc = subprocess.run([sys.executable, "-m", "evolve", *args], capture_output=True, text=True,
-                          timeout=60, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "evolve", *args], capture_output=True, text=True, timeout=60, check=False
+    )
     assert proc.returncode == 0, f"evolve {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr}"
     return proc.stdout
 
@@ -176,9 +193,13 @@ def make_project(tmp_path: Path) -> tuple[Path, Path]:
     project = tmp_path / "shop-app"
     project.mkdir()
     git(project, "init", "-q")
-    (project / "package.json").write_text(json.dumps(
-        {"name": "shop-app", "version": "1.1.0", "private": True, "scripts": {"test": "sh test.sh"}},
-        indent=2) + "\n")
+    (project / "package.json").write_text(
+        json.dumps(
+            {"name": "shop-app", "version": "1.1.0", "private": True, "scripts": {"test": "sh test.sh"}},
+            indent=2,
+        )
+        + "\n"
+    )
     (project / "test.sh").write_text(TEST_SCRIPT)
     person_log = tmp_path / "person-hook.log"
     (project / ".claude").mkdir()
@@ -194,8 +215,9 @@ def transcript_of(session: str) -> Path:
     return found[0]
 
 
-def test_real_claude_code_sessions_are_learned_from(claude_bin, fake_claude_api, closed_port, tmp_path,
-                                                    evolve_home):
+def test_real_claude_code_sessions_are_learned_from(
+    claude_bin, fake_claude_api, closed_port, tmp_path, evolve_home
+):
     api = fake_claude_api
     home = Home.resolve()
     project, person_log = make_project(tmp_path)
@@ -213,16 +235,22 @@ def test_real_claude_code_sessions_are_learned_from(claude_bin, fake_claude_api,
 
     # 1. `npm test` fails, the agent updates the snapshots, the tests pass
     failing = api.tool("Bash", {"command": "npm test", "description": "Run the tests"})
-    passing = api.tool("Bash", {"command": "npm test -- --update-snapshots",
-                                "description": "Update the snapshots"})
+    passing = api.tool(
+        "Bash", {"command": "npm test -- --update-snapshots", "description": "Update the snapshots"}
+    )
     api.text("The snapshot was stale; after updating it all 3 tests pass.")
     first = claude.run("Run the tests please")
     session = first["session_id"]
     [shown, *_] = assert_hooks_ran(home, session, ["impressions", "stop", "session_end"])
     assert shown["skills"] == [SKILL]
-    results = {block["tool_use_id"]: block for r in api.agent_turns() for m in r.body["messages"]
-               if isinstance(m.get("content"), list) for block in m["content"]
-               if block.get("type") == "tool_result"}
+    results = {
+        block["tool_use_id"]: block
+        for r in api.agent_turns()
+        for m in r.body["messages"]
+        if isinstance(m.get("content"), list)
+        for block in m["content"]
+        if block.get("type") == "tool_result"
+    }
     assert results[failing].get("is_error") is True and "1 failing" in str(results[failing]["content"])
     assert not results[passing].get("is_error") and "3 passing" in str(results[passing]["content"])
     # the person's own hook still runs beside evolve's (PostToolUse: the call that succeeded)
@@ -242,8 +270,7 @@ def test_real_claude_code_sessions_are_learned_from(claude_bin, fake_claude_api,
     third = claude.run("Cut the release 1.2")
     release = third["session_id"]
     assert release != session
-    records = assert_hooks_ran(home, release, ["impressions", "invocation", "stop", "session_end"],
-                               skip=mark)
+    records = assert_hooks_ran(home, release, ["impressions", "invocation", "stop", "session_end"], skip=mark)
     assert records[1]["skill"] == SKILL and records[1]["tool_use_id"] == skill_call
     loaded = api.agent_turns()[-1].text()
     assert "Run the tests first." in loaded  # the linked SKILL.md's body reached the model
@@ -256,8 +283,9 @@ def test_real_claude_code_sessions_are_learned_from(claude_bin, fake_claude_api,
         sources = ingest.source_files(Agent.open(AGENT, home).config.sources)
         assert sorted(p for p, _ in sources) == sorted(str(transcript_of(s)) for s in (session, release))
         ingest.observe(conn, AGENT, sources)
-        invocations = conn.execute("SELECT skill, tool_use_id, session FROM invocations WHERE agent = ?",
-                                   (AGENT,)).fetchall()
+        invocations = conn.execute(
+            "SELECT skill, tool_use_id, session FROM invocations WHERE agent = ?", (AGENT,)
+        ).fetchall()
         assert [tuple(r) for r in invocations] == [(SKILL, skill_call, release)]  # exactly once
     finally:
         conn.close()
@@ -315,11 +343,14 @@ def break_agent(project: Path, home: Home) -> None:
     settings.write_text(settings.read_text().replace(f"--agent {AGENT}", "--agent ghost"))
 
 
-@pytest.mark.parametrize(("breakage", "complaint"), [(break_python, r"assert \[\] == \["),
-                                                   (break_agent, "(?s)a hook failed:.*no agent 'ghost'")],
-                         ids=["python-missing", "unknown-agent"])
-def test_a_broken_hook_command_is_noticed(breakage, complaint, claude_bin, fake_claude_api, closed_port,
-                                          tmp_path, evolve_home):
+@pytest.mark.parametrize(
+    ("breakage", "complaint"),
+    [(break_python, r"assert \[\] == \["), (break_agent, "(?s)a hook failed:.*no agent 'ghost'")],
+    ids=["python-missing", "unknown-agent"],
+)
+def test_a_broken_hook_command_is_noticed(
+    breakage, complaint, claude_bin, fake_claude_api, closed_port, tmp_path, evolve_home
+):
     """The checks above can fail: with hooks that cannot do their work, `assert_hooks_ran` says so."""
     home = Home.resolve()
     project, _ = make_project(tmp_path)
@@ -349,7 +380,8 @@ def watcher_reaper(evolve_home):
 
 
 def test_the_watcher_a_real_session_starts_outlives_it_and_uninstall_stops_it(
-        claude_bin, fake_claude_api, closed_port, tmp_path, evolve_home, watcher_reaper):
+    claude_bin, fake_claude_api, closed_port, tmp_path, evolve_home, watcher_reaper
+):
     home = Home.resolve()
     project, _ = make_project(tmp_path)
     evolve_cli("init", AGENT)
@@ -368,8 +400,9 @@ def test_the_watcher_a_real_session_starts_outlives_it_and_uninstall_stops_it(
         finally:
             conn.close()
     assert [r["session"] for r in runs] == [result["session_id"]]
-    out = json.loads(evolve_cli("uninstall", "claude-code", "--agent", AGENT, "--project", str(project),
-                                "--json"))
+    out = json.loads(
+        evolve_cli("uninstall", "claude-code", "--agent", AGENT, "--project", str(project), "--json")
+    )
     assert out["watcher_stopped"] == pid
     assert not _alive(pid)
 

@@ -23,7 +23,8 @@ def add_run(conn, agent: str, facts: dict, observed_at: float = NOW - 60, idx: i
     conn.execute(
         "INSERT INTO runs (agent, path, session, idx, complete, facts, observed_at) "
         "VALUES (?, ?, ?, ?, 1, ?, ?)",
-        (agent, f"/t/{agent}.jsonl", "s", idx, json.dumps({"request": "x", **facts}), observed_at))
+        (agent, f"/t/{agent}.jsonl", "s", idx, json.dumps({"request": "x", **facts}), observed_at),
+    )
     ledger.mark_dirty(conn, agent, observed_at)
 
 
@@ -54,8 +55,11 @@ def test_the_plan_reads_each_agents_state_from_state_db(home, conn):
         plan = cycle.plan(conn, home, NOW)
     assert plan.selected == ["corrected"]
     assert plan.skipped == {
-        "clean": "nothing new", "paused": "paused", "recent": "reflected 2 h ago, gap 4 h",
-        "busy": "busy", "complex": "below threshold (best pending score 0.50)",
+        "clean": "nothing new",
+        "paused": "paused",
+        "recent": "reflected 2 h ago, gap 4 h",
+        "busy": "busy",
+        "complex": "below threshold (best pending score 0.50)",
     }
 
 
@@ -65,8 +69,9 @@ def test_the_cycle_judges_each_agent_by_its_own_schedule(home, conn):
         ledger.ensure_agent(conn, name, NOW - 30 * DAY)
         conn.execute("UPDATE agents SET last_reflection_at = ? WHERE name = ?", (NOW - 2 * HOUR, name))
     (home.agent_dir("eager") / "agent.toml").write_text("[schedule]\nmin_gap_hours = 1.0\n")
-    (home.agent_dir("patient") / "agent.toml").write_text("[schedule]\nforce_after_days = 0.0\n"
-                                                          "min_gap_hours = 0.5\n")
+    (home.agent_dir("patient") / "agent.toml").write_text(
+        "[schedule]\nforce_after_days = 0.0\nmin_gap_hours = 0.5\n"
+    )
     add_run(conn, "eager", {"correction": True})
     add_run(conn, "default", {"correction": True})
     add_run(conn, "patient", {"tool_calls": 1})  # below the threshold, but forced after 0 days
@@ -111,7 +116,8 @@ def test_a_broken_agent_toml_skips_that_agent_with_the_reason(home, conn):
 def test_cost_follows_the_dirty_agents(home, conn, monkeypatch):
     for number in range(30):
         make_agent(f"a{number:02d}") if number < 3 else home.agent_dir(f"a{number:02d}").joinpath(
-            ".git").mkdir(parents=True)
+            ".git"
+        ).mkdir(parents=True)
     add_run(conn, "a01", {"correction": True})
     add_run(conn, "a02", {"correction": True})
     scored = []
@@ -132,11 +138,19 @@ def test_run_cycle_records_the_plan_and_reflects_the_selected(home, conn):
     make_agent("two")
     add_run(conn, "one", {"correction": True})
     calls = []
-    result = cycle.run_cycle(home, now=NOW, reflect=lambda name, at: calls.append((name, at)) or
-                             cycle.AgentOutcome("nothing", "nothing to save"))
+    result = cycle.run_cycle(
+        home,
+        now=NOW,
+        reflect=lambda name, at: calls.append((name, at)) or cycle.AgentOutcome("nothing", "nothing to save"),
+    )
     assert calls == [("one", NOW)]
-    assert result.to_dict() == {"selected": ["one"], "skipped": {"two": "nothing new"}, "outcomes": {
-        "one": {"status": "nothing", "reason": "nothing to save", "commit": None, "reflection": None}}}
+    assert result.to_dict() == {
+        "selected": ["one"],
+        "skipped": {"two": "nothing new"},
+        "outcomes": {
+            "one": {"status": "nothing", "reason": "nothing to save", "commit": None, "reflection": None}
+        },
+    }
     assert ledger.last_cycle_at(conn) == NOW
     dry = cycle.run_cycle(home, now=NOW + 5, dry_run=True, reflect=lambda *a: pytest.fail("dry"))
     assert dry.plan.selected == ["one"] and "outcomes" not in dry.to_dict()
@@ -150,8 +164,14 @@ def test_the_watcher_logs_a_failed_reflection_as_a_warning(home, conn, caplog):
 
     make_agent("one")
     add_run(conn, "one", {"correction": True})
-    w = Watcher(home, debounce_s=0.05, quiet_s=60, rescan_s=3600, cycle_s=12 * HOUR,
-                reflect=lambda name, at: cycle.AgentOutcome("failed", "could not connect to 127.0.0.1:9"))
+    w = Watcher(
+        home,
+        debounce_s=0.05,
+        quiet_s=60,
+        rescan_s=3600,
+        cycle_s=12 * HOUR,
+        reflect=lambda name, at: cycle.AgentOutcome("failed", "could not connect to 127.0.0.1:9"),
+    )
     w.start()
     try:
         with caplog.at_level(logging.INFO, logger="evolve.watch"):
@@ -175,8 +195,15 @@ def test_the_watcher_runs_a_cycle_every_cycle_hours(home, conn):
     add_run(conn, "one", {"correction": True})
     wall = Clock(NOW)
     reflected = []
-    w = Watcher(home, wall=wall, debounce_s=0.05, quiet_s=60, rescan_s=3600, cycle_s=12 * HOUR,
-                reflect=lambda name, at: reflected.append((name, at)) or cycle.AgentOutcome("nothing"))
+    w = Watcher(
+        home,
+        wall=wall,
+        debounce_s=0.05,
+        quiet_s=60,
+        rescan_s=3600,
+        cycle_s=12 * HOUR,
+        reflect=lambda name, at: reflected.append((name, at)) or cycle.AgentOutcome("nothing"),
+    )
     w.start()
     try:
         w.tick()  # no cycle ever ran: one runs now
@@ -194,5 +221,3 @@ def test_the_watcher_runs_a_cycle_every_cycle_hours(home, conn):
         assert [name for name, _ in reflected] == ["one", "one"]
     finally:
         w.close()
-
-

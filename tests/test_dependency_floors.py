@@ -33,7 +33,8 @@ def test_every_runtime_dependency_has_a_floor_and_a_ceiling() -> None:
 def test_installed_version_meets_the_floor(req: Requirement) -> None:
     installed = Version(metadata.version(req.name))
     assert req.specifier.contains(installed, prereleases=True), (
-        f"{req.name} {installed} is outside {req.specifier}: reinstall with `make install`")
+        f"{req.name} {installed} is outside {req.specifier}: reinstall with `make install`"
+    )
 
 
 def test_the_check_would_catch_an_old_release() -> None:

@@ -26,8 +26,9 @@ def small_disk(tmp_path, monkeypatch):
         pytest.skip("mounting a tmpfs needs root")
     mount = tmp_path / "disk"
     mount.mkdir()
-    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=6m", "tmpfs", str(mount)],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=6m", "tmpfs", str(mount)], capture_output=True, text=True
+    )
     if proc.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {proc.stderr.strip()}")
     monkeypatch.setenv("EVOLVE_HOME", str(mount / "home"))

@@ -14,8 +14,13 @@ import pytest
 
 from tests.fake_claude_api import UNSCRIPTED
 
-TOOLS = [{"name": "Bash", "description": "Run a command",
-          "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}}}]
+TOOLS = [
+    {
+        "name": "Bash",
+        "description": "Run a command",
+        "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}},
+    }
+]
 
 
 def client(api) -> anthropic.Anthropic:
@@ -23,8 +28,9 @@ def client(api) -> anthropic.Anthropic:
 
 
 def agent_turn(api, text: str = "go"):
-    with client(api).messages.stream(model="claude-fake", max_tokens=64, tools=TOOLS,
-                                     messages=[{"role": "user", "content": text}]) as stream:
+    with client(api).messages.stream(
+        model="claude-fake", max_tokens=64, tools=TOOLS, messages=[{"role": "user", "content": text}]
+    ) as stream:
         events = [event.type for event in stream]
         return stream.get_final_message(), events
 
@@ -55,8 +61,9 @@ def test_other_requests_are_answered_without_using_the_script(fake_claude_api):
     api = fake_claude_api
     api.text("the agent's turn")
     sdk = client(api)
-    side = sdk.messages.create(model="claude-fake", max_tokens=16,
-                               messages=[{"role": "user", "content": "a title for this chat"}])
+    side = sdk.messages.create(
+        model="claude-fake", max_tokens=16, messages=[{"role": "user", "content": "a title for this chat"}]
+    )
     assert side.content[0].text == "Fake side answer"
     counted = sdk.messages.count_tokens(model="claude-fake", messages=[{"role": "user", "content": "hi"}])
     assert counted.input_tokens > 0
@@ -67,8 +74,11 @@ def test_other_requests_are_answered_without_using_the_script(fake_claude_api):
     assert agent_turn(api)[0].content[0].text == "the agent's turn"
     api.check_done()
     assert [(r.method, r.route) for r in api.requests] == [
-        ("POST", "/v1/messages"), ("POST", "/v1/messages/count_tokens"), ("HEAD", "/"),
-        ("POST", "/v1/messages")]
+        ("POST", "/v1/messages"),
+        ("POST", "/v1/messages/count_tokens"),
+        ("HEAD", "/"),
+        ("POST", "/v1/messages"),
+    ]
     assert api.requests[0].text() == "a title for this chat" and api.requests[0].turn is None
 
 

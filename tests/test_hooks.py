@@ -28,21 +28,29 @@ from evolve.watch import service
 from tests.helpers import evolve_commit, make_agent, skill_text
 
 ROOT = Path(__file__).resolve().parents[1]
-MEMO = ("# Memo of demo\n\n## What I do well and where I often stumble\n\n- I forget to run the tests.\n\n"
-        "## Strategies for this user and domain\n")
+MEMO = (
+    "# Memo of demo\n\n## What I do well and where I often stumble\n\n- I forget to run the tests.\n\n"
+    "## Strategies for this user and domain\n"
+)
 
 
 def argv_for(event: str, home: Path | None = None, agent: str = "demo", linked: bool = True) -> list[str]:
     return shlex.split(claude_code.hook_command(sys.executable, Home.resolve(home), agent, event, linked))
 
 
-def run_hook(argv: list[str], payload: bytes | str | dict, env: dict | None = None,
-             cwd: Path | None = None) -> tuple[subprocess.CompletedProcess, float]:
+def run_hook(
+    argv: list[str], payload: bytes | str | dict, env: dict | None = None, cwd: Path | None = None
+) -> tuple[subprocess.CompletedProcess, float]:
     data = json.dumps(payload) if isinstance(payload, dict) else payload
     started = time.monotonic()
-    proc = subprocess.run(argv, input=data.encode() if isinstance(data, str) else data,
-                          capture_output=True, timeout=30, cwd=cwd,
-                          env={**os.environ, "EVOLVE_NO_WATCHER": "1", **(env or {})})
+    proc = subprocess.run(
+        argv,
+        input=data.encode() if isinstance(data, str) else data,
+        capture_output=True,
+        timeout=30,
+        cwd=cwd,
+        env={**os.environ, "EVOLVE_NO_WATCHER": "1", **(env or {})},
+    )
     return proc, time.monotonic() - started
 
 
@@ -59,17 +67,29 @@ def hook_log(home: Path) -> str:
 @pytest.fixture
 def agent(evolve_home):
     agent = make_agent("demo")
-    evolve_commit(agent, {"memo.md": MEMO.encode(),
-                          "skills/fix-tests/SKILL.md": skill_text("fix-tests").encode(),
-                          "skills/deploy-safely/SKILL.md": skill_text("deploy-safely").encode()})
+    evolve_commit(
+        agent,
+        {
+            "memo.md": MEMO.encode(),
+            "skills/fix-tests/SKILL.md": skill_text("fix-tests").encode(),
+            "skills/deploy-safely/SKILL.md": skill_text("deploy-safely").encode(),
+        },
+    )
     return agent
 
 
-@pytest.mark.parametrize("event, kind", [("stop", "stop"), ("session-end", "session_end"),
-                                         ("stop-failure", "stop_failure")])
+@pytest.mark.parametrize(
+    "event, kind", [("stop", "stop"), ("session-end", "session_end"), ("stop-failure", "stop_failure")]
+)
 def test_a_run_ending_appends_one_record_and_prints_nothing(agent, evolve_home, event, kind):
-    payload = {"session_id": "s1", "transcript_path": "/t/s1.jsonl", "hook_event_name": "Stop",
-               "reason": "clear", "error": "rate_limit", "last_assistant_message": "x" * 100_000}
+    payload = {
+        "session_id": "s1",
+        "transcript_path": "/t/s1.jsonl",
+        "hook_event_name": "Stop",
+        "reason": "clear",
+        "error": "rate_limit",
+        "last_assistant_message": "x" * 100_000,
+    }
     proc, _ = run_hook(argv_for(event), payload)
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
     [record] = spooled(evolve_home)
@@ -79,15 +99,25 @@ def test_a_run_ending_appends_one_record_and_prints_nothing(agent, evolve_home, 
 
 
 def test_post_tool_use_of_skill_records_an_invocation(agent, evolve_home):
-    payload = {"session_id": "s1", "tool_name": "Skill", "tool_input": {"skill": "fix-tests"},
-               "tool_use_id": "toolu_1", "tool_response": "Launching skill: fix-tests"}
+    payload = {
+        "session_id": "s1",
+        "tool_name": "Skill",
+        "tool_input": {"skill": "fix-tests"},
+        "tool_use_id": "toolu_1",
+        "tool_response": "Launching skill: fix-tests",
+    }
     proc, _ = run_hook(argv_for("post-tool-use"), payload)
     assert (proc.returncode, proc.stdout) == (0, b"")
     proc, _ = run_hook(argv_for("post-tool-use"), {**payload, "tool_name": "Bash"})
     [record] = spooled(evolve_home)
     assert {k: record[k] for k in ("event", "agent", "skill", "tool_use_id", "session", "source")} == {
-        "event": "invocation", "agent": "demo", "skill": "fix-tests", "tool_use_id": "toolu_1",
-        "session": "s1", "source": "hook"}
+        "event": "invocation",
+        "agent": "demo",
+        "skill": "fix-tests",
+        "tool_use_id": "toolu_1",
+        "session": "s1",
+        "source": "hook",
+    }
 
 
 def test_session_start_prints_the_memo_and_spools_impressions(agent, evolve_home):
@@ -125,16 +155,19 @@ def test_an_empty_memo_prints_nothing(evolve_home):
     assert (proc.returncode, proc.stdout) == (0, b"")
 
 
-@pytest.mark.parametrize("case, argv, payload, reason", [
-    ("garbage", None, b"\x00not json at all", "stdin is not JSON"),
-    ("empty", None, b"", "stdin was empty"),
-    ("array", None, b"[1, 2]", "not an object"),
-    ("unknown event", ["claude-code", "pre-compact", "--agent", "demo"], b"{}", "unknown event"),
-    ("usage", ["--bogus"], b"{}", "usage: evolve hook claude-code"),
-    ("unknown option", ["claude-code", "stop", "--agent", "demo", "-x"], b"{}", "unknown option"),
-    ("no agent", ["claude-code", "stop", "--agent", "ghost"], b"{}", "no agent 'ghost'"),
-    ("bad agent name", ["claude-code", "stop", "--agent", "../x"], b"{}", "not an agent name"),
-])
+@pytest.mark.parametrize(
+    "case, argv, payload, reason",
+    [
+        ("garbage", None, b"\x00not json at all", "stdin is not JSON"),
+        ("empty", None, b"", "stdin was empty"),
+        ("array", None, b"[1, 2]", "not an object"),
+        ("unknown event", ["claude-code", "pre-compact", "--agent", "demo"], b"{}", "unknown event"),
+        ("usage", ["--bogus"], b"{}", "usage: evolve hook claude-code"),
+        ("unknown option", ["claude-code", "stop", "--agent", "demo", "-x"], b"{}", "unknown option"),
+        ("no agent", ["claude-code", "stop", "--agent", "ghost"], b"{}", "no agent 'ghost'"),
+        ("bad agent name", ["claude-code", "stop", "--agent", "../x"], b"{}", "not an agent name"),
+    ],
+)
 def test_every_problem_exits_0_quietly_and_is_logged(agent, evolve_home, case, argv, payload, reason):
     prefix = argv_for("stop")[:4]
     full = argv_for("stop") if argv is None else [*prefix, *argv, "--home", str(evolve_home)]
@@ -157,9 +190,11 @@ def test_a_locked_database_does_not_slow_the_hooks(agent, evolve_home):
     holder.execute("PRAGMA locking_mode = EXCLUSIVE")
     holder.execute("BEGIN EXCLUSIVE")
     try:
-        for event, payload in [("session-start", {"session_id": "s1"}),
-                               ("post-tool-use", {"tool_name": "Skill", "tool_input": {"skill": "x"}}),
-                               ("stop", {"session_id": "s1", "transcript_path": "/t"})]:
+        for event, payload in [
+            ("session-start", {"session_id": "s1"}),
+            ("post-tool-use", {"tool_name": "Skill", "tool_input": {"skill": "x"}}),
+            ("stop", {"session_id": "s1", "transcript_path": "/t"}),
+        ]:
             proc, took = run_hook(argv_for(event), payload)
             assert proc.returncode == 0 and took < 5, event
     finally:
@@ -169,8 +204,12 @@ def test_a_locked_database_does_not_slow_the_hooks(agent, evolve_home):
 
 
 def test_stdin_that_is_never_closed_does_not_hold_the_hook(agent, evolve_home):
-    proc = subprocess.Popen(argv_for("stop"), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            env={**os.environ, "EVOLVE_NO_WATCHER": "1"})
+    proc = subprocess.Popen(
+        argv_for("stop"),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env={**os.environ, "EVOLVE_NO_WATCHER": "1"},
+    )
     assert proc.stdin is not None
     proc.stdin.write(b'{"session_id": "s1", "transcript_path": "/t/a.jsonl", "x": {"y": "}"}}\n')
     proc.stdin.flush()
@@ -193,8 +232,11 @@ def test_evolve_disable_hooks_turns_every_hook_off(agent, evolve_home):
 
 def test_the_evolve_command_dispatches_hooks_without_argparse(agent, evolve_home):
     stop = ["claude-code", "stop", "--agent", "demo"]
-    for argv in (["-m", "evolve", "hook", *stop], ["-m", "evolve", "--home", str(evolve_home), "hook", *stop],
-                 ["-m", "evolve", "hook"]):
+    for argv in (
+        ["-m", "evolve", "hook", *stop],
+        ["-m", "evolve", "--home", str(evolve_home), "hook", *stop],
+        ["-m", "evolve", "hook"],
+    ):
         proc, _ = run_hook([sys.executable, *argv], {"session_id": "s1", "transcript_path": "/t"})
         assert (proc.returncode, proc.stdout) == (0, b""), argv
     assert len(spooled(evolve_home)) == 2 and "usage" in hook_log(evolve_home)
@@ -208,23 +250,44 @@ h.main({argv!r})
 loaded = sorted(set(sys.modules) - before)
 sys.stderr.write("LOADED " + " ".join(loaded) + "\\n")
 """
-HEAVY = {"argparse", "subprocess", "sqlite3", "json", "re", "pathlib", "dataclasses", "tomllib",
-         "typing", "logging", "git", "anthropic", "tiktoken", "watchdog", "yaml"}
+HEAVY = {
+    "argparse",
+    "subprocess",
+    "sqlite3",
+    "json",
+    "re",
+    "pathlib",
+    "dataclasses",
+    "tomllib",
+    "typing",
+    "logging",
+    "git",
+    "anthropic",
+    "tiktoken",
+    "watchdog",
+    "yaml",
+}
 
 
-@pytest.mark.parametrize("event, payload", [
-    ("stop", {"session_id": "s1", "transcript_path": "/t"}),
-    ("post-tool-use", {"tool_name": "Skill", "tool_input": {"skill": "fix-tests"}, "tool_use_id": "t"}),
-    ("session-start", {"session_id": "s1"}),
-])
+@pytest.mark.parametrize(
+    "event, payload",
+    [
+        ("stop", {"session_id": "s1", "transcript_path": "/t"}),
+        ("post-tool-use", {"tool_name": "Skill", "tool_input": {"skill": "fix-tests"}, "tool_use_id": "t"}),
+        ("session-start", {"session_id": "s1"}),
+    ],
+)
 def test_the_hot_path_imports_nothing_heavy(agent, evolve_home, event, payload):
     argv = argv_for(event)[4:]
     code = LIGHT_PROBE.format(argv=argv)
     # -S: no site (whose editable-install finder imports pathlib), so every import shows
-    proc = subprocess.run([sys.executable, "-S", "-P", "-c", code], input=json.dumps(payload).encode(),
-                          capture_output=True, timeout=30,
-                          env={**os.environ, "PYTHONPATH": str(ROOT), "EVOLVE_NO_WATCHER": "1",
-                               "EVOLVE_FORBID_HOME": ""})
+    proc = subprocess.run(
+        [sys.executable, "-S", "-P", "-c", code],
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        timeout=30,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "EVOLVE_NO_WATCHER": "1", "EVOLVE_FORBID_HOME": ""},
+    )
     loaded = set(proc.stderr.decode().split("LOADED ", 1)[1].split())
     assert not loaded & HEAVY, sorted(loaded & HEAVY)
     assert len(spooled(evolve_home)) == 1 and hook_log(evolve_home) == ""
@@ -238,14 +301,14 @@ def test_hookmain_mirrors_the_modules_it_cannot_import():
 
 MEMOS = {
     "fenced heading": "# Memo of demo\n\n## What I do well and where I often stumble\n\n- a\n\n"
-                      "```md\n## Strategies for this user and domain\n```\n\n"
-                      "## Strategies for this user and domain\n\n- b\n",
+    "```md\n## Strategies for this user and domain\n```\n\n"
+    "## Strategies for this user and domain\n\n- b\n",
     "a person's own section": MEMO + "\n## My private notes\n\n- ask before deploying\n",
     "renamed heading": MEMO.replace("## Strategies for this user and domain", "## Strategies"),
     "text above the sections": MEMO.replace("# Memo of demo\n", "# Memo of demo\n\nRead me first.\n"),
     "crlf": MEMO.replace("\n", "\r\n"),
     "headings only": "# Memo of demo\n\n## What I do well and where I often stumble\n\n"
-                     "## Strategies for this user and domain\n",
+    "## Strategies for this user and domain\n",
     "no sections": "just a note a person wrote\n",
 }
 
@@ -324,15 +387,27 @@ def test_session_start_starts_the_watcher_detached_once(agent, evolve_home, tmp_
     claude_code.install(home, "demo", "project", str(project))
     env = {k: v for k, v in os.environ.items() if k != "EVOLVE_NO_WATCHER"}
     try:
-        subprocess.run(argv_for("session-start"), input=b'{"session_id": "s1"}', env=env,
-                       capture_output=True, timeout=30, check=True)
+        subprocess.run(
+            argv_for("session-start"),
+            input=b'{"session_id": "s1"}',
+            env=env,
+            capture_output=True,
+            timeout=30,
+            check=True,
+        )
         spawned = int((evolve_home / "run" / "watch.spawned").read_text())
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and not service.state(home).running:
             time.sleep(0.1)
         assert service.state(home).pid == spawned and os.getsid(spawned) == spawned
-        subprocess.run(argv_for("session-start"), input=b'{"session_id": "s2"}', env=env,
-                       capture_output=True, timeout=30, check=True)
+        subprocess.run(
+            argv_for("session-start"),
+            input=b'{"session_id": "s2"}',
+            env=env,
+            capture_output=True,
+            timeout=30,
+            check=True,
+        )
         assert int((evolve_home / "run" / "watch.spawned").read_text()) == spawned
         assert claude_code.uninstall(home, "demo", "project", str(project))["watcher_stopped"] == spawned
         assert not service.state(home).running

@@ -49,13 +49,24 @@ def test_two_hundred_skills_stay_under_budget_and_a_new_skill_is_listed(evolve_h
     kept = [usage[n]["invocation_rate"] for n in listed if n in usage]
     gone = [u["invocation_rate"] for n, u in usage.items() if n not in listed]
     assert min(kept) > max(gone)  # the least used left first
-    assert _spooled(home) == [{"event": "impressions", "agent": "demo", "session_id": "s-1",
-                               "skills": injection.listed, "at": _spooled(home)[0]["at"]}]
+    assert _spooled(home) == [
+        {
+            "event": "impressions",
+            "agent": "demo",
+            "session_id": "s-1",
+            "skills": injection.listed,
+            "at": _spooled(home)[0]["at"],
+        }
+    ]
 
 
 def test_leave_order_spares_new_and_pinned_skills():
-    stats = {"old-good": [50, MATURE_RUNS, 0.5], "old-bad": [50, 90, 0.0], "young": [3, MATURE_RUNS - 1, 0.0],
-             "pinned-bad": [50, 90, 0.0]}
+    stats = {
+        "old-good": [50, MATURE_RUNS, 0.5],
+        "old-bad": [50, 90, 0.0],
+        "young": [3, MATURE_RUNS - 1, 0.0],
+        "pinned-bad": [50, 90, 0.0],
+    }
     order = leave_order(["young", "old-good", "old-bad", "pinned-bad", "brand-new"], stats, {"pinned-bad"})
     assert order == ["old-bad", "old-good", "young", "brand-new", "pinned-bad"]
     lines = {n: f"- {n}: x" for n in order}
@@ -90,7 +101,8 @@ def test_impressions_once_per_skill_and_session(evolve_home):
     drain_pending(conn, home)
     rows = conn.execute("SELECT session, skill FROM impressions ORDER BY session, skill").fetchall()
     assert sorted((r[0], r[1]) for r in rows) == sorted(
-        [("abc", "one"), ("abc", "two"), (fresh.session, "one"), (fresh.session, "two")])
+        [("abc", "one"), ("abc", "two"), (fresh.session, "one"), (fresh.session, "two")]
+    )
     conn.close()
     assert first.listed == ["one", "two"]
 
@@ -106,8 +118,9 @@ def test_without_the_index_every_valid_skill_still_counts_as_shown(evolve_home):
 def test_memo_first_and_cut_with_a_note_when_over_budget(evolve_home):
     agent = make_agent("demo")
     write_skill(agent.path, "one")
-    (agent.path / "agent.toml").write_text((agent.path / "agent.toml").read_text()
-                                           + "\n[limits]\nprompt_chars = 1500\n")
+    (agent.path / "agent.toml").write_text(
+        (agent.path / "agent.toml").read_text() + "\n[limits]\nprompt_chars = 1500\n"
+    )
     memo = replace_section(agent.memo_text(), STRATEGIES, "- always run the linter\n" * 200)
     agent.memo_path.write_text(memo)
     injection = render(Home.resolve(), "demo", record=False)
@@ -140,19 +153,24 @@ def test_defaults_match_the_config():
     from evolve.session import context
 
     limits = config.LimitsConfig()
-    assert (context.DEFAULT_PROMPT_CHARS, context.DEFAULT_BODY_TOKENS) == (limits.prompt_chars,
-                                                                           limits.skill_body_tokens)
+    assert (context.DEFAULT_PROMPT_CHARS, context.DEFAULT_BODY_TOKENS) == (
+        limits.prompt_chars,
+        limits.skill_body_tokens,
+    )
 
 
 def test_prompt_cli_takes_the_fast_path(evolve_home):
     agent = make_agent("demo")
     write_skill(agent.path, "one")
-    code = ("import sys, json, evolve.cli\n"
-            "code = evolve.cli.main(['prompt', 'demo', '--session', 'x', '--json'])\n"
-            "sys.stderr.write(json.dumps([code, sorted(m for m in ('argparse', 'tomllib', 'sqlite3', "
-            "'yaml', 'git') if m in sys.modules)]))\n")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                          env=os.environ)
+    code = (
+        "import sys, json, evolve.cli\n"
+        "code = evolve.cli.main(['prompt', 'demo', '--session', 'x', '--json'])\n"
+        "sys.stderr.write(json.dumps([code, sorted(m for m in ('argparse', 'tomllib', 'sqlite3', "
+        "'yaml', 'git') if m in sys.modules)]))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=os.environ
+    )
     assert json.loads(proc.stderr) == [0, []]
     data = json.loads(proc.stdout)
     assert data["listed"] == ["one"] and data["session"] == "x" and data["agent"] == "demo"
@@ -207,8 +225,12 @@ _TEXT = st.text(alphabet=st.sampled_from(list("ab :#'\"-\\x2d{}[]&*!|>%@`?,.01\t
 
 
 @settings(max_examples=300, deadline=None)
-@given(keys=st.lists(st.sampled_from(["name", "description", "license", "compatibility"]),
-                     min_size=1, max_size=4), values=st.lists(_TEXT, min_size=4, max_size=4))
+@given(
+    keys=st.lists(
+        st.sampled_from(["name", "description", "license", "compatibility"]), min_size=1, max_size=4
+    ),
+    values=st.lists(_TEXT, min_size=4, max_size=4),
+)
 def test_the_tiny_parser_never_disagrees_with_yaml(keys, values):
     raw = "".join(f"{k}: {v}\n" for k, v in zip(keys, values, strict=False))
     parsed = skillindex.simple_frontmatter(raw)

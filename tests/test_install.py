@@ -55,8 +55,11 @@ def snapshot(paths: list[Path]) -> dict:
         if path.is_dir() and not path.is_symlink():
             for entry in sorted(path.rglob("*")):
                 key = str(entry)
-                state[key] = ("link", str(entry.readlink())) if entry.is_symlink() else (
-                    ("dir",) if entry.is_dir() else ("file", entry.read_bytes()))
+                state[key] = (
+                    ("link", str(entry.readlink()))
+                    if entry.is_symlink()
+                    else (("dir",) if entry.is_dir() else ("file", entry.read_bytes()))
+                )
         elif path.exists():
             state[str(path)] = ("file", path.read_bytes())
         else:
@@ -127,7 +130,9 @@ def test_install_points_sources_at_the_project_with_a_tilde(project, evolve_home
     user = claude_code.install(Home.resolve(), "demo", "user")
     assert user["sources"] == "~/.claude/projects/**/*.jsonl"
     assert tomllib.loads((agent.path / "agent.toml").read_text())["sources"]["claude_code"] == [
-        result["sources"], user["sources"]]
+        result["sources"],
+        user["sources"],
+    ]
 
 
 def test_a_new_project_gets_only_what_uninstall_takes_away_again(project, evolve_home):
@@ -182,8 +187,15 @@ def test_hook_commands_use_absolute_paths_and_the_linked_flag(project, evolve_ho
     settings = json.loads((project / ".claude" / "settings.local.json").read_text())
     start = shlex.split(commands(settings, "SessionStart")[0])
     assert Path(start[0]).is_absolute() and start[1:4] == ["-P", "-c", claude_code.HOOK_CODE]
-    assert start[4:] == ["claude-code", "session-start", "--home", str(home.root), "--agent", "demo",
-                         "--linked"]
+    assert start[4:] == [
+        "claude-code",
+        "session-start",
+        "--home",
+        str(home.root),
+        "--agent",
+        "demo",
+        "--linked",
+    ]
     assert claude_code.owner(commands(settings, "Stop")[0]) == (str(home.root), "demo")
     claude_code.install(home, "demo", "project", str(project), link=False)
     settings = json.loads((project / ".claude" / "settings.local.json").read_text())
@@ -218,12 +230,17 @@ def test_the_cli_installs_and_uninstalls(project, evolve_home, capsys, monkeypat
     assert not (project / ".claude").exists()
 
 
-@pytest.mark.parametrize("text, expected_tail", [
-    ("[agent]\nname = 'x'\n", "[agent]\nname = 'x'\n\n[sources]\nclaude_code = [\"a\"]\n"),
-    ("[sources]\n# mine\ngeneric = []\n", "[sources]\nclaude_code = [\"a\"]\n# mine\ngeneric = []\n"),
-    ("[sources]\nclaude_code = [\n  'old',  # a comment\n]\ngeneric = []\n[model]\nname = 'm'\n",
-     "[sources]\nclaude_code = [\"a\"]\ngeneric = []\n[model]\nname = 'm'\n"),
-])
+@pytest.mark.parametrize(
+    "text, expected_tail",
+    [
+        ("[agent]\nname = 'x'\n", "[agent]\nname = 'x'\n\n[sources]\nclaude_code = [\"a\"]\n"),
+        ("[sources]\n# mine\ngeneric = []\n", '[sources]\nclaude_code = ["a"]\n# mine\ngeneric = []\n'),
+        (
+            "[sources]\nclaude_code = [\n  'old',  # a comment\n]\ngeneric = []\n[model]\nname = 'm'\n",
+            "[sources]\nclaude_code = [\"a\"]\ngeneric = []\n[model]\nname = 'm'\n",
+        ),
+    ],
+)
 def test_set_claude_code_changes_one_value_only(text, expected_tail):
     assert set_claude_code(text, ["a"]) == expected_tail
     assert tomllib.loads(set_claude_code(text, ["a"]))["sources"]["claude_code"] == ["a"]
@@ -244,12 +261,21 @@ def test_a_reflection_that_creates_or_retires_skills_moves_the_links(project, ev
     agent = make_agent("demo")
     add_skills(agent, "old-skill")
     claude_code.install(Home.resolve(), "demo", "project", str(project))
-    answer = {"summary": "swap skills", "operations": [
-        {"op": "create_skill", "name": "run-tests-with-uv", "description": "Use when running tests.",
-         "body": "1. Run `uv run pytest` before saying tests pass.\n"},
-        {"op": "retire_skill", "name": "old-skill", "reason": "never used"}]}
-    plan = parse_answer(answer, SkillState.build(agent.skills(), agent.memo_text()),
-                        Limits.from_config(agent.config.limits))
+    answer = {
+        "summary": "swap skills",
+        "operations": [
+            {
+                "op": "create_skill",
+                "name": "run-tests-with-uv",
+                "description": "Use when running tests.",
+                "body": "1. Run `uv run pytest` before saying tests pass.\n",
+            },
+            {"op": "retire_skill", "name": "old-skill", "reason": "never used"},
+        ],
+    }
+    plan = parse_answer(
+        answer, SkillState.build(agent.skills(), agent.memo_text()), Limits.from_config(agent.config.limits)
+    )
     assert apply_plan(agent, plan, reflection_id="r-1", trailers={}).sha
     assert sorted(p.name for p in (project / ".claude" / "skills").iterdir()) == ["run-tests-with-uv"]
 

@@ -15,8 +15,15 @@ ROOT = Path(__file__).resolve().parents[1]
 # Top to bottom. The loop reads upward: store → transcripts/workspace → metrics/session →
 # observe → schedule → reflect → sync → watch → integrations → the entry points.
 LAYERS: list[tuple[str, ...]] = [
-    ("evolve.cli", "evolve.api", "evolve.hookmain", "evolve.precommit", "evolve.demo",
-     "evolve.__main__", "evolve.commands"),
+    (
+        "evolve.cli",
+        "evolve.api",
+        "evolve.hookmain",
+        "evolve.precommit",
+        "evolve.demo",
+        "evolve.__main__",
+        "evolve.commands",
+    ),
     ("evolve.integrations",),
     ("evolve.watch",),
     ("evolve.sync",),
@@ -49,8 +56,10 @@ def imports_of(path: Path, known: set[str]) -> set[str]:
             names = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             # `from evolve.x import y`: y may be a module of the package or a name in it
-            names = [f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in known else node.module
-                     for a in node.names]
+            names = [
+                f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in known else node.module
+                for a in node.names
+            ]
         found.update(n for n in names if n == "evolve" or n.startswith("evolve."))
     return found
 
@@ -67,7 +76,8 @@ def layer_of(module: str) -> tuple[int, str]:
     for index, groups in enumerate(LAYERS):
         for group in groups:
             if (module == group or module.startswith(group + ".")) and (
-                    best is None or len(group) > len(best[1])):
+                best is None or len(group) > len(best[1])
+            ):
                 best = (index, group)
     assert best is not None, f"{module} belongs to no layer: add it to LAYERS"
     return best
@@ -140,9 +150,12 @@ def test_every_module_has_a_layer():
 def test_the_checks_would_notice():
     edges = graph()
     edges["evolve.store.repo"] = edges["evolve.store.repo"] | {"evolve.reflect.apply"}
-    assert violations(edges) == ["evolve.store.repo imports evolve.reflect.apply: "
-                                 "a lower layer imports an upper one"]
+    assert violations(edges) == [
+        "evolve.store.repo imports evolve.reflect.apply: a lower layer imports an upper one"
+    ]
     edges["evolve.metrics.rates"] = edges["evolve.metrics.rates"] | {"evolve.session.index"}
-    assert "evolve.metrics.rates imports evolve.session.index: siblings of one layer stay " \
-           "independent" in violations(edges)
+    assert (
+        "evolve.metrics.rates imports evolve.session.index: siblings of one layer stay "
+        "independent" in violations(edges)
+    )
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]

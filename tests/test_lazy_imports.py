@@ -31,7 +31,7 @@ def _probe(code: str) -> dict:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     line = next(line for line in proc.stdout.splitlines() if line.startswith("REPORT"))
-    return json.loads(line[len("REPORT"):])
+    return json.loads(line[len("REPORT") :])
 
 
 def test_light_commands_import_no_heavy_library(evolve_home):

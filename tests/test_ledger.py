@@ -23,8 +23,16 @@ def test_new_db_is_wal_and_at_the_latest_version(tmp_path):
     conn = ledger.connect(tmp_path / "deep" / "state.db")
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert version(conn) == len(ledger.MIGRATIONS) >= 1
-    assert {"agents", "cursors", "runs", "events", "impressions", "invocations",
-            "reflections", "cycles"} <= tables(conn)
+    assert {
+        "agents",
+        "cursors",
+        "runs",
+        "events",
+        "impressions",
+        "invocations",
+        "reflections",
+        "cycles",
+    } <= tables(conn)
     assert conn.execute("PRAGMA busy_timeout").fetchone()[0] == 5000
     conn.close()
     raw = sqlite3.connect(tmp_path / "deep" / "state.db")  # WAL is persistent in the file
@@ -151,6 +159,7 @@ def test_events(tmp_path):
     ledger.add_event(conn, "demo", "revert", {"sha": "abc"}, now=2.0, dirty=False)
     assert ledger.events_since(conn, "demo", None) == [
         {"kind": "human_edit", "at": 1.0, "path": "memo.md"},
-        {"kind": "revert", "at": 2.0, "sha": "abc"}]
+        {"kind": "revert", "at": 2.0, "sha": "abc"},
+    ]
     assert [e["kind"] for e in ledger.events_since(conn, "demo", 1.0)] == ["revert"]
     assert ledger.agent_row(conn, "demo")["activity_at"] == 1.0

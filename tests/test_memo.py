@@ -38,7 +38,7 @@ def test_replace_first_section_leaves_the_rest_byte_identical():
     text = sample()
     out = memo.replace_section(text, SELF, "- new lesson\n")
     assert out[: out.index(SELF_H)] == text[: text.index(SELF_H)]
-    assert out[out.index(STRAT_H):] == text[text.index(STRAT_H):]
+    assert out[out.index(STRAT_H) :] == text[text.index(STRAT_H) :]
     assert memo.section_content(out, SELF) == "- new lesson"
 
 
@@ -57,7 +57,7 @@ def test_replace_with_empty_and_back():
     assert memo.problems(emptied, 2000) == []
     again = memo.replace_section(emptied, SELF, "- back")
     assert memo.section_content(again, SELF) == "- back"
-    assert again[again.index(STRAT_H):] == text[text.index(STRAT_H):]
+    assert again[again.index(STRAT_H) :] == text[text.index(STRAT_H) :]
 
 
 def test_missing_section_is_added_at_the_end():
@@ -99,7 +99,8 @@ def test_problems_missing_duplicate_extra_and_over_cap():
 
 
 _plain_line = st.text(
-    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\n\r"), max_size=40,
+    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\n\r"),
+    max_size=40,
 ).filter(lambda s: not s.lstrip().startswith(("#", "`", "~")))
 _chunk = st.one_of(
     _plain_line,
@@ -113,12 +114,13 @@ _content = st.lists(_chunk, max_size=8).map("\n".join)
 @settings(max_examples=200, deadline=None, database=None)
 @given(first=_content, second=_content, new=_content)
 def test_replacing_one_section_never_touches_the_other(first, second, new):
-    text = memo.replace_section(memo.replace_section(memo.render_empty("demo"), SELF, first),
-                                STRATEGIES, second)
+    text = memo.replace_section(
+        memo.replace_section(memo.render_empty("demo"), SELF, first), STRATEGIES, second
+    )
     assert memo.section_content(text, SELF) == first.strip()
     assert memo.section_content(text, STRATEGIES) == second.strip()
     out = memo.replace_section(text, SELF, new)
-    assert out[out.index(STRAT_H):] == text[text.index(STRAT_H):]
+    assert out[out.index(STRAT_H) :] == text[text.index(STRAT_H) :]
     assert memo.section_content(out, SELF) == new.strip()
     out = memo.replace_section(text, STRATEGIES, new)
     assert out[: out.index(STRAT_H)] == text[: text.index(STRAT_H)]

@@ -30,8 +30,7 @@ def test_tally_matches_hand_computed_rates():
     b = [RunRecord("B", "b", 0), RunRecord("B", "b", 1)]
     c = [RunRecord("C", "c", 0)]
     shown = {"A": {"s1", "s2"}, "B": {"s1"}}
-    invoked = {("A", 0): {"s1"}, ("A", 1): {"s1"}, ("A", 2): {"s1"}, ("A", 4): {"s2"},
-               ("C", 0): {"s1"}}
+    invoked = {("A", 0): {"s1"}, ("A", 1): {"s1"}, ("A", 2): {"s1"}, ("A", 4): {"s2"}, ("C", 0): {"s1"}}
     counts = tally(a + b + c, shown, invoked)
     s1, s2 = counts[("s1", None)], counts[("s2", None)]
     # s1: shown in A's 5 runs and B's 2; invoked in a0, a1, a2 (shown) and c0 (not shown)
@@ -40,8 +39,11 @@ def test_tally_matches_hand_computed_rates():
     assert s1.edited_after == 2
     # judged: a0 (real error, counts), c0; a1 (transient only) and a2 (aborted) in neither part
     assert (s1.judged, s1.ineffective) == (2, 1)
-    assert s1.rates() == {"invocation_rate": round(3 / 7, 4), "post_use_edit_rate": 0.5,
-                          "ineffective_rate": 0.5}
+    assert s1.rates() == {
+        "invocation_rate": round(3 / 7, 4),
+        "post_use_edit_rate": 0.5,
+        "ineffective_rate": 0.5,
+    }
     assert s2.rates() == {"invocation_rate": 0.2, "post_use_edit_rate": 0.0, "ineffective_rate": 0.0}
 
 
@@ -80,33 +82,75 @@ def test_rates_from_state_db_with_tool_use_id_dedup(evolve_home):
     now = time.time()
     start = now - 3600
     s1 = evolve_home.parent / "s1.jsonl"
-    _transcript(s1, "S1", start, [
-        [{"type": "user", "text": "build the parser"}, {"type": "skill", "name": "s1", "call_id": "c1"},
-         {"type": "tool_call", "tool": "Write", "call_id": "w1", "input": {"file_path": "x.py"}},
-         {"type": "tool_result", "call_id": "w1", "error": True, "output": "SyntaxError: invalid syntax"}],
-        [{"type": "user", "text": "that's wrong, fix it"}, {"type": "skill", "name": "s1", "call_id": "c2"},
-         {"type": "tool_call", "tool": "Bash", "call_id": "b1", "input": {"command": "pytest"}},
-         {"type": "tool_result", "call_id": "b1", "error": True, "transient": True,
-          "output": "connection reset by peer"},
-         {"type": "assistant", "text": "the network failed; tests pass locally"}],
-        [{"type": "user", "text": "now add tests"}, {"type": "skill", "name": "s1", "call_id": "c3"},
-         {"type": "interrupt", "text": "[Request interrupted by user]"}],
-        [{"type": "user", "text": "please continue with the docs"},
-         {"type": "tool_call", "tool": "Write", "call_id": "w2", "input": {"file_path": "docs.md"}},
-         {"type": "tool_result", "call_id": "w2", "output": "ok"}],
-        [{"type": "user", "text": "add a changelog"}, {"type": "skill", "name": "s2", "call_id": "c4"},
-         {"type": "assistant", "text": "done"}],
-    ])
+    _transcript(
+        s1,
+        "S1",
+        start,
+        [
+            [
+                {"type": "user", "text": "build the parser"},
+                {"type": "skill", "name": "s1", "call_id": "c1"},
+                {"type": "tool_call", "tool": "Write", "call_id": "w1", "input": {"file_path": "x.py"}},
+                {
+                    "type": "tool_result",
+                    "call_id": "w1",
+                    "error": True,
+                    "output": "SyntaxError: invalid syntax",
+                },
+            ],
+            [
+                {"type": "user", "text": "that's wrong, fix it"},
+                {"type": "skill", "name": "s1", "call_id": "c2"},
+                {"type": "tool_call", "tool": "Bash", "call_id": "b1", "input": {"command": "pytest"}},
+                {
+                    "type": "tool_result",
+                    "call_id": "b1",
+                    "error": True,
+                    "transient": True,
+                    "output": "connection reset by peer",
+                },
+                {"type": "assistant", "text": "the network failed; tests pass locally"},
+            ],
+            [
+                {"type": "user", "text": "now add tests"},
+                {"type": "skill", "name": "s1", "call_id": "c3"},
+                {"type": "interrupt", "text": "[Request interrupted by user]"},
+            ],
+            [
+                {"type": "user", "text": "please continue with the docs"},
+                {"type": "tool_call", "tool": "Write", "call_id": "w2", "input": {"file_path": "docs.md"}},
+                {"type": "tool_result", "call_id": "w2", "output": "ok"},
+            ],
+            [
+                {"type": "user", "text": "add a changelog"},
+                {"type": "skill", "name": "s2", "call_id": "c4"},
+                {"type": "assistant", "text": "done"},
+            ],
+        ],
+    )
     s2 = evolve_home.parent / "s2.jsonl"
-    _transcript(s2, "S2", start + 100, [[{"type": "user", "text": "hello"}],
-                                        [{"type": "user", "text": "what does the parser do"}]])
+    _transcript(
+        s2,
+        "S2",
+        start + 100,
+        [[{"type": "user", "text": "hello"}], [{"type": "user", "text": "what does the parser do"}]],
+    )
     conn = ledger.connect(home.state_db)
     store_impressions(conn, "demo", "S1", ["s1", "s2"], start)
     store_impressions(conn, "demo", "S1", ["s1"], start + 5)  # a resumed session: still one each
     store_impressions(conn, "demo", "S2", ["s1"], start + 100)
     # the PostToolUse hook reports c1 before the transcript is observed
-    spool.append(home.spool_dir, {"event": "skill", "agent": "demo", "skill": "s1",
-                                  "tool_use_id": "c1", "session_id": "S1", "at": start + 2})
+    spool.append(
+        home.spool_dir,
+        {
+            "event": "skill",
+            "agent": "demo",
+            "skill": "s1",
+            "tool_use_id": "c1",
+            "session_id": "S1",
+            "at": start + 2,
+        },
+    )
     assert drain_pending(conn, home) == {"invocation": 1}
     observe.observe_file(conn, "demo", s1, "generic", now)
     observe.observe_file(conn, "demo", s2, "generic", now)
@@ -142,9 +186,23 @@ def test_skills_json_has_every_key_and_null_rates(evolve_home, capsys):
     evolve_commit(agent, {"skills/tidy/SKILL.md": skill_text("tidy").encode()})
     assert main(["skills", "demo", "--json"]) == 0
     record = json.loads(capsys.readouterr().out)[0]
-    for key in ("name", "description", "impressions", "invocations", "invocation_rate",
-                "post_use_edit_rate", "ineffective_rate", "last_used_at", "created_at",
-                "updated_at", "patch_count", "pinned", "valid", "problems", "path"):
+    for key in (
+        "name",
+        "description",
+        "impressions",
+        "invocations",
+        "invocation_rate",
+        "post_use_edit_rate",
+        "ineffective_rate",
+        "last_used_at",
+        "created_at",
+        "updated_at",
+        "patch_count",
+        "pinned",
+        "valid",
+        "problems",
+        "path",
+    ):
         assert key in record, key
     assert list(record) == list(KEYS)
     assert record["invocation_rate"] is None and record["ineffective_rate"] is None
@@ -160,18 +218,30 @@ def test_prune_state_deletes_only_old_run_data(evolve_home):
     now = time.time()
     old, new = now - 200 * 86_400, now - 86_400
     for number, when in enumerate((old, new)):
-        conn.execute("INSERT INTO runs (agent, path, session, idx, started_at, facts, observed_at) "
-                     "VALUES ('a', 'p', 's', ?, ?, '{}', ?)", (number, iso(when), now))
-        conn.execute("INSERT INTO impressions (agent, skill, session, at) VALUES ('a', 'k', ?, ?)",
-                     (f"s{number}", when))
+        conn.execute(
+            "INSERT INTO runs (agent, path, session, idx, started_at, facts, observed_at) "
+            "VALUES ('a', 'p', 's', ?, ?, '{}', ?)",
+            (number, iso(when), now),
+        )
+        conn.execute(
+            "INSERT INTO impressions (agent, skill, session, at) VALUES ('a', 'k', ?, ?)",
+            (f"s{number}", when),
+        )
         conn.execute("INSERT INTO invocations (agent, skill, source, at) VALUES ('a', 'k', 'x', ?)", (when,))
         conn.execute("INSERT INTO events (agent, kind, at) VALUES ('a', 'e', ?)", (when,))
-        conn.execute("INSERT INTO reflections (id, agent, at, outcome) VALUES (?, 'a', ?, 'nothing')",
-                     (f"r{number}", when))
-    conn.execute("INSERT INTO runs (agent, path, session, idx, facts, observed_at) "
-                 "VALUES ('a', 'p', 's', 9, '{}', ?)", (old,))  # no start time: observed_at decides
-    conn.execute("INSERT INTO cursors (agent, path, adapter, cursor, updated_at) "
-                 "VALUES ('a', 'p', 'generic', '{}', ?)", (old,))
+        conn.execute(
+            "INSERT INTO reflections (id, agent, at, outcome) VALUES (?, 'a', ?, 'nothing')",
+            (f"r{number}", when),
+        )
+    conn.execute(
+        "INSERT INTO runs (agent, path, session, idx, facts, observed_at) VALUES ('a', 'p', 's', 9, '{}', ?)",
+        (old,),
+    )  # no start time: observed_at decides
+    conn.execute(
+        "INSERT INTO cursors (agent, path, adapter, cursor, updated_at) "
+        "VALUES ('a', 'p', 'generic', '{}', ?)",
+        (old,),
+    )
     deleted = prune_state(conn, now, 180)
     assert deleted == {"runs": 2, "impressions": 1, "invocations": 1, "events": 1, "cycles": 0}
     for table in ("runs", "impressions", "invocations", "events"):
@@ -188,9 +258,11 @@ def test_bundle_skill_line_carries_the_rates(evolve_home):
     evolve_commit(agent, {"skills/tidy/SKILL.md": skill_text("tidy").encode()})
     conn = ledger.connect(Home.resolve().state_db)
     now = time.time()
-    conn.execute("INSERT INTO runs (agent, path, session, idx, started_at, facts, observed_at) "
-                 "VALUES ('demo', 'p', 'S', 0, ?, '{\"errors\": 1, \"ended_in_error\": true}', ?)",
-                 (iso(now - 60), now))
+    conn.execute(
+        "INSERT INTO runs (agent, path, session, idx, started_at, facts, observed_at) "
+        "VALUES ('demo', 'p', 'S', 0, ?, '{\"errors\": 1, \"ended_in_error\": true}', ?)",
+        (iso(now - 60), now),
+    )
     store_impressions(conn, "demo", "S", ["tidy"], now - 60)
     record_skill_read(conn, "demo", "tidy", "S", run_idx=0, at=now - 30)
     bundle = build_bundle(conn, agent, now=now)
@@ -211,8 +283,10 @@ def test_maintain_prunes_and_refreshes_every_agents_rates_cache(evolve_home):
     store_impressions(conn, "demo", "S", ["tidy"], now - 10)
     store_impressions(conn, "demo", "old", ["tidy"], now - 400 * 86_400)
     result = maintain(conn, home, now)
-    assert result == {"deleted": {"runs": 0, "impressions": 1, "invocations": 0, "events": 0,
-                                  "cycles": 0}, "refreshed": ["demo"]}
+    assert result == {
+        "deleted": {"runs": 0, "impressions": 1, "invocations": 0, "events": 0, "cycles": 0},
+        "refreshed": ["demo"],
+    }
     cached = json.loads(home.rates_cache("demo").read_text())
     assert cached["skills"] == {"tidy": [1, 0, None]}
     conn.close()

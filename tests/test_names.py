@@ -14,14 +14,32 @@ from evolve.workspace.agent import Agent
 VALID = ["a", "x1", "fix-flaky-tests", "pdf2-text", "a" * 64, "0-9"]
 
 HOSTILE = [
-    "../x", "/etc/passwd", ".git/hooks/x", "a/../../b", "-rf", "Name", "name--x", "a" * 65,
-    "x-", "a b", "a\nb", "a\x00b", ".", "..", "skills/x", "a_b", "a.b", "~x", "$HOME",
-    "p\u0430ssword",                 # Cyrillic 'а' looks like 'a'
-    "\uff41\uff42\uff43",            # fullwidth 'abc'
+    "../x",
+    "/etc/passwd",
+    ".git/hooks/x",
+    "a/../../b",
+    "-rf",
+    "Name",
+    "name--x",
+    "a" * 65,
+    "x-",
+    "a b",
+    "a\nb",
+    "a\x00b",
+    ".",
+    "..",
+    "skills/x",
+    "a_b",
+    "a.b",
+    "~x",
+    "$HOME",
+    "p\u0430ssword",  # Cyrillic 'а' looks like 'a'
+    "\uff41\uff42\uff43",  # fullwidth 'abc'
     unicodedata.normalize("NFD", "caf\u00e9"),
     "caf\u00e9",
-    "a\u200bb",                      # zero-width space
-    "ǆ", "ﬁx",                      # compatibility forms that NFKC turns into ASCII
+    "a\u200bb",  # zero-width space
+    "ǆ",
+    "ﬁx",  # compatibility forms that NFKC turns into ASCII
     "",
 ]
 

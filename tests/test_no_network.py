@@ -52,22 +52,33 @@ def connections(monkeypatch) -> Connections:
 def test_the_offline_loop_opens_no_connection(tmp_path, connections) -> None:
     make_agent()
     paths = [str(corrected_session(tmp_path)), str(transient_session(tmp_path))]
-    for argv in (["observe", "demo", *paths], ["score", "demo"], ["reflect", "demo", "--dry-run"],
-                 ["cycle", "--now"], ["log", "demo"], ["skills", "demo"], ["doctor"],
-                 ["report", "demo", "--html", str(tmp_path / "r.html")], ["prompt", "demo"]):
+    for argv in (
+        ["observe", "demo", *paths],
+        ["score", "demo"],
+        ["reflect", "demo", "--dry-run"],
+        ["cycle", "--now"],
+        ["log", "demo"],
+        ["skills", "demo"],
+        ["doctor"],
+        ["report", "demo", "--html", str(tmp_path / "r.html")],
+        ["prompt", "demo"],
+    ):
         assert main(argv) in (0, 1), argv
     assert connections == []
 
 
 def test_with_a_backend_only_the_configured_url_is_contacted(
-        tmp_path, connections, fake_messages_api, monkeypatch) -> None:
+    tmp_path, connections, fake_messages_api, monkeypatch
+) -> None:
     agent = make_agent()
     connections.allowed.add(fake_messages_api.port)
     (agent.home.config_file).write_text(
-        f'[model]\nbackend = "anthropic"\nbase_url = "{fake_messages_api.url}"\nmax_retries = 0\n')
+        f'[model]\nbackend = "anthropic"\nbase_url = "{fake_messages_api.url}"\nmax_retries = 0\n'
+    )
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-only-for-the-fake-server")
-    fake_messages_api.reply_tool({"summary": "s", "operations": [
-        {"op": "nothing_to_save", "reason": "fine"}]})
+    fake_messages_api.reply_tool(
+        {"summary": "s", "operations": [{"op": "nothing_to_save", "reason": "fine"}]}
+    )
     main(["observe", "demo", str(corrected_session(tmp_path))])
     assert main(["reflect", "demo"]) == 0
     assert connections and all(addr == ("127.0.0.1", fake_messages_api.port) for addr in connections)

@@ -79,10 +79,8 @@ def test_real_transcript_observed_then_nothing_then_one_more_run(conn, claude_da
     assert dirty(conn)
 
 
-@pytest.mark.parametrize(("session", "batch"), [(MANY_RUNS, None), (REWOUND, None),
-                                               (MANY_RUNS, 4096)])
-def test_observing_in_pieces_equals_one_read(conn, claude_data, tmp_path, monkeypatch, session,
-                                              batch):
+@pytest.mark.parametrize(("session", "batch"), [(MANY_RUNS, None), (REWOUND, None), (MANY_RUNS, 4096)])
+def test_observing_in_pieces_equals_one_read(conn, claude_data, tmp_path, monkeypatch, session, batch):
     """Appends cut at arbitrary bytes (mid-line included), in small transactions or not."""
     if batch:
         monkeypatch.setattr(observe, "BATCH_BYTES", batch)

@@ -146,7 +146,9 @@ def test_generic_skill_without_call_id_not_double_counted(conn, tmp_path):
     observe_paths(conn, path, fmt="generic")
     got = invocations(conn)
     assert [(skill, session, run) for skill, session, run, _, _ in got] == [
-        ("release", "g-1", 0), ("notify", "g-1", 0)]
+        ("release", "g-1", 0),
+        ("notify", "g-1", 0),
+    ]
     assert stored(conn)[0]["tool_calls"] == 1
 
 

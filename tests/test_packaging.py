@@ -36,13 +36,31 @@ NEEDED = [
 def wheel(tmp_path_factory) -> Path:
     work = tmp_path_factory.mktemp("wheel")
     source = work / "src"
-    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
-        ".venv", ".git", "build", "dist", "*.egg-info", "__pycache__", ".hypothesis", "tests"))
+    shutil.copytree(
+        ROOT,
+        source,
+        ignore=shutil.ignore_patterns(
+            ".venv", ".git", "build", "dist", "*.egg-info", "__pycache__", ".hypothesis", "tests"
+        ),
+    )
     out = work / "dist"
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-build-isolation", "--no-deps",
-         "--no-index", "-w", str(out), str(source)],
-        check=True, capture_output=True, timeout=180,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--quiet",
+            "--no-build-isolation",
+            "--no-deps",
+            "--no-index",
+            "-w",
+            str(out),
+            str(source),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=180,
     )
     return next(out.glob("evolve_skills-*.whl"))
 
@@ -58,9 +76,21 @@ def test_wheel_holds_package_data(wheel: Path) -> None:
 def test_installed_wheel_creates_an_agent(wheel: Path, tmp_path: Path) -> None:
     target = tmp_path / "site"
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index",
-         "--target", str(target), str(wheel)],
-        check=True, capture_output=True, timeout=180,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-index",
+            "--target",
+            str(target),
+            str(wheel),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=180,
     )
     script = (
         "import sys, evolve\n"
@@ -70,9 +100,14 @@ def test_installed_wheel_creates_an_agent(wheel: Path, tmp_path: Path) -> None:
     )
     env_path = str(target)
     # -S: no site-packages, so neither the editable install nor anything else shadows the wheel
-    proc = subprocess.run([sys.executable, "-S", "-c", script], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": env_path}, timeout=60,
-                          cwd=tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-S", "-c", script],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": env_path},
+        timeout=60,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stderr
     home = Path(os.environ["EVOLVE_HOME"])
     repo = home / "agents" / "packaged"
@@ -95,10 +130,12 @@ def test_every_package_of_the_tree_is_declared() -> None:
 
 def test_top_level_hooks_and_template_are_found_from_the_repository() -> None:
     """The editable install (`make test`, `make demo`) reads the repository's only copies."""
-    script = ("from importlib import resources\n"
-              "print(resources.files('evolve.hooks') / 'pre-commit')\n"
-              "print(resources.files('evolve.template_workspace') / 'memo.md')\n")
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT,
-                         check=True, timeout=60).stdout.split()
+    script = (
+        "from importlib import resources\n"
+        "print(resources.files('evolve.hooks') / 'pre-commit')\n"
+        "print(resources.files('evolve.template_workspace') / 'memo.md')\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, check=True, timeout=60
+    ).stdout.split()
     assert out == [str(ROOT / "hooks" / "pre-commit"), str(ROOT / "template_workspace" / "memo.md")]
-

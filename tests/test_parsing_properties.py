@@ -10,12 +10,29 @@ from hypothesis import strategies as st
 
 from evolve.workspace import memo, skills
 
-FRONT = st.sampled_from(["---\n", "name: x\n", "description: d\n", "metadata:\n  pinned: yes\n",
-                         "[" * 500, "{a: " * 300, "&a [*a, *a]\n", "!!python/object:os.system\n",
-                         "---\n", "\x00", "\ufeff", "## heading\n", "```\n"])
-DOCS = st.one_of(st.binary(max_size=400),
-                 st.lists(st.one_of(FRONT, st.text(max_size=40)), max_size=12)
-                 .map(lambda parts: "".join(parts).encode("utf-8", "surrogatepass")))
+FRONT = st.sampled_from(
+    [
+        "---\n",
+        "name: x\n",
+        "description: d\n",
+        "metadata:\n  pinned: yes\n",
+        "[" * 500,
+        "{a: " * 300,
+        "&a [*a, *a]\n",
+        "!!python/object:os.system\n",
+        "---\n",
+        "\x00",
+        "\ufeff",
+        "## heading\n",
+        "```\n",
+    ]
+)
+DOCS = st.one_of(
+    st.binary(max_size=400),
+    st.lists(st.one_of(FRONT, st.text(max_size=40)), max_size=12).map(
+        lambda parts: "".join(parts).encode("utf-8", "surrogatepass")
+    ),
+)
 
 
 @settings(max_examples=150, deadline=None)

@@ -14,8 +14,10 @@ from evolve.reflect.operations import Limits, SkillState, parse_answer
 from evolve.workspace.curate import plan_prune, prune, restore, set_pinned
 from tests.helpers import commit_all, evolve_commit, git_out, head, make_agent, parsed_trailers, skill_text
 
-QUIRKY = ("---\r\nname: tidy\r\n# my own comment\r\ndescription:   Use when tidying up.\r\n"
-          "license: MIT\r\n---\r\n\r\nBody with trailing spaces   \r\n\tand a tab\r\n")
+QUIRKY = (
+    "---\r\nname: tidy\r\n# my own comment\r\ndescription:   Use when tidying up.\r\n"
+    "license: MIT\r\n---\r\n\r\nBody with trailing spaces   \r\n\tand a tab\r\n"
+)
 
 
 def test_pin_and_unpin_change_only_the_metadata_line(evolve_home):
@@ -55,8 +57,10 @@ def test_pin_keeps_other_metadata_keys(evolve_home):
 
 def test_inline_metadata_is_refused_with_a_remedy(evolve_home):
     agent = make_agent("demo")
-    evolve_commit(agent, {"skills/inline/SKILL.md":
-                          b"---\nname: inline\ndescription: d\nmetadata: {owner: me}\n---\nbody\n"})
+    evolve_commit(
+        agent,
+        {"skills/inline/SKILL.md": b"---\nname: inline\ndescription: d\nmetadata: {owner: me}\n---\nbody\n"},
+    )
     with pytest.raises(UserError, match="edit it by hand"):
         set_pinned(agent, "inline", True)
 
@@ -66,10 +70,17 @@ def test_a_reflection_cannot_patch_or_retire_a_pinned_skill(evolve_home):
     evolve_commit(agent, {"skills/keep/SKILL.md": skill_text("keep", body="- old rule\n").encode()})
     set_pinned(agent, "keep", True)
     state = SkillState.build(agent.skills(), agent.memo_text())
-    plan = parse_answer({"summary": "x", "operations": [
-        {"op": "patch_skill", "name": "keep", "old": "old rule", "new": "new rule"},
-        {"op": "retire_skill", "name": "keep", "reason": "unused"}]}, state,
-        Limits.from_config(agent.config.limits))
+    plan = parse_answer(
+        {
+            "summary": "x",
+            "operations": [
+                {"op": "patch_skill", "name": "keep", "old": "old rule", "new": "new rule"},
+                {"op": "retire_skill", "name": "keep", "reason": "unused"},
+            ],
+        },
+        state,
+        Limits.from_config(agent.config.limits),
+    )
     assert not plan.operations
     assert all("pinned" in r.reason for r in plan.rejected)
 
@@ -117,8 +128,11 @@ def test_prune_says_when_pinned_and_broken_keep_it_over_the_cap(evolve_home):
 
 def _folder(agent, name):
     folder = agent.skills_dir / name
-    return {str(p.relative_to(folder)): (p.read_bytes(), os.access(p, os.X_OK))
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(folder)): (p.read_bytes(), os.access(p, os.X_OK))
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 def test_restore_brings_back_exactly_the_retired_content(evolve_home):
@@ -134,9 +148,12 @@ def test_restore_brings_back_exactly_the_retired_content(evolve_home):
     (folder / "SKILL.md").write_bytes(skill_text("deploy", body="- v2, the one to keep\n").encode())
     commit_all(agent.path, "patch it")
     wanted = _folder(agent, "deploy")
-    retired = evolve_commit(agent, {f"skills/deploy/{p}": None for p in wanted},
-                            "reflect(demo): retire deploy",
-                            {"Evolve-Kind": "reflection", "Evolve-Retired": "deploy"})
+    retired = evolve_commit(
+        agent,
+        {f"skills/deploy/{p}": None for p in wanted},
+        "reflect(demo): retire deploy",
+        {"Evolve-Kind": "reflection", "Evolve-Retired": "deploy"},
+    )
     assert not folder.exists()
     done = restore(agent, "deploy")
     assert _folder(agent, "deploy") == wanted
@@ -154,13 +171,19 @@ def test_restore_brings_back_exactly_the_retired_content(evolve_home):
 
 def test_restore_after_prune_and_over_todays_limits(evolve_home):
     agent = make_agent("demo")
-    evolve_commit(agent, {"skills/long/SKILL.md": skill_text("long", body="word " * 3000).encode(),
-                          "skills/short/SKILL.md": skill_text("short").encode()})
+    evolve_commit(
+        agent,
+        {
+            "skills/long/SKILL.md": skill_text("long", body="word " * 3000).encode(),
+            "skills/short/SKILL.md": skill_text("short").encode(),
+        },
+    )
     _limits(agent, "max_skills = 1\nskill_body_tokens = 1000")
     original = (agent.skills_dir / "long" / "SKILL.md").read_bytes()
     assert prune(agent, {"short": {"last_used_at": 5.0}}).evicted == ["short"]  # long is broken now
-    evolve_commit(agent, {"skills/long/SKILL.md": None}, "reflect(demo): retire long",
-                  {"Evolve-Kind": "reflection"})
+    evolve_commit(
+        agent, {"skills/long/SKILL.md": None}, "reflect(demo): retire long", {"Evolve-Kind": "reflection"}
+    )
     done = restore(agent, "long")
     assert (agent.skills_dir / "long" / "SKILL.md").read_bytes() == original
     assert any("at most 1000" in note for note in done.notes)
@@ -174,8 +197,9 @@ def test_restore_after_prune_and_over_todays_limits(evolve_home):
 
 
 def restore_notes(agent):
-    evolve_commit(agent, {"skills/short/SKILL.md": None}, "reflect(demo): retire short",
-                  {"Evolve-Kind": "reflection"})
+    evolve_commit(
+        agent, {"skills/short/SKILL.md": None}, "reflect(demo): retire short", {"Evolve-Kind": "reflection"}
+    )
     return restore(agent, "short").notes
 
 
@@ -191,8 +215,9 @@ def test_the_commands(evolve_home, capsys):
     assert main(["prune", "demo", "--dry-run", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["dry_run"] and data["evicted"] == [] and data["max_skills"] == 200
-    evolve_commit(agent, {"skills/two/SKILL.md": None}, "reflect(demo): retire two",
-                  {"Evolve-Kind": "reflection"})
+    evolve_commit(
+        agent, {"skills/two/SKILL.md": None}, "reflect(demo): retire two", {"Evolve-Kind": "reflection"}
+    )
     assert main(["restore", "demo", "two"]) == 0
     assert "restored two" in capsys.readouterr().out
     assert main(["restore", "demo", "two"]) == 1

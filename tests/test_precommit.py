@@ -42,13 +42,16 @@ def test_a_broken_skill_is_refused_with_file_and_reason(agent):
     assert (agent.path / "skills/my-skill/SKILL.md").read_text() == BROKEN
 
 
-@pytest.mark.parametrize(("text", "reason"), [
-    ("---\nname: my-skill\ndescription: [oops\n---\nb\n", "not valid YAML"),
-    ("---\nname: my-skill\n---\nb\n", "no 'description'"),
-    ("no frontmatter\n", "must start with '---'"),
-    (b"---\nname: my-skill\ndescription: caf\xe9\n---\nb\n", "not UTF-8"),
-    ("---\nname: my-skill\ndescription: d\n---\n" + "x" * 20_010, "tokens"),
-])
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("---\nname: my-skill\ndescription: [oops\n---\nb\n", "not valid YAML"),
+        ("---\nname: my-skill\n---\nb\n", "no 'description'"),
+        ("no frontmatter\n", "must start with '---'"),
+        (b"---\nname: my-skill\ndescription: caf\xe9\n---\nb\n", "not UTF-8"),
+        ("---\nname: my-skill\ndescription: d\n---\n" + "x" * 20_010, "tokens"),
+    ],
+)
 def test_each_kind_of_broken_skill_is_refused(agent, text, reason):
     write_skill(agent.path, "my-skill", text=text)
     proc = commit_all(agent.path, "broken", check=False)

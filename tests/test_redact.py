@@ -15,8 +15,11 @@ from evolve.transcripts.redact import find_invisible, find_secrets, make_visible
 # Built by concatenation so that no scanner mistakes this file for a leak.
 R = "aB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xY"
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYEXAMPLEKEY"
-JWT = ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9" + ".eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ"
-       + ".SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c")
+JWT = (
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9"
+    + ".eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ"
+    + ".SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
+)
 PEM_BODY = "MIIEpAIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM2Pvd\nkUX4/+mBtJmo8Wi8zHnH0n7RGp7mF/v7hRxSYsIe"
 BEGIN, END = "-----BEGIN RSA " + "PRIVATE KEY-----", "-----END RSA " + "PRIVATE KEY-----"
 
@@ -37,8 +40,11 @@ PLANTED = [
     ("google-api-key", "AIza" + R + "abc", "?key={}&q=x"),
     ("private-key", f"{BEGIN}\n{PEM_BODY}\n{END}", "cat id_rsa\n{}\n$ next"),
     ("private-key", f"{BEGIN}\n{PEM_BODY}", "truncated:\n{}"),
-    ("private-key", "-----BEGIN OPENSSH " + "PRIVATE KEY-----\\n" + PEM_BODY.replace("\n", "\\n"),
-     '{{"key": "{}\\n[cut]'),
+    (
+        "private-key",
+        "-----BEGIN OPENSSH " + "PRIVATE KEY-----\\n" + PEM_BODY.replace("\n", "\\n"),
+        '{{"key": "{}\\n[cut]',
+    ),
     ("jwt", JWT, "Authorization: Cookie session={}"),
     ("bearer-token", "abcdef1234567890" + R, "Authorization: Bearer {}"),
     ("url-password", "s3cr3t-pw", "DATABASE_URL=postgres://app:{}@db.internal:5432/app"),
@@ -52,8 +58,9 @@ PLANTED = [
 ]
 
 
-@pytest.mark.parametrize(("kind", "secret", "around"), PLANTED, ids=[f"{k}-{i}" for i, (k, _, _) in
-                                                                   enumerate(PLANTED)])
+@pytest.mark.parametrize(
+    ("kind", "secret", "around"), PLANTED, ids=[f"{k}-{i}" for i, (k, _, _) in enumerate(PLANTED)]
+)
 def test_planted_secret_is_found_and_redacted(kind, secret, around):
     text = around.format(secret)
     found = find_secrets(text)
@@ -68,8 +75,10 @@ def test_planted_secret_is_found_and_redacted(kind, secret, around):
 
 
 def test_env_dump_keeps_key_names_and_hides_values():
-    dump = ("HOME=/home/me\nDB_PASSWORD=hunter2\nGITHUB_TOKEN=ghp_" + R + "Zz12\n"
-            "AWS_SECRET_ACCESS_KEY=" + AWS_SECRET + "\nSTRIPE_API_KEY=rk_live_51abc\nEDITOR=vim\n")
+    dump = (
+        "HOME=/home/me\nDB_PASSWORD=hunter2\nGITHUB_TOKEN=ghp_" + R + "Zz12\n"
+        "AWS_SECRET_ACCESS_KEY=" + AWS_SECRET + "\nSTRIPE_API_KEY=rk_live_51abc\nEDITOR=vim\n"
+    )
     out = redact(dump)
     assert "DB_PASSWORD=[REDACTED:password]" in out
     assert "GITHUB_TOKEN=[REDACTED:github-token]" in out
@@ -88,14 +97,33 @@ def test_private_key_block_is_redacted_whole_and_text_after_it_kept():
     assert out.endswith("\nThe next line is prose.")
 
 
-@pytest.mark.parametrize("text", [
-    "password=", "password=\n", "PASSWORD=${PASSWORD}", "PASSWORD=$PASSWORD", "password=<password>",
-    "password=****", 'password: ""', '"token": null', "password: <your password>",
-    "api_key=YOUR_API_KEY", "token={{ secrets.GITHUB_TOKEN }}", "password=[REDACTED:password]",
-    "Authorization: Bearer ${TOKEN}", "postgres://user:${DB_PASSWORD}@host/db", "secret=...",
-    'api_key="your-key-here"', '{"password": "string"}', 'password = "Enter your password"',
-    'token = "abc"', "password=%DBPASS%", 'password = ":****"', "scheme://[user:passwd@]proxy.server:port",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "password=",
+        "password=\n",
+        "PASSWORD=${PASSWORD}",
+        "PASSWORD=$PASSWORD",
+        "password=<password>",
+        "password=****",
+        'password: ""',
+        '"token": null',
+        "password: <your password>",
+        "api_key=YOUR_API_KEY",
+        "token={{ secrets.GITHUB_TOKEN }}",
+        "password=[REDACTED:password]",
+        "Authorization: Bearer ${TOKEN}",
+        "postgres://user:${DB_PASSWORD}@host/db",
+        "secret=...",
+        'api_key="your-key-here"',
+        '{"password": "string"}',
+        'password = "Enter your password"',
+        'token = "abc"',
+        "password=%DBPASS%",
+        'password = ":****"',
+        "scheme://[user:passwd@]proxy.server:port",
+    ],
+)
 def test_placeholders_are_not_secrets(text):
     assert find_secrets(text) == []
 
@@ -186,21 +214,42 @@ def test_hidden_tag_message_is_fully_removed():
     assert strip_invisible(text) == "Looks fine."
 
 
-@pytest.mark.parametrize("text", [
-    "plain ASCII\twith tab\r\nand CRLF", "café naïve 中文 日本語 עברית العربية", "I ❤️ this ☺︎",
-    "\u0600\u0661 Arabic number sign is visible", "emoji 👍🏽 with a skin tone",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "plain ASCII\twith tab\r\nand CRLF",
+        "café naïve 中文 日本語 עברית العربية",
+        "I ❤️ this ☺︎",
+        "\u0600\u0661 Arabic number sign is visible",
+        "emoji 👍🏽 with a skin tone",
+    ],
+)
 def test_ordinary_text_has_no_invisible_characters(text):
     assert find_invisible(text) == []
     assert strip_invisible(text) == text
 
 
 def test_every_format_character_is_flagged_or_deliberately_allowed():
-    allowed = {0x0600, 0x0601, 0x0602, 0x0603, 0x0604, 0x0605, 0x06DD, 0x070F, 0x0890, 0x0891,
-               0x08E2, 0x110BD, 0x110CD}
-    missing = [f"U+{cp:04X}" for cp in range(sys.maxunicode + 1)
-               if unicodedata.category(chr(cp)) == "Cf" and cp not in allowed
-               and not find_invisible(chr(cp))]
+    allowed = {
+        0x0600,
+        0x0601,
+        0x0602,
+        0x0603,
+        0x0604,
+        0x0605,
+        0x06DD,
+        0x070F,
+        0x0890,
+        0x0891,
+        0x08E2,
+        0x110BD,
+        0x110CD,
+    }
+    missing = [
+        f"U+{cp:04X}"
+        for cp in range(sys.maxunicode + 1)
+        if unicodedata.category(chr(cp)) == "Cf" and cp not in allowed and not find_invisible(chr(cp))
+    ]
     assert missing == []
 
 
@@ -223,10 +272,19 @@ def test_secrets_glued_to_other_text_or_after_long_values_are_covered():
     assert find_secrets(text) == [("token", 7, len(text) - len(" after"))]
 
 
-@pytest.mark.parametrize("text", [
-    "a-" * 50_000, "a." * 50_000, "x://a:" * 20_000, "password=" * 20_000, "eyJ" * 50_000,
-    (BEGIN + "\n") * 4_000, "-----BEGIN PRIVATE KEY-----\n" + "ab\n" * 50_000,
-], ids=["dashes", "dots", "urls", "assignments", "jwt-prefixes", "begins", "long-truncated-key"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a-" * 50_000,
+        "a." * 50_000,
+        "x://a:" * 20_000,
+        "password=" * 20_000,
+        "eyJ" * 50_000,
+        (BEGIN + "\n") * 4_000,
+        "-----BEGIN PRIVATE KEY-----\n" + "ab\n" * 50_000,
+    ],
+    ids=["dashes", "dots", "urls", "assignments", "jwt-prefixes", "begins", "long-truncated-key"],
+)
 def test_pathological_input_is_scanned_in_linear_time(text):
     start = time.perf_counter()
     find_secrets(text)

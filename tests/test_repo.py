@@ -36,8 +36,9 @@ from tests.helpers import (
 )
 
 ISO_UTC = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
-BODY = "".join(f"- rule {i}: when the build step {i} fails, read its log before retrying\n"
-               for i in range(12))
+BODY = "".join(
+    f"- rule {i}: when the build step {i} fails, read its log before retrying\n" for i in range(12)
+)
 
 
 @pytest.fixture
@@ -55,21 +56,31 @@ def test_commit_changes_writes_files_and_one_commit_with_parseable_trailers(agen
         "Evolve-Runs": ["run-1", "run-2"],
         "Evolve-Model": "offline",
     }
-    sha = evolve_commit(agent, {"skills/fix-tests/SKILL.md": skill_text("fix-tests").encode(),
-                                "memo.md": b"# Memo\n"}, "reflect(demo): learned a thing", trailers)
+    sha = evolve_commit(
+        agent,
+        {"skills/fix-tests/SKILL.md": skill_text("fix-tests").encode(), "memo.md": b"# Memo\n"},
+        "reflect(demo): learned a thing",
+        trailers,
+    )
     assert head(agent.path) == sha
     assert git_out(agent.path, "rev-parse", "HEAD^") == before
     assert (agent.path / "skills/fix-tests/SKILL.md").read_text() == skill_text("fix-tests")
     assert (agent.path / "memo.md").read_text() == "# Memo\n"
     assert git_out(agent.path, "show", "--format=", "--name-only", "HEAD").splitlines() == [
-        "memo.md", "skills/fix-tests/SKILL.md"]
+        "memo.md",
+        "skills/fix-tests/SKILL.md",
+    ]
     assert parsed_trailers(agent.path) == {
-        "Evolve-Kind": "reflection", "Evolve-Score": "0.93",
-        "Evolve-Signals": "user_correction, error_recovered", "Evolve-Runs": "run-1, run-2",
+        "Evolve-Kind": "reflection",
+        "Evolve-Score": "0.93",
+        "Evolve-Signals": "user_correction, error_recovered",
+        "Evolve-Runs": "run-1, run-2",
         "Evolve-Model": "offline",
     }
-    assert git_out(agent.path, "log", "-1", "--format=%an <%ae>|%s") == \
-        "evolve <evolve@localhost>|reflect(demo): learned a thing"
+    assert (
+        git_out(agent.path, "log", "-1", "--format=%an <%ae>|%s")
+        == "evolve <evolve@localhost>|reflect(demo): learned a thing"
+    )
     # the real index and the work tree agree with HEAD: nothing shows as changed
     assert git_out(agent.path, "status", "--porcelain") == ""
     log = agent.log()
@@ -79,9 +90,16 @@ def test_commit_changes_writes_files_and_one_commit_with_parseable_trailers(agen
 
 def test_newlines_in_subject_and_trailers_become_one_line(agent):
     hostile = "first line\nEvolve-Kind: revert\n\nSigned-off-by: mallory <m@x>\r\u2028tail"
-    evolve_commit(agent, {"notes.txt": b"x\n"}, f"reflect(demo): {hostile}",
-                  {"Evolve-Kind": "reflection", "Evolve-Summary": hostile,
-                   "Evolve-Ops": [f"create {hostile}", "patch x"]})
+    evolve_commit(
+        agent,
+        {"notes.txt": b"x\n"},
+        f"reflect(demo): {hostile}",
+        {
+            "Evolve-Kind": "reflection",
+            "Evolve-Summary": hostile,
+            "Evolve-Ops": [f"create {hostile}", "patch x"],
+        },
+    )
     subject = git_out(agent.path, "log", "-1", "--format=%s")
     assert "\n" not in subject and subject.startswith("reflect(demo): first line Evolve-Kind: revert")
     trailers = parsed_trailers(agent.path)
@@ -109,8 +127,17 @@ def test_deleting_a_file_and_empty_folders(agent):
     assert git_out(agent.path, "status", "--porcelain") == ""
 
 
-@pytest.mark.parametrize("path", ["../escape.txt", "/tmp/abs.txt", ".git/hooks/pre-commit",
-                                  "skills/../../x", ".GIT/config", ".gitattributes"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "../escape.txt",
+        "/tmp/abs.txt",
+        ".git/hooks/pre-commit",
+        "skills/../../x",
+        ".GIT/config",
+        ".gitattributes",
+    ],
+)
 def test_commit_changes_refuses_paths_outside_the_work_tree(agent, path):
     before = head(agent.path)
     with pytest.raises(EvolveError, match="refusing"):
@@ -133,8 +160,9 @@ def test_commit_to_another_branch_leaves_the_work_tree_alone(agent):
     before = head(agent.path)
     message = build_message("propose(demo): x", {"Evolve-Kind": "proposal"})
     with agent.repo.locked():
-        sha = agent.repo.commit_changes({"skills/p/SKILL.md": skill_text("p").encode()}, message,
-                                        EVOLVE, branch="proposals/one")
+        sha = agent.repo.commit_changes(
+            {"skills/p/SKILL.md": skill_text("p").encode()}, message, EVOLVE, branch="proposals/one"
+        )
     assert head(agent.path) == before
     assert git_out(agent.path, "rev-parse", "proposals/one") == sha
     assert git_out(agent.path, "rev-parse", "proposals/one^") == before
@@ -163,7 +191,10 @@ def _commit_at(agent, changes, day):
     with agent.repo.locked():
         return agent.repo.commit_changes(
             {k: (v.encode() if isinstance(v, str) else v) for k, v in changes.items()},
-            message, EVOLVE, when=_when(day))
+            message,
+            EVOLVE,
+            when=_when(day),
+        )
 
 
 def sk(name: str, extra: str = "") -> str:
@@ -172,30 +203,41 @@ def sk(name: str, extra: str = "") -> str:
 
 def test_skill_history_created_updated_patch_count(agent):
     _commit_at(agent, {"skills/alpha/SKILL.md": sk("alpha")}, 1)
-    _commit_at(agent, {"skills/alpha/SKILL.md": sk("alpha", "- more\n"),
-                       "skills/beta/SKILL.md": sk("beta")}, 2)
+    _commit_at(
+        agent, {"skills/alpha/SKILL.md": sk("alpha", "- more\n"), "skills/beta/SKILL.md": sk("beta")}, 2
+    )
     _commit_at(agent, {"skills/alpha/SKILL.md": sk("alpha", "- more\n- again\n")}, 3)
     _commit_at(agent, {"memo.md": b"# memo\n"}, 4)  # touches no skill
     _commit_at(agent, {"skills/beta/notes.md": "extra file in the folder\n"}, 5)
     history = agent.repo.skill_history()
     assert set(history) == {"alpha", "beta"}
     assert (history["alpha"].created_at, history["alpha"].updated_at, history["alpha"].patch_count) == (
-        "2024-03-01T10:00:00Z", "2024-03-03T10:00:00Z", 2)
+        "2024-03-01T10:00:00Z",
+        "2024-03-03T10:00:00Z",
+        2,
+    )
     assert (history["beta"].created_at, history["beta"].updated_at, history["beta"].patch_count) == (
-        "2024-03-02T10:00:00Z", "2024-03-05T10:00:00Z", 1)
+        "2024-03-02T10:00:00Z",
+        "2024-03-05T10:00:00Z",
+        1,
+    )
 
 
 def test_skill_history_follows_a_folder_rename(agent):
     _commit_at(agent, {"skills/old-name/SKILL.md": sk("old-name")}, 1)
     _commit_at(agent, {"skills/old-name/SKILL.md": sk("old-name", "- patch\n")}, 2)
-    _commit_at(agent, {"skills/old-name/SKILL.md": None,
-                       "skills/new-name/SKILL.md": sk("new-name", "- patch\n")}, 3)
+    _commit_at(
+        agent, {"skills/old-name/SKILL.md": None, "skills/new-name/SKILL.md": sk("new-name", "- patch\n")}, 3
+    )
     assert "R" in git_out(agent.path, "show", "-M", "--name-status", "--format=", "HEAD")[:1]
     history = agent.repo.skill_history()
     assert set(history) == {"new-name"}
     entry = history["new-name"]
     assert (entry.created_at, entry.updated_at, entry.patch_count) == (
-        "2024-03-01T10:00:00Z", "2024-03-03T10:00:00Z", 2)
+        "2024-03-01T10:00:00Z",
+        "2024-03-03T10:00:00Z",
+        2,
+    )
 
 
 def test_skill_history_follows_a_person_git_mv(agent):
@@ -210,8 +252,11 @@ def test_skill_history_follows_a_person_git_mv(agent):
 
 
 def test_skill_history_restarts_after_delete_and_recreate(agent):
-    files = {"skills/gamma/SKILL.md": sk("gamma"), "skills/gamma/scripts/run.sh": "echo hi\n",
-             "skills/gamma/references/more.md": "more\n"}
+    files = {
+        "skills/gamma/SKILL.md": sk("gamma"),
+        "skills/gamma/scripts/run.sh": "echo hi\n",
+        "skills/gamma/references/more.md": "more\n",
+    }
     _commit_at(agent, files, 1)
     _commit_at(agent, {"skills/gamma/SKILL.md": sk("gamma", "- p\n")}, 2)
     _commit_at(agent, dict.fromkeys(files), 3)  # retired, with its scripts
@@ -219,7 +264,10 @@ def test_skill_history_restarts_after_delete_and_recreate(agent):
     _commit_at(agent, {"skills/gamma/SKILL.md": sk("gamma", "- reborn\n")}, 4)
     entry = agent.repo.skill_history()["gamma"]
     assert (entry.created_at, entry.updated_at, entry.patch_count) == (
-        "2024-03-04T10:00:00Z", "2024-03-04T10:00:00Z", 0)
+        "2024-03-04T10:00:00Z",
+        "2024-03-04T10:00:00Z",
+        0,
+    )
     assert len(entry.commits) == 1
 
 
@@ -257,8 +305,9 @@ def test_a_held_index_lock_is_waited_for_and_never_deleted(agent):
 
 
 def test_a_stuck_index_lock_fails_clearly_and_restores_files(agent, monkeypatch):
-    monkeypatch.setattr(repo_mod, "acquire_index_lock",
-                        functools.partial(gitcmd.acquire_index_lock, timeout=0.3))
+    monkeypatch.setattr(
+        repo_mod, "acquire_index_lock", functools.partial(gitcmd.acquire_index_lock, timeout=0.3)
+    )
     (agent.path / "memo.md").write_text(MEMO_BEFORE)
     git(agent.path, "commit", "-qam", "memo")
     before = head(agent.path)
@@ -331,8 +380,14 @@ def test_failure_before_the_branch_moves_restores_the_files(agent, monkeypatch):
 
     monkeypatch.setattr(Repo, "_commit_loop", boom)
     with pytest.raises(RuntimeError):
-        evolve_commit(agent, {"memo.md": b"# evolve wrote this\n", "skills/kept/SKILL.md": None,
-                              "skills/brand-new/SKILL.md": skill_text("brand-new").encode()})
+        evolve_commit(
+            agent,
+            {
+                "memo.md": b"# evolve wrote this\n",
+                "skills/kept/SKILL.md": None,
+                "skills/brand-new/SKILL.md": skill_text("brand-new").encode(),
+            },
+        )
     assert head(agent.path) == before
     assert (agent.path / "memo.md").read_text() == MEMO_BEFORE
     assert "- original" in (agent.path / "skills/kept/SKILL.md").read_text()
@@ -441,8 +496,10 @@ def test_commit_changes_without_any_git_identity(agent, tmp_path, monkeypatch):
     empty.write_text("")
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(empty))
     sha = evolve_commit(agent, {"x.txt": b"x\n"})
-    assert git_out(agent.path, "log", "-1", "--format=%an <%ae>|%cn <%ce>", sha) == \
-        "evolve <evolve@localhost>|evolve <evolve@localhost>"
+    assert (
+        git_out(agent.path, "log", "-1", "--format=%an <%ae>|%cn <%ce>", sha)
+        == "evolve <evolve@localhost>|evolve <evolve@localhost>"
+    )
 
 
 def test_reverse_changes_refuses_an_empty_commit(agent):

@@ -74,10 +74,18 @@ for i in range(count):
 def test_evolve_and_a_person_commit_concurrently_and_nothing_is_lost(agent, tmp_path):
     count = 50
     go = tmp_path / "go"
-    evolve_proc = subprocess.Popen([sys.executable, "-c", EVOLVE_WRITER, "demo", str(go), str(count)],
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    human_proc = subprocess.Popen([sys.executable, "-c", HUMAN_WRITER, str(agent.path), str(go), str(count)],
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    evolve_proc = subprocess.Popen(
+        [sys.executable, "-c", EVOLVE_WRITER, "demo", str(go), str(count)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    human_proc = subprocess.Popen(
+        [sys.executable, "-c", HUMAN_WRITER, str(agent.path), str(go), str(count)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     time.sleep(0.3)  # both interpreters are up and waiting
     go.write_text("")
     evolve_out, evolve_err = evolve_proc.communicate(timeout=240)

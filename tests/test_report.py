@@ -24,9 +24,11 @@ T0 = time.time() - 30 * 86_400
 
 
 def _run(conn, session: str, idx: int, at: float, **facts) -> None:
-    conn.execute("INSERT INTO runs (agent, path, session, idx, started_at, facts, observed_at) "
-                 "VALUES ('demo', ?, ?, ?, ?, ?, ?)",
-                 (f"/t/{session}.jsonl", session, idx, iso(at), json.dumps(facts), at))
+    conn.execute(
+        "INSERT INTO runs (agent, path, session, idx, started_at, facts, observed_at) "
+        "VALUES ('demo', ?, ?, ?, ?, ?, ?)",
+        (f"/t/{session}.jsonl", session, idx, iso(at), json.dumps(facts), at),
+    )
 
 
 def _history(evolve_home) -> tuple:
@@ -35,15 +37,31 @@ def _history(evolve_home) -> tuple:
     Also a skill shown often and never used, and one that mostly ends in real errors.
     """
     agent = make_agent("demo")
-    evolve_commit(agent, {f"skills/{n}/SKILL.md": skill_text(n).encode()
-                          for n in ("useless", "harmful", "fine")}, "edit(demo): skills",
-                  {"Evolve-Kind": "human_edit"})
-    first = evolve_commit(agent, {"memo.md": agent.memo_text().replace(
-        "## Strategies for this user and domain\n",
-        "## Strategies for this user and domain\n\n- **always** run `make test` <script>x</script>\n"
-    ).encode()}, "reflect(demo): run the tests", {"Evolve-Kind": "reflection", "Evolve-Reflection": "r1"})
-    second = evolve_commit(agent, {"skills/fine/SKILL.md": skill_text("fine", body="- v2\n").encode()},
-                           "reflect(demo): refine fine", {"Evolve-Kind": "reflection"})
+    evolve_commit(
+        agent,
+        {f"skills/{n}/SKILL.md": skill_text(n).encode() for n in ("useless", "harmful", "fine")},
+        "edit(demo): skills",
+        {"Evolve-Kind": "human_edit"},
+    )
+    first = evolve_commit(
+        agent,
+        {
+            "memo.md": agent.memo_text()
+            .replace(
+                "## Strategies for this user and domain\n",
+                "## Strategies for this user and domain\n\n- **always** run `make test` <script>x</script>\n",
+            )
+            .encode()
+        },
+        "reflect(demo): run the tests",
+        {"Evolve-Kind": "reflection", "Evolve-Reflection": "r1"},
+    )
+    second = evolve_commit(
+        agent,
+        {"skills/fine/SKILL.md": skill_text("fine", body="- v2\n").encode()},
+        "reflect(demo): refine fine",
+        {"Evolve-Kind": "reflection"},
+    )
     conn = ledger.connect(Home.resolve().state_db)
     at = T0
     for i in range(30):
@@ -54,13 +72,17 @@ def _history(evolve_home) -> tuple:
     r2 = r1 + 30 * 60 + 1
     for i in range(4):
         _run(conn, "late", i, r2 + i * 60, errors=1, ended_in_error=True)
-    conn.execute("INSERT INTO reflections (id, agent, at, outcome, commit_sha) VALUES "
-                 "('r1', 'demo', ?, 'committed', ?), ('r2', 'demo', ?, 'committed', ?)",
-                 (r1, first, r2, second))
+    conn.execute(
+        "INSERT INTO reflections (id, agent, at, outcome, commit_sha) VALUES "
+        "('r1', 'demo', ?, 'committed', ?), ('r2', 'demo', ?, 'committed', ?)",
+        (r1, first, r2, second),
+    )
     store_impressions(conn, "demo", "after", ["useless", "harmful"], r1)
     for i in range(6):  # harmful: invoked in 6 runs of "after", 4 of which ended in a real error
-        conn.execute("UPDATE runs SET facts = ? WHERE session = 'after' AND idx = ?",
-                     (json.dumps({"errors": int(i < 4), "ended_in_error": i < 4}), 20 + i))
+        conn.execute(
+            "UPDATE runs SET facts = ? WHERE session = 'after' AND idx = ?",
+            (json.dumps({"errors": int(i < 4), "ended_in_error": i < 4}), 20 + i),
+        )
         record_skill_read(conn, "demo", "harmful", "after", run_idx=20 + i, at=r1 + 100)
     return agent, conn, first, second
 
@@ -73,15 +95,22 @@ def test_rates_before_and_after_each_reflection(evolve_home):
     assert one["before"] == {"runs": 30, "thin": False, "corrections_per_100": 30.0, "errors_per_100": 20.0}
     # after r1: the 30 runs of "after" and the 4 of "late" (all with errors); in "after",
     # corrections in runs 0 and 10 (20 was rewritten), real errors in 5, 15 and 20-23
-    assert one["after"] == {"runs": 34, "thin": False, "corrections_per_100": round(200 / 34, 1),
-                            "errors_per_100": round(1000 / 34, 1)}
-    assert one["change"] == {"corrections_per_100": round(round(200 / 34, 1) - 30.0, 1),
-                             "errors_per_100": round(round(1000 / 34, 1) - 20.0, 1)}
+    assert one["after"] == {
+        "runs": 34,
+        "thin": False,
+        "corrections_per_100": round(200 / 34, 1),
+        "errors_per_100": round(1000 / 34, 1),
+    }
+    assert one["change"] == {
+        "corrections_per_100": round(round(200 / 34, 1) - 30.0, 1),
+        "errors_per_100": round(round(1000 / 34, 1) - 20.0, 1),
+    }
     assert two["after"] == {"runs": 4, "thin": True, "corrections_per_100": None, "errors_per_100": None}
     assert two["change"] == {"corrections_per_100": None, "errors_per_100": None}
     assert [u["name"] for u in data["useless"]] == ["useless"]
-    assert data["harmful"] == [{"name": "harmful", "reason": "often ends in a real error",
-                                "rate": round(4 / 6, 4), "runs": 6}]
+    assert data["harmful"] == [
+        {"name": "harmful", "reason": "often ends in a real error", "rate": round(4 / 6, 4), "runs": 6}
+    ]
     skills = {s["name"]: s for s in data["skills"]}
     assert skills["harmful"]["runs_shown"] == 30 and skills["harmful"]["runs_invoked"] == 6
     assert all(w["thin"] or w["shown"] >= 5 for w in skills["useless"]["weeks"])
@@ -90,13 +119,20 @@ def test_rates_before_and_after_each_reflection(evolve_home):
 
 def test_windows_are_capped_at_fifty_runs_a_side(evolve_home):
     agent = make_agent("demo")
-    sha = evolve_commit(agent, {"skills/a/SKILL.md": skill_text("a").encode()}, "reflect(demo): a",
-                        {"Evolve-Kind": "reflection"})
+    sha = evolve_commit(
+        agent,
+        {"skills/a/SKILL.md": skill_text("a").encode()},
+        "reflect(demo): a",
+        {"Evolve-Kind": "reflection"},
+    )
     conn = ledger.connect(Home.resolve().state_db)
     for i in range(120):
         _run(conn, "s", i, T0 + i * 60, correction=i < 60)
-    conn.execute("INSERT INTO reflections (id, agent, at, outcome, commit_sha) VALUES "
-                 "('r', 'demo', ?, 'committed', ?)", (T0 + 60 * 60 - 1, sha))
+    conn.execute(
+        "INSERT INTO reflections (id, agent, at, outcome, commit_sha) VALUES "
+        "('r', 'demo', ?, 'committed', ?)",
+        (T0 + 60 * 60 - 1, sha),
+    )
     (item,) = build(conn, agent)["reflections"]
     assert item["before"]["runs"] == 50 and item["after"]["runs"] == 50
     assert item["before"]["corrections_per_100"] == 100.0 and item["after"]["corrections_per_100"] == 0.0
@@ -137,9 +173,22 @@ def test_an_empty_agent_says_there_is_nothing_yet(evolve_home):
 
 
 def _chromium(page: Path, profile: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
-                           "--enable-logging=stderr", "--v=0", f"--user-data-dir={profile}",
-                           "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=90)
+    return subprocess.run(
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--enable-logging=stderr",
+            "--v=0",
+            f"--user-data-dir={profile}",
+            "--dump-dom",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (Debian: apt install chromium)")
@@ -156,5 +205,8 @@ def test_the_report_opens_in_headless_chromium_without_errors(evolve_home, tmp_p
     # the check can fail: a page with a script error is noticed
     bad = tmp_path / "bad.html"
     bad.write_text("<html><body><script>undefinedFunction();</script></body></html>")
-    assert any("undefinedFunction" in line for line in _chromium(bad, tmp_path / "p2").stderr.splitlines()
-               if "CONSOLE" in line)
+    assert any(
+        "undefinedFunction" in line
+        for line in _chromium(bad, tmp_path / "p2").stderr.splitlines()
+        if "CONSOLE" in line
+    )

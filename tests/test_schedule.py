@@ -11,8 +11,14 @@ RULES = Rules(min_gap_hours=4, force_after_days=7, max_agents_per_cycle=5)
 
 
 def agent(name="a", **kw) -> AgentState:
-    base = {"dirty": True, "created_at": NOW - 30 * DAY, "last_reflection_at": NOW - 1 * DAY,
-            "best_score": 0.9, "worth_reflecting": True, "waiting_since": NOW - HOUR}
+    base = {
+        "dirty": True,
+        "created_at": NOW - 30 * DAY,
+        "last_reflection_at": NOW - 1 * DAY,
+        "best_score": 0.9,
+        "worth_reflecting": True,
+        "waiting_since": NOW - HOUR,
+    }
     return AgentState(name, **{**base, **kw})
 
 
@@ -36,11 +42,14 @@ def test_paused_agents_are_skipped():
     assert decide(agent(paused=True, last_reflection_at=NOW - HOUR)) == "paused"
 
 
-@pytest.mark.parametrize("since, reason", [
-    (2 * HOUR, "reflected 2 h ago, gap 4 h"),
-    (35 * 60, "reflected 35 min ago, gap 4 h"),
-    (4 * HOUR - 1, "reflected 4 h ago, gap 4 h"),
-])
+@pytest.mark.parametrize(
+    "since, reason",
+    [
+        (2 * HOUR, "reflected 2 h ago, gap 4 h"),
+        (35 * 60, "reflected 35 min ago, gap 4 h"),
+        (4 * HOUR - 1, "reflected 4 h ago, gap 4 h"),
+    ],
+)
 def test_minimum_gap_since_the_last_reflection(since, reason):
     assert decide(agent(last_reflection_at=NOW - since)) == reason
 
@@ -79,8 +88,13 @@ def test_cap_keeps_the_highest_scores_then_the_longest_waiting():
         agent("tie-new", best_score=0.9, waiting_since=NOW - 1 * HOUR),
         agent("tie-old", best_score=0.9, waiting_since=NOW - 9 * HOUR),
         agent("mid", best_score=1.7, waiting_since=NOW - 2 * HOUR),
-        agent("forced", best_score=0.0, worth_reflecting=False, last_reflection_at=NOW - 9 * DAY,
-              waiting_since=NOW - 90 * HOUR),
+        agent(
+            "forced",
+            best_score=0.0,
+            worth_reflecting=False,
+            last_reflection_at=NOW - 9 * DAY,
+            waiting_since=NOW - 90 * HOUR,
+        ),
         agent("clean", dirty=False, best_score=3.0),
     ]
     plan = plan_cycle(states, Rules(max_agents_per_cycle=3), NOW)
@@ -101,4 +115,9 @@ def test_a_busy_agent_is_skipped_without_taking_a_slot():
 
 def test_durations_read_like_a_person_says_them():
     assert [ago(s) for s in (30, 35 * 60, 2 * HOUR, 30 * HOUR, 3 * DAY)] == [
-        "0 min", "35 min", "2 h", "30 h", "3 d"]
+        "0 min",
+        "35 min",
+        "2 h",
+        "30 h",
+        "3 d",
+    ]

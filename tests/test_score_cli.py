@@ -45,7 +45,6 @@ NOT_CORRECTIONS = {
 }
 
 
-
 @pytest.fixture
 def agent(evolve_home):
     return make_agent(NAME, evolve_home)
@@ -97,8 +96,7 @@ def test_a_correction_in_every_language(capsys, agent, tmp_path):
     files = [correction_file(tmp_path, lang, text) for lang, text in CORRECTIONS.items()]
     runs = scored(capsys, *files)
     assert len(runs) == 2 * len(CORRECTIONS)
-    for lang, (first, second) in zip(CORRECTIONS, zip(runs[::2], runs[1::2], strict=True),
-                                     strict=True):
+    for lang, (first, second) in zip(CORRECTIONS, zip(runs[::2], runs[1::2], strict=True), strict=True):
         assert first["signals"] == {} and first["score"] == 0 and not first["reflect"], lang
         assert second["signals"] == {"user_correction": 0.9}, lang
         assert second["score"] == 0.9 and second["reflect"] is True, lang
@@ -114,13 +112,16 @@ def test_guarded_phrases_are_not_corrections(capsys, agent, tmp_path):
 def test_transient_only_runs_score_zero(capsys, agent, tmp_path):
     t = Transcript()
     t.user("Fetch the release notes")  # a timeout, then the retry works
-    t.call("WebFetch", {"url": "https://example.test/notes"}, "Error: read ETIMEDOUT",
-           error=True)
+    t.call("WebFetch", {"url": "https://example.test/notes"}, "Error: read ETIMEDOUT", error=True)
     t.call("WebFetch", {"url": "https://example.test/notes"}, "# Notes")
     t.text("Here are the notes.")
     t.user("Query the issue tracker")  # rate limited, and the run ends there
-    t.call("Bash", {"command": "gh issue list"},
-           "HTTP 429: Too Many Requests (https://api.github.com/graphql)", error=True)
+    t.call(
+        "Bash",
+        {"command": "gh issue list"},
+        "HTTP 429: Too Many Requests (https://api.github.com/graphql)",
+        error=True,
+    )
     t.text("The tracker is rate limiting us; try again later.")
     t.user("Summarise the diff")  # the model API overloaded, retried, then answered
     for attempt in (1, 2, 3):
@@ -129,12 +130,12 @@ def test_transient_only_runs_score_zero(capsys, agent, tmp_path):
     t.user("Explain the failure")  # overloaded until Claude Code gave up
     for attempt in (1, 2):
         t.api_error(attempt)
-    t.synthetic('API Error: 529 {"type":"error","error":{"type":"overloaded_error",'
-                '"message":"Overloaded"}}')
+    t.synthetic('API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}')
     t.user("Deploy with the deploy skill")  # a skill, then a connection reset ends the run
     t.skill("deploy")
-    t.call("Bash", {"command": "./deploy.sh"},
-           "curl: (56) Recv failure: Connection reset by peer", error=True)
+    t.call(
+        "Bash", {"command": "./deploy.sh"}, "curl: (56) Recv failure: Connection reset by peer", error=True
+    )
     t.user("Push the branch")  # api_error retries of a 500 / api_error type
     t.api_error(1, status=500, kind="api_error")
     t.text("Pushed.")
@@ -149,11 +150,17 @@ def test_transient_only_runs_score_zero(capsys, agent, tmp_path):
 def test_a_recovered_real_error(capsys, agent, tmp_path):
     t = Transcript()
     t.user("Make the tests pass")
-    t.call("Bash", {"command": "pytest -q"},
-           "FAILED tests/test_dates.py::test_iso - AssertionError: '2026-1-2' != '2026-01-02'",
-           error=True)
-    t.call("Edit", {"file_path": "/work/project/dates.py", "old_string": "%-m",
-                    "new_string": "%m"}, "The file has been updated")
+    t.call(
+        "Bash",
+        {"command": "pytest -q"},
+        "FAILED tests/test_dates.py::test_iso - AssertionError: '2026-1-2' != '2026-01-02'",
+        error=True,
+    )
+    t.call(
+        "Edit",
+        {"file_path": "/work/project/dates.py", "old_string": "%-m", "new_string": "%m"},
+        "The file has been updated",
+    )
     t.call("Bash", {"command": "pytest -q"}, "12 passed")
     t.text("All green.")
     (run,) = scored(capsys, t.write(tmp_path / "recovered.jsonl"))
@@ -166,13 +173,11 @@ def test_skill_ineffective_and_aborted_runs_excluded(capsys, agent, tmp_path):
     t = Transcript()
     t.user("Release with the release skill")  # skill, then a real error ends the run
     t.skill("release")
-    t.call("Bash", {"command": "make release"}, "make: *** No rule to make target 'release'",
-           error=True)
+    t.call("Bash", {"command": "make release"}, "make: *** No rule to make target 'release'", error=True)
     t.text("The release target does not exist.")
     t.user("Try the publish skill")  # skill, error, then the user stops it
     t.skill("publish")
-    t.call("Bash", {"command": "make publish"}, "make: *** No rule to make target 'publish'",
-           error=True)
+    t.call("Bash", {"command": "make publish"}, "make: *** No rule to make target 'publish'", error=True)
     t.interrupt()
     t.user("Use the lint skill")  # a skill that itself fails to load
     t.skill("lint", error=True)
@@ -188,8 +193,11 @@ def test_complexity_over_twenty_tool_calls(capsys, agent, tmp_path):
     for count in (20, 21):
         t.user(f"Rename the helper in {count} files")
         for i in range(count):
-            t.call("Edit", {"file_path": f"/work/project/m{i}.py", "old_string": "a",
-                            "new_string": "b"}, "The file has been updated")
+            t.call(
+                "Edit",
+                {"file_path": f"/work/project/m{i}.py", "old_string": "a", "new_string": "b"},
+                "The file has been updated",
+            )
         t.text("Renamed.")
     runs = scored(capsys, t.write(tmp_path / "complex.jsonl"))
     assert [r["tool_calls"] for r in runs] == [20, 21]
@@ -205,8 +213,12 @@ def test_known_weakness_from_the_memo_on_disk(capsys, agent, tmp_path):
     agent.memo_path.write_text(memo.replace(heading, heading + "\n" + bullet))
     t = Transcript()
     t.user("Rename the column in the database migration")  # real error, not recovered
-    t.call("Bash", {"command": "alembic upgrade head"},
-           "sqlalchemy.exc.OperationalError: no such column: user_name", error=True)
+    t.call(
+        "Bash",
+        {"command": "alembic upgrade head"},
+        "sqlalchemy.exc.OperationalError: no such column: user_name",
+        error=True,
+    )
     t.text("The migration failed.")
     t.user("Rename the column in the database migration for orders")  # no error: no signal
     t.call("Bash", {"command": "alembic upgrade head"}, "Running upgrade ok")
@@ -237,8 +249,7 @@ def test_config_weights_and_threshold_apply_to_stored_runs(capsys, agent, tmp_pa
     assert score(capsys, "--all")[0]["signals"] == {}
 
 
-def test_transient_patterns_in_config_apply_at_observe_time(capsys, agent, tmp_path,
-                                                            evolve_home):
+def test_transient_patterns_in_config_apply_at_observe_time(capsys, agent, tmp_path, evolve_home):
     def flaky(name: str) -> Path:
         t = Transcript(tag=name)
         t.user("Build the docs")
@@ -266,8 +277,9 @@ def test_observe_uses_sources_globs_with_tilde(capsys, agent, tmp_path, monkeypa
         t.write(project / f"{name}.jsonl")
     (project / "notes.txt").write_text("not a transcript")
     toml = agent.path / "agent.toml"
-    toml.write_text(toml.read_text().replace(
-        "claude_code = []", 'claude_code = ["~/projects/-work-app/*.jsonl"]'))
+    toml.write_text(
+        toml.read_text().replace("claude_code = []", 'claude_code = ["~/projects/-work-app/*.jsonl"]')
+    )
     result = observe(capsys)
     assert result["files"] == 2 and result["runs"] == 2
     code, out, _ = evolve(capsys, "observe", NAME)
@@ -293,8 +305,18 @@ def test_score_json_shape(capsys, agent, tmp_path):
     observe(capsys, path)
     runs = score(capsys)
     assert [r["run"] for r in runs] == [0, 1]
-    required = {"session", "run", "started_at", "score", "signals", "reflect", "tool_calls",
-                "errors", "transient_errors", "aborted"}
+    required = {
+        "session",
+        "run",
+        "started_at",
+        "score",
+        "signals",
+        "reflect",
+        "tool_calls",
+        "errors",
+        "transient_errors",
+        "aborted",
+    }
     for run in runs:
         assert required <= set(run)
         assert run["session"] == t.session
@@ -333,8 +355,7 @@ def test_score_lists_only_runs_since_the_last_reflection(capsys, agent, tmp_path
     assert len(score(capsys, "--all")) == 3
 
 
-def test_observing_marks_the_agent_dirty_only_when_it_adds_runs(capsys, agent, tmp_path,
-                                                                 evolve_home):
+def test_observing_marks_the_agent_dirty_only_when_it_adds_runs(capsys, agent, tmp_path, evolve_home):
     def is_dirty() -> bool:
         conn = db(evolve_home)
         try:

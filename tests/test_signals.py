@@ -23,27 +23,46 @@ FAILED tests/test_api.py::test_retry - assert 200 == 503
 
 # (correction, guarded look-alike, fresh task) per language
 REQUESTS = {
-    "en": ("No, that's not what I asked: keep the old name.",
-           "No worries, thanks! What's wrong with the CI job?",
-           "Add a --verbose flag to the CLI and document it."),
-    "zh": ("不对，我说的是保留旧的名字", "没问题，不错！接下来为什么 CI 报错了？",
-           "给命令行加一个 --verbose 参数并写文档"),
-    "de": ("Nein, das ist falsch: behalte den alten Namen.",
-           "Kein Problem, nicht schlecht! Was ist falsch am CI-Job?",
-           "Füge der CLI eine Option --verbose hinzu und dokumentiere sie."),
-    "es": ("No, eso está mal: te dije que mantuvieras el nombre.",
-           "No hay problema, ¡nada mal! ¿Qué está mal en el CI?",
-           "Agrega una opción --verbose a la CLI y documéntala."),
-    "fr": ("Non, c'est faux : je t'ai dit de garder l'ancien nom.",
-           "Pas de problème, pas mal ! Qu'est-ce qui ne va pas avec la CI ?",
-           "Ajoute une option --verbose à la CLI et documente-la."),
-    "ja": ("違う、古い名前のままにしてと言ったでしょ", "問題ないです、大丈夫。CI で何が違うの？",
-           "CLI に --verbose オプションを追加してドキュメントを書いて"),
-    "hi": ("नहीं, यह गलत है: मैंने कहा था पुराना नाम रखो", "कोई बात नहीं! क्या गलत है CI में?",
-           "CLI में --verbose विकल्प जोड़ो और उसका दस्तावेज़ लिखो"),
-    "pt": ("Não, está errado: eu disse para manter o nome antigo.",
-           "Sem problema! O que está errado no CI?",
-           "Adicione uma opção --verbose à CLI e documente-a."),
+    "en": (
+        "No, that's not what I asked: keep the old name.",
+        "No worries, thanks! What's wrong with the CI job?",
+        "Add a --verbose flag to the CLI and document it.",
+    ),
+    "zh": (
+        "不对，我说的是保留旧的名字",
+        "没问题，不错！接下来为什么 CI 报错了？",
+        "给命令行加一个 --verbose 参数并写文档",
+    ),
+    "de": (
+        "Nein, das ist falsch: behalte den alten Namen.",
+        "Kein Problem, nicht schlecht! Was ist falsch am CI-Job?",
+        "Füge der CLI eine Option --verbose hinzu und dokumentiere sie.",
+    ),
+    "es": (
+        "No, eso está mal: te dije que mantuvieras el nombre.",
+        "No hay problema, ¡nada mal! ¿Qué está mal en el CI?",
+        "Agrega una opción --verbose a la CLI y documéntala.",
+    ),
+    "fr": (
+        "Non, c'est faux : je t'ai dit de garder l'ancien nom.",
+        "Pas de problème, pas mal ! Qu'est-ce qui ne va pas avec la CI ?",
+        "Ajoute une option --verbose à la CLI et documente-la.",
+    ),
+    "ja": (
+        "違う、古い名前のままにしてと言ったでしょ",
+        "問題ないです、大丈夫。CI で何が違うの？",
+        "CLI に --verbose オプションを追加してドキュメントを書いて",
+    ),
+    "hi": (
+        "नहीं, यह गलत है: मैंने कहा था पुराना नाम रखो",
+        "कोई बात नहीं! क्या गलत है CI में?",
+        "CLI में --verbose विकल्प जोड़ो और उसका दस्तावेज़ लिखो",
+    ),
+    "pt": (
+        "Não, está errado: eu disse para manter o nome antigo.",
+        "Sem problema! O que está errado no CI?",
+        "Adicione uma opção --verbose à CLI e documente-a.",
+    ),
 }
 
 MEMO_SELF = """\
@@ -66,9 +85,17 @@ TRANSIENT_TEXTS = {
 def run(**facts):
     """Facts of a plain, quiet run, with some overridden."""
     base = {
-        "tool_calls": 3, "errors": 0, "transient_errors": 0, "aborted": False,
-        "correction": False, "skills": [], "ended_in_error": False, "recovered": False,
-        "request": "Add a README", "tool_inputs_text": "", "error_texts": [],
+        "tool_calls": 3,
+        "errors": 0,
+        "transient_errors": 0,
+        "aborted": False,
+        "correction": False,
+        "skills": [],
+        "ended_in_error": False,
+        "recovered": False,
+        "request": "Add a README",
+        "tool_inputs_text": "",
+        "error_texts": [],
     }
     base.update(facts)
     return base
@@ -76,8 +103,11 @@ def run(**facts):
 
 def test_interface_names_and_defaults():
     assert DEFAULT_WEIGHTS == {
-        "user_correction": 0.9, "skill_ineffective": 0.85, "error_recovered": 0.8,
-        "known_weakness": 0.7, "complexity": 0.5,
+        "user_correction": 0.9,
+        "skill_ineffective": 0.85,
+        "error_recovered": 0.8,
+        "known_weakness": 0.7,
+        "complexity": 0.5,
     }
     settings = SignalSettings()
     assert (settings.threshold, settings.complexity_tool_calls) == (0.7, 20)
@@ -86,8 +116,9 @@ def test_interface_names_and_defaults():
 
 
 def test_settings_from_config():
-    signals = config.SignalsConfig(threshold=1.0, complexity_tool_calls=5,
-                                   weights={**DEFAULT_WEIGHTS, "complexity": 1.5})
+    signals = config.SignalsConfig(
+        threshold=1.0, complexity_tool_calls=5, weights={**DEFAULT_WEIGHTS, "complexity": 1.5}
+    )
     settings = SignalSettings.from_config(signals)
     assert settings.threshold == 1.0 and settings.complexity_tool_calls == 5
     assert score_run(run(tool_calls=6), settings).reflect
@@ -125,8 +156,14 @@ WEAKNESS_REQUEST = "Run the database migrations before the integration tests"
 def test_transient_only_runs_score_zero():
     # facts as observe records them: transient errors counted apart, no real error text;
     # even a careless "ended in error" / "recovered" cannot fire anything
-    facts = run(errors=0, transient_errors=3, recovered=True, ended_in_error=True,
-                skills=["deploy"], request=WEAKNESS_REQUEST)
+    facts = run(
+        errors=0,
+        transient_errors=3,
+        recovered=True,
+        ended_in_error=True,
+        skills=["deploy"],
+        request=WEAKNESS_REQUEST,
+    )
     assert score_run(facts, weaknesses=weakness_keywords(MEMO_SELF)).score == 0
 
 
@@ -134,8 +171,14 @@ def test_transient_only_runs_score_zero():
 def test_transient_errors_recorded_as_real_still_score_zero(kind):
     # the facts call them real (an older pattern set, say); the texts say otherwise
     text = TRANSIENT_TEXTS[kind]
-    facts = run(errors=2, error_texts=[text, text], recovered=True, ended_in_error=True,
-                skills=["deploy"], request=WEAKNESS_REQUEST)
+    facts = run(
+        errors=2,
+        error_texts=[text, text],
+        recovered=True,
+        ended_in_error=True,
+        skills=["deploy"],
+        request=WEAKNESS_REQUEST,
+    )
     assert score_run(facts, weaknesses=weakness_keywords(MEMO_SELF)).score == 0, kind
 
 
@@ -146,8 +189,13 @@ def test_capped_error_texts_do_not_hide_real_errors():
 
 
 def test_a_run_ending_on_a_transient_error_is_no_ineffective_skill():
-    facts = run(errors=2, transient_errors=1, skills=["deploy"], ended_in_error=True,
-                error_texts=[PYTEST_FAILURE, TRANSIENT_TEXTS["overloaded"]])
+    facts = run(
+        errors=2,
+        transient_errors=1,
+        skills=["deploy"],
+        ended_in_error=True,
+        error_texts=[PYTEST_FAILURE, TRANSIENT_TEXTS["overloaded"]],
+    )
     assert "skill_ineffective" not in score_run(facts).signals
 
 
@@ -162,11 +210,14 @@ def test_user_transient_patterns_apply_to_error_texts():
 # --------------------------------------------------------------------------- errors and skills
 
 
-@pytest.mark.parametrize("text", [
-    PYTEST_FAILURE,
-    "Error: ENOENT: no such file or directory, open '/app/package.json'",
-    "fatal: not a git repository (or any of the parent directories): .git",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        PYTEST_FAILURE,
+        "Error: ENOENT: no such file or directory, open '/app/package.json'",
+        "fatal: not a git repository (or any of the parent directories): .git",
+    ],
+)
 def test_real_error_recovered(text):
     scored = score_run(run(errors=1, recovered=True, error_texts=[text]))
     assert scored.signals == {"error_recovered": 0.8}
@@ -221,18 +272,24 @@ def test_weakness_keywords_one_set_per_bullet():
 
 
 def test_known_weakness_hit_alone_does_not_exceed_the_threshold():
-    facts = run(errors=1, error_texts=[PYTEST_FAILURE],
-                request="Run the migrations, then the integration test suite")
+    facts = run(
+        errors=1, error_texts=[PYTEST_FAILURE], request="Run the migrations, then the integration test suite"
+    )
     scored = score_run(facts, weaknesses=weakness_keywords(MEMO_SELF))
     assert scored.signals == {"known_weakness": 0.7}
     assert scored.score == 0.7 and not scored.reflect  # a lone 0.7 does not exceed 0.7
 
 
 def test_known_weakness_matches_tool_inputs_and_error_texts():
-    facts = run(errors=1, request="make it pass",
-                tool_inputs_text="psql -f schema.sql", error_texts=[
-                    "ERROR: relation does not exist (run the migration first)\n"
-                    "sqlalchemy.exc.ProgrammingError: database is behind"])
+    facts = run(
+        errors=1,
+        request="make it pass",
+        tool_inputs_text="psql -f schema.sql",
+        error_texts=[
+            "ERROR: relation does not exist (run the migration first)\n"
+            "sqlalchemy.exc.ProgrammingError: database is behind"
+        ],
+    )
     assert "known_weakness" in score_run(facts, weaknesses=weakness_keywords(MEMO_SELF)).signals
 
 
@@ -242,11 +299,14 @@ def test_known_weakness_with_a_correction_and_no_error():
     assert scored.signals == {"user_correction": 0.9, "known_weakness": 0.7}
 
 
-@pytest.mark.parametrize("request_text", [
-    "Fix the migration",  # one keyword only
-    "Often forget, always before",  # stopwords only
-    "Run the db migration in CI",  # 'db' and 'ci' are too short
-])
+@pytest.mark.parametrize(
+    "request_text",
+    [
+        "Fix the migration",  # one keyword only
+        "Often forget, always before",  # stopwords only
+        "Run the db migration in CI",  # 'db' and 'ci' are too short
+    ],
+)
 def test_known_weakness_misses(request_text):
     error = "fatal: not a git repository (or any of the parent directories): .git"
     facts = run(errors=1, error_texts=[error], request=request_text)
@@ -262,8 +322,11 @@ def test_known_weakness_needs_a_real_error_or_a_correction():
 
 def test_words_of_transient_errors_do_not_count_for_a_weakness():
     bullets = weakness_keywords("- Registry lookups fail behind the proxy")
-    facts = run(errors=2, request="install deps",
-                error_texts=["npm ERR! proxy registry getaddrinfo ENOTFOUND", PYTEST_FAILURE])
+    facts = run(
+        errors=2,
+        request="install deps",
+        error_texts=["npm ERR! proxy registry getaddrinfo ENOTFOUND", PYTEST_FAILURE],
+    )
     assert score_run(facts, weaknesses=bullets).score == 0
 
 
@@ -288,8 +351,7 @@ def test_custom_weights_change_the_result():
 
 
 def test_threshold_is_strict_and_configurable():
-    halves = SignalSettings(weights={**DEFAULT_WEIGHTS, "user_correction": 0.35,
-                                     "complexity": 0.35})
+    halves = SignalSettings(weights={**DEFAULT_WEIGHTS, "user_correction": 0.35, "complexity": 0.35})
     assert not score_run(run(correction=True, tool_calls=30), halves).reflect  # 0.7 == 0.7
     low = SignalSettings(threshold=0.4)
     assert score_run(run(tool_calls=21), low).reflect

@@ -55,27 +55,37 @@ BROKEN = {
     "list description": ("---\nname: my-skill\ndescription: [a, b]\n---\nbody\n", "non-empty string"),
     "angle description": ("---\nname: my-skill\ndescription: use <b>bold</b>\n---\nb\n", "'<' or '>'"),
     "long description": (f"---\nname: my-skill\ndescription: {'d' * 1025}\n---\nb\n", "at most 1024"),
-    "unknown key": ("---\nname: my-skill\ndescription: d\nversion: 2\n---\nb\n",
-                    "unknown frontmatter keys: version"),
+    "unknown key": (
+        "---\nname: my-skill\ndescription: d\nversion: 2\n---\nb\n",
+        "unknown frontmatter keys: version",
+    ),
     "metadata list": ("---\nname: my-skill\ndescription: d\nmetadata: [a]\n---\nb\n", "metadata must map"),
-    "metadata nested": ("---\nname: my-skill\ndescription: d\nmetadata:\n  a:\n    b: c\n---\nb\n",
-                        "metadata must map"),
-    "metadata bool": ("---\nname: my-skill\ndescription: d\nmetadata:\n  pinned: true\n---\nb\n",
-                      "metadata must map"),
+    "metadata nested": (
+        "---\nname: my-skill\ndescription: d\nmetadata:\n  a:\n    b: c\n---\nb\n",
+        "metadata must map",
+    ),
+    "metadata bool": (
+        "---\nname: my-skill\ndescription: d\nmetadata:\n  pinned: true\n---\nb\n",
+        "metadata must map",
+    ),
     "no frontmatter": ("# Just a heading\n\nbody\n", "must start with '---'"),
     "unclosed frontmatter": ("---\nname: my-skill\ndescription: d\nbody\n", "must start with '---'"),
     "frontmatter a list": ("---\n- a\n- b\n---\nbody\n", "must be a mapping"),
     "frontmatter a string": ("---\njust words\n---\nbody\n", "must be a mapping"),
     "empty frontmatter": ("---\n---\nbody\n", "no 'name'"),
-    "python tag": ("---\nname: !!python/object/apply:os.system ['true']\ndescription: d\n---\nb\n",
-                   "not valid YAML"),
+    "python tag": (
+        "---\nname: !!python/object/apply:os.system ['true']\ndescription: d\n---\nb\n",
+        "not valid YAML",
+    ),
     "unhashable key": ("---\n? [a, b]\n: c\n---\nb\n", "not valid YAML"),
     "deep nesting": ("---\nname: " + "[" * 10000 + "\n---\nb\n", "not valid YAML"),
     "deep braces": ("---\n" + "{a: " * 3000 + "\n---\nb\n", "not valid YAML"),
     "huge frontmatter": ("---\nname: my-skill\ndescription: " + "d" * 100_000 + "\n---\nb\n", "over"),
     "huge body": ("---\nname: my-skill\ndescription: d\n---\n" + "word " * 30_000, "tokens"),
-    "compat too long": (f"---\nname: my-skill\ndescription: d\ncompatibility: {'c' * 501}\n---\nb\n",
-                        "compatibility"),
+    "compat too long": (
+        f"---\nname: my-skill\ndescription: d\ncompatibility: {'c' * 501}\n---\nb\n",
+        "compatibility",
+    ),
     "license number": ("---\nname: my-skill\ndescription: d\nlicense: 3\n---\nb\n", "license"),
 }
 
@@ -91,7 +101,7 @@ def test_each_broken_skill_is_a_problem_never_an_exception(case):
 
 def test_billion_laughs_aliases_stay_cheap():
     lines = ["---", "a0: &a0 [x, x, x, x, x, x, x, x, x]"]
-    lines += [f"a{i}: &a{i} [*a{i-1}, *a{i-1}, *a{i-1}, *a{i-1}, *a{i-1}]" for i in range(1, 30)]
+    lines += [f"a{i}: &a{i} [*a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}]" for i in range(1, 30)]
     found = problems_of("\n".join(lines) + "\n---\nb\n")
     assert any("unknown frontmatter keys" in p for p in found)
 
@@ -135,18 +145,21 @@ def _check_with_reference(tmp_path: Path, name: str, text: str) -> list[str]:
     return skills_ref.validate(folder)
 
 
-@pytest.mark.parametrize("description", [
-    "Use when the build breaks.",
-    'Quotes "inside" and a back\\slash',
-    "colon: here # not a comment",
-    "multi\nline\tdescription",
-    "yes",
-    "null",
-    "a --- b, then ---- and -- too",
-    "é, 日本語, emoji 🎉",
-    "bell\x07 and del\x7f are dropped",
-    "d" * MAX_DESCRIPTION,
-])
+@pytest.mark.parametrize(
+    "description",
+    [
+        "Use when the build breaks.",
+        'Quotes "inside" and a back\\slash',
+        "colon: here # not a comment",
+        "multi\nline\tdescription",
+        "yes",
+        "null",
+        "a --- b, then ---- and -- too",
+        "é, 日本語, emoji 🎉",
+        "bell\x07 and del\x7f are dropped",
+        "d" * MAX_DESCRIPTION,
+    ],
+)
 def test_render_skill_passes_our_validator_and_the_reference(tmp_path, description):
     text = render_skill("my-skill", description, "- always run the tests\n")
     skill = parse_skill(text, "my-skill", Path("x"))
@@ -159,12 +172,17 @@ def test_render_skill_passes_our_validator_and_the_reference(tmp_path, descripti
 
 _DESCRIPTIONS = st.text(
     alphabet=st.characters(blacklist_characters="<>", blacklist_categories=("Cs",)),
-    min_size=1, max_size=300,
+    min_size=1,
+    max_size=300,
 ).filter(lambda d: any(c.isalnum() for c in d))
 
 
-@settings(max_examples=150, deadline=None, database=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=150,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 @given(description=_DESCRIPTIONS, body=st.text(max_size=200))
 def test_render_skill_any_description_round_trips(tmp_path, description, body):
     text = render_skill("my-skill", description, body)
@@ -178,8 +196,10 @@ BASES = {
     "plain": "---\nname: my-skill\ndescription: Use it.\n---\n\nbody\n",
     "folded": "---\nname: my-skill\ndescription: >\n  folded\n  text\n---\nbody\n  with indent\n",
     "crlf": "---\r\nname: my-skill\r\ndescription: Use it.\r\n---\r\n\r\nbody\r\n",
-    "with metadata": ("---\nname: my-skill\n# a comment the person wrote\nmetadata:\n  author: me  # c\n"
-                      "  version: \"1\"\ndescription: 'Use it.'\n---\nbody ---\n"),
+    "with metadata": (
+        "---\nname: my-skill\n# a comment the person wrote\nmetadata:\n  author: me  # c\n"
+        "  version: \"1\"\ndescription: 'Use it.'\n---\nbody ---\n"
+    ),
 }
 
 
@@ -195,7 +215,7 @@ def test_pin_and_unpin_change_only_the_pinned_line(case):
     added = pinned.splitlines(keepends=True)
     for line in text.splitlines(keepends=True):
         assert line in added
-        added = added[added.index(line) + 1:]
+        added = added[added.index(line) + 1 :]
     unpinned = set_metadata_key(pinned, "pinned", None)
     assert unpinned == text
     assert set_metadata_key(text, "pinned", None) == text
@@ -204,7 +224,10 @@ def test_pin_and_unpin_change_only_the_pinned_line(case):
 def test_pin_keeps_the_other_metadata_values():
     pinned = set_metadata_key(BASES["with metadata"], "pinned", "true")
     assert parse_skill(pinned, "my-skill", Path("x")).metadata == {
-        "author": "me", "version": "1", "pinned": "true"}
+        "author": "me",
+        "version": "1",
+        "pinned": "true",
+    }
     # Setting it again replaces, never duplicates.
     again = set_metadata_key(pinned, "pinned", "false")
     assert again.count("pinned") == 1

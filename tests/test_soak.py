@@ -36,9 +36,12 @@ def resources() -> dict:
         except OSError:
             pass
     rss_pages = int(Path("/proc/self/statm").read_text().split()[1])
-    return {"fds": sum(1 for _ in Path("/proc/self/fd").iterdir()), "children": children,
-            "threads": threading.active_count(),
-            "rss_mb": round(rss_pages * resource.getpagesize() / 2**20, 1)}
+    return {
+        "fds": sum(1 for _ in Path("/proc/self/fd").iterdir()),
+        "children": children,
+        "threads": threading.active_count(),
+        "rss_mb": round(rss_pages * resource.getpagesize() / 2**20, 1),
+    }
 
 
 def test_soak(tmp_path) -> None:
@@ -67,8 +70,13 @@ def test_soak(tmp_path) -> None:
             start = resources()
     conn.close()
     end = resources()
-    report = {"cycles": cycles, "outcomes": outcomes, "start": start, "end": end,
-              "commits": int(os.popen(f"git -C {agent.path} rev-list --count HEAD").read())}
+    report = {
+        "cycles": cycles,
+        "outcomes": outcomes,
+        "start": start,
+        "end": end,
+        "commits": int(os.popen(f"git -C {agent.path} rev-list --count HEAD").read()),
+    }
     print("SOAK", json.dumps(report))
     (Path(os.environ.get("SOAK_REPORT", tmp_path / "soak.json"))).write_text(json.dumps(report))
     assert end["fds"] <= start["fds"] + 3, report

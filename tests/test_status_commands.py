@@ -41,17 +41,23 @@ def home(evolve_home) -> Home:
 def fake_reflect(monkeypatch):
     """`evolve cycle` reflects through this instead of the real reflection."""
     calls: list[str] = []
-    monkeypatch.setattr("evolve.watch.loop.reflector", lambda home: lambda name, now: calls.append(name)
-                        or AgentOutcome("committed", commit="1a2b3c4d5e6f7a8b"))
+    monkeypatch.setattr(
+        "evolve.watch.loop.reflector",
+        lambda home: (
+            lambda name, now: calls.append(name) or AgentOutcome("committed", commit="1a2b3c4d5e6f7a8b")
+        ),
+    )
     return calls
 
 
 def with_correction(home: Home, name: str) -> None:
     conn = ledger.connect(home.state_db)
     try:
-        conn.execute("INSERT INTO runs (agent, path, session, idx, complete, facts, observed_at) "
-                     "VALUES (?, '/t.jsonl', 's', 0, 1, ?, ?)",
-                     (name, json.dumps({"request": "x", "correction": True}), time.time()))
+        conn.execute(
+            "INSERT INTO runs (agent, path, session, idx, complete, facts, observed_at) "
+            "VALUES (?, '/t.jsonl', 's', 0, 1, ?, ?)",
+            (name, json.dumps({"request": "x", "correction": True}), time.time()),
+        )
         ledger.mark_dirty(conn, name)
     finally:
         conn.close()
@@ -71,9 +77,13 @@ def test_cycle_json_shape_and_timing(capsys, home, fake_reflect):
     make_agent("quiet")
     with_correction(home, "helper")
     data = run_json(capsys, "cycle")  # no cycle ever ran: it runs
-    assert data == {"selected": ["helper"], "skipped": {"quiet": "nothing new"},
-                    "outcomes": {"helper": {"status": "committed", "reason": "",
-                                            "commit": "1a2b3c4d5e6f7a8b", "reflection": None}}}
+    assert data == {
+        "selected": ["helper"],
+        "skipped": {"quiet": "nothing new"},
+        "outcomes": {
+            "helper": {"status": "committed", "reason": "", "commit": "1a2b3c4d5e6f7a8b", "reflection": None}
+        },
+    }
     assert fake_reflect == ["helper"]
     later = run_json(capsys, "cycle")  # within cycle_hours: nothing runs, says when
     assert later["ran"] is False and later["selected"] == [] and later["next_cycle_at"]
@@ -133,9 +143,17 @@ def test_status_json(capsys, home):
     assert data["watcher"]["running"] is False and data["next_cycle_at"] is None
     assert data["last_cycle_at"] is None and data["cycle_hours"] == 12
     helper, idle = data["agents"]
-    assert helper == {**helper, "name": "helper", "dirty": True, "pending_runs": 1,
-                      "pending_best_score": 0.9, "worth_reflecting": True,
-                      "last_reflection_at": None, "paused": False, "busy": False}
+    assert helper == {
+        **helper,
+        "name": "helper",
+        "dirty": True,
+        "pending_runs": 1,
+        "pending_best_score": 0.9,
+        "worth_reflecting": True,
+        "last_reflection_at": None,
+        "paused": False,
+        "busy": False,
+    }
     assert idle["dirty"] is False and idle["pending_best_score"] == 0.0
     code, out, _ = run(capsys, "status")
     assert "not running" in out and "helper" in out and "0.90" in out
@@ -178,10 +196,13 @@ def test_remove_refuses_while_a_reflection_holds_the_lock(capsys, home):
 
 
 # -- watch: service files, status, stop, detach ----------------------------------------
-@pytest.mark.parametrize("platform, name, needle", [
-    ("linux", "evolve-watch.service", "ExecStart=\"{python}\" -m evolve --home \"{home}\" watch"),
-    ("darwin", "org.evolve.watch.plist", "<string>{home}</string>"),
-])
+@pytest.mark.parametrize(
+    "platform, name, needle",
+    [
+        ("linux", "evolve-watch.service", 'ExecStart="{python}" -m evolve --home "{home}" watch'),
+        ("darwin", "org.evolve.watch.plist", "<string>{home}</string>"),
+    ],
+)
 def test_print_service(capsys, home, monkeypatch, platform, name, needle):
     monkeypatch.setattr(sys, "platform", platform)
     code, out, err = run(capsys, "watch", "--print-service")
@@ -230,11 +251,13 @@ def test_detach_then_status_then_stop(capsys, home):
 
 def test_reading_commands_never_import_watchdog(home):
     make_agent("helper")
-    probe = ("import sys, evolve.cli\n"
-             "for argv in (['status'], ['cycle', '--dry-run'], ['pause', 'helper'], "
-             "['watch', '--status']):\n"
-             "    assert evolve.cli.main(argv) == 0, argv\n"
-             "print('LOADED', sorted(m for m in sys.modules if m.startswith('watchdog')))\n")
+    probe = (
+        "import sys, evolve.cli\n"
+        "for argv in (['status'], ['cycle', '--dry-run'], ['pause', 'helper'], "
+        "['watch', '--status']):\n"
+        "    assert evolve.cli.main(argv) == 0, argv\n"
+        "print('LOADED', sorted(m for m in sys.modules if m.startswith('watchdog')))\n"
+    )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert "LOADED []" in out.stdout

@@ -22,8 +22,13 @@ def transcript(path, start: float, written: str, call: str) -> None:
     lines = [
         {"type": "user", "text": "write the config", "ts": iso(start), "cwd": str(path.parent)},
         {"type": "skill", "name": "configs", "call_id": call, "ts": iso(start + 1)},
-        {"type": "tool_call", "tool": "Write", "call_id": "w1", "input": {"file_path": written},
-         "ts": iso(start + 2)},
+        {
+            "type": "tool_call",
+            "tool": "Write",
+            "call_id": "w1",
+            "input": {"file_path": written},
+            "ts": iso(start + 2),
+        },
         {"type": "tool_result", "call_id": "w1", "output": "ok", "ts": iso(start + 3)},
         {"type": "assistant", "text": "done", "ts": iso(start + 4)},
         {"type": "user", "text": "thanks, now the readme", "ts": iso(start + 60)},
@@ -45,8 +50,10 @@ def test_a_file_the_user_changed_after_the_run_is_a_post_use_edit(tmp_path) -> N
     conn = ledger.connect(Home.resolve().state_db)
     for name in ("edited.jsonl", "untouched.jsonl"):
         observe.observe_file(conn, "demo", tmp_path / name, "generic")
-    facts = {row["path"]: json.loads(row["facts"]) for row in conn.execute(
-        "SELECT path, facts FROM runs WHERE idx = 0")}
+    facts = {
+        row["path"]: json.loads(row["facts"])
+        for row in conn.execute("SELECT path, facts FROM runs WHERE idx = 0")
+    }
     assert facts[str(tmp_path / "edited.jsonl")]["user_edited_files"] == [str(target)]
     assert facts[str(tmp_path / "untouched.jsonl")]["user_edited_files"] == []
     usage = skill_usage(conn, "demo")["configs"]

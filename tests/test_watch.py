@@ -86,12 +86,27 @@ def test_watch_roots_and_matching(tmp_path):
     assert not glob_match("/a/b/*.jsonl", "/a/b/.hidden.jsonl")
     assert glob_match("/a/**/*.jsonl", "/a/s.jsonl") and glob_match("/a/**/*.jsonl", "/a/x/y/s.jsonl")
     assert minimal_watches({("/a", True), ("/a/b", False), ("/a", False), ("/c", False)}) == {
-        ("/a", True), ("/c", False)}
+        ("/a", True),
+        ("/c", False),
+    }
 
 
-@pytest.mark.parametrize("name", ["memo.md~", ".memo.md.swp", ".memo.md.swx", "4913", "5036",
-                                  "memo.md___jb_tmp___", "memo.md___jb_old___", ".#memo.md",
-                                  "#memo.md#", ".goutputstream-AB12CD", ".memo.md.x1.evolve-tmp"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "memo.md~",
+        ".memo.md.swp",
+        ".memo.md.swx",
+        "4913",
+        "5036",
+        "memo.md___jb_tmp___",
+        "memo.md___jb_old___",
+        ".#memo.md",
+        "#memo.md#",
+        ".goutputstream-AB12CD",
+        ".memo.md.x1.evolve-tmp",
+    ],
+)
 def test_editor_temp_names(name):
     assert is_editor_temp(name) and not counts_as_edit(f"skills/x/{name}")
 
@@ -136,8 +151,7 @@ def test_new_transcript_files_and_new_agents_need_no_restart(watcher, transcript
     other = tmp_path / "other-project"
     other.mkdir()
     agent_with_sources("second", [f"{other}/*.jsonl"])
-    pump(watcher, lambda: "second" in watcher.agents and any(
-        p == str(other) for p, _ in watcher.fs.watched))
+    pump(watcher, lambda: "second" in watcher.agents and any(p == str(other) for p, _ in watcher.fs.watched))
     Transcript(other / "s.jsonl").turn()
     pump(watcher, lambda: runs_of("second") == 1)
     assert runs_of("demo") == 1
@@ -247,15 +261,19 @@ def test_hook_records_in_the_spool_are_applied(watcher, tmp_path):
     spool.append(home.spool_dir, {"event": "session_end", "agent": "ghost", "transcript_path": "/nope"})
     spool.append(home.spool_dir, {"event": "skill", "agent": "demo", "skill": "x"})
     pump(watcher, lambda: runs_of("demo", elsewhere) == 1)
-    pump(watcher, lambda: not (home.spool_dir / spool.SPOOL).exists()
-         and not list(home.spool_dir.glob("*.draining")))
+    pump(
+        watcher,
+        lambda: not (home.spool_dir / spool.SPOOL).exists() and not list(home.spool_dir.glob("*.draining")),
+    )
 
 
 def _corrections(agent: str) -> list[bool]:
     conn = db()
     try:
-        return [json.loads(r[0])["correction"] for r in conn.execute(
-            "SELECT facts FROM runs WHERE agent = ? ORDER BY path, idx", (agent,))]
+        return [
+            json.loads(r[0])["correction"]
+            for r in conn.execute("SELECT facts FROM runs WHERE agent = ? ORDER BY path, idx", (agent,))
+        ]
     finally:
         conn.close()
 
@@ -268,9 +286,14 @@ def test_every_reader_judges_corrections_by_the_agents_signals(demo, transcripts
     other_folder.mkdir()
     other = agent_with_sources("other", [f"{other_folder}/*.jsonl"])
     (other.path / "agent.toml").write_text(  # an agent's own phrases replace the home's
-        (other.path / "agent.toml").read_text() + '\n[signals.correction_phrases]\nen = ["frobnicate"]\n')
-    for folder, name in ((transcripts, "watched"), (tmp_path, "hooked"), (tmp_path, "cli"),
-                         (other_folder, "other")):
+        (other.path / "agent.toml").read_text() + '\n[signals.correction_phrases]\nen = ["frobnicate"]\n'
+    )
+    for folder, name in (
+        (transcripts, "watched"),
+        (tmp_path, "hooked"),
+        (tmp_path, "cli"),
+        (other_folder, "other"),
+    ):
         t = Transcript(folder / f"{name}.jsonl")
         t.turn("please run the tests")
         t.turn("zorblax, run them again with -x")
@@ -278,8 +301,10 @@ def test_every_reader_judges_corrections_by_the_agents_signals(demo, transcripts
     w = new_watcher()
     try:
         pump(w, lambda: runs_of("demo") == 3 and runs_of("other") == 3)
-        spool.append(home.spool_dir, {"event": "stop", "agent": "demo",
-                                      "transcript_path": str(tmp_path / "hooked.jsonl")})
+        spool.append(
+            home.spool_dir,
+            {"event": "stop", "agent": "demo", "transcript_path": str(tmp_path / "hooked.jsonl")},
+        )
         pump(w, lambda: runs_of("demo") == 6)
     finally:
         w.close()
@@ -289,8 +314,10 @@ def test_every_reader_judges_corrections_by_the_agents_signals(demo, transcripts
 
 
 # -- human edits -----------------------------------------------------------------------
-FINAL = "# Memo\n\n## What I do well and where I often stumble\n\n- edited by a person\n\n" \
-        "## Strategies for this user and domain\n\n- keep answers short\n"
+FINAL = (
+    "# Memo\n\n## What I do well and where I often stumble\n\n- edited by a person\n\n"
+    "## Strategies for this user and domain\n\n- keep answers short\n"
+)
 
 
 def save_in_place(path: Path, text: str) -> None:
@@ -362,8 +389,13 @@ def test_a_new_skill_written_by_a_person_is_committed(watcher, demo):
 
 def test_evolves_own_writes_are_never_human_edits(watcher, demo):
     before = commits(demo)
-    evolve_commit(demo, {"memo.md": FINAL.encode(), "skills/a/SKILL.md": b"---\nname: a\n"
-                         b"description: Use when a.\n---\n\n- a\n"})
+    evolve_commit(
+        demo,
+        {
+            "memo.md": FINAL.encode(),
+            "skills/a/SKILL.md": b"---\nname: a\ndescription: Use when a.\n---\n\n- a\n",
+        },
+    )
     settle(watcher, 3 * watcher.quiet_s)
     assert commits(demo) == before + 1
     assert "Evolve-Kind: reflection" in git_out(demo.path, "log", "-1", "--format=%B")
@@ -383,8 +415,9 @@ def test_edits_wait_while_evolve_holds_the_agent_lock(watcher, demo):
 # -- the process -----------------------------------------------------------------------
 def _spawn_watch(home: Path, *extra: str) -> subprocess.Popen:
     env = {**os.environ, "EVOLVE_HOME": str(home), "PYTHONUNBUFFERED": "1"}
-    return subprocess.Popen([sys.executable, "-m", "evolve", "watch", *extra], env=env,
-                            stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "evolve", "watch", *extra], env=env, stderr=subprocess.PIPE, text=True
+    )
 
 
 def _wait_ready(proc: subprocess.Popen, timeout: float = 15.0) -> list[str]:

@@ -26,9 +26,15 @@ class Transcript:
     def _line(self, obj: dict) -> str:
         self.n += 1
         uuid = f"{self.session[:8]}-{self.n:04d}-4000-8000-000000000000"
-        head = {"parentUuid": self.last, "isSidechain": False, "userType": "external",
-                "cwd": "/home/me/project", "sessionId": self.session, "version": "2.1.38",
-                "gitBranch": "main"}
+        head = {
+            "parentUuid": self.last,
+            "isSidechain": False,
+            "userType": "external",
+            "cwd": "/home/me/project",
+            "sessionId": self.session,
+            "version": "2.1.38",
+            "gitBranch": "main",
+        }
         self.last = uuid
         stamp = f"2026-02-10T21:{self.n // 60 % 60:02d}:{self.n % 60:02d}.123Z"
         return json.dumps({**head, **obj, "uuid": uuid, "timestamp": stamp}, separators=(",", ":"))
@@ -37,10 +43,20 @@ class Transcript:
         """One run: a human request and the assistant's final answer."""
         lines = [
             self._line({"type": "user", "message": {"role": "user", "content": request}}),
-            self._line({"type": "assistant", "requestId": f"req_{self.n:04d}", "message": {
-                "id": f"msg_{self.n:04d}", "type": "message", "role": "assistant",
-                "model": "claude-sonnet-4-5", "content": [{"type": "text", "text": answer}],
-                "stop_reason": "end_turn"}}),
+            self._line(
+                {
+                    "type": "assistant",
+                    "requestId": f"req_{self.n:04d}",
+                    "message": {
+                        "id": f"msg_{self.n:04d}",
+                        "type": "message",
+                        "role": "assistant",
+                        "model": "claude-sonnet-4-5",
+                        "content": [{"type": "text", "text": answer}],
+                        "stop_reason": "end_turn",
+                    },
+                }
+            ),
         ]
         with self.path.open("a", encoding="utf-8") as handle:
             handle.write("\n".join(lines) + "\n")
@@ -57,8 +73,14 @@ def agent_with_sources(name: str, globs: list[str], home: Path | None = None) ->
 
 def new_watcher(home: Home | None = None, **options) -> Watcher:
     """A started watcher with tiny delays and no cycle (tests drive it with `pump`)."""
-    settings = {"debounce_s": 0.05, "quiet_s": 0.15, "rescan_s": 3600.0, "cycle_s": None,
-                "reflect": None, **options}
+    settings = {
+        "debounce_s": 0.05,
+        "quiet_s": 0.15,
+        "rescan_s": 3600.0,
+        "cycle_s": None,
+        "reflect": None,
+        **options,
+    }
     watcher = Watcher(home or Home.resolve(), **settings)
     watcher.start()
     return watcher
@@ -93,8 +115,9 @@ def runs_of(agent: str, path: Path | None = None) -> int:
     try:
         if path is None:
             return conn.execute("SELECT COUNT(*) FROM runs WHERE agent = ?", (agent,)).fetchone()[0]
-        return conn.execute("SELECT COUNT(*) FROM runs WHERE agent = ? AND path = ?",
-                            (agent, str(path))).fetchone()[0]
+        return conn.execute(
+            "SELECT COUNT(*) FROM runs WHERE agent = ? AND path = ?", (agent, str(path))
+        ).fetchone()[0]
     finally:
         conn.close()
 
@@ -119,7 +142,10 @@ def clear_dirty(agent: str) -> None:
 def events_of(agent: str, kind: str = "human_edit") -> list[dict]:
     conn = db()
     try:
-        return ledger.events_since(conn, agent, None) if kind is None else [
-            e for e in ledger.events_since(conn, agent, None) if e["kind"] == kind]
+        return (
+            ledger.events_since(conn, agent, None)
+            if kind is None
+            else [e for e in ledger.events_since(conn, agent, None) if e["kind"] == kind]
+        )
     finally:
         conn.close()

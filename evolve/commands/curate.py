@@ -21,8 +21,11 @@ def pin(home: Home, name: str, skill: str, as_json: bool = False) -> int:
     from evolve.workspace.curate import set_pinned
 
     done = set_pinned(Agent.open(name, home), skill, True)
-    text = (f"pinned {skill}: evolve will not patch, retire or evict it "
-            f"(commit {done.commit[:12]})" if done.commit else done.notes.pop(0))
+    text = (
+        f"pinned {skill}: evolve will not patch, retire or evict it (commit {done.commit[:12]})"
+        if done.commit
+        else done.notes.pop(0)
+    )
     return _show(done, as_json, text)
 
 
@@ -38,8 +41,12 @@ def restore(home: Home, name: str, skill: str, as_json: bool = False) -> int:
     from evolve.workspace.curate import restore as restore_skill
 
     done = restore_skill(Agent.open(name, home), skill)
-    return _show(done, as_json, f"restored {skill} as it was before {(done.restored_from or '')[:12]} "
-                 f"removed it (commit {(done.commit or '')[:12]})")
+    return _show(
+        done,
+        as_json,
+        f"restored {skill} as it was before {(done.restored_from or '')[:12]} "
+        f"removed it (commit {(done.commit or '')[:12]})",
+    )
 
 
 def prune(home: Home, name: str, dry_run: bool = False, as_json: bool = False) -> int:
@@ -61,8 +68,7 @@ def prune(home: Home, name: str, dry_run: bool = False, as_json: bool = False) -
         say(f"{name}: nothing to prune (max_skills = {cap})")
     else:
         verb = "would evict" if dry_run else "evicted"
-        say(f"{name}: {verb} {len(done.evicted)} skill(s) over max_skills = {cap}: "
-            f"{', '.join(done.evicted)}")
+        say(f"{name}: {verb} {len(done.evicted)} skill(s) over max_skills = {cap}: {', '.join(done.evicted)}")
         if done.commit:
             say(f"commit {done.commit[:12]}; bring one back with `evolve restore {name} SKILL`")
     for note in done.notes:

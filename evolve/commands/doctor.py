@@ -33,9 +33,13 @@ def diagnose(home: Home) -> list[dict]:
         add(str(home.config_file), str(exc))
         home_config = config_mod.Config()
     if os.environ.get("ANTHROPIC_API_KEY") and home_config.model.backend == "offline":
-        add("model", "ANTHROPIC_API_KEY is set but evolve uses the offline reflector; to let "
-            "evolve send bundles to Anthropic, set [model] backend = \"anthropic\" in "
-            f"{home.config_file}", "hint")
+        add(
+            "model",
+            "ANTHROPIC_API_KEY is set but evolve uses the offline reflector; to let "
+            'evolve send bundles to Anthropic, set [model] backend = "anthropic" in '
+            f"{home.config_file}",
+            "hint",
+        )
     _check_installs(home, add)
     for name in list_agents(home):
         agent = Agent(home, name)
@@ -53,14 +57,21 @@ def diagnose(home: Home) -> list[dict]:
             for problem in skill.problems:
                 add(f"{name}: {skill.path.relative_to(agent.path)}", problem)
         if len(found_skills) > limits.max_skills:  # a person's additions: reported, never cut
-            add(f"{name}: skills/", f"{len(found_skills)} skills, over max_skills = "
-                f"{limits.max_skills}; run `evolve prune {name}` or raise the limit", "warning")
+            add(
+                f"{name}: skills/",
+                f"{len(found_skills)} skills, over max_skills = "
+                f"{limits.max_skills}; run `evolve prune {name}` or raise the limit",
+                "warning",
+            )
         for problem in memo_mod.problems(agent.memo_text(), limits.memo_section_chars):
             add(f"{name}: memo.md", problem)
         hook = agent.path / ".git" / "hooks" / "pre-commit"
         if not hook.exists() or HOOK_MARKER not in hook.read_text(errors="replace"):
-            add(f"{name}: .git/hooks/pre-commit", "evolve's pre-commit hook is missing; "
-                "run `evolve doctor --fix`", "warning")
+            add(
+                f"{name}: .git/hooks/pre-commit",
+                "evolve's pre-commit hook is missing; run `evolve doctor --fix`",
+                "warning",
+            )
     return found
 
 
@@ -74,17 +85,27 @@ def _check_installs(home: Home, add) -> None:
         where = f"claude-code install of {record.get('agent')} ({record.get('settings')})"
         python = record.get("python") or ""
         if python and not Path(python).exists():
-            add(where, f"its hooks run {python}, which no longer exists; run `evolve install "
-                "claude-code` again from the environment evolve is installed in")
+            add(
+                where,
+                f"its hooks run {python}, which no longer exists; run `evolve install "
+                "claude-code` again from the environment evolve is installed in",
+            )
         try:
             settings = json_mod.loads(Path(record.get("settings") or "").read_text(encoding="utf-8"))
         except (OSError, ValueError):
-            add(where, "the settings file is missing or not valid JSON; run `evolve install "
-                "claude-code` again", "warning")
+            add(
+                where,
+                "the settings file is missing or not valid JSON; run `evolve install claude-code` again",
+                "warning",
+            )
             continue
         if "evolve.hookmain" not in json_mod.dumps(settings.get("hooks", {})):
-            add(where, "evolve's hook entries were removed from the settings file; run "
-                "`evolve install claude-code` again or `evolve uninstall claude-code`", "warning")
+            add(
+                where,
+                "evolve's hook entries were removed from the settings file; run "
+                "`evolve install claude-code` again or `evolve uninstall claude-code`",
+                "warning",
+            )
 
 
 def doctor(home: Home, as_json: bool = False, fix: bool = False) -> int:

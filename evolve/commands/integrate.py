@@ -6,21 +6,32 @@ from evolve.commands.output import emit_json, say, warn
 from evolve.home import Home
 
 
-def install(home: Home, target: str, agent: str, scope: str = "project", project: str | None = None,
-            no_link: bool = False, as_json: bool = False) -> int:
+def install(
+    home: Home,
+    target: str,
+    agent: str,
+    scope: str = "project",
+    project: str | None = None,
+    no_link: bool = False,
+    as_json: bool = False,
+) -> int:
     from evolve.integrations.claude_code import install as do_install
 
     result = do_install(home, agent, scope, project, link=not no_link)
     if as_json:
         emit_json(result)
         return 0
-    say(f"{'updated' if result['settings_changed'] else 'already in place'}: evolve's hooks for "
-        f"agent {agent} in {result['settings']}")
+    say(
+        f"{'updated' if result['settings_changed'] else 'already in place'}: evolve's hooks for "
+        f"agent {agent} in {result['settings']}"
+    )
     if result["backup"]:
         say(f"the settings file as it was before: {result['backup']}")
     if result["skills_dir"]:
-        say(f"{len(result['links'])} skill link(s) in {result['skills_dir']}"
-            + (f" (listed in {result['exclude']})" if result["exclude"] else ""))
+        say(
+            f"{len(result['links'])} skill link(s) in {result['skills_dir']}"
+            + (f" (listed in {result['exclude']})" if result["exclude"] else "")
+        )
     for name in result["conflicts"]:
         warn(f"skill {name!r} is not linked: {result['skills_dir']}/{name} is someone else's")
     if result["sources_commit"]:
@@ -29,16 +40,24 @@ def install(home: Home, target: str, agent: str, scope: str = "project", project
     return 0
 
 
-def uninstall(home: Home, target: str, agent: str, scope: str = "project", project: str | None = None,
-              as_json: bool = False) -> int:
+def uninstall(
+    home: Home,
+    target: str,
+    agent: str,
+    scope: str = "project",
+    project: str | None = None,
+    as_json: bool = False,
+) -> int:
     from evolve.integrations.claude_code import uninstall as do_uninstall
 
     result = do_uninstall(home, agent, scope, project)
     if as_json:
         emit_json(result)
         return 0
-    say(f"{'removed' if result['entries_removed'] else 'no'} evolve hooks for agent {agent} "
-        f"{'from' if result['entries_removed'] else 'in'} {result['settings']}")
+    say(
+        f"{'removed' if result['entries_removed'] else 'no'} evolve hooks for agent {agent} "
+        f"{'from' if result['entries_removed'] else 'in'} {result['settings']}"
+    )
     if result["links_removed"]:
         say(f"removed {len(result['links_removed'])} skill link(s)")
     if result["watcher_stopped"]:

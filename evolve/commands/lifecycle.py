@@ -33,8 +33,12 @@ def _agent_status(conn: sqlite3.Connection, home: Home, name: str, row) -> dict:
         best = max((r.score for r in runs), default=0.0)
         worth, count = any(r.reflect for r in runs), len(runs)
     return {
-        "name": name, "dirty": dirty, "dirty_since": _iso(row["dirty_at"]) if row else None,
-        "pending_runs": count, "pending_best_score": round(best, 3), "worth_reflecting": worth,
+        "name": name,
+        "dirty": dirty,
+        "dirty_since": _iso(row["dirty_at"]) if row else None,
+        "pending_runs": count,
+        "pending_best_score": round(best, 3),
+        "worth_reflecting": worth,
         "last_reflection_at": _iso(row["last_reflection_at"]) if row else None,
         "paused": bool(row and row["paused"]),
         "busy": is_locked(home.agent_dir(name) / ".git" / LOCK),
@@ -51,8 +55,13 @@ def status(home: Home, as_json: bool = False) -> int:
         agents = [_agent_status(conn, home, name, rows.get(name)) for name in list_agents(home)]
         last = ledger.last_cycle_at(conn)
     next_at = (max(last + every, time.time()) if last else time.time()) if watcher.running else None
-    data = {"watcher": watcher.to_dict(home), "cycle_hours": every / HOUR,
-            "last_cycle_at": _iso(last), "next_cycle_at": _iso(next_at), "agents": agents}
+    data = {
+        "watcher": watcher.to_dict(home),
+        "cycle_hours": every / HOUR,
+        "last_cycle_at": _iso(last),
+        "next_cycle_at": _iso(next_at),
+        "agents": agents,
+    }
     if as_json:
         emit_json(data)
         return 0
@@ -67,8 +76,10 @@ def _print_status(data: dict, last: float | None, next_at: float | None) -> None
         due = "due now" if next_at is None or next_at <= now else f"in {ago(next_at - now)}"
         say(f"next cycle: {due} (every {data['cycle_hours']:g} h)")
     else:
-        say("watcher: not running — nothing is observed or reflected in the background; "
-            "start it with `evolve watch --detach`")
+        say(
+            "watcher: not running — nothing is observed or reflected in the background; "
+            "start it with `evolve watch --detach`"
+        )
     say(f"last cycle: {ago(now - last) + ' ago' if last else 'never'}")
     if not data["agents"]:
         say("no agents; create one with `evolve init NAME`")
@@ -76,9 +87,15 @@ def _print_status(data: dict, last: float | None, next_at: float | None) -> None
     rows = []
     for a in data["agents"]:
         state = ", ".join(w for w, on in (("paused", a["paused"]), ("busy", a["busy"])) if on)
-        rows.append([a["name"], f"yes ({a['pending_runs']} runs)" if a["dirty"] else "no",
-                     f"{a['pending_best_score']:.2f}" if a["dirty"] else "-",
-                     a["last_reflection_at"] or "never", state or "-"])
+        rows.append(
+            [
+                a["name"],
+                f"yes ({a['pending_runs']} runs)" if a["dirty"] else "no",
+                f"{a['pending_best_score']:.2f}" if a["dirty"] else "-",
+                a["last_reflection_at"] or "never",
+                state or "-",
+            ]
+        )
     say("")
     say(table(rows, ["AGENT", "NEW", "BEST", "LAST REFLECTION", "STATE"]))
 
@@ -92,8 +109,10 @@ def _set_paused(home: Home, name: str, paused: bool) -> None:
 
 def pause(home: Home, name: str) -> int:
     _set_paused(home, name, True)
-    say(f"paused learning for {name!r}: no reflections until `evolve resume {name}` "
-        f"(its transcripts are still observed)")
+    say(
+        f"paused learning for {name!r}: no reflections until `evolve resume {name}` "
+        f"(its transcripts are still observed)"
+    )
     return 0
 
 
@@ -127,8 +146,10 @@ def remove(home: Home, name: str, purge: bool = False, as_json: bool = False) ->
                 lock.acquire()
             except LockBusy:
                 who = holder(path / ".git" / LOCK) or "another process"
-                raise UserError(f"agent {name!r} is busy ({who} holds its lock: a reflection is "
-                                f"running); try again when it finishes") from None
+                raise UserError(
+                    f"agent {name!r} is busy ({who} holds its lock: a reflection is "
+                    f"running); try again when it finishes"
+                ) from None
             try:
                 home.archive_dir.mkdir(parents=True, exist_ok=True)
                 archived = home.archive_dir / _archive_target(home, name)
@@ -139,14 +160,22 @@ def remove(home: Home, name: str, purge: bool = False, as_json: bool = False) ->
                 ledger.mark_removed(conn, name)
         purged = ledger.purge_agent(conn, name) if purge else 0
     if as_json:
-        emit_json({"name": name, "archived_to": str(archived) if archived else None,
-                   "purged": purge, "rows_deleted": purged})
+        emit_json(
+            {
+                "name": name,
+                "archived_to": str(archived) if archived else None,
+                "purged": purge,
+                "rows_deleted": purged,
+            }
+        )
         return 0
     if archived:
         say(f"archived agent {name!r} to {archived}")
     if purge:
-        say(f"deleted its state from {home.state_db} ({purged} row(s)); archived repositories "
-            f"stay in {home.archive_dir} until you delete them")
+        say(
+            f"deleted its state from {home.state_db} ({purged} row(s)); archived repositories "
+            f"stay in {home.archive_dir} until you delete them"
+        )
     else:
         say(f"its observed state is kept; `evolve remove {name} --purge` deletes it")
     return 0

@@ -24,8 +24,7 @@ def _progress(done: int, total: int) -> None:
     sys.stderr.flush()
 
 
-def observe(home: Home, name: str, paths: list[str], fmt: str | None = None,
-            as_json: bool = False) -> int:
+def observe(home: Home, name: str, paths: list[str], fmt: str | None = None, as_json: bool = False) -> int:
     agent = Agent.open(name, home)
     if paths:
         files = []
@@ -48,8 +47,10 @@ def observe(home: Home, name: str, paths: list[str], fmt: str | None = None,
     if as_json:
         emit_json(result.to_dict())
         return 0
-    say(f"observed {len(result.files)} file(s): {result.runs} run(s) added or updated"
-        + (f", {result.bad_lines} corrupt line(s) skipped" if result.bad_lines else ""))
+    say(
+        f"observed {len(result.files)} file(s): {result.runs} run(s) added or updated"
+        + (f", {result.bad_lines} corrupt line(s) skipped" if result.bad_lines else "")
+    )
     for item in result.files:
         if item.error:
             say(f"  {item.path}: {item.error}")
@@ -71,10 +72,17 @@ def score(home: Home, name: str, all_runs: bool = False, as_json: bool = False) 
     rows = []
     for r in runs:
         d = r.to_dict()
-        rows.append([d["session"][:8], str(d["run"]), d["started_at"] or "-", f"{r.score:.2f}",
-                     "yes" if r.reflect else "", ", ".join(r.signals) or "-"])
+        rows.append(
+            [
+                d["session"][:8],
+                str(d["run"]),
+                d["started_at"] or "-",
+                f"{r.score:.2f}",
+                "yes" if r.reflect else "",
+                ", ".join(r.signals) or "-",
+            ]
+        )
     say(table(rows, ["SESSION", "RUN", "STARTED", "SCORE", "REFLECT", "SIGNALS"]))
     worth = sum(r.reflect for r in runs)
-    say(f"\n{len(runs)} run(s), {worth} worth reflecting on "
-        f"(score > {agent.config.signals.threshold:g})")
+    say(f"\n{len(runs)} run(s), {worth} worth reflecting on (score > {agent.config.signals.threshold:g})")
     return 0

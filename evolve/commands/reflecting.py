@@ -6,8 +6,7 @@ from evolve.commands.output import emit_json, say
 from evolve.home import Home
 
 
-def reflect(home: Home, name: str, dry_run: bool = False, force: bool = False,
-            as_json: bool = False) -> int:
+def reflect(home: Home, name: str, dry_run: bool = False, force: bool = False, as_json: bool = False) -> int:
     from evolve.reflect.run import reflect as run_reflection
 
     outcome = run_reflection(home, name, force=force, dry_run=dry_run)
@@ -20,8 +19,10 @@ def reflect(home: Home, name: str, dry_run: bool = False, force: bool = False,
     if dry_run and outcome.bundle is not None:
         bundle = outcome.bundle
         say(bundle.text.rstrip())
-        say(f"\n--- bundle: {bundle.tokens} tokens of {bundle.budget} "
-            f"({len(bundle.runs)} of {bundle.candidates} runs) ---")
+        say(
+            f"\n--- bundle: {bundle.tokens} tokens of {bundle.budget} "
+            f"({len(bundle.runs)} of {bundle.candidates} runs) ---"
+        )
     if outcome.plan is not None:
         plan = outcome.plan
         verb = "would write" if dry_run else "wrote"

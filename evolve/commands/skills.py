@@ -7,10 +7,26 @@ from evolve.errors import UserError
 from evolve.home import Home
 from evolve.workspace.agent import Agent
 
-KEYS = ("name", "description", "impressions", "invocations", "invocation_rate",
-        "post_use_edit_rate", "ineffective_rate", "last_used_at", "created_at", "updated_at",
-        "patch_count", "pinned", "valid", "problems", "path", "runs_shown", "runs_invoked",
-        "window_days")
+KEYS = (
+    "name",
+    "description",
+    "impressions",
+    "invocations",
+    "invocation_rate",
+    "post_use_edit_rate",
+    "ineffective_rate",
+    "last_used_at",
+    "created_at",
+    "updated_at",
+    "patch_count",
+    "pinned",
+    "valid",
+    "problems",
+    "path",
+    "runs_shown",
+    "runs_invoked",
+    "window_days",
+)
 
 
 def skill_metrics(home: Home, agent: Agent) -> list[dict]:
@@ -29,10 +45,18 @@ def skill_metrics(home: Home, agent: Agent) -> list[dict]:
     for record in records:
         use = usage.get(record["name"], {})
         last = use.get("last_used_at")
-        values = {"impressions": 0, "invocations": 0, "invocation_rate": None,
-                  "post_use_edit_rate": None, "ineffective_rate": None, "runs_shown": 0,
-                  "runs_invoked": 0, **use, "window_days": window,
-                  "last_used_at": iso(last) if last else None}
+        values = {
+            "impressions": 0,
+            "invocations": 0,
+            "invocation_rate": None,
+            "post_use_edit_rate": None,
+            "ineffective_rate": None,
+            "runs_shown": 0,
+            "runs_invoked": 0,
+            **use,
+            "window_days": window,
+            "last_used_at": iso(last) if last else None,
+        }
         merged.append({key: record.get(key, values.get(key)) for key in KEYS})
     return merged
 
@@ -54,16 +78,45 @@ def skills(home: Home, name: str, skill: str | None = None, as_json: bool = Fals
     if not records:
         say(f"agent {name!r} has no skills yet")
         return 0
-    rows = [[r["name"], ("ok" if r["valid"] else "BROKEN") + (" pinned" if r["pinned"] else ""),
-             str(r["impressions"]), str(r["invocations"]), _pct(r["invocation_rate"]),
-             _pct(r["post_use_edit_rate"]), _pct(r["ineffective_rate"]),
-             (r["last_used_at"] or "-")[:10], str(r["patch_count"]), (r["updated_at"] or "-")[:10],
-             r["description"][:50]] for r in records]
-    say(table(rows, ["SKILL", "STATE", "SHOWN", "USED", "USE%", "EDITED%", "INEFF%", "LAST USED",
-                     "PATCHES", "UPDATED", "DESCRIPTION"]))
-    say(f"(rates over the last {records[0]['window_days']} days: USE% = runs that invoked it / "
+    rows = [
+        [
+            r["name"],
+            ("ok" if r["valid"] else "BROKEN") + (" pinned" if r["pinned"] else ""),
+            str(r["impressions"]),
+            str(r["invocations"]),
+            _pct(r["invocation_rate"]),
+            _pct(r["post_use_edit_rate"]),
+            _pct(r["ineffective_rate"]),
+            (r["last_used_at"] or "-")[:10],
+            str(r["patch_count"]),
+            (r["updated_at"] or "-")[:10],
+            r["description"][:50],
+        ]
+        for r in records
+    ]
+    say(
+        table(
+            rows,
+            [
+                "SKILL",
+                "STATE",
+                "SHOWN",
+                "USED",
+                "USE%",
+                "EDITED%",
+                "INEFF%",
+                "LAST USED",
+                "PATCHES",
+                "UPDATED",
+                "DESCRIPTION",
+            ],
+        )
+    )
+    say(
+        f"(rates over the last {records[0]['window_days']} days: USE% = runs that invoked it / "
         "runs it was shown in; EDITED% = invoked runs the user corrected; INEFF% = invoked runs "
-        "ending in a real error; see docs/metrics.md)")
+        "ending in a real error; see docs/metrics.md)"
+    )
     for r in records:
         for problem in r["problems"]:
             say(f"  {r['path']}: {problem}")

@@ -14,9 +14,16 @@ from evolve.store.git import iso_utc
 from evolve.watch import service
 
 
-def watch(home: Home, detach: bool = False, status: bool = False, stop: bool = False,
-          print_service: bool = False, log_file: bool = False, verbose: bool = False,
-          as_json: bool = False) -> int:
+def watch(
+    home: Home,
+    detach: bool = False,
+    status: bool = False,
+    stop: bool = False,
+    print_service: bool = False,
+    log_file: bool = False,
+    verbose: bool = False,
+    as_json: bool = False,
+) -> int:
     if print_service:
         name, text = service.render_service(home)
         sys.stdout.write(text)
@@ -93,12 +100,21 @@ def cycle(home: Home, now: bool = False, dry_run: bool = False, as_json: bool = 
     wall = time.time()
     if not (now or dry_run) and last is not None and wall < last + every:
         if as_json:
-            emit_json({"selected": [], "skipped": {}, "ran": False,
-                       "last_cycle_at": iso_utc(last), "next_cycle_at": iso_utc(last + every)})
+            emit_json(
+                {
+                    "selected": [],
+                    "skipped": {},
+                    "ran": False,
+                    "last_cycle_at": iso_utc(last),
+                    "next_cycle_at": iso_utc(last + every),
+                }
+            )
         else:
-            say(f"the last cycle ran {ago(wall - last)} ago; the next is due in "
+            say(
+                f"the last cycle ran {ago(wall - last)} ago; the next is due in "
                 f"{ago(last + every - wall)} (every {every / HOUR:g} h); "
-                f"`evolve cycle --now` runs one now")
+                f"`evolve cycle --now` runs one now"
+            )
         return 0
     from evolve.watch.loop import reflector
 
@@ -106,21 +122,28 @@ def cycle(home: Home, now: bool = False, dry_run: bool = False, as_json: bool = 
     lock_file = home.run_dir / "cycle.lock"
     try:
         with FileLock(lock_file, timeout=0):
-            result = cycle_mod.run_cycle(home, dry_run=dry_run,
-                                         reflect=None if dry_run else reflector(home))
+            result = cycle_mod.run_cycle(home, dry_run=dry_run, reflect=None if dry_run else reflector(home))
     except LockBusy:
-        raise UserError(f"a cycle is already running ({holder(lock_file) or 'another process'}); "
-                        f"wait for it to finish") from None
+        raise UserError(
+            f"a cycle is already running ({holder(lock_file) or 'another process'}); wait for it to finish"
+        ) from None
     if as_json:
         emit_json(result.to_dict())
         return EXIT_USER if result.failed else 0
     plan = result.plan
-    rows = [[name, "selected" + (" (forced: waited long)" if name in plan.forced else ""),
-             result.outcomes[name].describe() if name in result.outcomes else ""]
-            for name in plan.selected]
+    rows = [
+        [
+            name,
+            "selected" + (" (forced: waited long)" if name in plan.forced else ""),
+            result.outcomes[name].describe() if name in result.outcomes else "",
+        ]
+        for name in plan.selected
+    ]
     rows += [[name, "skipped", reason] for name, reason in sorted(plan.skipped.items())]
     if rows:
         say(table(rows, ["AGENT", "DECISION", "WHY / OUTCOME"]))
-    say(f"{'dry run: ' if dry_run else ''}{len(plan.selected)} agent(s) selected, "
-        f"{len(plan.skipped)} skipped" + (f", {len(result.failed)} failed" if result.failed else ""))
+    say(
+        f"{'dry run: ' if dry_run else ''}{len(plan.selected)} agent(s) selected, "
+        f"{len(plan.skipped)} skipped" + (f", {len(result.failed)} failed" if result.failed else "")
+    )
     return EXIT_USER if result.failed else 0

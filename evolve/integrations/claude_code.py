@@ -72,7 +72,7 @@ def git_exclude(project: Path) -> tuple[Path, Path] | None:
             text = dot.read_text(errors="replace").strip()
             if not text.startswith("gitdir:"):
                 return None
-            gitdir = folder / text[len("gitdir:"):].strip()
+            gitdir = folder / text[len("gitdir:") :].strip()
             common = gitdir / "commondir"
             if common.is_file():
                 gitdir = gitdir / common.read_text().strip()
@@ -90,14 +90,18 @@ def resolve_target(scope: str, project: str | os.PathLike[str] | None, must_exis
     if must_exist and not folder.is_dir():
         raise UserError(f"{folder} is not a folder; pass the project with --project DIR")
     found = git_exclude(folder)
-    return Target("project", folder, folder / ".claude" / "settings.local.json",
-                  folder / ".claude" / "skills", *(found or (None, None)))
+    return Target(
+        "project",
+        folder,
+        folder / ".claude" / "settings.local.json",
+        folder / ".claude" / "skills",
+        *(found or (None, None)),
+    )
 
 
 # -- settings entries --------------------------------------------------------------------
 def hook_command(python: str, home: Home, agent: str, event: str, linked: bool) -> str:
-    argv = [python, "-P", "-c", HOOK_CODE, "claude-code", event, "--home", str(home.root),
-            "--agent", agent]
+    argv = [python, "-P", "-c", HOOK_CODE, "claude-code", event, "--home", str(home.root), "--agent", agent]
     if linked and event == "session-start":
         argv.append("--linked")  # Claude Code lists the skills itself: inject the memo only
     return shlex.join(argv)
@@ -155,14 +159,19 @@ def add_entries(settings: dict, home: Home, agent: str, python: str, linked: boo
     result = remove_entries(settings, home, agent)
     hooks = result.setdefault("hooks", {})
     if not isinstance(hooks, dict):
-        raise UserError("the settings file's \"hooks\" is not an object; fix it, then install again")
+        raise UserError('the settings file\'s "hooks" is not an object; fix it, then install again')
     for event, matcher, name, timeout in EVENTS:
         groups = hooks.setdefault(event, [])
         if not isinstance(groups, list):
             raise UserError(f"the settings file's hooks.{event} is not a list; fix it, then install again")
         group: dict = {"matcher": matcher} if matcher else {}
-        group["hooks"] = [{"type": "command", "command": hook_command(python, home, agent, name, linked),
-                           "timeout": timeout}]
+        group["hooks"] = [
+            {
+                "type": "command",
+                "command": hook_command(python, home, agent, name, linked),
+                "timeout": timeout,
+            }
+        ]
         groups.append(group)
     return result
 
@@ -224,16 +233,25 @@ def _exclude_fields(target: Target) -> dict:
     where = None
     if target.worktree and target.project:
         where = str(target.project.relative_to(target.worktree)) if target.project != target.worktree else "."
-    return {"worktree": str(target.worktree) if target.worktree else None,
-            "exclude": str(target.exclude) if target.exclude else None, "exclude_where": where}
+    return {
+        "worktree": str(target.worktree) if target.worktree else None,
+        "exclude": str(target.exclude) if target.exclude else None,
+        "exclude_where": where,
+    }
 
 
 def _find(installs: list[dict], agent: str, settings: Path) -> dict | None:
     return next((i for i in installs if i.get("agent") == agent and i.get("settings") == str(settings)), None)
 
 
-def install(home: Home, agent_name: str, scope: str = "project", project: str | None = None,
-            link: bool = True, python: str | None = None) -> dict:
+def install(
+    home: Home,
+    agent_name: str,
+    scope: str = "project",
+    project: str | None = None,
+    link: bool = True,
+    python: str | None = None,
+) -> dict:
     """Install (or refresh) the integration; returns what was done, for the command to print."""
     agent = Agent.open(agent_name, home)
     target = resolve_target(scope, project)
@@ -244,14 +262,19 @@ def install(home: Home, agent_name: str, scope: str = "project", project: str | 
         installs = links.load_installs(home)
         record = _find(installs, agent.name, target.settings)
         if record is None:
-            record = {"agent": agent.name, "scope": target.scope, "settings": str(target.settings),
-                      "project": str(target.project) if target.project else None}
+            record = {
+                "agent": agent.name,
+                "scope": target.scope,
+                "settings": str(target.settings),
+                "project": str(target.project) if target.project else None,
+            }
             peer = next((i for i in installs if i.get("settings") == record["settings"]), None)
             if peer is not None:  # the file as it was before evolve's first install, not ours
                 record.update(backup=peer.get("backup"), settings_created=peer.get("settings_created"))
             installs.append(record)
-        record.update(_exclude_fields(target), python=python,
-                      skills_dir=str(target.skills_dir) if link else None)
+        record.update(
+            _exclude_fields(target), python=python, skills_dir=str(target.skills_dir) if link else None
+        )
         raw, doc = _read(target.settings)
         new = add_entries(doc, home, agent.name, python, link)
         changed = new != doc or raw is None
@@ -260,16 +283,27 @@ def install(home: Home, agent_name: str, scope: str = "project", project: str | 
         if not link:
             links.remove_links({"skills_dir": str(target.skills_dir)}, agent.skills_dir)
             record["links"] = []
-        report = (links.sync_install(record, agent.skills_dir) if link
-                  else {"added": [], "removed": [], "conflicts": []})
+        report = (
+            links.sync_install(record, agent.skills_dir)
+            if link
+            else {"added": [], "removed": [], "conflicts": []}
+        )
         if record.get("exclude") and not link:
             links.write_exclude(record)
         links.save_installs(home, installs)
-    return {"agent": agent.name, "scope": target.scope, "settings": str(target.settings),
-            "settings_changed": changed, "skills_dir": record["skills_dir"],
-            "links": record.get("links", []), "conflicts": report["conflicts"],
-            "exclude": record.get("exclude"), "sources": pattern, "sources_commit": sources_commit,
-            "backup": record.get("backup")}
+    return {
+        "agent": agent.name,
+        "scope": target.scope,
+        "settings": str(target.settings),
+        "settings_changed": changed,
+        "skills_dir": record["skills_dir"],
+        "links": record.get("links", []),
+        "conflicts": report["conflicts"],
+        "exclude": record.get("exclude"),
+        "sources": pattern,
+        "sources_commit": sources_commit,
+        "backup": record.get("backup"),
+    }
 
 
 def uninstall(home: Home, agent_name: str, scope: str = "project", project: str | None = None) -> dict:
@@ -280,7 +314,10 @@ def uninstall(home: Home, agent_name: str, scope: str = "project", project: str 
     with links.registry_lock(home):
         installs = links.load_installs(home)
         record = _find(installs, agent_name, target.settings) or {
-            "agent": agent_name, "settings": str(target.settings), **_exclude_fields(target)}
+            "agent": agent_name,
+            "settings": str(target.settings),
+            **_exclude_fields(target),
+        }
         raw, doc = _read(target.settings)
         cleaned = remove_entries(doc, home, agent_name)
         removed_entries = cleaned != doc
@@ -294,8 +331,14 @@ def uninstall(home: Home, agent_name: str, scope: str = "project", project: str 
         links.hand_over(record, installs)
         links.save_installs(home, installs)
     stopped = stop_spawned_watcher(home) if not installs else None
-    return {"agent": agent_name, "scope": target.scope, "settings": str(target.settings),
-            "entries_removed": removed_entries, "links_removed": gone, "watcher_stopped": stopped}
+    return {
+        "agent": agent_name,
+        "scope": target.scope,
+        "settings": str(target.settings),
+        "entries_removed": removed_entries,
+        "links_removed": gone,
+        "watcher_stopped": stopped,
+    }
 
 
 def _restored(record: dict, cleaned: dict, raw: bytes | None) -> bytes | None:

@@ -33,7 +33,7 @@ def project_folder(project: Path) -> str:
 def with_tilde(path: str) -> str:
     home = str(Path.home())
     if path == home or path.startswith(home.rstrip("/") + "/"):
-        return "~" + path[len(home.rstrip("/")):]
+        return "~" + path[len(home.rstrip("/")) :]
     return path
 
 
@@ -63,7 +63,7 @@ def set_claude_code(text: str, values: list[str]) -> str:
     end = next((i for i in range(header + 1, len(lines)) if _TABLE.match(lines[i])), len(lines))
     start = next((i for i in range(header + 1, end) if _KEY.match(lines[i])), None)
     if start is None:
-        return "".join(lines[:header + 1] + [line] + lines[header + 1:])
+        return "".join(lines[: header + 1] + [line] + lines[header + 1 :])
     for stop in range(start + 1, end + 1):  # the value may span lines: up to where it parses
         try:
             tomllib.loads("".join(lines[start:stop]))
@@ -94,5 +94,6 @@ def add_claude_sources(agent: Agent, patterns: list[str]) -> str | None:
             raise UserError(f"{path}: could not add {missing} to [sources] claude_code; add them by hand")
         subject = f"install({agent.name}): read Claude Code transcripts"
         trailers = {"Evolve-Kind": "install", "Evolve-Sources": missing}
-        return agent.repo.commit_changes({AGENT_TOML: new.encode("utf-8")},
-                                         build_message(subject, trailers), agent.evolve_identity)
+        return agent.repo.commit_changes(
+            {AGENT_TOML: new.encode("utf-8")}, build_message(subject, trailers), agent.evolve_identity
+        )

@@ -87,9 +87,12 @@ def edited_after(run: RunRecord, following: RunRecord | None) -> bool:
     return following is not None and following.correction
 
 
-def tally(runs: Iterable[RunRecord], shown: dict[str, set[str]],
-          invoked: dict[tuple[str, int], set[str]],
-          bucket: Callable[[RunRecord], object] | None = None) -> dict[tuple[str, object], Counts]:
+def tally(
+    runs: Iterable[RunRecord],
+    shown: dict[str, set[str]],
+    invoked: dict[tuple[str, int], set[str]],
+    bucket: Callable[[RunRecord], object] | None = None,
+) -> dict[tuple[str, object], Counts]:
     """(skill, bucket) → Counts. `runs` sorted by (path, idx); superseded runs left out.
 
     `shown`: session → skills with an impression; `invoked`: (session, run idx) → skills.
@@ -187,20 +190,33 @@ def _record(row: tuple) -> RunRecord:
     except (TypeError, ValueError):  # facts that are not an object: nothing to count
         correction = aborted = ended = errors = transient = written = edited = None
     real = _number(errors) > 0
-    return RunRecord(session, path, idx, started, bool(correction), bool(aborted),
-                     bool(ended) and real, _number(transient) > 0, real, _paths(written),
-                     _paths(edited))
+    return RunRecord(
+        session,
+        path,
+        idx,
+        started,
+        bool(correction),
+        bool(aborted),
+        bool(ended) and real,
+        _number(transient) > 0,
+        real,
+        _paths(written),
+        _paths(edited),
+    )
 
 
 _WINDOW = "agent = ? AND superseded = 0 AND (started_at >= ? OR (started_at IS NULL AND observed_at >= ?))"
-_USED = (" AND session IN (SELECT session FROM impressions WHERE agent = ? "
-         "UNION SELECT session FROM invocations WHERE agent = ? AND session IS NOT NULL)")
+_USED = (
+    " AND session IN (SELECT session FROM impressions WHERE agent = ? "
+    "UNION SELECT session FROM invocations WHERE agent = ? AND session IS NOT NULL)"
+)
 
 
 def load_runs(conn: sqlite3.Connection, agent: str, since: float) -> list[RunRecord]:
     """Active runs started since `since` with their facts, sorted by (path, idx)."""
-    return [_record(row) for row in _rows(conn, _RUN_COLUMNS + " ORDER BY path, idx",
-                                          [agent, iso(since), since])]
+    return [
+        _record(row) for row in _rows(conn, _RUN_COLUMNS + " ORDER BY path, idx", [agent, iso(since), since])
+    ]
 
 
 def load_rated_runs(conn: sqlite3.Connection, agent: str, since: float) -> tuple[list[RunRecord], dict]:
@@ -210,8 +226,14 @@ def load_rated_runs(conn: sqlite3.Connection, agent: str, since: float) -> tuple
     invoked one and the run after each (all `tally` reads): 100,000 runs cost one light
     query instead of 100,000 fact parses.
     """
-    light = _rows(conn, "SELECT id, session, path, idx, started_at FROM runs WHERE " + _WINDOW
-                  + _USED + " ORDER BY path, idx", [agent, iso(since), since, agent, agent])
+    light = _rows(
+        conn,
+        "SELECT id, session, path, idx, started_at FROM runs WHERE "
+        + _WINDOW
+        + _USED
+        + " ORDER BY path, idx",
+        [agent, iso(since), since, agent, agent],
+    )
     runs = [RunRecord(session, path, idx, started) for _, session, path, idx, started in light]
     invoked = load_invoked(conn, agent, since, runs)
     wanted: dict[int, int] = {}  # run id -> position
@@ -222,9 +244,11 @@ def load_rated_runs(conn: sqlite3.Connection, agent: str, since: float) -> tuple
                 wanted[light[position + 1][0]] = position + 1
     ids = list(wanted)
     for start in range(0, len(ids), 500):
-        chunk = ids[start:start + 500]
-        sql = (f"SELECT id, session, path, idx, started_at, {_FACTS} FROM runs "
-               f"WHERE id IN ({','.join('?' * len(chunk))})")
+        chunk = ids[start : start + 500]
+        sql = (
+            f"SELECT id, session, path, idx, started_at, {_FACTS} FROM runs "
+            f"WHERE id IN ({','.join('?' * len(chunk))})"
+        )
         for run_id, *row in _rows(conn, sql, chunk):
             runs[wanted[run_id]] = _record(tuple(row))
     return runs, invoked
@@ -232,8 +256,9 @@ def load_rated_runs(conn: sqlite3.Connection, agent: str, since: float) -> tuple
 
 def load_shown(conn: sqlite3.Connection, agent: str, since: float) -> dict[str, set[str]]:
     shown: dict[str, set[str]] = {}
-    for session, skill in _rows(conn, "SELECT session, skill FROM impressions "
-                                "WHERE agent = ? AND at >= ?", (agent, since)):
+    for session, skill in _rows(
+        conn, "SELECT session, skill FROM impressions WHERE agent = ? AND at >= ?", (agent, since)
+    ):
         found = shown.get(session)
         if found is None:
             found = shown[session] = set()
@@ -241,8 +266,9 @@ def load_shown(conn: sqlite3.Connection, agent: str, since: float) -> dict[str, 
     return shown
 
 
-def load_invoked(conn: sqlite3.Connection, agent: str, since: float,
-                 runs: list[RunRecord]) -> dict[tuple[str, int], set[str]]:
+def load_invoked(
+    conn: sqlite3.Connection, agent: str, since: float, runs: list[RunRecord]
+) -> dict[tuple[str, int], set[str]]:
     """(session, run idx) → skills invoked there.
 
     An invocation not yet placed in a run (a hook or the API saw it before the transcript
@@ -251,8 +277,10 @@ def load_invoked(conn: sqlite3.Connection, agent: str, since: float,
     starts: dict[str, list[tuple[float, int]]] | None = None
     invoked: dict[tuple[str, int], set[str]] = {}
     for skill, session, run_idx, at in _rows(
-            conn, "SELECT skill, session, run_idx, at FROM invocations WHERE agent = ? AND at >= ?",
-            (agent, since)):
+        conn,
+        "SELECT skill, session, run_idx, at FROM invocations WHERE agent = ? AND at >= ?",
+        (agent, since),
+    ):
         if session is None:
             continue
         if run_idx is None:
@@ -279,8 +307,13 @@ def _starts(runs: list[RunRecord]) -> dict[str, list[tuple[float, int]]]:
     return starts
 
 
-def skill_usage(conn: sqlite3.Connection, agent: str, *, window_days: float = LimitsConfig.retention_days,
-                now: float | None = None) -> dict[str, dict]:
+def skill_usage(
+    conn: sqlite3.Connection,
+    agent: str,
+    *,
+    window_days: float = LimitsConfig.retention_days,
+    now: float | None = None,
+) -> dict[str, dict]:
     """Name → impressions, invocations, last_used_at and the three rates (skills with any data).
 
     Impressions and invocations are counted over the window; last_used_at is the newest
@@ -291,14 +324,24 @@ def skill_usage(conn: sqlite3.Connection, agent: str, *, window_days: float = Li
     usage: dict[str, dict] = {}
 
     def entry(name: str) -> dict:
-        return usage.setdefault(name, {"impressions": 0, "invocations": 0, "last_used_at": None,
-                                       "invocation_rate": None, "post_use_edit_rate": None,
-                                       "ineffective_rate": None, "runs_shown": 0,
-                                       "runs_invoked": 0, "window_days": window_days})
+        return usage.setdefault(
+            name,
+            {
+                "impressions": 0,
+                "invocations": 0,
+                "last_used_at": None,
+                "invocation_rate": None,
+                "post_use_edit_rate": None,
+                "ineffective_rate": None,
+                "runs_shown": 0,
+                "runs_invoked": 0,
+                "window_days": window_days,
+            },
+        )
 
     for skill, count, last in conn.execute(
-            "SELECT skill, SUM(at >= ?), MAX(at) FROM invocations WHERE agent = ? GROUP BY skill",
-            (since, agent)):
+        "SELECT skill, SUM(at >= ?), MAX(at) FROM invocations WHERE agent = ? GROUP BY skill", (since, agent)
+    ):
         item = entry(skill)
         item["invocations"], item["last_used_at"] = count or 0, last
     shown = load_shown(conn, agent, since)
@@ -331,8 +374,9 @@ def rates_text(usage: dict) -> str:
 # -- the hot path's cache ----------------------------------------------------------------
 def write_rates_cache(path: Path, usage: dict[str, dict], now: float | None = None) -> Path:
     """Name → [impressions, runs shown, invocation rate] for `inject` to rank by (atomic write)."""
-    data = {"computed_at": now or time.time(),
-            "skills": {n: [u["impressions"], u["runs_shown"], u["invocation_rate"]]
-                       for n, u in usage.items()}}
+    data = {
+        "computed_at": now or time.time(),
+        "skills": {n: [u["impressions"], u["runs_shown"], u["invocation_rate"]] for n, u in usage.items()},
+    }
     atomic_write(path, json.dumps(data, separators=(",", ":")).encode("utf-8"))
     return path

@@ -52,7 +52,7 @@ def side(runs: list[RunRecord]) -> dict:
 def around(timeline: list[RunRecord], starts: list[str], at: str) -> tuple[dict, dict]:
     """The WINDOW_RUNS runs started before `at` and from `at` on (timeline sorted by start)."""
     cut = bisect.bisect_left(starts, at)
-    return side(timeline[max(0, cut - WINDOW_RUNS):cut]), side(timeline[cut:cut + WINDOW_RUNS])
+    return side(timeline[max(0, cut - WINDOW_RUNS) : cut]), side(timeline[cut : cut + WINDOW_RUNS])
 
 
 def _delta(before: dict, after: dict, key: str) -> float | None:
@@ -63,8 +63,9 @@ def _delta(before: dict, after: dict, key: str) -> float | None:
 
 def reflections(conn: sqlite3.Connection, agent) -> list[dict]:
     """Reflection commits on the agent's branch, oldest first (state.db's time when known)."""
-    recorded = {row["commit_sha"]: row for row in ledger.reflection_rows(conn, agent.name)
-                if row["commit_sha"]}
+    recorded = {
+        row["commit_sha"]: row for row in ledger.reflection_rows(conn, agent.name) if row["commit_sha"]
+    }
     commits = agent.repo.log()
     reverted = {c.reverts for c in commits if c.reverts}
     found = []
@@ -72,10 +73,16 @@ def reflections(conn: sqlite3.Connection, agent) -> list[dict]:
         if commit.kind != "reflection":
             continue
         row = recorded.get(commit.sha)
-        found.append({"sha": commit.sha, "id": commit.trailers.get("Evolve-Reflection"),
-                      "at": iso(row["at"]) if row else commit.date, "summary": commit.subject,
-                      "ops": commit.trailers.get("Evolve-Ops", ""),
-                      "reverted": commit.sha in reverted})
+        found.append(
+            {
+                "sha": commit.sha,
+                "id": commit.trailers.get("Evolve-Reflection"),
+                "at": iso(row["at"]) if row else commit.date,
+                "summary": commit.subject,
+                "ops": commit.trailers.get("Evolve-Ops", ""),
+                "reverted": commit.sha in reverted,
+            }
+        )
     return found
 
 
@@ -103,8 +110,9 @@ def _week_rates(counts: Counts) -> dict:
     return {"shown": counts.shown, "invoked": counts.invoked, "thin": thin, **rates}
 
 
-def build(conn: sqlite3.Connection, agent, *, now: float | None = None,
-          window_days: float | None = None) -> dict:
+def build(
+    conn: sqlite3.Connection, agent, *, now: float | None = None, window_days: float | None = None
+) -> dict:
     """Everything the report shows, for `agent` (an evolve.workspace.agent.Agent)."""
     now = now or time.time()
     window_days = window_days or agent.config.limits.retention_days
@@ -115,8 +123,9 @@ def build(conn: sqlite3.Connection, agent, *, now: float | None = None,
     found = reflections(conn, agent)
     for item in found:
         item["before"], item["after"] = around(timeline, starts, item["at"])
-        item["change"] = {k: _delta(item["before"], item["after"], k)
-                          for k in ("corrections_per_100", "errors_per_100")}
+        item["change"] = {
+            k: _delta(item["before"], item["after"], k) for k in ("corrections_per_100", "errors_per_100")
+        }
     weeks = weeks_between(starts[0], starts[-1]) if starts else []
     by_week: dict[str, list[RunRecord]] = {}
     for run in timeline:
@@ -131,41 +140,75 @@ def build(conn: sqlite3.Connection, agent, *, now: float | None = None,
     for skill in agent.skills():
         use = usage.get(skill.name, {})
         total = totals.get((skill.name, None), Counts())
-        entry = {"name": skill.name, "valid": skill.valid, "pinned": skill.pinned,
-                 "impressions": use.get("impressions", 0), "invocations": use.get("invocations", 0),
-                 "runs_shown": total.shown, "runs_invoked": total.invoked, "runs_judged": total.judged,
-                 **total.rates(),
-                 "weeks": [{"week": w, **_week_rates(weekly.get((skill.name, w), Counts()))}
-                           for w in weeks]}
+        entry = {
+            "name": skill.name,
+            "valid": skill.valid,
+            "pinned": skill.pinned,
+            "impressions": use.get("impressions", 0),
+            "invocations": use.get("invocations", 0),
+            "runs_shown": total.shown,
+            "runs_invoked": total.invoked,
+            "runs_judged": total.judged,
+            **total.rates(),
+            "weeks": [{"week": w, **_week_rates(weekly.get((skill.name, w), Counts()))} for w in weeks],
+        }
         skills.append(entry)
         if total.shown >= USELESS_RUNS and total.invoked == 0 and not entry["invocations"]:
-            useless.append({"name": skill.name, "runs_shown": total.shown,
-                            "impressions": entry["impressions"]})
+            useless.append(
+                {"name": skill.name, "runs_shown": total.shown, "impressions": entry["impressions"]}
+            )
         if total.judged >= HARMFUL_MIN and (entry["ineffective_rate"] or 0) >= HARMFUL_RATE:
-            harmful.append({"name": skill.name, "reason": "often ends in a real error",
-                            "rate": entry["ineffective_rate"], "runs": total.judged})
+            harmful.append(
+                {
+                    "name": skill.name,
+                    "reason": "often ends in a real error",
+                    "rate": entry["ineffective_rate"],
+                    "runs": total.judged,
+                }
+            )
         elif total.invoked >= HARMFUL_MIN and (entry["post_use_edit_rate"] or 0) >= HARMFUL_RATE:
-            harmful.append({"name": skill.name, "reason": "often corrected after use",
-                            "rate": entry["post_use_edit_rate"], "runs": total.invoked})
-    return {"agent": agent.name, "generated_at": iso(now), "window_days": window_days,
-            "since": iso(since), "runs": len(runs), "window_runs": WINDOW_RUNS,
-            "thin_runs": THIN_RUNS, "reflections": found, "weeks": week_rows, "skills": skills,
-            "useless": useless, "harmful": harmful}
+            harmful.append(
+                {
+                    "name": skill.name,
+                    "reason": "often corrected after use",
+                    "rate": entry["post_use_edit_rate"],
+                    "runs": total.invoked,
+                }
+            )
+    return {
+        "agent": agent.name,
+        "generated_at": iso(now),
+        "window_days": window_days,
+        "since": iso(since),
+        "runs": len(runs),
+        "window_runs": WINDOW_RUNS,
+        "thin_runs": THIN_RUNS,
+        "reflections": found,
+        "weeks": week_rows,
+        "skills": skills,
+        "useless": useless,
+        "harmful": harmful,
+    }
 
 
 def text_summary(data: dict) -> str:
     """The report for a terminal."""
-    lines = [f"{data['agent']}: {data['runs']} runs since {data['since'][:10]} "
-             f"(window {data['window_days']:g} days)", "", "Reflections (per 100 runs, "
-             f"{data['window_runs']} runs each side):"]
+    lines = [
+        f"{data['agent']}: {data['runs']} runs since {data['since'][:10]} "
+        f"(window {data['window_days']:g} days)",
+        "",
+        f"Reflections (per 100 runs, {data['window_runs']} runs each side):",
+    ]
     for item in data["reflections"] or []:
         before, after = item["before"], item["after"]
         if before["thin"] or after["thin"]:
             numbers = f"too few runs to say (before {before['runs']}, after {after['runs']})"
         else:
-            numbers = (f"corrections {before['corrections_per_100']:g} → "
-                       f"{after['corrections_per_100']:g}, real errors {before['errors_per_100']:g} → "
-                       f"{after['errors_per_100']:g}")
+            numbers = (
+                f"corrections {before['corrections_per_100']:g} → "
+                f"{after['corrections_per_100']:g}, real errors {before['errors_per_100']:g} → "
+                f"{after['errors_per_100']:g}"
+            )
         mark = " (reverted)" if item["reverted"] else ""
         lines.append(f"  {item['at'][:16]} {item['sha'][:10]} {item['summary'][:50]}{mark}: {numbers}")
     if not data["reflections"]:
@@ -173,6 +216,7 @@ def text_summary(data: dict) -> str:
     lines += ["", "Skills that look useless (shown often, never used):"]
     lines += [f"  {u['name']}: shown in {u['runs_shown']} runs" for u in data["useless"]] or ["  (none)"]
     lines += ["", "Skills that look harmful:"]
-    lines += [f"  {h['name']}: {h['reason']} ({h['rate'] * 100:.0f}% of {h['runs']} runs)"
-              for h in data["harmful"]] or ["  (none)"]
+    lines += [
+        f"  {h['name']}: {h['reason']} ({h['rate'] * 100:.0f}% of {h['runs']} runs)" for h in data["harmful"]
+    ] or ["  (none)"]
     return "\n".join(lines)

@@ -19,17 +19,26 @@ IMPRESSIONS = "impressions"  # spool record kinds (the `event` key)
 INVOCATION = "invocation"
 
 
-def store_impressions(conn: sqlite3.Connection, agent: str, session: str, skills: Iterable[str],
-                      at: float | None = None) -> int:
+def store_impressions(
+    conn: sqlite3.Connection, agent: str, session: str, skills: Iterable[str], at: float | None = None
+) -> int:
     """One impression per skill for the session; returns how many were new."""
     at = at or time.time()
     with ledger.transaction(conn):
         return ledger.add_impressions(conn, [(agent, skill, session, at) for skill in skills])
 
 
-def record_skill_read(conn: sqlite3.Connection, agent: str, skill: str, session: str | None,
-                      *, run_idx: int | None = None, tool_use_id: str | None = None,
-                      source: str = "api", at: float | None = None) -> bool:
+def record_skill_read(
+    conn: sqlite3.Connection,
+    agent: str,
+    skill: str,
+    session: str | None,
+    *,
+    run_idx: int | None = None,
+    tool_use_id: str | None = None,
+    source: str = "api",
+    at: float | None = None,
+) -> bool:
     """The Python API's `record_skill_read`: one invocation, deduplicated by tool-use id.
 
     Without a run index the invocation is placed, when rates are computed, in the
@@ -65,8 +74,9 @@ def handle_impressions(conn: sqlite3.Connection, home: Home, record: dict) -> st
     session, skills = _session(record), record.get("skills")
     if not isinstance(session, str) or not session or not isinstance(skills, list):
         raise ValueError("impressions need a session and a list of skills")
-    store_impressions(conn, name, session, [s for s in skills if isinstance(s, str)
-                                            and not name_problem(s)], _at(record))
+    store_impressions(
+        conn, name, session, [s for s in skills if isinstance(s, str) and not name_problem(s)], _at(record)
+    )
     return "impressions"
 
 
@@ -79,10 +89,16 @@ def handle_invocation(conn: sqlite3.Connection, home: Home, record: dict) -> str
     tool_use_id = record.get("tool_use_id")
     run_idx = record.get("run_idx")
     source = record.get("source")
-    record_skill_read(conn, name, skill, session if isinstance(session, str) else None,
-                      run_idx=run_idx if isinstance(run_idx, int) else None,
-                      tool_use_id=tool_use_id if isinstance(tool_use_id, str) else None,
-                      source=source if isinstance(source, str) else "hook", at=_at(record))
+    record_skill_read(
+        conn,
+        name,
+        skill,
+        session if isinstance(session, str) else None,
+        run_idx=run_idx if isinstance(run_idx, int) else None,
+        tool_use_id=tool_use_id if isinstance(tool_use_id, str) else None,
+        source=source if isinstance(source, str) else "hook",
+        at=_at(record),
+    )
     return "invocation"
 
 
@@ -95,22 +111,29 @@ def prune_state(conn: sqlite3.Connection, now: float, retention_days: float) -> 
     return ledger.prune(conn, cutoff, iso(cutoff))
 
 
-def refresh_rates(conn: sqlite3.Connection, home: Home, agent: str, now: float | None = None,
-                  window_days: float | None = None) -> dict[str, dict]:
+def refresh_rates(
+    conn: sqlite3.Connection,
+    home: Home,
+    agent: str,
+    now: float | None = None,
+    window_days: float | None = None,
+) -> dict[str, dict]:
     """Compute the metrics of one agent and write the cache the session-start hook reads."""
     from evolve import config as config_mod
     from evolve.metrics.rates import skill_usage, write_rates_cache
 
     if window_days is None:
-        window_days = config_mod.load(home.config_file, home.agent_dir(agent) / "agent.toml"
-                                      ).limits.retention_days
+        window_days = config_mod.load(
+            home.config_file, home.agent_dir(agent) / "agent.toml"
+        ).limits.retention_days
     usage = skill_usage(conn, agent, window_days=window_days, now=now)
     write_rates_cache(home.rates_cache(agent), usage, now)
     return usage
 
 
-def maintain(conn: sqlite3.Connection, home: Home, now: float | None = None,
-             names: list[str] | None = None) -> dict:
+def maintain(
+    conn: sqlite3.Connection, home: Home, now: float | None = None, names: list[str] | None = None
+) -> dict:
     """The cycle's housekeeping: retention, then fresh rate caches (for `names`, or all)."""
     from evolve import config as config_mod
     from evolve.workspace.agent import list_agents

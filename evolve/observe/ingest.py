@@ -50,9 +50,13 @@ class ObserveResult:
         return sum(f.bad_lines for f in self.files)
 
     def to_dict(self) -> dict:
-        return {"files": len(self.files), "runs": self.runs, "bad_lines": self.bad_lines,
-                "errors": {f.path: f.error for f in self.files if f.error},
-                "reset": [f.path for f in self.files if f.reset]}
+        return {
+            "files": len(self.files),
+            "runs": self.runs,
+            "bad_lines": self.bad_lines,
+            "errors": {f.path: f.error for f in self.files if f.error},
+            "reset": [f.path for f in self.files if f.reset],
+        }
 
 
 def source_files(sources: SourcesConfig) -> list[tuple[str, str]]:
@@ -78,10 +82,22 @@ def guess_format(path: Path) -> str:
         first = json.loads(head)
     except ValueError:
         return "claude_code"
-    generic_types = {"user", "human", "assistant", "tool_call", "tool_result", "skill",
-                     "interrupt", "api_error"}
-    if isinstance(first, dict) and first.get("type") in generic_types and "message" not in first \
-            and "uuid" not in first:
+    generic_types = {
+        "user",
+        "human",
+        "assistant",
+        "tool_call",
+        "tool_result",
+        "skill",
+        "interrupt",
+        "api_error",
+    }
+    if (
+        isinstance(first, dict)
+        and first.get("type") in generic_types
+        and "message" not in first
+        and "uuid" not in first
+    ):
         return "generic"
     return "claude_code"
 
@@ -89,9 +105,15 @@ def guess_format(path: Path) -> str:
 BATCH_BYTES = 32 << 20  # bytes of transcript per transaction: ~300 runs, a few MB, ~20 ms held
 
 
-def observe_file(conn: sqlite3.Connection, agent: str, path: Path, fmt: str,
-                 now: float | None = None, batch_bytes: int | None = None,
-                 classifier: Classifier = BUILT_IN) -> FileResult:
+def observe_file(
+    conn: sqlite3.Connection,
+    agent: str,
+    path: Path,
+    fmt: str,
+    now: float | None = None,
+    batch_bytes: int | None = None,
+    classifier: Classifier = BUILT_IN,
+) -> FileResult:
     """Advance one file; store its runs, invocations and cursor, a batch per transaction.
 
     Each transaction holds the runs of at most `batch_bytes` of new lines together with
@@ -105,8 +127,7 @@ def observe_file(conn: sqlite3.Connection, agent: str, path: Path, fmt: str,
     batch_bytes = batch_bytes or BATCH_BYTES
     key = str(path)
     result = FileResult(key)
-    row = conn.execute("SELECT cursor FROM cursors WHERE agent = ? AND path = ?",
-                       (agent, key)).fetchone()
+    row = conn.execute("SELECT cursor FROM cursors WHERE agent = ? AND path = ?", (agent, key)).fetchone()
     cursor = Cursor.from_dict(json.loads(row["cursor"])) if row else None
     touched: set[int] = set()  # indices of the runs added or changed (a run may span batches)
     known: dict[int, tuple[int, float]] = {}  # before a reset: idx -> (hash of facts, observed_at)
@@ -130,9 +151,17 @@ def observe_file(conn: sqlite3.Connection, agent: str, path: Path, fmt: str,
     return result
 
 
-def _store_update(conn: sqlite3.Connection, agent: str, key: str, fmt: str, cursor, update,
-                  result: FileResult, now: float, known: dict[int, tuple[int, float]]
-                  ) -> set[int]:
+def _store_update(
+    conn: sqlite3.Connection,
+    agent: str,
+    key: str,
+    fmt: str,
+    cursor,
+    update,
+    result: FileResult,
+    now: float,
+    known: dict[int, tuple[int, float]],
+) -> set[int]:
     """One transaction: the runs an Update completed or changed, and the cursor after them.
 
     Returns the indices of the runs that were added or whose facts changed. On a reset the
@@ -148,22 +177,22 @@ def _store_update(conn: sqlite3.Connection, agent: str, key: str, fmt: str, curs
     result.bad_lines += update.bad_lines
     with ledger.transaction(conn):
         if update.reset:
-            rows = conn.execute("SELECT idx, facts, observed_at FROM runs WHERE agent = ? "
-                                "AND path = ?", (agent, key)).fetchall()
-            known.update({r["idx"]: (hash(_canonical(r["facts"])), r["observed_at"])
-                          for r in rows})
+            rows = conn.execute(
+                "SELECT idx, facts, observed_at FROM runs WHERE agent = ? AND path = ?", (agent, key)
+            ).fetchall()
+            known.update({r["idx"]: (hash(_canonical(r["facts"])), r["observed_at"]) for r in rows})
             conn.execute("DELETE FROM runs WHERE agent = ? AND path = ?", (agent, key))
         added = _store_runs(conn, agent, key, runs, now, known)
         for index in update.superseded:
-            conn.execute("UPDATE runs SET superseded = 1 WHERE agent = ? AND path = ? AND idx = ?",
-                         (agent, key, index))
+            conn.execute(
+                "UPDATE runs SET superseded = 1 WHERE agent = ? AND path = ? AND idx = ?", (agent, key, index)
+            )
         conn.execute(
             "INSERT INTO cursors (agent, path, adapter, cursor, skipped, updated_at) "
             "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (agent, path) DO UPDATE SET "
             "adapter = excluded.adapter, cursor = excluded.cursor, "
             "skipped = cursors.skipped * (1 - ?) + excluded.skipped, updated_at = excluded.updated_at",
-            (agent, key, fmt, _to_json(update.cursor), update.bad_lines, now,
-             int(update.reset)),
+            (agent, key, fmt, _to_json(update.cursor), update.bad_lines, now, int(update.reset)),
         )
         if moved and (added or update.superseded):
             ledger.mark_dirty(conn, agent, now)
@@ -205,11 +234,18 @@ _UPSERT_RUN = (
     "ON CONFLICT (agent, path, idx) DO UPDATE SET session = excluded.session, "
     "started_at = excluded.started_at, ended_at = excluded.ended_at, cwd = excluded.cwd, "
     "complete = excluded.complete, superseded = excluded.superseded, "
-    "tail_uuid = excluded.tail_uuid, facts = excluded.facts, observed_at = excluded.observed_at")
+    "tail_uuid = excluded.tail_uuid, facts = excluded.facts, observed_at = excluded.observed_at"
+)
 
 
-def _store_runs(conn: sqlite3.Connection, agent: str, path: str, runs: list, now: float,
-                known: dict[int, tuple[int, float]]) -> set[int]:
+def _store_runs(
+    conn: sqlite3.Connection,
+    agent: str,
+    path: str,
+    runs: list,
+    now: float,
+    known: dict[int, tuple[int, float]],
+) -> set[int]:
     """Upsert runs (one file's, consecutive indices); the indices added or changed.
 
     The stored facts of the whole range are read in one query and the rows written in one
@@ -217,9 +253,12 @@ def _store_runs(conn: sqlite3.Connection, agent: str, path: str, runs: list, now
     """
     if not runs:
         return set()
-    stored = dict(conn.execute(
-        "SELECT idx, facts FROM runs WHERE agent = ? AND path = ? AND idx BETWEEN ? AND ?",
-        (agent, path, min(r.index for r in runs), max(r.index for r in runs))).fetchall())
+    stored = dict(
+        conn.execute(
+            "SELECT idx, facts FROM runs WHERE agent = ? AND path = ? AND idx BETWEEN ? AND ?",
+            (agent, path, min(r.index for r in runs), max(r.index for r in runs)),
+        ).fetchall()
+    )
     rows, changed = [], set()
     for run in runs:
         facts = _to_json(run, sort=True)
@@ -232,23 +271,42 @@ def _store_runs(conn: sqlite3.Connection, agent: str, path: str, runs: list, now
             observed = before[1]  # the same run read again after a reset: not new
         else:
             changed.add(run.index)
-        rows.append((agent, path, run.session_id, run.index, run.started_at, run.ended_at,
-                     run.cwd, int(run.complete), int(run.superseded), run.tail_uuid, facts,
-                     observed))
+        rows.append(
+            (
+                agent,
+                path,
+                run.session_id,
+                run.index,
+                run.started_at,
+                run.ended_at,
+                run.cwd,
+                int(run.complete),
+                int(run.superseded),
+                run.tail_uuid,
+                facts,
+                observed,
+            )
+        )
         if run.skills:  # used when it happened, not when read
             used_at = _epoch(run.ended_at or run.started_at) or now
         for number, skill in enumerate(run.skills):
             name = skill.get("name", "")
             call_id = skill.get("tool_use_id") or f"run:{path}:{run.index}:{number}:{name}"
-            ledger.record_invocation(conn, agent, name, run.session_id, run.index, call_id,
-                              "transcript", used_at)
+            ledger.record_invocation(
+                conn, agent, name, run.session_id, run.index, call_id, "transcript", used_at
+            )
     conn.executemany(_UPSERT_RUN, rows)
     return changed
 
 
-def observe(conn: sqlite3.Connection, agent: str, files: Iterable[tuple[str, str]],
-            progress: Callable[[int, int], None] | None = None,
-            now: float | None = None, classifier: Classifier = BUILT_IN) -> ObserveResult:
+def observe(
+    conn: sqlite3.Connection,
+    agent: str,
+    files: Iterable[tuple[str, str]],
+    progress: Callable[[int, int], None] | None = None,
+    now: float | None = None,
+    classifier: Classifier = BUILT_IN,
+) -> ObserveResult:
     """Observe every (path, format); one file failing never stops the others."""
     ledger.ensure_agent(conn, agent, now)
     result = ObserveResult()

@@ -49,8 +49,9 @@ def observe_transcript(conn: sqlite3.Connection, home: Home, record: dict) -> st
     if not path.is_absolute() or not path.is_file():
         raise ValueError(f"{raw}: not a transcript file")
     agent_config = config.load(home.config_file, home.agent_dir(name) / "agent.toml")
-    result = observe.observe_file(conn, name, path, "claude_code",
-                                  classifier=classify.for_signals(agent_config.signals))
+    result = observe.observe_file(
+        conn, name, path, "claude_code", classifier=classify.for_signals(agent_config.signals)
+    )
     if result.error:
         raise ValueError(f"{raw}: {result.error}")
     return "observed"

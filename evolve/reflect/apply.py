@@ -56,8 +56,15 @@ def _still_valid(agent: Agent, op: ValidOp) -> str | None:
     return None if current == op.previous else "the skill changed since the reflection started"
 
 
-def apply_plan(agent: Agent, plan: Plan, *, reflection_id: str, trailers: dict[str, object],
-               usage: dict[str, dict] | None = None, branch: str | None = None) -> Applied:
+def apply_plan(
+    agent: Agent,
+    plan: Plan,
+    *,
+    reflection_id: str,
+    trailers: dict[str, object],
+    usage: dict[str, dict] | None = None,
+    branch: str | None = None,
+) -> Applied:
     """Commit the plan's operations; returns the commit (None when nothing applied)."""
     with agent.repo.locked():
         agent.commit_human_edits_held()
@@ -88,10 +95,12 @@ def apply_plan(agent: Agent, plan: Plan, *, reflection_id: str, trailers: dict[s
             changes.update({p: None for p in folder_files(agent, name)})
         if not changes:
             return result
-        message = build_message(f"reflect({agent.name}): {plan.summary}",
-                                _trailers(trailers, reflection_id, result))
-        result.sha = agent.repo.commit_changes(changes, message, agent.evolve_identity,
-                                               branch=branch, journal_id=reflection_id)
+        message = build_message(
+            f"reflect({agent.name}): {plan.summary}", _trailers(trailers, reflection_id, result)
+        )
+        result.sha = agent.repo.commit_changes(
+            changes, message, agent.evolve_identity, branch=branch, journal_id=reflection_id
+        )
     if branch is None:
         agent.sync_links(changes)  # Claude Code's links follow created/retired skills
     return result
@@ -122,6 +131,5 @@ def _trailers(base: dict[str, object], reflection_id: str, result: Applied) -> d
     if result.evicted:
         trailers["Evolve-Evicted"] = result.evicted
     if result.rejected:
-        trailers["Evolve-Rejected"] = [f"{r.op_name} {r.target}: {r.reason}".strip()
-                                       for r in result.rejected]
+        trailers["Evolve-Rejected"] = [f"{r.op_name} {r.target}: {r.reason}".strip() for r in result.rejected]
     return trailers

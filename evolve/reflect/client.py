@@ -34,7 +34,9 @@ NO_KEY = "ANTHROPIC_API_KEY is not set; export it or choose another backend"
 NO_CLAUDE = "claude is not on PATH; install Claude Code or choose another backend"
 _TRANSIENT_TEXT = re.compile(
     r"overload|rate.?limit|too many requests|\b(?:429|5\d\d)\b|timed? ?out|timeout|temporarily"
-    r"|ECONNRESET|ECONNREFUSED|ETIMEDOUT|network|connection (?:error|reset|refused)", re.IGNORECASE)
+    r"|ECONNRESET|ECONNREFUSED|ETIMEDOUT|network|connection (?:error|reset|refused)",
+    re.IGNORECASE,
+)
 _ANTHROPIC_HOST = re.compile(r"(?:^|\.)anthropic\.com$", re.IGNORECASE)
 _FENCE = re.compile(r"```(?:json)?[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
 
@@ -98,13 +100,18 @@ class AnthropicClient:
         tool_name = request.tool.get("name", TOOL_NAME)
         timeout = self.config.timeout_s
         params: dict[str, Any] = {  # a plain dict: the schema is ours, not the SDK's TypedDicts
-            "model": self.config.name, "max_tokens": self.config.max_tokens, "system": request.system,
-            "messages": [{"role": "user", "content": request.user}], "tools": [request.tool],
-            "tool_choice": {"type": "tool", "name": tool_name}}
+            "model": self.config.name,
+            "max_tokens": self.config.max_tokens,
+            "system": request.system,
+            "messages": [{"role": "user", "content": request.user}],
+            "tools": [request.tool],
+            "tool_choice": {"type": "tool", "name": tool_name},
+        }
         try:
             # api_key is always explicit, so the SDK reads no profile or credential files.
-            with anthropic.Anthropic(api_key=key, base_url=base_url or None, timeout=timeout,
-                                     max_retries=self.config.max_retries) as sdk:
+            with anthropic.Anthropic(
+                api_key=key, base_url=base_url or None, timeout=timeout, max_retries=self.config.max_retries
+            ) as sdk:
                 message = sdk.messages.create(**params)
         except anthropic.APIStatusError as exc:
             raise _status_failure(exc, self.config) from exc
@@ -121,10 +128,12 @@ class AnthropicClient:
 
 _REMEDIES = {
     400: "bad request: check model.name and model.max_tokens",
-    401: "authentication failed: check ANTHROPIC_API_KEY", 402: "payment required: check billing",
+    401: "authentication failed: check ANTHROPIC_API_KEY",
+    402: "payment required: check billing",
     403: "permission denied: check that ANTHROPIC_API_KEY may use model {name}",
     404: "not found: check model.name ({name}) and model.base_url",
-    413: "request too large: lower limits.bundle_tokens"}
+    413: "request too large: lower limits.bundle_tokens",
+}
 
 
 def _status_failure(exc: Any, config: ModelConfig) -> ReflectionFailed:
@@ -148,8 +157,12 @@ def _message_answer(message: Any, tool_name: str, config: ModelConfig) -> Answer
         if getattr(block, "type", None) == "tool_use" and getattr(block, "name", None) == tool_name:
             tokens_in, tokens_out = _tokens(getattr(message, "usage", None))
             model = getattr(message, "model", None)
-            return Answer(getattr(block, "input", None), model if isinstance(model, str) and model
-                          else config.name, tokens_in, tokens_out)
+            return Answer(
+                getattr(block, "input", None),
+                model if isinstance(model, str) and model else config.name,
+                tokens_in,
+                tokens_out,
+            )
     if stop == "refusal":
         raise ReflectionFailed("the model refused to answer")
     raise ReflectionFailed(f"the model did not call {tool_name} (stop_reason: {stop})")
@@ -157,6 +170,7 @@ def _message_answer(message: Any, tool_name: str, config: ModelConfig) -> Answer
 
 def _tokens(usage: Any) -> tuple[int, int]:
     """(input incl. cache reads/writes, output) from an SDK object or a plain dict."""
+
     def get(key: str) -> int:
         n = usage.get(key) if isinstance(usage, Mapping) else getattr(usage, key, None)
         return n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else 0
@@ -187,12 +201,28 @@ class ClaudeCliClient:
         """The flags after `claude`; the bundle goes on stdin."""
         tool = request.tool
         system = request.system + _CLI_FORMAT.format(
-            name=tool.get("name", TOOL_NAME), description=tool.get("description", ""),
-            schema=json.dumps(tool.get("input_schema", {}), indent=1))
-        return ["-p", "--output-format", "json", "--no-session-persistence",
-                "--settings", json.dumps({"disableAllHooks": True}),
-                "--tools", "", "--strict-mcp-config", "--disable-slash-commands",
-                "--max-turns", "1", "--model", self.config.name, "--system-prompt", system]
+            name=tool.get("name", TOOL_NAME),
+            description=tool.get("description", ""),
+            schema=json.dumps(tool.get("input_schema", {}), indent=1),
+        )
+        return [
+            "-p",
+            "--output-format",
+            "json",
+            "--no-session-persistence",
+            "--settings",
+            json.dumps({"disableAllHooks": True}),
+            "--tools",
+            "",
+            "--strict-mcp-config",
+            "--disable-slash-commands",
+            "--max-turns",
+            "1",
+            "--model",
+            self.config.name,
+            "--system-prompt",
+            system,
+        ]
 
     def reflect(self, request: ReflectionRequest) -> Answer:
         exe = shutil.which("claude")
@@ -204,8 +234,16 @@ class ClaudeCliClient:
         with tempfile.TemporaryDirectory(prefix="evolve-claude-") as cwd:
             try:
                 proc = subprocess.run(  # noqa: S603 - fixed argv, no shell
-                    [exe, *self.arguments(request)], input=request.user, capture_output=True,
-                    text=True, encoding="utf-8", errors="replace", timeout=timeout, cwd=cwd, env=env)
+                    [exe, *self.arguments(request)],
+                    input=request.user,
+                    capture_output=True,
+                    text=True,
+                    encoding="utf-8",
+                    errors="replace",
+                    timeout=timeout,
+                    cwd=cwd,
+                    env=env,
+                )
             except subprocess.TimeoutExpired as exc:
                 raise ReflectionFailed(f"claude -p timed out after {timeout:g}s", transient=True) from exc
             except OSError as exc:
@@ -221,15 +259,20 @@ def _cli_answer(proc: subprocess.CompletedProcess[str], config: ModelConfig) -> 
     result = envelope.get("result") if isinstance(envelope, dict) else None
     if proc.returncode != 0:
         detail = (result if isinstance(result, str) else "") or proc.stderr.strip() or proc.stdout.strip()
-        raise ReflectionFailed(f"claude -p failed (exit {proc.returncode}): {detail or 'no output'}",
-                               transient=bool(_TRANSIENT_TEXT.search(detail)))
+        raise ReflectionFailed(
+            f"claude -p failed (exit {proc.returncode}): {detail or 'no output'}",
+            transient=bool(_TRANSIENT_TEXT.search(detail)),
+        )
     if not isinstance(envelope, dict):
-        raise ReflectionFailed("claude -p printed no JSON result; update Claude Code "
-                               f"(output began {proc.stdout.strip()[:80]!r})")
+        raise ReflectionFailed(
+            "claude -p printed no JSON result; update Claude Code "
+            f"(output began {proc.stdout.strip()[:80]!r})"
+        )
     if envelope.get("is_error") or not isinstance(result, str):
         detail = result if isinstance(result, str) and result else str(envelope.get("subtype", "no result"))
-        raise ReflectionFailed(f"claude -p reported an error: {detail}",
-                               transient=bool(_TRANSIENT_TEXT.search(detail)))
+        raise ReflectionFailed(
+            f"claude -p reported an error: {detail}", transient=bool(_TRANSIENT_TEXT.search(detail))
+        )
     tokens_in, tokens_out = _tokens(envelope.get("usage"))
     return Answer(_json_object(result), _cli_model(envelope, config), tokens_in, tokens_out)
 

@@ -38,8 +38,9 @@ def correction_rules(bundle) -> list[str]:
         where = f" in {project}" if project else ""
         if previous and previous.facts.get("request"):
             asked = _one_line(previous.facts["request"], CONTEXT_CHARS)
-            rules.append(f'- When working{where} on a request like "{asked}", follow the '
-                         f'user\'s correction: "{quote}"')
+            rules.append(
+                f'- When working{where} on a request like "{asked}", follow the user\'s correction: "{quote}"'
+            )
         else:
             rules.append(f'- When working{where}, follow the user\'s correction: "{quote}"')
     return rules
@@ -66,13 +67,17 @@ class OfflineReflector:
                 break
             added.append(rule)
         if not added:
-            answer = {"summary": "nothing to save",
-                      "operations": [{"op": "nothing_to_save",
-                                      "reason": "no explicit user correction to remember"}]}
+            answer = {
+                "summary": "nothing to save",
+                "operations": [
+                    {"op": "nothing_to_save", "reason": "no explicit user correction to remember"}
+                ],
+            }
         else:
             content = "\n".join([*lines, *added]).strip()
             noun = "correction" if len(added) == 1 else "corrections"
-            answer = {"summary": f"remember {len(added)} {noun} from the user",
-                      "operations": [{"op": "update_memo", "section": memo_mod.STRATEGIES,
-                                      "content": content}]}
+            answer = {
+                "summary": f"remember {len(added)} {noun} from the user",
+                "operations": [{"op": "update_memo", "section": memo_mod.STRATEGIES, "content": content}],
+            }
         return Answer(answer, "offline", 0, 0)

@@ -34,7 +34,12 @@ from evolve.workspace.skills import (
 )
 
 CREATE, PATCH, RETIRE, MEMO, NOTHING = (
-    "create_skill", "patch_skill", "retire_skill", "update_memo", "nothing_to_save")
+    "create_skill",
+    "patch_skill",
+    "retire_skill",
+    "update_memo",
+    "nothing_to_save",
+)
 OPS = (CREATE, PATCH, RETIRE, MEMO, NOTHING)
 SECTIONS = (memo_mod.SELF, memo_mod.STRATEGIES)
 MAX_ANSWER_CHARS = 2_000_000  # an answer given as JSON text
@@ -54,18 +59,23 @@ _FIELDS = {
 TOOL_SCHEMA: dict[str, Any] = {
     "name": "apply_reflection",
     "description": "Record what to learn: create, patch or retire skills, rewrite a memo section, "
-                   "or say there is nothing to save. Each operation is validated on its own.",
+    "or say there is nothing to save. Each operation is validated on its own.",
     "input_schema": {
         "type": "object",
         "properties": {
             "summary": {"type": "string", "description": "One line for the commit subject."},
-            "operations": {"type": "array", "items": {
-                "type": "object", "required": ["op"],
-                "properties": {
-                    "op": {"type": "string", "enum": list(OPS)},
-                    "section": {"type": "string", "enum": list(SECTIONS)},
-                    **{key: {"type": "string", "description": text} for key, text in _FIELDS.items()},
-                }}},
+            "operations": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["op"],
+                    "properties": {
+                        "op": {"type": "string", "enum": list(OPS)},
+                        "section": {"type": "string", "enum": list(SECTIONS)},
+                        **{key: {"type": "string", "description": text} for key, text in _FIELDS.items()},
+                    },
+                },
+            },
         },
         "required": ["summary", "operations"],
     },
@@ -96,8 +106,10 @@ class SkillState:
 
     @classmethod
     def build(cls, skills: Iterable[Skill | SkillSnapshot], memo: str) -> SkillState:
-        snaps = [s if isinstance(s, SkillSnapshot) else SkillSnapshot(
-            s.name, s.valid, s.pinned, s.body, s.text) for s in skills]
+        snaps = [
+            s if isinstance(s, SkillSnapshot) else SkillSnapshot(s.name, s.valid, s.pinned, s.body, s.text)
+            for s in skills
+        ]
         return cls({s.name: s for s in snaps}, memo)
 
 
@@ -113,8 +125,11 @@ class Limits:
 
     @classmethod
     def from_config(cls, limits: LimitsConfig, **overrides: int) -> Limits:
-        return cls(skill_body_tokens=limits.skill_body_tokens,
-                   memo_section_chars=limits.memo_section_chars, **overrides)
+        return cls(
+            skill_body_tokens=limits.skill_body_tokens,
+            memo_section_chars=limits.memo_section_chars,
+            **overrides,
+        )
 
 
 @dataclass(frozen=True)
@@ -335,7 +350,7 @@ class _Validator:
             raise _Reject("'old' does not occur in the skill's body")
         if skill.body.find(old, at + 1) >= 0:
             raise _Reject("'old' occurs more than once in the body; quote more context")
-        body = skill.body[:at] + new + skill.body[at + len(old):]
+        body = skill.body[:at] + new + skill.body[at + len(old) :]
         if not body.strip():
             raise _Reject("the patch would empty the body; use retire_skill")
         self._size("patched body", body)
@@ -402,8 +417,9 @@ def _summary(summary: str | None, ops: list[ValidOp], limit: int) -> str:
     return clean_line("; ".join(f"{op.kind.replace('_', ' ')} {op.name or op.section}" for op in ops), limit)
 
 
-def parse_answer(raw: Any, state: SkillState, limits: Limits | None = None,
-                 blocked: Iterable[str] = ()) -> Plan:
+def parse_answer(
+    raw: Any, state: SkillState, limits: Limits | None = None, blocked: Iterable[str] = ()
+) -> Plan:
     """Validate an `apply_reflection` input (a dict, or its JSON text) into a Plan."""
     limits, blocked = limits or Limits(), frozenset(blocked)
     answer = _load(raw)
@@ -418,8 +434,12 @@ def parse_answer(raw: Any, state: SkillState, limits: Limits | None = None,
     if summary is not None and not isinstance(summary, str):
         raise AnswerError(f"'summary' must be a string, not {type(summary).__name__}")
     validator = _Validator(state, limits)
-    handlers = {CREATE: validator.create, PATCH: validator.patch, RETIRE: validator.retire,
-                MEMO: validator.update_memo}
+    handlers = {
+        CREATE: validator.create,
+        PATCH: validator.patch,
+        RETIRE: validator.retire,
+        MEMO: validator.update_memo,
+    }
     valid: list[ValidOp] = []
     rejected: list[Rejection] = []
     nothing: list[tuple[int, str]] = []
@@ -449,8 +469,9 @@ def parse_answer(raw: Any, state: SkillState, limits: Limits | None = None,
         except _Reject as exc:
             rejected.append(Rejection(index, op_name, str(exc), target))
     if valid:
-        rejected += [Rejection(i, NOTHING, "contradicts the other operations of this answer")
-                     for i, _ in nothing]
+        rejected += [
+            Rejection(i, NOTHING, "contradicts the other operations of this answer") for i, _ in nothing
+        ]
         rejected.sort(key=lambda r: r.op_index)
     return Plan(
         summary=_summary(summary, valid, limits.summary_chars),

@@ -31,10 +31,15 @@ class Proposal:
         return [f.strip() for f in self.commit.trailers.get("Evolve-Flags", "").split(";") if f.strip()]
 
     def to_dict(self) -> dict:
-        return {"id": self.id, "summary": self.commit.subject, "date": self.commit.date,
-                "sha": self.commit.sha, "flags": self.flags,
-                "ops": list_values(self.commit.trailers.get("Evolve-Ops")),
-                "review": self.commit.trailers.get("Evolve-Review", "")}
+        return {
+            "id": self.id,
+            "summary": self.commit.subject,
+            "date": self.commit.date,
+            "sha": self.commit.sha,
+            "flags": self.flags,
+            "ops": list_values(self.commit.trailers.get("Evolve-Ops")),
+            "review": self.commit.trailers.get("Evolve-Review", ""),
+        }
 
 
 def branch_for(reflection_id: str) -> str:
@@ -60,7 +65,8 @@ def get(agent: Agent, proposal_id: str) -> Proposal:
 
 def exists(agent: Agent, proposal_id: str) -> bool:
     return bool(_ID.fullmatch(proposal_id or "")) and any(
-        p.id == proposal_id or p.id.startswith(proposal_id) for p in pending(agent))
+        p.id == proposal_id or p.id.startswith(proposal_id) for p in pending(agent)
+    )
 
 
 def diff(agent: Agent, proposal: Proposal) -> str:
@@ -90,10 +96,18 @@ def reject(agent: Agent, proposal_id: str, conn=None) -> Proposal:
     conn = conn or ledger.connect(agent.home.state_db)
     try:
         with ledger.transaction(conn):
-            ledger.add_event(conn, agent.name, "proposal_rejected", {
-                "id": proposal.id, "summary": proposal.commit.subject,
-                "fingerprints": list_values(proposal.commit.trailers.get("Evolve-Fingerprints")),
-                "ops": list_values(proposal.commit.trailers.get("Evolve-Ops"))}, dirty=False)
+            ledger.add_event(
+                conn,
+                agent.name,
+                "proposal_rejected",
+                {
+                    "id": proposal.id,
+                    "summary": proposal.commit.subject,
+                    "fingerprints": list_values(proposal.commit.trailers.get("Evolve-Fingerprints")),
+                    "ops": list_values(proposal.commit.trailers.get("Evolve-Ops")),
+                },
+                dirty=False,
+            )
         with agent.repo.locked():
             agent.repo.delete_branch(proposal.branch, proposal.commit.sha)
     finally:

@@ -41,14 +41,23 @@ class Outcome:
     flags: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        data: dict[str, object] = {"agent": self.agent, "status": self.status, "reason": self.reason,
-                "reflection": self.reflection, "commit": self.commit, "tokens": self.tokens,
-                "rejected": self.rejected, "flags": self.flags}
+        data: dict[str, object] = {
+            "agent": self.agent,
+            "status": self.status,
+            "reason": self.reason,
+            "reflection": self.reflection,
+            "commit": self.commit,
+            "tokens": self.tokens,
+            "rejected": self.rejected,
+            "flags": self.flags,
+        }
         if self.bundle is not None:
             data["bundle"] = self.bundle.to_dict()
         if self.plan is not None:
-            data["operations"] = [{"op": op.kind, "target": op.name or op.section,
-                                   "path": op.path} for op in self.plan.operations]
+            data["operations"] = [
+                {"op": op.kind, "target": op.name or op.section, "path": op.path}
+                for op in self.plan.operations
+            ]
             data["summary"] = self.plan.summary
         return data
 
@@ -86,8 +95,11 @@ def evidence_id(conn, agent: str, since: float | None) -> str:
 
 def tokens_today(conn, agent: str, now: float) -> int:
     """Tokens this agent's reflections used in the last 24 h (its daily_token_budget's count)."""
-    return sum(int(json.loads(row["data"]).get("tokens", 0))
-               for row in ledger.reflection_rows(conn, agent, now - DAY) if row["at"] > now - DAY)
+    return sum(
+        int(json.loads(row["data"]).get("tokens", 0))
+        for row in ledger.reflection_rows(conn, agent, now - DAY)
+        if row["at"] > now - DAY
+    )
 
 
 def _gate(conn, agent: Agent, now: float, force: bool) -> str | None:
@@ -99,8 +111,15 @@ def _gate(conn, agent: Agent, now: float, force: bool) -> str | None:
     return f"{reason} (use --force to reflect anyway)" if reason else None
 
 
-def reflect(home: Home, name: str, *, now: float | None = None, force: bool = False,
-            dry_run: bool = False, client=None) -> Outcome:
+def reflect(
+    home: Home,
+    name: str,
+    *,
+    now: float | None = None,
+    force: bool = False,
+    dry_run: bool = False,
+    client=None,
+) -> Outcome:
     """Reflect `name` now (ignores the schedule's gap and cap, not the gates unless forced)."""
     agent = Agent.open(name, home)
     now = now or time.time()
@@ -130,23 +149,32 @@ def _reflect_locked(conn, agent: Agent, now: float, force: bool, dry_run: bool, 
         from evolve.reflect.proposals import branch_for
 
         done = find_reflection(agent, reflection_id) or find_reflection(
-            agent, reflection_id, branch_for(reflection_id))
+            agent, reflection_id, branch_for(reflection_id)
+        )
         if done:  # committed before a crash stopped the bookkeeping: record it, once
             outcome = Outcome(agent.name, "committed", reflection=reflection_id, commit=done)
             return _finish(conn, agent, now, outcome, "committed", False, "recovered after a crash")
     lessons, blocked = lessons_not_to_relearn(agent, conn)
     bundle = build_bundle(conn, agent, now=now, reverted=lessons)
-    outcome = Outcome(agent.name, "dry-run", reflection=reflection_id, bundle=bundle,
-                      tokens=0)
+    outcome = Outcome(agent.name, "dry-run", reflection=reflection_id, bundle=bundle, tokens=0)
     memo_text = agent.memo_text()
     client = client or make_client(
-        config.model, offline=OfflineReflector(memo_text, config.limits.memo_section_chars))
+        config.model, offline=OfflineReflector(memo_text, config.limits.memo_section_chars)
+    )
     if client.name != "offline":
         used = tokens_today(conn, agent.name, now)
         if used + bundle.tokens + config.model.max_tokens > config.model.daily_token_budget:
-            return _finish(conn, agent, now, outcome, "skipped", dry_run,
-                           f"daily token budget reached ({used} of "
-                           f"{config.model.daily_token_budget} used in the last 24 h)", record=False)
+            return _finish(
+                conn,
+                agent,
+                now,
+                outcome,
+                "skipped",
+                dry_run,
+                f"daily token budget reached ({used} of "
+                f"{config.model.daily_token_budget} used in the last 24 h)",
+                record=False,
+            )
     request = ReflectionRequest(prompt_text(), bundle.text, TOOL_SCHEMA, bundle)
     try:
         answer = client.reflect(request)
@@ -162,16 +190,19 @@ def _reflect_locked(conn, agent: Agent, now: float, force: bool, dry_run: bool, 
     if dry_run:
         return outcome
     if plan.nothing_to_save or not plan.operations:
-        why = plan.nothing_reason or ("every operation was rejected" if plan.rejected else
-                                      "nothing to save")
+        why = plan.nothing_reason or ("every operation was rejected" if plan.rejected else "nothing to save")
         return _finish(conn, agent, now, outcome, "nothing", dry_run, why)
     from evolve.reflect.apply import apply_plan
 
     runs_used = [f"{r.session[:12]}#{r.run}" for r in bundle.runs if r.signals]
-    trailers = {"Evolve-Score": f"{bundle.score:.2f}", "Evolve-Signals": bundle.signals or ["-"],
-                "Evolve-Runs": runs_used or ["-"], "Evolve-Model": answer.model if answer.model == client.name
-                else f"{client.name}:{answer.model}",
-                "Evolve-Bundle-Tokens": bundle.tokens, "Evolve-Tokens": outcome.tokens}
+    trailers = {
+        "Evolve-Score": f"{bundle.score:.2f}",
+        "Evolve-Signals": bundle.signals or ["-"],
+        "Evolve-Runs": runs_used or ["-"],
+        "Evolve-Model": answer.model if answer.model == client.name else f"{client.name}:{answer.model}",
+        "Evolve-Bundle-Tokens": bundle.tokens,
+        "Evolve-Tokens": outcome.tokens,
+    }
     from evolve.reflect.guard import flags_for
     from evolve.reflect.proposals import branch_for
 
@@ -182,9 +213,14 @@ def _reflect_locked(conn, agent: Agent, now: float, force: bool, dry_run: bool, 
     if review:
         trailers["Evolve-Review"] = "flagged by the write-path guard" if flags else "review = true"
     try:
-        applied = apply_plan(agent, plan, reflection_id=reflection_id, trailers=trailers,
-                             usage=skill_usage(conn, agent.name),
-                             branch=branch_for(reflection_id) if review else None)
+        applied = apply_plan(
+            agent,
+            plan,
+            reflection_id=reflection_id,
+            trailers=trailers,
+            usage=skill_usage(conn, agent.name),
+            branch=branch_for(reflection_id) if review else None,
+        )
     except UserError as exc:  # e.g. a person committed the same files meanwhile: try later
         return _finish(conn, agent, now, outcome, "failed", dry_run, str(exc))
     outcome.rejected = [f"{r.op_name} {r.target}: {r.reason}".strip() for r in applied.rejected]
@@ -194,27 +230,53 @@ def _reflect_locked(conn, agent: Agent, now: float, force: bool, dry_run: bool, 
         return _finish(conn, agent, now, outcome, "nothing", dry_run, "every operation was rejected")
     if review:
         with ledger.transaction(conn):
-            ledger.add_event(conn, agent.name, "proposal", {
-                "id": reflection_id, "summary": plan.summary, "flags": outcome.flags}, now, dirty=False)
-        return _finish(conn, agent, now, outcome, "proposed", dry_run,
-                       f"waiting for review: evolve review {agent.name} {reflection_id}")
+            ledger.add_event(
+                conn,
+                agent.name,
+                "proposal",
+                {"id": reflection_id, "summary": plan.summary, "flags": outcome.flags},
+                now,
+                dirty=False,
+            )
+        return _finish(
+            conn,
+            agent,
+            now,
+            outcome,
+            "proposed",
+            dry_run,
+            f"waiting for review: evolve review {agent.name} {reflection_id}",
+        )
     return _finish(conn, agent, now, outcome, "committed", dry_run, "")
 
 
-def _finish(conn, agent: Agent, now: float, outcome: Outcome, status: str, dry_run: bool,
-            reason: str, *, record: bool = True) -> Outcome:
+def _finish(
+    conn,
+    agent: Agent,
+    now: float,
+    outcome: Outcome,
+    status: str,
+    dry_run: bool,
+    reason: str,
+    *,
+    record: bool = True,
+) -> Outcome:
     outcome.status, outcome.reason = (outcome.status if dry_run else status), reason
     if dry_run or not record:
         return outcome
-    data = {"tokens": outcome.tokens, "reason": reason, "rejected": outcome.rejected,
-            "score": outcome.bundle.score if outcome.bundle else 0,
-            "bundle_tokens": outcome.bundle.tokens if outcome.bundle else 0}
+    data = {
+        "tokens": outcome.tokens,
+        "reason": reason,
+        "rejected": outcome.rejected,
+        "score": outcome.bundle.score if outcome.bundle else 0,
+        "bundle_tokens": outcome.bundle.tokens if outcome.bundle else 0,
+    }
     with ledger.transaction(conn):
-        ledger.record_reflection(conn, outcome.reflection or f"{agent.name}-{now}", agent.name, now,
-                                 status, outcome.commit, data)
+        ledger.record_reflection(
+            conn, outcome.reflection or f"{agent.name}-{now}", agent.name, now, status, outcome.commit, data
+        )
         if status == "failed":
-            ledger.add_event(conn, agent.name, "reflection_failed", {"reason": reason[:300]},
-                             now, dirty=True)
+            ledger.add_event(conn, agent.name, "reflection_failed", {"reason": reason[:300]}, now, dirty=True)
         else:
             ledger.mark_reflected(conn, agent.name, now, outcome.reflection)
     return outcome

@@ -35,12 +35,19 @@ class AgentOutcome:
     def describe(self) -> str:
         """One line for a person: 'committed 1a2b3c4d5e6f', 'failed: <why>'."""
         detail = self.commit[:12] if self.commit and not self.reason else self.reason
-        return f"{self.status}: {detail}" if detail and self.status != "committed" else (
-            f"{self.status} {detail}".strip())
+        return (
+            f"{self.status}: {detail}"
+            if detail and self.status != "committed"
+            else (f"{self.status} {detail}".strip())
+        )
 
     def to_dict(self) -> dict[str, object]:
-        return {"status": self.status, "reason": self.reason, "commit": self.commit,
-                "reflection": self.reflection}
+        return {
+            "status": self.status,
+            "reason": self.reason,
+            "commit": self.commit,
+            "reflection": self.reflection,
+        }
 
 
 Reflector = Callable[[str, float], AgentOutcome]
@@ -69,8 +76,7 @@ def agent_states(conn: sqlite3.Connection, home: Home, names: list[str]) -> list
     return [agent_state(conn, home, name, rows.get(name)) for name in names]
 
 
-def agent_state(conn: sqlite3.Connection, home: Home, name: str,
-                row: sqlite3.Row | None) -> AgentState:
+def agent_state(conn: sqlite3.Connection, home: Home, name: str, row: sqlite3.Row | None) -> AgentState:
     """What the gate needs of one agent, judged by its own config (agent.toml over config.toml)."""
     if row is None or not row["dirty"]:
         return AgentState(name, dirty=False)
@@ -87,11 +93,17 @@ def agent_state(conn: sqlite3.Connection, home: Home, name: str,
             best = max((r.score for r in runs), default=0.0)
             worth = any(r.reflect for r in runs)
     return AgentState(
-        name, dirty=True, paused=bool(row["paused"]), created_at=row["created_at"],
-        last_reflection_at=row["last_reflection_at"], best_score=best,
-        worth_reflecting=worth, waiting_since=row["dirty_at"],
+        name,
+        dirty=True,
+        paused=bool(row["paused"]),
+        created_at=row["created_at"],
+        last_reflection_at=row["last_reflection_at"],
+        best_score=best,
+        worth_reflecting=worth,
+        waiting_since=row["dirty_at"],
         busy=not row["paused"] and is_locked(home.agent_dir(name) / ".git" / LOCK),
-        rules=rules, problem=problem,
+        rules=rules,
+        problem=problem,
     )
 
 
@@ -109,16 +121,16 @@ def plan(conn: sqlite3.Connection, home: Home, now: float) -> CyclePlan:
             for name in missing:
                 ledger.ensure_agent(conn, name, now)
     dirty = ledger.agent_rows(conn, dirty_only=True)
-    result = plan_cycle(agent_states(conn, home, [n for n in names if n in dirty]),
-                        rules_for(home), now)
+    result = plan_cycle(agent_states(conn, home, [n for n in names if n in dirty]), rules_for(home), now)
     for name in names:  # the dirty gate, without building a state per clean agent
         if name not in dirty:
             result.skipped[name] = NOTHING_NEW
     return result
 
 
-def run_cycle(home: Home, *, now: float | None = None, dry_run: bool = False,
-              reflect: Reflector | None = None) -> CycleResult:
+def run_cycle(
+    home: Home, *, now: float | None = None, dry_run: bool = False, reflect: Reflector | None = None
+) -> CycleResult:
     """Plan a cycle, record it, and (unless dry_run) reflect each selected agent."""
     now = now or time.time()
     with ledger.opened(home.state_db) as conn:
@@ -135,4 +147,3 @@ def run_cycle(home: Home, *, now: float | None = None, dry_run: bool = False,
     with ledger.opened(home.state_db) as conn:  # retention; fresh rate caches where anything was new
         usage.maintain(conn, home, now, names=[*cycle_plan.selected, *active])
     return result
-

@@ -31,14 +31,24 @@ class ScoredRun:
     def to_dict(self) -> dict:
         f = self.facts
         return {
-            "session": self.session, "run": self.run, "started_at": f.get("started_at"),
-            "score": self.score, "signals": self.signals, "reflect": self.reflect,
-            "tool_calls": f.get("tool_calls", 0), "errors": f.get("errors", 0),
-            "transient_errors": f.get("transient_errors", 0), "aborted": f.get("aborted", False),
-            "correction": f.get("correction", False), "recovered": f.get("recovered", False),
-            "ended_in_error": f.get("ended_in_error", False), "complete": f.get("complete", False),
-            "skills": [s.get("name") for s in f.get("skills", [])], "cwd": f.get("cwd"),
-            "request": (f.get("request") or "")[:200], "path": self.path,
+            "session": self.session,
+            "run": self.run,
+            "started_at": f.get("started_at"),
+            "score": self.score,
+            "signals": self.signals,
+            "reflect": self.reflect,
+            "tool_calls": f.get("tool_calls", 0),
+            "errors": f.get("errors", 0),
+            "transient_errors": f.get("transient_errors", 0),
+            "aborted": f.get("aborted", False),
+            "correction": f.get("correction", False),
+            "recovered": f.get("recovered", False),
+            "ended_in_error": f.get("ended_in_error", False),
+            "complete": f.get("complete", False),
+            "skills": [s.get("name") for s in f.get("skills", [])],
+            "cwd": f.get("cwd"),
+            "request": (f.get("request") or "")[:200],
+            "path": self.path,
         }
 
 
@@ -50,8 +60,15 @@ def weaknesses_for(memo_text: str) -> list[frozenset[str]]:
     return weakness_keywords(memo_mod.section_content(memo_text, memo_mod.SELF))
 
 
-def scored_runs(conn: sqlite3.Connection, agent: str, config: Config, memo_text: str,
-                since: float | None = None, *, all_runs: bool = False) -> list[ScoredRun]:
+def scored_runs(
+    conn: sqlite3.Connection,
+    agent: str,
+    config: Config,
+    memo_text: str,
+    since: float | None = None,
+    *,
+    all_runs: bool = False,
+) -> list[ScoredRun]:
     """Active (not superseded) runs observed after `since` (default: the last reflection)."""
     if since is None and not all_runs:
         since = ledger.last_reflection_at(conn, agent)
@@ -62,7 +79,17 @@ def scored_runs(conn: sqlite3.Connection, agent: str, config: Config, memo_text:
     for row in rows:
         facts = json.loads(row["facts"])
         result = score_run(facts, settings, weaknesses)
-        scored.append(ScoredRun(row["id"], row["path"], row["session"], row["idx"],
-                                row["observed_at"], facts, result.signals, result.score,
-                                result.reflect))
+        scored.append(
+            ScoredRun(
+                row["id"],
+                row["path"],
+                row["session"],
+                row["idx"],
+                row["observed_at"],
+                facts,
+                result.signals,
+                result.score,
+                result.reflect,
+            )
+        )
     return scored

@@ -81,7 +81,7 @@ def plan_cycle(agents: list[AgentState], rules: Rules, now: float) -> CyclePlan:
     eligible.sort(key=lambda a: (-a.best_score, a.waiting_since or now, a.name))
     for agent in eligible[: rules.max_agents_per_cycle]:
         plan.selected.append(agent.name)
-    for agent in eligible[rules.max_agents_per_cycle:]:
+    for agent in eligible[rules.max_agents_per_cycle :]:
         plan.skipped[agent.name] = f"cap: at most {rules.max_agents_per_cycle} agents per cycle"
         if agent.name in plan.forced:
             plan.forced.remove(agent.name)

@@ -99,9 +99,7 @@ def _number(value: Any) -> int:
         return 0
 
 
-def matched_weakness(
-    weaknesses: Iterable[frozenset[str]], texts: Iterable[str]
-) -> frozenset[str] | None:
+def matched_weakness(weaknesses: Iterable[frozenset[str]], texts: Iterable[str]) -> frozenset[str] | None:
     """The first bullet's keywords of which at least two occur in `texts`, or None."""
     bullets = [w for w in weaknesses if len(w) >= 2]
     if not bullets:

@@ -46,14 +46,14 @@ def memo_block(memo_text: str, room: int, memo_path: str | os.PathLike[str]) -> 
     """The memo's sections that hold anything, under one title, cut (and said so) beyond `room`."""
     parts = []
     found = memo.sections(memo_text)
-    preamble = memo_text[:found[0].line_start] if found else memo_text
+    preamble = memo_text[: found[0].line_start] if found else memo_text
     lines = preamble.strip().split("\n")
     if lines and lines[0].startswith("# "):
         lines = lines[1:]  # the memo's own title: ours replaces it
     if "\n".join(lines).strip():
         parts.append("\n".join(lines).strip())
     for section in found:
-        content = memo_text[section.content_start:section.content_end].strip()
+        content = memo_text[section.content_start : section.content_end].strip()
         if content:
             parts.append(f"## {section.heading}\n\n{content}")
     if not parts:
@@ -62,5 +62,5 @@ def memo_block(memo_text: str, room: int, memo_path: str | os.PathLike[str]) -> 
     text = text.replace("\r\n", "\n")
     if len(text) > room:
         note = f"\n… (cut to fit the prompt budget; the whole memo is in {os.fspath(memo_path)})"
-        text = text[:max(0, room - len(note))].rstrip() + note
+        text = text[: max(0, room - len(note))].rstrip() + note
     return text

@@ -44,12 +44,12 @@ def _scalar(value: str) -> str | None:
             if char == '"':
                 return None
             if char == "\\":
-                pair = inner[i:i + 2]
+                pair = inner[i : i + 2]
                 if pair in ("\\\\", '\\"'):
                     out.append(pair[1])
                     i += 2
                     continue
-                if inner[i:i + 4] == "\\x2d":
+                if inner[i : i + 4] == "\\x2d":
                     out.append("-")
                     i += 4
                     continue
@@ -62,8 +62,14 @@ def _scalar(value: str) -> str | None:
         if len(value) < 2 or value[-1] != "'" or "'" in inner.replace("''", ""):
             return None
         return inner.replace("''", "'")
-    if (value[0] in _PLAIN_START or ": " in value or " #" in value or value.endswith(":")
-            or value.lower() in _YAML_WORDS or "\t" in value):
+    if (
+        value[0] in _PLAIN_START
+        or ": " in value
+        or " #" in value
+        or value.endswith(":")
+        or value.lower() in _YAML_WORDS
+        or "\t" in value
+    ):
         return None
     return value
 
@@ -146,8 +152,11 @@ def load(skills_dir: Path, cache_file: Path, max_body_tokens: int) -> list[Entry
     """Every skill folder's entry, sorted by name; the cache is rewritten when stale."""
     try:
         cached = json.loads(cache_file.read_bytes())
-        if cached.get("v") != VERSION or cached.get("dir") != str(skills_dir) \
-                or cached.get("tokens") != max_body_tokens:
+        if (
+            cached.get("v") != VERSION
+            or cached.get("dir") != str(skills_dir)
+            or cached.get("tokens") != max_body_tokens
+        ):
             cached = {}
     except (OSError, ValueError, AttributeError):
         cached = {}
@@ -156,8 +165,11 @@ def load(skills_dir: Path, cache_file: Path, max_body_tokens: int) -> list[Entry
     changed = False
     try:
         with os.scandir(skills_dir) as scan:
-            folders = sorted((e.name, e.path, e.is_symlink()) for e in scan
-                             if not e.name.startswith(".") and (e.is_dir() or e.is_symlink()))
+            folders = sorted(
+                (e.name, e.path, e.is_symlink())
+                for e in scan
+                if not e.name.startswith(".") and (e.is_dir() or e.is_symlink())
+            )
     except (FileNotFoundError, NotADirectoryError):
         folders = []
     for name, path, link in folders:
@@ -175,8 +187,7 @@ def load(skills_dir: Path, cache_file: Path, max_body_tokens: int) -> list[Entry
             changed = True
         fresh[name] = item
     if changed or len(fresh) != len(old):
-        _write(cache_file, {"v": VERSION, "dir": str(skills_dir), "tokens": max_body_tokens,
-                            "skills": fresh})
+        _write(cache_file, {"v": VERSION, "dir": str(skills_dir), "tokens": max_body_tokens, "skills": fresh})
     return [Entry(n, i[3], i[4], i[5]) for n, i in sorted(fresh.items())]
 
 

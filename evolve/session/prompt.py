@@ -31,8 +31,14 @@ class Injection:
     budget: int = 0
 
     def to_dict(self) -> dict:
-        return {"text": self.text, "listed": self.listed, "left_out": self.left_out,
-                "chars": self.chars, "session": self.session, "budget": self.budget}
+        return {
+            "text": self.text,
+            "listed": self.listed,
+            "left_out": self.left_out,
+            "chars": self.chars,
+            "session": self.session,
+            "budget": self.budget,
+        }
 
 
 # -- pure: who leaves the index first ----------------------------------------------------
@@ -43,6 +49,7 @@ def leave_order(names: list[str], stats: dict[str, list], pinned: set[str]) -> l
     (a new skill keeps its chance); then the others, most-shown first; pinned ones last.
     `stats`: name → [impressions, runs shown, invocation rate or None].
     """
+
     def key(name: str) -> tuple:
         _impressions, runs, rate = (stats.get(name) or [0, 0, None])[:3]
         runs = runs or 0
@@ -51,6 +58,7 @@ def leave_order(names: list[str], stats: dict[str, list], pinned: set[str]) -> l
         if runs >= MATURE_RUNS:
             return (0, rate or 0.0, -runs, name)
         return (1, 0.0, -runs, name)
+
     return sorted(names, key=key)
 
 
@@ -74,7 +82,7 @@ def fit(lines: dict[str, str], order: list[str], room: int, note_room: int) -> t
 def index_line(name: str, description: str) -> str:
     text = " ".join(description.split())
     if len(text) > DESCRIPTION_CAP:
-        text = text[:DESCRIPTION_CAP - 1].rstrip() + "…"
+        text = text[: DESCRIPTION_CAP - 1].rstrip() + "…"
     return f"- {name}: {text}"
 
 
@@ -88,8 +96,14 @@ def _rates(home: Home, agent: str) -> dict[str, list]:
         return {}
 
 
-def render(home: Home | str | os.PathLike, agent_name: str, *, session: str | None = None,
-           record: bool = True, include_index: bool = True) -> Injection:
+def render(
+    home: Home | str | os.PathLike,
+    agent_name: str,
+    *,
+    session: str | None = None,
+    record: bool = True,
+    include_index: bool = True,
+) -> Injection:
     """The memo and skill index for a new session, under `[limits] prompt_chars`.
 
     Records one impression per listed skill for `session` (a fresh id when None). Broken
@@ -108,15 +122,18 @@ def render(home: Home | str | os.PathLike, agent_name: str, *, session: str | No
     budget, body_tokens = limits(str(home.config_file), str(path / "agent.toml"))
     session = session or os.urandom(16).hex()
     skills_dir = path / "skills"
-    entries = [e for e in skillindex.load(skills_dir, home.skill_index_cache(agent_name),
-                                          body_tokens) if e.valid]
+    entries = [
+        e for e in skillindex.load(skills_dir, home.skill_index_cache(agent_name), body_tokens) if e.valid
+    ]
     try:
         memo_text = (path / "memo.md").read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         memo_text = ""
-    header = (f"## Skills\n\nYour skills are in {skills_dir} (one folder per skill, each with a "
-              "SKILL.md). When a task matches a description below, read that SKILL.md first "
-              "and follow it.")
+    header = (
+        f"## Skills\n\nYour skills are in {skills_dir} (one folder per skill, each with a "
+        "SKILL.md). When a task matches a description below, read that SKILL.md first "
+        "and follow it."
+    )
     reserve = len(header) + 400 if include_index and entries else 0
     memo_part = memo_block(memo_text, max(0, budget - reserve - 1), path / "memo.md")  # + newline
     listed = [e.name for e in entries]
@@ -124,8 +141,10 @@ def render(home: Home | str | os.PathLike, agent_name: str, *, session: str | No
     blocks = [memo_part] if memo_part else []
     if include_index and entries:
         lines = {e.name: index_line(e.name, e.description) for e in entries}
-        note = ("({n} more skills are not listed here, to stay within the prompt budget; "
-                f"they are all in {skills_dir}.)")
+        note = (
+            "({n} more skills are not listed here, to stay within the prompt budget; "
+            f"they are all in {skills_dir}.)"
+        )
         room = budget - len("\n\n".join([*blocks, header])) - 3
         order = leave_order(listed, _rates(home, agent_name), {e.name for e in entries if e.pinned})
         listed, left_out = fit(lines, order, room, len(note) + 8)
@@ -138,6 +157,14 @@ def render(home: Home | str | os.PathLike, agent_name: str, *, session: str | No
     if record and listed:
         from evolve.store import spool
 
-        spool.append(home.spool_dir, {"event": "impressions", "agent": agent_name,
-                                      "session_id": session, "skills": listed, "at": time.time()})
+        spool.append(
+            home.spool_dir,
+            {
+                "event": "impressions",
+                "agent": agent_name,
+                "session_id": session,
+                "skills": listed,
+                "at": time.time(),
+            },
+        )
     return Injection(text, listed, left_out, len(text), session, budget)

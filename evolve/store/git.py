@@ -16,8 +16,16 @@ from pathlib import Path
 
 from evolve.errors import EvolveError
 
-_SCRUB = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
-          "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_PREFIX", "GIT_COMMON_DIR", "GIT_EDITOR")
+_SCRUB = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_PREFIX",
+    "GIT_COMMON_DIR",
+    "GIT_EDITOR",
+)
 ZERO = "0" * 40
 
 
@@ -31,8 +39,7 @@ class GitError(EvolveError):
 
 
 def git_env(extra: Mapping[str, str] | None = None, *, keep_index: bool = False) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if k not in _SCRUB or (keep_index and k == "GIT_INDEX_FILE")}
+    env = {k: v for k, v in os.environ.items() if k not in _SCRUB or (keep_index and k == "GIT_INDEX_FILE")}
     env.update({"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"})
     if extra:
         env.update(extra)
@@ -50,8 +57,12 @@ def git(
     """Run `git -C cwd args…`; return stdout bytes; raise GitError on failure."""
     argv = ["git", "-c", "core.quotepath=off", *args]
     proc = subprocess.run(
-        argv, cwd=cwd, input=input, capture_output=True,
-        env=git_env(env, keep_index=keep_index), check=False,
+        argv,
+        cwd=cwd,
+        input=input,
+        capture_output=True,
+        env=git_env(env, keep_index=keep_index),
+        check=False,
     )
     if check and proc.returncode != 0:
         raise GitError(args, proc.returncode, proc.stderr.decode("utf-8", "replace"))
@@ -108,7 +119,7 @@ def _stale_evolve_lock(path: Path) -> bool:
         return False
     if not head.startswith(LOCK_MARK):
         return False
-    digits = head[len(LOCK_MARK):].split(b"\n", 1)[0]
+    digits = head[len(LOCK_MARK) :].split(b"\n", 1)[0]
     if not digits.isdigit():
         return False
     pid = int(digits)

@@ -48,9 +48,17 @@ class Commit:
         return match.group(1) if match else None
 
     def to_dict(self) -> dict:
-        return {"sha": self.sha, "kind": self.kind, "summary": self.subject,
-                "author": self.author, "email": self.email, "date": self.date,
-                "parents": self.parents, "trailers": self.trailers, "reverts": self.reverts}
+        return {
+            "sha": self.sha,
+            "kind": self.kind,
+            "summary": self.subject,
+            "author": self.author,
+            "email": self.email,
+            "date": self.date,
+            "parents": self.parents,
+            "trailers": self.trailers,
+            "reverts": self.reverts,
+        }
 
 
 @dataclass
@@ -101,7 +109,7 @@ def list_values(value: str | None) -> list[str]:
 def _skill_of(path: str, prefix: str) -> str | None:
     if not path.startswith(prefix):
         return None
-    rest = path[len(prefix):]
+    rest = path[len(prefix) :]
     return rest.split("/", 1)[0] if "/" in rest else None
 
 
@@ -124,10 +132,19 @@ def read_log(repo, rev: str | None = None, limit: int | None = None) -> list[Com
         if not record:
             continue
         sha, parents, author, email, when, subject, trailers, body = record.split(f"\x1f{token}", 7)
-        commits.append(Commit(sha, parents.split(), author, email, iso_utc(int(when)),
-                              subject, parse_trailers(trailers), body))
+        commits.append(
+            Commit(
+                sha,
+                parents.split(),
+                author,
+                email,
+                iso_utc(int(when)),
+                subject,
+                parse_trailers(trailers),
+                body,
+            )
+        )
     return commits
-
 
 
 def read_skill_history(repo, skills_dir: str = "skills") -> dict[str, SkillHistory]:
@@ -139,8 +156,17 @@ def read_skill_history(repo, skills_dir: str = "skills") -> dict[str, SkillHisto
     if repo.tip() is None:
         return {}
     token = secrets.token_hex(8)  # a file name may hold \x1e itself
-    raw = repo.git("log", "--reverse", "-z", f"--format=%x1e{token}%H %at", "--name-status", "-M",
-                   repo.tip() or "", "--", f"{skills_dir}/").decode("utf-8", "surrogateescape")
+    raw = repo.git(
+        "log",
+        "--reverse",
+        "-z",
+        f"--format=%x1e{token}%H %at",
+        "--name-status",
+        "-M",
+        repo.tip() or "",
+        "--",
+        f"{skills_dir}/",
+    ).decode("utf-8", "surrogateescape")
     history: dict[str, SkillHistory] = {}
     prefix = skills_dir + "/"
     for record in raw.split(f"\x1e{token}")[1:]:
@@ -157,8 +183,14 @@ def read_skill_history(repo, skills_dir: str = "skills") -> dict[str, SkillHisto
                 old, new = fields[index + 1], fields[index + 2]
                 index += 3
                 old_skill, new_skill = _skill_of(old, prefix), _skill_of(new, prefix)
-                if status.startswith("R") and old_skill and new_skill and old_skill != new_skill \
-                        and old.endswith("/SKILL.md") and old_skill in history:
+                if (
+                    status.startswith("R")
+                    and old_skill
+                    and new_skill
+                    and old_skill != new_skill
+                    and old.endswith("/SKILL.md")
+                    and old_skill in history
+                ):
                     history[new_skill] = history.pop(old_skill)
                 touched.update(s for s in (new_skill,) if s)
                 continue

@@ -161,8 +161,7 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
 
 # -- agents ------------------------------------------------------------------------------
 def ensure_agent(conn: sqlite3.Connection, agent: str, now: float | None = None) -> None:
-    conn.execute("INSERT OR IGNORE INTO agents (name, created_at) VALUES (?, ?)",
-                 (agent, now or time.time()))
+    conn.execute("INSERT OR IGNORE INTO agents (name, created_at) VALUES (?, ?)", (agent, now or time.time()))
 
 
 def agent_row(conn: sqlite3.Connection, agent: str) -> sqlite3.Row | None:
@@ -201,14 +200,19 @@ def purge_agent(conn: sqlite3.Connection, agent: str) -> int:
 def mark_dirty(conn: sqlite3.Connection, agent: str, now: float | None = None) -> None:
     ensure_agent(conn, agent, now)
     now = now or time.time()
-    conn.execute("UPDATE agents SET dirty = 1, dirty_at = COALESCE(dirty_at, ?), activity_at = ? "
-                 "WHERE name = ?", (now, now, agent))
+    conn.execute(
+        "UPDATE agents SET dirty = 1, dirty_at = COALESCE(dirty_at, ?), activity_at = ? WHERE name = ?",
+        (now, now, agent),
+    )
 
 
 def clear_dirty(conn: sqlite3.Connection, agent: str, started: float) -> None:
     """After a reflection that began at `started`: clean unless something arrived since."""
-    conn.execute("UPDATE agents SET dirty = 0, dirty_at = NULL WHERE name = ? "
-                 "AND (activity_at IS NULL OR activity_at <= ?)", (agent, started))
+    conn.execute(
+        "UPDATE agents SET dirty = 0, dirty_at = NULL WHERE name = ? "
+        "AND (activity_at IS NULL OR activity_at <= ?)",
+        (agent, started),
+    )
 
 
 def set_paused(conn: sqlite3.Connection, agent: str, paused: bool) -> None:
@@ -217,25 +221,39 @@ def set_paused(conn: sqlite3.Connection, agent: str, paused: bool) -> None:
 
 
 # -- events ------------------------------------------------------------------------------
-def add_event(conn: sqlite3.Connection, agent: str, kind: str, data: dict[str, Any],
-              now: float | None = None, *, dirty: bool = True) -> None:
+def add_event(
+    conn: sqlite3.Connection,
+    agent: str,
+    kind: str,
+    data: dict[str, Any],
+    now: float | None = None,
+    *,
+    dirty: bool = True,
+) -> None:
     """A system event for the next reflection bundle (human edit, revert, failure…)."""
-    conn.execute("INSERT INTO events (agent, kind, at, data) VALUES (?, ?, ?, ?)",
-                 (agent, kind, now or time.time(), json.dumps(data, ensure_ascii=False)))
+    conn.execute(
+        "INSERT INTO events (agent, kind, at, data) VALUES (?, ?, ?, ?)",
+        (agent, kind, now or time.time(), json.dumps(data, ensure_ascii=False)),
+    )
     if dirty:
         mark_dirty(conn, agent, now)
 
 
 def events_since(conn: sqlite3.Connection, agent: str, since: float | None) -> list[dict]:
-    rows = conn.execute("SELECT kind, at, data FROM events WHERE agent = ? AND at > ? ORDER BY at",
-                        (agent, since or 0.0)).fetchall()
+    rows = conn.execute(
+        "SELECT kind, at, data FROM events WHERE agent = ? AND at > ? ORDER BY at", (agent, since or 0.0)
+    ).fetchall()
     return [{"kind": r["kind"], "at": r["at"], **json.loads(r["data"])} for r in rows]
 
 
 def events_of_kind(conn: sqlite3.Connection, agent: str, kind: str) -> list[dict]:
     """Every event of one kind for the agent, oldest first (its data)."""
-    return [json.loads(r["data"]) for r in conn.execute(
-        "SELECT data FROM events WHERE agent = ? AND kind = ? ORDER BY at", (agent, kind))]
+    return [
+        json.loads(r["data"])
+        for r in conn.execute(
+            "SELECT data FROM events WHERE agent = ? AND kind = ? ORDER BY at", (agent, kind)
+        )
+    ]
 
 
 # -- runs (written by observe.ingest) ----------------------------------------------------
@@ -244,21 +262,27 @@ def pending_run_rows(conn: sqlite3.Connection, agent: str, since: float | None) 
     return conn.execute(
         "SELECT id, path, session, idx, observed_at, facts FROM runs "
         "WHERE agent = ? AND superseded = 0 AND observed_at > ? ORDER BY started_at, path, idx",
-        (agent, since or 0.0)).fetchall()
+        (agent, since or 0.0),
+    ).fetchall()
 
 
 def run_row(conn: sqlite3.Connection, agent: str, path: str, idx: int) -> sqlite3.Row | None:
-    return conn.execute("SELECT id, session, facts FROM runs WHERE agent = ? AND path = ? AND idx = ?",
-                        (agent, path, idx)).fetchone()
+    return conn.execute(
+        "SELECT id, session, facts FROM runs WHERE agent = ? AND path = ? AND idx = ?", (agent, path, idx)
+    ).fetchone()
 
 
-def evidence_counts(conn: sqlite3.Connection, agent: str, since: float | None
-                    ) -> tuple[list[object], list[object]]:
+def evidence_counts(
+    conn: sqlite3.Connection, agent: str, since: float | None
+) -> tuple[list[object], list[object]]:
     """What changed since `since`: counts and newest ids of runs, and of events (a reflection's id)."""
-    runs = conn.execute("SELECT COUNT(*), MAX(observed_at), MAX(id) FROM runs WHERE agent = ? "
-                        "AND observed_at > ?", (agent, since or 0.0)).fetchone()
-    events = conn.execute("SELECT COUNT(*), MAX(id) FROM events WHERE agent = ? AND at > ?",
-                          (agent, since or 0.0)).fetchone()
+    runs = conn.execute(
+        "SELECT COUNT(*), MAX(observed_at), MAX(id) FROM runs WHERE agent = ? AND observed_at > ?",
+        (agent, since or 0.0),
+    ).fetchone()
+    events = conn.execute(
+        "SELECT COUNT(*), MAX(id) FROM events WHERE agent = ? AND at > ?", (agent, since or 0.0)
+    ).fetchone()
     return list(runs), list(events)
 
 
@@ -267,33 +291,49 @@ def cursor_rows(conn: sqlite3.Connection, agent: str | None = None) -> list[sqli
     """(agent, path, adapter, cursor) of every file observed (for one agent, or all)."""
     if agent is None:
         return conn.execute("SELECT agent, path, adapter, cursor FROM cursors").fetchall()
-    return conn.execute("SELECT agent, path, adapter, cursor FROM cursors WHERE agent = ?",
-                        (agent,)).fetchall()
+    return conn.execute(
+        "SELECT agent, path, adapter, cursor FROM cursors WHERE agent = ?", (agent,)
+    ).fetchall()
 
 
 # -- reflections and cycles --------------------------------------------------------------
-def record_reflection(conn: sqlite3.Connection, reflection_id: str, agent: str, at: float,
-                      outcome: str, commit: str | None, data: dict[str, Any]) -> None:
-    conn.execute("INSERT OR REPLACE INTO reflections (id, agent, at, outcome, commit_sha, data) "
-                 "VALUES (?, ?, ?, ?, ?, ?)", (reflection_id, agent, at, outcome, commit, json.dumps(data)))
+def record_reflection(
+    conn: sqlite3.Connection,
+    reflection_id: str,
+    agent: str,
+    at: float,
+    outcome: str,
+    commit: str | None,
+    data: dict[str, Any],
+) -> None:
+    conn.execute(
+        "INSERT OR REPLACE INTO reflections (id, agent, at, outcome, commit_sha, data) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        (reflection_id, agent, at, outcome, commit, json.dumps(data)),
+    )
 
 
 def mark_reflected(conn: sqlite3.Connection, agent: str, at: float, reflection_id: str | None) -> None:
     """The agent reflected at `at`: the gap starts, and it is clean unless something arrived since."""
-    conn.execute("UPDATE agents SET last_reflection_at = ?, last_reflection_id = ? WHERE name = ?",
-                 (at, reflection_id, agent))
+    conn.execute(
+        "UPDATE agents SET last_reflection_at = ?, last_reflection_id = ? WHERE name = ?",
+        (at, reflection_id, agent),
+    )
     clear_dirty(conn, agent, at)
 
 
 def reflection_rows(conn: sqlite3.Connection, agent: str, since: float = 0.0) -> list[sqlite3.Row]:
     """The agent's recorded reflections at or after `since`, oldest first."""
-    return conn.execute("SELECT id, at, outcome, commit_sha, data FROM reflections "
-                        "WHERE agent = ? AND at >= ? ORDER BY at", (agent, since)).fetchall()
+    return conn.execute(
+        "SELECT id, at, outcome, commit_sha, data FROM reflections WHERE agent = ? AND at >= ? ORDER BY at",
+        (agent, since),
+    ).fetchall()
 
 
 def record_cycle(conn: sqlite3.Connection, at: float, dry_run: bool, plan: dict[str, Any]) -> None:
-    conn.execute("INSERT INTO cycles (at, dry_run, plan) VALUES (?, ?, ?)",
-                 (at, int(dry_run), json.dumps(plan)))
+    conn.execute(
+        "INSERT INTO cycles (at, dry_run, plan) VALUES (?, ?, ?)", (at, int(dry_run), json.dumps(plan))
+    )
 
 
 def last_cycle_at(conn: sqlite3.Connection) -> float | None:
@@ -305,8 +345,9 @@ def last_cycle_at(conn: sqlite3.Connection) -> float | None:
 def add_impressions(conn: sqlite3.Connection, rows: list[tuple[str, str, str, float]]) -> int:
     """(agent, skill, session, at) rows, one per (agent, skill, session); how many were new."""
     before = conn.total_changes
-    conn.executemany("INSERT OR IGNORE INTO impressions (agent, skill, session, at) "
-                     "VALUES (?, ?, ?, ?)", rows)
+    conn.executemany(
+        "INSERT OR IGNORE INTO impressions (agent, skill, session, at) VALUES (?, ?, ?, ?)", rows
+    )
     return conn.total_changes - before
 
 
@@ -317,8 +358,10 @@ def prune(conn: sqlite3.Connection, cutoff: float, cutoff_stamp: str) -> dict[st
     do reflections (the report's reference points).
     """
     statements = {
-        "runs": ("DELETE FROM runs WHERE started_at < ? OR (started_at IS NULL AND observed_at < ?)",
-                 (cutoff_stamp, cutoff)),
+        "runs": (
+            "DELETE FROM runs WHERE started_at < ? OR (started_at IS NULL AND observed_at < ?)",
+            (cutoff_stamp, cutoff),
+        ),
         "impressions": ("DELETE FROM impressions WHERE at < ?", (cutoff,)),
         "invocations": ("DELETE FROM invocations WHERE at < ?", (cutoff,)),
         "events": ("DELETE FROM events WHERE at < ?", (cutoff,)),
@@ -331,9 +374,16 @@ def prune(conn: sqlite3.Connection, cutoff: float, cutoff_stamp: str) -> dict[st
     return deleted
 
 
-def record_invocation(conn: sqlite3.Connection, agent: str, skill: str, session: str | None,
-                      run_idx: int | None, tool_use_id: str | None, source: str,
-                      now: float | None = None) -> bool:
+def record_invocation(
+    conn: sqlite3.Connection,
+    agent: str,
+    skill: str,
+    session: str | None,
+    run_idx: int | None,
+    tool_use_id: str | None,
+    source: str,
+    now: float | None = None,
+) -> bool:
     """One skill invocation, deduplicated by tool-use id; True when it was new."""
     cur = conn.execute(
         "INSERT OR IGNORE INTO invocations (agent, skill, session, run_idx, tool_use_id, source, at) "
@@ -343,5 +393,7 @@ def record_invocation(conn: sqlite3.Connection, agent: str, skill: str, session:
     if cur.rowcount == 0 and tool_use_id:
         conn.execute(  # a hook saw it first: attach the run the transcript now places it in
             "UPDATE invocations SET run_idx = COALESCE(run_idx, ?), session = COALESCE(session, ?) "
-            "WHERE agent = ? AND tool_use_id = ?", (run_idx, session, agent, tool_use_id))
+            "WHERE agent = ? AND tool_use_id = ?",
+            (run_idx, session, agent, tool_use_id),
+        )
     return cur.rowcount > 0

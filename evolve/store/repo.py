@@ -38,8 +38,12 @@ class Identity:
     email: str
 
     def env(self, when: str | None = None) -> dict[str, str]:
-        env = {"GIT_AUTHOR_NAME": self.name, "GIT_AUTHOR_EMAIL": self.email,
-               "GIT_COMMITTER_NAME": self.name, "GIT_COMMITTER_EMAIL": self.email}
+        env = {
+            "GIT_AUTHOR_NAME": self.name,
+            "GIT_AUTHOR_EMAIL": self.email,
+            "GIT_COMMITTER_NAME": self.name,
+            "GIT_COMMITTER_EMAIL": self.email,
+        }
         if when:
             env["GIT_AUTHOR_DATE"] = env["GIT_COMMITTER_DATE"] = when
         return env
@@ -69,8 +73,7 @@ class Repo:
         """A user-given revision → full sha; refuses option-like input."""
         if not rev or rev.startswith("-") or not re.fullmatch(r"[\w./~^@{}-]+", rev):
             raise UserError(f"{rev!r} is not a revision; pass a sha from `evolve log`")
-        out = self.git("rev-parse", "-q", "--verify", "--end-of-options", rev + "^{commit}",
-                       check=False)
+        out = self.git("rev-parse", "-q", "--verify", "--end-of-options", rev + "^{commit}", check=False)
         sha = out.decode().strip()
         if not sha:
             raise UserError(f"no commit {rev!r} in {self.path}; see `evolve log`")
@@ -81,8 +84,7 @@ class Repo:
 
     def show(self, rev: str) -> str:
         sha = self.resolve(rev)
-        return self.git("show", "--stat", "--patch", "--format=fuller", sha, "--").decode(
-            "utf-8", "replace")
+        return self.git("show", "--stat", "--patch", "--format=fuller", sha, "--").decode("utf-8", "replace")
 
     def read_blobs(self, specs: list[str]) -> dict[str, bytes | None]:
         """`rev:path` or blob shas → contents, through one `git cat-file --batch`."""
@@ -99,7 +101,7 @@ class Repo:
                 result[spec] = None
                 continue
             size = int(header.split()[2])
-            result[spec] = out[position:position + size]
+            result[spec] = out[position : position + size]
             position += size + 1
         return result
 
@@ -107,8 +109,7 @@ class Repo:
         """Paths whose working-tree content differs from the branch tip (incl. untracked)."""
         if self.tip() is None:
             return []
-        out = self.git("status", "--porcelain=v1", "-z", "--untracked-files=all",
-                       "--no-renames")
+        out = self.git("status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
         paths = []
         for entry in out.decode("utf-8", "surrogateescape").split("\0"):
             if len(entry) > 3:
@@ -126,21 +127,25 @@ class Repo:
         """Commit `sha`'s change (or its undoing) re-applied on top of the tip, 3-way."""
         verb = "revert" if reverse else "apply"
         patch = self.git("diff", "--binary", "--full-index", f"{sha}^", sha, "--")
-        paths = [p for p in self.text("diff", "--name-only", "--no-renames", f"{sha}^", sha, "--")
-                 .splitlines() if p]
+        paths = [
+            p
+            for p in self.text("diff", "--name-only", "--no-renames", f"{sha}^", sha, "--").splitlines()
+            if p
+        ]
         if not patch.strip():
             raise UserError(f"{sha[:12]} changed nothing; there is nothing to {verb}")
         with tempfile.TemporaryDirectory(dir=self.git_dir, prefix="evolve-idx-") as tmp:
             env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
             self.git("read-tree", self.tip() or "", env=env)
             try:
-                self.git("apply", "--cached", *(["-R"] if reverse else []), "--3way",
-                         input=patch, env=env)
+                self.git("apply", "--cached", *(["-R"] if reverse else []), "--3way", input=patch, env=env)
             except GitError as exc:
                 why = exc.stderr.splitlines()[-1] if exc.stderr else "conflict"
                 remedy = "revert the later commit first" if reverse else "reject it instead"
-                raise UserError(f"cannot {verb} {sha[:12]} cleanly: a later commit changed the "
-                                f"same lines ({why}); {remedy} or edit the files by hand") from None
+                raise UserError(
+                    f"cannot {verb} {sha[:12]} cleanly: a later commit changed the "
+                    f"same lines ({why}); {remedy} or edit the files by hand"
+                ) from None
             staged = self.text("ls-files", "-s", "--", *paths, env=env).splitlines()
         shas = {line.split("\t", 1)[1]: line.split()[1] for line in staged if "\t" in line}
         blobs = self.read_blobs(list(shas.values()))
@@ -160,8 +165,11 @@ class Repo:
                 tree = handle.commit(rev).tree / folder.rstrip("/")
             except (KeyError, ValueError, git.BadName):
                 return {}
-            return {str(item.path): (f"{item.mode:o}", item.data_stream.read())
-                    for item in tree.traverse() if isinstance(item, git.Blob)}
+            return {
+                str(item.path): (f"{item.mode:o}", item.data_stream.read())
+                for item in tree.traverse()
+                if isinstance(item, git.Blob)
+            }
         finally:
             handle.close()
 
@@ -171,8 +179,7 @@ class Repo:
 
     def branches(self, prefix: str) -> dict[str, str]:
         """Branch name → tip sha for branches under `prefix` (e.g. 'proposals/')."""
-        out = self.text("for-each-ref", "--format=%(refname:strip=2) %(objectname)",
-                        f"refs/heads/{prefix}")
+        out = self.text("for-each-ref", "--format=%(refname:strip=2) %(objectname)", f"refs/heads/{prefix}")
         return dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
 
     # -- writing ---------------------------------------------------------------------
@@ -206,8 +213,9 @@ class Repo:
             for path in changes:
                 self._safe_path(path)  # refuse a bad path before anything touches the disk
         # Committing the work tree as it is (a person's edits): their symlinks stay symlinks.
-        links = frozenset(p for p in changes if on_checkout and not write_worktree
-                          and (self.path / p).is_symlink())
+        links = frozenset(
+            p for p in changes if on_checkout and not write_worktree and (self.path / p).is_symlink()
+        )
         journal = None
         try:
             if write_worktree:
@@ -244,8 +252,9 @@ class Repo:
         target = self.path / path
         return target.is_file() and os.access(target, os.X_OK)
 
-    def _commit_loop(self, changes, message, author, branch, on_checkout, when,
-                     links: frozenset[str] = frozenset()) -> str:
+    def _commit_loop(
+        self, changes, message, author, branch, on_checkout, when, links: frozenset[str] = frozenset()
+    ) -> str:
         entries = self._blob_entries(changes, links)
         for _attempt in range(50):
             old = self.tip(branch)
@@ -257,8 +266,9 @@ class Repo:
                 self.git("update-index", "--index-info", input=_encode(entries), env=env)
                 tree = self.text("write-tree", env=env)
             parents = ["-p", base] if base else []
-            new = self.text("commit-tree", tree, *parents, input=message.encode("utf-8", "replace"),
-                            env=author.env(when))
+            new = self.text(
+                "commit-tree", tree, *parents, input=message.encode("utf-8", "replace"), env=author.env(when)
+            )
             if self._swap(branch, new, old, entries if on_checkout else None):
                 return new
             if old and self._touched_since(old, branch, list(changes)):
@@ -278,8 +288,9 @@ class Repo:
         fd = acquire_index_lock(self.git_dir)
         lock_path = self.git_dir / "index.lock"
         try:
-            proc = self.git("update-ref", "-m", "evolve: commit", f"refs/heads/{branch}", new,
-                            old or ZERO, check=False)
+            proc = self.git(
+                "update-ref", "-m", "evolve: commit", f"refs/heads/{branch}", new, old or ZERO, check=False
+            )
             if not self.tip(branch) == new:
                 os.close(fd)
                 fd = -1
@@ -327,8 +338,12 @@ class Repo:
     def _safe_path(self, path: str) -> Path:
         """Refuse anything that is not a plain relative path inside the work tree."""
         parts = Path(path).parts
-        if not parts or Path(path).is_absolute() or ".." in parts or any(
-                p.lower() in (".git", ".gitmodules", ".gitattributes") for p in parts):
+        if (
+            not parts
+            or Path(path).is_absolute()
+            or ".." in parts
+            or any(p.lower() in (".git", ".gitmodules", ".gitattributes") for p in parts)
+        ):
             raise EvolveError(f"refusing to write outside the agent repository: {path!r}")
         target = self.path.joinpath(*parts)
         for parent in [target, *target.parents]:
@@ -346,9 +361,12 @@ class Repo:
             out = self.git("hash-object", "-w", "--", *existing).decode().split()
             olds = dict(zip(existing, out, strict=True))
         journal = {
-            "id": journal_id, "branch": branch, "tip": self.tip(branch),
-            "files": {p: {"old": olds.get(p), "new": None if c is None else sha256(c)}
-                      for p, c in changes.items()},
+            "id": journal_id,
+            "branch": branch,
+            "tip": self.tip(branch),
+            "files": {
+                p: {"old": olds.get(p), "new": None if c is None else sha256(c)} for p, c in changes.items()
+            },
         }
         atomic_write(self.git_dir / JOURNAL, json.dumps(journal).encode())
         return journal
@@ -363,8 +381,11 @@ class Repo:
                 current = target.read_bytes()
             except FileNotFoundError:
                 current = None
-            ours = (current is None) if entry["new"] is None else (
-                current is not None and sha256(current) == entry["new"])
+            ours = (
+                (current is None)
+                if entry["new"] is None
+                else (current is not None and sha256(current) == entry["new"])
+            )
             if not ours:
                 continue
             old = blobs.get(entry["old"]) if entry["old"] else None

@@ -124,16 +124,18 @@ def _note_supersede(update: Update, run: Run | None, first_new: int) -> None:
             update.superseded.append(index)
 
 
-def parse_file(path: str | os.PathLike, adapter: str = "claude_code",
-               classifier: Classifier = BUILT_IN) -> list[Run]:
+def parse_file(
+    path: str | os.PathLike, adapter: str = "claude_code", classifier: Classifier = BUILT_IN
+) -> list[Run]:
     """Every run of a whole file (the last one `complete=False`), rewinds applied."""
     update = follow(path, None, adapter, classifier=classifier)
     runs = update.runs + ([update.open_run] if update.open_run else [])
     return mark_superseded(runs)
 
 
-def parse_messages(messages: Iterable[Any], session_id: str = "",
-                   classifier: Classifier = BUILT_IN, **options: Any) -> list[Run]:
+def parse_messages(
+    messages: Iterable[Any], session_id: str = "", classifier: Classifier = BUILT_IN, **options: Any
+) -> list[Run]:
     """Every run of a Messages API conversation (see messages.message_events for options)."""
     builder = RunBuilder(classifier=classifier)
     runs: list[Run] = []
@@ -144,6 +146,16 @@ def parse_messages(messages: Iterable[Any], session_id: str = "",
 
 
 __all__ = [
-    "ADAPTERS", "Adapter", "Classifier", "Cursor", "Event", "LineReader", "Run", "RunBuilder", "Update",
-    "follow", "parse_file", "parse_messages",
+    "ADAPTERS",
+    "Adapter",
+    "Classifier",
+    "Cursor",
+    "Event",
+    "LineReader",
+    "Run",
+    "RunBuilder",
+    "Update",
+    "follow",
+    "parse_file",
+    "parse_messages",
 ]

@@ -51,9 +51,16 @@ class _Pattern:
         self.source = source
         # The most selective group first: a text without it is rejected after one test.
         # Numbers (status codes) are rarer in error output than words ("error", "with").
-        self.anchors = tuple(sorted(_anchor_groups(source), key=lambda g: (
-            not any(char.isdigit() for literal in g for char in literal), len(g),
-            -_shortest(g))))
+        self.anchors = tuple(
+            sorted(
+                _anchor_groups(source),
+                key=lambda g: (
+                    not any(char.isdigit() for literal in g for char in literal),
+                    len(g),
+                    -_shortest(g),
+                ),
+            )
+        )
 
     @functools.cached_property
     def regex(self) -> re.Pattern[str]:
@@ -74,6 +81,7 @@ def _anchor_groups(source: str) -> tuple[tuple[str, ...], ...]:
     """Groups of lower-case literals; every match holds one literal of each group."""
     try:
         from re import _parser  # type: ignore[attr-defined]  # private: hence the fallback
+
         groups = _literal_groups(_parser.parse(source, _FLAGS))
     except Exception:
         return ()
@@ -142,8 +150,9 @@ class TransientPatterns:
         self._anchorless = [i for i, p in enumerate(self._positive) if not p.anchors]
         # Most error texts hold none of those literals: testing only the ones that hold no
         # other ("time", not "timed" or "timeout of ") says so in fewer passes.
-        self._gate = tuple(a for a in self._anchors if not any(
-            other != a and other in a for other in self._anchors))
+        self._gate = tuple(
+            a for a in self._anchors if not any(other != a and other in a for other in self._anchors)
+        )
 
     def reason(self, text: str) -> str | None:
         """The matched words that make `text` transient, or None (not transient)."""
@@ -203,11 +212,15 @@ class Classifier:
 
     __slots__ = ("transient_patterns", "correction_phrases")
 
-    def __init__(self, transient_patterns: Iterable[str] = (),
-                 correction_phrases: Mapping[str, Iterable[str]] | None = None) -> None:
+    def __init__(
+        self,
+        transient_patterns: Iterable[str] = (),
+        correction_phrases: Mapping[str, Iterable[str]] | None = None,
+    ) -> None:
         self.transient_patterns: tuple[str, ...] = tuple(transient_patterns)
-        self.correction_phrases: dict[str, tuple[str, ...]] | None = (
-            {k: tuple(v) for k, v in (correction_phrases or {}).items()} or None)
+        self.correction_phrases: dict[str, tuple[str, ...]] | None = {
+            k: tuple(v) for k, v in (correction_phrases or {}).items()
+        } or None
 
     def check(self) -> Classifier:
         """Load both lists now; ValueError names a pattern or phrase that is invalid."""
@@ -228,8 +241,10 @@ class Classifier:
         return bool(text) and is_correction(text, self.correction_phrases, first=first)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Classifier) and (self.transient_patterns, self.correction_phrases) \
-            == (other.transient_patterns, other.correction_phrases)
+        return isinstance(other, Classifier) and (self.transient_patterns, self.correction_phrases) == (
+            other.transient_patterns,
+            other.correction_phrases,
+        )
 
     def __hash__(self) -> int:
         return hash(self.transient_patterns)
@@ -272,7 +287,7 @@ _NOISE = (
 # Every noise span starts with one of these characters, or spaces at a line start: a text
 # without them is left alone, and the lookahead spares sre each branch at other positions.
 _NOISE_CHARS = '`~>"“«\t'
-_NOISE_RE = re.compile("(?=[`~>\"“«]|^[ \t])(?:" + _NOISE + ")", re.MULTILINE | re.DOTALL)
+_NOISE_RE = re.compile('(?=[`~>"“«]|^[ \t])(?:' + _NOISE + ")", re.MULTILINE | re.DOTALL)
 _TOKEN = r"[\w\u0900-\u097f']+"  # a word, Devanagari vowel signs and apostrophes included
 _TOKEN_RE = re.compile(_TOKEN)
 # ASCII text: every character that is not a token character becomes a space (a full
@@ -342,8 +357,7 @@ class Lexicons:
         # words are kept for the next pass over the same text (phrases, then guards).
         words = self._words  # one read: another thread may replace it
         if words[0] is not text:
-            tokens = text.translate(_ASCII_GAPS).split() if text.isascii() \
-                else _TOKEN_RE.findall(text)
+            tokens = text.translate(_ASCII_GAPS).split() if text.isascii() else _TOKEN_RE.findall(text)
             words = self._words = (text, set(tokens))
         keys = index.keys() & words[1]
         for char in ascii_chars if text.isascii() else chars:
@@ -380,11 +394,17 @@ class Lexicons:
         The gate holds every regex's most selective literals: a text with none of them can
         only match the regexes without literals (one pass in C instead of one per regex).
         """
-        index = {key: (tuple(e[2] for e in wanted), wanted) for key, entries in self._index.items()
-                 if (wanted := [e for e in entries if e[1] in kinds])}
+        index = {
+            key: (tuple(e[2] for e in wanted), wanted)
+            for key, entries in self._index.items()
+            if (wanted := [e for e in entries if e[1] in kinds])
+        }
         chars = [k for k in index if len(k) == 1]
-        regexes = [(lang, kind, pattern, pattern.anchors[0] if pattern.anchors else ())
-                   for lang, kind, pattern in self._regexes if kind in kinds]
+        regexes = [
+            (lang, kind, pattern, pattern.anchors[0] if pattern.anchors else ())
+            for lang, kind, pattern in self._regexes
+            if kind in kinds
+        ]
         gate = tuple(dict.fromkeys(literal for *_, first in regexes for literal in first))
         return index, [k for k in chars if k.isascii()], chars, regexes, gate
 
@@ -397,8 +417,9 @@ class Lexicons:
         only when a guard blanked something.
         """
         text = _normalize(text)
-        if any(char in text for char in _NOISE_CHARS) or "\n    " in text \
-                or text.startswith("    "):  # else no noise span can start: skip the regex
+        if (
+            any(char in text for char in _NOISE_CHARS) or "\n    " in text or text.startswith("    ")
+        ):  # else no noise span can start: skip the regex
             text = _NOISE_RE.sub(" ", text)
         text = " ".join(text.split())
         if len(text) > LONG_REQUEST_CHARS:

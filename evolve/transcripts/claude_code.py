@@ -34,8 +34,14 @@ NAME = "claude_code"
 
 # Top-level types that never matter, even with a uuid (a run's tail is a conversation line).
 _SKIP = {
-    "file-history-snapshot", "queue-operation", "last-prompt", "permission-mode", "summary",
-    "custom-title", "agent-name", "tag",
+    "file-history-snapshot",
+    "queue-operation",
+    "last-prompt",
+    "permission-mode",
+    "summary",
+    "custom-title",
+    "agent-name",
+    "tag",
 }
 _CONVERSATION = ("user", "assistant")
 _make_head = tuple.__new__
@@ -78,23 +84,28 @@ def decode_line(line: bytes) -> dict | None:
             summary = obj.get("toolUseResult")
             if summary is not None:
                 summary = obj["toolUseResult"] = (
-                    decode_str(summary) if memoryview(summary)[0] == 34 else None)  # '"'
+                    decode_str(summary) if memoryview(summary)[0] == 34 else None
+                )  # '"'
             message = obj.get("message")
             blocks = message.get("content") if message is not None else None
             if type(blocks) is list:
                 for block in blocks:
                     output = block.get("content")
                     if output is not None:  # an error needs its text
-                        block["content"] = decode_output(output) if summary is not None \
-                            or block.get("is_error") is True else None
+                        block["content"] = (
+                            decode_output(output)
+                            if summary is not None or block.get("is_error") is True
+                            else None
+                        )
     except errors:
         return loads_object(line)  # an unexpected type somewhere, or a corrupt line
     return obj
 
 
 @functools.cache
-def _decoder() -> tuple[Callable[[bytes], Any], Callable[[Any], str], Callable[[Any], Any],
-                        tuple[type[Exception], ...]]:
+def _decoder() -> tuple[
+    Callable[[bytes], Any], Callable[[Any], str], Callable[[Any], Any], tuple[type[Exception], ...]
+]:
     """Decoders (msgspec) for a line, a string and a tool output, and msgspec's errors.
 
     msgspec is imported on first use: only observing decodes transcripts.
@@ -107,21 +118,50 @@ def _decoder() -> tuple[Callable[[bytes], Any], Callable[[Any], str], Callable[[
         return TypedDict(name, keys, total=False)  # type: ignore[operator]
 
     item = shape("Item", {"type": Any, "text": Any})  # images' data is skipped
-    block = shape("Block", {
-        "type": Any, "text": Any, "id": Any, "name": Any, "input": Any, "tool_use_id": Any,
-        "content": msgspec.Raw, "is_error": Any})
+    block = shape(
+        "Block",
+        {
+            "type": Any,
+            "text": Any,
+            "id": Any,
+            "name": Any,
+            "input": Any,
+            "tool_use_id": Any,
+            "content": msgspec.Raw,
+            "is_error": Any,
+        },
+    )
     # The shapes are made at run time: mypy cannot read them as types.
-    message = shape("Message", {
-        "id": Any, "model": Any, "content": str | list[block] | None})  # type: ignore[valid-type]
-    line = shape("Line", {
-        "type": Any, "subtype": Any, "parentUuid": Any, "isSidechain": Any, "sessionId": Any,
-        "uuid": Any, "timestamp": Any, "requestId": Any, "cwd": Any, "isMeta": Any,
-        "isCompactSummary": Any, "isVisibleInTranscriptOnly": Any, "isApiErrorMessage": Any,
-        "message": message, "toolUseResult": msgspec.Raw, "retryAttempt": Any, "error": Any,
-        "content": Any})
-    return (msgspec.json.Decoder(line).decode, msgspec.json.Decoder(str).decode,
-            msgspec.json.Decoder(str | list[item] | None).decode,  # type: ignore[valid-type]
-            (msgspec.DecodeError, msgspec.ValidationError, RecursionError))
+    message = shape("Message", {"id": Any, "model": Any, "content": str | list[block] | None})  # type: ignore[valid-type]
+    line = shape(
+        "Line",
+        {
+            "type": Any,
+            "subtype": Any,
+            "parentUuid": Any,
+            "isSidechain": Any,
+            "sessionId": Any,
+            "uuid": Any,
+            "timestamp": Any,
+            "requestId": Any,
+            "cwd": Any,
+            "isMeta": Any,
+            "isCompactSummary": Any,
+            "isVisibleInTranscriptOnly": Any,
+            "isApiErrorMessage": Any,
+            "message": message,
+            "toolUseResult": msgspec.Raw,
+            "retryAttempt": Any,
+            "error": Any,
+            "content": Any,
+        },
+    )
+    return (
+        msgspec.json.Decoder(line).decode,
+        msgspec.json.Decoder(str).decode,
+        msgspec.json.Decoder(str | list[item] | None).decode,  # type: ignore[valid-type]
+        (msgspec.DecodeError, msgspec.ValidationError, RecursionError),
+    )
 
 
 def parse_object(obj: dict, offset: int, end: int, state: dict) -> Sequence[Event]:
@@ -143,8 +183,17 @@ def parse_object(obj: dict, offset: int, end: int, state: dict) -> Sequence[Even
     parent = get("parentUuid")
     # Events are built as Event(kind, *head, ...): positional fields cost ~4x less than
     # keywords; the Head is made by tuple.__new__, without its Python-level constructor.
-    head = _make_head(Head, (state.get("session_id") or "", iso_utc(get("timestamp")), offset,
-                             end, uuid, parent if isinstance(parent, str) else None))
+    head = _make_head(
+        Head,
+        (
+            state.get("session_id") or "",
+            iso_utc(get("timestamp")),
+            offset,
+            end,
+            uuid,
+            parent if isinstance(parent, str) else None,
+        ),
+    )
     message = get("message")
     if not isinstance(message, dict):
         message = {}

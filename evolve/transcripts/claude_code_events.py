@@ -38,11 +38,18 @@ PENDING_CAP = 512  # tool_use ids awaiting a result
 NONE: tuple[Event, ...] = ()
 
 REJECTED = "User rejected tool use"  # toolUseResult of a call the user refused
-_REJECT = ("The user doesn't want to proceed with this tool use",
-           "The user doesn't want to take this action right now")
+_REJECT = (
+    "The user doesn't want to proceed with this tool use",
+    "The user doesn't want to take this action right now",
+)
 _NOT_HUMAN = (
-    "<local-command-", "<task-notification>", "<bash-input>", "<bash-stdout>",
-    "<bash-stderr>", "<user-memory-input>", "Caveat: The messages below were generated",
+    "<local-command-",
+    "<task-notification>",
+    "<bash-input>",
+    "<bash-stdout>",
+    "<bash-stderr>",
+    "<user-memory-input>",
+    "Caveat: The messages below were generated",
 )
 _CONTEXT_BLOCKS = re.compile(
     r"<(system-reminder|ide_opened_file|ide_selection|ide_diagnostics)>.*?</\1>", re.DOTALL
@@ -51,8 +58,7 @@ _COMMAND_NAME = re.compile(r"<command-name>\s*([^<]*?)\s*</command-name>")
 _COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
 
 
-def withhold(state: dict, events: Sequence[Event], uuid: str | None, end: int
-             ) -> Sequence[Event]:
+def withhold(state: dict, events: Sequence[Event], uuid: str | None, end: int) -> Sequence[Event]:
     """While a slash command waits for the agent, hold back its uuid-only followers."""
     cmd = state.get("cmd")
     if cmd is None:
@@ -69,11 +75,21 @@ def confirm(state: dict, events: Sequence[Event]) -> Sequence[Event]:
     if cmd is None:
         return events
     state["cmd"] = None
-    first = [Event(HUMAN, cmd["session_id"], cmd["timestamp"], cmd["offset"], cmd["end"],
-                   cmd["uuid"], cmd["parent_uuid"], text=cmd["text"], cwd=cmd["cwd"])]
+    first = [
+        Event(
+            HUMAN,
+            cmd["session_id"],
+            cmd["timestamp"],
+            cmd["offset"],
+            cmd["end"],
+            cmd["uuid"],
+            cmd["parent_uuid"],
+            text=cmd["text"],
+            cwd=cmd["cwd"],
+        )
+    ]
     if cmd.get("last_uuid") and cmd["last_uuid"] != cmd["uuid"]:
-        first.append(Event(MARKER, cmd["session_id"], None, cmd["offset"], cmd["last_end"],
-                           cmd["last_uuid"]))
+        first.append(Event(MARKER, cmd["session_id"], None, cmd["offset"], cmd["last_end"], cmd["last_uuid"]))
     return [*first, *events]
 
 
@@ -111,8 +127,7 @@ def assistant_events(obj: dict, message: dict, head: Head, state: dict) -> Seque
             continue
         btype = block.get("type")
         if btype == "tool_use":
-            tool_call(block.get("id"), block.get("name"), block.get("input"), prefix, head,
-                      state, events)
+            tool_call(block.get("id"), block.get("name"), block.get("input"), prefix, head, state, events)
         elif btype == "text":
             said(block.get("text"), prefix, head, state, events)
     return finish(events, head, state)
@@ -131,8 +146,7 @@ def _seen(state: dict, key: str) -> bool:
     return False
 
 
-def said(text: object, prefix: str | None, head: HeadFields, state: dict,
-         events: list[Event]) -> None:
+def said(text: object, prefix: str | None, head: HeadFields, state: dict, events: list[Event]) -> None:
     """A text block: one assistant_text event, unless empty or a duplicate.
 
     `head` is a Head or a plain tuple of its fields.
@@ -144,8 +158,15 @@ def said(text: object, prefix: str | None, head: HeadFields, state: dict,
     events.append(Event(ASSISTANT_TEXT, *head, text[:TEXT_CAP]))
 
 
-def tool_call(raw_id: object, raw_name: object, tool_input: object, prefix: str | None,
-              head: HeadFields, state: dict, events: list[Event]) -> None:
+def tool_call(
+    raw_id: object,
+    raw_name: object,
+    tool_input: object,
+    prefix: str | None,
+    head: HeadFields,
+    state: dict,
+    events: list[Event],
+) -> None:
     """A tool_use block: a tool_call event (+ a skill event for `Skill`), unless a duplicate.
 
     With `state["prose"]` False (observing: only facts are kept) the input is left whole;
@@ -162,8 +183,18 @@ def tool_call(raw_id: object, raw_name: object, tool_input: object, prefix: str 
             del tools[next(iter(tools))]
     shown = summarize_input(tool_input) if state.get("prose", True) else tool_input
     # (kind, *head, text, cwd, name, tool_use_id, input, file_path)
-    events.append(Event(TOOL_CALL, *head, "", None, name, tool_id, shown,
-                        written_path(name, tool_input) if name in WRITE_TOOLS else None))
+    events.append(
+        Event(
+            TOOL_CALL,
+            *head,
+            "",
+            None,
+            name,
+            tool_id,
+            shown,
+            written_path(name, tool_input) if name in WRITE_TOOLS else None,
+        )
+    )
     if name == "Skill" and isinstance(tool_input, dict):
         skill = tool_input.get("skill") or tool_input.get("command")
         if isinstance(skill, str) and skill:
@@ -214,9 +245,11 @@ def user_events(obj: dict, message: dict, head: Head, state: dict) -> Sequence[E
         if args and args.group(1).strip():
             request = f"{request} {args.group(1).strip()}"
         state["cmd"] = {
-            **head._asdict(), "text": request[:REQUEST_CAP],
+            **head._asdict(),
+            "text": request[:REQUEST_CAP],
             "cwd": obj.get("cwd") if isinstance(obj.get("cwd"), str) else None,
-            "last_uuid": head.uuid, "last_end": head.end,
+            "last_uuid": head.uuid,
+            "last_end": head.end,
         }
         return previous
     if text.startswith("<local-command-") and state.get("cmd"):
@@ -239,28 +272,44 @@ def _tool_results(obj: dict, results: list[dict], head: Head, state: dict) -> li
     for block in results:
         raw_id = block.get("tool_use_id")
         is_error = block.get("is_error") is True
-        if (not is_error and len(results) == 1 and isinstance(summary, str)
-                and summary.startswith("Error: ")):
+        if not is_error and len(results) == 1 and isinstance(summary, str) and summary.startswith("Error: "):
             is_error = True
-        events.append(tool_result(raw_id if isinstance(raw_id, str) else "",
-                                  block_text(block.get("content")), is_error, summary, head,
-                                  state))
+        events.append(
+            tool_result(
+                raw_id if isinstance(raw_id, str) else "",
+                block_text(block.get("content")),
+                is_error,
+                summary,
+                head,
+                state,
+            )
+        )
     return events
 
 
-def tool_result(tool_id: str, text: str, is_error: bool, summary: object, head: HeadFields,
-                state: dict) -> Event:
+def tool_result(
+    tool_id: str, text: str, is_error: bool, summary: object, head: HeadFields, state: dict
+) -> Event:
     """A tool_result event; `summary` is the line's toolUseResult (a rejection says so)."""
-    rejected = summary == REJECTED or (
-        is_error and any(phrase in text[:400] for phrase in _REJECT))
+    rejected = summary == REJECTED or (is_error and any(phrase in text[:400] for phrase in _REJECT))
     if rejected:
         is_error = False
     if is_error and not text:
         text = summary if isinstance(summary, str) else "error"
     text = text[:ERROR_TEXT_CAP] if is_error else ""
     # (kind, *head, text, cwd, name, tool_use_id, input, file_path, is_error, rejected, transient)
-    return Event(TOOL_RESULT, *head, text, None, state.setdefault("tools", {}).pop(tool_id, ""),
-                 tool_id, None, None, is_error, rejected)
+    return Event(
+        TOOL_RESULT,
+        *head,
+        text,
+        None,
+        state.setdefault("tools", {}).pop(tool_id, ""),
+        tool_id,
+        None,
+        None,
+        is_error,
+        rejected,
+    )
 
 
 def api_error_events(obj: dict, head: Head, state: dict) -> Sequence[Event]:
@@ -269,13 +318,11 @@ def api_error_events(obj: dict, head: Head, state: dict) -> Sequence[Event]:
     attempt = attempt if isinstance(attempt, int) and not isinstance(attempt, bool) else 0
     if attempt == 1:
         state["api"] = None  # a new retry sequence
-    text = (error_object_text(obj.get("error")) or error_object_text(obj.get("content"))
-            or "API error")
+    text = error_object_text(obj.get("error")) or error_object_text(obj.get("content")) or "API error"
     return confirm(state, _api_incident(text, head, state, final=False, attempt=attempt))
 
 
-def _api_incident(text: str, head: Head, state: dict, final: bool, attempt: int = 0
-                  ) -> list[Event]:
+def _api_incident(text: str, head: Head, state: dict, final: bool, attempt: int = 0) -> list[Event]:
     """One event per incident: the first line of a retry sequence, or the final message."""
     text = text[:ERROR_TEXT_CAP]
     incident = state.get("api")

@@ -61,8 +61,14 @@ def parse_line(line: bytes, offset: int, state: dict) -> list[Event]:
         if line.strip():
             state["bad"] = state.get("bad", 0) + 1
         return []
-    head = Head(_str(obj, "session") or state.get("session_id") or "", iso_utc(obj.get("ts")),
-                offset, offset + len(line) + 1, _str(obj, "id"), _str(obj, "parent"))
+    head = Head(
+        _str(obj, "session") or state.get("session_id") or "",
+        iso_utc(obj.get("ts")),
+        offset,
+        offset + len(line) + 1,
+        _str(obj, "id"),
+        _str(obj, "parent"),
+    )
     kind = _KINDS.get(obj.get("type"))  # type: ignore[arg-type]
     if kind is None:
         return [Event(MARKER, *head)] if head.uuid else []
@@ -85,8 +91,16 @@ def parse_line(line: bytes, offset: int, state: dict) -> list[Event]:
                 for old in list(tools)[: len(tools) - PENDING_CAP]:
                     del tools[old]
         path = _str(obj, "writes") or written_path(tool, tool_input)
-        return [Event(TOOL_CALL, *head, name=tool, tool_use_id=call_id,
-                      input=summarize_input(tool_input), file_path=path)]
+        return [
+            Event(
+                TOOL_CALL,
+                *head,
+                name=tool,
+                tool_use_id=call_id,
+                input=summarize_input(tool_input),
+                file_path=path,
+            )
+        ]
     if kind == TOOL_RESULT:
         output = obj.get("output")
         output = output if isinstance(output, str) else block_text(output)
@@ -94,10 +108,18 @@ def parse_line(line: bytes, offset: int, state: dict) -> list[Event]:
         is_error = obj.get("error") is True and not rejected
         output = output[:ERROR_TEXT_CAP] if is_error else ""
         transient = obj.get("transient")  # the writer's own word, else the classifier's
-        return [Event(TOOL_RESULT, *head, name=_str(obj, "tool") or tools.pop(call_id, ""),
-                      tool_use_id=call_id, text=output, is_error=is_error,
-                      rejected=rejected,
-                      transient=is_error and transient if isinstance(transient, bool) else None)]
+        return [
+            Event(
+                TOOL_RESULT,
+                *head,
+                name=_str(obj, "tool") or tools.pop(call_id, ""),
+                tool_use_id=call_id,
+                text=output,
+                is_error=is_error,
+                rejected=rejected,
+                transient=is_error and transient if isinstance(transient, bool) else None,
+            )
+        ]
     if kind == SKILL:
         name = _str(obj, "name")
         if not name:
@@ -109,6 +131,12 @@ def parse_line(line: bytes, offset: int, state: dict) -> list[Event]:
     transient = obj.get("transient")
     attempt = obj.get("attempt")
     attempt = attempt if isinstance(attempt, int) and not isinstance(attempt, bool) else 0
-    return [Event(API_ERROR, *head, text=text, attempt=attempt,
-                  transient=transient if isinstance(transient, bool) else None)]
-
+    return [
+        Event(
+            API_ERROR,
+            *head,
+            text=text,
+            attempt=attempt,
+            transient=transient if isinstance(transient, bool) else None,
+        )
+    ]

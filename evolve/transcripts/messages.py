@@ -31,8 +31,7 @@ from evolve.transcripts.model import (
     written_path,
 )
 
-_REJECT = ("The user doesn't want to proceed with this tool use",
-           "User rejected tool use")
+_REJECT = ("The user doesn't want to proceed with this tool use", "User rejected tool use")
 
 
 def _get(obj: Any, key: str) -> Any:
@@ -80,9 +79,14 @@ def message_events(
                     tool_id = _get(block, "id") or ""
                     tool_input = _get(block, "input")
                     tools[tool_id] = name
-                    yield Event(TOOL_CALL, *head, name=name, tool_use_id=tool_id,
-                                input=summarize_input(tool_input),
-                                file_path=written_path(name, tool_input))
+                    yield Event(
+                        TOOL_CALL,
+                        *head,
+                        name=name,
+                        tool_use_id=tool_id,
+                        input=summarize_input(tool_input),
+                        file_path=written_path(name, tool_input),
+                    )
                     skill = _get(tool_input, "skill") if tool_input is not None else None
                     if name in skill_tools and isinstance(skill, str) and skill:
                         yield Event(SKILL, *head, name=skill, tool_use_id=tool_id)
@@ -98,8 +102,15 @@ def message_events(
                 rejected = is_error and any(p in text[:400] for p in _REJECT)
                 is_error = is_error and not rejected
                 text = text[:ERROR_TEXT_CAP] if is_error else ""
-                yield Event(TOOL_RESULT, *head, name=tools.pop(tool_id, ""), tool_use_id=tool_id,
-                            text=text, is_error=is_error, rejected=rejected)
+                yield Event(
+                    TOOL_RESULT,
+                    *head,
+                    name=tools.pop(tool_id, ""),
+                    tool_use_id=tool_id,
+                    text=text,
+                    is_error=is_error,
+                    rejected=rejected,
+                )
             continue
         text = _text(blocks).strip()
         if text.startswith("[Request interrupted by user"):

@@ -193,8 +193,7 @@ def _repr_start(item: list | dict, limit: int) -> str:
         entries = ("[...]" if entry is item else repr(entry) for entry in item)
     else:
         first, last = "{", "}"
-        entries = (f"{key!r}: {'{...}' if value is item else repr(value)}"
-                   for key, value in item.items())
+        entries = (f"{key!r}: {'{...}' if value is item else repr(value)}" for key, value in item.items())
     parts = [first]
     size = 1
     for entry in entries:

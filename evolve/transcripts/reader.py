@@ -100,8 +100,12 @@ class LineReader:
             except OSError:
                 self._hash = ""
         return Cursor(
-            self._dev, self._inode, max(self._size, self._offset), self._offset,
-            self._hash, self._state,
+            self._dev,
+            self._inode,
+            max(self._size, self._offset),
+            self._offset,
+            self._hash,
+            self._state,
         )
 
     def _check(self, handle, stat: os.stat_result) -> None:

@@ -50,7 +50,8 @@ _PLACEHOLDER = re.compile(
 )
 _VARIABLE_NAME = re.compile(
     r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+"
-    r"|(?i:(?:[a-z0-9]+[_-])*(?:token|key|secret|password|passwd|passphrase)(?:[_-][a-z0-9]+)*)")
+    r"|(?i:(?:[a-z0-9]+[_-])*(?:token|key|secret|password|passwd|passphrase)(?:[_-][a-z0-9]+)*)"
+)
 _SENTENCE = re.compile(r"[A-Za-z]+,?(?: [A-Za-z]+,?){2,}[.!?:]?")
 _ASSIGN_KEY = r"""(?i:[A-Za-z0-9_.-]{0,40}?(?:password|passwd|passphrase|secret|token|api[_-]?key|apikey))"""
 
@@ -61,29 +62,51 @@ def _secret_patterns() -> list[tuple[str, re.Pattern[str], int]]:
     left = r"(?<![A-Za-z0-9_-])"
     right = r"(?![A-Za-z0-9_-])"
     return [
-        ("private-key", re.compile(
-            r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"
-            r"(?:(?:[^-]|-(?!----BEGIN)){0,20000}?-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"
-            r"|(?:(?:\r?\n|\\r\\n|\\n)(?:[A-Za-z][A-Za-z-]*: [^\r\n\\]*"
-            r"|[A-Za-z0-9+/=]*(?=\r?\n|\\n|\\r|[\"']|\Z)))*)", re.DOTALL), 0),
+        (
+            "private-key",
+            re.compile(
+                r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"
+                r"(?:(?:[^-]|-(?!----BEGIN)){0,20000}?-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"
+                r"|(?:(?:\r?\n|\\r\\n|\\n)(?:[A-Za-z][A-Za-z-]*: [^\r\n\\]*"
+                r"|[A-Za-z0-9+/=]*(?=\r?\n|\\n|\\r|[\"']|\Z)))*)",
+                re.DOTALL,
+            ),
+            0,
+        ),
         ("anthropic-key", re.compile(r"sk-ant-[A-Za-z0-9_-]{20,}"), 0),
         ("openai-key", re.compile(left + r"sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,}"), 0),
         ("openai-key", re.compile(left + r"sk-[A-Za-z0-9]{20,}" + right), 0),
-        ("aws-access-key-id", re.compile(
-            r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])"), 0),
-        ("aws-secret-key", re.compile(
-            r"(?i:aws_?secret_?access_?key|secret_?access_?key)[\"']?\s*(?:=|:|=>)\s*[\"']?"
-            r"([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"), 1),
+        (
+            "aws-access-key-id",
+            re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
+            0,
+        ),
+        (
+            "aws-secret-key",
+            re.compile(
+                r"(?i:aws_?secret_?access_?key|secret_?access_?key)[\"']?\s*(?:=|:|=>)\s*[\"']?"
+                r"([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"
+            ),
+            1,
+        ),
         ("github-token", re.compile(left + r"gh[pousr]_[A-Za-z0-9]{30,255}" + right), 0),
         ("github-token", re.compile(left + r"github_pat_[A-Za-z0-9_]{22,255}" + right), 0),
         ("slack-token", re.compile(left + r"xox[abprs]-[A-Za-z0-9-]{10,}"), 0),
-        ("slack-webhook", re.compile(
-            r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{8,}"), 0),
+        (
+            "slack-webhook",
+            re.compile(r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{8,}"),
+            0,
+        ),
         ("google-api-key", re.compile(left + r"AIza[0-9A-Za-z_-]{35}" + right), 0),
         ("jwt", re.compile(left + r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"), 0),
         ("bearer-token", re.compile(r"(?i:\bbearer)\s+([A-Za-z0-9._~+/-]{20,}=*)"), 1),
-        ("url-password", re.compile(
-            r"(?<![a-z0-9+.-])[a-z][a-z0-9+.-]{0,30}://[^/\s:@\"'<>]{1,100}:([^/\s@\"'<>]{1,200})@"), 1),
+        (
+            "url-password",
+            re.compile(
+                r"(?<![a-z0-9+.-])[a-z][a-z0-9+.-]{0,30}://[^/\s:@\"'<>]{1,100}:([^/\s@\"'<>]{1,200})@"
+            ),
+            1,
+        ),
     ]
 
 
@@ -115,8 +138,12 @@ _KIND = {"passwd": "password", "passphrase": "password", "apikey": "api-key", "a
 
 def _value_is_secret(kind: str, value: str, quoted: bool) -> bool:
     """Shape rules per kind: lexer tokens, env var names and masked values are not secrets."""
-    if (len(value) < 4 or "***" in value or _PLACEHOLDER.fullmatch(value.strip())
-            or (quoted and _SENTENCE.fullmatch(value))):
+    if (
+        len(value) < 4
+        or "***" in value
+        or _PLACEHOLDER.fullmatch(value.strip())
+        or (quoted and _SENTENCE.fullmatch(value))
+    ):
         return False
     if _VARIABLE_NAME.fullmatch(value) and not any(c.isdigit() for c in value):
         return False  # the name of a variable, not its value: "ANTHROPIC_API_KEY", "refresh_token"
@@ -138,8 +165,11 @@ def _assignments(text: str) -> list[Finding]:
             if not value or not _bare_value_is_secret(value, match.group("sep"), key, trailer):
                 continue
         lowered = key.lower().replace("-", "_")
-        kind = next(k for k in ("password", "passwd", "passphrase", "secret", "token", "api_key", "apikey")
-                    if lowered.endswith(k))
+        kind = next(
+            k
+            for k in ("password", "passwd", "passphrase", "secret", "token", "api_key", "apikey")
+            if lowered.endswith(k)
+        )
         kind = _KIND.get(kind, kind)
         if _value_is_secret(kind, value, quoted is not None):
             start = match.start(group)

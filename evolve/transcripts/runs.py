@@ -95,8 +95,16 @@ class RunBuilder:
                 return _NONE
             # Agent activity with no request before it (e.g. a subagent file whose prompt was
             # not logged): an implicit run with an empty request keeps its facts.
-            self._start(Event(HUMAN, session_id=event.session_id, timestamp=event.timestamp,
-                              offset=event.offset, end=event.offset, uuid=event.uuid))
+            self._start(
+                Event(
+                    HUMAN,
+                    session_id=event.session_id,
+                    timestamp=event.timestamp,
+                    offset=event.offset,
+                    end=event.offset,
+                    uuid=event.uuid,
+                )
+            )
             run = self._run
             assert run is not None
         if event.uuid:

@@ -39,8 +39,10 @@ class Debouncer:
 
     def due(self, now: float) -> list:
         """Keys whose deadline has passed, oldest first; they are forgotten."""
-        ready = sorted((item for item in self._seen.items() if self._deadline(*item[1]) <= now),
-                       key=lambda item: item[1][0])
+        ready = sorted(
+            (item for item in self._seen.items() if self._deadline(*item[1]) <= now),
+            key=lambda item: item[1][0],
+        )
         for key, _ in ready:
             del self._seen[key]
         return [key for key, _ in ready]

@@ -41,17 +41,27 @@ def limit_message(exc: OSError, path: str) -> str | None:
         current = Path(f"/proc/sys/{sysctl.replace('.', '/')}").read_text().strip()
     except OSError:
         current = "?"
-    return (f"the inotify {what} limit is reached ({sysctl} = {current}); watching {path} by "
-            f"polling instead (slower to notice, more CPU). Raise it with "
-            f"`sudo sysctl {sysctl}=<higher>` and persist it in /etc/sysctl.d/, then restart "
-            f"`evolve watch`")
+    return (
+        f"the inotify {what} limit is reached ({sysctl} = {current}); watching {path} by "
+        f"polling instead (slower to notice, more CPU). Raise it with "
+        f"`sudo sysctl {sysctl}=<higher>` and persist it in /etc/sysctl.d/, then restart "
+        f"`evolve watch`"
+    )
 
 
 def _event_filter() -> list:
     from watchdog import events as ev
 
-    return [ev.FileCreatedEvent, ev.FileModifiedEvent, ev.FileMovedEvent, ev.FileDeletedEvent,
-            ev.FileClosedEvent, ev.DirCreatedEvent, ev.DirMovedEvent, ev.DirDeletedEvent]
+    return [
+        ev.FileCreatedEvent,
+        ev.FileModifiedEvent,
+        ev.FileMovedEvent,
+        ev.FileDeletedEvent,
+        ev.FileClosedEvent,
+        ev.DirCreatedEvent,
+        ev.DirMovedEvent,
+        ev.DirDeletedEvent,
+    ]
 
 
 def _make_handler(deliver: Callable[[object], None]):
@@ -67,8 +77,14 @@ def _make_handler(deliver: Callable[[object], None]):
 class Watches:
     """The set of watched folders; `sync` adds and removes, `healthy`/`restart` recover."""
 
-    def __init__(self, sink: Callable[[FsEvent], None], clock: Callable[[], float], *,
-                 poll_s: float = 5.0, force_polling: bool = False) -> None:
+    def __init__(
+        self,
+        sink: Callable[[FsEvent], None],
+        clock: Callable[[], float],
+        *,
+        poll_s: float = 5.0,
+        force_polling: bool = False,
+    ) -> None:
         self._sink = sink
         self._clock = clock
         self._poll_s = poll_s
@@ -119,8 +135,12 @@ class Watches:
         """Watch exactly these (folder, recursive) pairs; missing folders are skipped."""
         if not self.running:
             return
-        alive = {w for o in (self._native, self._polling) if o is not None
-                 for w in (e.watch for e in o.emitters if e.is_alive())}
+        alive = {
+            w
+            for o in (self._native, self._polling)
+            if o is not None
+            for w in (e.watch for e in o.emitters if e.is_alive())
+        }
         for key, (_, watch) in list(self._watches.items()):
             # a deleted folder stops its emitter: watch it again once it is back
             if key not in wanted or watch not in alive or not Path(key[0]).is_dir():
@@ -140,8 +160,7 @@ class Watches:
             observer = self._poller()
             self.polled.add((path, recursive))
         try:
-            watch = observer.schedule(self._handler, path, recursive=recursive,
-                                      event_filter=self._filter)
+            watch = observer.schedule(self._handler, path, recursive=recursive, event_filter=self._filter)
         except OSError as exc:
             message = limit_message(exc, path)
             if message is None:  # the folder vanished or is unreadable: the next rescan retries
@@ -150,8 +169,7 @@ class Watches:
             log.warning(message)
             observer = self._poller()
             self.polled.add((path, recursive))
-            watch = observer.schedule(self._handler, path, recursive=recursive,
-                                      event_filter=self._filter)
+            watch = observer.schedule(self._handler, path, recursive=recursive, event_filter=self._filter)
         self._watches[(path, recursive)] = (observer, watch)
 
     def _remove(self, key: tuple[str, bool]) -> None:

@@ -35,8 +35,7 @@ _TEMP = re.compile(
 )
 
 # A person is in the middle of a git operation: never commit under their feet.
-_GIT_BUSY = ("index.lock", "MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "rebase-merge",
-             "rebase-apply")
+_GIT_BUSY = ("index.lock", "MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "rebase-merge", "rebase-apply")
 
 
 def is_editor_temp(name: str) -> bool:
@@ -49,7 +48,7 @@ def repo_path(agents_dir: str, path: str) -> tuple[str, str] | None:
     prefix = agents_dir.rstrip(os.sep) + os.sep
     if not path.startswith(prefix):
         return None
-    parts = path[len(prefix):].split(os.sep)  # noqa: PTH206 - event paths are hot strings
+    parts = path[len(prefix) :].split(os.sep)  # noqa: PTH206 - event paths are hot strings
     if len(parts) < 2 or parts[0].startswith(".") or parts[1] == ".git" or not parts[1]:
         return None
     return parts[0], "/".join(parts[1:])
@@ -95,8 +94,9 @@ def repo_signature(repo: Path) -> dict[str, tuple[int, int]]:
     return found
 
 
-def commit_edits(conn: sqlite3.Connection, home: Home, name: str,
-                 now: float | None = None) -> tuple[str, list[str]] | None:
+def commit_edits(
+    conn: sqlite3.Connection, home: Home, name: str, now: float | None = None
+) -> tuple[str, list[str]] | None:
     """Commit what a person left uncommitted and record a `human_edit` event.
 
     Returns (sha, paths), or None when the tree already equals HEAD (e.g. after evolve's

@@ -51,22 +51,31 @@ def reflector(home: Home) -> Reflector:
 class Watcher:
     """Watches transcripts and agent repos of one home; `run()` until `stop()`."""
 
-    def __init__(self, home: Home, *, clock: Callable[[], float] = time.monotonic,
-                 wall: Callable[[], float] = time.time, debounce_s: float | None = None,
-                 quiet_s: float | None = None, rescan_s: float | None = None,
-                 cycle_s: object = DEFAULT, reflect: object = DEFAULT,
-                 force_polling: bool = False, poll_s: float | None = None) -> None:
+    def __init__(
+        self,
+        home: Home,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        wall: Callable[[], float] = time.time,
+        debounce_s: float | None = None,
+        quiet_s: float | None = None,
+        rescan_s: float | None = None,
+        cycle_s: object = DEFAULT,
+        reflect: object = DEFAULT,
+        force_polling: bool = False,
+        poll_s: float | None = None,
+    ) -> None:
         settings = config_mod.load(home.config_file)
         self.home = home
         self.clock, self.wall = clock, wall
         self.debounce_s = settings.watch.debounce_s if debounce_s is None else debounce_s
         self.quiet_s = settings.watch.human_edit_quiet_s if quiet_s is None else quiet_s
         self.rescan_s = settings.watch.rescan_minutes * 60 if rescan_s is None else rescan_s
-        self.cycle_s: float | None = (settings.schedule.cycle_hours * 3600
-                                      if cycle_s is DEFAULT else cycle_s)  # type: ignore[assignment]
+        self.cycle_s: float | None = settings.schedule.cycle_hours * 3600 if cycle_s is DEFAULT else cycle_s  # type: ignore[assignment]
         self.reflect = reflector(home) if reflect is DEFAULT else reflect
-        self.fs = Watches(self._on_event, clock, poll_s=poll_s or max(2.0, self.debounce_s),
-                          force_polling=force_polling)
+        self.fs = Watches(
+            self._on_event, clock, poll_s=poll_s or max(2.0, self.debounce_s), force_polling=force_polling
+        )
         self.agents: dict[str, AgentWatch] = {}
         self._conn: sqlite3.Connection | None = None
         self._events: queue.SimpleQueue[FsEvent] = queue.SimpleQueue()
@@ -97,8 +106,12 @@ class Watcher:
         now = self.clock()
         for name in self.agents:  # edits made while no watcher ran, after one quiet period
             self._edits.hint(name, now)
-        log.info("ready: watching %d agent(s) in %d folder(s)%s", len(self.agents),
-                 len(self.fs.watched), f", {len(self.fs.polled)} by polling" if self.fs.polled else "")
+        log.info(
+            "ready: watching %d agent(s) in %d folder(s)%s",
+            len(self.agents),
+            len(self.fs.watched),
+            f", {len(self.fs.polled)} by polling" if self.fs.polled else "",
+        )
 
     def run(self) -> None:
         """start(), then tick until stop() (from a signal handler or another thread)."""
@@ -184,8 +197,12 @@ class Watcher:
         """(agent, format) of every agent whose source globs may cover `path`."""
         found = self._matches.get(path)
         if found is None:
-            found = [(info.name, fmt) for info in self.agents.values()
-                     for fmt, pattern in info.patterns if glob_match(pattern, path)]
+            found = [
+                (info.name, fmt)
+                for info in self.agents.values()
+                for fmt, pattern in info.patterns
+                if glob_match(pattern, path)
+            ]
             if len(self._matches) > 10_000:
                 self._matches.clear()
             self._matches[path] = found
@@ -206,8 +223,13 @@ class Watcher:
             self._next_rescan = now
         if self._refresh.due(now):
             self._next_rescan = now
-        for step in (self._rescan_if_due, self._observe_due, self._commit_due_edits,
-                     self._drain_spool, self._cycle_if_due):
+        for step in (
+            self._rescan_if_due,
+            self._observe_due,
+            self._commit_due_edits,
+            self._drain_spool,
+            self._cycle_if_due,
+        ):
             if self._stopping:
                 break
             try:
@@ -218,8 +240,16 @@ class Watcher:
 
     def _timeout(self) -> float:
         now = self.clock()
-        deadlines = [d for d in (self._sources.next_deadline(), self._edits.next_deadline(),
-                                 self._refresh.next_deadline(), self._next_rescan) if d is not None]
+        deadlines = [
+            d
+            for d in (
+                self._sources.next_deadline(),
+                self._edits.next_deadline(),
+                self._refresh.next_deadline(),
+                self._next_rescan,
+            )
+            if d is not None
+        ]
         timeout = min([IDLE_S, *(d - now for d in deadlines)])
         if self.next_cycle_at is not None:
             timeout = min(timeout, self.next_cycle_at - self.wall())
@@ -241,8 +271,14 @@ class Watcher:
         if sig is None:
             return
         info = self.agents.get(name)
-        result = observe.observe_file(self.conn, name, Path(path), fmt, now=self.wall(),
-                                      classifier=info.classifier if info else BUILT_IN)
+        result = observe.observe_file(
+            self.conn,
+            name,
+            Path(path),
+            fmt,
+            now=self.wall(),
+            classifier=info.classifier if info else BUILT_IN,
+        )
         self.files_read += 1
         self._seen[(name, path)] = sig
         if result.runs or result.error:

@@ -55,8 +55,13 @@ class WatcherState:
     since: float | None
 
     def to_dict(self, home: Home) -> dict:
-        return {"running": self.running, "pid": self.pid, "since": self.since,
-                "pidfile": str(pid_path(home)), "log": str(log_path(home))}
+        return {
+            "running": self.running,
+            "pid": self.pid,
+            "since": self.since,
+            "pidfile": str(pid_path(home)),
+            "log": str(log_path(home)),
+        }
 
 
 def read_pidfile(home: Home) -> int | None:
@@ -91,9 +96,11 @@ def acquire(home: Home) -> FileLock:
         lock.acquire()
     except LockBusy:
         pid = state(home).pid
-        raise UserError(f"evolve watch is already running for {home.root}"
-                        f"{f' (pid {pid})' if pid else ''}; see `evolve watch --status`, "
-                        f"stop it with `evolve watch --stop`") from None
+        raise UserError(
+            f"evolve watch is already running for {home.root}"
+            f"{f' (pid {pid})' if pid else ''}; see `evolve watch --status`, "
+            f"stop it with `evolve watch --stop`"
+        ) from None
     pid_path(home).write_text(f"{os.getpid()}\n")
     return lock
 
@@ -118,7 +125,8 @@ def setup_logging(home: Home, log_file: bool, verbose: bool = False) -> None:
     if log_file:
         home.logs_dir.mkdir(parents=True, exist_ok=True)
         handler = logging.handlers.RotatingFileHandler(
-            log_path(home), maxBytes=LOG_BYTES, backupCount=LOG_BACKUPS, encoding="utf-8")
+            log_path(home), maxBytes=LOG_BYTES, backupCount=LOG_BACKUPS, encoding="utf-8"
+        )
     else:
         handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s evolve watch: %(levelname)s %(message)s"))
@@ -133,15 +141,24 @@ def spawn_detached(home: Home, wait_s: float = 10.0) -> int:
     errors = home.logs_dir / "watch.stderr"
     argv = [sys.executable, "-m", "evolve", "--home", str(home.root), "watch", "--log-file"]
     with errors.open("wb") as err:
-        child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                 stderr=err, start_new_session=True, close_fds=True)
+        child = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            start_new_session=True,
+            close_fds=True,
+        )
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
         code = child.poll()
         if code is not None:
             detail = errors.read_text(errors="replace").strip().splitlines()
-            raise UserError(detail[-1].removeprefix("evolve: error: ") if detail
-                            else f"evolve watch exited with code {code}; see {log_path(home)}")
+            raise UserError(
+                detail[-1].removeprefix("evolve: error: ")
+                if detail
+                else f"evolve watch exited with code {code}; see {log_path(home)}"
+            )
         if read_pidfile(home) == child.pid and is_locked(lock_path(home)):
             return child.pid
         time.sleep(0.05)
@@ -163,8 +180,10 @@ def stop(home: Home, wait_s: float = 15.0) -> int | None:
         if not is_locked(lock_path(home)):
             return current.pid
         time.sleep(0.05)
-    raise UserError(f"evolve watch (pid {current.pid}) did not stop within {wait_s:g} s; "
-                    f"`kill {current.pid}` again, or `kill -9 {current.pid}` (nothing is lost)")
+    raise UserError(
+        f"evolve watch (pid {current.pid}) did not stop within {wait_s:g} s; "
+        f"`kill {current.pid}` again, or `kill -9 {current.pid}` (nothing is lost)"
+    )
 
 
 # -- service files ---------------------------------------------------------------------
@@ -185,15 +204,19 @@ def render_service(home: Home, platform: str | None = None) -> tuple[str, str]:
     else:
         raise UserError(f"no service file for {platform}; run `evolve watch --detach` at login")
     text = (resources.files("evolve.hooks") / name).read_text(encoding="utf-8")
-    for key, value in {"python": sys.executable, "home": str(home.root),
-                       "log": str(home.logs_dir / "watch.stderr")}.items():
+    for key, value in {
+        "python": sys.executable,
+        "home": str(home.root),
+        "log": str(home.logs_dir / "watch.stderr"),
+    }.items():
         text = text.replace("{{" + key + "}}", fill(value))
     return name, text
 
 
 def install_hint(name: str) -> str:
     if name.endswith(".plist"):
-        return (f"save as ~/Library/LaunchAgents/{name}, then "
-                f"`launchctl load ~/Library/LaunchAgents/{name}`")
-    return (f"save as ~/.config/systemd/user/{name}, then "
-            f"`systemctl --user daemon-reload && systemctl --user enable --now {name}`")
+        return f"save as ~/Library/LaunchAgents/{name}, then `launchctl load ~/Library/LaunchAgents/{name}`"
+    return (
+        f"save as ~/.config/systemd/user/{name}, then "
+        f"`systemctl --user daemon-reload && systemctl --user enable --now {name}`"
+    )

@@ -75,6 +75,8 @@ class AgentWatch:
     @property
     def patterns(self) -> list[tuple[str, str]]:
         """(format, absolute glob) of every source pattern."""
-        return [(fmt, str(Path(p).expanduser().absolute()))
-                for fmt, globs in (("claude_code", self.sources.claude_code),
-                                   ("generic", self.sources.generic)) for p in globs]
+        return [
+            (fmt, str(Path(p).expanduser().absolute()))
+            for fmt, globs in (("claude_code", self.sources.claude_code), ("generic", self.sources.generic))
+            for p in globs
+        ]

@@ -36,15 +36,23 @@ def ensure_watcher(home: str) -> int | None:
     if os.environ.get("EVOLVE_NO_WATCHER") == "1" or os.environ.get("EVOLVE_DISABLE_HOOKS") == "1":
         return None
     run_dir = os.path.join(home, "run")
-    if _alive(os.path.join(run_dir, "watch.pid")) or \
-            _alive(os.path.join(run_dir, "watch.spawned"), younger_than=RESPAWN_S):
+    if _alive(os.path.join(run_dir, "watch.pid")) or _alive(
+        os.path.join(run_dir, "watch.spawned"), younger_than=RESPAWN_S
+    ):
         return None
     os.makedirs(run_dir, exist_ok=True)
     os.makedirs(os.path.join(home, "logs"), exist_ok=True)
-    actions: list[tuple] = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-                            (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
-                            (os.POSIX_SPAWN_OPEN, 2, os.path.join(home, "logs", "watch.stderr"),
-                             os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)]
+    actions: list[tuple] = [
+        (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+        (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+        (
+            os.POSIX_SPAWN_OPEN,
+            2,
+            os.path.join(home, "logs", "watch.stderr"),
+            os.O_WRONLY | os.O_CREAT | os.O_APPEND,
+            0o600,
+        ),
+    ]
     for name in os.listdir("/dev/fd"):  # nothing Claude Code gave the hook outlives it
         fd = int(name)
         try:

@@ -152,17 +152,19 @@ class Agent:
         records = []
         for skill in self.skills():
             entry = history.get(skill.name)
-            records.append({
-                "name": skill.name,
-                "description": skill.description,
-                "valid": skill.valid,
-                "problems": skill.problems,
-                "pinned": skill.pinned,
-                "path": str(skill.path),
-                "created_at": entry.created_at if entry else None,
-                "updated_at": entry.updated_at if entry else None,
-                "patch_count": entry.patch_count if entry else 0,
-            })
+            records.append(
+                {
+                    "name": skill.name,
+                    "description": skill.description,
+                    "valid": skill.valid,
+                    "problems": skill.problems,
+                    "pinned": skill.pinned,
+                    "path": str(skill.path),
+                    "created_at": entry.created_at if entry else None,
+                    "updated_at": entry.updated_at if entry else None,
+                    "patch_count": entry.patch_count if entry else 0,
+                }
+            )
         return records
 
     def sync_links(self, paths: Iterable[str] | None = None) -> None:
@@ -200,8 +202,9 @@ class Agent:
         subject = f"edit({self.name}): {', '.join(paths[:3])}" + (" …" if len(paths) > 3 else "")
         person = person_identity(self.path, self.evolve_identity)
         try:
-            sha = self.repo.commit_changes(changes, build_message(subject, trailers), person,
-                                           write_worktree=False)
+            sha = self.repo.commit_changes(
+                changes, build_message(subject, trailers), person, write_worktree=False
+            )
         except ConcurrentChange:
             return None  # the person committed those files themselves meanwhile
         self.sync_links(paths)
@@ -212,8 +215,10 @@ class Agent:
         for name in sorted({p.split("/")[1] for p in paths if p.startswith("skills/") and p.count("/") >= 2}):
             folder = self.skills_dir / name
             if folder.exists():
-                found += [f"skills/{name}: {p}" for p in skills_mod.load_skill(
-                    folder, self.config.limits.skill_body_tokens).problems]
+                found += [
+                    f"skills/{name}: {p}"
+                    for p in skills_mod.load_skill(folder, self.config.limits.skill_body_tokens).problems
+                ]
         if memo_mod.MEMO_FILE in paths:
             found += self.memo_problems()
         return found
@@ -245,8 +250,10 @@ def _refuse_removed(home: Home, name: str) -> None:
     with ledger.opened(home.state_db) as conn:
         row = ledger.agent_row(conn, name)
     if row is not None and row["removed_at"]:
-        raise UserError(f"an agent named {name!r} was removed and its state is kept; run "
-                        f"`evolve remove {name} --purge` first, or pick another name")
+        raise UserError(
+            f"an agent named {name!r} was removed and its state is kept; run "
+            f"`evolve remove {name} --purge` first, or pick another name"
+        )
 
 
 def list_agents(home: Home) -> list[str]:
@@ -259,5 +266,4 @@ def list_agents(home: Home) -> list[str]:
             folders = [(e.name, e.path) for e in entries if e.is_dir()]
     except (FileNotFoundError, NotADirectoryError):
         return []
-    return sorted(name for name, path in folders
-                  if os.path.isdir(path + "/.git"))  # noqa: PTH112 - hot, see above
+    return sorted(name for name, path in folders if os.path.isdir(path + "/.git"))  # noqa: PTH112 - hot, see above

@@ -33,8 +33,13 @@ class Done:
     restored_from: str | None = None
 
     def to_dict(self) -> dict:
-        data = {"agent": self.agent, "action": self.action, "commit": self.commit,
-                "changed": self.changed, "notes": self.notes}
+        data = {
+            "agent": self.agent,
+            "action": self.action,
+            "commit": self.commit,
+            "changed": self.changed,
+            "notes": self.notes,
+        }
         if self.restored_from:
             data["restored_from"] = self.restored_from
         if self.skill is not None:
@@ -52,32 +57,50 @@ def set_pinned(agent: Agent, name: str, pinned: bool) -> Done:
         agent.commit_human_edits_held()
         skill = agent.skill(name)
         if skill.pinned == pinned:
-            return Done(agent.name, action, name, changed=False,
-                        notes=[f"skill {name!r} is already {'pinned' if pinned else 'not pinned'}"])
+            return Done(
+                agent.name,
+                action,
+                name,
+                changed=False,
+                notes=[f"skill {name!r} is already {'pinned' if pinned else 'not pinned'}"],
+            )
         try:
             text = skills_mod.set_metadata_key(skill.text, PIN_KEY, "true" if pinned else None)
         except ValueError as exc:
-            raise UserError(f"cannot {action} {name!r}: {exc} (set `metadata: pinned: \"true\"` "
-                            f"in {skill.path})") from None
+            raise UserError(
+                f'cannot {action} {name!r}: {exc} (set `metadata: pinned: "true"` in {skill.path})'
+            ) from None
         after = skills_mod.parse_skill(text, name, skill.path, agent.config.limits.skill_body_tokens)
         if after.pinned != pinned or (skill.valid and not after.valid):
-            raise UserError(f"cannot {action} {name!r} safely: its frontmatter is not in a form "
-                            f"evolve edits; edit {skill.path} by hand")
-        message = build_message(f"{action}({agent.name}): {name}",
-                                {"Evolve-Kind": action, "Evolve-Skill": name})
-        sha = agent.repo.commit_changes({f"skills/{name}/SKILL.md": text.encode("utf-8")},
-                                        message, agent.evolve_identity)
+            raise UserError(
+                f"cannot {action} {name!r} safely: its frontmatter is not in a form "
+                f"evolve edits; edit {skill.path} by hand"
+            )
+        message = build_message(
+            f"{action}({agent.name}): {name}", {"Evolve-Kind": action, "Evolve-Skill": name}
+        )
+        sha = agent.repo.commit_changes(
+            {f"skills/{name}/SKILL.md": text.encode("utf-8")}, message, agent.evolve_identity
+        )
     notes = [f"note: {p}" for p in after.problems]
     return Done(agent.name, action, name, sha, notes=notes)
 
 
 def _removal(agent: Agent, name: str) -> str:
     """The newest commit that deleted the skill's SKILL.md (a retire, an eviction, an edit)."""
-    out = agent.repo.text("log", "--format=%H", "--diff-filter=D", "-n1", agent.repo.tip() or "HEAD",
-                          "--", f"skills/{name}/SKILL.md")
+    out = agent.repo.text(
+        "log",
+        "--format=%H",
+        "--diff-filter=D",
+        "-n1",
+        agent.repo.tip() or "HEAD",
+        "--",
+        f"skills/{name}/SKILL.md",
+    )
     if not out:
-        raise UserError(f"agent {agent.name!r} never had a skill {name!r} that was removed; "
-                        f"see `evolve log {agent.name}`")
+        raise UserError(
+            f"agent {agent.name!r} never had a skill {name!r} that was removed; see `evolve log {agent.name}`"
+        )
     return out.split()[0]
 
 
@@ -102,8 +125,10 @@ def restore(agent: Agent, name: str) -> Done:
         removed = _removal(agent, name)
         files = _folder_at(agent, f"{removed}^", name)
         if f"skills/{name}/SKILL.md" not in files:
-            raise UserError(f"{removed[:12]} removed skills/{name}/SKILL.md but it was not there "
-                            "before; nothing to restore")
+            raise UserError(
+                f"{removed[:12]} removed skills/{name}/SKILL.md but it was not there "
+                "before; nothing to restore"
+            )
         written: list[str] = []
         try:  # written with their modes and links, then committed as they are on disk
             for path, (mode, data) in sorted(files.items()):
@@ -115,11 +140,13 @@ def restore(agent: Agent, name: str) -> Done:
                 else:
                     target.write_bytes(data)
                     target.chmod(0o755 if mode == "100755" else 0o644)
-            message = build_message(f"restore({agent.name}): {name}",
-                                    {"Evolve-Kind": "restore", "Evolve-Skill": name,
-                                     "Evolve-Restored-From": removed})
-            sha = agent.repo.commit_changes({p: files[p][1] for p in written}, message,
-                                            agent.evolve_identity, write_worktree=False)
+            message = build_message(
+                f"restore({agent.name}): {name}",
+                {"Evolve-Kind": "restore", "Evolve-Skill": name, "Evolve-Restored-From": removed},
+            )
+            sha = agent.repo.commit_changes(
+                {p: files[p][1] for p in written}, message, agent.evolve_identity, write_worktree=False
+            )
         except BaseException:
             for path in written:
                 (agent.path / path).unlink(missing_ok=True)
@@ -129,9 +156,11 @@ def restore(agent: Agent, name: str) -> Done:
     notes = [f"restored as it was, but today: {p}" for p in skill.problems]
     count = len(agent.skills())
     if count > agent.config.limits.max_skills:
-        notes.append(f"the agent now has {count} skills, over max_skills = "
-                     f"{agent.config.limits.max_skills}; `evolve prune {agent.name}` would evict "
-                     "the least used")
+        notes.append(
+            f"the agent now has {count} skills, over max_skills = "
+            f"{agent.config.limits.max_skills}; `evolve prune {agent.name}` would evict "
+            "the least used"
+        )
     return Done(agent.name, "restore", name, sha, notes=notes, restored_from=removed)
 
 
@@ -145,18 +174,26 @@ def plan_prune(agent: Agent, usage: dict[str, dict]) -> tuple[list[str], list[st
     evict = eviction_candidates(agent, live, usage)[:excess]
     notes = []
     if len(evict) < excess:
-        notes.append(f"{len(live) - len(evict)} skills stay over max_skills = {cap}: broken and "
-                     "pinned skills are never evicted")
+        notes.append(
+            f"{len(live) - len(evict)} skills stay over max_skills = {cap}: broken and "
+            "pinned skills are never evicted"
+        )
     return evict, notes
 
 
-def eviction_candidates(agent: Agent, live: list[skills_mod.Skill], usage: dict[str, dict],
-                        keep: Collection[str] = ()) -> list[str]:
+def eviction_candidates(
+    agent: Agent, live: list[skills_mod.Skill], usage: dict[str, dict], keep: Collection[str] = ()
+) -> list[str]:
     """The skills that may be evicted, in eviction order (never broken, pinned or in `keep`)."""
     history = agent.repo.skill_history()
-    candidates = {s.name: {"created_at": history[s.name].created_at if s.name in history else None,
-                           "last_used_at": usage.get(s.name, {}).get("last_used_at")}
-                  for s in live if s.valid and not s.pinned and s.name not in keep}
+    candidates = {
+        s.name: {
+            "created_at": history[s.name].created_at if s.name in history else None,
+            "last_used_at": usage.get(s.name, {}).get("last_used_at"),
+        }
+        for s in live
+        if s.valid and not s.pinned and s.name not in keep
+    }
     return eviction_order(candidates)
 
 
@@ -166,18 +203,21 @@ def eviction_order(candidates: dict[str, dict]) -> list[str]:
     `candidates`: name → {"created_at": iso or None, "last_used_at": ts or None}; broken
     and pinned skills must not be in it.
     """
-    never = sorted((n for n, c in candidates.items() if not c.get("last_used_at")),
-                   key=lambda n: (candidates[n].get("created_at") or "", n))
-    used = sorted((n for n, c in candidates.items() if c.get("last_used_at")),
-                  key=lambda n: (candidates[n]["last_used_at"], n))
+    never = sorted(
+        (n for n, c in candidates.items() if not c.get("last_used_at")),
+        key=lambda n: (candidates[n].get("created_at") or "", n),
+    )
+    used = sorted(
+        (n for n, c in candidates.items() if c.get("last_used_at")),
+        key=lambda n: (candidates[n]["last_used_at"], n),
+    )
     return never + used
 
 
 def folder_files(agent: Agent, name: str) -> list[str]:
     """Every file of a skill folder, relative to the repository (what removing it deletes)."""
     folder = agent.skills_dir / name
-    return sorted(str(p.relative_to(agent.path)) for p in folder.rglob("*")
-                  if p.is_file() or p.is_symlink())
+    return sorted(str(p.relative_to(agent.path)) for p in folder.rglob("*") if p.is_file() or p.is_symlink())
 
 
 def prune(agent: Agent, usage: dict[str, dict], *, dry_run: bool = False) -> Done:
@@ -192,10 +232,10 @@ def prune(agent: Agent, usage: dict[str, dict], *, dry_run: bool = False) -> Don
         changes: dict[str, bytes | None] = {}
         for name in evict:
             changes.update({p: None for p in folder_files(agent, name)})
-        message = build_message(f"prune({agent.name}): evict {len(evict)} skill"
-                                f"{'s' if len(evict) != 1 else ''} over max_skills",
-                                {"Evolve-Kind": "prune", "Evolve-Evicted": evict})
+        message = build_message(
+            f"prune({agent.name}): evict {len(evict)} skill{'s' if len(evict) != 1 else ''} over max_skills",
+            {"Evolve-Kind": "prune", "Evolve-Evicted": evict},
+        )
         done.commit = agent.repo.commit_changes(changes, message, agent.evolve_identity)
     agent.sync_links()
     return done
-

@@ -56,8 +56,13 @@ def skill_names(skills_dir: Path) -> list[str]:
         entries = list(os.scandir(skills_dir))
     except OSError:
         return []
-    return sorted(e.name for e in entries if name_problem(e.name) is None
-                  and e.is_dir(follow_symlinks=False) and (Path(e.path) / "SKILL.md").is_file())
+    return sorted(
+        e.name
+        for e in entries
+        if name_problem(e.name) is None
+        and e.is_dir(follow_symlinks=False)
+        and (Path(e.path) / "SKILL.md").is_file()
+    )
 
 
 def is_our_link(link: Path, skills_dir: Path) -> bool:
@@ -185,9 +190,11 @@ def _write(path: Path, text: str) -> None:
 def _markers(install: dict) -> tuple[str, str]:
     where = install.get("exclude_where") or "."
     agent = install["agent"]
-    return (f"# >>> evolve: Claude Code files of agent {agent} in {where} "
-            f"(`evolve uninstall claude-code --agent {agent}` removes them) >>>",
-            f"# <<< evolve: agent {agent} in {where} <<<")
+    return (
+        f"# >>> evolve: Claude Code files of agent {agent} in {where} "
+        f"(`evolve uninstall claude-code --agent {agent}` removes them) >>>",
+        f"# <<< evolve: agent {agent} in {where} <<<",
+    )
 
 
 def _escape(pattern: str) -> str:
@@ -200,8 +207,7 @@ def exclude_lines(install: dict) -> list[str]:
     root = install["worktree"]
     paths = [install["settings"]] if install.get("scope") == "project" else []
     paths += [str(Path(install["skills_dir"]) / name) for name in install.get("links", [])]
-    return ["/" + _escape(os.path.relpath(p, root)) for p in paths
-            if os.path.commonpath([p, root]) == root]
+    return ["/" + _escape(os.path.relpath(p, root)) for p in paths if os.path.commonpath([p, root]) == root]
 
 
 def _split_block(text: str, install: dict) -> tuple[str, str] | None:
@@ -212,7 +218,7 @@ def _split_block(text: str, install: dict) -> tuple[str, str] | None:
     stop = text.find(end + "\n", start)
     if stop < 0:
         return None
-    return text[:start], text[stop + len(end) + 1:]
+    return text[:start], text[stop + len(end) + 1 :]
 
 
 def write_exclude(install: dict) -> None:

@@ -47,7 +47,7 @@ def _lines(text: str) -> list[str]:
             lines.append(text[start:])
             break
         end = n if r < 0 or (0 <= n < r) else (r + 1 if n == r + 1 else r)
-        lines.append(text[start:end + 1])
+        lines.append(text[start : end + 1])
         start = end + 1
     return lines
 
@@ -82,7 +82,7 @@ def section_content(text: str, key: str) -> str:
     heading = HEADINGS[key]
     for section in _sections(text):
         if section.heading == heading:
-            return text[section.content_start:section.content_end].strip()
+            return text[section.content_start : section.content_end].strip()
     return ""
 
 
@@ -94,7 +94,7 @@ def replace_section(text: str, key: str, content: str) -> str:
         if section.heading == heading:
             tail = "\n\n" if section.content_end < len(text) else "\n"
             block = f"\n{body}{tail}" if body else "\n"
-            return text[:section.content_start] + block + text[section.content_end:]
+            return text[: section.content_start] + block + text[section.content_end :]
     separator = "" if text.endswith("\n") or not text else "\n"
     return f"{text}{separator}\n## {heading}\n\n{body}\n"
 
@@ -114,8 +114,10 @@ def problems(text: str, section_chars: int) -> list[str]:
             issues.append(f"memo section '{heading}' is {length} chars; at most {section_chars}")
     extra = [h for h in headings if h not in HEADINGS.values()]
     if extra:
-        issues.append(f"memo.md has unexpected '##' sections: {', '.join(extra)} "
-                      "(only the two standard sections are allowed; use ### inside them)")
+        issues.append(
+            f"memo.md has unexpected '##' sections: {', '.join(extra)} "
+            "(only the two standard sections are allowed; use ### inside them)"
+        )
     return issues
 
 
@@ -133,8 +135,4 @@ def bullets(content: str) -> list[str]:
 
 def render_empty(agent: str) -> str:
     """The memo of a new agent."""
-    return (
-        f"# Memo of {agent}\n\n"
-        f"## {HEADINGS[SELF]}\n\n"
-        f"## {HEADINGS[STRATEGIES]}\n"
-    )
+    return f"# Memo of {agent}\n\n## {HEADINGS[SELF]}\n\n## {HEADINGS[STRATEGIES]}\n"

@@ -59,7 +59,7 @@ def split_frontmatter(text: str) -> tuple[str | None, str]:
     match = _FENCE.match(text)
     if not match:
         return None, text
-    return match.group(1) or "", text[match.end():]
+    return match.group(1) or "", text[match.end() :]
 
 
 def parse_frontmatter(raw: str) -> tuple[dict[str, Any], list[str]]:
@@ -87,8 +87,9 @@ def frontmatter_problems(data: dict[str, Any], folder_name: str) -> list[str]:
     problems = []
     unknown = sorted(str(k) for k in data if k not in ALLOWED_KEYS)
     if unknown:
-        problems.append(f"unknown frontmatter keys: {', '.join(unknown)} "
-                        f"(allowed: {', '.join(sorted(ALLOWED_KEYS))})")
+        problems.append(
+            f"unknown frontmatter keys: {', '.join(unknown)} (allowed: {', '.join(sorted(ALLOWED_KEYS))})"
+        )
     name = data.get("name")
     if name is None:
         problems.append("frontmatter has no 'name'")
@@ -135,8 +136,9 @@ def body_problems(body: str, max_tokens: int, count_tokens=None) -> list[str]:
     return [f"body is {used} tokens; at most {max_tokens}"] if used > max_tokens else []
 
 
-def parse_skill(text: str, folder_name: str, path: Path,
-                max_body_tokens: int = LimitsConfig.skill_body_tokens) -> Skill:
+def parse_skill(
+    text: str, folder_name: str, path: Path, max_body_tokens: int = LimitsConfig.skill_body_tokens
+) -> Skill:
     """Parse SKILL.md text; every problem is collected, nothing raises."""
     skill = Skill(name=folder_name, path=path, text=text)
     raw, body = split_frontmatter(text)
@@ -228,8 +230,9 @@ def set_metadata_key(text: str, key: str, value: str | None) -> str:
         end = start + 1
         while end < len(lines) and (lines[end].startswith((" ", "\t")) or not lines[end].strip()):
             end += 1
-        block = [ln for ln in lines[start + 1:end]
-                 if not re.match(rf"\s+['\"]?{re.escape(key)}['\"]?\s*:", ln)]
+        block = [
+            ln for ln in lines[start + 1 : end] if not re.match(rf"\s+['\"]?{re.escape(key)}['\"]?\s*:", ln)
+        ]
         if entry is not None:
             block.append(entry)
         lines[start:end] = ([lines[start]] + block) if block else []

@@ -9,8 +9,14 @@ from evolve.reflect.operations import Limits, SkillState, parse_answer
 from evolve.workspace.curate import eviction_order
 from tests.helpers import commit_all, git_out, head, make_agent, parsed_trailers, write_skill
 
-TRAILERS = {"Evolve-Score": "1.70", "Evolve-Signals": ["user_correction"], "Evolve-Runs": ["s1#1"],
-            "Evolve-Model": "fake:test", "Evolve-Bundle-Tokens": 900, "Evolve-Tokens": 1200}
+TRAILERS = {
+    "Evolve-Score": "1.70",
+    "Evolve-Signals": ["user_correction"],
+    "Evolve-Runs": ["s1#1"],
+    "Evolve-Model": "fake:test",
+    "Evolve-Bundle-Tokens": 900,
+    "Evolve-Tokens": 1200,
+}
 
 
 def plan_for(agent, answer, blocked=()):
@@ -19,16 +25,22 @@ def plan_for(agent, answer, blocked=()):
 
 
 def create(name, body="1. Run `uv run pytest` before saying tests pass.\n"):
-    return {"op": "create_skill", "name": name, "description": f"Use when {name} applies.",
-            "body": body}
+    return {"op": "create_skill", "name": name, "description": f"Use when {name} applies.", "body": body}
 
 
 def test_one_commit_with_provenance_trailers() -> None:
     agent = make_agent()
-    answer = {"summary": "use uv for tests", "operations": [
-        create("run-tests-with-uv"),
-        {"op": "update_memo", "section": "strategies",
-         "content": "- When testing parser-app, always use `uv run pytest`."}]}
+    answer = {
+        "summary": "use uv for tests",
+        "operations": [
+            create("run-tests-with-uv"),
+            {
+                "op": "update_memo",
+                "section": "strategies",
+                "content": "- When testing parser-app, always use `uv run pytest`.",
+            },
+        ],
+    }
     before = head(agent.path)
     applied = apply_plan(agent, plan_for(agent, answer), reflection_id="r-1", trailers=TRAILERS)
     assert applied.sha == head(agent.path)
@@ -69,9 +81,16 @@ def test_operation_on_a_file_changed_since_planning_is_dropped() -> None:
     agent = make_agent()
     write_skill(agent.path, "alpha", body="- old rule\n")
     commit_all(agent.path, "add alpha", no_verify=True)
-    plan = plan_for(agent, {"summary": "x", "operations": [
-        {"op": "patch_skill", "name": "alpha", "old": "old rule", "new": "new rule"},
-        create("beta")]})
+    plan = plan_for(
+        agent,
+        {
+            "summary": "x",
+            "operations": [
+                {"op": "patch_skill", "name": "alpha", "old": "old rule", "new": "new rule"},
+                create("beta"),
+            ],
+        },
+    )
     write_skill(agent.path, "alpha", body="- a person's rule\n")  # edited meanwhile
     applied = apply_plan(agent, plan, reflection_id="r", trailers=TRAILERS)
     assert "a person's rule" in (agent.skills_dir / "alpha" / "SKILL.md").read_text()
@@ -85,8 +104,10 @@ def test_retire_removes_the_folder_recoverably() -> None:
     write_skill(agent.path, "alpha")
     (agent.skills_dir / "alpha" / "notes.md").write_text("extra\n")
     commit_all(agent.path, "add alpha", no_verify=True)
-    plan = plan_for(agent, {"summary": "x", "operations": [
-        {"op": "retire_skill", "name": "alpha", "reason": "never used"}]})
+    plan = plan_for(
+        agent,
+        {"summary": "x", "operations": [{"op": "retire_skill", "name": "alpha", "reason": "never used"}]},
+    )
     applied = apply_plan(agent, plan, reflection_id="r", trailers=TRAILERS)
     assert not (agent.skills_dir / "alpha").exists()
     assert parsed_trailers(agent.path)["Evolve-Retired"] == "alpha"

@@ -35,8 +35,12 @@ from evolve.reflect.operations import TOOL_SCHEMA
 KEY = "sk-ant-api03-test-key-0123456789"
 PROMPT = "You reflect on an agent's recent work. Nothing to save is a good answer."
 BUNDLE = "## Conversation 1\nuser: never push to main\nassistant: understood"
-GOOD = {"summary": "learn a rule", "operations": [
-    {"op": "update_memo", "section": "strategies", "content": "- When pushing, never push to main."}]}
+GOOD = {
+    "summary": "learn a rule",
+    "operations": [
+        {"op": "update_memo", "section": "strategies", "content": "- When pushing, never push to main."}
+    ],
+}
 REQUEST = ReflectionRequest(system=PROMPT, user=BUNDLE, tool=TOOL_SCHEMA)
 FAKE_CLAUDE = Path(__file__).resolve().parents[1] / "fake_claude" / "claude"
 
@@ -72,8 +76,14 @@ def connections(monkeypatch) -> Connections:
 
 
 def anthropic_config(api, **overrides) -> ModelConfig:
-    base = ModelConfig(backend="anthropic", name="claude-test-model", base_url=api.url, max_tokens=1234,
-                       timeout_s=5.0, max_retries=0)
+    base = ModelConfig(
+        backend="anthropic",
+        name="claude-test-model",
+        base_url=api.url,
+        max_tokens=1234,
+        timeout_s=5.0,
+        max_retries=0,
+    )
     return replace(base, **overrides)
 
 
@@ -89,6 +99,7 @@ def failure(client, request=REQUEST) -> ReflectionFailed:
 
 
 # -- anthropic: the request ---------------------------------------------------------------
+
 
 def test_request_forces_the_tool_with_prompt_bundle_model_and_key(fake_messages_api, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
@@ -139,15 +150,22 @@ def test_base_url_from_the_environment_when_config_has_none(fake_messages_api, m
 
 # -- anthropic: answers that are not an answer -------------------------------------------
 
-@pytest.mark.parametrize("queue, words", [
-    (lambda api: api.reply_text("I think nothing needs saving."), "did not call apply_reflection"),
-    (lambda api: api.reply_tool(GOOD, stop_reason="max_tokens"), "model.max_tokens=1234"),
-    (lambda api: api.reply_tool(GOOD, name="some_other_tool"), "did not call apply_reflection"),
-    (lambda api: api.reply_message([], stop_reason="refusal"), "refused"),
-    (lambda api: api.reply_raw('{"id": "msg_1", "content": [{"type": "tool_use", "input": {"summ'),
-     "unexpected response"),
-    (lambda api: api.reply_raw("<html>gateway</html>"), "unexpected response"),
-], ids=["no-tool-call", "truncated", "wrong-tool", "refusal", "truncated-json", "not-json"])
+
+@pytest.mark.parametrize(
+    "queue, words",
+    [
+        (lambda api: api.reply_text("I think nothing needs saving."), "did not call apply_reflection"),
+        (lambda api: api.reply_tool(GOOD, stop_reason="max_tokens"), "model.max_tokens=1234"),
+        (lambda api: api.reply_tool(GOOD, name="some_other_tool"), "did not call apply_reflection"),
+        (lambda api: api.reply_message([], stop_reason="refusal"), "refused"),
+        (
+            lambda api: api.reply_raw('{"id": "msg_1", "content": [{"type": "tool_use", "input": {"summ'),
+            "unexpected response",
+        ),
+        (lambda api: api.reply_raw("<html>gateway</html>"), "unexpected response"),
+    ],
+    ids=["no-tool-call", "truncated", "wrong-tool", "refusal", "truncated-json", "not-json"],
+)
 def test_malformed_answers_fail_for_good(fake_messages_api, queue, words):
     queue(fake_messages_api)
     error = failure(AnthropicClient(anthropic_config(fake_messages_api)))
@@ -162,12 +180,15 @@ def test_rate_limits_and_server_errors_are_transient(fake_messages_api, status):
     assert len(fake_messages_api.requests) == 1  # max_retries=0 is honoured
 
 
-@pytest.mark.parametrize("status, remedy", [
-    (401, "authentication failed: check ANTHROPIC_API_KEY"),
-    (403, "permission denied"),
-    (404, "check model.name (claude-test-model)"),
-    (400, "bad request"),
-])
+@pytest.mark.parametrize(
+    "status, remedy",
+    [
+        (401, "authentication failed: check ANTHROPIC_API_KEY"),
+        (403, "permission denied"),
+        (404, "check model.name (claude-test-model)"),
+        (400, "bad request"),
+    ],
+)
 def test_client_errors_are_not_transient_and_name_the_remedy(fake_messages_api, status, remedy):
     fake_messages_api.reply_error(status, "invalid x-api-key")
     error = failure(AnthropicClient(anthropic_config(fake_messages_api)))
@@ -185,8 +206,13 @@ def test_refused_connection_is_transient():
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    config = ModelConfig(backend="anthropic", name="claude-test-model", base_url=f"http://127.0.0.1:{port}",
-                         max_retries=0, timeout_s=2)
+    config = ModelConfig(
+        backend="anthropic",
+        name="claude-test-model",
+        base_url=f"http://127.0.0.1:{port}",
+        max_retries=0,
+        timeout_s=2,
+    )
     error = failure(AnthropicClient(config))
     assert error.transient and f"127.0.0.1:{port}" in error.reason
 
@@ -197,6 +223,7 @@ def test_a_base_url_that_is_not_http_is_refused():
 
 
 # -- claude-cli ---------------------------------------------------------------------------
+
 
 class FakeClaude:
     """The fake executable, first on PATH; `answer()` sets what it prints."""
@@ -213,11 +240,27 @@ class FakeClaude:
         monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
         monkeypatch.setenv("FAKE_CLAUDE_RECORD", str(self.record_path))
 
-    def answer(self, result: str | None = None, *, raw: str | None = None, exit: int = 0,
-               stderr: str = "", sleep: float = 0, **envelope) -> None:
+    def answer(
+        self,
+        result: str | None = None,
+        *,
+        raw: str | None = None,
+        exit: int = 0,
+        stderr: str = "",
+        sleep: float = 0,
+        **envelope,
+    ) -> None:
         if raw is None:
-            raw = json.dumps({"type": "result", "subtype": "success", "is_error": False, "result": result,
-                              "session_id": "0f6c1a2e", **envelope})
+            raw = json.dumps(
+                {
+                    "type": "result",
+                    "subtype": "success",
+                    "is_error": False,
+                    "result": result,
+                    "session_id": "0f6c1a2e",
+                    **envelope,
+                }
+            )
         for name, value in (("OUTPUT", raw), ("EXIT", str(exit)), ("STDERR", stderr), ("SLEEP", str(sleep))):
             self.monkeypatch.setenv(f"FAKE_CLAUDE_{name}", value)
 
@@ -258,25 +301,33 @@ def test_claude_runs_without_hooks_tools_or_session_and_its_answer_is_parsed(fak
     assert not Path(seen["cwd"]).exists()  # a scratch folder, removed afterwards
 
 
-@pytest.mark.parametrize("result", [
-    f"```json\n{json.dumps(GOOD, indent=2)}\n```",
-    f"Here is my reflection:\n\n```\n{json.dumps(GOOD)}\n```\n",
-    f"Here is my reflection: {json.dumps(GOOD)}",
-], ids=["json-fence", "bare-fence", "after-prose"])
+@pytest.mark.parametrize(
+    "result",
+    [
+        f"```json\n{json.dumps(GOOD, indent=2)}\n```",
+        f"Here is my reflection:\n\n```\n{json.dumps(GOOD)}\n```\n",
+        f"Here is my reflection: {json.dumps(GOOD)}",
+    ],
+    ids=["json-fence", "bare-fence", "after-prose"],
+)
 def test_claude_answer_in_a_fence_or_after_prose(fake_claude, result):
     fake_claude.answer(result)
     answer = ClaudeCliClient(cli_config()).reflect(REQUEST)
     assert answer.tool_input == GOOD and answer.model == "claude-test-model"
 
 
-@pytest.mark.parametrize("kwargs, words, transient", [
-    ({"raw": "", "exit": 1, "stderr": "Invalid API key · Please run /login"}, "Invalid API key", False),
-    ({"raw": "", "exit": 1, "stderr": "API Error: 529 Overloaded"}, "exit 1", True),
-    ({"raw": "Segmentation fault"}, "printed no JSON result", False),
-    ({"result": "I would rather not answer in JSON."}, "no JSON object", False),
-    ({"result": "[1, 2, 3]"}, "no JSON object", False),
-    ({"result": "Reached max turns", "is_error": True, "subtype": "error_max_turns"}, "max turns", False),
-], ids=["auth", "overloaded", "garbage", "prose", "not-an-object", "is-error"])
+@pytest.mark.parametrize(
+    "kwargs, words, transient",
+    [
+        ({"raw": "", "exit": 1, "stderr": "Invalid API key · Please run /login"}, "Invalid API key", False),
+        ({"raw": "", "exit": 1, "stderr": "API Error: 529 Overloaded"}, "exit 1", True),
+        ({"raw": "Segmentation fault"}, "printed no JSON result", False),
+        ({"result": "I would rather not answer in JSON."}, "no JSON object", False),
+        ({"result": "[1, 2, 3]"}, "no JSON object", False),
+        ({"result": "Reached max turns", "is_error": True, "subtype": "error_max_turns"}, "max turns", False),
+    ],
+    ids=["auth", "overloaded", "garbage", "prose", "not-an-object", "is-error"],
+)
 def test_claude_failures(fake_claude, kwargs, words, transient):
     fake_claude.answer(**kwargs)
     error = failure(ClaudeCliClient(cli_config()))
@@ -296,6 +347,7 @@ def test_claude_missing_from_path(tmp_path, monkeypatch):
 
 
 # -- the fake and the registry ------------------------------------------------------------
+
 
 def test_fake_client_answers_from_its_queue_and_records_requests():
     answer = Answer(GOOD, "fake-model", 10, 2)
@@ -321,8 +373,14 @@ def test_make_client_picks_the_configured_backend():
 
 def test_importing_the_client_does_not_import_anthropic():
     code = "import sys, evolve.reflect.client; print('anthropic' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                         check=True, cwd=Path(__file__).resolve().parents[2])
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
     assert out.stdout.strip() == "False"
 
 

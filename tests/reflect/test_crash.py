@@ -56,8 +56,13 @@ def test_kill_at_each_step_then_restart(step: str, tmp_path) -> None:
     agent = make_agent()
     assert main(["observe", "demo", str(corrected_session(tmp_path))]) == 0
     target, attr, when = STEPS[step]
-    proc = subprocess.run([sys.executable, "-c", SCRIPT, target, attr, when],
-                          capture_output=True, text=True, env=os.environ.copy(), timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-c", SCRIPT, target, attr, when],
+        capture_output=True,
+        text=True,
+        env=os.environ.copy(),
+        timeout=60,
+    )
     assert proc.returncode == -9, proc.stderr
     git(agent.path, "fsck", "--strict")
     assert agent.memo_text().count("uv run pytest") <= 1

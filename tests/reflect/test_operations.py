@@ -33,8 +33,11 @@ SECRETS = {
     "aws": "AKIA" + "IOSFODNN7EXAMPLE",
     "github": "ghp_" + R + "Zz12",
     "private-key": "-----BEGIN " + "PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n",
-    "jwt": ("eyJhbGciOiJIUzI1NiJ9" + ".eyJzdWIiOiIxMjM0NTY3ODkwIn0"
-            + ".dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"),
+    "jwt": (
+        "eyJhbGciOiJIUzI1NiJ9"
+        + ".eyJzdWIiOiIxMjM0NTY3ODkwIn0"
+        + ".dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
+    ),
     "password": "DB_PASSWORD=hunter2",
 }
 HIDDEN = {"zero-width": "\u200b", "tag": "\U000e0041", "bidi": "\u202e", "bom": "\ufeff", "escape": "\x1b[8m"}
@@ -56,7 +59,8 @@ PINNED = '---\nname: pinned-one\ndescription: "Pinned."\nmetadata:\n  pinned: "t
 BROKEN = "---\nname: broken-one\n---\n\n- no description\n"
 MEMO = memo_mod.render_empty("demo").replace(
     "## Strategies for this user and domain\n",
-    "## Strategies for this user and domain\n\n- Use pnpm, not npm, in this repo.\n- Keep commits small.\n")
+    "## Strategies for this user and domain\n\n- Use pnpm, not npm, in this repo.\n- Keep commits small.\n",
+)
 
 
 def snapshot(name: str, text: str) -> SkillSnapshot:
@@ -67,8 +71,10 @@ def snapshot(name: str, text: str) -> SkillSnapshot:
 @pytest.fixture
 def state() -> SkillState:
     """Built from `Skill` objects, as `list_skills` returns them."""
-    skills = [parse_skill(text, name, Path("skills", name, "SKILL.md"))
-              for name, text in (("git-rebase", REBASE), ("pinned-one", PINNED), ("broken-one", BROKEN))]
+    skills = [
+        parse_skill(text, name, Path("skills", name, "SKILL.md"))
+        for name, text in (("git-rebase", REBASE), ("pinned-one", PINNED), ("broken-one", BROKEN))
+    ]
     built = SkillState.build(skills, MEMO)
     flags = [(s.valid, s.pinned) for s in built.skills.values()]
     assert flags == [(True, False), (True, True), (False, False)]
@@ -103,6 +109,7 @@ def single_rejection(state, op, **kwargs):
 
 # --- valid operations -------------------------------------------------------------------
 
+
 def test_valid_create_renders_a_parseable_skill(state):
     plan = plan_of(state, create(description="Use when\n  finishing a change."))
     (op,) = plan.operations
@@ -118,7 +125,7 @@ def test_valid_patch_changes_body_bytes_only(state):
     (op,) = plan_of(state, patch()).operations
     head_before, _ = split_frontmatter(REBASE)
     head_after, body = split_frontmatter(op.text)
-    assert head_after == head_before and op.text.startswith(REBASE[:REBASE.index("# Git")])
+    assert head_after == head_before and op.text.startswith(REBASE[: REBASE.index("# Git")])
     assert "Always run `make test` after a rebase." in body
     assert op.previous == REBASE and op.path == "skills/git-rebase/SKILL.md"
 
@@ -129,8 +136,11 @@ def test_valid_retire(state):
 
 
 def test_memo_updates_are_cumulative_and_keep_the_rest(state):
-    plan = plan_of(state, memo_op("- I rush migrations."), memo_op("- Use pnpm.\n- Ask before force-push.",
-                                                                  section="strategies"))
+    plan = plan_of(
+        state,
+        memo_op("- I rush migrations."),
+        memo_op("- Use pnpm.\n- Ask before force-push.", section="strategies"),
+    )
     first, second = plan.operations
     assert first.previous == MEMO and second.previous == first.text
     assert memo_mod.section_content(second.text, "self") == "- I rush migrations."
@@ -151,11 +161,38 @@ def test_extra_keys_are_ignored(state):
 
 # --- names ------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name", [
-    "../x", "skills/x", ".git/hooks/pre-commit", "/etc/passwd", "C:\\x", "x/../../y", "..", ".",
-    "Caf\u00e9", "Cafe\u0301", "Git-Rebase", "RUN-TESTS", "r\u00e9sum\u00e9", "a" * 65, "", "-x", "x-",
-    "x--y", "x.y", "x y", "x\n", "x\x00", None, 5, ["x"], {"a": 1},
-])
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "../x",
+        "skills/x",
+        ".git/hooks/pre-commit",
+        "/etc/passwd",
+        "C:\\x",
+        "x/../../y",
+        "..",
+        ".",
+        "Caf\u00e9",
+        "Cafe\u0301",
+        "Git-Rebase",
+        "RUN-TESTS",
+        "r\u00e9sum\u00e9",
+        "a" * 65,
+        "",
+        "-x",
+        "x-",
+        "x--y",
+        "x.y",
+        "x y",
+        "x\n",
+        "x\x00",
+        None,
+        5,
+        ["x"],
+        {"a": 1},
+    ],
+)
 @pytest.mark.parametrize("make", [create, patch, lambda name: {"op": "retire_skill", "name": name}])
 def test_invalid_and_path_like_names_are_refused(state, name, make):
     reason = single_rejection(state, make(name=name))
@@ -163,8 +200,9 @@ def test_invalid_and_path_like_names_are_refused(state, name, make):
 
 
 def test_case_twin_of_an_existing_folder_is_refused(state):
-    twin_state = SkillState.build([*state.skills.values(), SkillSnapshot("Run-Tests", False, False, "", "")],
-                                  MEMO)
+    twin_state = SkillState.build(
+        [*state.skills.values(), SkillSnapshot("Run-Tests", False, False, "", "")], MEMO
+    )
     assert "collides" in single_rejection(twin_state, create())
 
 
@@ -178,17 +216,21 @@ def test_patch_or_retire_of_a_missing_skill(state, make):
 
 
 @pytest.mark.parametrize("name", ["pinned-one", "broken-one"])
-@pytest.mark.parametrize("make", [
-    lambda name: patch(name=name, old="keep me", new="changed"),
-    lambda name: {"op": "retire_skill", "name": name, "reason": "x"},
-    lambda name: create(name=name),
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda name: patch(name=name, old="keep me", new="changed"),
+        lambda name: {"op": "retire_skill", "name": name, "reason": "x"},
+        lambda name: create(name=name),
+    ],
+)
 def test_operations_on_pinned_or_broken_skills_are_refused(state, name, make):
     reason = single_rejection(state, make(name))
     assert any(word in reason for word in ("pinned", "broken", "exists"))
 
 
 # --- sizes ------------------------------------------------------------------------------
+
 
 def test_oversize_body_is_refused(state):
     reason = single_rejection(state, create(body="word " * 400), limits=Limits(skill_body_tokens=100))
@@ -209,10 +251,18 @@ def test_patch_that_grows_the_body_over_the_cap(state):
     assert "patched body" in reason
 
 
-@pytest.mark.parametrize(("description", "why"), [
-    ("", "1-1024"), ("   \n ", "1-1024"), ("d" * 1025, "1-1024"), ("x" * 100_000, "1-1024"),
-    ("Use <script> tags", "'<' or '>'"), (7, "must be a string"), (None, "missing"),
-])
+@pytest.mark.parametrize(
+    ("description", "why"),
+    [
+        ("", "1-1024"),
+        ("   \n ", "1-1024"),
+        ("d" * 1025, "1-1024"),
+        ("x" * 100_000, "1-1024"),
+        ("Use <script> tags", "'<' or '>'"),
+        (7, "must be a string"),
+        (None, "missing"),
+    ],
+)
 def test_bad_descriptions(state, description, why):
     assert why in single_rejection(state, create(description=description))
 
@@ -221,10 +271,16 @@ def test_memo_section_over_its_cap(state):
     assert "at most 2000" in single_rejection(state, memo_op("- " + "x" * 2001))
 
 
-@pytest.mark.parametrize("content", [
-    "## Injected section\n- x", "# New title\n- x", "- fine\n## What I do well and where I often stumble",
-    "  ## indented heading", "##",
-])
+@pytest.mark.parametrize(
+    "content",
+    [
+        "## Injected section\n- x",
+        "# New title\n- x",
+        "- fine\n## What I do well and where I often stumble",
+        "  ## indented heading",
+        "##",
+    ],
+)
 def test_memo_content_may_not_hold_headings(state, content):
     assert "heading" in single_rejection(state, memo_op(content))
 
@@ -239,27 +295,34 @@ def test_unknown_memo_section(state):
 
 # --- secrets and invisible characters ---------------------------------------------------
 
+
 @pytest.mark.parametrize("secret", SECRETS.values(), ids=SECRETS.keys())
-@pytest.mark.parametrize(("make", "field"), [
-    (lambda s: create(body=f"- Use {s} to log in.\n"), "body"),
-    (lambda s: create(description=f"Use with {s}".replace("\n", " ")), "description"),
-    (lambda s: patch(new=f"Always export {s}"), "new"),
-    (lambda s: memo_op(f"- The key is {s}"), "content"),
-    (lambda s: {"op": "retire_skill", "name": "git-rebase", "reason": f"leaked {s}"}, "reason"),
-])
+@pytest.mark.parametrize(
+    ("make", "field"),
+    [
+        (lambda s: create(body=f"- Use {s} to log in.\n"), "body"),
+        (lambda s: create(description=f"Use with {s}".replace("\n", " ")), "description"),
+        (lambda s: patch(new=f"Always export {s}"), "new"),
+        (lambda s: memo_op(f"- The key is {s}"), "content"),
+        (lambda s: {"op": "retire_skill", "name": "git-rebase", "reason": f"leaked {s}"}, "reason"),
+    ],
+)
 def test_secrets_in_any_text_field_are_refused(state, secret, make, field):
     reason = single_rejection(state, make(secret))
     assert f"'{field}' holds a secret" in reason
 
 
 @pytest.mark.parametrize("char", HIDDEN.values(), ids=HIDDEN.keys())
-@pytest.mark.parametrize("make", [
-    lambda c: create(body=f"- Always{c} run tests.\n"),
-    lambda c: create(description=f"Use when{c} testing."),
-    lambda c: patch(new=f"Always{c} run"),
-    lambda c: patch(old=f"Always{c} run"),
-    lambda c: memo_op(f"- Prefer{c} small PRs."),
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda c: create(body=f"- Always{c} run tests.\n"),
+        lambda c: create(description=f"Use when{c} testing."),
+        lambda c: patch(new=f"Always{c} run"),
+        lambda c: patch(old=f"Always{c} run"),
+        lambda c: memo_op(f"- Prefer{c} small PRs."),
+    ],
+)
 def test_invisible_characters_are_refused(state, char, make):
     assert "invisible characters" in single_rejection(state, make(char))
 
@@ -284,15 +347,19 @@ def test_a_name_holding_a_secret_never_reaches_a_reason(state):
 
 # --- patches ----------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("old", "why"), [
-    ("Sometimes rebase", "does not occur"),
-    ("- ", "more than once"),
-    ("Use when rebasing branches.", "only in the frontmatter"),
-    ("owner", "only in the frontmatter"),
-    ("", "'old' is empty"),
-    (None, "'old' is missing"),
-    (["x"], "must be a string"),
-])
+
+@pytest.mark.parametrize(
+    ("old", "why"),
+    [
+        ("Sometimes rebase", "does not occur"),
+        ("- ", "more than once"),
+        ("Use when rebasing branches.", "only in the frontmatter"),
+        ("owner", "only in the frontmatter"),
+        ("", "'old' is empty"),
+        (None, "'old' is missing"),
+        (["x"], "must be a string"),
+    ],
+)
 def test_bad_patches(state, old, why):
     assert why in single_rejection(state, patch(old=old))
 
@@ -306,13 +373,29 @@ def test_patch_that_empties_the_body_is_refused():
 
 # --- the answer as a whole --------------------------------------------------------------
 
-@pytest.mark.parametrize("answer", [
-    None, 5, "not json", '{"summary": "x", "operations": [{"op": "create_sk', b"\xff\xfe", [], ["x"],
-    {}, {"summary": "x"}, {"summary": "x", "operations": "create_skill"}, {"summary": "x", "operations": {}},
-    {"summary": 5, "operations": []}, {"summary": ["x"], "operations": []},
-    {"summary": "x", "operations": [create()] * 10_000}, {"summary": "x", "operations": [{}] * 21},
-    "[" * 100_000, "x" * 3_000_000,
-])
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        None,
+        5,
+        "not json",
+        '{"summary": "x", "operations": [{"op": "create_sk',
+        b"\xff\xfe",
+        [],
+        ["x"],
+        {},
+        {"summary": "x"},
+        {"summary": "x", "operations": "create_skill"},
+        {"summary": "x", "operations": {}},
+        {"summary": 5, "operations": []},
+        {"summary": ["x"], "operations": []},
+        {"summary": "x", "operations": [create()] * 10_000},
+        {"summary": "x", "operations": [{}] * 21},
+        "[" * 100_000,
+        "x" * 3_000_000,
+    ],
+)
 def test_malformed_answers_raise(state, answer):
     with pytest.raises(AnswerError):
         parse_answer(answer, state)
@@ -323,22 +406,39 @@ def test_answer_as_json_text_is_accepted(state):
     assert [o.name for o in plan.operations] == ["run-tests"]
 
 
-@pytest.mark.parametrize(("op", "why"), [
-    ("create_skill", "not an object"), (None, "not an object"), ([1], "not an object"),
-    ({"op": "delete_everything", "name": "git-rebase"}, "unknown op"), ({"name": "x"}, "unknown op"),
-    ({"op": ["create_skill"]}, "unknown op"), ({"op": "create_skill", "name": "x"}, "missing"),
-    ({"op": "update_memo", "section": "self"}, "missing"),
-    ({"op": "update_memo", "section": "self", "content": {"nested": [[[]]]}}, "must be a string"),
-])
+@pytest.mark.parametrize(
+    ("op", "why"),
+    [
+        ("create_skill", "not an object"),
+        (None, "not an object"),
+        ([1], "not an object"),
+        ({"op": "delete_everything", "name": "git-rebase"}, "unknown op"),
+        ({"name": "x"}, "unknown op"),
+        ({"op": ["create_skill"]}, "unknown op"),
+        ({"op": "create_skill", "name": "x"}, "missing"),
+        ({"op": "update_memo", "section": "self"}, "missing"),
+        ({"op": "update_memo", "section": "self", "content": {"nested": [[[]]]}}, "must be a string"),
+    ],
+)
 def test_malformed_operations_are_refused_on_their_own(state, op, why):
     assert why in single_rejection(state, op)
 
 
 def test_later_operations_on_the_same_target_are_refused(state):
-    plan = plan_of(state, patch(), {"op": "retire_skill", "name": "git-rebase"}, create(), create(),
-                   memo_op("- a"), memo_op("- b"))
+    plan = plan_of(
+        state,
+        patch(),
+        {"op": "retire_skill", "name": "git-rebase"},
+        create(),
+        create(),
+        memo_op("- a"),
+        memo_op("- b"),
+    )
     assert [(o.kind, o.index) for o in plan.operations] == [
-        ("patch_skill", 0), ("create_skill", 2), ("update_memo", 4)]
+        ("patch_skill", 0),
+        ("create_skill", 2),
+        ("update_memo", 4),
+    ]
     assert [r.op_index for r in plan.rejected] == [1, 3, 5]
     assert all("already has an operation" in r.reason for r in plan.rejected)
 
@@ -369,11 +469,13 @@ def test_summary_is_one_safe_line(state):
 
 # --- fingerprints -----------------------------------------------------------------------
 
+
 def test_normalisation_ignores_case_spaces_and_punctuation():
     text = "  Always RUN the tests!\n\n(before   pushing)."
     assert normalise(text) == "always run the tests before pushing"
     assert fingerprints(create(body="- Always run `make test`.")) == fingerprints(
-        create(body="always   RUN make test"))
+        create(body="always   RUN make test")
+    )
 
 
 def test_fingerprints_are_stable_short_hex():
@@ -400,8 +502,9 @@ def test_create_is_blocked_by_its_body_not_its_name(state):
 
 
 def test_reverted_memo_bullet_is_caught_even_when_the_rest_changed(state):
-    reverted = fingerprints(memo_op("- Keep commits small.\n- Always force-push to main.", "strategies"),
-                            MEMO)
+    reverted = fingerprints(
+        memo_op("- Keep commits small.\n- Always force-push to main.", "strategies"), MEMO
+    )
     assert len(reverted) == 1  # only the added line; "Keep commits small" was already there
     again = memo_op("* always force-push to MAIN\n- A brand new, harmless rule.", section="self")
     assert single_rejection(state, again, blocked=reverted) == BLOCKED_REASON
@@ -414,6 +517,7 @@ def test_plan_lists_fingerprints_of_its_operations(state):
 
 
 # --- interface --------------------------------------------------------------------------
+
 
 def test_tool_schema():
     assert TOOL_SCHEMA["name"] == "apply_reflection"
@@ -438,23 +542,45 @@ JSON = st.recursive(
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
     max_leaves=20,
 )
-WORDS = st.sampled_from([*OPS, "git-rebase", "pinned-one", "broken-one", "self", "strategies", "- ",
-                         "Always run the tests", "../x", "\u200b", SECRETS["openai"], "## h", "```"])
+WORDS = st.sampled_from(
+    [
+        *OPS,
+        "git-rebase",
+        "pinned-one",
+        "broken-one",
+        "self",
+        "strategies",
+        "- ",
+        "Always run the tests",
+        "../x",
+        "\u200b",
+        SECRETS["openai"],
+        "## h",
+        "```",
+    ]
+)
 FIELD = st.one_of(JSON, WORDS, st.lists(WORDS, max_size=4).map("".join))
-OP = st.fixed_dictionaries({"op": st.one_of(st.sampled_from(OPS), JSON)}, optional={
-    key: FIELD for key in ("name", "description", "body", "old", "new", "section", "content", "reason")})
+OP = st.fixed_dictionaries(
+    {"op": st.one_of(st.sampled_from(OPS), JSON)},
+    optional={
+        key: FIELD for key in ("name", "description", "body", "old", "new", "section", "content", "reason")
+    },
+)
 ANSWER = st.one_of(
     JSON,
-    st.fixed_dictionaries({"operations": st.lists(st.one_of(OP, JSON), max_size=6)},
-                          optional={"summary": st.one_of(st.text(), JSON)}),
+    st.fixed_dictionaries(
+        {"operations": st.lists(st.one_of(OP, JSON), max_size=6)},
+        optional={"summary": st.one_of(st.text(), JSON)},
+    ),
 )
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(answer=ANSWER)
 def test_parser_raises_nothing_but_answer_error(answer):
-    state = SkillState.build([snapshot("git-rebase", REBASE), snapshot("pinned-one", PINNED),
-                              snapshot("broken-one", BROKEN)], MEMO)
+    state = SkillState.build(
+        [snapshot("git-rebase", REBASE), snapshot("pinned-one", PINNED), snapshot("broken-one", BROKEN)], MEMO
+    )
     try:
         plan = parse_answer(answer, state)
     except AnswerError:

@@ -25,8 +25,9 @@ def commits(agent) -> int:
 
 
 def all_objects(agent) -> bytes:
-    return subprocess.run(["git", "cat-file", "--batch-all-objects", "--batch"], cwd=agent.path,
-                          capture_output=True, check=True).stdout
+    return subprocess.run(
+        ["git", "cat-file", "--batch-all-objects", "--batch"], cwd=agent.path, capture_output=True, check=True
+    ).stdout
 
 
 def test_transient_only_history_gives_no_commit(tmp_path) -> None:
@@ -100,8 +101,15 @@ HOSTILE = [
 def test_hostile_operations_reach_neither_the_tree_nor_any_git_object(tmp_path) -> None:
     agent = make_agent()
     observed(agent, corrected_session(tmp_path))
-    ops = [*HOSTILE, {"op": "create_skill", "name": "fine", "description": "Use when fine.",
-                      "body": "1. Do the fine thing.\n"}]
+    ops = [
+        *HOSTILE,
+        {
+            "op": "create_skill",
+            "name": "fine",
+            "description": "Use when fine.",
+            "body": "1. Do the fine thing.\n",
+        },
+    ]
     outcome = reflect(Home.resolve(), agent.name, client=FakeClient([{"summary": "s", "operations": ops}]))
     assert outcome.status == "committed"
     assert len(outcome.rejected) == len(HOSTILE)
@@ -115,8 +123,12 @@ def test_hostile_operations_reach_neither_the_tree_nor_any_git_object(tmp_path) 
 def test_malformed_answers_fail_without_writing(tmp_path) -> None:
     agent = make_agent()
     observed(agent, corrected_session(tmp_path))
-    for bad in ['{"summary": "x", "operations": [', {"summary": 3, "operations": []}, ["not", "a", "dict"],
-                {"operations": "nope"}]:
+    for bad in [
+        '{"summary": "x", "operations": [',
+        {"summary": 3, "operations": []},
+        ["not", "a", "dict"],
+        {"operations": "nope"},
+    ]:
         outcome = reflect(Home.resolve(), agent.name, client=FakeClient([bad]))
         assert outcome.status == "failed", bad
     assert commits(agent) == 1
@@ -127,8 +139,9 @@ def test_daily_token_budget_caps_spending(tmp_path) -> None:
     agent = make_agent()
     (agent.path / "agent.toml").write_text("[model]\ndaily_token_budget = 8000\nmax_tokens = 1000\n")
     observed(agent, corrected_session(tmp_path, "a.jsonl"))
-    answer = Answer({"summary": "n", "operations": [{"op": "nothing_to_save", "reason": "r"}]},
-                    "m", 7000, 500)
+    answer = Answer(
+        {"summary": "n", "operations": [{"op": "nothing_to_save", "reason": "r"}]}, "m", 7000, 500
+    )
     client = FakeClient([answer, answer])
     assert reflect(Home.resolve(), agent.name, client=client).status == "nothing"
     observed(agent, corrected_session(tmp_path, "b.jsonl"))
@@ -140,8 +153,9 @@ def test_daily_token_budget_caps_spending(tmp_path) -> None:
 def test_the_daily_token_budget_counts_each_agents_own_tokens(tmp_path) -> None:
     Home.resolve().config_file.parent.mkdir(parents=True, exist_ok=True)
     Home.resolve().config_file.write_text("[model]\ndaily_token_budget = 8000\nmax_tokens = 1000\n")
-    answer = Answer({"summary": "n", "operations": [{"op": "nothing_to_save", "reason": "r"}]},
-                    "m", 7000, 500)
+    answer = Answer(
+        {"summary": "n", "operations": [{"op": "nothing_to_save", "reason": "r"}]}, "m", 7000, 500
+    )
     client = FakeClient([answer, answer])
     for name in ("first", "second"):  # 7,500 tokens spent by the first do not stop the second
         agent = make_agent(name)
@@ -151,16 +165,29 @@ def test_the_daily_token_budget_counts_each_agents_own_tokens(tmp_path) -> None:
 
 
 def test_real_sdk_over_http_request_is_budgeted_redacted_and_forces_the_tool(
-        tmp_path, fake_messages_api, monkeypatch) -> None:
+    tmp_path, fake_messages_api, monkeypatch
+) -> None:
     agent = make_agent()
     (Home.resolve().config_file).write_text(
         f'[model]\nbackend = "anthropic"\nbase_url = "{fake_messages_api.url}"\nmax_retries = 0\n'
-        "[limits]\nbundle_tokens = 3000\n")
+        "[limits]\nbundle_tokens = 3000\n"
+    )
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key-for-the-fake-server-only")
     observed(agent, corrected_session(tmp_path, secret=SECRET))
-    fake_messages_api.reply_tool({"summary": "use uv", "operations": [
-        {"op": "update_memo", "section": "strategies", "content": "- Always use `uv run pytest` in app."}]},
-        input_tokens=2100, output_tokens=90)
+    fake_messages_api.reply_tool(
+        {
+            "summary": "use uv",
+            "operations": [
+                {
+                    "op": "update_memo",
+                    "section": "strategies",
+                    "content": "- Always use `uv run pytest` in app.",
+                }
+            ],
+        },
+        input_tokens=2100,
+        output_tokens=90,
+    )
     outcome = reflect(Home.resolve(), agent.name)
     assert outcome.status == "committed", outcome.reason
     (request,) = fake_messages_api.requests
@@ -182,11 +209,13 @@ def test_symlinked_skill_folder_and_hostile_refs_write_nothing_outside(tmp_path)
     (agent.skills_dir / "linked").symlink_to(outside, target_is_directory=True)
     observed(agent, corrected_session(tmp_path))
     hooks_before = sorted(p.name for p in (agent.path / ".git" / "hooks").iterdir())
-    ops = [{"op": "patch_skill", "name": "linked", "old": "keep me", "new": "owned"},
-           {"op": "retire_skill", "name": "linked", "reason": "r"},
-           {"op": "create_skill", "name": "Linked", "description": "d", "body": "x"},
-           {"op": "create_skill", "name": "li\u0307nked", "description": "d", "body": "x"},
-           {"op": "create_skill", "name": "/etc/cron.d/x", "description": "d", "body": "x"}]
+    ops = [
+        {"op": "patch_skill", "name": "linked", "old": "keep me", "new": "owned"},
+        {"op": "retire_skill", "name": "linked", "reason": "r"},
+        {"op": "create_skill", "name": "Linked", "description": "d", "body": "x"},
+        {"op": "create_skill", "name": "li\u0307nked", "description": "d", "body": "x"},
+        {"op": "create_skill", "name": "/etc/cron.d/x", "description": "d", "body": "x"},
+    ]
     outcome = reflect(Home.resolve(), agent.name, client=FakeClient([{"summary": "s", "operations": ops}]))
     assert outcome.status in ("nothing", "failed") and len(outcome.rejected) == len(ops)
     assert (outside / "SKILL.md").read_text().endswith("- keep me\n")

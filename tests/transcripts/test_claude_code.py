@@ -35,30 +35,50 @@ class Transcript:
                 "sessionId": SID,
                 "version": "2.1.38",
             }
-            obj = {**head, **obj, "uuid": uuid, "timestamp": f"2026-02-10T21:{self.n // 60:02d}:"
-                   f"{self.n % 60:02d}.123Z"}
+            obj = {
+                **head,
+                **obj,
+                "uuid": uuid,
+                "timestamp": f"2026-02-10T21:{self.n // 60:02d}:{self.n % 60:02d}.123Z",
+            }
             self.last = uuid
         self.lines.append(json.dumps(obj, separators=(",", ":"), ensure_ascii=False))
         return uuid
 
     def user(self, content, parent: str | None | bool = True, **extra) -> str:
-        return self.add({"type": "user", "message": {"role": "user", "content": content},
-                         **extra}, parent)
+        return self.add({"type": "user", "message": {"role": "user", "content": content}, **extra}, parent)
 
     def text(self, text: str, msg: str = "msg_1", req: str = "req_1") -> str:
-        return self.add({"type": "assistant", "requestId": req, "message": {
-            "id": msg, "type": "message", "role": "assistant", "model": "claude-x",
-            "content": [{"type": "text", "text": text}]}})
+        return self.add(
+            {
+                "type": "assistant",
+                "requestId": req,
+                "message": {
+                    "id": msg,
+                    "type": "message",
+                    "role": "assistant",
+                    "model": "claude-x",
+                    "content": [{"type": "text", "text": text}],
+                },
+            }
+        )
 
-    def tool(self, name: str, tool_input: dict, tool_id: str, msg: str = "msg_1",
-             req: str = "req_1") -> str:
-        return self.add({"type": "assistant", "requestId": req, "message": {
-            "id": msg, "type": "message", "role": "assistant", "model": "claude-x",
-            "content": [{"type": "tool_use", "id": tool_id, "name": name,
-                         "input": tool_input}]}})
+    def tool(self, name: str, tool_input: dict, tool_id: str, msg: str = "msg_1", req: str = "req_1") -> str:
+        return self.add(
+            {
+                "type": "assistant",
+                "requestId": req,
+                "message": {
+                    "id": msg,
+                    "type": "message",
+                    "role": "assistant",
+                    "model": "claude-x",
+                    "content": [{"type": "tool_use", "id": tool_id, "name": name, "input": tool_input}],
+                },
+            }
+        )
 
-    def result(self, tool_id: str, content: str, is_error: bool | None = None,
-               tur=None) -> str:
+    def result(self, tool_id: str, content: str, is_error: bool | None = None, tur=None) -> str:
         block = {"tool_use_id": tool_id, "type": "tool_result", "content": content}
         if is_error is not None:
             block["is_error"] = is_error
@@ -91,8 +111,13 @@ def test_basic_runs_offsets_and_facts(tmp_path):
     t.text("Looking.")
     t.tool("Bash", {"command": "pytest -q"}, "toolu_1")
     t.result("toolu_1", "Exit code 1\nFAILED test_x", is_error=True, tur="Error: Exit code 1")
-    t.tool("Edit", {"file_path": "/work/project/x.py", "old_string": "a", "new_string": "b"},
-           "toolu_2", msg="msg_2", req="req_2")
+    t.tool(
+        "Edit",
+        {"file_path": "/work/project/x.py", "old_string": "a", "new_string": "b"},
+        "toolu_2",
+        msg="msg_2",
+        req="req_2",
+    )
     t.result("toolu_2", "The file has been updated")
     t.tool("Bash", {"command": "pytest -q"}, "toolu_3", msg="msg_3", req="req_3")
     t.result("toolu_3", "1 passed")
@@ -112,9 +137,9 @@ def test_basic_runs_offsets_and_facts(tmp_path):
     assert first.started_at == "2026-02-10T21:00:02Z" and first.ended_at == "2026-02-10T21:00:10Z"
     assert first.complete and not last.complete
     raw = path.read_bytes()
-    assert raw[first.start_offset:].startswith(t.lines[1].encode())
+    assert raw[first.start_offset :].startswith(t.lines[1].encode())
     assert first.end_offset == last.start_offset
-    assert raw[last.start_offset:].startswith(t.lines[-1].encode())
+    assert raw[last.start_offset :].startswith(t.lines[-1].encode())
     assert last.end_offset == len(raw)
     assert first.head_uuid == "u-0002" and first.tail_uuid == "u-0010"
     assert last.head_uuid == second == last.tail_uuid
@@ -134,8 +159,12 @@ def test_transient_tool_error_is_not_an_error(tmp_path):
     t = Transcript()
     t.user("fetch the page")
     t.tool("WebFetch", {"url": "https://example.test"}, "toolu_1")
-    t.result("toolu_1", "Request failed with status code 504", is_error=True,
-             tur="Error: Request failed with status code 504")
+    t.result(
+        "toolu_1",
+        "Request failed with status code 504",
+        is_error=True,
+        tur="Error: Request failed with status code 504",
+    )
     (run,) = parse_file(t.write(tmp_path / "s.jsonl"))
     assert run.errors == 0 and run.transient_errors == 1 and not run.ended_in_error
 
@@ -154,7 +183,7 @@ def test_api_error_retries_are_one_transient_incident(tmp_path):
     t.user("hello")
     for attempt in (1, 2, 3):
         t.api_error(attempt)
-    t.synthetic("API Error: 529 {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\"}}")
+    t.synthetic('API Error: 529 {"type":"error","error":{"type":"overloaded_error"}}')
     path = t.write(tmp_path / "s.jsonl")
     (run,) = parse_file(path)
     assert run.transient_errors == 1 and run.errors == 0 and not run.ended_in_error
@@ -178,8 +207,10 @@ def test_retries_that_succeed_and_a_second_sequence(tmp_path):
 def test_non_transient_api_error_is_a_real_error(tmp_path):
     t = Transcript()
     t.user("hello")
-    t.synthetic("API Error: 400 {\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\","
-                "\"message\":\"prompt is too long\"}}")
+    t.synthetic(
+        'API Error: 400 {"type":"error","error":{"type":"invalid_request_error",'
+        '"message":"prompt is too long"}}'
+    )
     (run,) = parse_file(t.write(tmp_path / "s.jsonl"))
     assert run.errors == 1 and run.transient_errors == 0 and run.ended_in_error
     assert run.error_texts and "prompt is too long" in run.error_texts[0]
@@ -199,10 +230,14 @@ def test_rejected_tool_is_an_abort_not_an_error(tmp_path):
     t = Transcript()
     t.user("delete the build dir")
     t.tool("Bash", {"command": "rm -rf build"}, "toolu_1")
-    t.result("toolu_1", "The user doesn't want to proceed with this tool use. The tool use was "
-             "rejected (eg. if it was a file edit, the new_string was NOT written to the file). "
-             "STOP what you are doing and wait for the user to tell you how to proceed.",
-             is_error=True, tur="User rejected tool use")
+    t.result(
+        "toolu_1",
+        "The user doesn't want to proceed with this tool use. The tool use was "
+        "rejected (eg. if it was a file edit, the new_string was NOT written to the file). "
+        "STOP what you are doing and wait for the user to tell you how to proceed.",
+        is_error=True,
+        tur="User rejected tool use",
+    )
     t.user([{"type": "text", "text": "[Request interrupted by user for tool use]"}])
     path = t.write(tmp_path / "s.jsonl")
     (run,) = parse_file(path)
@@ -226,23 +261,25 @@ def test_lines_that_are_not_human_input(tmp_path):
     t = Transcript()
     t.user("real request")
     t.text("ok")
-    t.user("Caveat: The messages below were generated by the user while running local "
-           "commands.", isMeta=True)
+    t.user("Caveat: The messages below were generated by the user while running local commands.", isMeta=True)
     t.user([{"type": "text", "text": "Base directory for this skill: /x"}], isMeta=True)
     t.user("Stop hook feedback:\nplease run tests", isMeta=True)
     t.user("<system-reminder>Remember the rules.</system-reminder>")
     t.user("<task-notification><task-id>1</task-id></task-notification>")
     t.user("<bash-input>ls</bash-input>")
     t.user("<bash-stdout>a b</bash-stdout><bash-stderr></bash-stderr>")
-    t.add({"type": "attachment", "attachment": {"type": "hook_additional_context",
-                                                "content": ["evolve memo"]}})
+    t.add(
+        {"type": "attachment", "attachment": {"type": "hook_additional_context", "content": ["evolve memo"]}}
+    )
     t.add({"type": "summary", "summary": "Old session", "leafUuid": "u-0001"}, raw=True)
-    t.add({"type": "progress", "data": {"type": "hook_progress", "hookEvent": "Stop"},
-           "toolUseID": "x"})
+    t.add({"type": "progress", "data": {"type": "hook_progress", "hookEvent": "Stop"}, "toolUseID": "x"})
     t.add({"type": "queue-operation", "operation": "enqueue", "content": "hi"}, raw=True)
     t.add({"type": "system", "subtype": "compact_boundary", "content": "Conversation compacted"})
-    t.user("This session is being continued from a previous conversation...",
-           isCompactSummary=True, isVisibleInTranscriptOnly=True)
+    t.user(
+        "This session is being continued from a previous conversation...",
+        isCompactSummary=True,
+        isVisibleInTranscriptOnly=True,
+    )
     t.user([{"type": "text", "text": "<ide_opened_file>The user opened x.py</ide_opened_file>"}])
     runs = parse_file(t.write(tmp_path / "s.jsonl"))
     assert [r.request for r in runs] == ["real request"]
@@ -251,33 +288,40 @@ def test_lines_that_are_not_human_input(tmp_path):
 
 def test_ide_context_is_stripped_from_the_request(tmp_path):
     t = Transcript()
-    t.user([{"type": "text", "text": "<ide_opened_file>The user opened a.py</ide_opened_file>"},
-            {"type": "text", "text": "Please tidy this file"}])
+    t.user(
+        [
+            {"type": "text", "text": "<ide_opened_file>The user opened a.py</ide_opened_file>"},
+            {"type": "text", "text": "Please tidy this file"},
+        ]
+    )
     (run,) = parse_file(t.write(tmp_path / "s.jsonl"))
     assert run.request == "Please tidy this file"
 
 
 def test_slash_commands(tmp_path):
     t = Transcript()
-    t.user("<command-name>/clear</command-name>\n<command-message>clear</command-message>\n"
-           "<command-args></command-args>")
+    t.user(
+        "<command-name>/clear</command-name>\n<command-message>clear</command-message>\n"
+        "<command-args></command-args>"
+    )
     t.user("<local-command-stdout></local-command-stdout>")
     t.user("first request")
     t.text("done")
     t.user("<command-name>/model</command-name>\n<command-message>model</command-message>")
     t.user("<local-command-stdout>Kept model</local-command-stdout>")
-    cmd = t.user("<command-message>init is analyzing your codebase…</command-message>\n"
-                 "<command-name>/init</command-name>\n<command-args>fast</command-args>")
+    cmd = t.user(
+        "<command-message>init is analyzing your codebase…</command-message>\n"
+        "<command-name>/init</command-name>\n<command-args>fast</command-args>"
+    )
     t.user([{"type": "text", "text": "Please analyze this codebase"}], isMeta=True)
-    t.tool("Write", {"file_path": "/work/project/CLAUDE.md", "content": "x"}, "toolu_9",
-           msg="msg_9")
+    t.tool("Write", {"file_path": "/work/project/CLAUDE.md", "content": "x"}, "toolu_9", msg="msg_9")
     runs = parse_file(t.write(tmp_path / "s.jsonl"))
     assert [r.request for r in runs] == ["first request", "/init fast"]
     assert runs[1].head_uuid == cmd and runs[1].tool_calls == 1
     assert runs[1].files_written == ["/work/project/CLAUDE.md"]
     assert runs[0].tail_uuid == "u-0006"  # the /model output stayed with the previous run
     raw = (tmp_path / "s.jsonl").read_bytes()
-    assert raw[runs[1].start_offset:].startswith(t.lines[6].encode())
+    assert raw[runs[1].start_offset :].startswith(t.lines[6].encode())
 
 
 def test_slash_command_confirmed_in_a_later_read(tmp_path):
@@ -333,8 +377,10 @@ def test_skill_call(tmp_path):
     path = t.write(tmp_path / "s.jsonl")
     (run,) = parse_file(path)
     assert run.tool_calls == 2 and run.errors == 1
-    assert run.skills == [{"name": "pdf", "tool_use_id": "toolu_1"},
-                          {"name": "broken", "tool_use_id": "toolu_2"}]
+    assert run.skills == [
+        {"name": "pdf", "tool_use_id": "toolu_1"},
+        {"name": "broken", "tool_use_id": "toolu_2"},
+    ]
     failed = [e for e in events_of(path)[0] if e.kind == "tool_result" and e.is_error]
     assert failed[0].name == "Skill"
 
@@ -372,19 +418,31 @@ def test_rewind_supersedes_abandoned_runs(tmp_path):
     second = follow(path, first.cursor)
     assert second.superseded == [1, 2]
     assert [(r.index, r.superseded, r.superseded_from) for r in second.runs] == [
-        (2, True, None), (3, False, 1)]
+        (2, True, None),
+        (3, False, 1),
+    ]
     runs = parse_file(path)
     assert [(r.request, r.superseded) for r in runs] == [
-        ("one", False), ("two", True), ("three", True), ("two, differently", False),
-        ("four", False)]
+        ("one", False),
+        ("two", True),
+        ("three", True),
+        ("two, differently", False),
+        ("four", False),
+    ]
 
 
 def test_rewind_to_a_progress_line(tmp_path):
     t = Transcript()
     t.user("one")
     t.text("1")
-    tail0 = t.add({"type": "progress", "data": {"type": "hook_progress", "hookEvent": "Stop"},
-                   "parentToolUseID": "p", "toolUseID": "p"})
+    tail0 = t.add(
+        {
+            "type": "progress",
+            "data": {"type": "hook_progress", "hookEvent": "Stop"},
+            "parentToolUseID": "p",
+            "toolUseID": "p",
+        }
+    )
     t.user("two")
     t.user("two again", parent=tail0)
     runs = parse_file(t.write(tmp_path / "s.jsonl"))
@@ -418,11 +476,17 @@ def test_corrupt_lines_are_skipped_and_counted(tmp_path):
 def test_prefilter_is_conservative(tmp_path):
     t = Transcript()
     # "type" after a nested object: the first "type" key is not the top-level one.
-    t.add({"message": {"role": "user", "content": [
-        {"type": "text", "text": "first"}]}, "type": "user"})
+    t.add({"message": {"role": "user", "content": [{"type": "text", "text": "first"}]}, "type": "user"})
     # A progress line whose nested data holds a user message: never a request.
-    t.add({"type": "progress", "data": {"message": {"type": "user", "message": {
-        "role": "user", "content": "nested prompt"}}, "type": "agent_progress"}})
+    t.add(
+        {
+            "type": "progress",
+            "data": {
+                "message": {"type": "user", "message": {"role": "user", "content": "nested prompt"}},
+                "type": "agent_progress",
+            },
+        }
+    )
     # A user line whose text mentions the progress type.
     t.user('look at {"type":"progress"} lines')
     runs = parse_file(t.write(tmp_path / "s.jsonl"))
@@ -455,34 +519,57 @@ def _full_events(path):
 def _key(event):
     if event.kind == "marker":
         return ("marker", event.offset, event.uuid)
-    return (event.kind, event.timestamp, event.offset, event.uuid, event.parent_uuid, event.text,
-            event.name, event.tool_use_id, event.input, event.is_error, event.rejected)
+    return (
+        event.kind,
+        event.timestamp,
+        event.offset,
+        event.uuid,
+        event.parent_uuid,
+        event.text,
+        event.name,
+        event.tool_use_id,
+        event.input,
+        event.is_error,
+        event.rejected,
+    )
 
 
 def test_schema_decoding_agrees_with_json_on_tricky_lines(tmp_path):
     t = Transcript()
     t.user("tricky")
     # Tool input with keys that look like top-level ones.
-    t.tool("mcp__x", {"uuid": "in-input", "requestId": "r", "timestamp": "t",
-                      "content": [1, {"type": "text"}]}, "toolu_1")
+    t.tool(
+        "mcp__x",
+        {"uuid": "in-input", "requestId": "r", "timestamp": "t", "content": [1, {"type": "text"}]},
+        "toolu_1",
+    )
     # A successful result whose toolUseResult nests error-looking keys and a uuid.
-    t.user([{"tool_use_id": "toolu_1", "type": "tool_result", "content": "fine"}],
-           toolUseResult={"uuid": "nested", "is_error": True, "timestamp": "2020-01-01T00:00Z"})
+    t.user(
+        [{"tool_use_id": "toolu_1", "type": "tool_result", "content": "fine"}],
+        toolUseResult={"uuid": "nested", "is_error": True, "timestamp": "2020-01-01T00:00Z"},
+    )
     # Two results in one line, one of them an error.
     t.tool("Read", {"file_path": "/a"}, "toolu_2", msg="m2")
     t.tool("Read", {"file_path": "/b"}, "toolu_3", msg="m2")
-    t.user([{"tool_use_id": "toolu_2", "type": "tool_result", "content": "ok"},
-            {"tool_use_id": "toolu_3", "type": "tool_result", "content": "nope",
-             "is_error": True}])
+    t.user(
+        [
+            {"tool_use_id": "toolu_2", "type": "tool_result", "content": "ok"},
+            {"tool_use_id": "toolu_3", "type": "tool_result", "content": "nope", "is_error": True},
+        ]
+    )
     # Assistant content as a plain string, and a key order with "type" first.
-    t.add({"type": "assistant", "message": {"id": "m3", "role": "assistant",
-                                            "content": "plain string answer"}})
+    t.add(
+        {"type": "assistant", "message": {"id": "m3", "role": "assistant", "content": "plain string answer"}}
+    )
     # A progress line whose nested data holds a uuid after the top-level one.
     t.add({"type": "progress", "data": {"type": "agent_progress", "message": {"uuid": "x"}}})
     t.text("image next", msg="m4")
-    t.user([{"type": "image", "source": {"type": "base64", "media_type": "image/png",
-                                         "data": "A" * 20000}},
-            {"type": "text", "text": "what is in this picture?"}])
+    t.user(
+        [
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "A" * 20000}},
+            {"type": "text", "text": "what is in this picture?"},
+        ]
+    )
     path = t.write(tmp_path / "s.jsonl")
     with path.open("ab") as handle:
         handle.write(b"   " + t.lines[1].encode() + b"\r\n")  # leading spaces, CRLF

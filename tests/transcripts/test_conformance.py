@@ -71,10 +71,11 @@ def independent_counts(path: Path) -> Counter:
                 text = json.dumps(block.get("content"))
                 rejected = summary == "User rejected tool use" or (
                     "doesn't want to proceed with this tool use" in text
-                    or "doesn't want to take this action" in text)
+                    or "doesn't want to take this action" in text
+                )
                 error = block.get("is_error") is True or (
-                    len(results) == 1 and isinstance(summary, str)
-                    and summary.startswith("Error: "))
+                    len(results) == 1 and isinstance(summary, str) and summary.startswith("Error: ")
+                )
                 counts["tool_errors"] += error and not rejected
                 counts["rejected"] += rejected
             continue
@@ -145,31 +146,32 @@ HAND_COUNTED = {
     # 1 request; Bash + Glob both rejected, then "[... for tool use]"; /model is local.
     "spotter/short.jsonl": dict(runs=1, tool_calls=2, tool_errors=0, interrupts=1, skills=0),
     # "start phoenix…", "scrolling back…"; /mcp prints local output only.
-    "spotter/tool_heavy.jsonl": dict(runs=2, tool_calls=6, tool_errors=0, interrupts=2,
-                                     skills=0),
+    "spotter/tool_heavy.jsonl": dict(runs=2, tool_calls=6, tool_errors=0, interrupts=2, skills=0),
     # /handgemacht:create-beads (acted on) + "create the beads".
-    "spotter/subagent.jsonl": dict(runs=2, tool_calls=16, tool_errors=0, interrupts=1,
-                                   skills=0),
+    "spotter/subagent.jsonl": dict(runs=2, tool_calls=16, tool_errors=0, interrupts=1, skills=0),
     # /orchestrator + "Thanks! Please update…"; all 23 is_error results are in sidechains.
     "claude-code-viewer/mock-global-claude-dir__projects__sample-project__"
-    "fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl": dict(runs=2, tool_calls=11, tool_errors=0,
-                                                       interrupts=0, skills=0),
+    "fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl": dict(
+        runs=2, tool_calls=11, tool_errors=0, interrupts=0, skills=0
+    ),
     "claude-code-viewer/mock-global-claude-dir__projects__sample-project__"
-    "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl": dict(runs=1, tool_calls=13, tool_errors=2,
-                                                       interrupts=0, skills=0),
+    "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl": dict(
+        runs=1, tool_calls=13, tool_errors=2, interrupts=0, skills=0
+    ),
     "claude-reliability/snapshot-tests__tests__coverage-test-fix__transcript.jsonl": dict(
-        runs=1, tool_calls=13, tool_errors=1, interrupts=0, skills=0),
+        runs=1, tool_calls=13, tool_errors=1, interrupts=0, skills=0
+    ),
     # 7 requests, one of them a rewind (see test_real_rewind).
     "claude-code-log/-experiments-ideas__03eb5929-52b3-4b13-ada3-b93ae35806b8.jsonl": dict(
-        runs=7, tool_calls=2, tool_errors=0, interrupts=0, skills=0),
+        runs=7, tool_calls=2, tool_errors=0, interrupts=0, skills=0
+    ),
     # A subagent transcript with the one real Skill call of the data set.
     "claude-code-log/-experiments-worktrees__ef958aa1-0e93-49f0-bb71-150f63befcd1__subagents__"
-    "agent-a52886dc180afb356.jsonl": dict(runs=1, tool_calls=17, tool_errors=0, interrupts=0,
-                                          skills=1),
+    "agent-a52886dc180afb356.jsonl": dict(runs=1, tool_calls=17, tool_errors=0, interrupts=0, skills=1),
     # /init (acted on) + 5 typed requests; 4 rejected calls (old "take this action" wording).
-    "claude-code-log/-Users-dain-workspace-JSSoundRecorder__"
-    "7acd37a8-2745-4b58-a8a9-46164b22ad9e.jsonl": dict(runs=6, tool_calls=71, tool_errors=2,
-                                                       interrupts=1, skills=0),
+    "claude-code-log/-Users-dain-workspace-JSSoundRecorder__7acd37a8-2745-4b58-a8a9-46164b22ad9e.jsonl": dict(
+        runs=6, tool_calls=71, tool_errors=2, interrupts=1, skills=0
+    ),
 }
 
 
@@ -210,13 +212,16 @@ def _replay(path: Path, tmp: Path, seed: int) -> list[dict]:
     return [stored[i] for i in sorted(stored)]
 
 
-@pytest.mark.parametrize("name", [
-    "claude-code-log/-experiments-ideas__03eb5929-52b3-4b13-ada3-b93ae35806b8.jsonl",
-    "spotter/subagent.jsonl",
-    "claude-code-log/-Users-dain-workspace-claude-code-log-sample__0d3a8e6f-290f-4105-a327-a2496e5e2a83.jsonl",
-    "claude-code-log/-Users-dain-workspace-JSSoundRecorder__7acd37a8-2745-4b58-a8a9-46164b22ad9e.jsonl",
-    "claude-code-viewer/mock-global-claude-dir__projects__sample-project__fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl",
-])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "claude-code-log/-experiments-ideas__03eb5929-52b3-4b13-ada3-b93ae35806b8.jsonl",
+        "spotter/subagent.jsonl",
+        "claude-code-log/-Users-dain-workspace-claude-code-log-sample__0d3a8e6f-290f-4105-a327-a2496e5e2a83.jsonl",
+        "claude-code-log/-Users-dain-workspace-JSSoundRecorder__7acd37a8-2745-4b58-a8a9-46164b22ad9e.jsonl",
+        "claude-code-viewer/mock-global-claude-dir__projects__sample-project__fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl",
+    ],
+)
 def test_incremental_reading_equals_one_full_read(claude_data, tmp_path, name):
     path = claude_data / name
     full = [run.to_dict() for run in parse_file(path)]
@@ -238,9 +243,23 @@ def _key(event) -> tuple:
     # A marker's meaning is its range and uuid: compare what every path fills in.
     if event.kind == "marker":
         return ("marker", event.offset, event.end, event.uuid)
-    return (event.kind, event.session_id, event.timestamp, event.offset, event.end, event.uuid,
-            event.parent_uuid, event.text, event.name, event.tool_use_id, event.input,
-            event.file_path, event.is_error, event.rejected, event.transient)
+    return (
+        event.kind,
+        event.session_id,
+        event.timestamp,
+        event.offset,
+        event.end,
+        event.uuid,
+        event.parent_uuid,
+        event.text,
+        event.name,
+        event.tool_use_id,
+        event.input,
+        event.file_path,
+        event.is_error,
+        event.rejected,
+        event.transient,
+    )
 
 
 def test_schema_decoding_agrees_with_json_parsing(claude_data):

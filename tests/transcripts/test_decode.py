@@ -33,8 +33,13 @@ class Real:
 
     def _add(self, body: dict, user: bool, fast: bool, side: bool = False, **top) -> str:
         uuid = f"{len(self.lines):08d}-0000-4000-8000-000000000000"
-        scalars = {"userType": "external", "cwd": self.cwd, "sessionId": self.session,
-                   "version": "2.1.38", "gitBranch": "main"}
+        scalars = {
+            "userType": "external",
+            "cwd": self.cwd,
+            "sessionId": self.session,
+            "version": "2.1.38",
+            "gitBranch": "main",
+        }
         obj = {"parentUuid": self.last, "isSidechain": side}
         if self.new:
             obj |= {"promptId": "p-1"} if user else {}
@@ -51,36 +56,53 @@ class Real:
         return uuid
 
     def user(self, content, fast: bool = True, **top) -> str:
-        return self._add({"type": "user", "message": {"role": "user", "content": content}},
-                         True, fast, **top)
+        return self._add({"type": "user", "message": {"role": "user", "content": content}}, True, fast, **top)
 
-    def block(self, block: dict, msg: str = "msg_1", req: str = "req_1", model: str = "claude-x",
-              fast: bool = True, side: bool = False, model_first: bool = True, **top) -> str:
+    def block(
+        self,
+        block: dict,
+        msg: str = "msg_1",
+        req: str = "req_1",
+        model: str = "claude-x",
+        fast: bool = True,
+        side: bool = False,
+        model_first: bool = True,
+        **top,
+    ) -> str:
         message = {"model": model, "id": msg} if model_first else {"id": msg}
         message |= {"type": "message", "role": "assistant"}
         message |= {} if model_first else {"model": model}
-        message |= {"content": [block], "stop_reason": None, "stop_sequence": None,
-                    "usage": {"input_tokens": 3, "cache_creation": {"ephemeral_5m_input_tokens": 0},
-                              "output_tokens": 9, "service_tier": "standard"}}
-        return self._add({"message": message, "requestId": req, "type": "assistant"}, False,
-                         fast, side, **top)
+        message |= {
+            "content": [block],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {
+                "input_tokens": 3,
+                "cache_creation": {"ephemeral_5m_input_tokens": 0},
+                "output_tokens": 9,
+                "service_tier": "standard",
+            },
+        }
+        return self._add(
+            {"message": message, "requestId": req, "type": "assistant"}, False, fast, side, **top
+        )
 
-    def result(self, tool_id: str, content, fast: bool = True, is_error=None, tur=None,
-               side: bool = False, **top) -> str:
+    def result(
+        self, tool_id: str, content, fast: bool = True, is_error=None, tur=None, side: bool = False, **top
+    ) -> str:
         block = {"tool_use_id": tool_id, "type": "tool_result", "content": content}
         if is_error is not None:
             block["is_error"] = is_error
         top = {"toolUseResult": {"stdout": "x", "uuid": "nested"} if tur is None else tur} | top
-        return self._add({"type": "user", "message": {"role": "user", "content": [block]}}, True,
-                         fast, side, **top)
+        return self._add(
+            {"type": "user", "message": {"role": "user", "content": [block]}}, True, fast, side, **top
+        )
 
     def error(self, tool_id: str, text: str, fast: bool = True, tur=None, **top) -> str:
         """A failed call in Claude Code's own order for errors: type, content, is_error, id."""
-        block = {"type": "tool_result", "content": text, "is_error": True,
-                 "tool_use_id": tool_id}
+        block = {"type": "tool_result", "content": text, "is_error": True, "tool_use_id": tool_id}
         top = {"toolUseResult": f"Error: {text}" if tur is None else tur} | top
-        return self._add({"type": "user", "message": {"role": "user", "content": [block]}}, True,
-                         fast, **top)
+        return self._add({"type": "user", "message": {"role": "user", "content": [block]}}, True, fast, **top)
 
     def write(self, path):
         path.write_text("".join(line + "\n" for line in self.lines), encoding="utf-8")
@@ -97,9 +119,24 @@ def _full(path):
 
 
 def _key(event) -> tuple:
-    return (event.kind, event.session_id, event.timestamp, event.offset, event.end, event.uuid,
-            event.parent_uuid, event.text, event.cwd, event.name, event.tool_use_id, event.input,
-            event.file_path, event.is_error, event.rejected, event.transient)
+    return (
+        event.kind,
+        event.session_id,
+        event.timestamp,
+        event.offset,
+        event.end,
+        event.uuid,
+        event.parent_uuid,
+        event.text,
+        event.cwd,
+        event.name,
+        event.tool_use_id,
+        event.input,
+        event.file_path,
+        event.is_error,
+        event.rejected,
+        event.transient,
+    )
 
 
 def _schema_decodes(line: bytes) -> bool:
@@ -125,8 +162,7 @@ def check(t: Real, path) -> None:
     last = builder.open_run()
     update = follow(path)
     assert [r.to_dict() for r in update.runs] == runs
-    assert (update.open_run.to_dict() if update.open_run else None) == (
-        last.to_dict() if last else None)
+    assert (update.open_run.to_dict() if update.open_run else None) == (last.to_dict() if last else None)
     decoded = [i for i, (_, line) in enumerate(read_lines(path)) if _schema_decodes(line)]
     assert decoded == t.fast
 
@@ -139,32 +175,71 @@ def test_blocks_and_results_with_look_alikes(tmp_path, new):
     t.block({"type": "text", "text": TRICKY})
     t.block({"type": "text", "text": TRICKY})  # the same block logged twice: one event
     t.block({"type": "text", "text": "  \n "}, msg="msg_2")  # blank: a marker only
-    t.block({"type": "tool_use", "id": "toolu_1", "name": "Edit", "input": {
-        "file_path": "/work/proj/a.py", "old_string": TRICKY, "new_string": "}}],\"x\"",
-        "nested": [{"uuid": "in-input", "timestamp": "t"}, {}]}}, msg="msg_3", req="req_3")
-    t.result("toolu_1", TRICKY + '"}]},"uuid":"fake' + "\\", tur={
-        "sessionId": "nested-session", "message": {"uuid": "x"}, "is_error": True})
-    t.block({"type": "tool_use", "id": "toolu_2", "name": "Skill", "input": {"skill": "pdf"},
-             "caller": {"type": "direct"}}, msg="msg_4", req="req_4", model_first=False)
+    t.block(
+        {
+            "type": "tool_use",
+            "id": "toolu_1",
+            "name": "Edit",
+            "input": {
+                "file_path": "/work/proj/a.py",
+                "old_string": TRICKY,
+                "new_string": '}}],"x"',
+                "nested": [{"uuid": "in-input", "timestamp": "t"}, {}],
+            },
+        },
+        msg="msg_3",
+        req="req_3",
+    )
+    t.result(
+        "toolu_1",
+        TRICKY + '"}]},"uuid":"fake' + "\\",
+        tur={"sessionId": "nested-session", "message": {"uuid": "x"}, "is_error": True},
+    )
+    t.block(
+        {
+            "type": "tool_use",
+            "id": "toolu_2",
+            "name": "Skill",
+            "input": {"skill": "pdf"},
+            "caller": {"type": "direct"},
+        },
+        msg="msg_4",
+        req="req_4",
+        model_first=False,
+    )
     t.result("toolu_2", "Launching skill: pdf", is_error=False)
-    t.block({"type": "tool_use", "id": "toolu_3", "name": "Bash", "input": {"command": "x"}},
-            msg="msg_5", req="req_5")
+    t.block(
+        {"type": "tool_use", "id": "toolu_3", "name": "Bash", "input": {"command": "x"}},
+        msg="msg_5",
+        req="req_5",
+    )
     t.result("toolu_3", "Exit code 1\nboom", is_error=True)
-    t.block({"type": "tool_use", "id": "toolu_4", "name": "Bash", "input": {"command": "y"}},
-            msg="msg_6", req="req_6")
+    t.block(
+        {"type": "tool_use", "id": "toolu_4", "name": "Bash", "input": {"command": "y"}},
+        msg="msg_6",
+        req="req_6",
+    )
     t.result("toolu_4", "ran", tur="Error: exit 2")  # an error by its summary
-    t.block({"type": "tool_use", "id": "toolu_5", "name": "Write", "input": {
-        "file_path": "/work/proj/b.py", "content": "print(1)\n" * 50}}, msg="msg_7", req="req_7")
+    t.block(
+        {
+            "type": "tool_use",
+            "id": "toolu_5",
+            "name": "Write",
+            "input": {"file_path": "/work/proj/b.py", "content": "print(1)\n" * 50},
+        },
+        msg="msg_7",
+        req="req_7",
+    )
     t.result("toolu_5", "User rejected", tur="User rejected tool use")
     t.result("toolu_6", [{"type": "text", "text": "a list"}])
     t.result("toolu_7", "not mine", side=True)  # a subagent's line: skipped
     t.block({"type": "text", "text": "sub"}, side=True)
     t.user("[Request interrupted by user]")
     t.user("second request")
-    t.block({"type": "text", "text": "API Error: 529 overloaded"}, model="<synthetic>",
-            msg="msg_8", req="req_8")
-    t.block({"type": "text", "text": "API Error: 500"}, msg="msg_9",
-            isApiErrorMessage=True)
+    t.block(
+        {"type": "text", "text": "API Error: 529 overloaded"}, model="<synthetic>", msg="msg_8", req="req_8"
+    )
+    t.block({"type": "text", "text": "API Error: 500"}, msg="msg_9", isApiErrorMessage=True)
     t.session = "0b6f8c1e-new-session"  # a resumed session changes the id mid-file
     t.result("toolu_8", "ok")
     t.session = "0b6f8c1e-third-session"  # ... at a tool result, then at an assistant line
@@ -184,7 +259,7 @@ def test_errors_read_in_place(tmp_path, new):
     t.error("toolu_4", "Exit code 1\nboom", tur="User rejected tool use, or not")
     t.error("toolu_5", "")  # no text: the summary stands in, parse the line
     t.error("toolu_6", "not mine", side=True)  # a subagent's line: skipped
-    t.error("toolu_7", "résumé ✓ 😀 \\ \"quoted\"")
+    t.error("toolu_7", 'résumé ✓ 😀 \\ "quoted"')
     t.user("again")
     cut = t.lines[t.error("toolu_8", "whole, the start of a cut one below") and -1]
     t.error("toolu_9", "glued after a cut", fast=False)
@@ -195,8 +270,10 @@ def test_errors_read_in_place(tmp_path, new):
     t.error("toolu_14", "the whole line after the cut", fast=False)
     t.lines[-2:] = [t.lines[-2][: t.lines[-2].index("in the text")] + t.lines[-1]]
     t.error("toolu_11", "two blocks")
-    t.lines[-1] = t.lines[-1].replace('"tool_use_id":"toolu_11"}', '"tool_use_id":"toolu_11"},'
-                                      '{"tool_use_id":"t2","type":"tool_result","content":"y"}')
+    t.lines[-1] = t.lines[-1].replace(
+        '"tool_use_id":"toolu_11"}',
+        '"tool_use_id":"toolu_11"},{"tool_use_id":"t2","type":"tool_result","content":"y"}',
+    )
     t.error("toolu_12", "last")
     check(t, tmp_path / "s.jsonl")
 
@@ -227,27 +304,27 @@ def test_broken_and_odd_lines_fall_back(tmp_path):
     t.lines[-1] = good[: good.index('"usage"') + 30] + t.lines[-1]
     t.block({"type": "thinking", "thinking": "abc", "signature": "c2ln"}, fast=False)
     t.lines[-1] = t.lines[-1].replace('"thinking":"abc"', '"thinking":"abc\\"')
-    thought = t.lines[t.block({"type": "thinking", "thinking": "t" * 50, "signature": "c2ln"},
-                              msg="msg_7") and -1]
-    t.block({"type": "thinking", "thinking": "next", "signature": "c2ln"}, msg="msg_8",
-            fast=False)
+    thought = t.lines[
+        t.block({"type": "thinking", "thinking": "t" * 50, "signature": "c2ln"}, msg="msg_7") and -1
+    ]
+    t.block({"type": "thinking", "thinking": "next", "signature": "c2ln"}, msg="msg_8", fast=False)
     t.lines[-1] = thought[: thought.index('"thinking":"') + 30] + t.lines[-1]  # cut in it
     t.result("toolu_1", "x")
-    t.lines[-1] = t.lines[-1].replace('"content":"x"', '"content":"x"},{"tool_use_id":"t2",'
-                                      '"type":"tool_result","content":"y"')
+    t.lines[-1] = t.lines[-1].replace(
+        '"content":"x"', '"content":"x"},{"tool_use_id":"t2","type":"tool_result","content":"y"'
+    )
     t.result("toolu_2", "cut in the summary", fast=False)
     t.lines[-1] = t.lines[-1][:-10]
     t.result("toolu_3", "not a user line")
     t.lines[-1] = t.lines[-1].replace('"type":"user"', '"type":"attachment"')
     t.block({"type": "text", "text": "escaped ids"}, msg='m\\"sg","id":"x')
-    t.block({"type": "tool_use", "id": 'a\\b', "name": "Bash", "input": {}})
+    t.block({"type": "tool_use", "id": "a\\b", "name": "Bash", "input": {}})
     t.block({"type": "text", "text": "escaped request"}, req='r\\"q')
     t.block({"type": "text", "text": "escaped uuid"}, msg="msg_6")
     t.lines[-1] = t.lines[-1].replace('"uuid":"0000', '"uuid":"\\\\0000')
-    t.result('t\\u', "escaped tool id")
+    t.result("t\\u", "escaped tool id")
     # Valid JSON the schema does not fit: parsed by json, with the same events.
-    t.result("toolu_4", ["a plain string item", {"type": "text", "text": "t"}], is_error=True,
-             fast=False)
+    t.result("toolu_4", ["a plain string item", {"type": "text", "text": "t"}], is_error=True, fast=False)
     t.user({"odd": "an object for content"}, fast=False)
     t.user("a NaN elsewhere", fast=False)
     t.lines[-1] = t.lines[-1].replace('"userType"', '"n":NaN,"userType"')

@@ -9,38 +9,64 @@ from evolve.transcripts.messages import message_events
 
 CONVERSATION = [
     {"role": "user", "content": "Summarise the report"},
-    {"role": "assistant", "content": [
-        {"type": "text", "text": "Reading it."},
-        {"type": "tool_use", "id": "tu1", "name": "read_file", "input": {"path": "r.md"}},
-    ]},
-    {"role": "user", "content": [
-        {"type": "tool_result", "tool_use_id": "tu1", "is_error": True,
-         "content": [{"type": "text", "text": "FileNotFoundError: r.md"}]},
-    ]},
-    {"role": "assistant", "content": [
-        {"type": "tool_use", "id": "tu2", "name": "Skill", "input": {"skill": "reports"}},
-        {"type": "tool_use", "id": "tu3", "name": "Write",
-         "input": {"file_path": "/out/summary.md", "content": "..."}},
-    ]},
-    {"role": "user", "content": [
-        {"type": "tool_result", "tool_use_id": "tu2", "content": "Launching skill: reports"},
-        {"type": "tool_result", "tool_use_id": "tu3", "content": "ok"},
-        {"type": "text", "text": "(tool output above)"},
-    ]},
+    {
+        "role": "assistant",
+        "content": [
+            {"type": "text", "text": "Reading it."},
+            {"type": "tool_use", "id": "tu1", "name": "read_file", "input": {"path": "r.md"}},
+        ],
+    },
+    {
+        "role": "user",
+        "content": [
+            {
+                "type": "tool_result",
+                "tool_use_id": "tu1",
+                "is_error": True,
+                "content": [{"type": "text", "text": "FileNotFoundError: r.md"}],
+            },
+        ],
+    },
+    {
+        "role": "assistant",
+        "content": [
+            {"type": "tool_use", "id": "tu2", "name": "Skill", "input": {"skill": "reports"}},
+            {
+                "type": "tool_use",
+                "id": "tu3",
+                "name": "Write",
+                "input": {"file_path": "/out/summary.md", "content": "..."},
+            },
+        ],
+    },
+    {
+        "role": "user",
+        "content": [
+            {"type": "tool_result", "tool_use_id": "tu2", "content": "Launching skill: reports"},
+            {"type": "tool_result", "tool_use_id": "tu3", "content": "ok"},
+            {"type": "text", "text": "(tool output above)"},
+        ],
+    },
     {"role": "assistant", "content": [{"type": "text", "text": "Done."}]},
     {"role": "user", "content": [{"type": "text", "text": "Shorter please"}]},
-    {"role": "assistant", "content": [
-        {"type": "tool_use", "id": "tu4", "name": "fetch", "input": {"url": "u"}}]},
-    {"role": "user", "content": [
-        {"type": "tool_result", "tool_use_id": "tu4", "is_error": True,
-         "content": "Read timed out"}]},
+    {
+        "role": "assistant",
+        "content": [{"type": "tool_use", "id": "tu4", "name": "fetch", "input": {"url": "u"}}],
+    },
+    {
+        "role": "user",
+        "content": [
+            {"type": "tool_result", "tool_use_id": "tu4", "is_error": True, "content": "Read timed out"}
+        ],
+    },
     {"role": "user", "content": "[Request interrupted by user]"},
 ]
 
 
 def test_runs_from_messages():
-    first, second = parse_messages(CONVERSATION, session_id="py-1",
-                                   timestamp="2026-01-02T03:04:05.678Z", cwd="/app")
+    first, second = parse_messages(
+        CONVERSATION, session_id="py-1", timestamp="2026-01-02T03:04:05.678Z", cwd="/app"
+    )
     assert first.request == "Summarise the report" and first.session_id == "py-1"
     assert first.started_at == "2026-01-02T03:04:05Z" and first.cwd == "/app"
     assert first.tool_calls == 3 and first.errors == 1 and first.recovered
@@ -64,10 +90,21 @@ def test_event_kinds_and_names():
 def test_sdk_objects_and_rejection():
     messages = [
         SimpleNamespace(role="user", content=[SimpleNamespace(type="text", text="go")]),
-        SimpleNamespace(role="assistant", content=[SimpleNamespace(
-            type="tool_use", id="a", name="Bash", input={"command": "rm -rf /"})]),
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a",
-                                      "is_error": True, "content": "User rejected tool use"}]},
+        SimpleNamespace(
+            role="assistant",
+            content=[SimpleNamespace(type="tool_use", id="a", name="Bash", input={"command": "rm -rf /"})],
+        ),
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "a",
+                    "is_error": True,
+                    "content": "User rejected tool use",
+                }
+            ],
+        },
     ]
     (run,) = parse_messages(messages)
     assert run.request == "go" and run.tool_calls == 1

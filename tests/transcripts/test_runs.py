@@ -21,8 +21,17 @@ from evolve.transcripts.runs import TAILS_CAP, RunBuilder, mark_superseded
 
 
 def human(text, uuid=None, parent=None, offset=0):
-    return Event(HUMAN, text=text, uuid=uuid, parent_uuid=parent, offset=offset,
-                 end=offset + 10, timestamp="2026-01-01T00:00:00Z", cwd="/w", session_id="s")
+    return Event(
+        HUMAN,
+        text=text,
+        uuid=uuid,
+        parent_uuid=parent,
+        offset=offset,
+        end=offset + 10,
+        timestamp="2026-01-01T00:00:00Z",
+        cwd="/w",
+        session_id="s",
+    )
 
 
 def call(name="Bash", tool_id="t", **kw):
@@ -52,8 +61,7 @@ def test_error_then_success_is_recovered():
 
 
 def test_success_then_error_ends_in_error():
-    run = run_of([human("go"), call(), ok(), call(), err(),
-                  Event(ASSISTANT_TEXT, text="I give up")])
+    run = run_of([human("go"), call(), ok(), call(), err(), Event(ASSISTANT_TEXT, text="I give up")])
     assert run.ended_in_error and not run.recovered
 
 
@@ -79,21 +87,35 @@ def test_api_errors():
     assert transient.transient_errors == 1 and not transient.ended_in_error
     real = run_of([human("go"), ok(), Event(API_ERROR, text="400 invalid_request")])
     assert real.errors == 1 and real.ended_in_error and real.error_texts == ["400 invalid_request"]
-    escalated = run_of([human("go"), Event(API_ERROR, text="529", transient=True),
-                        Event(API_ERROR, text="401 authentication_error", continued=True)])
+    escalated = run_of(
+        [
+            human("go"),
+            Event(API_ERROR, text="529", transient=True),
+            Event(API_ERROR, text="401 authentication_error", continued=True),
+        ]
+    )
     assert escalated.errors == 1 and escalated.transient_errors == 0 and escalated.ended_in_error
-    same = run_of([human("go"), Event(API_ERROR, text="529", transient=True),
-                   Event(API_ERROR, text="529 overloaded", transient=True, continued=True)])
+    same = run_of(
+        [
+            human("go"),
+            Event(API_ERROR, text="529", transient=True),
+            Event(API_ERROR, text="529 overloaded", transient=True, continued=True),
+        ]
+    )
     assert same.transient_errors == 1 and same.errors == 0
 
 
 def test_skills_files_and_inputs():
-    run = run_of([
-        human("go"),
-        call("Skill", "t1"), Event(SKILL, name="pdf", tool_use_id="t1"),
-        call("Write", "t2", file_path="/a"), call("Edit", "t3", file_path="/a"),
-        call("Edit", "t4", file_path="/b"),
-    ])
+    run = run_of(
+        [
+            human("go"),
+            call("Skill", "t1"),
+            Event(SKILL, name="pdf", tool_use_id="t1"),
+            call("Write", "t2", file_path="/a"),
+            call("Edit", "t3", file_path="/a"),
+            call("Edit", "t4", file_path="/b"),
+        ]
+    )
     assert run.tool_calls == 4 and run.skills == [{"name": "pdf", "tool_use_id": "t1"}]
     assert run.files_written == ["/a", "/b"]
     assert run.tool_inputs_text.splitlines()[0] == "Skill: x"
@@ -160,10 +182,18 @@ def test_activity_before_any_request_opens_an_implicit_run():
 
 
 def test_state_round_trip_resumes_exactly():
-    events = [human("fix it", uuid="h1"), call(uuid="c1"), err(uuid="r1"),
-              Event(MARKER, uuid="m1"), call(uuid="c2"), ok(uuid="r2"),
-              human("next", uuid="h2", parent="r2"), err(uuid="r3"),
-              human("again", uuid="h3", parent="r2"), ok(uuid="r4")]
+    events = [
+        human("fix it", uuid="h1"),
+        call(uuid="c1"),
+        err(uuid="r1"),
+        Event(MARKER, uuid="m1"),
+        call(uuid="c2"),
+        ok(uuid="r2"),
+        human("next", uuid="h2", parent="r2"),
+        err(uuid="r3"),
+        human("again", uuid="h3", parent="r2"),
+        ok(uuid="r4"),
+    ]
     whole = RunBuilder()
     want = [r.to_dict() for e in events for r in whole.feed(e)]
     for cut in range(len(events) + 1):
