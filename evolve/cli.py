@@ -1,7 +1,8 @@
 """The `evolve` command line: parse, call one command function, map errors to exit codes.
 
 Exit codes: 0 ok · 1 user error (the message says what to do) · 2 usage error ·
-3 internal error (a bug; traceback in <home>/logs/crash.log) · 130 interrupted.
+3 internal error (a bug; traceback in <home>/logs/crash.log) · 75 busy, try again later ·
+130 interrupted.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from evolve import __version__
-from evolve.errors import EXIT_BUG, EXIT_INTERRUPTED, EXIT_USER, EvolveError, UserError
+from evolve.errors import EXIT_BUG, EXIT_BUSY, EXIT_INTERRUPTED, EXIT_USER, Busy, EvolveError, UserError
 from evolve.home import Home
 
 Command = Callable[..., int]
@@ -301,6 +302,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return hook_main(argv[1:])
     try:
         return run(argv)
+    except Busy as exc:
+        sys.stderr.write(f"evolve: busy: {exc}\n")
+        return EXIT_BUSY
     except UserError as exc:
         sys.stderr.write(f"evolve: error: {exc}\n")
         return EXIT_USER

@@ -5,7 +5,8 @@ Exit codes (also in README):
   1  a user error: the message says what to do (UserError)
   2  usage error (bad arguments)
   3  an internal error: a bug, logged with a traceback under the home
-  4  nothing to do / refused by a gate (used by commands that report it)
+  75 busy: try again later (another evolve process holds the agent, or a person's git
+     operation is in progress in its repository); "skipped / nothing new" is 0
   130 interrupted (Ctrl-C)
 """
 
@@ -15,6 +16,7 @@ EXIT_OK = 0
 EXIT_USER = 1
 EXIT_USAGE = 2
 EXIT_BUG = 3
+EXIT_BUSY = 75  # EX_TEMPFAIL (sysexits.h)
 EXIT_INTERRUPTED = 130
 
 
@@ -36,3 +38,7 @@ class NameRefused(UserError):
 
 class LockBusy(EvolveError):
     """Another live process holds a lock we need."""
+
+
+class Busy(UserError):
+    """Not now: evolve or a person is using the agent; the message says who (exit 75)."""
