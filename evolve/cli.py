@@ -145,7 +145,9 @@ def _proposal_args(p) -> None:
 
 def _doctor_args(p) -> None:
     _json(p)
-    p.add_argument("--fix", action="store_true", help="reinstall missing hooks")
+    p.add_argument(
+        "--fix", action="store_true", help="rewrite evolve's hooks in every agent repo and install"
+    )
 
 
 def _skills_args(p) -> None:
@@ -241,6 +243,31 @@ COMMANDS: dict[str, tuple[str, str, Callable[[object], None]]] = {
 }
 
 
+# Commands that write to an agent repository, an install or the home: before they run, what an
+# older evolve installed is brought up to date (evolve.integrations.upgrade). doctor runs it too.
+WRITING = frozenset(
+    {
+        "init",
+        "revert",
+        "observe",
+        "reflect",
+        "accept",
+        "reject",
+        "watch",
+        "cycle",
+        "pause",
+        "resume",
+        "remove",
+        "pin",
+        "unpin",
+        "restore",
+        "prune",
+        "install",
+        "uninstall",
+    }
+)
+
+
 def run(argv: Sequence[str]) -> int:
     """Parse and dispatch; errors propagate (main maps them to exit codes)."""
     if "prompt" in argv[:3]:  # on the session-start hot path: no argparse
@@ -250,7 +277,16 @@ def run(argv: Sequence[str]) -> int:
     args = vars(_build_parser().parse_args(list(argv)))
     command = args.pop("command")
     home = Home.resolve(args.pop("home"))
+    if command in WRITING:
+        _upgrade(home)
     return _resolve(COMMANDS[command][0])(home, **args)
+
+
+def _upgrade(home: Home) -> None:
+    from evolve.integrations.upgrade import ensure_current
+
+    for note in ensure_current(home):
+        sys.stderr.write(f"evolve: {note}\n")
 
 
 def _fast_prompt(argv: list[str]) -> int | None:

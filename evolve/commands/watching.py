@@ -58,6 +58,8 @@ def _watch_status(home: Home, as_json: bool) -> int:
 
 def _run(home: Home, log_file: bool, verbose: bool) -> int:
     """The foreground watcher: SIGTERM/SIGINT stop it after the current unit of work."""
+    import os
+
     from evolve.watch.loop import Watcher
 
     service.setup_logging(home, log_file, verbose)
@@ -75,6 +77,7 @@ def _run(home: Home, log_file: bool, verbose: bool) -> int:
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         lock = service.acquire(home)
+        os.chdir("/")  # every path is absolute: keep no folder of the caller's busy (or importable)
         try:
             watchers.append(Watcher(home))
             if requested:

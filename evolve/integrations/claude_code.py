@@ -306,6 +306,43 @@ def install(
     }
 
 
+def refresh_entries(home: Home, record: dict) -> bool:
+    """Rewrite this install's hook entries in the current form, if any are there and differ.
+
+    Entries a person removed stay removed (doctor says so); the caller holds the registry lock.
+    """
+    agent, settings, python = record.get("agent"), record.get("settings"), record.get("python")
+    if not (isinstance(agent, str) and isinstance(settings, str) and isinstance(python, str)):
+        return False
+    path = Path(settings)
+    try:
+        raw, doc = _read(path)
+    except UserError:
+        return False  # not JSON any more: the person's to fix (doctor says so)
+    if remove_entries(doc, home, agent) == doc:
+        return False
+    new = add_entries(doc, home, agent, python, linked=record.get("skills_dir") is not None)
+    if _entries(new, home, agent) == _entries(doc, home, agent):
+        return False
+    _write_settings(home, record, path, raw, _dumps(new, raw))
+    return True
+
+
+def _entries(settings: dict, home: Home, agent: str) -> list:
+    """The agent's hook entries, in order (to compare two versions of a settings file)."""
+    found = settings.get("hooks")
+    hooks: dict = found if isinstance(found, dict) else {}
+    return [
+        (event, group.get("matcher"), hook)
+        for event, groups in hooks.items()
+        if isinstance(groups, list)
+        for group in groups
+        if isinstance(group, dict) and isinstance(group.get("hooks"), list)
+        for hook in group["hooks"]
+        if _is_ours(hook, home, agent)
+    ]
+
+
 def uninstall(home: Home, agent_name: str, scope: str = "project", project: str | None = None) -> dict:
     """Remove exactly what install added; the agent's repository (and sources) stay as they are."""
     check_name(agent_name, "agent")
