@@ -316,9 +316,21 @@ def _fast_prompt(argv: list[str]) -> int | None:
     return prompt(Home.resolve(home), name, session=session, as_json=as_json)
 
 
-def _crash_log(exc: BaseException) -> str:
+def _home_arg(argv: Sequence[str]) -> str | None:
+    """The `--home` given before the command (what every path, the crash log too, goes under)."""
+    for index, arg in enumerate(argv):
+        if arg == "--home" and index + 1 < len(argv):
+            return argv[index + 1]
+        if arg.startswith("--home="):
+            return arg.partition("=")[2]
+        if not arg.startswith("-"):
+            return None  # the command: options after it are the command's
+    return None
+
+
+def _crash_log(exc: BaseException, argv: Sequence[str]) -> str:
     try:
-        home = Home.resolve()
+        home = Home.resolve(_home_arg(argv))
         home.logs_dir.mkdir(parents=True, exist_ok=True)
         path = home.logs_dir / "crash.log"
         with path.open("a", encoding="utf-8") as handle:
@@ -346,7 +358,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USER
     except Exception as exc:
         if not _disk_full(exc):
-            return _bug(exc)
+            return _bug(exc, argv)
         sys.stderr.write(
             f"evolve: error: no space left on the device, or it failed ({exc}); "
             "nothing was half-written — free some space and run the command again\n"
@@ -367,12 +379,12 @@ def _disk_full(exc: BaseException) -> bool:
     return any(words in text for words in ("disk is full", "no space left on device", "disk i/o error"))
 
 
-def _bug(exc: BaseException) -> int:
+def _bug(exc: BaseException, argv: Sequence[str]) -> int:
     if isinstance(exc, EvolveError):
-        log = _crash_log(exc)
+        log = _crash_log(exc, argv)
         sys.stderr.write(f"evolve: error: {exc} (details in {log})\n")
         return EXIT_BUG
-    log = _crash_log(exc)
+    log = _crash_log(exc, argv)
     sys.stderr.write(f"evolve: internal error: {type(exc).__name__}: {exc}; please report it with {log}\n")
     return EXIT_BUG
 
