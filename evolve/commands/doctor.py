@@ -57,6 +57,8 @@ def diagnose(home: Home) -> list[dict]:
         for skill in found_skills:
             for problem in skill.problems:
                 add(f"{name}: {skill.path.relative_to(agent.path)}", problem)
+            for difference in skills_mod.reading_differences(skill):
+                add(f"{name}: {skill.path.relative_to(agent.path)}", difference, "warning")
         if len(found_skills) > limits.max_skills:  # a person's additions: reported, never cut
             add(
                 f"{name}: skills/",
