@@ -28,6 +28,7 @@ from evolve.metrics.rates import (
     tally,
 )
 from evolve.store import ledger
+from evolve.workspace.agent import Agent
 
 WINDOW_RUNS = 50  # runs compared on each side of a reflection
 THIN_RUNS = 10  # fewer runs on a side (or in a week): too thin to say anything
@@ -61,7 +62,7 @@ def _delta(before: dict, after: dict, key: str) -> float | None:
     return round(after[key] - before[key], 1)
 
 
-def reflections(conn: sqlite3.Connection, agent) -> list[dict]:
+def reflections(conn: sqlite3.Connection, agent: Agent) -> list[dict]:
     """Reflection commits on the agent's branch, oldest first (state.db's time when known)."""
     recorded = {
         row["commit_sha"]: row for row in ledger.reflection_rows(conn, agent.name) if row["commit_sha"]
@@ -111,7 +112,7 @@ def _week_rates(counts: Counts) -> dict:
 
 
 def build(
-    conn: sqlite3.Connection, agent, *, now: float | None = None, window_days: float | None = None
+    conn: sqlite3.Connection, agent: Agent, *, now: float | None = None, window_days: float | None = None
 ) -> dict:
     """Everything the report shows, for `agent` (an evolve.workspace.agent.Agent)."""
     now = now or time.time()

@@ -19,11 +19,14 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evolve.config import SourcesConfig
 from evolve.store import ledger
 from evolve.transcripts.classify import BUILT_IN, Classifier
+
+if TYPE_CHECKING:
+    from evolve.transcripts import Cursor, Run, Update
 
 FORMATS = ("claude_code", "generic")
 
@@ -156,8 +159,8 @@ def _store_update(
     agent: str,
     key: str,
     fmt: str,
-    cursor,
-    update,
+    cursor: Cursor | None,
+    update: Update,
     result: FileResult,
     now: float,
     known: dict[int, tuple[int, float]],
@@ -338,7 +341,7 @@ def _epoch(stamp: str | None) -> float | None:
         return None
 
 
-def user_edited_files(run, following) -> list[str]:
+def user_edited_files(run: Run, following: Run) -> list[str]:
     """Files the run wrote that changed between its end and the next human request.
 
     Nobody but the person works in between (the agent had answered), so a newer mtime in

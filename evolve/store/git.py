@@ -13,6 +13,7 @@ import time
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from evolve.errors import EvolveError
 
@@ -69,7 +70,7 @@ def git(
     return proc.stdout
 
 
-def git_text(cwd: Path, *args: str, **kwargs) -> str:
+def git_text(cwd: Path, *args: str, **kwargs: Any) -> str:
     return git(cwd, *args, **kwargs).decode("utf-8", "replace").strip()
 
 

@@ -10,8 +10,12 @@ import re
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from evolve.store.git import iso_utc
+
+if TYPE_CHECKING:
+    from evolve.store.repo import Repo
 
 _TRAILER_JUNK = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]+")
 
@@ -113,7 +117,7 @@ def _skill_of(path: str, prefix: str) -> str | None:
     return rest.split("/", 1)[0] if "/" in rest else None
 
 
-def read_log(repo, rev: str | None = None, limit: int | None = None) -> list[Commit]:
+def read_log(repo: Repo, rev: str | None = None, limit: int | None = None) -> list[Commit]:
     """Every commit from `rev` (default: the branch tip), newest first, trailers parsed."""
     tip = rev or repo.tip()
     if tip is None:
@@ -147,7 +151,7 @@ def read_log(repo, rev: str | None = None, limit: int | None = None) -> list[Com
     return commits
 
 
-def read_skill_history(repo, skills_dir: str = "skills") -> dict[str, SkillHistory]:
+def read_skill_history(repo: Repo, skills_dir: str = "skills") -> dict[str, SkillHistory]:
     """created/updated/patch_count for every skill, in ONE `git log` pass.
 
     Follows a skill folder through renames; a deletion (retire/evict) ends an

@@ -17,6 +17,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from evolve.errors import EvolveError, UserError
 from evolve.store.files import atomic_write, sha256
@@ -58,10 +59,10 @@ class Repo:
         self.git_dir = path / ".git"
 
     # -- reading ---------------------------------------------------------------------
-    def git(self, *args: str, **kwargs) -> bytes:
+    def git(self, *args: str, **kwargs: Any) -> bytes:
         return git(self.path, *args, **kwargs)
 
-    def text(self, *args: str, **kwargs) -> str:
+    def text(self, *args: str, **kwargs: Any) -> str:
         return git_text(self.path, *args, **kwargs)
 
     def tip(self, branch: str | None = None) -> str | None:
@@ -253,7 +254,14 @@ class Repo:
         return target.is_file() and os.access(target, os.X_OK)
 
     def _commit_loop(
-        self, changes, message, author, branch, on_checkout, when, links: frozenset[str] = frozenset()
+        self,
+        changes: Mapping[str, bytes | None],
+        message: str,
+        author: Identity,
+        branch: str,
+        on_checkout: bool,
+        when: str | None,
+        links: frozenset[str] = frozenset(),
     ) -> str:
         entries = self._blob_entries(changes, links)
         for _attempt in range(50):
@@ -354,7 +362,9 @@ class Repo:
         return target
 
     # -- crash safety --------------------------------------------------------------
-    def _write_journal(self, changes, journal_id, branch) -> dict:
+    def _write_journal(
+        self, changes: Mapping[str, bytes | None], journal_id: str | None, branch: str | None
+    ) -> dict:
         existing = [p for p in changes if (self.path / p).is_file()]
         olds = {}
         if existing:

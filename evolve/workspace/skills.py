@@ -10,6 +10,7 @@ strict fences); python-frontmatter, a second reader, cross-checks what it reads
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -127,7 +128,7 @@ def frontmatter_problems(data: dict[str, Any], folder_name: str) -> list[str]:
     return problems
 
 
-def body_problems(body: str, max_tokens: int, count_tokens=None) -> list[str]:
+def body_problems(body: str, max_tokens: int, count_tokens: Callable[[str], int] | None = None) -> list[str]:
     """Body length against the token cap; characters approximate tokens when no counter."""
     if count_tokens is None:
         approx = len(body) // CHARS_PER_TOKEN
