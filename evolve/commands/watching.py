@@ -6,11 +6,11 @@ import signal
 import sys
 import time
 
+from evolve.clock import stamp
 from evolve.commands.output import emit_json, say, table, warn
 from evolve.errors import EXIT_USER, LockBusy, UserError
 from evolve.home import Home
 from evolve.schedule.rules import HOUR, ago
-from evolve.store.git import iso_utc
 from evolve.watch import service
 
 
@@ -108,8 +108,8 @@ def cycle(home: Home, now: bool = False, dry_run: bool = False, as_json: bool = 
                     "selected": [],
                     "skipped": {},
                     "ran": False,
-                    "last_cycle_at": iso_utc(last),
-                    "next_cycle_at": iso_utc(last + every),
+                    "last_cycle_at": stamp(last),
+                    "next_cycle_at": stamp(last + every),
                 }
             )
         else:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from evolve.clock import seconds, stamp
 from evolve.config import LimitsConfig
 from evolve.store.files import atomic_write
 
@@ -133,22 +134,9 @@ def tally(
 
 
 # -- time --------------------------------------------------------------------------------
-def iso(ts: float) -> str:
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def epoch(value: str | None) -> float | None:
-    if not value:
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
-
-
 def iso_week(run: RunRecord) -> str | None:
     """`2026-W07` for the week the run started (the report's buckets)."""
-    when = epoch(run.started_at)
+    when = seconds(run.started_at)
     if when is None:
         return None
     year, week, _ = datetime.fromtimestamp(when, UTC).isocalendar()
@@ -215,7 +203,8 @@ _USED = (
 def load_runs(conn: sqlite3.Connection, agent: str, since: float) -> list[RunRecord]:
     """Active runs started since `since` with their facts, sorted by (path, idx)."""
     return [
-        _record(row) for row in _rows(conn, _RUN_COLUMNS + " ORDER BY path, idx", [agent, iso(since), since])
+        _record(row)
+        for row in _rows(conn, _RUN_COLUMNS + " ORDER BY path, idx", [agent, stamp(since), since])
     ]
 
 
@@ -232,7 +221,7 @@ def load_rated_runs(conn: sqlite3.Connection, agent: str, since: float) -> tuple
         + _WINDOW
         + _USED
         + " ORDER BY path, idx",
-        [agent, iso(since), since, agent, agent],
+        [agent, stamp(since), since, agent, agent],
     )
     runs = [RunRecord(session, path, idx, started) for _, session, path, idx, started in light]
     invoked = load_invoked(conn, agent, since, runs)
@@ -299,7 +288,7 @@ def _starts(runs: list[RunRecord]) -> dict[str, list[tuple[float, int]]]:
     """Session → sorted (start time, run idx)."""
     starts: dict[str, list[tuple[float, int]]] = {}
     for run in runs:
-        when = epoch(run.started_at)
+        when = seconds(run.started_at)
         if when is not None:
             starts.setdefault(run.session, []).append((when, run.idx))
     for items in starts.values():

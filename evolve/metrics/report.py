@@ -14,12 +14,11 @@ import sqlite3
 import time
 from datetime import UTC, datetime, timedelta
 
+from evolve.clock import seconds, stamp
 from evolve.metrics.rates import (
     DAY,
     Counts,
     RunRecord,
-    epoch,
-    iso,
     iso_week,
     load_invoked,
     load_runs,
@@ -78,7 +77,7 @@ def reflections(conn: sqlite3.Connection, agent: Agent) -> list[dict]:
             {
                 "sha": commit.sha,
                 "id": commit.trailers.get("Evolve-Reflection"),
-                "at": iso(row["at"]) if row else commit.date,
+                "at": stamp(row["at"]) if row else commit.date,
                 "summary": commit.subject,
                 "ops": commit.trailers.get("Evolve-Ops", ""),
                 "reverted": commit.sha in reverted,
@@ -89,7 +88,7 @@ def reflections(conn: sqlite3.Connection, agent: Agent) -> list[dict]:
 
 def weeks_between(first: str, last: str) -> list[str]:
     """Every ISO week from the one holding `first` to the one holding `last`."""
-    start, end = epoch(first), epoch(last)
+    start, end = seconds(first), seconds(last)
     if start is None or end is None:
         return []
     day = datetime.fromtimestamp(start, UTC).date()
@@ -178,9 +177,9 @@ def build(
             )
     return {
         "agent": agent.name,
-        "generated_at": iso(now),
+        "generated_at": stamp(now),
         "window_days": window_days,
-        "since": iso(since),
+        "since": stamp(since),
         "runs": len(runs),
         "window_runs": WINDOW_RUNS,
         "thin_runs": THIN_RUNS,

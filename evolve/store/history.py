@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from evolve.store.git import iso_utc
+from evolve import clock
 
 if TYPE_CHECKING:
     from evolve.store.repo import Repo
@@ -142,7 +142,7 @@ def read_log(repo: Repo, rev: str | None = None, limit: int | None = None) -> li
                 parents.split(),
                 author,
                 email,
-                iso_utc(int(when)),
+                clock.stamp(int(when)),
                 subject,
                 parse_trailers(trailers),
                 body,
@@ -176,7 +176,7 @@ def read_skill_history(repo: Repo, skills_dir: str = "skills") -> dict[str, Skil
     for record in raw.split(f"\x1e{token}")[1:]:
         head, _, rest = record.partition("\0")
         sha, when = head.split()
-        stamp = iso_utc(int(when))
+        stamp = clock.stamp(int(when))
         fields = rest.strip("\0\n").split("\0")
         touched: set[str] = set()
         ended: set[str] = set()  # skills whose SKILL.md this commit deleted
