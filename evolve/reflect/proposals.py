@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from evolve.errors import UserError
 from evolve.store import ledger
-from evolve.store.history import Commit, build_message, list_values
+from evolve.store.history import Commit, build_message
 from evolve.workspace.agent import Agent
 
 PREFIX = "proposals/"
@@ -37,7 +37,7 @@ class Proposal:
             "date": self.commit.date,
             "sha": self.commit.sha,
             "flags": self.flags,
-            "ops": list_values(self.commit.trailers.get("Evolve-Ops")),
+            "ops": self.commit.values("Evolve-Ops"),
             "review": self.commit.trailers.get("Evolve-Review", ""),
         }
 
@@ -103,8 +103,8 @@ def reject(agent: Agent, proposal_id: str, conn=None) -> Proposal:
                 {
                     "id": proposal.id,
                     "summary": proposal.commit.subject,
-                    "fingerprints": list_values(proposal.commit.trailers.get("Evolve-Fingerprints")),
-                    "ops": list_values(proposal.commit.trailers.get("Evolve-Ops")),
+                    "fingerprints": proposal.commit.values("Evolve-Fingerprints"),
+                    "ops": proposal.commit.values("Evolve-Ops"),
                 },
                 dirty=False,
             )

@@ -68,8 +68,6 @@ def prompt_text() -> str:
 
 def lessons_not_to_relearn(agent: Agent, conn) -> tuple[list[str], set[str]]:
     """Descriptions and fingerprints of what a person reverted or rejected."""
-    from evolve.store.history import list_values
-
     commits = agent.repo.log()
     by_sha = {c.sha: c for c in commits}
     lessons: list[str] = []
@@ -78,7 +76,7 @@ def lessons_not_to_relearn(agent: Agent, conn) -> tuple[list[str], set[str]]:
         target = by_sha.get(commit.reverts or "")
         if target is None:
             continue
-        blocked.update(list_values(target.trailers.get("Evolve-Fingerprints")))
+        blocked.update(target.values("Evolve-Fingerprints"))
         ops = target.trailers.get("Evolve-Ops", "")
         lessons.append(f"reverted: {target.subject} ({ops})")
     for data in ledger.events_of_kind(conn, agent.name, "proposal_rejected"):
