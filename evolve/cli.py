@@ -143,6 +143,12 @@ def _proposal_args(p) -> None:
     _json(p)
 
 
+def _unblock_args(p) -> None:
+    _agent(p)
+    p.add_argument("block_id", metavar="ID", help='a block id (see `evolve log NAME --json`: "blocks")')
+    _json(p)
+
+
 def _doctor_args(p) -> None:
     _json(p)
     p.add_argument(
@@ -220,6 +226,7 @@ COMMANDS: dict[str, tuple[str, str, Callable[[object], None]]] = {
     "proposals": ("reviewing.proposals", "reflections waiting for review", _init_args),
     "accept": ("reviewing.accept", "apply a proposal to the agent", _proposal_args),
     "reject": ("reviewing.reject", "drop a proposal; its lesson is not proposed again", _proposal_args),
+    "unblock": ("reviewing.unblock", "let evolve learn again a lesson line a person undid", _unblock_args),
     "doctor": ("doctor.doctor", "report problems and how to fix them", _doctor_args),
     "watch": ("watching.watch", "watch transcripts and agent repos; run the cycle", _watch_args),
     "cycle": ("watching.cycle", "pick the agents worth reflecting on, and reflect", _cycle_args),
@@ -246,25 +253,8 @@ COMMANDS: dict[str, tuple[str, str, Callable[[object], None]]] = {
 # Commands that write to an agent repository, an install or the home: before they run, what an
 # older evolve installed is brought up to date (evolve.integrations.upgrade). doctor runs it too.
 WRITING = frozenset(
-    {
-        "init",
-        "revert",
-        "observe",
-        "reflect",
-        "accept",
-        "reject",
-        "watch",
-        "cycle",
-        "pause",
-        "resume",
-        "remove",
-        "pin",
-        "unpin",
-        "restore",
-        "prune",
-        "install",
-        "uninstall",
-    }
+    "init revert observe reflect accept reject unblock watch cycle pause resume remove pin unpin "
+    "restore prune install uninstall".split()
 )
 
 
