@@ -10,6 +10,7 @@ from evolve.commands.output import emit_json, say, table
 from evolve.errors import LockBusy, UserError
 from evolve.home import Home
 from evolve.names import check_name
+from evolve.reflect import proposals
 from evolve.schedule.rules import HOUR, ago
 from evolve.store import ledger
 from evolve.store.locks import FileLock, holder, is_locked
@@ -42,6 +43,7 @@ def _agent_status(conn: sqlite3.Connection, home: Home, name: str, row) -> dict:
         "last_reflection_at": _iso(row["last_reflection_at"]) if row else None,
         "paused": bool(row and row["paused"]),
         "busy": is_locked(home.agent_dir(name) / ".git" / LOCK),
+        "proposals": [p.id for p in proposals.pending(Agent(home, name))],  # waiting for a person
     }
 
 
@@ -86,7 +88,10 @@ def _print_status(data: dict, last: float | None, next_at: float | None) -> None
         return
     rows = []
     for a in data["agents"]:
-        state = ", ".join(w for w, on in (("paused", a["paused"]), ("busy", a["busy"])) if on)
+        waiting = f"{len(a['proposals'])} proposal(s) to review" if a["proposals"] else ""
+        state = ", ".join(
+            w for w, on in (("paused", a["paused"]), ("busy", a["busy"]), (waiting, waiting)) if on
+        )
         rows.append(
             [
                 a["name"],
@@ -98,6 +103,10 @@ def _print_status(data: dict, last: float | None, next_at: float | None) -> None
         )
     say("")
     say(table(rows, ["AGENT", "NEW", "BEST", "LAST REFLECTION", "STATE"]))
+    for a in data["agents"]:
+        if a["proposals"]:
+            ids = ", ".join(a["proposals"])
+            say(f"{a['name']}: waiting for review: {ids} (`evolve proposals {a['name']}`)")
 
 
 def _set_paused(home: Home, name: str, paused: bool) -> None:

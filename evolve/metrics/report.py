@@ -27,6 +27,7 @@ from evolve.metrics.rates import (
     tally,
 )
 from evolve.store import ledger
+from evolve.workspace import undo
 from evolve.workspace.agent import Agent
 
 WINDOW_RUNS = 50  # runs compared on each side of a reflection
@@ -188,6 +189,7 @@ def build(
         "skills": skills,
         "useless": useless,
         "harmful": harmful,
+        "blocks": [b.to_dict() for b in undo.blocks(agent.repo).values()],  # not learned again
     }
 
 
@@ -218,5 +220,10 @@ def text_summary(data: dict) -> str:
     lines += ["", "Skills that look harmful:"]
     lines += [
         f"  {h['name']}: {h['reason']} ({h['rate'] * 100:.0f}% of {h['runs']} runs)" for h in data["harmful"]
+    ] or ["  (none)"]
+    lines += ["", "Lessons a person undid (evolve will not learn them again; `evolve unblock` lifts one):"]
+    lines += [
+        f"  {b['id']}: {b['line'][:80]} (by {b['undone_by']}, {b['commit'][:10]})"
+        for b in data.get("blocks", [])
     ] or ["  (none)"]
     return "\n".join(lines)

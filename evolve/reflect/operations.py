@@ -40,7 +40,7 @@ _FIELDS = {
     "name": "Skill name: 1-64 chars of a-z, 0-9 and single '-'.",
     "description": "One line: what the skill does and when to use it (no '<' or '>').",
     "body": "The skill's Markdown: actionable rules with concrete triggers.",
-    "old": "Exact text occurring once in the skill's body.",
+    "old": "Exact text occurring once in the skill's body (as earlier operations of this answer left it).",
     "new": "Replacement for 'old'.",
     "content": "The whole new content of the memo section (bullets, no '#'/'##' headings).",
     "reason": "Why (retire_skill, nothing_to_save).",

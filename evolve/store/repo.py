@@ -501,6 +501,23 @@ class Repo:
                 continue
             old = blobs.get(entry["old"]) if entry["old"] else None
             self._write_file(path, old)
+        self._remove_leftovers(list(journal["files"]))
+
+    def _remove_leftovers(self, paths: list[str]) -> None:
+        """An interrupted write's temp files and the folders it left empty (never a person's file)."""
+        for path in paths:
+            target = self.path / path
+            folder = target.parent
+            for leftover in folder.glob(f".{target.name}.*.evolve-tmp") if folder.is_dir() else ():
+                leftover.unlink(missing_ok=True)
+            while (
+                folder != self.path
+                and folder.is_dir()
+                and not folder.is_symlink()
+                and not any(folder.iterdir())
+            ):
+                folder.rmdir()
+                folder = folder.parent
 
     def recover(self) -> None:
         """Finish or undo an apply a crash interrupted (called under the lock)."""

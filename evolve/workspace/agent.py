@@ -100,6 +100,9 @@ class Agent:
         return skills_mod.load_skill(folder, self.config.limits.skill_body_tokens)
 
     def memo_text(self) -> str:
+        """memo.md's text; "" when absent or a link out of the repository (never followed)."""
+        if not inside(self.path, self.memo_path):
+            return ""
         try:
             return self.memo_path.read_text(encoding="utf-8")
         except FileNotFoundError:
@@ -201,6 +204,14 @@ class Agent:
             sha = self.repo.commit_changes(changes, message, self.evolve_identity)
         self.sync_links(changes)
         return sha
+
+
+def inside(root: Path, path: Path) -> bool:
+    """Whether `path`, links followed, stays inside `root` (a missing file: by its name)."""
+    try:
+        return path.resolve().is_relative_to(root.resolve())
+    except OSError:
+        return False
 
 
 def _refuse_removed(home: Home, name: str) -> None:
