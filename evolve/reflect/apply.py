@@ -23,9 +23,10 @@ from evolve.store.history import Commit, build_message
 from evolve.store.repo import Extra
 from evolve.workspace import undo
 from evolve.workspace.agent import Agent
-from evolve.workspace.authorship import line_authors, made_by_evolve
-from evolve.workspace.curate import eviction_candidates, folder_files
+from evolve.workspace.authorship import line_authors
+from evolve.workspace.curate import eviction_candidates, folder_files, persons_skills
 from evolve.workspace.memo import MEMO_FILE
+from evolve.workspace.skills import Skill
 
 
 @dataclass
@@ -100,7 +101,12 @@ def current_state(agent: Agent, source: Mapping[str, Any], commits: Mapping[str,
 
 
 def plan_now(
-    agent: Agent, source: Mapping[str, Any], *, review: bool = False, commits: list[Commit] | None = None
+    agent: Agent,
+    source: Mapping[str, Any],
+    *,
+    review: bool = False,
+    commits: list[Commit] | None = None,
+    usage: Mapping[str, dict] | None = None,
 ) -> Plan:
     """The plan of an answer against the agent as it is now (a person's work protected)."""
     commits = agent.repo.log() if commits is None else commits
@@ -111,7 +117,35 @@ def plan_now(
         Limits.from_config(agent.config.limits),
         undo.blocks(agent.repo, commits),
         protect=not review,
+        room=_room(agent, source, usage or {}, by_sha),
     )
+
+
+def _room(
+    agent: Agent, source: Mapping[str, Any], usage: Mapping[str, dict], commits: Mapping[str, Commit]
+) -> int | None:
+    """How many skills the answer may create: free places plus what eviction may take."""
+    ops = source.get("operations")
+    creates = (
+        sum(isinstance(op, dict) and op.get("op") == CREATE for op in ops) if isinstance(ops, list) else 0
+    )
+    live = agent.skills()
+    free = agent.config.limits.max_skills - len(live)
+    if creates <= free:
+        return None
+    return max(free, 0) + len(evictable(agent, live, source, usage, commits))
+
+
+def evictable(
+    agent: Agent,
+    live: list[Skill],
+    source: Mapping[str, Any],
+    usage: Mapping[str, dict],
+    commits: Mapping[str, Commit],
+) -> list[str]:
+    """The skills eviction may take, in its order (never pinned, broken, answer's, or a person's)."""
+    keep = _targets(source) | persons_skills(agent, [s.name for s in live], commits)
+    return eviction_candidates(agent, live, dict(usage), keep=keep)
 
 
 def _changes(agent: Agent, ops: Iterable[ValidOp]) -> dict[str, bytes | None]:
@@ -126,33 +160,17 @@ def _changes(agent: Agent, ops: Iterable[ValidOp]) -> dict[str, bytes | None]:
 
 
 def _evictions(
-    agent: Agent, ops: list[ValidOp], usage: Mapping[str, dict], commits: Mapping[str, Commit]
+    agent: Agent, plan: Plan, usage: Mapping[str, dict], commits: Mapping[str, Commit]
 ) -> list[str]:
-    creates = sum(op.kind == CREATE for op in ops)
+    creates = sum(op.kind == CREATE for op in plan.operations)
     if not creates:
         return []
-    retired = {op.name for op in ops if op.kind == RETIRE}
+    retired = {op.name for op in plan.operations if op.kind == RETIRE}
     live = [s for s in agent.skills() if s.name not in retired]
     excess = len(live) + creates - agent.config.limits.max_skills
     if excess <= 0:
         return []
-    mine = persons_skills(agent, [s.name for s in live], commits)
-    return eviction_candidates(agent, live, dict(usage), keep={op.name for op in ops} | mine)[:excess]
-
-
-def persons_skills(agent: Agent, names: Iterable[str], commits: Mapping[str, Commit]) -> set[str]:
-    """The skills holding a line a person wrote (checked only where a person ever committed)."""
-    history = agent.repo.skill_history()
-    touched = [
-        n
-        for n in names
-        if n in history and any(not made_by_evolve(commits.get(sha)) for sha in history[n].commits)
-    ]
-    return {
-        n
-        for n in touched
-        if any(any(line_authors(agent.repo, path, commits) or ()) for path in folder_files(agent, n))
-    }
+    return evictable(agent, live, plan.source, usage, commits)[:excess]
 
 
 def apply_plan(
@@ -174,7 +192,7 @@ def apply_plan(
             return Applied(plan, done, already=True)
         commits = agent.repo.log()
         by_sha = {c.sha: c for c in commits}
-        plan = plan_now(agent, plan.source, review=review, commits=commits)
+        plan = plan_now(agent, plan.source, review=review, commits=commits, usage=usage)
         result = Applied(plan)
         if review and plan.operations:  # every operation on the proposal branch, nothing on main
             message = _message(agent, plan.summary, trailers, reflection_id, plan.operations, plan)
@@ -187,7 +205,7 @@ def apply_plan(
                 journal_id=reflection_id,
             )
             return result
-        result.evicted = _evictions(agent, plan.operations, usage or {}, by_sha)
+        result.evicted = _evictions(agent, plan, usage or {}, by_sha)
         main = _changes(agent, plan.operations)
         for name in result.evicted:
             main.update(dict.fromkeys(folder_files(agent, name)))

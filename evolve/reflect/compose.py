@@ -102,15 +102,23 @@ def _same_text(a: str, b: str) -> bool:
 class _Composer:
     """Checks each operation against the files as composed so far; raises Reject with the reason."""
 
-    def __init__(self, state: SkillState, limits: Limits, blocked: Collection[str], protect: bool) -> None:
+    def __init__(
+        self,
+        state: SkillState,
+        limits: Limits,
+        blocked: Collection[str],
+        protect: bool,
+        room: int | None = None,
+    ) -> None:
         self.state, self.limits, self.blocked, self.protect = state, limits, frozenset(blocked), protect
+        self.room = room  # skills that may still be created (None: no cap)
         self.docs: dict[str, _Doc | None] = {}  # skill → as composed so far; None: retired here
         self.changed: set[str] = set()  # skills this answer created or patched
         self.memo = _doc(state.memo, state.memo_authors)
 
     def continued(self) -> _Composer:
         """A composer starting where this one ended, protecting nothing (a person reviews it)."""
-        after = _Composer(self.state, self.limits, self.blocked, protect=False)
+        after = _Composer(self.state, self.limits, self.blocked, protect=False, room=self.room)
         after.docs, after.changed, after.memo = dict(self.docs), set(self.changed), self.memo
         return after
 
@@ -181,8 +189,15 @@ class _Composer:
         if twin is not None:
             raise Reject(f"skill '{name}' collides with the existing folder {show(twin)}")
         self._refuse_undone(body)
+        if self.room is not None and self.room <= 0:
+            raise Reject(
+                "max_skills is reached and no skill may be evicted (each is pinned, broken, or "
+                "holds a person's lines); raise [limits] max_skills or prune"
+            )
         text = render_skill(name, description, body)
         self._reparse(name, text, description)
+        if self.room is not None:
+            self.room -= 1
         self.docs[name] = _Doc(text, [False] * len(memo_mod.lines(text)))
         self.changed.add(name)
         return ValidOp(index, CREATE, name, "", text, None, description=description)
@@ -312,11 +327,15 @@ def compose(
     blocked: Collection[str] = (),
     *,
     protect: bool = True,
+    room: int | None = None,
 ) -> Plan:
-    """Validate and compose an `apply_reflection` input (a dict, or its JSON text) into a Plan."""
+    """Validate and compose an `apply_reflection` input (a dict, or its JSON text) into a Plan.
+
+    `room`: how many skills may be created (what max_skills and the evictable skills allow).
+    """
     limits = limits or Limits()
     summary, operations = read_answer(raw, limits)
-    first = _Composer(state, limits, blocked, protect)
+    first = _Composer(state, limits, blocked, protect, room)
     handlers = _handlers(first)
     valid: list[ValidOp] = []
     waiting: list[tuple[int, Mapping[str, Any], str]] = []

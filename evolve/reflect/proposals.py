@@ -147,17 +147,17 @@ def reject(agent: Agent, proposal_id: str) -> Proposal:
 
 def unblock(agent: Agent, block_id: str) -> undo.Block:
     """Let evolve learn a lesson line again that a person undid (one commit says so)."""
-    found = undo.blocks(agent.repo)
-    block = found.get(block_id) or next(
-        (b for fp, b in found.items() if block_id and fp.startswith(block_id)), None
-    )
-    if block is None:
-        raise UserError(f'no block {block_id!r}; see `evolve log {agent.name} --json` ("blocks")')
-    message = build_message(
-        f"unblock({agent.name}): {clean_line(block.line, 120)}",
-        {"Evolve-Kind": "unblock", undo.UNBLOCKS: [block.id]},
-    )
-    with agent.repo.locked():
+    with agent.repo.locked():  # first: a person's git operation in progress makes it wait
+        found = undo.blocks(agent.repo)
+        block = found.get(block_id) or next(
+            (b for fp, b in found.items() if block_id and fp.startswith(block_id)), None
+        )
+        if block is None:
+            raise UserError(f'no block {block_id!r}; see `evolve log {agent.name} --json` ("blocks")')
+        message = build_message(
+            f"unblock({agent.name}): {clean_line(block.line, 120)}",
+            {"Evolve-Kind": "unblock", undo.UNBLOCKS: [block.id]},
+        )
         agent.commit_human_edits_held()
         agent.repo.commit_changes({}, message, agent.evolve_identity)
     return block

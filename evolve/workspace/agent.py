@@ -104,7 +104,7 @@ class Agent:
         if not inside(self.path, self.memo_path):
             return ""
         try:
-            return self.memo_path.read_text(encoding="utf-8")
+            return self.memo_path.read_bytes().decode("utf-8")  # its line endings as they are
         except FileNotFoundError:
             return ""
 

@@ -30,7 +30,11 @@ LEARNING = frozenset({"reflection"})  # commits whose added lines are lessons ev
 UNDOING = frozenset({"human_edit", "revert"})  # a person's commits (and no Evolve-Kind at all)
 MIN_WORDS, MIN_CHARS = 3, 12
 _MARKER = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?")
-_SKIP = re.compile(r"^\s*(?:#|```|~~~|\||---|===|<!--|-->)")
+_SKIP = re.compile(
+    r"^\s*(?:#|```|~~~|\||---|===|<!--|-->)"  # headings, fences, tables, rules, comments
+    r"|^(?:name|description|license|compatibility|metadata|allowed-tools)\s*:"  # a SKILL.md's frontmatter
+    r"|^\s+[\w-]+:\s"  # its metadata entries
+)
 
 
 @dataclass(frozen=True)
