@@ -76,7 +76,7 @@ def _observe_args(p) -> None:
     p.add_argument(
         "--format",
         dest="fmt",
-        choices=["claude_code", "generic"],
+        choices=["claude_code", "codex", "generic"],
         help="transcript format of PATHs (default: detected)",
     )
     _json(p)
