@@ -81,7 +81,7 @@ def _check_installs(home: Home, add) -> None:
 
     from evolve.workspace.links import load_installs
 
-    for record in load_installs(home):
+    for record in load_installs(home, "claude-code"):
         where = f"claude-code install of {record.get('agent')} ({record.get('settings')})"
         python = record.get("python") or ""
         if python and not Path(python).exists():
