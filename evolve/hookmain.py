@@ -118,7 +118,9 @@ def _decode(data: bytes, final: bool):
     start = len(text) - len(text.lstrip(" \t\r\n\ufeff"))
     try:
         value, _end = _scanner()(text, start)
-    except (StopIteration, ValueError):
+    # SystemError: before 3.12, the C scanner cannot raise its error while json.decoder is not
+    # imported (the hook never imports it): an object cut short then fails this way.
+    except (StopIteration, ValueError, SystemError):
         if final:
             raise Problem(f"stdin is not JSON: {text[:80]!r}") from None
         return None
