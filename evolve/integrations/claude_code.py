@@ -20,7 +20,6 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from evolve.errors import UserError
 from evolve.home import Home
 from evolve.integrations import hookfile
 from evolve.integrations.hookfile import owner
@@ -38,7 +37,6 @@ EVENTS: tuple[tuple[str, str | None, str, int], ...] = (
     ("StopFailure", None, "stop-failure", 5),
     ("PostToolUse", "Skill", "post-tool-use", 5),
 )
-SCOPES = ("project", "user")
 
 
 def claude_dir() -> Path:
@@ -52,26 +50,15 @@ class Target:
     project: Path | None
     settings: Path
     skills_dir: Path
-    worktree: Path | None = None
-    exclude: Path | None = None
 
 
 def resolve_target(scope: str, project: str | os.PathLike[str] | None, must_exist: bool = True) -> Target:
-    if scope not in SCOPES:
-        raise UserError(f"unknown scope {scope!r}; use --scope project or --scope user")
-    if scope == "user":
+    folder = hookfile.project_folder(scope, project, must_exist)
+    if folder is None:
         base = claude_dir()
         return Target("user", None, base / "settings.json", base / "skills")
-    folder = Path(project or Path.cwd()).expanduser().resolve()
-    if must_exist and not folder.is_dir():
-        raise UserError(f"{folder} is not a folder; pass the project with --project DIR")
-    found = links.git_exclude(folder)
     return Target(
-        "project",
-        folder,
-        folder / ".claude" / "settings.local.json",
-        folder / ".claude" / "skills",
-        *(found or (None, None)),
+        "project", folder, folder / ".claude" / "settings.local.json", folder / ".claude" / "skills"
     )
 
 
@@ -103,17 +90,6 @@ def add_entries(settings: dict, home: Home, agent: str, python: str, linked: boo
 
 
 # -- install / uninstall -----------------------------------------------------------------
-def _exclude_fields(target: Target) -> dict:
-    where = None
-    if target.worktree and target.project:
-        where = str(target.project.relative_to(target.worktree)) if target.project != target.worktree else "."
-    return {
-        "worktree": str(target.worktree) if target.worktree else None,
-        "exclude": str(target.exclude) if target.exclude else None,
-        "exclude_where": where,
-    }
-
-
 def _find(installs: list[dict], agent: str, settings: Path) -> dict | None:
     return next((i for i in installs if i.get("agent") == agent and i.get("settings") == str(settings)), None)
 
@@ -145,23 +121,16 @@ def install(
             record.update(hookfile.first_backup(installs, record["settings"]))
             installs.append(record)
         record.update(
-            _exclude_fields(target), python=python, skills_dir=str(target.skills_dir) if link else None
+            hookfile.exclude_fields(target.project),
+            python=python,
+            skills_dir=str(target.skills_dir) if link else None,
         )
         raw, doc = hookfile.read(target.settings)
         new = add_entries(doc, home, agent.name, python, link)
         changed = new != doc or raw is None
         if changed:
             hookfile.write(home, HARNESS, record, target.settings, raw, hookfile.dumps(new, raw))
-        if not link:
-            links.remove_links({"skills_dir": str(target.skills_dir)}, agent.skills_dir)
-            record["links"] = []
-        report = (
-            links.sync_install(record, agent.skills_dir)
-            if link
-            else {"added": [], "removed": [], "conflicts": []}
-        )
-        if record.get("exclude") and not link:
-            links.write_exclude(record)
+        report = hookfile.place_links(record, agent.skills_dir, target.skills_dir, link)
         links.save_installs(home, HARNESS, installs)
     return {
         "agent": agent.name,
@@ -188,7 +157,7 @@ def uninstall(home: Home, agent_name: str, scope: str = "project", project: str 
         record = _find(installs, agent_name, target.settings) or {
             "agent": agent_name,
             "settings": str(target.settings),
-            **_exclude_fields(target),
+            **hookfile.exclude_fields(target.project),
         }
         raw, doc = hookfile.read(target.settings)
         cleaned = remove_entries(doc, home, agent_name)

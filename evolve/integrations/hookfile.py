@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import shlex
 import time
 from collections.abc import Callable
@@ -94,6 +95,46 @@ def add_entries(settings: dict, ours: Ours, entries: list[Entry]) -> dict:
         group["hooks"] = [{"type": "command", "command": command, "timeout": timeout}]
         groups.append(group)
     return result
+
+
+# -- the project ---------------------------------------------------------------------------
+SCOPES = ("project", "user")
+
+
+def project_folder(scope: str, project: str | os.PathLike[str] | None, must_exist: bool) -> Path | None:
+    """The resolved project folder (the current one by default); None for user scope."""
+    if scope not in SCOPES:
+        raise UserError(f"unknown scope {scope!r}; use --scope project or --scope user")
+    if scope == "user":
+        return None
+    folder = Path(project or Path.cwd()).expanduser().resolve()
+    if must_exist and not folder.is_dir():
+        raise UserError(f"{folder} is not a folder; pass the project with --project DIR")
+    return folder
+
+
+def exclude_fields(project: Path | None) -> dict:
+    """Where a project install lists its links so nobody commits them (its repository's exclude)."""
+    worktree, exclude = (links.git_exclude(project) if project else None) or (None, None)
+    where = None
+    if worktree and project:
+        where = str(project.relative_to(worktree)) if project != worktree else "."
+    return {
+        "worktree": str(worktree) if worktree else None,
+        "exclude": str(exclude) if exclude else None,
+        "exclude_where": where,
+    }
+
+
+def place_links(record: dict, skills: Path, target: Path, link: bool) -> dict[str, list[str]]:
+    """The agent's skills linked into `target`, or (`link` False) every link of ours removed."""
+    if link:
+        return links.sync_install(record, skills)
+    links.remove_links({"skills_dir": str(target)}, skills)
+    record["links"] = []
+    if record.get("exclude"):
+        links.write_exclude(record)
+    return {"added": [], "removed": [], "conflicts": []}
 
 
 # -- the file ----------------------------------------------------------------------------
