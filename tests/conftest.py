@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 # Shared fixtures: pytest finds them here (imported, so every test module may ask for them).
+from tests.conformance import closed_port, watcher_reaper  # noqa: F401
 from tests.fake_claude_api import fake_claude_api  # noqa: F401
+from tests.fake_codex_api import fake_codex_api  # noqa: F401
 from tests.fake_messages_server import fake_messages_api  # noqa: F401
 
 REAL_HOME = str(Path("~").expanduser())
