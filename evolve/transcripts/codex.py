@@ -15,6 +15,7 @@ was read) are in codex_events.py.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -51,18 +52,38 @@ def parse_line(line: bytes, offset: int, state: dict) -> Sequence[Event]:
     return parse_object(obj, offset, offset + len(line) + 1, state)
 
 
+# A call output that is fine by its header (exit code 0, still running): its text is not kept.
+_FINE = re.compile(
+    rb'"(?:Chunk ID: [^"\\]*\\n)?(?:Wall time: [^"\\]*\\n)?'
+    rb"(?:Process exited with code 0|Exit code: 0|Process running with session ID \d+)\\n"
+)
+
+
 def decode_line(line: bytes) -> dict | None:
-    """The keys of a line that matter, as a dict; None for bad JSON or a non-object."""
-    decode, errors = _decoder()
+    """The keys of a line that matter, as a dict; None for bad JSON or a non-object.
+
+    A call's output (most of a rollout's bytes) stays undecoded when its header says the
+    command went fine: only a failure's text is ever kept.
+    """
+    decode, decode_output, errors = _decoder()
     try:
-        return decode(line)
+        obj = decode(line)
+        payload = obj.get("payload")
+        output = payload.get("output") if payload is not None else None
+        if output is not None:
+            fine = _FINE.match(memoryview(output)[: ev.HEADER_CHARS].tobytes())
+            payload["output"] = "" if fine else decode_output(output)
     except errors:
         return loads_object(line)  # an unexpected type somewhere, or a corrupt line
+    return obj
 
 
 @functools.cache
-def _decoder() -> tuple[Callable[[bytes], Any], tuple[type[Exception], ...]]:
-    """A msgspec decoder for a rollout line, and msgspec's errors (imported on first use)."""
+def _decoder() -> tuple[Callable[[bytes], Any], Callable[[Any], Any], tuple[type[Exception], ...]]:
+    """Decoders (msgspec) for a rollout line and a call output, and msgspec's errors.
+
+    msgspec is imported on first use: only observing decodes rollouts.
+    """
     from typing import TypedDict
 
     import msgspec
@@ -86,7 +107,7 @@ def _decoder() -> tuple[Callable[[bytes], Any], tuple[type[Exception], ...]]:
             "call_id": Any,
             "arguments": Any,
             "input": Any,
-            "output": Any,
+            "output": msgspec.Raw,
             "action": Any,
             "message": Any,
             "images": Any,
@@ -95,7 +116,11 @@ def _decoder() -> tuple[Callable[[bytes], Any], tuple[type[Exception], ...]]:
         },
     )
     line = shape("Line", {"type": Any, "timestamp": Any, "payload": payload})
-    return msgspec.json.Decoder(line).decode, (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
+    return (
+        msgspec.json.Decoder(line).decode,
+        msgspec.json.Decoder().decode,
+        (msgspec.DecodeError, msgspec.ValidationError, RecursionError),
+    )
 
 
 def parse_object(obj: dict, offset: int, end: int, state: dict) -> Sequence[Event]:
@@ -105,9 +130,11 @@ def parse_object(obj: dict, offset: int, end: int, state: dict) -> Sequence[Even
     if not isinstance(payload, dict):
         return ev.NONE
     if kind == "response_item":
-        handler = ev.RESPONSE_ITEMS.get(payload.get("type"))  # type: ignore[arg-type]
-        if handler is None:
-            handler = ev.generic_call(payload.get("type"))
+        item = payload.get("type")
+        if item == "reasoning":  # the model answered: any model-service incident is over
+            state["api"] = None
+            return ev.NONE
+        handler = ev.RESPONSE_ITEMS.get(item) or ev.generic_call(item)  # type: ignore[arg-type]
     elif kind == "event_msg":
         handler = ev.EVENT_MESSAGES.get(payload.get("type"))  # type: ignore[arg-type]
     elif kind == "session_meta" or kind == "turn_context":

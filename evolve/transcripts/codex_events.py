@@ -215,7 +215,8 @@ def function_call(payload: dict, head: Head, state: dict) -> Sequence[Event]:
         parsed = loads_object(arguments)
         if parsed is None:  # not JSON after all: the text itself
             return _call(payload, head, state, name, arguments, arguments)
-        return _call(payload, head, state, name, parsed, _command(parsed))
+        touches = "SKILL.md" in arguments or "*** " in arguments  # a skill read, a patch: worth a look
+        return _call(payload, head, state, name, parsed, _command(parsed) if touches else "")
     free = payload.get("input")
     free = free if isinstance(free, str) else ""
     return _call(payload, head, state, name, {"input": free}, free)
@@ -256,12 +257,6 @@ def _command(arguments: dict | None) -> str:
         elif isinstance(value, list):
             parts.extend(v for v in value if isinstance(v, str))
     return " ".join(parts)
-
-
-def model_reasoned(payload: dict, head: Head, state: dict) -> Sequence[Event]:
-    """The model answered (a reasoning item): any model-service incident is over."""
-    state["api"] = None
-    return NONE
 
 
 # -- results and failures --------------------------------------------------------------------
@@ -305,7 +300,8 @@ def call_output(payload: dict, head: Head, state: dict) -> Sequence[Event]:
     call_id = payload.get("call_id")
     call_id = call_id if isinstance(call_id, str) else ""
     state["human"] = None
-    is_error, rejected, text = failure(output_text(payload.get("output")))
+    output = output_text(payload.get("output"))  # "" when the decoder saw it went fine
+    is_error, rejected, text = failure(output) if output else (False, False, "")
     name = state.setdefault("tools", {}).pop(call_id, "")
     # (kind, *head, text, cwd, name, tool_use_id, input, file_path, is_error, rejected)
     return [
@@ -398,7 +394,6 @@ RESPONSE_ITEMS: dict[str, Handler] = {
     "local_shell_call": local_shell_call,
     "function_call_output": call_output,
     "custom_tool_call_output": call_output,
-    "reasoning": model_reasoned,
 }
 EVENT_MESSAGES: dict[str, Handler] = {
     "user_message": user_message,
