@@ -250,3 +250,12 @@ def test_rollouts_are_the_agents_by_their_first_line(agent, project, tmp_path):
     (tmp_path / "alias").symlink_to(project)
     aliased = rollout(tmp_path / "alias", "rollout-2026-12-01T13-00-00-dddd.jsonl", "2026/12/03")
     assert watch.owns(fmt, str(aliased)) is True  # resolved, as the install resolved the project
+
+
+def test_evolve_observe_knows_a_rollout_by_its_first_line(agent, project, capsys):
+    path = rollout(project)
+    assert cli.main(["observe", "shop", str(path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["runs"] == 1
+    with ledger.opened(Home.resolve().state_db) as conn:
+        assert ledger.cursor_adapters(conn, "shop") == {str(path): "codex"}
+    assert cli.main(["observe", "shop", str(path), "--format", "codex"]) == 0
