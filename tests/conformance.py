@@ -14,6 +14,7 @@ import signal
 import socket
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,39 @@ def closed_port():
         yield sock.getsockname()[1]
     finally:
         sock.close()
+
+
+def installed(install: Callable[[], Path], pin: tuple[str, str]) -> Path:
+    """The pinned CLI's binary (tests/agent_clis.py); the test skips when npm cannot get it."""
+    from tests import agent_clis
+
+    try:
+        return install()
+    except agent_clis.Unavailable as exc:
+        pytest.skip(f"{pin[0]}@{pin[1]} is not available: {exc}")
+
+
+def cli_env(proxy_port: int, watcher: bool, **extra: str) -> dict[str, str]:
+    """An agent CLI's environment: the test's HOME (conftest), proxies at a closed port.
+
+    The hooks start no watcher (EVOLVE_NO_WATCHER=1; the test stands in for it) unless
+    `watcher`.
+    """
+    proxy = f"http://127.0.0.1:{proxy_port}"
+    env = {
+        **os.environ,
+        **extra,
+        "HTTPS_PROXY": proxy,
+        "HTTP_PROXY": proxy,
+        "https_proxy": proxy,
+        "http_proxy": proxy,
+        "NO_PROXY": "127.0.0.1,localhost",
+        "no_proxy": "127.0.0.1,localhost",
+        "npm_config_update_notifier": "false",
+    }
+    if not watcher:
+        env["EVOLVE_NO_WATCHER"] = "1"
+    return env
 
 
 def evolve_cli(*args: str) -> str:

@@ -22,7 +22,6 @@ timeout below covers the test function only); without npm or the registry, these
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import time
 from pathlib import Path
@@ -37,7 +36,7 @@ from evolve.session.context import MEMO_TITLE
 from evolve.store import ledger
 from evolve.workspace.agent import Agent
 from tests import agent_clis
-from tests.conformance import alive, evolve_cli, snapshot, spool_records
+from tests.conformance import alive, cli_env, evolve_cli, installed, snapshot, spool_records
 from tests.fake_claude_api import FakeClaudeAPI
 from tests.helpers import commit_all, git, git_out, parsed_trailers, skill_text
 
@@ -72,10 +71,7 @@ echo "1 failing: parser.test.js (snapshot mismatch)"; exit 1
 @pytest.fixture(scope="session")
 def claude_bin() -> Path:
     """The pinned `claude` binary, installed into .cache/agent-clis/ on first use."""
-    try:
-        return agent_clis.claude_code()
-    except agent_clis.Unavailable as exc:
-        pytest.skip(f"Claude Code {agent_clis.CLAUDE_CODE[1]} is not available: {exc}")
+    return installed(agent_clis.claude_code, agent_clis.CLAUDE_CODE)
 
 
 class Claude:
@@ -89,23 +85,14 @@ class Claude:
         self, binary: Path, api: FakeClaudeAPI, project: Path, proxy_port: int, watcher: bool = False
     ) -> None:
         self.binary, self.api, self.project = binary, api, project
-        proxy = f"http://127.0.0.1:{proxy_port}"
-        self.env = {
-            **os.environ,  # HOME, CLAUDE_CONFIG_DIR, EVOLVE_HOME: the test's (conftest)
-            "ANTHROPIC_BASE_URL": api.url,
-            "ANTHROPIC_API_KEY": "sk-ant-fake-conformance",
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-            "DISABLE_AUTOUPDATER": "1",
-            "HTTPS_PROXY": proxy,
-            "HTTP_PROXY": proxy,
-            "https_proxy": proxy,
-            "http_proxy": proxy,
-            "NO_PROXY": "127.0.0.1,localhost",
-            "no_proxy": "127.0.0.1,localhost",
-            "npm_config_update_notifier": "false",
-        }
-        if not watcher:
-            self.env["EVOLVE_NO_WATCHER"] = "1"
+        self.env = cli_env(  # HOME, CLAUDE_CONFIG_DIR, EVOLVE_HOME: the test's (conftest)
+            proxy_port,
+            watcher,
+            ANTHROPIC_BASE_URL=api.url,
+            ANTHROPIC_API_KEY="sk-ant-fake-conformance",
+            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+            DISABLE_AUTOUPDATER="1",
+        )
 
     def run(self, prompt: str, *, resume: str | None = None) -> dict:
         argv = [str(self.binary), "-p", "--output-format", "json"]

@@ -24,7 +24,6 @@ npm or the registry, the test skips.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import time
 from pathlib import Path
@@ -40,7 +39,7 @@ from evolve.store import codex_rollouts, ledger
 from evolve.workspace.agent import Agent
 from tests import agent_clis
 from tests.codex_counts import independent_counts, parsed_counts
-from tests.conformance import alive, evolve_cli, snapshot, spool_records
+from tests.conformance import alive, cli_env, evolve_cli, installed, snapshot, spool_records
 from tests.fake_codex_api import FakeCodexAPI
 from tests.helpers import commit_all, git, git_out, parsed_trailers, skill_text
 
@@ -80,10 +79,7 @@ PERSON_EXCLUDE = "# my own excludes\n*.local\n"
 @pytest.fixture(scope="session")
 def codex_bin() -> Path:
     """The pinned `codex` binary, installed into .cache/agent-clis/ on first use."""
-    try:
-        return agent_clis.codex()
-    except agent_clis.Unavailable as exc:
-        pytest.skip(f"Codex {agent_clis.CODEX[1]} is not available: {exc}")
+    return installed(agent_clis.codex, agent_clis.CODEX)
 
 
 class Codex:
@@ -97,20 +93,8 @@ class Codex:
         self, binary: Path, api: FakeCodexAPI, project: Path, proxy_port: int, watcher: bool = False
     ) -> None:
         self.binary, self.api, self.project = binary, api, project
-        proxy = f"http://127.0.0.1:{proxy_port}"
-        self.env = {
-            **os.environ,  # HOME, CODEX_HOME, EVOLVE_HOME: the test's (conftest)
-            "FAKE_CODEX_KEY": "sk-fake-conformance",
-            "HTTPS_PROXY": proxy,
-            "HTTP_PROXY": proxy,
-            "https_proxy": proxy,
-            "http_proxy": proxy,
-            "NO_PROXY": "127.0.0.1,localhost",
-            "no_proxy": "127.0.0.1,localhost",
-            "npm_config_update_notifier": "false",
-        }
-        if not watcher:
-            self.env["EVOLVE_NO_WATCHER"] = "1"
+        # HOME, CODEX_HOME, EVOLVE_HOME: the test's (conftest)
+        self.env = cli_env(proxy_port, watcher, FAKE_CODEX_KEY="sk-fake-conformance")
 
     def run(self, prompt: str, *, resume: str | None = None, trusted: bool = True) -> str:
         flags = ["--dangerously-bypass-approvals-and-sandbox"]
@@ -207,7 +191,7 @@ def test_real_codex_sessions_are_learned_from(codex_bin, fake_codex_api, closed_
     session = cli.run("Run the tests please")
     shown, _started, _stop = assert_hooks_ran(home, session, ["impressions", "codex_hook", "stop"])
     assert shown["skills"] == [SKILL]
-    results = api.turns()[-1].outputs()
+    results = api.agent_turns()[-1].outputs()
     assert "Process exited with code 1" in results[failing] and "1 failing" in results[failing]
     assert "Process exited with code 0" in results[passing] and "3 passing" in results[passing]
     assert person_log.read_text() == "bash\nbash\n"  # the person's own hook still runs beside evolve's
@@ -227,7 +211,7 @@ def test_real_codex_sessions_are_learned_from(codex_bin, fake_codex_api, closed_
     release = cli.run("Cut the release 1.2")
     assert release != session
     assert_hooks_ran(home, release, ["impressions", "codex_hook", "stop"], skip=mark)
-    listing, loaded = api.turns()[-2].text(), api.turns()[-1].outputs()[read]
+    listing, loaded = api.agent_turns()[-2].text(), api.agent_turns()[-1].outputs()[read]
     assert f"- {SKILL}: {SKILL_DESCRIPTION}" in listing
     assert "Run the tests first." in loaded  # the linked SKILL.md's body reached the model
 
@@ -278,10 +262,10 @@ def test_real_codex_sessions_are_learned_from(codex_bin, fake_codex_api, closed_
     api.text("I will use pnpm.")
     fourth = cli.run("Install the dependencies")
     assert_hooks_ran(home, fourth, ["impressions", "codex_hook", "stop"], skip=mark)
-    context = api.turns()[-1].text()
+    context = api.agent_turns()[-1].text()
     assert MEMO_TITLE in context and lesson in context
     assert f"- {SKILL}: {SKILL_DESCRIPTION}" in context
-    assert "exec_command" in api.turns()[-1].tool_names()
+    assert "exec_command" in api.agent_turns()[-1].tool_names()
     assert not (home.run_dir / "watch.spawned").exists()  # EVOLVE_NO_WATCHER: no process left behind
 
     # 6. uninstall gives the person's files back, byte for byte; nothing was ever committed there
@@ -300,15 +284,20 @@ def test_the_watcher_a_real_session_starts_reads_its_rollout_and_uninstall_stops
     evolve_cli("install", "codex", "--agent", AGENT, "--project", str(project))
     fake_codex_api.text("Hello.")
     session = Codex(codex_bin, fake_codex_api, project, closed_port, watcher=True).run("Say hello")
+    logs = [home.logs_dir / name for name in ("hooks.log", "watch.log", "watch.stderr")]
+
+    def told() -> str:  # what the hooks and the watcher said, should this fail
+        return "\n".join(f"{p.name}:\n{p.read_text()[-2000:]}" for p in logs if p.exists())
+
     pid = int((home.run_dir / "watch.spawned").read_text())
-    assert alive(pid)  # after Codex ended the session and its hooks
+    assert alive(pid), told()  # after Codex ended the session and its hooks
     deadline = time.monotonic() + 30
     runs: list = []
     while not runs and time.monotonic() < deadline:  # the watcher drains the spool: the run is observed
         time.sleep(0.2)
         with ledger.opened(home.state_db) as conn:
             runs = conn.execute("SELECT session FROM runs WHERE agent = ?", (AGENT,)).fetchall()
-    assert [r["session"] for r in runs] == [session]
+    assert [r["session"] for r in runs] == [session], told()
     out = json.loads(evolve_cli("uninstall", "codex", "--agent", AGENT, "--project", str(project), "--json"))
     assert out["watcher_stopped"] == pid
     assert not alive(pid)

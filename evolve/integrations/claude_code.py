@@ -132,19 +132,7 @@ def install(
             hookfile.write(home, HARNESS, record, target.settings, raw, hookfile.dumps(new, raw))
         report = hookfile.place_links(record, agent.skills_dir, target.skills_dir, link)
         links.save_installs(home, HARNESS, installs)
-    return {
-        "agent": agent.name,
-        "scope": target.scope,
-        "settings": str(target.settings),
-        "settings_changed": changed,
-        "skills_dir": record["skills_dir"],
-        "links": record.get("links", []),
-        "conflicts": report["conflicts"],
-        "exclude": record.get("exclude"),
-        "sources": pattern,
-        "sources_commit": sources_commit,
-        "backup": record.get("backup"),
-    }
+    return hookfile.install_report(record, changed, report, pattern, sources_commit)
 
 
 def uninstall(home: Home, agent_name: str, scope: str = "project", project: str | None = None) -> dict:
@@ -164,12 +152,7 @@ def uninstall(home: Home, agent_name: str, scope: str = "project", project: str 
         removed_entries = cleaned != doc
         if removed_entries:
             hookfile.write(home, HARNESS, {}, target.settings, raw, hookfile.restored(record, cleaned, raw))
-        gone = links.remove_links({"skills_dir": str(target.skills_dir)}, skills_dir)
-        links.remove_exclude(record)
-        links.remove_created_dirs(record)
-        if record in installs:
-            installs.remove(record)
-        links.hand_over(record, installs)
+        gone = hookfile.forget(record, installs, target.skills_dir, skills_dir)
         links.save_installs(home, HARNESS, installs)
     stopped = hookfile.stop_spawned_watcher(home)
     return {

@@ -82,8 +82,16 @@ def _entries(home: Home, python: str) -> list[hookfile.Entry]:
     ]
 
 
-def _find(installs: list[dict], agent: str, folder: str) -> dict | None:
-    return next((i for i in installs if i.get("agent") == agent and i.get("folder") == folder), None)
+def _find(installs: list[dict], agent: str, folder: str, settings: Path) -> dict | None:
+    """The record of this agent and folder for this hooks file (another CODEX_HOME: another record)."""
+    return next(
+        (
+            i
+            for i in installs
+            if i.get("agent") == agent and i.get("folder") == folder and i.get("settings") == str(settings)
+        ),
+        None,
+    )
 
 
 def install(
@@ -103,7 +111,7 @@ def install(
     now = time.time()
     with links.registry_lock(home, HARNESS):
         installs = links.load_installs(home, HARNESS)
-        record = _find(installs, agent.name, target.folder)
+        record = _find(installs, agent.name, target.folder, settings)
         if record is None:
             record = {
                 "harness": HARNESS,
@@ -133,20 +141,8 @@ def install(
                     peer.update(hooks_changed_at=now, hook_seen_at=None)
         report = hookfile.place_links(record, agent.skills_dir, target.skills_dir, link)
         links.save_installs(home, HARNESS, installs)
-    return {
-        "agent": agent.name,
-        "scope": target.scope,
-        "settings": str(settings),
-        "settings_changed": changed,
-        "trusted": record.get("hook_seen_at") is not None,
-        "skills_dir": record["skills_dir"],
-        "links": record.get("links", []),
-        "conflicts": report["conflicts"],
-        "exclude": record.get("exclude"),
-        "sources": target.folder,
-        "sources_commit": sources_commit,
-        "backup": record.get("backup"),
-    }
+    result = hookfile.install_report(record, changed, report, target.folder, sources_commit)
+    return {**result, "trusted": record.get("hook_seen_at") is not None}
 
 
 def uninstall(home: Home, agent_name: str, scope: str = "project", project: str | None = None) -> dict:
@@ -156,26 +152,22 @@ def uninstall(home: Home, agent_name: str, scope: str = "project", project: str 
     skills_dir = home.agent_dir(agent_name) / "skills"
     with links.registry_lock(home, HARNESS):
         installs = links.load_installs(home, HARNESS)
-        record = _find(installs, agent_name, target.folder) or {
+        record = _find(installs, agent_name, target.folder, hooks_file()) or {
             "harness": HARNESS,
             "agent": agent_name,
             "settings": str(hooks_file()),
             **hookfile.exclude_fields(target.project),
         }
-        if record in installs:
-            installs.remove(record)
+        peers = [peer for peer in installs if peer is not record]
         settings = Path(record["settings"])
         removed_entries = False
-        if not any(peer.get("settings") == str(settings) for peer in installs):
+        if not any(peer.get("settings") == str(settings) for peer in peers):
             raw, doc = hookfile.read(settings)
             cleaned = hookfile.remove_entries(doc, _ours(home))
             removed_entries = cleaned != doc
             if removed_entries:
                 hookfile.write(home, HARNESS, {}, settings, raw, hookfile.restored(record, cleaned, raw))
-        gone = links.remove_links({"skills_dir": str(target.skills_dir)}, skills_dir)
-        links.remove_exclude(record)
-        links.remove_created_dirs(record)
-        links.hand_over(record, installs)
+        gone = hookfile.forget(record, installs, target.skills_dir, skills_dir)
         links.save_installs(home, HARNESS, installs)
     stopped = hookfile.stop_spawned_watcher(home)
     return {

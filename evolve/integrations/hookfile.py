@@ -137,6 +137,38 @@ def place_links(record: dict, skills: Path, target: Path, link: bool) -> dict[st
     return {"added": [], "removed": [], "conflicts": []}
 
 
+def install_report(record: dict, changed: bool, report: dict, sources: str, commit: str | None) -> dict:
+    """What an install did, as the command prints it (and `--json` shows it)."""
+    return {
+        "agent": record["agent"],
+        "scope": record["scope"],
+        "settings": record["settings"],
+        "settings_changed": changed,
+        "skills_dir": record["skills_dir"],
+        "links": record.get("links", []),
+        "conflicts": report["conflicts"],
+        "exclude": record.get("exclude"),
+        "sources": sources,
+        "sources_commit": commit,
+        "backup": record.get("backup"),
+    }
+
+
+def forget(record: dict, installs: list[dict], target: Path, skills: Path) -> list[str]:
+    """Uninstall's common part: links, exclude block and created folders gone, the record out.
+
+    What cannot be removed yet (a folder a peer still uses) is handed to the installs
+    sharing it; returns the names of the links removed.
+    """
+    gone = links.remove_links({"skills_dir": str(target)}, skills)
+    links.remove_exclude(record)
+    links.remove_created_dirs(record)
+    if record in installs:
+        installs.remove(record)
+    links.hand_over(record, installs)
+    return gone
+
+
 # -- the file ----------------------------------------------------------------------------
 def read(path: Path) -> tuple[bytes | None, dict]:
     """(the file's bytes or None when missing, its JSON object)."""

@@ -8,15 +8,14 @@ the comments), so a bug shared by the parser and the naive counter would still s
 
 from __future__ import annotations
 
-import json
-import random
 from pathlib import Path
 
 import pytest
 
-from evolve.transcripts import ADAPTERS, Cursor, codex, follow, parse_file
+from evolve.transcripts import ADAPTERS, codex, parse_file
 from evolve.transcripts.reader import loads_object, read_lines
 from tests.codex_counts import independent_counts, parsed_counts
+from tests.transcripts.test_conformance import replay
 
 KEYS = ("runs", "tool_calls", "tool_errors", "skills", "interrupts")
 
@@ -81,31 +80,10 @@ def test_the_real_cli_rollouts_give_the_facts_of_what_happened(codex_data):
     assert {r.cwd for r in (tests, correction, release)} == {"/home/dev/src/demo-svc"}
 
 
-def _replay(path: Path, tmp: Path, seed: int) -> list[dict]:
-    """Append `path` to `tmp` in random pieces, following after each; return the runs seen."""
-    data = path.read_bytes()
-    rng = random.Random(seed)
-    stored: dict[int, dict] = {}
-    cursor = None
-    pos = 0
-    tmp.write_bytes(b"")
-    while pos < len(data):
-        step = rng.choice([1, 7, 100, 1000, 5000, 40000, 200000])
-        with tmp.open("ab") as handle:
-            handle.write(data[pos : pos + step])
-        pos += step
-        update = follow(tmp, cursor, "codex", chunk_size=rng.choice([64, 4096, 1 << 20]))
-        assert not update.reset
-        for run in update.runs + ([update.open_run] if update.open_run else []):
-            stored[run.index] = run.to_dict()
-        cursor = Cursor.from_dict(json.loads(json.dumps(update.cursor.to_dict())))
-    return [stored[i] for i in sorted(stored)]
-
-
 def test_incremental_reading_equals_one_full_read(codex_data, tmp_path):
     for number, path in enumerate(all_files(codex_data)):
         full = [run.to_dict() for run in parse_file(path, "codex")]
-        assert _replay(path, tmp_path / f"{number}.jsonl", seed=number) == full, path.name
+        assert replay(path, tmp_path / f"{number}.jsonl", seed=number, fmt="codex") == full, path.name
 
 
 def test_schema_decoding_agrees_with_json_parsing(codex_data):
