@@ -143,9 +143,17 @@ def _proposal_args(p) -> None:
     _json(p)
 
 
+def _unblock_args(p) -> None:
+    _agent(p)
+    p.add_argument("block_id", metavar="ID", help='a block id (see `evolve log NAME --json`: "blocks")')
+    _json(p)
+
+
 def _doctor_args(p) -> None:
     _json(p)
-    p.add_argument("--fix", action="store_true", help="reinstall missing hooks")
+    p.add_argument(
+        "--fix", action="store_true", help="rewrite evolve's hooks in every agent repo and install"
+    )
 
 
 def _skills_args(p) -> None:
@@ -218,6 +226,7 @@ COMMANDS: dict[str, tuple[str, str, Callable[[object], None]]] = {
     "proposals": ("reviewing.proposals", "reflections waiting for review", _init_args),
     "accept": ("reviewing.accept", "apply a proposal to the agent", _proposal_args),
     "reject": ("reviewing.reject", "drop a proposal; its lesson is not proposed again", _proposal_args),
+    "unblock": ("reviewing.unblock", "let evolve learn again a lesson line a person undid", _unblock_args),
     "doctor": ("doctor.doctor", "report problems and how to fix them", _doctor_args),
     "watch": ("watching.watch", "watch transcripts and agent repos; run the cycle", _watch_args),
     "cycle": ("watching.cycle", "pick the agents worth reflecting on, and reflect", _cycle_args),
@@ -241,6 +250,14 @@ COMMANDS: dict[str, tuple[str, str, Callable[[object], None]]] = {
 }
 
 
+# Commands that write to an agent repository, an install or the home: before they run, what an
+# older evolve installed is brought up to date (evolve.integrations.upgrade). doctor runs it too.
+WRITING = frozenset(
+    "init revert observe reflect accept reject unblock watch cycle pause resume remove pin unpin "
+    "restore prune install uninstall".split()
+)
+
+
 def run(argv: Sequence[str]) -> int:
     """Parse and dispatch; errors propagate (main maps them to exit codes)."""
     if "prompt" in argv[:3]:  # on the session-start hot path: no argparse
@@ -250,7 +267,16 @@ def run(argv: Sequence[str]) -> int:
     args = vars(_build_parser().parse_args(list(argv)))
     command = args.pop("command")
     home = Home.resolve(args.pop("home"))
+    if command in WRITING:
+        _upgrade(home)
     return _resolve(COMMANDS[command][0])(home, **args)
+
+
+def _upgrade(home: Home) -> None:
+    from evolve.integrations.upgrade import ensure_current
+
+    for note in ensure_current(home):
+        sys.stderr.write(f"evolve: {note}\n")
 
 
 def _fast_prompt(argv: list[str]) -> int | None:
@@ -280,9 +306,21 @@ def _fast_prompt(argv: list[str]) -> int | None:
     return prompt(Home.resolve(home), name, session=session, as_json=as_json)
 
 
-def _crash_log(exc: BaseException) -> str:
+def _home_arg(argv: Sequence[str]) -> str | None:
+    """The `--home` given before the command (what every path, the crash log too, goes under)."""
+    for index, arg in enumerate(argv):
+        if arg == "--home" and index + 1 < len(argv):
+            return argv[index + 1]
+        if arg.startswith("--home="):
+            return arg.partition("=")[2]
+        if not arg.startswith("-"):
+            return None  # the command: options after it are the command's
+    return None
+
+
+def _crash_log(exc: BaseException, argv: Sequence[str]) -> str:
     try:
-        home = Home.resolve()
+        home = Home.resolve(_home_arg(argv))
         home.logs_dir.mkdir(parents=True, exist_ok=True)
         path = home.logs_dir / "crash.log"
         with path.open("a", encoding="utf-8") as handle:
@@ -310,7 +348,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USER
     except Exception as exc:
         if not _disk_full(exc):
-            return _bug(exc)
+            return _bug(exc, argv)
         sys.stderr.write(
             f"evolve: error: no space left on the device, or it failed ({exc}); "
             "nothing was half-written — free some space and run the command again\n"
@@ -331,12 +369,12 @@ def _disk_full(exc: BaseException) -> bool:
     return any(words in text for words in ("disk is full", "no space left on device", "disk i/o error"))
 
 
-def _bug(exc: BaseException) -> int:
+def _bug(exc: BaseException, argv: Sequence[str]) -> int:
     if isinstance(exc, EvolveError):
-        log = _crash_log(exc)
+        log = _crash_log(exc, argv)
         sys.stderr.write(f"evolve: error: {exc} (details in {log})\n")
         return EXIT_BUG
-    log = _crash_log(exc)
+    log = _crash_log(exc, argv)
     sys.stderr.write(f"evolve: internal error: {type(exc).__name__}: {exc}; please report it with {log}\n")
     return EXIT_BUG
 

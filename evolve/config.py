@@ -98,11 +98,7 @@ class Config:
     warnings: tuple[str, ...] = ()  # settings that were read but do not apply where they stand
 
 
-SECTIONS = {
-    f.name: f.default_factory
-    for f in fields(Config)  # type: ignore[misc]
-    if f.name not in ("review", "warnings")
-}
+SECTIONS = {f.name: f.default_factory for f in fields(Config) if f.name not in ("review", "warnings")}
 AGENT_ONLY = {"sources", "review"}
 # Read once per home (the watcher, the cycle): in agent.toml they are ignored with a warning.
 HOME_ONLY = {"watch": None, "schedule": {"cycle_hours", "max_agents_per_cycle"}}

@@ -115,7 +115,7 @@ def _scanner():
         }.__getitem__
         memo: dict = {}
 
-    return _json.make_scanner(Context())
+    return _json.make_scanner(Context())  # type: ignore[arg-type]  # a duck-typed JSONDecoder
 
 
 def _decode(data: bytes, final: bool):

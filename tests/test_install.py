@@ -255,8 +255,7 @@ def test_transcripts_glob_escapes_and_shortens(tmp_path):
 
 
 def test_a_reflection_that_creates_or_retires_skills_moves_the_links(project, evolve_home):
-    from evolve.reflect.apply import apply_plan
-    from evolve.reflect.operations import Limits, SkillState, parse_answer
+    from evolve.reflect.apply import apply_plan, plan_now
 
     agent = make_agent("demo")
     add_skills(agent, "old-skill")
@@ -273,10 +272,9 @@ def test_a_reflection_that_creates_or_retires_skills_moves_the_links(project, ev
             {"op": "retire_skill", "name": "old-skill", "reason": "never used"},
         ],
     }
-    plan = parse_answer(
-        answer, SkillState.build(agent.skills(), agent.memo_text()), Limits.from_config(agent.config.limits)
-    )
-    assert apply_plan(agent, plan, reflection_id="r-1", trailers={}).sha
+    plan = plan_now(agent, answer)
+    applied = apply_plan(agent, plan, reflection_id="r-1", trailers={})
+    assert applied.sha and not applied.plan.rejected and not applied.plan.waiting, applied.plan
     assert sorted(p.name for p in (project / ".claude" / "skills").iterdir()) == ["run-tests-with-uv"]
 
 

@@ -12,7 +12,8 @@ from evolve.errors import ConfigError
 from evolve.home import Home
 from evolve.workspace import memo as memo_mod
 from evolve.workspace import skills as skills_mod
-from evolve.workspace.agent import HOOK_MARKER, Agent, list_agents
+from evolve.workspace.agent import Agent, list_agents
+from evolve.workspace.template import hooks_problems
 
 
 def diagnose(home: Home) -> list[dict]:
@@ -59,6 +60,8 @@ def diagnose(home: Home) -> list[dict]:
         for skill in found_skills:
             for problem in skill.problems:
                 add(f"{name}: {skill.path.relative_to(agent.path)}", problem)
+            for difference in skills_mod.reading_differences(skill):
+                add(f"{name}: {skill.path.relative_to(agent.path)}", difference, "warning")
         if len(found_skills) > limits.max_skills:  # a person's additions: reported, never cut
             add(
                 f"{name}: skills/",
@@ -68,13 +71,8 @@ def diagnose(home: Home) -> list[dict]:
             )
         for problem in memo_mod.problems(agent.memo_text(), limits.memo_section_chars):
             add(f"{name}: memo.md", problem)
-        hook = agent.path / ".git" / "hooks" / "pre-commit"
-        if not hook.exists() or HOOK_MARKER not in hook.read_text(errors="replace"):
-            add(
-                f"{name}: .git/hooks/pre-commit",
-                "evolve's pre-commit hook is missing; run `evolve doctor --fix`",
-                "warning",
-            )
+        for problem in hooks_problems(agent.path, home.root):
+            add(f"{name}: .git/hooks/pre-commit", f"{problem}; run `evolve doctor --fix`", "warning")
     return found
 
 
@@ -139,12 +137,13 @@ def _check_codex_trust(home: Home, add) -> None:
 
 
 def doctor(home: Home, as_json: bool = False, fix: bool = False) -> int:
-    if fix:
-        from evolve.workspace.agent import install_precommit_hook
+    from evolve.integrations.upgrade import ensure_current
 
-        for name in list_agents(home):
-            install_precommit_hook(home.agent_dir(name), home.root)
-    found = diagnose(home)
+    fixed = ensure_current(home, force=fix)  # what an older evolve installed, brought up to date
+    found = [
+        {"where": note.partition(": ")[0], "problem": f"fixed: {note.partition(': ')[2]}", "level": "hint"}
+        for note in fixed
+    ] + diagnose(home)
     errors = [f for f in found if f["level"] == "error"]
     if as_json:
         emit_json({"ok": not errors, "findings": found})

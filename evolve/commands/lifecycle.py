@@ -5,13 +5,13 @@ from __future__ import annotations
 import sqlite3
 import time
 
+from evolve.clock import stamp
 from evolve.commands.output import emit_json, say, table
 from evolve.errors import LockBusy, UserError
 from evolve.home import Home
 from evolve.names import check_name
 from evolve.schedule.rules import HOUR, ago
 from evolve.store import ledger
-from evolve.store.git import iso_utc
 from evolve.store.locks import FileLock, holder, is_locked
 from evolve.store.repo import LOCK
 from evolve.watch import service
@@ -19,7 +19,7 @@ from evolve.workspace.agent import Agent, list_agents
 
 
 def _iso(value: float | None) -> str | None:
-    return iso_utc(value) if value else None
+    return stamp(value) if value else None
 
 
 def _agent_status(conn: sqlite3.Connection, home: Home, name: str, row) -> dict:

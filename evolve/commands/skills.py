@@ -32,7 +32,7 @@ KEYS = (
 
 def skill_metrics(home: Home, agent: Agent) -> list[dict]:
     """`skill_records()` joined with the usage metrics; refreshes the session-start cache."""
-    from evolve.metrics.rates import iso
+    from evolve.clock import stamp
     from evolve.metrics.usage import refresh_rates
     from evolve.observe.records import drain_pending
     from evolve.store import ledger
@@ -57,7 +57,7 @@ def skill_metrics(home: Home, agent: Agent) -> list[dict]:
             "by_source": [],
             **use,
             "window_days": window,
-            "last_used_at": iso(last) if last else None,
+            "last_used_at": stamp(last) if last else None,
         }
         merged.append({key: record.get(key, values.get(key)) for key in KEYS})
     return merged

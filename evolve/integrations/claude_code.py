@@ -20,6 +20,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from evolve.errors import UserError
 from evolve.home import Home
 from evolve.integrations import hookfile
 from evolve.integrations.hookfile import owner
@@ -133,6 +134,44 @@ def install(
         report = hookfile.place_links(record, agent.skills_dir, target.skills_dir, link)
         links.save_installs(home, HARNESS, installs)
     return hookfile.install_report(record, changed, report, pattern, sources_commit)
+
+
+def refresh_entries(home: Home, record: dict) -> bool:
+    """Rewrite this install's hook entries in the current form, if any are there and differ.
+
+    Entries a person removed stay removed (doctor says so); the caller holds the registry lock.
+    """
+    agent, settings, python = record.get("agent"), record.get("settings"), record.get("python")
+    if not (isinstance(agent, str) and isinstance(settings, str) and isinstance(python, str)):
+        return False
+    path = Path(settings)
+    try:
+        raw, doc = hookfile.read(path)
+    except UserError:
+        return False  # not JSON any more: the person's to fix (doctor says so)
+    if remove_entries(doc, home, agent) == doc:
+        return False
+    new = add_entries(doc, home, agent, python, linked=record.get("skills_dir") is not None)
+    if _entries(new, home, agent) == _entries(doc, home, agent):
+        return False
+    hookfile.write(home, HARNESS, record, path, raw, hookfile.dumps(new, raw))
+    return True
+
+
+def _entries(settings: dict, home: Home, agent: str) -> list:
+    """The agent's hook entries, in order (to compare two versions of a settings file)."""
+    found = settings.get("hooks")
+    hooks: dict = found if isinstance(found, dict) else {}
+    ours = _ours(home, agent)
+    return [
+        (event, group.get("matcher"), hook)
+        for event, groups in hooks.items()
+        if isinstance(groups, list)
+        for group in groups
+        if isinstance(group, dict) and isinstance(group.get("hooks"), list)
+        for hook in group["hooks"]
+        if ours(hook)
+    ]
 
 
 def uninstall(home: Home, agent_name: str, scope: str = "project", project: str | None = None) -> dict:

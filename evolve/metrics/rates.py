@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from evolve.clock import seconds, stamp
 from evolve.config import LimitsConfig
 from evolve.store import ledger
 from evolve.store.files import atomic_write
@@ -135,22 +136,9 @@ def tally(
 
 
 # -- time --------------------------------------------------------------------------------
-def iso(ts: float) -> str:
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def epoch(value: str | None) -> float | None:
-    if not value:
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
-
-
 def iso_week(run: RunRecord) -> str | None:
     """`2026-W07` for the week the run started (the report's buckets)."""
-    when = epoch(run.started_at)
+    when = seconds(run.started_at)
     if when is None:
         return None
     year, week, _ = datetime.fromtimestamp(when, UTC).isocalendar()
@@ -168,7 +156,7 @@ _RUN_COLUMNS = (
 )
 
 
-def _rows(conn: sqlite3.Connection, sql: str, args) -> list[tuple]:
+def _rows(conn: sqlite3.Connection, sql: str, args: tuple | list) -> list[tuple]:
     """Plain tuples (sqlite3.Row costs ~4x more over 100,000 rows)."""
     cursor = conn.cursor()
     cursor.row_factory = None
@@ -217,7 +205,8 @@ _USED = (
 def load_runs(conn: sqlite3.Connection, agent: str, since: float) -> list[RunRecord]:
     """Active runs started since `since` with their facts and source, sorted by (path, idx)."""
     runs = [
-        _record(row) for row in _rows(conn, _RUN_COLUMNS + " ORDER BY path, idx", [agent, iso(since), since])
+        _record(row)
+        for row in _rows(conn, _RUN_COLUMNS + " ORDER BY path, idx", [agent, stamp(since), since])
     ]
     return _with_sources(conn, agent, runs)
 
@@ -244,7 +233,7 @@ def load_rated_runs(conn: sqlite3.Connection, agent: str, since: float) -> tuple
         + _WINDOW
         + _USED
         + " ORDER BY path, idx",
-        [agent, iso(since), since, agent, agent],
+        [agent, stamp(since), since, agent, agent],
     )
     runs = [RunRecord(session, path, idx, started) for _, session, path, idx, started in light]
     invoked = load_invoked(conn, agent, since, runs)
@@ -311,7 +300,7 @@ def _starts(runs: list[RunRecord]) -> dict[str, list[tuple[float, int]]]:
     """Session → sorted (start time, run idx)."""
     starts: dict[str, list[tuple[float, int]]] = {}
     for run in runs:
-        when = epoch(run.started_at)
+        when = seconds(run.started_at)
         if when is not None:
             starts.setdefault(run.session, []).append((when, run.idx))
     for items in starts.values():

@@ -14,13 +14,12 @@ import sqlite3
 import time
 from datetime import UTC, datetime, timedelta
 
+from evolve.clock import seconds, stamp
 from evolve.metrics.rates import (
     DAY,
     Counts,
     RunRecord,
     by_source,
-    epoch,
-    iso,
     iso_week,
     load_invoked,
     load_runs,
@@ -29,6 +28,7 @@ from evolve.metrics.rates import (
     tally,
 )
 from evolve.store import ledger
+from evolve.workspace.agent import Agent
 
 WINDOW_RUNS = 50  # runs compared on each side of a reflection
 THIN_RUNS = 10  # fewer runs on a side (or in a week): too thin to say anything
@@ -62,7 +62,7 @@ def _delta(before: dict, after: dict, key: str) -> float | None:
     return round(after[key] - before[key], 1)
 
 
-def reflections(conn: sqlite3.Connection, agent) -> list[dict]:
+def reflections(conn: sqlite3.Connection, agent: Agent) -> list[dict]:
     """Reflection commits on the agent's branch, oldest first (state.db's time when known)."""
     recorded = {
         row["commit_sha"]: row for row in ledger.reflection_rows(conn, agent.name) if row["commit_sha"]
@@ -78,7 +78,7 @@ def reflections(conn: sqlite3.Connection, agent) -> list[dict]:
             {
                 "sha": commit.sha,
                 "id": commit.trailers.get("Evolve-Reflection"),
-                "at": iso(row["at"]) if row else commit.date,
+                "at": stamp(row["at"]) if row else commit.date,
                 "summary": commit.subject,
                 "ops": commit.trailers.get("Evolve-Ops", ""),
                 "reverted": commit.sha in reverted,
@@ -89,7 +89,7 @@ def reflections(conn: sqlite3.Connection, agent) -> list[dict]:
 
 def weeks_between(first: str, last: str) -> list[str]:
     """Every ISO week from the one holding `first` to the one holding `last`."""
-    start, end = epoch(first), epoch(last)
+    start, end = seconds(first), seconds(last)
     if start is None or end is None:
         return []
     day = datetime.fromtimestamp(start, UTC).date()
@@ -112,7 +112,7 @@ def _week_rates(counts: Counts) -> dict:
 
 
 def build(
-    conn: sqlite3.Connection, agent, *, now: float | None = None, window_days: float | None = None
+    conn: sqlite3.Connection, agent: Agent, *, now: float | None = None, window_days: float | None = None
 ) -> dict:
     """Everything the report shows, for `agent` (an evolve.workspace.agent.Agent)."""
     now = now or time.time()
@@ -183,9 +183,9 @@ def build(
             )
     return {
         "agent": agent.name,
-        "generated_at": iso(now),
+        "generated_at": stamp(now),
         "window_days": window_days,
-        "since": iso(since),
+        "since": stamp(since),
         "runs": len(runs),
         "window_runs": WINDOW_RUNS,
         "thin_runs": THIN_RUNS,

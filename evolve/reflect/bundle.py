@@ -16,6 +16,7 @@ import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from evolve.clock import stamp
 from evolve.metrics.rates import RATE_KEYS, rates_text, skill_usage
 from evolve.reflect.tokens import count_tokens, truncate_middle
 from evolve.schedule import pending
@@ -358,6 +359,4 @@ def _header(bundle: Bundle, fence: str) -> str:
 
 def _event_line(event: dict) -> str:
     details = {k: v for k, v in event.items() if k not in ("kind", "at")}
-    from evolve.store.git import iso_utc
-
-    return f"{iso_utc(event['at'])} {event['kind']}: {json.dumps(details, ensure_ascii=False)[:300]}"
+    return f"{stamp(event['at'])} {event['kind']}: {json.dumps(details, ensure_ascii=False)[:300]}"

@@ -139,10 +139,12 @@ def spawn_detached(home: Home, wait_s: float = 10.0) -> int:
 
     home.ensure()
     errors = home.logs_dir / "watch.stderr"
-    argv = [sys.executable, "-m", "evolve", "--home", str(home.root), "watch", "--log-file"]
+    # -P and cwd=/: nothing in the caller's folder is imported, and the folder is not kept busy
+    argv = [sys.executable, "-P", "-m", "evolve", "--home", str(home.root), "watch", "--log-file"]
     with errors.open("wb") as err:
         child = subprocess.Popen(
             argv,
+            cwd="/",
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=err,
