@@ -76,7 +76,7 @@ def _observe_args(p) -> None:
     p.add_argument(
         "--format",
         dest="fmt",
-        choices=["claude_code", "generic"],
+        choices=["claude_code", "codex", "generic"],
         help="transcript format of PATHs (default: detected)",
     )
     _json(p)
@@ -187,7 +187,7 @@ def _report_args(p) -> None:
 
 
 def _install_args(p) -> None:
-    p.add_argument("target", choices=["claude-code"], help="the agent runtime (claude-code)")
+    p.add_argument("target", choices=["claude-code", "codex"], help="the agent harness (claude-code, codex)")
     p.add_argument("--agent", required=True, help="the evolve agent to connect")
     p.add_argument(
         "--scope",
@@ -204,12 +204,12 @@ def _install_only_args(p) -> None:
     p.add_argument(
         "--no-link",
         action="store_true",
-        help="do not link skills into Claude Code; inject the skill index instead",
+        help="do not link skills into the harness; inject the skill index instead",
     )
 
 
 def _hook_args(p) -> None:
-    p.add_argument("args", nargs="...", help="claude-code EVENT --agent NAME (hooks call this)")
+    p.add_argument("args", nargs="...", help="claude-code EVENT --agent NAME | codex EVENT (hooks call this)")
 
 
 # name -> ("module.function", help, argument builder). Later stages add rows here.
@@ -242,7 +242,7 @@ COMMANDS: dict[str, tuple[str, str, Callable[[object], None]]] = {
     "report": ("report.report", "did learning help? rates around each reflection, per skill", _report_args),
     "install": (
         "integrate.install",
-        "connect an agent to Claude Code: hooks, skill links, sources",
+        "connect an agent to Claude Code or Codex: hooks, skill links, sources",
         _install_only_args,
     ),
     "uninstall": ("integrate.uninstall", "remove exactly what `evolve install` added", _install_args),

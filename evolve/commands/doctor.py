@@ -17,7 +17,10 @@ from evolve.workspace.template import hooks_problems
 
 
 def diagnose(home: Home) -> list[dict]:
-    """Findings as {where, problem, level} dicts; level is 'error', 'warning' or 'hint'."""
+    """Findings as {where, problem, level} dicts; level is 'error', 'warning', 'hint' or 'ok'.
+
+    'ok' says something works that could silently not (a Codex install whose hooks run).
+    """
     found: list[dict] = []
 
     def add(where: str, problem: str, level: str = "error") -> None:
@@ -74,36 +77,63 @@ def diagnose(home: Home) -> list[dict]:
 
 
 def _check_installs(home: Home, add) -> None:
-    """Claude Code installs whose interpreter or settings entries have gone away."""
+    """Installs whose interpreter or hook entries have gone away; whether Codex runs its hooks."""
     import json as json_mod
 
+    from evolve.workspace.links import HARNESSES, load_installs
+
+    for harness in HARNESSES:
+        for record in load_installs(home, harness):
+            place = record.get("folder") or record.get("settings")  # Codex: its folder; Claude Code: its file
+            where = f"{harness} install of {record.get('agent')} ({place})"
+            python = record.get("python") or ""
+            if python and not Path(python).exists():
+                add(
+                    where,
+                    f"its hooks run {python}, which no longer exists; run `evolve install "
+                    f"{harness}` again from the environment evolve is installed in",
+                )
+            try:
+                settings = json_mod.loads(Path(record.get("settings") or "").read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                add(
+                    where,
+                    f"the hooks file is missing or not valid JSON; run `evolve install {harness}` again",
+                    "warning",
+                )
+                continue
+            if "evolve.hookmain" not in json_mod.dumps(settings.get("hooks", {})):
+                add(
+                    where,
+                    f"evolve's hook entries were removed from {record.get('settings')}; run "
+                    f"`evolve install {harness}` again or `evolve uninstall {harness}`",
+                    "warning",
+                )
+    _check_codex_trust(home, add)
+
+
+def _check_codex_trust(home: Home, add) -> None:
+    from evolve.integrations import codex
+    from evolve.observe.records import drain_pending
+    from evolve.store import ledger
     from evolve.workspace.links import load_installs
 
-    for record in load_installs(home):
-        where = f"claude-code install of {record.get('agent')} ({record.get('settings')})"
-        python = record.get("python") or ""
-        if python and not Path(python).exists():
+    if not load_installs(home, "codex"):
+        return
+    with ledger.opened(home.state_db) as conn:
+        drain_pending(conn, home)  # the hooks' own records are the evidence
+    for state in codex.install_states(home):
+        where = f"codex install of {state['agent']} ({state['folder']})"
+        if state["state"] == codex.WAITING:
             add(
                 where,
-                f"its hooks run {python}, which no longer exists; run `evolve install "
-                "claude-code` again from the environment evolve is installed in",
-            )
-        try:
-            settings = json_mod.loads(Path(record.get("settings") or "").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            add(
-                where,
-                "the settings file is missing or not valid JSON; run `evolve install claude-code` again",
+                f"{codex.WAITING}: Codex ran a session here but not evolve's hooks; {codex.TRUST_HINT}",
                 "warning",
             )
-            continue
-        if "evolve.hookmain" not in json_mod.dumps(settings.get("hooks", {})):
-            add(
-                where,
-                "evolve's hook entries were removed from the settings file; run "
-                "`evolve install claude-code` again or `evolve uninstall claude-code`",
-                "warning",
-            )
+        elif state["state"] == codex.WORKING:
+            add(where, codex.WORKING, "ok")
+        else:
+            add(where, f"{state['state']}; {codex.TRUST_HINT} when you start it", "hint")
 
 
 def doctor(home: Home, as_json: bool = False, fix: bool = False) -> int:

@@ -53,6 +53,7 @@ def status(home: Home, as_json: bool = False) -> int:
     watcher = service.state(home)
     every = config_mod.load(home.config_file).schedule.cycle_hours * HOUR
     with ledger.opened(home.state_db) as conn:
+        codex = _codex_states(conn, home)
         rows = ledger.agent_rows(conn)
         agents = [_agent_status(conn, home, name, rows.get(name)) for name in list_agents(home)]
         last = ledger.last_cycle_at(conn)
@@ -63,12 +64,25 @@ def status(home: Home, as_json: bool = False) -> int:
         "last_cycle_at": _iso(last),
         "next_cycle_at": _iso(next_at),
         "agents": agents,
+        "codex": codex,
     }
     if as_json:
         emit_json(data)
         return 0
     _print_status(data, last, next_at)
     return 0
+
+
+def _codex_states(conn: sqlite3.Connection, home: Home) -> list[dict]:
+    """Each Codex install and whether Codex runs its hooks (the spool drained first: its evidence)."""
+    from evolve.integrations import codex
+    from evolve.observe.records import drain_pending
+    from evolve.workspace.links import load_installs
+
+    if not load_installs(home, "codex"):
+        return []
+    drain_pending(conn, home)
+    return codex.install_states(home)
 
 
 def _print_status(data: dict, last: float | None, next_at: float | None) -> None:
@@ -107,6 +121,8 @@ def _print_status(data: dict, last: float | None, next_at: float | None) -> None
         if a["proposals"]:
             ids = ", ".join(a["proposals"])
             say(f"{a['name']}: waiting for review: {ids} (`evolve proposals {a['name']}`)")
+    for install in data["codex"]:
+        say(f"codex: agent {install['agent']} in {install['folder']}: {install['state']}")
 
 
 def _set_paused(home: Home, name: str, paused: bool) -> None:

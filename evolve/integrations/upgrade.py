@@ -56,8 +56,8 @@ def _agent_hooks(home: Home) -> list[str]:
 
 def _claude_code_hooks(home: Home) -> list[str]:
     notes = []
-    with links.registry_lock(home):
-        for record in links.load_installs(home):
+    with links.registry_lock(home, claude_code.HARNESS):
+        for record in links.load_installs(home, claude_code.HARNESS):
             if claude_code.refresh_entries(home, record):
                 notes.append(
                     f"{record.get('agent')}: Claude Code hook commands in "

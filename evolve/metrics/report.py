@@ -19,6 +19,7 @@ from evolve.metrics.rates import (
     DAY,
     Counts,
     RunRecord,
+    by_source,
     iso_week,
     load_invoked,
     load_runs,
@@ -136,6 +137,10 @@ def build(
     invoked = load_invoked(conn, agent.name, since, runs)
     weekly = tally(runs, shown, invoked, bucket=iso_week)
     totals = tally(runs, shown, invoked)
+    per_source = by_source(tally(runs, shown, invoked, bucket=lambda run: run.source))
+    harnesses: dict[str, list[RunRecord]] = {}
+    for run in runs:
+        harnesses.setdefault(run.source, []).append(run)
     usage = skill_usage(conn, agent.name, window_days=window_days, now=now)
     skills, useless, harmful = [], [], []
     for skill in agent.skills():
@@ -151,6 +156,7 @@ def build(
             "runs_invoked": total.invoked,
             "runs_judged": total.judged,
             **total.rates(),
+            "by_source": per_source.get(skill.name, []),
             "weeks": [{"week": w, **_week_rates(weekly.get((skill.name, w), Counts()))} for w in weeks],
         }
         skills.append(entry)
@@ -185,6 +191,7 @@ def build(
         "window_runs": WINDOW_RUNS,
         "thin_runs": THIN_RUNS,
         "reflections": found,
+        "sources": [{"source": source, **side(group)} for source, group in sorted(harnesses.items())],
         "weeks": week_rows,
         "skills": skills,
         "useless": useless,
@@ -215,6 +222,16 @@ def text_summary(data: dict) -> str:
         lines.append(f"  {item['at'][:16]} {item['sha'][:10]} {item['summary'][:50]}{mark}: {numbers}")
     if not data["reflections"]:
         lines.append("  (no reflection commits yet)")
+    lines += ["", "Runs by source (the harness whose transcripts they are):"]
+    for item in data["sources"] or []:
+        numbers = (
+            "too few to rate"
+            if item["thin"]
+            else f"per 100: corrections {item['corrections_per_100']:g}, errors {item['errors_per_100']:g}"
+        )
+        lines.append(f"  {item['source']}: {item['runs']} runs, {numbers}")
+    if not data["sources"]:
+        lines.append("  (no runs yet)")
     lines += ["", "Skills that look useless (shown often, never used):"]
     lines += [f"  {u['name']}: shown in {u['runs_shown']} runs" for u in data["useless"]] or ["  (none)"]
     lines += ["", "Skills that look harmful:"]
