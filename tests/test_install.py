@@ -19,6 +19,7 @@ from evolve.home import Home
 from evolve.integrations import claude_code, hookfile
 from evolve.integrations.sources import set_sources, transcripts_glob
 from evolve.workspace import links
+from evolve.workspace.agent import Agent
 from tests.helpers import evolve_commit, git, git_out, make_agent, skill_text
 
 USER_SETTINGS = """{
@@ -318,3 +319,32 @@ def test_doctor_reports_an_install_whose_interpreter_is_gone(tmp_path, capsys) -
     assert main(["doctor", "--json"]) == 1
     findings = json_mod.loads(capsys.readouterr().out)["findings"]
     assert any("no longer exists" in f["problem"] for f in findings)
+
+
+def test_a_corrupt_install_record_is_never_overwritten(project, evolve_home, capsys, monkeypatch) -> None:
+    """A half-edited integrations/claude-code.json loses nothing: writers refuse, readers say so."""
+    add_skills(make_agent("demo"), "fix-tests")
+    home = Home.resolve()
+    claude_code.install(home, "demo", "project", str(project))
+    record = links.registry_file(home, "claude-code")
+    broken = record.read_bytes()[:-20]  # an editor crashed mid-save
+    record.write_bytes(broken)
+    capsys.readouterr()
+    for argv in (
+        ["install", "claude-code", "--agent", "demo", "--project", str(project)],
+        ["uninstall", "claude-code", "--agent", "demo", "--project", str(project)],
+    ):
+        assert cli.main(argv) == 1, argv
+        err = capsys.readouterr().err
+        last = err.splitlines()[-1]  # (an upgrade still pending says so on the line before)
+        assert last.startswith("evolve: ") and "cannot be read" in last and "evolve leaves it as it is" in last
+    assert record.read_bytes() == broken
+    evolve_commit(make_agent("other"), {})  # other work goes on
+    add_skills(Agent(home, "demo"), "second-skill")  # a commit that syncs links does not fail
+    assert record.read_bytes() == broken
+    assert cli.main(["status"]) == 0  # reading commands still answer
+    capsys.readouterr()
+    assert cli.main(["doctor", "--json"]) == 1
+    findings = json.loads(capsys.readouterr().out)["findings"]
+    assert any(f["where"] == str(record) and "evolve leaves it as it is" in f["problem"] for f in findings)
+    assert record.read_bytes() == broken

@@ -80,10 +80,15 @@ def _check_installs(home: Home, add) -> None:
     """Installs whose interpreter or hook entries have gone away; whether Codex runs its hooks."""
     import json as json_mod
 
-    from evolve.workspace.links import HARNESSES, load_installs
+    from evolve.workspace.links import HARNESSES, UnreadableInstalls, load_installs, registry_file
 
     for harness in HARNESSES:
-        for record in load_installs(home, harness):
+        try:
+            records = load_installs(home, harness)
+        except UnreadableInstalls as exc:
+            add(str(registry_file(home, harness)), str(exc).split(" cannot be read ", 1)[-1])
+            continue
+        for record in records:
             place = record.get("folder") or record.get("settings")  # Codex: its folder; Claude Code: its file
             where = f"{harness} install of {record.get('agent')} ({place})"
             python = record.get("python") or ""
@@ -116,9 +121,12 @@ def _check_codex_trust(home: Home, add) -> None:
     from evolve.integrations import codex
     from evolve.observe.records import drain_pending
     from evolve.store import ledger
-    from evolve.workspace.links import load_installs
+    from evolve.workspace.links import UnreadableInstalls, load_installs
 
-    if not load_installs(home, "codex"):
+    try:
+        if not load_installs(home, "codex"):
+            return
+    except UnreadableInstalls:  # reported above
         return
     with ledger.opened(home.state_db) as conn:
         drain_pending(conn, home)  # the hooks' own records are the evidence

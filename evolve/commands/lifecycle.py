@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import sys
 import time
 
 from evolve.clock import stamp
@@ -77,9 +78,13 @@ def _codex_states(conn: sqlite3.Connection, home: Home) -> list[dict]:
     """Each Codex install and whether Codex runs its hooks (the spool drained first: its evidence)."""
     from evolve.integrations import codex
     from evolve.observe.records import drain_pending
-    from evolve.workspace.links import load_installs
+    from evolve.workspace.links import UnreadableInstalls, load_installs
 
-    if not load_installs(home, "codex"):
+    try:
+        if not load_installs(home, "codex"):
+            return []
+    except UnreadableInstalls as exc:  # status still answers; doctor names it too
+        sys.stderr.write(f"evolve: warning: {exc}\n")
         return []
     drain_pending(conn, home)
     return codex.install_states(home)

@@ -99,7 +99,10 @@ def note_codex_hooks(home: Home, records: list[dict]) -> int:
         return 0
     marked = 0
     with links.registry_lock(home, "codex"):
-        installs = links.load_installs(home, "codex")
+        try:
+            installs = links.load_installs(home, "codex")
+        except links.UnreadableInstalls:  # doctor says so; the records are evidence again next time
+            return 0
         for install in installs:
             if install.get("hook_seen_at") is not None:
                 continue

@@ -16,6 +16,7 @@ import json
 import os
 from pathlib import Path
 
+from evolve.errors import UserError
 from evolve.home import Home
 from evolve.names import name_problem
 from evolve.store.files import atomic_write
@@ -39,13 +40,30 @@ def registry_lock(home: Home, harness: str) -> FileLock:
     return FileLock(registry_dir(home) / f"{harness}.lock", timeout=60)
 
 
+class UnreadableInstalls(UserError):
+    """The install record file cannot be read: evolve never overwrites it (that would lose it)."""
+
+
 def load_installs(home: Home, harness: str) -> list[dict]:
+    """The harness's install records; [] when none was made. Raises UnreadableInstalls."""
+    path = registry_file(home, harness)
     try:
-        data = json.loads(registry_file(home, harness).read_text(encoding="utf-8"))
-    except (FileNotFoundError, ValueError):
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
         return []
+    except (OSError, ValueError) as exc:
+        raise UnreadableInstalls(_unreadable(path, f"{type(exc).__name__}: {exc}", harness)) from None
     installs = data.get("installs") if isinstance(data, dict) else None
-    return [i for i in installs if isinstance(i, dict)] if isinstance(installs, list) else []
+    if not isinstance(installs, list):
+        raise UnreadableInstalls(_unreadable(path, 'no "installs" list', harness))
+    return [i for i in installs if isinstance(i, dict)]
+
+
+def _unreadable(path: Path, why: str, harness: str) -> str:
+    return (
+        f"{path} cannot be read ({why}); evolve leaves it as it is: repair it, or move it aside "
+        f"and run `evolve install {harness}` again"
+    )
 
 
 def save_installs(home: Home, harness: str, installs: list[dict]) -> None:
@@ -184,7 +202,11 @@ def sync_links(home: Home, agent: str) -> dict[str, list[str]]:
         if not registry_file(home, harness).exists():
             continue
         with registry_lock(home, harness):
-            installs = load_installs(home, harness)
+            try:
+                installs = load_installs(home, harness)
+            except UnreadableInstalls as exc:  # a commit never fails for it; the links wait
+                total["conflicts"].append(str(exc))
+                continue
             changed = False
             for install in installs:
                 if install.get("agent") != agent or not install.get("skills_dir"):
