@@ -337,7 +337,8 @@ def test_a_corrupt_install_record_is_never_overwritten(project, evolve_home, cap
         assert cli.main(argv) == 1, argv
         err = capsys.readouterr().err
         last = err.splitlines()[-1]  # (an upgrade still pending says so on the line before)
-        assert last.startswith("evolve: ") and "cannot be read" in last and "evolve leaves it as it is" in last
+        assert last.startswith("evolve: ") and "cannot be read" in last
+        assert "evolve leaves it as it is" in last
     assert record.read_bytes() == broken
     evolve_commit(make_agent("other"), {})  # other work goes on
     add_skills(Agent(home, "demo"), "second-skill")  # a commit that syncs links does not fail
