@@ -13,14 +13,15 @@ branch goes.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from evolve.errors import UserError
-from evolve.store.history import FORMAT, Commit, build_message, clean_line
+from evolve.store.history import FORMAT, PROPOSALS, Commit, build_message, clean_line
 from evolve.workspace import undo
 from evolve.workspace.agent import Agent
 
-PREFIX = "proposals/"
+PREFIX = PROPOSALS
 _ID = re.compile(r"[0-9a-f]{6,40}")
 
 
@@ -122,27 +123,35 @@ def accept(agent: Agent, proposal_id: str) -> Accepted:
 def reject(agent: Agent, proposal_id: str) -> Proposal:
     """Drop the proposal; its lesson lines become blocks, recorded in a commit of their own."""
     proposal = get(agent, proposal_id)
-    added = agent.repo.git(
-        "diff",
-        "--no-color",
-        "-U0",
-        f"{proposal.commit.sha}^",
-        proposal.commit.sha,
-        "--",
-        "memo.md",
-        "skills/",
-    ).decode("utf-8", "replace")
-    lines = [line[1:] for line in added.splitlines() if line.startswith("+") and not line.startswith("+++")]
-    blocks = [f"{fp} {clean_line(text, 200)}" for fp, text in undo.lesson_lines("\n".join(lines)).items()]
-    message = build_message(
-        f"reject({agent.name}): {proposal.commit.subject.partition(': ')[2] or proposal.id}",
-        {"Evolve-Kind": "reject", "Evolve-Rejected-Proposal": proposal.id, undo.BLOCKS: blocks or ["-"]},
-    )
+    lessons = lessons_of(agent, f"{proposal.commit.sha}^", proposal.commit.sha)
+    message = reject_message(agent, proposal.id, proposal.commit.subject, lessons)
     with agent.repo.locked():
         agent.commit_human_edits_held()
         agent.repo.commit_changes({}, message, agent.evolve_identity)
         agent.repo.delete_branch(proposal.branch, proposal.commit.sha)
     return proposal
+
+
+def lessons_of(agent: Agent, old: str, new: str) -> dict[str, str]:
+    """Fingerprint → line, for every lesson line the change `old..new` adds to the memo or skills."""
+    added = agent.repo.git("diff", "--no-color", "--no-ext-diff", "-U0", old, new, "--", "memo.md", "skills/")
+    lines = [
+        line[1:]
+        for line in added.decode("utf-8", "replace").splitlines()
+        if line.startswith("+") and not line.startswith("+++")
+    ]
+    return undo.lesson_lines("\n".join(lines))
+
+
+def reject_message(
+    agent: Agent, proposal_id: str, subject: str, lessons: Mapping[str, str], how: str = ""
+) -> str:
+    """The reject commit's message: one `Evolve-Blocks` line per lesson line, never proposed again."""
+    blocks = [f"{fp} {clean_line(text, 200)}" for fp, text in lessons.items()]
+    return build_message(
+        f"reject({agent.name}): {subject.partition(': ')[2] or proposal_id}{how}",
+        {"Evolve-Kind": "reject", "Evolve-Rejected-Proposal": proposal_id, undo.BLOCKS: blocks or ["-"]},
+    )
 
 
 def unblock(agent: Agent, block_id: str) -> undo.Block:

@@ -23,6 +23,8 @@ def limits(home_config: str, agent_config: str) -> tuple[int, int]:
 
     evolve.config (tomllib, eight dataclasses) costs as much as the rest of the hook.
     """
+    if os.path.islink(agent_config):  # noqa: PTH114 - never read through a link (it may leave the repo)
+        agent_config = os.devnull
     files = (home_config, agent_config)
     for name in files:
         try:
@@ -40,6 +42,20 @@ def limits(home_config: str, agent_config: str) -> tuple[int, int]:
 
     configured = config_mod.load(*(Path(name) for name in files)).limits
     return configured.prompt_chars, configured.skill_body_tokens
+
+
+def read_inside(root: str | os.PathLike[str], name: str) -> str:
+    """A file of the agent repository as text; "" when absent, unreadable, or a link leading out."""
+    path = os.path.join(root, name)  # noqa: PTH118 - hot path: plain strings
+    if os.path.islink(path):  # noqa: PTH114
+        inside = os.path.realpath(root) + os.sep
+        if not os.path.realpath(path).startswith(inside):
+            return ""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
 
 
 def memo_block(memo_text: str, room: int, memo_path: str | os.PathLike[str]) -> str:

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 
 from evolve.home import Home
-from evolve.session.context import limits, memo_block
+from evolve.session.context import limits, memo_block, read_inside
 
 MATURE_RUNS = 20  # runs shown before a skill's invocation rate may push it out
 DESCRIPTION_CAP = 250  # chars of a description in the index (Claude Code also cuts)
@@ -125,10 +125,7 @@ def render(
     entries = [
         e for e in skillindex.load(skills_dir, home.skill_index_cache(agent_name), body_tokens) if e.valid
     ]
-    try:
-        memo_text = (path / "memo.md").read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        memo_text = ""
+    memo_text = read_inside(path, "memo.md")
     header = (
         f"## Skills\n\nYour skills are in {skills_dir} (one folder per skill, each with a "
         "SKILL.md). When a task matches a description below, read that SKILL.md first "

@@ -30,11 +30,12 @@ ZERO = "0" * 40
 
 
 class GitError(EvolveError):
-    """A git command failed; carries its stderr."""
+    """A git command failed; carries its stderr (and stdout: `git push --porcelain` reports there)."""
 
-    def __init__(self, args: Sequence[str], code: int, stderr: str) -> None:
+    def __init__(self, args: Sequence[str], code: int, stderr: str, stdout: str = "") -> None:
         self.code = code
         self.stderr = stderr.strip()
+        self.stdout = stdout
         super().__init__(f"git {' '.join(args[:3])} failed ({code}): {self.stderr[:500]}")
 
 
@@ -53,19 +54,29 @@ def git(
     env: Mapping[str, str] | None = None,
     check: bool = True,
     keep_index: bool = False,
+    timeout: float | None = None,
 ) -> bytes:
-    """Run `git -C cwd args…`; return stdout bytes; raise GitError on failure."""
+    """Run `git -C cwd args…`; return stdout bytes; raise GitError on failure.
+
+    `timeout` (network commands): the process is killed after that many seconds and the
+    failure is a GitError whose stderr says it timed out.
+    """
     argv = ["git", "-c", "core.quotepath=off", *args]
-    proc = subprocess.run(
-        argv,
-        cwd=cwd,
-        input=input,
-        capture_output=True,
-        env=git_env(env, keep_index=keep_index),
-        check=False,
-    )
+    try:
+        proc = subprocess.run(
+            argv,
+            cwd=cwd,
+            input=input,
+            capture_output=True,
+            env=git_env(env, keep_index=keep_index),
+            check=False,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired:
+        raise GitError(args, -1, f"timed out after {timeout:g} s") from None
     if check and proc.returncode != 0:
-        raise GitError(args, proc.returncode, proc.stderr.decode("utf-8", "replace"))
+        stderr, stdout = (out.decode("utf-8", "replace") for out in (proc.stderr, proc.stdout))
+        raise GitError(args, proc.returncode, stderr, stdout)
     return proc.stdout
 
 

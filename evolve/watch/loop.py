@@ -368,7 +368,8 @@ class Watcher:
             if name in self.agents and self.agents[name].stamp == stamp:
                 continue
             try:
-                settings = config_mod.load(self.home.config_file, path / "agent.toml")
+                local = self.home.local_config(name)
+                settings = config_mod.load(self.home.config_file, path / "agent.toml", local)
                 sources, classifier = settings.sources, classify.for_signals(settings.signals)
                 for warning in settings.warnings:
                     log.warning("%s", warning)

@@ -23,9 +23,11 @@ def made_by_evolve(commit: Commit | None) -> bool:
     return bool(kind) and commit.trailers.get("Evolve-Source") != "human"
 
 
-def line_authors(repo: Repo, path: str, commits: Mapping[str, Commit]) -> list[bool] | None:
-    """For each line of `path` at the branch tip: True when a person wrote it (None: no file)."""
-    tip = repo.tip()
+def line_authors(
+    repo: Repo, path: str, commits: Mapping[str, Commit], rev: str | None = None
+) -> list[bool] | None:
+    """For each line of `path` at `rev` (the branch tip): True when a person wrote it (None: no file)."""
+    tip = rev or repo.tip()
     if tip is None:
         return None
     out = repo.git("blame", "--line-porcelain", tip, "--", path, check=False)

@@ -180,8 +180,11 @@ def load_skill(folder: Path, max_body_tokens: int = LimitsConfig.skill_body_toke
 
 
 def list_skills(skills_dir: Path, max_body_tokens: int = LimitsConfig.skill_body_tokens) -> list[Skill]:
-    """All skill folders under `skills/`, sorted by name (hidden entries ignored)."""
-    if not skills_dir.is_dir():
+    """All skill folders under `skills/`, sorted by name (hidden entries ignored).
+
+    A `skills` folder that is itself a symlink holds no skills: it is never followed.
+    """
+    if skills_dir.is_symlink() or not skills_dir.is_dir():
         return []
     return [
         load_skill(entry, max_body_tokens)
