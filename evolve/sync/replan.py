@@ -132,8 +132,28 @@ def merge_lines(repo: Repo, base: str, mine: str, theirs: str) -> str:
         return mine
     if base == mine:
         return theirs
-    merged = repo.merge_text(*(text.encode() + b"\n" for text in (base, theirs, mine)), favor="union")
+    merged = union(repo, *(text.encode() + b"\n" for text in (base, theirs, mine)))
     return merged.decode("utf-8", "replace").strip("\r\n")
+
+
+def union(repo: Repo, base: bytes, current: bytes, other: bytes) -> bytes:
+    """Both sides' lines where they conflict (`current`'s first), deletions kept.
+
+    A line one side removed and the other merely kept is not brought back: a person's undo stays.
+    """
+    merged = repo.merge_text(base, current, other, favor="union")
+    old, ours, theirs = (_line_set(text) for text in (base, current, other))
+    revived = ((old - ours) & theirs) | ((old - theirs) & ours)
+    return b"".join(line for line in merged.splitlines(keepends=True) if line.rstrip(b"\r\n") not in revived)
+
+
+def removes_lines(base: bytes, text: bytes) -> bool:
+    """Whether `text` lacks a (non-blank) line `base` had: a change that is more than additions."""
+    return bool(_line_set(base) - _line_set(text))
+
+
+def _line_set(text: bytes) -> set[bytes]:
+    return {line.rstrip(b"\r\n") for line in text.splitlines() if line.strip()}
 
 
 def _memo_with(theirs: str, operations: list[Any], section: str) -> bytes:

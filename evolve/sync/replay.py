@@ -26,7 +26,7 @@ from evolve.store.git import GitError
 from evolve.store.history import PROPOSALS, Commit, build_message
 from evolve.store.repo import LINK, Entry
 from evolve.sync.refs import MACHINE
-from evolve.sync.replan import replan
+from evolve.sync.replan import removes_lines, replan, union
 from evolve.workspace import undo
 from evolve.workspace.agent import Agent
 
@@ -151,6 +151,8 @@ class Replayer:
             merged = self._merged(base, mine, theirs) if _text(mine_entry) and _text(theirs_entry) else None
             if merged is not None:
                 won, both = merged
+                if not removes_lines(base or b"", mine or b""):
+                    won = both  # the person only added lines: theirs and the lesson both stay
                 resolved[path] = self._blob(won, mine_entry)
                 if both != won:
                     displaced[path] = self._blob(both, mine_entry)
@@ -173,10 +175,8 @@ class Replayer:
         if mine is None or theirs is None:
             return None
         try:
-            return (
-                self.repo.merge_text(base or b"", mine, theirs, favor="current"),
-                self.repo.merge_text(base or b"", mine, theirs, favor="union"),
-            )
+            won = self.repo.merge_text(base or b"", mine, theirs, favor="current")
+            return won, union(self.repo, base or b"", mine, theirs)
         except GitError:
             return None
 
@@ -231,13 +231,9 @@ class Replayer:
     def _person_changed(self, path: str) -> bool:
         """Whether a person's commit between the merge base and the tip changed `path`."""
         kinds = self.repo.text(
-            "log",
-            "--format=%(trailers:key=Evolve-Kind,valueonly,separator=%x2c)",
-            f"{self.base}..{self.tip}",
-            "--",
-            path,
-        )
-        return any(kind.strip() != "reflection" for kind in kinds.split("\n"))
+            "log", f"--format=kind:{_KIND}", f"{self.base}..{self.tip}", "--", path
+        ).splitlines()
+        return any(line != "kind:reflection" for line in kinds)
 
     def _blocks(self) -> Collection[str]:
         if self._blocked is None:
@@ -280,6 +276,9 @@ class Replayer:
     def _blob(self, data: bytes, like: Entry | None) -> Entry:
         blob = self.repo.git("hash-object", "-w", "--stdin", input=data).decode().strip()
         return (like[0] if like and like[0] != LINK else "100644", blob)
+
+
+_KIND = "%(trailers:key=Evolve-Kind,valueonly,separator=%x2c)"
 
 
 def _text(entry: Entry | None) -> bool:
