@@ -19,7 +19,7 @@ from evolve.errors import UserError
 from evolve.home import Home
 from evolve.store import ledger
 from evolve.store.files import atomic_write
-from evolve.store.history import build_message
+from evolve.store.history import PROPOSALS, build_message
 from evolve.store.repo import Repo
 from evolve.sync import refs, remote
 from evolve.sync.integrate import check_tree
@@ -110,7 +110,12 @@ def join(home: Home, name: str, raw_url: str) -> Agent:
     def build(target: Path) -> None:
         remote.clone(url, target)
         repo = Repo(target)
-        tip = repo.refs(f"refs/remotes/{remote.REMOTE}/main").get(f"refs/remotes/{remote.REMOTE}/main")
+        cloned = {
+            ref.removeprefix(f"refs/remotes/{remote.REMOTE}/"): sha
+            for ref, sha in repo.refs(f"refs/remotes/{remote.REMOTE}/").items()
+            if ref.endswith("/main") or f"/{PROPOSALS}" in ref
+        }
+        tip = cloned.get("main")
         if tip is None:
             raise UserError(
                 f"{remote.redact(url)} has no main branch; create the agent with `evolve init {name}`, then "
@@ -119,11 +124,15 @@ def join(home: Home, name: str, raw_url: str) -> Agent:
         check_tree(repo, tip)
         if set(repo.tree_entries(tip, [AGENT_TOML, "memo.md"])) != {AGENT_TOML, "memo.md"}:
             raise Refused(f"{remote.redact(url)} holds no evolve agent (no agent.toml and memo.md on main)")
-        repo.update_refs([("refs/heads/main", tip, None)], "evolve: joined")
+        updates = [
+            (prefix + branch, sha, None)
+            for branch, sha in cloned.items()
+            for prefix in (refs.HEADS, remote.FETCHED, refs.SYNCED)
+        ]
+        repo.update_refs(updates, "evolve: joined")  # main, and every proposal waiting on the server
         repo.git("symbolic-ref", "HEAD", "refs/heads/main")
         repo.check_out(tip)
         install_precommit_hook(target, home.root)
-        repo.update_refs([(f"{remote.FETCHED}main", tip, None), (f"{refs.SYNCED}main", tip, None)])
 
     agent = Agent.build_aside(home, name, build)
     atomic_write(agent.local_config_path, LOCAL_HEADER.format(name=name).encode())
