@@ -118,7 +118,8 @@ class SmartHttp(Server):
 
     def start(self) -> None:
         server = self
-        backend = str(Path(subprocess.run(["git", "--exec-path"], capture_output=True, text=True).stdout.strip()) / "git-http-backend")
+        exec_path = subprocess.run(["git", "--exec-path"], capture_output=True, text=True).stdout.strip()
+        backend = str(Path(exec_path) / "git-http-backend")
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
@@ -251,7 +252,8 @@ class CutProxy:
 @pytest.fixture(params=["daemon", "http"])
 def git_server(request, tmp_path):
     """A real git server (git daemon, or smart HTTP through git http-backend), stopped after."""
-    server: Server = GitDaemon(tmp_path / "server") if request.param == "daemon" else SmartHttp(tmp_path / "server")
+    kind = GitDaemon if request.param == "daemon" else SmartHttp
+    server: Server = kind(tmp_path / "server")
     server.start()
     yield server
     server.stop()

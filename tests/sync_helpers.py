@@ -110,6 +110,15 @@ class Machine:
     def read(self, path: str) -> str:
         return (self.path / path).read_text()
 
+    def add_to_memo(self, line: str, section: str = STRATEGIES) -> None:
+        """The person types `line` under a memo heading (not committed)."""
+        self.write("memo.md", self.read("memo.md").replace(f"## {section}\n", f"## {section}\n\n{line}\n"))
+
+    def person_rule(self, line: str, section: str = STRATEGIES) -> None:
+        """The person adds a memo line and commits it, as they would by hand."""
+        self.add_to_memo(line, section)
+        self.commit(line[:40])
+
     def commit(self, message: str = "my edit") -> None:
         self.git("add", "-A")
         self.git("commit", "-q", "-m", message)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from evolve.commands.output import emit_json, say, table
+from evolve.errors import ConfigError
 from evolve.home import Home
 from evolve.workspace.agent import Agent, list_agents
 
@@ -58,7 +59,11 @@ def _join(home: Home, name: str, url: str, as_json: bool) -> int:
         emit_json({"name": name, "path": str(agent.path), "head": agent.repo.tip(), "url": redact(url)})
         return 0
     say(f"joined agent {name!r} from {redact(url)} at {agent.path} ({len(agent.log())} commits)")
-    for warning in agent.config.warnings:
+    try:
+        warnings = agent.config.warnings
+    except ConfigError as exc:  # the server's agent.toml is broken: said once, fixed there or here
+        warnings = (str(exc),)
+    for warning in warnings:
         say(f"note: {warning}")
     say(
         f"next: this machine's transcripts and model go in {agent.local_config_path} ([sources], "

@@ -82,7 +82,7 @@ def _show(agent: Agent, as_json: bool) -> int:
 def sync(home: Home, names: list[str], accept_rewrite: bool = False, as_json: bool = False) -> int:
     """Fetch, integrate, push for each agent (default: every agent with a remote)."""
     agents = [Agent.open(name, home) for name in names] if names else _shared(home)
-    if accept_rewrite and len(agents) != 1:
+    if accept_rewrite and len(names) != 1:
         raise UserError("--accept-rewrite takes exactly one agent: `evolve sync --accept-rewrite NAME`")
     outcomes = [sync_agent(agent, accept_rewrite=accept_rewrite) for agent in agents]
     if as_json:

@@ -37,7 +37,9 @@ NETWORK = (
     *("-c", "gc.auto=0", "-c", "maintenance.auto=false"),
     *("-c", "http.lowSpeedLimit=1", "-c", "http.lowSpeedTime=60"),
 )
-LOCAL_RECEIVE = "git -c core.hooksPath=/dev/null receive-pack"  # a folder's hooks would run here
+# A server that is a folder runs its side here: none of its hooks or commands may run.
+SAFE_SIDE = "git -c core.hooksPath=/dev/null -c core.alternateRefsCommand=true"
+LOCAL_SIDES = {"fetch": "--upload-pack", "clone": "--upload-pack", "push": "--receive-pack"}
 _USERINFO = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s'\"]+@")
 _SCP_USER = re.compile(r"(^|[\s'\"(])[^\s@/:'\"(]+@(?=[^\s/:]+:)")
 _TRANSIENT = (
@@ -139,11 +141,6 @@ def _credential(shown: str) -> str:
     )
 
 
-def is_local(url: str) -> bool:
-    """Whether the server is a folder on this machine (its receive side runs here)."""
-    return url.startswith(("/", "file://"))
-
-
 @dataclass
 class Pushed:
     """What a push did: the refs the server took, and why it refused the others."""
@@ -159,6 +156,14 @@ class Pushed:
             for why in self.rejected.values()
             for word in ("fetch first", "non-fast-forward", "stale")
         )
+
+
+def local_side(command: str, url: str) -> list[str]:
+    """`--upload-pack` / `--receive-pack` options that keep a folder server's hooks and commands off."""
+    if not url.startswith(("/", "file://")):
+        return []
+    program = "receive-pack" if command == "push" else "upload-pack"
+    return [LOCAL_SIDES[command], f"{SAFE_SIDE} {program}"]
 
 
 def _run(repo: Repo, args: list[str], what: str) -> bytes:
@@ -190,6 +195,7 @@ def fetch(repo: Repo) -> None:
             "--no-tags",
             "--no-write-fetch-head",
             "--no-recurse-submodules",
+            *local_side("fetch", repo.remote_url(REMOTE) or ""),
             REMOTE,
             f"+refs/heads/*:{FETCHED}*",
             "^refs/heads/machine/*",
@@ -205,7 +211,7 @@ def push(repo: Repo, updates: list[tuple[str, str | None, str | None]]) -> Pushe
     atomic when the server can (all or nothing), one by one otherwise.
     """
     url = repo.remote_url(REMOTE) or ""
-    base = ["push", "--porcelain", *(["--receive-pack", LOCAL_RECEIVE] if is_local(url) else [])]
+    base = ["push", "--porcelain", *local_side("push", url)]
     leases = [f"--force-with-lease=refs/heads/{branch}:{old or ''}" for branch, _new, old in updates]
     specs = [f"{new or ''}:refs/heads/{branch}" for branch, new, _old in updates]
     try:
@@ -258,6 +264,7 @@ def clone(url: str, target: Path) -> None:
             "--no-checkout",
             "--no-tags",
             "--template=",
+            *local_side("clone", url),
             "--origin",
             REMOTE,
             "--",

@@ -1,7 +1,8 @@
-"""What goes wrong between machines and a server: a killed sync, the server gone mid-push,
-someone pushing first, a force-pushed main, an empty server. Both sides stay consistent
-(`git fsck --strict`, a clean work tree, main equal on both after the next sync) and no
-commit's change is lost.
+"""What goes wrong between machines and a server, and nothing is lost.
+
+A killed sync, the server gone mid-push, someone pushing first, a force-pushed main, an
+empty server: both sides stay consistent (`git fsck --strict`, a clean work tree, main
+equal on both after the next sync) and no commit's change is lost.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from evolve.sync import remote
-from tests.sync_helpers import SELF, STRATEGIES, Machine, create_op, memo_op, server_fsck
+from tests.sync_helpers import SELF, Machine, create_op, memo_op, server_fsck
 
 
 @pytest.fixture
@@ -26,11 +27,6 @@ def machines(tmp_path, fake_messages_api, capsys, monkeypatch):
         Machine(tmp_path / "laptop", fake_messages_api, capsys, person="Alice"),
         Machine(tmp_path / "desktop", fake_messages_api, capsys, person="Bob"),
     )
-
-
-def person_rule(machine: Machine, text: str, section: str = STRATEGIES) -> None:
-    machine.write("memo.md", machine.read("memo.md").replace(f"## {section}\n", f"## {section}\n\n{text}\n"))
-    machine.commit(text[:40])
 
 
 def test_an_empty_server_takes_the_agent_and_an_empty_one_cannot_be_joined(machines, git_daemon):
@@ -47,7 +43,9 @@ def test_an_empty_server_takes_the_agent_and_an_empty_one_cannot_be_joined(machi
 SLOW_GIT = """#!/bin/sh
 case " $* " in
     *" $EVOLVE_TEST_PAUSE_ON "*)
-        if [ -f "$EVOLVE_TEST_PAUSE" ]; then rm -f "$EVOLVE_TEST_PAUSE"; touch "$EVOLVE_TEST_PAUSED"; sleep 60; fi;;
+        if [ -f "$EVOLVE_TEST_PAUSE" ]; then
+            rm -f "$EVOLVE_TEST_PAUSE"; touch "$EVOLVE_TEST_PAUSED"; sleep 60
+        fi;;
 esac
 exec {git} "$@"
 """
@@ -86,13 +84,13 @@ def killed_sync(machine: Machine, tmp_path: Path, pause_on: str) -> None:
 
 
 @pytest.mark.parametrize("pause_on", ["update-ref", "push"])
-def test_a_sync_killed_mid_integration_or_mid_push_leaves_both_sides_consistent(machines, git_daemon, tmp_path, pause_on):
+def test_a_killed_sync_leaves_both_sides_consistent(machines, git_daemon, tmp_path, pause_on):
     a, b = machines
     a.create(git_daemon.url())
     b.join(git_daemon.url())
-    a.reflect(memo_op("strategies", "- The laptop's lesson."), create_op("one", "- Do the first thing first.\n"))
+    a.reflect(memo_op("strategies", "- The laptop's lesson."), create_op("one", "- Do the first thing.\n"))
     assert a.sync()[0] == 0
-    person_rule(b, "- Bob's rule, made offline.")
+    b.person_rule("- Bob's rule, made offline.")
     before = b.head()
     killed_sync(b, tmp_path, pause_on)  # integrating the laptop's lesson, or pushing the result
     assert b.out("rev-parse", "HEAD") in (before, b.out("rev-parse", "refs/evolve/fetched/main"), b.head())
@@ -132,8 +130,8 @@ def test_a_push_refused_because_someone_pushed_first_is_tried_again(machines, gi
     a, b = machines
     a.create(git_daemon.url())
     b.join(git_daemon.url())
-    person_rule(a, "- Alice's rule.")
-    person_rule(b, "- Bob's note about himself.", SELF)
+    a.person_rule("- Alice's rule.")
+    b.person_rule("- Bob's note about himself.", SELF)
     real_push, calls = remote.push, []
 
     def push_after_bob(repo, updates):
@@ -166,7 +164,7 @@ def test_a_force_pushed_main_is_refused_until_the_person_accepts_the_rewrite(mac
     (admin / "README.md").write_text("rewritten by the admin\n")
     subprocess.run(["git", "commit", "-qam", "admin: a new start"], cwd=admin, check=True)
     subprocess.run(["git", "push", "-q", "--force", "origin", "main"], cwd=admin, check=True)
-    person_rule(a, "- Alice's newer rule.")
+    a.person_rule("- Alice's newer rule.")
     head = a.head()
     code, out = a.sync()
     assert code == 1 and "refused: the server's main was rewritten (force-pushed)" in out, out

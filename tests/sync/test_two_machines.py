@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from tests.sync_helpers import STRATEGIES, Machine, create_op, memo_op, server_fsck
+from tests.sync_helpers import Machine, create_op, memo_op, server_fsck
 
 
 @pytest.fixture
@@ -54,7 +54,7 @@ def test_a_reflection_on_one_machine_reaches_the_other(pair):
 
 def test_a_persons_commit_on_one_machine_reaches_the_other_and_stays_theirs(pair):
     a, b, server = pair
-    b.write("memo.md", b.read("memo.md").replace(f"## {STRATEGIES}\n", f"## {STRATEGIES}\n\n- Bob's own rule: ask before deploying.\n"))
+    b.add_to_memo("- Bob's own rule: ask before deploying.")
     b.commit("my rule")
     assert b.sync()[0] == 0
     assert a.sync()[0] == 0
@@ -92,7 +92,7 @@ def test_both_reflect_on_the_same_memo_section_and_neither_lesson_is_lost(pair):
 def test_a_persons_conflicting_commit_is_kept_on_a_branch_named_after_the_machine(pair):
     a, b, server = pair
     for machine, text in ((a, "- Alice: release on Fridays."), (b, "- Bob: never release on Fridays.")):
-        machine.write("memo.md", machine.read("memo.md").replace(f"## {STRATEGIES}\n", f"## {STRATEGIES}\n\n{text}\n"))
+        machine.add_to_memo(text)
         machine.commit(f"{machine.person_name}'s rule")
     assert a.sync()[0] == 0
     code, out = b.sync()

@@ -1,5 +1,6 @@
-"""The watcher syncs an agent that has a remote: after each commit (debounced) and at each
-rescan; an unreachable server is retried quietly and shown in `evolve status`; with
+"""The watcher syncs an agent that has a remote: after each commit and at each rescan.
+
+An unreachable server is retried quietly and shown in `evolve status`; with
 `[git] sync = "manual"` only `evolve sync` does it.
 """
 
@@ -11,7 +12,7 @@ import pytest
 
 from evolve.watch import syncing
 from tests.git_servers import GitDaemon
-from tests.sync_helpers import SELF, STRATEGIES, Machine
+from tests.sync_helpers import SELF, Machine
 from tests.watch_helpers import new_watcher, pump, settle
 
 
@@ -24,20 +25,15 @@ def machines(tmp_path, fake_messages_api, capsys, monkeypatch):
     )
 
 
-def edit(machine: Machine, text: str, section: str = STRATEGIES) -> None:
-    machine.write("memo.md", machine.read("memo.md").replace(f"## {section}\n", f"## {section}\n\n{text}\n"))
-    machine.commit(text)
-
-
 def test_the_watcher_syncs_after_each_commit_and_at_each_rescan(machines, git_daemon):
     a, b = machines
     a.create(git_daemon.url())
     b.join(git_daemon.url())
     watcher = new_watcher(a.home)
     try:
-        edit(a, "- Alice's rule, pushed by the watcher.")
+        a.person_rule("- Alice's rule, pushed by the watcher.")
         pump(watcher, lambda: git_daemon.git("agent", "rev-parse", "main") == a.head())
-        edit(b, "- Bob's rule, pulled at the next rescan.", SELF)
+        b.person_rule("- Bob's rule, pulled at the next rescan.", SELF)
         assert b.sync()[0] == 0
         watcher.reconcile()  # what the watcher does every rescan_minutes
         pump(watcher, lambda: "Bob's rule" in a.read("memo.md"))
@@ -57,7 +53,7 @@ def test_an_unreachable_server_is_retried_quietly_and_shown_in_status(machines, 
     watcher = new_watcher(a.home, clock=lambda: now[0])
     caplog.set_level(logging.INFO, logger="evolve.watch")
     try:
-        edit(a, "- Written while offline.")
+        a.person_rule("- Written while offline.")
         for _ in range(40):  # ten seconds of ticks: one attempt, then the wait
             now[0] += 0.25
             watcher.tick()
@@ -83,7 +79,7 @@ def test_with_sync_manual_only_evolve_sync_syncs(machines, git_daemon):
     a.commit("I sync by hand")
     watcher = new_watcher(a.home)
     try:
-        edit(a, "- Only pushed by hand.")
+        a.person_rule("- Only pushed by hand.")
         watcher.reconcile()
         settle(watcher, 0.5)
         assert git_daemon.git("agent", "rev-parse", "main") != a.head()
