@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 
@@ -25,21 +26,32 @@ def _iso(value: float | None) -> str | None:
 def _agent_status(conn: sqlite3.Connection, home: Home, name: str, row) -> dict:
     from evolve.schedule import pending
 
+    agent = Agent(home, name)
+    problem = agent.config_problem()
     dirty = bool(row and row["dirty"])
     best, worth, count = 0.0, False, 0
     if dirty:  # only dirty agents have pending runs: cost follows them
-        agent = Agent(home, name)
-        runs = pending.scored_runs(conn, name, agent.config, agent.memo_text())
+        runs = pending.scored_runs(conn, name, agent.lenient_config, agent.memo_text())
         best = max((r.score for r in runs), default=0.0)
         worth, count = any(r.reflect for r in runs), len(runs)
+    since = row["last_reflection_at"] if row else None
+    kinds = [e["kind"] for e in ledger.events_since(conn, name, since)] if dirty else []
+    failure = ledger.last_failure(conn, name)
     return {
         "name": name,
         "dirty": dirty,
         "dirty_since": _iso(row["dirty_at"]) if row else None,
         "pending_runs": count,
+        "pending_edits": kinds.count("human_edit"),
         "pending_best_score": round(best, 3),
         "worth_reflecting": worth,
         "last_reflection_at": _iso(row["last_reflection_at"]) if row else None,
+        "last_failure": (
+            {"at": _iso(failure["at"]), "reason": json.loads(failure["data"]).get("reason", "")}
+            if failure
+            else None
+        ),
+        "config_problem": problem,
         "paused": bool(row and row["paused"]),
         "busy": is_locked(home.agent_dir(name) / ".git" / LOCK),
     }
@@ -69,6 +81,16 @@ def status(home: Home, as_json: bool = False) -> int:
     return 0
 
 
+def _new_work(a: dict) -> str:
+    """What waits for the next reflection, in words: '3 runs', '1 human edit', 'no'."""
+    if not a["dirty"]:
+        return "no"
+    parts = [f"{a['pending_runs']} run{'s' * (a['pending_runs'] != 1)}"] if a["pending_runs"] else []
+    if a["pending_edits"]:
+        parts.append(f"{a['pending_edits']} edit{'s' * (a['pending_edits'] != 1)}")
+    return ", ".join(parts) or ("a failed reflection" if a["last_failure"] else "yes")
+
+
 def _print_status(data: dict, last: float | None, next_at: float | None) -> None:
     watcher, now = data["watcher"], time.time()
     if watcher["running"]:
@@ -84,20 +106,35 @@ def _print_status(data: dict, last: float | None, next_at: float | None) -> None
     if not data["agents"]:
         say("no agents; create one with `evolve init NAME`")
         return
-    rows = []
+    rows, notes = [], []
     for a in data["agents"]:
-        state = ", ".join(w for w, on in (("paused", a["paused"]), ("busy", a["busy"])) if on)
+        flags = (
+            ("paused", a["paused"]),
+            ("busy", a["busy"]),
+            ("config broken", a["config_problem"]),
+            ("last reflection failed", a["last_failure"]),
+        )
+        state = ", ".join(word for word, on in flags if on)
         rows.append(
             [
                 a["name"],
-                f"yes ({a['pending_runs']} runs)" if a["dirty"] else "no",
-                f"{a['pending_best_score']:.2f}" if a["dirty"] else "-",
+                _new_work(a),
+                f"{a['pending_best_score']:.2f}" if a["pending_runs"] else "-",
                 a["last_reflection_at"] or "never",
                 state or "-",
             ]
         )
+        if a["config_problem"]:
+            notes.append(f"{a['name']}: not reflected until its configuration loads: {a['config_problem']}")
+        if a["last_failure"]:
+            failure = a["last_failure"]
+            notes.append(f"{a['name']}: the reflection at {failure['at']} failed: {failure['reason']}")
     say("")
     say(table(rows, ["AGENT", "NEW", "BEST", "LAST REFLECTION", "STATE"]))
+    if notes:
+        say("")
+        for note in notes:
+            say(note)
 
 
 def _set_paused(home: Home, name: str, paused: bool) -> None:

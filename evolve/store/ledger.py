@@ -330,6 +330,16 @@ def reflection_rows(conn: sqlite3.Connection, agent: str, since: float = 0.0) ->
     ).fetchall()
 
 
+def last_failure(conn: sqlite3.Connection, agent: str) -> sqlite3.Row | None:
+    """The agent's latest failed reflection if nothing succeeded since (`at`, `data`), else None."""
+    return conn.execute(
+        "SELECT at, data FROM reflections WHERE agent = ? AND outcome = 'failed' "
+        "AND at >= COALESCE((SELECT last_reflection_at FROM agents WHERE name = ?), 0) "
+        "ORDER BY at DESC LIMIT 1",
+        (agent, agent),
+    ).fetchone()
+
+
 def record_cycle(conn: sqlite3.Connection, at: float, dry_run: bool, plan: dict[str, Any]) -> None:
     conn.execute(
         "INSERT INTO cycles (at, dry_run, plan) VALUES (?, ?, ?)", (at, int(dry_run), json.dumps(plan))

@@ -11,7 +11,7 @@ from functools import cached_property
 from pathlib import Path
 
 from evolve import config as config_mod
-from evolve.errors import UserError
+from evolve.errors import ConfigError, UserError
 from evolve.home import Home
 from evolve.names import check_name
 from evolve.store.history import Commit, build_message
@@ -83,9 +83,32 @@ class Agent:
     def config(self) -> config_mod.Config:
         return config_mod.load(self.home.config_file, self.path / "agent.toml")
 
+    @cached_property
+    def lenient_config(self) -> config_mod.Config:
+        """`config`, or what still loads when a file is broken: a person's work never waits on it.
+
+        agent.toml over config.toml, else config.toml alone, else the defaults; the problem
+        itself is what `config_problem()` reports (status, cycle, doctor, the edit's trailer).
+        """
+        agent_file = self.path / "agent.toml"
+        for files in ((self.home.config_file, agent_file), (self.home.config_file,), ()):
+            try:
+                return config_mod.load(*files)
+            except ConfigError:
+                continue
+        return config_mod.Config()  # pragma: no cover - the defaults always load
+
+    def config_problem(self) -> str | None:
+        """Why this agent's configuration does not load (`file: section.key: problem`), or None."""
+        try:
+            self.config
+        except ConfigError as exc:
+            return str(exc)
+        return None
+
     @property
     def evolve_identity(self) -> Identity:
-        cfg = config_mod.load(self.home.config_file) if not self.path.exists() else self.config
+        cfg = self.lenient_config
         return Identity(cfg.git.author_name, cfg.git.author_email)
 
     # -- content ---------------------------------------------------------------------
@@ -174,15 +197,19 @@ class Agent:
 
     def _problems_in(self, paths: list[str]) -> list[str]:
         found = []
+        limits = self.lenient_config.limits
         for name in sorted({p.split("/")[1] for p in paths if p.startswith("skills/") and p.count("/") >= 2}):
             folder = self.skills_dir / name
             if folder.exists():
                 found += [
                     f"skills/{name}: {p}"
-                    for p in skills_mod.load_skill(folder, self.config.limits.skill_body_tokens).problems
+                    for p in skills_mod.load_skill(folder, limits.skill_body_tokens).problems
                 ]
         if memo_mod.MEMO_FILE in paths:
-            found += self.memo_problems()
+            found += memo_mod.problems(self.memo_text(), limits.memo_section_chars)
+        problem = self.config_problem() if "agent.toml" in paths else None
+        if problem and problem.startswith(f"{self.path / 'agent.toml'}:"):
+            found.append(problem.replace(f"{self.path}/", "", 1))
         return found
 
     def revert(self, rev: str) -> str:
