@@ -98,6 +98,7 @@ class Config:
 
 
 SECTIONS = {f.name: f.default_factory for f in fields(Config) if f.name not in ("review", "warnings")}
+SECTION_KEYS = {name: {f.name for f in fields(getattr(Config(), name))} for name in SECTIONS}
 AGENT_ONLY = {"sources", "review"}
 # Read once per home (the watcher, the cycle): in agent.toml they are ignored with a warning.
 HOME_ONLY = {"watch": None, "schedule": {"cycle_hours", "max_agents_per_cycle"}}
@@ -202,15 +203,11 @@ def _misplaced_hint(section: str, key: str) -> str:
     if key == "review":
         home = "review = ... goes above the first [table] of agent.toml"
     else:
-        owners = [name for name, make in SECTIONS.items() if name != section and key in _field_names(make())]
+        owners = [name for name, keys in SECTION_KEYS.items() if name != section and key in keys]
         if not owners:
             return ""
         home = f"{key} belongs in [{owners[0]}]"
     return f"; {home} (every key after a [table] header belongs to that table)"
-
-
-def _field_names(section: Any) -> set[str]:
-    return {f.name for f in fields(section)}
 
 
 def check_regex(source: str, what: str) -> None:

@@ -108,3 +108,17 @@ def test_atomic_write_never_leaves_a_truncated_file(small_disk) -> None:
     filler.unlink()
     atomic_write(target, b"new\n")
     assert target.read_bytes() == b"new\n"
+
+
+def test_git_saying_out_of_diskspace_is_a_disk_full_error(small_disk, capsys) -> None:
+    """B4: git words a full disk "... write error. Out of diskspace"; that was an internal error."""
+    from evolve import cli
+    from evolve.store.git import GitError
+    from evolve.store.git import git as run_git
+
+    agent = make_agent()
+    fill(small_disk)
+    index = agent.path / ".git" / "evolve-idx-test"  # what a commit's private index does first
+    with pytest.raises(GitError, match="Out of diskspace") as info:
+        run_git(agent.path, "read-tree", "HEAD", env={"GIT_INDEX_FILE": str(index)})
+    assert cli._disk_full(info.value)

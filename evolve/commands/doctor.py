@@ -28,6 +28,12 @@ def diagnose(home: Home) -> list[dict]:
     if not home.root.exists():
         add(str(home.root), "the evolve home does not exist yet; run `evolve init NAME`", "hint")
         return found
+    if home.read_only():
+        add(
+            str(home.root),
+            "the evolve home is read-only: reading commands work, but nothing is observed, "
+            "reflected or committed; remount it read-write or give this user write permission",
+        )
     try:
         home_config = config_mod.load(home.config_file)
     except ConfigError as exc:
@@ -109,7 +115,8 @@ def _check_installs(home: Home, add) -> None:
 def doctor(home: Home, as_json: bool = False, fix: bool = False) -> int:
     from evolve.integrations.upgrade import ensure_current
 
-    fixed = ensure_current(home, force=fix)  # what an older evolve installed, brought up to date
+    # what an older evolve installed, brought up to date (nothing can be, in a read-only home)
+    fixed = [] if home.read_only() else ensure_current(home, force=fix)
     found = [
         {"where": note.partition(": ")[0], "problem": f"fixed: {note.partition(': ')[2]}", "level": "hint"}
         for note in fixed

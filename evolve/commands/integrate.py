@@ -21,10 +21,9 @@ def install(
     if as_json:
         emit_json(result)
         return 0
-    say(
-        f"{'updated' if result['settings_changed'] else 'already in place'}: evolve's hooks for "
-        f"agent {agent} in {result['settings']}"
-    )
+    done = "updated" if result["settings_changed"] else "already in place"
+    done = "created" if result["settings_created"] else done  # a first install makes the file
+    say(f"{done}: evolve's hooks for agent {agent} in {result['settings']}")
     if result["backup"]:
         say(f"the settings file as it was before: {result['backup']}")
     if result["skills_dir"]:

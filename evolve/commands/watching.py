@@ -26,6 +26,9 @@ def watch(
 ) -> int:
     if print_service:
         name, text = service.render_service(home)
+        if as_json:
+            emit_json({"name": name, "text": text, "install": service.install_hint(name)})
+            return 0
         sys.stdout.write(text)
         warn(service.install_hint(name))
         return 0

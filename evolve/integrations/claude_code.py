@@ -296,6 +296,7 @@ def install(
         "scope": target.scope,
         "settings": str(target.settings),
         "settings_changed": changed,
+        "settings_created": changed and raw is None,
         "skills_dir": record["skills_dir"],
         "links": record.get("links", []),
         "conflicts": report["conflicts"],

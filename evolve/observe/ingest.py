@@ -24,6 +24,7 @@ from evolve.clock import seconds
 from evolve.config import SourcesConfig
 from evolve.store import ledger
 from evolve.transcripts.classify import BUILT_IN, Classifier
+from evolve.transcripts.reader import loads_object
 
 if TYPE_CHECKING:
     from evolve.transcripts import Cursor, Run, Update
@@ -81,10 +82,7 @@ def guess_format(path: Path) -> str:
             head = handle.readline(65536)
     except OSError:
         return "claude_code"
-    try:
-        first = json.loads(head)
-    except ValueError:
-        return "claude_code"
+    first = loads_object(head)  # never raises: bad JSON, deep nesting → None
     generic_types = {
         "user",
         "human",

@@ -141,11 +141,13 @@ class Repo:
             try:
                 self.git("apply", "--cached", *(["-R"] if reverse else []), "--3way", input=patch, env=env)
             except GitError as exc:
-                why = exc.stderr.splitlines()[-1] if exc.stderr else "conflict"
+                lines = exc.stderr.splitlines() if exc.stderr else []
+                why = "; ".join(x.removeprefix("error: ") for x in lines if x.startswith("error: "))
+                why = why or (lines[-1] if lines else "conflict")  # git's own words for what failed
                 remedy = "revert the later commit first" if reverse else "reject it instead"
                 raise UserError(
                     f"cannot {verb} {sha[:12]} cleanly: a later commit changed the "
-                    f"same lines ({why}); {remedy} or edit the files by hand"
+                    f"same files ({why}); {remedy} or edit the files by hand"
                 ) from None
             staged = self.text("ls-files", "-s", "--", *paths, env=env).splitlines()
         shas = {line.split("\t", 1)[1]: line.split()[1] for line in staged if "\t" in line}

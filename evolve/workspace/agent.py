@@ -101,7 +101,7 @@ class Agent:
     def config_problem(self) -> str | None:
         """Why this agent's configuration does not load (`file: section.key: problem`), or None."""
         try:
-            self.config
+            _ = self.config
         except ConfigError as exc:
             return str(exc)
         return None
