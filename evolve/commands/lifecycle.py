@@ -7,7 +7,7 @@ import sqlite3
 import time
 
 from evolve.clock import stamp
-from evolve.commands.output import emit_json, say, table
+from evolve.commands.output import emit_json, say, table, warn
 from evolve.errors import LockBusy, UserError
 from evolve.home import Home
 from evolve.names import check_name
@@ -168,6 +168,27 @@ def _archive_target(home: Home, name: str) -> str:
     return target
 
 
+def _uninstall_all(home: Home, name: str) -> tuple[list[str], list[tuple[str, str]]]:
+    """Remove the agent's installs: hooks naming a removed agent fail in every session.
+
+    Returns the settings files cleaned, and (command, reason) for each install that could
+    not be removed (its settings file unreadable, say), so the person can finish by hand.
+    """
+    from evolve.commands.doctor_checks import uninstall_command
+    from evolve.integrations.claude_code import uninstall
+    from evolve.workspace.links import load_installs
+
+    done, left = [], []
+    for record in [r for r in load_installs(home) if r.get("agent") == name]:
+        try:
+            result = uninstall(home, name, record.get("scope") or "project", record.get("project"))
+        except (UserError, OSError) as exc:
+            left.append((uninstall_command(record), str(exc)))
+        else:
+            done.append(result["settings"])
+    return done, left
+
+
 def remove(home: Home, name: str, purge: bool = False, as_json: bool = False) -> int:
     """Move the repo to `<home>/archive/`, mark the agent removed; delete state only on --purge."""
     check_name(name, "agent")
@@ -177,6 +198,8 @@ def remove(home: Home, name: str, purge: bool = False, as_json: bool = False) ->
         if not (path / ".git").is_dir() and not (purge and known):
             raise UserError(f"no agent {name!r} in {home.root}; see `evolve agents`")
         archived = None
+        uninstalled: list[str] = []
+        left: list[tuple[str, str]] = []
         if (path / ".git").is_dir():
             lock = FileLock(path / ".git" / LOCK, timeout=0)
             try:
@@ -188,6 +211,7 @@ def remove(home: Home, name: str, purge: bool = False, as_json: bool = False) ->
                     f"running); try again when it finishes"
                 ) from None
             try:
+                uninstalled, left = _uninstall_all(home, name)
                 home.archive_dir.mkdir(parents=True, exist_ok=True)
                 archived = home.archive_dir / _archive_target(home, name)
                 path.rename(archived)
@@ -195,6 +219,8 @@ def remove(home: Home, name: str, purge: bool = False, as_json: bool = False) ->
                 lock.release()
             with ledger.transaction(conn):
                 ledger.mark_removed(conn, name)
+        else:  # removed before: installs an older evolve left behind go now
+            uninstalled, left = _uninstall_all(home, name)
         purged = ledger.purge_agent(conn, name) if purge else 0
     if as_json:
         emit_json(
@@ -203,9 +229,15 @@ def remove(home: Home, name: str, purge: bool = False, as_json: bool = False) ->
                 "archived_to": str(archived) if archived else None,
                 "purged": purge,
                 "rows_deleted": purged,
+                "uninstalled": uninstalled,
+                "installs_left": left,
             }
         )
         return 0
+    for settings in uninstalled:
+        say(f"uninstalled its Claude Code hooks and skill links from {settings}")
+    for command, why in left:
+        warn(f"could not uninstall ({why}); its hooks will fail until you run `{command}`")
     if archived:
         say(f"archived agent {name!r} to {archived}")
     if purge:
