@@ -83,20 +83,23 @@ class Agent:
     def config(self) -> config_mod.Config:
         return config_mod.load(self.home.config_file, self.path / "agent.toml")
 
-    @cached_property
+    @property
     def lenient_config(self) -> config_mod.Config:
         """`config`, or what still loads when a file is broken: a person's work never waits on it.
 
         agent.toml over config.toml, else config.toml alone, else the defaults; the problem
         itself is what `config_problem()` reports (status, cycle, doctor, the edit's trailer).
+        Before the agent exists, config.toml alone (nothing is cached for it).
         """
-        agent_file = self.path / "agent.toml"
-        for files in ((self.home.config_file, agent_file), (self.home.config_file,), ()):
+        if self.path.exists():
             try:
-                return config_mod.load(*files)
+                return self.config
             except ConfigError:
-                continue
-        return config_mod.Config()  # pragma: no cover - the defaults always load
+                pass
+        try:
+            return config_mod.load(self.home.config_file)
+        except ConfigError:
+            return config_mod.Config()
 
     def config_problem(self) -> str | None:
         """Why this agent's configuration does not load (`file: section.key: problem`), or None."""
@@ -170,7 +173,17 @@ class Agent:
             return self.commit_human_edits_held()
 
     def commit_human_edits_held(self) -> str | None:
+        """Commit the person's uncommitted edits, except what they staged for their own commit.
+
+        A path staged exactly as it is on disk (`git add X`, and `git commit` is next) is the
+        person's coming commit, with their message: it is left to them. A path edited again
+        after staging is committed as it is on disk, like any other edit.
+        """
         paths = self.repo.dirty_paths()
+        staged = set(self.repo.text("diff", "--cached", "--name-only", "-z", "--no-renames").split("\0"))
+        if staged - {""}:
+            edited = set(self.repo.text("diff", "--name-only", "-z", "--no-renames").split("\0"))
+            paths = [p for p in paths if p not in staged or p in edited]
         if not paths:
             return None
         changes: dict[str, bytes | None] = {}
@@ -185,7 +198,7 @@ class Agent:
         if problems:
             trailers["Evolve-Problems"] = "; ".join(problems)
         subject = f"edit({self.name}): {', '.join(paths[:3])}" + (" …" if len(paths) > 3 else "")
-        person = person_identity(self.path, self.evolve_identity)
+        person = person_identity(self.path, local_person())
         try:
             sha = self.repo.commit_changes(
                 changes, build_message(subject, trailers), person, write_worktree=False
@@ -228,6 +241,23 @@ class Agent:
             sha = self.repo.commit_changes(changes, message, self.evolve_identity)
         self.sync_links(changes)
         return sha
+
+
+def local_person() -> Identity:
+    """Who is at this machine when git has no identity configured, as git itself would guess.
+
+    The login's full name (else its name) at the host: a person's edit is never authored as
+    evolve, whose commits are the reflections.
+    """
+    import pwd
+    import socket
+
+    try:
+        entry = pwd.getpwuid(os.getuid())
+        login, full = entry.pw_name, entry.pw_gecos.split(",")[0].strip()
+    except KeyError:  # a uid without a passwd entry (containers)
+        login, full = os.environ.get("USER") or os.environ.get("LOGNAME") or "person", ""
+    return Identity(full or login, f"{login}@{socket.gethostname() or 'localhost'}")
 
 
 def _refuse_removed(home: Home, name: str) -> None:
