@@ -375,6 +375,12 @@ class _Validator:
         _check_text("content", content)
         if _HEADING.search(content):
             raise _Reject("content may not hold a '# ' or '## ' heading line (use '### ' or bullets)")
+        renamed = _renamed_heading(self.memo, section)
+        if renamed:  # a third section would be appended next to the person's renamed one
+            raise _Reject(
+                f"memo.md has no '## {memo_mod.HEADINGS[section]}' but a '## {renamed}': a person "
+                "renamed it; rename it back so evolve can write there"
+            )
         text = memo_mod.replace_section(self.memo, section, content)
         if memo_mod.section_content(text, section) != content.strip():
             raise _Reject("content would spill out of its section (an unclosed code fence?)")
@@ -382,6 +388,14 @@ class _Validator:
         if new_problems:
             raise _Reject(f"the memo would become invalid: {sorted(new_problems)[0]}")
         return ValidOp(index, MEMO, "", section, text, self.memo, tuple(fingerprints(op, self.memo)))
+
+
+def _renamed_heading(memo: str, section: str) -> str | None:
+    """The `##` heading that took a standard one's place, when the standard one is gone."""
+    headings = [found.heading for found in memo_mod.sections(memo)]
+    if memo_mod.HEADINGS[section] in headings:
+        return None
+    return next((h for h in headings if h not in memo_mod.HEADINGS.values()), None)
 
 
 def _target(op: Mapping[str, Any]) -> str:
