@@ -218,6 +218,9 @@ def _prune_args(p) -> None:
 def _report_args(p) -> None:
     _agent(p)
     p.add_argument("--html", metavar="FILE", help="write a self-contained HTML report with charts")
+    p.add_argument(
+        "--days", type=_positive, help="the window in days (default: [limits] retention_days, 180)"
+    )
     _json(p)
 
 

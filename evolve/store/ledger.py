@@ -308,6 +308,15 @@ def pending_run_rows(conn: sqlite3.Connection, agent: str, since: float | None) 
     ).fetchall()
 
 
+def older_runs(conn: sqlite3.Connection, agent: str, since_stamp: str) -> tuple[int, str | None]:
+    """How many of the agent's active runs started before `since_stamp`, and the oldest start."""
+    row = conn.execute(
+        "SELECT count(*), min(started_at) FROM runs WHERE agent = ? AND superseded = 0 AND started_at < ?",
+        (agent, since_stamp),
+    ).fetchone()
+    return int(row[0]), row[1]
+
+
 def run_row(conn: sqlite3.Connection, agent: str, path: str, idx: int) -> sqlite3.Row | None:
     return conn.execute(
         "SELECT id, session, facts FROM runs WHERE agent = ? AND path = ? AND idx = ?", (agent, path, idx)
