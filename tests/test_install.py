@@ -237,7 +237,8 @@ def test_the_cli_installs_and_uninstalls(project, evolve_home, capsys, monkeypat
         ("[sources]\n# mine\ngeneric = []\n", '[sources]\n# mine\ngeneric = []\nclaude_code = ["a"]\n'),
         (  # ecosystem review: the comments of a multi-line array were dropped
             "[sources]\nclaude_code = [\n  'old',  # a comment\n]\ngeneric = []\n[model]\nname = 'm'\n",
-            "[sources]\nclaude_code = [\n  'old',  # a comment\n  \"a\",\n]\ngeneric = []\n[model]\nname = 'm'\n",
+            "[sources]\nclaude_code = [\n  'old',  # a comment\n  \"a\",\n]\n"
+            "generic = []\n[model]\nname = 'm'\n",
         ),
         (
             "review = true\r\n[sources]\r\nclaude_code = []  # mine\r\n",
