@@ -216,6 +216,11 @@ def agent_rows(conn: sqlite3.Connection, *, dirty_only: bool = False) -> dict[st
     return {r["name"]: r for r in conn.execute(sql)}
 
 
+def agent_names(conn: sqlite3.Connection) -> set[str]:
+    """The names of the agents not removed (the cycle's cheap list of who is known)."""
+    return {row[0] for row in conn.execute("SELECT name FROM agents WHERE removed_at IS NULL")}
+
+
 def last_reflection_at(conn: sqlite3.Connection, agent: str) -> float | None:
     row = conn.execute("SELECT last_reflection_at FROM agents WHERE name = ?", (agent,)).fetchone()
     return row["last_reflection_at"] if row else None
