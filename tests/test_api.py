@@ -313,3 +313,24 @@ def test_a_tool_input_nested_too_deep_never_crashes_record_run(helper):
     assert session.record_run(messages)["runs"] == 0
     [call] = [json.loads(x) for x in session.transcript_path.read_text().splitlines() if '"tool_call"' in x]
     assert call["input"] == {"a": "[dict nested too deep to show]"}
+
+
+def test_the_readme_snippet_runs_as_written(evolve_home, fake_messages_api, monkeypatch):
+    """C18: the README's snippet never left its loop and used undefined names."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Use from Python", 1)[1]
+    snippet = section.split("```python\n", 1)[1].split("```", 1)[0]
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_messages_api.url)
+    helper = make_agent("helper")
+    evolve_commit(helper, {"skills/notes/SKILL.md": skill_text("notes").encode()})
+    fake_messages_api.reply_message(
+        [{"type": "tool_use", "id": "toolu_1", "name": "read_skill", "input": {"skill": "notes"}}],
+        stop_reason="tool_use",
+    )
+    fake_messages_api.reply_text("Done: grouped under Added and Fixed.")
+    exec(compile(snippet, "README.md", "exec"), {})  # noqa: S102 - the README's own code
+    assert len(fake_messages_api.requests) == 2
+    assert "- notes:" in fake_messages_api.requests[0].body["system"]
+    assert rows("SELECT skill, tool_use_id FROM invocations") == [("notes", "toolu_1")]
+    assert rows("SELECT count(*) FROM runs WHERE agent = 'helper'") == [(1,)]
