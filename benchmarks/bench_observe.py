@@ -16,7 +16,7 @@ Measured in the same run:
   by a slow spell. The ratio of each side's best time (`best_of_ratio`) mixes times taken
   in different states: it is printed, but one fast baseline round can move it by 30 %.
   `cpu_ratio_vs_json_loads` is the same median in process CPU time (steal time excluded).
-  Target <= 1.0.
+  Target <= 1.0, on real sessions only (the fallback's lines are far denser in runs).
 - `reobserve_fraction`: after appending one run (a few lines), re-observing it, net of a
   no-op observe, as a fraction of the full observe. Target < 1 %.
 - `peak_mb` / `peak_mb_50`: peak RSS growth of a full observe in a fresh subprocess
@@ -40,7 +40,9 @@ from pathlib import Path
 from evolve.observe import ingest as observe_mod
 from evolve.store import ledger
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "claude-code"
+# EVOLVE_BENCH_DATA points elsewhere (a worktree's ../shared is not the clone's)
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "claude-code"
+DATA = Path(os.environ.get("EVOLVE_BENCH_DATA") or SHARED_DATA)
 TARGET_MB = 200
 SMALL_MB = 50
 AGENT = "bench"
@@ -151,6 +153,10 @@ def one_run(session: str, parent: str | None, n: int) -> tuple[bytes, str]:
 
 
 ROUNDS = 7
+# Against json.loads over real sessions, whose bytes are mostly tool output that observe
+# validates without building. The shipped examples (the fallback) hold one run per ~4 kB, ~28x
+# denser than real sessions (~120 kB): per-run work dominates there, so these targets do not apply.
+SPEED_TARGETS = {"ratio_vs_json_loads": "<= 1.0", "cpu_ratio_vs_json_loads": "<= 1.0"}
 
 
 def json_loads_loop(path: Path, binary: bool) -> tuple[float, float]:
@@ -259,6 +265,7 @@ def run(workdir: Path) -> dict:
     workdir = Path(workdir)
     started = time.perf_counter()
     files, source = source_files()
+    real = Path(source) == DATA
     blob = template(files)
     big = workdir / "big.jsonl"
     copies = build(big, TARGET_MB, blob)
@@ -308,6 +315,7 @@ def run(workdir: Path) -> dict:
     memory_50 = peak_memory(workdir, small)
     return {
         "source": source,
+        **({} if real else {"speed_targets": "only on real transcripts (see the module docstring)"}),
         "file_mb": round(size / (1 << 20), 1),
         "lines": lines,
         "copies": copies,
@@ -333,8 +341,7 @@ def run(workdir: Path) -> dict:
         "peak_growth_mb": round(memory["peak_mb"] - memory_50["peak_mb"], 1),
         "build_s": round(build_s, 2),
         "targets": {
-            "ratio_vs_json_loads": "<= 1.0",
-            "cpu_ratio_vs_json_loads": "<= 1.0",
+            **(SPEED_TARGETS if real else {}),
             "reobserve_fraction": "< 0.01",
             "peak_mb": "< 100",
             "peak_mb_50": "< 100",

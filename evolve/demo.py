@@ -139,13 +139,11 @@ def model_part(home: Path, url: str) -> None:
     sessions = home / "demo-sessions"
     step(
         "a new session: the user corrects how release notes are written",
-        "observe",
-        "demo",
-        str(session("session-3.jsonl", sessions)),
+        *("observe", "demo", str(session("session-3.jsonl", sessions))),
     )
     step("reflect: the (recorded) model turns the correction into a skill", "reflect", "demo")
     step(
-        "the next session sees the new skill in its index (an impression is recorded)",
+        "the next session lists the new skill (an impression is recorded)",
         "prompt",
         "demo",
         "--session",
@@ -153,9 +151,7 @@ def model_part(home: Path, url: str) -> None:
     )
     step(
         "in that session the agent invokes the skill, and the user corrects one thing",
-        "observe",
-        "demo",
-        str(session("session-4.jsonl", sessions)),
+        *("observe", "demo", str(session("session-4.jsonl", sessions))),
     )
     step("measured: shown, used, corrected after use", "skills", "demo")
     step("reflect: the (recorded) model patches the skill", "reflect", "demo")
