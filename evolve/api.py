@@ -133,7 +133,7 @@ class Session:
             return observe.observe(
                 conn,
                 self.agent.name,
-                [(str(self.transcript_path), "generic")],
+                [(str(self.transcript_path), "api")],  # the generic format; "api" its source
                 classifier=classify.for_signals(self.agent.agent.config.signals),
             ).to_dict()
 

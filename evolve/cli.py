@@ -117,7 +117,7 @@ def _observe_args(p) -> None:
     p.add_argument(
         "--format",
         dest="fmt",
-        choices=["claude_code", "generic"],
+        choices=["claude_code", "codex", "generic"],
         help="transcript format of PATHs (default: detected)",
     )
     _json(p)
@@ -184,6 +184,12 @@ def _proposal_args(p) -> None:
     _json(p)
 
 
+def _unblock_args(p) -> None:
+    _agent(p)
+    p.add_argument("block_id", metavar="ID", help='a block id (see `evolve log NAME --json`: "blocks")')
+    _json(p)
+
+
 def _doctor_args(p) -> None:
     _json(p)
     p.add_argument(
@@ -225,7 +231,7 @@ def _report_args(p) -> None:
 
 
 def _install_args(p) -> None:
-    p.add_argument("target", choices=["claude-code"], help="the agent runtime (claude-code)")
+    p.add_argument("target", choices=["claude-code", "codex"], help="the agent harness (claude-code, codex)")
     p.add_argument("--agent", required=True, help="the evolve agent to connect")
     p.add_argument(
         "--scope",
@@ -242,12 +248,12 @@ def _install_only_args(p) -> None:
     p.add_argument(
         "--no-link",
         action="store_true",
-        help="do not link skills into Claude Code; inject the skill index instead",
+        help="do not link skills into the harness; inject the skill index instead",
     )
 
 
 def _hook_args(p) -> None:
-    p.add_argument("args", nargs="...", help="claude-code EVENT --agent NAME (hooks call this)")
+    p.add_argument("args", nargs="...", help="claude-code EVENT --agent NAME | codex EVENT (hooks call this)")
 
 
 # name -> ("module.function", help, argument builder). Later stages add rows here.
@@ -264,6 +270,7 @@ COMMANDS: dict[str, tuple[str, str, Callable[[object], None]]] = {
     "proposals": ("reviewing.proposals", "reflections waiting for review", _init_args),
     "accept": ("reviewing.accept", "apply a proposal to the agent", _proposal_args),
     "reject": ("reviewing.reject", "drop a proposal; its lesson is not proposed again", _proposal_args),
+    "unblock": ("reviewing.unblock", "let evolve learn again a lesson line a person undid", _unblock_args),
     "doctor": ("doctor.doctor", "report problems and how to fix them", _doctor_args),
     "watch": ("watching.watch", "watch transcripts and agent repos; run the cycle", _watch_args),
     "cycle": ("watching.cycle", "pick the agents worth reflecting on, and reflect", _cycle_args),
@@ -279,7 +286,7 @@ COMMANDS: dict[str, tuple[str, str, Callable[[object], None]]] = {
     "report": ("report.report", "did learning help? rates around each reflection, per skill", _report_args),
     "install": (
         "integrate.install",
-        "connect an agent to Claude Code: hooks, skill links, sources",
+        "connect an agent to Claude Code or Codex: hooks, skill links, sources",
         _install_only_args,
     ),
     "uninstall": ("integrate.uninstall", "remove exactly what `evolve install` added", _install_args),
@@ -290,25 +297,8 @@ COMMANDS: dict[str, tuple[str, str, Callable[[object], None]]] = {
 # Commands that write to an agent repository, an install or the home: before they run, what an
 # older evolve installed is brought up to date (evolve.integrations.upgrade). doctor runs it too.
 WRITING = frozenset(
-    {
-        "init",
-        "revert",
-        "observe",
-        "reflect",
-        "accept",
-        "reject",
-        "watch",
-        "cycle",
-        "pause",
-        "resume",
-        "remove",
-        "pin",
-        "unpin",
-        "restore",
-        "prune",
-        "install",
-        "uninstall",
-    }
+    "init revert observe reflect accept reject unblock watch cycle pause resume remove pin unpin "
+    "restore prune install uninstall".split()
 )
 
 

@@ -82,6 +82,9 @@ class GitConfig:
 class SourcesConfig:
     claude_code: list[str] = field(default_factory=list)
     generic: list[str] = field(default_factory=list)
+    # Not globs: project folders whose Codex rollouts are the agent's, or "*" for every one
+    # (Codex stores rollouts by date; each belongs to the folder its first line names).
+    codex: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -187,6 +190,10 @@ def _merge_section(current: Any, raw: Any, section: str, origin: str) -> Any:
             checked = _check_weights(known[key], checked, where)
         if section == "signals":
             _check_signals_entries(key, checked, where)
+        if section == "sources" and key == "codex":
+            wrong = [v for v in checked if v != "*" and not v.startswith(("/", "~"))]
+            if wrong:
+                raise ConfigError(f'{where}: {wrong[0]!r} is not "*" nor an absolute project folder')
         updates[key] = checked
     merged = replace(current, **updates)
     if section == "model" and merged.backend not in BACKENDS:

@@ -1,5 +1,9 @@
 """The agent repository's pre-commit hook: refuse a person's commit of a broken skill.
 
+It also refuses any staged text file that holds a merge's conflict markers (the full
+`<<<<<<<` / `=======` / `>>>>>>>` triple, outside code fences): they must never reach the
+branch the agent reads.
+
 Run by `.git/hooks/pre-commit` as `python -m evolve.precommit`. Reads the staged
 content (respecting GIT_INDEX_FILE, as `git commit -a` sets it), approximates tokens by
 characters (no tiktoken here: it must stay fast), and exits 65 to refuse.
@@ -30,13 +34,20 @@ def staged_problems(root: Path) -> list[str]:
         .split("\0")
     )
     checks: list[tuple[str, str]] = []  # (kind, path)
+    problems: list[str] = []
     for path in filter(None, names):
+        raw = (
+            b""
+            if path == memo_mod.MEMO_FILE
+            else git(root, "cat-file", "-p", f":{path}", check=False, keep_index=True)
+        )
+        if b"\0" not in raw[:8000] and memo_mod.has_conflict_markers(raw.decode("utf-8", "replace")):
+            problems.append(f"{path}: holds merge conflict markers (<<<<<<< ======= >>>>>>>); resolve them")
         parts = path.split("/")
         if len(parts) >= 3 and parts[0] == "skills":
             checks.append(("skill", f"skills/{parts[1]}/SKILL.md"))
         elif path == memo_mod.MEMO_FILE:
             checks.append(("memo", path))
-    problems: list[str] = []
     seen = set()
     for kind, path in checks:
         if path in seen:

@@ -357,7 +357,7 @@ def test_a_conflicting_revert_is_a_user_error_and_touches_nothing(agent):
     (agent.path / "untracked-note.md").write_text("a person's note\n")
     before = head(agent.path)
     files_before = {p: p.read_bytes() for p in agent.path.rglob("*") if p.is_file() and ".git" not in p.parts}
-    with pytest.raises(UserError, match="cannot revert .* same files"):
+    with pytest.raises(UserError, match="cannot revert .* same lines"):
         agent.revert(target)
     # the person's note was committed first (their own commit); nothing else moved
     assert git_out(agent.path, "log", "-1", "--format=%s") == "edit(demo): untracked-note.md"

@@ -29,9 +29,9 @@ def test_the_demo_creates_lists_measures_patches_and_reverts_a_skill_in_evolve_h
     assert proc.returncode == 0, proc.stderr + proc.stdout[-3000:]
     out = proc.stdout
     assert "local fake Messages API" in out and "nothing leaves this machine" in out
-    assert "wrote: create_skill write-release-notes" in out
+    assert "landed: create_skill write-release-notes" in out
     assert "- write-release-notes: Use when writing release notes" in out  # the next session's index
-    assert "wrote: patch_skill write-release-notes" in out
+    assert "landed: patch_skill write-release-notes" in out
     assert "Since the first reflection:" in out and "reverted HEAD as " in out
     assert f"its home is {evolve_home}" in out  # EVOLVE_HOME was honoured, and kept
     repo = evolve_home / "agents" / "demo"

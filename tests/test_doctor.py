@@ -82,7 +82,7 @@ def test_remove_uninstalls_the_agents_installs(capsys, evolve_home, project):
     capsys.readouterr()
     assert cli.main(["remove", "helper"]) == EXIT_OK
     out = capsys.readouterr().out
-    assert "uninstalled its Claude Code hooks and skill links from " in out
+    assert "uninstalled its hooks and skill links (Claude Code: " in out
     assert not (project / ".claude").exists()  # exactly what install added is gone
     code, findings = doctor(capsys)
     assert not [f for f in findings if f["where"].startswith("claude-code install")]
@@ -104,17 +104,20 @@ def test_a_global_hooks_path_that_bypasses_an_agents_hook_is_an_error(capsys, ev
 def test_symlinks_and_leftover_temp_files_are_reported_and_fixed(capsys, evolve_home, tmp_path):
     agent = make_agent("a")
     outside = tmp_path / "outside.md"
-    outside.write_text("---\nname: linked\ndescription: Use when linking.\n---\n\n- x\n")
-    (agent.skills_dir / "linked").mkdir()
-    (agent.skills_dir / "linked" / "SKILL.md").symlink_to(outside)
+    outside.write_text("secrets a skill should not pull in\n")
+    write_skill(agent.path, "linked")
+    (agent.skills_dir / "linked" / "references.md").symlink_to(outside)
+    agent.memo_path.unlink()
+    agent.memo_path.symlink_to(outside)
     temp = agent.skills_dir / "linked" / ".SKILL.md.qd97nnfy.evolve-tmp"
     temp.write_text("half")
     stale = evolve_home / "agents" / ".new-b-x1"
     stale.mkdir()
     os.utime(stale, (time.time() - 7200, time.time() - 7200))
     code, findings = doctor(capsys)
-    [link] = about(findings, "a: skills/linked/SKILL.md")
-    assert "is a symlink to " in link["problem"] and code == 1
+    [link] = about(findings, "a: skills/linked/references.md")
+    assert link["problem"].startswith(f"is a symlink to {outside}") and code == 1
+    assert [f for f in about(findings, "a: memo.md") if "is a symlink to" in f["problem"]]
     leftovers = {f["where"] for f in findings if "killed" in f["problem"]}
     assert leftovers == {f"agents/a/skills/linked/{temp.name}", "agents/.new-b-x1"}
     code, findings = doctor(capsys, "--fix")

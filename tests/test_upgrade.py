@@ -15,7 +15,7 @@ import pytest
 
 from evolve import cli
 from evolve.home import Home
-from evolve.integrations import claude_code, upgrade
+from evolve.integrations import claude_code, hookfile, upgrade
 from evolve.workspace.template import HOOK_MARKER, hook_path, precommit_hook_text
 from tests.helpers import git, git_out, make_agent, skill_text
 
@@ -72,7 +72,7 @@ def test_a_writing_command_brings_hooks_and_hook_commands_up_to_date(old_install
     doc = json.loads(settings.read_text())
     commands = [h["command"] for groups in doc["hooks"].values() for g in groups for h in g["hooks"]]
     assert "echo mine" in commands and doc["theme"] == "dark"
-    ours = [c for c in commands if claude_code.MARK in c]
+    ours = [c for c in commands if hookfile.MARK in c]
     assert len(ours) == len(claude_code.EVENTS) and all(" -P -c " in c for c in ours)
     assert upgrade.applied(home) == upgrade.LAYOUT
     assert cli.main(["resume", "demo"]) == 0

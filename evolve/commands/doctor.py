@@ -36,7 +36,10 @@ def _skill_remedy(problem: str, rel: str) -> str:
 
 
 def diagnose(home: Home, leftover: list[Path] | None = None) -> list[dict]:
-    """Findings as {where, problem, level} dicts; level is 'error', 'warning' or 'hint'."""
+    """Findings as {where, problem, level} dicts; level is 'error', 'warning', 'hint' or 'ok'.
+
+    'ok' says something works that could silently not (a Codex install whose hooks run).
+    """
     found: list[dict] = []
 
     def add(where: str, problem: str, level: str = "error") -> None:
@@ -68,6 +71,7 @@ def diagnose(home: Home, leftover: list[Path] | None = None) -> list[dict]:
         )
     agents = list_agents(home)
     checks.installs(home, agents, add)
+    _check_codex_trust(home, add)
     checks.global_hooks_path(home, agents, add)
     configs: dict[str, config_mod.Config] = {}
     for name in agents:
@@ -107,6 +111,33 @@ def diagnose(home: Home, leftover: list[Path] | None = None) -> list[dict]:
     return found
 
 
+def _check_codex_trust(home: Home, add) -> None:
+    from evolve.integrations import codex
+    from evolve.observe.records import drain_pending
+    from evolve.store import ledger
+    from evolve.workspace.links import UnreadableInstalls, load_installs
+
+    try:
+        if not load_installs(home, "codex"):
+            return
+    except UnreadableInstalls:  # reported above
+        return
+    with ledger.opened(home.state_db) as conn:
+        drain_pending(conn, home)  # the hooks' own records are the evidence
+    for state in codex.install_states(home):
+        where = f"codex install of {state['agent']} ({state['folder']})"
+        if state["state"] == codex.WAITING:
+            add(
+                where,
+                f"{codex.WAITING}: Codex ran a session here but not evolve's hooks; {codex.TRUST_HINT}",
+                "warning",
+            )
+        elif state["state"] == codex.WORKING:
+            add(where, codex.WORKING, "ok")
+        else:
+            add(where, f"{state['state']}; {codex.TRUST_HINT} when you start it", "hint")
+
+
 def doctor(home: Home, as_json: bool = False, fix: bool = False) -> int:
     from evolve.integrations.upgrade import ensure_current
 
@@ -126,6 +157,6 @@ def doctor(home: Home, as_json: bool = False, fix: bool = False) -> int:
     else:
         for finding in found:
             say(f"{finding['level']}: {finding['where']}: {finding['problem']}")
-        if all(f["level"] == "hint" for f in found):  # hints say how to get more, nothing is wrong
+        if all(f["level"] in ("hint", "ok") for f in found):  # nothing is wrong
             say(f"all good: {home.root}" + (f" ({len(found)} hint(s) above)" if found else ""))
     return 1 if errors else 0

@@ -25,48 +25,54 @@ STALE_S = 3600.0  # a staging folder of `evolve init` older than this has no liv
 
 
 def installs(home: Home, agents: list[str], add: Add) -> None:
-    """Claude Code installs whose agent, interpreter or settings entries have gone away."""
+    """Installs whose agent, interpreter or hook entries have gone away (every harness)."""
     import json
 
-    for record in links.load_installs(home):
-        agent = record.get("agent")
-        where = f"claude-code install of {agent} ({record.get('settings')})"
-        if agent not in agents:
-            add(
-                where,
-                f"agent {agent!r} no longer exists, so its hooks fail in every session and its "
-                f"skill links dangle; run `{uninstall_command(record)}`",
-            )
-            continue
-        python = record.get("python") or ""
-        if python and not Path(python).exists():
-            add(
-                where,
-                f"its hooks run {python}, which no longer exists; run `evolve install "
-                "claude-code` again from the environment evolve is installed in",
-            )
+    for harness in links.HARNESSES:
         try:
-            settings = json.loads(Path(record.get("settings") or "").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            add(
-                where,
-                "the settings file is missing or not valid JSON; run `evolve install claude-code` again",
-                "warning",
-            )
+            records = links.load_installs(home, harness)
+        except links.UnreadableInstalls as exc:
+            add(str(links.registry_file(home, harness)), str(exc).split(" cannot be read ", 1)[-1])
             continue
-        if "evolve.hookmain" not in json.dumps(settings.get("hooks", {})):
-            add(
-                where,
-                "evolve's hook entries were removed from the settings file; run "
-                "`evolve install claude-code` again or `evolve uninstall claude-code`",
-                "warning",
-            )
+        for record in records:
+            place = record.get("folder") or record.get("settings")  # Codex: its folder; Claude Code: its file
+            where = f"{harness} install of {record.get('agent')} ({place})"
+            if record.get("agent") not in agents:
+                add(
+                    where,
+                    f"agent {record.get('agent')!r} no longer exists, so its hooks fail in every session "
+                    f"and its skill links dangle; run `{uninstall_command(harness, record)}`",
+                )
+                continue
+            python = record.get("python") or ""
+            if python and not Path(python).exists():
+                add(
+                    where,
+                    f"its hooks run {python}, which no longer exists; run `evolve install "
+                    f"{harness}` again from the environment evolve is installed in",
+                )
+            try:
+                settings = json.loads(Path(record.get("settings") or "").read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                add(
+                    where,
+                    f"the hooks file is missing or not valid JSON; run `evolve install {harness}` again",
+                    "warning",
+                )
+                continue
+            if "evolve.hookmain" not in json.dumps(settings.get("hooks", {})):
+                add(
+                    where,
+                    f"evolve's hook entries were removed from {record.get('settings')}; run "
+                    f"`evolve install {harness}` again or `evolve uninstall {harness}`",
+                    "warning",
+                )
 
 
-def uninstall_command(record: dict) -> str:
+def uninstall_command(harness: str, record: dict) -> str:
     """The `evolve uninstall` that removes exactly this install."""
     where = "--scope user" if record.get("scope") == "user" else f"--project '{record.get('project')}'"
-    return f"evolve uninstall claude-code --agent {record.get('agent')} {where}"
+    return f"evolve uninstall {harness} --agent {record.get('agent')} {where}"
 
 
 def global_hooks_path(home: Home, agents: list[str], add: Add) -> None:
@@ -89,13 +95,18 @@ def global_hooks_path(home: Home, agents: list[str], add: Add) -> None:
 
 
 def symlinks(name: str, repo: Path, add: Add) -> None:
-    """Links inside skills/ or as memo.md: evolve would read (and send) what they point at."""
+    """Links as memo.md or among a skill's files: what they point at would be read (and sent).
+
+    A linked skill folder or SKILL.md is the skill's own problem (`evolve skills` says it).
+    """
     found = [repo / "memo.md"] if (repo / "memo.md").is_symlink() else []
     skills = repo / "skills"
     if skills.is_dir():
         for root, dirs, files in os.walk(skills):
+            depth = len(Path(root).relative_to(skills).parts)
             for entry in [*dirs, *files]:
-                if Path(root, entry).is_symlink():
+                own = depth == 0 or (depth == 1 and entry == "SKILL.md")  # reported as the skill's
+                if not own and Path(root, entry).is_symlink():
                     found.append(Path(root, entry))
             dirs[:] = [d for d in dirs if not Path(root, d).is_symlink()]
     for path in found:
@@ -151,7 +162,12 @@ def environment(home: Home, agents: list[str], configs: dict[str, Config], add: 
     """What makes evolve quietly do nothing: no transcripts, no watcher, no `claude` to call."""
     from evolve.watch import service
 
-    registered = {record.get("agent") for record in links.load_installs(home)}
+    registered = set()
+    for harness in links.HARNESSES:
+        try:
+            registered |= {record.get("agent") for record in links.load_installs(home, harness)}
+        except links.UnreadableInstalls:  # reported by `installs`
+            continue
     for name in agents:
         config = configs.get(name)
         if config is None:

@@ -6,18 +6,28 @@ from evolve.commands.output import emit_json, say
 from evolve.home import Home
 from evolve.reflect import proposals
 from evolve.store.history import FORMAT, Commit
+from evolve.workspace import undo
 from evolve.workspace.agent import Agent
 
 
 def log(home: Home, name: str, limit: int | None = None, as_json: bool = False) -> int:
-    commits = Agent.open(name, home).log(limit)
+    """The commits, newest first; each undo lists the lesson lines it blocks (`evolve unblock`)."""
+    agent = Agent.open(name, home)
+    commits = agent.log(limit)
+    by_commit: dict[str, list[undo.Block]] = {}
+    for block in undo.blocks(agent.repo).values():
+        by_commit.setdefault(block.commit, []).append(block)
     if as_json:
-        emit_json([c.to_dict() for c in commits])
+        emit_json(
+            [{**c.to_dict(), "blocks": [b.to_dict() for b in by_commit.get(c.sha, [])]} for c in commits]
+        )
         return 0
     for commit in commits:
         say(f"{commit.sha[:12]}  {commit.date}  {commit.kind:<11} {commit.subject}")
         for line in trailer_lines(commit, skip=("Evolve-Kind",)):
             say(f"{'':14}{line}")
+        for block in by_commit.get(commit.sha, []):
+            say(f"{'':14}blocks {block.id}: {block.line} (lift with `evolve unblock {name} {block.id}`)")
     return 0
 
 

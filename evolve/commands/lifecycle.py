@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import sys
 import time
 
 from evolve.clock import stamp
@@ -11,6 +12,7 @@ from evolve.commands.output import emit_json, say, table, warn
 from evolve.errors import LockBusy, UserError
 from evolve.home import Home
 from evolve.names import check_name
+from evolve.reflect import proposals
 from evolve.schedule.rules import HOUR, ago
 from evolve.store import ledger
 from evolve.store.locks import FileLock, holder, is_locked
@@ -54,6 +56,7 @@ def _agent_status(conn: sqlite3.Connection, home: Home, name: str, row) -> dict:
         "config_problem": problem,
         "paused": bool(row and row["paused"]),
         "busy": is_locked(home.agent_dir(name) / ".git" / LOCK),
+        "proposals": [p.id for p in proposals.pending(Agent(home, name))],  # waiting for a person
     }
 
 
@@ -63,6 +66,7 @@ def status(home: Home, as_json: bool = False) -> int:
     watcher = service.state(home)
     every = config_mod.load(home.config_file).schedule.cycle_hours * HOUR
     with ledger.opened(home.state_db) as conn:
+        codex = _codex_states(conn, home)
         rows = ledger.agent_rows(conn)
         agents = [_agent_status(conn, home, name, rows.get(name)) for name in list_agents(home)]
         last = ledger.last_cycle_at(conn)
@@ -73,6 +77,7 @@ def status(home: Home, as_json: bool = False) -> int:
         "last_cycle_at": _iso(last),
         "next_cycle_at": _iso(next_at),
         "agents": agents,
+        "codex": codex,
     }
     if as_json:
         emit_json(data)
@@ -89,6 +94,22 @@ def _new_work(a: dict) -> str:
     if a["pending_edits"]:
         parts.append(f"{a['pending_edits']} edit{'s' * (a['pending_edits'] != 1)}")
     return ", ".join(parts) or ("a failed reflection" if a["last_failure"] else "yes")
+
+
+def _codex_states(conn: sqlite3.Connection, home: Home) -> list[dict]:
+    """Each Codex install and whether Codex runs its hooks (the spool drained first: its evidence)."""
+    from evolve.integrations import codex
+    from evolve.observe.records import drain_pending
+    from evolve.workspace.links import UnreadableInstalls, load_installs
+
+    try:
+        if not load_installs(home, "codex"):
+            return []
+    except UnreadableInstalls as exc:  # status still answers; doctor names it too
+        sys.stderr.write(f"evolve: warning: {exc}\n")
+        return []
+    drain_pending(conn, home)
+    return codex.install_states(home)
 
 
 def _print_status(data: dict, last: float | None, next_at: float | None) -> None:
@@ -108,11 +129,13 @@ def _print_status(data: dict, last: float | None, next_at: float | None) -> None
         return
     rows, notes = [], []
     for a in data["agents"]:
+        waiting = f"{len(a['proposals'])} proposal(s) to review" if a["proposals"] else ""
         flags = (
             ("paused", a["paused"]),
             ("busy", a["busy"]),
             ("config broken", a["config_problem"]),
             ("last reflection failed", a["last_failure"]),
+            (waiting, waiting),
         )
         state = ", ".join(word for word, on in flags if on)
         rows.append(
@@ -135,6 +158,12 @@ def _print_status(data: dict, last: float | None, next_at: float | None) -> None
         say("")
         for note in notes:
             say(note)
+    for a in data["agents"]:
+        if a["proposals"]:
+            ids = ", ".join(a["proposals"])
+            say(f"{a['name']}: waiting for review: {ids} (`evolve proposals {a['name']}`)")
+    for install in data["codex"]:
+        say(f"codex: agent {install['agent']} in {install['folder']}: {install['state']}")
 
 
 def _set_paused(home: Home, name: str, paused: bool) -> None:
@@ -171,21 +200,29 @@ def _archive_target(home: Home, name: str) -> str:
 def _uninstall_all(home: Home, name: str) -> tuple[list[str], list[tuple[str, str]]]:
     """Remove the agent's installs: hooks naming a removed agent fail in every session.
 
-    Returns the settings files cleaned, and (command, reason) for each install that could
-    not be removed (its settings file unreadable, say), so the person can finish by hand.
+    Returns the hook files cleaned, and (command, reason) for each install that could not
+    be removed (its record or settings file unreadable, say), so the person can finish it.
     """
     from evolve.commands.doctor_checks import uninstall_command
-    from evolve.integrations.claude_code import uninstall
-    from evolve.workspace.links import load_installs
+    from evolve.integrations import claude_code, codex
+    from evolve.workspace import links
 
     done, left = [], []
-    for record in [r for r in load_installs(home) if r.get("agent") == name]:
+    for harness, integration in (("claude-code", claude_code), ("codex", codex)):
         try:
-            result = uninstall(home, name, record.get("scope") or "project", record.get("project"))
-        except (UserError, OSError) as exc:
-            left.append((uninstall_command(record), str(exc)))
-        else:
-            done.append(result["settings"])
+            records = [r for r in links.load_installs(home, harness) if r.get("agent") == name]
+        except links.UnreadableInstalls as exc:
+            left.append((f"evolve uninstall {harness} --agent {name}", str(exc)))
+            continue
+        for record in records:
+            try:
+                result = integration.uninstall(
+                    home, name, record.get("scope") or "project", record.get("project")
+                )
+            except (UserError, OSError) as exc:
+                left.append((uninstall_command(harness, record), str(exc)))
+            else:
+                done.append(f"{links.LABELS[harness]}: {result['settings']}")
     return done, left
 
 
@@ -235,7 +272,7 @@ def remove(home: Home, name: str, purge: bool = False, as_json: bool = False) ->
         )
         return 0
     for settings in uninstalled:
-        say(f"uninstalled its Claude Code hooks and skill links from {settings}")
+        say(f"uninstalled its hooks and skill links ({settings})")
     for command, why in left:
         warn(f"could not uninstall ({why}); its hooks will fail until you run `{command}`")
     if archived:

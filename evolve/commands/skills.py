@@ -29,6 +29,7 @@ KEYS = (
     "runs_shown",
     "runs_invoked",
     "window_days",
+    "by_source",
 )
 
 
@@ -56,6 +57,7 @@ def skill_metrics(home: Home, agent: Agent) -> list[dict]:
             "ineffective_rate": None,
             "runs_shown": 0,
             "runs_invoked": 0,
+            "by_source": [],
             **use,
             "window_days": window,
             "last_used_at": stamp(last) if last else None,
@@ -119,6 +121,12 @@ def skills(home: Home, name: str, skill: str | None = None, as_json: bool = Fals
         )
     )
     for r in records:
+        if len(r["by_source"]) > 1:  # one agent, several harnesses: how each uses it
+            parts = [
+                f"{s['source']} used in {s['runs_invoked']} of {s['runs_shown']} runs shown"
+                for s in r["by_source"]
+            ]
+            say(f"  {r['name']}: " + "; ".join(parts))
         for problem in r["problems"]:
             say(f"  {r['path']}: {problem}")
     return 0

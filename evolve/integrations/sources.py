@@ -1,9 +1,9 @@
-"""Point an agent's `[sources]` at Claude Code's transcripts: a minimal edit of agent.toml.
+"""Point an agent's `[sources]` at a harness's transcripts: a minimal edit of agent.toml.
 
-agent.toml is a person's file: its comments and layout stay, only the `claude_code = [...]`
-array grows (tomlkit edits it in place), and the change is committed in the agent's
-repository as evolve's own commit. Globs are written with `~` so the repository does not
-carry one machine's home path.
+agent.toml is a person's file: its comments and layout stay, only the one array grows
+(`claude_code = [...]` globs, `codex = [...]` folders; tomlkit edits it in place), and
+the change is committed in the agent's repository as evolve's own commit. Claude Code
+globs are written with `~` so the repository does not carry one machine's home path.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from evolve.workspace.agent import Agent
 
 AGENT_TOML = "agent.toml"
 MAX_DIR_NAME = 200  # Claude Code shortens longer project folder names (and adds a hash)
+HARNESS_NAMES = {"claude_code": "Claude Code transcripts", "codex": "Codex rollouts"}
 
 
 def project_folder(project: Path) -> str:
@@ -44,8 +45,8 @@ def transcripts_glob(claude_dir: Path, project: Path | None) -> str:
     return f"{projects}/{folder}/**/*.jsonl"
 
 
-def add_to_claude_code(text: str, added: list[str]) -> str:
-    """agent.toml's text with `added` appended to `[sources] claude_code`; every other byte kept.
+def add_to_sources(text: str, key: str, added: list[str]) -> str:
+    """agent.toml's text with `added` appended to `[sources] <key>`; every other byte kept.
 
     tomlkit edits the document in place: a person's comments, the layout of a multi-line
     array and the file's line endings stay (tomllib still does every read).
@@ -56,37 +57,37 @@ def add_to_claude_code(text: str, added: list[str]) -> str:
     sources = doc.get("sources")
     if sources is None:
         table = tomlkit.table()
-        table.add("claude_code", list(added))
+        table.add(key, list(added))
         doc.add("sources", table)
-    elif "claude_code" not in sources:
-        sources.add("claude_code", list(added))
+    elif key not in sources:
+        sources.add(key, list(added))
     else:
-        array = sources["claude_code"]
+        array = sources[key]
         for pattern in added:
             array.append(pattern)
     return tomlkit.dumps(doc)
 
 
-def add_claude_sources(agent: Agent, patterns: list[str]) -> str | None:
-    """Add `patterns` to the agent's Claude Code sources, committed; None if already there."""
+def add_sources(agent: Agent, key: str, patterns: list[str]) -> str | None:
+    """Add `patterns` to the agent's `[sources] <key>`, committed; None if already there."""
     path = agent.path / AGENT_TOML
     with agent.repo.locked():
         agent.commit_human_edits_held()
         text = path.read_bytes().decode("utf-8") if path.exists() else ""  # CRLF kept as is
         try:
-            current = tomllib.loads(text).get("sources", {}).get("claude_code", [])
+            current = tomllib.loads(text).get("sources", {}).get(key, [])
         except tomllib.TOMLDecodeError as exc:
             raise UserError(f"{path}: not valid TOML ({exc}); fix it, then install again") from None
         if not isinstance(current, list):
-            raise UserError(f"{path}: sources.claude_code must be a list of globs")
+            raise UserError(f"{path}: sources.{key} must be a list of strings")
         missing = [p for p in patterns if p not in current]
         if not missing:
             return None
         wanted = [*current, *missing]
-        new = add_to_claude_code(text, missing)
-        if tomllib.loads(new).get("sources", {}).get("claude_code") != wanted:
-            raise UserError(f"{path}: could not add {missing} to [sources] claude_code; add them by hand")
-        subject = f"install({agent.name}): read Claude Code transcripts"
+        new = add_to_sources(text, key, missing)
+        if tomllib.loads(new).get("sources", {}).get(key) != wanted:
+            raise UserError(f"{path}: could not add {missing} to [sources] {key}; add them by hand")
+        subject = f"install({agent.name}): read {HARNESS_NAMES[key]}"
         trailers = {"Evolve-Kind": "install", "Evolve-Sources": missing}
         return agent.repo.commit_changes(
             {AGENT_TOML: new.encode("utf-8")}, build_message(subject, trailers), agent.evolve_identity

@@ -38,7 +38,11 @@ def ensure_current(home: Home, *, force: bool = False) -> list[str]:
     if not home.agents_dir.is_dir() or (applied(home) >= LAYOUT and not force):
         return []
     with FileLock(home.run_dir / "upgrade.lock", timeout=30):
-        notes = _agent_hooks(home) + _claude_code_hooks(home)
+        notes = _agent_hooks(home)
+        try:
+            notes += _claude_code_hooks(home)
+        except links.UnreadableInstalls as exc:  # left as it is; tried again by the next command
+            return [*notes, f"Claude Code hook commands not checked: {exc}"]
         atomic_write(home.root / VERSION_FILE, f"{LAYOUT}\n".encode("ascii"))
     return notes
 
@@ -56,8 +60,8 @@ def _agent_hooks(home: Home) -> list[str]:
 
 def _claude_code_hooks(home: Home) -> list[str]:
     notes = []
-    with links.registry_lock(home):
-        for record in links.load_installs(home):
+    with links.registry_lock(home, claude_code.HARNESS):
+        for record in links.load_installs(home, claude_code.HARNESS):
             if claude_code.refresh_entries(home, record):
                 notes.append(
                     f"{record.get('agent')}: Claude Code hook commands in "

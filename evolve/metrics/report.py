@@ -19,6 +19,7 @@ from evolve.metrics.rates import (
     DAY,
     Counts,
     RunRecord,
+    by_source,
     iso_week,
     load_invoked,
     load_runs,
@@ -27,6 +28,7 @@ from evolve.metrics.rates import (
     tally,
 )
 from evolve.store import ledger
+from evolve.workspace import undo
 from evolve.workspace.agent import Agent
 
 WINDOW_RUNS = 50  # runs compared on each side of a reflection
@@ -176,6 +178,10 @@ def build(
     invoked = load_invoked(conn, agent.name, since, runs)
     weekly = tally(runs, shown, invoked, bucket=iso_week)
     totals = tally(runs, shown, invoked)
+    per_source = by_source(tally(runs, shown, invoked, bucket=lambda run: run.source))
+    harnesses: dict[str, list[RunRecord]] = {}
+    for run in runs:
+        harnesses.setdefault(run.source, []).append(run)
     usage = skill_usage(conn, agent.name, window_days=window_days, now=now)
     skills, useless, harmful = [], [], []
     for skill in agent.skills():
@@ -191,6 +197,7 @@ def build(
             "runs_invoked": total.invoked,
             "runs_judged": total.judged,
             **total.rates(),
+            "by_source": per_source.get(skill.name, []),
             "weeks": [{"week": w, **_week_rates(weekly.get((skill.name, w), Counts()))} for w in weeks],
         }
         skills.append(entry)
@@ -231,10 +238,12 @@ def build(
         "window_runs": WINDOW_RUNS,
         "thin_runs": THIN_RUNS,
         "reflections": found,
+        "sources": [{"source": source, **side(group)} for source, group in sorted(harnesses.items())],
         "weeks": week_rows,
         "skills": skills,
         "useless": useless,
         "harmful": harmful,
+        "blocks": [b.to_dict() for b in undo.blocks(agent.repo).values()],  # not learned again
     }
 
 
@@ -265,10 +274,25 @@ def text_summary(data: dict) -> str:
         lines.append(f"  {item['at'][:16]} {item['sha'][:10]} {item['summary'][:50]}{mark}: {numbers}")
     if not data["reflections"]:
         lines.append("  (no reflection commits yet)")
+    lines += ["", "Runs by source (the harness whose transcripts they are):"]
+    for item in data["sources"] or []:
+        numbers = (
+            "too few to rate"
+            if item["thin"]
+            else f"per 100: corrections {item['corrections_per_100']:g}, errors {item['errors_per_100']:g}"
+        )
+        lines.append(f"  {item['source']}: {item['runs']} runs, {numbers}")
+    if not data["sources"]:
+        lines.append("  (no runs yet)")
     lines += ["", "Skills that look useless (shown often, never used):"]
     lines += [f"  {u['name']}: shown in {u['runs_shown']} runs" for u in data["useless"]] or ["  (none)"]
     lines += ["", "Skills that look harmful:"]
     lines += [
         f"  {h['name']}: {h['reason']} ({h['rate'] * 100:.0f}% of {h['runs']} runs)" for h in data["harmful"]
+    ] or ["  (none)"]
+    lines += ["", "Lessons a person undid (evolve will not learn them again; `evolve unblock` lifts one):"]
+    lines += [
+        f"  {b['id']}: {b['line'][:80]} (by {b['undone_by']}, {b['commit'][:10]})"
+        for b in data.get("blocks", [])
     ] or ["  (none)"]
     return "\n".join(lines)

@@ -22,14 +22,14 @@ from typing import TYPE_CHECKING, Any
 
 from evolve.clock import seconds
 from evolve.config import SourcesConfig
-from evolve.store import ledger
+from evolve.store import codex_rollouts, ledger
 from evolve.transcripts.classify import BUILT_IN, Classifier
 from evolve.transcripts.reader import loads_object
 
 if TYPE_CHECKING:
     from evolve.transcripts import Cursor, Run, Update
 
-FORMATS = ("claude_code", "generic")
+FORMATS = ("claude_code", "codex", "generic")  # what a person may name; "api" is the Python API's
 
 
 @dataclass
@@ -64,7 +64,11 @@ class ObserveResult:
 
 
 def source_files(sources: SourcesConfig) -> list[tuple[str, str]]:
-    """(path, format) of every file the agent's `[sources]` globs match, sorted."""
+    """(path, format) of every file the agent's `[sources]` match, sorted.
+
+    Globs for Claude Code and the generic format; for Codex, the rollouts whose first line
+    names a folder one of the `codex` rules covers.
+    """
     found: dict[str, str] = {}
     for fmt, patterns in (("claude_code", sources.claude_code), ("generic", sources.generic)):
         for pattern in patterns:
@@ -72,16 +76,23 @@ def source_files(sources: SourcesConfig) -> list[tuple[str, str]]:
             for match in glob.glob(expanded, recursive=True):  # noqa: PTH207 - absolute patterns
                 if Path(match).is_file():
                     found.setdefault(str(Path(match).absolute()), fmt)
+    if sources.codex:
+        folders = [codex_rollouts.rule_folder(rule) for rule in sources.codex]
+        for path in codex_rollouts.rollouts():
+            if codex_rollouts.belongs(path, folders):
+                found.setdefault(path, "codex")
     return sorted(found.items())
 
 
 def guess_format(path: Path) -> str:
-    """claude_code unless the first line looks like evolve's generic format."""
+    """The format of a file by its first line: a Codex rollout, evolve's generic format or Claude Code."""
     try:
         with path.open("rb") as handle:
             head = handle.readline(65536)
     except OSError:
         return "claude_code"
+    if b'"type":"session_meta"' in head[:300].replace(b": ", b":") and b'"payload"' in head:
+        return "codex"  # its first line may be longer than what is read here
     first = loads_object(head)  # never raises: bad JSON, deep nesting → None
     generic_types = {
         "user",
@@ -93,6 +104,8 @@ def guess_format(path: Path) -> str:
         "interrupt",
         "api_error",
     }
+    if isinstance(first, dict) and "payload" in first and first.get("type") in ("response_item", "event_msg"):
+        return "codex"
     if (
         isinstance(first, dict)
         and first.get("type") in generic_types

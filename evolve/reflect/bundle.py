@@ -24,6 +24,7 @@ from evolve.store import ledger
 from evolve.transcripts import classify
 from evolve.transcripts.classify import BUILT_IN, Classifier
 from evolve.transcripts.redact import redact, strip_invisible
+from evolve.workspace import memo as memo_mod
 
 MAX_SESSIONS = 5
 # (tool input, assistant text) token caps per piece, from generous to bare
@@ -292,6 +293,8 @@ def build_bundle(
     """Everything the model needs for one reflection of `agent` (an evolve.workspace.agent.Agent)."""
     config = agent.config
     memo_text = agent.memo_text()
+    if memo_mod.has_conflict_markers(memo_text):  # both sides of a merge are no evidence
+        memo_text = ""
     scored = pending.scored_runs(conn, agent.name, config, memo_text)
     since = ledger.last_reflection_at(conn, agent.name)
     bundle = Bundle(agent.name, config.limits.bundle_tokens, candidates=len(scored))

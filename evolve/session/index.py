@@ -135,6 +135,8 @@ def read_entry(folder: Path, max_body_tokens: int) -> Entry:
     from evolve.workspace import skills
 
     name = folder.name
+    if os.path.islink(folder / SKILL_FILE):  # noqa: PTH114 - never followed (it may leave the repo)
+        return Entry(name, "", False, False)
     try:
         text = (folder / SKILL_FILE).read_bytes().decode("utf-8")
     except (OSError, UnicodeDecodeError):

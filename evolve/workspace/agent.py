@@ -126,8 +126,11 @@ class Agent:
         return skills_mod.load_skill(folder, self.config.limits.skill_body_tokens)
 
     def memo_text(self) -> str:
+        """memo.md's text; "" when absent or a link out of the repository (never followed)."""
+        if not inside(self.path, self.memo_path):
+            return ""
         try:
-            return self.memo_path.read_text(encoding="utf-8")
+            return self.memo_path.read_bytes().decode("utf-8")  # its line endings as they are
         except FileNotFoundError:
             return ""
 
@@ -258,6 +261,14 @@ def local_person() -> Identity:
     except KeyError:  # a uid without a passwd entry (containers)
         login, full = os.environ.get("USER") or os.environ.get("LOGNAME") or "person", ""
     return Identity(full or login, f"{login}@{socket.gethostname() or 'localhost'}")
+
+
+def inside(root: Path, path: Path) -> bool:
+    """Whether `path`, links followed, stays inside `root` (a missing file: by its name)."""
+    try:
+        return path.resolve().is_relative_to(root.resolve())
+    except OSError:
+        return False
 
 
 def _refuse_removed(home: Home, name: str) -> None:

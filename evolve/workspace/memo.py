@@ -226,6 +226,11 @@ def has_conflict_markers(text: str) -> bool:
     return False
 
 
+def lines(text: str) -> list[str]:
+    """The lines of `text` with their endings (LF, CRLF or CR; never U+2028 and the like)."""
+    return _lines(text)
+
+
 def sections(text: str) -> list[Section]:
     """The `##` sections of a memo, in file order (headings inside code fences are text)."""
     return _sections(text)

@@ -24,6 +24,7 @@ MAX_DESCRIPTION = 1024
 MAX_COMPATIBILITY = 500
 MAX_FRONTMATTER_BYTES = 16_384
 CHARS_PER_TOKEN = 4  # the pre-commit hook approximates tokens by characters
+SYMLINKED = f"{SKILL_FILE} is a symbolic link: evolve never reads or writes through one; make it a file"
 _FENCE = re.compile(r"\A---[ \t]*\r?\n(.*?\r?\n)?---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 
 
@@ -171,6 +172,8 @@ def load_skill(folder: Path, max_body_tokens: int = LimitsConfig.skill_body_toke
     path = folder / SKILL_FILE
     if folder.is_symlink():
         return Skill(name=folder.name, path=path, problems=["skill folder is a symlink"])
+    if path.is_symlink():  # never read (it may lead out of the repository) nor written through
+        return Skill(name=folder.name, path=path, problems=[SYMLINKED])
     why = name_problem(folder.name)
     try:
         text = path.read_bytes().decode("utf-8")
