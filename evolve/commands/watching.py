@@ -136,9 +136,12 @@ def cycle(home: Home, now: bool = False, dry_run: bool = False, as_json: bool = 
                 f"`evolve cycle --now` runs one now"
             )
         return 0
+    from evolve.commands.observing import catch_up
     from evolve.watch.loop import reflector
+    from evolve.workspace.agent import list_agents
 
     home.ensure()
+    catch_up(home, list_agents(home))
     lock_file = home.run_dir / "cycle.lock"
     try:
         with FileLock(lock_file, timeout=0):
