@@ -386,14 +386,14 @@ def test_observing_marks_the_agent_dirty_only_when_it_adds_runs(capsys, agent, t
 
 def test_score_reflect_and_cycle_read_what_sessions_wrote_since(tmp_path, capsys, monkeypatch) -> None:
     """Without a watcher, judging an agent first reads its sources' new bytes (and the spool)."""
-    from evolve.integrations.sources import set_sources
+    from evolve.integrations.sources import add_to_sources
     from tests.reflect.scenarios import corrected_session
 
     agent = make_agent(NAME)
     folder = tmp_path / "sessions"
     folder.mkdir()
     toml = agent.path / "agent.toml"
-    toml.write_text(set_sources(toml.read_text(), "claude_code", [str(folder / "*.jsonl")]))
+    toml.write_text(add_to_sources(toml.read_text(), "claude_code", [str(folder / "*.jsonl")]))
     corrected_session(folder)  # a session ran; nobody called `evolve observe`
     assert cli.main(["score", NAME, "--json"]) == EXIT_OK
     runs = json.loads(capsys.readouterr().out)

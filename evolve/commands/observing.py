@@ -60,9 +60,15 @@ def observe(home: Home, name: str, paths: list[str], fmt: str | None = None, as_
 
 
 def catch_up(home: Home, names: list[str]) -> None:
-    """What the agents' sessions wrote since, read before judging them (see observe.catchup)."""
+    """What the agents' sessions wrote since, read before judging them (see observe.catchup).
+
+    A read-only home is judged as it stands: nothing can be recorded there.
+    """
     from evolve.observe.catchup import catch_up as read_new
     from evolve.watch import service
+
+    if home.read_only():
+        return
 
     watched = service.state(home).running
     with ledger.opened(home.state_db) as conn:
