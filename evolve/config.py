@@ -24,8 +24,8 @@ class ModelConfig:
     backend: str = "offline"
     name: str = "claude-sonnet-5-5"
     base_url: str = ""
-    max_tokens: int = 4096
-    timeout_s: float = 120.0
+    max_tokens: int = 16000  # adaptive thinking (on by default in newer models) counts toward it
+    timeout_s: float = 300.0
     max_retries: int = 2
     daily_token_budget: int = 500_000
 

@@ -81,7 +81,11 @@ class ReflectionClient(Protocol):
 
 @dataclass(frozen=True)
 class AnthropicClient:
-    """The Messages API through the anthropic SDK, with the tool forced by `tool_choice`."""
+    """The Messages API through the anthropic SDK; the answer is the model's call of the one tool.
+
+    `tool_choice` is "auto": newer models (the default among them) refuse a forced tool
+    choice with a 400, and the prompt already asks for exactly one call of the tool.
+    """
 
     config: ModelConfig
     name: ClassVar[str] = "anthropic"
@@ -105,7 +109,7 @@ class AnthropicClient:
             "system": request.system,
             "messages": [{"role": "user", "content": request.user}],
             "tools": [request.tool],
-            "tool_choice": {"type": "tool", "name": tool_name},
+            "tool_choice": {"type": "auto"},
         }
         try:
             # api_key is always explicit, so the SDK reads no profile or credential files.
