@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from evolve.reflect.compose import compose
@@ -91,13 +92,22 @@ def current_state(agent: Agent, source: Mapping[str, Any], commits: Mapping[str,
                 link,
             )
         )
-    memo_link = agent.memo_path.is_symlink()
     return SkillState.build(
         snapshots,
-        "" if memo_link else agent.memo_text(),
+        agent.memo_text(),
         memo_authors=tuple(line_authors(agent.repo, MEMO_FILE, commits) or ()),
-        memo_symlink=memo_link,
+        memo_refusal=_unwritable(agent.memo_path, "a file"),
+        skills_refusal=_unwritable(agent.skills_dir, "a folder"),
     )
+
+
+def _unwritable(path: Path, should_be: str) -> str:
+    """Why evolve may not write `path` (a person made it a link, or the other kind), or ""."""
+    if path.is_symlink():
+        return f"{path.name} is a symbolic link; evolve never writes through one"
+    if path.exists() and path.is_dir() != (should_be == "a folder"):
+        return f"{path.name} is not {should_be}; a person must make it one again"
+    return ""
 
 
 def plan_now(

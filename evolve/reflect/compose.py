@@ -138,6 +138,8 @@ class _Composer:
             if doc is None:
                 raise Reject(f"skill '{name}' is retired earlier in this answer")
             return doc
+        if self.state.skills_refusal:
+            raise Reject(self.state.skills_refusal)
         skill = self.state.skills.get(name)
         if skill is None:
             raise Reject(f"there is no skill named '{name}'")
@@ -181,6 +183,8 @@ class _Composer:
             raise Reject("description may not contain '<' or '>'")
         if not body.strip():
             raise Reject("body is empty")
+        if self.state.skills_refusal:
+            raise Reject(self.state.skills_refusal)
         if name in self.state.skills or self.docs.get(name) is not None:
             raise Reject(f"skill '{name}' exists; use patch_skill")
         if name in self.docs:
@@ -254,8 +258,8 @@ class _Composer:
         section, content, cap = op.get("section"), string(op, "content"), self.limits.memo_section_chars
         if section not in SECTIONS:
             raise Reject(f"section {show(section)} is not one of {', '.join(SECTIONS)}")
-        if self.state.memo_symlink:
-            raise Reject("memo.md is a symbolic link; evolve never writes through one")
+        if self.state.memo_refusal:
+            raise Reject(self.state.memo_refusal)
         check_text("content", content)
         if any(
             line.lstrip(" ").startswith(_HEADING_START) or line.strip() in ("#", "##")

@@ -126,12 +126,12 @@ class Agent:
         return skills_mod.load_skill(folder, self.config.limits.skill_body_tokens)
 
     def memo_text(self) -> str:
-        """memo.md's text; "" when absent or a link out of the repository (never followed)."""
-        if not inside(self.path, self.memo_path):
+        """memo.md's text; "" when absent, a symbolic link (never followed) or not a file."""
+        if self.memo_path.is_symlink():
             return ""
         try:
             return self.memo_path.read_bytes().decode("utf-8")  # its line endings as they are
-        except FileNotFoundError:
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             return ""
 
     def memo_problems(self) -> list[str]:
@@ -261,14 +261,6 @@ def local_person() -> Identity:
     except KeyError:  # a uid without a passwd entry (containers)
         login, full = os.environ.get("USER") or os.environ.get("LOGNAME") or "person", ""
     return Identity(full or login, f"{login}@{socket.gethostname() or 'localhost'}")
-
-
-def inside(root: Path, path: Path) -> bool:
-    """Whether `path`, links followed, stays inside `root` (a missing file: by its name)."""
-    try:
-        return path.resolve().is_relative_to(root.resolve())
-    except OSError:
-        return False
 
 
 def _refuse_removed(home: Home, name: str) -> None:

@@ -188,8 +188,11 @@ def load_skill(folder: Path, max_body_tokens: int = LimitsConfig.skill_body_toke
 
 
 def list_skills(skills_dir: Path, max_body_tokens: int = LimitsConfig.skill_body_tokens) -> list[Skill]:
-    """All skill folders under `skills/`, sorted by name (hidden entries ignored)."""
-    if not skills_dir.is_dir():
+    """All skill folders under `skills/`, sorted by name (hidden entries ignored).
+
+    Nothing when `skills/` is a symbolic link (never followed: it could list files anywhere).
+    """
+    if skills_dir.is_symlink() or not skills_dir.is_dir():
         return []
     return [
         load_skill(entry, max_body_tokens)

@@ -690,7 +690,9 @@ def test_a_retire_of_a_skill_holding_a_persons_lines_waits():
 
 def test_symlinked_files_are_refused_on_their_own():
     link = replace(snapshot("git-rebase", REBASE), symlink=True)
-    state = SkillState.build([link], MEMO, memo_symlink=True)
+    state = SkillState.build(
+        [link], MEMO, memo_refusal="memo.md is a symbolic link; evolve never writes through one"
+    )
     plan = compose({"summary": "s", "operations": [patch(), memo_op("- x"), create()]}, state)
     assert [o.kind for o in plan.operations] == ["create_skill"]
     assert all("symbolic link" in r.reason for r in plan.rejected)
