@@ -36,10 +36,12 @@ import time
 import uuid
 from pathlib import Path
 
-from evolve.observe import ingest as observe_mod
-from evolve.store import ledger
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "claude-code"
+from evolve.observe import ingest as observe_mod  # noqa: E402
+from evolve.store import ledger  # noqa: E402
+from tests.shared_data import CLAUDE_DATA as DATA  # noqa: E402
+
 TARGET_MB = 200
 SMALL_MB = 50
 AGENT = "bench"

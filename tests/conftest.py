@@ -15,10 +15,9 @@ import pytest
 # Shared fixtures: pytest finds them here (imported, so every test module may ask for them).
 from tests.fake_claude_api import fake_claude_api  # noqa: F401
 from tests.fake_messages_server import fake_messages_api  # noqa: F401
+from tests.shared_data import CLAUDE_DATA
 
 REAL_HOME = str(Path("~").expanduser())
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-CLAUDE_DATA = SHARED / "data" / "claude-code"
 
 
 @pytest.fixture(autouse=True)

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from evolve.metrics.rates import RATE_KEYS, rates_text, skill_usage
+from evolve.reflect import skillbodies
+from evolve.reflect.skillbodies import SkillBody
 from evolve.reflect.tokens import count_tokens, truncate_middle
 from evolve.schedule import pending
 from evolve.store import ledger
@@ -79,6 +81,7 @@ class Bundle:
     events: list[dict] = field(default_factory=list)
     memo: str = ""
     skills: list[dict] = field(default_factory=list)
+    bodies: list[SkillBody] = field(default_factory=list)  # the skills in question, their text
     reverted: list[str] = field(default_factory=list)
     text: str = ""
     tokens: int = 0
@@ -100,6 +103,7 @@ class Bundle:
             "signals": self.signals,
             "candidates": self.candidates,
             "runs": [r.to_dict() for r in self.runs],
+            "skill_bodies": [b.to_dict() for b in self.bodies],
             "events": len(self.events),
         }
 
@@ -297,7 +301,8 @@ def build_bundle(
     bundle.events = ledger.events_since(conn, agent.name, since)
     bundle.memo = clean(memo_text)
     usage = skill_usage(conn, agent.name, window_days=config.limits.retention_days, now=now)
-    for skill in agent.skills():
+    skills = agent.skills()
+    for skill in skills:
         use = usage.get(skill.name, {})
         bundle.skills.append(
             {
@@ -313,12 +318,17 @@ def build_bundle(
         )
     bundle.reverted = [clean(r) for r in (reverted or [])]
     fence = secrets.token_hex(8)
-    header = _header(bundle, fence)
+    candidates = select_runs(conn, agent.name, scored)
+    bundle.bodies = skillbodies.choose(
+        skillbodies.in_question(candidates, skills, usage),
+        int(bundle.budget * skillbodies.BODIES_SHARE) - count_tokens(skillbodies.INTRO),
+        fence,
+        clean,
+    )
+    header = _header(bundle, fence) + skillbodies.render(bundle.bodies, fence)
     formats = {r["path"]: r["adapter"] for r in ledger.cursor_rows(conn, agent.name)}
     room = bundle.budget - count_tokens(header) - 16
-    chosen = fit_runs(
-        select_runs(conn, agent.name, scored), formats, room, fence, classify.for_signals(config.signals)
-    )
+    chosen = fit_runs(candidates, formats, room, fence, classify.for_signals(config.signals))
     chosen.sort(key=lambda r: (r.started_at or "", r.path, r.run))
     bundle.runs = chosen
     body = "".join(_fenced(r.rendered, fence) for r in chosen)
@@ -341,9 +351,11 @@ def _header(bundle: Bundle, fence: str) -> str:
     ]
     if not bundle.skills:
         parts.append("(no skills yet)")
+    with_body = {b.name for b in bundle.bodies}
     for s in bundle.skills:
         state = "" if s["valid"] else " · BROKEN (a person must fix it; do not touch)"
         state += " · PINNED (do not patch or retire)" if s["pinned"] else ""
+        state += " · its text is under Skills in question" if s["name"] in with_body else ""
         parts.append(
             f"- {s['name']}: {s['description']} · shown {s['impressions']}×, "
             f"invoked {s['invocations']}×{rates_text(s)}{state}"
