@@ -56,6 +56,7 @@ class BundleRun:
     score: float
     reflect: bool
     context: bool = False  # included as the run a correction reacts to
+    next_request: str = ""  # what the person said next, when they interrupted this run
     pieces: list[Piece] = field(default_factory=list)
     rendered: str = ""
 
@@ -142,6 +143,12 @@ def select_runs(conn: sqlite3.Connection, agent: str, scored: list[pending.Score
         if (item.path, item.run) not in taken:
             taken.add((item.path, item.run))
             ordered.append(item)
+    for item in ordered:
+        if item.facts.get("aborted"):
+            known = index.get((item.path, item.run + 1))
+            row = None if known else ledger.run_row(conn, agent, item.path, item.run + 1)
+            following = known.facts if known else json.loads(row["facts"]) if row else {}
+            item.next_request = following.get("request", "")
     return ordered
 
 
@@ -199,6 +206,8 @@ def run_pieces(run: BundleRun, fmt: str, classifier: Classifier = BUILT_IN) -> l
         pieces += [Piece("error", f"ERROR: {t}") for t in run.facts.get("error_texts", [])]
     else:
         pieces += events
+    if run.next_request:
+        pieces.append(Piece("human", f"USER (after interrupting the agent): {run.next_request}"))
     return [Piece(p.kind, clean(p.text)) for p in pieces if p.text.strip()]
 
 
@@ -235,6 +244,9 @@ def _events(run: BundleRun, fmt: str, classifier: Classifier) -> list[Piece] | N
                 pieces.append(Piece("error", f"{label}: {event.text}"))
             elif event.kind == m.INTERRUPT:
                 pieces.append(Piece("human", "[the user interrupted the agent]"))
+            elif event.kind == m.REPLY:
+                how = "answering the agent's question" if event.name == m.ANSWER else "rejecting the call"
+                pieces.append(Piece("human", f"USER ({how}): {event.text}"))
             elif event.kind == m.API_ERROR and not event.continued:
                 label = (
                     "TRANSIENT API ERROR (environment)"

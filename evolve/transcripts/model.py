@@ -20,9 +20,11 @@ TOOL_CALL = "tool_call"
 TOOL_RESULT = "tool_result"
 SKILL = "skill"  # a skill invocation (Claude Code: the `Skill` tool call)
 INTERRUPT = "interrupt"  # the user stopped the agent
+REPLY = "reply"  # the person's words inside a run: an answer to the agent's question, rejection feedback
 API_ERROR = "api_error"  # one incident of the model API failing
 MARKER = "marker"  # a line that only carries a uuid (keeps a run's tail_uuid exact)
-KINDS = (HUMAN, ASSISTANT_TEXT, TOOL_CALL, TOOL_RESULT, SKILL, INTERRUPT, API_ERROR, MARKER)
+KINDS = (HUMAN, ASSISTANT_TEXT, TOOL_CALL, TOOL_RESULT, SKILL, INTERRUPT, REPLY, API_ERROR, MARKER)
+ANSWER, FEEDBACK = "answer", "feedback"  # the two kinds of REPLY (its `name`)
 
 # Tools whose input names a file they write, and the input key holding it.
 WRITE_TOOLS = {
@@ -33,6 +35,8 @@ WRITE_TOOLS = {
 }
 
 REQUEST_CAP = 4000
+RUN_REPLIES = 5  # typed replies kept per run
+RUN_REPLY_CAP = 500
 ERROR_TEXT_CAP = 2000  # on events
 RUN_ERROR_TEXTS = 5
 RUN_ERROR_TEXT_CAP = 500
@@ -60,7 +64,7 @@ class Event:
     end: int = 0
     uuid: str | None = None
     parent_uuid: str | None = None
-    text: str = ""  # human request, assistant text, error text (capped)
+    text: str = ""  # human request, assistant text, error text, the reply as shown (capped)
     cwd: str | None = None
     name: str = ""  # tool name (tool_call / tool_result), skill name (skill)
     tool_use_id: str = ""
@@ -71,6 +75,7 @@ class Event:
     transient: bool | None = None  # the source's own word, if it says (see judged_transient)
     attempt: int = 0  # api_error: retry attempt reported by the agent
     continued: bool = False  # api_error: the final word on an incident already reported
+    typed: str = ""  # reply: what the person typed (not an offered option they picked)
 
 
 class Head(NamedTuple):
@@ -104,6 +109,8 @@ class Run:
     user_edited_files: list[str] = field(default_factory=list)  # set by observe (file mtimes)
     ended_in_error: bool = False
     recovered: bool = False
+    replies: list[str] = field(default_factory=list)  # typed answers and rejection feedback, in order
+    correction_reply: str = ""  # the reply that made `correction` true, when the request did not
     error_texts: list[str] = field(default_factory=list)
     tool_inputs_text: str = ""
     start_offset: int = 0
@@ -131,7 +138,7 @@ class Run:
 
 
 _RUN_FIELDS = tuple(f.name for f in fields(Run))
-_RUN_LISTS = ("files_written", "user_edited_files", "error_texts")
+_RUN_LISTS = ("files_written", "user_edited_files", "replies", "error_texts")
 
 
 def iso_utc(value: Any) -> str | None:

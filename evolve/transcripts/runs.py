@@ -18,9 +18,12 @@ from evolve.transcripts.model import (
     HUMAN,
     INTERRUPT,
     MARKER,
+    REPLY,
     REQUEST_CAP,
     RUN_ERROR_TEXT_CAP,
     RUN_ERROR_TEXTS,
+    RUN_REPLIES,
+    RUN_REPLY_CAP,
     SKILL,
     SKILLS_CAP,
     TOOL_CALL,
@@ -127,6 +130,8 @@ class RunBuilder:
                 run.skills.append({"name": event.name, "tool_use_id": event.tool_use_id})
         elif kind == INTERRUPT:
             run.aborted = True
+        elif kind == REPLY:
+            self._reply(run, event)
         elif kind == API_ERROR:
             self._api_error(run, event)
         return _NONE
@@ -198,6 +203,17 @@ class RunBuilder:
             track["last_bad"] = False
         else:
             track["last_bad"] = False
+
+    def _reply(self, run: Run, event: Event) -> None:
+        """What the person typed mid-run (not an option they picked) is judged like a request."""
+        words = event.typed
+        if not words:
+            return
+        if len(run.replies) < RUN_REPLIES:
+            run.replies.append(words[:RUN_REPLY_CAP])
+        if not run.correction and self._classifier.is_correction(words):
+            run.correction = True
+            run.correction_reply = words[:REQUEST_CAP]
 
     def _api_error(self, run: Run, event: Event) -> None:
         track = self._track
