@@ -30,6 +30,7 @@ from evolve.transcripts.model import (
     Head,
     block_text,
     error_object_text,
+    head_and_tail,
     summarize_input,
     written_path,
 )
@@ -353,7 +354,7 @@ def tool_result(
         is_error = False
     if is_error and not text:
         text = summary if isinstance(summary, str) else "error"
-    text = text[:ERROR_TEXT_CAP] if is_error else ""
+    text = head_and_tail(text, ERROR_TEXT_CAP) if is_error else ""
     # (kind, *head, text, cwd, name, tool_use_id, input, file_path, is_error, rejected, transient)
     return Event(
         TOOL_RESULT,
@@ -381,7 +382,7 @@ def api_error_events(obj: dict, head: Head, state: dict) -> Sequence[Event]:
 
 def _api_incident(text: str, head: Head, state: dict, final: bool, attempt: int = 0) -> list[Event]:
     """One event per incident: the first line of a retry sequence, or the final message."""
-    text = text[:ERROR_TEXT_CAP]
+    text = head_and_tail(text, ERROR_TEXT_CAP)
     incident = state.get("api")
     if incident is not None:
         state["api"] = None if final else incident

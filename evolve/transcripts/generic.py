@@ -22,6 +22,7 @@ from evolve.transcripts.model import (
     Event,
     Head,
     block_text,
+    head_and_tail,
     iso_utc,
     summarize_input,
     written_path,
@@ -106,7 +107,7 @@ def parse_line(line: bytes, offset: int, state: dict) -> list[Event]:
         output = output if isinstance(output, str) else block_text(output)
         rejected = obj.get("rejected") is True
         is_error = obj.get("error") is True and not rejected
-        output = output[:ERROR_TEXT_CAP] if is_error else ""
+        output = head_and_tail(output, ERROR_TEXT_CAP) if is_error else ""
         transient = obj.get("transient")  # the writer's own word, else the classifier's
         return [
             Event(
@@ -127,7 +128,7 @@ def parse_line(line: bytes, offset: int, state: dict) -> list[Event]:
         return [Event(SKILL, *head, name=name, tool_use_id=call_id)]
     if kind == INTERRUPT:
         return [Event(INTERRUPT, *head, text=text[:200])]
-    text = (text or "API error")[:ERROR_TEXT_CAP]
+    text = head_and_tail(text or "API error", ERROR_TEXT_CAP)
     transient = obj.get("transient")
     attempt = obj.get("attempt")
     attempt = attempt if isinstance(attempt, int) and not isinstance(attempt, bool) else 0

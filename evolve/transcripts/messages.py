@@ -26,6 +26,7 @@ from evolve.transcripts.model import (
     TOOL_RESULT,
     Event,
     Head,
+    head_and_tail,
     iso_utc,
     summarize_input,
     written_path,
@@ -101,7 +102,7 @@ def message_events(
                 is_error = _get(block, "is_error") is True
                 rejected = is_error and any(p in text[:400] for p in _REJECT)
                 is_error = is_error and not rejected
-                text = text[:ERROR_TEXT_CAP] if is_error else ""
+                text = head_and_tail(text, ERROR_TEXT_CAP) if is_error else ""
                 yield Event(
                     TOOL_RESULT,
                     *head,

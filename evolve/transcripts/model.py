@@ -215,6 +215,19 @@ def _repr_start(item: list | dict, limit: int) -> str:
     return "".join(parts)
 
 
+def head_and_tail(text: str, cap: int) -> str:
+    """`text` within `cap` characters, the cut marked.
+
+    Its head and its tail are kept: the tail is where a tool says what failed.
+    """
+    if len(text) <= cap:
+        return text
+    keep = max(0, cap - len(f"\n[… {len(text)} characters cut …]\n"))
+    head = keep - keep // 2
+    tail = text[len(text) - keep // 2 :] if keep // 2 else ""
+    return f"{text[:head]}\n[… {len(text) - keep} characters cut …]\n{tail}"
+
+
 def written_path(tool: str, tool_input: Any) -> str | None:
     """The file a Write/Edit/MultiEdit/NotebookEdit call writes, else None."""
     key = WRITE_TOOLS.get(tool)

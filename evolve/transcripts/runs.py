@@ -31,6 +31,7 @@ from evolve.transcripts.model import (
     TOOL_RESULT,
     Event,
     Run,
+    head_and_tail,
     judged_transient,
     summarize_input,
 )
@@ -246,7 +247,7 @@ class RunBuilder:
         track["had_error"] = True
         track["last_bad"] = True
         if len(run.error_texts) < RUN_ERROR_TEXTS:
-            run.error_texts.append((text or "error")[:RUN_ERROR_TEXT_CAP])
+            run.error_texts.append(head_and_tail(text or "error", RUN_ERROR_TEXT_CAP))
 
 
 def mark_superseded(runs: list[Run]) -> list[Run]:

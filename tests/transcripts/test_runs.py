@@ -123,11 +123,12 @@ def test_skills_files_and_inputs():
 
 def test_caps():
     events = [human("x" * 10_000)]
-    events += [err("e" * 3000) for _ in range(9)]
+    events += [err("e" * 3000 + "the failure") for _ in range(9)]
     events += [call("Bash", f"t{i}", file_path=f"/f{i}") for i in range(300)]
     run = run_of(events)
     assert len(run.request) == 4000
-    assert len(run.error_texts) == 5 and all(len(t) == 500 for t in run.error_texts)
+    assert len(run.error_texts) == 5 and all(len(t) <= 500 for t in run.error_texts)
+    assert all(t.startswith("eee") and t.endswith("the failure") for t in run.error_texts)  # head and tail
     assert len(run.files_written) == 50
     assert len(run.tool_inputs_text) <= 2000
     assert len(json.dumps(run.to_dict())) < 20_000
