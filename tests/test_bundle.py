@@ -110,4 +110,5 @@ def test_transient_errors_are_labelled_as_environment(tmp_path) -> None:
     t.tool("WebFetch", {"url": "https://example.org"}, "connect ETIMEDOUT 1.2.3.4:443", error=True)
     t.tool("WebFetch", {"url": "https://example.org"}, "fine")
     observe(agent, t.path)
-    assert "TRANSIENT ERROR (environment): connect ETIMEDOUT" in bundle_for(agent).text
+    text = bundle_for(agent).text
+    assert "TRANSIENT ERROR (environment) in WebFetch: https://example.org\nconnect ETIMEDOUT" in text

@@ -12,6 +12,7 @@ import pytest
 
 from evolve.cli import main
 from evolve.home import Home
+from evolve.reflect import fitting
 from evolve.reflect.bundle import build_bundle
 from evolve.schedule import pending
 from evolve.store import ledger
@@ -125,8 +126,15 @@ def test_the_message_after_an_interrupt_is_shown_with_the_interrupted_run(tmp_pa
     t.say("Done with group.visible.")
     assert main(["observe", agent.name, str(t.path)]) == 0
     bundle, _ = _bundle(agent)
-    run0 = bundle.text.split("### Run 0", 1)[1].split("</transcript", 1)[0]
-    assert "USER (after interrupting the agent): No, you can set group.visible" in run0
+    interrupted = next(r for r in bundle.runs if r.run == 0)
+    assert "[the user interrupted the agent]" in interrupted.rendered
+    # Both runs are shown: the interrupted one points to the next instead of repeating it.
+    assert "USER (after interrupting the agent): [their message starts the next run]" in interrupted.rendered
+    assert bundle.text.count("you can set group.visible") == 1
+    alone = fitting.Shown(
+        interrupted, interrupted.lines, True, 0, {line.position for line in interrupted.lines}
+    )
+    assert "USER (after interrupting the agent): No, you can set group.visible" in fitting.render_run(alone)
 
 
 def test_answers_decode_alike_through_the_schema_and_through_json(tmp_path) -> None:
