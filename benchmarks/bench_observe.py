@@ -201,7 +201,8 @@ def interleaved(workdir: Path, path: Path, rounds: int = ROUNDS) -> dict:
 _PEAK = """
 import json, resource, sys, time
 from pathlib import Path
-from evolve import ledger, observe
+from evolve.observe import ingest as observe
+from evolve.store import ledger
 
 def status(key):  # this process's own numbers (ru_maxrss survives exec on Linux: the parent's)
     try:

@@ -25,7 +25,7 @@ def reflect(home: Home, name: str, dry_run: bool = False, force: bool = False, a
         )
         shown = bundle.evidence()
         say(
-            f"--- shown: {shown['errors_with_cause']} of {shown['real_errors']} real errors with their cause, "
+            f"--- shown: {shown['errors_with_cause']} of {shown['real_errors']} real errors with a cause, "
             f"{shown['user_words_shown']} of {shown['user_words']} user words, "
             f"{shown['redactions']} redactions ---"
         )

@@ -26,26 +26,6 @@ READ_CAP = 8 << 20  # bytes of one run read back from its transcript
 VALUE_CHARS = 160  # a summarised input value shown in a call line
 BULKY_CHARS = 50  # the start of a bulky value (an edit string) shown
 MAX_CAUSES = 3  # distinct calls named for one repeated error
-# The input keys that say what a call did, per tool; the rest is detail.
-MEANINGFUL = {
-    "Bash": ("command",),
-    "Read": ("file_path", "offset", "limit"),
-    "Write": ("file_path",),
-    "Edit": ("file_path", "old_string"),
-    "MultiEdit": ("file_path",),
-    "NotebookEdit": ("notebook_path",),
-    "Grep": ("pattern", "path", "glob"),
-    "Glob": ("pattern", "path"),
-    "LS": ("path",),
-    "WebFetch": ("url",),
-    "WebSearch": ("query",),
-    "Task": ("description", "subagent_type"),
-    "Agent": ("description", "subagent_type"),
-    "Skill": ("skill", "args"),
-    "AskUserQuestion": ("questions",),
-    "TodoWrite": (),
-}
-BULKY = frozenset({"content", "old_string", "new_string", "edits", "todos", "new_source", "prompt"})
 _SPACES = re.compile(r"\s+")
 
 
@@ -75,24 +55,18 @@ def call_summary(tool: str, tool_input: object) -> str:
     """`Bash: make test`, `Edit: /app/x.py · old_string="def f(…"`: a call by what it did."""
     if not isinstance(tool_input, dict) or not tool_input:
         return tool or "a tool"
-    keys = MEANINGFUL.get(tool)
-    if keys is None:  # an unknown tool: its short scalar values
-        keys = tuple(k for k, v in tool_input.items() if k not in BULKY and not _bulky(v))[:4]
+    keys = m.meaningful_keys(tool, tool_input)
     parts: list[str] = []
     for key in keys:
         value = tool_input.get(key)
         if value is None or value == "":
             continue
-        shown = _questions(value) if key == "questions" else _value(value, key in BULKY)
+        shown = _questions(value) if key == "questions" else _value(value, key in m.BULKY)
         parts.append(shown if not parts else f"{key}={shown}")
-    dropped = [k for k in tool_input if k not in keys and (k in BULKY or _bulky(tool_input[k]))]
+    dropped = [k for k in tool_input if k not in keys and (k in m.BULKY or m.bulky(tool_input[k]))]
     if dropped:
         parts.append(f"({', '.join(dropped)} not shown)")
     return f"{tool}: {' · '.join(parts)}" if parts else tool
-
-
-def _bulky(value: object) -> bool:
-    return isinstance(value, (list, dict)) or (isinstance(value, str) and ("\n" in value or len(value) > 120))
 
 
 def _value(value: object, bulky: bool) -> str:

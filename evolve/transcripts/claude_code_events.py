@@ -29,11 +29,13 @@ from evolve.transcripts.model import (
     Event,
     Head,
     block_text,
+    cut,
     error_object_text,
     head_and_tail,
     summarize_input,
     written_path,
 )
+from evolve.transcripts.redact import redact
 
 SEEN_CAP = 256  # recent assistant block keys kept for dedupe
 # A Head, or the same fields as a plain tuple.
@@ -164,7 +166,7 @@ def said(text: object, prefix: str | None, head: HeadFields, state: dict, events
         return
     if prefix is not None and _seen(state, f"{prefix}t{len(text)}:{text[:48]}"):
         return
-    events.append(Event(ASSISTANT_TEXT, *head, text[:TEXT_CAP]))
+    events.append(Event(ASSISTANT_TEXT, *head, cut(text, TEXT_CAP)))
 
 
 def tool_call(
@@ -273,7 +275,7 @@ def user_events(obj: dict, message: dict, head: Head, state: dict) -> Sequence[E
             request = f"{request} {args.group(1).strip()}"
         state["cmd"] = {
             **head._asdict(),
-            "text": request[:REQUEST_CAP],
+            "text": redact(cut(request, REQUEST_CAP)),  # kept in the cursor's state
             "cwd": obj.get("cwd") if isinstance(obj.get("cwd"), str) else None,
             "last_uuid": head.uuid,
             "last_end": head.end,
@@ -290,7 +292,7 @@ def user_events(obj: dict, message: dict, head: Head, state: dict) -> Sequence[E
     previous = _cancel(state, head, False)
     state["api"] = None
     cwd = obj.get("cwd") if isinstance(obj.get("cwd"), str) else None
-    return [*previous, Event(HUMAN, *head, text=(text or "[image]")[:REQUEST_CAP], cwd=cwd)]
+    return [*previous, Event(HUMAN, *head, text=cut(text or "[image]", REQUEST_CAP), cwd=cwd)]
 
 
 def _tool_results(obj: dict, results: list[dict], head: Head, state: dict) -> list[Event]:
@@ -317,7 +319,7 @@ def _reply(result: Event, text: str, summary: object, head: Head, state: dict) -
         said = text.partition(_SAID)[2].strip()
         if not said or said.startswith(_CLARIFY):
             return None
-        said = said[:REQUEST_CAP]
+        said = cut(said, REQUEST_CAP)
         return Event(REPLY, *head, text=said, name=FEEDBACK, tool_use_id=result.tool_use_id, typed=said)
     if labels is None or result.is_error:
         return None
@@ -338,10 +340,10 @@ def _reply(result: Event, text: str, summary: object, head: Head, state: dict) -
     return Event(
         REPLY,
         *head,
-        text="; ".join(shown)[:REQUEST_CAP],
+        text=cut("; ".join(shown), REQUEST_CAP),
         name=ANSWER,
         tool_use_id=result.tool_use_id,
-        typed="\n".join(typed)[:REQUEST_CAP],
+        typed=cut("\n".join(typed), REQUEST_CAP),
     )
 
 

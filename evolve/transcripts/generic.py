@@ -22,6 +22,7 @@ from evolve.transcripts.model import (
     Event,
     Head,
     block_text,
+    cut,
     head_and_tail,
     iso_utc,
     summarize_input,
@@ -78,9 +79,9 @@ def parse_line(line: bytes, offset: int, state: dict) -> list[Event]:
     if kind == HUMAN:
         if not text.strip():
             return [Event(MARKER, *head)] if head.uuid else []
-        return [Event(HUMAN, *head, text=text[:REQUEST_CAP], cwd=_str(obj, "cwd"))]
+        return [Event(HUMAN, *head, text=cut(text, REQUEST_CAP), cwd=_str(obj, "cwd"))]
     if kind == ASSISTANT_TEXT:
-        return [Event(ASSISTANT_TEXT, *head, text=text[:TEXT_CAP])]
+        return [Event(ASSISTANT_TEXT, *head, text=cut(text, TEXT_CAP))]
     call_id = _str(obj, "call_id") or ""
     tools = state.setdefault("tools", {})
     if kind == TOOL_CALL:

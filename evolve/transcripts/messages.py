@@ -26,6 +26,7 @@ from evolve.transcripts.model import (
     TOOL_RESULT,
     Event,
     Head,
+    cut,
     head_and_tail,
     iso_utc,
     summarize_input,
@@ -74,7 +75,7 @@ def message_events(
             for block in blocks:
                 kind = _get(block, "type")
                 if kind == "text" and isinstance(_get(block, "text"), str):
-                    yield Event(ASSISTANT_TEXT, *head, text=_get(block, "text")[:TEXT_CAP])
+                    yield Event(ASSISTANT_TEXT, *head, text=cut(_get(block, "text"), TEXT_CAP))
                 elif kind == "tool_use":
                     name = _get(block, "name") or ""
                     tool_id = _get(block, "id") or ""
@@ -117,4 +118,4 @@ def message_events(
         if text.startswith("[Request interrupted by user"):
             yield Event(INTERRUPT, *head, text=text[:200])
         elif text or any(_get(b, "type") == "image" for b in blocks):
-            yield Event(HUMAN, *head, text=(text or "[image]")[:REQUEST_CAP], cwd=cwd)
+            yield Event(HUMAN, *head, text=cut(text or "[image]", REQUEST_CAP), cwd=cwd)

@@ -2,16 +2,19 @@
 
 Adapters (Claude Code JSONL, generic JSONL, an in-memory Messages API list) all turn their
 input into the same small `Event`s so one state machine (`runs.RunBuilder`) derives the
-facts. Standard library only: this sits on the observer's hot path.
+facts, redacted as they are extracted. Standard library only: this sits on the observer's
+hot path.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 from evolve.transcripts import classify
+from evolve.transcripts.redact import redact
 
 # Event kinds.
 HUMAN = "human"  # a real human request: starts a run
@@ -45,6 +48,10 @@ FILES_CAP = 50
 SKILLS_CAP = 50
 TEXT_CAP = 2000  # assistant text kept on events
 INPUT_VALUE_CAP = 200  # per value of a summarised tool input
+REDACT_MARGIN = 200  # characters past a cut that redaction still sees (a secret straddling it)
+WORD_CHARS = 120  # a cut moves back at most this far to keep a word (a secret) whole or out
+_LAST_SPACE = re.compile(r".*\s", re.DOTALL)
+_FIRST_SPACE = re.compile(r"\s")
 INPUT_KEYS_CAP = 12
 
 
@@ -163,29 +170,72 @@ def iso_utc(value: Any) -> str | None:
     return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def summarize_input(value: Any) -> dict:
-    """A small copy of a tool input: at most a dozen keys, each value a capped string."""
+# The input keys that say what a call did, per tool; the rest is detail.
+MEANINGFUL = {
+    "Bash": ("command",),
+    "Read": ("file_path", "offset", "limit"),
+    "Write": ("file_path",),
+    "Edit": ("file_path", "old_string"),
+    "MultiEdit": ("file_path",),
+    "NotebookEdit": ("notebook_path",),
+    "Grep": ("pattern", "path", "glob"),
+    "Glob": ("pattern", "path"),
+    "LS": ("path",),
+    "WebFetch": ("url",),
+    "WebSearch": ("query",),
+    "Task": ("description", "subagent_type"),
+    "Agent": ("description", "subagent_type"),
+    "Skill": ("skill", "args"),
+    "AskUserQuestion": ("questions",),
+    "TodoWrite": (),
+}
+BULKY = frozenset({"content", "old_string", "new_string", "edits", "todos", "new_source", "prompt"})
+
+
+def meaningful_keys(tool: str, tool_input: dict) -> tuple[str, ...]:
+    """The keys of a call's input that say what it did (an unknown tool: its short values)."""
+    keys = MEANINGFUL.get(tool)
+    if keys is None:
+        keys = tuple(k for k, v in tool_input.items() if k not in BULKY and not bulky(v))[:4]
+    return keys
+
+
+def bulky(value: Any) -> bool:
+    """A value too big to say what a call did: a list, a dict, a long or multi-line text."""
+    return isinstance(value, (list, dict)) or (isinstance(value, str) and ("\n" in value or len(value) > 120))
+
+
+def summarize_input(value: Any, redacting: bool = True) -> dict:
+    """A small copy of a tool input: at most a dozen keys, each value a capped string.
+
+    Each value is redacted before it is cut, so a secret that straddles the cut is still
+    found; `redacting=False` leaves that to the caller (RunBuilder redacts a run's tool
+    inputs in one go) and only cuts between words.
+    """
     if not isinstance(value, dict):
-        return {} if value is None else {"value": _short(value)}
+        return {} if value is None else {"value": _short(value, redacting)}
     out = {}
     for i, (key, item) in enumerate(value.items()):
         if i >= INPUT_KEYS_CAP:
             break
-        out[str(key)] = item if isinstance(item, (bool, int, float)) else _short(item)
+        out[str(key)] = item if isinstance(item, (bool, int, float)) else _short(item, redacting)
     return out
 
 
-def _short(item: Any) -> str:
+def _short(item: Any, redacting: bool = True) -> str:
     if isinstance(item, str):
-        text = item
+        text = item[: INPUT_VALUE_CAP + REDACT_MARGIN]
     elif type(item) is list or type(item) is dict:
         try:  # only the start of the repr is kept: a long todo list need not be printed
-            text = _repr_start(item, INPUT_VALUE_CAP)
+            text = _repr_start(item, INPUT_VALUE_CAP + REDACT_MARGIN)
         except RecursionError:
             text = repr(item)
     else:
         text = repr(item)
-    return text if len(text) <= INPUT_VALUE_CAP else text[:INPUT_VALUE_CAP] + "…"
+    if redacting:
+        text = redact(text)
+    # at most INPUT_VALUE_CAP characters with the mark: shortening it again changes nothing
+    return text if len(text) <= INPUT_VALUE_CAP else cut(text, INPUT_VALUE_CAP - 1) + "…"
 
 
 def _repr_start(item: list | dict, limit: int) -> str:
@@ -215,17 +265,36 @@ def _repr_start(item: list | dict, limit: int) -> str:
     return "".join(parts)
 
 
+def cut(text: str, limit: int) -> str:
+    """At most `limit` characters of `text`, without the word the cut falls in.
+
+    The word may be a secret: half of one is no longer recognised, so it is dropped, not
+    kept (unless it is very long: then the cut stays where it is).
+    """
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    if text[limit].isspace() or not head or head[-1].isspace():
+        return head
+    start = _LAST_SPACE.search(head, max(0, limit - WORD_CHARS))
+    return head[: start.end()] if start else head
+
+
 def head_and_tail(text: str, cap: int) -> str:
     """`text` within `cap` characters, the cut marked.
 
-    Its head and its tail are kept: the tail is where a tool says what failed.
+    Its head and its tail are kept (the tail is where a tool says what failed), each
+    without the word the cut falls in.
     """
     if len(text) <= cap:
         return text
     keep = max(0, cap - len(f"\n[… {len(text)} characters cut …]\n"))
-    head = keep - keep // 2
+    head = cut(text, keep - keep // 2)
     tail = text[len(text) - keep // 2 :] if keep // 2 else ""
-    return f"{text[:head]}\n[… {len(text) - keep} characters cut …]\n{tail}"
+    if tail and not tail[0].isspace() and not text[len(text) - len(tail) - 1].isspace():
+        space = _FIRST_SPACE.search(tail, 0, WORD_CHARS)
+        tail = tail[space.start() :] if space else tail
+    return f"{head}\n[… {len(text) - len(head) - len(tail)} characters cut …]\n{tail}"
 
 
 def written_path(tool: str, tool_input: Any) -> str | None:

@@ -3,7 +3,8 @@
 A run is one human request and everything the agent did until the next one. The builder is
 fed events as a transcript grows, returns runs as they complete, exposes the still-open run
 so the caller can store it provisionally, and saves a small JSON state so a restart resumes
-exactly where it stopped. Pure logic: no I/O.
+exactly where it stopped. Every text a run keeps (request, replies, error texts, tool
+inputs) is redacted here, once: the facts in state.db hold no secret. Pure logic: no I/O.
 """
 
 from __future__ import annotations
@@ -31,10 +32,14 @@ from evolve.transcripts.model import (
     TOOL_RESULT,
     Event,
     Run,
+    bulky,
+    cut,
     head_and_tail,
     judged_transient,
+    meaningful_keys,
     summarize_input,
 )
+from evolve.transcripts.redact import redact
 
 TAILS_CAP = 1000  # tail uuids of completed runs remembered for rewind detection
 _NONE: tuple[Run, ...] = ()  # feed's usual answer, shared: no list per event
@@ -59,6 +64,8 @@ class RunBuilder:
         self._run: Run | None = Run.from_dict(run) if run else None
         self._track: dict = {**_FRESH_TRACK, **(state.get("track") or {})}
         self._tails: dict[str, int] = {u: int(i) for u, i in state.get("tails") or []}
+        self._inputs: list[str] = []  # the open run's tool inputs not yet redacted (never saved)
+        self._inputs_size = 0
 
     def state(self) -> dict:
         """JSON-serialisable, bounded state to resume after a restart."""
@@ -81,11 +88,16 @@ class RunBuilder:
     def _settled(self, run: Run) -> Run:
         """`run` with ended_in_error and recovered as its tool results so far make them.
 
-        Set when a run is handed out (completed, open, saved), not after every event.
+        Set when a run is handed out (completed, open, saved), not after every event; so are
+        its tool inputs, redacted here in one go (a call at a time would cost ~10x more).
         """
         track = self._track
         run.ended_in_error = track["last_bad"]
         run.recovered = track["had_error"] and track["ok_after_error"] and not track["last_bad"]
+        if self._inputs:
+            text = run.tool_inputs_text + redact("".join(self._inputs))
+            run.tool_inputs_text = cut(text, TOOL_INPUTS_CAP)
+            self._inputs, self._inputs_size = [], 0
         return run
 
     def feed(self, event: Event) -> Sequence[Run]:
@@ -159,7 +171,7 @@ class RunBuilder:
             self._tails = {u: i for u, i in self._tails.items() if i < superseded_from}
         while len(self._tails) > TAILS_CAP:  # the oldest go first (a run adds at most one)
             del self._tails[next(iter(self._tails))]
-        text = event.text[:REQUEST_CAP]
+        text = redact(cut(event.text, REQUEST_CAP))
         self._run = Run(
             session_id=event.session_id,
             index=self._next,
@@ -183,11 +195,12 @@ class RunBuilder:
         path = event.file_path
         if path and path not in run.files_written and len(run.files_written) < FILES_CAP:
             run.files_written.append(path)
-        room = TOOL_INPUTS_CAP - len(run.tool_inputs_text)
-        if room > 0:  # summarised here: observing leaves inputs whole (idempotent otherwise)
-            values = " ".join(map(str, summarize_input(event.input).values()))
-            piece = f"{event.name}: {values}\n" if values else f"{event.name}\n"
-            run.tool_inputs_text += piece[:room]
+        room = TOOL_INPUTS_CAP - len(run.tool_inputs_text) - self._inputs_size
+        if room > 0:  # summarised here (observing leaves inputs whole), redacted when settled
+            values = " ".join(map(str, summarize_input(_meaningful(event), redacting=False).values()))
+            piece = cut(f"{event.name}: {values}\n" if values else f"{event.name}\n", room)
+            self._inputs.append(piece)
+            self._inputs_size += len(piece)
 
     def _tool_result(self, run: Run, event: Event) -> None:
         track = self._track
@@ -207,14 +220,14 @@ class RunBuilder:
 
     def _reply(self, run: Run, event: Event) -> None:
         """What the person typed mid-run (not an option they picked) is judged like a request."""
-        words = event.typed
-        if not words:
+        if not event.typed:
             return
+        words = redact(event.typed)
         if len(run.replies) < RUN_REPLIES:
-            run.replies.append(words[:RUN_REPLY_CAP])
+            run.replies.append(cut(words, RUN_REPLY_CAP))
         if not run.correction and self._classifier.is_correction(words):
             run.correction = True
-            run.correction_reply = words[:REQUEST_CAP]
+            run.correction_reply = cut(words, REQUEST_CAP)
 
     def _api_error(self, run: Run, event: Event) -> None:
         track = self._track
@@ -247,7 +260,15 @@ class RunBuilder:
         track["had_error"] = True
         track["last_bad"] = True
         if len(run.error_texts) < RUN_ERROR_TEXTS:
-            run.error_texts.append(head_and_tail(text or "error", RUN_ERROR_TEXT_CAP))
+            run.error_texts.append(head_and_tail(redact(text) or "error", RUN_ERROR_TEXT_CAP))
+
+
+def _meaningful(event: Event) -> object:
+    """What a call did: its meaningful input values, without file contents or edit strings."""
+    given = event.input
+    if not isinstance(given, dict):
+        return given
+    return {k: given[k] for k in meaningful_keys(event.name, given) if k in given and not bulky(given[k])}
 
 
 def mark_superseded(runs: list[Run]) -> list[Run]:
