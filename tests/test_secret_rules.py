@@ -1,5 +1,7 @@
-"""Every named rule of evolve/transcripts/data/secrets.toml, one by one: what it must find, what
-it must leave — plain, inside JSON, and JSON-escaped as a tool input shows it.
+"""Every named rule of evolve/transcripts/data/secrets.toml, one by one: found, and left alone.
+
+What it must find, plain, inside JSON and JSON-escaped as a tool input shows it; what it
+must leave (and a git sha, a UUID and ordinary words, for every rule).
 
 Secrets are built by concatenation so that no scanner mistakes this file for a leak.
 """

@@ -10,6 +10,7 @@ from evolve import config as config_mod
 from evolve.commands.output import emit_json, say
 from evolve.errors import ConfigError
 from evolve.home import Home
+from evolve.transcripts.redact import secret_warnings
 from evolve.workspace import memo as memo_mod
 from evolve.workspace import skills as skills_mod
 from evolve.workspace.agent import HOOK_MARKER, Agent, list_agents
@@ -56,6 +57,8 @@ def diagnose(home: Home) -> list[dict]:
         for skill in found_skills:
             for problem in skill.problems:
                 add(f"{name}: {skill.path.relative_to(agent.path)}", problem)
+            for warning in secret_warnings(skill.text):
+                add(f"{name}: {skill.path.relative_to(agent.path)}", warning, "warning")
         if len(found_skills) > limits.max_skills:  # a person's additions: reported, never cut
             add(
                 f"{name}: skills/",
@@ -65,6 +68,8 @@ def diagnose(home: Home) -> list[dict]:
             )
         for problem in memo_mod.problems(agent.memo_text(), limits.memo_section_chars):
             add(f"{name}: memo.md", problem)
+        for warning in secret_warnings(agent.memo_text()):
+            add(f"{name}: memo.md", warning, "warning")
         hook = agent.path / ".git" / "hooks" / "pre-commit"
         if not hook.exists() or HOOK_MARKER not in hook.read_text(errors="replace"):
             add(

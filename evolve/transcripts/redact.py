@@ -51,7 +51,7 @@ _PLACEHOLDER = re.compile(
     r"""(?ix)
     \$\{?[A-Za-z_][A-Za-z0-9_]*\}? | \$\(.*\) | %\(?\w+\)?[s%]? | \{\{.*\}\} | \{[A-Za-z_]\w*\}
     | <[^<>]*> | \[[^\[\]]*\] | [*xX.•…_-]+ | \.\.\.[\w-]* | [\w-]+\.\.\.
-    | (?:your|my|example|sample|dummy|fake|placeholder|redacted|changeme)[\w-]*
+    | (?:your|my|example|sample|dummy|fake|placeholder|redacted|changeme)[A-Za-z_-]*  # MyS3cret is real
     | pass | passwd | pwd | user | username
     | none | null | nil | undefined | true | false | empty | required | optional | hidden | masked
     | str | string | int | integer | number | bool | boolean | text | secret | password | token
@@ -280,6 +280,18 @@ def redact(text: str) -> str:
         position = end
     parts.append(text[position:])
     return "".join(parts)
+
+
+def secret_warnings(text: str) -> list[str]:
+    """One line per secret in a person's own text (a skill, the memo): where, and what kind.
+
+    The text is left as the person wrote it; `doctor` and the pre-commit hook only warn.
+    """
+    return [
+        f"line {text.count(chr(10), 0, start) + 1} holds what looks like a secret ({kind}); "
+        "evolve redacts it from what it sends to a model, but the agent reads it as written"
+        for kind, start, _end in find_secrets(text)
+    ]
 
 
 @cache
