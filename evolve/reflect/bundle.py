@@ -244,10 +244,10 @@ def build_bundle(
     bundle.bodies = skillbodies.choose(skillbodies.in_question(runs, skills, usage), room, fence, clean)
     fitter.spend(sum(b.tokens for b in bundle.bodies) + (intro if bundle.bodies else 0))
     fitter.place(rest)
-    fitter.top_up(rest, lambda: bundle.budget - SLACK_TOKENS - count_tokens(_assemble(bundle, fitter, fence)))
-    fitter.trim(lambda: count_tokens(_assemble(bundle, fitter, fence)) - bundle.budget)
-    bundle.text = _assemble(bundle, fitter, fence)
-    bundle.tokens = count_tokens(bundle.text)
+    draft = _Draft(bundle, fitter, _header(bundle, fence) + skillbodies.render(bundle.bodies, fence), fence)
+    fitter.top_up(rest, lambda: bundle.budget - SLACK_TOKENS - draft.tokens())
+    fitter.trim(lambda: draft.tokens() - bundle.budget)
+    bundle.text, bundle.tokens = draft.text(), draft.tokens()
     return bundle
 
 
@@ -266,17 +266,35 @@ def _readable(runs: list[BundleRun]) -> list[BundleRun]:
     return taken
 
 
-def _assemble(bundle: Bundle, fitter: fitting.Fitter, fence: str) -> str:
-    """The bundle's text from what is placed; sets `bundle.runs` (in time order)."""
-    chosen: list[BundleRun] = [s.run for s in fitter.shown_runs()]
-    keys = {(r.path, r.run) for r in chosen}
-    for shown in fitter.shown_runs():
-        shown.run.rendered = fitting.render_run(shown, (shown.run.path, shown.run.run + 1) in keys)
-    chosen.sort(key=lambda r: (r.started_at or "", r.path, r.run))
-    bundle.runs = chosen
-    body = "".join(_fenced(r.rendered, fence) for r in chosen)
-    header = _header(bundle, fence) + skillbodies.render(bundle.bodies, fence)
-    return header + (CONVERSATIONS + body if body else "\n## Conversations\n\n(none)\n")
+class _Draft:
+    """The bundle's text for what is placed now: assembled and counted once per change."""
+
+    def __init__(self, bundle: Bundle, fitter: fitting.Fitter, header: str, fence: str) -> None:
+        self.bundle, self.fitter, self.header, self.fence = bundle, fitter, header, fence
+        self._at: int | None = None  # the fitter's version the text is of
+        self._text, self._tokens = "", 0
+
+    def text(self) -> str:
+        self._update()
+        return self._text
+
+    def tokens(self) -> int:
+        self._update()
+        return self._tokens
+
+    def _update(self) -> None:
+        if self._at == self.fitter.version:
+            return
+        chosen: list[BundleRun] = [s.run for s in self.fitter.shown_runs()]
+        keys = {(r.path, r.run) for r in chosen}
+        for shown in self.fitter.shown_runs():
+            shown.run.rendered = fitting.render_run(shown, (shown.run.path, shown.run.run + 1) in keys)
+        chosen.sort(key=lambda r: (r.started_at or "", r.path, r.run))
+        self.bundle.runs = chosen
+        body = "".join(_fenced(r.rendered, self.fence) for r in chosen)
+        self._text = self.header + (CONVERSATIONS + body if body else "\n## Conversations\n\n(none)\n")
+        self._tokens = count_tokens(self._text)
+        self._at = self.fitter.version
 
 
 def _header(bundle: Bundle, fence: str) -> str:

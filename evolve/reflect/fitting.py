@@ -17,10 +17,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evolve.reflect.evidence import AGENT, CALL, ERROR, HEAD, USER, Line, frame_error
-from evolve.reflect.tokens import count_tokens, truncate_middle
+from evolve.reflect.tokens import count_tokens, fit
 
 FOLLOWS = "USER (after interrupting the agent): [their message starts the next run]"
 MARKER_TOKENS = 14  # "[… not shown: 12 calls, 3 agent messages …]"
+MIN_LINE_TOKENS = 8  # with fewer left, nothing more is tried
+MAX_CHARS_PER_TOKEN = 12  # a text of n characters is at least n / 12 tokens
 RUN_TOKENS = 24  # a run's fence lines and the blank line around it
 _NOUNS = {CALL: "call", AGENT: "agent message", ERROR: "error", USER: "user line", HEAD: "head"}
 
@@ -87,6 +89,8 @@ class Fitter:
         self.runs = runs
         self.left = budget
         self.order: list[tuple[Shown, int]] = []  # placed, in order of value
+        self.version = 0  # changes whenever a line is placed or dropped
+        self._variants: dict[tuple[int, bool], tuple[str, int]] = {}  # (id(line), tight) → text, tokens
 
     def spend(self, tokens: int) -> None:
         self.left -= tokens
@@ -95,12 +99,17 @@ class Fitter:
         """Place what fits of `todo`, in its order; how many lines were placed."""
         before = len(self.order)
         for unit in todo:
+            if self.left < MIN_LINE_TOKENS:
+                break
             shown, line = unit.shown, unit.line
             if line.position in shown.placed:
                 continue
             opening = [] if shown.placed else [p for p in shown.opening if p != line.position]
             cost = 0 if shown.placed else RUN_TOKENS
             cost += sum(self._cost(shown, shown.lines[p], tight=False) for p in opening)
+            smallest = min(len(line.text) // MAX_CHARS_PER_TOKEN, line.caps[1] or line.caps[0])
+            if cost + smallest > self.left:
+                continue  # even its shortest form cannot fit: not worth counting
             for tight in (False, True) if line.caps[1] else (False,):
                 need = cost + self._cost(shown, line, tight)
                 if need <= self.left:
@@ -118,17 +127,24 @@ class Fitter:
             if self.left <= MARKER_TOKENS or not self.place(todo):
                 return
 
-    @staticmethod
-    def _cost(shown: Shown, line: Line, tight: bool) -> int:
-        """Its tokens (and a newline), plus a marker for each left-out stretch it adds."""
-        text = render_line(line, line.caps[1] if tight else line.caps[0])
-        return count_tokens(text) + 1 + MARKER_TOKENS * shown.gaps_after(line.position)
+    def _variant(self, line: Line, tight: bool) -> tuple[str, int]:
+        """The line rendered at its full or tight cap and its tokens (with a newline), once."""
+        key = (id(line), tight)
+        found = self._variants.get(key)
+        if found is None:
+            text, tokens = render_line(line, line.caps[1] if tight else line.caps[0])
+            found = self._variants[key] = (text, tokens + 1)
+        return found
+
+    def _cost(self, shown: Shown, line: Line, tight: bool) -> int:
+        """Its tokens, plus a marker for each left-out stretch it adds."""
+        return self._variant(line, tight)[1] + MARKER_TOKENS * shown.gaps_after(line.position)
 
     def _set(self, shown: Shown, line: Line, tight: bool) -> None:
-        line.shown = render_line(line, line.caps[1] if tight else line.caps[0])
-        line.tokens = count_tokens(line.shown) + 1
+        line.shown, line.tokens = self._variant(line, tight)
         shown.placed.add(line.position)
         self.order.append((shown, line.position))
+        self.version += 1
 
     def trim(self, over: Callable[[], int]) -> None:
         """Drop the lowest-valued lines while `over()` (tokens above the budget) is positive."""
@@ -139,6 +155,7 @@ class Fitter:
                 excess -= line.tokens
                 line.shown, line.tokens = "", 0
                 shown.placed.discard(position)
+                self.version += 1
                 if shown.placed and shown.placed <= {0}:
                     shown.placed.clear()  # a head alone says nothing
 
@@ -146,12 +163,14 @@ class Fitter:
         return [s for s in self.runs if s.placed]
 
 
-def render_line(line: Line, cap: int) -> str:
-    """The line's text within `cap` tokens; an error's output is cut, never its frame."""
+def render_line(line: Line, cap: int) -> tuple[str, int]:
+    """The line's text within `cap` tokens, and its tokens; an error's output is cut, never its frame."""
     if line.kind != ERROR:
-        return truncate_middle(line.text, cap)
-    frame = count_tokens(frame_error(line, ""))
-    return frame_error(line, truncate_middle(line.text, max(20, cap - frame)))
+        return fit(line.text, cap)
+    frame = frame_error(line, "")
+    output, tokens = fit(line.text, max(20, cap - count_tokens(frame)))
+    text = frame_error(line, output)
+    return text, count_tokens(text)
 
 
 def render_run(shown: Shown, next_shown: bool = False) -> str:
