@@ -122,11 +122,21 @@ CASES: dict[str, tuple[list[tuple[str, str]], list[str]]] = {
     ),
     "user-password": (
         [("curl -u admin:{} https://api", "hunter22x"), ("curl --user 'me:{}' x", "s3cret!pw")],
-        ["docker run -u 1000:1000 image", "curl -u $USER:$PASS https://api", "git push -u origin main"],
+        [
+            "docker run -u 1000:1000 image",
+            "curl -u $USER:$PASS https://api",
+            "git push -u origin main",
+            "never `curl -u user:...` in a script",
+        ],
     ),
     "mysql-password": (
         [("mysql -u root -p{} shop", "S3cretPw"), ("mysqldump -h db -p{} --all", "hunter22")],
-        ["mysql -u root -p shop", "mysql -P 3306 -h db", 'mysql -p"$MYSQL_PASSWORD"'],
+        [
+            "mysql -u root -p shop",
+            "mysql -P 3306 -h db",
+            'mysql -p"$MYSQL_PASSWORD"',
+            "never put a password on the command line (`mysql -p...`)",
+        ],
     ),
 }
 ASSIGNMENT_CASES = [  # kind, text with {} for the secret, the secret

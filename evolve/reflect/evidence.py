@@ -27,6 +27,7 @@ VALUE_CHARS = 160  # a summarised input value shown in a call line
 BULKY_CHARS = 50  # the start of a bulky value (an edit string) shown
 MAX_CAUSES = 3  # distinct calls named for one repeated error
 _SPACES = re.compile(r"\s+")
+_QUESTION = re.compile(r"""'question': (?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)")""")
 
 
 @dataclass
@@ -82,7 +83,7 @@ def _value(value: object, bulky: bool) -> str:
 def _questions(value: object) -> str:
     """AskUserQuestion's questions, from its summarised input (a repr of the list)."""
     text = value if isinstance(value, str) else str(value)
-    found = re.findall(r"'question': '((?:[^'\\]|\\.)*)'", text)
+    found = [a or b for a, b in _QUESTION.findall(text)]
     return " / ".join(found) if found else _value(text, True)
 
 
@@ -124,7 +125,7 @@ def run_lines(run, fmt: str, classifier: Classifier, clean: Callable[[str], str]
             lines.append(line)
     else:
         lines += _event_lines(events, classifier, start=len(lines))
-    if run.next_request:
+    if run.next_request and _ends_interrupted(events):
         text = f"USER (after interrupting the agent): {run.next_request}"
         lines.append(Line(USER, text, len(lines), words=True, follows=True))
     for line in lines:
@@ -132,6 +133,12 @@ def run_lines(run, fmt: str, classifier: Classifier, clean: Callable[[str], str]
         line.causes = [clean(cause) for cause in line.causes]
         line.recovery = clean(line.recovery)
     return lines
+
+
+def _ends_interrupted(events: list[m.Event] | None) -> bool:
+    """The run ended with the person stopping the agent (its next request is their reaction)."""
+    last = next((e for e in reversed(events or []) if e.kind != m.MARKER), None)
+    return last is not None and last.kind == m.INTERRUPT
 
 
 def head_text(run) -> str:
@@ -167,11 +174,11 @@ def _event_lines(events: list[m.Event], classifier: Classifier, start: int) -> l
         elif kind == m.TOOL_RESULT:
             call = calls.pop(event.tool_use_id, None)
             cause = call.text if call else ""
+            if call is not None and (event.rejected or event.is_error):
+                lines.remove(call)  # the rejection or error line names its call
             if event.rejected:
                 add(USER, f"REJECTED BY USER: {cause or event.name or 'a tool call'}")
             elif event.is_error:
-                if call is not None:
-                    lines.remove(call)  # the error line names its call
                 _error(event, cause, classifier, seen, failing, add)
             elif call is not None and event.name in failing:
                 failing.pop(event.name).recovery = cause

@@ -86,7 +86,8 @@ class Transcript:
             else "STOP what you are doing and wait for the user to tell you how to proceed."
         )
         self._result(tool_id, text, True, f"Error: {text}")
-        return self.user_interrupt("[Request interrupted by user for tool use]")
+        # Without words of the person's, the turn ends; with them, the agent goes on.
+        return self.user_interrupt("[Request interrupted by user for tool use]") if said is None else self
 
     def user_interrupt(self, text: str = "[Request interrupted by user]") -> Transcript:
         self._add({"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": text}]}})
