@@ -8,25 +8,14 @@ import re
 import pytest
 
 from evolve.cli import main
-from evolve.home import Home
-from evolve.reflect.bundle import build_bundle
 from evolve.reflect.evidence import call_summary
 from evolve.reflect.tokens import count_tokens
-from evolve.store import ledger
 from evolve.transcripts import ADAPTERS
 from evolve.transcripts.model import TOOL_RESULT
-from tests.helpers import evolve_commit, make_agent, skill_text
+from tests.helpers import bundle_of, evolve_commit, make_agent, skill_text
 from tests.reflect.scenarios import Transcript
 
 JSON_PAIR = re.compile(r'"\w+":\s')
-
-
-def _bundle(agent):
-    conn = ledger.connect(Home.resolve().state_db)
-    try:
-        return build_bundle(conn, agent)
-    finally:
-        conn.close()
 
 
 def _observe(agent, *paths) -> None:
@@ -87,7 +76,7 @@ def test_every_real_error_appears_next_to_its_causing_call_in_the_shared_session
     (agent.path / "agent.toml").write_text("[limits]\nbundle_tokens = 400000\n")  # room for everything
     files = _largest(claude_data)
     _observe(agent, *files)
-    bundle = _bundle(agent)
+    bundle = bundle_of(agent)
     evidence = bundle.evidence()
     assert evidence["real_errors"] > 20 and evidence["errors_with_cause_pct"] == 100.0
     failed = [call for path in files for call in _failing_calls(path)]
@@ -106,7 +95,7 @@ def test_every_real_error_appears_next_to_its_causing_call_in_the_shared_session
 def test_no_call_line_holds_cut_json_in_the_shared_sessions(claude_data) -> None:
     agent = make_agent()
     _observe(agent, *_largest(claude_data))
-    text = _bundle(agent).text
+    text = bundle_of(agent).text
     call_lines = [
         ln for ln in text.splitlines() if ln.startswith(("CALL ", "ERROR", "THEN SUCCEEDED", "REJECTED"))
     ]
@@ -126,7 +115,7 @@ def test_repeated_errors_are_one_line_with_a_count_and_the_recovery_is_named(tmp
     t.tool("Bash", {"command": "uv run pytest -x"}, "3 passed")
     t.say("Fixed: the tests run through uv.")
     _observe(agent, t.path)
-    text = _bundle(agent).text
+    text = bundle_of(agent).text
     assert text.count("ImportError: no module named app") == 1
     assert "ERROR ×3 in Bash: pytest -x | Bash: pytest -q\nImportError: no module named app" in text
     assert "THEN SUCCEEDED: Bash: uv run pytest -x" in text
@@ -142,7 +131,7 @@ def test_a_long_error_keeps_its_head_and_tail_with_the_cut_marked(tmp_path) -> N
     t.tool("Bash", {"command": "ruff check ."}, output + "Found 3000 errors. FAILED: lint", error=True)
     t.tool("Bash", {"command": "ruff check --fix ."}, "fixed")
     _observe(agent, t.path)
-    bundle = _bundle(agent)
+    bundle = bundle_of(agent)
     error = next(line for run in bundle.runs for line in run.lines if line.kind == "error")
     assert error.shown.startswith("ERROR in Bash: ruff check .\ncollected 400 items")
     assert error.shown.endswith("Found 3000 errors. FAILED: lint\nTHEN SUCCEEDED: Bash: ruff check --fix .")
@@ -172,7 +161,7 @@ def test_a_tight_budget_goes_to_words_then_skill_bodies_then_errors_then_the_res
     body = "## Rules\n1. Keep the public API.\n2. Run `pytest tests/test_parser.py` first.\n"
     evolve_commit(agent, {"skills/parser-rules/SKILL.md": skill_text("parser-rules", body=body).encode()})
     _observe(agent, _busy_session(tmp_path, "alpha", True).path, _busy_session(tmp_path, "beta", False).path)
-    bundle = _bundle(agent)
+    bundle = bundle_of(agent)
     text = bundle.text
     assert count_tokens(text) == bundle.tokens <= 3000 and bundle.tokens >= 0.9 * 3000
     assert "USER: No, that's wrong: never change the public API of the parser" in text  # the correction

@@ -8,12 +8,11 @@ import time
 from evolve.cli import main
 from evolve.home import Home
 from evolve.metrics.usage import record_skill_read
-from evolve.reflect.bundle import build_bundle
 from evolve.reflect.operations import Limits, SkillState, parse_answer
 from evolve.reflect.skillbodies import BODIES_SHARE, SKILL_TOKENS, excerpt, sections
 from evolve.reflect.tokens import count_tokens
 from evolve.store import ledger
-from tests.helpers import evolve_commit, make_agent, skill_text
+from tests.helpers import bundle_of, evolve_commit, make_agent, skill_text
 from tests.reflect.scenarios import Transcript
 
 LINT_BODY = (
@@ -24,14 +23,6 @@ LINT_BODY = (
     "## Pitfalls\n"
     "- Never run `pip install` in this project.\n"
 )
-
-
-def _bundle(agent, now=None):
-    conn = ledger.connect(Home.resolve().state_db)
-    try:
-        return build_bundle(conn, agent, now=now)
-    finally:
-        conn.close()
 
 
 def _shown_bodies(text: str) -> dict[str, str]:
@@ -56,7 +47,7 @@ def test_an_invoked_skill_is_shown_whole_and_a_patch_quoting_it_is_valid(tmp_pat
     evolve_commit(agent, {"skills/unused/SKILL.md": skill_text("unused", body="- never invoked\n").encode()})
     t = _skill_session(tmp_path, fails=True)
     assert main(["observe", agent.name, str(t.path)]) == 0
-    bundle = _bundle(agent)
+    bundle = bundle_of(agent)
     shown = _shown_bodies(bundle.text)
     assert shown == {"lint-first": agent.skill("lint-first").body}  # byte-exact, only the one in question
     assert shown["lint-first"].strip() == LINT_BODY.strip()
@@ -83,7 +74,7 @@ def test_a_long_body_shows_whole_leading_sections_and_names_the_rest(tmp_path) -
     evolve_commit(agent, {"skills/big/SKILL.md": skill_text("big", body=body).encode()})
     t = _skill_session(tmp_path, "big")
     assert main(["observe", agent.name, str(t.path)]) == 0
-    bundle = _bundle(agent)
+    bundle = bundle_of(agent)
     (shown_body,) = bundle.bodies
     assert agent.skill("big").body.startswith(shown_body.text)  # a prefix of whole lines
     assert shown_body.text.endswith("\n")
@@ -128,7 +119,7 @@ def test_a_skill_often_ending_in_errors_is_in_question_unless_pinned(tmp_path) -
             record_skill_read(conn, "demo", name, "S", run_idx=idx, at=now - 500 + idx)
     conn.commit()
     conn.close()
-    bundle = _bundle(agent, now=now)
+    bundle = bundle_of(agent, now=now)
     assert [(b.name, b.reasons) for b in bundle.bodies] == [("gamma", ["often ends in a real error"])]
     assert _shown_bodies(bundle.text) == {"gamma": "\n- rule\n"}
 
@@ -139,7 +130,7 @@ def test_all_bodies_together_stay_within_their_share_of_the_budget(tmp_path) -> 
     for name in ("alpha", "beta", "gamma"):
         evolve_commit(agent, {f"skills/{name}/SKILL.md": skill_text(name, body=LONG_BODY).encode()})
         assert main(["observe", agent.name, str(_skill_session(tmp_path, name).path)]) == 0
-    bundle = _bundle(agent)
+    bundle = bundle_of(agent)
     assert count_tokens(LONG_BODY) > BODIES_SHARE * 3000  # one whole body would not fit
     assert bundle.bodies and sum(b.tokens for b in bundle.bodies) <= BODIES_SHARE * 3000
     assert all(agent.skill(b.name).body.startswith(b.text) and b.omitted for b in bundle.bodies)
@@ -152,5 +143,5 @@ def test_the_real_cli_skill_call_brings_the_project_skill_body(claude_data) -> N
     evolve_commit(agent, {"skills/release-cut/SKILL.md": skill_text("release-cut", body=body).encode()})
     files = sorted((claude_data / "real-cli-2.1.332").glob("*.jsonl"))
     assert main(["observe", agent.name, *map(str, files)]) == 0
-    bundle = _bundle(agent)
+    bundle = bundle_of(agent)
     assert _shown_bodies(bundle.text).get("release-cut") == "\n" + body

@@ -11,15 +11,13 @@ import json
 import pytest
 
 from evolve.cli import main
-from evolve.home import Home
 from evolve.reflect import fitting
-from evolve.reflect.bundle import build_bundle
 from evolve.schedule import pending
 from evolve.store import ledger
 from evolve.transcripts import claude_code, parse_file
 from evolve.transcripts.model import ANSWER, FEEDBACK, REPLY
 from evolve.transcripts.reader import loads_object
-from tests.helpers import make_agent
+from tests.helpers import bundle_of, make_agent
 from tests.reflect.scenarios import Transcript
 
 ASKED = {"Which package manager should I use?": ["npm", "pnpm"], "Run the e2e tests too?": ["Yes", "No"]}
@@ -40,11 +38,10 @@ def _replies(path) -> list:
 
 
 def _bundle(agent):
-    conn = ledger.connect(Home.resolve().state_db)
-    try:
-        return build_bundle(conn, agent), pending.scored_runs(conn, agent.name, agent.config, "")
-    finally:
-        conn.close()
+    """The bundle, and the runs scored as the bundle saw them."""
+    with ledger.opened(agent.home.state_db) as conn:
+        scored = pending.scored_runs(conn, agent.name, agent.config, "")
+    return bundle_of(agent), scored
 
 
 @pytest.mark.parametrize(("name", "count"), SHARED_ANSWERS.items())
