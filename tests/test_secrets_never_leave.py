@@ -174,3 +174,23 @@ def test_no_planted_secret_is_in_anything_evolve_derives(tmp_path, fake_messages
     ]
     assert leaks == []
     assert R not in "\n".join(places.values())  # not even a fragment of one
+
+
+def test_a_failed_reflection_quoting_a_secret_keeps_none_in_state_or_output(
+    tmp_path, fake_messages_api, monkeypatch, capsys
+):
+    agent = make_agent("shop")
+    home = Home.resolve()
+    home.config_file.write_text(
+        f'[model]\nbackend = "anthropic"\nbase_url = "{fake_messages_api.url}"\nmax_retries = 0\n'
+    )
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-for-the-fake-server")
+    assert main(["observe", agent.name, str(_session(tmp_path))]) == 0
+    # a provider (or a proxy) echoing a credential in its error message
+    fake_messages_api.reply_error(400, f"invalid request: header x-api-key={SECRETS['github']} refused")
+    main(["reflect", agent.name, "--force"])
+    printed = capsys.readouterr()
+    assert "failed" in printed.out + printed.err
+    written = _everything_written(home.root)
+    texts = [printed.out, printed.err] + [data.decode("utf-8", "replace") for data in written.values()]
+    assert all(SECRETS["github"] not in text and R not in text for text in texts)
