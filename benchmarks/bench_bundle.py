@@ -31,7 +31,7 @@ BEFORE = {  # the old bundle of the five largest shared sessions (see the docstr
     "before_runs_shown": "7 of 24",
     "before_signalled_runs_shown": "6 of 10",
     "before_errors_with_cause": "4 of 27",
-    "before_user_words_shown": "7 of 34",
+    "before_user_words_shown": "7 of 26",
     "before_call_lines_cut_mid_json": "23 of 57",
 }
 

@@ -245,7 +245,7 @@ def measure(runs: list[list[Line]]) -> dict:
     """What of the evidence in `runs` (each a run's lines) is shown: counts and percentages."""
     lines = [line for run in runs for line in run]
     errors = [line for line in lines if line.kind == ERROR and line.real]
-    words = [line for line in lines if line.words]
+    words = [line for line in lines if line.words and not line.follows]  # a follower is its run's request
     found: dict[str, float | None] = {
         "real_errors": sum(e.count for e in errors),
         "errors_shown": sum(e.count for e in errors if e.shown),
