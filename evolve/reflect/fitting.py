@@ -2,8 +2,9 @@
 
 The order: the heads and the person's words of the signalled runs (and of the run a
 correction reacts to), then the bodies of the skills in question (placed by the caller
-between `place` calls), then real errors with their causes, then the rest (the calls and
-the agent's words of signalled runs, then the runs without signals). A line that does not
+between `place` calls), then real errors with their causes (the signalled runs' first),
+then the rest: the other runs' words, the signalled runs' calls and then the agent's own
+words, then the same of the other runs. A line that does not
 fit at full detail is tried at its tight cap; a run is opened (its head and request shown)
 before any other line of it. What is left out of a run is counted in a marker, so the model
 knows it is there. Costs are counted per line as it is placed and the rendered whole is
