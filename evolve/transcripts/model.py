@@ -200,25 +200,40 @@ def meaningful_keys(tool: str, tool_input: dict) -> tuple[str, ...]:
     return keys
 
 
+def meaningful_text(tool: str, tool_input: Any) -> str:
+    """What a call did, for keyword matching: its meaningful input values, each shortened.
+
+    Not redacted: RunBuilder redacts a run's tool inputs in one go.
+    """
+    if not isinstance(tool_input, dict):
+        return "" if tool_input is None else _short(tool_input, redacting=False)
+    parts = []
+    for key in meaningful_keys(tool, tool_input):
+        value = tool_input.get(key)
+        if value is None or bulky(value):
+            continue
+        parts.append(str(value) if isinstance(value, (bool, int, float)) else _short(value, redacting=False))
+    return " ".join(parts)
+
+
 def bulky(value: Any) -> bool:
     """A value too big to say what a call did: a list, a dict, a long or multi-line text."""
     return isinstance(value, (list, dict)) or (isinstance(value, str) and ("\n" in value or len(value) > 120))
 
 
-def summarize_input(value: Any, redacting: bool = True) -> dict:
+def summarize_input(value: Any) -> dict:
     """A small copy of a tool input: at most a dozen keys, each value a capped string.
 
-    Each value is redacted before it is cut, so a secret that straddles the cut is still
-    found; `redacting=False` leaves that to the caller (RunBuilder redacts a run's tool
-    inputs in one go) and only cuts between words.
+    Each value is redacted before it is cut (between words), so a secret that straddles the
+    cut is still found.
     """
     if not isinstance(value, dict):
-        return {} if value is None else {"value": _short(value, redacting)}
+        return {} if value is None else {"value": _short(value)}
     out = {}
     for i, (key, item) in enumerate(value.items()):
         if i >= INPUT_KEYS_CAP:
             break
-        out[str(key)] = item if isinstance(item, (bool, int, float)) else _short(item, redacting)
+        out[str(key)] = item if isinstance(item, (bool, int, float)) else _short(item)
     return out
 
 

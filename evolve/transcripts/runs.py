@@ -32,12 +32,10 @@ from evolve.transcripts.model import (
     TOOL_RESULT,
     Event,
     Run,
-    bulky,
     cut,
     head_and_tail,
     judged_transient,
-    meaningful_keys,
-    summarize_input,
+    meaningful_text,
 )
 from evolve.transcripts.redact import redact
 
@@ -197,7 +195,7 @@ class RunBuilder:
             run.files_written.append(path)
         room = TOOL_INPUTS_CAP - len(run.tool_inputs_text) - self._inputs_size
         if room > 0:  # summarised here (observing leaves inputs whole), redacted when settled
-            values = " ".join(map(str, summarize_input(_meaningful(event), redacting=False).values()))
+            values = meaningful_text(event.name, event.input)
             piece = cut(f"{event.name}: {values}\n" if values else f"{event.name}\n", room)
             self._inputs.append(piece)
             self._inputs_size += len(piece)
@@ -260,15 +258,8 @@ class RunBuilder:
         track["had_error"] = True
         track["last_bad"] = True
         if len(run.error_texts) < RUN_ERROR_TEXTS:
-            run.error_texts.append(head_and_tail(redact(text) or "error", RUN_ERROR_TEXT_CAP))
-
-
-def _meaningful(event: Event) -> object:
-    """What a call did: its meaningful input values, without file contents or edit strings."""
-    given = event.input
-    if not isinstance(given, dict):
-        return given
-    return {k: given[k] for k in meaningful_keys(event.name, given) if k in given and not bulky(given[k])}
+            # cut between words first, so only what is kept is redacted (a word is never split)
+            run.error_texts.append(redact(head_and_tail(text or "error", RUN_ERROR_TEXT_CAP)))
 
 
 def mark_superseded(runs: list[Run]) -> list[Run]:
