@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from evolve.store.git import iso_utc
+from evolve.clock import stamp as iso_utc
 from evolve.store.repo import Repo
 
 SKILLS = 200

@@ -34,14 +34,23 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evolve.observe import ingest as observe_mod  # noqa: E402
 from evolve.store import ledger  # noqa: E402
-from tests.shared_data import CLAUDE_DATA as DATA  # noqa: E402
+from tests.shared_data import SHARED  # noqa: E402
 
+
+def shared_data(name: str) -> Path:
+    """../shared/data/<name> (tests/shared_data.py finds ../shared, from a worktree too)."""
+    return SHARED / "data" / name
+
+
+DATA = shared_data("claude-code")
 EXAMPLES = Path(__file__).resolve().parents[1] / "evolve" / "examples"
 TARGET_MB = 200
 SMALL_MB = 50
@@ -162,18 +171,20 @@ def json_loads_loop(path: Path, binary: bool) -> tuple[float, float]:
     return time.perf_counter() - started, time.process_time() - cpu
 
 
-def observe_once(db: Path, path: Path) -> tuple[float, float, observe_mod.ObserveResult]:
+def observe_once(
+    db: Path, path: Path, fmt: str = "claude_code"
+) -> tuple[float, float, observe_mod.ObserveResult]:
     """One full observe into a fresh state.db: (wall, cpu, result)."""
     conn = ledger.connect(db)
     try:
         started, cpu = time.perf_counter(), time.process_time()
-        result = observe_mod.observe(conn, AGENT, [(str(path), "claude_code")])
+        result = observe_mod.observe(conn, AGENT, [(str(path), fmt)])
         return time.perf_counter() - started, time.process_time() - cpu, result
     finally:
         conn.close()
 
 
-def interleaved(workdir: Path, path: Path, rounds: int = ROUNDS) -> dict:
+def interleaved(workdir: Path, path: Path, rounds: int = ROUNDS, fmt: str = "claude_code") -> dict:
     """Best (wall, cpu) of the text loop, the binary loop and a full observe, interleaved.
 
     The order alternates between rounds (baseline first, then observe first), so a slow
@@ -188,7 +199,7 @@ def interleaved(workdir: Path, path: Path, rounds: int = ROUNDS) -> dict:
         steps = ["text", "bytes", "observe"] if attempt < 2 else ["text", "observe"]
         for step in steps if attempt % 2 == 0 else reversed(steps):
             if step == "observe":
-                *observed, result = observe_once(workdir / f"full-{attempt}" / "state.db", path)
+                *observed, result = observe_once(workdir / f"full-{attempt}" / "state.db", path, fmt)
                 timings[step] = tuple(observed)
             else:
                 timings[step] = json_loads_loop(path, binary=step == "bytes")
@@ -224,14 +235,14 @@ def status(key):  # this process's own numbers (ru_maxrss survives exec on Linux
 conn = ledger.connect(Path(sys.argv[1]))
 base = status("VmRSS")
 started = time.perf_counter()
-result = observe.observe(conn, "bench", [(sys.argv[2], "claude_code")])
+result = observe.observe(conn, "bench", [(sys.argv[2], sys.argv[3])])
 seconds = time.perf_counter() - started
 peak = status("VmHWM")
 print(json.dumps({"base_kb": base, "peak_kb": peak, "runs": result.runs, "s": seconds}))
 """
 
 
-def peak_memory(workdir: Path, path: Path) -> dict:
+def peak_memory(workdir: Path, path: Path, fmt: str = "claude_code") -> dict:
     """Peak RSS growth (MB) of one full observe in a fresh interpreter.
 
     The baseline is the subprocess's resident size after its imports and connect; the peak
@@ -241,7 +252,7 @@ def peak_memory(workdir: Path, path: Path) -> dict:
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
         env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
         out = subprocess.run(
-            [sys.executable, "-c", _PEAK, str(Path(tmp) / "state.db"), str(path)],
+            [sys.executable, "-c", _PEAK, str(Path(tmp) / "state.db"), str(path), fmt],
             capture_output=True,
             text=True,
             check=True,
@@ -264,13 +275,36 @@ def run(workdir: Path) -> dict:
     small = workdir / "small.jsonl"
     build(small, SMALL_MB, blob)
     build_s = time.perf_counter() - started
-    size = big.stat().st_size
-    lines = blob.count(b"\n") * copies
+    measured = measure(workdir, big, small, "claude_code", next_run)
+    source = "the shared main sessions" if DATA.is_dir() else f"evolve/examples ({DATA} not found)"
+    return {
+        "source": source,
+        **measured,
+        "copies": copies,
+        "lines": blob.count(b"\n") * copies,
+        "build_s": round(build_s, 2),
+    }
 
+
+def next_run(conn, n: int) -> bytes:
+    """A new run continuing the last stored one (its session, its tail uuid as parent)."""
+    row = conn.execute(
+        "SELECT session, tail_uuid FROM runs WHERE agent = ? ORDER BY idx DESC LIMIT 1", (AGENT,)
+    ).fetchone()
+    return one_run(row["session"], row["tail_uuid"], n)[0]
+
+
+def measure(workdir: Path, big: Path, small: Path, fmt: str, appended: Callable[[Any, int], bytes]) -> dict:
+    """Full observe against json.loads, re-observe after an appended run, peak memory.
+
+    `appended(conn, n)`: the lines of one new run to append (the n-th), given the state.db
+    of the full observe.
+    """
+    size = big.stat().st_size
     # Warm-up, untimed: the first observe in a process pays one-time costs (imports, the
     # correction lexicons, compiled patterns) that a 200 MB read should not be charged with.
-    observe_once(workdir / "warm-up" / "state.db", small)
-    timed = interleaved(workdir, big)
+    observe_once(workdir / "warm-up" / "state.db", small, fmt)
+    timed = interleaved(workdir, big, fmt=fmt)
     text_s, bytes_s = timed["text"][0], timed["bytes"][0]
     baseline_s = min(text_s, bytes_s)  # the faster loop (text: the pairs' baseline)
     full_s = timed["observe"][0]
@@ -283,33 +317,26 @@ def run(workdir: Path) -> dict:
         noop_s = float("inf")
         for _ in range(3):
             t0 = time.perf_counter()
-            noop = observe_mod.observe(conn, AGENT, [(str(big), "claude_code")])
+            noop = observe_mod.observe(conn, AGENT, [(str(big), fmt)])
             noop_s = min(noop_s, time.perf_counter() - t0)
             assert noop.runs == 0, "a no-op observe stored runs"
-        row = conn.execute(
-            "SELECT session, tail_uuid FROM runs WHERE agent = ? ORDER BY idx DESC LIMIT 1", (AGENT,)
-        ).fetchone()
-        session, parent = row["session"], row["tail_uuid"]
         reobserve_s = float("inf")
         for n in range(3):
-            data, parent = one_run(session, parent, n)
+            data = appended(conn, n)
             with big.open("ab") as handle:
                 handle.write(data)
             t0 = time.perf_counter()
-            again = observe_mod.observe(conn, AGENT, [(str(big), "claude_code")])
+            again = observe_mod.observe(conn, AGENT, [(str(big), fmt)])
             reobserve_s = min(reobserve_s, time.perf_counter() - t0)
             assert again.runs == 2, f"appending one run changed {again.runs} runs"  # old open + new
         stored = conn.execute("SELECT COUNT(*) FROM runs WHERE agent = ?", (AGENT,)).fetchone()[0]
     finally:
         conn.close()
 
-    memory = peak_memory(workdir, big)
-    memory_50 = peak_memory(workdir, small)
+    memory = peak_memory(workdir, big, fmt)
+    memory_50 = peak_memory(workdir, small, fmt)
     return {
-        "source": "the shared main sessions" if DATA.is_dir() else f"evolve/examples ({DATA} not found)",
         "file_mb": round(size / (1 << 20), 1),
-        "lines": lines,
-        "copies": copies,
         "runs": runs,
         "runs_stored": stored,
         "bad_lines": bad_lines,
@@ -330,7 +357,6 @@ def run(workdir: Path) -> dict:
         "peak_mb": memory["peak_mb"],
         "peak_mb_50": memory_50["peak_mb"],
         "peak_growth_mb": round(memory["peak_mb"] - memory_50["peak_mb"], 1),
-        "build_s": round(build_s, 2),
         "targets": {
             "ratio_vs_json_loads": "<= 1.0",
             "cpu_ratio_vs_json_loads": "<= 1.0",

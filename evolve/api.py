@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from evolve import clock
 from evolve.errors import UserError
 from evolve.home import Home
 from evolve.names import check_name
@@ -124,7 +124,7 @@ class Session:
             return observe.observe(
                 conn,
                 self.agent.name,
-                [(str(self.transcript_path), "generic")],
+                [(str(self.transcript_path), "api")],  # the generic format; "api" its source
                 classifier=classify.for_signals(self.agent.agent.config.signals),
             ).to_dict()
 
@@ -160,7 +160,7 @@ def _lines(
     from evolve.transcripts import model
     from evolve.transcripts.messages import message_events
 
-    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    now = clock.now_stamp()
     lines = []
     for event in message_events(messages, session, cwd, now, skill_tools):
         if event.kind == model.HUMAN:

@@ -76,7 +76,7 @@ def _observe_args(p) -> None:
     p.add_argument(
         "--format",
         dest="fmt",
-        choices=["claude_code", "generic"],
+        choices=["claude_code", "codex", "generic"],
         help="transcript format of PATHs (default: detected)",
     )
     _json(p)
@@ -143,9 +143,17 @@ def _proposal_args(p) -> None:
     _json(p)
 
 
+def _unblock_args(p) -> None:
+    _agent(p)
+    p.add_argument("block_id", metavar="ID", help='a block id (see `evolve log NAME --json`: "blocks")')
+    _json(p)
+
+
 def _doctor_args(p) -> None:
     _json(p)
-    p.add_argument("--fix", action="store_true", help="reinstall missing hooks")
+    p.add_argument(
+        "--fix", action="store_true", help="rewrite evolve's hooks in every agent repo and install"
+    )
 
 
 def _skills_args(p) -> None:
@@ -179,7 +187,7 @@ def _report_args(p) -> None:
 
 
 def _install_args(p) -> None:
-    p.add_argument("target", choices=["claude-code"], help="the agent runtime (claude-code)")
+    p.add_argument("target", choices=["claude-code", "codex"], help="the agent harness (claude-code, codex)")
     p.add_argument("--agent", required=True, help="the evolve agent to connect")
     p.add_argument(
         "--scope",
@@ -196,12 +204,12 @@ def _install_only_args(p) -> None:
     p.add_argument(
         "--no-link",
         action="store_true",
-        help="do not link skills into Claude Code; inject the skill index instead",
+        help="do not link skills into the harness; inject the skill index instead",
     )
 
 
 def _hook_args(p) -> None:
-    p.add_argument("args", nargs="...", help="claude-code EVENT --agent NAME (hooks call this)")
+    p.add_argument("args", nargs="...", help="claude-code EVENT --agent NAME | codex EVENT (hooks call this)")
 
 
 # name -> ("module.function", help, argument builder). Later stages add rows here.
@@ -218,6 +226,7 @@ COMMANDS: dict[str, tuple[str, str, Callable[[object], None]]] = {
     "proposals": ("reviewing.proposals", "reflections waiting for review", _init_args),
     "accept": ("reviewing.accept", "apply a proposal to the agent", _proposal_args),
     "reject": ("reviewing.reject", "drop a proposal; its lesson is not proposed again", _proposal_args),
+    "unblock": ("reviewing.unblock", "let evolve learn again a lesson line a person undid", _unblock_args),
     "doctor": ("doctor.doctor", "report problems and how to fix them", _doctor_args),
     "watch": ("watching.watch", "watch transcripts and agent repos; run the cycle", _watch_args),
     "cycle": ("watching.cycle", "pick the agents worth reflecting on, and reflect", _cycle_args),
@@ -233,12 +242,20 @@ COMMANDS: dict[str, tuple[str, str, Callable[[object], None]]] = {
     "report": ("report.report", "did learning help? rates around each reflection, per skill", _report_args),
     "install": (
         "integrate.install",
-        "connect an agent to Claude Code: hooks, skill links, sources",
+        "connect an agent to Claude Code or Codex: hooks, skill links, sources",
         _install_only_args,
     ),
     "uninstall": ("integrate.uninstall", "remove exactly what `evolve install` added", _install_args),
     "hook": ("integrate.hook", "(run by agent hooks) handle one hook event; always exits 0", _hook_args),
 }
+
+
+# Commands that write to an agent repository, an install or the home: before they run, what an
+# older evolve installed is brought up to date (evolve.integrations.upgrade). doctor runs it too.
+WRITING = frozenset(
+    "init revert observe reflect accept reject unblock watch cycle pause resume remove pin unpin "
+    "restore prune install uninstall".split()
+)
 
 
 def run(argv: Sequence[str]) -> int:
@@ -250,7 +267,16 @@ def run(argv: Sequence[str]) -> int:
     args = vars(_build_parser().parse_args(list(argv)))
     command = args.pop("command")
     home = Home.resolve(args.pop("home"))
+    if command in WRITING:
+        _upgrade(home)
     return _resolve(COMMANDS[command][0])(home, **args)
+
+
+def _upgrade(home: Home) -> None:
+    from evolve.integrations.upgrade import ensure_current
+
+    for note in ensure_current(home):
+        sys.stderr.write(f"evolve: {note}\n")
 
 
 def _fast_prompt(argv: list[str]) -> int | None:
@@ -280,9 +306,21 @@ def _fast_prompt(argv: list[str]) -> int | None:
     return prompt(Home.resolve(home), name, session=session, as_json=as_json)
 
 
-def _crash_log(exc: BaseException) -> str:
+def _home_arg(argv: Sequence[str]) -> str | None:
+    """The `--home` given before the command (what every path, the crash log too, goes under)."""
+    for index, arg in enumerate(argv):
+        if arg == "--home" and index + 1 < len(argv):
+            return argv[index + 1]
+        if arg.startswith("--home="):
+            return arg.partition("=")[2]
+        if not arg.startswith("-"):
+            return None  # the command: options after it are the command's
+    return None
+
+
+def _crash_log(exc: BaseException, argv: Sequence[str]) -> str:
     try:
-        home = Home.resolve()
+        home = Home.resolve(_home_arg(argv))
         home.logs_dir.mkdir(parents=True, exist_ok=True)
         path = home.logs_dir / "crash.log"
         with path.open("a", encoding="utf-8") as handle:
@@ -312,7 +350,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USER
     except Exception as exc:
         if not _disk_full(exc):
-            return _bug(exc)
+            return _bug(exc, argv)
         sys.stderr.write(
             f"evolve: error: no space left on the device, or it failed ({exc}); "
             "nothing was half-written — free some space and run the command again\n"
@@ -333,12 +371,12 @@ def _disk_full(exc: BaseException) -> bool:
     return any(words in text for words in ("disk is full", "no space left on device", "disk i/o error"))
 
 
-def _bug(exc: BaseException) -> int:
+def _bug(exc: BaseException, argv: Sequence[str]) -> int:
     if isinstance(exc, EvolveError):
-        log = _crash_log(exc)
+        log = _crash_log(exc, argv)
         sys.stderr.write(f"evolve: error: {exc} (details in {log})\n")
         return EXIT_BUG
-    log = _crash_log(exc)
+    log = _crash_log(exc, argv)
     sys.stderr.write(f"evolve: internal error: {type(exc).__name__}: {exc}; please report it with {log}\n")
     return EXIT_BUG
 

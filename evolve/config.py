@@ -80,6 +80,9 @@ class GitConfig:
 class SourcesConfig:
     claude_code: list[str] = field(default_factory=list)
     generic: list[str] = field(default_factory=list)
+    # Not globs: project folders whose Codex rollouts are the agent's, or "*" for every one
+    # (Codex stores rollouts by date; each belongs to the folder its first line names).
+    codex: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -95,11 +98,7 @@ class Config:
     warnings: tuple[str, ...] = ()  # settings that were read but do not apply where they stand
 
 
-SECTIONS = {
-    f.name: f.default_factory
-    for f in fields(Config)  # type: ignore[misc]
-    if f.name not in ("review", "warnings")
-}
+SECTIONS = {f.name: f.default_factory for f in fields(Config) if f.name not in ("review", "warnings")}
 AGENT_ONLY = {"sources", "review"}
 # Read once per home (the watcher, the cycle): in agent.toml they are ignored with a warning.
 HOME_ONLY = {"watch": None, "schedule": {"cycle_hours", "max_agents_per_cycle"}}
@@ -166,6 +165,10 @@ def _merge_section(current: Any, raw: Any, section: str, origin: str) -> Any:
         if section == "signals" and key == "correction_phrases":
             if not all(isinstance(v, list) for v in checked.values()):
                 raise ConfigError(f"{where}: each language maps to a list of phrases")
+        if section == "sources" and key == "codex":
+            wrong = [v for v in checked if v != "*" and not v.startswith(("/", "~"))]
+            if wrong:
+                raise ConfigError(f'{where}: {wrong[0]!r} is not "*" nor an absolute project folder')
         updates[key] = checked
     merged = replace(current, **updates)
     if section == "model" and merged.backend not in BACKENDS:

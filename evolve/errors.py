@@ -36,9 +36,9 @@ class NameRefused(UserError):
     """A skill or agent name that is not allowed (never used to build a path)."""
 
 
-class LockBusy(EvolveError):
-    """Another live process holds a lock we need."""
-
-
 class Busy(UserError):
     """Not now: evolve or a person is using the agent; the message says who (exit 75)."""
+
+
+class LockBusy(Busy):
+    """Another live process holds a lock we need."""

@@ -1,14 +1,19 @@
-"""`evolve hook claude-code <event>`: what runs inside Claude Code's hooks, every session and turn.
+"""`evolve hook claude-code|codex <event>`: what runs inside the agents' hooks, every session and turn.
 
 Its cost is paid on every turn, so it imports only what a bare interpreter has loaded
 already (os, sys, time) plus C modules (`_json`, select): no argparse, subprocess,
 sqlite3, re, pathlib, nor json's Python half. Stop, SessionEnd, StopFailure and
 PostToolUse append one line to the spool that the watcher drains into state.db;
-SessionStart prints the memo (and, when the skills are not linked into Claude Code, the
+SessionStart prints the memo (and, when the skills are not linked into the harness, the
 skill index) and spools the impressions. The hook reads exactly one JSON value from stdin
 and never waits for EOF (stdin may stay open). It fails open: it never exits non-zero
-(exit 2 would block Claude Code) and prints nothing but SessionStart's context; every
+(exit 2 would block the agent) and prints nothing but SessionStart's context; every
 problem, even a usage error, goes to `<home>/logs/hooks.log`.
+
+Claude Code's commands name their agent (`--agent`). Codex's are one frozen command for
+every project (its hooks are the person's, in `$CODEX_HOME/hooks.json`, trusted by hash):
+the agents are those whose install in `<home>/integrations/codex.json` covers the
+session's folder, and a session in any other folder costs one small file read.
 """
 
 # pathlib (with re, fnmatch, urllib) costs as much as this whole hook may: os.path it is.
@@ -23,6 +28,8 @@ STDIN_CAP = 8 << 20
 STDIN_WAIT_S = 2.0
 LOG_CAP = 1 << 20
 RECORDS = {"stop": "stop", "session-end": "session_end", "stop-failure": "stop_failure"}
+HARNESSES = ("claude-code", "codex")
+USAGE = "usage: evolve hook claude-code EVENT --agent NAME [--home DIR] [--linked] | codex EVENT [--home DIR]"
 
 
 class Problem(Exception):
@@ -31,7 +38,7 @@ class Problem(Exception):
 
 # -- arguments and input ---------------------------------------------------------------------
 def parse_args(argv: list[str]) -> dict:
-    """`claude-code <event> [--home DIR] [--agent NAME] [--linked]`, parsed by hand."""
+    """`claude-code|codex <event> [--home DIR] [--agent NAME] [--linked]`, parsed by hand."""
     opts: dict = {"event": None, "home": None, "agent": None, "linked": False}
     words: list[str] = []
     index = 0
@@ -52,19 +59,23 @@ def parse_args(argv: list[str]) -> dict:
         index += 1
     if len(words) > 1:
         opts["event"] = words[1]
+    opts["harness"] = words[0] if words else None
     opts["words"] = words
     return opts
 
 
 def check_args(opts: dict) -> None:
-    words = opts["words"]
-    if not words or words[0] != "claude-code":
-        raise Problem("usage: evolve hook claude-code EVENT --agent NAME [--home DIR] [--linked]")
+    harness = opts["harness"]
+    if harness not in HARNESSES or len(opts["words"]) > 2:
+        raise Problem(USAGE)
     if "unknown" in opts:
         raise Problem(f"unknown option {opts['unknown']!r}")
-    if opts["event"] not in HANDLERS:
-        raise Problem(f"unknown event {opts['event']!r} (known: {', '.join(HANDLERS)})")
-    if not valid_name(opts["agent"]):
+    handlers = HANDLERS[harness]
+    if opts["event"] not in handlers:
+        raise Problem(f"unknown event {opts['event']!r} of {harness} (known: {', '.join(handlers)})")
+    if harness == "codex" and (opts["agent"] is not None or opts["linked"]):
+        raise Problem("codex hooks find their agents from the session's folder: no --agent, no --linked")
+    if harness == "claude-code" and not valid_name(opts["agent"]):
         raise Problem(f"--agent {opts['agent']!r} is not an agent name")
 
 
@@ -104,7 +115,7 @@ def _scanner():
         }.__getitem__
         memo: dict = {}
 
-    return _json.make_scanner(Context())
+    return _json.make_scanner(Context())  # type: ignore[arg-type]  # a duck-typed JSONDecoder
 
 
 def _decode(data: bytes, final: bool):
@@ -118,7 +129,9 @@ def _decode(data: bytes, final: bool):
     start = len(text) - len(text.lstrip(" \t\r\n\ufeff"))
     try:
         value, _end = _scanner()(text, start)
-    except (StopIteration, ValueError):
+    # SystemError: before 3.12, the C scanner cannot raise its error while json.decoder is not
+    # imported (the hook never imports it): an object cut short then fails this way.
+    except (StopIteration, ValueError, SystemError):
         if final:
             raise Problem(f"stdin is not JSON: {text[:80]!r}") from None
         return None
@@ -216,7 +229,8 @@ def log(home: str | None, opts: dict, exc: BaseException) -> None:
             pass
         when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         what = str(exc) if isinstance(exc, Problem) else f"{type(exc).__name__}: {exc}"
-        line = f"{when} pid {os.getpid()} claude-code {opts.get('event')} agent={opts.get('agent')}: {what}\n"
+        harness, event, agent = opts.get("harness"), opts.get("event"), opts.get("agent")
+        line = f"{when} pid {os.getpid()} {harness} {event} agent={agent}: {what}\n"
         if not isinstance(exc, Problem | SystemExit | KeyboardInterrupt):
             import traceback
 
@@ -273,24 +287,28 @@ def memo_context(home: str, path: str) -> str:
     return block + "\n" if block else ""
 
 
-def session_start(home: str, opts: dict, payload: dict) -> str:
-    agent = opts["agent"]
+def agent_context(home: str, agent: str, linked: bool, session: str | None) -> str:
+    """What one agent adds to a new session: the memo (and the skill index when not linked).
+
+    The skills shown are spooled as impressions of `session`.
+    """
     path = agent_dir(home, agent)
-    session = _text(payload, "session_id")
-    if not opts["linked"]:  # the index too: the full renderer (it spools the impressions)
+    if not linked:  # the index too: the full renderer (it spools the impressions)
         from pathlib import Path
 
         from evolve.home import Home
         from evolve.session.prompt import render
 
-        text = render(Home(Path(home)), agent, session=session, record=bool(session)).text
-    else:  # Claude Code lists the linked skills itself: every one of them is shown
-        text = memo_context(home, path)
-        listed = skill_names(os.path.join(path, "skills"))
-        if session and listed:
-            append_record(
-                home, {"event": "impressions", "agent": agent, "session": session, "skills": listed}
-            )
+        return render(Home(Path(home)), agent, session=session, record=bool(session)).text
+    # the harness lists the linked skills itself: every one of them is shown
+    listed = skill_names(os.path.join(path, "skills"))
+    if session and listed:
+        append_record(home, {"event": "impressions", "agent": agent, "session": session, "skills": listed})
+    return memo_context(home, path)
+
+
+def session_start(home: str, opts: dict, payload: dict) -> str:
+    text = agent_context(home, opts["agent"], opts["linked"], _text(payload, "session_id"))
     from evolve.watch.spawn import ensure_watcher
 
     ensure_watcher(home)
@@ -336,12 +354,80 @@ def skill_used(home: str, opts: dict, payload: dict) -> str:
     return ""
 
 
+# -- Codex --------------------------------------------------------------------------------------
+def codex_agents(home: str, payload: dict) -> list[tuple[str, bool]]:
+    """(agent, linked) of each Codex install whose folder covers the session's folder."""
+    cwd = _text(payload, "cwd")
+    path = os.path.join(home, "integrations", "codex.json")
+    if cwd is None or not os.path.exists(path):
+        return []
+    from evolve.store.codex_rollouts import covers
+
+    with open(path, "rb") as handle:
+        raw = handle.read(STDIN_CAP)
+    try:
+        data = _decode(raw, final=True)
+    except Problem:
+        raise Problem(f"{path} is not valid JSON; run `evolve install codex` again") from None
+    installs = data.get("installs") if isinstance(data, dict) else None
+    where = os.path.realpath(cwd)
+    found: dict[str, bool] = {}
+    for install in installs if isinstance(installs, list) else ():
+        folder, agent = install.get("folder"), install.get("agent")
+        if isinstance(folder, str) and valid_name(agent) and covers(folder, where):
+            found[agent] = found.get(agent, False) or install.get("linked") is not False
+    return list(found.items())
+
+
+def codex_session_start(home: str, opts: dict, payload: dict) -> str:
+    """The memo of each agent installed for the session's folder, as Codex's additional context."""
+    agents = codex_agents(home, payload)
+    if not agents:
+        return ""
+    session = _text(payload, "session_id")
+    texts = [agent_context(home, agent, linked, session) for agent, linked in agents]
+    for agent, _ in agents:  # what tells `evolve status` that Codex trusted and ran the hooks
+        append_record(
+            home, {"event": "codex_hook", "agent": agent, "harness": "codex", "cwd": payload.get("cwd")}
+        )
+    from evolve.watch.spawn import ensure_watcher
+
+    ensure_watcher(home)
+    text = "\n".join(t.strip("\n") for t in texts if t.strip())
+    if not text:
+        return ""
+    return _encoder()(
+        {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text + "\n"}}
+    )
+
+
+def codex_stop(home: str, opts: dict, payload: dict) -> str:
+    """A turn ended: the watcher reads the rollout now, for each agent of the session's folder."""
+    for agent, _ in codex_agents(home, payload):
+        append_record(
+            home,
+            {
+                "event": "stop",
+                "agent": agent,
+                "format": "codex",
+                "harness": "codex",
+                "cwd": payload.get("cwd"),
+                "transcript_path": _text(payload, "transcript_path"),
+                "session_id": _text(payload, "session_id"),
+            },
+        )
+    return ""
+
+
 HANDLERS = {
-    "session-start": session_start,
-    "stop": run_ended,
-    "session-end": run_ended,
-    "stop-failure": run_ended,
-    "post-tool-use": skill_used,
+    "claude-code": {
+        "session-start": session_start,
+        "stop": run_ended,
+        "session-end": run_ended,
+        "stop-failure": run_ended,
+        "post-tool-use": skill_used,
+    },
+    "codex": {"session-start": codex_session_start, "stop": codex_stop},
 }
 
 
@@ -357,7 +443,7 @@ def main(argv: list[str] | None = None) -> int:
         home = resolve_home(opts["home"])
         check_args(opts)
         payload = read_payload()
-        out = HANDLERS[opts["event"]](home, opts, payload)
+        out = HANDLERS[opts["harness"]][opts["event"]](home, opts, payload)
         if out:
             write_stdout(out)
     except BaseException as exc:  # SystemExit and KeyboardInterrupt too: exit 0 regardless

@@ -1,5 +1,9 @@
 """The agent repository's pre-commit hook: refuse a person's commit of a broken skill.
 
+It also refuses any staged text file that holds a merge's conflict markers (the full
+`<<<<<<<` / `=======` / `>>>>>>>` triple, outside code fences): they must never reach the
+branch the agent reads.
+
 Run by `.git/hooks/pre-commit` as `python -m evolve.precommit`. Reads the staged
 content (respecting GIT_INDEX_FILE, as `git commit -a` sets it), approximates tokens by
 characters (no tiktoken here: it must stay fast), and exits 65 to refuse. A secret in a
@@ -14,18 +18,25 @@ from pathlib import Path
 REFUSED = 65
 
 
-def _staged(root: Path) -> list[tuple[str, str]]:
-    """(kind, path) of the staged skills and memo: "skill" + its SKILL.md, or "memo"."""
+def _staged_names(root: Path) -> list[str]:
     from evolve.store.git import git
+
+    names = git(root, "diff", "--cached", "--name-only", "-z", "--diff-filter=ACMR", keep_index=True)
+    return [name for name in names.decode("utf-8", "surrogateescape").split("\0") if name]
+
+
+def _staged_bytes(root: Path, path: str) -> bytes:
+    from evolve.store.git import git
+
+    return git(root, "cat-file", "-p", f":{path}", check=False, keep_index=True)
+
+
+def _checks(names: list[str]) -> list[tuple[str, str]]:
+    """(kind, path) of the skills and memo among `names`: "skill" + its SKILL.md, or "memo"."""
     from evolve.workspace import memo as memo_mod
 
-    names = (
-        git(root, "diff", "--cached", "--name-only", "-z", "--diff-filter=ACMR", keep_index=True)
-        .decode("utf-8", "surrogateescape")
-        .split("\0")
-    )
     checks: list[tuple[str, str]] = []
-    for path in filter(None, names):
+    for path in names:
         parts = path.split("/")
         if len(parts) >= 3 and parts[0] == "skills":
             check = ("skill", f"skills/{parts[1]}/SKILL.md")
@@ -38,12 +49,6 @@ def _staged(root: Path) -> list[tuple[str, str]]:
     return checks
 
 
-def _staged_bytes(root: Path, path: str) -> bytes:
-    from evolve.store.git import git
-
-    return git(root, "cat-file", "-p", f":{path}", check=False, keep_index=True)
-
-
 def staged_problems(root: Path) -> list[str]:
     from evolve import config as config_mod
     from evolve.home import Home
@@ -54,8 +59,13 @@ def staged_problems(root: Path) -> list[str]:
         cfg = config_mod.load(Home.resolve().config_file, root / "agent.toml")
     except Exception:  # a broken config must not block a commit that may fix it
         cfg = config_mod.Config()
+    names = _staged_names(root)
     problems: list[str] = []
-    for kind, path in _staged(root):
+    for path in names:
+        raw = b"" if path == memo_mod.MEMO_FILE else _staged_bytes(root, path)
+        if b"\0" not in raw[:8000] and memo_mod.has_conflict_markers(raw.decode("utf-8", "replace")):
+            problems.append(f"{path}: holds merge conflict markers (<<<<<<< ======= >>>>>>>); resolve them")
+    for kind, path in _checks(names):
         raw = _staged_bytes(root, path)
         if kind == "skill":
             folder = path.split("/")[1]
@@ -80,7 +90,7 @@ def staged_warnings(root: Path) -> list[str]:
     from evolve.transcripts.redact import secret_warnings
 
     warnings: list[str] = []
-    for _kind, path in _staged(root):
+    for _kind, path in _checks(_staged_names(root)):
         text = _staged_bytes(root, path).decode("utf-8", "replace")
         warnings += [f"{path}: {w}" for w in secret_warnings(text)]
     return warnings

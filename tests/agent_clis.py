@@ -24,7 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
-CLAUDE_CODE = ("@anthropic-ai/claude-code", "2.1.332")  # bump the version here, nowhere else
+CLAUDE_CODE = ("@anthropic-ai/claude-code", "2.1.332")  # bump a version here, nowhere else
+CODEX = ("@openai/codex", "0.171.0")
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / ".cache" / "agent-clis"
@@ -115,6 +116,7 @@ def check_version(path: Path, version: str) -> None:
             **os.environ,
             "HOME": home,
             "CLAUDE_CONFIG_DIR": str(Path(home) / ".claude"),
+            "CODEX_HOME": str(Path(home) / ".codex"),
             "DISABLE_AUTOUPDATER": "1",
         }
         proc = subprocess.run(
@@ -133,6 +135,12 @@ def claude_code() -> Path:
     return install(package, version, "claude")
 
 
+def codex() -> Path:
+    """The pinned `codex` binary (npm installs its native build for this platform)."""
+    package, version = CODEX
+    return install(package, version, "codex")
+
+
 def _first_error(npm_output: str) -> str:
     """The line of npm's output that names the network failure."""
     return next((line.strip() for line in npm_output.splitlines() if unreachable(line)), npm_output[:200])
@@ -141,5 +149,6 @@ def _first_error(npm_output: str) -> str:
 if __name__ == "__main__":  # `make agent-clis`: fill the cache now
     try:
         print(claude_code())
+        print(codex())
     except Unavailable as exc:
         sys.exit(f"skipped: {exc}")

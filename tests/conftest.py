@@ -1,4 +1,4 @@
-"""Test isolation: every test runs with a fake HOME, EVOLVE_HOME and git config.
+"""Test isolation: every test runs with a fake HOME, EVOLVE_HOME, CODEX_HOME and git config.
 
 The real home is recorded in EVOLVE_FORBID_HOME; evolve.home refuses to resolve any
 path inside it while that variable is set, so a test that would touch the real home
@@ -13,9 +13,11 @@ from pathlib import Path
 import pytest
 
 # Shared fixtures: pytest finds them here (imported, so every test module may ask for them).
+from tests.conformance import closed_port, watcher_reaper  # noqa: F401
 from tests.fake_claude_api import fake_claude_api  # noqa: F401
+from tests.fake_codex_api import fake_codex_api  # noqa: F401
 from tests.fake_messages_server import fake_messages_api  # noqa: F401
-from tests.shared_data import CLAUDE_DATA
+from tests.shared_data import CLAUDE_DATA, CODEX_DATA
 
 REAL_HOME = str(Path("~").expanduser())
 
@@ -32,7 +34,7 @@ def isolated_environment(tmp_path_factory, monkeypatch):
         "[init]\n\tdefaultBranch = main\n[commit]\n\tgpgsign = false\n"
     )
     for var in list(os.environ):
-        if var.startswith(("GIT_", "EVOLVE_", "ANTHROPIC_", "CLAUDE_")):
+        if var.startswith(("GIT_", "EVOLVE_", "ANTHROPIC_", "CLAUDE_", "CODEX_")):
             monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("EVOLVE_HOME", str(root / "evolve-home"))
@@ -41,6 +43,7 @@ def isolated_environment(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / ".claude"))
+    monkeypatch.setenv("CODEX_HOME", str(home / ".codex"))
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("TZ", "UTC")
@@ -59,3 +62,11 @@ def claude_data() -> Path:
     if not CLAUDE_DATA.is_dir():
         pytest.skip("../shared/data/claude-code is not present")
     return CLAUDE_DATA
+
+
+@pytest.fixture
+def codex_data() -> Path:
+    """The shared real Codex rollouts; skips when ../shared is absent."""
+    if not CODEX_DATA.is_dir():
+        pytest.skip("../shared/data/codex is not present")
+    return CODEX_DATA

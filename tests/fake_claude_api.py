@@ -23,33 +23,22 @@ from __future__ import annotations
 
 import itertools
 import json
-import threading
-from collections import deque
-from dataclasses import dataclass, field, replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+
+from tests import fake_http
 
 UNSCRIPTED = "fake server: no turn was scripted for this request"
 _ids = itertools.count(1)
 
 
 @dataclass(frozen=True)
-class Recorded:
-    """One request as the server saw it (header names lower-cased; body parsed when JSON)."""
+class Recorded(fake_http.Recorded):
+    """A request to the Messages API."""
 
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: Any
-    turn: int | None = None  # the index of the scripted turn it was answered with
-
-    @property
-    def route(self) -> str:
-        return self.path.split("?")[0]
-
-    def is_agent_turn(self) -> bool:
+    def is_turn(self) -> bool:
         """A streamed model call with tools: what Claude Code's agent loop sends."""
         return (
             self.method == "POST"
@@ -66,10 +55,6 @@ class Recorded:
         for message in body.get("messages") or []:
             parts.extend(_texts(message.get("content")))
         return "\n".join(parts)
-
-    def tool_names(self) -> list[str]:
-        body = self.body if isinstance(self.body, dict) else {}
-        return [t.get("name") for t in body.get("tools") or [] if isinstance(t, dict)]
 
 
 def _texts(content: Any):
@@ -99,27 +84,20 @@ class Turn:
         return "tool_use" if any(b["type"] == "tool_use" for b in self.content) else "end_turn"
 
 
-class FakeClaudeAPI:
+class FakeClaudeAPI(fake_http.ScriptedServer):
     """The server; `url` is ANTHROPIC_BASE_URL (no `/v1`: the CLI adds it)."""
 
-    def __init__(self) -> None:
-        self.requests: list[Recorded] = []
-        self.unscripted: list[Recorded] = []
-        self._script: deque[Turn] = deque()
-        self._turns_served = 0
-        self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
-        self._thread.start()
+    recorded = Recorded
 
-    @property
-    def port(self) -> int:
-        return self._server.server_address[1]
+    def __init__(self) -> None:
+        super().__init__(Handler)
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    def unscripted_turn(self) -> Turn:
+        return Turn([{"type": "text", "text": UNSCRIPTED}])
 
     # -- the script -------------------------------------------------------------------
     def text(self, text: str) -> None:
@@ -133,41 +111,6 @@ class FakeClaudeAPI:
         blocks.append({"type": "tool_use", "id": tool_id, "name": name, "input": tool_input})
         self._script.append(Turn(blocks))
         return tool_id
-
-    def agent_turns(self) -> list[Recorded]:
-        """The agent-loop requests, in order (each answered with one scripted turn)."""
-        with self._lock:
-            return [r for r in self.requests if r.turn is not None]
-
-    def check_done(self) -> None:
-        """Every scripted turn was asked for, and nothing beyond the script."""
-        with self._lock:
-            left, extra = len(self._script), list(self.unscripted)
-        assert not extra, (
-            f"{len(extra)} agent turn(s) beyond the script; the last asked:\n{extra[-1].text()[-2000:]}"
-        )
-        assert not left, f"{left} scripted turn(s) never asked for (the CLI stopped early?)"
-
-    # -- serving ----------------------------------------------------------------------
-    def _answer(self, recorded: Recorded) -> tuple[Recorded, Turn | None]:
-        """Record a request; an agent turn takes the next scripted turn (None: not an agent turn)."""
-        with self._lock:
-            turn = None
-            if recorded.is_agent_turn():
-                if self._script:
-                    turn = self._script.popleft()
-                    recorded = replace(recorded, turn=self._turns_served)
-                    self._turns_served += 1
-                else:
-                    self.unscripted.append(recorded)
-                    turn = Turn([{"type": "text", "text": UNSCRIPTED}])
-            self.requests.append(recorded)
-            return recorded, turn
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
 
 
 def sse_events(turn: Turn, model: str) -> list[tuple[str, dict[str, Any]]]:
@@ -235,90 +178,50 @@ def _pieces(text: str, size: int = 24) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)] or [""]
 
 
-def _handler_for(api: FakeClaudeAPI) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+class Handler(fake_http.Handler):
+    json_headers = {"request-id": "req_fake"}
 
-        def _record(self) -> tuple[Recorded, Turn | None]:
-            length = int(self.headers.get("content-length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            try:
-                body: Any = json.loads(raw) if raw else None
-            except ValueError:
-                body = raw.decode("utf-8", "replace")
-            headers = {k.lower(): v for k, v in self.headers.items()}
-            return api._answer(Recorded(self.command, self.path, headers, body))
+    def do_HEAD(self) -> None:  # noqa: N802 - http.server's naming
+        self.record()
+        self.send_json(200, {}, head=True)
 
-        def _json(self, status: int, doc: Any, head: bool = False) -> None:
-            data = json.dumps(doc).encode()
-            self.send_response(status)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(data)))
-            self.send_header("request-id", "req_fake")
-            self.end_headers()
-            if not head:
-                self.wfile.write(data)
+    def do_GET(self) -> None:  # noqa: N802
+        self.record()
+        self.send_json(200, {})
 
-        def do_HEAD(self) -> None:  # noqa: N802 - http.server's naming
-            self._record()
-            self._json(200, {}, head=True)
-
-        def do_GET(self) -> None:  # noqa: N802
-            self._record()
-            self._json(200, {})
-
-        def do_POST(self) -> None:  # noqa: N802
-            recorded, turn = self._record()
-            body = recorded.body if isinstance(recorded.body, dict) else {}
-            model = str(body.get("model") or "claude-fake")
-            if recorded.route == "/v1/messages/count_tokens":
-                self._json(200, {"input_tokens": 50})
-            elif recorded.route != "/v1/messages":
-                self._json(
-                    404, {"type": "error", "error": {"type": "not_found_error", "message": "no route"}}
-                )
-            elif turn is None:  # a side query (no tools, or not streamed): a short answer
-                side = Turn([{"type": "text", "text": "Fake side answer"}])
-                if body.get("stream"):
-                    self._stream(side, model)
-                else:
-                    self._json(
-                        200,
-                        {
-                            "id": side.model_id,
-                            "type": "message",
-                            "role": "assistant",
-                            "model": model,
-                            "content": side.content,
-                            "stop_reason": "end_turn",
-                            "stop_sequence": None,
-                            "usage": {"input_tokens": 5, "output_tokens": 3},
-                        },
-                    )
+    def do_POST(self) -> None:  # noqa: N802
+        recorded, turn = self.record()
+        body = recorded.body if isinstance(recorded.body, dict) else {}
+        model = str(body.get("model") or "claude-fake")
+        if recorded.route == "/v1/messages/count_tokens":
+            self.send_json(200, {"input_tokens": 50})
+        elif recorded.route != "/v1/messages":
+            error = {"type": "error", "error": {"type": "not_found_error", "message": "no route"}}
+            self.send_json(404, error)
+        elif turn is None:  # a side query (no tools, or not streamed): a short answer
+            side = Turn([{"type": "text", "text": "Fake side answer"}])
+            if body.get("stream"):
+                self._stream(side, model)
             else:
-                self._stream(turn, model)
+                self.send_json(
+                    200,
+                    {
+                        "id": side.model_id,
+                        "type": "message",
+                        "role": "assistant",
+                        "model": model,
+                        "content": side.content,
+                        "stop_reason": "end_turn",
+                        "stop_sequence": None,
+                        "usage": {"input_tokens": 5, "output_tokens": 3},
+                    },
+                )
+        else:
+            self._stream(turn, model)
 
-        def _stream(self, turn: Turn, model: str) -> None:
-            try:
-                self.send_response(200)
-                self.send_header("content-type", "text/event-stream; charset=utf-8")
-                self.send_header("cache-control", "no-cache")
-                self.send_header("transfer-encoding", "chunked")
-                self.send_header("request-id", f"req_{turn.model_id}")
-                self.end_headers()
-                for name, data in sse_events(turn, model):
-                    chunk = f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
-                    self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
-                    self.wfile.flush()
-                self.wfile.write(b"0\r\n\r\n")
-                self.wfile.flush()
-            except OSError:
-                pass  # the CLI went away mid-stream: nothing left to tell it
-
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
-            pass
-
-    return Handler
+    def _stream(self, turn: Turn, model: str) -> None:
+        headers = {"content-type": "text/event-stream; charset=utf-8", "request-id": f"req_{turn.model_id}"}
+        self.send_events(sse_events(turn, model), headers)
 
 
 @pytest.fixture

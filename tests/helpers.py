@@ -89,13 +89,21 @@ def head(repo: Path) -> str:
 
 
 def parsed_trailers(repo: Path, rev: str = "HEAD") -> dict[str, str]:
-    """The commit's trailers as `git interpret-trailers --parse` reads them."""
+    """The commit's trailers as `git interpret-trailers --parse` reads them (repeats joined by ', ')."""
+    result: dict[str, str] = {}
+    for key, values in trailer_lines(repo, rev).items():
+        result[key] = ", ".join(values)
+    return result
+
+
+def trailer_lines(repo: Path, rev: str = "HEAD") -> dict[str, list[str]]:
+    """Every trailer line of the commit, by key, as git parses them."""
     message = git_out(repo, "log", "-1", "--format=%B", rev)
     out = git(repo, "interpret-trailers", "--parse", input=message + "\n").stdout
-    result = {}
+    result: dict[str, list[str]] = {}
     for line in out.splitlines():
         key, _, value = line.partition(": ")
-        result[key] = value
+        result.setdefault(key, []).append(value)
     return result
 
 

@@ -10,7 +10,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = next(
-    (folder / "shared" for folder in (ROOT.parent, ROOT.parent.parent) if (folder / "shared").is_dir()),
+    (folder / "shared" for folder in ROOT.parents[:2] if (folder / "shared" / "data").is_dir()),
     ROOT.parent / "shared",
 )
 CLAUDE_DATA = SHARED / "data" / "claude-code"
+CODEX_DATA = SHARED / "data" / "codex"

@@ -143,7 +143,8 @@ def test_every_bad_value_names_file_key_and_problem(tmp_path, text, where, probl
         ("review = 'yes'\n", "review", "true or false"),
         ("[sources]\nclaude_code = 'one.jsonl'\n", "sources.claude_code", "list of strings"),
         ("[sources]\ngeneric = [1, 2]\n", "sources.generic", "list of strings"),
-        ("[sources]\ncodex = []\n", "sources.codex", "unknown key"),
+        ("[sources]\ncursor = []\n", "sources.cursor", "unknown key"),
+        ("[sources]\ncodex = ['~/shop', 'shop']\n", "sources.codex", "'shop' is not \"*\" nor an absolute"),
         ("[limits]\nprompt_chars = 0\n", "limits.prompt_chars", "positive"),
     ],
 )

@@ -22,11 +22,7 @@ timeout below covers the test function only); without npm or the registry, these
 from __future__ import annotations
 
 import json
-import os
-import signal
-import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -40,6 +36,7 @@ from evolve.session.context import MEMO_TITLE
 from evolve.store import ledger
 from evolve.workspace.agent import Agent
 from tests import agent_clis
+from tests.conformance import alive, cli_env, evolve_cli, installed, snapshot, spool_records
 from tests.fake_claude_api import FakeClaudeAPI
 from tests.helpers import commit_all, git, git_out, parsed_trailers, skill_text
 
@@ -74,21 +71,7 @@ echo "1 failing: parser.test.js (snapshot mismatch)"; exit 1
 @pytest.fixture(scope="session")
 def claude_bin() -> Path:
     """The pinned `claude` binary, installed into .cache/agent-clis/ on first use."""
-    try:
-        return agent_clis.claude_code()
-    except agent_clis.Unavailable as exc:
-        pytest.skip(f"Claude Code {agent_clis.CLAUDE_CODE[1]} is not available: {exc}")
-
-
-@pytest.fixture
-def closed_port():
-    """A local port nothing listens on (kept bound, so nobody else takes it): the proxy."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    try:
-        yield sock.getsockname()[1]
-    finally:
-        sock.close()
+    return installed(agent_clis.claude_code, agent_clis.CLAUDE_CODE)
 
 
 class Claude:
@@ -102,23 +85,14 @@ class Claude:
         self, binary: Path, api: FakeClaudeAPI, project: Path, proxy_port: int, watcher: bool = False
     ) -> None:
         self.binary, self.api, self.project = binary, api, project
-        proxy = f"http://127.0.0.1:{proxy_port}"
-        self.env = {
-            **os.environ,  # HOME, CLAUDE_CONFIG_DIR, EVOLVE_HOME: the test's (conftest)
-            "ANTHROPIC_BASE_URL": api.url,
-            "ANTHROPIC_API_KEY": "sk-ant-fake-conformance",
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-            "DISABLE_AUTOUPDATER": "1",
-            "HTTPS_PROXY": proxy,
-            "HTTP_PROXY": proxy,
-            "https_proxy": proxy,
-            "http_proxy": proxy,
-            "NO_PROXY": "127.0.0.1,localhost",
-            "no_proxy": "127.0.0.1,localhost",
-            "npm_config_update_notifier": "false",
-        }
-        if not watcher:
-            self.env["EVOLVE_NO_WATCHER"] = "1"
+        self.env = cli_env(  # HOME, CLAUDE_CONFIG_DIR, EVOLVE_HOME: the test's (conftest)
+            proxy_port,
+            watcher,
+            ANTHROPIC_BASE_URL=api.url,
+            ANTHROPIC_API_KEY="sk-ant-fake-conformance",
+            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+            DISABLE_AUTOUPDATER="1",
+        )
 
     def run(self, prompt: str, *, resume: str | None = None) -> dict:
         argv = [str(self.binary), "-p", "--output-format", "json"]
@@ -140,23 +114,6 @@ class Claude:
         return result
 
 
-def evolve_cli(*args: str) -> str:
-    """`evolve ARGS` as a person runs it; its stdout."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "evolve", *args], capture_output=True, text=True, timeout=60, check=False
-    )
-    assert proc.returncode == 0, f"evolve {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr}"
-    return proc.stdout
-
-
-def spool_records(home: Home) -> list[dict]:
-    """What the hooks appended to the spool so far (nothing drains it in these tests)."""
-    path = home.spool_dir / "hooks.jsonl"
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines()]
-
-
 def assert_hooks_ran(home: Home, session: str, events: list[str], skip: int = 0) -> list[dict]:
     """The spool (from record `skip` on) holds exactly `events` for `session`, and no hook failed."""
     log = home.logs_dir / "hooks.log"
@@ -167,25 +124,6 @@ def assert_hooks_ran(home: Home, session: str, events: list[str], skip: int = 0)
         assert record["agent"] == AGENT
         assert session in (record.get("session"), record.get("session_id")), record
     return records
-
-
-def snapshot(project: Path) -> dict[str, bytes | str]:
-    """The person's files: each file's bytes, symlink's target and folder in the project.
-
-    Outside `.git`, that is, plus `.git/info/exclude`.
-    """
-    found: dict[str, bytes | str] = {}
-    for path in sorted(project.rglob("*")):
-        rel = path.relative_to(project)
-        if rel.parts[0] == ".git" and rel != Path(".git/info/exclude"):
-            continue
-        if path.is_symlink():
-            found[str(rel)] = f"symlink to {path.readlink()}"
-        elif path.is_dir():
-            found[str(rel)] = "folder"
-        else:
-            found[str(rel)] = path.read_bytes()
-    return found
 
 
 def make_project(tmp_path: Path) -> tuple[Path, Path]:
@@ -366,19 +304,6 @@ def test_a_broken_hook_command_is_noticed(
     assert "- Use pnpm." not in fake_claude_api.agent_turns()[0].text()
 
 
-@pytest.fixture
-def watcher_reaper(evolve_home):
-    """Kills a watcher a test's session started, should the test fail before uninstall stops it."""
-    yield
-    for name in ("watch.spawned", "watch.pid"):
-        try:
-            pid = int((evolve_home / "run" / name).read_text())
-        except (OSError, ValueError):
-            continue
-        if _alive(pid):
-            os.kill(pid, signal.SIGKILL)
-
-
 def test_the_watcher_a_real_session_starts_outlives_it_and_uninstall_stops_it(
     claude_bin, fake_claude_api, closed_port, tmp_path, evolve_home, watcher_reaper
 ):
@@ -389,7 +314,7 @@ def test_the_watcher_a_real_session_starts_outlives_it_and_uninstall_stops_it(
     fake_claude_api.text("Hello.")
     result = Claude(claude_bin, fake_claude_api, project, closed_port, watcher=True).run("Say hello")
     pid = int((home.run_dir / "watch.spawned").read_text())
-    assert _alive(pid)  # after Claude Code ended the session and its hooks
+    assert alive(pid)  # after Claude Code ended the session and its hooks
     deadline = time.monotonic() + 30
     runs: list = []
     while not runs and time.monotonic() < deadline:  # the watcher drains the spool: the run is observed
@@ -404,16 +329,4 @@ def test_the_watcher_a_real_session_starts_outlives_it_and_uninstall_stops_it(
         evolve_cli("uninstall", "claude-code", "--agent", AGENT, "--project", str(project), "--json")
     )
     assert out["watcher_stopped"] == pid
-    assert not _alive(pid)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:  # a zombie is gone too: the watcher is not our child, so its parent reaps it
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().split(") ")[-1][:1] != "Z"
-    except OSError:
-        return True
+    assert not alive(pid)

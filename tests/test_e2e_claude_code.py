@@ -15,7 +15,7 @@ import subprocess
 from pathlib import Path
 
 from evolve.home import Home
-from evolve.integrations import claude_code
+from evolve.integrations import claude_code, hookfile
 from evolve.observe import ingest as observe
 from evolve.observe.records import apply_hook_records
 from evolve.schedule import pending
@@ -105,7 +105,7 @@ def hook(settings: dict, event: str, payload: dict, cwd: Path) -> subprocess.Com
         h["command"]
         for group in settings["hooks"][event]
         for h in group["hooks"]
-        if claude_code.MARK in h["command"]
+        if hookfile.MARK in h["command"]
     ]
     proc = subprocess.run(
         shlex.split(command),

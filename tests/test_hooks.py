@@ -364,6 +364,27 @@ def test_read_payload_returns_as_soon_as_the_value_is_complete():
         os.close(read)
 
 
+def test_a_payload_cut_after_a_nested_object_waits_for_the_rest(agent, evolve_home):
+    # In a hook process json.decoder is never imported: before Python 3.12 the C scanner
+    # then fails a cut-short object with SystemError, which must read as "not complete yet".
+    proc = subprocess.Popen(
+        argv_for("stop"),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "EVOLVE_NO_WATCHER": "1"},
+    )
+    assert proc.stdin is not None
+    proc.stdin.write(b'{"session_id": "s1", "transcript_path": "/t/s1.jsonl", "extra": {"a": 1}')
+    proc.stdin.flush()
+    time.sleep(0.3)
+    proc.stdin.write(b"}")
+    proc.stdin.close()
+    assert proc.wait(timeout=30) == 0
+    assert hook_log(evolve_home) == ""
+    assert [r["transcript_path"] for r in spooled(evolve_home)] == ["/t/s1.jsonl"]
+
+
 def test_read_payload_gives_up_at_its_caps():
     read, write = os.pipe()
     try:

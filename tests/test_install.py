@@ -16,9 +16,10 @@ import pytest
 from evolve import cli
 from evolve.errors import UserError
 from evolve.home import Home
-from evolve.integrations import claude_code
-from evolve.integrations.sources import set_claude_code, transcripts_glob
+from evolve.integrations import claude_code, hookfile
+from evolve.integrations.sources import set_sources, transcripts_glob
 from evolve.workspace import links
+from evolve.workspace.agent import Agent
 from tests.helpers import evolve_commit, git, git_out, make_agent, skill_text
 
 USER_SETTINGS = """{
@@ -93,7 +94,7 @@ def test_install_twice_then_uninstall_leaves_a_persons_files_byte_identical(scop
     assert commands(merged, "SessionStart")[0] == "~/bin/greet.sh"
     assert commands(merged, "PostToolUse")[0] == "ruff format"
     for event, _matcher, name, _timeout in claude_code.EVENTS:
-        ours = [c for c in commands(merged, event) if claude_code.MARK in c]
+        ours = [c for c in commands(merged, event) if hookfile.MARK in c]
         assert len(ours) == 1 and f" {name} " in ours[0] and "--agent demo" in ours[0]
     assert settings.read_text().startswith('{\n    "model"')  # the person's indent kept
     assert (skills / "fix-tests").resolve() == (agent.skills_dir / "fix-tests").resolve()
@@ -112,7 +113,7 @@ def test_install_twice_then_uninstall_leaves_a_persons_files_byte_identical(scop
 
     claude_code.uninstall(home, "demo", scope, str(project))
     assert snapshot([settings, skills, exclude]) == before
-    assert links.load_installs(home) == []
+    assert links.load_installs(home, "claude-code") == []
     assert (agent.skills_dir / "fix-tests" / "SKILL.md").exists()  # the agent repo stays
 
 
@@ -186,7 +187,7 @@ def test_hook_commands_use_absolute_paths_and_the_linked_flag(project, evolve_ho
     claude_code.install(home, "demo", "project", str(project))
     settings = json.loads((project / ".claude" / "settings.local.json").read_text())
     start = shlex.split(commands(settings, "SessionStart")[0])
-    assert Path(start[0]).is_absolute() and start[1:4] == ["-P", "-c", claude_code.HOOK_CODE]
+    assert Path(start[0]).is_absolute() and start[1:4] == ["-P", "-c", hookfile.HOOK_CODE]
     assert start[4:] == [
         "claude-code",
         "session-start",
@@ -196,7 +197,7 @@ def test_hook_commands_use_absolute_paths_and_the_linked_flag(project, evolve_ho
         "demo",
         "--linked",
     ]
-    assert claude_code.owner(commands(settings, "Stop")[0]) == (str(home.root), "demo")
+    assert hookfile.owner(commands(settings, "Stop")[0]) == (str(home.root), "demo")
     claude_code.install(home, "demo", "project", str(project), link=False)
     settings = json.loads((project / ".claude" / "settings.local.json").read_text())
     assert "--linked" not in commands(settings, "SessionStart")[0]
@@ -241,9 +242,9 @@ def test_the_cli_installs_and_uninstalls(project, evolve_home, capsys, monkeypat
         ),
     ],
 )
-def test_set_claude_code_changes_one_value_only(text, expected_tail):
-    assert set_claude_code(text, ["a"]) == expected_tail
-    assert tomllib.loads(set_claude_code(text, ["a"]))["sources"]["claude_code"] == ["a"]
+def test_set_sources_changes_one_value_only(text, expected_tail):
+    assert set_sources(text, "claude_code", ["a"]) == expected_tail
+    assert tomllib.loads(set_sources(text, "claude_code", ["a"]))["sources"]["claude_code"] == ["a"]
 
 
 def test_transcripts_glob_escapes_and_shortens(tmp_path):
@@ -255,8 +256,7 @@ def test_transcripts_glob_escapes_and_shortens(tmp_path):
 
 
 def test_a_reflection_that_creates_or_retires_skills_moves_the_links(project, evolve_home):
-    from evolve.reflect.apply import apply_plan
-    from evolve.reflect.operations import Limits, SkillState, parse_answer
+    from evolve.reflect.apply import apply_plan, plan_now
 
     agent = make_agent("demo")
     add_skills(agent, "old-skill")
@@ -273,10 +273,9 @@ def test_a_reflection_that_creates_or_retires_skills_moves_the_links(project, ev
             {"op": "retire_skill", "name": "old-skill", "reason": "never used"},
         ],
     }
-    plan = parse_answer(
-        answer, SkillState.build(agent.skills(), agent.memo_text()), Limits.from_config(agent.config.limits)
-    )
-    assert apply_plan(agent, plan, reflection_id="r-1", trailers={}).sha
+    plan = plan_now(agent, answer)
+    applied = apply_plan(agent, plan, reflection_id="r-1", trailers={})
+    assert applied.sha and not applied.plan.rejected and not applied.plan.waiting, applied.plan
     assert sorted(p.name for p in (project / ".claude" / "skills").iterdir()) == ["run-tests-with-uv"]
 
 
@@ -298,7 +297,7 @@ def test_a_project_inside_a_repository_and_a_deleted_project(project, evolve_hom
         folder.rmdir()
     assert links.sync_links(home, "demo")["added"] == [] and not other.exists()
     claude_code.uninstall(home, "demo", "project", str(other))
-    assert [i["project"] for i in links.load_installs(home)] == [str(sub)]
+    assert [i["project"] for i in links.load_installs(home, "claude-code")] == [str(sub)]
 
 
 def test_doctor_reports_an_install_whose_interpreter_is_gone(tmp_path, capsys) -> None:
@@ -313,10 +312,40 @@ def test_doctor_reports_an_install_whose_interpreter_is_gone(tmp_path, capsys) -
     assert main(["init", "doc"]) == 0
     assert main(["install", "claude-code", "--agent", "doc", "--project", str(project)]) == 0
     home = Home.resolve()
-    installs = load_installs(home)
+    installs = load_installs(home, "claude-code")
     installs[0]["python"] = str(tmp_path / "gone" / "python")
-    save_installs(home, installs)
+    save_installs(home, "claude-code", installs)
     capsys.readouterr()
     assert main(["doctor", "--json"]) == 1
     findings = json_mod.loads(capsys.readouterr().out)["findings"]
     assert any("no longer exists" in f["problem"] for f in findings)
+
+
+def test_a_corrupt_install_record_is_never_overwritten(project, evolve_home, capsys, monkeypatch) -> None:
+    """A half-edited integrations/claude-code.json loses nothing: writers refuse, readers say so."""
+    add_skills(make_agent("demo"), "fix-tests")
+    home = Home.resolve()
+    claude_code.install(home, "demo", "project", str(project))
+    record = links.registry_file(home, "claude-code")
+    broken = record.read_bytes()[:-20]  # an editor crashed mid-save
+    record.write_bytes(broken)
+    capsys.readouterr()
+    for argv in (
+        ["install", "claude-code", "--agent", "demo", "--project", str(project)],
+        ["uninstall", "claude-code", "--agent", "demo", "--project", str(project)],
+    ):
+        assert cli.main(argv) == 1, argv
+        err = capsys.readouterr().err
+        last = err.splitlines()[-1]  # (an upgrade still pending says so on the line before)
+        assert last.startswith("evolve: ") and "cannot be read" in last
+        assert "evolve leaves it as it is" in last
+    assert record.read_bytes() == broken
+    evolve_commit(make_agent("other"), {})  # other work goes on
+    add_skills(Agent(home, "demo"), "second-skill")  # a commit that syncs links does not fail
+    assert record.read_bytes() == broken
+    assert cli.main(["status"]) == 0  # reading commands still answer
+    capsys.readouterr()
+    assert cli.main(["doctor", "--json"]) == 1
+    findings = json.loads(capsys.readouterr().out)["findings"]
+    assert any(f["where"] == str(record) and "evolve leaves it as it is" in f["problem"] for f in findings)
+    assert record.read_bytes() == broken

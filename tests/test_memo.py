@@ -135,3 +135,95 @@ def test_only_markdown_line_endings_start_a_heading():
     assert memo.section_content(text, SELF) == content
     crlf = memo.render_empty("demo").replace("\n", "\r\n")
     assert memo.problems(crlf, 2000) == []
+
+
+# -- CommonMark's rules, checked against markdown-it-py ------------------------------------
+_LINES = st.sampled_from(
+    [
+        "## What I do well and where I often stumble",
+        "## Strategies for this user and domain",
+        "## My notes",
+        "  ## Indented two",
+        "   ## Indented three",
+        "    ## Indented four",
+        "##",
+        "## closing ##",
+        "##no space",
+        "### sub",
+        "# Title",
+        "- a bullet",
+        "text line",
+        "",
+        "```",
+        "````",
+        "```md",
+        "```` md",
+        "~~~",
+        "~~~~",
+        "~~~ python",
+        "``` x ` y",
+        "  ```",
+        "    ```",
+        "```  ",
+        "~~~~~ ",
+        "\t## tab-indented",
+        "##\ttab",
+        " - ``` a fence in an item",
+        "1. ordered",
+        "  - nested",
+        "> quoted",
+        "***",
+    ]
+)
+
+
+def _markdown_it_h2(text: str) -> list[tuple[str, int]]:
+    from markdown_it import MarkdownIt
+
+    tokens = MarkdownIt("commonmark").parse(text)
+    found = []
+    for index, token in enumerate(tokens):
+        if token.type == "heading_open" and token.tag == "h2" and token.markup == "##" and token.level == 0:
+            found.append((tokens[index + 1].content, token.map[0]))
+    return found
+
+
+@settings(max_examples=500, deadline=None, database=None)
+@given(st.lists(_LINES, max_size=30), st.sampled_from(["\n", "\r\n"]))
+def test_sections_are_the_h2_headings_markdown_it_finds(lines, newline):
+    text = newline.join(lines) + newline
+    ours = [(s.heading, text[: s.line_start].count("\n")) for s in memo.sections(text)]
+    assert ours == _markdown_it_h2(text)
+
+
+def test_a_fence_closes_only_on_its_own_character_and_length():
+    text = (
+        "# Memo\n\n## What I do well and where I often stumble\n\n- a\n\n"
+        "````md\nexample of a memo:\n```\n## Strategies for this user and domain\n```\n````\n\n"
+        "## Strategies for this user and domain\n\n- b\n"
+    )
+    new = memo.replace_section(text, STRATEGIES, "- NEW RULE")
+    assert new == text.replace("- b\n", "- NEW RULE\n")  # the person's example stays whole
+    assert memo.section_content(text, STRATEGIES) == "- b"
+
+
+def test_crlf_bom_and_extra_sections_keep_their_bytes():
+    text = (
+        "\ufeff# Memo of demo\r\n\r\n## What I do well and where I often stumble\r\n\r\n- old\r\n\r\n"
+        "## My own notes\r\n\r\n- mine\r\n\r\n## Strategies for this user and domain\r\n\r\n- s\r\n"
+    )
+    new = memo.replace_section(text, SELF, "- one\n- two")
+    assert new == text.replace("- old\r\n", "- one\r\n- two\r\n")
+    assert memo.newline_of(new) == "\r\n" and "\n" not in new.replace("\r\n", "")
+    added = memo.replace_section("\ufeff# Memo\r\n", STRATEGIES, "- x")
+    assert added == "\ufeff# Memo\r\n\r\n## Strategies for this user and domain\r\n\r\n- x\r\n"
+    assert memo.sections(text)[0].heading == HEADINGS[SELF]  # the BOM does not hide a heading
+
+
+def test_conflict_markers_are_found_outside_fences_only():
+    conflicted = "# Memo\n<<<<<<< HEAD\n- a\n=======\n- b\n>>>>>>> parent of 1a2b3c\n"
+    assert memo.has_conflict_markers(conflicted)
+    assert any("conflict markers" in p for p in memo.problems(conflicted, 2000))
+    fenced = "# Memo\n```\n<<<<<<< HEAD\n=======\n>>>>>>> x\n```\n"
+    assert not memo.has_conflict_markers(fenced)
+    assert not memo.has_conflict_markers("<<<<<<< only an opening\n- text\n")

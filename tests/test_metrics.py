@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from evolve.clock import stamp as iso
 from evolve.commands.skills import KEYS
 from evolve.home import Home
-from evolve.metrics.rates import RunRecord, iso, skill_usage, tally
+from evolve.metrics.rates import RunRecord, skill_usage, tally
 from evolve.metrics.usage import prune_state, record_skill_read, store_impressions
 from evolve.observe import ingest as observe
 from evolve.observe.records import drain_pending

@@ -72,6 +72,11 @@ def test_wheel_holds_package_data(wheel: Path) -> None:
     assert not missing, f"wheel lacks {missing}"
     entry = next(n for n in names if n.endswith("entry_points.txt"))
     assert "evolve = evolve.cli:main" in zipfile.ZipFile(wheel).read(entry).decode()
+    meta = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("/METADATA"))).decode()
+    import evolve
+
+    assert f"Version: {evolve.__version__}\n" in meta  # one place: evolve/__init__.py
+    assert "License-Expression: MIT\n" in meta and any(n.endswith("licenses/LICENSE") for n in names)
 
 
 def test_installed_wheel_creates_an_agent(wheel: Path, tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from evolve.cli import main
 from evolve.errors import UserError
-from evolve.reflect.operations import Limits, SkillState, parse_answer
+from evolve.reflect.apply import plan_now
 from evolve.workspace.curate import plan_prune, prune, restore, set_pinned
 from tests.helpers import commit_all, evolve_commit, git_out, head, make_agent, parsed_trailers, skill_text
 
@@ -69,8 +69,8 @@ def test_a_reflection_cannot_patch_or_retire_a_pinned_skill(evolve_home):
     agent = make_agent("demo")
     evolve_commit(agent, {"skills/keep/SKILL.md": skill_text("keep", body="- old rule\n").encode()})
     set_pinned(agent, "keep", True)
-    state = SkillState.build(agent.skills(), agent.memo_text())
-    plan = parse_answer(
+    plan = plan_now(
+        agent,
         {
             "summary": "x",
             "operations": [
@@ -78,8 +78,6 @@ def test_a_reflection_cannot_patch_or_retire_a_pinned_skill(evolve_home):
                 {"op": "retire_skill", "name": "keep", "reason": "unused"},
             ],
         },
-        state,
-        Limits.from_config(agent.config.limits),
     )
     assert not plan.operations
     assert all("pinned" in r.reason for r in plan.rejected)

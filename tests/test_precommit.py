@@ -8,7 +8,8 @@ import pytest
 
 from evolve.home import Home
 from evolve.workspace import memo
-from evolve.workspace.agent import Agent, install_precommit_hook
+from evolve.workspace.agent import Agent
+from evolve.workspace.template import install_precommit_hook
 from tests.helpers import commit_all, git, git_out, head, make_agent, skill_text, write_skill
 
 BROKEN = "---\nname: other-name\ndescription: d\n---\nbody\n"

@@ -16,7 +16,6 @@ import pytest
 
 from evolve.errors import EvolveError, LockBusy, UserError
 from evolve.store import git as gitcmd
-from evolve.store import history as commits_mod
 from evolve.store import repo as repo_mod
 from evolve.store.history import build_message, clean_line
 from evolve.store.locks import FileLock, is_locked
@@ -32,6 +31,7 @@ from tests.helpers import (
     make_agent,
     parsed_trailers,
     skill_text,
+    trailer_lines,
     write_skill,
 )
 
@@ -76,7 +76,9 @@ def test_commit_changes_writes_files_and_one_commit_with_parseable_trailers(agen
         "Evolve-Signals": "user_correction, error_recovered",
         "Evolve-Runs": "run-1, run-2",
         "Evolve-Model": "offline",
+        "Evolve-Format": "2",
     }
+    assert trailer_lines(agent.path)["Evolve-Runs"] == ["run-1", "run-2"]  # one line per item
     assert (
         git_out(agent.path, "log", "-1", "--format=%an <%ae>|%s")
         == "evolve <evolve@localhost>|reflect(demo): learned a thing"
@@ -85,7 +87,7 @@ def test_commit_changes_writes_files_and_one_commit_with_parseable_trailers(agen
     assert git_out(agent.path, "status", "--porcelain") == ""
     log = agent.log()
     assert log[0].trailers["Evolve-Signals"] == "user_correction, error_recovered"
-    assert commits_mod.list_values(log[0].trailers["Evolve-Runs"]) == ["run-1", "run-2"]
+    assert log[0].values("Evolve-Runs") == ["run-1", "run-2"]
 
 
 def test_newlines_in_subject_and_trailers_become_one_line(agent):
@@ -103,10 +105,28 @@ def test_newlines_in_subject_and_trailers_become_one_line(agent):
     subject = git_out(agent.path, "log", "-1", "--format=%s")
     assert "\n" not in subject and subject.startswith("reflect(demo): first line Evolve-Kind: revert")
     trailers = parsed_trailers(agent.path)
-    assert set(trailers) == {"Evolve-Kind", "Evolve-Summary", "Evolve-Ops"}
+    assert set(trailers) == {"Evolve-Kind", "Evolve-Summary", "Evolve-Ops", "Evolve-Format"}
     assert trailers["Evolve-Kind"] == "reflection"
+    assert agent.log()[0].values("Evolve-Ops") == [clean_line(f"create {hostile}", 1000), "patch x"]
     assert trailers["Evolve-Summary"] == clean_line(hostile, 1000)
     assert agent.log()[0].kind == "reflection"
+
+
+def test_list_trailers_of_older_commits_are_read_in_their_comma_joined_form(agent):
+    from evolve.store.history import build_message
+
+    old = "reflect(demo): old\n\nEvolve-Kind: reflection\nEvolve-Ops: create_skill a, patch_skill b\n"
+    new = build_message(
+        "reflect(demo): new",
+        {"Evolve-Kind": "reflection", "Evolve-Rejected": ["create_skill c: exists, use patch"]},
+    )
+    for message in (old, new):
+        (agent.path / "notes.txt").write_text(message)
+        git(agent.path, "add", "notes.txt")
+        git(agent.path, "commit", "-q", "--no-verify", "-m", message)
+    newest, older = agent.log()[:2]
+    assert older.values("Evolve-Ops") == ["create_skill a", "patch_skill b"]
+    assert newest.values("Evolve-Rejected") == ["create_skill c: exists, use patch"]  # not split at ', '
 
 
 def test_clean_line():
@@ -115,7 +135,7 @@ def test_clean_line():
     long = clean_line("y" * 500, 300)
     assert len(long) == 300 and long.endswith("…")
     message = build_message("s\nt", {"K": ["a\nb", "c"], "Empty": ""})
-    assert message == "s t\n\nK: a b, c\nEmpty: -\n"
+    assert message == "s t\n\nK: a b\nK: c\nEmpty: -\nEvolve-Format: 2\n"  # one line per item
 
 
 def test_deleting_a_file_and_empty_folders(agent):

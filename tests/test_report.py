@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from evolve.cli import main
+from evolve.clock import stamp as iso
 from evolve.home import Home
-from evolve.metrics.rates import iso
 from evolve.metrics.report import build
 from evolve.metrics.report_html import line_chart, render
 from evolve.metrics.usage import record_skill_read, store_impressions

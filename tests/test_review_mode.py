@@ -71,7 +71,9 @@ def test_reject_drops_it_and_the_lesson_is_not_proposed_again(tmp_path) -> None:
     main(["observe", "demo", str(t.path)])
     again = reflect(Home.resolve(), "demo", client=FakeClient([POISON]))
     assert again.status == "nothing"
-    assert any("reverted" in r or "rejected" in r for r in again.rejected)
+    assert any("a person undid" in r for r in again.rejected), again.rejected
+    subject = git_out(agent.path, "log", "-1", "--format=%s")
+    assert subject.startswith("reject(demo): ")  # the rejection is in git, not only in state.db
 
 
 def test_review_true_parks_every_reflection_and_accept_applies_it(tmp_path) -> None:

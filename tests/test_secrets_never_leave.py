@@ -157,7 +157,7 @@ def test_no_planted_secret_is_in_anything_evolve_derives(tmp_path, fake_messages
     assert main(["reflect", agent.name, "--dry-run", "--force"]) == 0
     assert main(["reflect", agent.name, "--force"]) == 0
     printed = capsys.readouterr()
-    assert "[REDACTED:" in printed.out and "would write: update_memo" in printed.out
+    assert "[REDACTED:" in printed.out and "would land: update_memo" in printed.out
     assert "holds a secret" in printed.out  # the careless operation was refused
 
     sent = [json.dumps(r.body) for r in fake_messages_api.requests]

@@ -8,7 +8,8 @@ import time
 from evolve.cli import main
 from evolve.home import Home
 from evolve.metrics.usage import record_skill_read
-from evolve.reflect.operations import Limits, SkillState, parse_answer
+from evolve.reflect.compose import compose
+from evolve.reflect.operations import Limits, SkillState
 from evolve.reflect.skillbodies import BODIES_SHARE, SKILL_TOKENS, excerpt, sections
 from evolve.reflect.tokens import count_tokens
 from evolve.store import ledger
@@ -62,7 +63,7 @@ def test_an_invoked_skill_is_shown_whole_and_a_patch_quoting_it_is_valid(tmp_pat
             {"op": "patch_skill", "name": "lint-first", "old": old, "new": "2. Run `make test`.\n"}
         ],
     }
-    plan = parse_answer(answer, SkillState.build(agent.skills(), agent.memo_text()), Limits())
+    plan = compose(answer, SkillState.build(agent.skills(), agent.memo_text()), Limits())
     assert plan.rejected == [] and [op.kind for op in plan.operations] == ["patch_skill"]
     assert bundle.tokens <= bundle.budget
 

@@ -177,6 +177,35 @@ _DESCRIPTIONS = st.text(
 ).filter(lambda d: any(c.isalnum() for c in d))
 
 
+@settings(max_examples=400, deadline=None, database=None)
+@given(description=_DESCRIPTIONS, body=st.text(max_size=200), pinned=st.booleans())
+def test_every_skill_evolve_writes_reads_alike_everywhere(description, body, pinned):
+    """python-frontmatter and the session-start fast path read what evolve wrote as evolve does."""
+    import frontmatter
+
+    from evolve.session.index import simple_frontmatter
+    from evolve.workspace.skills import reading_differences, split_frontmatter
+
+    text = render_skill("my-skill", description, body)
+    if pinned:
+        text = set_metadata_key(text, "pinned", "true")
+    skill = parse_skill(text, "my-skill", Path("x"))
+    assert skill.valid, skill.problems
+    assert frontmatter.loads(text).metadata == skill.frontmatter
+    assert reading_differences(skill) == []
+    raw, _ = split_frontmatter(text)
+    assert simple_frontmatter(raw) == skill.frontmatter  # never the slow PyYAML fallback
+
+
+def test_a_skill_other_readers_see_differently_is_reported():
+    from evolve.workspace.skills import reading_differences
+
+    skill = parse_skill("---\nname: my-skill\ndescription: Use it.\n---\nbody\n", "my-skill", Path("x"))
+    skill.frontmatter["description"] = "read otherwise"  # as if the two readers disagreed
+    (difference,) = reading_differences(skill)
+    assert difference.startswith("another frontmatter reader (python-frontmatter) reads 'description' differ")
+
+
 @settings(
     max_examples=150,
     deadline=None,

@@ -199,7 +199,7 @@ def test_remove_refuses_while_a_reflection_holds_the_lock(capsys, home):
 @pytest.mark.parametrize(
     "platform, name, needle",
     [
-        ("linux", "evolve-watch.service", 'ExecStart="{python}" -m evolve --home "{home}" watch'),
+        ("linux", "evolve-watch.service", 'ExecStart="{python}" -P -m evolve --home "{home}" watch'),
         ("darwin", "org.evolve.watch.plist", "<string>{home}</string>"),
     ],
 )

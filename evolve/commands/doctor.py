@@ -13,11 +13,15 @@ from evolve.home import Home
 from evolve.transcripts.redact import secret_warnings
 from evolve.workspace import memo as memo_mod
 from evolve.workspace import skills as skills_mod
-from evolve.workspace.agent import HOOK_MARKER, Agent, list_agents
+from evolve.workspace.agent import Agent, list_agents
+from evolve.workspace.template import hooks_problems
 
 
 def diagnose(home: Home) -> list[dict]:
-    """Findings as {where, problem, level} dicts; level is 'error', 'warning' or 'hint'."""
+    """Findings as {where, problem, level} dicts; level is 'error', 'warning', 'hint' or 'ok'.
+
+    'ok' says something works that could silently not (a Codex install whose hooks run).
+    """
     found: list[dict] = []
 
     def add(where: str, problem: str, level: str = "error") -> None:
@@ -57,6 +61,8 @@ def diagnose(home: Home) -> list[dict]:
         for skill in found_skills:
             for problem in skill.problems:
                 add(f"{name}: {skill.path.relative_to(agent.path)}", problem)
+            for difference in skills_mod.reading_differences(skill):
+                add(f"{name}: {skill.path.relative_to(agent.path)}", difference, "warning")
             for warning in secret_warnings(skill.text):
                 add(f"{name}: {skill.path.relative_to(agent.path)}", warning, "warning")
         if len(found_skills) > limits.max_skills:  # a person's additions: reported, never cut
@@ -70,56 +76,87 @@ def diagnose(home: Home) -> list[dict]:
             add(f"{name}: memo.md", problem)
         for warning in secret_warnings(agent.memo_text()):
             add(f"{name}: memo.md", warning, "warning")
-        hook = agent.path / ".git" / "hooks" / "pre-commit"
-        if not hook.exists() or HOOK_MARKER not in hook.read_text(errors="replace"):
-            add(
-                f"{name}: .git/hooks/pre-commit",
-                "evolve's pre-commit hook is missing; run `evolve doctor --fix`",
-                "warning",
-            )
+        for problem in hooks_problems(agent.path, home.root):
+            add(f"{name}: .git/hooks/pre-commit", f"{problem}; run `evolve doctor --fix`", "warning")
     return found
 
 
 def _check_installs(home: Home, add) -> None:
-    """Claude Code installs whose interpreter or settings entries have gone away."""
+    """Installs whose interpreter or hook entries have gone away; whether Codex runs its hooks."""
     import json as json_mod
 
-    from evolve.workspace.links import load_installs
+    from evolve.workspace.links import HARNESSES, UnreadableInstalls, load_installs, registry_file
 
-    for record in load_installs(home):
-        where = f"claude-code install of {record.get('agent')} ({record.get('settings')})"
-        python = record.get("python") or ""
-        if python and not Path(python).exists():
-            add(
-                where,
-                f"its hooks run {python}, which no longer exists; run `evolve install "
-                "claude-code` again from the environment evolve is installed in",
-            )
+    for harness in HARNESSES:
         try:
-            settings = json_mod.loads(Path(record.get("settings") or "").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            add(
-                where,
-                "the settings file is missing or not valid JSON; run `evolve install claude-code` again",
-                "warning",
-            )
+            records = load_installs(home, harness)
+        except UnreadableInstalls as exc:
+            add(str(registry_file(home, harness)), str(exc).split(" cannot be read ", 1)[-1])
             continue
-        if "evolve.hookmain" not in json_mod.dumps(settings.get("hooks", {})):
+        for record in records:
+            place = record.get("folder") or record.get("settings")  # Codex: its folder; Claude Code: its file
+            where = f"{harness} install of {record.get('agent')} ({place})"
+            python = record.get("python") or ""
+            if python and not Path(python).exists():
+                add(
+                    where,
+                    f"its hooks run {python}, which no longer exists; run `evolve install "
+                    f"{harness}` again from the environment evolve is installed in",
+                )
+            try:
+                settings = json_mod.loads(Path(record.get("settings") or "").read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                add(
+                    where,
+                    f"the hooks file is missing or not valid JSON; run `evolve install {harness}` again",
+                    "warning",
+                )
+                continue
+            if "evolve.hookmain" not in json_mod.dumps(settings.get("hooks", {})):
+                add(
+                    where,
+                    f"evolve's hook entries were removed from {record.get('settings')}; run "
+                    f"`evolve install {harness}` again or `evolve uninstall {harness}`",
+                    "warning",
+                )
+    _check_codex_trust(home, add)
+
+
+def _check_codex_trust(home: Home, add) -> None:
+    from evolve.integrations import codex
+    from evolve.observe.records import drain_pending
+    from evolve.store import ledger
+    from evolve.workspace.links import UnreadableInstalls, load_installs
+
+    try:
+        if not load_installs(home, "codex"):
+            return
+    except UnreadableInstalls:  # reported above
+        return
+    with ledger.opened(home.state_db) as conn:
+        drain_pending(conn, home)  # the hooks' own records are the evidence
+    for state in codex.install_states(home):
+        where = f"codex install of {state['agent']} ({state['folder']})"
+        if state["state"] == codex.WAITING:
             add(
                 where,
-                "evolve's hook entries were removed from the settings file; run "
-                "`evolve install claude-code` again or `evolve uninstall claude-code`",
+                f"{codex.WAITING}: Codex ran a session here but not evolve's hooks; {codex.TRUST_HINT}",
                 "warning",
             )
+        elif state["state"] == codex.WORKING:
+            add(where, codex.WORKING, "ok")
+        else:
+            add(where, f"{state['state']}; {codex.TRUST_HINT} when you start it", "hint")
 
 
 def doctor(home: Home, as_json: bool = False, fix: bool = False) -> int:
-    if fix:
-        from evolve.workspace.agent import install_precommit_hook
+    from evolve.integrations.upgrade import ensure_current
 
-        for name in list_agents(home):
-            install_precommit_hook(home.agent_dir(name), home.root)
-    found = diagnose(home)
+    fixed = ensure_current(home, force=fix)  # what an older evolve installed, brought up to date
+    found = [
+        {"where": note.partition(": ")[0], "problem": f"fixed: {note.partition(': ')[2]}", "level": "hint"}
+        for note in fixed
+    ] + diagnose(home)
     errors = [f for f in found if f["level"] == "error"]
     if as_json:
         emit_json({"ok": not errors, "findings": found})

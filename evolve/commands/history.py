@@ -5,20 +5,40 @@ from __future__ import annotations
 from evolve.commands.output import emit_json, say
 from evolve.home import Home
 from evolve.reflect import proposals
+from evolve.store.history import FORMAT, Commit
+from evolve.workspace import undo
 from evolve.workspace.agent import Agent
 
 
 def log(home: Home, name: str, limit: int | None = None, as_json: bool = False) -> int:
-    commits = Agent.open(name, home).log(limit)
+    """The commits, newest first; each undo lists the lesson lines it blocks (`evolve unblock`)."""
+    agent = Agent.open(name, home)
+    commits = agent.log(limit)
+    by_commit: dict[str, list[undo.Block]] = {}
+    for block in undo.blocks(agent.repo).values():
+        by_commit.setdefault(block.commit, []).append(block)
     if as_json:
-        emit_json([c.to_dict() for c in commits])
+        emit_json(
+            [{**c.to_dict(), "blocks": [b.to_dict() for b in by_commit.get(c.sha, [])]} for c in commits]
+        )
         return 0
     for commit in commits:
         say(f"{commit.sha[:12]}  {commit.date}  {commit.kind:<11} {commit.subject}")
-        for key, value in commit.trailers.items():
-            if key != "Evolve-Kind":
-                say(f"{'':14}{key}: {value}")
+        for line in trailer_lines(commit, skip=("Evolve-Kind",)):
+            say(f"{'':14}{line}")
+        for block in by_commit.get(commit.sha, []):
+            say(f"{'':14}blocks {block.id}: {block.line} (lift with `evolve unblock {name} {block.id}`)")
     return 0
+
+
+def trailer_lines(commit: Commit, skip: tuple[str, ...] = ()) -> list[str]:
+    """`Key: value` per trailer line, as the commit holds them (evolve's format marker left out)."""
+    return [
+        f"{key}: {value}"
+        for key, values in commit.lines.items()
+        if key not in (*skip, FORMAT)
+        for value in values
+    ]
 
 
 def review(home: Home, name: str, rev: str = "HEAD") -> int:
@@ -27,8 +47,8 @@ def review(home: Home, name: str, rev: str = "HEAD") -> int:
         proposal = proposals.get(agent, rev)
         say(f"proposal {proposal.id} (not applied; the agent does not see it)")
         say(f"  {proposal.commit.subject}")
-        for key, value in proposal.commit.trailers.items():
-            say(f"  {key}: {value}")
+        for line in trailer_lines(proposal.commit):
+            say(f"  {line}")
         say()
         say(proposals.diff(agent, proposal).rstrip())
         say(f"\ndecide with `evolve accept {name} {proposal.id}` or `evolve reject {name} {proposal.id}`")
@@ -37,8 +57,8 @@ def review(home: Home, name: str, rev: str = "HEAD") -> int:
     commit = agent.repo.log(sha, limit=1)[0]
     say(f"{commit.kind} {commit.sha}  by {commit.author} <{commit.email}>  {commit.date}")
     say(f"  {commit.subject}")
-    for key, value in commit.trailers.items():
-        say(f"  {key}: {value}")
+    for line in trailer_lines(commit):
+        say(f"  {line}")
     say()
     patch = agent.repo.git("show", "--format=", "--stat", "--patch", sha, "--")
     say(patch.decode("utf-8", "replace").rstrip())

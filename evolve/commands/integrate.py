@@ -1,9 +1,19 @@
-"""`evolve install` / `evolve uninstall` (Claude Code) and `evolve hook` (agent hooks)."""
+"""`evolve install` / `evolve uninstall` (Claude Code, Codex) and `evolve hook` (agent hooks)."""
 
 from __future__ import annotations
 
 from evolve.commands.output import emit_json, say, warn
 from evolve.home import Home
+
+
+def _integration(target: str):
+    if target == "codex":
+        from evolve.integrations import codex
+
+        return codex
+    from evolve.integrations import claude_code
+
+    return claude_code
 
 
 def install(
@@ -15,18 +25,19 @@ def install(
     no_link: bool = False,
     as_json: bool = False,
 ) -> int:
-    from evolve.integrations.claude_code import install as do_install
-
-    result = do_install(home, agent, scope, project, link=not no_link)
+    result = _integration(target).install(home, agent, scope, project, link=not no_link)
     if as_json:
         emit_json(result)
         return 0
-    say(
-        f"{'updated' if result['settings_changed'] else 'already in place'}: evolve's hooks for "
-        f"agent {agent} in {result['settings']}"
+    codex = target == "codex"
+    hooks = (
+        "evolve's Codex hooks (one command for every project)"
+        if codex
+        else f"evolve's hooks for agent {agent}"
     )
+    say(f"{'updated' if result['settings_changed'] else 'already in place'}: {hooks} in {result['settings']}")
     if result["backup"]:
-        say(f"the settings file as it was before: {result['backup']}")
+        say(f"the file as it was before: {result['backup']}")
     if result["skills_dir"]:
         say(
             f"{len(result['links'])} skill link(s) in {result['skills_dir']}"
@@ -35,8 +46,16 @@ def install(
     for name in result["conflicts"]:
         warn(f"skill {name!r} is not linked: {result['skills_dir']}/{name} is someone else's")
     if result["sources_commit"]:
-        say(f"agent {agent} now reads {result['sources']} (commit {result['sources_commit'][:12]})")
-    say("the watcher starts with the next Claude Code session (or now: `evolve watch --detach`)")
+        what = f"the Codex rollouts of {result['sources']}" if codex else result["sources"]
+        say(f"agent {agent} now reads {what} (commit {result['sources_commit'][:12]})")
+    if codex and result["trusted"]:
+        say("the hooks are the ones Codex already runs: nothing to trust again")
+    elif codex:
+        from evolve.integrations.codex import TRUST_HINT
+
+        say(f"the hooks wait for your trust: {TRUST_HINT}; `evolve status` says once they run")
+    harness = "Codex" if codex else "Claude Code"
+    say(f"the watcher starts with the next {harness} session (or now: `evolve watch --detach`)")
     return 0
 
 
@@ -48,16 +67,17 @@ def uninstall(
     project: str | None = None,
     as_json: bool = False,
 ) -> int:
-    from evolve.integrations.claude_code import uninstall as do_uninstall
-
-    result = do_uninstall(home, agent, scope, project)
+    result = _integration(target).uninstall(home, agent, scope, project)
     if as_json:
         emit_json(result)
         return 0
-    say(
-        f"{'removed' if result['entries_removed'] else 'no'} evolve hooks for agent {agent} "
-        f"{'from' if result['entries_removed'] else 'in'} {result['settings']}"
-    )
+    if result["entries_removed"] or target != "codex":
+        say(
+            f"{'removed' if result['entries_removed'] else 'no'} evolve hooks for agent {agent} "
+            f"{'from' if result['entries_removed'] else 'in'} {result['settings']}"
+        )
+    else:
+        say(f"evolve's Codex hooks stay in {result['settings']}: other installs of this home use them")
     if result["links_removed"]:
         say(f"removed {len(result['links_removed'])} skill link(s)")
     if result["watcher_stopped"]:
@@ -67,7 +87,7 @@ def uninstall(
 
 
 def hook(home: Home, args: list[str]) -> int:
-    """`evolve [--home H] hook claude-code EVENT ...`: always 0, problems go to the hook log."""
+    """`evolve [--home H] hook claude-code|codex EVENT ...`: always 0, problems go to the hook log."""
     from evolve.hookmain import main
 
     given = any(arg == "--home" or arg.startswith("--home=") for arg in args)

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import sqlite3
+import sys
 import time
 
+from evolve.clock import stamp
 from evolve.commands.output import emit_json, say, table
 from evolve.errors import LockBusy, UserError
 from evolve.home import Home
 from evolve.names import check_name
+from evolve.reflect import proposals
 from evolve.schedule.rules import HOUR, ago
 from evolve.store import ledger
-from evolve.store.git import iso_utc
 from evolve.store.locks import FileLock, holder, is_locked
 from evolve.store.repo import LOCK
 from evolve.watch import service
@@ -19,7 +21,7 @@ from evolve.workspace.agent import Agent, list_agents
 
 
 def _iso(value: float | None) -> str | None:
-    return iso_utc(value) if value else None
+    return stamp(value) if value else None
 
 
 def _agent_status(conn: sqlite3.Connection, home: Home, name: str, row) -> dict:
@@ -42,6 +44,7 @@ def _agent_status(conn: sqlite3.Connection, home: Home, name: str, row) -> dict:
         "last_reflection_at": _iso(row["last_reflection_at"]) if row else None,
         "paused": bool(row and row["paused"]),
         "busy": is_locked(home.agent_dir(name) / ".git" / LOCK),
+        "proposals": [p.id for p in proposals.pending(Agent(home, name))],  # waiting for a person
     }
 
 
@@ -51,6 +54,7 @@ def status(home: Home, as_json: bool = False) -> int:
     watcher = service.state(home)
     every = config_mod.load(home.config_file).schedule.cycle_hours * HOUR
     with ledger.opened(home.state_db) as conn:
+        codex = _codex_states(conn, home)
         rows = ledger.agent_rows(conn)
         agents = [_agent_status(conn, home, name, rows.get(name)) for name in list_agents(home)]
         last = ledger.last_cycle_at(conn)
@@ -61,12 +65,29 @@ def status(home: Home, as_json: bool = False) -> int:
         "last_cycle_at": _iso(last),
         "next_cycle_at": _iso(next_at),
         "agents": agents,
+        "codex": codex,
     }
     if as_json:
         emit_json(data)
         return 0
     _print_status(data, last, next_at)
     return 0
+
+
+def _codex_states(conn: sqlite3.Connection, home: Home) -> list[dict]:
+    """Each Codex install and whether Codex runs its hooks (the spool drained first: its evidence)."""
+    from evolve.integrations import codex
+    from evolve.observe.records import drain_pending
+    from evolve.workspace.links import UnreadableInstalls, load_installs
+
+    try:
+        if not load_installs(home, "codex"):
+            return []
+    except UnreadableInstalls as exc:  # status still answers; doctor names it too
+        sys.stderr.write(f"evolve: warning: {exc}\n")
+        return []
+    drain_pending(conn, home)
+    return codex.install_states(home)
 
 
 def _print_status(data: dict, last: float | None, next_at: float | None) -> None:
@@ -86,7 +107,10 @@ def _print_status(data: dict, last: float | None, next_at: float | None) -> None
         return
     rows = []
     for a in data["agents"]:
-        state = ", ".join(w for w, on in (("paused", a["paused"]), ("busy", a["busy"])) if on)
+        waiting = f"{len(a['proposals'])} proposal(s) to review" if a["proposals"] else ""
+        state = ", ".join(
+            w for w, on in (("paused", a["paused"]), ("busy", a["busy"]), (waiting, waiting)) if on
+        )
         rows.append(
             [
                 a["name"],
@@ -98,6 +122,12 @@ def _print_status(data: dict, last: float | None, next_at: float | None) -> None
         )
     say("")
     say(table(rows, ["AGENT", "NEW", "BEST", "LAST REFLECTION", "STATE"]))
+    for a in data["agents"]:
+        if a["proposals"]:
+            ids = ", ".join(a["proposals"])
+            say(f"{a['name']}: waiting for review: {ids} (`evolve proposals {a['name']}`)")
+    for install in data["codex"]:
+        say(f"codex: agent {install['agent']} in {install['folder']}: {install['state']}")
 
 
 def _set_paused(home: Home, name: str, paused: bool) -> None:

@@ -76,13 +76,14 @@ def score(home: Home, name: str, all_runs: bool = False, as_json: bool = False) 
             [
                 d["session"][:8],
                 str(d["run"]),
+                d["source"],
                 d["started_at"] or "-",
                 f"{r.score:.2f}",
                 "yes" if r.reflect else "",
                 ", ".join(r.signals) or "-",
             ]
         )
-    say(table(rows, ["SESSION", "RUN", "STARTED", "SCORE", "REFLECT", "SIGNALS"]))
+    say(table(rows, ["SESSION", "RUN", "SOURCE", "STARTED", "SCORE", "REFLECT", "SIGNALS"]))
     worth = sum(r.reflect for r in runs)
     say(f"\n{len(runs)} run(s), {worth} worth reflecting on (score > {agent.config.signals.threshold:g})")
     return 0

@@ -2,20 +2,27 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from evolve.commands.output import emit_json, say
+from evolve.errors import EXIT_BUSY, EXIT_USER
 from evolve.home import Home
+
+if TYPE_CHECKING:
+    from evolve.reflect.run import Outcome
 
 
 def reflect(home: Home, name: str, dry_run: bool = False, force: bool = False, as_json: bool = False) -> int:
     from evolve.reflect.run import reflect as run_reflection
 
     outcome = run_reflection(home, name, force=force, dry_run=dry_run)
+    code = EXIT_BUSY if outcome.status == "busy" else EXIT_USER if outcome.status == "failed" else 0
     if as_json:
         data = outcome.to_dict()
         if dry_run and outcome.bundle is not None:
             data["bundle_text"] = outcome.bundle.text
         emit_json(data)
-        return 0 if outcome.status != "failed" else 1
+        return code
     if dry_run and outcome.bundle is not None:
         bundle = outcome.bundle
         say(bundle.text.rstrip())
@@ -30,20 +37,46 @@ def reflect(home: Home, name: str, dry_run: bool = False, force: bool = False, a
             f"{shown['redactions']} redactions ---"
         )
     if outcome.plan is not None:
-        plan = outcome.plan
-        verb = "would write" if dry_run else "wrote"
-        if plan.operations:
-            say(f"summary: {plan.summary}")
-            for op in plan.operations:
-                say(f"  {verb}: {op.kind} {op.name or op.section} ({op.path})")
-        elif plan.nothing_to_save:
-            say(f"nothing to save: {plan.nothing_reason or 'the model found nothing to learn'}")
-    for rejected in outcome.rejected:
-        say(f"  rejected: {rejected}")
+        _print_plan(outcome, dry_run)
     if dry_run:
         say("(dry run: nothing was changed)")
-    elif outcome.status == "committed":
-        say(f"committed {outcome.commit[:12] if outcome.commit else ''}: see `evolve review {name}`")
+    elif outcome.status in ("committed", "proposed"):
+        if outcome.commit:
+            say(f"committed {outcome.commit[:12]}: see `evolve review {name}`")
+        if outcome.proposal:
+            proposal = outcome.proposal.removeprefix("proposals/")
+            say(
+                f"waiting for review on {outcome.proposal}: `evolve review {name} {proposal}`, then "
+                f"`evolve accept` or `evolve reject`"
+            )
     else:
         say(f"{outcome.status}: {outcome.reason}")
-    return 1 if outcome.status == "failed" else 0
+    return code
+
+
+def _print_plan(outcome: Outcome, dry_run: bool) -> None:
+    """One line per operation of the answer, saying what became of it (and of evictions)."""
+    plan = outcome.plan
+    assert plan is not None
+    if plan.nothing_to_save:
+        say(f"nothing to save: {plan.nothing_reason or 'the model found nothing to learn'}")
+        return
+    say(f"summary: {plan.summary}")
+    words = {
+        "would land": "would land",
+        "landed": "landed",
+        "waiting": "waits for review" if dry_run else "waiting for review",
+        "rejected": "rejected",
+    }
+    for row in outcome.operations():
+        target = f"{row['op']} {row['target']}".strip()
+        where = f" ({row['path']})" if row["status"] in ("landed", "would land") else ""
+        notes = [f"kept {row['kept']} line(s) a person wrote"] if row["kept"] else []
+        notes += [f"left out {row['left_out']} line(s) a person undid"] if row["left_out"] else []
+        detail = f": {row['reason']}" if row["reason"] else ""
+        say(
+            f"  {words[str(row['status'])]}: {target}{where}{detail}"
+            + (f" — {'; '.join(notes)}" if notes else "")
+        )
+    for name in outcome.evicted:
+        say(f"  evicted: {name} (over max_skills; the least used that no person wrote in)")

@@ -23,11 +23,16 @@ def proposals(home: Home, name: str, as_json: bool = False) -> int:
 
 def accept(home: Home, name: str, proposal_id: str, as_json: bool = False) -> int:
     agent = Agent.open(name, home)
-    sha = proposals_mod.accept(agent, proposal_id)
+    done = proposals_mod.accept(agent, proposal_id)
     if as_json:
-        emit_json({"accepted": proposal_id, "commit": sha})
-    else:
-        say(f"accepted {proposal_id} as {sha[:12]}; the agent sees it from its next session")
+        emit_json({"accepted": proposal_id, "commit": done.sha, "applied": done.applied, "left": done.left})
+        return 0
+    say(f"accepted {proposal_id} as {(done.sha or '')[:12]}; the agent sees it from its next session")
+    if done.left:
+        say(
+            f"  not applied (changed since): {', '.join(done.left)}; they wait on "
+            f"proposals/{proposal_id}-rest (`evolve review {name} {proposal_id}-rest`)"
+        )
     return 0
 
 
@@ -37,4 +42,13 @@ def reject(home: Home, name: str, proposal_id: str, as_json: bool = False) -> in
         emit_json({"rejected": proposal.id})
     else:
         say(f"rejected {proposal.id}; evolve will not propose that lesson again")
+    return 0
+
+
+def unblock(home: Home, name: str, block_id: str, as_json: bool = False) -> int:
+    block = proposals_mod.unblock(Agent.open(name, home), block_id)
+    if as_json:
+        emit_json({"unblocked": block.to_dict()})
+    else:
+        say(f"unblocked {block.id}: evolve may learn {block.line!r} again")
     return 0

@@ -26,12 +26,13 @@ KEYS = (
     "runs_shown",
     "runs_invoked",
     "window_days",
+    "by_source",
 )
 
 
 def skill_metrics(home: Home, agent: Agent) -> list[dict]:
     """`skill_records()` joined with the usage metrics; refreshes the session-start cache."""
-    from evolve.metrics.rates import iso
+    from evolve.clock import stamp
     from evolve.metrics.usage import refresh_rates
     from evolve.observe.records import drain_pending
     from evolve.store import ledger
@@ -53,9 +54,10 @@ def skill_metrics(home: Home, agent: Agent) -> list[dict]:
             "ineffective_rate": None,
             "runs_shown": 0,
             "runs_invoked": 0,
+            "by_source": [],
             **use,
             "window_days": window,
-            "last_used_at": iso(last) if last else None,
+            "last_used_at": stamp(last) if last else None,
         }
         merged.append({key: record.get(key, values.get(key)) for key in KEYS})
     return merged
@@ -118,6 +120,12 @@ def skills(home: Home, name: str, skill: str | None = None, as_json: bool = Fals
         "ending in a real error; see docs/metrics.md)"
     )
     for r in records:
+        if len(r["by_source"]) > 1:  # one agent, several harnesses: how each uses it
+            parts = [
+                f"{s['source']} used in {s['runs_invoked']} of {s['runs_shown']} runs shown"
+                for s in r["by_source"]
+            ]
+            say(f"  {r['name']}: " + "; ".join(parts))
         for problem in r["problems"]:
             say(f"  {r['path']}: {problem}")
     return 0

@@ -6,11 +6,11 @@ import signal
 import sys
 import time
 
+from evolve.clock import stamp
 from evolve.commands.output import emit_json, say, table, warn
 from evolve.errors import EXIT_USER, LockBusy, UserError
 from evolve.home import Home
 from evolve.schedule.rules import HOUR, ago
-from evolve.store.git import iso_utc
 from evolve.watch import service
 
 
@@ -58,6 +58,8 @@ def _watch_status(home: Home, as_json: bool) -> int:
 
 def _run(home: Home, log_file: bool, verbose: bool) -> int:
     """The foreground watcher: SIGTERM/SIGINT stop it after the current unit of work."""
+    import os
+
     from evolve.watch.loop import Watcher
 
     service.setup_logging(home, log_file, verbose)
@@ -75,6 +77,7 @@ def _run(home: Home, log_file: bool, verbose: bool) -> int:
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         lock = service.acquire(home)
+        os.chdir("/")  # every path is absolute: keep no folder of the caller's busy (or importable)
         try:
             watchers.append(Watcher(home))
             if requested:
@@ -105,8 +108,8 @@ def cycle(home: Home, now: bool = False, dry_run: bool = False, as_json: bool = 
                     "selected": [],
                     "skipped": {},
                     "ran": False,
-                    "last_cycle_at": iso_utc(last),
-                    "next_cycle_at": iso_utc(last + every),
+                    "last_cycle_at": stamp(last),
+                    "next_cycle_at": stamp(last + every),
                 }
             )
         else:

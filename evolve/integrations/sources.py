@@ -1,9 +1,9 @@
-"""Point an agent's `[sources]` at Claude Code's transcripts: a minimal edit of agent.toml.
+"""Point an agent's `[sources]` at a harness's transcripts: a minimal edit of agent.toml.
 
-agent.toml is a person's file: its comments and layout stay, only the `claude_code = [...]`
-value changes (TOML is never re-serialised), and the change is committed in the agent's
-repository as evolve's own commit. Globs are written with `~` so the repository does not
-carry one machine's home path.
+agent.toml is a person's file: its comments and layout stay, only the one value changes
+(`claude_code = [...]` globs, `codex = [...]` folders; TOML is never re-serialised), and
+the change is committed in the agent's repository as evolve's own commit. Claude Code
+globs are written with `~` so the repository does not carry one machine's home path.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ AGENT_TOML = "agent.toml"
 MAX_DIR_NAME = 200  # Claude Code shortens longer project folder names (and adds a hash)
 _HEADER = re.compile(r"^\s*\[\s*sources\s*\]\s*(#.*)?$")
 _TABLE = re.compile(r"^\s*\[")
-_KEY = re.compile(r"^\s*claude_code\s*=")
+HARNESS_NAMES = {"claude_code": "Claude Code transcripts", "codex": "Codex rollouts"}
 
 
 def project_folder(project: Path) -> str:
@@ -52,16 +52,17 @@ def _render(values: list[str]) -> str:
     return "[" + ", ".join(json.dumps(v, ensure_ascii=False) for v in values) + "]"
 
 
-def set_claude_code(text: str, values: list[str]) -> str:
-    """agent.toml's text with `[sources] claude_code = values`; every other byte kept."""
+def set_sources(text: str, key: str, values: list[str]) -> str:
+    """agent.toml's text with `[sources] <key> = values`; every other byte kept."""
     lines = text.splitlines(keepends=True)
-    line = f"claude_code = {_render(values)}\n"
+    line = f"{key} = {_render(values)}\n"
+    assignment = re.compile(rf"^\s*{key}\s*=")
     header = next((i for i, raw in enumerate(lines) if _HEADER.match(raw)), None)
     if header is None:
         separator = "" if not text or text.endswith("\n\n") else ("\n" if text.endswith("\n") else "\n\n")
         return f"{text}{separator}[sources]\n{line}"
     end = next((i for i in range(header + 1, len(lines)) if _TABLE.match(lines[i])), len(lines))
-    start = next((i for i in range(header + 1, end) if _KEY.match(lines[i])), None)
+    start = next((i for i in range(header + 1, end) if assignment.match(lines[i])), None)
     if start is None:
         return "".join(lines[: header + 1] + [line] + lines[header + 1 :])
     for stop in range(start + 1, end + 1):  # the value may span lines: up to where it parses
@@ -70,29 +71,29 @@ def set_claude_code(text: str, values: list[str]) -> str:
         except tomllib.TOMLDecodeError:
             continue
         return "".join(lines[:start] + [line] + lines[stop:])
-    raise UserError(f"{AGENT_TOML}: cannot read [sources] claude_code; fix the file")
+    raise UserError(f"{AGENT_TOML}: cannot read [sources] {key}; fix the file")
 
 
-def add_claude_sources(agent: Agent, patterns: list[str]) -> str | None:
-    """Add `patterns` to the agent's Claude Code sources, committed; None if already there."""
+def add_sources(agent: Agent, key: str, patterns: list[str]) -> str | None:
+    """Add `patterns` to the agent's `[sources] <key>`, committed; None if already there."""
     path = agent.path / AGENT_TOML
     with agent.repo.locked():
         agent.commit_human_edits_held()
         text = path.read_bytes().decode("utf-8") if path.exists() else ""  # CRLF kept as is
         try:
-            current = tomllib.loads(text).get("sources", {}).get("claude_code", [])
+            current = tomllib.loads(text).get("sources", {}).get(key, [])
         except tomllib.TOMLDecodeError as exc:
             raise UserError(f"{path}: not valid TOML ({exc}); fix it, then install again") from None
         if not isinstance(current, list):
-            raise UserError(f"{path}: sources.claude_code must be a list of globs")
+            raise UserError(f"{path}: sources.{key} must be a list of strings")
         missing = [p for p in patterns if p not in current]
         if not missing:
             return None
         wanted = [*current, *missing]
-        new = set_claude_code(text, wanted)
-        if tomllib.loads(new).get("sources", {}).get("claude_code") != wanted:
-            raise UserError(f"{path}: could not add {missing} to [sources] claude_code; add them by hand")
-        subject = f"install({agent.name}): read Claude Code transcripts"
+        new = set_sources(text, key, wanted)
+        if tomllib.loads(new).get("sources", {}).get(key) != wanted:
+            raise UserError(f"{path}: could not add {missing} to [sources] {key}; add them by hand")
+        subject = f"install({agent.name}): read {HARNESS_NAMES[key]}"
         trailers = {"Evolve-Kind": "install", "Evolve-Sources": missing}
         return agent.repo.commit_changes(
             {AGENT_TOML: new.encode("utf-8")}, build_message(subject, trailers), agent.evolve_identity

@@ -19,7 +19,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from evolve.clock import seconds, stamp
 from evolve.config import LimitsConfig
+from evolve.store import ledger
 from evolve.store.files import atomic_write
 
 DAY = 86_400.0
@@ -41,6 +43,7 @@ class RunRecord:
     real_error: bool = False  # had at least one real error
     files_written: tuple[str, ...] = ()
     user_edited: tuple[str, ...] = ()  # files the run wrote that the user changed before the next request
+    source: str = "generic"  # the harness whose transcript holds it (claude_code, codex, generic, api)
 
 
 @dataclass(slots=True)
@@ -133,22 +136,9 @@ def tally(
 
 
 # -- time --------------------------------------------------------------------------------
-def iso(ts: float) -> str:
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def epoch(value: str | None) -> float | None:
-    if not value:
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
-
-
 def iso_week(run: RunRecord) -> str | None:
     """`2026-W07` for the week the run started (the report's buckets)."""
-    when = epoch(run.started_at)
+    when = seconds(run.started_at)
     if when is None:
         return None
     year, week, _ = datetime.fromtimestamp(when, UTC).isocalendar()
@@ -166,7 +156,7 @@ _RUN_COLUMNS = (
 )
 
 
-def _rows(conn: sqlite3.Connection, sql: str, args) -> list[tuple]:
+def _rows(conn: sqlite3.Connection, sql: str, args: tuple | list) -> list[tuple]:
     """Plain tuples (sqlite3.Row costs ~4x more over 100,000 rows)."""
     cursor = conn.cursor()
     cursor.row_factory = None
@@ -213,10 +203,21 @@ _USED = (
 
 
 def load_runs(conn: sqlite3.Connection, agent: str, since: float) -> list[RunRecord]:
-    """Active runs started since `since` with their facts, sorted by (path, idx)."""
-    return [
-        _record(row) for row in _rows(conn, _RUN_COLUMNS + " ORDER BY path, idx", [agent, iso(since), since])
+    """Active runs started since `since` with their facts and source, sorted by (path, idx)."""
+    runs = [
+        _record(row)
+        for row in _rows(conn, _RUN_COLUMNS + " ORDER BY path, idx", [agent, stamp(since), since])
     ]
+    return _with_sources(conn, agent, runs)
+
+
+def _with_sources(conn: sqlite3.Connection, agent: str, runs: list[RunRecord]) -> list[RunRecord]:
+    """Each run's source: the format its file is observed with (one small query per agent)."""
+    if runs:
+        sources = ledger.cursor_adapters(conn, agent)
+        for run in runs:
+            run.source = sources.get(run.path, "generic")
+    return runs
 
 
 def load_rated_runs(conn: sqlite3.Connection, agent: str, since: float) -> tuple[list[RunRecord], dict]:
@@ -232,7 +233,7 @@ def load_rated_runs(conn: sqlite3.Connection, agent: str, since: float) -> tuple
         + _WINDOW
         + _USED
         + " ORDER BY path, idx",
-        [agent, iso(since), since, agent, agent],
+        [agent, stamp(since), since, agent, agent],
     )
     runs = [RunRecord(session, path, idx, started) for _, session, path, idx, started in light]
     invoked = load_invoked(conn, agent, since, runs)
@@ -251,7 +252,7 @@ def load_rated_runs(conn: sqlite3.Connection, agent: str, since: float) -> tuple
         )
         for run_id, *row in _rows(conn, sql, chunk):
             runs[wanted[run_id]] = _record(tuple(row))
-    return runs, invoked
+    return _with_sources(conn, agent, runs), invoked
 
 
 def load_shown(conn: sqlite3.Connection, agent: str, since: float) -> dict[str, set[str]]:
@@ -299,7 +300,7 @@ def _starts(runs: list[RunRecord]) -> dict[str, list[tuple[float, int]]]:
     """Session → sorted (start time, run idx)."""
     starts: dict[str, list[tuple[float, int]]] = {}
     for run in runs:
-        when = epoch(run.started_at)
+        when = seconds(run.started_at)
         if when is not None:
             starts.setdefault(run.session, []).append((when, run.idx))
     for items in starts.values():
@@ -336,6 +337,7 @@ def skill_usage(
                 "runs_shown": 0,
                 "runs_invoked": 0,
                 "window_days": window_days,
+                "by_source": [],
             },
         )
 
@@ -356,7 +358,24 @@ def skill_usage(
         item = entry(skill)
         item.update(tallied.rates())
         item["runs_shown"], item["runs_invoked"] = tallied.shown, tallied.invoked
+    for skill, rows in by_source(tally(runs, shown, invoked, bucket=lambda run: run.source)).items():
+        entry(skill)["by_source"] = rows
     return usage
+
+
+def by_source(counts: dict[tuple[str, object], Counts]) -> dict[str, list[dict]]:
+    """Skill → its runs and rates per source (harness), from a tally bucketed by source."""
+    found: dict[str, list[dict]] = {}
+    for (skill, source), tallied in sorted(counts.items(), key=lambda item: (item[0][0], str(item[0][1]))):
+        found.setdefault(skill, []).append(
+            {
+                "source": source,
+                "runs_shown": tallied.shown,
+                "runs_invoked": tallied.invoked,
+                **tallied.rates(),
+            }
+        )
+    return found
 
 
 def rates_text(usage: dict) -> str:

@@ -14,12 +14,12 @@ import sqlite3
 import time
 from datetime import UTC, datetime, timedelta
 
+from evolve.clock import seconds, stamp
 from evolve.metrics.rates import (
     DAY,
     Counts,
     RunRecord,
-    epoch,
-    iso,
+    by_source,
     iso_week,
     load_invoked,
     load_runs,
@@ -28,6 +28,8 @@ from evolve.metrics.rates import (
     tally,
 )
 from evolve.store import ledger
+from evolve.workspace import undo
+from evolve.workspace.agent import Agent
 
 WINDOW_RUNS = 50  # runs compared on each side of a reflection
 THIN_RUNS = 10  # fewer runs on a side (or in a week): too thin to say anything
@@ -61,7 +63,7 @@ def _delta(before: dict, after: dict, key: str) -> float | None:
     return round(after[key] - before[key], 1)
 
 
-def reflections(conn: sqlite3.Connection, agent) -> list[dict]:
+def reflections(conn: sqlite3.Connection, agent: Agent) -> list[dict]:
     """Reflection commits on the agent's branch, oldest first (state.db's time when known)."""
     recorded = {
         row["commit_sha"]: row for row in ledger.reflection_rows(conn, agent.name) if row["commit_sha"]
@@ -77,7 +79,7 @@ def reflections(conn: sqlite3.Connection, agent) -> list[dict]:
             {
                 "sha": commit.sha,
                 "id": commit.trailers.get("Evolve-Reflection"),
-                "at": iso(row["at"]) if row else commit.date,
+                "at": stamp(row["at"]) if row else commit.date,
                 "summary": commit.subject,
                 "ops": commit.trailers.get("Evolve-Ops", ""),
                 "reverted": commit.sha in reverted,
@@ -88,7 +90,7 @@ def reflections(conn: sqlite3.Connection, agent) -> list[dict]:
 
 def weeks_between(first: str, last: str) -> list[str]:
     """Every ISO week from the one holding `first` to the one holding `last`."""
-    start, end = epoch(first), epoch(last)
+    start, end = seconds(first), seconds(last)
     if start is None or end is None:
         return []
     day = datetime.fromtimestamp(start, UTC).date()
@@ -111,7 +113,7 @@ def _week_rates(counts: Counts) -> dict:
 
 
 def build(
-    conn: sqlite3.Connection, agent, *, now: float | None = None, window_days: float | None = None
+    conn: sqlite3.Connection, agent: Agent, *, now: float | None = None, window_days: float | None = None
 ) -> dict:
     """Everything the report shows, for `agent` (an evolve.workspace.agent.Agent)."""
     now = now or time.time()
@@ -135,6 +137,10 @@ def build(
     invoked = load_invoked(conn, agent.name, since, runs)
     weekly = tally(runs, shown, invoked, bucket=iso_week)
     totals = tally(runs, shown, invoked)
+    per_source = by_source(tally(runs, shown, invoked, bucket=lambda run: run.source))
+    harnesses: dict[str, list[RunRecord]] = {}
+    for run in runs:
+        harnesses.setdefault(run.source, []).append(run)
     usage = skill_usage(conn, agent.name, window_days=window_days, now=now)
     skills, useless, harmful = [], [], []
     for skill in agent.skills():
@@ -150,6 +156,7 @@ def build(
             "runs_invoked": total.invoked,
             "runs_judged": total.judged,
             **total.rates(),
+            "by_source": per_source.get(skill.name, []),
             "weeks": [{"week": w, **_week_rates(weekly.get((skill.name, w), Counts()))} for w in weeks],
         }
         skills.append(entry)
@@ -177,17 +184,19 @@ def build(
             )
     return {
         "agent": agent.name,
-        "generated_at": iso(now),
+        "generated_at": stamp(now),
         "window_days": window_days,
-        "since": iso(since),
+        "since": stamp(since),
         "runs": len(runs),
         "window_runs": WINDOW_RUNS,
         "thin_runs": THIN_RUNS,
         "reflections": found,
+        "sources": [{"source": source, **side(group)} for source, group in sorted(harnesses.items())],
         "weeks": week_rows,
         "skills": skills,
         "useless": useless,
         "harmful": harmful,
+        "blocks": [b.to_dict() for b in undo.blocks(agent.repo).values()],  # not learned again
     }
 
 
@@ -213,10 +222,25 @@ def text_summary(data: dict) -> str:
         lines.append(f"  {item['at'][:16]} {item['sha'][:10]} {item['summary'][:50]}{mark}: {numbers}")
     if not data["reflections"]:
         lines.append("  (no reflection commits yet)")
+    lines += ["", "Runs by source (the harness whose transcripts they are):"]
+    for item in data["sources"] or []:
+        numbers = (
+            "too few to rate"
+            if item["thin"]
+            else f"per 100: corrections {item['corrections_per_100']:g}, errors {item['errors_per_100']:g}"
+        )
+        lines.append(f"  {item['source']}: {item['runs']} runs, {numbers}")
+    if not data["sources"]:
+        lines.append("  (no runs yet)")
     lines += ["", "Skills that look useless (shown often, never used):"]
     lines += [f"  {u['name']}: shown in {u['runs_shown']} runs" for u in data["useless"]] or ["  (none)"]
     lines += ["", "Skills that look harmful:"]
     lines += [
         f"  {h['name']}: {h['reason']} ({h['rate'] * 100:.0f}% of {h['runs']} runs)" for h in data["harmful"]
+    ] or ["  (none)"]
+    lines += ["", "Lessons a person undid (evolve will not learn them again; `evolve unblock` lifts one):"]
+    lines += [
+        f"  {b['id']}: {b['line'][:80]} (by {b['undone_by']}, {b['commit'][:10]})"
+        for b in data.get("blocks", [])
     ] or ["  (none)"]
     return "\n".join(lines)

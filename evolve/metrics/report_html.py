@@ -263,6 +263,14 @@ def render(data: dict, memo_text: str) -> str:
         )
         or '<li class="thin">none</li>'
     )
+    blocks = (
+        "".join(
+            f"<li><code>{escape(b['id'])}</code> {escape(b['line'])} (undone by {escape(b['undone_by'])}, "
+            f"{escape(b['commit'][:10])})</li>"
+            for b in data.get("blocks", [])
+        )
+        or '<li class="thin">none</li>'
+    )
     memo = _md(memo_text) if memo_text.strip() else '<p class="thin">(empty)</p>'
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
@@ -279,6 +287,8 @@ before each reflection with the {data["window_runs"]} after it; with fewer than
 <h2 id="flags">Skills to look at</h2>
 <h3>Look useless (shown often, never used)</h3><ul>{useless}</ul>
 <h3>Look harmful</h3><ul>{harmful}</ul>
+<h2 id="undone">Lessons a person undid</h2>
+<p class="thin">Not learned again; <code>evolve unblock AGENT ID</code> lifts one.</p><ul>{blocks}</ul>
 <h2 id="skills">Skills</h2>{_skill_rows(data)}
 <h2 id="skill-trends">Skill rates per week</h2>{_skill_charts(data)}
 <h2 id="memo">The memo today</h2><div class="memo">{memo}</div>

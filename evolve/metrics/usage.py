@@ -11,6 +11,7 @@ import sqlite3
 import time
 from collections.abc import Iterable
 
+from evolve.clock import stamp
 from evolve.home import Home
 from evolve.names import name_problem
 from evolve.store import ledger
@@ -105,10 +106,8 @@ def handle_invocation(conn: sqlite3.Connection, home: Home, record: dict) -> str
 # -- retention ---------------------------------------------------------------------------
 def prune_state(conn: sqlite3.Connection, now: float, retention_days: float) -> dict[str, int]:
     """Delete run data older than the retention (see ledger.prune); rows deleted per table."""
-    from evolve.metrics.rates import iso
-
     cutoff = now - retention_days * 86_400.0
-    return ledger.prune(conn, cutoff, iso(cutoff))
+    return ledger.prune(conn, cutoff, stamp(cutoff))
 
 
 def refresh_rates(

@@ -13,19 +13,22 @@ import functools
 import glob
 import json
 import os
-import re
 import sqlite3
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from evolve.clock import seconds
 from evolve.config import SourcesConfig
-from evolve.store import ledger
+from evolve.store import codex_rollouts, ledger
 from evolve.transcripts.classify import BUILT_IN, Classifier
 
-FORMATS = ("claude_code", "generic")
+if TYPE_CHECKING:
+    from evolve.transcripts import Cursor, Run, Update
+
+FORMATS = ("claude_code", "codex", "generic")  # what a person may name; "api" is the Python API's
 
 
 @dataclass
@@ -60,7 +63,11 @@ class ObserveResult:
 
 
 def source_files(sources: SourcesConfig) -> list[tuple[str, str]]:
-    """(path, format) of every file the agent's `[sources]` globs match, sorted."""
+    """(path, format) of every file the agent's `[sources]` match, sorted.
+
+    Globs for Claude Code and the generic format; for Codex, the rollouts whose first line
+    names a folder one of the `codex` rules covers.
+    """
     found: dict[str, str] = {}
     for fmt, patterns in (("claude_code", sources.claude_code), ("generic", sources.generic)):
         for pattern in patterns:
@@ -68,16 +75,23 @@ def source_files(sources: SourcesConfig) -> list[tuple[str, str]]:
             for match in glob.glob(expanded, recursive=True):  # noqa: PTH207 - absolute patterns
                 if Path(match).is_file():
                     found.setdefault(str(Path(match).absolute()), fmt)
+    if sources.codex:
+        folders = [codex_rollouts.rule_folder(rule) for rule in sources.codex]
+        for path in codex_rollouts.rollouts():
+            if codex_rollouts.belongs(path, folders):
+                found.setdefault(path, "codex")
     return sorted(found.items())
 
 
 def guess_format(path: Path) -> str:
-    """claude_code unless the first line looks like evolve's generic format."""
+    """The format of a file by its first line: a Codex rollout, evolve's generic format or Claude Code."""
     try:
         with path.open("rb") as handle:
             head = handle.readline(65536)
     except OSError:
         return "claude_code"
+    if b'"type":"session_meta"' in head[:300].replace(b": ", b":") and b'"payload"' in head:
+        return "codex"  # its first line may be longer than what is read here
     try:
         first = json.loads(head)
     except ValueError:
@@ -92,6 +106,8 @@ def guess_format(path: Path) -> str:
         "interrupt",
         "api_error",
     }
+    if isinstance(first, dict) and "payload" in first and first.get("type") in ("response_item", "event_msg"):
+        return "codex"
     if (
         isinstance(first, dict)
         and first.get("type") in generic_types
@@ -156,8 +172,8 @@ def _store_update(
     agent: str,
     key: str,
     fmt: str,
-    cursor,
-    update,
+    cursor: Cursor | None,
+    update: Update,
     result: FileResult,
     now: float,
     known: dict[int, tuple[int, float]],
@@ -288,7 +304,7 @@ def _store_runs(
             )
         )
         if run.skills:  # used when it happened, not when read
-            used_at = _epoch(run.ended_at or run.started_at) or now
+            used_at = seconds(run.ended_at or run.started_at) or now
         for number, skill in enumerate(run.skills):
             name = skill.get("name", "")
             call_id = skill.get("tool_use_id") or f"run:{path}:{run.index}:{number}:{name}"
@@ -318,27 +334,7 @@ def observe(
     return result
 
 
-_STAMP = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)Z", re.ASCII)
-
-
-def _epoch(stamp: str | None) -> float | None:
-    """'2026-01-02T03:04:05Z' → seconds since the epoch (None when absent or odd).
-
-    Called three times per stored run: the canonical form skips strptime (~30 µs a call).
-    """
-    from datetime import UTC, datetime
-
-    try:
-        found = _STAMP.fullmatch(stamp or "")
-        if found:
-            year, month, day, hour, minute, second = map(int, found.groups())
-            return datetime(year, month, day, hour, minute, second, tzinfo=UTC).timestamp()
-        return datetime.strptime(stamp or "", "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp()
-    except ValueError:
-        return None
-
-
-def user_edited_files(run, following) -> list[str]:
+def user_edited_files(run: Run, following: Run) -> list[str]:
     """Files the run wrote that changed between its end and the next human request.
 
     Nobody but the person works in between (the agent had answered), so a newer mtime in
@@ -347,7 +343,7 @@ def user_edited_files(run, following) -> list[str]:
     """
     if not run.files_written:  # most runs: no need to parse their timestamps
         return []
-    end, nxt = _epoch(run.ended_at), _epoch(following.started_at)
+    end, nxt = seconds(run.ended_at), seconds(following.started_at)
     if end is None or nxt is None:
         return []
     edited = []

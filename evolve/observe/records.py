@@ -17,8 +17,9 @@ from evolve.home import Home
 from evolve.metrics import usage
 from evolve.names import check_name
 from evolve.observe import ingest as observe
-from evolve.store import spool
+from evolve.store import codex_rollouts, spool
 from evolve.transcripts import classify
+from evolve.workspace import links
 
 log = logging.getLogger("evolve.watch")
 
@@ -39,9 +40,13 @@ def observe_transcript(conn: sqlite3.Connection, home: Home, record: dict) -> st
     """A run ended (Stop, SessionEnd, StopFailure): observe that transcript now.
 
     The agent's `[sources]` may not cover the path (a project the globs miss); it is
-    observed anyway, as Claude Code's format, since the hook named it for this agent.
+    observed anyway, in the record's format (Claude Code's when it names none), since the
+    hook named it for this agent.
     """
     name = _agent_of(home, record)
+    fmt = record.get("format") or "claude_code"
+    if fmt not in observe.FORMATS:
+        raise ValueError(f"unknown transcript format {fmt!r}")
     raw = record.get("transcript_path")
     if not isinstance(raw, str) or not raw:
         raise ValueError("no transcript_path")
@@ -50,7 +55,7 @@ def observe_transcript(conn: sqlite3.Connection, home: Home, record: dict) -> st
         raise ValueError(f"{raw}: not a transcript file")
     agent_config = config.load(home.config_file, home.agent_dir(name) / "agent.toml")
     result = observe.observe_file(
-        conn, name, path, "claude_code", classifier=classify.for_signals(agent_config.signals)
+        conn, name, path, fmt, classifier=classify.for_signals(agent_config.signals)
     )
     if result.error:
         raise ValueError(f"{raw}: {result.error}")
@@ -64,6 +69,7 @@ HANDLERS: dict[str, Handler] = {
     "impressions": usage.handle_impressions,  # inject: the skills a session was shown
     "invocation": usage.handle_invocation,  # a skill read reported outside a transcript
     "skill": usage.handle_invocation,  # Claude Code's PostToolUse for the Skill tool
+    "codex_hook": lambda conn, home, record: "noted",  # Codex's SessionStart ran: see note_codex_hooks
 }
 
 
@@ -81,8 +87,47 @@ def _dedupe(records: list[dict]) -> list[dict]:
     return kept
 
 
+def note_codex_hooks(home: Home, records: list[dict]) -> int:
+    """Codex installs whose hooks are proven to run (a record from them): `hook_seen_at` set.
+
+    Codex runs a hook only once the person trusted it, silently skipping it before: a
+    record of an agent from a folder its install covers, written after the hooks last
+    changed, is what tells `evolve status` "working" from "waiting for trust".
+    """
+    seen = [r for r in records if r.get("harness") == "codex" and isinstance(r.get("at"), (int, float))]
+    if not seen:
+        return 0
+    marked = 0
+    with links.registry_lock(home, "codex"):
+        try:
+            installs = links.load_installs(home, "codex")
+        except links.UnreadableInstalls:  # doctor says so; the records are evidence again next time
+            return 0
+        for install in installs:
+            if install.get("hook_seen_at") is not None:
+                continue
+            since = max(install.get("installed_at") or 0, install.get("hooks_changed_at") or 0)
+            for record in seen:
+                cwd = record.get("cwd")
+                where = (
+                    codex_rollouts.rule_folder(cwd) if isinstance(cwd, str) and cwd.startswith("/") else ""
+                )
+                if (
+                    record.get("agent") == install.get("agent")
+                    and record["at"] >= since
+                    and codex_rollouts.covers(install.get("folder") or "", where)
+                ):
+                    install["hook_seen_at"] = record["at"]
+                    marked += 1
+                    break
+        if marked:
+            links.save_installs(home, "codex", installs)
+    return marked
+
+
 def apply_hook_records(conn: sqlite3.Connection, home: Home, records: list[dict]) -> dict[str, int]:
     """Apply each record with its kind's handler; returns counts by outcome."""
+    note_codex_hooks(home, records)
     counts: dict[str, int] = {}
     for record in _dedupe(records):
         kind = record.get("event")

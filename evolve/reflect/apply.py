@@ -1,26 +1,42 @@
-"""Apply a validated plan: ONE commit per reflection, exactly once, under the agent's lock.
+"""Apply an answer: planned again under the agent's lock, ONE commit per reflection, exactly once.
 
-The plan was validated against the state the reflection started from; here every
-operation is checked again against the files as they are now (a person may have edited
-one meanwhile: that operation is dropped, never the person's edit). A create at the cap
-evicts one skill in the same commit.
+The plan is made afresh against the files as they are under the lock, a person's
+uncommitted edits committed first (as theirs), who wrote each line read with `git blame`,
+and what a person undid read from history: a person's edit made while the model thought is
+never lost, and their lines win. What lands is one commit on the agent's branch; what waits
+for a person (a patch touching their lines, a retire of their skill) is one commit on
+`proposals/<id>`, made in the same ref transaction, so crash recovery sees the pair or
+neither. Both carry the reflection's id. A create at the cap evicts in the same commit,
+never a pinned or broken skill nor one holding a person's lines.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-from evolve.reflect.operations import CREATE, MEMO, RETIRE, Plan, Rejection, ValidOp
-from evolve.store.history import build_message
+from evolve.reflect.compose import compose
+from evolve.reflect.operations import CREATE, MEMO, RETIRE, Limits, Plan, SkillSnapshot, SkillState, ValidOp
+from evolve.reflect.proposals import branch_for
+from evolve.store.history import Commit, build_message
+from evolve.store.repo import Extra
+from evolve.workspace import undo
 from evolve.workspace.agent import Agent
-from evolve.workspace.curate import eviction_candidates, folder_files
+from evolve.workspace.authorship import line_authors
+from evolve.workspace.curate import eviction_candidates, folder_files, persons_skills
+from evolve.workspace.memo import MEMO_FILE
+from evolve.workspace.skills import Skill
 
 
 @dataclass
 class Applied:
-    sha: str | None
-    operations: list[ValidOp] = field(default_factory=list)
-    rejected: list[Rejection] = field(default_factory=list)
+    """What a reflection did: the plan as made under the lock, and where each part went."""
+
+    plan: Plan
+    sha: str | None = None  # the commit on the agent's branch (None: nothing landed there)
+    proposal: str | None = None  # the branch holding what waits for review
+    proposal_sha: str | None = None
     evicted: list[str] = field(default_factory=list)
     already: bool = False  # this reflection id was committed before (exactly-once)
 
@@ -36,24 +52,125 @@ def find_reflection(agent: Agent, reflection_id: str, branch: str | None = None)
     return None
 
 
-def _current(agent: Agent, path: str) -> str | None:
-    try:
-        return (agent.path / path).read_text(encoding="utf-8")
-    except (FileNotFoundError, IsADirectoryError, UnicodeDecodeError):
+def _targets(source: Mapping[str, Any]) -> set[str]:
+    ops = source.get("operations")
+    return (
+        {op["name"] for op in ops if isinstance(op, dict) and isinstance(op.get("name"), str)}
+        if isinstance(ops, list)
+        else set()
+    )
+
+
+def person_files(agent: Agent, name: str, commits: Mapping[str, Commit]) -> bool:
+    """Whether a file of the skill's folder besides SKILL.md holds lines a person wrote."""
+    return any(
+        any(line_authors(agent.repo, path, commits) or ())
+        for path in folder_files(agent, name)
+        if not path.endswith("/SKILL.md")
+    )
+
+
+def current_state(agent: Agent, source: Mapping[str, Any], commits: Mapping[str, Commit]) -> SkillState:
+    """The skills and memo as they are, with who wrote each line of what the answer touches."""
+    targets = _targets(source)
+    snapshots = []
+    for skill in agent.skills():
+        link = skill.path.is_symlink() or skill.path.parent.is_symlink()
+        authors: tuple[bool, ...] = ()
+        if skill.name in targets and not link:
+            authors = tuple(line_authors(agent.repo, f"skills/{skill.name}/SKILL.md", commits) or ())
+        snapshots.append(
+            SkillSnapshot(
+                skill.name,
+                skill.valid,
+                skill.pinned,
+                skill.body,
+                "" if link else skill.text,
+                authors,
+                skill.name in targets and person_files(agent, skill.name, commits),
+                link,
+            )
+        )
+    memo_link = agent.memo_path.is_symlink()
+    return SkillState.build(
+        snapshots,
+        "" if memo_link else agent.memo_text(),
+        memo_authors=tuple(line_authors(agent.repo, MEMO_FILE, commits) or ()),
+        memo_symlink=memo_link,
+    )
+
+
+def plan_now(
+    agent: Agent,
+    source: Mapping[str, Any],
+    *,
+    review: bool = False,
+    commits: list[Commit] | None = None,
+    usage: Mapping[str, dict] | None = None,
+) -> Plan:
+    """The plan of an answer against the agent as it is now (a person's work protected)."""
+    commits = agent.repo.log() if commits is None else commits
+    by_sha = {c.sha: c for c in commits}
+    return compose(
+        source,
+        current_state(agent, source, by_sha),
+        Limits.from_config(agent.config.limits),
+        undo.blocks(agent.repo, commits),
+        protect=not review,
+        room=_room(agent, source, usage or {}, by_sha),
+    )
+
+
+def _room(
+    agent: Agent, source: Mapping[str, Any], usage: Mapping[str, dict], commits: Mapping[str, Commit]
+) -> int | None:
+    """How many skills the answer may create: free places plus what eviction may take."""
+    ops = source.get("operations")
+    creates = (
+        sum(isinstance(op, dict) and op.get("op") == CREATE for op in ops) if isinstance(ops, list) else 0
+    )
+    live = agent.skills()
+    free = agent.config.limits.max_skills - len(live)
+    if creates <= free:
         return None
+    return max(free, 0) + len(evictable(agent, live, source, usage, commits))
 
 
-def _still_valid(agent: Agent, op: ValidOp) -> str | None:
-    """Why `op` no longer applies to the files as they are now, or None."""
-    if op.kind == RETIRE:
-        skill = agent.skills_dir / op.name
-        return None if skill.is_dir() else "the skill is already gone"
-    current = _current(agent, op.path)
-    if op.kind == CREATE:
-        return "a skill of that name appeared meanwhile" if (agent.skills_dir / op.name).exists() else None
-    if op.kind == MEMO:
-        return None if current == op.previous else "memo.md changed since the reflection started"
-    return None if current == op.previous else "the skill changed since the reflection started"
+def evictable(
+    agent: Agent,
+    live: list[Skill],
+    source: Mapping[str, Any],
+    usage: Mapping[str, dict],
+    commits: Mapping[str, Commit],
+) -> list[str]:
+    """The skills eviction may take, in its order (never pinned, broken, answer's, or a person's)."""
+    keep = _targets(source) | persons_skills(agent, [s.name for s in live], commits)
+    return eviction_candidates(agent, live, dict(usage), keep=keep)
+
+
+def _changes(agent: Agent, ops: Iterable[ValidOp]) -> dict[str, bytes | None]:
+    """Each file's final bytes after `ops` (their texts compose), None for a removed file."""
+    changes: dict[str, bytes | None] = {}
+    for op in ops:
+        if op.kind == RETIRE:
+            changes.update(dict.fromkeys(folder_files(agent, op.name)))
+        else:
+            changes[op.path] = (op.text or "").encode("utf-8")
+    return changes
+
+
+def _evictions(
+    agent: Agent, plan: Plan, usage: Mapping[str, dict], commits: Mapping[str, Commit]
+) -> list[str]:
+    creates = sum(op.kind == CREATE for op in plan.operations)
+    if not creates:
+        return []
+    retired = {op.name for op in plan.operations if op.kind == RETIRE}
+    live = [s for s in agent.skills() if s.name not in retired]
+    excess = len(live) + creates - agent.config.limits.max_skills
+    if excess <= 0:
+        return []
+    return evictable(agent, live, plan.source, usage, commits)[:excess]
 
 
 def apply_plan(
@@ -61,75 +178,96 @@ def apply_plan(
     plan: Plan,
     *,
     reflection_id: str,
-    trailers: dict[str, object],
-    usage: dict[str, dict] | None = None,
-    branch: str | None = None,
+    trailers: Mapping[str, object],
+    usage: Mapping[str, dict] | None = None,
+    review: bool = False,
 ) -> Applied:
-    """Commit the plan's operations; returns the commit (None when nothing applied)."""
+    """Plan the answer again now and commit it; `review`: every operation waits for a person."""
     with agent.repo.locked():
         agent.commit_human_edits_held()
-        done = find_reflection(agent, reflection_id, branch)
+        done = find_reflection(agent, reflection_id) or find_reflection(
+            agent, reflection_id, branch_for(reflection_id)
+        )
         if done:
-            return Applied(done, already=True)
-        result = Applied(None, rejected=list(plan.rejected))
-        memo_op = None
-        for op in plan.operations:
-            why = _still_valid(agent, op)
-            if why:
-                result.rejected.append(Rejection(op.index, op.kind, why, op.name or op.section))
-            elif op.kind == MEMO:
-                memo_op = op  # memo operations are cumulative: the last holds them all
-            else:
-                result.operations.append(op)
-        if memo_op is not None:
-            result.operations.append(memo_op)
-        changes: dict[str, bytes | None] = {}
-        for op in result.operations:
-            if op.kind == RETIRE:
-                changes.update({p: None for p in folder_files(agent, op.name)})
-            else:
-                changes[op.path] = (op.text or "").encode("utf-8")
-        creates = sum(op.kind == CREATE for op in result.operations)
-        result.evicted = _evictions(agent, creates, usage or {}, result.operations)
-        for name in result.evicted:
-            changes.update({p: None for p in folder_files(agent, name)})
-        if not changes:
+            return Applied(plan, done, already=True)
+        commits = agent.repo.log()
+        by_sha = {c.sha: c for c in commits}
+        plan = plan_now(agent, plan.source, review=review, commits=commits, usage=usage)
+        result = Applied(plan)
+        if review and plan.operations:  # every operation on the proposal branch, nothing on main
+            message = _message(agent, plan.summary, trailers, reflection_id, plan.operations, plan)
+            result.proposal = branch_for(reflection_id)
+            result.proposal_sha = agent.repo.commit_changes(
+                _changes(agent, plan.operations),
+                message,
+                agent.evolve_identity,
+                branch=result.proposal,
+                journal_id=reflection_id,
+            )
             return result
-        message = build_message(
-            f"reflect({agent.name}): {plan.summary}", _trailers(trailers, reflection_id, result)
-        )
-        result.sha = agent.repo.commit_changes(
-            changes, message, agent.evolve_identity, branch=branch, journal_id=reflection_id
-        )
-    if branch is None:
-        agent.sync_links(changes)  # Claude Code's links follow created/retired skills
+        result.evicted = _evictions(agent, plan, usage or {}, by_sha)
+        main = _changes(agent, plan.operations)
+        for name in result.evicted:
+            main.update(dict.fromkeys(folder_files(agent, name)))
+        also = None
+        if plan.waiting:
+            result.proposal = branch_for(reflection_id)
+            waiting = _message(
+                agent,
+                _waiting_subject(plan),
+                {**trailers, "Evolve-Review": [f"{op.line()}: {op.why}" for op in plan.waiting]},
+                reflection_id,
+                plan.waiting,
+                None,
+            )
+            also = Extra(result.proposal, _changes(agent, plan.waiting), waiting)
+        if main or also is not None:
+            message = _message(
+                agent, plan.subject(), trailers, reflection_id, plan.operations, plan, evicted=result.evicted
+            )
+            result.sha = agent.repo.commit_changes(
+                main, message, agent.evolve_identity, journal_id=reflection_id, also=also
+            )
+            result.proposal_sha = also.sha if also is not None else None
+    if result.sha and any(p.startswith("skills/") for p in main):
+        agent.sync_links(main)  # Claude Code's links follow created, retired and evicted skills
     return result
 
 
-def _evictions(agent: Agent, creates: int, usage: dict[str, dict], ops: list[ValidOp]) -> list[str]:
-    if not creates:
-        return []
-    retired = {op.name for op in ops if op.kind == RETIRE}
-    live = [s for s in agent.skills() if s.name not in retired]
-    excess = len(live) + creates - agent.config.limits.max_skills
-    if excess <= 0:
-        return []
-    return eviction_candidates(agent, live, usage, keep={op.name for op in ops})[:excess]
+def _waiting_subject(plan: Plan) -> str:
+    return "; ".join(f"{op.kind.replace('_', ' ')} {op.target}" for op in plan.waiting) + " (for review)"
 
 
-def _trailers(base: dict[str, object], reflection_id: str, result: Applied) -> dict[str, object]:
-    ops = [f"{op.kind} {op.name or op.section}" for op in result.operations]
+def _message(
+    agent: Agent,
+    subject: str,
+    base: Mapping[str, object],
+    reflection_id: str,
+    ops: list[ValidOp],
+    plan: Plan | None,
+    *,
+    evicted: Sequence[str] = (),
+) -> str:
+    """The commit message: what landed, and (on the agent's branch) what did not and why."""
     trailers: dict[str, object] = {"Evolve-Kind": "reflection", "Evolve-Reflection": reflection_id}
     trailers.update(base)
-    trailers["Evolve-Ops"] = ops or ["-"]
-    fingerprints = [fp for op in result.operations for fp in op.fingerprints]
-    if fingerprints:
-        trailers["Evolve-Fingerprints"] = fingerprints
-    retired = [op.name for op in result.operations if op.kind == RETIRE]
+    trailers["Evolve-Ops"] = [op.line() for op in ops] or ["-"]
+    retired = [op.name for op in ops if op.kind == RETIRE]
     if retired:
         trailers["Evolve-Retired"] = retired
-    if result.evicted:
-        trailers["Evolve-Evicted"] = result.evicted
-    if result.rejected:
-        trailers["Evolve-Rejected"] = [f"{r.op_name} {r.target}: {r.reason}".strip() for r in result.rejected]
-    return trailers
+    kept = [
+        f"{op.line()}: kept {op.kept} line(s) a person wrote" for op in ops if op.kind == MEMO and op.kept
+    ]
+    left_out = [f"{op.line()}: left out {op.left_out} line(s) a person undid" for op in ops if op.left_out]
+    if kept:
+        trailers["Evolve-Kept"] = kept
+    if left_out:
+        trailers["Evolve-Left-Out"] = left_out
+    if evicted:
+        trailers["Evolve-Evicted"] = list(evicted)
+    if plan is not None and plan.waiting and ops is plan.operations:
+        trailers["Evolve-Waiting"] = [f"{op.line()}: {op.why}" for op in plan.waiting]
+        trailers["Evolve-Proposal"] = reflection_id
+    if plan is not None and plan.rejected:
+        trailers["Evolve-Rejected"] = [r.line() for r in plan.rejected]
+    return build_message(f"reflect({agent.name}): {subject}", trailers)

@@ -17,6 +17,7 @@ import secrets
 import sqlite3
 from dataclasses import dataclass, field
 
+from evolve.clock import stamp
 from evolve.metrics.rates import RATE_KEYS, rates_text, skill_usage
 from evolve.reflect import evidence, fitting, skillbodies
 from evolve.reflect.evidence import Line
@@ -26,6 +27,7 @@ from evolve.schedule import pending
 from evolve.store import ledger
 from evolve.transcripts import classify
 from evolve.transcripts.redact import redact, strip_invisible
+from evolve.workspace import memo as memo_mod
 
 MAX_SESSIONS = 5
 MAX_RUNS_READ = 60  # runs read back from their transcripts, in priority order
@@ -206,6 +208,8 @@ def build_bundle(
     """Everything the model needs for one reflection of `agent` (an evolve.workspace.agent.Agent)."""
     config = agent.config
     memo_text = agent.memo_text()
+    if memo_mod.has_conflict_markers(memo_text):  # both sides of a merge are no evidence
+        memo_text = ""
     scored = pending.scored_runs(conn, agent.name, config, memo_text)
     since = ledger.last_reflection_at(conn, agent.name)
     bundle = Bundle(agent.name, config.limits.bundle_tokens, candidates=len(scored))
@@ -328,6 +332,4 @@ def _header(bundle: Bundle, fence: str) -> str:
 
 def _event_line(event: dict) -> str:
     details = {k: v for k, v in event.items() if k not in ("kind", "at")}
-    from evolve.store.git import iso_utc
-
-    return f"{iso_utc(event['at'])} {event['kind']}: {json.dumps(details, ensure_ascii=False)[:300]}"
+    return f"{stamp(event['at'])} {event['kind']}: {json.dumps(details, ensure_ascii=False)[:300]}"

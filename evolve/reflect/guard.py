@@ -121,7 +121,7 @@ def flags_for(plan, bundle) -> list[Flag]:
     """Flags for every text a plan would write (only what is new in it, for patches/memo)."""
     human = _human_text(bundle)
     found: list[Flag] = []
-    for op in plan.operations:
+    for op in [*plan.operations, *plan.waiting]:
         if op.text is None:
             continue
         new = _added(op.previous or "", op.text)

@@ -1,9 +1,13 @@
-"""Review mode: reflections parked on `proposals/<id>` branches until a person decides.
+"""Proposals: what a reflection parked on `proposals/<id>` until a person decides.
 
-A proposal is one commit on its own branch, made from the agent's branch; the agent never
-reads it. Accepting replays that commit onto the agent's branch as one commit (the same
-trailers, plus `Evolve-Accepted`); rejecting deletes the branch and remembers the lesson's
-fingerprints so it is not proposed again.
+A proposal is one commit on its own branch (everything, in review mode or when the guard
+flags it; or just the operations that touch a person's lines), which the agent never reads.
+Accepting replays it onto the agent's branch as one commit (the same trailers, plus
+`Evolve-Accepted`), file by file: what applies cleanly lands, a file a later commit changed
+too stays on the proposal for another look. Rejecting is a commit of its own on the
+agent's branch that names each lesson line of the proposal (`Evolve-Blocks`), so the lesson
+is not proposed again, on this machine or any other the repository reaches; then the
+branch goes.
 """
 
 from __future__ import annotations
@@ -12,8 +16,8 @@ import re
 from dataclasses import dataclass
 
 from evolve.errors import UserError
-from evolve.store import ledger
-from evolve.store.history import Commit, build_message, list_values
+from evolve.store.history import FORMAT, Commit, build_message, clean_line
+from evolve.workspace import undo
 from evolve.workspace.agent import Agent
 
 PREFIX = "proposals/"
@@ -37,7 +41,7 @@ class Proposal:
             "date": self.commit.date,
             "sha": self.commit.sha,
             "flags": self.flags,
-            "ops": list_values(self.commit.trailers.get("Evolve-Ops")),
+            "ops": self.commit.values("Evolve-Ops"),
             "review": self.commit.trailers.get("Evolve-Review", ""),
         }
 
@@ -76,44 +80,87 @@ def diff(agent: Agent, proposal: Proposal) -> str:
     return make_visible(raw.decode("utf-8", "replace"))
 
 
-def accept(agent: Agent, proposal_id: str) -> str:
+@dataclass
+class Accepted:
+    sha: str | None  # the commit on the agent's branch (None: nothing applied cleanly)
+    applied: list[str]
+    left: list[str]  # files that did not apply: the proposal keeps them
+
+
+def accept(agent: Agent, proposal_id: str) -> Accepted:
     proposal = get(agent, proposal_id)
     with agent.repo.locked():
         agent.commit_human_edits_held()
-        changes = agent.repo.replay_changes(proposal.commit.sha)
-        trailers = {k: v for k, v in proposal.commit.trailers.items() if k != "Evolve-Review"}
+        changes, left = agent.repo.replay_files(proposal.commit.sha)
+        if not changes:
+            raise UserError(
+                f"nothing of {proposal.id} applies cleanly ({', '.join(left)} changed since); "
+                f"edit the files by hand or `evolve reject {agent.name} {proposal.id}`"
+            )
+        trailers: dict[str, object] = {
+            k: v for k, v in proposal.commit.lines.items() if k not in ("Evolve-Review", FORMAT)
+        }
         trailers["Evolve-Accepted"] = proposal.id
-        message = build_message(proposal.commit.subject, trailers)
-        sha = agent.repo.commit_changes(changes, message, agent.evolve_identity)
+        if left:
+            trailers["Evolve-Not-Accepted"] = left
+        sha = agent.repo.commit_changes(
+            changes, build_message(proposal.commit.subject, trailers), agent.evolve_identity
+        )
+        if left:  # the rest, on top of what was accepted, for the person's next look
+            rest = agent.repo.replay_files(proposal.commit.sha, only=left, onto=sha)[0]
+            agent.repo.commit_changes(
+                rest,
+                build_message(proposal.commit.subject, proposal.commit.lines),
+                agent.evolve_identity,
+                branch=f"{PREFIX}{proposal.id}-rest",
+            )
         agent.repo.delete_branch(proposal.branch, proposal.commit.sha)
     agent.sync_links(changes)
-    return sha
+    return Accepted(sha, sorted(changes), left)
 
 
-def reject(agent: Agent, proposal_id: str, conn=None) -> Proposal:
+def reject(agent: Agent, proposal_id: str) -> Proposal:
+    """Drop the proposal; its lesson lines become blocks, recorded in a commit of their own."""
     proposal = get(agent, proposal_id)
-    own = conn is None
-    conn = conn or ledger.connect(agent.home.state_db)
-    try:
-        with ledger.transaction(conn):
-            ledger.add_event(
-                conn,
-                agent.name,
-                "proposal_rejected",
-                {
-                    "id": proposal.id,
-                    "summary": proposal.commit.subject,
-                    "fingerprints": list_values(proposal.commit.trailers.get("Evolve-Fingerprints")),
-                    "ops": list_values(proposal.commit.trailers.get("Evolve-Ops")),
-                },
-                dirty=False,
-            )
-        with agent.repo.locked():
-            agent.repo.delete_branch(proposal.branch, proposal.commit.sha)
-    finally:
-        if own:
-            conn.close()
+    added = agent.repo.git(
+        "diff",
+        "--no-color",
+        "-U0",
+        f"{proposal.commit.sha}^",
+        proposal.commit.sha,
+        "--",
+        "memo.md",
+        "skills/",
+    ).decode("utf-8", "replace")
+    lines = [line[1:] for line in added.splitlines() if line.startswith("+") and not line.startswith("+++")]
+    blocks = [f"{fp} {clean_line(text, 200)}" for fp, text in undo.lesson_lines("\n".join(lines)).items()]
+    message = build_message(
+        f"reject({agent.name}): {proposal.commit.subject.partition(': ')[2] or proposal.id}",
+        {"Evolve-Kind": "reject", "Evolve-Rejected-Proposal": proposal.id, undo.BLOCKS: blocks or ["-"]},
+    )
+    with agent.repo.locked():
+        agent.commit_human_edits_held()
+        agent.repo.commit_changes({}, message, agent.evolve_identity)
+        agent.repo.delete_branch(proposal.branch, proposal.commit.sha)
     return proposal
+
+
+def unblock(agent: Agent, block_id: str) -> undo.Block:
+    """Let evolve learn a lesson line again that a person undid (one commit says so)."""
+    with agent.repo.locked():  # first: a person's git operation in progress makes it wait
+        found = undo.blocks(agent.repo)
+        block = found.get(block_id) or next(
+            (b for fp, b in found.items() if block_id and fp.startswith(block_id)), None
+        )
+        if block is None:
+            raise UserError(f'no block {block_id!r}; see `evolve log {agent.name} --json` ("blocks")')
+        message = build_message(
+            f"unblock({agent.name}): {clean_line(block.line, 120)}",
+            {"Evolve-Kind": "unblock", undo.UNBLOCKS: [block.id]},
+        )
+        agent.commit_human_edits_held()
+        agent.repo.commit_changes({}, message, agent.evolve_identity)
+    return block
 
 
 def summary_line(proposal: Proposal) -> str:
@@ -121,4 +168,4 @@ def summary_line(proposal: Proposal) -> str:
     return f"{proposal.id}  {proposal.commit.date}  {proposal.commit.subject}{flags}"
 
 
-__all__ = ["Proposal", "accept", "diff", "exists", "get", "pending", "reject"]
+__all__ = ["Accepted", "Proposal", "accept", "diff", "exists", "get", "pending", "reject", "unblock"]

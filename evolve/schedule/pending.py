@@ -27,6 +27,7 @@ class ScoredRun:
     signals: dict[str, float]
     score: float
     reflect: bool
+    source: str = "generic"  # the harness: claude_code, codex, generic or api (its file's format)
 
     def to_dict(self) -> dict:
         f = self.facts
@@ -49,6 +50,7 @@ class ScoredRun:
             "cwd": f.get("cwd"),
             "request": (f.get("request") or "")[:200],
             "path": self.path,
+            "source": self.source,
         }
 
 
@@ -73,6 +75,7 @@ def scored_runs(
     if since is None and not all_runs:
         since = ledger.last_reflection_at(conn, agent)
     rows = ledger.pending_run_rows(conn, agent, since)
+    sources = ledger.cursor_adapters(conn, agent) if rows else {}
     settings = settings_for(config)
     weaknesses = weaknesses_for(memo_text)
     scored = []
@@ -90,6 +93,7 @@ def scored_runs(
                 result.signals,
                 result.score,
                 result.reflect,
+                sources.get(row["path"], "generic"),
             )
         )
     return scored

@@ -43,7 +43,13 @@ def limits(home_config: str, agent_config: str) -> tuple[int, int]:
 
 
 def memo_block(memo_text: str, room: int, memo_path: str | os.PathLike[str]) -> str:
-    """The memo's sections that hold anything, under one title, cut (and said so) beyond `room`."""
+    """The memo's sections that hold anything, under one title, cut (and said so) beyond `room`.
+
+    A memo holding a merge's conflict markers is left out (the agent would read both sides).
+    """
+    if memo.has_conflict_markers(memo_text):
+        note = f"{MEMO_TITLE}\n\n(left out: {os.fspath(memo_path)} holds unresolved merge conflict markers)"
+        return note if len(note) <= room else ""
     parts = []
     found = memo.sections(memo_text)
     preamble = memo_text[: found[0].line_start] if found else memo_text

@@ -31,6 +31,13 @@ class Entry:
     pinned: bool
 
 
+_HEX_DIGITS = {"x": 2, "u": 4, "U": 8}  # the escapes evolve's own renderer writes
+
+
+def _is_hex(digits: str) -> bool:
+    return all(c in "0123456789abcdefABCDEF" for c in digits)
+
+
 def _scalar(value: str) -> str | None:
     """A YAML scalar that reads as exactly this string, or None when unsure."""
     if not value:
@@ -44,14 +51,18 @@ def _scalar(value: str) -> str | None:
             if char == '"':
                 return None
             if char == "\\":
-                pair = inner[i : i + 2]
-                if pair in ("\\\\", '\\"'):
-                    out.append(pair[1])
+                escape = inner[i + 1 : i + 2]
+                if escape in ("\\", '"'):
+                    out.append(escape)
                     i += 2
                     continue
-                if inner[i : i + 4] == "\\x2d":
-                    out.append("-")
-                    i += 4
+                digits = inner[i + 2 : i + 2 + _HEX_DIGITS.get(escape, 0)]
+                if escape in _HEX_DIGITS and len(digits) == _HEX_DIGITS[escape] and _is_hex(digits):
+                    code = int(digits, 16)
+                    if 0xD800 <= code <= 0xDFFF or code > 0x10FFFF:
+                        return None
+                    out.append(chr(code))
+                    i += 2 + len(digits)
                     continue
                 return None
             out.append(char)
@@ -124,6 +135,8 @@ def read_entry(folder: Path, max_body_tokens: int) -> Entry:
     from evolve.workspace import skills
 
     name = folder.name
+    if os.path.islink(folder / SKILL_FILE):  # noqa: PTH114 - never followed (it may leave the repo)
+        return Entry(name, "", False, False)
     try:
         text = (folder / SKILL_FILE).read_bytes().decode("utf-8")
     except (OSError, UnicodeDecodeError):

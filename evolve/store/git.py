@@ -11,8 +11,8 @@ import os
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from evolve.errors import EvolveError
 
@@ -69,13 +69,8 @@ def git(
     return proc.stdout
 
 
-def git_text(cwd: Path, *args: str, **kwargs) -> str:
+def git_text(cwd: Path, *args: str, **kwargs: Any) -> str:
     return git(cwd, *args, **kwargs).decode("utf-8", "replace").strip()
-
-
-def iso_utc(timestamp: float) -> str:
-    """Seconds since the epoch → ISO-8601 UTC with a Z."""
-    return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 LOCK_MARK = b"evolve-index-lock pid="

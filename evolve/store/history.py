@@ -10,10 +10,18 @@ import re
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from evolve.store.git import iso_utc
+from evolve import clock
+
+if TYPE_CHECKING:
+    from evolve.store.repo import Repo
 
 _TRAILER_JUNK = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]+")
+
+
+FORMAT = "Evolve-Format"  # 2: a list-valued trailer is one line per item
+FORMAT_VERSION = "2"
 
 
 @dataclass
@@ -24,8 +32,19 @@ class Commit:
     email: str
     date: str
     subject: str
-    trailers: dict[str, str]
+    lines: dict[str, list[str]]  # every trailer line's value, by key, in order
     body: str = ""
+
+    @property
+    def trailers(self) -> dict[str, str]:
+        """Each trailer's value; a repeated key's lines joined with ', ' (as people read them)."""
+        return {key: ", ".join(values) for key, values in self.lines.items()}
+
+    def values(self, key: str) -> list[str]:
+        """The items of a list-valued trailer: one per line, or the older comma-joined form."""
+        if self.lines.get(FORMAT) == [FORMAT_VERSION]:
+            return [v for v in self.lines.get(key, []) if v and v != "-"]
+        return [item for value in self.lines.get(key, []) for item in list_values(value)]
 
     @property
     def kind(self) -> str:
@@ -77,32 +96,35 @@ def clean_line(text: object, limit: int = 300) -> str:
 
 
 def build_message(subject: str, trailers: Mapping[str, object], body: str = "") -> str:
+    """Subject, body, trailers: a list value is one trailer line per item (its items hold ', ')."""
     parts = [clean_line(subject, 200)]
     if body.strip():
         parts.append(body.strip())
     lines = []
     for key, value in trailers.items():
-        if isinstance(value, (list, tuple)):
-            value = ", ".join(clean_line(v, 200) for v in value)
-        lines.append(f"{key}: {clean_line(value, 1000) or '-'}")
+        if key == FORMAT:
+            continue
+        items = list(value) if isinstance(value, (list, tuple)) else [value]
+        lines += [f"{key}: {clean_line(item, 1000) or '-'}" for item in items or ["-"]]
     if lines:
+        if any(isinstance(value, (list, tuple)) for value in trailers.values()):
+            lines.append(f"{FORMAT}: {FORMAT_VERSION}")  # how `Commit.values` reads the lists
         parts.append("\n".join(lines))
     return "\n\n".join(parts) + "\n"
 
 
-def parse_trailers(text: str) -> dict[str, str]:
-    trailers: dict[str, str] = {}
+def parse_trailers(text: str) -> dict[str, list[str]]:
+    """Trailer lines (`Key: value`) by key, every line kept."""
+    trailers: dict[str, list[str]] = {}
     for line in text.splitlines():
         key, sep, value = line.partition(":")
         if sep and key and " " not in key.strip():
-            key = key.strip()
-            value = value.strip()
-            trailers[key] = f"{trailers[key]}, {value}" if key in trailers else value
+            trailers.setdefault(key.strip(), []).append(value.strip())
     return trailers
 
 
 def list_values(value: str | None) -> list[str]:
-    """A comma-separated trailer value → items."""
+    """The older comma-joined form of a list trailer → items."""
     return [v.strip() for v in (value or "").split(",") if v.strip() and v.strip() != "-"]
 
 
@@ -113,7 +135,7 @@ def _skill_of(path: str, prefix: str) -> str | None:
     return rest.split("/", 1)[0] if "/" in rest else None
 
 
-def read_log(repo, rev: str | None = None, limit: int | None = None) -> list[Commit]:
+def read_log(repo: Repo, rev: str | None = None, limit: int | None = None) -> list[Commit]:
     """Every commit from `rev` (default: the branch tip), newest first, trailers parsed."""
     tip = rev or repo.tip()
     if tip is None:
@@ -138,7 +160,7 @@ def read_log(repo, rev: str | None = None, limit: int | None = None) -> list[Com
                 parents.split(),
                 author,
                 email,
-                iso_utc(int(when)),
+                clock.stamp(int(when)),
                 subject,
                 parse_trailers(trailers),
                 body,
@@ -147,7 +169,7 @@ def read_log(repo, rev: str | None = None, limit: int | None = None) -> list[Com
     return commits
 
 
-def read_skill_history(repo, skills_dir: str = "skills") -> dict[str, SkillHistory]:
+def read_skill_history(repo: Repo, skills_dir: str = "skills") -> dict[str, SkillHistory]:
     """created/updated/patch_count for every skill, in ONE `git log` pass.
 
     Follows a skill folder through renames; a deletion (retire/evict) ends an
@@ -172,7 +194,7 @@ def read_skill_history(repo, skills_dir: str = "skills") -> dict[str, SkillHisto
     for record in raw.split(f"\x1e{token}")[1:]:
         head, _, rest = record.partition("\0")
         sha, when = head.split()
-        stamp = iso_utc(int(when))
+        stamp = clock.stamp(int(when))
         fields = rest.strip("\0\n").split("\0")
         touched: set[str] = set()
         ended: set[str] = set()  # skills whose SKILL.md this commit deleted

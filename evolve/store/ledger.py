@@ -296,6 +296,11 @@ def cursor_rows(conn: sqlite3.Connection, agent: str | None = None) -> list[sqli
     ).fetchall()
 
 
+def cursor_adapters(conn: sqlite3.Connection, agent: str) -> dict[str, str]:
+    """Path → the format each of the agent's files is observed with: its runs' source."""
+    return dict(conn.execute("SELECT path, adapter FROM cursors WHERE agent = ?", (agent,)).fetchall())
+
+
 # -- reflections and cycles --------------------------------------------------------------
 def record_reflection(
     conn: sqlite3.Connection,

@@ -13,12 +13,13 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from evolve.errors import EvolveError, UserError
+from evolve.errors import Busy, EvolveError, UserError
 from evolve.store.files import atomic_write, sha256
 from evolve.store.git import ZERO, GitError, acquire_index_lock, git, git_text, write_index_lock
 from evolve.store.history import Commit, SkillHistory, read_log, read_skill_history
@@ -26,10 +27,37 @@ from evolve.store.locks import FileLock
 
 JOURNAL = "evolve-journal.json"
 LOCK = "evolve.lock"
+# A person's git operation that is not finished: evolve never commits under their feet.
+OPERATIONS = {
+    "MERGE_HEAD": "a merge",
+    "REVERT_HEAD": "a revert",
+    "CHERRY_PICK_HEAD": "a cherry-pick",
+    "rebase-merge": "a rebase",
+    "rebase-apply": "a rebase (or git am)",
+    "BISECT_LOG": "a bisect",
+}
+ABORT = {
+    "a merge": "git merge --abort",
+    "a revert": "git revert --abort",
+    "a cherry-pick": "git cherry-pick --abort",
+    "a rebase": "git rebase --abort",
+    "a rebase (or git am)": "git rebase --abort",
+    "a bisect": "git bisect reset",
+}
 
 
 class ConcurrentChange(UserError):
     """A person committed the same files while evolve was writing them (nothing is lost)."""
+
+
+@dataclass
+class Extra:
+    """A second commit made with another (see `Repo.commit_changes(also=...)`)."""
+
+    branch: str
+    changes: Mapping[str, bytes | None]
+    message: str
+    sha: str | None = None
 
 
 @dataclass(frozen=True)
@@ -58,10 +86,10 @@ class Repo:
         self.git_dir = path / ".git"
 
     # -- reading ---------------------------------------------------------------------
-    def git(self, *args: str, **kwargs) -> bytes:
+    def git(self, *args: str, **kwargs: Any) -> bytes:
         return git(self.path, *args, **kwargs)
 
-    def text(self, *args: str, **kwargs) -> str:
+    def text(self, *args: str, **kwargs: Any) -> str:
         return git_text(self.path, *args, **kwargs)
 
     def tip(self, branch: str | None = None) -> str | None:
@@ -124,32 +152,55 @@ class Repo:
         return self.replay_changes(sha, reverse=True)
 
     def replay_changes(self, sha: str, *, reverse: bool = False) -> dict[str, bytes | None]:
-        """Commit `sha`'s change (or its undoing) re-applied on top of the tip, 3-way."""
+        """Commit `sha`'s change (or its undoing) re-applied on top of the tip, 3-way, whole."""
         verb = "revert" if reverse else "apply"
-        patch = self.git("diff", "--binary", "--full-index", f"{sha}^", sha, "--")
+        changes, left = self.replay_files(sha, reverse=reverse)
+        if left:
+            remedy = "revert the later commit first" if reverse else "reject it instead"
+            raise UserError(
+                f"cannot {verb} {sha[:12]} cleanly: a later commit changed the same lines of "
+                f"{', '.join(left)}; {remedy} or edit the files by hand"
+            )
+        return changes
+
+    def replay_files(
+        self, sha: str, *, reverse: bool = False, only: list[str] | None = None, onto: str | None = None
+    ) -> tuple[dict[str, bytes | None], list[str]]:
+        """Commit `sha`'s change re-applied on `onto` (the tip), file by file, 3-way.
+
+        (path → new bytes for the files that apply cleanly, the paths that do not).
+        """
         paths = [
             p
             for p in self.text("diff", "--name-only", "--no-renames", f"{sha}^", sha, "--").splitlines()
-            if p
+            if p and (only is None or p in only)
         ]
-        if not patch.strip():
-            raise UserError(f"{sha[:12]} changed nothing; there is nothing to {verb}")
+        if not paths:
+            raise UserError(
+                f"{sha[:12]} changed nothing; there is nothing to {'revert' if reverse else 'apply'}"
+            )
+        left: list[str] = []
         with tempfile.TemporaryDirectory(dir=self.git_dir, prefix="evolve-idx-") as tmp:
             env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
-            self.git("read-tree", self.tip() or "", env=env)
-            try:
-                self.git("apply", "--cached", *(["-R"] if reverse else []), "--3way", input=patch, env=env)
-            except GitError as exc:
-                why = exc.stderr.splitlines()[-1] if exc.stderr else "conflict"
-                remedy = "revert the later commit first" if reverse else "reject it instead"
-                raise UserError(
-                    f"cannot {verb} {sha[:12]} cleanly: a later commit changed the "
-                    f"same lines ({why}); {remedy} or edit the files by hand"
-                ) from None
-            staged = self.text("ls-files", "-s", "--", *paths, env=env).splitlines()
+            self.git("read-tree", onto or self.tip() or "", env=env)
+            for path in paths:
+                patch = self.git(
+                    "diff", "--binary", "--full-index", "--no-renames", f"{sha}^", sha, "--", path
+                )
+                try:
+                    self.git(
+                        "apply", "--cached", *(["-R"] if reverse else []), "--3way", input=patch, env=env
+                    )
+                except GitError:
+                    left.append(path)  # a conflict (its stages stay in this scratch index only)
+                    continue
+                if self.git("ls-files", "--unmerged", "--", path, env=env).strip():
+                    left.append(path)
+            applied = [p for p in paths if p not in left]
+            staged = self.text("ls-files", "-s", "--", *applied, env=env).splitlines() if applied else []
         shas = {line.split("\t", 1)[1]: line.split()[1] for line in staged if "\t" in line}
         blobs = self.read_blobs(list(shas.values()))
-        return {path: (blobs[shas[path]] if path in shas else None) for path in paths}
+        return {path: (blobs[shas[path]] if path in shas else None) for path in applied}, left
 
     def folder_at(self, rev: str, folder: str) -> dict[str, tuple[str, bytes]]:
         """Path → (git mode, bytes) of every file and link under `folder` at `rev`.
@@ -183,10 +234,29 @@ class Repo:
         return dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
 
     # -- writing ---------------------------------------------------------------------
+    def operation_in_progress(self) -> str | None:
+        """The person's unfinished git operation ("a revert", "unmerged paths"), or None."""
+        for name, what in OPERATIONS.items():
+            if (self.git_dir / name).exists():
+                return what
+        if self.git("ls-files", "--unmerged", check=False).strip():
+            return "unmerged paths"
+        return None
+
     @contextmanager
     def locked(self, timeout: float = 60.0) -> Iterator[None]:
-        """The per-agent writer lock (one evolve writer at a time)."""
+        """The per-agent writer lock (one evolve writer at a time); the one door every write takes.
+
+        Raises Busy while a person's merge, revert, cherry-pick, rebase or bisect is not
+        finished, or paths are unmerged: nothing evolve does may commit then.
+        """
         with FileLock(self.git_dir / LOCK, timeout=timeout):
+            what = self.operation_in_progress()
+            if what:
+                remedy = f"finish it or `{ABORT[what]}`" if what in ABORT else "resolve and commit them"
+                raise Busy(
+                    f"a git operation is in progress in {self.path} ({what}); {remedy}, then try again"
+                )
             self.recover()
             yield
 
@@ -200,11 +270,14 @@ class Repo:
         write_worktree: bool = True,
         journal_id: str | None = None,
         when: str | None = None,
+        also: Extra | None = None,
     ) -> str:
         """Commit exactly `changes` (path → bytes, None deletes) on top of the branch tip.
 
         Call inside `locked()`. With write_worktree the files are written first (journal,
-        then atomic writes) and restored if anything fails before the branch moves.
+        then atomic writes) and restored if anything fails before the branch moves. `also`:
+        a second commit on top of this one, on a new branch, created in the same ref
+        transaction (both appear, or neither); its sha is then `also.sha`.
         """
         branch = branch or self.branch
         on_checkout = branch == self.current_branch()
@@ -222,7 +295,7 @@ class Repo:
                 journal = self._write_journal(changes, journal_id, branch)
                 for path, content in changes.items():
                     self._write_file(path, content)
-            sha = self._commit_loop(changes, message, author, branch, on_checkout, when, links)
+            sha = self._commit_loop(changes, message, author, branch, on_checkout, when, links, also)
         except BaseException:
             if journal is not None:
                 self._rollback(journal)  # if this fails, the journal stays for recover()
@@ -253,23 +326,27 @@ class Repo:
         return target.is_file() and os.access(target, os.X_OK)
 
     def _commit_loop(
-        self, changes, message, author, branch, on_checkout, when, links: frozenset[str] = frozenset()
+        self,
+        changes: Mapping[str, bytes | None],
+        message: str,
+        author: Identity,
+        branch: str,
+        on_checkout: bool,
+        when: str | None,
+        links: frozenset[str] = frozenset(),
+        also: Extra | None = None,
     ) -> str:
         entries = self._blob_entries(changes, links)
+        extra_entries = self._blob_entries(also.changes) if also is not None else ""
         for _attempt in range(50):
             old = self.tip(branch)
             base = old or (self.tip() if branch != self.branch else None)
-            with tempfile.TemporaryDirectory(dir=self.git_dir, prefix="evolve-idx-") as tmp:
-                env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
-                if base:
-                    self.git("read-tree", base, env=env)
-                self.git("update-index", "--index-info", input=_encode(entries), env=env)
-                tree = self.text("write-tree", env=env)
-            parents = ["-p", base] if base else []
-            new = self.text(
-                "commit-tree", tree, *parents, input=message.encode("utf-8", "replace"), env=author.env(when)
-            )
-            if self._swap(branch, new, old, entries if on_checkout else None):
+            new = self._commit_tree(base, entries, message, author, when)
+            refs = []
+            if also is not None:
+                also.sha = self._commit_tree(new, extra_entries, also.message, author, when)
+                refs.append((f"refs/heads/{also.branch}", also.sha, ZERO))
+            if self._swap(branch, new, old, entries if on_checkout else None, refs):
                 return new
             if old and self._touched_since(old, branch, list(changes)):
                 raise ConcurrentChange(
@@ -278,25 +355,57 @@ class Repo:
                 )
         raise EvolveError("could not update the branch after 50 attempts (constant concurrent commits)")
 
+    def _commit_tree(
+        self, base: str | None, entries: str, message: str, author: Identity, when: str | None
+    ) -> str:
+        """A commit object: `base`'s tree with `entries` applied, `base` its parent."""
+        with tempfile.TemporaryDirectory(dir=self.git_dir, prefix="evolve-idx-") as tmp:
+            env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+            if base:
+                self.git("read-tree", base, env=env)
+            if entries:
+                self.git("update-index", "--index-info", input=_encode(entries), env=env)
+            tree = self.text("write-tree", env=env)
+        parents = ["-p", base] if base else []
+        return self.text(
+            "commit-tree", tree, *parents, input=message.encode("utf-8", "replace"), env=author.env(when)
+        )
+
     def _touched_since(self, old: str, branch: str, paths: list[str]) -> bool:
         new = self.tip(branch)
         out = self.git("diff", "--name-only", old, new or old, "--", *paths)
         return bool(out.strip())
 
-    def _swap(self, branch: str, new: str, old: str | None, index_entries: str | None) -> bool:
-        """Move the branch old→new under git's index.lock; refresh the real index too."""
+    def _swap(
+        self,
+        branch: str,
+        new: str,
+        old: str | None,
+        index_entries: str | None,
+        refs: Sequence[tuple[str, str, str]] = (),
+    ) -> bool:
+        """Move the branch old→new (and `refs`, in one transaction) under git's index.lock.
+
+        The real index is refreshed too, so a person's next `git commit` starts from it.
+        """
         fd = acquire_index_lock(self.git_dir)
         lock_path = self.git_dir / "index.lock"
         try:
-            proc = self.git(
-                "update-ref", "-m", "evolve: commit", f"refs/heads/{branch}", new, old or ZERO, check=False
+            updates = [(f"refs/heads/{branch}", new, old or ZERO), *refs]
+            script = "start\n" + "".join(f"update {ref} {to} {was}\n" for ref, to, was in updates)
+            self.git(
+                "update-ref",
+                "-m",
+                "evolve: commit",
+                "--stdin",
+                input=(script + "prepare\ncommit\n").encode(),
+                check=False,
             )
             if not self.tip(branch) == new:
                 os.close(fd)
                 fd = -1
                 lock_path.unlink()
                 return False
-            del proc
             if index_entries is not None:
                 write_index_lock(fd, self._updated_index(index_entries))
                 os.close(fd)
@@ -354,7 +463,9 @@ class Repo:
         return target
 
     # -- crash safety --------------------------------------------------------------
-    def _write_journal(self, changes, journal_id, branch) -> dict:
+    def _write_journal(
+        self, changes: Mapping[str, bytes | None], journal_id: str | None, branch: str | None
+    ) -> dict:
         existing = [p for p in changes if (self.path / p).is_file()]
         olds = {}
         if existing:
@@ -390,6 +501,23 @@ class Repo:
                 continue
             old = blobs.get(entry["old"]) if entry["old"] else None
             self._write_file(path, old)
+        self._remove_leftovers(list(journal["files"]))
+
+    def _remove_leftovers(self, paths: list[str]) -> None:
+        """An interrupted write's temp files and the folders it left empty (never a person's file)."""
+        for path in paths:
+            target = self.path / path
+            folder = target.parent
+            for leftover in folder.glob(f".{target.name}.*.evolve-tmp") if folder.is_dir() else ():
+                leftover.unlink(missing_ok=True)
+            while (
+                folder != self.path
+                and folder.is_dir()
+                and not folder.is_symlink()
+                and not any(folder.iterdir())
+            ):
+                folder.rmdir()
+                folder = folder.parent
 
     def recover(self) -> None:
         """Finish or undo an apply a crash interrupted (called under the lock)."""

@@ -14,7 +14,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol
 
-from evolve.transcripts import claude_code, generic
+from evolve.transcripts import claude_code, codex, generic
 from evolve.transcripts.classify import BUILT_IN, Classifier
 from evolve.transcripts.messages import message_events
 from evolve.transcripts.model import Event, Run
@@ -39,13 +39,17 @@ class Adapter(Protocol):
 class _ModuleAdapter:
     """An adapter module (NAME, new_state, parse_line) seen as an `Adapter` object."""
 
-    def __init__(self, module: ModuleType):
-        self.name: str = module.NAME
+    def __init__(self, module: ModuleType, name: str | None = None):
+        self.name: str = name or module.NAME
         self.new_state = module.new_state
         self.parse_line = module.parse_line
 
 
-ADAPTERS: dict[str, Adapter] = {m.NAME: _ModuleAdapter(m) for m in (claude_code, generic)}
+# The format a file is observed with is also the source its runs are shown with: "api" is
+# the generic format as evolve's Python API writes it (its sessions, not another agent's).
+ADAPTERS: dict[str, Adapter] = {m.NAME: _ModuleAdapter(m) for m in (claude_code, codex, generic)}
+ADAPTERS["api"] = _ModuleAdapter(generic, "api")
+SOURCES = ("claude_code", "codex", "generic", "api")
 
 
 @dataclass
@@ -147,6 +151,7 @@ def parse_messages(
 
 __all__ = [
     "ADAPTERS",
+    "SOURCES",
     "Adapter",
     "Classifier",
     "Cursor",

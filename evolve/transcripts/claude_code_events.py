@@ -124,7 +124,7 @@ def assistant_events(obj: dict, message: dict, head: Head, state: dict) -> Seque
     if obj.get("isApiErrorMessage") or message.get("model") == "<synthetic>":
         text = block_text(content) if content is not None else ""
         if obj.get("isApiErrorMessage") or text.startswith("API Error"):
-            return confirm(state, _api_incident(text or "API Error", head, state, final=True))
+            return confirm(state, api_incident(text or "API Error", head, state, final=True))
     state["api"] = None  # the model answered: any retry sequence is over
     if isinstance(content, str):
         content = [{"type": "text", "text": content}]
@@ -144,7 +144,7 @@ def assistant_events(obj: dict, message: dict, head: Head, state: dict) -> Seque
     return finish(events, head, state)
 
 
-def _seen(state: dict, key: str) -> bool:
+def seen_before(state: dict, key: str) -> bool:
     """True when this assistant block was seen already (same message, request and block)."""
     seen = state.get("seen")
     if seen is None:
@@ -164,7 +164,7 @@ def said(text: object, prefix: str | None, head: HeadFields, state: dict, events
     """
     if not isinstance(text, str) or not text or text.isspace():  # strip() would copy it
         return
-    if prefix is not None and _seen(state, f"{prefix}t{len(text)}:{text[:48]}"):
+    if prefix is not None and seen_before(state, f"{prefix}t{len(text)}:{text[:48]}"):
         return
     events.append(Event(ASSISTANT_TEXT, *head, cut(text, TEXT_CAP)))
 
@@ -184,7 +184,7 @@ def tool_call(
     RunBuilder summarises it only while the run's tool_inputs_text has room.
     """
     tool_id = raw_id if isinstance(raw_id, str) else ""
-    if prefix is not None and _seen(state, prefix + tool_id):
+    if prefix is not None and seen_before(state, prefix + tool_id):
         return
     name = raw_name if isinstance(raw_name, str) else ""
     if tool_id:
@@ -379,10 +379,10 @@ def api_error_events(obj: dict, head: Head, state: dict) -> Sequence[Event]:
     if attempt == 1:
         state["api"] = None  # a new retry sequence
     text = error_object_text(obj.get("error")) or error_object_text(obj.get("content")) or "API error"
-    return confirm(state, _api_incident(text, head, state, final=False, attempt=attempt))
+    return confirm(state, api_incident(text, head, state, final=False, attempt=attempt))
 
 
-def _api_incident(text: str, head: Head, state: dict, final: bool, attempt: int = 0) -> list[Event]:
+def api_incident(text: str, head: Head, state: dict, final: bool, attempt: int = 0) -> list[Event]:
     """One event per incident: the first line of a retry sequence, or the final message."""
     text = head_and_tail(text, ERROR_TEXT_CAP)
     incident = state.get("api")

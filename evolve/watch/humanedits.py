@@ -18,7 +18,7 @@ from pathlib import Path
 from evolve.home import Home
 from evolve.store import ledger
 from evolve.store.locks import is_locked
-from evolve.store.repo import LOCK
+from evolve.store.repo import LOCK, Repo
 
 _TEMP = re.compile(
     r"""(
@@ -33,9 +33,6 @@ _TEMP = re.compile(
     )$""",
     re.VERBOSE,
 )
-
-# A person is in the middle of a git operation: never commit under their feet.
-_GIT_BUSY = ("index.lock", "MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "rebase-merge", "rebase-apply")
 
 
 def is_editor_temp(name: str) -> bool:
@@ -70,10 +67,10 @@ def busy_reason(repo: Path) -> str | None:
     git_dir = repo / ".git"
     if is_locked(git_dir / LOCK):
         return "evolve is writing"
-    for name in _GIT_BUSY:
-        if (git_dir / name).exists():
-            return f"a git operation is in progress ({name})"
-    return None
+    if (git_dir / "index.lock").exists():
+        return "git is writing the index"
+    what = Repo(repo).operation_in_progress()
+    return f"a git operation is in progress ({what})" if what else None
 
 
 def repo_signature(repo: Path) -> dict[str, tuple[int, int]]:

@@ -197,15 +197,17 @@ class Watcher:
         """(agent, format) of every agent whose source globs may cover `path`."""
         found = self._matches.get(path)
         if found is None:
-            found = [
-                (info.name, fmt)
-                for info in self.agents.values()
-                for fmt, pattern in info.patterns
-                if glob_match(pattern, path)
-            ]
+            found, known = [], True
+            for info in self.agents.values():
+                for fmt, pattern in info.patterns:
+                    owns = info.owns(fmt, path) if glob_match(pattern, path) else False
+                    known = known and owns is not None  # a rollout's first line may still be coming
+                    if owns:
+                        found.append((info.name, fmt))
             if len(self._matches) > 10_000:
                 self._matches.clear()
-            self._matches[path] = found
+            if known:
+                self._matches[path] = found
         return found
 
     # -- the loop --------------------------------------------------------------------

@@ -139,10 +139,12 @@ def spawn_detached(home: Home, wait_s: float = 10.0) -> int:
 
     home.ensure()
     errors = home.logs_dir / "watch.stderr"
-    argv = [sys.executable, "-m", "evolve", "--home", str(home.root), "watch", "--log-file"]
+    # -P and cwd=/: nothing in the caller's folder is imported, and the folder is not kept busy
+    argv = [sys.executable, "-P", "-m", "evolve", "--home", str(home.root), "watch", "--log-file"]
     with errors.open("wb") as err:
         child = subprocess.Popen(
             argv,
+            cwd="/",
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=err,
@@ -176,14 +178,29 @@ def stop(home: Home, wait_s: float = 15.0) -> int | None:
         raise UserError(f"a watcher holds {lock_path(home)} but its pid is unknown; stop it by hand")
     os.kill(current.pid, signal.SIGTERM)
     deadline = time.monotonic() + wait_s
-    while time.monotonic() < deadline:
-        if not is_locked(lock_path(home)):
+    while time.monotonic() < deadline:  # stopped means gone: the lock let go and the process ended
+        if not is_locked(lock_path(home)) and not _alive(current.pid):
             return current.pid
         time.sleep(0.05)
     raise UserError(
         f"evolve watch (pid {current.pid}) did not stop within {wait_s:g} s; "
         f"`kill {current.pid}` again, or `kill -9 {current.pid}` (nothing is lost)"
     )
+
+
+def _alive(pid: int) -> bool:
+    """Whether `pid` still runs (a zombie waiting for its parent to reap it counts as gone)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(") ", 1)[-1][:1] != "Z"
+    except OSError:  # no /proc (macOS): signal 0 answered, so it runs
+        return True
 
 
 # -- service files ---------------------------------------------------------------------

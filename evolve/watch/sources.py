@@ -15,6 +15,7 @@ from glob import has_magic
 from pathlib import Path
 
 from evolve.config import SourcesConfig
+from evolve.store import codex_rollouts
 from evolve.transcripts.classify import BUILT_IN, Classifier
 
 
@@ -74,9 +75,22 @@ class AgentWatch:
 
     @property
     def patterns(self) -> list[tuple[str, str]]:
-        """(format, absolute glob) of every source pattern."""
-        return [
+        """(format, absolute glob) of every source pattern; Codex's: every rollout (see `owns`)."""
+        found = [
             (fmt, str(Path(p).expanduser().absolute()))
             for fmt, globs in (("claude_code", self.sources.claude_code), ("generic", self.sources.generic))
             for p in globs
         ]
+        if self.sources.codex:
+            found.append(("codex", f"{codex_rollouts.sessions_dir()}/**/rollout-*.jsonl"))
+        return found
+
+    def owns(self, fmt: str, path: str) -> bool | None:
+        """Whether a file its pattern matched is this agent's (None: not known yet).
+
+        Only Codex needs more than the glob: a rollout is the agent's when its first line
+        names a folder one of the agent's `codex` rules covers.
+        """
+        if fmt != "codex":
+            return True
+        return codex_rollouts.belongs(path, [codex_rollouts.rule_folder(r) for r in self.sources.codex])

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import os
-import shlex
 import shutil
-import sys
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
-from importlib import resources
 from pathlib import Path
 
 from evolve import config as config_mod
@@ -21,42 +18,7 @@ from evolve.store.history import Commit, build_message
 from evolve.store.repo import ConcurrentChange, Identity, Repo, init_repo, person_identity
 from evolve.workspace import memo as memo_mod
 from evolve.workspace import skills as skills_mod
-
-HOOK_MARKER = "evolve-managed-hook: pre-commit"
-
-
-def template_files(name: str) -> dict[str, bytes]:
-    """The skeleton of a new agent repository, with the agent's name filled in."""
-    root = resources.files("evolve.template_workspace")
-    files: dict[str, bytes] = {}
-
-    def walk(node, prefix: str) -> None:
-        for entry in node.iterdir():
-            if entry.name in ("__pycache__", "__init__.py"):  # the package's, not the template's
-                continue
-            if entry.is_dir():
-                walk(entry, f"{prefix}{entry.name}/")
-                continue
-            target = ".gitignore" if prefix == "" and entry.name == "gitignore" else entry.name
-            files[prefix + target] = entry.read_bytes().replace(b"{{name}}", name.encode())
-
-    walk(root, "")
-    return files
-
-
-def install_precommit_hook(repo_path: Path, home: Path) -> Path:
-    """Write the agent repo's pre-commit hook, calling this interpreter by absolute path."""
-    text = (resources.files("evolve.hooks") / "pre-commit").read_text()
-    # shell-quoted: a home or interpreter path holding a quote must not break every commit
-    text = text.replace("'{{python}}'", shlex.quote(sys.executable))
-    text = text.replace("if [ -x", f"export EVOLVE_HOME={shlex.quote(str(home))}\nif [ -x", 1)
-    target = repo_path / ".git" / "hooks" / "pre-commit"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if target.exists() and HOOK_MARKER not in target.read_text(errors="replace"):
-        target.replace(target.with_name("pre-commit.before-evolve"))
-    target.write_text(text)
-    target.chmod(0o755)
-    return target
+from evolve.workspace.template import install_precommit_hook, template_files
 
 
 @dataclass
@@ -138,8 +100,11 @@ class Agent:
         return skills_mod.load_skill(folder, self.config.limits.skill_body_tokens)
 
     def memo_text(self) -> str:
+        """memo.md's text; "" when absent or a link out of the repository (never followed)."""
+        if not inside(self.path, self.memo_path):
+            return ""
         try:
-            return self.memo_path.read_text(encoding="utf-8")
+            return self.memo_path.read_bytes().decode("utf-8")  # its line endings as they are
         except FileNotFoundError:
             return ""
 
@@ -239,6 +204,14 @@ class Agent:
             sha = self.repo.commit_changes(changes, message, self.evolve_identity)
         self.sync_links(changes)
         return sha
+
+
+def inside(root: Path, path: Path) -> bool:
+    """Whether `path`, links followed, stays inside `root` (a missing file: by its name)."""
+    try:
+        return path.resolve().is_relative_to(root.resolve())
+    except OSError:
+        return False
 
 
 def _refuse_removed(home: Home, name: str) -> None:

@@ -7,14 +7,15 @@ first, as theirs), with an `Evolve-Kind` trailer so `evolve log` tells them apar
 from __future__ import annotations
 
 import os
-from collections.abc import Collection
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from evolve.errors import UserError
 from evolve.names import check_name
-from evolve.store.history import build_message
+from evolve.store.history import Commit, build_message
 from evolve.workspace import skills as skills_mod
 from evolve.workspace.agent import Agent
+from evolve.workspace.authorship import line_authors, made_by_evolve
 
 PIN_KEY = "pinned"
 
@@ -171,12 +172,14 @@ def plan_prune(agent: Agent, usage: dict[str, dict]) -> tuple[list[str], list[st
     excess = len(live) - cap
     if excess <= 0:
         return [], []
-    evict = eviction_candidates(agent, live, usage)[:excess]
+    commits = {c.sha: c for c in agent.repo.log()}
+    mine = persons_skills(agent, [s.name for s in live], commits)
+    evict = eviction_candidates(agent, live, usage, keep=mine)[:excess]
     notes = []
     if len(evict) < excess:
         notes.append(
             f"{len(live) - len(evict)} skills stay over max_skills = {cap}: broken and "
-            "pinned skills are never evicted"
+            "pinned skills, and skills holding lines a person wrote, are never evicted"
         )
     return evict, notes
 
@@ -212,6 +215,21 @@ def eviction_order(candidates: dict[str, dict]) -> list[str]:
         key=lambda n: (candidates[n]["last_used_at"], n),
     )
     return never + used
+
+
+def persons_skills(agent: Agent, names: Iterable[str], commits: Mapping[str, Commit]) -> set[str]:
+    """The skills holding a line a person wrote (checked only where a person ever committed)."""
+    history = agent.repo.skill_history()
+    touched = [
+        n
+        for n in names
+        if n in history and any(not made_by_evolve(commits.get(sha)) for sha in history[n].commits)
+    ]
+    return {
+        n
+        for n in touched
+        if any(any(line_authors(agent.repo, path, commits) or ()) for path in folder_files(agent, n))
+    }
 
 
 def folder_files(agent: Agent, name: str) -> list[str]:

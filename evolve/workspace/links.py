@@ -1,12 +1,13 @@
-"""What `evolve install claude-code` did, and the skill links it keeps in step with the agent.
+"""What `evolve install` did for each harness, and the skill links it keeps in step with the agent.
 
-Claude Code finds skills in `.claude/skills/<name>/` (a symlink to a folder elsewhere
-works), so each of the agent's skills is one symlink into the agent repository, listed in
-the project's `.git/info/exclude` between marker lines so nobody commits it. The record
-`<home>/integrations/claude-code.json` says where each install linked and what it created:
-`sync_links` follows skills as they are created, retired, evicted or restored, and
-uninstall removes exactly what install added. A name already taken by anything that is not
-our link (a person's own skill, a link elsewhere) is never touched.
+Claude Code finds skills in `.claude/skills/<name>/`, Codex in `.agents/skills/<name>/` (a
+symlink to a folder elsewhere works for both), so each of the agent's skills is one
+symlink into the agent repository, listed in the project's `.git/info/exclude` between
+marker lines so nobody commits it. The records `<home>/integrations/<harness>.json` say
+where each install linked and what it created: `sync_links` follows skills as they are
+created, retired, evicted or restored, and uninstall removes exactly what install added.
+A name already taken by anything that is not our link (a person's own skill, a link
+elsewhere) is never touched.
 """
 
 from __future__ import annotations
@@ -15,12 +16,14 @@ import json
 import os
 from pathlib import Path
 
+from evolve.errors import UserError
 from evolve.home import Home
 from evolve.names import name_problem
 from evolve.store.files import atomic_write
 from evolve.store.locks import FileLock
 
-REGISTRY = "claude-code.json"
+HARNESSES = ("claude-code", "codex")
+LABELS = {"claude-code": "Claude Code", "codex": "Codex"}
 
 
 # -- the record of installs ----------------------------------------------------------
@@ -28,25 +31,64 @@ def registry_dir(home: Home) -> Path:
     return home.root / "integrations"
 
 
-def registry_lock(home: Home) -> FileLock:
-    """Installs, uninstalls and link syncs of one home take turns."""
-    return FileLock(registry_dir(home) / "claude-code.lock", timeout=60)
+def registry_file(home: Home, harness: str) -> Path:
+    return registry_dir(home) / f"{harness}.json"
 
 
-def load_installs(home: Home) -> list[dict]:
+def registry_lock(home: Home, harness: str) -> FileLock:
+    """Installs, uninstalls and link syncs of one harness in one home take turns."""
+    return FileLock(registry_dir(home) / f"{harness}.lock", timeout=60)
+
+
+class UnreadableInstalls(UserError):
+    """The install record file cannot be read: evolve never overwrites it (that would lose it)."""
+
+
+def load_installs(home: Home, harness: str) -> list[dict]:
+    """The harness's install records; [] when none was made. Raises UnreadableInstalls."""
+    path = registry_file(home, harness)
     try:
-        data = json.loads((registry_dir(home) / REGISTRY).read_text(encoding="utf-8"))
-    except (FileNotFoundError, ValueError):
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
         return []
+    except (OSError, ValueError) as exc:
+        raise UnreadableInstalls(_unreadable(path, f"{type(exc).__name__}: {exc}", harness)) from None
     installs = data.get("installs") if isinstance(data, dict) else None
-    return [i for i in installs if isinstance(i, dict)] if isinstance(installs, list) else []
+    if not isinstance(installs, list):
+        raise UnreadableInstalls(_unreadable(path, 'no "installs" list', harness))
+    return [i for i in installs if isinstance(i, dict)]
 
 
-def save_installs(home: Home, installs: list[dict]) -> None:
+def _unreadable(path: Path, why: str, harness: str) -> str:
+    return (
+        f"{path} cannot be read ({why}); evolve leaves it as it is: repair it, or move it aside "
+        f"and run `evolve install {harness}` again"
+    )
+
+
+def save_installs(home: Home, harness: str, installs: list[dict]) -> None:
     """Atomic: a crash leaves the old record or the new one, never half of one."""
     folder = registry_dir(home)
     folder.mkdir(parents=True, exist_ok=True)
-    atomic_write(folder / REGISTRY, (json.dumps({"installs": installs}, indent=2) + "\n").encode())
+    atomic_write(registry_file(home, harness), (json.dumps({"installs": installs}, indent=2) + "\n").encode())
+
+
+def git_exclude(project: Path) -> tuple[Path, Path] | None:
+    """(work tree root, its info/exclude file) of the repository holding `project`."""
+    for folder in (project, *project.parents):
+        dot = folder / ".git"
+        if dot.is_dir():
+            return folder, dot / "info" / "exclude"
+        if dot.is_file():  # a linked worktree or submodule: `gitdir: <path>`
+            text = dot.read_text(errors="replace").strip()
+            if not text.startswith("gitdir:"):
+                return None
+            gitdir = folder / text[len("gitdir:") :].strip()
+            common = gitdir / "commondir"
+            if common.is_file():
+                gitdir = gitdir / common.read_text().strip()
+            return folder, gitdir.resolve() / "info" / "exclude"
+    return None
 
 
 # -- links ---------------------------------------------------------------------------
@@ -74,7 +116,7 @@ def is_our_link(link: Path, skills_dir: Path) -> bool:
     return target.parent == skills_dir
 
 
-def _make_dirs(folder: Path, install: dict) -> None:
+def make_dirs(folder: Path, install: dict) -> None:
     """Create `folder` and its parents, remembering each one created (uninstall removes it if empty)."""
     missing = []
     current = folder
@@ -105,7 +147,7 @@ def sync_install(install: dict, skills_dir: Path) -> dict[str, list[str]]:
         if link.exists() or link.is_symlink():
             report["conflicts"].append(name)
             continue
-        _make_dirs(target, install)
+        make_dirs(target, install)
         link.symlink_to(skills_dir / name, target_is_directory=True)
         report["added"].append(name)
     install["links"] = sorted(n for n in wanted if is_our_link(target / n, skills_dir))
@@ -139,7 +181,9 @@ def remove_created_dirs(install: dict) -> None:
 def hand_over(gone: dict, installs: list[dict]) -> None:
     """What an uninstalled record created but could not remove yet, to installs sharing it."""
     for peer in installs:
-        if peer.get("settings") == gone.get("settings"):
+        if peer.get("settings") == gone.get("settings") or (
+            gone.get("skills_dir") and peer.get("skills_dir") == gone.get("skills_dir")
+        ):
             dirs = peer.setdefault("created_dirs", [])
             dirs += [d for d in gone.get("created_dirs", []) if d not in dirs and Path(d).exists()]
         if gone.get("exclude") and peer.get("exclude") == gone.get("exclude"):
@@ -148,32 +192,37 @@ def hand_over(gone: dict, installs: list[dict]) -> None:
 
 
 def sync_links(home: Home, agent: str) -> dict[str, list[str]]:
-    """Bring every install of `agent` in step with its skills; call after skills change.
+    """Bring every install of `agent` (every harness) in step with its skills; call after skills change.
 
-    Cheap when nothing is installed (one small file read), so every commit that creates,
+    Cheap when nothing is installed (a stat per harness), so every commit that creates,
     retires, evicts or restores a skill can call it.
     """
-    if not (registry_dir(home) / REGISTRY).exists():
-        return {"added": [], "removed": [], "conflicts": []}
     total: dict[str, list[str]] = {"added": [], "removed": [], "conflicts": []}
-    with registry_lock(home):
-        installs = load_installs(home)
-        changed = False
-        for install in installs:
-            if install.get("agent") != agent or not install.get("skills_dir"):
-                continue
-            if install.get("project") and not Path(install["project"]).is_dir():
-                continue  # the project is gone: never recreate folders in its place
+    for harness in HARNESSES:
+        if not registry_file(home, harness).exists():
+            continue
+        with registry_lock(home, harness):
             try:
-                report = sync_install(install, home.agent_dir(agent) / "skills")
-            except OSError as exc:  # one unwritable project never stops the others (or a commit)
-                total["conflicts"].append(f"{install['skills_dir']}: {exc.strerror or exc}")
+                installs = load_installs(home, harness)
+            except UnreadableInstalls as exc:  # a commit never fails for it; the links wait
+                total["conflicts"].append(str(exc))
                 continue
-            for key, names in report.items():
-                total[key] += names
-            changed = True
-        if changed:
-            save_installs(home, installs)
+            changed = False
+            for install in installs:
+                if install.get("agent") != agent or not install.get("skills_dir"):
+                    continue
+                if install.get("project") and not Path(install["project"]).is_dir():
+                    continue  # the project is gone: never recreate folders in its place
+                try:
+                    report = sync_install(install, home.agent_dir(agent) / "skills")
+                except OSError as exc:  # one unwritable project never stops the others (or a commit)
+                    total["conflicts"].append(f"{install['skills_dir']}: {exc.strerror or exc}")
+                    continue
+                for key, names in report.items():
+                    total[key] += names
+                changed = True
+            if changed:
+                save_installs(home, harness, installs)
     return total
 
 
@@ -187,13 +236,20 @@ def _write(path: Path, text: str) -> None:
     path.write_bytes(text.encode("utf-8", "surrogateescape"))
 
 
+def _harness(install: dict) -> str:
+    return install.get("harness") or "claude-code"  # records from before Codex have none
+
+
 def _markers(install: dict) -> tuple[str, str]:
     where = install.get("exclude_where") or "."
-    agent = install["agent"]
+    agent, harness = install["agent"], _harness(install)
+    close = f"# <<< evolve: agent {agent} in {where} <<<"
+    if harness != "claude-code":  # Claude Code's block keeps the words it always had
+        close = f"# <<< evolve: {LABELS[harness]}, agent {agent} in {where} <<<"
     return (
-        f"# >>> evolve: Claude Code files of agent {agent} in {where} "
-        f"(`evolve uninstall claude-code --agent {agent}` removes them) >>>",
-        f"# <<< evolve: agent {agent} in {where} <<<",
+        f"# >>> evolve: {LABELS[harness]} files of agent {agent} in {where} "
+        f"(`evolve uninstall {harness} --agent {agent}` removes them) >>>",
+        close,
     )
 
 
@@ -205,7 +261,9 @@ def _escape(pattern: str) -> str:
 
 def exclude_lines(install: dict) -> list[str]:
     root = install["worktree"]
-    paths = [install["settings"]] if install.get("scope") == "project" else []
+    # Claude Code's personal settings file lives in the project; Codex's hooks never do.
+    in_project = install.get("scope") == "project" and _harness(install) == "claude-code"
+    paths = [install["settings"]] if in_project else []
     paths += [str(Path(install["skills_dir"]) / name) for name in install.get("links", [])]
     return ["/" + _escape(os.path.relpath(p, root)) for p in paths if os.path.commonpath([p, root]) == root]
 
@@ -231,7 +289,7 @@ def write_exclude(install: dict) -> None:
     begin, end = _markers(install)
     block = "\n".join([begin, *exclude_lines(install), end]) + "\n"
     if text is None:
-        _make_dirs(path.parent, install)
+        make_dirs(path.parent, install)
         install["exclude_created"] = True
         _write(path, block)
         return

@@ -1,8 +1,13 @@
 """The memo: a title and exactly two `##` sections, each capped in length.
 
-Replacing one section leaves every other byte of the file as it was, so a person's
-formatting survives evolve's writes. It is read on the session-start hot path: no imports
-at all (not even re or dataclasses).
+Parsed by CommonMark's rules for what matters here: an ATX `##` heading (up to three
+spaces of indentation) starts a section, and a heading inside a fenced code block is
+text; a fence closes only on a line of the same character, at least as long as the
+opening, with nothing after it. Replacing one section leaves every other byte of the
+file as it was (a person's fenced examples, extra sections, CRLF line endings, a
+byte-order mark), so a person's formatting survives evolve's writes. A memo holding a
+merge's conflict markers is never read into a prompt or a bundle. It is read on the
+session-start hot path: no imports at all (not even re or dataclasses).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ HEADINGS = {
     STRATEGIES: "Strategies for this user and domain",
 }
 MEMO_FILE = "memo.md"
+BOM = "\ufeff"
 
 
 class Section:
@@ -52,24 +58,177 @@ def _lines(text: str) -> list[str]:
     return lines
 
 
-def _sections(text: str) -> list[Section]:
-    """Find `## ` headings outside fenced code blocks."""
-    found: list[tuple[str, int, int]] = []  # heading, line start, content start
+def _indent(body: str) -> tuple[int, str]:
+    """(columns of leading white space, tabs to the next multiple of 4; the rest)."""
+    columns = 0
+    for index, char in enumerate(body):
+        if char == " ":
+            columns += 1
+        elif char == "\t":
+            columns += 4 - columns % 4
+        else:
+            return columns, body[index:]
+    return columns, ""
+
+
+def _fence(rest: str) -> tuple[str, int] | None:
+    """(fence character, length) when `rest` (indentation removed) opens a fenced block."""
+    char = rest[:1]
+    if char not in ("`", "~"):
+        return None
+    length = len(rest) - len(rest.lstrip(char))
+    if length < 3 or (char == "`" and "`" in rest[length:]):  # a backtick fence's info has none
+        return None
+    return char, length
+
+
+def _closes(rest: str, fence: tuple[str, int]) -> bool:
+    char, length = fence
+    run = len(rest) - len(rest.lstrip(char))
+    return run >= length and not rest[run:].strip(" \t")
+
+
+def _heading(rest: str) -> str | None:
+    """The text of an ATX level-2 heading (`## x`, `## x ##`), indentation removed."""
+    if not rest.startswith("##") or rest[2:3] not in ("", " ", "\t"):
+        return None
+    text = rest[2:].strip(" \t")
+    closing = text.rstrip("#")
+    if closing != text and (not closing or closing[-1] in " \t"):  # an optional closing `##…`
+        text = closing.rstrip(" \t")
+    return text
+
+
+def _item(rest: str) -> tuple[int, str] | None:
+    """(width of a list item's marker with its spaces, the item's first content) or None."""
+    marker = 0
+    if rest[:1] in ("-", "*", "+"):
+        marker = 1
+    else:
+        digits = len(rest) - len(rest.lstrip("0123456789"))
+        if 1 <= digits <= 9 and rest[digits : digits + 1] in (".", ")"):
+            marker = digits + 1
+    if not marker or rest[marker : marker + 1] not in ("", " ", "\t"):
+        return None
+    spaces, content = _indent(rest[marker:])
+    return marker + (spaces if 1 <= spaces <= 4 else 1), content
+
+
+def _starts_block(columns: int, rest: str) -> bool:
+    """Whether a line would interrupt a paragraph (so it is not a lazy continuation)."""
+    if columns > 3 or not rest:
+        return not rest
+    stripped = rest.replace(" ", "").replace("\t", "")
+    hashes = len(rest) - len(rest.lstrip("#"))
+    return (
+        (1 <= hashes <= 6 and rest[hashes : hashes + 1] in ("", " ", "\t"))
+        or rest.startswith(">")
+        or _fence(rest) is not None
+        or _item(rest) is not None
+        or (len(stripped) >= 3 and len(set(stripped)) == 1 and stripped[0] in "-*_")
+    )
+
+
+def _scan(text: str) -> list[tuple[int, str, str | None, bool]]:
+    """(position, line, heading text or None, inside fenced code) for every line.
+
+    A top-level ATX `##` outside fenced code counts; a fence inside a list item ends with
+    the item. The one walk behind sections() and has_conflict_markers().
+    """
+    out: list[tuple[int, str, str | None, bool]] = []
     position = 0
-    fence: str | None = None
+    fence: tuple[str, int] | None = None
+    base = 0  # the columns a fence's lines are indented by (a fence inside a list item)
+    item: int | None = None  # the content column of the list item the lines belong to
+    paragraph = False  # the item's last line was paragraph text (a lazy line may follow)
     for line in _lines(text):
-        stripped = line.strip()
-        marker = stripped[:3]
-        if marker in ("```", "~~~"):
-            fence = None if fence == marker else (fence or marker)
-        elif fence is None and line.startswith("## "):
-            found.append((line[3:].strip(), position, position + len(line)))
+        body = line.rstrip("\r\n")
+        if position == 0:
+            body = body.removeprefix(BOM)
+        columns, rest = _indent(body)
+        heading = None
+        inside = item is not None and (not rest or columns >= item)
+        if fence is not None and not (base and rest and columns < base):
+            if columns - base <= 3 and _closes(rest, fence):
+                fence = None
+            out.append((position, line, None, True))
+            position += len(line)
+            continue
+        fence = None  # a less indented line ends the list item, and its fence with it
+        if inside and item is not None:
+            relative = columns - item
+            if not rest:
+                paragraph = False
+            elif relative > 3:
+                pass  # a paragraph's continuation, or indented code: the state stays
+            elif (found := _fence(rest)) is not None:
+                fence, base, paragraph = found, item, False
+            elif (nested := _item(rest)) is not None:
+                paragraph = bool(nested[1])
+            else:
+                paragraph = not _starts_block(relative, rest)
+        elif item is not None and paragraph and not _starts_block(columns, rest):
+            pass  # a lazy continuation of the item's paragraph
+        else:
+            item, paragraph = None, False
+            if columns <= 3 and (found := _fence(rest)) is not None:
+                fence, base = found, 0
+            elif columns <= 3 and (heading := _heading(rest)) is not None:
+                pass
+            elif columns <= 3 and (marker := _item(rest)) is not None:
+                width, content = marker
+                item = columns + width
+                if (found := _fence(content)) is not None:
+                    fence, base = found, item
+                paragraph = bool(content) and fence is None
+        out.append((position, line, heading, fence is not None))
         position += len(line)
+    return out
+
+
+def _sections(text: str) -> list[Section]:
+    """Find `##` headings outside fenced code blocks and list items."""
+    found = [
+        (heading, start, start + len(line)) for start, line, heading, _ in _scan(text) if heading is not None
+    ]
     sections = []
     for index, (heading, line_start, content_start) in enumerate(found):
         end = found[index + 1][1] if index + 1 < len(found) else len(text)
         sections.append(Section(heading, line_start, content_start, end))
     return sections
+
+
+def newline_of(text: str) -> str:
+    """The file's line ending (its first one; LF for a one-line or empty file)."""
+    for line in _lines(text):
+        if line.endswith("\r\n"):
+            return "\r\n"
+        if line.endswith("\r"):
+            return "\r"
+        if line.endswith("\n"):
+            return "\n"
+    return "\n"
+
+
+def has_conflict_markers(text: str) -> bool:
+    """The full `<<<<<<< ` / `=======` / `>>>>>>> ` triple of a merge, outside code fences."""
+    seen = 0  # 1: the opening marker, 2: and the separator after it
+    for _start, line, _heading, fenced in _scan(text):
+        body = line.rstrip("\r\n")
+        if fenced or _fence(body) is not None:
+            continue
+        if body.startswith("<<<<<<< ") or body == "<<<<<<<":
+            seen = 1
+        elif seen == 1 and body == "=======":
+            seen = 2
+        elif seen == 2 and (body.startswith(">>>>>>> ") or body == ">>>>>>>"):
+            return True
+    return False
+
+
+def lines(text: str) -> list[str]:
+    """The lines of `text` with their endings (LF, CRLF or CR; never U+2028 and the like)."""
+    return _lines(text)
 
 
 def sections(text: str) -> list[Section]:
@@ -87,16 +246,21 @@ def section_content(text: str, key: str) -> str:
 
 
 def replace_section(text: str, key: str, content: str) -> str:
-    """Return the memo with one section's content replaced; the rest byte-identical."""
+    """Return the memo with one section's content replaced; the rest byte-identical.
+
+    The new lines take the file's own line ending, so a CRLF memo stays CRLF.
+    """
     heading = HEADINGS[key]
-    body = content.strip("\n")
+    newline = newline_of(text)
+    body = newline.join(line.rstrip("\r\n") for line in _lines(content.strip("\r\n")))
     for section in _sections(text):
         if section.heading == heading:
-            tail = "\n\n" if section.content_end < len(text) else "\n"
-            block = f"\n{body}{tail}" if body else "\n"
+            tail = newline * 2 if section.content_end < len(text) else newline
+            block = f"{newline}{body}{tail}" if body else newline
             return text[: section.content_start] + block + text[section.content_end :]
-    separator = "" if text.endswith("\n") or not text else "\n"
-    return f"{text}{separator}\n## {heading}\n\n{body}\n"
+    ended = not text or text.endswith(("\n", "\r"))
+    separator = "" if ended else newline
+    return f"{text}{separator}{newline}## {heading}{newline}{newline}{body}{newline}"
 
 
 def problems(text: str, section_chars: int) -> list[str]:
@@ -112,6 +276,8 @@ def problems(text: str, section_chars: int) -> list[str]:
         length = len(section_content(text, key))
         if length > section_chars:
             issues.append(f"memo section '{heading}' is {length} chars; at most {section_chars}")
+    if has_conflict_markers(text):
+        issues.append("memo.md holds merge conflict markers (<<<<<<< ======= >>>>>>>); resolve them")
     extra = [h for h in headings if h not in HEADINGS.values()]
     if extra:
         issues.append(

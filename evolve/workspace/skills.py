@@ -2,12 +2,15 @@
 
 A person's frontmatter is never re-serialised (YAML dumpers sort keys and re-wrap lines):
 skills evolve creates get simple hand-written frontmatter, and a patch changes body bytes
-only. A broken skill is reported, never "fixed".
+only. A broken skill is reported, never "fixed". The splitter is evolve's own (bytes kept,
+strict fences); python-frontmatter, a second reader, cross-checks what it reads
+(`reading_differences`) so a skill other tools would read differently is reported.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +24,7 @@ MAX_DESCRIPTION = 1024
 MAX_COMPATIBILITY = 500
 MAX_FRONTMATTER_BYTES = 16_384
 CHARS_PER_TOKEN = 4  # the pre-commit hook approximates tokens by characters
+SYMLINKED = f"{SKILL_FILE} is a symbolic link: evolve never reads or writes through one; make it a file"
 _FENCE = re.compile(r"\A---[ \t]*\r?\n(.*?\r?\n)?---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 
 
@@ -125,7 +129,7 @@ def frontmatter_problems(data: dict[str, Any], folder_name: str) -> list[str]:
     return problems
 
 
-def body_problems(body: str, max_tokens: int, count_tokens=None) -> list[str]:
+def body_problems(body: str, max_tokens: int, count_tokens: Callable[[str], int] | None = None) -> list[str]:
     """Body length against the token cap; characters approximate tokens when no counter."""
     if count_tokens is None:
         approx = len(body) // CHARS_PER_TOKEN
@@ -160,6 +164,8 @@ def load_skill(folder: Path, max_body_tokens: int = LimitsConfig.skill_body_toke
     path = folder / SKILL_FILE
     if folder.is_symlink():
         return Skill(name=folder.name, path=path, problems=["skill folder is a symlink"])
+    if path.is_symlink():  # never read (it may lead out of the repository) nor written through
+        return Skill(name=folder.name, path=path, problems=[SYMLINKED])
     why = name_problem(folder.name)
     try:
         text = path.read_bytes().decode("utf-8")
@@ -192,13 +198,21 @@ def _quoted(value: str) -> str:
 
     Characters YAML forbids in a stream are dropped, and a `---` inside is written with
     an escape so that naive frontmatter splitters (the reference validator's
-    `split("---")`) do not cut the frontmatter short; YAML reads back the same text.
+    `split("---")`) do not cut the frontmatter short; characters that are not printable
+    (format, private-use, unassigned) are escaped. YAML reads back the same text.
     """
     one_line = " ".join(_NOT_YAML_PRINTABLE.sub("", value).split())
     escaped = one_line.replace("\\", "\\\\").replace('"', '\\"')
     if "---" in escaped:
         escaped = escaped.replace("--", "-\\x2d")
+    if not escaped.isprintable():  # format and unassigned characters: escaped, so every reader agrees
+        escaped = "".join(c if c.isprintable() else _escape(c) for c in escaped)
     return f'"{escaped}"'
+
+
+def _escape(char: str) -> str:
+    code = ord(char)
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 def render_skill(name: str, description: str, body: str) -> str:
@@ -238,3 +252,21 @@ def set_metadata_key(text: str, key: str, value: str | None) -> str:
         lines[start:end] = ([lines[start]] + block) if block else []
     head = "".join(lines)
     return f"---{newline}{head}---{newline}{body}"
+
+
+def reading_differences(skill: Skill) -> list[str]:
+    """Where python-frontmatter reads a valid skill's frontmatter differently from evolve."""
+    if not skill.valid:
+        return []  # its problems are reported already
+    import frontmatter  # lazily: only doctor and the tests cross-check
+
+    try:
+        theirs = frontmatter.loads(skill.text).metadata
+    except Exception as exc:  # a second YAML reader refusing it is the finding
+        return [f"another frontmatter reader (python-frontmatter) cannot read it: {exc}"[:300]]
+    keys = sorted(set(theirs) | set(skill.frontmatter))
+    return [
+        f"another frontmatter reader (python-frontmatter) reads {key!r} differently; check the YAML quoting"
+        for key in keys
+        if theirs.get(key) != skill.frontmatter.get(key)
+    ]

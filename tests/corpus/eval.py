@@ -4,7 +4,8 @@ For each case (a recorded history) and each of its recorded answers: a fresh hom
 case set up (tests/corpus/loader.py), one reflection through `evolve.reflect.run.reflect`
 with the recorded answer as the model's, and per history the bundle's tokens, the budget
 used, the signalled runs shown, the real errors shown with their cause, the person's words
-shown, the redactions, and the operations proposed / landed / rejected (with why).
+shown, the redactions, and of the operations proposed how many landed, wait for a person's
+review and were rejected (with why).
 
 With `EVOLVE_EVAL_LIVE=1` and a configured backend (`EVOLVE_MODEL_BACKEND=anthropic` with
 `ANTHROPIC_API_KEY`, and `ANTHROPIC_BASE_URL` for another server), each case is sent as the
@@ -82,6 +83,7 @@ class Round:
     budget: int
     proposed: int
     landed: int
+    waiting: int = 0  # for a person's review (a proposals/ branch)
     rejected: list[str] = field(default_factory=list)
     flags: list[str] = field(default_factory=list)  # why the write-path guard sent it to review
     recorded_to: Path | None = None
@@ -97,7 +99,7 @@ class Round:
             _share(e["errors_with_cause"], e["real_errors"]),
             _share(e["user_words_shown"], e["user_words"]),
             str(e["redactions"]),
-            f"{self.landed}/{len(self.rejected)} of {self.proposed}",
+            f"{self.landed}/{self.waiting}/{len(self.rejected)} of {self.proposed}",
             self.status,
         ]
 
@@ -111,7 +113,7 @@ HEADER = [
     "errors+cause",
     "user words",
     "redacted",
-    "ops ok/rej",
+    "ops landed/review/rejected",
     "status",
 ]
 
@@ -157,7 +159,7 @@ def evaluate(case: Case, *, live: bool = False, record_to: Path | None = None) -
     return rounds
 
 
-def _round(case: Case, label: str, outcome: Outcome, client) -> Round:
+def _round(case: Case, label: str, outcome: Outcome, client: Recorded | Recording) -> Round:
     bundle = outcome.bundle
     if bundle is None:
         raise RuntimeError(f"case {case.name}: no bundle was built ({outcome.status}: {outcome.reason})")
@@ -168,19 +170,26 @@ def _round(case: Case, label: str, outcome: Outcome, client) -> Round:
     )
     operations = answer.get("operations") if isinstance(answer, dict) else None
     proposed = sum(1 for op in operations or [] if isinstance(op, dict) and op.get("op") != "nothing_to_save")
-    landed = proposed - len(outcome.rejected) if outcome.commit else 0
+    rows = outcome.operations()
+    landed = sum(1 for row in rows if row["status"] == "landed")
+    waiting = sum(1 for row in rows if row["status"] == "waiting")
+    if outcome.status == "proposed" and not outcome.commit:  # the whole reflection waits for review
+        landed, waiting = 0, waiting + landed
+    rejected = [
+        f"{row['op']} {row['target']}: {row['reason']}" for row in rows if row["status"] == "rejected"
+    ]
     status = outcome.status if outcome.status != "failed" else f"failed: {outcome.reason}"
-    evidence = bundle.evidence()
     return Round(
         case.name,
         label,
         status,
-        evidence,
+        bundle.evidence(),
         bundle.tokens,
         bundle.budget,
         proposed,
         landed,
-        outcome.rejected,
+        waiting,
+        rejected,
         outcome.flags,
     )
 

@@ -1,8 +1,12 @@
-"""The `apply_reflection` answer: every hostile or invalid case is refused on its own."""
+"""The `apply_reflection` answer: every hostile or invalid case is refused on its own.
+
+Valid operations compose in answer order; a person's lines and undo win.
+"""
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -10,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from evolve.config import Config
+from evolve.reflect.compose import compose
 from evolve.reflect.operations import (
     BLOCKED_REASON,
     OPS,
@@ -18,9 +23,6 @@ from evolve.reflect.operations import (
     Limits,
     SkillSnapshot,
     SkillState,
-    fingerprints,
-    normalise,
-    parse_answer,
 )
 from evolve.transcripts.redact import find_invisible, find_secrets
 from evolve.workspace import memo as memo_mod
@@ -94,7 +96,7 @@ def memo_op(content="- Prefer small PRs.", section="self"):
 
 
 def plan_of(state, *ops, limits=None, blocked=(), summary="learn things"):
-    return parse_answer({"summary": summary, "operations": list(ops)}, state, limits, blocked)
+    return compose({"summary": summary, "operations": list(ops)}, state, limits, blocked)
 
 
 def single_rejection(state, op, **kwargs):
@@ -398,11 +400,11 @@ def test_patch_that_empties_the_body_is_refused():
 )
 def test_malformed_answers_raise(state, answer):
     with pytest.raises(AnswerError):
-        parse_answer(answer, state)
+        compose(answer, state)
 
 
 def test_answer_as_json_text_is_accepted(state):
-    plan = parse_answer(json.dumps({"summary": "s", "operations": [create()]}).encode(), state)
+    plan = compose(json.dumps({"summary": "s", "operations": [create()]}).encode(), state)
     assert [o.name for o in plan.operations] == ["run-tests"]
 
 
@@ -424,23 +426,44 @@ def test_malformed_operations_are_refused_on_their_own(state, op, why):
     assert why in single_rejection(state, op)
 
 
-def test_later_operations_on_the_same_target_are_refused(state):
+def test_operations_on_one_target_compose_in_answer_order(state):
+    body = "- step one: lint\n- step two: test\n"
+    plan = plan_of(
+        state,
+        create(body=body),
+        patch(name="run-tests", old="lint", new="run `ruff check`"),
+        patch(name="run-tests", old="step two: test", new="step two: `make test`"),
+        patch(),  # git-rebase: an independent skill
+        patch(old="Never rebase", new="Never force-rebase"),  # the same skill again, as patched so far
+        memo_op("- a"),
+        memo_op("- b", section="strategies"),
+    )
+    assert plan.rejected == [] and [o.index for o in plan.operations] == [0, 1, 2, 3, 4, 5, 6]
+    created, first, second = plan.operations[:3]
+    assert first.previous == created.text and second.previous == first.text
+    assert "- step one: run `ruff check`\n- step two: `make test`\n" in second.text
+    assert "Never force-rebase" in plan.operations[4].text and "`make test` after" in plan.operations[4].text
+    final = plan.operations[-1].text
+    assert memo_mod.section_content(final, "self") == "- a"
+    assert memo_mod.section_content(final, "strategies") == "- b"
+
+
+def test_only_the_contradicting_operation_is_refused(state):
     plan = plan_of(
         state,
         patch(),
-        {"op": "retire_skill", "name": "git-rebase"},
+        {"op": "retire_skill", "name": "git-rebase"},  # patched earlier in this answer
         create(),
-        create(),
-        memo_op("- a"),
-        memo_op("- b"),
+        create(),  # exists now
+        patch(old="Always run the tests", new="x"),  # quoted text no longer in the body as patched
+        {"op": "retire_skill", "name": "broken-one"},
     )
-    assert [(o.kind, o.index) for o in plan.operations] == [
-        ("patch_skill", 0),
-        ("create_skill", 2),
-        ("update_memo", 4),
-    ]
-    assert [r.op_index for r in plan.rejected] == [1, 3, 5]
-    assert all("already has an operation" in r.reason for r in plan.rejected)
+    assert [(o.kind, o.index) for o in plan.operations] == [("patch_skill", 0), ("create_skill", 2)]
+    reasons = {r.op_index: r.reason for r in plan.rejected}
+    assert "patched earlier in this answer" in reasons[1]
+    assert "exists; use patch_skill" in reasons[3]
+    assert "does not occur in the body as patched so far" in reasons[4]
+    assert "broken" in reasons[5]
 
 
 def test_an_invalid_first_operation_does_not_claim_its_target(state):
@@ -467,53 +490,49 @@ def test_summary_is_one_safe_line(state):
     assert len(plan_of(state, create(), summary="x" * 5000).summary) <= 200
 
 
-# --- fingerprints -----------------------------------------------------------------------
+# --- what a person undid ---------------------------------------------------------------
 
 
-def test_normalisation_ignores_case_spaces_and_punctuation():
-    text = "  Always RUN the tests!\n\n(before   pushing)."
-    assert normalise(text) == "always run the tests before pushing"
-    assert fingerprints(create(body="- Always run `make test`.")) == fingerprints(
-        create(body="always   RUN make test")
+def blocked_lines(*lines: str) -> set[str]:
+    from evolve.workspace.undo import fingerprint, lesson_text
+
+    return {fingerprint(lesson_text(line)) for line in lines}
+
+
+def test_lesson_lines_ignore_case_spaces_punctuation_and_markers():
+    from evolve.workspace.undo import lesson_text, normalise
+
+    assert (
+        normalise("  Always RUN the tests!\n\n(before   pushing).") == "always run the tests before pushing"
     )
+    assert lesson_text("- Always run `make test`.") == lesson_text("* always   RUN make test")
+    assert lesson_text("## A heading here") is None and lesson_text("- ok") is None
 
 
-def test_fingerprints_are_stable_short_hex():
-    prints = fingerprints({"op": "retire_skill", "name": "git-rebase"})
-    assert prints == ["106e6accbfef7aba"]
-    assert all(len(p) == 16 and int(p, 16) >= 0 for p in fingerprints(create()))
+def test_a_patch_bringing_back_an_undone_line_is_refused(state):
+    blocked = blocked_lines("- Always run `make test` after a rebase.")
+    reason = single_rejection(state, patch(), blocked=blocked)
+    assert reason.startswith(BLOCKED_REASON)
 
 
-def test_blocked_patch_is_refused(state):
-    blocked = fingerprints(patch(new="ALWAYS run `make test`!"))
-    assert single_rejection(state, patch(), blocked=blocked) == BLOCKED_REASON
-
-
-def test_blocked_retire_is_refused(state):
-    op = {"op": "retire_skill", "name": "git-rebase"}
-    assert single_rejection(state, op, blocked=fingerprints(op)) == BLOCKED_REASON
-
-
-def test_create_is_blocked_by_its_body_not_its_name(state):
-    name_print, body_print = fingerprints(create())
-    assert plan_of(state, create(body="- A different rule.\n"), blocked=[name_print]).operations
-    renamed = create(name="other-name")
-    assert single_rejection(state, renamed, blocked=[body_print]) == BLOCKED_REASON
-
-
-def test_reverted_memo_bullet_is_caught_even_when_the_rest_changed(state):
-    reverted = fingerprints(
-        memo_op("- Keep commits small.\n- Always force-push to main.", "strategies"), MEMO
+def test_a_create_is_blocked_by_its_lines_under_any_name(state):
+    blocked = blocked_lines("- Always run `make test` before pushing.")
+    body = "# Tests\n\n- always run make test BEFORE pushing\n"
+    assert single_rejection(state, create(name="other-name", body=body), blocked=blocked).startswith(
+        BLOCKED_REASON
     )
-    assert len(reverted) == 1  # only the added line; "Keep commits small" was already there
-    again = memo_op("* always force-push to MAIN\n- A brand new, harmless rule.", section="self")
-    assert single_rejection(state, again, blocked=reverted) == BLOCKED_REASON
-    assert plan_of(state, memo_op("- Something else entirely."), blocked=reverted).operations
+    assert plan_of(state, create(body="- A different rule for tests.\n"), blocked=blocked).operations
 
 
-def test_plan_lists_fingerprints_of_its_operations(state):
-    plan = plan_of(state, create(), patch())
-    assert plan.fingerprints == [*fingerprints(create()), *fingerprints(patch())]
+def test_a_memo_update_leaves_out_only_the_undone_lines(state):
+    blocked = blocked_lines("- Always force-push to main.")
+    plan = plan_of(
+        state, memo_op("* always force-push to MAIN\n- A brand new, harmless rule."), blocked=blocked
+    )
+    (op,) = plan.operations
+    assert memo_mod.section_content(op.text, "self") == "- A brand new, harmless rule." and op.left_out == 1
+    only = plan_of(state, memo_op("- always force-push to main"), blocked=blocked)
+    assert not only.operations and "a person undid" in only.rejected[0].reason
 
 
 # --- interface --------------------------------------------------------------------------
@@ -582,7 +601,7 @@ def test_parser_raises_nothing_but_answer_error(answer):
         [snapshot("git-rebase", REBASE), snapshot("pinned-one", PINNED), snapshot("broken-one", BROKEN)], MEMO
     )
     try:
-        plan = parse_answer(answer, state)
+        plan = compose(answer, state)
     except AnswerError:
         return
     for op in plan.operations:
@@ -590,3 +609,88 @@ def test_parser_raises_nothing_but_answer_error(answer):
         assert op.text is None or not find_invisible(op.text)
     for rejection in plan.rejected:
         assert not find_secrets(rejection.reason) and not find_invisible(rejection.reason)
+
+
+# --- a person's lines win -----------------------------------------------------------------
+
+
+def authored(text: str, *person: str) -> tuple[bool, ...]:
+    """Per line of `text`: True for the lines holding one of `person`'s strings."""
+    return tuple(any(p in line for p in person) for line in memo_mod.lines(text))
+
+
+def test_a_memo_update_keeps_a_persons_lines_in_place():
+    mine = "- Use pnpm, not npm, in this repo."
+    state = SkillState.build([], MEMO, memo_authors=authored(MEMO, mine))
+    plan = compose(
+        {
+            "summary": "s",
+            "operations": [
+                memo_op("- Use yarn.\n- Keep commits small.\n- Prefer rebase over merge.", "strategies")
+            ],
+        },
+        state,
+    )
+    (op,) = plan.operations
+    assert memo_mod.section_content(op.text, "strategies") == (
+        "- Use pnpm, not npm, in this repo.\n- Use yarn.\n- Keep commits small.\n- Prefer rebase over merge."
+    )
+    assert op.kept == 1 and not plan.waiting
+    untouched = compose(
+        {
+            "summary": "s",
+            "operations": [
+                memo_op(
+                    "- Keep commits small.\n- Use pnpm, not npm, in this repo.\n- New rule.", "strategies"
+                )
+            ],
+        },
+        state,
+    )
+    assert untouched.operations[0].kept == 0  # every line of the person's is there: as written
+
+
+def test_a_patch_touching_a_persons_line_waits_and_the_rest_lands():
+    rebase = snapshot("git-rebase", REBASE)
+    text_authors = authored(REBASE, "Always run the tests")  # a person's typo fix, say
+    state = SkillState.build([replace(rebase, authors=text_authors)], MEMO)
+    plan = compose(
+        {
+            "summary": "s",
+            "operations": [
+                patch(),  # touches the person's line: waits
+                patch(old="Never rebase a branch others have pulled.", new="Never rebase a shared branch."),
+                memo_op("- I rush rebases."),
+            ],
+        },
+        state,
+    )
+    assert [o.index for o in plan.operations] == [1, 2]
+    (waiting,) = plan.waiting
+    assert waiting.index == 0 and "touches lines a person wrote" in waiting.why
+    assert "Never rebase a shared branch." in waiting.text  # composed on top of what lands
+    assert "Always run `make test` after a rebase." in waiting.text
+
+
+def test_a_retire_of_a_skill_holding_a_persons_lines_waits():
+    rebase = snapshot("git-rebase", REBASE)
+    state = SkillState.build([replace(rebase, authors=authored(REBASE, "Never rebase"))], MEMO)
+    plan = compose({"summary": "s", "operations": [{"op": "retire_skill", "name": "git-rebase"}]}, state)
+    assert not plan.operations and plan.waiting[0].kind == "retire_skill"
+    other = SkillState.build([replace(rebase, person_files=True)], MEMO)
+    assert compose(
+        {"summary": "s", "operations": [{"op": "retire_skill", "name": "git-rebase"}]}, other
+    ).waiting
+    free = compose(
+        {"summary": "s", "operations": [{"op": "retire_skill", "name": "git-rebase"}]},
+        SkillState.build([rebase], MEMO),
+    )
+    assert free.operations and not free.waiting
+
+
+def test_symlinked_files_are_refused_on_their_own():
+    link = replace(snapshot("git-rebase", REBASE), symlink=True)
+    state = SkillState.build([link], MEMO, memo_symlink=True)
+    plan = compose({"summary": "s", "operations": [patch(), memo_op("- x"), create()]}, state)
+    assert [o.kind for o in plan.operations] == ["create_skill"]
+    assert all("symbolic link" in r.reason for r in plan.rejected)

@@ -71,7 +71,7 @@ def test_a_reverted_lesson_is_not_learned_again(tmp_path) -> None:
     observed(agent, corrected_session(tmp_path, "b.jsonl"))  # the same evidence again
     again = reflect(Home.resolve(), agent.name)
     assert again.status == "nothing"
-    assert any("reverted" in r for r in again.rejected)
+    assert any("a person undid" in r for r in again.rejected)
     assert "uv run pytest" not in agent.memo_text()
 
 

@@ -189,7 +189,7 @@ def test_real_rewind(claude_data):
     assert runs[4].superseded_from == 1
 
 
-def _replay(path: Path, tmp: Path, seed: int) -> list[dict]:
+def replay(path: Path, tmp: Path, seed: int, fmt: str = "claude_code") -> list[dict]:
     """Append `path` to `tmp` in random pieces, following after each; return the runs seen."""
     data = path.read_bytes()
     rng = random.Random(seed)
@@ -202,7 +202,7 @@ def _replay(path: Path, tmp: Path, seed: int) -> list[dict]:
         with tmp.open("ab") as handle:
             handle.write(data[pos : pos + step])
         pos += step
-        update = follow(tmp, cursor, chunk_size=rng.choice([64, 4096, 1 << 20]))
+        update = follow(tmp, cursor, fmt, chunk_size=rng.choice([64, 4096, 1 << 20]))
         assert not update.reset
         for run in update.runs + ([update.open_run] if update.open_run else []):
             stored[run.index] = run.to_dict()
@@ -225,7 +225,7 @@ def _replay(path: Path, tmp: Path, seed: int) -> list[dict]:
 def test_incremental_reading_equals_one_full_read(claude_data, tmp_path, name):
     path = claude_data / name
     full = [run.to_dict() for run in parse_file(path)]
-    assert _replay(path, tmp_path / "t.jsonl", seed=len(name)) == full
+    assert replay(path, tmp_path / "t.jsonl", seed=len(name)) == full
 
 
 def _full_parse_events(path: Path) -> list:

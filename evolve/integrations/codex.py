@@ -1,0 +1,217 @@
+"""`evolve install codex` and `uninstall`: hooks in the person's Codex config, skill links, sources.
+
+Hooks go to `$CODEX_HOME/hooks.json` (default `~/.codex/hooks.json`), never to the
+project: Codex has no personal project-level hook file, and a project's `.codex/` is what
+a team commits (and loads only for trusted projects), while the command holds this
+machine's paths. The command is one frozen form for every project and agent (evolve's
+interpreter, `-P`, the home: `… -c 'import evolve.hookmain as h; h.run()' codex EVENT
+--home H`); the hook finds the agents from the session's folder in
+`<home>/integrations/codex.json`. Codex runs a hook only once the person trusted its exact
+definition (by hash), so installing another project or agent never changes the command
+and never silently switches learning off; the install says when the hooks wait for trust.
+The entries leave hooks.json with the last install of this home that uses the file.
+
+Skills: one symlink per skill in `<project>/.agents/skills/` (listed in the project's
+`.git/info/exclude`) or, user scope, `~/.agents/skills/`. Sources: `[sources] codex` gains
+the project folder (user scope: `"*"`). Nothing is committed into the person's project and
+AGENTS.md is never written.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from evolve.home import Home
+from evolve.integrations import hookfile
+from evolve.integrations.hookfile import owner
+from evolve.integrations.sources import add_sources
+from evolve.names import check_name
+from evolve.store import codex_rollouts
+from evolve.workspace import links
+from evolve.workspace.agent import Agent
+
+HARNESS = "codex"
+# (Codex event, matcher or None, evolve's event name, timeout in seconds)
+EVENTS: tuple[tuple[str, str | None, str, int], ...] = (
+    ("SessionStart", "startup|resume|clear|compact", "session-start", 10),
+    ("Stop", None, "stop", 5),
+)
+TRUST_HINT = (
+    "Codex runs a new or changed hook only after you trust it: start `codex` in the project "
+    "and approve evolve's hooks in /hooks"
+)
+
+
+@dataclass(frozen=True)
+class Target:
+    scope: str
+    project: Path | None
+    folder: str  # the `[sources] codex` rule: the resolved project folder, or "*"
+    skills_dir: Path
+
+
+def hooks_file() -> Path:
+    return Path(codex_rollouts.codex_home()) / "hooks.json"
+
+
+def resolve_target(scope: str, project: str | os.PathLike[str] | None, must_exist: bool = True) -> Target:
+    folder = hookfile.project_folder(scope, project, must_exist)
+    if folder is None:
+        return Target("user", None, codex_rollouts.ANY, Path.home() / ".agents" / "skills")
+    return Target("project", folder, str(folder), folder / ".agents" / "skills")
+
+
+def hook_command(python: str, home: Home, event: str) -> str:
+    """The same for every project and agent of this home: Codex's trust of it never lapses."""
+    return hookfile.hook_command(python, HARNESS, event, home)
+
+
+def _ours(home: Home) -> hookfile.Ours:
+    """Recognises this home's entries (they name no agent)."""
+    return lambda hook: isinstance(hook, dict) and owner(hook.get("command")) == (str(home.root), None)
+
+
+def _entries(home: Home, python: str) -> list[hookfile.Entry]:
+    return [
+        (event, matcher, hook_command(python, home, name), timeout)
+        for event, matcher, name, timeout in EVENTS
+    ]
+
+
+def _find(installs: list[dict], agent: str, folder: str, settings: Path) -> dict | None:
+    """The record of this agent and folder for this hooks file (another CODEX_HOME: another record)."""
+    return next(
+        (
+            i
+            for i in installs
+            if i.get("agent") == agent and i.get("folder") == folder and i.get("settings") == str(settings)
+        ),
+        None,
+    )
+
+
+def install(
+    home: Home,
+    agent_name: str,
+    scope: str = "project",
+    project: str | None = None,
+    link: bool = True,
+    python: str | None = None,
+) -> dict:
+    """Install (or refresh) the integration; returns what was done, for the command to print."""
+    agent = Agent.open(agent_name, home)
+    target = resolve_target(scope, project)
+    python = python or str(Path(sys.executable).absolute())  # not resolved: a venv's python is a link
+    settings = hooks_file()
+    sources_commit = add_sources(agent, "codex", [target.folder])
+    now = time.time()
+    with links.registry_lock(home, HARNESS):
+        installs = links.load_installs(home, HARNESS)
+        record = _find(installs, agent.name, target.folder, settings)
+        if record is None:
+            record = {
+                "harness": HARNESS,
+                "agent": agent.name,
+                "scope": target.scope,
+                "folder": target.folder,
+                "project": str(target.project) if target.project else None,
+                "settings": str(settings),
+                "installed_at": now,
+                "hook_seen_at": None,
+            }
+            record.update(hookfile.first_backup(installs, record["settings"]))
+            installs.append(record)
+        record.update(
+            hookfile.exclude_fields(target.project),
+            python=python,
+            linked=link,
+            skills_dir=str(target.skills_dir) if link else None,
+        )
+        raw, doc = hookfile.read(settings)
+        new = hookfile.add_entries(doc, _ours(home), _entries(home, python))
+        changed = new != doc or raw is None
+        if changed:
+            hookfile.write(home, HARNESS, record, settings, raw, hookfile.dumps(new, raw))
+            for peer in installs:  # a new or changed command waits for the person's trust again
+                if peer.get("settings") == str(settings):
+                    peer.update(hooks_changed_at=now, hook_seen_at=None)
+        report = hookfile.place_links(record, agent.skills_dir, target.skills_dir, link)
+        links.save_installs(home, HARNESS, installs)
+    result = hookfile.install_report(record, changed, report, target.folder, sources_commit)
+    return {**result, "trusted": record.get("hook_seen_at") is not None}
+
+
+def uninstall(home: Home, agent_name: str, scope: str = "project", project: str | None = None) -> dict:
+    """Remove exactly what install added; the hook entries go with the file's last install."""
+    check_name(agent_name, "agent")
+    target = resolve_target(scope, project, must_exist=False)  # a deleted project: forget it
+    skills_dir = home.agent_dir(agent_name) / "skills"
+    with links.registry_lock(home, HARNESS):
+        installs = links.load_installs(home, HARNESS)
+        record = _find(installs, agent_name, target.folder, hooks_file()) or {
+            "harness": HARNESS,
+            "agent": agent_name,
+            "settings": str(hooks_file()),
+            **hookfile.exclude_fields(target.project),
+        }
+        peers = [peer for peer in installs if peer is not record]
+        settings = Path(record["settings"])
+        removed_entries = False
+        if not any(peer.get("settings") == str(settings) for peer in peers):
+            raw, doc = hookfile.read(settings)
+            cleaned = hookfile.remove_entries(doc, _ours(home))
+            removed_entries = cleaned != doc
+            if removed_entries:
+                hookfile.write(home, HARNESS, {}, settings, raw, hookfile.restored(record, cleaned, raw))
+        gone = hookfile.forget(record, installs, target.skills_dir, skills_dir)
+        links.save_installs(home, HARNESS, installs)
+    stopped = hookfile.stop_spawned_watcher(home)
+    return {
+        "agent": agent_name,
+        "scope": target.scope,
+        "settings": str(settings),
+        "entries_removed": removed_entries,
+        "links_removed": gone,
+        "watcher_stopped": stopped,
+    }
+
+
+# -- is it working? --------------------------------------------------------------------------
+WORKING = "working"
+WAITING = "installed, waiting for trust"
+IDLE = "installed, no Codex session in this folder since"
+
+
+def install_states(home: Home) -> list[dict]:
+    """Each Codex install and whether its hooks run (drain the spool first: its records say).
+
+    "working" once a hook record from it arrived after the hooks last changed; "waiting for
+    trust" when Codex wrote a rollout for the folder since then but no record came (Codex
+    skips an untrusted hook in silence); otherwise no session has happened there yet.
+    """
+    states = []
+    for install in links.load_installs(home, HARNESS):
+        folder = install.get("folder") or ""
+        state = WORKING if install.get("hook_seen_at") is not None else IDLE
+        if state == IDLE:
+            since = max(install.get("installed_at") or 0, install.get("hooks_changed_at") or 0)
+            codex_home = str(Path(install.get("settings") or hooks_file()).parent)  # the install's own
+            rule = [codex_rollouts.rule_folder(folder)] if folder else []
+            if any(codex_rollouts.belongs(path, rule) for path in codex_rollouts.rollouts(codex_home, since)):
+                state = WAITING
+        states.append(
+            {
+                "harness": HARNESS,
+                "agent": install.get("agent"),
+                "scope": install.get("scope"),
+                "folder": folder,
+                "settings": install.get("settings"),
+                "python": install.get("python"),
+                "state": state,
+            }
+        )
+    return states

@@ -1,0 +1,262 @@
+"""What installing into any harness shares: its JSON hook file, evolve's entries, the watcher.
+
+A harness keeps its hooks in a person's JSON file (Claude Code's settings, Codex's
+hooks.json) of the same shape: `{"hooks": {EVENT: [{"matcher": …, "hooks": [{"type":
+"command", "command": …, "timeout": …}]}]}}`. Each write keeps every other key and hook,
+backs the old file up under the home and is skipped when nothing changes; uninstall gives
+back the original bytes when nothing else changed since. evolve's commands run
+`evolve.hookmain` with `--home`: that is how its own entries are recognised.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import shlex
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from evolve.errors import UserError
+from evolve.home import Home
+from evolve.store.files import atomic_write
+from evolve.workspace import links
+
+MARK = "evolve.hookmain"
+# `-c` rather than `-m`: runpy alone costs about half a bare interpreter start.
+# `-P`: the session's cwd (a user's project) never shadows a module.
+HOOK_CODE = "import evolve.hookmain as h; h.run()"
+
+# (harness event, matcher or None, the command, timeout in seconds)
+Entry = tuple[str, str | None, str, int]
+Ours = Callable[[object], bool]
+
+
+def hook_command(python: str, harness: str, event: str, home: Home, *extra: str) -> str:
+    """The command a hook entry runs: evolve's interpreter, `-P`, the hook entry point."""
+    return shlex.join([python, "-P", "-c", HOOK_CODE, harness, event, "--home", str(home.root), *extra])
+
+
+def owner(command: object) -> tuple[str | None, str | None] | None:
+    """(home, agent) of one of evolve's hook commands; None for anyone else's."""
+    if not isinstance(command, str) or MARK not in command:
+        return None
+    try:
+        argv = shlex.split(command)
+    except ValueError:
+        return None
+    found: dict[str, str] = {}
+    for flag, value in zip(argv, argv[1:], strict=False):
+        if flag in ("--home", "--agent"):
+            found.setdefault(flag, value)
+    return found.get("--home"), found.get("--agent")
+
+
+def remove_entries(settings: dict, ours: Ours) -> dict:
+    """A copy without the hooks `ours` recognises; containers only they filled go too."""
+    result = copy.deepcopy(settings)
+    hooks = result.get("hooks")
+    if not isinstance(hooks, dict):
+        return result
+    for event in list(hooks):
+        groups = hooks[event]
+        if not isinstance(groups, list):
+            continue
+        kept = []
+        for group in groups:
+            inner = group.get("hooks") if isinstance(group, dict) else None
+            if isinstance(inner, list) and any(ours(h) for h in inner):
+                rest = [h for h in inner if not ours(h)]
+                if not rest:
+                    continue
+                group = {**group, "hooks": rest}
+            kept.append(group)
+        if kept or not groups:
+            hooks[event] = kept
+        else:
+            del hooks[event]
+    if not hooks and settings.get("hooks"):
+        del result["hooks"]
+    return result
+
+
+def add_entries(settings: dict, ours: Ours, entries: list[Entry]) -> dict:
+    """A copy with `entries`, each its own matcher group (replacing what `ours` recognises)."""
+    result = remove_entries(settings, ours)
+    hooks = result.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise UserError('the hook file\'s "hooks" is not an object; fix it, then install again')
+    for event, matcher, command, timeout in entries:
+        groups = hooks.setdefault(event, [])
+        if not isinstance(groups, list):
+            raise UserError(f"the hook file's hooks.{event} is not a list; fix it, then install again")
+        group: dict = {"matcher": matcher} if matcher else {}
+        group["hooks"] = [{"type": "command", "command": command, "timeout": timeout}]
+        groups.append(group)
+    return result
+
+
+# -- the project ---------------------------------------------------------------------------
+SCOPES = ("project", "user")
+
+
+def project_folder(scope: str, project: str | os.PathLike[str] | None, must_exist: bool) -> Path | None:
+    """The resolved project folder (the current one by default); None for user scope."""
+    if scope not in SCOPES:
+        raise UserError(f"unknown scope {scope!r}; use --scope project or --scope user")
+    if scope == "user":
+        return None
+    folder = Path(project or Path.cwd()).expanduser().resolve()
+    if must_exist and not folder.is_dir():
+        raise UserError(f"{folder} is not a folder; pass the project with --project DIR")
+    return folder
+
+
+def exclude_fields(project: Path | None) -> dict:
+    """Where a project install lists its links so nobody commits them (its repository's exclude)."""
+    worktree, exclude = (links.git_exclude(project) if project else None) or (None, None)
+    where = None
+    if worktree and project:
+        where = str(project.relative_to(worktree)) if project != worktree else "."
+    return {
+        "worktree": str(worktree) if worktree else None,
+        "exclude": str(exclude) if exclude else None,
+        "exclude_where": where,
+    }
+
+
+def place_links(record: dict, skills: Path, target: Path, link: bool) -> dict[str, list[str]]:
+    """The agent's skills linked into `target`, or (`link` False) every link of ours removed."""
+    if link:
+        return links.sync_install(record, skills)
+    links.remove_links({"skills_dir": str(target)}, skills)
+    record["links"] = []
+    if record.get("exclude"):
+        links.write_exclude(record)
+    return {"added": [], "removed": [], "conflicts": []}
+
+
+def install_report(record: dict, changed: bool, report: dict, sources: str, commit: str | None) -> dict:
+    """What an install did, as the command prints it (and `--json` shows it)."""
+    return {
+        "agent": record["agent"],
+        "scope": record["scope"],
+        "settings": record["settings"],
+        "settings_changed": changed,
+        "skills_dir": record["skills_dir"],
+        "links": record.get("links", []),
+        "conflicts": report["conflicts"],
+        "exclude": record.get("exclude"),
+        "sources": sources,
+        "sources_commit": commit,
+        "backup": record.get("backup"),
+    }
+
+
+def forget(record: dict, installs: list[dict], target: Path, skills: Path) -> list[str]:
+    """Uninstall's common part: links, exclude block and created folders gone, the record out.
+
+    What cannot be removed yet (a folder a peer still uses) is handed to the installs
+    sharing it; returns the names of the links removed.
+    """
+    gone = links.remove_links({"skills_dir": str(target)}, skills)
+    links.remove_exclude(record)
+    links.remove_created_dirs(record)
+    if record in installs:
+        installs.remove(record)
+    links.hand_over(record, installs)
+    return gone
+
+
+# -- the file ----------------------------------------------------------------------------
+def read(path: Path) -> tuple[bytes | None, dict]:
+    """(the file's bytes or None when missing, its JSON object)."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None, {}
+    try:
+        doc = json.loads(raw) if raw.strip() else {}
+    except ValueError as exc:
+        raise UserError(f"{path}: not valid JSON ({exc}); fix it, then run evolve again") from None
+    if not isinstance(doc, dict):
+        raise UserError(f"{path}: expected a JSON object; fix it, then run evolve again")
+    return raw, doc
+
+
+def _indent(raw: bytes | None) -> int | str:
+    for line in (raw or b"").decode("utf-8", "replace").split("\n")[1:]:
+        stripped = line.lstrip(" \t")
+        if stripped and stripped != line:
+            lead = line[: len(line) - len(stripped)]
+            return "\t" if lead.startswith("\t") else len(lead)
+    return 2
+
+
+def dumps(doc: dict, raw: bytes | None) -> bytes:
+    """The document in the file's own indentation, with a final newline."""
+    text = json.dumps(doc, indent=_indent(raw), ensure_ascii=False)
+    return (text + "\n").encode("utf-8")
+
+
+def _backup(home: Home, harness: str, path: Path, raw: bytes) -> Path:
+    folder = home.root / "backups" / harness
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    slug = "".join(c if c.isalnum() else "-" for c in str(path)).strip("-")[-120:]
+    target = folder / f"{stamp}-{time.monotonic_ns() % 10**6:06d}-{slug}"
+    target.write_bytes(raw)
+    return target
+
+
+def write(home: Home, harness: str, record: dict, path: Path, raw: bytes | None, new: bytes | None) -> None:
+    """Replace the file (None deletes it), backing up what was there into `record`."""
+    if raw is not None:
+        backup = _backup(home, harness, path, raw)
+        record.setdefault("backup", str(backup))  # the file as it was before the first install
+    record.setdefault("settings_created", raw is None)
+    if new is None:
+        path.unlink(missing_ok=True)
+        return
+    links.make_dirs(path.parent, record)
+    atomic_write(path, new)
+
+
+def restored(record: dict, cleaned: dict, raw: bytes | None) -> bytes | None:
+    """The file's new bytes without evolve's entries: the original ones when nothing else changed."""
+    backup = record.get("backup")
+    if backup:
+        try:
+            before = Path(backup).read_bytes()
+            if (json.loads(before) if before.strip() else {}) == cleaned:
+                return before
+        except (OSError, ValueError):
+            pass
+    if record.get("settings_created") and cleaned == {}:
+        return None
+    return dumps(cleaned, raw)
+
+
+def first_backup(installs: list[dict], settings: str) -> dict:
+    """What a new record of `settings` inherits: the file as it was before evolve's first install."""
+    peer = next((i for i in installs if i.get("settings") == settings), None)
+    return {"backup": peer.get("backup"), "settings_created": peer.get("settings_created")} if peer else {}
+
+
+def stop_spawned_watcher(home: Home) -> int | None:
+    """Stop the watcher a SessionStart hook started, once no install of any harness is left."""
+    from evolve.watch import service
+
+    if any(links.load_installs(home, harness) for harness in links.HARNESSES):
+        return None
+    marker = home.run_dir / "watch.spawned"
+    try:
+        spawned = int(marker.read_text().strip())
+    except (OSError, ValueError):
+        return None
+    marker.unlink(missing_ok=True)
+    current = service.state(home)
+    if current.running and current.pid == spawned:
+        return service.stop(home)
+    return None

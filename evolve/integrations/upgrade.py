@@ -1,0 +1,70 @@
+"""Bring what older evolve versions wrote outside the package up to date, once per layout.
+
+Installed files name evolve's code and interpreter: each agent repository's pre-commit
+hook (and its local `core.hooksPath`), and the hook commands in Claude Code's settings.
+When evolve changes how they must look, LAYOUT goes up; `ensure_current` rewrites what is
+evolve's (never a person's hook or entry) and records the layout in `<home>/layout-version`,
+so the check costs one small read when nothing is due. Every writing command, the watcher
+and `evolve doctor` call it: nobody has to reinstall after an upgrade.
+
+Layouts: 1 the first; 2 hooks run their interpreter with -P, each agent repository sets
+core.hooksPath itself.
+"""
+
+from __future__ import annotations
+
+from evolve.home import Home
+from evolve.integrations import claude_code
+from evolve.store.files import atomic_write
+from evolve.store.locks import FileLock
+from evolve.workspace import links
+from evolve.workspace.agent import list_agents
+from evolve.workspace.template import hooks_problems, install_precommit_hook
+
+LAYOUT = 2
+VERSION_FILE = "layout-version"
+
+
+def applied(home: Home) -> int:
+    """The layout last brought up to date in this home (0: never)."""
+    try:
+        return int((home.root / VERSION_FILE).read_text(encoding="ascii").strip() or 0)
+    except (OSError, ValueError):
+        return 0
+
+
+def ensure_current(home: Home, *, force: bool = False) -> list[str]:
+    """Rewrite what is out of date; one line per change. `force`: check even when recorded."""
+    if not home.agents_dir.is_dir() or (applied(home) >= LAYOUT and not force):
+        return []
+    with FileLock(home.run_dir / "upgrade.lock", timeout=30):
+        notes = _agent_hooks(home)
+        try:
+            notes += _claude_code_hooks(home)
+        except links.UnreadableInstalls as exc:  # left as it is; tried again by the next command
+            return [*notes, f"Claude Code hook commands not checked: {exc}"]
+        atomic_write(home.root / VERSION_FILE, f"{LAYOUT}\n".encode("ascii"))
+    return notes
+
+
+def _agent_hooks(home: Home) -> list[str]:
+    notes = []
+    for name in list_agents(home):
+        path = home.agent_dir(name)
+        problems = hooks_problems(path, home.root)
+        if problems:
+            install_precommit_hook(path, home.root)
+            notes.append(f"{name}: pre-commit hook brought up to date ({'; '.join(problems)})")
+    return notes
+
+
+def _claude_code_hooks(home: Home) -> list[str]:
+    notes = []
+    with links.registry_lock(home, claude_code.HARNESS):
+        for record in links.load_installs(home, claude_code.HARNESS):
+            if claude_code.refresh_entries(home, record):
+                notes.append(
+                    f"{record.get('agent')}: Claude Code hook commands in "
+                    f"{record.get('settings')} brought up to date"
+                )
+    return notes

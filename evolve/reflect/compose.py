@@ -1,0 +1,386 @@
+"""How one answer's operations compose: what lands, what waits for a person, what is refused.
+
+Operations apply in answer order, each to the files as the earlier ones left them: both
+memo sections in one answer, several patches of one skill (each `old` must occur exactly
+once in the body as patched so far), a create followed by a patch of it. Only an operation
+that is itself invalid is refused, never its valid siblings.
+
+A person's work wins, line by line (`SkillState` says who wrote each line): an update of a
+memo section keeps every line a person wrote in place; a patch whose `old` text touches a
+person's line, and a retire of a skill holding one, wait for review instead (a second pass
+composes them on top of what lands). A lesson a person undid (`blocked` fingerprints,
+from `workspace.undo`) is not written again: a skill operation bringing one back is
+refused, a memo update leaves those lines out. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, replace
+from difflib import SequenceMatcher
+from pathlib import Path
+from typing import Any
+
+from evolve.reflect.operations import (
+    BLOCKED_REASON,
+    CREATE,
+    MEMO,
+    NOTHING,
+    OPS,
+    PATCH,
+    RETIRE,
+    SECTIONS,
+    AnswerError,
+    Limits,
+    Plan,
+    Reject,
+    Rejection,
+    SkillState,
+    ValidOp,
+    check_text,
+    clean_summary,
+    fold,
+    name_of,
+    read_answer,
+    reason_of,
+    show,
+    string,
+    target_of,
+)
+from evolve.reflect.tokens import count_tokens
+from evolve.store.history import clean_line
+from evolve.transcripts.redact import find_secrets
+from evolve.workspace import memo as memo_mod
+from evolve.workspace.skills import CHARS_PER_TOKEN, SKILL_FILE, parse_skill, render_skill, split_frontmatter
+from evolve.workspace.undo import blocked_in, lesson_lines
+
+_HEADING_START = ("# ", "## ", "#\t", "##\t")
+
+
+@dataclass
+class _Doc:
+    """A file as the answer's operations left it so far, and who wrote each of its lines."""
+
+    text: str
+    authors: list[bool]
+
+    def after(self, text: str) -> _Doc:
+        """The file with new text: unchanged lines keep their authors, new ones are evolve's."""
+        old, new = memo_mod.lines(self.text), memo_mod.lines(text)
+        authors = [False] * len(new)
+        for block in SequenceMatcher(None, old, new, autojunk=False).get_matching_blocks():
+            for k in range(block.size):
+                authors[block.b + k] = self.authors[block.a + k] if block.a + k < len(self.authors) else False
+        return _Doc(text, authors)
+
+    def person_lines_in(self, start: int, end: int) -> bool:
+        """Whether [start, end) of the text overlaps a line a person wrote."""
+        position = 0
+        for index, line in enumerate(memo_mod.lines(self.text)):
+            if position >= end:
+                break
+            if position + len(line) > start and index < len(self.authors) and self.authors[index]:
+                return True
+            position += len(line)
+        return False
+
+
+def _doc(text: str, authors: tuple[bool, ...]) -> _Doc:
+    count = len(memo_mod.lines(text))
+    return _Doc(text, (list(authors) + [False] * count)[:count])
+
+
+def _same_text(a: str, b: str) -> bool:
+    """Equal but for the line endings (a CRLF memo holds the model's LF content as CRLF)."""
+
+    def plain(text: str) -> str:
+        return text.strip().replace("\r\n", "\n").replace("\r", "\n")
+
+    return plain(a) == plain(b)
+
+
+class _Composer:
+    """Checks each operation against the files as composed so far; raises Reject with the reason."""
+
+    def __init__(
+        self,
+        state: SkillState,
+        limits: Limits,
+        blocked: Collection[str],
+        protect: bool,
+        room: int | None = None,
+    ) -> None:
+        self.state, self.limits, self.blocked, self.protect = state, limits, frozenset(blocked), protect
+        self.room = room  # skills that may still be created (None: no cap)
+        self.docs: dict[str, _Doc | None] = {}  # skill → as composed so far; None: retired here
+        self.changed: set[str] = set()  # skills this answer created or patched
+        self.memo = _doc(state.memo, state.memo_authors)
+
+    def continued(self) -> _Composer:
+        """A composer starting where this one ended, protecting nothing (a person reviews it)."""
+        after = _Composer(self.state, self.limits, self.blocked, protect=False, room=self.room)
+        after.docs, after.changed, after.memo = dict(self.docs), set(self.changed), self.memo
+        return after
+
+    # -- checks ----------------------------------------------------------------------
+    def _size(self, key: str, body: str) -> None:
+        cap = self.limits.skill_body_tokens
+        approx = len(body) // CHARS_PER_TOKEN  # the pre-commit hook's estimate, a cheap guard first
+        if approx > cap:
+            raise Reject(f"'{key}' is about {approx} tokens ({len(body)} chars); at most {cap}")
+        used = count_tokens(body)
+        if used > cap:
+            raise Reject(f"'{key}' is {used} tokens; at most {cap}")
+
+    def _current(self, name: str) -> _Doc:
+        if name in self.docs:
+            doc = self.docs[name]
+            if doc is None:
+                raise Reject(f"skill '{name}' is retired earlier in this answer")
+            return doc
+        skill = self.state.skills.get(name)
+        if skill is None:
+            raise Reject(f"there is no skill named '{name}'")
+        if skill.symlink:
+            raise Reject(f"skill '{name}' is a symbolic link; evolve never writes through one")
+        if not skill.valid:
+            raise Reject(f"skill '{name}' is broken; a person must fix it first")
+        if skill.pinned:
+            raise Reject(f"skill '{name}' is pinned; only a person may change it")
+        return _doc(skill.text, skill.authors)
+
+    def _reparse(self, name: str, text: str, description: str | None = None) -> None:
+        skill = parse_skill(text, name, Path("skills", name, SKILL_FILE), self.limits.skill_body_tokens)
+        if skill.problems:
+            raise Reject(f"the resulting SKILL.md would be invalid: {clean_line(skill.problems[0], 160)}")
+        if description is not None and skill.description != description:
+            raise Reject("the description does not survive YAML quoting")
+
+    def _undone(self, text: str, before: str = "") -> list[str]:
+        """Lines `text` adds (to `before`) that are lessons a person undid."""
+        old = set(lesson_lines(before))
+        return [line for line in blocked_in(text, self.blocked) if line not in old and line]
+
+    def _refuse_undone(self, text: str, before: str = "") -> None:
+        undone = self._undone(text, before)
+        if undone:
+            more = f" and {len(undone) - 1} more line(s)" if len(undone) > 1 else ""
+            raise Reject(f"{BLOCKED_REASON}: {show(undone[0], 60)}{more}")
+
+    # -- the operations --------------------------------------------------------------
+    def create(self, index: int, op: Mapping[str, Any]) -> ValidOp:
+        name = name_of(op)
+        raw, body, cap = string(op, "description"), string(op, "body"), self.limits.description_chars
+        description = " ".join(raw.split()) if len(raw) <= 4 * cap else raw  # one YAML line
+        if not description or len(description) > cap:
+            raise Reject(f"description must be 1-{cap} chars on one line (is {len(description)})")
+        self._size("body", body)
+        check_text("description", raw)
+        check_text("body", body)
+        if "<" in description or ">" in description:
+            raise Reject("description may not contain '<' or '>'")
+        if not body.strip():
+            raise Reject("body is empty")
+        if name in self.state.skills or self.docs.get(name) is not None:
+            raise Reject(f"skill '{name}' exists; use patch_skill")
+        if name in self.docs:
+            raise Reject(f"skill '{name}' is retired earlier in this answer; patch it instead")
+        twin = next((s for s in (*self.state.skills, *self.docs) if fold(s) == fold(name)), None)
+        if twin is not None:
+            raise Reject(f"skill '{name}' collides with the existing folder {show(twin)}")
+        self._refuse_undone(body)
+        if self.room is not None and self.room <= 0:
+            raise Reject(
+                "max_skills is reached and no skill may be evicted (each is pinned, broken, or "
+                "holds a person's lines); raise [limits] max_skills or prune"
+            )
+        text = render_skill(name, description, body)
+        self._reparse(name, text, description)
+        if self.room is not None:
+            self.room -= 1
+        self.docs[name] = _Doc(text, [False] * len(memo_mod.lines(text)))
+        self.changed.add(name)
+        return ValidOp(index, CREATE, name, "", text, None, description=description)
+
+    def patch(self, index: int, op: Mapping[str, Any]) -> ValidOp:
+        name, old, new = name_of(op), string(op, "old"), string(op, "new")
+        if not old:
+            raise Reject("'old' is empty")
+        self._size("old", old)
+        self._size("new", new)
+        check_text("old", old)
+        check_text("new", new)
+        doc = self._current(name)
+        raw, body = split_frontmatter(doc.text)
+        at = body.find(old)
+        if at < 0:
+            if raw and old in raw:
+                raise Reject("'old' occurs only in the frontmatter; a patch changes the body only")
+            where = "the body as patched so far" if name in self.changed else "the skill's body"
+            raise Reject(f"'old' does not occur in {where}")
+        if body.find(old, at + 1) >= 0:
+            raise Reject("'old' occurs more than once in the body; quote more context")
+        patched = body[:at] + new + body[at + len(old) :]
+        if not patched.strip():
+            raise Reject("the patch would empty the body; use retire_skill")
+        self._size("patched body", patched)
+        before = {body[s:e] for _k, s, e in find_secrets(body)}
+        if any(patched[s:e] not in before for _k, s, e in find_secrets(patched)):
+            raise Reject("the patched body would hold a secret")
+        self._refuse_undone(patched, body)  # the lines as they would read, not the fragment
+        offset = len(doc.text) - len(body)
+        text = doc.text[:offset] + patched  # frontmatter bytes kept
+        self._reparse(name, text)
+        valid = ValidOp(index, PATCH, name, "", text, doc.text)
+        if self.protect and doc.person_lines_in(offset + at, offset + at + max(len(old), 1)):
+            return replace(valid, why="its 'old' text touches lines a person wrote")
+        self.docs[name] = doc.after(text)
+        self.changed.add(name)
+        return valid
+
+    def retire(self, index: int, op: Mapping[str, Any]) -> ValidOp:
+        name, reason = name_of(op), reason_of(op)
+        doc = self._current(name)
+        if name in self.changed:
+            raise Reject(f"skill '{name}' is created or patched earlier in this answer")
+        valid = ValidOp(index, RETIRE, name, "", None, doc.text, reason=reason)
+        snapshot = self.state.skills.get(name)
+        if self.protect and (any(doc.authors) or (snapshot is not None and snapshot.person_files)):
+            return replace(valid, why="the skill holds lines a person wrote")
+        self.docs[name] = None
+        return valid
+
+    def update_memo(self, index: int, op: Mapping[str, Any]) -> ValidOp:
+        section, content, cap = op.get("section"), string(op, "content"), self.limits.memo_section_chars
+        if section not in SECTIONS:
+            raise Reject(f"section {show(section)} is not one of {', '.join(SECTIONS)}")
+        if self.state.memo_symlink:
+            raise Reject("memo.md is a symbolic link; evolve never writes through one")
+        check_text("content", content)
+        if any(
+            line.lstrip(" ").startswith(_HEADING_START) or line.strip() in ("#", "##")
+            for line in content.splitlines()
+        ):
+            raise Reject("content may not hold a '# ' or '## ' heading line (use '### ' or bullets)")
+        current = memo_mod.section_content(self.memo.text, section)
+        undone = set(self._undone(content, current))
+        lines = [line for line in content.strip("\r\n").splitlines() if line.strip() not in undone]
+        lines, kept = self._keep_person_lines(section, lines) if self.protect else (lines, 0)
+        merged = "\n".join(lines)
+        if undone and _same_text(merged, current):
+            raise Reject(f"every new line is a lesson a person undid ({show(sorted(undone)[0], 60)})")
+        if len(merged.strip()) > cap:
+            raise Reject(f"content is {len(merged.strip())} chars; at most {cap}")
+        text = memo_mod.replace_section(self.memo.text, section, merged)
+        if not _same_text(memo_mod.section_content(text, section), merged):
+            raise Reject("content would spill out of its section (an unclosed code fence?)")
+        new_problems = set(memo_mod.problems(text, cap)) - set(memo_mod.problems(self.memo.text, cap))
+        if new_problems:
+            raise Reject(f"the memo would become invalid: {sorted(new_problems)[0]}")
+        valid = ValidOp(index, MEMO, "", section, text, self.memo.text, kept=kept, left_out=len(undone))
+        self.memo = self.memo.after(text)
+        return valid
+
+    def _keep_person_lines(self, section: str, new: list[str]) -> tuple[list[str], int]:
+        """`new` with every line a person wrote in the section kept where it stood; how many."""
+        found = next(
+            (s for s in memo_mod.sections(self.memo.text) if s.heading == memo_mod.HEADINGS[section]), None
+        )
+        if found is None:
+            return new, 0
+        position, old, mine = 0, [], []
+        for index, line in enumerate(memo_mod.lines(self.memo.text)):
+            if found.content_start <= position < found.content_end and line.strip():
+                old.append(line.rstrip("\r\n"))
+                mine.append(index < len(self.memo.authors) and self.memo.authors[index])
+            position += len(line)
+        kept_new = {line.strip() for line in new}
+        if all(line.strip() in kept_new for line, person in zip(old, mine, strict=True) if person):
+            return new, 0
+        out, kept = [], 0
+        matcher = SequenceMatcher(None, [s.strip() for s in old], [s.strip() for s in new], autojunk=False)
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            if tag == "equal":
+                out += new[j1:j2]
+                continue
+            for k in range(i1, i2):  # what the model dropped or rewrote: a person's line stays
+                if mine[k] and old[k].strip() not in kept_new:
+                    out.append(old[k])
+                    kept += 1
+            out += new[j1:j2]
+        return out, kept
+
+
+def _handlers(composer: _Composer) -> dict[str, Callable[[int, Mapping[str, Any]], ValidOp]]:
+    return {
+        CREATE: composer.create,
+        PATCH: composer.patch,
+        RETIRE: composer.retire,
+        MEMO: composer.update_memo,
+    }
+
+
+def compose(
+    raw: Any,
+    state: SkillState,
+    limits: Limits | None = None,
+    blocked: Collection[str] = (),
+    *,
+    protect: bool = True,
+    room: int | None = None,
+) -> Plan:
+    """Validate and compose an `apply_reflection` input (a dict, or its JSON text) into a Plan.
+
+    `room`: how many skills may be created (what max_skills and the evictable skills allow).
+    """
+    limits = limits or Limits()
+    summary, operations = read_answer(raw, limits)
+    first = _Composer(state, limits, blocked, protect, room)
+    handlers = _handlers(first)
+    valid: list[ValidOp] = []
+    waiting: list[tuple[int, Mapping[str, Any], str]] = []
+    rejected: list[Rejection] = []
+    nothing: list[tuple[int, str]] = []
+    for index, op in enumerate(operations):
+        kind = op.get("op") if isinstance(op, dict) else None
+        op_name = kind if isinstance(kind, str) and kind in OPS else "unknown"
+        target = target_of(op) if isinstance(op, dict) else ""
+        try:
+            if not isinstance(op, dict):
+                raise Reject(f"operation is a {type(op).__name__}, not an object")
+            if op_name == "unknown":
+                raise Reject(f"unknown op {show(kind)} (one of {', '.join(OPS)})")
+            if kind == NOTHING:
+                nothing.append((index, reason_of(op)))
+                continue
+            result = handlers[op_name](index, op)
+            if result.why:
+                waiting.append((index, op, result.why))
+            else:
+                valid.append(result)
+        except Reject as exc:
+            rejected.append(Rejection(index, op_name, str(exc), target))
+    proposed: list[ValidOp] = []
+    second = _handlers(first.continued())
+    for index, op, why in waiting:  # on top of what lands: a person reviews them as one change
+        try:
+            proposed.append(replace(second[op["op"]](index, op), why=why))
+        except Reject as exc:
+            rejected.append(Rejection(index, op["op"], str(exc), target_of(op)))
+    if valid or proposed:
+        rejected += [
+            Rejection(i, NOTHING, "contradicts the other operations of this answer") for i, _ in nothing
+        ]
+    rejected.sort(key=lambda r: r.op_index)
+    return Plan(
+        summary=clean_summary(summary, valid + proposed, limits.summary_chars),
+        operations=valid,
+        rejected=rejected,
+        nothing_to_save=not valid and not proposed and (bool(nothing) or not operations),
+        nothing_reason="; ".join(r for _, r in nothing if r) if not (valid or proposed) else "",
+        waiting=proposed,
+        source={"summary": summary, "operations": operations},
+    )
+
+
+__all__ = ["AnswerError", "compose"]

@@ -1,0 +1,79 @@
+"""What `evolve init` lays down in a new agent repository: the skeleton and the git hook.
+
+The skeleton comes from `template_workspace/` and the hook from `hooks/pre-commit` (both
+package data). The hook runs this interpreter with `-P`, so a folder named `evolve` in the
+repository can never shadow evolve, and the repository's own `core.hooksPath` points at
+`.git/hooks`, so a person's global `core.hooksPath` cannot silently switch the checks off.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from importlib import resources
+from importlib.resources.abc import Traversable
+from pathlib import Path
+
+from evolve.store.git import git, git_text
+
+HOOK_MARKER = "evolve-managed-hook: pre-commit"
+HOOKS_PATH = ".git/hooks"  # relative: git resolves it at the work tree's top, wherever the home moves
+
+
+def template_files(name: str) -> dict[str, bytes]:
+    """The skeleton of a new agent repository, with the agent's name filled in."""
+    files: dict[str, bytes] = {}
+
+    def walk(node: Traversable, prefix: str) -> None:
+        for entry in node.iterdir():
+            if entry.name in ("__pycache__", "__init__.py"):  # the package's, not the template's
+                continue
+            if entry.is_dir():
+                walk(entry, f"{prefix}{entry.name}/")
+                continue
+            target = ".gitignore" if prefix == "" and entry.name == "gitignore" else entry.name
+            files[prefix + target] = entry.read_bytes().replace(b"{{name}}", name.encode())
+
+    walk(resources.files("evolve.template_workspace"), "")
+    return files
+
+
+def precommit_hook_text(home: Path, python: str | None = None) -> str:
+    """The hook as evolve installs it: this interpreter and this home, shell-quoted."""
+    text = (resources.files("evolve.hooks") / "pre-commit").read_text(encoding="utf-8")
+    # shell-quoted: a home or interpreter path holding a quote must not break every commit
+    text = text.replace("'{{python}}'", shlex.quote(python or sys.executable))
+    return text.replace("if [ -x", f"export EVOLVE_HOME={shlex.quote(str(home))}\nif [ -x", 1)
+
+
+def hook_path(repo_path: Path) -> Path:
+    return repo_path / ".git" / "hooks" / "pre-commit"
+
+
+def hooks_problems(repo_path: Path, home: Path) -> list[str]:
+    """What differs from the hook setup evolve installs (empty: current)."""
+    found = []
+    hook = hook_path(repo_path)
+    try:
+        current = hook.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        current = ""
+    if HOOK_MARKER not in current:
+        found.append("evolve's pre-commit hook is missing")
+    elif current != precommit_hook_text(home):
+        found.append("evolve's pre-commit hook is from an older evolve or another interpreter")
+    if git_text(repo_path, "config", "--local", "core.hooksPath", check=False) != HOOKS_PATH:
+        found.append(f"the repository's core.hooksPath is not {HOOKS_PATH}")
+    return found
+
+
+def install_precommit_hook(repo_path: Path, home: Path) -> Path:
+    """Write the agent repo's pre-commit hook (a person's own hook is kept aside) and hooksPath."""
+    target = hook_path(repo_path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if target.exists() and HOOK_MARKER not in target.read_text(errors="replace"):
+        target.replace(target.with_name("pre-commit.before-evolve"))
+    target.write_text(precommit_hook_text(home), encoding="utf-8")
+    target.chmod(0o755)
+    git(repo_path, "config", "--local", "core.hooksPath", HOOKS_PATH)
+    return target

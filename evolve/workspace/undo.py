@@ -1,0 +1,199 @@
+"""What a person undid: lines evolve learned that a person's commit took out of the repository.
+
+A lesson is fingerprinted line by line (list markers, case, punctuation and spacing aside;
+headings, fences and trivial lines skipped), whatever operation wrote it and in whichever
+skill or memo section, so the same text cannot come back through retire + create or under
+another name. A line counts as undone when a person's commit removed it (`evolve revert`,
+`git revert` with or without their own message, deleting a skill folder, editing or
+deleting lines by hand) or a person rejected a proposal holding it — and only when that
+commit leaves its text nowhere in the repository: moving or re-wrapping text is not an
+undo. Blocks are derived from git history (rejections and `evolve unblock` are commits of
+their own), so they travel with the repository. A block is lifted by a later unblock.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from evolve.store.history import Commit
+from evolve.store.repo import Repo
+from evolve.workspace.memo import MEMO_FILE
+
+BLOCKS = "Evolve-Blocks"  # on a reject commit: one fingerprint per line
+UNBLOCKS = "Evolve-Unblocks"  # on an unblock commit
+LEARNING = frozenset({"reflection"})  # commits whose added lines are lessons evolve learned
+UNDOING = frozenset({"human_edit", "revert"})  # a person's commits (and no Evolve-Kind at all)
+MIN_WORDS, MIN_CHARS = 3, 12
+_MARKER = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?")
+_SKIP = re.compile(
+    r"^\s*(?:#|```|~~~|\||---|===|<!--|-->)"  # headings, fences, tables, rules, comments
+    r"|^(?:name|description|license|compatibility|metadata|allowed-tools)\s*:"  # a SKILL.md's frontmatter
+    r"|^\s+[\w-]+:\s"  # its metadata entries
+)
+
+
+@dataclass(frozen=True)
+class Block:
+    """One undone lesson line: its id (fingerprint), its text, and the commit that undid it."""
+
+    id: str
+    line: str
+    commit: str
+    kind: str  # how it was undone: human_edit, revert, reject
+
+    def to_dict(self) -> dict[str, str]:
+        return {"id": self.id, "line": self.line, "commit": self.commit, "undone_by": self.kind}
+
+
+def normalise(text: str) -> str:
+    """Lesson text for fingerprints: NFKC, case-folded, punctuation gone, spaces collapsed."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    return " ".join(re.sub(r"[^\w\s]|_", " ", folded).split())
+
+
+def lesson_text(line: str) -> str | None:
+    """The normalised lesson a line holds, or None for a heading, fence or trivial line."""
+    if _SKIP.match(line):
+        return None
+    text = normalise(_MARKER.sub("", line))
+    return text if len(text) >= MIN_CHARS and len(text.split()) >= MIN_WORDS else None
+
+
+def fingerprint(text: str) -> str:
+    return hashlib.sha256(("lesson-line\x1f" + text).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def lesson_lines(text: str) -> dict[str, str]:
+    """Fingerprint → the original line, for every lesson line of `text`."""
+    found: dict[str, str] = {}
+    for raw in text.splitlines():
+        lesson = lesson_text(raw)
+        if lesson is not None:
+            found.setdefault(fingerprint(lesson), raw.strip())
+    return found
+
+
+def _undoing(commit: Commit) -> str | None:
+    """How a commit undoes what it removes, or None when it does not (evolve's own choices)."""
+    kind = commit.trailers.get("Evolve-Kind")
+    if kind is None and len(commit.parents) == 1:
+        return "revert" if commit.reverts else "human_edit"
+    return kind if kind in UNDOING else None
+
+
+def _learned_paths(path: str) -> bool:
+    return path == MEMO_FILE or (path.startswith("skills/") and path.endswith("/SKILL.md"))
+
+
+def _changes(repo: Repo) -> list[tuple[str, dict[str, list[str]], dict[str, list[str]]]]:
+    """(sha, added lines by path, removed lines by path) for every commit, oldest first."""
+    tip = repo.tip()
+    if tip is None:
+        return []
+    token = secrets.token_hex(8)
+    raw = repo.git(
+        "log",
+        "--reverse",
+        "--no-renames",
+        "--no-merges",
+        "-U0",
+        "--no-color",
+        "--no-ext-diff",
+        f"--format={token}%H",
+        "-p",
+        tip,
+        "--",
+        MEMO_FILE,
+        "skills/",
+    ).decode("utf-8", "replace")
+    out = []
+    for record in raw.split(token)[1:]:
+        sha, _, patch = record.partition("\n")
+        added: dict[str, list[str]] = {}
+        removed: dict[str, list[str]] = {}
+        path = ""
+        for line in patch.splitlines():
+            if line.startswith("+++ ") or line.startswith("--- "):
+                name = line[4:]
+                if name != "/dev/null":
+                    path = name[2:] if name[:2] in ("a/", "b/") else name
+                continue
+            if line.startswith("diff --git "):
+                path = ""
+                continue
+            if not _learned_paths(path):
+                continue
+            if line.startswith("+"):
+                added.setdefault(path, []).append(line[1:])
+            elif line.startswith("-"):
+                removed.setdefault(path, []).append(line[1:])
+        out.append((sha.strip(), added, removed))
+    return out
+
+
+def _tree_text(repo: Repo, sha: str) -> str:
+    """Every lesson line the tree of `sha` holds, normalised and joined by spaces."""
+    listed = repo.text("ls-tree", "-r", "--name-only", "-z", sha, "--", MEMO_FILE, "skills/")
+    paths = [p for p in listed.split("\0") if p and _learned_paths(p)]
+    blobs = repo.read_blobs([f"{sha}:{p}" for p in paths])
+    parts = []
+    for blob in blobs.values():
+        for raw in (blob or b"").decode("utf-8", "replace").splitlines():
+            text = normalise(_MARKER.sub("", raw))
+            if text:
+                parts.append(text)
+    return " " + " ".join(parts) + " "
+
+
+def blocks(repo: Repo, commits: Iterable[Commit] | None = None) -> dict[str, Block]:
+    """Every lesson line a person undid and nobody unblocked since, by fingerprint."""
+    history = list(reversed(list(repo.log() if commits is None else commits)))  # oldest first
+    changes = {sha: (added, removed) for sha, added, removed in _changes(repo)}
+    learned: dict[str, str] = {}  # fingerprint → lesson text evolve wrote
+    found: dict[str, Block] = {}
+    for commit in history:
+        kind = commit.trailers.get("Evolve-Kind")
+        added, removed = changes.get(commit.sha, ({}, {}))
+        if kind in LEARNING:
+            for raw in (line for lines in added.values() for line in lines):
+                lesson = lesson_text(raw)
+                if lesson is not None:
+                    learned.setdefault(fingerprint(lesson), lesson)
+        elif kind == "reject":
+            for item in commit.values(BLOCKS):
+                fp, _, text = item.partition(" ")
+                found[fp] = Block(fp, text, commit.sha, "reject")
+        elif kind == "unblock":
+            for fp in commit.values(UNBLOCKS):
+                found.pop(fp, None)
+        elif (how := _undoing(commit)) is not None:
+            found.update(_undone(repo, commit.sha, how, removed, learned))
+    return found
+
+
+def _undone(
+    repo: Repo, sha: str, how: str, removed: dict[str, list[str]], learned: dict[str, str]
+) -> dict[str, Block]:
+    """The learned lines commit `sha` removed and left nowhere in the repository."""
+    candidates = {}
+    for raw in (line for lines in removed.values() for line in lines):
+        lesson = lesson_text(raw)
+        if lesson is not None and fingerprint(lesson) in learned:
+            candidates[fingerprint(lesson)] = raw.strip()
+    if not candidates:
+        return {}
+    present = _tree_text(repo, sha)
+    return {
+        fp: Block(fp, raw, sha, how) for fp, raw in candidates.items() if f" {learned[fp]} " not in present
+    }
+
+
+def blocked_in(text: str, blocked: Iterable[str]) -> list[str]:
+    """The lines of `text` that are blocked lessons."""
+    wanted = set(blocked)
+    return [line for fp, line in lesson_lines(text).items() if fp in wanted]

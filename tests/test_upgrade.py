@@ -1,0 +1,117 @@
+"""What an older evolve installed is brought up to date by the next writing command or doctor.
+
+Played as a person who installed evolve long ago: an agent repository with the first
+pre-commit hook (no -P, no local core.hooksPath) and Claude Code settings holding hook
+commands in an older form beside the person's own hook. No reinstall is asked of them.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from evolve import cli
+from evolve.home import Home
+from evolve.integrations import claude_code, hookfile, upgrade
+from evolve.workspace.template import HOOK_MARKER, hook_path, precommit_hook_text
+from tests.helpers import git, git_out, make_agent, skill_text
+
+V1_HOOK = """#!/bin/sh
+# evolve-managed-hook: pre-commit v1
+EVOLVE_PYTHON='{python}'
+export EVOLVE_HOME='{home}'
+if [ -x "$EVOLVE_PYTHON" ]; then
+    "$EVOLVE_PYTHON" -m evolve.precommit
+    status=$?
+    if [ "$status" -eq 0 ] || [ "$status" -eq 65 ]; then
+        exit "$status"
+    fi
+fi
+exit 0
+"""
+
+
+@pytest.fixture
+def old_install(evolve_home, tmp_path):
+    """An agent as evolve 0.1 left it, and a project with its Claude Code hooks installed."""
+    agent = make_agent("demo")
+    home = Home.resolve()
+    hook_path(agent.path).write_text(V1_HOOK.format(python=sys.executable, home=home.root))
+    git(agent.path, "config", "--local", "--unset", "core.hooksPath")
+    (home.root / upgrade.VERSION_FILE).unlink(missing_ok=True)
+    project = tmp_path / "project"
+    (project / ".claude").mkdir(parents=True)
+    mine = {"type": "command", "command": "echo mine"}
+    (project / ".claude" / "settings.local.json").write_text(
+        json.dumps({"hooks": {"Stop": [{"hooks": [mine]}]}, "theme": "dark"}, indent=2) + "\n"
+    )
+    claude_code.install(home, "demo", project=str(project))
+    settings = project / ".claude" / "settings.local.json"
+    doc = json.loads(settings.read_text())
+    for groups in doc["hooks"].values():  # the older command form: no -P
+        for group in groups:
+            for hook in group["hooks"]:
+                hook["command"] = hook["command"].replace(" -P -c ", " -c ")
+    settings.write_text(json.dumps(doc, indent=2) + "\n")
+    (home.root / upgrade.VERSION_FILE).unlink(missing_ok=True)
+    return home, agent, settings
+
+
+def test_a_writing_command_brings_hooks_and_hook_commands_up_to_date(old_install, capsys):
+    home, agent, settings = old_install
+    assert cli.main(["pause", "demo"]) == 0
+    err = capsys.readouterr().err
+    assert "demo: pre-commit hook brought up to date" in err
+    assert f"demo: Claude Code hook commands in {settings} brought up to date" in err
+    assert hook_path(agent.path).read_text() == precommit_hook_text(home.root)
+    assert " -P -m evolve.precommit" in hook_path(agent.path).read_text()
+    assert git_out(agent.path, "config", "--local", "core.hooksPath") == ".git/hooks"
+    doc = json.loads(settings.read_text())
+    commands = [h["command"] for groups in doc["hooks"].values() for g in groups for h in g["hooks"]]
+    assert "echo mine" in commands and doc["theme"] == "dark"
+    ours = [c for c in commands if hookfile.MARK in c]
+    assert len(ours) == len(claude_code.EVENTS) and all(" -P -c " in c for c in ours)
+    assert upgrade.applied(home) == upgrade.LAYOUT
+    assert cli.main(["resume", "demo"]) == 0
+    assert capsys.readouterr().err == ""  # done once: the next command only reads the version
+
+
+def test_a_person_who_removed_evolves_entries_is_not_overridden(old_install, capsys):
+    home, _, settings = old_install
+    settings.write_text(json.dumps({"theme": "dark"}) + "\n")
+    assert cli.main(["pause", "demo"]) == 0
+    assert "Claude Code" not in capsys.readouterr().err
+    assert json.loads(settings.read_text()) == {"theme": "dark"}
+
+
+def test_doctor_applies_it_and_says_what_it_fixed(old_install, capsys):
+    home, agent, _ = old_install
+    assert cli.main(["doctor", "--json"]) in (0, 1)
+    findings = json.loads(capsys.readouterr().out)["findings"]
+    fixed = [f for f in findings if f["problem"].startswith("fixed: pre-commit hook brought up to date")]
+    assert [f["where"] for f in fixed] == ["demo"]
+    assert not [f for f in findings if f["where"] == "demo: .git/hooks/pre-commit"]
+    assert HOOK_MARKER in hook_path(agent.path).read_text()
+
+
+def test_a_global_hooks_path_cannot_switch_the_agent_repos_checks_off(evolve_home, tmp_path, monkeypatch):
+    elsewhere = tmp_path / "global-hooks"
+    elsewhere.mkdir()
+    gitconfig = tmp_path / "gitconfig-with-hookspath"
+    gitconfig.write_text(
+        "[user]\n\tname = P\n\temail = p@example.test\n[init]\n\tdefaultBranch = main\n"
+        f"[core]\n\thooksPath = {elsewhere}\n"
+    )
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
+    agent = make_agent("demo")
+    folder = agent.path / "skills" / "broken"
+    folder.mkdir()
+    (folder / "SKILL.md").write_text(skill_text("not-broken"))
+    git(agent.path, "add", "-A")
+    proc = subprocess.run(
+        ["git", "commit", "-q", "-m", "mine"], cwd=agent.path, capture_output=True, text=True
+    )
+    assert proc.returncode == 1 and "differs from its folder" in proc.stderr
