@@ -237,7 +237,7 @@ def build_bundle(
     classifier = classify.for_signals(config.signals)
     runs = bundle.considered = _readable(select_runs(conn, agent.name, scored))
     for run in runs:
-        run.lines = evidence.run_lines(run, formats.get(run.path, "claude_code"), classifier, clean)
+        run.lines = evidence.run_lines(run, formats.get(run.path, "claude_code"), classifier)
     shown = [fitting.Shown(r, r.lines, bool(r.signals or r.context), rank) for rank, r in enumerate(runs)]
     fixed = count_tokens(_header(bundle, fence) + CONVERSATIONS) + SLACK_TOKENS
     fitter = fitting.Fitter(shown, bundle.budget - fixed)

@@ -12,12 +12,12 @@ environment. Each line carries the token caps it may be shown at; fitting picks.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from evolve.transcripts import model as m
 from evolve.transcripts.classify import Classifier
+from evolve.transcripts.redact import redact, strip_invisible
 
 HEAD, USER, ERROR, CALL, AGENT = "head", "user", "error", "call", "agent"
 # (full, tight) token caps of a line's text; 0 as tight: shown whole or not at all
@@ -108,10 +108,10 @@ def read_events(run, fmt: str) -> list[m.Event] | None:
     return events
 
 
-def run_lines(run, fmt: str, classifier: Classifier, clean: Callable[[str], str]) -> list[Line]:
+def run_lines(run, fmt: str, classifier: Classifier) -> list[Line]:
     """The run's evidence in time order (its facts only when the transcript is gone).
 
-    `clean` makes text safe for the model (secrets redacted, invisible characters removed).
+    Safe for the model: secrets redacted, invisible characters removed.
     """
     lines = [Line(HEAD, head_text(run), 0)]
     if run.facts.get("request"):
@@ -129,9 +129,11 @@ def run_lines(run, fmt: str, classifier: Classifier, clean: Callable[[str], str]
         text = f"USER (after interrupting the agent): {run.next_request}"
         lines.append(Line(USER, text, len(lines), words=True, follows=True))
     for line in lines:
-        line.text = clean(line.text)
-        line.causes = [clean(cause) for cause in line.causes]
-        line.recovery = clean(line.recovery)
+        # Calls are told by tool input values redacted as they were read (summarize_input);
+        # the rest is redacted here.
+        line.text = strip_invisible(line.text if line.kind in (HEAD, CALL) else redact(line.text))
+        line.causes = [strip_invisible(cause) for cause in line.causes]
+        line.recovery = strip_invisible(line.recovery)
     return lines
 
 
