@@ -18,7 +18,7 @@ from pathlib import Path
 
 from evolve.cli import main
 from evolve.home import Home
-from tests.helpers import make_agent
+from tests.helpers import bundle_of, make_agent
 from tests.reflect.scenarios import Transcript
 
 R = "Q7w2E9r4T6y1U3i8"  # the random core every planted secret carries (built, never literal)
@@ -194,3 +194,39 @@ def test_a_failed_reflection_quoting_a_secret_keeps_none_in_state_or_output(
     written = _everything_written(home.root)
     texts = [printed.out, printed.err] + [data.decode("utf-8", "replace") for data in written.values()]
     assert all(SECRETS["github"] not in text and R not in text for text in texts)
+
+
+def _codex_line(kind: str, payload: dict) -> str:
+    return json.dumps({"timestamp": "2026-12-01T18:54:35.549Z", "type": kind, "payload": payload})
+
+
+def test_a_codex_rollouts_calls_and_outputs_are_redacted_in_the_bundle(tmp_path):
+    agent = make_agent("shop")
+    command = f"curl -u admin:{SECRETS['curl -u']} https://api.shop && export NPM_TOKEN={SECRETS['npm']}"
+    lines = [
+        _codex_line("session_meta", {"id": "01a232f5-6fe1-7f83-b588-fba2cf745af0", "cwd": "/home/dev/shop"}),
+        _codex_line("event_msg", {"type": "user_message", "message": "Publish the package", "images": []}),
+        _codex_line(
+            "response_item",
+            {
+                "type": "function_call",
+                "name": "exec_command",
+                "arguments": json.dumps({"cmd": command}),
+                "call_id": "call_1",
+            },
+        ),
+        _codex_line(
+            "response_item",
+            {
+                "type": "function_call_output",
+                "call_id": "call_1",
+                "output": f"Process exited with code 1\nOutput:\nnpm ERR! token {SECRETS['npm']} expired",
+            },
+        ),
+    ]
+    rollout = tmp_path / "rollout-2026-12-01T18-54-35-01a232f5-6fe1-7f83-b588-fba2cf745af0.jsonl"
+    rollout.write_text("\n".join(lines) + "\n")
+    assert main(["observe", agent.name, str(rollout)]) == 0
+    text = bundle_of(agent).text
+    assert "exec_command" in text and "[REDACTED:" in text
+    assert SECRETS["curl -u"] not in text and SECRETS["npm"] not in text and R not in text

@@ -39,6 +39,7 @@ from evolve.transcripts.model import (
     Event,
     Head,
     block_text,
+    summarize_input,
 )
 from evolve.transcripts.reader import loads_object
 
@@ -195,10 +196,10 @@ def _call(payload: dict, head: Head, state: dict, name: str, tool_input: object,
     if call_id:
         _remember(state, call_id, name)
     patched = _PATCH_FILE.search(raw) if "*** " in raw else None
+    # Read for the model (prose), an input is summarised and redacted, as every adapter's is.
+    shown = summarize_input(tool_input) if state.get("prose", True) else tool_input
     # (kind, *head, text, cwd, name, tool_use_id, input, file_path)
-    events = [
-        Event(TOOL_CALL, *head, "", None, name, call_id, tool_input, patched.group(1) if patched else None)
-    ]
+    events = [Event(TOOL_CALL, *head, "", None, name, call_id, shown, patched.group(1) if patched else None)]
     if "SKILL.md" in raw and not patched:  # a patch edits a SKILL.md: no reading of it
         for number, skill in enumerate(read_skills(raw, tool_input, state)):
             # once per call id and skill: the first is the call's own id

@@ -75,7 +75,7 @@ class Event:
     cwd: str | None = None
     name: str = ""  # tool name (tool_call / tool_result), skill name (skill)
     tool_use_id: str = ""
-    input: Any = None  # summarised tool input (observing: the raw one; RunBuilder shortens it)
+    input: Any = None  # summarised, redacted tool input (observing: the raw one; RunBuilder shortens it)
     file_path: str | None = None  # file a tool call writes
     is_error: bool = False
     rejected: bool = False  # tool_result: the user rejected the call (an abort, not an error)
