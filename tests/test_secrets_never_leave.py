@@ -144,13 +144,17 @@ def _everything_written(root: Path) -> dict[str, bytes]:
     return found
 
 
-def test_no_planted_secret_is_in_anything_evolve_derives(tmp_path, fake_messages_api, monkeypatch, capsys):
+def _shop_with_a_model(api, monkeypatch):
+    """An agent whose reflections go through the real anthropic SDK to the local fake API."""
     agent = make_agent("shop")
     home = Home.resolve()
-    home.config_file.write_text(
-        f'[model]\nbackend = "anthropic"\nbase_url = "{fake_messages_api.url}"\nmax_retries = 0\n'
-    )
+    home.config_file.write_text(f'[model]\nbackend = "anthropic"\nbase_url = "{api.url}"\nmax_retries = 0\n')
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-for-the-fake-server")
+    return agent, home
+
+
+def test_no_planted_secret_is_in_anything_evolve_derives(tmp_path, fake_messages_api, monkeypatch, capsys):
+    agent, home = _shop_with_a_model(fake_messages_api, monkeypatch)
     assert main(["observe", agent.name, str(_session(tmp_path))]) == 0
     fake_messages_api.reply_tool(ANSWER)
     fake_messages_api.reply_tool(ANSWER)
@@ -179,12 +183,7 @@ def test_no_planted_secret_is_in_anything_evolve_derives(tmp_path, fake_messages
 def test_a_failed_reflection_quoting_a_secret_keeps_none_in_state_or_output(
     tmp_path, fake_messages_api, monkeypatch, capsys
 ):
-    agent = make_agent("shop")
-    home = Home.resolve()
-    home.config_file.write_text(
-        f'[model]\nbackend = "anthropic"\nbase_url = "{fake_messages_api.url}"\nmax_retries = 0\n'
-    )
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-for-the-fake-server")
+    agent, home = _shop_with_a_model(fake_messages_api, monkeypatch)
     assert main(["observe", agent.name, str(_session(tmp_path))]) == 0
     # a provider (or a proxy) echoing a credential in its error message
     fake_messages_api.reply_error(400, f"invalid request: header x-api-key={SECRETS['github']} refused")
