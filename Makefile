@@ -20,8 +20,8 @@ test: $(STAMP)
 soak: $(STAMP)  ## SOAK_CYCLES=N for a shorter run
 	$(BIN)/python -m pytest -q -s -m soak
 
-demo: $(STAMP)
-	$(BIN)/python -m evolve.demo
+demo: $(STAMP)  ## KEEP=1 keeps the demo's home; EVOLVE_HOME=DIR (new or empty) is used instead
+	$(BIN)/python -P -m evolve.demo $(if $(KEEP),--keep)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py

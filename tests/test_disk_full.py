@@ -54,6 +54,15 @@ def fill(mount: Path) -> Path:
     return filler
 
 
+def assert_nothing_left(root: Path) -> None:
+    """No temp file and no folder a failed write created and left empty."""
+    for path in root.rglob("*"):
+        if ".git" in path.relative_to(root).parts:
+            continue
+        assert not path.name.endswith(".evolve-tmp"), path
+        assert not (path.is_dir() and not any(path.iterdir())), f"empty folder left: {path}"
+
+
 def test_reflection_on_a_full_disk_fails_cleanly_then_recovers(small_disk, tmp_path, capsys) -> None:
     agent = make_agent()
     assert main(["observe", "demo", str(corrected_session(tmp_path))]) == 0
@@ -65,6 +74,7 @@ def test_reflection_on_a_full_disk_fails_cleanly_then_recovers(small_disk, tmp_p
     assert code == 1 and "no space left" in err.lower(), err
     assert agent.memo_text() == memo_before  # not truncated, not half-written
     assert git_out(agent.path, "rev-parse", "HEAD") == head_before
+    assert_nothing_left(agent.path)
     filler.unlink()
     assert main(["reflect", "demo"]) == 0, capsys.readouterr()
     assert "uv run pytest" in agent.memo_text(), capsys.readouterr().out
@@ -108,3 +118,33 @@ def test_atomic_write_never_leaves_a_truncated_file(small_disk) -> None:
     filler.unlink()
     atomic_write(target, b"new\n")
     assert target.read_bytes() == b"new\n"
+
+
+def test_a_new_skill_that_does_not_fit_leaves_no_folder_behind(small_disk) -> None:
+    from tests.helpers import evolve_commit, skill_text
+
+    agent = make_agent()
+    head_before = git_out(agent.path, "rev-parse", "HEAD")
+    filler = fill(small_disk)
+    big = skill_text("too-big", body="- a long lesson\n" * 20_000).encode()
+    with pytest.raises(OSError):
+        evolve_commit(agent, {"skills/too-big/SKILL.md": big, "skills/too-big/references.md": b"x\n"})
+    assert git_out(agent.path, "rev-parse", "HEAD") == head_before
+    assert not (agent.path / "skills" / "too-big").exists()
+    assert_nothing_left(agent.path)
+    filler.unlink()
+    git(agent.path, "fsck", "--strict")
+
+
+def test_git_saying_out_of_diskspace_is_a_disk_full_error(small_disk, capsys) -> None:
+    """B4: git words a full disk "... write error. Out of diskspace"; that was an internal error."""
+    from evolve import cli
+    from evolve.store.git import GitError
+    from evolve.store.git import git as run_git
+
+    agent = make_agent()
+    fill(small_disk)
+    index = agent.path / ".git" / "evolve-idx-test"  # what a commit's private index does first
+    with pytest.raises(GitError, match="Out of diskspace") as info:
+        run_git(agent.path, "read-tree", "HEAD", env={"GIT_INDEX_FILE": str(index)})
+    assert cli._disk_full(info.value)

@@ -43,6 +43,22 @@ def test_a_broken_skill_is_refused_with_file_and_reason(agent):
     assert (agent.path / "skills/my-skill/SKILL.md").read_text() == BROKEN
 
 
+def test_the_readme_states_the_exit_codes_as_they_are(agent):
+    """C9: the README listed 65 as evolve's; the hook exits 65 and `git commit` itself exits 1."""
+    from pathlib import Path
+
+    from evolve.errors import EXIT_BUSY
+
+    write_skill(agent.path, "my-skill", text=BROKEN)
+    proc = commit_all(agent.path, "broken", check=False)
+    assert proc.returncode == 1 and "this commit was refused" in proc.stderr
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    table = readme.split("### Exit codes", 1)[1].split("\n## ", 1)[0]
+    rows = [line.split("|")[1].strip() for line in table.splitlines() if line.startswith("| ")]
+    assert rows == ["code", "0", "1", "2", "3", str(EXIT_BUSY), "130"]
+    assert "the hook\nexits 65" in table and "`git commit` itself then exits 1" in table
+
+
 @pytest.mark.parametrize(
     ("text", "reason"),
     [

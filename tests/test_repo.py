@@ -417,7 +417,7 @@ def test_failure_before_the_branch_moves_restores_the_files(agent, monkeypatch):
 
 
 KILLED_WRITER = """
-import os, signal, sys
+import os, pathlib, signal, sys
 from evolve.workspace.agent import Agent
 from evolve.store.history import build_message
 from evolve.store.repo import Identity, Repo
@@ -428,8 +428,15 @@ def die_before(self, *a, **k):
 def die_after(self, *a, **k):
     result = real_swap(self, *a, **k)
     os.kill(os.getpid(), signal.SIGKILL)
+def die_mid_write(self, target):  # the new skill's bytes are in a temp file, not yet renamed
+    if target.parent.name == "brand-new":
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real_replace(self, target)
+real_replace = pathlib.Path.replace
 if where == "before":
     Repo._commit_loop = die_before
+elif where == "mid-write":
+    pathlib.Path.replace = die_mid_write
 else:
     Repo._swap = die_after
 agent = Agent.open(sys.argv[1])
@@ -463,6 +470,19 @@ def test_journal_of_a_killed_process_is_rolled_back_by_the_next_lock(agent):
     assert not (agent.path / "skills/brand-new").exists()
     assert (agent.path / "person.txt").read_text() == "person's newer edit\n"
     assert git_out(agent.path, "status", "--porcelain") == "M person.txt"
+
+
+def test_a_kill_mid_write_leaves_no_temp_file_and_no_empty_folder(agent):
+    before = _prepare(agent)
+    proc = subprocess.run([sys.executable, "-c", KILLED_WRITER, "demo", "mid-write"])
+    assert proc.returncode == -signal.SIGKILL
+    left = agent.path / "skills" / "brand-new"
+    assert [p.name for p in left.iterdir()][0].endswith(".evolve-tmp")  # what the kill left
+    with agent.repo.locked(timeout=2):
+        pass
+    assert head(agent.path) == before
+    assert not left.exists()
+    assert git_out(agent.path, "status", "--porcelain", "--ignored", "--untracked-files=all") == ""
 
 
 def test_journal_is_rolled_back_even_after_a_person_committed_something_else(agent):

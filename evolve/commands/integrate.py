@@ -35,7 +35,9 @@ def install(
         if codex
         else f"evolve's hooks for agent {agent}"
     )
-    say(f"{'updated' if result['settings_changed'] else 'already in place'}: {hooks} in {result['settings']}")
+    done = "updated" if result["settings_changed"] else "already in place"
+    done = "created" if result.get("settings_created") else done  # a first install makes the file
+    say(f"{done}: {hooks} in {result['settings']}")
     if result["backup"]:
         say(f"the file as it was before: {result['backup']}")
     if result["skills_dir"]:

@@ -7,14 +7,18 @@ from typing import TYPE_CHECKING
 from evolve.commands.output import emit_json, say
 from evolve.errors import EXIT_BUSY, EXIT_USER
 from evolve.home import Home
+from evolve.workspace.agent import Agent
 
 if TYPE_CHECKING:
     from evolve.reflect.run import Outcome
 
 
 def reflect(home: Home, name: str, dry_run: bool = False, force: bool = False, as_json: bool = False) -> int:
+    from evolve.commands.observing import catch_up
     from evolve.reflect.run import reflect as run_reflection
 
+    Agent.open(name, home)  # a name that is no agent says so before anything is read
+    catch_up(home, [name])
     outcome = run_reflection(home, name, force=force, dry_run=dry_run)
     code = EXIT_BUSY if outcome.status == "busy" else EXIT_USER if outcome.status == "failed" else 0
     if as_json:

@@ -262,6 +262,12 @@ class _Composer:
             for line in content.splitlines()
         ):
             raise Reject("content may not hold a '# ' or '## ' heading line (use '### ' or bullets)")
+        renamed = _renamed_heading(self.memo.text, section)
+        if renamed:  # a third section would be appended next to the person's renamed one
+            raise Reject(
+                f"memo.md has no '## {memo_mod.HEADINGS[section]}' but a '## {renamed}': a person "
+                "renamed it; rename it back so evolve can write there"
+            )
         current = memo_mod.section_content(self.memo.text, section)
         undone = set(self._undone(content, current))
         lines = [line for line in content.strip("\r\n").splitlines() if line.strip() not in undone]
@@ -384,3 +390,11 @@ def compose(
 
 
 __all__ = ["AnswerError", "compose"]
+
+
+def _renamed_heading(memo: str, section: str) -> str | None:
+    """The `##` heading that took a standard one's place, when the standard one is gone."""
+    headings = [found.heading for found in memo_mod.sections(memo)]
+    if memo_mod.HEADINGS[section] in headings:
+        return None
+    return next((h for h in headings if h not in memo_mod.HEADINGS.values()), None)

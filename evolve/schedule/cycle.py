@@ -116,14 +116,14 @@ def rules_for(home: Home) -> Rules:
 
 
 def plan(conn: sqlite3.Connection, home: Home, now: float) -> CyclePlan:
-    names = list_agents(home)
-    known = set(ledger.agent_rows(conn))
+    known = ledger.agent_names(conn)
+    dirty = ledger.agent_rows(conn, dirty_only=True)
+    names = list_agents(home, known.difference(dirty))  # a dirty agent's repository is checked
     missing = [name for name in names if name not in known]
     if missing:  # one transaction, and none at all in the usual case
         with ledger.transaction(conn):
             for name in missing:
                 ledger.ensure_agent(conn, name, now)
-    dirty = ledger.agent_rows(conn, dirty_only=True)
     result = plan_cycle(agent_states(conn, home, [n for n in names if n in dirty]), rules_for(home), now)
     for name in names:  # the dirty gate, without building a state per clean agent
         if name not in dirty:

@@ -243,8 +243,8 @@ def _short(item: Any, redacting: bool = True) -> str:
     elif type(item) is list or type(item) is dict:
         try:  # only the start of the repr is kept: a long todo list need not be printed
             text = _repr_start(item, INPUT_VALUE_CAP + REDACT_MARGIN)
-        except RecursionError:
-            text = repr(item)
+        except RecursionError:  # repr itself would raise again: say so instead
+            text = f"[{type(item).__name__} nested too deep to show]"
     else:
         text = repr(item)
     if redacting:

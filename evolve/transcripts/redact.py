@@ -289,7 +289,8 @@ def secret_warnings(text: str) -> list[str]:
     """
     return [
         f"line {text.count(chr(10), 0, start) + 1} holds what looks like a secret ({kind}); "
-        "evolve redacts it from what it sends to a model, but the agent reads it as written"
+        "remove it if it should not be there: evolve redacts it from what it sends to a model, "
+        "but leaves a person's words as written, and the agent reads them"
         for kind, start, _end in find_secrets(text)
     ]
 
