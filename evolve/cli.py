@@ -394,7 +394,9 @@ def _crash_log(exc: BaseException, argv: Sequence[str]) -> str:
         with path.open("a", encoding="utf-8") as handle:
             import traceback  # lazy: `evolve prompt` runs on every session start
 
-            handle.write("".join(traceback.format_exception(exc)) + "\n")
+            from evolve.transcripts.redact import redact  # an exception may quote a secret
+
+            handle.write(redact("".join(traceback.format_exception(exc))) + "\n")
         return str(path)
     except Exception:
         return "(could not write the crash log)"

@@ -29,6 +29,7 @@ NEEDED = [
     "evolve/examples/demo/session-4.jsonl",
     "evolve/transcripts/data/transient_patterns.txt",
     "evolve/transcripts/data/corrections.toml",
+    "evolve/transcripts/data/secrets.toml",
     "evolve/schedule/stopwords.txt",
     "evolve/reflect/prompt.md",
 ]

@@ -196,3 +196,23 @@ def test_installing_keeps_a_foreign_hook_aside(agent, evolve_home):
     # reinstalling over our own hook does not clobber the saved one
     install_precommit_hook(agent.path, evolve_home)
     assert (hook.parent / "pre-commit.before-evolve").read_text() == "#!/bin/sh\necho mine\n"
+
+
+TOKEN = "ghp_" + "aB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xY" + "Zz12"  # built: no scanner mistakes it
+
+
+def test_a_secret_in_a_persons_skill_or_memo_warns_and_commits_their_words_unchanged(agent):
+    body = f"- Log in with `gh auth login --with-token <<< {TOKEN}`\n"
+    write_skill(agent.path, "gh-login", body=body)
+    (agent.path / "memo.md").write_text(
+        agent.memo_text() + f"\n- the CI password is DB_PASSWORD=hunter2x{TOKEN[4:10]}\n"
+    )
+    proc = commit_all(agent.path, "my notes")
+    assert proc.returncode == 0  # a warning, not a refusal
+    assert (
+        "warning: skills/gh-login/SKILL.md: line 6 holds what looks like a secret (github-token)"
+        in proc.stderr
+    )
+    assert "warning: memo.md: line" in proc.stderr and "(password)" in proc.stderr
+    assert TOKEN not in proc.stderr  # the warning names the kind, never the secret
+    assert TOKEN in git_out(agent.path, "show", "HEAD:skills/gh-login/SKILL.md")  # their words, as written

@@ -11,6 +11,7 @@ from evolve.commands import doctor_checks as checks
 from evolve.commands.output import emit_json, say
 from evolve.errors import ConfigError
 from evolve.home import Home
+from evolve.transcripts.redact import secret_warnings
 from evolve.workspace import memo as memo_mod
 from evolve.workspace import skills as skills_mod
 from evolve.workspace.agent import Agent, list_agents
@@ -94,6 +95,8 @@ def diagnose(home: Home, leftover: list[Path] | None = None) -> list[dict]:
                 add(f"{name}: {rel}", _remedied(problem, _skill_remedy(problem, rel)))
             for difference in skills_mod.reading_differences(skill):
                 add(f"{name}: {rel}", difference, "warning")
+            for warning in secret_warnings(skill.text):
+                add(f"{name}: {rel}", warning, "warning")
         if len(found_skills) > limits.max_skills:  # a person's additions: reported, never cut
             add(
                 f"{name}: skills/",
@@ -103,6 +106,8 @@ def diagnose(home: Home, leftover: list[Path] | None = None) -> list[dict]:
             )
         for problem in memo_mod.problems(agent.memo_text(), limits.memo_section_chars):
             add(f"{name}: memo.md", _remedied(problem, "fix it in memo.md (the pre-commit hook checks it)"))
+        for warning in secret_warnings(agent.memo_text()):
+            add(f"{name}: memo.md", warning, "warning")
         checks.symlinks(name, agent.path, add)
         for problem in hooks_problems(agent.path, home.root):
             add(f"{name}: .git/hooks/pre-commit", f"{problem}; run `evolve doctor --fix`", "warning")

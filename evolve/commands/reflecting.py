@@ -34,6 +34,12 @@ def reflect(home: Home, name: str, dry_run: bool = False, force: bool = False, a
             f"\n--- bundle: {bundle.tokens} tokens of {bundle.budget} "
             f"({len(bundle.runs)} of {bundle.candidates} runs) ---"
         )
+        shown = bundle.evidence()
+        say(
+            f"--- shown: {shown['errors_with_cause']} of {shown['real_errors']} real errors with a cause, "
+            f"{shown['user_words_shown']} of {shown['user_words']} user words, "
+            f"{shown['redactions']} redactions ---"
+        )
     if outcome.plan is not None:
         _print_plan(outcome, dry_run)
     if dry_run:

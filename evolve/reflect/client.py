@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 from urllib.parse import urlsplit
 
 from evolve.errors import ConfigError, EvolveError
+from evolve.transcripts.redact import redact
 
 if TYPE_CHECKING:
     from evolve.config import ModelConfig
@@ -65,7 +66,7 @@ class ReflectionFailed(EvolveError):
     """A failed model call: recorded by the caller, which leaves the agent dirty."""
 
     def __init__(self, reason: str, *, transient: bool = False) -> None:
-        line = " ".join(str(reason).split())  # one line, capped: it lands in logs and state.db
+        line = redact(" ".join(str(reason).split()))  # one line, capped: it lands in logs and state.db
         self.reason = line if len(line) <= 300 else line[:299] + "…"
         self.transient = transient
         super().__init__(self.reason)
