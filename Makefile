@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install test soak demo bench lint agent-clis clean
+.PHONY: install test soak demo bench eval lint agent-clis clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,11 +20,14 @@ test: $(STAMP)
 soak: $(STAMP)  ## SOAK_CYCLES=N for a shorter run
 	$(BIN)/python -m pytest -q -s -m soak
 
-demo: $(STAMP)
-	$(BIN)/python -m evolve.demo
+demo: $(STAMP)  ## KEEP=1 keeps the demo's home; EVOLVE_HOME=DIR (new or empty) is used instead
+	$(BIN)/python -P -m evolve.demo $(if $(KEEP),--keep)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
+
+eval: $(STAMP)  ## replay tests/corpus through the reflection path; EVOLVE_EVAL_LIVE=1: the real model
+	$(BIN)/python -m tests.corpus.eval
 
 agent-clis: $(STAMP)  ## install the pinned agent CLIs the conformance tests drive (.cache/agent-clis/)
 	$(BIN)/python tests/agent_clis.py

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -92,8 +93,9 @@ def run(workdir: Path) -> dict:
     workdir = Path(workdir)
     started = time.perf_counter()
     files = sorted(DATA.rglob("*.jsonl"))
-    if not files:
-        raise FileNotFoundError(f"no Codex rollouts under {DATA}")
+    if not files:  # a clone without ../shared: evolve ships no rollout to build one from
+        sys.stderr.write(f"bench observe_codex: no Codex rollouts under {DATA}; skipped\n")
+        return {"skipped": f"no Codex rollouts under {DATA} (bench observe measures the same code)"}
     meta, blob = template(files)
     big = workdir / "rollout-big.jsonl"
     copies = build(big, TARGET_MB, meta, blob)

@@ -2,19 +2,43 @@
 
 Exit codes: 0 ok · 1 user error (the message says what to do) · 2 usage error ·
 3 internal error (a bug; traceback in <home>/logs/crash.log) · 75 busy, try again later ·
-130 interrupted.
+130 interrupted. Under `--json`, an error is one `{"error": …, "exit_code": …}` line on stderr.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Sequence
 
 from evolve import __version__
-from evolve.errors import EXIT_BUG, EXIT_BUSY, EXIT_INTERRUPTED, EXIT_USER, Busy, EvolveError, UserError
+from evolve.errors import (
+    EXIT_BUG,
+    EXIT_BUSY,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USER,
+    Busy,
+    EvolveError,
+    UserError,
+)
 from evolve.home import Home
 
 Command = Callable[..., int]
+DESCRIPTION = (
+    "Let an AI agent learn from its own use: evolve reads its transcripts, scores local signals "
+    "and condenses lessons into skills and a memo, kept in a git repository per agent."
+)
+EPILOG = "exit codes: 0 ok, 1 error (the message says what to do), 2 usage, 3 bug, 75 busy, 130 interrupted"
+
+
+def _positive(text: str) -> int:
+    import argparse
+
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+    return value
 
 
 def _agent(p) -> None:
@@ -25,10 +49,23 @@ def _json(p) -> None:
     p.add_argument("--json", dest="as_json", action="store_true", help="print JSON")
 
 
-def _build_parser():
+def _build_parser(given: Sequence[str] = ()):
+    """The parser (argparse is imported here: `evolve prompt`'s fast path never pays for it)."""
     import argparse
 
-    parser = argparse.ArgumentParser(prog="evolve", description=__doc__.splitlines()[0])
+    class Parser(argparse.ArgumentParser):
+        """argparse, with a hint for values that look like options (`evolve init -rf`)."""
+
+        def error(self, message: str):
+            dashed = [a for a in given if a.startswith("-") and a != "-" and not a.startswith("--")]
+            if dashed and any(w in message for w in ("required", "unrecognized", "expected one")):
+                message += f"; to pass a value that starts with '-' ({dashed[0]}), put `--` before it"
+            if "--json" in given:
+                _json_error(message, 2)
+                raise SystemExit(2)
+            super().error(message)
+
+    parser = Parser(prog="evolve", description=DESCRIPTION, epilog=EPILOG)
     parser.add_argument("--home", help="evolve's home (default: $EVOLVE_HOME or the user data dir)")
     parser.add_argument("--version", action="version", version=f"evolve {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -75,7 +112,7 @@ def _sync_args(p) -> None:
 
 def _log_args(p) -> None:
     _agent(p)
-    p.add_argument("-n", "--limit", type=int, help="show at most this many commits")
+    p.add_argument("-n", "--limit", type=_positive, help="show at most this many commits")
     _json(p)
 
 
@@ -84,6 +121,7 @@ def _review_args(p) -> None:
     p.add_argument(
         "rev", nargs="?", default="HEAD", help="a commit, or a proposal id (default: the newest commit)"
     )
+    _json(p)
 
 
 def _revert_args(p) -> None:
@@ -95,7 +133,10 @@ def _revert_args(p) -> None:
 def _observe_args(p) -> None:
     _agent(p)
     p.add_argument(
-        "paths", nargs="*", metavar="PATH", help="transcript files (default: the agent's [sources])"
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="transcript files (default: the agent's [sources]); options may come before or after them",
     )
     p.add_argument(
         "--format",
@@ -207,6 +248,9 @@ def _prune_args(p) -> None:
 def _report_args(p) -> None:
     _agent(p)
     p.add_argument("--html", metavar="FILE", help="write a self-contained HTML report with charts")
+    p.add_argument(
+        "--days", type=_positive, help="the window in days (default: [limits] retention_days, 180)"
+    )
     _json(p)
 
 
@@ -290,12 +334,36 @@ def run(argv: Sequence[str]) -> int:
         code = _fast_prompt(list(argv))
         if code is not None:
             return code
-    args = vars(_build_parser().parse_args(list(argv)))
+    parser = _build_parser(list(argv))
+    namespace, extra = parser.parse_known_args(list(argv))
+    if extra and namespace.command == "observe" and not any(e.startswith("-") for e in extra):
+        namespace.paths += extra  # `evolve observe NAME --format generic FILE`
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    args = vars(namespace)
     command = args.pop("command")
-    home = Home.resolve(args.pop("home"))
-    if command in WRITING:
+    home = _checked_home(args.pop("home"))
+    reading_only = command == "watch" and (args["status"] or args["print_service"])
+    if command in WRITING and not reading_only:
+        if home.read_only():
+            raise UserError(
+                f"the evolve home is read-only: {home.root}; reading commands (status, skills, log, "
+                f"report…) still work, `{command}` needs it writable"
+            )
         _upgrade(home)
     return _resolve(COMMANDS[command][0])(home, **args)
+
+
+def _checked_home(raw: str | None) -> Home:
+    """The home, refused when it is given empty or is not a folder."""
+    if raw is not None and not raw.strip():
+        raise UserError("--home is empty; give the folder evolve keeps its state in")
+    home = Home.resolve(raw)
+    if home.root.exists() and not home.root.is_dir():
+        raise UserError(
+            f"the evolve home {home.root} is not a folder; point --home (or EVOLVE_HOME) at a folder"
+        )
+    return home
 
 
 def _upgrade(home: Home) -> None:
@@ -313,7 +381,7 @@ def _fast_prompt(argv: list[str]) -> int | None:
         home, args = args[1], args[2:]
     elif args and args[0].startswith("--home="):
         home, args = args[0].partition("=")[2], args[1:]
-    if args[:1] != ["prompt"] or len(args) < 2 or args[1].startswith("-"):
+    if args[:1] != ["prompt"] or len(args) < 2 or args[1].startswith("-") or home == "":
         return None
     name, rest = args[1], args[2:]
     session, as_json = None, False
@@ -352,7 +420,9 @@ def _crash_log(exc: BaseException, argv: Sequence[str]) -> str:
         with path.open("a", encoding="utf-8") as handle:
             import traceback  # lazy: `evolve prompt` runs on every session start
 
-            handle.write("".join(traceback.format_exception(exc)) + "\n")
+            from evolve.transcripts.redact import redact  # an exception may quote a secret
+
+            handle.write(redact("".join(traceback.format_exception(exc))) + "\n")
         return str(path)
     except Exception:
         return "(could not write the crash log)"
@@ -360,49 +430,97 @@ def _crash_log(exc: BaseException, argv: Sequence[str]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["hook"]:  # agent hooks: no argparse, never a non-zero exit
-        from evolve.hookmain import main as hook_main
+    if argv[:1] == ["hook"] and argv[1:2] not in (["-h"], ["--help"]):
+        from evolve.hookmain import main as hook_main  # agent hooks: no argparse, never a non-zero exit
 
         return hook_main(argv[1:])
+    as_json = "--json" in argv
     try:
-        return run(argv)
+        code = run(argv)
+        sys.stdout.flush()  # a closed pipe shows here, inside the handler, not at exit
+        return code
+    except BrokenPipeError:  # `evolve log | head`: the reader has what it wanted
+        _silence_stdout()
+        return EXIT_OK
     except Busy as exc:
-        sys.stderr.write(f"evolve: busy: {exc}\n")
-        return EXIT_BUSY
+        return _fail(f"busy: {exc}", EXIT_BUSY, as_json)
     except UserError as exc:
-        sys.stderr.write(f"evolve: error: {exc}\n")
-        return EXIT_USER
+        return _fail(f"error: {exc}", EXIT_USER, as_json)
     except Exception as exc:
+        if _read_only(exc):
+            return _fail(
+                f"error: the evolve home is read-only ({exc}); reading commands still work, this one "
+                "needs it writable",
+                EXIT_USER,
+                as_json,
+            )
         if not _disk_full(exc):
-            return _bug(exc, argv)
-        sys.stderr.write(
-            f"evolve: error: no space left on the device, or it failed ({exc}); "
-            "nothing was half-written — free some space and run the command again\n"
+            return _bug(exc, argv, as_json)
+        return _fail(
+            f"error: no space left on the device, or it failed ({exc}); "
+            "nothing was half-written — free some space and run the command again",
+            EXIT_USER,
+            as_json,
         )
-        return EXIT_USER
     except KeyboardInterrupt:
-        sys.stderr.write("evolve: interrupted\n")
-        return EXIT_INTERRUPTED
+        return _fail("interrupted", EXIT_INTERRUPTED, as_json)
+
+
+def _fail(message: str, code: int, as_json: bool) -> int:
+    """One line on stderr: `evolve: <message>`, or under --json `{"error": …, "exit_code": …}`."""
+    if as_json:
+        _json_error(message, code)
+    else:
+        sys.stderr.write(f"evolve: {message}\n")
+    return code
+
+
+def _json_error(message: str, code: int) -> None:
+    import json
+
+    sys.stderr.write(json.dumps({"error": message, "exit_code": code}, ensure_ascii=False) + "\n")
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
 
 
 def _disk_full(exc: BaseException) -> bool:
-    """ENOSPC from the OS, SQLite's "disk is full", or git saying so."""
+    """ENOSPC from the OS, SQLite's "disk is full", or git saying so (in any of its words)."""
     import errno
 
     if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
         return True
     text = str(exc).lower()
-    return any(words in text for words in ("disk is full", "no space left on device", "disk i/o error"))
+    return any(
+        words in text
+        for words in ("disk is full", "no space left on device", "disk i/o error", "out of diskspace")
+    )
 
 
-def _bug(exc: BaseException, argv: Sequence[str]) -> int:
-    if isinstance(exc, EvolveError):
-        log = _crash_log(exc, argv)
-        sys.stderr.write(f"evolve: error: {exc} (details in {log})\n")
-        return EXIT_BUG
+def _read_only(exc: BaseException) -> bool:
+    """EROFS from the OS, or SQLite refusing to write a database opened read-only."""
+    import errno
+
+    if isinstance(exc, OSError) and exc.errno == errno.EROFS:
+        return True
+    text = str(exc).lower()
+    return "readonly database" in text or "read-only file system" in text
+
+
+def _bug(exc: BaseException, argv: Sequence[str], as_json: bool = False) -> int:
     log = _crash_log(exc, argv)
-    sys.stderr.write(f"evolve: internal error: {type(exc).__name__}: {exc}; please report it with {log}\n")
-    return EXIT_BUG
+    if isinstance(exc, EvolveError):
+        return _fail(f"error: {exc} (details in {log})", EXIT_BUG, as_json)
+    return _fail(
+        f"internal error: {type(exc).__name__}: {exc}; please report it with {log}", EXIT_BUG, as_json
+    )
 
 
 if __name__ == "__main__":

@@ -7,7 +7,9 @@ silently falls back to a default.
 
 from __future__ import annotations
 
+import math
 import os
+import re
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -23,8 +25,8 @@ class ModelConfig:
     backend: str = "offline"
     name: str = "claude-sonnet-5-5"
     base_url: str = ""
-    max_tokens: int = 4096
-    timeout_s: float = 120.0
+    max_tokens: int = 16000  # adaptive thinking (on by default in newer models) counts toward it
+    timeout_s: float = 300.0
     max_retries: int = 2
     daily_token_budget: int = 500_000
 
@@ -101,6 +103,7 @@ class Config:
 
 
 SECTIONS = {f.name: f.default_factory for f in fields(Config) if f.name not in ("review", "warnings")}
+SECTION_KEYS = {name: {f.name for f in fields(getattr(Config(), name))} for name in SECTIONS}
 AGENT_ONLY = {"sources", "review"}
 # Read once per home (the watcher, the cycle): in agent.toml they are ignored with a warning.
 HOME_ONLY = {"watch": None, "schedule": {"cycle_hours", "max_agents_per_cycle"}}
@@ -120,7 +123,22 @@ POSITIVE = {
     "retention_days",
     "complexity_tool_calls",
     "daily_token_budget",
+    "debounce_s",
+    "rescan_minutes",
 }
+# Sane ceilings: beyond them a timer overflows or the setting cannot be what was meant.
+MAXIMUM = {
+    "cycle_hours": 24 * 366,
+    "min_gap_hours": 24 * 366,
+    "force_after_days": 3660,
+    "debounce_s": 3600,
+    "rescan_minutes": 24 * 60,
+    "human_edit_quiet_s": 86400,
+    "timeout_s": 3600,
+    "max_retries": 20,
+    "retention_days": 36600,
+}
+IDENTITY = {"author_name", "author_email"}
 
 
 def _check_value(key: str, value: Any, default: Any) -> Any:
@@ -134,12 +152,18 @@ def _check_value(key: str, value: Any, default: Any) -> Any:
             raise ValueError(f"must be a number, got {value!r}")
         if isinstance(default, int) and not isinstance(value, int):
             raise ValueError(f"must be a whole number, got {value!r}")
+        if not math.isfinite(value):
+            raise ValueError(f"must be a finite number, got {value!r}")
         if value < 0 or (key in POSITIVE and value == 0):
             raise ValueError(f"must be {'positive' if key in POSITIVE else 'zero or more'}")
+        if key in MAXIMUM and value > MAXIMUM[key]:
+            raise ValueError(f"must be at most {MAXIMUM[key]:g}, got {value!r}")
         return type(default)(value)
     if isinstance(default, str):
         if not isinstance(value, str):
             raise ValueError(f"must be a string, got {value!r}")
+        if key in IDENTITY and (not value.strip() or any(c in value for c in "<>\n")):
+            raise ValueError(f"must be a non-empty name without <, > or line breaks, got {value!r}")
         return value
     if isinstance(default, list):
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -160,16 +184,17 @@ def _merge_section(current: Any, raw: Any, section: str, origin: str) -> Any:
     for key, value in raw.items():
         where = f"{origin}: {section}.{key}"
         if key not in known:
-            raise ConfigError(f"{where}: unknown key (known: {', '.join(sorted(known))})")
+            raise ConfigError(
+                f"{where}: unknown key (known: {', '.join(sorted(known))}){_misplaced_hint(section, key)}"
+            )
         try:
             checked = _check_value(key, value, known[key])
         except ValueError as exc:
             raise ConfigError(f"{where}: {exc}") from None
         if section == "signals" and key == "weights":
             checked = _check_weights(known[key], checked, where)
-        if section == "signals" and key == "correction_phrases":
-            if not all(isinstance(v, list) for v in checked.values()):
-                raise ConfigError(f"{where}: each language maps to a list of phrases")
+        if section == "signals":
+            _check_signals_entries(key, checked, where)
         if section == "sources" and key == "codex":
             wrong = [v for v in checked if v != "*" and not v.startswith(("/", "~"))]
             if wrong:
@@ -187,13 +212,59 @@ def _merge_section(current: Any, raw: Any, section: str, origin: str) -> Any:
     return merged
 
 
+def _misplaced_hint(section: str, key: str) -> str:
+    """Why a key landed in the wrong table: after `[x]`, TOML files every key under x."""
+    if key == "review":
+        home = "review = ... goes above the first [table] of agent.toml"
+    else:
+        owners = [name for name, keys in SECTION_KEYS.items() if name != section and key in keys]
+        if not owners:
+            return ""
+        home = f"{key} belongs in [{owners[0]}]"
+    return f"; {home} (every key after a [table] header belongs to that table)"
+
+
+def check_regex(source: str, what: str) -> None:
+    """Compile a person's regex now (as the classifier will), so a bad one fails at load."""
+    if not source.strip():  # would match every text
+        raise ValueError(f"{what} {source!r} is empty")
+    try:
+        re.compile(source, re.IGNORECASE | re.MULTILINE)
+    except re.error as exc:
+        raise ValueError(f"{what} {source!r}: {exc}") from None
+
+
+def _check_signals_entries(key: str, value: Any, where: str) -> None:
+    """Transient patterns compile; correction phrases are lists of strings per language."""
+    try:
+        if key == "transient_patterns":
+            for entry in value:
+                check_regex(entry.removeprefix("!"), "pattern")
+        if key == "correction_phrases":
+            for language, entries in value.items():
+                if not isinstance(entries, list) or not all(isinstance(e, str) for e in entries):
+                    raise ValueError(f"{language}: must be a list of strings (phrases, or 're:' patterns)")
+                for entry in entries:
+                    prefix, _, rest = entry.partition(":")
+                    entry = rest if prefix in ("weak", "guard") else entry
+                    if entry.startswith("re:"):
+                        check_regex(entry[3:], f"{language}: pattern")
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+
+
 def _check_weights(defaults: dict[str, float], raw: dict[str, Any], where: str) -> dict:
     merged = dict(defaults)
     for name, weight in raw.items():
         if name not in defaults:
             raise ConfigError(f"{where}.{name}: unknown signal (known: {', '.join(defaults)})")
-        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or weight < 0:
-            raise ConfigError(f"{where}.{name}: must be a number >= 0")
+        if (
+            isinstance(weight, bool)
+            or not isinstance(weight, (int, float))
+            or not math.isfinite(weight)
+            or weight < 0
+        ):
+            raise ConfigError(f"{where}.{name}: must be a finite number >= 0")
         merged[name] = float(weight)
     return merged
 
@@ -232,6 +303,11 @@ def merge(
                     if not isinstance(item, bool):
                         raise ConfigError(f"{origin}: agent.review: must be true or false")
                     updates["review"] = item
+                elif key == "name" and item != Path(origin).parent.name:
+                    warnings.append(
+                        f"{origin}: agent.name: {item!r} is not this agent's name "
+                        f"({Path(origin).parent.name!r}: its folder); only the folder names an agent"
+                    )
                 elif key not in ("name", "created"):
                     raise ConfigError(f"{origin}: agent.{key}: unknown key (known: created, name, review)")
             continue

@@ -117,6 +117,15 @@ class Home:
         """The usage rates the session-start hook ranks skills by (`evolve.metrics.rates`)."""
         return self.cache_dir / agent / "rates.json"
 
+    def read_only(self) -> bool:
+        """Whether evolve cannot write here (a read-only mount, or no write permission)."""
+        if not self.root.exists():
+            return False
+        return any(
+            path.exists() and not os.access(path, os.W_OK)
+            for path in (self.root, self.state_db, self.agents_dir)
+        )
+
     def ensure(self) -> Home:
         """Create the home's folders (idempotent)."""
         for folder in (self.root, self.agents_dir, self.logs_dir, self.spool_dir, self.run_dir):

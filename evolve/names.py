@@ -31,5 +31,6 @@ def check_name(name: object, what: str = "skill") -> str:
     problem = name_problem(name)
     if problem:
         shown = repr(name)[:80]
-        raise NameRefused(f"{what} name {shown} {problem}; choose e.g. 'fix-flaky-tests'")
+        example = "helper" if what == "agent" else "fix-flaky-tests"
+        raise NameRefused(f"{what} name {shown} {problem}; choose e.g. {example!r}")
     return name  # type: ignore[return-value]

@@ -6,7 +6,8 @@ branch the agent reads.
 
 Run by `.git/hooks/pre-commit` as `python -m evolve.precommit`. Reads the staged
 content (respecting GIT_INDEX_FILE, as `git commit -a` sets it), approximates tokens by
-characters (no tiktoken here: it must stay fast), and exits 65 to refuse.
+characters (no tiktoken here: it must stay fast), and exits 65 to refuse. A secret in a
+person's own skill or memo is only warned about: their words are theirs to change.
 """
 
 from __future__ import annotations
@@ -17,10 +18,40 @@ from pathlib import Path
 REFUSED = 65
 
 
+def _staged_names(root: Path) -> list[str]:
+    from evolve.store.git import git
+
+    names = git(root, "diff", "--cached", "--name-only", "-z", "--diff-filter=ACMR", keep_index=True)
+    return [name for name in names.decode("utf-8", "surrogateescape").split("\0") if name]
+
+
+def _staged_bytes(root: Path, path: str) -> bytes:
+    from evolve.store.git import git
+
+    return git(root, "cat-file", "-p", f":{path}", check=False, keep_index=True)
+
+
+def _checks(names: list[str]) -> list[tuple[str, str]]:
+    """(kind, path) of the skills and memo among `names`: "skill" + its SKILL.md, or "memo"."""
+    from evolve.workspace import memo as memo_mod
+
+    checks: list[tuple[str, str]] = []
+    for path in names:
+        parts = path.split("/")
+        if len(parts) >= 3 and parts[0] == "skills":
+            check = ("skill", f"skills/{parts[1]}/SKILL.md")
+        elif path == memo_mod.MEMO_FILE:
+            check = ("memo", path)
+        else:
+            continue
+        if check not in checks:
+            checks.append(check)
+    return checks
+
+
 def staged_problems(root: Path) -> list[str]:
     from evolve import config as config_mod
     from evolve.home import Home
-    from evolve.store.git import git
     from evolve.workspace import memo as memo_mod
     from evolve.workspace import skills as skills_mod
 
@@ -28,32 +59,14 @@ def staged_problems(root: Path) -> list[str]:
         cfg = config_mod.load(Home.resolve().config_file, root / "agent.toml")
     except Exception:  # a broken config must not block a commit that may fix it
         cfg = config_mod.Config()
-    names = (
-        git(root, "diff", "--cached", "--name-only", "-z", "--diff-filter=ACMR", keep_index=True)
-        .decode("utf-8", "surrogateescape")
-        .split("\0")
-    )
-    checks: list[tuple[str, str]] = []  # (kind, path)
+    names = _staged_names(root)
     problems: list[str] = []
-    for path in filter(None, names):
-        raw = (
-            b""
-            if path == memo_mod.MEMO_FILE
-            else git(root, "cat-file", "-p", f":{path}", check=False, keep_index=True)
-        )
+    for path in names:
+        raw = b"" if path == memo_mod.MEMO_FILE else _staged_bytes(root, path)
         if b"\0" not in raw[:8000] and memo_mod.has_conflict_markers(raw.decode("utf-8", "replace")):
             problems.append(f"{path}: holds merge conflict markers (<<<<<<< ======= >>>>>>>); resolve them")
-        parts = path.split("/")
-        if len(parts) >= 3 and parts[0] == "skills":
-            checks.append(("skill", f"skills/{parts[1]}/SKILL.md"))
-        elif path == memo_mod.MEMO_FILE:
-            checks.append(("memo", path))
-    seen = set()
-    for kind, path in checks:
-        if path in seen:
-            continue
-        seen.add(path)
-        raw = git(root, "cat-file", "-p", f":{path}", check=False, keep_index=True)
+    for kind, path in _checks(names):
+        raw = _staged_bytes(root, path)
         if kind == "skill":
             folder = path.split("/")[1]
             if not raw:
@@ -72,7 +85,20 @@ def staged_problems(root: Path) -> list[str]:
     return problems
 
 
+def staged_warnings(root: Path) -> list[str]:
+    """What does not refuse a commit but a person should know: secrets in their own text."""
+    from evolve.transcripts.redact import secret_warnings
+
+    warnings: list[str] = []
+    for _kind, path in _checks(_staged_names(root)):
+        text = _staged_bytes(root, path).decode("utf-8", "replace")
+        warnings += [f"{path}: {w}" for w in secret_warnings(text)]
+    return warnings
+
+
 def main() -> int:
+    for warning in staged_warnings(Path.cwd()):
+        sys.stderr.write(f"evolve: warning: {warning}\n")
     problems = staged_problems(Path.cwd())
     if not problems:
         return 0

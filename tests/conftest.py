@@ -18,15 +18,9 @@ from tests.fake_claude_api import fake_claude_api  # noqa: F401
 from tests.fake_codex_api import fake_codex_api  # noqa: F401
 from tests.fake_messages_server import fake_messages_api  # noqa: F401
 from tests.git_servers import cut_proxy, git_daemon, git_server  # noqa: F401
+from tests.shared_data import CLAUDE_DATA, CODEX_DATA
 
 REAL_HOME = str(Path("~").expanduser())
-# ../shared beside the repository; a worktree one folder deeper (wt/<name>) finds it a level up.
-SHARED = next(
-    (p / "shared" for p in Path(__file__).resolve().parents[2:4] if (p / "shared" / "data").is_dir()),
-    Path(__file__).resolve().parents[2] / "shared",
-)
-CLAUDE_DATA = SHARED / "data" / "claude-code"
-CODEX_DATA = SHARED / "data" / "codex"
 
 
 @pytest.fixture(autouse=True)

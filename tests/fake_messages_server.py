@@ -152,6 +152,9 @@ class FakeMessagesAPI:
             if recorded.path.split("?")[0] != "/v1/messages":
                 body = {"type": "error", "error": {"type": "not_found_error", "message": "no route"}}
                 return Canned(404, json.dumps(body).encode())
+            refusal = _refused_as_the_real_api_would(recorded.body)
+            if refusal:
+                return refusal
             if self._queue:
                 return self._queue.popleft()
         body = {"type": "error", "error": {"type": "api_error", "message": "fake server: nothing queued"}}
@@ -162,6 +165,22 @@ class FakeMessagesAPI:
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(timeout=5)
+
+
+# Models that answer a forced tool choice with a 400, as the real API does ("What's new in
+# Claude Sonnet 5.5": forced tool use returns an error). evolve's default model is one.
+FORCING_REJECTED = ("claude-sonnet-5-5",)
+
+
+def _refused_as_the_real_api_would(body: Any) -> Canned | None:
+    if not isinstance(body, dict) or body.get("model") not in FORCING_REJECTED:
+        return None
+    choice = body.get("tool_choice") or {}
+    if isinstance(choice, dict) and choice.get("type") in ("tool", "any"):
+        message = f"tool_choice {choice.get('type')!r} is not supported with {body['model']}; use 'auto'"
+        error = {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
+        return Canned(400, json.dumps(error).encode())
+    return None
 
 
 _ERROR_TYPES = {

@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 from evolve.home import Home
+from evolve.store import ledger
 from evolve.store.history import build_message
 from evolve.store.repo import Identity
 from evolve.workspace.agent import Agent
@@ -22,6 +23,14 @@ EVOLVE = Identity("evolve", "evolve@localhost")
 def make_agent(name: str = "demo", home: Path | None = None) -> Agent:
     """A new agent in `home` (default: the test's EVOLVE_HOME)."""
     return Agent.create(name, Home.resolve(home))
+
+
+def bundle_of(agent: Agent, now: float | None = None):
+    """The reflection bundle evolve builds for `agent` now (on a connection of its own)."""
+    from evolve.reflect.bundle import build_bundle
+
+    with ledger.opened(agent.home.state_db) as conn:
+        return build_bundle(conn, agent, now=now)
 
 
 def skill_text(name: str, description: str = "Use when testing things.", body: str = "- step one\n") -> str:

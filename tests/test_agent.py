@@ -156,11 +156,31 @@ def test_human_edits_are_committed_first_as_their_own_commit(agent):
     assert agent.commit_human_edits() is None
 
 
-def test_human_edits_without_identity_use_the_fallback(agent, no_identity):
+def test_human_edits_without_identity_are_the_logins_not_evolves(agent, no_identity):
+    """C20: without a git identity, human edits were authored `evolve <evolve@localhost>`."""
+    import pwd
+    import socket
+
     (agent.path / "notes.md").write_text("n\n")
     agent.commit_human_edits()
-    assert git_out(agent.path, "log", "-1", "--format=%an <%ae>") == "evolve <evolve@localhost>"
+    login = pwd.getpwuid(os.getuid()).pw_name
+    name, email = git_out(agent.path, "log", "-1", "--format=%an|%ae").split("|")
+    assert email == f"{login}@{socket.gethostname()}"
+    assert name and name != "evolve" and email != "evolve@localhost"
     assert parsed_trailers(agent.path)["Evolve-Source"] == "human"
+
+
+def test_staged_paths_are_left_to_the_persons_own_commit(agent):
+    """B12: a person's `git add X; git commit -m msg` lost its message to evolve's edit commit."""
+    write_skill(agent.path, "mine")
+    git(agent.path, "add", "skills/mine")  # the person is about to commit it
+    (agent.path / "notes.md").write_text("unstaged\n")
+    sha = agent.commit_human_edits()
+    assert git_out(agent.path, "show", "--format=", "--name-only", sha) == "notes.md"
+    git(agent.path, "commit", "-qm", "my own skill")  # the person's commit still works
+    assert git_out(agent.path, "log", "-1", "--format=%s") == "my own skill"
+    assert git_out(agent.path, "show", "--format=", "--name-only", "HEAD") == "skills/mine/SKILL.md"
+    assert git_out(agent.path, "status", "--porcelain") == ""
 
 
 def test_a_broken_skill_does_not_stop_the_human_edit_commit(agent):

@@ -209,3 +209,128 @@ def test_the_example_agent_learns_through_the_api(helper, fake_messages_api, tmp
     [(facts,)] = rows("SELECT facts FROM runs WHERE agent = 'helper'")
     facts = json.loads(facts)
     assert facts["tool_calls"] == 3 and facts["errors"] == 1 and facts["recovered"]
+
+
+# -- a trimmed or summarised history never drops a turn (A6) -----------------------------
+def requests_recorded(session) -> list[str]:
+    return [
+        json.loads(line)["text"]
+        for line in session.transcript_path.read_text().splitlines()
+        if json.loads(line)["type"] == "user"
+    ]
+
+
+def test_a_trimmed_history_still_records_the_new_turns(helper):
+    """A6: after the app summarised its history, the user's correction was dropped (runs: 0)."""
+    session = open_agent("helper").session("s1")
+    messages = conversation()[:8]  # 8 messages, the last one the answer "Three words."
+    session.record_run(messages)
+    summary = {"role": "user", "content": "Summary of the conversation so far: counted words."}
+    correction = {"role": "user", "content": "That's wrong, you forgot the title line"}
+    answer = {"role": "assistant", "content": [{"type": "text", "text": "Four words."}]}
+    result = session.record_run([summary, messages[-1], correction, answer])
+    assert result["runs"] >= 1
+    assert requests_recorded(session) == ["How many words are in notes.txt?", correction["content"]]
+    facts = [json.loads(f) for (f,) in rows("SELECT facts FROM runs WHERE agent = 'helper' ORDER BY idx")]
+    assert facts[-1]["correction"] is True
+    # the summarised list keeps growing: only what is new is added, nothing twice
+    again = {"role": "user", "content": "Now count the lines"}
+    session.record_run([summary, messages[-1], correction, answer, again])
+    assert requests_recorded(session)[-1] == "Now count the lines"
+    assert len(requests_recorded(session)) == 3
+    lines = [json.loads(line) for line in session.transcript_path.read_text().splitlines()]
+    assert [line["msg"] for line in lines] == sorted(line["msg"] for line in lines)
+
+
+def test_a_repeated_answer_is_not_taken_for_the_recorded_one(helper):
+    """An earlier match on a tie: "Done." said twice must not hide the request between them."""
+    session = open_agent("helper").session("s1")
+    done = {"role": "assistant", "content": "Done."}
+    first = [{"role": "user", "content": "deploy it"}, done]
+    session.record_run(first)
+    resumed = open_agent("helper").session("s1")  # a new process: nothing in memory
+    resumed.record_run(
+        [{"role": "user", "content": "Summary: deployed."}, done, {"role": "user", "content": "again"}, done]
+    )
+    assert requests_recorded(resumed) == ["deploy it", "again"]
+
+
+def test_the_example_agent_keeps_recording_a_continued_session(
+    helper, fake_messages_api, tmp_path, monkeypatch, capsys
+):
+    """A6: `examples/anthropic_agent.py --session ID` restarts its list: the second task was lost."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    example = load_example()
+    fake_messages_api.reply_text("notes.txt has 3 words.")
+    argv = ["--agent", "helper", "--base-url", fake_messages_api.url, "--session", "sessA"]
+    assert example.main([*argv, "Summarise notes.txt"]) == 0
+    fake_messages_api.reply_text("Listed.")
+    assert example.main([*argv, "No, don't summarise; always list the file names instead"]) == 0
+    capsys.readouterr()
+    session = open_agent("helper").session("sessA")
+    assert requests_recorded(session) == [
+        "Summarise notes.txt",
+        "No, don't summarise; always list the file names instead",
+    ]
+    facts = [json.loads(f) for (f,) in rows("SELECT facts FROM runs WHERE agent = 'helper' ORDER BY idx")]
+    assert len(facts) == 2 and facts[1]["correction"] is True
+
+
+# -- the API checks what it is given (C17) -----------------------------------------------
+@pytest.mark.parametrize("bad", ["a message as text", [1, 2, 3], None, {"role": "user", "content": "x"}])
+def test_record_run_refuses_what_is_not_a_message_list(helper, bad):
+    """C17: record_run("text") and [1, 2, 3] were accepted silently; None was a bare TypeError."""
+    session = open_agent("helper").session("s1")
+    with pytest.raises(TypeError, match="record_run"):
+        session.record_run(bad)
+    assert not session.transcript_path.exists()
+
+
+def test_reading_a_skill_that_does_not_exist_counts_nothing(helper):
+    """C17: record_skill_read("no-such-skill") returned True and counted an invocation."""
+    session = open_agent("helper").session("s1")
+    assert session.record_skill_read("no-such-skill", tool_use_id="tu_9") is False
+    assert rows("SELECT skill FROM invocations") == []
+    assert session.record_skill_read("count-words", tool_use_id="tu_9") is True
+
+
+def test_a_tool_input_nested_too_deep_never_crashes_record_run(helper):
+    """B5 for the API: a tool input nested 3,000 levels deep raised RecursionError."""
+    deep: dict = {}
+    node = deep
+    for _ in range(3000):
+        node["a"] = {}
+        node = node["a"]
+    messages = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "shell", "input": deep}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]},
+        {"role": "assistant", "content": "done"},
+    ]
+    session = open_agent("helper").session("s1")
+    assert session.record_run(messages)["runs"] == 1
+    assert session.record_run(messages)["runs"] == 0
+    [call] = [json.loads(x) for x in session.transcript_path.read_text().splitlines() if '"tool_call"' in x]
+    assert call["input"] == {"a": "[dict nested too deep to show]"}
+
+
+def test_the_readme_snippet_runs_as_written(evolve_home, fake_messages_api, monkeypatch):
+    """C18: the README's snippet never left its loop and used undefined names."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Use from Python", 1)[1]
+    snippet = section.split("```python\n", 1)[1].split("```", 1)[0]
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_messages_api.url)
+    helper = make_agent("helper")
+    evolve_commit(helper, {"skills/notes/SKILL.md": skill_text("notes").encode()})
+    fake_messages_api.reply_message(
+        [{"type": "tool_use", "id": "toolu_1", "name": "read_skill", "input": {"skill": "notes"}}],
+        stop_reason="tool_use",
+    )
+    fake_messages_api.reply_text("Done: grouped under Added and Fixed.")
+    exec(compile(snippet, "README.md", "exec"), {})  # noqa: S102 - the README's own code
+    assert len(fake_messages_api.requests) == 2
+    assert "- notes:" in fake_messages_api.requests[0].body["system"]
+    assert rows("SELECT skill, tool_use_id FROM invocations") == [("notes", "toolu_1")]
+    assert rows("SELECT count(*) FROM runs WHERE agent = 'helper'") == [(1,)]

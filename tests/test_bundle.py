@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 from evolve.cli import main
-from evolve.home import Home
-from evolve.reflect.bundle import build_bundle
 from evolve.reflect.tokens import count_tokens
-from evolve.store import ledger
-from tests.helpers import make_agent
+from tests.helpers import bundle_of, make_agent
 from tests.reflect.scenarios import Transcript
 
 SECRETS = {
@@ -19,14 +16,6 @@ SECRETS = {
     "private key": "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7Vq1\n-----END RSA PRIVATE KEY-----",
     "env dump": "DB_PASSWORD=hunter2-very-secret\nAPI_TOKEN=tok_8f7e6d5c4b3a29181716",
 }
-
-
-def bundle_for(agent):
-    conn = ledger.connect(Home.resolve().state_db)
-    try:
-        return build_bundle(conn, agent)
-    finally:
-        conn.close()
 
 
 def observe(agent, *paths) -> None:
@@ -42,7 +31,7 @@ def test_planted_secrets_never_reach_the_bundle(tmp_path) -> None:
     t.tool("Bash", {"command": "cat .env"}, "ok")
     t.user("No, that's wrong: never print secrets.")
     observe(agent, t.path)
-    bundle = bundle_for(agent)
+    bundle = bundle_of(agent)
     for kind, secret in SECRETS.items():
         for part in secret.splitlines():
             if len(part) > 12 and "-----" not in part:
@@ -58,7 +47,7 @@ def test_invisible_characters_and_forged_delimiters_are_neutralised(tmp_path) ->
     t.tool("WebFetch", {"url": "https://example.org"}, forged + "\U000e0041\U000e0042", error=True)
     t.user("No, that is not what I asked.")
     observe(agent, t.path)
-    text = bundle_for(agent).text
+    text = bundle_of(agent).text
     assert "\u200b" not in text and "\U000e0041" not in text
     fence = text.split("<transcript ", 1)[1].split(">", 1)[0]
     assert text.count(f"</transcript {fence}>") == text.count(f"<transcript {fence}>")
@@ -75,7 +64,7 @@ def test_budget_is_respected_and_mostly_used(tmp_path) -> None:
             t.tool("Bash", {"command": "pytest -x " + "tests/ " * 50}, "boom " * 400, error=True)
             t.say("Done. " + "explanation " * 120)
     observe(agent, *sorted(tmp_path.glob("s*.jsonl")))
-    bundle = bundle_for(agent)
+    bundle = bundle_of(agent)
     assert count_tokens(bundle.text) == bundle.tokens <= 4000
     assert bundle.tokens >= 0.9 * 4000
     assert len({r.path for r in bundle.runs}) <= 5
@@ -95,7 +84,7 @@ def test_signalled_runs_and_the_corrected_answer_come_first(tmp_path) -> None:
         t.user(f"Unrelated small request number {n} " + "detail " * 60)
         t.say("ok " * 80)
     observe(agent, t.path)
-    bundle = bundle_for(agent)
+    bundle = bundle_of(agent)
     requests = [r.facts.get("request", "") for r in bundle.runs]
     assert any(q.startswith("No, you forgot") for q in requests)
     assert any(q.startswith("Write the release notes") for q in requests)  # what it reacts to
@@ -110,4 +99,5 @@ def test_transient_errors_are_labelled_as_environment(tmp_path) -> None:
     t.tool("WebFetch", {"url": "https://example.org"}, "connect ETIMEDOUT 1.2.3.4:443", error=True)
     t.tool("WebFetch", {"url": "https://example.org"}, "fine")
     observe(agent, t.path)
-    assert "TRANSIENT ERROR (environment): connect ETIMEDOUT" in bundle_for(agent).text
+    text = bundle_of(agent).text
+    assert "TRANSIENT ERROR (environment) in WebFetch: https://example.org\nconnect ETIMEDOUT" in text

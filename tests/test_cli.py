@@ -196,6 +196,16 @@ def test_doctor_clean_then_broken_skill(capsys, evolve_home):
     assert (agent.path / "skills/broken/SKILL.md").read_text() == "---\nname: broken\ndescription: [x\n---\n"
 
 
+def test_doctor_warns_about_a_secret_in_a_persons_text_and_leaves_it(capsys, evolve_home):
+    agent = make_agent("demo")
+    token = "npm_" + "aB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xY" + "Zz12"
+    write_skill(agent.path, "publish", body=f"- Publish with NPM_TOKEN={token}\n")
+    code, out, _ = run(capsys, "doctor")
+    assert code == EXIT_OK  # a warning
+    assert "warning: demo: skills/publish/SKILL.md: line 6 holds what looks like a secret (npm-token)" in out
+    assert token not in out and token in (agent.path / "skills/publish/SKILL.md").read_text()
+
+
 def test_doctor_reports_bad_config_and_a_missing_hook(capsys, evolve_home):
     agent = make_agent("demo")
     (evolve_home / "config.toml").write_text("[schedule]\ncycle_hours = -1\n")

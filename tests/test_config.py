@@ -125,6 +125,26 @@ def test_int_given_to_float_key_is_a_float(tmp_path):
         ("[watch]\ndebounce_s = [1]\n", "watch.debounce_s", "number"),
         ("[schedule]\ncycle_hourz = 3\n", "schedule.cycle_hourz", "unknown key"),
         ("[git]\nauthor_name = false\n", "git.author_name", "string"),
+        # B7: each of these passed validation, then crashed, spun or silently stopped the cycle
+        ("[signals]\ntransient_patterns = ['(']\n", "signals.transient_patterns", "pattern '('"),
+        ("[signals]\ntransient_patterns = ['!']\n", "signals.transient_patterns", "empty"),
+        ("[signals.correction_phrases]\nen = [1, 2]\n", "signals.correction_phrases", "list of strings"),
+        ("[signals.correction_phrases]\nen = 'no'\n", "signals.correction_phrases", "list of strings"),
+        ("[signals.correction_phrases]\nen = ['weak:re:([']\n", "signals.correction_phrases", "pattern"),
+        ("[git]\nauthor_name = ''\n", "git.author_name", "non-empty"),
+        ("[git]\nauthor_email = '  '\n", "git.author_email", "non-empty"),
+        ("[git]\nauthor_name = 'a <b>'\n", "git.author_name", "without <"),
+        ("[watch]\nrescan_minutes = 0\n", "watch.rescan_minutes", "positive"),
+        ("[watch]\ndebounce_s = 0\n", "watch.debounce_s", "positive"),
+        ("[watch]\ndebounce_s = 1e308\n", "watch.debounce_s", "at most"),
+        ("[schedule]\ncycle_hours = nan\n", "schedule.cycle_hours", "finite"),
+        ("[schedule]\ncycle_hours = inf\n", "schedule.cycle_hours", "finite"),
+        ("[schedule]\ncycle_hours = 1e9\n", "schedule.cycle_hours", "at most"),
+        ("[schedule]\nmin_gap_hours = nan\n", "schedule.min_gap_hours", "finite"),
+        ("[watch]\ndebounce_s = nan\n", "watch.debounce_s", "finite"),
+        ("[signals]\nthreshold = nan\n", "signals.threshold", "finite"),
+        ("[signals.weights]\ncomplexity = inf\n", "signals.weights.complexity", "finite"),
+        ("[model]\ntimeout_s = -inf\n", "model.timeout_s", "finite"),
     ],
 )
 def test_every_bad_value_names_file_key_and_problem(tmp_path, text, where, problem):
@@ -233,3 +253,35 @@ def test_unknown_key_in_agent_table_is_an_error(tmp_path):
     path = write(tmp_path / "agent.toml", "[agent]\nname = 'x'\nreveiw = true\n")
     with pytest.raises(ConfigError, match=re.escape(f"{path}: agent.reveiw: unknown key")):
         config_mod.load(None, path)
+
+
+def test_a_key_after_a_table_header_gets_a_hint(tmp_path):
+    # B9: `review = true` appended at the end of agent.toml lands inside [sources]
+    path = write(tmp_path / "agent.toml", "[sources]\nclaude_code = []\nreview = true\n")
+    with pytest.raises(ConfigError, match=r"sources\.review: unknown key .*above the first \[table\]"):
+        config_mod.load(None, path)
+    path = write(tmp_path / "config.toml", "[model]\nbackend = 'offline'\nthreshold = 1\n")
+    with pytest.raises(ConfigError, match=r"model\.threshold: unknown key .*belongs in \[signals\]"):
+        config_mod.load(path)
+
+
+def test_an_agent_name_that_is_not_the_folders_is_a_warning(tmp_path):
+    # C18: [agent] name = "other" was accepted silently
+    path = write(tmp_path / "helper" / "agent.toml", "[agent]\nname = 'other'\n")
+    [warning] = config_mod.load(None, path).warnings
+    assert warning.startswith(f"{path}: agent.name: 'other' is not this agent's name ('helper'")
+    write(path, "[agent]\nname = 'helper'\n")
+    assert config_mod.load(None, path).warnings == ()
+
+
+def test_a_broken_phrase_list_is_one_line_naming_the_file(evolve_home, capsys):
+    # B7: `observe` crashed with AttributeError (exit 3) on en = [1, 2]
+    from evolve.cli import main
+
+    assert main(["init", "a"]) == 0
+    write(evolve_home / "config.toml", "[signals.correction_phrases]\nen = [1, 2]\n")
+    capsys.readouterr()
+    assert main(["observe", "a"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"evolve: error: {evolve_home / 'config.toml'}: signals.correction_phrases: ")
+    assert err.count("\n") == 1

@@ -134,3 +134,17 @@ def test_a_new_skill_that_does_not_fit_leaves_no_folder_behind(small_disk) -> No
     assert_nothing_left(agent.path)
     filler.unlink()
     git(agent.path, "fsck", "--strict")
+
+
+def test_git_saying_out_of_diskspace_is_a_disk_full_error(small_disk, capsys) -> None:
+    """B4: git words a full disk "... write error. Out of diskspace"; that was an internal error."""
+    from evolve import cli
+    from evolve.store.git import GitError
+    from evolve.store.git import git as run_git
+
+    agent = make_agent()
+    fill(small_disk)
+    index = agent.path / ".git" / "evolve-idx-test"  # what a commit's private index does first
+    with pytest.raises(GitError, match="Out of diskspace") as info:
+        run_git(agent.path, "read-tree", "HEAD", env={"GIT_INDEX_FILE": str(index)})
+    assert cli._disk_full(info.value)

@@ -237,3 +237,14 @@ def test_the_tiny_parser_never_disagrees_with_yaml(keys, values):
     if parsed is None:
         return
     assert parsed == yaml.safe_load(raw)
+
+
+def test_a_renamed_memo_section_is_still_shown(evolve_home):
+    """C5: `evolve prompt` silently dropped the content under a renamed heading."""
+    agent = make_agent("a")
+    text = agent.memo_text().replace(
+        "## What I do well and where I often stumble\n", "## What I do well (mine)\n\n- I test first.\n"
+    )
+    agent.memo_path.write_text(text)
+    shown = render(Home.resolve(), "a").text
+    assert "## What I do well (mine)" in shown and "- I test first." in shown

@@ -17,7 +17,7 @@ from evolve import cli
 from evolve.errors import UserError
 from evolve.home import Home
 from evolve.integrations import claude_code, hookfile
-from evolve.integrations.sources import set_sources, transcripts_glob
+from evolve.integrations.sources import add_to_sources, transcripts_glob
 from evolve.workspace import links
 from evolve.workspace.agent import Agent
 from tests.helpers import evolve_commit, git, git_out, make_agent, skill_text
@@ -235,16 +235,22 @@ def test_the_cli_installs_and_uninstalls(project, evolve_home, capsys, monkeypat
     "text, expected_tail",
     [
         ("[agent]\nname = 'x'\n", "[agent]\nname = 'x'\n\n[sources]\nclaude_code = [\"a\"]\n"),
-        ("[sources]\n# mine\ngeneric = []\n", '[sources]\nclaude_code = ["a"]\n# mine\ngeneric = []\n'),
-        (
+        ("[sources]\n# mine\ngeneric = []\n", '[sources]\n# mine\ngeneric = []\nclaude_code = ["a"]\n'),
+        (  # ecosystem review: the comments of a multi-line array were dropped
             "[sources]\nclaude_code = [\n  'old',  # a comment\n]\ngeneric = []\n[model]\nname = 'm'\n",
-            "[sources]\nclaude_code = [\"a\"]\ngeneric = []\n[model]\nname = 'm'\n",
+            "[sources]\nclaude_code = [\n  'old',  # a comment\n  \"a\",\n]\n"
+            "generic = []\n[model]\nname = 'm'\n",
+        ),
+        (
+            "review = true\r\n[sources]\r\nclaude_code = []  # mine\r\n",
+            '[sources]\r\nclaude_code = ["a"]  # mine\r\n',
         ),
     ],
 )
-def test_set_sources_changes_one_value_only(text, expected_tail):
-    assert set_sources(text, "claude_code", ["a"]) == expected_tail
-    assert tomllib.loads(set_sources(text, "claude_code", ["a"]))["sources"]["claude_code"] == ["a"]
+def test_adding_a_glob_keeps_every_other_byte(text, expected_tail):
+    new = add_to_sources(text, "claude_code", ["a"])
+    assert new.endswith(expected_tail) and new.startswith(text.partition("[sources]")[0])
+    assert tomllib.loads(new)["sources"]["claude_code"][-1] == "a"
 
 
 def test_transcripts_glob_escapes_and_shortens(tmp_path):

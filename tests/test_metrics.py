@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from evolve.cli import main
 from evolve.clock import stamp as iso
 from evolve.commands.skills import KEYS
 from evolve.home import Home
@@ -16,7 +17,7 @@ from evolve.metrics.usage import prune_state, record_skill_read, store_impressio
 from evolve.observe import ingest as observe
 from evolve.observe.records import drain_pending
 from evolve.store import ledger, spool
-from tests.helpers import evolve_commit, make_agent, skill_text
+from tests.helpers import evolve_commit, make_agent, skill_text, write_skill
 
 
 def test_tally_matches_hand_computed_rates():
@@ -77,7 +78,7 @@ def _transcript(path: Path, session: str, start: float, runs: list[list[dict]]) 
     path.write_text("".join(lines))
 
 
-def test_rates_from_state_db_with_tool_use_id_dedup(evolve_home):
+def test_rates_from_state_db_with_tool_use_id_dedup(evolve_home, capsys):
     agent = make_agent("demo")
     home = Home.resolve()
     now = time.time()
@@ -177,11 +178,17 @@ def test_rates_from_state_db_with_tool_use_id_dedup(evolve_home):
     assert (later["invocations"], later["runs_shown"], later["invocation_rate"]) == (0, 0, None)
     assert later["last_used_at"] == pytest.approx(start + 200, abs=2) and later["window_days"] == 180
     conn.close()
-    del agent
+    # `evolve skills`: SHOWN and USED both count runs, so USE% is USED / SHOWN (ecosystem review:
+    # SHOWN counted sessions, 2 here, beside a rate over runs)
+    for name in ("s1", "s2"):
+        write_skill(agent.path, name)
+    capsys.readouterr()
+    assert main(["skills", "demo"]) == 0
+    [row] = [line.split() for line in capsys.readouterr().out.splitlines() if line.startswith("s1 ")]
+    assert row[:6] == ["s1", "ok", "7", "4", "57%", "25%"]
 
 
 def test_skills_json_has_every_key_and_null_rates(evolve_home, capsys):
-    from evolve.cli import main
 
     agent = make_agent("demo")
     evolve_commit(agent, {"skills/tidy/SKILL.md": skill_text("tidy").encode()})

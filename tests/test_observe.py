@@ -317,21 +317,23 @@ def test_ten_megabyte_single_line(conn, tmp_path):
 
 
 def test_invalid_utf8(conn, tmp_path):
+    """C16: a stray non-UTF-8 byte becomes U+FFFD and keeps its line (and the run's request)."""
     t = Transcript()
     t.run("Good request")
     good = t.data()
-    bad_request = t.lines[0].replace(b"Good request", b"Bad \xff\xfe request")
     path = tmp_path / "s.jsonl"
-    path.write_bytes(good + bad_request + b"\n" + b"\xc3\x28 not even json\n")
-    t.run("Another good request", parent=t.last)
-    t.append(path, 3)
+    path.write_bytes(good + b"\xc3\x28 not even json\n")
+    start = len(t.lines)
+    t.run("Caf\u00e9 request", parent=t.last)
+    t.lines[start] = t.lines[start].replace("Café".encode(), b"Caf\xe9")  # Latin-1, not UTF-8
+    t.append(path, start)
     result = observe_paths(conn, path)
     runs = stored(conn)
-    assert result.bad_lines == 2 and not result.files[0].error
-    assert cursor_row(conn, path)["skipped"] == 2
-    assert [r["request"] for r in runs] == ["Good request", "Another good request"]
+    assert result.bad_lines == 1 and not result.files[0].error
+    assert cursor_row(conn, path)["skipped"] == 1
+    assert [r["request"] for r in runs] == ["Good request", "Caf\ufffd request"]
     again = observe_paths(conn, path)
-    assert again.bad_lines == 0 and cursor_row(conn, path)["skipped"] == 2
+    assert again.bad_lines == 0 and cursor_row(conn, path)["skipped"] == 1
 
 
 def test_empty_file(conn, tmp_path):

@@ -25,8 +25,11 @@ NEEDED = [
     "evolve/hooks/evolve-watch.service",
     "evolve/hooks/org.evolve.watch.plist",
     "evolve/examples/parser-app__5b1c7e2a-0d4f-4a8e-9c61-3f2b8d9e1a01.jsonl",
+    "evolve/examples/demo/model-answers.json",
+    "evolve/examples/demo/session-4.jsonl",
     "evolve/transcripts/data/transient_patterns.txt",
     "evolve/transcripts/data/corrections.toml",
+    "evolve/transcripts/data/secrets.toml",
     "evolve/schedule/stopwords.txt",
     "evolve/reflect/prompt.md",
 ]

@@ -10,7 +10,6 @@ and ecosystem finding 1.
 from __future__ import annotations
 
 import json
-import subprocess
 
 import pytest
 
@@ -18,66 +17,13 @@ from evolve.cli import main
 from evolve.errors import EXIT_BUSY
 from evolve.home import Home
 from evolve.store import ledger
-from evolve.workspace.agent import Agent
-from tests.helpers import git, git_out, make_agent, skill_text, trailer_lines
-
-SELF = "What I do well and where I often stumble"
-STRATEGIES = "Strategies for this user and domain"
-
-
-@pytest.fixture
-def agent(fake_messages_api, monkeypatch):
-    agent = make_agent("a")
-    home = Home.resolve()
-    home.config_file.write_text(
-        f'[model]\nbackend = "anthropic"\nbase_url = "{fake_messages_api.url}"\nmax_retries = 0\n'
-    )
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key-for-the-fake-server-only")
-    return agent
-
-
-class Reflector:
-    """`evolve reflect a --force` answered by the fake Messages API with `answer`."""
-
-    def __init__(self, api, capsys) -> None:
-        self.api, self.capsys = api, capsys
-
-    def __call__(self, *operations: dict, summary: str = "lessons", args=("--force",)) -> tuple[int, str]:
-        self.api.reply_tool({"summary": summary, "operations": list(operations)})
-        code = main(["reflect", "a", *args])
-        return code, self.capsys.readouterr().out
-
-    def json(self, *operations: dict, summary: str = "lessons") -> dict:
-        self.api.reply_tool({"summary": summary, "operations": list(operations)})
-        main(["reflect", "a", "--force", "--json"])
-        return json.loads(self.capsys.readouterr().out)
-
-
-@pytest.fixture
-def ans(agent, fake_messages_api, capsys):
-    return Reflector(fake_messages_api, capsys)
-
-
-def memo(section: str, content: str) -> dict:
-    return {"op": "update_memo", "section": section, "content": content}
-
-
-def person(agent: Agent, *args: str) -> subprocess.CompletedProcess:
-    """The person at their terminal, in the agent's repository."""
-    return subprocess.run(["git", *args], cwd=agent.path, capture_output=True, text=True)
-
-
-def write(agent: Agent, path: str, text: str) -> None:
-    target = agent.path / path
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text)
-
-
-def fsck(agent: Agent) -> None:
-    assert git(agent.path, "fsck", "--strict").returncode == 0
-
+from tests import people
+from tests.helpers import git_out, skill_text, trailer_lines
+from tests.people import SELF, STRATEGIES, fsck, memo, person, write
 
 # -- what a capable model writes lands ------------------------------------------------------
+
+agent, ans = people.agent, people.ans  # the people fixtures
 
 
 def test_both_memo_sections_land_in_one_commit_and_the_output_says_exactly_that(agent, ans):  # A2, C6

@@ -43,6 +43,22 @@ def test_a_broken_skill_is_refused_with_file_and_reason(agent):
     assert (agent.path / "skills/my-skill/SKILL.md").read_text() == BROKEN
 
 
+def test_the_readme_states_the_exit_codes_as_they_are(agent):
+    """C9: the README listed 65 as evolve's; the hook exits 65 and `git commit` itself exits 1."""
+    from pathlib import Path
+
+    from evolve.errors import EXIT_BUSY
+
+    write_skill(agent.path, "my-skill", text=BROKEN)
+    proc = commit_all(agent.path, "broken", check=False)
+    assert proc.returncode == 1 and "this commit was refused" in proc.stderr
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    table = readme.split("### Exit codes", 1)[1].split("\n## ", 1)[0]
+    rows = [line.split("|")[1].strip() for line in table.splitlines() if line.startswith("| ")]
+    assert rows == ["code", "0", "1", "2", "3", str(EXIT_BUSY), "130"]
+    assert "the hook\nexits 65" in table and "`git commit` itself then exits 1" in table
+
+
 @pytest.mark.parametrize(
     ("text", "reason"),
     [
@@ -180,3 +196,23 @@ def test_installing_keeps_a_foreign_hook_aside(agent, evolve_home):
     # reinstalling over our own hook does not clobber the saved one
     install_precommit_hook(agent.path, evolve_home)
     assert (hook.parent / "pre-commit.before-evolve").read_text() == "#!/bin/sh\necho mine\n"
+
+
+TOKEN = "ghp_" + "aB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xY" + "Zz12"  # built: no scanner mistakes it
+
+
+def test_a_secret_in_a_persons_skill_or_memo_warns_and_commits_their_words_unchanged(agent):
+    body = f"- Log in with `gh auth login --with-token <<< {TOKEN}`\n"
+    write_skill(agent.path, "gh-login", body=body)
+    (agent.path / "memo.md").write_text(
+        agent.memo_text() + f"\n- the CI password is DB_PASSWORD=hunter2x{TOKEN[4:10]}\n"
+    )
+    proc = commit_all(agent.path, "my notes")
+    assert proc.returncode == 0  # a warning, not a refusal
+    assert (
+        "warning: skills/gh-login/SKILL.md: line 6 holds what looks like a secret (github-token)"
+        in proc.stderr
+    )
+    assert "warning: memo.md: line" in proc.stderr and "(password)" in proc.stderr
+    assert TOKEN not in proc.stderr  # the warning names the kind, never the secret
+    assert TOKEN in git_out(agent.path, "show", "HEAD:skills/gh-login/SKILL.md")  # their words, as written

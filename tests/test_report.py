@@ -210,3 +210,37 @@ def test_the_report_opens_in_headless_chromium_without_errors(evolve_home, tmp_p
         for line in _chromium(bad, tmp_path / "p2").stderr.splitlines()
         if "CONSOLE" in line
     )
+
+
+def test_the_report_opens_with_a_verdict(evolve_home, capsys):
+    """Ecosystem review: no one-line answer at the top of the report."""
+    agent, conn, _, _ = _history(evolve_home)
+    data = build(conn, agent)
+    conn.close()
+    # 30 runs before r1 (9 corrections, 6 real errors); 34 since (2 corrections, 10 real errors)
+    assert data["headline"]["before"]["corrections_per_100"] == 30.0
+    assert data["headline"]["after"]["runs"] == 34
+    assert main(["report", "demo"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first == (
+        f"Since the first reflection: corrections 30 → {round(200 / 34, 1):g} per 100 runs, "
+        f"real errors 20 → {round(1000 / 34, 1):g} (30 runs before, 34 since)."
+    )
+    html = render(data, agent.memo_text())
+    assert '<p class="verdict"><strong>Since the first reflection: corrections 30' in html
+
+
+def test_runs_older_than_the_window_are_named_with_the_way_to_see_them(evolve_home, capsys):
+    """Ecosystem review: a backfill of older transcripts showed "0 runs since …" and no hint."""
+    make_agent("demo")
+    conn = ledger.connect(Home.resolve().state_db)
+    old = time.time() - 400 * 86_400
+    for i in range(12):
+        _run(conn, "backfill", i, old + i * 60)
+    conn.close()
+    assert main(["report", "demo"]) == 0
+    out = capsys.readouterr().out
+    assert "12 older runs (from " in out and "`evolve report demo --days 401` includes them" in out
+    assert main(["report", "demo", "--days", "401", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["runs"] == 12 and data["older_runs"]["count"] == 0

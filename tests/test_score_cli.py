@@ -382,3 +382,34 @@ def test_observing_marks_the_agent_dirty_only_when_it_adds_runs(capsys, agent, t
         handle.write(b'{"type":"user","message":')
     assert observe(capsys, path)["runs"] == 0
     assert not is_dirty()
+
+
+def test_score_reflect_and_cycle_read_what_sessions_wrote_since(tmp_path, capsys, monkeypatch) -> None:
+    """Without a watcher, judging an agent first reads its sources' new bytes (and the spool)."""
+    from evolve.integrations.sources import add_to_sources
+    from tests.reflect.scenarios import corrected_session
+
+    agent = make_agent(NAME)
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    toml = agent.path / "agent.toml"
+    toml.write_text(add_to_sources(toml.read_text(), "claude_code", [str(folder / "*.jsonl")]))
+    corrected_session(folder)  # a session ran; nobody called `evolve observe`
+    assert cli.main(["score", NAME, "--json"]) == EXIT_OK
+    runs = json.loads(capsys.readouterr().out)
+    assert len(runs) == 2 and "user_correction" in json.dumps(runs)
+    assert cli.main(["reflect", NAME, "--json"]) == EXIT_OK
+    assert json.loads(capsys.readouterr().out)["status"] == "committed"
+    assert "uv run pytest" in agent.memo_text()
+    # a watcher reading the same files: the command leaves the sources to it (no racing cursor)
+    corrected_session(folder, "s2.jsonl")
+    from evolve.watch import service
+
+    with monkeypatch.context() as patch:
+        patch.setattr(service, "state", lambda home: service.WatcherState(True, 1, None))
+        assert cli.main(["score", NAME, "--json"]) == EXIT_OK
+        assert json.loads(capsys.readouterr().out) == []
+    # no watcher again: the cycle reads s2 itself, so the agent has news
+    assert cli.main(["cycle", "--now", "--dry-run", "--json"]) == EXIT_OK
+    skipped = json.loads(capsys.readouterr().out)["skipped"]
+    assert NAME in skipped and skipped[NAME] != "nothing new", skipped  # the minimum gap, not the dirty gate

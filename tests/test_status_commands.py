@@ -261,3 +261,69 @@ def test_reading_commands_never_import_watchdog(home):
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert "LOADED []" in out.stdout
+
+
+# -- a broken agent.toml, failures and human edits are visible ---------------------------
+def test_a_broken_agent_toml_never_stops_human_edits_and_is_shown(capsys, home):
+    """B9: the watcher's commit of human edits raised; status and cycle said "nothing new"."""
+    from evolve.watch.humanedits import commit_edits
+    from tests.helpers import git_out
+
+    agent = make_agent("at")
+    with (agent.path / "agent.toml").open("a") as handle:
+        handle.write('review = "maybe"\n')  # lands in [sources]: TOML
+    with (agent.path / "memo.md").open("a") as handle:
+        handle.write("- my own line\n")
+    conn = ledger.connect(home.state_db)
+    try:
+        sha, paths = commit_edits(conn, home, "at")
+    finally:
+        conn.close()
+    assert paths == ["agent.toml", "memo.md"]
+    body = git_out(agent.path, "log", "-1", "--format=%an%n%B", sha)
+    assert body.startswith("Test Person\nedit(at): agent.toml, memo.md")
+    assert "Evolve-Problems: agent.toml: sources.review: unknown key" in body
+    assert "above the first [table]" in body
+    [status] = run_json(capsys, "status")["agents"]
+    assert status["config_problem"].startswith(f"{agent.path / 'agent.toml'}: sources.review: unknown key")
+    code, out, _ = run(capsys, "status")
+    assert "config broken" in out and "at: not reflected until its configuration loads: " in out
+    ledger_conn = ledger.connect(home.state_db)
+    ledger_conn.execute("UPDATE agents SET dirty = 0")  # even with nothing new, the cycle says why
+    ledger_conn.close()
+    code, out, _ = run(capsys, "cycle", "--now")
+    assert code == EXIT_OK and "nothing new; cannot read its configuration: " in out
+    code, _, err = run(capsys, "reflect", "at")
+    assert code == EXIT_USER and "agent.toml: sources.review: unknown key" in err
+
+
+def test_status_shows_the_last_failure_until_a_reflection_succeeds(capsys, home, monkeypatch):
+    """Failures are visible: the last failed reflection's reason, per agent, in status."""
+    monkeypatch.setenv("EVOLVE_MODEL_BACKEND", "anthropic")
+    make_agent("helper")
+    with_correction(home, "helper")
+    assert run(capsys, "cycle", "--now")[0] == EXIT_USER
+    [agent] = run_json(capsys, "status")["agents"]
+    assert agent["last_failure"]["reason"].startswith("ANTHROPIC_API_KEY is not set")
+    code, out, _ = run(capsys, "status")
+    assert "last reflection failed" in out
+    assert "helper: the reflection at " in out and "failed: ANTHROPIC_API_KEY is not set" in out
+    monkeypatch.setenv("EVOLVE_MODEL_BACKEND", "offline")
+    assert run(capsys, "reflect", "helper", "--force")[0] == EXIT_OK
+    assert run_json(capsys, "status")["agents"][0]["last_failure"] is None
+
+
+def test_status_names_a_human_edit_as_new_work_not_zero_runs(capsys, home):
+    """C14: an agent whose only change was a human edit showed "yes (0 runs)"."""
+    from evolve.watch.humanedits import commit_edits
+
+    agent = make_agent("helper")
+    (agent.path / "memo.md").write_text(agent.memo_text() + "- mine\n")
+    conn = ledger.connect(home.state_db)
+    try:
+        commit_edits(conn, home, "helper")
+    finally:
+        conn.close()
+    [row] = [line for line in run(capsys, "status")[1].splitlines() if line.startswith("helper")]
+    assert row.split()[1:3] == ["1", "edit"] and "0 runs" not in row
+    assert run_json(capsys, "status")["agents"][0]["pending_edits"] == 1

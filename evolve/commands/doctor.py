@@ -7,16 +7,36 @@ import shutil
 from pathlib import Path
 
 from evolve import config as config_mod
+from evolve.commands import doctor_checks as checks
 from evolve.commands.output import emit_json, say
 from evolve.errors import ConfigError
 from evolve.home import Home
+from evolve.transcripts.redact import secret_warnings
 from evolve.workspace import memo as memo_mod
 from evolve.workspace import skills as skills_mod
 from evolve.workspace.agent import Agent, list_agents
 from evolve.workspace.template import hooks_problems
 
 
-def diagnose(home: Home) -> list[dict]:
+def _without(path: Path, message: str) -> str:
+    """A ConfigError's message without its leading `path: ` (the finding names the place once)."""
+    return message.removeprefix(f"{path}: ")
+
+
+def _remedied(problem: str, remedy: str) -> str:
+    """The problem with a remedy, unless it names one already."""
+    return problem if "; " in problem or "run `" in problem else f"{problem}; {remedy}"
+
+
+def _skill_remedy(problem: str, rel: str) -> str:
+    if problem.endswith("SKILL.md is missing"):
+        return f"add {rel} with name and description frontmatter, or delete the empty folder"
+    if "symlink" in problem:
+        return "replace the link with a real folder (evolve never writes through links)"
+    return f"fix it in {rel}; until then the skill is left out of the session's skill index"
+
+
+def diagnose(home: Home, leftover: list[Path] | None = None) -> list[dict]:
     """Findings as {where, problem, level} dicts; level is 'error', 'warning', 'hint' or 'ok'.
 
     'ok' says something works that could silently not (a Codex install whose hooks run).
@@ -31,10 +51,16 @@ def diagnose(home: Home) -> list[dict]:
     if not home.root.exists():
         add(str(home.root), "the evolve home does not exist yet; run `evolve init NAME`", "hint")
         return found
+    if home.read_only():
+        add(
+            str(home.root),
+            "the evolve home is read-only: reading commands work, but nothing is observed, "
+            "reflected or committed; remount it read-write or give this user write permission",
+        )
     try:
         home_config = config_mod.load(home.config_file)
     except ConfigError as exc:
-        add(str(home.config_file), str(exc))
+        add(str(home.config_file), f"{_without(home.config_file, str(exc))}; fix it in this file")
         home_config = config_mod.Config()
     if os.environ.get("ANTHROPIC_API_KEY") and home_config.model.backend == "offline":
         add(
@@ -44,24 +70,33 @@ def diagnose(home: Home) -> list[dict]:
             f"{home.config_file}",
             "hint",
         )
-    _check_installs(home, add)
-    for name in list_agents(home):
+    agents = list_agents(home)
+    checks.installs(home, agents, add)
+    _check_codex_trust(home, add)
+    checks.global_hooks_path(home, agents, add)
+    configs: dict[str, config_mod.Config] = {}
+    for name in agents:
         agent = Agent(home, name)
+        toml = agent.path / "agent.toml"
         try:  # the agent's own file alone, so a broken home config is not blamed on it
-            for warning in config_mod.load(None, agent.path / "agent.toml").warnings:
-                add(f"{name}: agent.toml", warning, "warning")
+            for warning in config_mod.load(None, toml).warnings:
+                add(f"{name}: agent.toml", _without(toml, warning), "warning")
         except ConfigError as exc:
-            add(f"{name}: agent.toml", str(exc))
+            add(f"{name}: agent.toml", f"{_without(toml, str(exc))}; fix it in {toml}")
         try:
+            configs[name] = agent.config
             limits = agent.config.limits
         except ConfigError:  # reported above; keep checking skills, memo and hook
             limits = config_mod.LimitsConfig()
         found_skills = skills_mod.list_skills(agent.skills_dir, limits.skill_body_tokens)
         for skill in found_skills:
+            rel = str(skill.path.relative_to(agent.path))
             for problem in skill.problems:
-                add(f"{name}: {skill.path.relative_to(agent.path)}", problem)
+                add(f"{name}: {rel}", _remedied(problem, _skill_remedy(problem, rel)))
             for difference in skills_mod.reading_differences(skill):
-                add(f"{name}: {skill.path.relative_to(agent.path)}", difference, "warning")
+                add(f"{name}: {rel}", difference, "warning")
+            for warning in secret_warnings(skill.text):
+                add(f"{name}: {rel}", warning, "warning")
         if len(found_skills) > limits.max_skills:  # a person's additions: reported, never cut
             add(
                 f"{name}: skills/",
@@ -70,51 +105,15 @@ def diagnose(home: Home) -> list[dict]:
                 "warning",
             )
         for problem in memo_mod.problems(agent.memo_text(), limits.memo_section_chars):
-            add(f"{name}: memo.md", problem)
+            add(f"{name}: memo.md", _remedied(problem, "fix it in memo.md (the pre-commit hook checks it)"))
+        for warning in secret_warnings(agent.memo_text()):
+            add(f"{name}: memo.md", warning, "warning")
+        checks.symlinks(name, agent.path, add)
         for problem in hooks_problems(agent.path, home.root):
             add(f"{name}: .git/hooks/pre-commit", f"{problem}; run `evolve doctor --fix`", "warning")
+    checks.report_leftovers(home, checks.leftovers(home, agents) if leftover is None else leftover, add)
+    checks.environment(home, agents, configs, add)
     return found
-
-
-def _check_installs(home: Home, add) -> None:
-    """Installs whose interpreter or hook entries have gone away; whether Codex runs its hooks."""
-    import json as json_mod
-
-    from evolve.workspace.links import HARNESSES, UnreadableInstalls, load_installs, registry_file
-
-    for harness in HARNESSES:
-        try:
-            records = load_installs(home, harness)
-        except UnreadableInstalls as exc:
-            add(str(registry_file(home, harness)), str(exc).split(" cannot be read ", 1)[-1])
-            continue
-        for record in records:
-            place = record.get("folder") or record.get("settings")  # Codex: its folder; Claude Code: its file
-            where = f"{harness} install of {record.get('agent')} ({place})"
-            python = record.get("python") or ""
-            if python and not Path(python).exists():
-                add(
-                    where,
-                    f"its hooks run {python}, which no longer exists; run `evolve install "
-                    f"{harness}` again from the environment evolve is installed in",
-                )
-            try:
-                settings = json_mod.loads(Path(record.get("settings") or "").read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                add(
-                    where,
-                    f"the hooks file is missing or not valid JSON; run `evolve install {harness}` again",
-                    "warning",
-                )
-                continue
-            if "evolve.hookmain" not in json_mod.dumps(settings.get("hooks", {})):
-                add(
-                    where,
-                    f"evolve's hook entries were removed from {record.get('settings')}; run "
-                    f"`evolve install {harness}` again or `evolve uninstall {harness}`",
-                    "warning",
-                )
-    _check_codex_trust(home, add)
 
 
 def _check_codex_trust(home: Home, add) -> None:
@@ -147,17 +146,22 @@ def _check_codex_trust(home: Home, add) -> None:
 def doctor(home: Home, as_json: bool = False, fix: bool = False) -> int:
     from evolve.integrations.upgrade import ensure_current
 
-    fixed = ensure_current(home, force=fix)  # what an older evolve installed, brought up to date
+    # what an older evolve installed, brought up to date (nothing can be, in a read-only home)
+    fixed = [] if home.read_only() else ensure_current(home, force=fix)
+    leftover = checks.leftovers(home, list_agents(home)) if home.root.exists() else []
+    if fix and leftover and not home.read_only():
+        fixed += checks.fix_leftovers(leftover)
+        leftover = []
     found = [
         {"where": note.partition(": ")[0], "problem": f"fixed: {note.partition(': ')[2]}", "level": "hint"}
         for note in fixed
-    ] + diagnose(home)
+    ] + diagnose(home, leftover)
     errors = [f for f in found if f["level"] == "error"]
     if as_json:
         emit_json({"ok": not errors, "findings": found})
-    elif not found:
-        say(f"all good: {home.root}")
     else:
         for finding in found:
             say(f"{finding['level']}: {finding['where']}: {finding['problem']}")
+        if all(f["level"] in ("hint", "ok") for f in found):  # nothing is wrong
+            say(f"all good: {home.root}" + (f" ({len(found)} hint(s) above)" if found else ""))
     return 1 if errors else 0

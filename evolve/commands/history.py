@@ -41,10 +41,19 @@ def trailer_lines(commit: Commit, skip: tuple[str, ...] = ()) -> list[str]:
     ]
 
 
-def review(home: Home, name: str, rev: str = "HEAD") -> int:
+def review(home: Home, name: str, rev: str = "HEAD", as_json: bool = False) -> int:
     agent = Agent.open(name, home)
     if proposals.exists(agent, rev):
         proposal = proposals.get(agent, rev)
+        if as_json:
+            emit_json(
+                {
+                    **proposal.to_dict(),
+                    "trailers": proposal.commit.trailers,
+                    "diff": proposals.diff(agent, proposal),
+                }
+            )
+            return 0
         say(f"proposal {proposal.id} (not applied; the agent does not see it)")
         say(f"  {proposal.commit.subject}")
         for line in trailer_lines(proposal.commit):
@@ -55,13 +64,16 @@ def review(home: Home, name: str, rev: str = "HEAD") -> int:
         return 0
     sha = agent.repo.resolve(rev)
     commit = agent.repo.log(sha, limit=1)[0]
+    patch = agent.repo.git("show", "--format=", "--stat", "--patch", sha, "--").decode("utf-8", "replace")
+    if as_json:
+        emit_json({**commit.to_dict(), "patch": patch})
+        return 0
     say(f"{commit.kind} {commit.sha}  by {commit.author} <{commit.email}>  {commit.date}")
     say(f"  {commit.subject}")
     for line in trailer_lines(commit):
         say(f"  {line}")
     say()
-    patch = agent.repo.git("show", "--format=", "--stat", "--patch", sha, "--")
-    say(patch.decode("utf-8", "replace").rstrip())
+    say(patch.rstrip())
     return 0
 
 

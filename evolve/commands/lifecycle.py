@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import sys
 import time
 
 from evolve.clock import stamp
-from evolve.commands.output import emit_json, say, table
+from evolve.commands.output import emit_json, say, table, warn
 from evolve.errors import LockBusy, UserError
 from evolve.home import Home
 from evolve.names import check_name
@@ -28,21 +29,32 @@ def _agent_status(conn: sqlite3.Connection, home: Home, name: str, row, synced=N
     from evolve.schedule import pending
     from evolve.sync.status import sync_state
 
+    agent = Agent(home, name)
+    problem = agent.config_problem()
     dirty = bool(row and row["dirty"])
     best, worth, count = 0.0, False, 0
     if dirty:  # only dirty agents have pending runs: cost follows them
-        agent = Agent(home, name)
-        runs = pending.scored_runs(conn, name, agent.config, agent.memo_text())
+        runs = pending.scored_runs(conn, name, agent.lenient_config, agent.memo_text())
         best = max((r.score for r in runs), default=0.0)
         worth, count = any(r.reflect for r in runs), len(runs)
+    since = row["last_reflection_at"] if row else None
+    kinds = [e["kind"] for e in ledger.events_since(conn, name, since)] if dirty else []
+    failure = ledger.last_failure(conn, name)
     return {
         "name": name,
         "dirty": dirty,
         "dirty_since": _iso(row["dirty_at"]) if row else None,
         "pending_runs": count,
+        "pending_edits": kinds.count("human_edit"),
         "pending_best_score": round(best, 3),
         "worth_reflecting": worth,
         "last_reflection_at": _iso(row["last_reflection_at"]) if row else None,
+        "last_failure": (
+            {"at": _iso(failure["at"]), "reason": json.loads(failure["data"]).get("reason", "")}
+            if failure
+            else None
+        ),
+        "config_problem": problem,
         "paused": bool(row and row["paused"]),
         "busy": is_locked(home.agent_dir(name) / ".git" / LOCK),
         "proposals": [p.id for p in proposals.pending(Agent(home, name))],  # waiting for a person
@@ -78,6 +90,16 @@ def status(home: Home, as_json: bool = False) -> int:
     return 0
 
 
+def _new_work(a: dict) -> str:
+    """What waits for the next reflection, in words: '3 runs', '1 human edit', 'no'."""
+    if not a["dirty"]:
+        return "no"
+    parts = [f"{a['pending_runs']} run{'s' * (a['pending_runs'] != 1)}"] if a["pending_runs"] else []
+    if a["pending_edits"]:
+        parts.append(f"{a['pending_edits']} edit{'s' * (a['pending_edits'] != 1)}")
+    return ", ".join(parts) or ("a failed reflection" if a["last_failure"] else "yes")
+
+
 def _codex_states(conn: sqlite3.Connection, home: Home) -> list[dict]:
     """Each Codex install and whether Codex runs its hooks (the spool drained first: its evidence)."""
     from evolve.integrations import codex
@@ -109,23 +131,37 @@ def _print_status(data: dict, last: float | None, next_at: float | None) -> None
     if not data["agents"]:
         say("no agents; create one with `evolve init NAME`")
         return
-    rows = []
+    rows, notes = [], []
     for a in data["agents"]:
         waiting = f"{len(a['proposals'])} proposal(s) to review" if a["proposals"] else ""
-        state = ", ".join(
-            w for w, on in (("paused", a["paused"]), ("busy", a["busy"]), (waiting, waiting)) if on
+        flags = (
+            ("paused", a["paused"]),
+            ("busy", a["busy"]),
+            ("config broken", a["config_problem"]),
+            ("last reflection failed", a["last_failure"]),
+            (waiting, waiting),
         )
+        state = ", ".join(word for word, on in flags if on)
         rows.append(
             [
                 a["name"],
-                f"yes ({a['pending_runs']} runs)" if a["dirty"] else "no",
-                f"{a['pending_best_score']:.2f}" if a["dirty"] else "-",
+                _new_work(a),
+                f"{a['pending_best_score']:.2f}" if a["pending_runs"] else "-",
                 a["last_reflection_at"] or "never",
                 state or "-",
             ]
         )
+        if a["config_problem"]:
+            notes.append(f"{a['name']}: not reflected until its configuration loads: {a['config_problem']}")
+        if a["last_failure"]:
+            failure = a["last_failure"]
+            notes.append(f"{a['name']}: the reflection at {failure['at']} failed: {failure['reason']}")
     say("")
     say(table(rows, ["AGENT", "NEW", "BEST", "LAST REFLECTION", "STATE"]))
+    if notes:
+        say("")
+        for note in notes:
+            say(note)
     for a in data["agents"]:
         if a["proposals"]:
             ids = ", ".join(a["proposals"])
@@ -186,6 +222,35 @@ def _archive_target(home: Home, name: str) -> str:
     return target
 
 
+def _uninstall_all(home: Home, name: str) -> tuple[list[str], list[tuple[str, str]]]:
+    """Remove the agent's installs: hooks naming a removed agent fail in every session.
+
+    Returns the hook files cleaned, and (command, reason) for each install that could not
+    be removed (its record or settings file unreadable, say), so the person can finish it.
+    """
+    from evolve.commands.doctor_checks import uninstall_command
+    from evolve.integrations import claude_code, codex
+    from evolve.workspace import links
+
+    done, left = [], []
+    for harness, integration in (("claude-code", claude_code), ("codex", codex)):
+        try:
+            records = [r for r in links.load_installs(home, harness) if r.get("agent") == name]
+        except links.UnreadableInstalls as exc:
+            left.append((f"evolve uninstall {harness} --agent {name}", str(exc)))
+            continue
+        for record in records:
+            try:
+                result = integration.uninstall(
+                    home, name, record.get("scope") or "project", record.get("project")
+                )
+            except (UserError, OSError) as exc:
+                left.append((uninstall_command(harness, record), str(exc)))
+            else:
+                done.append(f"{links.LABELS[harness]}: {result['settings']}")
+    return done, left
+
+
 def remove(home: Home, name: str, purge: bool = False, as_json: bool = False) -> int:
     """Move the repo to `<home>/archive/`, mark the agent removed; delete state only on --purge."""
     check_name(name, "agent")
@@ -195,6 +260,8 @@ def remove(home: Home, name: str, purge: bool = False, as_json: bool = False) ->
         if not (path / ".git").is_dir() and not (purge and known):
             raise UserError(f"no agent {name!r} in {home.root}; see `evolve agents`")
         archived = None
+        uninstalled: list[str] = []
+        left: list[tuple[str, str]] = []
         if (path / ".git").is_dir():
             lock = FileLock(path / ".git" / LOCK, timeout=0)
             try:
@@ -206,6 +273,7 @@ def remove(home: Home, name: str, purge: bool = False, as_json: bool = False) ->
                     f"running); try again when it finishes"
                 ) from None
             try:
+                uninstalled, left = _uninstall_all(home, name)
                 home.archive_dir.mkdir(parents=True, exist_ok=True)
                 archived = home.archive_dir / _archive_target(home, name)
                 path.rename(archived)
@@ -213,6 +281,8 @@ def remove(home: Home, name: str, purge: bool = False, as_json: bool = False) ->
                 lock.release()
             with ledger.transaction(conn):
                 ledger.mark_removed(conn, name)
+        else:  # removed before: installs an older evolve left behind go now
+            uninstalled, left = _uninstall_all(home, name)
         purged = ledger.purge_agent(conn, name) if purge else 0
     if as_json:
         emit_json(
@@ -221,9 +291,15 @@ def remove(home: Home, name: str, purge: bool = False, as_json: bool = False) ->
                 "archived_to": str(archived) if archived else None,
                 "purged": purge,
                 "rows_deleted": purged,
+                "uninstalled": uninstalled,
+                "installs_left": left,
             }
         )
         return 0
+    for settings in uninstalled:
+        say(f"uninstalled its hooks and skill links ({settings})")
+    for command, why in left:
+        warn(f"could not uninstall ({why}); its hooks will fail until you run `{command}`")
     if archived:
         say(f"archived agent {name!r} to {archived}")
     if purge:

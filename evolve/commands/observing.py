@@ -59,8 +59,27 @@ def observe(home: Home, name: str, paths: list[str], fmt: str | None = None, as_
     return 0
 
 
+def catch_up(home: Home, names: list[str]) -> None:
+    """What the agents' sessions wrote since, read before judging them (see observe.catchup).
+
+    A read-only home is judged as it stands: nothing can be recorded there.
+    """
+    from evolve.observe.catchup import catch_up as read_new
+    from evolve.watch import service
+
+    if home.read_only():
+        return
+
+    watched = service.state(home).running
+    with ledger.opened(home.state_db) as conn:
+        result = read_new(conn, home, names, sources=not watched)
+    for problem in result.problems:
+        sys.stderr.write(f"evolve: warning: {problem}\n")
+
+
 def score(home: Home, name: str, all_runs: bool = False, as_json: bool = False) -> int:
     agent = Agent.open(name, home)
+    catch_up(home, [name])
     with ledger.opened(home.state_db) as conn:
         runs = pending.scored_runs(conn, name, agent.config, agent.memo_text(), all_runs=all_runs)
     if as_json:

@@ -7,14 +7,18 @@ from typing import TYPE_CHECKING
 from evolve.commands.output import emit_json, say
 from evolve.errors import EXIT_BUSY, EXIT_USER
 from evolve.home import Home
+from evolve.workspace.agent import Agent
 
 if TYPE_CHECKING:
     from evolve.reflect.run import Outcome
 
 
 def reflect(home: Home, name: str, dry_run: bool = False, force: bool = False, as_json: bool = False) -> int:
+    from evolve.commands.observing import catch_up
     from evolve.reflect.run import reflect as run_reflection
 
+    Agent.open(name, home)  # a name that is no agent says so before anything is read
+    catch_up(home, [name])
     outcome = run_reflection(home, name, force=force, dry_run=dry_run)
     code = EXIT_BUSY if outcome.status == "busy" else EXIT_USER if outcome.status == "failed" else 0
     if as_json:
@@ -29,6 +33,12 @@ def reflect(home: Home, name: str, dry_run: bool = False, force: bool = False, a
         say(
             f"\n--- bundle: {bundle.tokens} tokens of {bundle.budget} "
             f"({len(bundle.runs)} of {bundle.candidates} runs) ---"
+        )
+        shown = bundle.evidence()
+        say(
+            f"--- shown: {shown['errors_with_cause']} of {shown['real_errors']} real errors with a cause, "
+            f"{shown['user_words_shown']} of {shown['user_words']} user words, "
+            f"{shown['redactions']} redactions ---"
         )
     if outcome.plan is not None:
         _print_plan(outcome, dry_run)

@@ -10,7 +10,9 @@ from evolve.home import Home
 from evolve.workspace.agent import Agent
 
 
-def report(home: Home, name: str, html: str | None = None, as_json: bool = False) -> int:
+def report(
+    home: Home, name: str, html: str | None = None, days: float | None = None, as_json: bool = False
+) -> int:
     from evolve.metrics.report import build, text_summary
     from evolve.metrics.usage import refresh_rates
     from evolve.observe.records import drain_pending
@@ -20,7 +22,7 @@ def report(home: Home, name: str, html: str | None = None, as_json: bool = False
     with ledger.opened(home.state_db) as conn:
         drain_pending(conn, home)
         refresh_rates(conn, home, name)
-        data = build(conn, agent)
+        data = build(conn, agent, window_days=days)
     if html:
         from evolve.metrics.report_html import render
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
+import textwrap
+
 from evolve.commands.output import emit_json, say, table
 from evolve.errors import UserError
 from evolve.home import Home
@@ -67,6 +70,15 @@ def _pct(value: float | None) -> str:
     return "-" if value is None else f"{value * 100:.0f}%"
 
 
+def _fit(text: str) -> str:
+    """Cut the last column (the description) so each line fits the terminal (at least 20 of it)."""
+    width = shutil.get_terminal_size((100, 24)).columns
+    lines = text.splitlines()
+    start = lines[0].index("DESCRIPTION") if lines else 0
+    room = max(20, width - start - 1)
+    return "\n".join(line if len(line) - start <= room else line[: start + room - 1] + "…" for line in lines)
+
+
 def skills(home: Home, name: str, skill: str | None = None, as_json: bool = False) -> int:
     agent = Agent.open(name, home)
     records = skill_metrics(home, agent)
@@ -80,44 +92,33 @@ def skills(home: Home, name: str, skill: str | None = None, as_json: bool = Fals
     if not records:
         say(f"agent {name!r} has no skills yet")
         return 0
+    headers = ["SKILL", "STATE", "SHOWN", "USED", "USE%", "EDITED%", "INEFF%", "LAST USED", "PATCHES"]
+    headers += ["CREATED", "UPDATED", "DESCRIPTION"]
     rows = [
         [
             r["name"],
             ("ok" if r["valid"] else "BROKEN") + (" pinned" if r["pinned"] else ""),
-            str(r["impressions"]),
-            str(r["invocations"]),
+            str(r["runs_shown"]),  # USE% = USED / SHOWN: both count runs
+            str(r["runs_invoked"]),
             _pct(r["invocation_rate"]),
             _pct(r["post_use_edit_rate"]),
             _pct(r["ineffective_rate"]),
             (r["last_used_at"] or "-")[:10],
             str(r["patch_count"]),
+            (r["created_at"] or "-")[:10],
             (r["updated_at"] or "-")[:10],
-            r["description"][:50],
+            r["description"],
         ]
         for r in records
     ]
+    say(_fit(table(rows, headers)))
     say(
-        table(
-            rows,
-            [
-                "SKILL",
-                "STATE",
-                "SHOWN",
-                "USED",
-                "USE%",
-                "EDITED%",
-                "INEFF%",
-                "LAST USED",
-                "PATCHES",
-                "UPDATED",
-                "DESCRIPTION",
-            ],
+        textwrap.fill(
+            f"(rates over the last {records[0]['window_days']} days: SHOWN = runs it was listed in, "
+            "USED = runs that invoked it, USE% = USED / SHOWN; EDITED% = invoked runs the user "
+            "corrected; INEFF% = invoked runs ending in a real error; docs/metrics.md)",
+            width=max(40, shutil.get_terminal_size((100, 24)).columns - 1),
         )
-    )
-    say(
-        f"(rates over the last {records[0]['window_days']} days: USE% = runs that invoked it / "
-        "runs it was shown in; EDITED% = invoked runs the user corrected; INEFF% = invoked runs "
-        "ending in a real error; see docs/metrics.md)"
     )
     for r in records:
         if len(r["by_source"]) > 1:  # one agent, several harnesses: how each uses it

@@ -26,6 +26,9 @@ def watch(
 ) -> int:
     if print_service:
         name, text = service.render_service(home)
+        if as_json:
+            emit_json({"name": name, "text": text, "install": service.install_hint(name)})
+            return 0
         sys.stdout.write(text)
         warn(service.install_hint(name))
         return 0
@@ -91,6 +94,20 @@ def _run(home: Home, log_file: bool, verbose: bool) -> int:
     return 0
 
 
+def _name_broken_configs(home: Home, plan) -> None:
+    """An agent with nothing new is still told apart when its agent.toml does not load.
+
+    The plan itself never reads a clean agent's files (cost follows the dirty agents); a
+    person running `evolve cycle` is shown why such an agent would not reflect anyway.
+    """
+    from evolve.schedule.rules import NOTHING_NEW
+    from evolve.workspace.agent import Agent
+
+    for name, reason in plan.skipped.items():
+        if reason == NOTHING_NEW and (problem := Agent(home, name).config_problem()):
+            plan.skipped[name] = f"{NOTHING_NEW}; cannot read its configuration: {problem}"
+
+
 def cycle(home: Home, now: bool = False, dry_run: bool = False, as_json: bool = False) -> int:
     from evolve import config as config_mod
     from evolve.schedule import cycle as cycle_mod
@@ -119,9 +136,12 @@ def cycle(home: Home, now: bool = False, dry_run: bool = False, as_json: bool = 
                 f"`evolve cycle --now` runs one now"
             )
         return 0
+    from evolve.commands.observing import catch_up
     from evolve.watch.loop import reflector
+    from evolve.workspace.agent import list_agents
 
     home.ensure()
+    catch_up(home, list_agents(home))
     lock_file = home.run_dir / "cycle.lock"
     try:
         with FileLock(lock_file, timeout=0):
@@ -130,6 +150,7 @@ def cycle(home: Home, now: bool = False, dry_run: bool = False, as_json: bool = 
         raise UserError(
             f"a cycle is already running ({holder(lock_file) or 'another process'}); wait for it to finish"
         ) from None
+    _name_broken_configs(home, result.plan)
     if as_json:
         emit_json(result.to_dict())
         return EXIT_USER if result.failed else 0

@@ -133,7 +133,8 @@ def install(
             hookfile.write(home, HARNESS, record, target.settings, raw, hookfile.dumps(new, raw))
         report = hookfile.place_links(record, agent.skills_dir, target.skills_dir, link)
         links.save_installs(home, HARNESS, installs)
-    return hookfile.install_report(record, changed, report, pattern, sources_commit)
+    result = hookfile.install_report(record, changed, report, pattern, sources_commit)
+    return {**result, "settings_created": changed and raw is None}  # "created:", not "updated:"
 
 
 def refresh_entries(home: Home, record: dict) -> bool:

@@ -1,7 +1,7 @@
 """Point an agent's `[sources]` at a harness's transcripts: a minimal edit of agent.toml.
 
-agent.toml is a person's file: its comments and layout stay, only the one value changes
-(`claude_code = [...]` globs, `codex = [...]` folders; TOML is never re-serialised), and
+agent.toml is a person's file: its comments and layout stay, only the one array grows
+(`claude_code = [...]` globs, `codex = [...]` folders; tomlkit edits it in place), and
 the change is committed in the agent's repository as evolve's own commit. Claude Code
 globs are written with `~` so the repository does not carry one machine's home path.
 """
@@ -9,19 +9,17 @@ globs are written with `~` so the repository does not carry one machine's home p
 from __future__ import annotations
 
 import glob
-import json
 import re
 import tomllib
 from pathlib import Path
 
 from evolve.errors import UserError
+from evolve.store.files import atomic_write
 from evolve.store.history import build_message
 from evolve.workspace.agent import Agent
 
 AGENT_TOML = "agent.toml"
 MAX_DIR_NAME = 200  # Claude Code shortens longer project folder names (and adds a hash)
-_HEADER = re.compile(r"^\s*\[\s*sources\s*\]\s*(#.*)?$")
-_TABLE = re.compile(r"^\s*\[")
 HARNESS_NAMES = {"claude_code": "Claude Code transcripts", "codex": "Codex rollouts"}
 
 
@@ -48,35 +46,37 @@ def transcripts_glob(claude_dir: Path, project: Path | None) -> str:
     return f"{projects}/{folder}/**/*.jsonl"
 
 
-def _render(values: list[str]) -> str:
-    return "[" + ", ".join(json.dumps(v, ensure_ascii=False) for v in values) + "]"
+def add_to_sources(text: str, key: str, added: list[str]) -> str:
+    """agent.toml's text with `added` appended to `[sources] <key>`; every other byte kept.
 
+    tomlkit edits the document in place: a person's comments, the layout of a multi-line
+    array and the file's line endings stay (tomllib still does every read).
+    """
+    import tomlkit  # lazily: only `evolve install` edits agent.toml
 
-def set_sources(text: str, key: str, values: list[str]) -> str:
-    """agent.toml's text with `[sources] <key> = values`; every other byte kept."""
-    lines = text.splitlines(keepends=True)
-    line = f"{key} = {_render(values)}\n"
-    assignment = re.compile(rf"^\s*{key}\s*=")
-    header = next((i for i, raw in enumerate(lines) if _HEADER.match(raw)), None)
-    if header is None:
-        separator = "" if not text or text.endswith("\n\n") else ("\n" if text.endswith("\n") else "\n\n")
-        return f"{text}{separator}[sources]\n{line}"
-    end = next((i for i in range(header + 1, len(lines)) if _TABLE.match(lines[i])), len(lines))
-    start = next((i for i in range(header + 1, end) if assignment.match(lines[i])), None)
-    if start is None:
-        return "".join(lines[: header + 1] + [line] + lines[header + 1 :])
-    for stop in range(start + 1, end + 1):  # the value may span lines: up to where it parses
-        try:
-            tomllib.loads("".join(lines[start:stop]))
-        except tomllib.TOMLDecodeError:
-            continue
-        return "".join(lines[:start] + [line] + lines[stop:])
-    raise UserError(f"{AGENT_TOML}: cannot read [sources] {key}; fix the file")
+    doc = tomlkit.parse(text)
+    sources = doc.get("sources")
+    if sources is None:
+        table = tomlkit.table()
+        table.add(key, list(added))
+        doc.add("sources", table)
+    elif key not in sources:
+        sources.add(key, list(added))
+    else:
+        array = sources[key]
+        for pattern in added:
+            array.append(pattern)
+    return tomlkit.dumps(doc)
 
 
 def add_sources(agent: Agent, key: str, patterns: list[str]) -> str | None:
-    """Add `patterns` to the agent's `[sources] <key>`, committed; None if already there."""
-    path = agent.path / AGENT_TOML
+    """Add `patterns` to the agent's `[sources] <key>`: the commit, or where it was written.
+
+    None if already there. An agent that syncs through a remote keeps its sources on this
+    machine (`Agent.local_config_path`, never committed): the file's path is returned then.
+    """
+    local = agent.local_config_path
+    path = local if local.exists() else agent.path / AGENT_TOML
     with agent.repo.locked():
         agent.commit_human_edits_held()
         text = path.read_bytes().decode("utf-8") if path.exists() else ""  # CRLF kept as is
@@ -90,9 +90,12 @@ def add_sources(agent: Agent, key: str, patterns: list[str]) -> str | None:
         if not missing:
             return None
         wanted = [*current, *missing]
-        new = set_sources(text, key, wanted)
+        new = add_to_sources(text, key, missing)
         if tomllib.loads(new).get("sources", {}).get(key) != wanted:
             raise UserError(f"{path}: could not add {missing} to [sources] {key}; add them by hand")
+        if path == local:
+            atomic_write(local, new.encode("utf-8"))
+            return str(local)
         subject = f"install({agent.name}): read {HARNESS_NAMES[key]}"
         trailers = {"Evolve-Kind": "install", "Evolve-Sources": missing}
         return agent.repo.commit_changes(

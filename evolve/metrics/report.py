@@ -63,6 +63,45 @@ def _delta(before: dict, after: dict, key: str) -> float | None:
     return round(after[key] - before[key], 1)
 
 
+def _headline(timeline: list[RunRecord], starts: list[str], kept: list[dict]) -> dict:
+    """The one-line verdict: every run before the first kept reflection against every run since."""
+    if not kept:
+        return {"first_reflection": None, "before": side([]), "after": side([])}
+    cut = bisect.bisect_left(starts, kept[0]["at"])
+    return {"first_reflection": kept[0]["at"], "before": side(timeline[:cut]), "after": side(timeline[cut:])}
+
+
+def headline_text(data: dict) -> str:
+    """'Since the first reflection: corrections 20 → 2 per 100 runs, real errors 34 → 20 …'."""
+    head = data["headline"]
+    before, after = head["before"], head["after"]
+    if head["first_reflection"] is None:
+        return f"No reflection yet: nothing to compare ({data['runs']} runs observed)."
+    counts = f"{before['runs']} runs before, {after['runs']} since"
+    if before["thin"] or after["thin"]:
+        needed = f"{data['thin_runs']} a side needed"
+        return f"Since the first reflection: too few runs to say yet ({counts}; {needed})."
+    return (
+        f"Since the first reflection: corrections {before['corrections_per_100']:g} → "
+        f"{after['corrections_per_100']:g} per 100 runs, real errors {before['errors_per_100']:g} → "
+        f"{after['errors_per_100']:g} ({counts})."
+    )
+
+
+def older_text(data: dict) -> str | None:
+    """Runs outside the window, and how to see them (backfilled history would hide silently)."""
+    older = data["older_runs"]
+    if not older["count"]:
+        return None
+    age = (seconds(data["generated_at"]) or 0.0) - (seconds(older["oldest"]) or 0.0)
+    days = max(1, int(age // DAY) + 1)
+    return (
+        f"{older['count']} older runs (from {older['oldest'][:10]}) are outside this "
+        f"{data['window_days']:g}-day window: `evolve report {data['agent']} --days {days}` includes them "
+        f"(the next cycle deletes runs older than [limits] retention_days = {older['retention_days']})"
+    )
+
+
 def reflections(conn: sqlite3.Connection, agent: Agent) -> list[dict]:
     """Reflection commits on the agent's branch, oldest first (state.db's time when known)."""
     recorded = {
@@ -128,6 +167,8 @@ def build(
         item["change"] = {
             k: _delta(item["before"], item["after"], k) for k in ("corrections_per_100", "errors_per_100")
         }
+    headline = _headline(timeline, starts, [r for r in found if not r["reverted"]])
+    older, oldest = ledger.older_runs(conn, agent.name, stamp(since))
     weeks = weeks_between(starts[0], starts[-1]) if starts else []
     by_week: dict[str, list[RunRecord]] = {}
     for run in timeline:
@@ -188,6 +229,12 @@ def build(
         "window_days": window_days,
         "since": stamp(since),
         "runs": len(runs),
+        "older_runs": {
+            "count": older,
+            "oldest": oldest,
+            "retention_days": agent.config.limits.retention_days,
+        },
+        "headline": headline,
         "window_runs": WINDOW_RUNS,
         "thin_runs": THIN_RUNS,
         "reflections": found,
@@ -203,8 +250,13 @@ def build(
 def text_summary(data: dict) -> str:
     """The report for a terminal."""
     lines = [
+        headline_text(data),
         f"{data['agent']}: {data['runs']} runs since {data['since'][:10]} "
         f"(window {data['window_days']:g} days)",
+    ]
+    older = older_text(data)
+    lines += [older] if older else []
+    lines += [
         "",
         f"Reflections (per 100 runs, {data['window_runs']} runs each side):",
     ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 from html import escape
 
 from evolve.metrics.rates import RunRecord, iso_week
+from evolve.metrics.report import headline_text, older_text
 
 WIDTH, HEIGHT, PAD = 720, 200, 36
 COLORS = {
@@ -272,12 +273,14 @@ def render(data: dict, memo_text: str) -> str:
         or '<li class="thin">none</li>'
     )
     memo = _md(memo_text) if memo_text.strip() else '<p class="thin">(empty)</p>'
+    older = f'<p class="thin">{escape(older_text(data) or "")}</p>' if older_text(data) else ""
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>evolve report: {escape(data["agent"])}</title><style>{CSS}</style></head><body>
 <h1>Did learning help? <small>{escape(data["agent"])}</small></h1>
+<p class="verdict"><strong>{escape(headline_text(data))}</strong></p>{older}
 <p>{data["runs"]} runs since {escape(data["since"][:10])} (the last {data["window_days"]:g} days);
 generated {escape(data["generated_at"])}. Rates per 100 runs compare the {data["window_runs"]} runs
 before each reflection with the {data["window_runs"]} after it; with fewer than

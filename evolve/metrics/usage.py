@@ -126,7 +126,8 @@ def refresh_rates(
             home.config_file, home.agent_dir(agent) / "agent.toml"
         ).limits.retention_days
     usage = skill_usage(conn, agent, window_days=window_days, now=now)
-    write_rates_cache(home.rates_cache(agent), usage, now)
+    if not ledger.read_only(conn):  # a read-only home: the cache is only a speed-up
+        write_rates_cache(home.rates_cache(agent), usage, now)
     return usage
 
 

@@ -24,6 +24,7 @@ from evolve.clock import seconds
 from evolve.config import SourcesConfig
 from evolve.store import codex_rollouts, ledger
 from evolve.transcripts.classify import BUILT_IN, Classifier
+from evolve.transcripts.reader import loads_object
 
 if TYPE_CHECKING:
     from evolve.transcripts import Cursor, Run, Update
@@ -92,10 +93,7 @@ def guess_format(path: Path) -> str:
         return "claude_code"
     if b'"type":"session_meta"' in head[:300].replace(b": ", b":") and b'"payload"' in head:
         return "codex"  # its first line may be longer than what is read here
-    try:
-        first = json.loads(head)
-    except ValueError:
-        return "claude_code"
+    first = loads_object(head)  # never raises: bad JSON, deep nesting → None
     generic_types = {
         "user",
         "human",

@@ -17,7 +17,7 @@ from evolve.home import Home
 from evolve.metrics import usage
 from evolve.names import check_name
 from evolve.observe import ingest as observe
-from evolve.store import codex_rollouts, spool
+from evolve.store import codex_rollouts, ledger, spool
 from evolve.transcripts import classify
 from evolve.workspace import links
 
@@ -145,7 +145,12 @@ def apply_hook_records(conn: sqlite3.Connection, home: Home, records: list[dict]
 
 
 def drain_pending(conn: sqlite3.Connection, home: Home) -> dict[str, int]:
-    """Apply what hooks left in the spool now (a reading command must not wait for the watcher)."""
+    """Apply what hooks left in the spool now (a reading command must not wait for the watcher).
+
+    A read-only home keeps its spool for when it is writable again.
+    """
+    if ledger.read_only(conn):
+        return {}
     if not (home.spool_dir / spool.SPOOL).exists() and not any(home.spool_dir.glob("*.draining")):
         return {}
     with spool.drain(home.spool_dir) as records:

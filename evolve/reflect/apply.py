@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from evolve.reflect.compose import compose
@@ -96,13 +97,33 @@ def current_state(agent: Agent, source: Mapping[str, Any], commits: Mapping[str,
                 link,
             )
         )
-    memo_link = agent.memo_path.is_symlink()
     return SkillState.build(
         snapshots,
-        "" if memo_link else agent.memo_text(),
+        agent.memo_text(),
         memo_authors=tuple(line_authors(agent.repo, MEMO_FILE, commits) or ()),
-        memo_symlink=memo_link,
+        memo_refusal=_unwritable(agent.memo_path, "a file"),
+        skills_refusal=_unwritable(agent.skills_dir, "a folder"),
     )
+
+
+def _unwritable(path: Path, should_be: str) -> str:
+    """Why evolve may not write `path` (a person made it a link, or the other kind), or ""."""
+    link = path.is_symlink()
+    return refusal(
+        path.name,
+        should_be,
+        link=link,
+        other_kind=path.exists() and path.is_dir() != (should_be == "a folder"),
+    )
+
+
+def refusal(name: str, should_be: str, *, link: bool, other_kind: bool) -> str:
+    """The reason for `_unwritable` (shared with plans made from a commit that is not checked out)."""
+    if link:
+        return f"{name} is a symbolic link; evolve never writes through one"
+    if other_kind:
+        return f"{name} is not {should_be}; a person must make it one again"
+    return ""
 
 
 def plan_now(

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 from urllib.parse import urlsplit
 
 from evolve.errors import ConfigError, EvolveError
+from evolve.transcripts.redact import redact
 
 if TYPE_CHECKING:
     from evolve.config import ModelConfig
@@ -65,7 +66,7 @@ class ReflectionFailed(EvolveError):
     """A failed model call: recorded by the caller, which leaves the agent dirty."""
 
     def __init__(self, reason: str, *, transient: bool = False) -> None:
-        line = " ".join(str(reason).split())  # one line, capped: it lands in logs and state.db
+        line = redact(" ".join(str(reason).split()))  # one line, capped: it lands in logs and state.db
         self.reason = line if len(line) <= 300 else line[:299] + "…"
         self.transient = transient
         super().__init__(self.reason)
@@ -81,7 +82,11 @@ class ReflectionClient(Protocol):
 
 @dataclass(frozen=True)
 class AnthropicClient:
-    """The Messages API through the anthropic SDK, with the tool forced by `tool_choice`."""
+    """The Messages API through the anthropic SDK; the answer is the model's call of the one tool.
+
+    `tool_choice` is "auto": newer models (the default among them) refuse a forced tool
+    choice with a 400, and the prompt already asks for exactly one call of the tool.
+    """
 
     config: ModelConfig
     name: ClassVar[str] = "anthropic"
@@ -105,7 +110,7 @@ class AnthropicClient:
             "system": request.system,
             "messages": [{"role": "user", "content": request.user}],
             "tools": [request.tool],
-            "tool_choice": {"type": "tool", "name": tool_name},
+            "tool_choice": {"type": "auto"},
         }
         try:
             # api_key is always explicit, so the SDK reads no profile or credential files.

@@ -138,6 +138,8 @@ class _Composer:
             if doc is None:
                 raise Reject(f"skill '{name}' is retired earlier in this answer")
             return doc
+        if self.state.skills_refusal:
+            raise Reject(self.state.skills_refusal)
         skill = self.state.skills.get(name)
         if skill is None:
             raise Reject(f"there is no skill named '{name}'")
@@ -181,6 +183,8 @@ class _Composer:
             raise Reject("description may not contain '<' or '>'")
         if not body.strip():
             raise Reject("body is empty")
+        if self.state.skills_refusal:
+            raise Reject(self.state.skills_refusal)
         if name in self.state.skills or self.docs.get(name) is not None:
             raise Reject(f"skill '{name}' exists; use patch_skill")
         if name in self.docs:
@@ -254,14 +258,20 @@ class _Composer:
         section, content, cap = op.get("section"), string(op, "content"), self.limits.memo_section_chars
         if section not in SECTIONS:
             raise Reject(f"section {show(section)} is not one of {', '.join(SECTIONS)}")
-        if self.state.memo_symlink:
-            raise Reject("memo.md is a symbolic link; evolve never writes through one")
+        if self.state.memo_refusal:
+            raise Reject(self.state.memo_refusal)
         check_text("content", content)
         if any(
             line.lstrip(" ").startswith(_HEADING_START) or line.strip() in ("#", "##")
             for line in content.splitlines()
         ):
             raise Reject("content may not hold a '# ' or '## ' heading line (use '### ' or bullets)")
+        renamed = _renamed_heading(self.memo.text, section)
+        if renamed:  # a third section would be appended next to the person's renamed one
+            raise Reject(
+                f"memo.md has no '## {memo_mod.HEADINGS[section]}' but a '## {renamed}': a person "
+                "renamed it; rename it back so evolve can write there"
+            )
         current = memo_mod.section_content(self.memo.text, section)
         undone = set(self._undone(content, current))
         lines = [line for line in content.strip("\r\n").splitlines() if line.strip() not in undone]
@@ -384,3 +394,11 @@ def compose(
 
 
 __all__ = ["AnswerError", "compose"]
+
+
+def _renamed_heading(memo: str, section: str) -> str | None:
+    """The `##` heading that took a standard one's place, when the standard one is gone."""
+    headings = [found.heading for found in memo_mod.sections(memo)]
+    if memo_mod.HEADINGS[section] in headings:
+        return None
+    return next((h for h in headings if h not in memo_mod.HEADINGS.values()), None)

@@ -26,9 +26,11 @@ class Flag:
         )
 
 
+# A bare domain is not a path's component or a file name: `scripts/build.sh` is a script,
+# `get.example.sh/x` (a path after it) an address.
 _URL = re.compile(
-    r"(?i)\b(?:https?|ftp|wss?)://[^\s<>\"'`)\]]+|\b(?:[a-z0-9-]+\.)+(?:com|net|org|io|"
-    r"dev|app|xyz|ru|cn|tk|top|info|biz|me|co|sh|ai|cc|ws|site|online)\b(?:/[^\s\"'`]*)?"
+    r"(?i)\b(?:https?|ftp|wss?)://[^\s<>\"'`)\]]+|(?<![/\w.-])(?:[a-z0-9-]+\.)+(?:com|net|org|io|"
+    r"dev|app|xyz|ru|cn|tk|top|info|biz|me|co|sh(?=/)|ai|cc|ws|site|online)\b(?:/[^\s\"'`]*)?"
 )
 
 
@@ -55,11 +57,18 @@ def _patterns() -> list[tuple[str, re.Pattern[str]]]:
             ),
         ),
         ("send-data", re.compile(r"(?i)\b(?:scp|rsync)\b[^\n]*\s\S+@\S+:|\bnc\s+-?\w*\s*\S+\s+\d{2,5}\b")),
-        (
+        (  # anything piped into a shell: a download, `base64 -d`, an echo of an encoded blob
             "remote-code",
             re.compile(
-                r"(?i)\b(?:curl|wget|fetch|iwr|invoke-webrequest)\b[^\n]*\|\s*(?:sudo\s+)?"
-                r"(?:ba|z|k|da)?sh\b|\b(?:curl|wget)\b[^\n]*\|\s*(?:python3?|perl|ruby|node)\b"
+                r"(?i)\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:env\s+)?(?:/(?:usr/)?bin/)?(?:ba|z|k|da|fi)?sh\b(?!-)"
+                r"|\b(?:curl|wget)\b[^\n]*\|\s*(?:python3?|perl|ruby|node)\b"
+            ),
+        ),
+        (  # a download made executable (and run): `curl … -o f && chmod +x f && ./f`
+            "remote-code",
+            re.compile(
+                r"(?is)\b(?:curl|wget|fetch|aria2c|iwr|invoke-webrequest|scp)\b[^`]{0,300}?"
+                r"\bchmod\s+(?:-\S+\s+)*(?:[ugoa]*\+[rw]*x|[0-7]?[0-7]*[1357]\b)"
             ),
         ),
         (
@@ -71,7 +80,9 @@ def _patterns() -> list[tuple[str, re.Pattern[str]]]:
         ),
         (
             "remote-code",
-            re.compile(r"(?i)\b(?:eval|exec)\b[^\n]{0,20}\b(?:curl|wget|requests\.get|urlopen)\b"),
+            re.compile(
+                r"(?i)\b(?:eval|exec)\b[^\n]{0,20}\b(?:curl|wget|requests\.get|urlopen|base64|b64decode)\b"
+            ),
         ),
         (
             "disable-safety",
@@ -103,18 +114,49 @@ def _snippet(text: str, start: int, end: int) -> str:
     return " ".join(text[max(0, start - 30) : end + 30].split())[:160]
 
 
+# A bare IP or host:port: a URL only as the target of a fetch-and-run, never on its own
+# ("start the dev server on localhost:5173" is an ordinary lesson).
+_HOST = re.compile(
+    r"(?i)(?<![\w.:/-])(?:\d{1,3}(?:\.\d{1,3}){3}(?::\d{1,5})?|[a-z0-9][a-z0-9.-]*:\d{2,5})(?:/[^\s\"'`|;&)]*)?"
+)
+
+
+_LOOPBACK = re.compile(r"(?i)^(?:[a-z]+://)?(?:localhost|127(?:\.\d{1,3}){3}|0\.0\.0\.0|\[::1\])(?![\w.-])")
+
+
+def _foreign(address: str, human: str) -> bool:
+    """An address nobody typed that leaves this machine (loopback never does)."""
+    return address.lower() not in human and not _LOOPBACK.match(address)
+
+
 def scan_text(text: str, human: str, where: str) -> list[Flag]:
     flags = []
+    urls = set()
     for match in _URL.finditer(text):
-        url = match.group(0).rstrip(".,;:")
-        if url.lower() not in human:
+        url = match.group(0).rstrip(".,;:*")
+        urls.add(url.lower())
+        if _foreign(url, human):
             flags.append(Flag("url", f"{url} (in no message the user wrote)", where))
     for kind, pattern in _patterns():
         for match in pattern.finditer(text):
             if kind == "disable-safety" and _NEGATED.search(text[max(0, match.start() - 25) : match.start()]):
                 continue  # "never skip the tests" is a safety rule, not a threat
             flags.append(Flag(kind, _snippet(text, *match.span()), where))
+            if kind == "remote-code":
+                flags += _fetched_hosts(text, match, human, urls, where)
     return flags
+
+
+def _fetched_hosts(text: str, match: re.Match[str], human: str, urls: set[str], where: str) -> list[Flag]:
+    """Bare IPs and host:port on the line(s) of a fetch-and-run, as URLs nobody typed."""
+    start = text.rfind("\n", 0, match.start()) + 1
+    end = text.find("\n", match.end())
+    found = []
+    for host in _HOST.finditer(text[start : end if end >= 0 else len(text)]):
+        target = host.group(0).rstrip(".,;:")
+        if _foreign(target, human) and not any(target.lower() in url for url in urls):
+            found.append(Flag("url", f"{target} (in no message the user wrote)", where))
+    return found
 
 
 def flags_for(plan, bundle) -> list[Flag]:

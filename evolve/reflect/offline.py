@@ -1,7 +1,8 @@
 """The offline reflector: no model, conservative, deterministic.
 
-It writes only what the user said explicitly: each correction becomes a when-then rule in
-the memo's strategies section, quoting the user's words and the request they corrected.
+It writes only what the user said explicitly: each correction (a request, or words the
+person typed answering a question or rejecting a call) becomes a when-then rule in the
+memo's strategies section, quoting the user's words and the request they corrected.
 Anything else is "nothing to save". Being deterministic, the same evidence always yields
 the same rule, so a rule a person reverted is recognised (by fingerprint) and not re-learned.
 """
@@ -30,14 +31,17 @@ def correction_rules(bundle) -> list[str]:
     for run in bundle.runs:
         if run.context or not run.facts.get("correction"):
             continue
-        quote = _one_line(run.facts.get("request", ""), QUOTE_CHARS)
+        reply = run.facts.get("correction_reply") or ""
+        quote = _one_line(reply or run.facts.get("request", ""), QUOTE_CHARS)
         if not quote:
             continue
         previous = by_key.get((run.path, run.run - 1))
+        # A typed reply corrects its own run's request; a corrective request the run before it.
+        corrected = run.facts.get("request") if reply else previous.facts.get("request") if previous else ""
         project = PurePath(run.cwd).name if run.cwd else ""
         where = f" in {project}" if project else ""
-        if previous and previous.facts.get("request"):
-            asked = _one_line(previous.facts["request"], CONTEXT_CHARS)
+        if corrected:
+            asked = _one_line(corrected, CONTEXT_CHARS)
             rules.append(
                 f'- When working{where} on a request like "{asked}", follow the user\'s correction: "{quote}"'
             )

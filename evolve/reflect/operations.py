@@ -100,7 +100,8 @@ class SkillState:
     skills: Mapping[str, SkillSnapshot] = field(default_factory=dict)
     memo: str = ""
     memo_authors: tuple[bool, ...] = ()
-    memo_symlink: bool = False
+    memo_refusal: str = ""  # why memo.md cannot be written (a symbolic link, a folder), or ""
+    skills_refusal: str = ""  # why nothing under skills/ can be written, or ""
 
     @classmethod
     def build(cls, skills: Iterable[Skill | SkillSnapshot], memo: str, **extra: Any) -> SkillState:

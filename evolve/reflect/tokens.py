@@ -83,6 +83,17 @@ def _decode(tokens: list[int]) -> str:
     return encoding().decode_bytes(tokens).decode("utf-8", "ignore")
 
 
+def fit(text: str, max_tokens: int, marker: str = DEFAULT_MARKER) -> tuple[str, int]:
+    """`truncate_middle(text, max_tokens)` and its token count, encoding `text` once when it fits."""
+    if max_tokens <= 0 or not text:
+        return "", 0
+    tokens = encoding().encode_ordinary(text)
+    if len(tokens) <= max_tokens:
+        return text, len(tokens)
+    cut = _truncate(text, tokens, max_tokens, marker)
+    return cut, count_tokens(cut)
+
+
 def truncate_middle(text: str, max_tokens: int, marker: str = DEFAULT_MARKER) -> str:
     """Keep the head and tail of `text` within `max_tokens`, the middle replaced by `marker`.
 
@@ -94,6 +105,10 @@ def truncate_middle(text: str, max_tokens: int, marker: str = DEFAULT_MARKER) ->
     tokens = encoding().encode_ordinary(text)
     if len(tokens) <= max_tokens:
         return text
+    return _truncate(text, tokens, max_tokens, marker)
+
+
+def _truncate(text: str, tokens: list[int], max_tokens: int, marker: str) -> str:
     keep = max_tokens - count_tokens(_marker(marker, len(tokens)))
     if keep <= 0:
         return _decode(tokens[:max_tokens])

@@ -84,6 +84,7 @@ def agent_state(conn: sqlite3.Connection, home: Home, name: str, row: sqlite3.Ro
     if not row["paused"]:
         agent = Agent(home, name)
         what = agent.repo.operation_in_progress() if agent.path.is_dir() else None
+        elsewhere = agent.repo.checked_out_elsewhere() if agent.path.is_dir() else None
         try:
             config = agent.config
         except ConfigError as exc:  # one agent's broken agent.toml never stops the others
@@ -91,6 +92,8 @@ def agent_state(conn: sqlite3.Connection, home: Home, name: str, row: sqlite3.Ro
         else:
             if what:
                 problem = f"busy: a git operation is in progress ({what})"
+            elif elsewhere:
+                problem = f"busy: {elsewhere} is checked out, not {agent.repo.branch}"
             rules = Rules.from_config(config.schedule)
             runs = pending.scored_runs(conn, name, config, agent.memo_text())
             best = max((r.score for r in runs), default=0.0)
@@ -116,14 +119,14 @@ def rules_for(home: Home) -> Rules:
 
 
 def plan(conn: sqlite3.Connection, home: Home, now: float) -> CyclePlan:
-    names = list_agents(home)
-    known = set(ledger.agent_rows(conn))
+    known = ledger.agent_names(conn)
+    dirty = ledger.agent_rows(conn, dirty_only=True)
+    names = list_agents(home, known.difference(dirty))  # a dirty agent's repository is checked
     missing = [name for name in names if name not in known]
     if missing:  # one transaction, and none at all in the usual case
         with ledger.transaction(conn):
             for name in missing:
                 ledger.ensure_agent(conn, name, now)
-    dirty = ledger.agent_rows(conn, dirty_only=True)
     result = plan_cycle(agent_states(conn, home, [n for n in names if n in dirty]), rules_for(home), now)
     for name in names:  # the dirty gate, without building a state per clean agent
         if name not in dirty:

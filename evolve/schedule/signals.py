@@ -120,8 +120,9 @@ def score_run(
     """Which signals fire for one run (a dict or an object with the fact attributes).
 
     Facts (as `transcripts.model.Run` holds them): tool_calls, errors (real ones only),
-    transient_errors (counted apart), aborted, correction, skills, ended_in_error,
-    recovered, request, tool_inputs_text, error_texts (of real errors, maybe capped).
+    transient_errors (counted apart), aborted, correction (by the request or a typed reply),
+    skills, ended_in_error, recovered, request, replies, tool_inputs_text, error_texts (of
+    real errors, maybe capped).
     Missing facts count as absent. An error text that classifies as transient after all
     (user patterns may have changed since) is not counted as real.
     """
@@ -147,6 +148,7 @@ def score_run(
         fired.append("error_recovered")
     if real_errors > 0 or correction:
         texts = [str(_fact(facts, "request", "")), str(_fact(facts, "tool_inputs_text", ""))]
+        texts += [str(t) for t in _fact(facts, "replies", [])]
         if matched_weakness(weaknesses, texts + real_texts) is not None:
             fired.append("known_weakness")
     if _number(_fact(facts, "tool_calls", 0)) > settings.complexity_tool_calls:

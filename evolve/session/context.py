@@ -44,20 +44,6 @@ def limits(home_config: str, agent_config: str) -> tuple[int, int]:
     return configured.prompt_chars, configured.skill_body_tokens
 
 
-def read_inside(root: str | os.PathLike[str], name: str) -> str:
-    """A file of the agent repository as text; "" when absent, unreadable, or a link leading out."""
-    path = os.path.join(root, name)  # noqa: PTH118 - hot path: plain strings
-    if os.path.islink(path):  # noqa: PTH114
-        inside = os.path.realpath(root) + os.sep
-        if not os.path.realpath(path).startswith(inside):
-            return ""
-    try:
-        with open(path, "rb") as handle:
-            return handle.read().decode("utf-8")
-    except (OSError, UnicodeDecodeError):
-        return ""
-
-
 def memo_block(memo_text: str, room: int, memo_path: str | os.PathLike[str]) -> str:
     """The memo's sections that hold anything, under one title, cut (and said so) beyond `room`.
 

@@ -15,7 +15,8 @@ import time
 from dataclasses import dataclass
 
 from evolve.home import Home
-from evolve.session.context import limits, memo_block, read_inside
+from evolve.session.context import MEMO_TITLE, limits, memo_block
+from evolve.store.head import BRANCH, checked_out_elsewhere
 
 MATURE_RUNS = 20  # runs shown before a skill's invocation rate may push it out
 DESCRIPTION_CAP = 250  # chars of a description in the index (Claude Code also cuts)
@@ -122,10 +123,24 @@ def render(
     budget, body_tokens = limits(str(home.config_file), str(path / "agent.toml"))
     session = session or os.urandom(16).hex()
     skills_dir = path / "skills"
-    entries = [
-        e for e in skillindex.load(skills_dir, home.skill_index_cache(agent_name), body_tokens) if e.valid
-    ]
-    memo_text = read_inside(path, "memo.md")
+    elsewhere = checked_out_elsewhere(path / ".git", BRANCH)
+    if elsewhere:  # a person looks at another checkout: its files are not the agent's
+        note = (
+            f"{MEMO_TITLE}\n\n(left out, with the skills: {path} has {elsewhere} checked out, not "
+            f"{BRANCH}; `git switch {BRANCH}` there brings them back)\n"
+        )
+        return Injection(note, [], 0, len(note), session, budget)
+    entries = (
+        []
+        if skills_dir.is_symlink()
+        else skillindex.load(skills_dir, home.skill_index_cache(agent_name), body_tokens)
+    )
+    entries = [e for e in entries if e.valid]
+    memo_file = path / "memo.md"
+    try:
+        memo_text = "" if memo_file.is_symlink() else memo_file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        memo_text = ""
     header = (
         f"## Skills\n\nYour skills are in {skills_dir} (one folder per skill, each with a "
         "SKILL.md). When a task matches a description below, read that SKILL.md first "

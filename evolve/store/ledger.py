@@ -12,12 +12,14 @@ cursors (`observe.ingest`) and the metrics' JSON1 loaders (`metrics.rates`).
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 MIGRATIONS: list[str] = [
     # 1: the first schema
@@ -121,7 +123,13 @@ MIGRATIONS: list[str] = [
 
 
 def connect(path: Path, timeout_s: float = 5.0) -> sqlite3.Connection:
-    """Open (creating/upgrading) state.db. Autocommit mode: use `transaction()`."""
+    """Open (creating/upgrading) state.db. Autocommit mode: use `transaction()`.
+
+    In a read-only home it is opened read-only (`read_only(conn)` says so), so reading
+    commands still work; a write then raises sqlite3.OperationalError ("readonly database").
+    """
+    if not _writable(path):
+        return _connect_read_only(path, timeout_s)
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(path, timeout=timeout_s, isolation_level=None, check_same_thread=False)
     conn.row_factory = sqlite3.Row
@@ -131,6 +139,40 @@ def connect(path: Path, timeout_s: float = 5.0) -> sqlite3.Connection:
     conn.execute("PRAGMA synchronous = NORMAL")
     migrate(conn)
     return conn
+
+
+def _writable(path: Path) -> bool:
+    """Whether state.db (or, before it exists, its folder) can be written (EROFS, permissions)."""
+    folder = next((p for p in (path.parent, *path.parents) if p.exists()), path.parent)
+    return os.access(folder, os.W_OK) and (not path.exists() or os.access(path, os.W_OK))
+
+
+def _connect_read_only(path: Path, timeout_s: float) -> sqlite3.Connection:
+    """`mode=ro` (sees a live writer's WAL), else `immutable=1` (no -shm file can be made)."""
+    conn = None
+    if path.exists():
+        for mode in ("mode=ro", "immutable=1"):
+            conn = sqlite3.connect(
+                f"file:{quote(str(path))}?{mode}", uri=True, timeout=timeout_s, check_same_thread=False
+            )
+            try:
+                conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+                break
+            except sqlite3.OperationalError:
+                conn.close()
+                conn = None
+    if conn is None:  # nothing recorded yet (or unreadable): an empty ledger to read from
+        conn = sqlite3.connect(":memory:", check_same_thread=False)
+        migrate(conn)
+    conn.isolation_level = None
+    conn.row_factory = sqlite3.Row
+    conn.execute("PRAGMA query_only = ON")
+    return conn
+
+
+def read_only(conn: sqlite3.Connection) -> bool:
+    """Whether `conn` was opened read-only (a read-only home): callers skip their caches and spools."""
+    return bool(conn.execute("PRAGMA query_only").fetchone()[0])
 
 
 @contextmanager
@@ -183,6 +225,11 @@ def agent_rows(conn: sqlite3.Connection, *, dirty_only: bool = False) -> dict[st
     """Every agent's row by name (`dirty_only`: those the dirty gate lets through)."""
     sql = "SELECT * FROM agents" + (" WHERE dirty = 1 AND removed_at IS NULL" if dirty_only else "")
     return {r["name"]: r for r in conn.execute(sql)}
+
+
+def agent_names(conn: sqlite3.Connection) -> set[str]:
+    """The names of the agents not removed (the cycle's cheap list of who is known)."""
+    return {row[0] for row in conn.execute("SELECT name FROM agents WHERE removed_at IS NULL")}
 
 
 def last_reflection_at(conn: sqlite3.Connection, agent: str) -> float | None:
@@ -277,6 +324,15 @@ def pending_run_rows(conn: sqlite3.Connection, agent: str, since: float | None) 
     ).fetchall()
 
 
+def older_runs(conn: sqlite3.Connection, agent: str, since_stamp: str) -> tuple[int, str | None]:
+    """How many of the agent's active runs started before `since_stamp`, and the oldest start."""
+    row = conn.execute(
+        "SELECT count(*), min(started_at) FROM runs WHERE agent = ? AND superseded = 0 AND started_at < ?",
+        (agent, since_stamp),
+    ).fetchone()
+    return int(row[0]), row[1]
+
+
 def run_row(conn: sqlite3.Connection, agent: str, path: str, idx: int) -> sqlite3.Row | None:
     return conn.execute(
         "SELECT id, session, facts FROM runs WHERE agent = ? AND path = ? AND idx = ?", (agent, path, idx)
@@ -361,6 +417,16 @@ def record_sync(conn: sqlite3.Connection, agent: str, at: float, state: str, det
 def sync_rows(conn: sqlite3.Connection) -> dict[str, sqlite3.Row]:
     """Each agent's last sync: at, state, detail, ok_at (the last success), failures in a row."""
     return {row["agent"]: row for row in conn.execute("SELECT * FROM syncs")}
+
+
+def last_failure(conn: sqlite3.Connection, agent: str) -> sqlite3.Row | None:
+    """The agent's latest failed reflection if nothing succeeded since (`at`, `data`), else None."""
+    return conn.execute(
+        "SELECT at, data FROM reflections WHERE agent = ? AND outcome = 'failed' "
+        "AND at >= COALESCE((SELECT last_reflection_at FROM agents WHERE name = ?), 0) "
+        "ORDER BY at DESC LIMIT 1",
+        (agent, agent),
+    ).fetchone()
 
 
 def record_cycle(conn: sqlite3.Connection, at: float, dry_run: bool, plan: dict[str, Any]) -> None:

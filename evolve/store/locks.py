@@ -73,6 +73,11 @@ def is_locked(path: Path) -> bool:
         fd = os.open(path, os.O_RDWR)
     except FileNotFoundError:
         return False
+    except OSError:  # a read-only home: flock needs no write access (NFS's emulation would)
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except FileNotFoundError:
+            return False
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from evolve.errors import Busy, EvolveError, UserError
+from evolve.store import head
 from evolve.store.files import atomic_symlink, atomic_write, sha256
 from evolve.store.git import ZERO, GitError, acquire_index_lock, git, git_text, write_index_lock
 from evolve.store.history import Commit, SkillHistory, read_log, read_skill_history
@@ -51,6 +52,7 @@ ABORT = {
 Entry = tuple[str, str]  # a tree entry: (git mode, blob id)
 LINK = "120000"
 EXECUTABLE = "100755"
+_UNMERGED: dict[tuple[str, int, int, int], bool] = {}  # index stat → has conflicted entries
 
 
 class ConcurrentChange(UserError):
@@ -87,7 +89,7 @@ class Identity:
 class Repo:
     """One agent repository; `branch` is the branch the agent reads."""
 
-    def __init__(self, path: Path, branch: str = "main") -> None:
+    def __init__(self, path: Path, branch: str = head.BRANCH) -> None:
         self.path = path
         self.branch = branch
         self.git_dir = path / ".git"
@@ -339,8 +341,40 @@ class Repo:
         for name, what in OPERATIONS.items():
             if (self.git_dir / name).exists():
                 return what
-        if self.git("ls-files", "--unmerged", check=False).strip():
-            return "unmerged paths"
+        return "unmerged paths" if self._unmerged() else None
+
+    def _unmerged(self) -> bool:
+        """Whether the index holds conflicted entries (after a stash pop, `checkout -m`).
+
+        One git process per change of the index, not per question: the watcher plans often.
+        """
+        try:
+            st = (self.git_dir / "index").stat()
+        except OSError:
+            return False
+        key = (str(self.git_dir), st.st_size, st.st_mtime_ns, st.st_ino)
+        if key not in _UNMERGED:
+            if len(_UNMERGED) > 4096:
+                _UNMERGED.clear()
+            _UNMERGED[key] = bool(self.git("ls-files", "--unmerged", check=False).strip())
+        return _UNMERGED[key]
+
+    def checked_out_elsewhere(self) -> str | None:
+        """What HEAD holds when it is not the agent's branch ("branch 'x'", "a detached HEAD")."""
+        return head.checked_out_elsewhere(self.git_dir, self.branch)
+
+    def busy_reason(self) -> str | None:
+        """Why evolve may not write now because of what a person is doing in git, or None."""
+        what = self.operation_in_progress()
+        if what:
+            remedy = f"finish it or `{ABORT[what]}`" if what in ABORT else "resolve and commit them"
+            return f"a git operation is in progress in {self.path} ({what}); {remedy}, then try again"
+        elsewhere = self.checked_out_elsewhere()
+        if elsewhere:
+            return (
+                f"{self.path} has {elsewhere} checked out, not {self.branch}; evolve writes only "
+                f"while {self.branch} is checked out: `git switch {self.branch}`, then try again"
+            )
         return None
 
     @contextmanager
@@ -348,15 +382,13 @@ class Repo:
         """The per-agent writer lock (one evolve writer at a time); the one door every write takes.
 
         Raises Busy while a person's merge, revert, cherry-pick, rebase or bisect is not
-        finished, or paths are unmerged: nothing evolve does may commit then.
+        finished, paths are unmerged, or another branch (or a detached HEAD) is checked out:
+        nothing evolve does may commit then (it would commit that checkout's files to main).
         """
         with FileLock(self.git_dir / LOCK, timeout=timeout):
-            what = self.operation_in_progress()
-            if what:
-                remedy = f"finish it or `{ABORT[what]}`" if what in ABORT else "resolve and commit them"
-                raise Busy(
-                    f"a git operation is in progress in {self.path} ({what}); {remedy}, then try again"
-                )
+            reason = self.busy_reason()
+            if reason:
+                raise Busy(reason)
             self.recover()
             yield
 
@@ -795,7 +827,7 @@ def _encode(paths_text: str) -> bytes:
 def init_repo(path: Path, files: Mapping[str, bytes], message: str, author: Identity) -> Repo:
     """A new repository on branch main whose first commit holds `files`."""
     path.mkdir(parents=True)
-    git(path, "init", "-q", "-b", "main")
+    git(path, "init", "-q", "-b", head.BRANCH)
     repo = Repo(path)
     for name, content in files.items():
         repo._write_file(name, content)

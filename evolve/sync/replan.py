@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evolve.reflect.apply import answer_targets, changes_of, reflection_message
+from evolve.reflect.apply import answer_targets, changes_of, reflection_message, refusal
 from evolve.reflect.compose import compose
 from evolve.reflect.operations import BLOCKED_REASON, MEMO, RETIRE, Limits, Plan, SkillSnapshot, SkillState
 from evolve.store.history import Commit
@@ -213,6 +213,14 @@ def state_at(agent: Agent, rev: str, source: Mapping[str, Any], commits: Mapping
     memo = entries.get(memo_mod.MEMO_FILE)
     memo_link = memo is not None and memo[0] == LINK
     memo_text = "" if memo is None or memo_link else (blobs.get(memo[1]) or b"").decode("utf-8", "replace")
+    folder_memo = any(p.startswith(f"{memo_mod.MEMO_FILE}/") for p in entries)
+    skills = entries.get("skills")  # a file or a link where the folder should be
     return SkillState.build(
-        snapshots, memo_text, memo_authors=authors(memo_mod.MEMO_FILE), memo_symlink=memo_link
+        snapshots,
+        memo_text,
+        memo_authors=authors(memo_mod.MEMO_FILE),
+        memo_refusal=refusal(memo_mod.MEMO_FILE, "a file", link=memo_link, other_kind=folder_memo),
+        skills_refusal=refusal(
+            "skills", "a folder", link=bool(skills and skills[0] == LINK), other_kind=skills is not None
+        ),
     )

@@ -30,16 +30,6 @@ LONG_REQUEST_CHARS, LONG_REQUEST_WINDOW = 1500, 300
 WEAK_WINDOW = 200
 
 
-def _check(source: str, what: str) -> None:
-    """Compile a user's regex now, so a bad one fails at load, not on some later text."""
-    if not source.strip():  # would match every text
-        raise ValueError(f"{what} {source!r} is empty")
-    try:
-        re.compile(source, _FLAGS)
-    except re.error as exc:
-        raise ValueError(f"{what} {source!r}: {exc}") from None
-
-
 class _Pattern:
     r"""A regex compiled on first need, skipped when its required literals are absent.
 
@@ -191,8 +181,10 @@ def load_transient_patterns(extra: Iterable[str] = ()) -> TransientPatterns:
     """
     key = tuple(extra)
     if key not in _TRANSIENT_CACHE:
+        from evolve.config import check_regex  # lazily: only user patterns need it
+
         for entry in key:
-            _check(entry.removeprefix("!"), "transient pattern")
+            check_regex(entry.removeprefix("!"), "transient pattern")
         with open(f"{_DATA}/transient_patterns.txt", encoding="utf-8") as f:
             entries = [ln for ln in map(str.strip, f) if ln and not ln.startswith("#")]
         entries += key
@@ -444,6 +436,8 @@ def _tables(extra: Mapping[str, Iterable[str]]) -> dict[str, dict[str, list[str]
     """Built-in lexicons plus the user's; `weak:` / `guard:` prefixes pick the list."""
     import tomllib  # lazily; loading the config has usually imported it already
 
+    from evolve.config import check_regex
+
     with open(f"{_DATA}/corrections.toml", "rb") as handle:
         raw = tomllib.load(handle)
     tables = {lang: {key: list(t.get(key, [])) for key in _KEYS} for lang, t in raw.items()}
@@ -454,7 +448,7 @@ def _tables(extra: Mapping[str, Iterable[str]]) -> dict[str, dict[str, list[str]
             kind = {"weak": "weak", "guard": "guards"}.get(prefix, "phrases")
             entry = rest if kind != "phrases" else entry
             if entry.startswith("re:"):
-                _check(_strip_marks(entry[3:]), "correction pattern")
+                check_regex(_strip_marks(entry[3:]), "correction pattern")
             elif not _normalize(entry).replace("'", "").strip():
                 raise ValueError(f"correction phrase {entry!r} for {lang!r} is empty")
             table[kind].append(entry)

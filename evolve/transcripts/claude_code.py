@@ -17,7 +17,7 @@ and are not requests; their lines stay with the previous run.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 from typing import Any
 
 from evolve.transcripts.claude_code_events import (
@@ -54,6 +54,7 @@ def new_state(session_id: str = "") -> dict:
         "side": None,  # None: not known yet; False: main transcript; True: subagent file
         "seen": {},  # recent dedupe keys of assistant blocks (insertion-ordered)
         "tools": {},  # tool_use_id -> tool name, awaiting results
+        "asks": {},  # tool_use_id of an AskUserQuestion call -> the option labels it offered
         "api": None,  # open API-error incident: {"transient": bool}
         "cmd": None,  # a typed slash command waiting for the agent to act on it
         "bad": 0,  # corrupt / non-object lines skipped
@@ -63,7 +64,7 @@ def new_state(session_id: str = "") -> dict:
 
 def parse_line(line: bytes, offset: int, state: dict) -> Sequence[Event]:
     """Events for one raw line (without its newline) starting at byte `offset`."""
-    obj = decode_line(line)
+    obj = decode_line(line, state.get("asks"))
     if obj is None:
         if line.strip():
             state["bad"] = state.get("bad", 0) + 1
@@ -71,32 +72,38 @@ def parse_line(line: bytes, offset: int, state: dict) -> Sequence[Event]:
     return parse_object(obj, offset, offset + len(line) + 1, state)
 
 
-def decode_line(line: bytes) -> dict | None:
+def decode_line(line: bytes, asks: Container[str] | None = None) -> dict | None:
     """The keys of a line that matter, as a dict; None for bad JSON or a non-object.
 
-    A `toolUseResult` is kept only when it is a string (an error or rejection summary), a
-    tool result's output only when it may be an error's text: the rest stay undecoded.
+    A `toolUseResult` is kept only when it is a string (an error or rejection summary) or
+    answers a question asked (a tool id in `asks`), a tool result's output only when it may
+    be an error's text or the person's answer: the rest stay undecoded.
     """
-    decode, decode_str, decode_output, errors = _decoder()
+    decode, decode_str, decode_output, decode_any, errors = _decoder()
     try:
         obj = decode(line)
         if obj.get("type") == "user":  # tool results: the only readers of what stays raw
-            summary = obj.get("toolUseResult")
-            if summary is not None:
-                summary = obj["toolUseResult"] = (
-                    decode_str(summary) if memoryview(summary)[0] == 34 else None
-                )  # '"'
             message = obj.get("message")
             blocks = message.get("content") if message is not None else None
-            if type(blocks) is list:
-                for block in blocks:
-                    output = block.get("content")
-                    if output is not None:  # an error needs its text
-                        block["content"] = (
-                            decode_output(output)
-                            if summary is not None or block.get("is_error") is True
-                            else None
-                        )
+            if type(blocks) is not list:
+                blocks = ()
+            wanted = asks or ()
+            answered = bool(wanted) and any(block.get("tool_use_id") in wanted for block in blocks)
+            summary = obj.get("toolUseResult")
+            if summary is not None:
+                if answered:
+                    summary = decode_any(summary)
+                else:
+                    summary = decode_str(summary) if memoryview(summary)[0] == 34 else None  # '"'
+                obj["toolUseResult"] = summary
+            for block in blocks:
+                output = block.get("content")
+                if output is not None:  # an error needs its text, an answer too
+                    block["content"] = (
+                        decode_output(output)
+                        if summary is not None or answered or block.get("is_error") is True
+                        else None
+                    )
     except errors:
         return loads_object(line)  # an unexpected type somewhere, or a corrupt line
     return obj
@@ -104,9 +111,13 @@ def decode_line(line: bytes) -> dict | None:
 
 @functools.cache
 def _decoder() -> tuple[
-    Callable[[bytes], Any], Callable[[Any], str], Callable[[Any], Any], tuple[type[Exception], ...]
+    Callable[[bytes], Any],
+    Callable[[Any], str],
+    Callable[[Any], Any],
+    Callable[[Any], Any],
+    tuple[type[Exception], ...],
 ]:
-    """Decoders (msgspec) for a line, a string and a tool output, and msgspec's errors.
+    """Decoders (msgspec) for a line, a string, a tool output and any value, and msgspec's errors.
 
     msgspec is imported on first use: only observing decodes transcripts.
     """
@@ -160,6 +171,7 @@ def _decoder() -> tuple[
         msgspec.json.Decoder(line).decode,
         msgspec.json.Decoder(str).decode,
         msgspec.json.Decoder(str | list[item] | None).decode,  # type: ignore[valid-type]
+        msgspec.json.Decoder().decode,
         (msgspec.DecodeError, msgspec.ValidationError, RecursionError),
     )
 

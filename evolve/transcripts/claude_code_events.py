@@ -11,12 +11,15 @@ import re
 from collections.abc import Sequence
 
 from evolve.transcripts.model import (
+    ANSWER,
     API_ERROR,
     ASSISTANT_TEXT,
     ERROR_TEXT_CAP,
+    FEEDBACK,
     HUMAN,
     INTERRUPT,
     MARKER,
+    REPLY,
     REQUEST_CAP,
     SKILL,
     TEXT_CAP,
@@ -26,10 +29,13 @@ from evolve.transcripts.model import (
     Event,
     Head,
     block_text,
+    cut,
     error_object_text,
+    head_and_tail,
     summarize_input,
     written_path,
 )
+from evolve.transcripts.redact import redact
 
 SEEN_CAP = 256  # recent assistant block keys kept for dedupe
 # A Head, or the same fields as a plain tuple.
@@ -38,6 +44,11 @@ PENDING_CAP = 512  # tool_use ids awaiting a result
 NONE: tuple[Event, ...] = ()
 
 REJECTED = "User rejected tool use"  # toolUseResult of a call the user refused
+ASK_TOOL = "AskUserQuestion"  # its result holds the person's answers
+LABELS_CAP = 64  # option labels remembered per question asked
+_SAID = "To tell you how to proceed, the user said:"  # rejection feedback follows it
+_CLARIFY = "The user wants to clarify these questions"  # the CLI's words, not the person's
+_ANSWER_PAIR = re.compile(r'"((?:[^"\\]|\\.)*)"="((?:[^"\\]|\\.)*)"')
 _REJECT = (
     "The user doesn't want to proceed with this tool use",
     "The user doesn't want to take this action right now",
@@ -155,7 +166,7 @@ def said(text: object, prefix: str | None, head: HeadFields, state: dict, events
         return
     if prefix is not None and seen_before(state, f"{prefix}t{len(text)}:{text[:48]}"):
         return
-    events.append(Event(ASSISTANT_TEXT, *head, text[:TEXT_CAP]))
+    events.append(Event(ASSISTANT_TEXT, *head, cut(text, TEXT_CAP)))
 
 
 def tool_call(
@@ -181,6 +192,11 @@ def tool_call(
         tools[tool_id] = name
         if len(tools) > PENDING_CAP:
             del tools[next(iter(tools))]
+    if name == ASK_TOOL and tool_id:
+        asks = state.setdefault("asks", {})
+        asks[tool_id] = _option_labels(tool_input)
+        if len(asks) > PENDING_CAP:
+            del asks[next(iter(asks))]
     shown = summarize_input(tool_input) if state.get("prose", True) else tool_input
     # (kind, *head, text, cwd, name, tool_use_id, input, file_path)
     events.append(
@@ -199,6 +215,19 @@ def tool_call(
         skill = tool_input.get("skill") or tool_input.get("command")
         if isinstance(skill, str) and skill:
             events.append(Event(SKILL, *head, "", None, skill, tool_id))
+
+
+def _option_labels(tool_input: object) -> list[str]:
+    """The labels of the options an AskUserQuestion call offered (an answer equal to one was picked)."""
+    questions = tool_input.get("questions") if isinstance(tool_input, dict) else None
+    labels: list[str] = []
+    for question in questions if isinstance(questions, list) else ():
+        options = question.get("options") if isinstance(question, dict) else None
+        for option in options if isinstance(options, list) else ():
+            label = option.get("label") if isinstance(option, dict) else None
+            if isinstance(label, str) and len(labels) < LABELS_CAP:
+                labels.append(label)
+    return labels
 
 
 def finish(events: list[Event], head: HeadFields, state: dict) -> Sequence[Event]:
@@ -246,7 +275,7 @@ def user_events(obj: dict, message: dict, head: Head, state: dict) -> Sequence[E
             request = f"{request} {args.group(1).strip()}"
         state["cmd"] = {
             **head._asdict(),
-            "text": request[:REQUEST_CAP],
+            "text": redact(cut(request, REQUEST_CAP)),  # kept in the cursor's state
             "cwd": obj.get("cwd") if isinstance(obj.get("cwd"), str) else None,
             "last_uuid": head.uuid,
             "last_end": head.end,
@@ -263,7 +292,7 @@ def user_events(obj: dict, message: dict, head: Head, state: dict) -> Sequence[E
     previous = _cancel(state, head, False)
     state["api"] = None
     cwd = obj.get("cwd") if isinstance(obj.get("cwd"), str) else None
-    return [*previous, Event(HUMAN, *head, text=(text or "[image]")[:REQUEST_CAP], cwd=cwd)]
+    return [*previous, Event(HUMAN, *head, text=cut(text or "[image]", REQUEST_CAP), cwd=cwd)]
 
 
 def _tool_results(obj: dict, results: list[dict], head: Head, state: dict) -> list[Event]:
@@ -274,17 +303,48 @@ def _tool_results(obj: dict, results: list[dict], head: Head, state: dict) -> li
         is_error = block.get("is_error") is True
         if not is_error and len(results) == 1 and isinstance(summary, str) and summary.startswith("Error: "):
             is_error = True
-        events.append(
-            tool_result(
-                raw_id if isinstance(raw_id, str) else "",
-                block_text(block.get("content")),
-                is_error,
-                summary,
-                head,
-                state,
-            )
-        )
+        text = block_text(block.get("content"))
+        result = tool_result(raw_id if isinstance(raw_id, str) else "", text, is_error, summary, head, state)
+        events.append(result)
+        reply = _reply(result, text, summary, head, state)
+        if reply is not None:
+            events.append(reply)
     return events
+
+
+def _reply(result: Event, text: str, summary: object, head: Head, state: dict) -> Event | None:
+    """The person's words in a tool result: answers to the agent's question, rejection feedback."""
+    labels = state["asks"].pop(result.tool_use_id, None) if state.get("asks") else None
+    if result.rejected:
+        said = text.partition(_SAID)[2].strip()
+        if not said or said.startswith(_CLARIFY):
+            return None
+        said = cut(said, REQUEST_CAP)
+        return Event(REPLY, *head, text=said, name=FEEDBACK, tool_use_id=result.tool_use_id, typed=said)
+    if labels is None or result.is_error:
+        return None
+    answers = summary.get("answers") if isinstance(summary, dict) else None
+    if isinstance(answers, dict):
+        pairs = [(str(q), str(a)) for q, a in answers.items()]
+    else:
+        pairs = _ANSWER_PAIR.findall(text)
+    if not pairs:
+        return None
+    offered = set(labels)
+    shown, typed = [], []
+    for question, answer in pairs:
+        picked = answer in offered or all(part in offered for part in answer.split(", "))
+        shown.append(f'"{question}" → "{answer}"' + ("" if picked else " (typed)"))
+        if not picked:
+            typed.append(answer)
+    return Event(
+        REPLY,
+        *head,
+        text=cut("; ".join(shown), REQUEST_CAP),
+        name=ANSWER,
+        tool_use_id=result.tool_use_id,
+        typed=cut("\n".join(typed), REQUEST_CAP),
+    )
 
 
 def tool_result(
@@ -296,7 +356,7 @@ def tool_result(
         is_error = False
     if is_error and not text:
         text = summary if isinstance(summary, str) else "error"
-    text = text[:ERROR_TEXT_CAP] if is_error else ""
+    text = head_and_tail(text, ERROR_TEXT_CAP) if is_error else ""
     # (kind, *head, text, cwd, name, tool_use_id, input, file_path, is_error, rejected, transient)
     return Event(
         TOOL_RESULT,
@@ -324,7 +384,7 @@ def api_error_events(obj: dict, head: Head, state: dict) -> Sequence[Event]:
 
 def api_incident(text: str, head: Head, state: dict, final: bool, attempt: int = 0) -> list[Event]:
     """One event per incident: the first line of a retry sequence, or the final message."""
-    text = text[:ERROR_TEXT_CAP]
+    text = head_and_tail(text, ERROR_TEXT_CAP)
     incident = state.get("api")
     if incident is not None:
         state["api"] = None if final else incident

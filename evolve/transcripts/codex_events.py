@@ -39,6 +39,9 @@ from evolve.transcripts.model import (
     Event,
     Head,
     block_text,
+    cut,
+    head_and_tail,
+    summarize_input,
 )
 from evolve.transcripts.reader import loads_object
 
@@ -125,7 +128,7 @@ def message(payload: dict, head: Head, state: dict) -> Sequence[Event]:
     if role == "assistant":
         state["api"] = state["human"] = None
         text = "\n".join(_texts(content)[0])
-        return [Event(ASSISTANT_TEXT, *head, text[:TEXT_CAP])] if text.strip() else NONE
+        return [Event(ASSISTANT_TEXT, *head, cut(text, TEXT_CAP))] if text.strip() else NONE
     if role == "developer":
         for text in _texts(content)[0]:
             if text.lstrip().startswith("<skills_instructions>"):
@@ -165,7 +168,7 @@ def human(text: str, images: int, head: Head, state: dict) -> Sequence[Event]:
     if (not text and not images) or state.get("human") == text:
         return NONE
     state["human"], state["api"] = text, None
-    events = [Event(HUMAN, *head, text=(text or "[image]")[:REQUEST_CAP], cwd=state.get("cwd"))]
+    events = [Event(HUMAN, *head, text=cut(text or "[image]", REQUEST_CAP), cwd=state.get("cwd"))]
     names = set(state.get("skills", {}).values()) if "$" in text else ()
     if names:
         mentioned: list[str] = []
@@ -195,10 +198,10 @@ def _call(payload: dict, head: Head, state: dict, name: str, tool_input: object,
     if call_id:
         _remember(state, call_id, name)
     patched = _PATCH_FILE.search(raw) if "*** " in raw else None
+    # Read for the model (prose), an input is summarised and redacted, as every adapter's is.
+    shown = summarize_input(tool_input) if state.get("prose", True) else tool_input
     # (kind, *head, text, cwd, name, tool_use_id, input, file_path)
-    events = [
-        Event(TOOL_CALL, *head, "", None, name, call_id, tool_input, patched.group(1) if patched else None)
-    ]
+    events = [Event(TOOL_CALL, *head, "", None, name, call_id, shown, patched.group(1) if patched else None)]
     if "SKILL.md" in raw and not patched:  # a patch edits a SKILL.md: no reading of it
         for number, skill in enumerate(read_skills(raw, tool_input, state)):
             # once per call id and skill: the first is the call's own id
@@ -305,7 +308,18 @@ def call_output(payload: dict, head: Head, state: dict) -> Sequence[Event]:
     name = state.setdefault("tools", {}).pop(call_id, "")
     # (kind, *head, text, cwd, name, tool_use_id, input, file_path, is_error, rejected)
     return [
-        Event(TOOL_RESULT, *head, text[:ERROR_TEXT_CAP], None, name, call_id, None, None, is_error, rejected)
+        Event(
+            TOOL_RESULT,
+            *head,
+            head_and_tail(text, ERROR_TEXT_CAP),
+            None,
+            name,
+            call_id,
+            None,
+            None,
+            is_error,
+            rejected,
+        )
     ]
 
 

@@ -22,6 +22,8 @@ from evolve.transcripts.model import (
     Event,
     Head,
     block_text,
+    cut,
+    head_and_tail,
     iso_utc,
     summarize_input,
     written_path,
@@ -77,9 +79,9 @@ def parse_line(line: bytes, offset: int, state: dict) -> list[Event]:
     if kind == HUMAN:
         if not text.strip():
             return [Event(MARKER, *head)] if head.uuid else []
-        return [Event(HUMAN, *head, text=text[:REQUEST_CAP], cwd=_str(obj, "cwd"))]
+        return [Event(HUMAN, *head, text=cut(text, REQUEST_CAP), cwd=_str(obj, "cwd"))]
     if kind == ASSISTANT_TEXT:
-        return [Event(ASSISTANT_TEXT, *head, text=text[:TEXT_CAP])]
+        return [Event(ASSISTANT_TEXT, *head, text=cut(text, TEXT_CAP))]
     call_id = _str(obj, "call_id") or ""
     tools = state.setdefault("tools", {})
     if kind == TOOL_CALL:
@@ -106,7 +108,7 @@ def parse_line(line: bytes, offset: int, state: dict) -> list[Event]:
         output = output if isinstance(output, str) else block_text(output)
         rejected = obj.get("rejected") is True
         is_error = obj.get("error") is True and not rejected
-        output = output[:ERROR_TEXT_CAP] if is_error else ""
+        output = head_and_tail(output, ERROR_TEXT_CAP) if is_error else ""
         transient = obj.get("transient")  # the writer's own word, else the classifier's
         return [
             Event(
@@ -127,7 +129,7 @@ def parse_line(line: bytes, offset: int, state: dict) -> list[Event]:
         return [Event(SKILL, *head, name=name, tool_use_id=call_id)]
     if kind == INTERRUPT:
         return [Event(INTERRUPT, *head, text=text[:200])]
-    text = (text or "API error")[:ERROR_TEXT_CAP]
+    text = head_and_tail(text or "API error", ERROR_TEXT_CAP)
     transient = obj.get("transient")
     attempt = obj.get("attempt")
     attempt = attempt if isinstance(attempt, int) and not isinstance(attempt, bool) else 0

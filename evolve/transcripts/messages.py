@@ -26,6 +26,8 @@ from evolve.transcripts.model import (
     TOOL_RESULT,
     Event,
     Head,
+    cut,
+    head_and_tail,
     iso_utc,
     summarize_input,
     written_path,
@@ -73,7 +75,7 @@ def message_events(
             for block in blocks:
                 kind = _get(block, "type")
                 if kind == "text" and isinstance(_get(block, "text"), str):
-                    yield Event(ASSISTANT_TEXT, *head, text=_get(block, "text")[:TEXT_CAP])
+                    yield Event(ASSISTANT_TEXT, *head, text=cut(_get(block, "text"), TEXT_CAP))
                 elif kind == "tool_use":
                     name = _get(block, "name") or ""
                     tool_id = _get(block, "id") or ""
@@ -101,7 +103,7 @@ def message_events(
                 is_error = _get(block, "is_error") is True
                 rejected = is_error and any(p in text[:400] for p in _REJECT)
                 is_error = is_error and not rejected
-                text = text[:ERROR_TEXT_CAP] if is_error else ""
+                text = head_and_tail(text, ERROR_TEXT_CAP) if is_error else ""
                 yield Event(
                     TOOL_RESULT,
                     *head,
@@ -116,4 +118,4 @@ def message_events(
         if text.startswith("[Request interrupted by user"):
             yield Event(INTERRUPT, *head, text=text[:200])
         elif text or any(_get(b, "type") == "image" for b in blocks):
-            yield Event(HUMAN, *head, text=(text or "[image]")[:REQUEST_CAP], cwd=cwd)
+            yield Event(HUMAN, *head, text=cut(text or "[image]", REQUEST_CAP), cwd=cwd)

@@ -2,16 +2,19 @@
 
 Adapters (Claude Code JSONL, generic JSONL, an in-memory Messages API list) all turn their
 input into the same small `Event`s so one state machine (`runs.RunBuilder`) derives the
-facts. Standard library only: this sits on the observer's hot path.
+facts, redacted as they are extracted. Standard library only: this sits on the observer's
+hot path.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 from evolve.transcripts import classify
+from evolve.transcripts.redact import redact
 
 # Event kinds.
 HUMAN = "human"  # a real human request: starts a run
@@ -20,9 +23,11 @@ TOOL_CALL = "tool_call"
 TOOL_RESULT = "tool_result"
 SKILL = "skill"  # a skill invocation (Claude Code: the `Skill` tool call)
 INTERRUPT = "interrupt"  # the user stopped the agent
+REPLY = "reply"  # the person's words inside a run: an answer to the agent's question, rejection feedback
 API_ERROR = "api_error"  # one incident of the model API failing
 MARKER = "marker"  # a line that only carries a uuid (keeps a run's tail_uuid exact)
-KINDS = (HUMAN, ASSISTANT_TEXT, TOOL_CALL, TOOL_RESULT, SKILL, INTERRUPT, API_ERROR, MARKER)
+KINDS = (HUMAN, ASSISTANT_TEXT, TOOL_CALL, TOOL_RESULT, SKILL, INTERRUPT, REPLY, API_ERROR, MARKER)
+ANSWER, FEEDBACK = "answer", "feedback"  # the two kinds of REPLY (its `name`)
 
 # Tools whose input names a file they write, and the input key holding it.
 WRITE_TOOLS = {
@@ -33,6 +38,8 @@ WRITE_TOOLS = {
 }
 
 REQUEST_CAP = 4000
+RUN_REPLIES = 5  # typed replies kept per run
+RUN_REPLY_CAP = 500
 ERROR_TEXT_CAP = 2000  # on events
 RUN_ERROR_TEXTS = 5
 RUN_ERROR_TEXT_CAP = 500
@@ -41,6 +48,10 @@ FILES_CAP = 50
 SKILLS_CAP = 50
 TEXT_CAP = 2000  # assistant text kept on events
 INPUT_VALUE_CAP = 200  # per value of a summarised tool input
+REDACT_MARGIN = 200  # characters past a cut that redaction still sees (a secret straddling it)
+WORD_CHARS = 120  # a cut moves back at most this far to keep a word (a secret) whole or out
+_LAST_SPACE = re.compile(r".*\s", re.DOTALL)
+_FIRST_SPACE = re.compile(r"\s")
 INPUT_KEYS_CAP = 12
 
 
@@ -60,17 +71,18 @@ class Event:
     end: int = 0
     uuid: str | None = None
     parent_uuid: str | None = None
-    text: str = ""  # human request, assistant text, error text (capped)
+    text: str = ""  # human request, assistant text, error text, the reply as shown (capped)
     cwd: str | None = None
     name: str = ""  # tool name (tool_call / tool_result), skill name (skill)
     tool_use_id: str = ""
-    input: Any = None  # summarised tool input (observing: the raw one; RunBuilder shortens it)
+    input: Any = None  # summarised, redacted tool input (observing: the raw one; RunBuilder shortens it)
     file_path: str | None = None  # file a tool call writes
     is_error: bool = False
     rejected: bool = False  # tool_result: the user rejected the call (an abort, not an error)
     transient: bool | None = None  # the source's own word, if it says (see judged_transient)
     attempt: int = 0  # api_error: retry attempt reported by the agent
     continued: bool = False  # api_error: the final word on an incident already reported
+    typed: str = ""  # reply: what the person typed (not an offered option they picked)
 
 
 class Head(NamedTuple):
@@ -104,6 +116,8 @@ class Run:
     user_edited_files: list[str] = field(default_factory=list)  # set by observe (file mtimes)
     ended_in_error: bool = False
     recovered: bool = False
+    replies: list[str] = field(default_factory=list)  # typed answers and rejection feedback, in order
+    correction_reply: str = ""  # the reply that made `correction` true, when the request did not
     error_texts: list[str] = field(default_factory=list)
     tool_inputs_text: str = ""
     start_offset: int = 0
@@ -131,7 +145,7 @@ class Run:
 
 
 _RUN_FIELDS = tuple(f.name for f in fields(Run))
-_RUN_LISTS = ("files_written", "user_edited_files", "error_texts")
+_RUN_LISTS = ("files_written", "user_edited_files", "replies", "error_texts")
 
 
 def iso_utc(value: Any) -> str | None:
@@ -156,8 +170,63 @@ def iso_utc(value: Any) -> str | None:
     return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+# The input keys that say what a call did, per tool; the rest is detail.
+MEANINGFUL = {
+    "Bash": ("command",),
+    "Read": ("file_path", "offset", "limit"),
+    "Write": ("file_path",),
+    "Edit": ("file_path", "old_string"),
+    "MultiEdit": ("file_path",),
+    "NotebookEdit": ("notebook_path",),
+    "Grep": ("pattern", "path", "glob"),
+    "Glob": ("pattern", "path"),
+    "LS": ("path",),
+    "WebFetch": ("url",),
+    "WebSearch": ("query",),
+    "Task": ("description", "subagent_type"),
+    "Agent": ("description", "subagent_type"),
+    "Skill": ("skill", "args"),
+    "AskUserQuestion": ("questions",),
+    "TodoWrite": (),
+}
+BULKY = frozenset({"content", "old_string", "new_string", "edits", "todos", "new_source", "prompt"})
+
+
+def meaningful_keys(tool: str, tool_input: dict) -> tuple[str, ...]:
+    """The keys of a call's input that say what it did (an unknown tool: its short values)."""
+    keys = MEANINGFUL.get(tool)
+    if keys is None:
+        keys = tuple(k for k, v in tool_input.items() if k not in BULKY and not bulky(v))[:4]
+    return keys
+
+
+def meaningful_text(tool: str, tool_input: Any) -> str:
+    """What a call did, for keyword matching: its meaningful input values, each shortened.
+
+    Not redacted: RunBuilder redacts a run's tool inputs in one go.
+    """
+    if not isinstance(tool_input, dict):
+        return "" if tool_input is None else _short(tool_input, redacting=False)
+    parts = []
+    for key in meaningful_keys(tool, tool_input):
+        value = tool_input.get(key)
+        if value is None or bulky(value):
+            continue
+        parts.append(str(value) if isinstance(value, (bool, int, float)) else _short(value, redacting=False))
+    return " ".join(parts)
+
+
+def bulky(value: Any) -> bool:
+    """A value too big to say what a call did: a list, a dict, a long or multi-line text."""
+    return isinstance(value, (list, dict)) or (isinstance(value, str) and ("\n" in value or len(value) > 120))
+
+
 def summarize_input(value: Any) -> dict:
-    """A small copy of a tool input: at most a dozen keys, each value a capped string."""
+    """A small copy of a tool input: at most a dozen keys, each value a capped string.
+
+    Each value is redacted before it is cut (between words), so a secret that straddles the
+    cut is still found.
+    """
     if not isinstance(value, dict):
         return {} if value is None else {"value": _short(value)}
     out = {}
@@ -168,17 +237,20 @@ def summarize_input(value: Any) -> dict:
     return out
 
 
-def _short(item: Any) -> str:
+def _short(item: Any, redacting: bool = True) -> str:
     if isinstance(item, str):
-        text = item
+        text = item[: INPUT_VALUE_CAP + REDACT_MARGIN]
     elif type(item) is list or type(item) is dict:
         try:  # only the start of the repr is kept: a long todo list need not be printed
-            text = _repr_start(item, INPUT_VALUE_CAP)
-        except RecursionError:
-            text = repr(item)
+            text = _repr_start(item, INPUT_VALUE_CAP + REDACT_MARGIN)
+        except RecursionError:  # repr itself would raise again: say so instead
+            text = f"[{type(item).__name__} nested too deep to show]"
     else:
         text = repr(item)
-    return text if len(text) <= INPUT_VALUE_CAP else text[:INPUT_VALUE_CAP] + "…"
+    if redacting:
+        text = redact(text)
+    # at most INPUT_VALUE_CAP characters with the mark: shortening it again changes nothing
+    return text if len(text) <= INPUT_VALUE_CAP else cut(text, INPUT_VALUE_CAP - 1) + "…"
 
 
 def _repr_start(item: list | dict, limit: int) -> str:
@@ -206,6 +278,38 @@ def _repr_start(item: list | dict, limit: int) -> str:
             return "".join(parts)
     parts.append(last)
     return "".join(parts)
+
+
+def cut(text: str, limit: int) -> str:
+    """At most `limit` characters of `text`, without the word the cut falls in.
+
+    The word may be a secret: half of one is no longer recognised, so it is dropped, not
+    kept (unless it is very long: then the cut stays where it is).
+    """
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    if text[limit].isspace() or not head or head[-1].isspace():
+        return head
+    start = _LAST_SPACE.search(head, max(0, limit - WORD_CHARS))
+    return head[: start.end()] if start else head
+
+
+def head_and_tail(text: str, cap: int) -> str:
+    """`text` within `cap` characters, the cut marked.
+
+    Its head and its tail are kept (the tail is where a tool says what failed), each
+    without the word the cut falls in.
+    """
+    if len(text) <= cap:
+        return text
+    keep = max(0, cap - len(f"\n[… {len(text)} characters cut …]\n"))
+    head = cut(text, keep - keep // 2)
+    tail = text[len(text) - keep // 2 :] if keep // 2 else ""
+    if tail and not tail[0].isspace() and not text[len(text) - len(tail) - 1].isspace():
+        space = _FIRST_SPACE.search(tail, 0, WORD_CHARS)
+        tail = tail[space.start() :] if space else tail
+    return f"{head}\n[… {len(text) - len(head) - len(tail)} characters cut …]\n{tail}"
 
 
 def written_path(tool: str, tool_input: Any) -> str | None:

@@ -227,15 +227,22 @@ def elide_blobs(line: bytes) -> bytes:
 
 
 def loads_object(line: bytes | str) -> dict | None:
-    """One JSONL line as a dict; None for bad JSON, invalid UTF-8 or a non-object.
+    """One JSONL line as a dict; None for bad JSON or a non-object.
 
     Calls the C scanner directly: json.loads(bytes) adds encoding detection and a whitespace
     regex per call, which is measurable at millions of lines. Long base64 blobs are elided.
+    A byte that is not UTF-8 becomes U+FFFD: one stray Latin-1 byte must not lose a run's request.
     """
     if isinstance(line, bytes) and b"base64" in line:
         line = elide_blobs(line)
+    if isinstance(line, bytes):
+        try:
+            text = line.decode()
+        except UnicodeDecodeError:
+            text = line.decode("utf-8", "replace")
+    else:
+        text = line
     try:
-        text = line.decode() if isinstance(line, bytes) else line
         obj, end = scan_value(text, 0)
         if end != len(text) and text[end:].strip():
             return None

@@ -1,13 +1,16 @@
 """Secrets and invisible characters: found, redacted, stripped or made visible.
 
-Transcripts carry tool output (`.env` dumps, `aws configure`, key files) that must not reach
-a model provider, and a model's answer may carry secrets or hidden characters that must not
-reach git. Standard library only; each pattern is compiled once.
+Transcripts carry tool output (`.env` dumps, `aws configure`, key files) and tool inputs
+(a config file written, `curl -d '{"password": …}'`) that must not reach a model provider,
+and a model's answer may carry secrets or hidden characters that must not reach git.
+Standard library only; the rules are read and compiled on first use.
 
-Secrets are matched by shape (vendor prefixes, PEM armour, JWT structure) and, for generic
-`password=`/`token:` assignments, by the key name plus a value that does not look like code
-or a placeholder — so ordinary prose and code (git shas, UUIDs, `task-list`, `password: str`)
-are not flagged.
+Secrets are matched by the named rules of `data/secrets.toml` (vendor prefixes, PEM armour,
+JWT structure, credentials in URLs and command lines), each tried only on text holding one
+of its keywords, and, for generic `password=` / `token:` / `"secret": "…"` assignments
+(JSON-escaped too), by a key name from that file plus a value that does not look like code
+or a placeholder — so ordinary prose and code (git shas, UUIDs, `task-list`, `password:
+str`) are not flagged.
 
 Invisible characters flagged (`INVISIBLE`): zero-width (U+200B-U+200D, U+2060-U+2064,
 U+FEFF anywhere, also first: a field of model output is never the start of a file), bidi
@@ -24,11 +27,17 @@ U+0890-U+0891, U+08E2, U+110BD, U+110CD), which render as glyphs.
 
 from __future__ import annotations
 
+import os
 import re
+import tomllib
 import unicodedata
+from dataclasses import dataclass
 from functools import cache
 
 Finding = tuple[str, int, int]  # (kind, start, end)
+RULES_FILE = os.path.dirname(__file__) + "/data/secrets.toml"  # noqa: PTH120 - pathlib costs ms of import
+MARK = "[REDACTED:"  # the start of what `redact` puts in a secret's place
+MIN_CHARS = 8  # a shorter text holds no secret with the context that tells it is one
 
 INVISIBLE = (
     "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f"  # control characters except \t \n \r
@@ -42,7 +51,7 @@ _PLACEHOLDER = re.compile(
     r"""(?ix)
     \$\{?[A-Za-z_][A-Za-z0-9_]*\}? | \$\(.*\) | %\(?\w+\)?[s%]? | \{\{.*\}\} | \{[A-Za-z_]\w*\}
     | <[^<>]*> | \[[^\[\]]*\] | [*xX.•…_-]+ | \.\.\.[\w-]* | [\w-]+\.\.\.
-    | (?:your|my|example|sample|dummy|fake|placeholder|redacted|changeme)[\w-]*
+    | (?:your|my|example|sample|dummy|fake|placeholder|redacted|changeme)[A-Za-z_-]*  # MyS3cret is real
     | pass | passwd | pwd | user | username
     | none | null | nil | undefined | true | false | empty | required | optional | hidden | masked
     | str | string | int | integer | number | bool | boolean | text | secret | password | token
@@ -53,71 +62,76 @@ _VARIABLE_NAME = re.compile(
     r"|(?i:(?:[a-z0-9]+[_-])*(?:token|key|secret|password|passwd|passphrase)(?:[_-][a-z0-9]+)*)"
 )
 _SENTENCE = re.compile(r"[A-Za-z]+,?(?: [A-Za-z]+,?){2,}[.!?:]?")
-_ASSIGN_KEY = r"""(?i:[A-Za-z0-9_.-]{0,40}?(?:password|passwd|passphrase|secret|token|api[_-]?key|apikey))"""
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One named secret format of data/secrets.toml."""
+
+    kind: str
+    pattern: re.Pattern[str]
+    group: int
+    keywords: tuple[str, ...]
+    checks: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Assignments:
+    """The generic `key = value` rule: its pattern, key kinds and the keywords gating it.
+
+    The pattern starts at the name a key ends in (`password`, `_KEY` …): searching for a
+    literal is fast, and the rest of the key is read back from the text only for a match.
+    """
+
+    pattern: re.Pattern[str]
+    kinds: dict[str, str]  # key suffix (lower case, `_` for `-`) → kind
+    env: frozenset[str]  # the suffixes of environment variable names (upper case only)
+    keywords: tuple[str, ...]
 
 
 @cache
-def _secret_patterns() -> list[tuple[str, re.Pattern[str], int]]:
-    """(kind, pattern, group to redact); earlier entries win an overlap of equal extent."""
-    left = r"(?<![A-Za-z0-9_-])"
-    right = r"(?![A-Za-z0-9_-])"
-    return [
-        (
-            "private-key",
-            re.compile(
-                r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"
-                r"(?:(?:[^-]|-(?!----BEGIN)){0,20000}?-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"
-                r"|(?:(?:\r?\n|\\r\\n|\\n)(?:[A-Za-z][A-Za-z-]*: [^\r\n\\]*"
-                r"|[A-Za-z0-9+/=]*(?=\r?\n|\\n|\\r|[\"']|\Z)))*)",
-                re.DOTALL,
-            ),
-            0,
-        ),
-        ("anthropic-key", re.compile(r"sk-ant-[A-Za-z0-9_-]{20,}"), 0),
-        ("openai-key", re.compile(left + r"sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,}"), 0),
-        ("openai-key", re.compile(left + r"sk-[A-Za-z0-9]{20,}" + right), 0),
-        (
-            "aws-access-key-id",
-            re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
-            0,
-        ),
-        (
-            "aws-secret-key",
-            re.compile(
-                r"(?i:aws_?secret_?access_?key|secret_?access_?key)[\"']?\s*(?:=|:|=>)\s*[\"']?"
-                r"([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"
-            ),
-            1,
-        ),
-        ("github-token", re.compile(left + r"gh[pousr]_[A-Za-z0-9]{30,255}" + right), 0),
-        ("github-token", re.compile(left + r"github_pat_[A-Za-z0-9_]{22,255}" + right), 0),
-        ("slack-token", re.compile(left + r"xox[abprs]-[A-Za-z0-9-]{10,}"), 0),
-        (
-            "slack-webhook",
-            re.compile(r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{8,}"),
-            0,
-        ),
-        ("google-api-key", re.compile(left + r"AIza[0-9A-Za-z_-]{35}" + right), 0),
-        ("jwt", re.compile(left + r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"), 0),
-        ("bearer-token", re.compile(r"(?i:\bbearer)\s+([A-Za-z0-9._~+/-]{20,}=*)"), 1),
-        (
-            "url-password",
-            re.compile(
-                r"(?<![a-z0-9+.-])[a-z][a-z0-9+.-]{0,30}://[^/\s:@\"'<>]{1,100}:([^/\s@\"'<>]{1,200})@"
-            ),
-            1,
-        ),
-    ]
+def _data() -> dict:
+    with open(RULES_FILE, "rb") as handle:
+        return tomllib.load(handle)
 
 
 @cache
-def _assignment() -> re.Pattern[str]:
-    """`key = value`, `KEY=value`, `"key": "value"`, `key: value` (value quoted or bare)."""
-    return re.compile(
-        r"(?<![A-Za-z0-9_.-])(?P<key>" + _ASSIGN_KEY + r")(?P<kq>[\"']?)"
-        r"(?P<sep>[ \t]*(?:=>|=(?!=)|:(?![:=]))[ \t]*)"
-        r"(?:(?P<q>[\"'])(?P<quoted>[^\"'\r\n]*)(?P=q)|(?P<bare>[^\s\"'`]+))"
+def rules() -> tuple[Rule, ...]:
+    """The named rules, in file order (earlier ones win an overlap of equal extent)."""
+    return tuple(
+        Rule(
+            entry["id"],
+            re.compile(entry["regex"]),
+            int(entry.get("group", 0)),
+            tuple(entry.get("keywords", ())),
+            tuple(entry.get("value", ())),
+        )
+        for entry in _data()["rule"]
     )
+
+
+_KEY_PREFIX = re.compile(r"[A-Za-z0-9_.-]{0,40}\Z")
+_ENV_PREFIX = re.compile(r"[A-Z][A-Z0-9_]{0,40}\Z")
+
+
+@cache
+def _assignments() -> Assignments:
+    """`key = value`, `KEY=value`, `"key": "value"` (JSON-escaped once or twice too), `key: value`."""
+    table = _data()["assignment"]
+    kinds = {key.lower(): kind for key, kind in table["kinds"].items()}
+    kinds |= {suffix.lower(): kind for suffix, kind in table["env_suffixes"].items()}
+    longest_first = sorted(table["kinds"], key=len, reverse=True)
+    names = "|".join(re.escape(k).replace("_", "[_-]?") for k in longest_first)
+    env = "|".join(re.escape(k) for k in sorted(table["env_suffixes"], key=len, reverse=True))
+    pattern = re.compile(
+        rf"(?P<key>(?i:{names})|{env})(?P<kq>\\{{0,3}}[\"']?)"
+        r"(?P<sep>[ \t]*(?:=>|=(?!=)|:(?![:=]))[ \t]*)"
+        r"(?:(?P<q>\\{0,3}[\"'])(?P<quoted>(?:[^\"'\\\r\n]|\\[^\"'])*)(?P=q)|(?P<bare>[^\s\"'`\\]+))"
+    )
+    spelled = {form for k in table["kinds"] for form in (k, k.replace("_", ""), k.replace("_", "-"))}
+    spelled |= {suffix.lower() for suffix in table["env_suffixes"]}
+    keywords = tuple(sorted(word + after for word in spelled for after in "\"'\\ \t=:"))
+    return Assignments(pattern, kinds, frozenset(table["env_suffixes"]), keywords)
 
 
 def _bare_value_is_secret(value: str, sep: str, key: str, trailer: bool) -> bool:
@@ -133,9 +147,6 @@ def _bare_value_is_secret(value: str, sep: str, key: str, trailer: bool) -> bool
     return len(value) >= (4 if tight else 6)
 
 
-_KIND = {"passwd": "password", "passphrase": "password", "apikey": "api-key", "api_key": "api-key"}
-
-
 def _value_is_secret(kind: str, value: str, quoted: bool) -> bool:
     """Shape rules per kind: lexer tokens, env var names and masked values are not secrets."""
     if (
@@ -149,41 +160,80 @@ def _value_is_secret(kind: str, value: str, quoted: bool) -> bool:
         return False  # the name of a variable, not its value: "ANTHROPIC_API_KEY", "refresh_token"
     if kind != "password" and (" " in value or len(value) < 8):
         return False  # keys and tokens have no spaces and some length
-    return kind != "token" or len(value) >= 20 or any(c.isdigit() for c in value)
+    # a token or an env `_KEY` holds a digit or is long: `SORT_KEY=created_at` is code
+    return kind not in ("token", "key") or len(value) >= 20 or any(c.isdigit() for c in value)
 
 
-def _assignments(text: str) -> list[Finding]:
+def _assignment_findings(text: str) -> list[Finding]:
+    rule = _assignments()
     found = []
-    for match in _assignment().finditer(text):
+    for match in rule.pattern.finditer(text):
+        suffix = match.group("key")
+        before = text[max(0, match.start() - 41) : match.start()]
+        if suffix in rule.env:
+            prefix = _ENV_PREFIX.search(before)  # `X_KEY`: an upper-case variable name
+            if prefix is None:
+                continue
+        else:
+            prefix = _KEY_PREFIX.search(before)
+        key = (prefix.group() if prefix else "") + suffix
         quoted = match.group("quoted")
         group = "quoted" if quoted is not None else "bare"
         value = match.group(group)
-        key = match.group("key")
         if quoted is None:
             trailer = value[-1] in ",;)"
             value = value.rstrip(",;)")
             if not value or not _bare_value_is_secret(value, match.group("sep"), key, trailer):
                 continue
-        lowered = key.lower().replace("-", "_")
-        kind = next(
-            k
-            for k in ("password", "passwd", "passphrase", "secret", "token", "api_key", "apikey")
-            if lowered.endswith(k)
-        )
-        kind = _KIND.get(kind, kind)
+        kind = rule.kinds[suffix.lower().replace("-", "_")]
         if _value_is_secret(kind, value, quoted is not None):
             start = match.start(group)
             found.append((kind, start, start + len(value)))
     return found
 
 
-def _plausible(kind: str, value: str) -> bool:
-    """Captured values of loose patterns must not be placeholders; bearer tokens hold digits."""
-    if kind not in ("bearer-token", "url-password"):
-        return True
-    if _PLACEHOLDER.fullmatch(value):
+def _plausible(checks: tuple[str, ...], value: str) -> bool:
+    """A rule's value checks: not a placeholder (`${TOKEN}`, `<pass>`), holds a digit."""
+    if "not-placeholder" in checks and (_PLACEHOLDER.fullmatch(value) or value.startswith(MARK)):
         return False
-    return kind != "bearer-token" or any(c.isdigit() for c in value)
+    if "not-number" in checks and value.isdigit():
+        return False
+    return "has-digit" not in checks or any(c.isdigit() for c in value)
+
+
+@cache
+def _gate() -> tuple[re.Pattern[str], re.Pattern[str], dict[str, frozenset[str]]]:
+    """Every keyword of every rule in one pattern (a trie), searched once per text.
+
+    Most texts hold none: one search decides. Otherwise the same trie, tried at every
+    position, gives each keyword present (with those it contains), and only the rules
+    holding one of them are run.
+    """
+    words = {k for rule in rules() for k in rule.keywords} | set(_assignments().keywords)
+    trie: dict = {}
+    for word in words:
+        node = trie
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def pattern(node: dict) -> str:
+        branches = [re.escape(char) + pattern(child) for char, child in sorted(node.items()) if char]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else f"(?:{'|'.join(branches)})"
+        return f"(?:{body})?" if "" in node else body
+
+    inside = {word: frozenset(w for w in words if w in word) for word in words}
+    return re.compile(pattern(trie)), re.compile(f"(?=({pattern(trie)}))"), inside
+
+
+def _keywords_in(lowered: str) -> frozenset[str]:
+    """The keywords `lowered` holds (none, for most texts)."""
+    gate, every, inside = _gate()
+    if not gate.search(lowered):
+        return frozenset()
+    return frozenset().union(*(inside[m.group(1)] for m in every.finditer(lowered)))
 
 
 def find_secrets(text: str) -> list[Finding]:
@@ -191,16 +241,22 @@ def find_secrets(text: str) -> list[Finding]:
 
     Overlapping matches are merged: the longest match at the earliest start names the kind.
     """
-    if not text:
+    if len(text) < MIN_CHARS:
+        return []
+    present = _keywords_in(text.lower())
+    if not present:
         return []
     candidates: list[tuple[int, int, int, str]] = []  # start, -end, priority, kind
-    for priority, (kind, pattern, group) in enumerate(_secret_patterns()):
-        for match in pattern.finditer(text):
-            start, end = match.span(group)
-            if end > start and _plausible(kind, text[start:end]):
-                candidates.append((start, -end, priority, kind))
-    for start, end_, kind in ((s, e, k) for k, s, e in _assignments(text)):
-        candidates.append((start, -end_, 100, kind))
+    for priority, rule in enumerate(rules()):
+        if present.isdisjoint(rule.keywords):
+            continue
+        for match in rule.pattern.finditer(text):
+            start, end = match.span(rule.group)
+            if end > start and _plausible(rule.checks, text[start:end]):
+                candidates.append((start, -end, priority, rule.kind))
+    if not present.isdisjoint(_assignments().keywords):
+        for kind, start, end_ in _assignment_findings(text):
+            candidates.append((start, -end_, 1000, kind))
     candidates.sort()
     found: list[Finding] = []
     last_end = -1
@@ -220,10 +276,23 @@ def redact(text: str) -> str:
         return text
     parts, position = [], 0
     for kind, start, end in findings:
-        parts += [text[position:start], f"[REDACTED:{kind}]"]
+        parts += [text[position:start], f"{MARK}{kind}]"]
         position = end
     parts.append(text[position:])
     return "".join(parts)
+
+
+def secret_warnings(text: str) -> list[str]:
+    """One line per secret in a person's own text (a skill, the memo): where, and what kind.
+
+    The text is left as the person wrote it; `doctor` and the pre-commit hook only warn.
+    """
+    return [
+        f"line {text.count(chr(10), 0, start) + 1} holds what looks like a secret ({kind}); "
+        "remove it if it should not be there: evolve redacts it from what it sends to a model, "
+        "but leaves a person's words as written, and the agent reads them"
+        for kind, start, _end in find_secrets(text)
+    ]
 
 
 @cache

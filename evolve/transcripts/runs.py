@@ -3,7 +3,8 @@
 A run is one human request and everything the agent did until the next one. The builder is
 fed events as a transcript grows, returns runs as they complete, exposes the still-open run
 so the caller can store it provisionally, and saves a small JSON state so a restart resumes
-exactly where it stopped. Pure logic: no I/O.
+exactly where it stopped. Every text a run keeps (request, replies, error texts, tool
+inputs) is redacted here, once: the facts in state.db hold no secret. Pure logic: no I/O.
 """
 
 from __future__ import annotations
@@ -18,9 +19,12 @@ from evolve.transcripts.model import (
     HUMAN,
     INTERRUPT,
     MARKER,
+    REPLY,
     REQUEST_CAP,
     RUN_ERROR_TEXT_CAP,
     RUN_ERROR_TEXTS,
+    RUN_REPLIES,
+    RUN_REPLY_CAP,
     SKILL,
     SKILLS_CAP,
     TOOL_CALL,
@@ -28,9 +32,12 @@ from evolve.transcripts.model import (
     TOOL_RESULT,
     Event,
     Run,
+    cut,
+    head_and_tail,
     judged_transient,
-    summarize_input,
+    meaningful_text,
 )
+from evolve.transcripts.redact import redact
 
 TAILS_CAP = 1000  # tail uuids of completed runs remembered for rewind detection
 _NONE: tuple[Run, ...] = ()  # feed's usual answer, shared: no list per event
@@ -55,6 +62,8 @@ class RunBuilder:
         self._run: Run | None = Run.from_dict(run) if run else None
         self._track: dict = {**_FRESH_TRACK, **(state.get("track") or {})}
         self._tails: dict[str, int] = {u: int(i) for u, i in state.get("tails") or []}
+        self._inputs: list[str] = []  # the open run's tool inputs not yet redacted (never saved)
+        self._inputs_size = 0
 
     def state(self) -> dict:
         """JSON-serialisable, bounded state to resume after a restart."""
@@ -77,11 +86,16 @@ class RunBuilder:
     def _settled(self, run: Run) -> Run:
         """`run` with ended_in_error and recovered as its tool results so far make them.
 
-        Set when a run is handed out (completed, open, saved), not after every event.
+        Set when a run is handed out (completed, open, saved), not after every event; so are
+        its tool inputs, redacted here in one go (a call at a time would cost ~10x more).
         """
         track = self._track
         run.ended_in_error = track["last_bad"]
         run.recovered = track["had_error"] and track["ok_after_error"] and not track["last_bad"]
+        if self._inputs:
+            text = run.tool_inputs_text + redact("".join(self._inputs))
+            run.tool_inputs_text = cut(text, TOOL_INPUTS_CAP)
+            self._inputs, self._inputs_size = [], 0
         return run
 
     def feed(self, event: Event) -> Sequence[Run]:
@@ -127,6 +141,8 @@ class RunBuilder:
                 run.skills.append({"name": event.name, "tool_use_id": event.tool_use_id})
         elif kind == INTERRUPT:
             run.aborted = True
+        elif kind == REPLY:
+            self._reply(run, event)
         elif kind == API_ERROR:
             self._api_error(run, event)
         return _NONE
@@ -153,7 +169,7 @@ class RunBuilder:
             self._tails = {u: i for u, i in self._tails.items() if i < superseded_from}
         while len(self._tails) > TAILS_CAP:  # the oldest go first (a run adds at most one)
             del self._tails[next(iter(self._tails))]
-        text = event.text[:REQUEST_CAP]
+        text = redact(cut(event.text, REQUEST_CAP))
         self._run = Run(
             session_id=event.session_id,
             index=self._next,
@@ -177,11 +193,12 @@ class RunBuilder:
         path = event.file_path
         if path and path not in run.files_written and len(run.files_written) < FILES_CAP:
             run.files_written.append(path)
-        room = TOOL_INPUTS_CAP - len(run.tool_inputs_text)
-        if room > 0:  # summarised here: observing leaves inputs whole (idempotent otherwise)
-            values = " ".join(map(str, summarize_input(event.input).values()))
-            piece = f"{event.name}: {values}\n" if values else f"{event.name}\n"
-            run.tool_inputs_text += piece[:room]
+        room = TOOL_INPUTS_CAP - len(run.tool_inputs_text) - self._inputs_size
+        if room > 0:  # summarised here (observing leaves inputs whole), redacted when settled
+            values = meaningful_text(event.name, event.input)
+            piece = cut(f"{event.name}: {values}\n" if values else f"{event.name}\n", room)
+            self._inputs.append(piece)
+            self._inputs_size += len(piece)
 
     def _tool_result(self, run: Run, event: Event) -> None:
         track = self._track
@@ -198,6 +215,17 @@ class RunBuilder:
             track["last_bad"] = False
         else:
             track["last_bad"] = False
+
+    def _reply(self, run: Run, event: Event) -> None:
+        """What the person typed mid-run (not an option they picked) is judged like a request."""
+        if not event.typed:
+            return
+        words = redact(event.typed)
+        if len(run.replies) < RUN_REPLIES:
+            run.replies.append(cut(words, RUN_REPLY_CAP))
+        if not run.correction and self._classifier.is_correction(words):
+            run.correction = True
+            run.correction_reply = cut(words, REQUEST_CAP)
 
     def _api_error(self, run: Run, event: Event) -> None:
         track = self._track
@@ -230,7 +258,8 @@ class RunBuilder:
         track["had_error"] = True
         track["last_bad"] = True
         if len(run.error_texts) < RUN_ERROR_TEXTS:
-            run.error_texts.append((text or "error")[:RUN_ERROR_TEXT_CAP])
+            # cut between words first, so only what is kept is redacted (a word is never split)
+            run.error_texts.append(redact(head_and_tail(text or "error", RUN_ERROR_TEXT_CAP)))
 
 
 def mark_superseded(runs: list[Run]) -> list[Run]:

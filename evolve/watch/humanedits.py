@@ -69,8 +69,10 @@ def busy_reason(repo: Path) -> str | None:
         return "evolve is writing"
     if (git_dir / "index.lock").exists():
         return "git is writing the index"
-    what = Repo(repo).operation_in_progress()
-    return f"a git operation is in progress ({what})" if what else None
+    what, elsewhere = Repo(repo).operation_in_progress(), Repo(repo).checked_out_elsewhere()
+    if what:
+        return f"a git operation is in progress ({what})"
+    return f"{elsewhere} is checked out (edits there are not the agent's)" if elsewhere else None
 
 
 def repo_signature(repo: Path) -> dict[str, tuple[int, int]]:

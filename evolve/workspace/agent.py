@@ -11,7 +11,7 @@ from functools import cached_property
 from pathlib import Path
 
 from evolve import config as config_mod
-from evolve.errors import UserError
+from evolve.errors import ConfigError, UserError
 from evolve.home import Home
 from evolve.names import check_name
 from evolve.store.history import Commit, build_message
@@ -106,8 +106,34 @@ class Agent:
         return self.repo.remote_url() is not None
 
     @property
+    def lenient_config(self) -> config_mod.Config:
+        """`config`, or what still loads when a file is broken: a person's work never waits on it.
+
+        agent.toml over config.toml, else config.toml alone, else the defaults; the problem
+        itself is what `config_problem()` reports (status, cycle, doctor, the edit's trailer).
+        Before the agent exists, config.toml alone (nothing is cached for it).
+        """
+        if self.path.exists():
+            try:
+                return self.config
+            except ConfigError:
+                pass
+        try:
+            return config_mod.load(self.home.config_file)
+        except ConfigError:
+            return config_mod.Config()
+
+    def config_problem(self) -> str | None:
+        """Why this agent's configuration does not load (`file: section.key: problem`), or None."""
+        try:
+            _ = self.config
+        except ConfigError as exc:
+            return str(exc)
+        return None
+
+    @property
     def evolve_identity(self) -> Identity:
-        cfg = config_mod.load(self.home.config_file) if not self.path.exists() else self.config
+        cfg = self.lenient_config
         return Identity(cfg.git.author_name, cfg.git.author_email)
 
     # -- content ---------------------------------------------------------------------
@@ -122,12 +148,12 @@ class Agent:
         return skills_mod.load_skill(folder, self.config.limits.skill_body_tokens)
 
     def memo_text(self) -> str:
-        """memo.md's text; "" when absent or a link out of the repository (never followed)."""
-        if not inside(self.path, self.memo_path):
+        """memo.md's text; "" when absent, a symbolic link (never followed) or not a file."""
+        if self.memo_path.is_symlink():
             return ""
         try:
             return self.memo_path.read_bytes().decode("utf-8")  # its line endings as they are
-        except FileNotFoundError:
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             return ""
 
     def memo_problems(self) -> list[str]:
@@ -172,7 +198,17 @@ class Agent:
             return self.commit_human_edits_held()
 
     def commit_human_edits_held(self) -> str | None:
+        """Commit the person's uncommitted edits, except what they staged for their own commit.
+
+        A path staged exactly as it is on disk (`git add X`, and `git commit` is next) is the
+        person's coming commit, with their message: it is left to them. A path edited again
+        after staging is committed as it is on disk, like any other edit.
+        """
         paths = self.repo.dirty_paths()
+        staged = set(self.repo.text("diff", "--cached", "--name-only", "-z", "--no-renames").split("\0"))
+        if staged - {""}:
+            edited = set(self.repo.text("diff", "--name-only", "-z", "--no-renames").split("\0"))
+            paths = [p for p in paths if p not in staged or p in edited]
         if not paths:
             return None
         changes: dict[str, bytes | None] = {}
@@ -187,7 +223,7 @@ class Agent:
         if problems:
             trailers["Evolve-Problems"] = "; ".join(problems)
         subject = f"edit({self.name}): {', '.join(paths[:3])}" + (" …" if len(paths) > 3 else "")
-        person = person_identity(self.path, self.evolve_identity)
+        person = person_identity(self.path, local_person())
         try:
             sha = self.repo.commit_changes(
                 changes, build_message(subject, trailers), person, write_worktree=False
@@ -199,15 +235,19 @@ class Agent:
 
     def _problems_in(self, paths: list[str]) -> list[str]:
         found = []
+        limits = self.lenient_config.limits
         for name in sorted({p.split("/")[1] for p in paths if p.startswith("skills/") and p.count("/") >= 2}):
             folder = self.skills_dir / name
             if folder.exists():
                 found += [
                     f"skills/{name}: {p}"
-                    for p in skills_mod.load_skill(folder, self.config.limits.skill_body_tokens).problems
+                    for p in skills_mod.load_skill(folder, limits.skill_body_tokens).problems
                 ]
         if memo_mod.MEMO_FILE in paths:
-            found += self.memo_problems()
+            found += memo_mod.problems(self.memo_text(), limits.memo_section_chars)
+        problem = self.config_problem() if "agent.toml" in paths else None
+        if problem and problem.startswith(f"{self.path / 'agent.toml'}:"):
+            found.append(problem.replace(f"{self.path}/", "", 1))
         return found
 
     def revert(self, rev: str) -> str:
@@ -228,12 +268,21 @@ class Agent:
         return sha
 
 
-def inside(root: Path, path: Path) -> bool:
-    """Whether `path`, links followed, stays inside `root` (a missing file: by its name)."""
+def local_person() -> Identity:
+    """Who is at this machine when git has no identity configured, as git itself would guess.
+
+    The login's full name (else its name) at the host: a person's edit is never authored as
+    evolve, whose commits are the reflections.
+    """
+    import pwd
+    import socket
+
     try:
-        return path.resolve().is_relative_to(root.resolve())
-    except OSError:
-        return False
+        entry = pwd.getpwuid(os.getuid())
+        login, full = entry.pw_name, entry.pw_gecos.split(",")[0].strip()
+    except KeyError:  # a uid without a passwd entry (containers)
+        login, full = os.environ.get("USER") or os.environ.get("LOGNAME") or "person", ""
+    return Identity(full or login, f"{login}@{socket.gethostname() or 'localhost'}")
 
 
 def _refuse_removed(home: Home, name: str) -> None:
@@ -251,14 +300,20 @@ def _refuse_removed(home: Home, name: str) -> None:
         )
 
 
-def list_agents(home: Home) -> list[str]:
+def list_agents(home: Home, known: frozenset[str] | set[str] = frozenset()) -> list[str]:
     """Names of the agents in a home (folders holding a git repository).
 
     Plain strings and scandir: every cycle lists all agents, and pathlib costs ~5x more.
+    `known`: names the caller knows to be agents already (the ledger's): their folder is
+    enough, so a cycle over 1,000 agents makes no stat call per agent.
     """
     try:
         with os.scandir(home.agents_dir) as entries:
-            folders = [(e.name, e.path) for e in entries if e.is_dir()]
+            folders = [(e.name, e.path) for e in entries if e.is_dir() and not e.name.startswith(".")]
     except (FileNotFoundError, NotADirectoryError):
         return []
-    return sorted(name for name, path in folders if os.path.isdir(path + "/.git"))  # noqa: PTH112 - hot, see above
+    return sorted(
+        name
+        for name, path in folders
+        if name in known or os.path.isdir(path + "/.git")  # noqa: PTH112 - hot, see above
+    )

@@ -66,6 +66,15 @@ def split_frontmatter(text: str) -> tuple[str | None, str]:
     return match.group(1) or "", text[match.end() :]
 
 
+def _yaml_where(exc: Exception) -> str:
+    """' at line N of SKILL.md: what the parser said' (line 1 is the opening `---`)."""
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    words = [w for w in (getattr(exc, "context", None), getattr(exc, "problem", None)) if w]
+    said = ", ".join(words) or (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    where = f" at line {mark.line + 2} of {SKILL_FILE}" if mark is not None else ""
+    return f"{where}: {said}"
+
+
 def parse_frontmatter(raw: str) -> tuple[dict[str, Any], list[str]]:
     """YAML frontmatter → mapping, or problems. Never raises on any input."""
     if len(raw.encode("utf-8", "surrogatepass")) > MAX_FRONTMATTER_BYTES:
@@ -77,8 +86,7 @@ def parse_frontmatter(raw: str) -> tuple[dict[str, Any], list[str]]:
         loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
         data = yaml.load(raw, Loader=loader) if raw.strip() else {}  # noqa: S506 - a safe loader
     except (yaml.YAMLError, RecursionError, ValueError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        return {}, [f"frontmatter is not valid YAML: {first}"]
+        return {}, [f"frontmatter is not valid YAML{_yaml_where(exc)}"]
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -182,7 +190,7 @@ def load_skill(folder: Path, max_body_tokens: int = LimitsConfig.skill_body_toke
 def list_skills(skills_dir: Path, max_body_tokens: int = LimitsConfig.skill_body_tokens) -> list[Skill]:
     """All skill folders under `skills/`, sorted by name (hidden entries ignored).
 
-    A `skills` folder that is itself a symlink holds no skills: it is never followed.
+    Nothing when `skills/` is a symbolic link (never followed: it could list files anywhere).
     """
     if skills_dir.is_symlink() or not skills_dir.is_dir():
         return []

@@ -56,6 +56,44 @@ class Transcript:
         return self
 
     def tool(self, name: str, tool_input: dict, output: str, *, error: bool = False) -> Transcript:
+        tool_id = self._call(name, tool_input)
+        self._result(tool_id, output, error, f"Error: {output}" if error else {"stdout": output})
+        return self
+
+    def ask(self, questions: dict[str, list[str]], answers: dict[str, str]) -> Transcript:
+        """An AskUserQuestion call (question → option labels) and the person's answers."""
+        asked = [
+            {"question": q, "header": q[:12], "options": [{"label": o, "description": o} for o in opts]}
+            for q, opts in questions.items()
+        ]
+        tool_id = self._call("AskUserQuestion", {"questions": asked})
+        pairs = ", ".join(f'"{q}"="{a}"' for q, a in answers.items())
+        text = f"User has answered your questions: {pairs}. "
+        text += "You can now continue with the user's answers in mind."
+        self._result(tool_id, text, False, {"questions": asked, "answers": answers})
+        return self
+
+    def reject(self, name: str, tool_input: dict, said: str | None = None) -> Transcript:
+        """A call the person rejected, with the words they typed (Claude Code's feedback form)."""
+        tool_id = self._call(name, tool_input)
+        text = (
+            "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it "
+            "was a file edit, the new_string was NOT written to the file). "
+        )
+        text += (
+            f"To tell you how to proceed, the user said:\n{said}"
+            if said is not None
+            else "STOP what you are doing and wait for the user to tell you how to proceed."
+        )
+        self._result(tool_id, text, True, f"Error: {text}")
+        # Without words of the person's, the turn ends; with them, the agent goes on.
+        return self.user_interrupt("[Request interrupted by user for tool use]") if said is None else self
+
+    def user_interrupt(self, text: str = "[Request interrupted by user]") -> Transcript:
+        self._add({"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": text}]}})
+        return self
+
+    def _call(self, name: str, tool_input: dict) -> str:
         self.messages += 1
         tool_id = f"toolu_{uuid.uuid4().hex[:12]}"
         self._add(
@@ -69,6 +107,9 @@ class Transcript:
                 },
             }
         )
+        return tool_id
+
+    def _result(self, tool_id: str, output: str, error: bool, summary: object) -> None:
         self._add(
             {
                 "type": "user",
@@ -78,10 +119,9 @@ class Transcript:
                         {"type": "tool_result", "tool_use_id": tool_id, "content": output, "is_error": error}
                     ],
                 },
-                "toolUseResult": f"Error: {output}" if error else {"stdout": output},
+                "toolUseResult": summary,
             }
         )
-        return self
 
 
 def corrected_session(folder: Path, name: str = "s1.jsonl", *, secret: str = "") -> Path:

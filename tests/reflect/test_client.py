@@ -101,7 +101,7 @@ def failure(client, request=REQUEST) -> ReflectionFailed:
 # -- anthropic: the request ---------------------------------------------------------------
 
 
-def test_request_forces_the_tool_with_prompt_bundle_model_and_key(fake_messages_api, monkeypatch):
+def test_request_offers_the_tool_with_prompt_bundle_model_and_key(fake_messages_api, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     fake_messages_api.reply_tool(GOOD, model="claude-test-model-2026", input_tokens=900, output_tokens=70)
     answer = AnthropicClient(anthropic_config(fake_messages_api)).reflect(REQUEST)
@@ -110,7 +110,7 @@ def test_request_forces_the_tool_with_prompt_bundle_model_and_key(fake_messages_
     assert seen.path == "/v1/messages"
     assert sent_key(seen.headers) == KEY
     body = seen.body
-    assert body["tool_choice"] == {"type": "tool", "name": "apply_reflection"}
+    assert body["tool_choice"] == {"type": "auto"}  # the default model refuses a forced choice
     assert body["tools"] == [json.loads(json.dumps(TOOL_SCHEMA))]
     assert body["system"] == PROMPT
     assert body["messages"] == [{"role": "user", "content": BUNDLE}]

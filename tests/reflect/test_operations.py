@@ -690,7 +690,22 @@ def test_a_retire_of_a_skill_holding_a_persons_lines_waits():
 
 def test_symlinked_files_are_refused_on_their_own():
     link = replace(snapshot("git-rebase", REBASE), symlink=True)
-    state = SkillState.build([link], MEMO, memo_symlink=True)
+    state = SkillState.build(
+        [link], MEMO, memo_refusal="memo.md is a symbolic link; evolve never writes through one"
+    )
     plan = compose({"summary": "s", "operations": [patch(), memo_op("- x"), create()]}, state)
     assert [o.kind for o in plan.operations] == ["create_skill"]
     assert all("symbolic link" in r.reason for r in plan.rejected)
+
+
+def test_a_renamed_memo_heading_gets_no_third_section():
+    """C5: after a person renamed '## What I do well…', a reflection appended a third section."""
+    renamed = MEMO.replace("## What I do well and where I often stumble", "## What I do well (mine)")
+    renamed = renamed.replace("## What I do well (mine)\n", "## What I do well (mine)\n\n- I test first.\n")
+    state = SkillState.build([], renamed)
+    plan = plan_of(state, memo_op("- I forget the linter."), memo_op("- Use uv.", section="strategies"))
+    [reason] = [r.reason for r in plan.rejected]
+    assert "renamed it; rename it back" in reason and "'## What I do well (mine)'" in reason
+    [applied] = plan.operations  # the other section is still written
+    assert applied.section == "strategies" and "- I test first." in applied.text
+    assert applied.text.count("## ") == 2

@@ -192,7 +192,7 @@ def test_real_sdk_over_http_request_is_budgeted_redacted_and_forces_the_tool(
     assert outcome.status == "committed", outcome.reason
     (request,) = fake_messages_api.requests
     body = request.body
-    assert body["tool_choice"] == {"type": "tool", "name": "apply_reflection"}
+    assert body["tool_choice"] == {"type": "auto"}  # the default model refuses a forced choice
     assert body["tools"][0]["name"] == "apply_reflection"
     text = json.dumps(body)
     assert SECRET not in text and "[REDACTED:anthropic-key]" in text

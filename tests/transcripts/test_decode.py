@@ -136,11 +136,12 @@ def _key(event) -> tuple:
         event.is_error,
         event.rejected,
         event.transient,
+        event.typed,
     )
 
 
 def _schema_decodes(line: bytes) -> bool:
-    decode, _, decode_output, errors = _decoder()
+    decode, _, decode_output, _, errors = _decoder()
     try:
         for block in (decode(line).get("message") or {}).get("content") or []:
             if isinstance(block, dict) and block.get("content") is not None:

@@ -109,25 +109,27 @@ def test_skills_files_and_inputs():
     run = run_of(
         [
             human("go"),
-            call("Skill", "t1"),
+            Event(TOOL_CALL, name="Skill", tool_use_id="t1", input={"skill": "pdf"}),
             Event(SKILL, name="pdf", tool_use_id="t1"),
-            call("Write", "t2", file_path="/a"),
+            Event(TOOL_CALL, name="Write", tool_use_id="t2", input={"file_path": "/a", "content": "x\n" * 9}),
             call("Edit", "t3", file_path="/a"),
             call("Edit", "t4", file_path="/b"),
         ]
     )
     assert run.tool_calls == 4 and run.skills == [{"name": "pdf", "tool_use_id": "t1"}]
     assert run.files_written == ["/a", "/b"]
-    assert run.tool_inputs_text.splitlines()[0] == "Skill: x"
+    # the meaningful arguments only: a file's contents are no keyword to match
+    assert run.tool_inputs_text.splitlines()[:2] == ["Skill: pdf", "Write: /a"]
 
 
 def test_caps():
     events = [human("x" * 10_000)]
-    events += [err("e" * 3000) for _ in range(9)]
+    events += [err("e" * 3000 + "the failure") for _ in range(9)]
     events += [call("Bash", f"t{i}", file_path=f"/f{i}") for i in range(300)]
     run = run_of(events)
     assert len(run.request) == 4000
-    assert len(run.error_texts) == 5 and all(len(t) == 500 for t in run.error_texts)
+    assert len(run.error_texts) == 5 and all(len(t) <= 500 for t in run.error_texts)
+    assert all(t.startswith("eee") and t.endswith("the failure") for t in run.error_texts)  # head and tail
     assert len(run.files_written) == 50
     assert len(run.tool_inputs_text) <= 2000
     assert len(json.dumps(run.to_dict())) < 20_000

@@ -1,0 +1,197 @@
+"""The checks of `evolve doctor` beyond one agent's files: installs, git, the environment.
+
+Each check calls `add(where, problem, level)` with a problem that ends in its remedy, and
+`fix_leftovers` is what `evolve doctor --fix` does about the leftovers it reports.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from evolve.config import Config
+from evolve.home import Home
+from evolve.store.git import git_text
+from evolve.store.locks import is_locked
+from evolve.store.repo import LOCK
+from evolve.workspace import links
+from evolve.workspace.template import HOOKS_PATH
+
+Add = Callable[..., None]
+STALE_S = 3600.0  # a staging folder of `evolve init` older than this has no live owner
+
+
+def installs(home: Home, agents: list[str], add: Add) -> None:
+    """Installs whose agent, interpreter or hook entries have gone away (every harness)."""
+    import json
+
+    for harness in links.HARNESSES:
+        try:
+            records = links.load_installs(home, harness)
+        except links.UnreadableInstalls as exc:
+            add(str(links.registry_file(home, harness)), str(exc).split(" cannot be read ", 1)[-1])
+            continue
+        for record in records:
+            place = record.get("folder") or record.get("settings")  # Codex: its folder; Claude Code: its file
+            where = f"{harness} install of {record.get('agent')} ({place})"
+            if record.get("agent") not in agents:
+                add(
+                    where,
+                    f"agent {record.get('agent')!r} no longer exists, so its hooks fail in every session "
+                    f"and its skill links dangle; run `{uninstall_command(harness, record)}`",
+                )
+                continue
+            python = record.get("python") or ""
+            if python and not Path(python).exists():
+                add(
+                    where,
+                    f"its hooks run {python}, which no longer exists; run `evolve install "
+                    f"{harness}` again from the environment evolve is installed in",
+                )
+            try:
+                settings = json.loads(Path(record.get("settings") or "").read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                add(
+                    where,
+                    f"the hooks file is missing or not valid JSON; run `evolve install {harness}` again",
+                    "warning",
+                )
+                continue
+            if "evolve.hookmain" not in json.dumps(settings.get("hooks", {})):
+                add(
+                    where,
+                    f"evolve's hook entries were removed from {record.get('settings')}; run "
+                    f"`evolve install {harness}` again or `evolve uninstall {harness}`",
+                    "warning",
+                )
+
+
+def uninstall_command(harness: str, record: dict) -> str:
+    """The `evolve uninstall` that removes exactly this install."""
+    where = "--scope user" if record.get("scope") == "user" else f"--project '{record.get('project')}'"
+    return f"evolve uninstall {harness} --agent {record.get('agent')} {where}"
+
+
+def global_hooks_path(home: Home, agents: list[str], add: Add) -> None:
+    """A global core.hooksPath skips every repository's own hooks unless it sets its own."""
+    configured = git_text(home.root, "config", "--global", "core.hooksPath", check=False)
+    if not configured:
+        return
+    exposed = [
+        name
+        for name in agents
+        if git_text(home.agent_dir(name), "config", "--local", "core.hooksPath", check=False) != HOOKS_PATH
+    ]
+    if exposed:
+        add(
+            "git: core.hooksPath",
+            f"your global core.hooksPath ({configured}) bypasses the pre-commit hook of "
+            f"{', '.join(exposed)}, so a broken skill can be committed; run `evolve doctor --fix` "
+            f"(it sets core.hooksPath = {HOOKS_PATH} in each agent repository)",
+        )
+
+
+def symlinks(name: str, repo: Path, add: Add) -> None:
+    """Links as memo.md or among a skill's files: what they point at would be read (and sent).
+
+    A linked skill folder or SKILL.md is the skill's own problem (`evolve skills` says it).
+    """
+    found = [repo / "memo.md"] if (repo / "memo.md").is_symlink() else []
+    skills = repo / "skills"
+    if skills.is_dir():
+        for root, dirs, files in os.walk(skills):
+            depth = len(Path(root).relative_to(skills).parts)
+            for entry in [*dirs, *files]:
+                own = depth == 0 or (depth == 1 and entry == "SKILL.md")  # reported as the skill's
+                if not own and Path(root, entry).is_symlink():
+                    found.append(Path(root, entry))
+            dirs[:] = [d for d in dirs if not Path(root, d).is_symlink()]
+    for path in found:
+        add(
+            f"{name}: {path.relative_to(repo)}",
+            f"is a symlink to {path.readlink()}: evolve would read what it points at; replace it "
+            "with a real file or folder (e.g. `cp -rL` the target over it)",
+        )
+
+
+def leftovers(home: Home, agents: list[str]) -> list[Path]:
+    """The temp files and staging folders of evolve processes that no longer live."""
+    found: list[Path] = []
+    now = time.time()
+    try:
+        staging = [p for p in home.agents_dir.iterdir() if p.name.startswith(".new-")]
+    except OSError:
+        staging = []
+    found += [p for p in staging if now - p.stat().st_mtime > STALE_S]
+    for name in agents:
+        repo = home.agent_dir(name)
+        if is_locked(repo / ".git" / LOCK):  # a writer is at work: its files are not leftovers
+            continue
+        found += sorted(p for p in (repo / ".git").glob("evolve-idx-*") if p.is_dir())
+        for root, dirs, files in os.walk(repo):
+            dirs[:] = [d for d in dirs if d != ".git"]
+            found += [Path(root, f) for f in files if f.endswith(".evolve-tmp")]
+    return found
+
+
+def report_leftovers(home: Home, found: list[Path], add: Add) -> None:
+    for path in found:
+        add(
+            str(path.relative_to(home.root)),
+            "left behind by an evolve process that was killed; `evolve doctor --fix` deletes it",
+            "warning",
+        )
+
+
+def fix_leftovers(found: list[Path]) -> list[str]:
+    """Delete the leftovers `leftovers` found; one note per path."""
+    notes = []
+    for path in found:
+        if path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+        notes.append(f"{path}: deleted (left behind by a killed evolve process)")
+    return notes
+
+
+def environment(home: Home, agents: list[str], configs: dict[str, Config], add: Add) -> None:
+    """What makes evolve quietly do nothing: no transcripts, no watcher, no `claude` to call."""
+    from evolve.watch import service
+
+    registered = set()
+    for harness in links.HARNESSES:
+        try:
+            registered |= {record.get("agent") for record in links.load_installs(home, harness)}
+        except links.UnreadableInstalls:  # reported by `installs`
+            continue
+    for name in agents:
+        config = configs.get(name)
+        if config is None:
+            continue
+        api_transcripts = home.root / "transcripts" / name
+        if not (config.sources.claude_code or config.sources.generic or name in registered) and not (
+            api_transcripts.is_dir() and any(api_transcripts.iterdir())
+        ):
+            add(
+                f"{name}: agent.toml",
+                "no transcripts reach this agent, so it never learns; add globs under [sources], "
+                f"run `evolve install claude-code --agent {name}`, or record runs with the Python API",
+                "hint",
+            )
+        if config.model.backend == "claude-cli" and shutil.which("claude") is None:
+            add(
+                f"{name}: model.backend",
+                "backend 'claude-cli' runs `claude -p`, but `claude` is not on PATH; install Claude "
+                "Code (npm install -g @anthropic-ai/claude-code) or choose another backend",
+            )
+    if agents and not service.state(home).running:
+        add(
+            "watcher",
+            "not running: transcripts are observed and reflected only when you run a command; "
+            "start it with `evolve watch --detach` (a Claude Code session starts it too)",
+            "hint",
+        )

@@ -1,0 +1,137 @@
+"""The replay corpus: recorded histories and the answers a capable reflector gave them.
+
+One folder per case under tests/corpus/ (the format: tests/corpus/README.md). Used by
+`make eval` (tests/corpus/eval.py) and by replay tests, which set a case up in a test's
+home and send its recorded answers through the real reflection path.
+
+    cases()                 every case, by folder name
+    load(name)              one case
+    case.available          False when a shared transcript it names is missing (skip it)
+    case.transcripts(into)  the history: shared transcripts, then the case's own (copied into
+                            `into` with their planted secrets filled in, when there are any)
+    case.answers()          the recorded `apply_reflection` inputs, each an alternative answer
+    case.answer(path)       one of them, as a dict
+    case.setup(home)        a fresh agent in `home`: agent.toml additions, the start skills and
+                            memo committed (by evolve, or by a person), the history observed
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from evolve.home import Home
+from evolve.observe import ingest
+from evolve.store import ledger
+from evolve.workspace.agent import Agent
+from tests.helpers import commit_all, evolve_commit
+from tests.shared_data import CLAUDE_DATA
+
+CORPUS = Path(__file__).resolve().parent
+AUTHORS = ("evolve", "person")
+
+
+@dataclass(frozen=True)
+class Case:
+    """One recorded history and its recorded answers (see the module docstring)."""
+
+    name: str
+    folder: Path
+    description: str
+    agent: str = "demo"
+    shared: tuple[str, ...] = ()  # paths under ../shared/data/claude-code
+    own: tuple[str, ...] = ()  # paths under the case folder
+    agent_toml: str = ""  # appended to the agent's agent.toml
+    start_author: str = "evolve"  # who committed skills/ and memo.md: "evolve" or "person"
+    secrets: dict[str, str] = field(default_factory=dict)  # {{NAME}} in its transcripts → the secret
+    expect: dict = field(default_factory=dict)  # free-form, for replay tests; the eval ignores it
+
+    @property
+    def available(self) -> bool:
+        return all((CLAUDE_DATA / name).is_file() for name in self.shared)
+
+    def transcripts(self, into: Path) -> list[Path]:
+        missing = [name for name in self.shared if not (CLAUDE_DATA / name).is_file()]
+        if missing:
+            raise FileNotFoundError(f"case {self.name}: {CLAUDE_DATA / missing[0]} is missing")
+        own = [self.folder / name for name in self.own]
+        if self.secrets:  # the corpus holds placeholders only: no scanner mistakes it for a leak
+            into.mkdir(parents=True, exist_ok=True)
+            for number, path in enumerate(own):
+                text = path.read_text(encoding="utf-8")
+                for name, secret in self.secrets.items():
+                    text = text.replace("{{" + name + "}}", secret)
+                own[number] = into / path.name
+                own[number].write_text(text, encoding="utf-8")
+        return [CLAUDE_DATA / name for name in self.shared] + own
+
+    def answers(self) -> list[Path]:
+        return sorted((self.folder / "answers").glob("*.json"))
+
+    def answer(self, path: Path) -> dict:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(data, dict) or not isinstance(data.get("operations"), list):
+            raise ValueError(f"{path}: not an apply_reflection input (no 'operations' list)")
+        return data
+
+    def start_files(self) -> dict[str, bytes]:
+        """Repository path → bytes of the skills and memo the agent starts with."""
+        files = {}
+        skills = self.folder / "skills"
+        for path in sorted(skills.rglob("*")) if skills.is_dir() else []:
+            if path.is_file():
+                files[path.relative_to(self.folder).as_posix()] = path.read_bytes()
+        memo = self.folder / "memo.md"
+        if memo.is_file():
+            files["memo.md"] = memo.read_bytes()
+        return files
+
+    def setup(self, home: Home) -> Agent:
+        """A fresh agent in `home` with this case's start and its history observed."""
+        agent = Agent.create(self.agent, home)
+        changes = self.start_files()
+        if self.agent_toml:
+            toml = (agent.path / "agent.toml").read_text(encoding="utf-8")
+            changes["agent.toml"] = (toml.rstrip("\n") + "\n\n" + self.agent_toml.strip() + "\n").encode()
+        if changes and self.start_author == "person":
+            for name, data in changes.items():
+                (agent.path / name).parent.mkdir(parents=True, exist_ok=True)
+                (agent.path / name).write_bytes(data)
+            commit_all(agent.path, f"start of the {self.name} case")
+        elif changes:
+            evolve_commit(agent, changes, f"reflect({self.agent}): start of the {self.name} case")
+        history = self.transcripts(home.root / "corpus" / self.name)
+        files = [(str(path), ingest.guess_format(path)) for path in history]
+        with ledger.opened(home.state_db) as conn:
+            ingest.observe(conn, agent.name, files)
+        return agent
+
+
+def load(name: str) -> Case:
+    folder = CORPUS / name
+    spec = tomllib.loads((folder / "case.toml").read_text(encoding="utf-8"))
+    history = spec.get("history", {})
+    own = history.get("transcripts")
+    if own is None:
+        own = [p.relative_to(folder).as_posix() for p in sorted((folder / "transcripts").glob("*.jsonl"))]
+    author = spec.get("start_author", "evolve")
+    if author not in AUTHORS:
+        raise ValueError(f"{folder / 'case.toml'}: start_author must be one of {AUTHORS}, not {author!r}")
+    return Case(
+        name=name,
+        folder=folder,
+        description=spec.get("description", ""),
+        agent=spec.get("agent", "demo"),
+        shared=tuple(history.get("shared", ())),
+        own=tuple(own),
+        agent_toml=spec.get("agent_toml", ""),
+        start_author=author,
+        secrets={name: "".join(parts) for name, parts in spec.get("secrets", {}).items()},
+        expect=spec.get("expect", {}),
+    )
+
+
+def cases() -> list[Case]:
+    return [load(path.parent.name) for path in sorted(CORPUS.glob("*/case.toml"))]

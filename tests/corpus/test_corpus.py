@@ -1,0 +1,82 @@
+"""The replay corpus loads, replays through the real reflection path, and records live answers."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from evolve.reflect.compose import compose
+from evolve.reflect.operations import AnswerError, SkillState
+from tests.corpus import eval as corpus_eval
+from tests.corpus.loader import cases, load
+
+SCRIPTED = ["typed-correction", "secrets", "skill-ineffective"]
+
+
+def test_every_case_loads_and_every_answer_is_an_apply_reflection_input() -> None:
+    found = cases()
+    assert {c.name for c in found} >= {*SCRIPTED, "five-largest", "real-cli-release", "spotter"}
+    for case in found:
+        assert case.description and case.answers(), case.name
+        assert case.shared or case.own, case.name
+        for path in case.answers():
+            answer = case.answer(path)
+            try:  # well-formed as a whole: only single operations may be refused
+                compose(answer, SkillState.build([], ""))
+            except AnswerError as exc:
+                pytest.fail(f"{path}: {exc}")
+            assert len(answer["operations"]) >= 2 and answer["summary"], path
+
+
+@pytest.mark.parametrize("name", SCRIPTED)
+def test_a_scripted_history_replays_through_the_reflection_path(name) -> None:
+    case = load(name)
+    (round_,) = corpus_eval.evaluate(case)
+    evidence = round_.evidence
+    assert round_.tokens <= round_.budget
+    assert evidence["signalled_runs_shown"] == evidence["signalled_runs"] >= 1
+    assert evidence["errors_with_cause_pct"] == 100.0 and evidence["user_words_pct"] == 100.0
+    assert round_.proposed == len(case.answer(case.answers()[0])["operations"])
+    assert round_.landed + round_.waiting >= 1 and round_.status in ("committed", "proposed")
+    assert round_.landed + round_.waiting + len(round_.rejected) == round_.proposed
+
+
+def test_the_planted_secrets_are_counted_and_never_sent(fake_messages_api, monkeypatch, tmp_path) -> None:
+    case = load("secrets")
+    monkeypatch.setenv("EVOLVE_MODEL_BACKEND", "anthropic")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_messages_api.url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-for-the-fake-server")
+    recorded = case.answer(case.answers()[0])
+    fake_messages_api.reply_tool(recorded, model="claude-fake-1")
+    (round_,) = corpus_eval.evaluate(case, live=True, record_to=tmp_path / "kept")
+    (request,) = fake_messages_api.requests
+    sent = json.dumps(request.body)
+    assert "## Conversations" in sent and "1Password" in sent
+    assert all(secret not in sent for secret in case.secrets.values())
+    # the token in the request, the key in the export and in its error, the mysql password
+    # (the JSON config the agent wrote is not shown: file contents never are)
+    assert round_.evidence["redactions"] >= 4
+    assert round_.answer == "live" and round_.proposed == len(recorded["operations"])
+    # the live answer is kept as a new recording, replayable like the others
+    assert round_.recorded_to is not None and round_.recorded_to.parent == tmp_path / "kept"
+    assert round_.recorded_to.name.startswith("live-claude-fake-1-")
+    assert json.loads(round_.recorded_to.read_text()) == recorded
+
+
+def test_the_eval_prints_a_row_per_history_and_refuses_live_without_a_backend(capsys, monkeypatch) -> None:
+    assert corpus_eval.main(["typed-correction", "skill-ineffective"]) == 0
+    out = capsys.readouterr().out
+    header, *rows = [line for line in out.splitlines() if not line.startswith("  ")]
+    assert header.split()[:3] == ["case", "answer", "tokens"]
+    assert [row.split()[0] for row in rows] == ["typed-correction", "skill-ineffective"]
+    monkeypatch.setenv(corpus_eval.LIVE, "1")
+    monkeypatch.delenv("EVOLVE_MODEL_BACKEND", raising=False)
+    assert corpus_eval.main([]) == 1
+    assert "needs a backend" in capsys.readouterr().out
+
+
+def test_a_shared_history_replays_too(claude_data) -> None:
+    (round_,) = corpus_eval.evaluate(load("real-cli-release"))
+    assert round_.landed >= 1
+    assert round_.evidence["user_words_shown"] == round_.evidence["user_words"] >= 3

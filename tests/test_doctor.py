@@ -1,0 +1,139 @@
+"""`evolve doctor` (C2): each place named once, a remedy for every finding, and what it missed.
+
+Also `evolve remove` of an installed agent (B11): its installs go with it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from evolve import cli
+from evolve.errors import EXIT_OK
+from evolve.home import Home
+from tests.helpers import git, make_agent, write_skill
+
+
+def doctor(capsys, *extra: str) -> tuple[int, list[dict]]:
+    code = cli.main(["doctor", "--json", *extra])
+    return code, json.loads(capsys.readouterr().out)["findings"]
+
+
+def about(findings: list[dict], where: str) -> list[dict]:
+    return [f for f in findings if f["where"] == where]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    git(folder, "init", "-q")
+    return folder
+
+
+def test_each_place_is_named_once_and_every_finding_has_a_remedy(capsys, evolve_home):
+    """C2: `config.toml: <path>/config.toml: model.backend: …`; YAML errors without a line."""
+    agent = make_agent("a")
+    (evolve_home / "config.toml").write_text("[model]\nbackend = 'gpt'\n")
+    (agent.path / "agent.toml").write_text('review = "maybe"\n')
+    write_skill(agent.path, "broken", text="---\nname: broken\ndescription: [x, y\nmore: 1\n---\n\nbody\n")
+    (agent.skills_dir / "empty").mkdir()
+    code, findings = doctor(capsys)
+    assert code == 1
+    [home_config] = about(findings, str(evolve_home / "config.toml"))
+    assert home_config["problem"].startswith("model.backend: must be one of")
+    [agent_toml] = about(findings, "a: agent.toml")
+    assert agent_toml["problem"].startswith("review: must be true or false; fix it in ")
+    [yaml_error] = about(findings, "a: skills/broken/SKILL.md")
+    assert "not valid YAML at line 4 of SKILL.md" in yaml_error["problem"]
+    [missing] = about(findings, "a: skills/empty/SKILL.md")
+    assert "delete the empty folder" in missing["problem"]
+    for finding in findings:
+        assert str(finding["where"]) not in finding["problem"], finding
+        assert "; " in finding["problem"] or "run `" in finding["problem"], finding  # a remedy
+
+
+def test_doctor_flags_an_install_whose_agent_is_gone(capsys, evolve_home, project):
+    """B11: after `evolve remove` by an older evolve, doctor said "all good"."""
+    from evolve.integrations import claude_code
+
+    make_agent("helper")
+    claude_code.install(Home.resolve(), "helper", "project", str(project))
+    (evolve_home / "agents" / "helper").rename(evolve_home / "helper-gone")  # removed behind its back
+    code, findings = doctor(capsys)
+    [gone] = [f for f in findings if f["where"].startswith("claude-code install of helper")]
+    assert code == 1 and "no longer exists" in gone["problem"]
+    assert f"evolve uninstall claude-code --agent helper --project '{project.resolve()}'" in gone["problem"]
+
+
+def test_remove_uninstalls_the_agents_installs(capsys, evolve_home, project):
+    """B11: hooks stayed in settings.local.json, links dangled, every session logged an error."""
+    agent = make_agent("helper")
+    write_skill(agent.path, "tidy")
+    git(agent.path, "add", "-A")
+    git(agent.path, "commit", "-qm", "a skill")
+    assert cli.main(["install", "claude-code", "--agent", "helper", "--project", str(project)]) == 0
+    assert (project / ".claude" / "skills" / "tidy").is_symlink()
+    capsys.readouterr()
+    assert cli.main(["remove", "helper"]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert "uninstalled its hooks and skill links (Claude Code: " in out
+    assert not (project / ".claude").exists()  # exactly what install added is gone
+    code, findings = doctor(capsys)
+    assert not [f for f in findings if f["where"].startswith("claude-code install")]
+
+
+def test_a_global_hooks_path_that_bypasses_an_agents_hook_is_an_error(capsys, evolve_home):
+    agent = make_agent("a")
+    doctor(capsys)  # brings the home to the current layout, once
+    git(agent.path, "config", "--global", "core.hooksPath", str(evolve_home / "elsewhere"))
+    git(agent.path, "config", "--local", "--unset", "core.hooksPath")
+    code, findings = doctor(capsys)
+    [bypass] = about(findings, "git: core.hooksPath")
+    assert code == 1 and "bypasses the pre-commit hook of a" in bypass["problem"]
+    code, findings = doctor(capsys, "--fix")
+    assert not about(findings, "git: core.hooksPath")
+    assert git(agent.path, "config", "--local", "core.hooksPath").stdout.strip() == ".git/hooks"
+
+
+def test_symlinks_and_leftover_temp_files_are_reported_and_fixed(capsys, evolve_home, tmp_path):
+    agent = make_agent("a")
+    outside = tmp_path / "outside.md"
+    outside.write_text("secrets a skill should not pull in\n")
+    write_skill(agent.path, "linked")
+    (agent.skills_dir / "linked" / "references.md").symlink_to(outside)
+    agent.memo_path.unlink()
+    agent.memo_path.symlink_to(outside)
+    temp = agent.skills_dir / "linked" / ".SKILL.md.qd97nnfy.evolve-tmp"
+    temp.write_text("half")
+    stale = evolve_home / "agents" / ".new-b-x1"
+    stale.mkdir()
+    os.utime(stale, (time.time() - 7200, time.time() - 7200))
+    code, findings = doctor(capsys)
+    [link] = about(findings, "a: skills/linked/references.md")
+    assert link["problem"].startswith(f"is a symlink to {outside}") and code == 1
+    assert [f for f in about(findings, "a: memo.md") if "is a symlink to" in f["problem"]]
+    leftovers = {f["where"] for f in findings if "killed" in f["problem"]}
+    assert leftovers == {f"agents/a/skills/linked/{temp.name}", "agents/.new-b-x1"}
+    code, findings = doctor(capsys, "--fix")
+    assert not temp.exists() and not stale.exists()
+    assert not [f for f in findings if "killed" in f["problem"] and f["level"] != "hint"]
+
+
+def test_what_makes_evolve_quietly_do_nothing(capsys, evolve_home, monkeypatch):
+    """C2: no sources, no watcher, claude-cli without `claude` on PATH."""
+    make_agent("a")
+    monkeypatch.setenv("PATH", str(Path(shutil.which("git") or "/usr/bin/git").parent))  # no `claude`
+    (evolve_home / "config.toml").write_text("[model]\nbackend = 'claude-cli'\n")
+    code, findings = doctor(capsys)
+    [backend] = about(findings, "a: model.backend")
+    assert code == 1 and "`claude` is not on PATH" in backend["problem"]
+    [sources] = about(findings, "a: agent.toml")
+    assert sources["level"] == "hint" and "no transcripts reach this agent" in sources["problem"]
+    [watcher] = about(findings, "watcher")
+    assert "evolve watch --detach" in watcher["problem"]
