@@ -277,6 +277,9 @@ def remove(home: Home, name: str, purge: bool = False, as_json: bool = False) ->
                 home.archive_dir.mkdir(parents=True, exist_ok=True)
                 archived = home.archive_dir / _archive_target(home, name)
                 path.rename(archived)
+                local = home.local_config(name)  # a synced agent's own settings go with it
+                if local.exists():
+                    local.rename(archived / ".git" / local.name)
             finally:
                 lock.release()
             with ledger.transaction(conn):

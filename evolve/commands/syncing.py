@@ -7,7 +7,6 @@ from evolve.commands.output import emit_json, say
 from evolve.errors import EXIT_BUSY, EXIT_USER, UserError
 from evolve.home import Home
 from evolve.store import ledger
-from evolve.sync import join
 from evolve.sync.remote import REMOTE, redact
 from evolve.sync.run import Outcome
 from evolve.sync.run import sync as sync_agent
@@ -16,6 +15,8 @@ from evolve.workspace.agent import Agent, list_agents
 
 def remote(home: Home, name: str, url: str | None = None, remove: bool = False, as_json: bool = False) -> int:
     """Show the agent's server, set it (and sync once), or forget it."""
+    from evolve.sync import join  # lazily: `evolve sync` does not need it
+
     agent = Agent.open(name, home)
     if remove and url is not None:
         raise UserError(f"give a URL or --remove, not both: `evolve remote {name} --remove`")

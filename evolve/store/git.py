@@ -61,10 +61,9 @@ def git(
     `timeout` (network commands): the process is killed after that many seconds and the
     failure is a GitError whose stderr says it timed out.
     """
-    argv = ["git", "-c", "core.quotepath=off", *args]
     try:
         proc = subprocess.run(
-            argv,
+            _argv(args),
             cwd=cwd,
             input=input,
             capture_output=True,
@@ -74,10 +73,42 @@ def git(
         )
     except subprocess.TimeoutExpired:
         raise GitError(args, -1, f"timed out after {timeout:g} s") from None
-    if check and proc.returncode != 0:
-        stderr, stdout = (out.decode("utf-8", "replace") for out in (proc.stderr, proc.stdout))
-        raise GitError(args, proc.returncode, stderr, stdout)
-    return proc.stdout
+    return _result(args, proc.returncode, proc.stdout, proc.stderr, check)
+
+
+class Background:
+    """A git command that runs while evolve reads locally (a fetch while the work tree is checked)."""
+
+    def __init__(self, cwd: Path, *args: str, timeout: float | None = None) -> None:
+        self.args, self.timeout = args, timeout
+        self.proc = subprocess.Popen(
+            _argv(args),
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=git_env(),
+        )
+
+    def wait(self) -> bytes:
+        """Its stdout once it ends; GitError as `git()` raises it."""
+        try:
+            out, err = self.proc.communicate(timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.communicate()
+            raise GitError(self.args, -1, f"timed out after {self.timeout:g} s") from None
+        return _result(self.args, self.proc.returncode, out, err, True)
+
+
+def _argv(args: Sequence[str]) -> list[str]:
+    return ["git", "-c", "core.quotepath=off", *args]
+
+
+def _result(args: Sequence[str], code: int, stdout: bytes, stderr: bytes, check: bool) -> bytes:
+    if check and code != 0:
+        raise GitError(args, code, stderr.decode("utf-8", "replace"), stdout.decode("utf-8", "replace"))
+    return stdout
 
 
 def git_text(cwd: Path, *args: str, **kwargs: Any) -> str:

@@ -17,12 +17,12 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from evolve.errors import UserError
-from evolve.store.git import GitError, git
+from evolve.store.git import Background, GitError, git
 from evolve.store.repo import Repo
 
 REMOTE = "origin"
 FETCHED = "refs/evolve/fetched/"  # the server's branches as the last fetch saw them
-TIMEOUT_S = 300.0
+TIMEOUT_S = 120.0  # a server that stops answering: the watcher cannot wait on it for long
 TRANSPORTS = ("file", "git", "ssh", "http", "https")
 BEHIND = ("fetch first", "non-fast-forward", "stale")  # a push refused because the server moved
 SCHEMES = ("ssh", "git+ssh", "ssh+git", "git", "http", "https", "file")
@@ -166,13 +166,6 @@ def local_side(command: str, url: str) -> list[str]:
     return [LOCAL_SIDES[command], f"{SAFE_SIDE} {program}"]
 
 
-def _run(repo: Repo, args: list[str], what: str) -> bytes:
-    try:
-        return repo.git(*NETWORK, *args, timeout=TIMEOUT_S)
-    except GitError as exc:
-        raise failure(exc, what) from None
-
-
 def failure(exc: GitError, what: str) -> UserError:
     """A failed network command as one line: Offline when it is worth trying again later."""
     text = redact(exc.stderr)
@@ -184,33 +177,41 @@ def failure(exc: GitError, what: str) -> UserError:
     return UserError(f"could not {what} ({reason})")
 
 
-def fetch(repo: Repo) -> None:
-    """The server's branches (but other machines' `machine/` ones) into refs/evolve/fetched/."""
-    _run(
-        repo,
-        [
-            "fetch",
-            "--quiet",
-            "--prune",
-            "--no-tags",
-            "--no-write-fetch-head",
-            "--no-recurse-submodules",
-            *local_side("fetch", repo.remote_url(REMOTE) or ""),
-            REMOTE,
-            f"+refs/heads/*:{FETCHED}*",
-            "^refs/heads/machine/*",
-        ],
+def start_fetch(repo: Repo, url: str) -> Background:
+    """Start fetching the server's branches into refs/evolve/fetched/ (not `machine/` ones).
+
+    `finish(job, "fetch")` waits for it: local work can run meanwhile.
+    """
+    return Background(
+        repo.path,
+        *NETWORK,
         "fetch",
+        "--quiet",
+        "--prune",
+        "--no-tags",
+        "--no-write-fetch-head",
+        "--no-recurse-submodules",
+        *local_side("fetch", url),
+        REMOTE,
+        f"+refs/heads/*:{FETCHED}*",
+        "^refs/heads/machine/*",
+        timeout=TIMEOUT_S,
     )
 
 
-def push(repo: Repo, updates: list[tuple[str, str | None, str | None]]) -> Pushed:
+def finish(job: Background, what: str) -> bytes:
+    try:
+        return job.wait()
+    except GitError as exc:
+        raise failure(exc, what) from None
+
+
+def push(repo: Repo, url: str, updates: list[tuple[str, str | None, str | None]]) -> Pushed:
     """Push (branch, new sha or None to delete, what the server must hold now or None: absent).
 
     Every update is leased on the server's value, so nothing anyone pushed is overwritten;
     atomic when the server can (all or nothing), one by one otherwise.
     """
-    url = repo.remote_url(REMOTE) or ""
     base = ["push", "--porcelain", *local_side("push", url)]
     leases = [f"--force-with-lease=refs/heads/{branch}:{old or ''}" for branch, _new, old in updates]
     specs = [f"{new or ''}:refs/heads/{branch}" for branch, new, _old in updates]

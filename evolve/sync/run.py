@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from evolve.errors import Busy, UserError
 from evolve.store import ledger
+from evolve.store.locks import FileLock
 from evolve.sync import refs, remote
 from evolve.sync.refs import Refused
 from evolve.sync.remote import Offline
@@ -22,6 +23,7 @@ from evolve.workspace.agent import Agent
 
 ATTEMPTS = 5  # pushes refused because the server moved meanwhile, before giving up for now
 LOCK_WAIT_S = 10.0
+SYNC_LOCK = "evolve-sync.lock"
 OK = ("synced", "up to date")
 
 
@@ -60,10 +62,17 @@ class Outcome:
         }
 
 
-def sync(agent: Agent, *, accept_rewrite: bool = False, record: bool = True) -> Outcome:
-    """Sync `agent` with its server; never raises for what the outcome can say."""
+def sync(
+    agent: Agent, *, accept_rewrite: bool = False, push_first: bool = False, record: bool = True
+) -> Outcome:
+    """Sync `agent` with its server; never raises for what the outcome can say.
+
+    `push_first` (the watcher, after a commit here): when this machine only moved ahead,
+    push straight away, leased on what the server had at the last sync; the server's own
+    news then come with the next full sync (a rescan).
+    """
     try:
-        outcome = _sync(agent, accept_rewrite)
+        outcome = _sync(agent, accept_rewrite, push_first)
     except Busy as exc:
         outcome = Outcome(agent.name, "busy", str(exc))
     except Offline as exc:
@@ -79,15 +88,43 @@ def sync(agent: Agent, *, accept_rewrite: bool = False, record: bool = True) -> 
     return outcome
 
 
-def _sync(agent: Agent, accept_rewrite: bool) -> Outcome:
+def _sync(agent: Agent, accept_rewrite: bool, push_first: bool) -> Outcome:
     repo = agent.repo
-    if repo.remote_url(remote.REMOTE) is None:
+    url = repo.remote_url(remote.REMOTE)
+    if url is None:
         return Outcome(agent.name, "no remote", f"set one with `evolve remote {agent.name} URL`")
-    machine = agent.home.machine()
+    with FileLock(repo.git_dir / SYNC_LOCK, timeout=LOCK_WAIT_S):  # one sync of an agent at a time
+        pushed = _pushed_ahead(agent, url) if push_first and not accept_rewrite else None
+        return pushed or _attempts(agent, url, accept_rewrite)
+
+
+def _pushed_ahead(agent: Agent, url: str) -> Outcome | None:
+    """The push-first path; None when it does not apply or the server moved (then: a full sync)."""
+    repo = agent.repo
+    view = refs.read(repo, agent.home.machine())
+    main, before = view.local.get("main"), view.synced.get("main")
+    if not main or not before or main == before or not repo.is_ancestor(before, main) or repo.dirty_paths():
+        return None
+    updates = [
+        (b, view.local.get(b), view.synced.get(b))
+        for b in sorted(view.branches())
+        if view.local.get(b) != view.synced.get(b)
+    ]
+    pushed = remote.push(repo, url, updates)
+    if pushed.rejected:
+        return None
+    refs.record(repo, view, _server_after(view, updates))
+    return Outcome(agent.name, "synced", "", 0, _count(agent, before, main))
+
+
+def _attempts(agent: Agent, url: str, accept_rewrite: bool) -> Outcome:
+    repo, machine = agent.repo, agent.home.machine()
     for _attempt in range(ATTEMPTS):
-        remote.fetch(repo)
+        fetching = remote.start_fetch(repo, url)
+        dirty = repo.dirty_paths()  # read while the fetch waits on the network
+        remote.finish(fetching, "fetch")
         view = refs.read(repo, machine)
-        if view.quiet() and not accept_rewrite and not repo.dirty_paths():
+        if view.quiet() and not accept_rewrite and not dirty:
             return Outcome(agent.name, "up to date")
         from evolve.sync.integrate import integrate, pushes
         from evolve.sync.join import keep_machine_local
@@ -100,26 +137,29 @@ def _sync(agent: Agent, accept_rewrite: bool) -> Outcome:
         if any(path.startswith("skills/") for path in done.paths):
             agent.sync_links(done.paths)  # the harnesses' links follow the skills that came
         updates = pushes(view, done)
-        server = {b: s for b, s in view.fetched.items()} | {
-            b: s for b, s in view.synced.items() if b.startswith(refs.MACHINE)
-        }
         if updates:
-            pushed = remote.push(repo, updates)
+            pushed = remote.push(repo, url, updates)
             if pushed.behind:
                 continue
             if pushed.rejected:
                 why = "; ".join(f"{b}: {r}" for b, r in sorted(pushed.rejected.items()))
                 return Outcome(agent.name, "failed", f"the server refused the push ({why})", notes=done.notes)
-            for branch, sha, _old in updates:
-                if sha is None:
-                    server.pop(branch, None)
-                else:
-                    server[branch] = sha
-        refs.record(repo, view, server)
+        refs.record(repo, view, _server_after(view, updates))
         sent = _count(agent, view.fetched.get("main"), done.main)
         changed = done.received or sent or updates or done.paths or done.branches
         return Outcome(agent.name, "synced" if changed else "up to date", "", done.received, sent, done.notes)
     raise UserError(f"the server kept changing during {ATTEMPTS} attempts; evolve tries again later")
+
+
+def _server_after(view: refs.View, updates: list[tuple[str, str | None, str | None]]) -> dict[str, str]:
+    """What the server holds of the tracked branches once `updates` were taken."""
+    server = dict(view.fetched) | {b: s for b, s in view.synced.items() if b.startswith(refs.MACHINE)}
+    for branch, sha, _old in updates:
+        if sha is None:
+            server.pop(branch, None)
+        else:
+            server[branch] = sha
+    return server
 
 
 def _count(agent: Agent, old: str | None, new: str) -> int:

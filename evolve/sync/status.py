@@ -56,3 +56,21 @@ def proposal_places(agent: Agent) -> dict[str, str]:
             where = "here and on the server, different (the next sync settles it)"
         places[branch.removeprefix(PROPOSALS)] = where
     return places
+
+
+def remote_problems(agent: Agent, row: sqlite3.Row | None) -> list[str]:
+    """What `evolve doctor` says about the agent's server, each with its remedy."""
+    from evolve.errors import UserError
+    from evolve.sync.remote import check_url
+
+    url = agent.repo.remote_url(REMOTE)
+    if url is None:
+        return []
+    found = []
+    try:
+        check_url(url)
+    except UserError as exc:  # set by hand with `git remote add`: evolve never stores such a URL
+        found.append(f"{exc}; `evolve remote {agent.name} URL` with a URL evolve accepts")
+    if row is not None and row["state"] in ("refused", "failed"):
+        found.append(f"the last sync was {row['state']}: {row['detail']}")
+    return found

@@ -317,12 +317,12 @@ class Watcher:
         self._syncs.poll(self.clock())
         self._more_syncs = self._syncs.run_one(self.clock())
 
-    def _sync_agent(self, name: str) -> tuple[bool, bool, str]:
+    def _sync_agent(self, name: str, full: bool) -> tuple[bool, bool, str]:
         """One sync for the schedule: (it worked, the failure is transient, its line for the log)."""
         from evolve.sync.run import sync
         from evolve.workspace.agent import Agent
 
-        outcome = sync(Agent(self.home, name))
+        outcome = sync(Agent(self.home, name), push_first=not full)
         return outcome.ok, outcome.state in ("offline", "busy"), outcome.line()
 
     def _drain_spool(self) -> None:

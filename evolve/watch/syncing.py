@@ -1,10 +1,11 @@
 """When the watcher syncs an agent that has a remote (`[git] sync = "auto"`).
 
 After each commit on the agent's main — evolve's or a person's — once it has been quiet
-for `debounce_s` (the branch's ref file is checked on every tick: a stat, no git), and at
-every rescan. A sync that fails is transient for the watcher: tried again later, the wait
-doubling from 30 s up to the rescan interval, one warning when it starts failing and one
-line when it works again — never an error storm. Only one sync runs per tick, so observing
+for `debounce_s` (the branch's ref file is checked on every tick: a stat, no git), pushing
+first; and at every rescan, a full sync that brings the server's news. A sync that fails
+is transient for the watcher: tried again later, the wait doubling from 30 s up to the
+rescan interval, one warning when it starts failing and one line when it works again —
+never an error storm. Only one sync runs per tick, so observing
 and committing a person's edits never wait long behind the network.
 """
 
@@ -20,6 +21,7 @@ from evolve.watch.debounce import Debouncer
 
 log = logging.getLogger("evolve.watch")
 Done = tuple[bool, bool, str]  # one sync: it worked, a failure is transient, its line for the log
+Sync = Callable[[str, bool], Done]  # (agent, full: fetch first rather than push first)
 FIRST_RETRY_S = 30.0
 
 
@@ -47,12 +49,11 @@ def ref_signature(repo: Path, branch: str = "main") -> tuple[int, ...]:
 
 
 class SyncSchedule:
-    """Which agents are due for a sync; `sync(name) -> (ok, transient, line)` does one."""
+    """Which agents are due for a sync; `sync(name, full) -> (ok, transient, line)` does one."""
 
-    def __init__(
-        self, debounce_s: float, ceiling_s: float, sync: Callable[[str], tuple[bool, bool, str]]
-    ) -> None:
+    def __init__(self, debounce_s: float, ceiling_s: float, sync: Sync) -> None:
         self.agents: dict[str, Synced] = {}
+        self._full: set[str] = set()  # due for a full sync (a rescan, a retry), not a push
         self._due = Debouncer(debounce_s)
         self._ceiling = max(ceiling_s, FIRST_RETRY_S)
         self._sync = sync
@@ -70,6 +71,7 @@ class SyncSchedule:
         """A rescan: every agent is due (those waiting to retry, once their wait is over)."""
         for name in self.agents:
             self._due.hint(name, now - self._due.delay)
+            self._full.add(name)
 
     def poll(self, now: float) -> None:
         """Agents whose main moved since the last look become due after a quiet delay."""
@@ -91,7 +93,9 @@ class SyncSchedule:
         if now < agent.retry_at:
             self._due.hint(name, agent.retry_at - self._due.delay)
             return len(ready) > 1
-        ok, transient, line = self._sync(name)
+        full = name in self._full or agent.failures > 0
+        self._full.discard(name)
+        ok, transient, line = self._sync(name, full)
         agent.seen = ref_signature(agent.path)  # the sync's own move of main is no new commit
         if ok:
             if agent.failures:

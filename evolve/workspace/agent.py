@@ -18,7 +18,6 @@ from evolve.store.history import Commit, build_message
 from evolve.store.repo import ConcurrentChange, Identity, Repo, init_repo, person_identity
 from evolve.workspace import memo as memo_mod
 from evolve.workspace import skills as skills_mod
-from evolve.workspace.template import install_precommit_hook, template_files
 
 
 @dataclass
@@ -45,6 +44,8 @@ class Agent:
         message = build_message(f"init({name}): new agent", {"Evolve-Kind": "init"})
 
         def build(target: Path) -> None:
+            from evolve.workspace.template import install_precommit_hook, template_files  # only here
+
             init_repo(target, template_files(name), message, identity)
             install_precommit_hook(target, home.root)
 

@@ -134,11 +134,11 @@ def test_a_push_refused_because_someone_pushed_first_is_tried_again(machines, gi
     b.person_rule("- Bob's note about himself.", SELF)
     real_push, calls = remote.push, []
 
-    def push_after_bob(repo, updates):
+    def push_after_bob(repo, url, updates):
         calls.append(repo.path)
         if len(calls) == 1:  # between the laptop's fetch and its push, the desktop pushes
             assert b.sync()[0] == 0
-        return real_push(repo, updates)
+        return real_push(repo, url, updates)
 
     monkeypatch.setattr(remote, "push", push_after_bob)
     code, out = a.sync()

@@ -95,3 +95,11 @@ def test_the_sync_command_as_its_own_process(machines, git_daemon):
         cwd=a.root,
     )
     assert proc.returncode == 0 and proc.stdout == "a: up to date\n", proc.stderr
+
+
+def test_doctor_names_a_password_set_by_hand_without_printing_it(machines):
+    a, _b = machines
+    a.create()
+    a.git("remote", "add", "origin", "https://alice:hunter2hunter2@example.test/agent.git")
+    code, out, _err = a.evolve("doctor")
+    assert "a: remote" in out and "carries a password or token" in out and "hunter2" not in out

@@ -69,7 +69,8 @@ def proposal_of(machine: Machine) -> str:
 
 
 @pytest.mark.parametrize("style", ["merge", "squash", "rebase"])
-def test_a_proposal_merged_on_the_server_in_any_style_is_accepted(machines, git_server, tmp_path, style):
+def test_a_proposal_merged_on_the_server_in_any_style_is_accepted(machines, git_daemon, tmp_path, style):
+    git_server = git_daemon
     a, b = machines
     reviewed_agent(a, git_server.url())
     a.reflect(create_op("deploys", f"# Deploys\n\n{RULE}\n"), memo_op("self", "- I retry deploys blindly."))
