@@ -12,6 +12,7 @@ branch goes.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 
@@ -50,27 +51,42 @@ def branch_for(reflection_id: str) -> str:
     return f"{PREFIX}{reflection_id}"
 
 
+def rest_id(proposal_id: str) -> str:
+    """The id of what stays of a partly accepted proposal (hex, like every proposal id)."""
+    return hashlib.sha256(f"rest of {proposal_id}".encode()).hexdigest()[:16]
+
+
 def pending(agent: Agent) -> list[Proposal]:
+    """The proposals evolve made (a person's own branch under proposals/ is not one)."""
     found = []
     for branch, sha in sorted(agent.repo.branches(PREFIX).items()):
+        name = branch.removeprefix(PREFIX)
         commit = agent.repo.log(sha, limit=1)[0]
-        found.append(Proposal(branch.removeprefix(PREFIX), branch, commit))
+        if _ID.fullmatch(name) and commit.trailers.get("Evolve-Kind") == "reflection":
+            found.append(Proposal(name, branch, commit))
     return sorted(found, key=lambda p: p.commit.date)
+
+
+def _matching(agent: Agent, proposal_id: str) -> list[Proposal]:
+    if not _ID.fullmatch(proposal_id or ""):
+        return []
+    return [p for p in pending(agent) if p.id == proposal_id or p.id.startswith(proposal_id)]
 
 
 def get(agent: Agent, proposal_id: str) -> Proposal:
     if not _ID.fullmatch(proposal_id or ""):
         raise UserError(f"{proposal_id!r} is not a proposal id; see `evolve proposals {agent.name}`")
-    for proposal in pending(agent):
-        if proposal.id == proposal_id or proposal.id.startswith(proposal_id):
-            return proposal
+    found = _matching(agent, proposal_id)
+    exact = [p for p in found if p.id == proposal_id]
+    if len(exact) == 1 or len(found) == 1:
+        return (exact or found)[0]
+    if found:
+        raise UserError(f"{proposal_id!r} names {len(found)} proposals; give more of its id")
     raise UserError(f"no pending proposal {proposal_id!r}; see `evolve proposals {agent.name}`")
 
 
 def exists(agent: Agent, proposal_id: str) -> bool:
-    return bool(_ID.fullmatch(proposal_id or "")) and any(
-        p.id == proposal_id or p.id.startswith(proposal_id) for p in pending(agent)
-    )
+    return bool(_matching(agent, proposal_id))
 
 
 def diff(agent: Agent, proposal: Proposal) -> str:
@@ -84,7 +100,8 @@ def diff(agent: Agent, proposal: Proposal) -> str:
 class Accepted:
     sha: str | None  # the commit on the agent's branch (None: nothing applied cleanly)
     applied: list[str]
-    left: list[str]  # files that did not apply: the proposal keeps them
+    left: list[str]  # files that did not apply: a proposal of their own keeps them
+    rest: str | None = None  # that proposal's id
 
 
 def accept(agent: Agent, proposal_id: str) -> Accepted:
@@ -106,34 +123,46 @@ def accept(agent: Agent, proposal_id: str) -> Accepted:
         sha = agent.repo.commit_changes(
             changes, build_message(proposal.commit.subject, trailers), agent.evolve_identity
         )
-        if left:  # the rest, on top of what was accepted, for the person's next look
-            rest = agent.repo.replay_files(proposal.commit.sha, only=left, onto=sha)[0]
-            agent.repo.commit_changes(
-                rest,
-                build_message(proposal.commit.subject, proposal.commit.lines),
+        rest = None
+        if left:  # the files that did not apply stay a proposal of their own, for another look
+            rest = rest_id(proposal.id)
+            kept = {k: v for k, v in proposal.commit.lines.items() if k != FORMAT}
+            kept["Evolve-Rest-Of"] = [proposal.id]
+            agent.repo.part_of(
+                proposal.commit.sha,
+                left,
+                f"{PREFIX}{rest}",
+                build_message(proposal.commit.subject, kept),
                 agent.evolve_identity,
-                branch=f"{PREFIX}{proposal.id}-rest",
             )
         agent.repo.delete_branch(proposal.branch, proposal.commit.sha)
     agent.sync_links(changes)
-    return Accepted(sha, sorted(changes), left)
+    return Accepted(sha, sorted(changes), left, rest)
 
 
 def reject(agent: Agent, proposal_id: str) -> Proposal:
-    """Drop the proposal; its lesson lines become blocks, recorded in a commit of their own."""
+    """Drop the proposal; what it taught and what it removed become blocks, in a commit of their own.
+
+    Its new lesson lines are not learned again, and neither is what it took away: the skills
+    it retired are not retired again, the lines it deleted are not deleted again.
+    """
     proposal = get(agent, proposal_id)
-    added = agent.repo.git(
-        "diff",
-        "--no-color",
-        "-U0",
-        f"{proposal.commit.sha}^",
-        proposal.commit.sha,
-        "--",
-        "memo.md",
-        "skills/",
+    parent, sha = f"{proposal.commit.sha}^", proposal.commit.sha
+    patch = agent.repo.git(
+        "diff", "--no-color", "--no-ext-diff", "--text", "-U0", parent, sha, "--", "memo.md", "skills/"
     ).decode("utf-8", "replace")
-    lines = [line[1:] for line in added.splitlines() if line.startswith("+") and not line.startswith("+++")]
+    lines = [line[1:] for line in patch.splitlines() if line.startswith("+") and not line.startswith("+++")]
+    gone = agent.repo.text("diff", "--name-only", "--diff-filter=D", "-z", parent, sha, "--", "skills/")
+    retired = sorted(
+        {p.split("/")[1] for p in gone.split("\0") if p.endswith("/SKILL.md") and p.count("/") == 2}
+    )
+    removed = [
+        line[1:]
+        for line in _kept_files_patch(agent, parent, sha, gone).splitlines()
+        if line.startswith("-") and not line.startswith("---") and line[1:] not in lines  # moved: not removed
+    ]
     blocks = [f"{fp} {clean_line(text, 200)}" for fp, text in undo.lesson_lines("\n".join(lines)).items()]
+    blocks += [clean_line(item, 220) for item in undo.rejected_removals(removed, retired)]
     message = build_message(
         f"reject({agent.name}): {proposal.commit.subject.partition(': ')[2] or proposal.id}",
         {"Evolve-Kind": "reject", "Evolve-Rejected-Proposal": proposal.id, undo.BLOCKS: blocks or ["-"]},
@@ -145,13 +174,33 @@ def reject(agent: Agent, proposal_id: str) -> Proposal:
     return proposal
 
 
+def _kept_files_patch(agent: Agent, parent: str, sha: str, deleted: str) -> str:
+    """The proposal's diff of the files it did not delete (a retire is blocked as a whole)."""
+    paths = [p for p in deleted.split("\0") if p]
+    excluded = [f":(exclude){p}" for p in paths]
+    return agent.repo.git(
+        "diff",
+        "--no-color",
+        "--no-ext-diff",
+        "--text",
+        "-U0",
+        parent,
+        sha,
+        "--",
+        "memo.md",
+        "skills/",
+        *excluded,
+    ).decode("utf-8", "replace")
+
+
 def unblock(agent: Agent, block_id: str) -> undo.Block:
     """Let evolve learn a lesson line again that a person undid (one commit says so)."""
     with agent.repo.locked():  # first: a person's git operation in progress makes it wait
         found = undo.blocks(agent.repo)
-        block = found.get(block_id) or next(
-            (b for fp, b in found.items() if block_id and fp.startswith(block_id)), None
-        )
+        candidates = [b for fp, b in found.items() if block_id and fp.startswith(block_id)]
+        block = found.get(block_id) or (candidates[0] if len(candidates) == 1 else None)
+        if block is None and candidates:
+            raise UserError(f"{block_id!r} names {len(candidates)} blocks; give more of its id")
         if block is None:
             raise UserError(f'no block {block_id!r}; see `evolve log {agent.name} --json` ("blocks")')
         message = build_message(

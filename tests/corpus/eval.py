@@ -87,6 +87,7 @@ class Round:
     rejected: list[str] = field(default_factory=list)
     flags: list[str] = field(default_factory=list)  # why the write-path guard sent it to review
     recorded_to: Path | None = None
+    unchanged: int = 0  # valid, but the files already said so
 
     def row(self) -> list[str]:
         e = self.evidence
@@ -172,9 +173,7 @@ def _round(case: Case, label: str, outcome: Outcome, client: Recorded | Recordin
     proposed = sum(1 for op in operations or [] if isinstance(op, dict) and op.get("op") != "nothing_to_save")
     rows = outcome.operations()
     landed = sum(1 for row in rows if row["status"] == "landed")
-    waiting = sum(1 for row in rows if row["status"] == "waiting")
-    if outcome.status == "proposed" and not outcome.commit:  # the whole reflection waits for review
-        landed, waiting = 0, waiting + landed
+    waiting = sum(1 for row in rows if row["status"] in ("waiting", "proposed"))  # a person decides
     rejected = [
         f"{row['op']} {row['target']}: {row['reason']}" for row in rows if row["status"] == "rejected"
     ]
@@ -191,6 +190,7 @@ def _round(case: Case, label: str, outcome: Outcome, client: Recorded | Recordin
         waiting,
         rejected,
         outcome.flags,
+        unchanged=sum(1 for row in rows if row["status"] == "unchanged"),
     )
 
 
