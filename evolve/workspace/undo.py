@@ -237,7 +237,8 @@ def relearned(text: str, before: str, blocked: Mapping[str, str]) -> list[str]:
     """The lines `text` adds to `before` that teach again a lesson a person undid.
 
     `blocked`: fingerprint → the lesson's normalised text ("" when unknown). The same line
-    counts, and so does a lesson of WRAP_WORDS or more words re-wrapped over a few lines.
+    counts, and so does a lesson of WRAP_WORDS or more words inside a longer line or
+    re-wrapped over a few lines.
     """
     old = set(lesson_lines(before))
     found = [line for fp, line in lesson_lines(text).items() if fp in blocked and fp not in old]
@@ -246,10 +247,15 @@ def relearned(text: str, before: str, blocked: Mapping[str, str]) -> list[str]:
         had = _joined(before.splitlines())
         raws = [raw for raw in text.splitlines() if raw.strip()]
         for start in range(len(raws)):
-            for end in range(start + 2, min(start + WRAP_LINES, len(raws)) + 1):
-                joined = _joined(raws[start:end])
-                if any(f" {lesson} " in joined and f" {lesson} " not in had for lesson in long):
-                    found += [raw.strip() for raw in raws[start:end] if raw.strip() not in found]
+            for end in range(start + 1, min(start + WRAP_LINES, len(raws)) + 1):  # one line holding it too
+                window, inner = (
+                    _joined(raws[start:end]),
+                    (_joined(raws[start + 1 : end]), _joined(raws[start : end - 1])),
+                )
+                for lesson in long:  # spanning every line of the window: its neighbours are not it
+                    wanted = f" {lesson} "
+                    if wanted in window and wanted not in had and not any(wanted in part for part in inner):
+                        found += [raw.strip() for raw in raws[start:end] if raw.strip() not in found]
     return found
 
 

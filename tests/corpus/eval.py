@@ -13,7 +13,7 @@ real request instead and the answer is kept as a new recording (`answers/live-*.
 the case, or under `EVOLVE_EVAL_RECORD`). Cases whose shared transcripts are missing are
 skipped, saying so.
 
-    python -m tests.corpus.eval [CASE ...]       the table
+    python -m tests.corpus.eval [CASE ...]       the table (and the people cases' measures)
     python -m tests.corpus.eval --bundle CASE    the bundle a case's reflection sends
 """
 
@@ -232,14 +232,22 @@ def main(argv: list[str]) -> int:
     if live and os.environ.get("EVOLVE_MODEL_BACKEND", "offline") == "offline":
         print(f"{LIVE}=1 needs a backend: set EVOLVE_MODEL_BACKEND=anthropic (and its key)")
         return 1
+    from tests.corpus import trust
+
     record = Path(os.environ[RECORD]) if os.environ.get(RECORD) else None
     rounds: list[Round] = []
+    people: list[Case] = []
     for case in [load(name) for name in argv] if argv else cases():
         if not case.available:
             print(f"{case.name}: skipped, its shared transcripts are not here (../shared/data/claude-code)")
-            continue
-        rounds += evaluate(case, live=live, record_to=record / case.name if record else None)
+        elif case.steps and not live:
+            people.append(case)  # answers that follow a person's acts: replayed in order, below
+        else:
+            rounds += evaluate(case, live=live, record_to=record / case.name if record else None)
     print(table(rounds))
+    if people:
+        print("\nWith a person between reflections (tests/corpus/trust.py):\n")
+        print(trust.table(trust.replay_all(people, fresh_home)))
     return 0
 
 
