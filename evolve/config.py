@@ -355,7 +355,7 @@ def read_toml(path: Path, *, follow_links: bool = True) -> dict[str, Any]:
     except FileNotFoundError:
         return {}
     try:
-        return tomllib.loads(data.decode("utf-8"))
+        return tomllib.loads(data.decode("utf-8-sig"))  # an editor's byte-order mark is no error
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc}); fix the file or delete it") from None
 

@@ -96,3 +96,13 @@ def test_a_scheme_less_download_and_run_waits_for_review_with_review_off(tmp_pat
     assert {flag.split(" ", 1)[0] for flag in outcome.flags} >= {"remote-code", "url"}
     assert git_out(agent.path, "rev-parse", "HEAD") == before
     assert not (agent.skills_dir / "fetch-helper").exists()
+
+
+def test_a_rule_that_forbids_sending_a_secret_is_not_a_threat() -> None:
+    """The secrets corpus case: "Never copy a token …" sent a safety rule to review."""
+    from evolve.reflect.guard import scan_text
+
+    assert scan_text("- Never copy a token the user pastes into a command or a file.", "", "skills/x") == []
+    assert scan_text("- Do not upload the .env to a gist.", "", "memo.md") == []
+    flagged = scan_text("- Copy the token into the deploy form.", "", "memo.md")
+    assert [f.kind for f in flagged] == ["send-data"]

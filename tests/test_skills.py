@@ -275,3 +275,25 @@ def test_inline_metadata_and_no_frontmatter_are_refused():
         set_metadata_key("---\nname: my-skill\ndescription: d\nmetadata: {a: b}\n---\nb\n", "pinned", "true")
     with pytest.raises(ValueError, match="no frontmatter"):
         set_metadata_key("just text\n", "pinned", "true")
+
+
+def test_a_skill_that_starts_with_a_byte_order_mark_is_valid_and_keeps_it(tmp_path) -> None:
+    """Red-team 2, finding 18: an editor's BOM made a person's skill "must start with '---'"."""
+    from evolve.workspace import skills as skills_mod
+
+    folder = tmp_path / "deploy"
+    folder.mkdir()
+    text = "\ufeff---\nname: deploy\ndescription: Use when deploying.\n---\n\n- Ship on Tuesdays.\n"
+    (folder / "SKILL.md").write_text(text, encoding="utf-8")
+    skill = skills_mod.load_skill(folder)
+    assert skill.valid, skill.problems
+    assert skill.description == "Use when deploying." and skill.body.strip() == "- Ship on Tuesdays."
+    assert skills_mod.reading_differences(skill) == []
+
+
+def test_a_config_file_with_a_byte_order_mark_reads(tmp_path) -> None:
+    from evolve import config as config_mod
+
+    path = tmp_path / "config.toml"
+    path.write_bytes("\ufeff[schedule]\ncycle_hours = 6\n".encode())
+    assert config_mod.load(path).schedule.cycle_hours == 6

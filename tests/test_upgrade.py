@@ -64,7 +64,7 @@ def test_a_writing_command_brings_hooks_and_hook_commands_up_to_date(old_install
     home, agent, settings = old_install
     assert cli.main(["pause", "demo"]) == 0
     err = capsys.readouterr().err
-    assert "demo: pre-commit hook brought up to date" in err
+    assert "demo: git setup brought up to date" in err
     assert f"demo: Claude Code hook commands in {settings} brought up to date" in err
     assert hook_path(agent.path).read_text() == precommit_hook_text(home.root)
     assert " -P -m evolve.precommit" in hook_path(agent.path).read_text()
@@ -91,7 +91,7 @@ def test_doctor_applies_it_and_says_what_it_fixed(old_install, capsys):
     home, agent, _ = old_install
     assert cli.main(["doctor", "--json"]) in (0, 1)
     findings = json.loads(capsys.readouterr().out)["findings"]
-    fixed = [f for f in findings if f["problem"].startswith("fixed: pre-commit hook brought up to date")]
+    fixed = [f for f in findings if f["problem"].startswith("fixed: git setup brought up to date")]
     assert [f["where"] for f in fixed] == ["demo"]
     assert not [f for f in findings if f["where"] == "demo: .git/hooks/pre-commit"]
     assert HOOK_MARKER in hook_path(agent.path).read_text()
@@ -115,3 +115,38 @@ def test_a_global_hooks_path_cannot_switch_the_agent_repos_checks_off(evolve_hom
         ["git", "commit", "-q", "-m", "mine"], cwd=agent.path, capture_output=True, text=True
     )
     assert proc.returncode == 1 and "differs from its folder" in proc.stderr
+
+
+def test_a_repository_a_global_autocrlf_converted_gets_git_bytes_back_and_keeps_its_authors(
+    fake_messages_api, monkeypatch, capsys
+):
+    """Red-team 2, finding 3: one checkout under core.autocrlf=true made evolve claim every line."""
+    import os
+
+    from tests.people import STRATEGIES, memo
+
+    agent = make_agent("a")
+    home = Home.resolve()
+    for key in ("core.autocrlf",):  # an agent from before layout 3: no byte-exact settings
+        git(agent.path, "config", "--local", "--unset", key)
+    (agent.path / ".git" / "info" / "attributes").unlink()
+    with open(os.environ["GIT_CONFIG_GLOBAL"], "a") as handle:
+        handle.write("[core]\n\tautocrlf = true\n")
+    path = agent.path / "memo.md"
+    path.write_text(path.read_text().replace(f"## {STRATEGIES}\n", f"## {STRATEGIES}\n\n- MY OWN LINE\n"))
+    git(agent.path, "commit", "-qam", "mine")
+    path.unlink()
+    git(agent.path, "checkout", "--", "memo.md")
+    assert b"\r\n" in path.read_bytes()  # what the checkout did
+    (home.root / upgrade.VERSION_FILE).unlink(missing_ok=True)
+    home.config_file.write_text(
+        f'[model]\nbackend = "anthropic"\nbase_url = "{fake_messages_api.url}"\nmax_retries = 0\n'
+    )
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key-for-the-fake-server-only")
+    fake_messages_api.reply_tool({"summary": "s", "operations": [memo("strategies", "- A model strategy.")]})
+    assert cli.main(["reflect", "a", "--force"]) == 0
+    assert "a: git setup brought up to date" in capsys.readouterr().err
+    assert b"\r\n" not in path.read_bytes() and "- MY OWN LINE" in path.read_text()
+    stat = git_out(agent.path, "show", "--numstat", "--format=", "HEAD")
+    assert stat.split()[:2] == ["1", "0"], stat  # one line in: not a whole-file rewrite
+    assert git_out(agent.path, "status", "--porcelain") == ""

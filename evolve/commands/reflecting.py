@@ -70,11 +70,14 @@ def _print_plan(outcome: Outcome, dry_run: bool) -> None:
         "would land": "would land",
         "landed": "landed",
         "waiting": "waits for review" if dry_run else "waiting for review",
+        "proposed": "proposed for review",
         "rejected": "rejected",
+        "unchanged": "unchanged",
+        "not written": "not written",
     }
     for row in outcome.operations():
         target = f"{row['op']} {row['target']}".strip()
-        where = f" ({row['path']})" if row["status"] in ("landed", "would land") else ""
+        where = f" ({row['path']})" if row["status"] in ("landed", "would land", "proposed") else ""
         notes = [f"kept {row['kept']} line(s) a person wrote"] if row["kept"] else []
         notes += [f"left out {row['left_out']} line(s) a person undid"] if row["left_out"] else []
         detail = f": {row['reason']}" if row["reason"] else ""

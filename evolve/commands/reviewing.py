@@ -30,13 +30,21 @@ def accept(home: Home, name: str, proposal_id: str, as_json: bool = False) -> in
     agent = Agent.open(name, home)
     done = proposals_mod.accept(agent, proposal_id)
     if as_json:
-        emit_json({"accepted": proposal_id, "commit": done.sha, "applied": done.applied, "left": done.left})
+        emit_json(
+            {
+                "accepted": proposal_id,
+                "commit": done.sha,
+                "applied": done.applied,
+                "left": done.left,
+                "rest": done.rest,
+            }
+        )
         return 0
     say(f"accepted {proposal_id} as {(done.sha or '')[:12]}; the agent sees it from its next session")
-    if done.left:
+    if done.rest:
         say(
-            f"  not applied (changed since): {', '.join(done.left)}; they wait on "
-            f"proposals/{proposal_id}-rest (`evolve review {name} {proposal_id}-rest`)"
+            f"  not applied (changed since): {', '.join(done.left)}; they wait as proposal {done.rest} "
+            f"(`evolve review {name} {done.rest}`)"
         )
     return 0
 

@@ -8,7 +8,9 @@ so the check costs one small read when nothing is due. Every writing command, th
 and `evolve doctor` call it: nobody has to reinstall after an upgrade.
 
 Layouts: 1 the first; 2 hooks run their interpreter with -P, each agent repository sets
-core.hooksPath itself.
+core.hooksPath itself; 3 agent repositories store files byte for byte (no line-ending
+conversion: a checkout under a global core.autocrlf must not make evolve rewrite, and
+claim, every line), and files a checkout already converted get git's bytes back.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from evolve.home import Home
 from evolve.store.files import atomic_write
 from evolve.store.locks import FileLock
 
-LAYOUT = 2
+LAYOUT = 3
 VERSION_FILE = "layout-version"
 
 
@@ -58,7 +60,7 @@ def _agent_hooks(home: Home) -> list[str]:
         problems = hooks_problems(path, home.root)
         if problems:
             install_precommit_hook(path, home.root)
-            notes.append(f"{name}: pre-commit hook brought up to date ({'; '.join(problems)})")
+            notes.append(f"{name}: git setup brought up to date ({'; '.join(problems)})")
     return notes
 
 

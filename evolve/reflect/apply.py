@@ -22,15 +22,16 @@ from evolve.reflect.compose import compose
 from evolve.reflect.operations import CREATE, MEMO, RETIRE, Limits, Plan, SkillSnapshot, SkillState, ValidOp
 from evolve.reflect.proposals import branch_for
 from evolve.store.history import Commit, build_message
-from evolve.store.repo import Extra
+from evolve.store.repo import EditedMeanwhile, Extra
 from evolve.workspace import undo
 from evolve.workspace.agent import Agent
 from evolve.workspace.authorship import line_authors
 from evolve.workspace.curate import eviction_candidates, folder_files, persons_skills
-from evolve.workspace.memo import MEMO_FILE
+from evolve.workspace.memo import MEMO_FILE, has_conflict_markers
 from evolve.workspace.skills import Skill
 
 EVICTION_WAITS = "over max_skills; with a remote, eviction waits for review"
+SAVES_WAITED_FOR = 3  # times a person's save during planning makes evolve plan again
 
 
 @dataclass
@@ -84,7 +85,7 @@ def current_state(agent: Agent, source: Mapping[str, Any], commits: Mapping[str,
         link = skill.path.is_symlink() or skill.path.parent.is_symlink()
         authors: tuple[bool, ...] = ()
         if skill.name in targets and not link:
-            authors = tuple(line_authors(agent.repo, f"skills/{skill.name}/SKILL.md", commits) or ())
+            authors = _authors(agent, f"skills/{skill.name}/SKILL.md", skill.text, commits)
         snapshots.append(
             SkillSnapshot(
                 skill.name,
@@ -100,10 +101,22 @@ def current_state(agent: Agent, source: Mapping[str, Any], commits: Mapping[str,
     return SkillState.build(
         snapshots,
         agent.memo_text(),
-        memo_authors=tuple(line_authors(agent.repo, MEMO_FILE, commits) or ()),
-        memo_refusal=_unwritable(agent.memo_path, "a file"),
+        memo_authors=_authors(agent, MEMO_FILE, agent.memo_text(), commits),
+        memo_refusal=_unwritable(agent.memo_path, "a file") or _conflicted(agent.memo_text()),
         skills_refusal=_unwritable(agent.skills_dir, "a folder"),
     )
+
+
+def _authors(agent: Agent, path: str, text: str, commits: Mapping[str, Commit]) -> tuple[bool, ...]:
+    """Who wrote each line of `path`; a file not yet committed is all a person's."""
+    authors = line_authors(agent.repo, path, commits)
+    return tuple(authors) if authors is not None else (True,) * (text.count("\n") + 1)
+
+
+def _conflicted(text: str) -> str:
+    if has_conflict_markers(text):
+        return "memo.md holds merge conflict markers; a person must resolve them first"
+    return ""
 
 
 def _unwritable(path: Path, should_be: str) -> str:
@@ -141,7 +154,7 @@ def plan_now(
         source,
         current_state(agent, source, by_sha),
         Limits.from_config(agent.config.limits),
-        undo.blocks(agent.repo, commits),
+        {fp: block.lesson for fp, block in undo.blocks(agent.repo, commits).items()},
         protect=not review,
         room=_room(agent, source, usage or {}, by_sha),
     )
@@ -215,7 +228,28 @@ def apply_plan(
     usage: Mapping[str, dict] | None = None,
     review: bool = False,
 ) -> Applied:
-    """Plan the answer again now and commit it; `review`: every operation waits for a person."""
+    """Plan the answer again now and commit it; `review`: every operation waits for a person.
+
+    A person who saves a file while it is planned wins: their save is committed as theirs,
+    and the answer is planned again on top of it (a few times, then the command says so).
+    """
+    for attempt in range(SAVES_WAITED_FOR):
+        try:
+            return _apply_once(agent, plan, reflection_id, trailers, usage, review)
+        except EditedMeanwhile:
+            if attempt == SAVES_WAITED_FOR - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _apply_once(
+    agent: Agent,
+    plan: Plan,
+    reflection_id: str,
+    trailers: Mapping[str, object],
+    usage: Mapping[str, dict] | None,
+    review: bool,
+) -> Applied:
     with agent.repo.locked():
         agent.commit_human_edits_held()
         done = find_reflection(agent, reflection_id) or find_reflection(
@@ -275,13 +309,27 @@ def apply_plan(
                 evictions_waiting=result.evictions_waiting,
             )
             result.sha = agent.repo.commit_changes(
-                main, message, agent.evolve_identity, journal_id=reflection_id, also=also
+                main,
+                message,
+                agent.evolve_identity,
+                journal_id=reflection_id,
+                also=also,
+                expect=_read_before(plan.operations),
             )
             result.proposal_sha = also.sha if also is not None else None
             store_operations(agent, result.sha, plan)
     if result.sha and any(p.startswith("skills/") for p in main):
         agent.sync_links(main)  # Claude Code's links follow created, retired and evicted skills
     return result
+
+
+def _read_before(ops: Iterable[ValidOp]) -> dict[str, bytes | None]:
+    """What each file the operations write held when the plan read it (None: absent)."""
+    before: dict[str, bytes | None] = {}
+    for op in ops:
+        if op.kind != RETIRE and op.path not in before:
+            before[op.path] = None if op.kind == CREATE else (op.previous or "").encode("utf-8")
+    return before
 
 
 def _waiting_subject(plan: Plan, evictions: Sequence[str] = ()) -> str:

@@ -52,7 +52,7 @@ from evolve.store.history import clean_line
 from evolve.transcripts.redact import find_secrets
 from evolve.workspace import memo as memo_mod
 from evolve.workspace.skills import CHARS_PER_TOKEN, SKILL_FILE, parse_skill, render_skill, split_frontmatter
-from evolve.workspace.undo import blocked_in, lesson_lines
+from evolve.workspace.undo import keep_id, lesson_lines, lesson_text, relearned, retire_id
 
 _HEADING_START = ("# ", "## ", "#\t", "##\t")
 
@@ -67,10 +67,20 @@ class _Doc:
     def after(self, text: str) -> _Doc:
         """The file with new text: unchanged lines keep their authors, new ones are evolve's."""
         old, new = memo_mod.lines(self.text), memo_mod.lines(text)
-        authors = [False] * len(new)
-        for block in SequenceMatcher(None, old, new, autojunk=False).get_matching_blocks():
+        mine = self.authors + [False] * (len(old) - len(self.authors))
+        head = 0  # the common head and tail first: an operation changes one region, and the
+        while head < min(len(old), len(new)) and old[head] == new[head]:  # matcher is quadratic
+            head += 1
+        tail = 0
+        while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
+            tail += 1
+        authors = mine[:head] + [False] * (len(new) - head - tail) + mine[len(old) - tail :]
+        middle = SequenceMatcher(
+            None, old[head : len(old) - tail], new[head : len(new) - tail], autojunk=False
+        )
+        for block in middle.get_matching_blocks():
             for k in range(block.size):
-                authors[block.b + k] = self.authors[block.a + k] if block.a + k < len(self.authors) else False
+                authors[head + block.b + k] = mine[head + block.a + k]
         return _Doc(text, authors)
 
     def person_lines_in(self, start: int, end: int) -> bool:
@@ -86,8 +96,15 @@ class _Doc:
 
 
 def _doc(text: str, authors: tuple[bool, ...]) -> _Doc:
-    count = len(memo_mod.lines(text))
-    return _Doc(text, (list(authors) + [False] * count)[:count])
+    """`text` with blame's authors (lines by LF) on Markdown's lines (a lone CR ends one too).
+
+    Lines past the end of `authors` are evolve's: `()` is "evolve wrote it all".
+    """
+    per_line, lf = [], 0
+    for line in memo_mod.lines(text):
+        per_line.append(authors[lf] if lf < len(authors) else False)
+        lf += line.count("\n")
+    return _Doc(text, per_line)
 
 
 def _same_text(a: str, b: str) -> bool:
@@ -99,6 +116,10 @@ def _same_text(a: str, b: str) -> bool:
     return plain(a) == plain(b)
 
 
+class Unchanged(Reject):
+    """A valid operation that changes nothing: the files already say so (not a refusal)."""
+
+
 class _Composer:
     """Checks each operation against the files as composed so far; raises Reject with the reason."""
 
@@ -106,11 +127,13 @@ class _Composer:
         self,
         state: SkillState,
         limits: Limits,
-        blocked: Collection[str],
+        blocked: Mapping[str, str] | Collection[str],
         protect: bool,
         room: int | None = None,
     ) -> None:
-        self.state, self.limits, self.blocked, self.protect = state, limits, frozenset(blocked), protect
+        self.state, self.limits, self.protect = state, limits, protect
+        # fingerprint → the lesson's text ("" when only fingerprints are known)
+        self.blocked = dict(blocked) if isinstance(blocked, Mapping) else dict.fromkeys(blocked, "")
         self.room = room  # skills that may still be created (None: no cap)
         self.docs: dict[str, _Doc | None] = {}  # skill → as composed so far; None: retired here
         self.changed: set[str] = set()  # skills this answer created or patched
@@ -149,6 +172,8 @@ class _Composer:
             raise Reject(f"skill '{name}' is broken; a person must fix it first")
         if skill.pinned:
             raise Reject(f"skill '{name}' is pinned; only a person may change it")
+        if memo_mod.has_conflict_markers(skill.text):
+            raise Reject(f"skill '{name}' holds merge conflict markers; a person must resolve them first")
         return _doc(skill.text, skill.authors)
 
     def _reparse(self, name: str, text: str, description: str | None = None) -> None:
@@ -160,8 +185,16 @@ class _Composer:
 
     def _undone(self, text: str, before: str = "") -> list[str]:
         """Lines `text` adds (to `before`) that are lessons a person undid."""
-        old = set(lesson_lines(before))
-        return [line for line in blocked_in(text, self.blocked) if line not in old and line]
+        return relearned(text, before, self.blocked)
+
+    def _kept_removed(self, before: str, after: str) -> list[str]:
+        """Lines `after` removes from `before` that a person rejected removing."""
+        remaining = set(lesson_lines(after))
+        return [
+            raw
+            for fp, raw in lesson_lines(before).items()
+            if fp not in remaining and keep_id(lesson_text(raw) or "") in self.blocked
+        ]
 
     def _refuse_undone(self, text: str, before: str = "") -> None:
         undone = self._undone(text, before)
@@ -216,6 +249,8 @@ class _Composer:
         check_text("new", new)
         doc = self._current(name)
         raw, body = split_frontmatter(doc.text)
+        if "\r\n" in body and "\r" not in old and old not in body:  # a CRLF file quoted with LF
+            old, new = old.replace("\n", "\r\n"), new.replace("\r\n", "\n").replace("\n", "\r\n")
         at = body.find(old)
         if at < 0:
             if raw and old in raw:
@@ -232,6 +267,11 @@ class _Composer:
         if any(patched[s:e] not in before for _k, s, e in find_secrets(patched)):
             raise Reject("the patched body would hold a secret")
         self._refuse_undone(patched, body)  # the lines as they would read, not the fragment
+        kept = self._kept_removed(body, patched)
+        if kept:
+            raise Reject(f"a person rejected removing this line: {show(kept[0], 60)}")
+        if patched == body:
+            raise Unchanged("'new' is the same as 'old': the skill already says so")
         offset = len(doc.text) - len(body)
         text = doc.text[:offset] + patched  # frontmatter bytes kept
         self._reparse(name, text)
@@ -247,6 +287,8 @@ class _Composer:
         doc = self._current(name)
         if name in self.changed:
             raise Reject(f"skill '{name}' is created or patched earlier in this answer")
+        if retire_id(name) in self.blocked:
+            raise Reject(f"a person rejected retiring skill '{name}'; `evolve unblock` lifts that")
         valid = ValidOp(index, RETIRE, name, "", None, doc.text, reason=reason)
         snapshot = self.state.skills.get(name)
         if self.protect and (any(doc.authors) or (snapshot is not None and snapshot.person_files)):
@@ -275,13 +317,21 @@ class _Composer:
         current = memo_mod.section_content(self.memo.text, section)
         undone = set(self._undone(content, current))
         lines = [line for line in content.strip("\r\n").splitlines() if line.strip() not in undone]
-        lines, kept = self._keep_person_lines(section, lines) if self.protect else (lines, 0)
+        lines, kept = self._keep_person_lines(section, lines)  # in a proposal too: accept keeps them
         merged = "\n".join(lines)
         if undone and _same_text(merged, current):
             raise Reject(f"every new line is a lesson a person undid ({show(sorted(undone)[0], 60)})")
         if len(merged.strip()) > cap:
+            if kept:
+                raise Reject(
+                    f"with the {kept} line(s) a person wrote there kept, the section would be "
+                    f"{len(merged.strip())} chars; at most {cap} (a person may shorten it, or raise "
+                    "[limits] memo_section_chars)"
+                )
             raise Reject(f"content is {len(merged.strip())} chars; at most {cap}")
         text = memo_mod.replace_section(self.memo.text, section, merged)
+        if text == self.memo.text:
+            raise Unchanged("the section already says exactly this")
         if not _same_text(memo_mod.section_content(text, section), merged):
             raise Reject("content would spill out of its section (an unclosed code fence?)")
         new_problems = set(memo_mod.problems(text, cap)) - set(memo_mod.problems(self.memo.text, cap))
@@ -292,7 +342,10 @@ class _Composer:
         return valid
 
     def _keep_person_lines(self, section: str, new: list[str]) -> tuple[list[str], int]:
-        """`new` with every line a person wrote in the section kept where it stood; how many."""
+        """`new` with every line a person wrote in the section kept where it stood; how many.
+
+        A line whose removal a person rejected is kept the same way.
+        """
         found = next(
             (s for s in memo_mod.sections(self.memo.text) if s.heading == memo_mod.HEADINGS[section]), None
         )
@@ -302,7 +355,8 @@ class _Composer:
         for index, line in enumerate(memo_mod.lines(self.memo.text)):
             if found.content_start <= position < found.content_end and line.strip():
                 old.append(line.rstrip("\r\n"))
-                mine.append(index < len(self.memo.authors) and self.memo.authors[index])
+                person = index < len(self.memo.authors) and self.memo.authors[index]
+                mine.append(person or keep_id(lesson_text(line) or "") in self.blocked)
             position += len(line)
         kept_new = {line.strip() for line in new}
         if all(line.strip() in kept_new for line, person in zip(old, mine, strict=True) if person):
@@ -334,7 +388,7 @@ def compose(
     raw: Any,
     state: SkillState,
     limits: Limits | None = None,
-    blocked: Collection[str] = (),
+    blocked: Mapping[str, str] | Collection[str] = (),
     *,
     protect: bool = True,
     room: int | None = None,
@@ -351,6 +405,7 @@ def compose(
     waiting: list[tuple[int, Mapping[str, Any], str]] = []
     rejected: list[Rejection] = []
     nothing: list[tuple[int, str]] = []
+    unchanged: list[Rejection] = []  # valid, but the files already say so
     for index, op in enumerate(operations):
         kind = op.get("op") if isinstance(op, dict) else None
         op_name = kind if isinstance(kind, str) and kind in OPS else "unknown"
@@ -368,6 +423,8 @@ def compose(
                 waiting.append((index, op, result.why))
             else:
                 valid.append(result)
+        except Unchanged as exc:
+            unchanged.append(Rejection(index, op_name, str(exc), target))
         except Reject as exc:
             rejected.append(Rejection(index, op_name, str(exc), target))
     proposed: list[ValidOp] = []
@@ -390,6 +447,7 @@ def compose(
         nothing_reason="; ".join(r for _, r in nothing if r) if not (valid or proposed) else "",
         waiting=proposed,
         source={"summary": summary, "operations": operations},
+        unchanged=unchanged,
     )
 
 

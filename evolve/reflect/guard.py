@@ -35,7 +35,12 @@ _URL = re.compile(
 
 
 @cache
-def _patterns() -> list[tuple[str, re.Pattern[str]]]:
+def _patterns() -> list[tuple[str, re.Pattern[str], bool]]:
+    """(kind, pattern, negatable) for each shape of threat.
+
+    A negatable one inside a rule that forbids it ("never send tokens to …") is a safety
+    rule, not a threat; a concrete command never is.
+    """
     verbs = r"(?:send|upload|post|exfiltrate|forward|e-?mail|transmit|copy|sync|push|share|report|leak)"
     things = (
         r"(?:files?|data|credentials?|secrets?|keys?|tokens?|passwords?|\.env|env(?:ironment)?"
@@ -48,6 +53,7 @@ def _patterns() -> list[tuple[str, re.Pattern[str]]]:
                 rf"(?i)\b{verbs}\b[^\n]{{0,60}}?(?<!\w){things}(?!\w)[^\n]{{0,80}}?"
                 r"\b(?:to|at|into|via)\b"
             ),
+            True,
         ),
         (
             "send-data",
@@ -55,14 +61,20 @@ def _patterns() -> list[tuple[str, re.Pattern[str]]]:
                 r"\bcurl\b[^\n|]*\s(?:-d|--data(?:-binary|-raw|-urlencode)?|-F|--form|-T|"
                 r"--upload-file)[\s=]"
             ),
+            False,
         ),
-        ("send-data", re.compile(r"(?i)\b(?:scp|rsync)\b[^\n]*\s\S+@\S+:|\bnc\s+-?\w*\s*\S+\s+\d{2,5}\b")),
+        (
+            "send-data",
+            re.compile(r"(?i)\b(?:scp|rsync)\b[^\n]*\s\S+@\S+:|\bnc\s+-?\w*\s*\S+\s+\d{2,5}\b"),
+            False,
+        ),
         (  # anything piped into a shell: a download, `base64 -d`, an echo of an encoded blob
             "remote-code",
             re.compile(
                 r"(?i)\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:env\s+)?(?:/(?:usr/)?bin/)?(?:ba|z|k|da|fi)?sh\b(?!-)"
                 r"|\b(?:curl|wget)\b[^\n]*\|\s*(?:python3?|perl|ruby|node)\b"
             ),
+            False,
         ),
         (  # a download made executable (and run): `curl … -o f && chmod +x f && ./f`
             "remote-code",
@@ -70,6 +82,7 @@ def _patterns() -> list[tuple[str, re.Pattern[str]]]:
                 r"(?is)\b(?:curl|wget|fetch|aria2c|iwr|invoke-webrequest|scp)\b[^`]{0,300}?"
                 r"\bchmod\s+(?:-\S+\s+)*(?:[ugoa]*\+[rw]*x|[0-7]?[0-7]*[1357]\b)"
             ),
+            False,
         ),
         (
             "remote-code",
@@ -77,12 +90,14 @@ def _patterns() -> list[tuple[str, re.Pattern[str]]]:
                 r"(?i)(?:ba)?sh\s+(?:-c\s+)?[\"']?\$\(\s*(?:curl|wget)|"
                 r"(?:ba)?sh\s+<\(\s*(?:curl|wget)|\biex\b\s*\(|downloadstring\s*\("
             ),
+            False,
         ),
         (
             "remote-code",
             re.compile(
                 r"(?i)\b(?:eval|exec)\b[^\n]{0,20}\b(?:curl|wget|requests\.get|urlopen|base64|b64decode)\b"
             ),
+            False,
         ),
         (
             "disable-safety",
@@ -95,6 +110,7 @@ def _patterns() -> list[tuple[str, re.Pattern[str]]]:
                 r"\bchmod\s+(?:-R\s+)?777\b|\brm\s+-rf\s+(?:/|~)(?:\s|$)|verify\s*=\s*false|"
                 r"\bgit\s+push\s+(?:-f|--force)\b"
             ),
+            True,
         ),
     ]
 
@@ -137,10 +153,10 @@ def scan_text(text: str, human: str, where: str) -> list[Flag]:
         urls.add(url.lower())
         if _foreign(url, human):
             flags.append(Flag("url", f"{url} (in no message the user wrote)", where))
-    for kind, pattern in _patterns():
+    for kind, pattern, negatable in _patterns():
         for match in pattern.finditer(text):
-            if kind == "disable-safety" and _NEGATED.search(text[max(0, match.start() - 25) : match.start()]):
-                continue  # "never skip the tests" is a safety rule, not a threat
+            if negatable and _NEGATED.search(text[max(0, match.start() - 25) : match.start()]):
+                continue  # "never skip the tests", "never copy a token into …": safety rules
             flags.append(Flag(kind, _snippet(text, *match.span()), where))
             if kind == "remote-code":
                 flags += _fetched_hosts(text, match, human, urls, where)

@@ -198,13 +198,13 @@ class Plan:
     nothing_reason: str = ""
     waiting: list[ValidOp] = field(default_factory=list)
     source: Mapping[str, Any] = field(default_factory=dict)
+    unchanged: list[Rejection] = field(default_factory=list)  # valid, but nothing to write
 
     @property
     def proposed(self) -> int:
         """Operations the answer proposed (nothing_to_save aside)."""
-        return (
-            len(self.operations) + len(self.waiting) + len([r for r in self.rejected if r.op_name != NOTHING])
-        )
+        refused = len([r for r in self.rejected if r.op_name != NOTHING])
+        return len(self.operations) + len(self.waiting) + refused + len(self.unchanged)
 
     def subject(self, limit: int = 200) -> str:
         """What landed, for the commit subject: the model's summary only when all of it did."""

@@ -58,7 +58,12 @@ class Outcome:
         """Every operation of the answer, in order, with what became of it."""
         if self.plan is None:
             return []
-        landed = "would land" if self.status == "dry-run" else "landed"
+        landed = {
+            "dry-run": "would land",
+            "proposed": "proposed",
+            "failed": "not written",
+            "busy": "not written",
+        }.get(self.status, "landed")
         rows: list[tuple[int, dict[str, object]]] = [
             (
                 op.index,
@@ -103,6 +108,21 @@ class Outcome:
                 },
             )
             for r in self.plan.rejected
+        ]
+        rows += [
+            (
+                r.op_index,
+                {
+                    "op": r.op_name,
+                    "target": r.target,
+                    "path": None,
+                    "status": "unchanged",
+                    "reason": r.reason,
+                    "kept": 0,
+                    "left_out": 0,
+                },
+            )
+            for r in self.plan.unchanged
         ]
         return [row for _, row in sorted(rows, key=lambda item: item[0])]
 
@@ -277,7 +297,8 @@ def _commit(
     if applied.already:
         return _finish(conn, agent, now, outcome, "committed", False, "recovered after a crash")
     if not (applied.sha or applied.proposal):
-        return _finish(conn, agent, now, outcome, "nothing", False, "every operation was rejected")
+        why = "every operation was rejected" if applied.plan.rejected else "the files already say all of it"
+        return _finish(conn, agent, now, outcome, "nothing", False, why)
     if applied.proposal:
         with ledger.transaction(conn):
             ledger.add_event(

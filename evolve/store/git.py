@@ -39,6 +39,11 @@ class GitError(EvolveError):
         super().__init__(f"git {' '.join(args[:3])} failed ({code}): {self.stderr[:500]}")
 
 
+# For reading history as it is: a person's global and system settings (blame.ignoreRevsFile,
+# diff.noprefix, diff.external, …) must not change who wrote a line or what a commit removed.
+PLAIN_CONFIG = {"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+
+
 def git_env(extra: Mapping[str, str] | None = None, *, keep_index: bool = False) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in _SCRUB or (keep_index and k == "GIT_INDEX_FILE")}
     env.update({"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"})

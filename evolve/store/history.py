@@ -35,6 +35,7 @@ class Commit:
     subject: str
     lines: dict[str, list[str]]  # every trailer line's value, by key, in order
     body: str = ""
+    committer_email: str = ""
 
     @property
     def trailers(self) -> dict[str, str]:
@@ -143,7 +144,7 @@ def read_log(repo: Repo, rev: str | None = None, limit: int | None = None) -> li
         return []
     # separators with a random token: a person's message may hold \x1e or \x1f itself
     token = secrets.token_hex(8)
-    fields = ["%H", "%P", "%an", "%ae", "%at", "%s", "%(trailers:only,unfold)", "%b"]
+    fields = ["%H", "%P", "%an", "%ae", "%ce", "%at", "%s", "%(trailers:only,unfold)", "%b"]
     fmt = f"%x1f{token}".join(fields) + f"%x1e{token}"
     args = ["log", f"--format={fmt}"]
     if limit:
@@ -154,7 +155,9 @@ def read_log(repo: Repo, rev: str | None = None, limit: int | None = None) -> li
         record = record.strip("\n")
         if not record:
             continue
-        sha, parents, author, email, when, subject, trailers, body = record.split(f"\x1f{token}", 7)
+        sha, parents, author, email, committer, when, subject, trailers, body = record.split(
+            f"\x1f{token}", 8
+        )
         commits.append(
             Commit(
                 sha,
@@ -165,6 +168,7 @@ def read_log(repo: Repo, rev: str | None = None, limit: int | None = None) -> li
                 subject,
                 parse_trailers(trailers),
                 body,
+                committer,
             )
         )
     return commits

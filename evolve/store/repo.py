@@ -59,6 +59,10 @@ class ConcurrentChange(UserError):
     """A person committed the same files while evolve was writing them (nothing is lost)."""
 
 
+class EditedMeanwhile(ConcurrentChange):
+    """A file evolve is about to write is not what it read: a person saved it meanwhile."""
+
+
 @dataclass
 class Extra:
     """A second commit made with another (see `Repo.commit_changes(also=...)`)."""
@@ -252,6 +256,25 @@ class Repo:
                 found[name.decode("utf-8", "surrogateescape")] = (mode, blob)
         return found
 
+    def part_of(self, sha: str, paths: Sequence[str], branch: str, message: str, author: Identity) -> str:
+        """A new `branch` holding only `paths` of commit `sha`'s change, on `sha`'s parent.
+
+        What a partly accepted proposal keeps for another look: still its own change, so
+        replaying it later tries the same 3-way merge again.
+        """
+        parent = self.text("rev-parse", "--verify", f"{sha}^{{commit}}^")
+        listed = self.git("ls-tree", "-z", sha, "--", *paths).decode("utf-8", "surrogateescape")
+        entries = {}
+        for item in listed.split("\0"):
+            if item:
+                meta, path = item.split("\t", 1)
+                mode, _kind, blob = meta.split()
+                entries[path] = f"{mode} {blob}\t{path}"
+        lines = [entries.get(path, f"0 {ZERO}\t{path}") for path in paths]  # gone there: deleted
+        new = self._commit_tree(parent, "".join(line + "\n" for line in lines), message, author.env())
+        self.git("update-ref", f"refs/heads/{branch}", new, ZERO)
+        return new
+
     def folder_at(self, rev: str, folder: str) -> dict[str, tuple[str, bytes]]:
         """Path → (git mode, bytes) of every file and link under `folder` at `rev`.
 
@@ -403,24 +426,29 @@ class Repo:
         journal_id: str | None = None,
         when: str | None = None,
         also: Extra | None = None,
+        expect: Mapping[str, bytes | None] | None = None,
     ) -> str:
         """Commit exactly `changes` (path → bytes, None deletes) on top of the branch tip.
 
         Call inside `locked()`. With write_worktree the files are written first (journal,
         then atomic writes) and restored if anything fails before the branch moves. `also`:
         a second commit on top of this one, on a new branch, created in the same ref
-        transaction (both appear, or neither); its sha is then `also.sha`.
+        transaction (both appear, or neither); its sha is then `also.sha`. `expect`: the
+        bytes each of those files held when evolve read them (None: absent); a file that
+        differs now raises EditedMeanwhile before anything is written.
         """
         branch = branch or self.branch
         on_checkout = branch == self.current_branch()
         write_worktree = write_worktree and on_checkout
         if write_worktree:
             for path in changes:
-                self._safe_path(path)  # refuse a bad path before anything touches the disk
+                self.safe_path(path)  # refuse a bad path before anything touches the disk
         # Committing the work tree as it is (a person's edits): their symlinks stay symlinks.
         links = frozenset(
             p for p in changes if on_checkout and not write_worktree and (self.path / p).is_symlink()
         )
+        if write_worktree and expect:
+            self._check_unchanged(expect)
         journal = None
         try:
             if write_worktree:
@@ -436,6 +464,18 @@ class Repo:
         if journal is not None:
             (self.git_dir / JOURNAL).unlink(missing_ok=True)
         return sha
+
+    def _check_unchanged(self, expect: Mapping[str, bytes | None]) -> None:
+        for path, before in expect.items():
+            target = self.path / path
+            try:
+                now = None if target.is_symlink() else target.read_bytes()
+            except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+                now = None
+            if now != before:
+                raise EditedMeanwhile(
+                    f"{target} changed while evolve was writing it; nothing was lost — run the command again"
+                )
 
     def current_branch(self) -> str | None:
         ref = self.git("symbolic-ref", "-q", "HEAD", check=False).decode().strip()
@@ -567,7 +607,7 @@ class Repo:
 
     def _write_file(self, path: str, content: bytes | None, mode: str | None = None) -> None:
         """Write (None: delete) one file; with a git `mode`, as a link or with that mode."""
-        target = self._safe_path(path)
+        target = self.safe_path(path)
         if content is None:
             target.unlink(missing_ok=True)
             parent = target.parent
@@ -589,7 +629,7 @@ class Repo:
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             return None
 
-    def _safe_path(self, path: str) -> Path:
+    def safe_path(self, path: str) -> Path:
         """Refuse anything that is not a plain relative path inside the work tree."""
         target = self._plain_path(path)
         for parent in [target, *target.parents]:
@@ -714,6 +754,24 @@ class Repo:
         return digest(header + data).hexdigest()
 
     # -- crash safety --------------------------------------------------------------
+    @contextmanager
+    def journalled(
+        self, changes: Mapping[str, bytes | None], journal_id: str | None = None
+    ) -> Iterator[None]:
+        """Write `changes` to the work tree yourself inside, and commit them: all or nothing.
+
+        For writes `commit_changes` cannot make (a restore keeps file modes and links). A
+        failure inside puts the files back; a kill leaves the journal for `recover()`.
+        """
+        journal = self._write_journal(changes, journal_id, self.branch)
+        try:
+            yield
+        except BaseException:
+            self._rollback(journal)
+            (self.git_dir / JOURNAL).unlink(missing_ok=True)
+            raise
+        (self.git_dir / JOURNAL).unlink(missing_ok=True)
+
     def _write_journal(
         self, changes: Mapping[str, bytes | None], journal_id: str | None, branch: str | None
     ) -> dict:

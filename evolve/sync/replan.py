@@ -14,7 +14,7 @@ both created, a patch whose text is gone) — the file as the reflection wrote i
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -60,7 +60,7 @@ def stored_operations(repo: Repo, sha: str) -> dict[str, Any] | None:
     return data
 
 
-def replan(agent: Agent, commit: Commit, onto: str, blocked: Collection[str], why: str) -> Replanned | None:
+def replan(agent: Agent, commit: Commit, onto: str, blocked: Mapping[str, str], why: str) -> Replanned | None:
     """The reflection `commit` planned again on `onto`; None when it has no stored operations."""
     repo = agent.repo
     answer = stored_operations(repo, commit.sha)

@@ -18,7 +18,7 @@ too (the undo wins). Nothing moves here: the caller moves the branch and refs at
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from evolve.store.files import sha256
@@ -73,7 +73,7 @@ class Replayer:
     def __init__(self, agent: Agent, base: str, onto: str, machine: str) -> None:
         self.agent, self.repo, self.base, self.machine = agent, agent.repo, base, machine
         self.result = Replayed(onto)
-        self._blocked: Collection[str] | None = None
+        self._blocked: Mapping[str, str] | None = None
 
     @property
     def tip(self) -> str:
@@ -235,9 +235,10 @@ class Replayer:
         ).splitlines()
         return any(line != "kind:reflection" for line in kinds)
 
-    def _blocks(self) -> Collection[str]:
+    def _blocks(self) -> Mapping[str, str]:
+        """Fingerprint → lesson of every block at the server's tip (re-wrapped lessons are found too)."""
         if self._blocked is None:
-            self._blocked = set(undo.blocks(self.repo, tip=self.tip))
+            self._blocked = {fp: b.lesson for fp, b in undo.blocks(self.repo, tip=self.tip).items()}
         return self._blocked
 
     def _brings_back_undone(self, commit: Commit) -> bool:
@@ -259,7 +260,7 @@ class Replayer:
             for line in added.decode("utf-8", "replace").splitlines()
             if line.startswith("+") and not line.startswith("+++")
         ]
-        return bool(undo.blocked_in("\n".join(lines), self._blocks()))
+        return bool(undo.relearned("\n".join(lines), "", self._blocks()))
 
     def _decided_on_tip(self) -> set[str]:
         """The proposals the tip's history already accepted or rejected."""

@@ -16,7 +16,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evolve.reflect.proposals import lessons_of, reject_message
+from evolve.reflect.proposals import lessons_of, reject_message, removals_of
 from evolve.store.git import GitError
 from evolve.store.history import PROPOSALS, build_message, clean_line
 from evolve.sync.refs import View
@@ -96,7 +96,9 @@ def _settle(agent: Agent, done: Reviewed, branch: str, sha: str, decided: set[st
         done.notes.append(f"{branch}: merged on the server: accepted")
     else:
         partly = ", partly merged" if len(missing) < len(lessons) else ""
-        message = reject_message(agent, name, subject, missing, f" (deleted on the server{partly})")
+        retired, removed = _removals_left(agent, _fork(agent, sha, done.main), sha, done.main)
+        how = f" (deleted on the server{partly})"
+        message = reject_message(agent, name, subject, missing, retired, removed, how)
         done.notes.append(
             f"{branch}: deleted on the server before reaching main: rejected: its lesson is blocked"
         )
@@ -113,6 +115,17 @@ def _merged(agent: Agent, sha: str, main: str) -> tuple[bool, dict[str, str]]:
     present = undo.tree_text(repo, main)
     lessons = lessons_of(agent, fork, sha)
     return False, {fp: line for fp, line in lessons.items() if f" {undo.lesson_text(line)} " not in present}
+
+
+def _removals_left(agent: Agent, fork: str, sha: str, main: str) -> tuple[list[str], list[str]]:
+    """What the proposal retires or deletes that `main` still has: a reject keeps it there."""
+    retired, removed = removals_of(agent, fork, sha)
+    on_main = agent.repo.tree_entries(main, ["skills/"])
+    present = undo.tree_text(agent.repo, main)
+    return (
+        [name for name in retired if f"skills/{name}/SKILL.md" in on_main],
+        [line for line in removed if undo.lesson_text(line) and f" {undo.lesson_text(line)} " in present],
+    )
 
 
 def _reverse_applies(agent: Agent, fork: str, sha: str, main: str) -> bool:

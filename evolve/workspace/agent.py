@@ -11,7 +11,7 @@ from functools import cached_property
 from pathlib import Path
 
 from evolve import config as config_mod
-from evolve.errors import ConfigError, UserError
+from evolve.errors import Busy, ConfigError, UserError
 from evolve.home import Home
 from evolve.names import check_name
 from evolve.store.history import Commit, build_message
@@ -206,6 +206,12 @@ class Agent:
         after staging is committed as it is on disk, like any other edit.
         """
         paths = self.repo.dirty_paths()
+        conflicted = [p for p in paths if _holds_conflict(self.path / p)]
+        if conflicted:  # e.g. a stash pop's conflict marked resolved with `git add` alone
+            raise Busy(
+                f"{self.path / conflicted[0]} holds merge conflict markers (<<<<<<< ======= >>>>>>>); "
+                "resolve them, then try again"
+            )
         staged = set(self.repo.text("diff", "--cached", "--name-only", "-z", "--no-renames").split("\0"))
         if staged - {""}:
             edited = set(self.repo.text("diff", "--name-only", "-z", "--no-renames").split("\0"))
@@ -284,6 +290,21 @@ def local_person() -> Identity:
     except KeyError:  # a uid without a passwd entry (containers)
         login, full = os.environ.get("USER") or os.environ.get("LOGNAME") or "person", ""
     return Identity(full or login, f"{login}@{socket.gethostname() or 'localhost'}")
+
+
+def _holds_conflict(path: Path) -> bool:
+    """Whether a person's text file holds a merge's conflict markers (links are not read)."""
+    try:
+        if path.is_symlink() or not path.is_file() or path.stat().st_size > 4 << 20:
+            return False
+        raw = path.read_bytes()
+    except OSError:
+        return False
+    return (
+        b"<<<<<<<" in raw
+        and b"\0" not in raw[:8000]
+        and memo_mod.has_conflict_markers(raw.decode("utf-8", "replace"))
+    )
 
 
 def _refuse_removed(home: Home, name: str) -> None:

@@ -133,12 +133,13 @@ def restore(agent: Agent, name: str) -> Done:
                 f"{removed[:12]} removed skills/{name}/SKILL.md but it was not there "
                 "before; nothing to restore"
             )
-        written: list[str] = []
-        try:  # written with their modes and links, then committed as they are on disk
+        changes = {path: data for path, (_mode, data) in files.items()}
+        for path in changes:
+            agent.repo.safe_path(path)  # refused before anything touches the disk
+        with agent.repo.journalled(changes):  # written with their modes and links, then committed
             for path, (mode, data) in sorted(files.items()):
-                target = agent.repo._safe_path(path)
+                target = agent.path / path
                 target.parent.mkdir(parents=True, exist_ok=True)
-                written.append(path)
                 if mode == "120000":
                     target.symlink_to(os.fsdecode(data))
                 else:
@@ -148,13 +149,7 @@ def restore(agent: Agent, name: str) -> Done:
                 f"restore({agent.name}): {name}",
                 {"Evolve-Kind": "restore", "Evolve-Skill": name, "Evolve-Restored-From": removed},
             )
-            sha = agent.repo.commit_changes(
-                {p: files[p][1] for p in written}, message, agent.evolve_identity, write_worktree=False
-            )
-        except BaseException:
-            for path in written:
-                (agent.path / path).unlink(missing_ok=True)
-            raise
+            sha = agent.repo.commit_changes(changes, message, agent.evolve_identity, write_worktree=False)
     agent.sync_links()
     skill = skills_mod.load_skill(folder, agent.config.limits.skill_body_tokens)
     notes = [f"restored as it was, but today: {p}" for p in skill.problems]

@@ -211,13 +211,16 @@ def newline_of(text: str) -> str:
 
 
 def has_conflict_markers(text: str) -> bool:
-    """The full `<<<<<<< ` / `=======` / `>>>>>>> ` triple of a merge, outside code fences."""
+    """The full `<<<<<<< ` / `=======` / `>>>>>>> ` triple of a merge, opened outside a fence.
+
+    Only the opening marker is judged by the fences: an example inside a code block starts
+    inside it, while a real conflict starts outside and may hold fence lines of both sides
+    (which leave the rest of the file "fenced" to a Markdown reader).
+    """
     seen = 0  # 1: the opening marker, 2: and the separator after it
     for _start, line, _heading, fenced in _scan(text):
         body = line.rstrip("\r\n")
-        if fenced or _fence(body) is not None:
-            continue
-        if body.startswith("<<<<<<< ") or body == "<<<<<<<":
+        if seen == 0 and not fenced and (body.startswith("<<<<<<< ") or body == "<<<<<<<"):
             seen = 1
         elif seen == 1 and body == "=======":
             seen = 2

@@ -25,7 +25,7 @@ MAX_COMPATIBILITY = 500
 MAX_FRONTMATTER_BYTES = 16_384
 CHARS_PER_TOKEN = 4  # the pre-commit hook approximates tokens by characters
 SYMLINKED = f"{SKILL_FILE} is a symbolic link: evolve never reads or writes through one; make it a file"
-_FENCE = re.compile(r"\A---[ \t]*\r?\n(.*?\r?\n)?---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
+_FENCE = re.compile(r"\A\ufeff?---[ \t]*\r?\n(.*?\r?\n)?---[ \t]*(?:\r?\n|\Z)", re.DOTALL)  # a BOM may lead
 
 
 @dataclass
@@ -272,7 +272,7 @@ def reading_differences(skill: Skill) -> list[str]:
     import frontmatter  # lazily: only doctor and the tests cross-check
 
     try:
-        theirs = frontmatter.loads(skill.text).metadata
+        theirs = frontmatter.loads(skill.text.removeprefix("\ufeff")).metadata  # a BOM is encoding, not YAML
     except Exception as exc:  # a second YAML reader refusing it is the finding
         return [f"another frontmatter reader (python-frontmatter) cannot read it: {exc}"[:300]]
     keys = sorted(set(theirs) | set(skill.frontmatter))

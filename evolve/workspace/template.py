@@ -1,9 +1,12 @@
-"""What `evolve init` lays down in a new agent repository: the skeleton and the git hook.
+"""What `evolve init` lays down in a new agent repository: the skeleton and its git setup.
 
 The skeleton comes from `template_workspace/` and the hook from `hooks/pre-commit` (both
 package data). The hook runs this interpreter with `-P`, so a folder named `evolve` in the
 repository can never shadow evolve, and the repository's own `core.hooksPath` points at
 `.git/hooks`, so a person's global `core.hooksPath` cannot silently switch the checks off.
+Files are stored byte for byte (`core.autocrlf=false`, and `.git/info/attributes` turns
+off line-ending conversion and filters): a checkout never rewrites a line, so whoever
+wrote it stays its author.
 """
 
 from __future__ import annotations
@@ -18,6 +21,10 @@ from evolve.store.git import git, git_text
 
 HOOK_MARKER = "evolve-managed-hook: pre-commit"
 HOOKS_PATH = ".git/hooks"  # relative: git resolves it at the work tree's top, wherever the home moves
+BYTE_EXACT = (
+    "# evolve: an agent's files are stored byte for byte (no line-ending conversion, no filters)\n"
+    "* -text -filter -ident -working-tree-encoding\n"
+)
 
 
 def template_files(name: str) -> dict[str, bytes]:
@@ -64,11 +71,19 @@ def hooks_problems(repo_path: Path, home: Path) -> list[str]:
         found.append("evolve's pre-commit hook is from an older evolve or another interpreter")
     if git_text(repo_path, "config", "--local", "core.hooksPath", check=False) != HOOKS_PATH:
         found.append(f"the repository's core.hooksPath is not {HOOKS_PATH}")
+    if git_text(repo_path, "config", "--local", "core.autocrlf", check=False) != "false":
+        found.append("the repository may convert line endings (core.autocrlf is not false)")
+    try:
+        attributes = (repo_path / ".git" / "info" / "attributes").read_text(encoding="utf-8")
+    except OSError:
+        attributes = ""
+    if BYTE_EXACT not in attributes:
+        found.append(".git/info/attributes does not keep files byte for byte")
     return found
 
 
 def install_precommit_hook(repo_path: Path, home: Path) -> Path:
-    """Write the agent repo's pre-commit hook (a person's own hook is kept aside) and hooksPath."""
+    """Write the agent repo's pre-commit hook (a person's own hook is kept aside) and git setup."""
     target = hook_path(repo_path)
     target.parent.mkdir(parents=True, exist_ok=True)
     if target.exists() and HOOK_MARKER not in target.read_text(errors="replace"):
@@ -76,4 +91,34 @@ def install_precommit_hook(repo_path: Path, home: Path) -> Path:
     target.write_text(precommit_hook_text(home), encoding="utf-8")
     target.chmod(0o755)
     git(repo_path, "config", "--local", "core.hooksPath", HOOKS_PATH)
+    git(repo_path, "config", "--local", "core.autocrlf", "false")
+    info = repo_path / ".git" / "info" / "attributes"
+    info.parent.mkdir(parents=True, exist_ok=True)
+    current = info.read_text(encoding="utf-8") if info.exists() else ""
+    if BYTE_EXACT not in current:
+        info.write_text(current + ("\n" if current and not current.endswith("\n") else "") + BYTE_EXACT)
+    _undo_checkout_conversions(repo_path)
     return target
+
+
+def _undo_checkout_conversions(repo_path: Path) -> None:
+    """Files a checkout converted (CRLF on disk, LF in git) get git's bytes back.
+
+    Only where the difference is exactly that conversion: a person's real edit is never
+    touched (it is committed as theirs, as always).
+    """
+    listed = git(repo_path, "ls-files", "-s", "-z").decode("utf-8", "surrogateescape")
+    for item in listed.split("\0"):
+        if not item or "\t" not in item:
+            continue
+        meta, path = item.split("\t", 1)
+        mode, blob = meta.split()[:2]
+        target = repo_path / path
+        if mode != "100644" or target.is_symlink() or not target.is_file():
+            continue
+        disk = target.read_bytes()
+        if b"\r\n" not in disk:
+            continue
+        stored = git(repo_path, "cat-file", "blob", blob)
+        if disk != stored and disk.replace(b"\r\n", b"\n") == stored:
+            target.write_bytes(stored)

@@ -8,7 +8,9 @@ another name. A line counts as undone when a person's commit removed it (`evolve
 deleting lines by hand) or a person rejected a proposal holding it — and only when that
 commit leaves its text nowhere in the repository: moving or re-wrapping text is not an
 undo. Blocks are derived from git history (rejections and `evolve unblock` are commits of
-their own), so they travel with the repository. A block is lifted by a later unblock.
+their own), so they travel with the repository. A block is lifted by a later unblock, or
+when a person's commit writes the line again (they changed their mind, or moved it in two
+saves). A blocked lesson of several words is recognised re-wrapped over lines too.
 """
 
 from __future__ import annotations
@@ -17,9 +19,10 @@ import hashlib
 import re
 import secrets
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from evolve.store.git import PLAIN_CONFIG
 from evolve.store.history import Commit
 from evolve.store.repo import Repo
 from evolve.workspace.memo import MEMO_FILE
@@ -29,7 +32,8 @@ LEARNED = "Evolve-Learned"  # on an accept commit (a proposal merged on the serv
 UNBLOCKS = "Evolve-Unblocks"  # on an unblock commit
 LEARNING = frozenset({"reflection"})  # commits whose added lines are lessons evolve learned
 UNDOING = frozenset({"human_edit", "revert"})  # a person's commits (and no Evolve-Kind at all)
-MIN_WORDS, MIN_CHARS = 3, 12
+MIN_WORDS, MIN_CHARS = 2, 6  # "Use uv." is a lesson; "Done." is not
+WRAP_WORDS, WRAP_LINES = 4, 3  # a blocked lesson this long is found wrapped over up to 3 lines
 _MARKER = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?")
 _SKIP = re.compile(
     r"^\s*(?:#|```|~~~|\||---|===|<!--|-->)"  # headings, fences, tables, rules, comments
@@ -50,6 +54,16 @@ class Block:
     def to_dict(self) -> dict[str, str]:
         return {"id": self.id, "line": self.line, "commit": self.commit, "undone_by": self.kind}
 
+    @property
+    def lesson(self) -> str:
+        """The normalised lesson text (what a re-wrapped copy is matched against).
+
+        "" for the blocks of a rejected removal: they stop a removal, not a line.
+        """
+        if self.line.startswith((RETIRE, KEEP)):
+            return ""
+        return lesson_text(self.line) or ""
+
 
 def normalise(text: str) -> str:
     """Lesson text for fingerprints: NFKC, case-folded, punctuation gone, spaces collapsed."""
@@ -65,8 +79,20 @@ def lesson_text(line: str) -> str | None:
     return text if len(text) >= MIN_CHARS and len(text.split()) >= MIN_WORDS else None
 
 
-def fingerprint(text: str) -> str:
-    return hashlib.sha256(("lesson-line\x1f" + text).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+def fingerprint(text: str, what: str = "lesson-line") -> str:
+    return hashlib.sha256((what + "\x1f" + text).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+# A rejected proposal can also undo a removal: retiring a skill, or deleting lines of one.
+RETIRE, KEEP = "retire_skill ", "keep: "  # how such blocks read (their text's first words)
+
+
+def retire_id(name: str) -> str:
+    return fingerprint(unicodedata.normalize("NFKC", name).casefold(), "retire-skill")
+
+
+def keep_id(lesson: str) -> str:
+    return fingerprint(lesson, "keep-line")
 
 
 def lesson_lines(text: str) -> dict[str, str]:
@@ -104,27 +130,32 @@ def _changes(repo: Repo, tip: str | None) -> list[tuple[str, dict[str, list[str]
         "-U0",
         "--no-color",
         "--no-ext-diff",
+        "--no-textconv",
+        "--text",  # a .gitattributes `-diff` or `binary` must not hide what a commit removed
+        "--src-prefix=a/",
+        "--dst-prefix=b/",
         f"--format={token}%H",
         "-p",
         tip,
         "--",
         MEMO_FILE,
         "skills/",
+        env=PLAIN_CONFIG,
     ).decode("utf-8", "replace")
     out = []
     for record in raw.split(token)[1:]:
         sha, _, patch = record.partition("\n")
         added: dict[str, list[str]] = {}
         removed: dict[str, list[str]] = {}
-        path = ""
+        path, header = "", False
         for line in patch.splitlines():
-            if line.startswith("+++ ") or line.startswith("--- "):
-                name = line[4:]
-                if name != "/dev/null":
-                    path = name[2:] if name[:2] in ("a/", "b/") else name
-                continue
             if line.startswith("diff --git "):
-                path = ""
+                path, header = "", True  # until the first hunk: `--- a/x` is a header, not a line
+                continue
+            if header:
+                if line.startswith(("+++ ", "--- ")) and line[4:] != "/dev/null":
+                    path = line[6:] if line[4:6] in ("a/", "b/") else line[4:]
+                header = not line.startswith("@@")
                 continue
             if not _learned_paths(path):
                 continue
@@ -141,13 +172,9 @@ def tree_text(repo: Repo, sha: str) -> str:
     listed = repo.text("ls-tree", "-r", "--name-only", "-z", sha, "--", MEMO_FILE, "skills/")
     paths = [p for p in listed.split("\0") if p and _learned_paths(p)]
     blobs = repo.read_blobs([f"{sha}:{p}" for p in paths])
-    parts = []
-    for blob in blobs.values():
-        for raw in (blob or b"").decode("utf-8", "replace").splitlines():
-            text = normalise(_MARKER.sub("", raw))
-            if text:
-                parts.append(text)
-    return " " + " ".join(parts) + " "
+    return _joined(
+        raw for blob in blobs.values() for raw in (blob or b"").decode("utf-8", "replace").splitlines()
+    )
 
 
 def blocks(repo: Repo, commits: Iterable[Commit] | None = None, tip: str | None = None) -> dict[str, Block]:
@@ -181,6 +208,10 @@ def blocks(repo: Repo, commits: Iterable[Commit] | None = None, tip: str | None 
                 found.pop(fp, None)
         elif (how := _undoing(commit)) is not None:
             found.update(_undone(repo, commit.sha, how, removed, learned))
+            for raw in (line for lines in added.values() for line in lines):
+                lesson = lesson_text(raw)
+                if lesson is not None:
+                    found.pop(fingerprint(lesson), None)  # the person wrote it again: theirs now
     return found
 
 
@@ -201,7 +232,41 @@ def _undone(
     }
 
 
-def blocked_in(text: str, blocked: Iterable[str]) -> list[str]:
-    """The lines of `text` that are blocked lessons."""
-    wanted = set(blocked)
-    return [line for fp, line in lesson_lines(text).items() if fp in wanted]
+def rejected_removals(removed: Iterable[str], retired: Iterable[str]) -> list[str]:
+    """The `Evolve-Blocks` items of a rejected proposal's removals: retired skills, deleted lines."""
+    items = [f"{retire_id(name)} {RETIRE}{name}" for name in retired]
+    for raw in lesson_lines("\n".join(removed)).values():
+        lesson = lesson_text(raw) or ""
+        items.append(f"{keep_id(lesson)} {KEEP}{raw}")
+    return items
+
+
+def relearned(text: str, before: str, blocked: Mapping[str, str]) -> list[str]:
+    """The lines `text` adds to `before` that teach again a lesson a person undid.
+
+    `blocked`: fingerprint → the lesson's normalised text ("" when unknown). The same line
+    counts, and so does a lesson of WRAP_WORDS or more words inside a longer line or
+    re-wrapped over a few lines.
+    """
+    old = set(lesson_lines(before))
+    found = [line for fp, line in lesson_lines(text).items() if fp in blocked and fp not in old]
+    long = [lesson for lesson in blocked.values() if len(lesson.split()) >= WRAP_WORDS]
+    if long:
+        had = _joined(before.splitlines())
+        raws = [raw for raw in text.splitlines() if raw.strip()]
+        for start in range(len(raws)):
+            for end in range(start + 1, min(start + WRAP_LINES, len(raws)) + 1):  # one line holding it too
+                window, inner = (
+                    _joined(raws[start:end]),
+                    (_joined(raws[start + 1 : end]), _joined(raws[start : end - 1])),
+                )
+                for lesson in long:  # spanning every line of the window: its neighbours are not it
+                    wanted = f" {lesson} "
+                    if wanted in window and wanted not in had and not any(wanted in part for part in inner):
+                        found += [raw.strip() for raw in raws[start:end] if raw.strip() not in found]
+    return found
+
+
+def _joined(lines: Iterable[str]) -> str:
+    parts = (normalise(_MARKER.sub("", raw)) for raw in lines)
+    return " " + " ".join(part for part in parts if part) + " "

@@ -13,7 +13,7 @@ real request instead and the answer is kept as a new recording (`answers/live-*.
 the case, or under `EVOLVE_EVAL_RECORD`). Cases whose shared transcripts are missing are
 skipped, saying so.
 
-    python -m tests.corpus.eval [CASE ...]       the table
+    python -m tests.corpus.eval [CASE ...]       the table (and the people cases' measures)
     python -m tests.corpus.eval --bundle CASE    the bundle a case's reflection sends
 """
 
@@ -87,6 +87,7 @@ class Round:
     rejected: list[str] = field(default_factory=list)
     flags: list[str] = field(default_factory=list)  # why the write-path guard sent it to review
     recorded_to: Path | None = None
+    unchanged: int = 0  # valid, but the files already said so
 
     def row(self) -> list[str]:
         e = self.evidence
@@ -172,9 +173,7 @@ def _round(case: Case, label: str, outcome: Outcome, client: Recorded | Recordin
     proposed = sum(1 for op in operations or [] if isinstance(op, dict) and op.get("op") != "nothing_to_save")
     rows = outcome.operations()
     landed = sum(1 for row in rows if row["status"] == "landed")
-    waiting = sum(1 for row in rows if row["status"] == "waiting")
-    if outcome.status == "proposed" and not outcome.commit:  # the whole reflection waits for review
-        landed, waiting = 0, waiting + landed
+    waiting = sum(1 for row in rows if row["status"] in ("waiting", "proposed"))  # a person decides
     rejected = [
         f"{row['op']} {row['target']}: {row['reason']}" for row in rows if row["status"] == "rejected"
     ]
@@ -191,6 +190,7 @@ def _round(case: Case, label: str, outcome: Outcome, client: Recorded | Recordin
         waiting,
         rejected,
         outcome.flags,
+        unchanged=sum(1 for row in rows if row["status"] == "unchanged"),
     )
 
 
@@ -232,14 +232,22 @@ def main(argv: list[str]) -> int:
     if live and os.environ.get("EVOLVE_MODEL_BACKEND", "offline") == "offline":
         print(f"{LIVE}=1 needs a backend: set EVOLVE_MODEL_BACKEND=anthropic (and its key)")
         return 1
+    from tests.corpus import trust
+
     record = Path(os.environ[RECORD]) if os.environ.get(RECORD) else None
     rounds: list[Round] = []
+    people: list[Case] = []
     for case in [load(name) for name in argv] if argv else cases():
         if not case.available:
             print(f"{case.name}: skipped, its shared transcripts are not here (../shared/data/claude-code)")
-            continue
-        rounds += evaluate(case, live=live, record_to=record / case.name if record else None)
+        elif case.steps and not live:
+            people.append(case)  # answers that follow a person's acts: replayed in order, below
+        else:
+            rounds += evaluate(case, live=live, record_to=record / case.name if record else None)
     print(table(rounds))
+    if people:
+        print("\nWith a person between reflections (tests/corpus/trust.py):\n")
+        print(trust.table(trust.replay_all(people, fresh_home)))
     return 0
 
 

@@ -13,6 +13,7 @@ home and send its recorded answers through the real reflection path.
     case.answer(path)       one of them, as a dict
     case.setup(home)        a fresh agent in `home`: agent.toml additions, the start skills and
                             memo committed (by evolve, or by a person), the history observed
+    case.steps              answers and a person's acts in order, replayed by tests/corpus/trust.py
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ class Case:
     start_author: str = "evolve"  # who committed skills/ and memo.md: "evolve" or "person"
     secrets: dict[str, str] = field(default_factory=dict)  # {{NAME}} in its transcripts → the secret
     expect: dict = field(default_factory=dict)  # free-form, for replay tests; the eval ignores it
+    steps: tuple[dict, ...] = ()  # recorded answers and a person's acts, in order (tests/corpus/trust.py)
 
     @property
     def available(self) -> bool:
@@ -130,6 +132,7 @@ def load(name: str) -> Case:
         start_author=author,
         secrets={name: "".join(parts) for name, parts in spec.get("secrets", {}).items()},
         expect=spec.get("expect", {}),
+        steps=tuple(spec.get("steps", ())),
     )
 
 

@@ -39,7 +39,7 @@ def test_a_scripted_history_replays_through_the_reflection_path(name) -> None:
     assert evidence["errors_with_cause_pct"] == 100.0 and evidence["user_words_pct"] == 100.0
     assert round_.proposed == len(case.answer(case.answers()[0])["operations"])
     assert round_.landed + round_.waiting >= 1 and round_.status in ("committed", "proposed")
-    assert round_.landed + round_.waiting + len(round_.rejected) == round_.proposed
+    assert round_.landed + round_.waiting + len(round_.rejected) + round_.unchanged == round_.proposed
 
 
 def test_the_planted_secrets_are_counted_and_never_sent(fake_messages_api, monkeypatch, tmp_path) -> None:
