@@ -69,9 +69,19 @@ def _build_parser(given: Sequence[str] = ()):
     parser.add_argument("--home", help="evolve's home (default: $EVOLVE_HOME or the user data dir)")
     parser.add_argument("--version", action="version", version=f"evolve {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    named = _command_of(given)  # only its arguments are built (all of them cost ~15 ms)
     for name, (_target, help_text, configure) in COMMANDS.items():
-        configure(sub.add_parser(name, help=help_text, description=help_text))
+        if named in (None, name):
+            configure(sub.add_parser(name, help=help_text, description=help_text))
     return parser
+
+
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The command `argv` names after the top-level options, when it is one; else None."""
+    args = list(argv)
+    while args and args[0].startswith("--home"):
+        args = args[2:] if args[0] == "--home" else args[1:]
+    return args[0] if args and args[0] in COMMANDS else None
 
 
 def _resolve(dotted: str) -> Command:
@@ -83,6 +93,30 @@ def _resolve(dotted: str) -> Command:
 
 def _init_args(p) -> None:
     _agent(p)
+    _json(p)
+
+
+def _new_agent_args(p) -> None:
+    _init_args(p)
+    p.add_argument(
+        "--from", dest="from_url", metavar="URL", help="join an agent that lives on a git server (clone it)"
+    )
+
+
+def _remote_args(p) -> None:
+    _agent(p)
+    p.add_argument("url", nargs="?", metavar="URL", help="the git server's URL (ssh, https, git://, a path)")
+    p.add_argument("--remove", action="store_true", help="forget the server (the history stays)")
+    _json(p)
+
+
+def _sync_args(p) -> None:
+    p.add_argument("names", nargs="*", metavar="AGENT", help="the agents (default: every one with a remote)")
+    p.add_argument(
+        "--accept-rewrite",
+        action="store_true",
+        help="take the server's main although it was rewritten (force-pushed); says what leaves main",
+    )
     _json(p)
 
 
@@ -258,7 +292,7 @@ def _hook_args(p) -> None:
 
 # name -> ("module.function", help, argument builder). Later stages add rows here.
 COMMANDS: dict[str, tuple[str, str, Callable[[object], None]]] = {
-    "init": ("agents.init", "create an agent and its git repository", _init_args),
+    "init": ("agents.init", "create an agent and its git repository (--from URL: join one)", _new_agent_args),
     "agents": ("agents.agents", "list agents", _json),
     "skills": ("skills.skills", "an agent's skills: validity, history, usage and rates", _skills_args),
     "log": ("history.log", "an agent's commits: reflections, edits, reverts", _log_args),
@@ -290,6 +324,8 @@ COMMANDS: dict[str, tuple[str, str, Callable[[object], None]]] = {
         _install_only_args,
     ),
     "uninstall": ("integrate.uninstall", "remove exactly what `evolve install` added", _install_args),
+    "remote": ("syncing.remote", "show, set (and sync once) or --remove an agent's git server", _remote_args),
+    "sync": ("syncing.sync", "fetch, integrate and push agents shared through a git server", _sync_args),
     "hook": ("integrate.hook", "(run by agent hooks) handle one hook event; always exits 0", _hook_args),
 }
 
@@ -298,7 +334,7 @@ COMMANDS: dict[str, tuple[str, str, Callable[[object], None]]] = {
 # older evolve installed is brought up to date (evolve.integrations.upgrade). doctor runs it too.
 WRITING = frozenset(
     "init revert observe reflect accept reject unblock watch cycle pause resume remove pin unpin "
-    "restore prune install uninstall".split()
+    "restore prune install uninstall remote sync".split()
 )
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from evolve.errors import ConfigError
 
 BACKENDS = ("offline", "anthropic", "claude-cli")
+SYNC_MODES = ("auto", "manual")
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,7 @@ class WatchConfig:
 class GitConfig:
     author_name: str = "evolve"
     author_email: str = "evolve@localhost"
+    sync: str = "auto"  # with a remote: the watcher syncs ("auto"), or only `evolve sync` does
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,9 @@ SECTION_KEYS = {name: {f.name for f in fields(getattr(Config(), name))} for name
 AGENT_ONLY = {"sources", "review"}
 # Read once per home (the watcher, the cycle): in agent.toml they are ignored with a warning.
 HOME_ONLY = {"watch": None, "schedule": {"cycle_hours", "max_agents_per_cycle"}}
+# Where data is read from and sent to: once an agent has a remote, this machine's own, in the
+# file beside its repository (`Home.local_config`), never committed; agent.toml's are ignored.
+MACHINE_LOCAL = ("sources", "model")
 POSITIVE = {
     "max_tokens",
     "timeout_s",
@@ -196,6 +201,8 @@ def _merge_section(current: Any, raw: Any, section: str, origin: str) -> Any:
                 raise ConfigError(f'{where}: {wrong[0]!r} is not "*" nor an absolute project folder')
         updates[key] = checked
     merged = replace(current, **updates)
+    if section == "git" and merged.sync not in SYNC_MODES:
+        raise ConfigError(f"{origin}: git.sync: must be one of {', '.join(SYNC_MODES)}, got {merged.sync!r}")
     if section == "model" and merged.backend not in BACKENDS:
         raise ConfigError(
             f"{origin}: model.backend: must be one of {', '.join(BACKENDS)}, got {merged.backend!r}"
@@ -262,11 +269,23 @@ def _check_weights(defaults: dict[str, float], raw: dict[str, Any], where: str) 
     return merged
 
 
-def merge(config: Config, raw: dict[str, Any], origin: str, *, agent: bool) -> Config:
-    """Apply one parsed TOML document on top of `config`."""
+def merge(
+    config: Config, raw: dict[str, Any], origin: str, *, agent: bool, shared: Path | None = None
+) -> Config:
+    """Apply one parsed TOML document on top of `config`.
+
+    `shared`: the agent has a remote and this machine's own settings file; agent.toml's
+    MACHINE_LOCAL sections (they arrive from other machines) are ignored with a warning.
+    """
     updates: dict[str, Any] = {}
     warnings: list[str] = []
     for section, value in raw.items():
+        if shared is not None and section in MACHINE_LOCAL:
+            warnings.append(
+                f"{origin}: [{section}] is ignored: this agent syncs through a remote, so its "
+                f"[{section}] is this machine's own, in {shared}"
+            )
+            continue
         if section == "review":
             if not agent:
                 raise ConfigError(f"{origin}: review: only allowed in agent.toml")
@@ -321,10 +340,16 @@ def _home_only(before: Any, merged: Any, section: str) -> tuple[Any, list[str]]:
     return replace(merged, **{k: getattr(before, k) for k in ignored}), ignored
 
 
-def read_toml(path: Path) -> dict[str, Any]:
-    """Parse a TOML file; a missing file is an empty document."""
+def read_toml(path: Path, *, follow_links: bool = True) -> dict[str, Any]:
+    """Parse a TOML file; a missing file is an empty document.
+
+    An agent's files are read with `follow_links=False`: a link (it may have come from a
+    remote) could lead anywhere on the machine.
+    """
     import tomllib  # lazily: the skill index and `evolve prompt` use the defaults without it
 
+    if not follow_links and path.is_symlink():
+        raise ConfigError(f"{path}: is a symbolic link; evolve never reads an agent's settings through one")
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -335,13 +360,30 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: not valid TOML ({exc}); fix the file or delete it") from None
 
 
-def load(home_config: Path | None = None, agent_config: Path | None = None) -> Config:
-    """Defaults, then the home's config.toml, then agent.toml, then env overrides."""
+def load(
+    home_config: Path | None = None, agent_config: Path | None = None, local_config: Path | None = None
+) -> Config:
+    """Defaults, then the home's config.toml, then agent.toml, then this machine's file, then env.
+
+    `local_config` (beside an agent repository that syncs through a remote): its [sources]
+    and [model] apply, agent.toml's are ignored. Nothing else belongs in it.
+    """
     config = Config()
     if home_config is not None:
         config = merge(config, read_toml(home_config), str(home_config), agent=False)
+    shared = local_config if local_config is not None and local_config.exists() else None
     if agent_config is not None:
-        config = merge(config, read_toml(agent_config), str(agent_config), agent=True)
+        raw = read_toml(agent_config, follow_links=False)
+        config = merge(config, raw, str(agent_config), agent=True, shared=shared)
+    if shared is not None:
+        raw = read_toml(shared, follow_links=False)
+        other = sorted(set(raw) - set(MACHINE_LOCAL))
+        if other:
+            raise ConfigError(
+                f"{shared}: {other[0]}: only [sources] and [model] belong in this machine's file; "
+                "move it to agent.toml"
+            )
+        config = merge(config, raw, str(shared), agent=True)
     backend = os.environ.get("EVOLVE_MODEL_BACKEND")
     if backend:
         config = merge(config, {"model": {"backend": backend}}, "EVOLVE_MODEL_BACKEND", agent=False)

@@ -6,9 +6,12 @@ Light module (standard library only): agent hooks resolve the home on every turn
 from __future__ import annotations
 
 import os
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+
+_MACHINE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 
 
 class RealHomeForbidden(RuntimeError):
@@ -82,6 +85,29 @@ class Home:
 
     def agent_dir(self, name: str) -> Path:
         return self.agents_dir / name
+
+    def local_config(self, name: str) -> Path:
+        """The file of an agent's settings that stay on this machine once it syncs (never committed)."""
+        return self.agents_dir / f"{name}.local.toml"
+
+    @property
+    def machine_file(self) -> Path:
+        return self.root / "machine"
+
+    def machine(self) -> str:
+        """The machine name of this home (host name + a random tag, made once): branches and ids use it."""
+        try:
+            name = self.machine_file.read_text(encoding="ascii").strip()
+        except (OSError, UnicodeDecodeError):
+            name = ""
+        if not _MACHINE.fullmatch(name):
+            import socket
+
+            host = "-".join(re.findall(r"[a-z0-9]+", socket.gethostname().lower()))[:24] or "machine"
+            name = f"{host}-{os.urandom(2).hex()}"
+            self.root.mkdir(parents=True, exist_ok=True)
+            self.machine_file.write_text(name + "\n", encoding="ascii")
+        return name
 
     def skill_index_cache(self, agent: str) -> Path:
         """What the session-start hook read from each SKILL.md (`evolve.session.index`)."""

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from evolve.commands.output import emit_json, say, table
+from evolve.errors import ConfigError
 from evolve.home import Home
 from evolve.workspace.agent import Agent, list_agents
 
 
-def init(home: Home, name: str, as_json: bool = False) -> int:
+def init(home: Home, name: str, from_url: str | None = None, as_json: bool = False) -> int:
+    if from_url is not None:
+        return _join(home, name, from_url, as_json)
     agent = Agent.create(name, home)
     if as_json:
         emit_json({"name": agent.name, "path": str(agent.path), "head": agent.repo.tip()})
@@ -44,4 +47,26 @@ def agents(home: Home, as_json: bool = False) -> int:
                 [[str(r["name"]), str(r["skills"]), str(r["path"])] for r in rows], ["NAME", "SKILLS", "PATH"]
             )
         )
+    return 0
+
+
+def _join(home: Home, name: str, url: str, as_json: bool) -> int:
+    from evolve.sync.join import join
+    from evolve.sync.remote import redact
+
+    agent = join(home, name, url)
+    if as_json:
+        emit_json({"name": name, "path": str(agent.path), "head": agent.repo.tip(), "url": redact(url)})
+        return 0
+    say(f"joined agent {name!r} from {redact(url)} at {agent.path} ({len(agent.log())} commits)")
+    try:
+        warnings = agent.config.warnings
+    except ConfigError as exc:  # the server's agent.toml is broken: said once, fixed there or here
+        warnings = (str(exc),)
+    for warning in warnings:
+        say(f"note: {warning}")
+    say(
+        f"next: this machine's transcripts and model go in {agent.local_config_path} ([sources], "
+        f"[model]; never committed), or run `evolve install claude-code --agent {name}`"
+    )
     return 0

@@ -67,9 +67,15 @@ def prune(home: Home, name: str, dry_run: bool = False, as_json: bool = False) -
     if not done.evicted:
         say(f"{name}: nothing to prune (max_skills = {cap})")
     else:
-        verb = "would evict" if dry_run else "evicted"
+        verb = "would evict" if dry_run else "proposed evicting" if done.proposal else "evicted"
         say(f"{name}: {verb} {len(done.evicted)} skill(s) over max_skills = {cap}: {', '.join(done.evicted)}")
-        if done.commit:
+        if done.proposal:
+            proposal = done.proposal.rpartition("/")[2]
+            say(
+                f"with a remote, eviction waits for review on {done.proposal}: "
+                f"`evolve review {name} {proposal}`, then `evolve accept` or `evolve reject`"
+            )
+        elif done.commit:
             say(f"commit {done.commit[:12]}; bring one back with `evolve restore {name} SKILL`")
     for note in done.notes:
         warn(note)

@@ -11,6 +11,8 @@ from evolve.commands import doctor_checks as checks
 from evolve.commands.output import emit_json, say
 from evolve.errors import ConfigError
 from evolve.home import Home
+from evolve.store import ledger
+from evolve.sync.status import remote_problems
 from evolve.transcripts.redact import secret_warnings
 from evolve.workspace import memo as memo_mod
 from evolve.workspace import skills as skills_mod
@@ -73,6 +75,8 @@ def diagnose(home: Home, leftover: list[Path] | None = None) -> list[dict]:
     agents = list_agents(home)
     checks.installs(home, agents, add)
     _check_codex_trust(home, add)
+    with ledger.opened(home.state_db) as conn:
+        syncs = ledger.sync_rows(conn)
     checks.global_hooks_path(home, agents, add)
     configs: dict[str, config_mod.Config] = {}
     for name in agents:
@@ -109,6 +113,8 @@ def diagnose(home: Home, leftover: list[Path] | None = None) -> list[dict]:
         for warning in secret_warnings(agent.memo_text()):
             add(f"{name}: memo.md", warning, "warning")
         checks.symlinks(name, agent.path, add)
+        for problem in remote_problems(agent, syncs.get(name)):
+            add(f"{name}: remote", problem)
         for problem in hooks_problems(agent.path, home.root):
             add(f"{name}: .git/hooks/pre-commit", f"{problem}; run `evolve doctor --fix`", "warning")
     checks.report_leftovers(home, checks.leftovers(home, agents) if leftover is None else leftover, add)
@@ -119,7 +125,6 @@ def diagnose(home: Home, leftover: list[Path] | None = None) -> list[dict]:
 def _check_codex_trust(home: Home, add) -> None:
     from evolve.integrations import codex
     from evolve.observe.records import drain_pending
-    from evolve.store import ledger
     from evolve.workspace.links import UnreadableInstalls, load_installs
 
     try:

@@ -49,7 +49,9 @@ def install(
         warn(f"skill {name!r} is not linked: {result['skills_dir']}/{name} is someone else's")
     if result["sources_commit"]:
         what = f"the Codex rollouts of {result['sources']}" if codex else result["sources"]
-        say(f"agent {agent} now reads {what} (commit {result['sources_commit'][:12]})")
+        where = result["sources_commit"]  # a commit, or this machine's own file (a synced agent)
+        shown = f"in {where}, this machine's own" if "/" in where else f"commit {where[:12]}"
+        say(f"agent {agent} now reads {what} ({shown})")
     if codex and result["trusted"]:
         say("the hooks are the ones Codex already runs: nothing to trust again")
     elif codex:

@@ -25,8 +25,9 @@ def _iso(value: float | None) -> str | None:
     return stamp(value) if value else None
 
 
-def _agent_status(conn: sqlite3.Connection, home: Home, name: str, row) -> dict:
+def _agent_status(conn: sqlite3.Connection, home: Home, name: str, row, synced=None) -> dict:
     from evolve.schedule import pending
+    from evolve.sync.status import sync_state
 
     agent = Agent(home, name)
     problem = agent.config_problem()
@@ -57,6 +58,7 @@ def _agent_status(conn: sqlite3.Connection, home: Home, name: str, row) -> dict:
         "paused": bool(row and row["paused"]),
         "busy": is_locked(home.agent_dir(name) / ".git" / LOCK),
         "proposals": [p.id for p in proposals.pending(Agent(home, name))],  # waiting for a person
+        "sync": sync_state(Agent(home, name), synced),  # None: no remote
     }
 
 
@@ -67,8 +69,10 @@ def status(home: Home, as_json: bool = False) -> int:
     every = config_mod.load(home.config_file).schedule.cycle_hours * HOUR
     with ledger.opened(home.state_db) as conn:
         codex = _codex_states(conn, home)
-        rows = ledger.agent_rows(conn)
-        agents = [_agent_status(conn, home, name, rows.get(name)) for name in list_agents(home)]
+        rows, syncs = ledger.agent_rows(conn), ledger.sync_rows(conn)
+        agents = [
+            _agent_status(conn, home, name, rows.get(name), syncs.get(name)) for name in list_agents(home)
+        ]
         last = ledger.last_cycle_at(conn)
     next_at = (max(last + every, time.time()) if last else time.time()) if watcher.running else None
     data = {
@@ -162,8 +166,29 @@ def _print_status(data: dict, last: float | None, next_at: float | None) -> None
         if a["proposals"]:
             ids = ", ".join(a["proposals"])
             say(f"{a['name']}: waiting for review: {ids} (`evolve proposals {a['name']}`)")
+        if a["sync"]:
+            say(_sync_line(a["name"], a["sync"]))
+            for branch in a["sync"]["kept"]:
+                say(
+                    f"{a['name']}: a person's commit is kept on {branch} (it conflicted with another "
+                    f"person's on the server): merge what you want into main, then delete the branch"
+                )
     for install in data["codex"]:
         say(f"codex: agent {install['agent']} in {install['folder']}: {install['state']}")
+
+
+def _sync_line(name: str, sync: dict) -> str:
+    """One line: the server and how the last sync went (offline: when it last worked; it is retried)."""
+    state = sync["state"]
+    if state in ("synced", "up to date"):
+        how = f"synced {sync['at']}"
+    elif state == "offline":
+        last = f"; last synced {sync['ok_at']}" if sync["ok_at"] else ""
+        how = f"offline ({sync['failures']} attempt(s) in a row{last}); evolve retries"
+    else:
+        how = f"{state}" + (f": {sync['detail']}" if sync["detail"] else "")
+    manual = "" if sync["mode"] == "auto" else " (sync = manual: run `evolve sync`)"
+    return f"{name}: remote {sync['url']}: {how}{manual}"
 
 
 def _set_paused(home: Home, name: str, paused: bool) -> None:
@@ -252,6 +277,9 @@ def remove(home: Home, name: str, purge: bool = False, as_json: bool = False) ->
                 home.archive_dir.mkdir(parents=True, exist_ok=True)
                 archived = home.archive_dir / _archive_target(home, name)
                 path.rename(archived)
+                local = home.local_config(name)  # a synced agent's own settings go with it
+                if local.exists():
+                    local.rename(archived / ".git" / local.name)
             finally:
                 lock.release()
             with ledger.transaction(conn):

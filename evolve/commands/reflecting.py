@@ -87,3 +87,5 @@ def _print_plan(outcome: Outcome, dry_run: bool) -> None:
         )
     for name in outcome.evicted:
         say(f"  evicted: {name} (over max_skills; the least used that no person wrote in)")
+    for name in outcome.evictions_waiting:
+        say(f"  waiting for review: evict {name} (over max_skills; with a remote, eviction waits)")

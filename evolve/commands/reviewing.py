@@ -9,14 +9,19 @@ from evolve.workspace.agent import Agent
 
 
 def proposals(home: Home, name: str, as_json: bool = False) -> int:
-    pending = proposals_mod.pending(Agent.open(name, home))
+    from evolve.sync.status import proposal_places
+
+    agent = Agent.open(name, home)
+    pending = proposals_mod.pending(agent)
+    places = proposal_places(agent)  # with a remote: here only, or on the server for review
     if as_json:
-        emit_json([p.to_dict() for p in pending])
+        emit_json([{**p.to_dict(), "where": places.get(p.id, "here")} for p in pending])
     elif not pending:
         say(f"no pending proposals for {name!r}")
     else:
         for proposal in pending:
-            say(proposals_mod.summary_line(proposal))
+            where = f" · {places[proposal.id]}" if proposal.id in places else ""
+            say(proposals_mod.summary_line(proposal) + where)
         say(f"\nreview one with `evolve review {name} ID`, then `evolve accept` or `evolve reject`")
     return 0
 

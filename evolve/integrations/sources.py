@@ -14,6 +14,7 @@ import tomllib
 from pathlib import Path
 
 from evolve.errors import UserError
+from evolve.store.files import atomic_write
 from evolve.store.history import build_message
 from evolve.workspace.agent import Agent
 
@@ -69,8 +70,13 @@ def add_to_sources(text: str, key: str, added: list[str]) -> str:
 
 
 def add_sources(agent: Agent, key: str, patterns: list[str]) -> str | None:
-    """Add `patterns` to the agent's `[sources] <key>`, committed; None if already there."""
-    path = agent.path / AGENT_TOML
+    """Add `patterns` to the agent's `[sources] <key>`: the commit, or where it was written.
+
+    None if already there. An agent that syncs through a remote keeps its sources on this
+    machine (`Agent.local_config_path`, never committed): the file's path is returned then.
+    """
+    local = agent.local_config_path
+    path = local if local.exists() else agent.path / AGENT_TOML
     with agent.repo.locked():
         agent.commit_human_edits_held()
         text = path.read_bytes().decode("utf-8") if path.exists() else ""  # CRLF kept as is
@@ -87,6 +93,9 @@ def add_sources(agent: Agent, key: str, patterns: list[str]) -> str | None:
         new = add_to_sources(text, key, missing)
         if tomllib.loads(new).get("sources", {}).get(key) != wanted:
             raise UserError(f"{path}: could not add {missing} to [sources] {key}; add them by hand")
+        if path == local:
+            atomic_write(local, new.encode("utf-8"))
+            return str(local)
         subject = f"install({agent.name}): read {HARNESS_NAMES[key]}"
         trailers = {"Evolve-Kind": "install", "Evolve-Sources": missing}
         return agent.repo.commit_changes(

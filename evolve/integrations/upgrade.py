@@ -16,12 +16,8 @@ claim, every line), and files a checkout already converted get git's bytes back.
 from __future__ import annotations
 
 from evolve.home import Home
-from evolve.integrations import claude_code
 from evolve.store.files import atomic_write
 from evolve.store.locks import FileLock
-from evolve.workspace import links
-from evolve.workspace.agent import list_agents
-from evolve.workspace.template import hooks_problems, install_precommit_hook
 
 LAYOUT = 3
 VERSION_FILE = "layout-version"
@@ -36,9 +32,14 @@ def applied(home: Home) -> int:
 
 
 def ensure_current(home: Home, *, force: bool = False) -> list[str]:
-    """Rewrite what is out of date; one line per change. `force`: check even when recorded."""
+    """Rewrite what is out of date; one line per change. `force`: check even when recorded.
+
+    What it rewrites is imported only then: every writing command calls this first.
+    """
     if not home.agents_dir.is_dir() or (applied(home) >= LAYOUT and not force):
         return []
+    from evolve.workspace import links
+
     with FileLock(home.run_dir / "upgrade.lock", timeout=30):
         notes = _agent_hooks(home)
         try:
@@ -50,6 +51,9 @@ def ensure_current(home: Home, *, force: bool = False) -> list[str]:
 
 
 def _agent_hooks(home: Home) -> list[str]:
+    from evolve.workspace.agent import list_agents
+    from evolve.workspace.template import hooks_problems, install_precommit_hook
+
     notes = []
     for name in list_agents(home):
         path = home.agent_dir(name)
@@ -61,6 +65,9 @@ def _agent_hooks(home: Home) -> list[str]:
 
 
 def _claude_code_hooks(home: Home) -> list[str]:
+    from evolve.integrations import claude_code
+    from evolve.workspace import links
+
     notes = []
     with links.registry_lock(home, claude_code.HARNESS):
         for record in links.load_installs(home, claude_code.HARNESS):

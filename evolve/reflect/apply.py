@@ -12,7 +12,8 @@ never a pinned or broken skill nor one holding a person's lines.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ from evolve.workspace.curate import eviction_candidates, folder_files, persons_s
 from evolve.workspace.memo import MEMO_FILE, has_conflict_markers
 from evolve.workspace.skills import Skill
 
+EVICTION_WAITS = "over max_skills; with a remote, eviction waits for review"
 SAVES_WAITED_FOR = 3  # times a person's save during planning makes evolve plan again
 
 
@@ -41,6 +43,7 @@ class Applied:
     proposal: str | None = None  # the branch holding what waits for review
     proposal_sha: str | None = None
     evicted: list[str] = field(default_factory=list)
+    evictions_waiting: list[str] = field(default_factory=list)  # with a remote: on the proposal
     already: bool = False  # this reflection id was committed before (exactly-once)
 
 
@@ -55,7 +58,8 @@ def find_reflection(agent: Agent, reflection_id: str, branch: str | None = None)
     return None
 
 
-def _targets(source: Mapping[str, Any]) -> set[str]:
+def answer_targets(source: Mapping[str, Any]) -> set[str]:
+    """The skill names an answer's operations name (whose authorship the plan must know)."""
     ops = source.get("operations")
     return (
         {op["name"] for op in ops if isinstance(op, dict) and isinstance(op.get("name"), str)}
@@ -75,7 +79,7 @@ def person_files(agent: Agent, name: str, commits: Mapping[str, Commit]) -> bool
 
 def current_state(agent: Agent, source: Mapping[str, Any], commits: Mapping[str, Commit]) -> SkillState:
     """The skills and memo as they are, with who wrote each line of what the answer touches."""
-    targets = _targets(source)
+    targets = answer_targets(source)
     snapshots = []
     for skill in agent.skills():
         link = skill.path.is_symlink() or skill.path.parent.is_symlink()
@@ -117,10 +121,21 @@ def _conflicted(text: str) -> str:
 
 def _unwritable(path: Path, should_be: str) -> str:
     """Why evolve may not write `path` (a person made it a link, or the other kind), or ""."""
-    if path.is_symlink():
-        return f"{path.name} is a symbolic link; evolve never writes through one"
-    if path.exists() and path.is_dir() != (should_be == "a folder"):
-        return f"{path.name} is not {should_be}; a person must make it one again"
+    link = path.is_symlink()
+    return refusal(
+        path.name,
+        should_be,
+        link=link,
+        other_kind=path.exists() and path.is_dir() != (should_be == "a folder"),
+    )
+
+
+def refusal(name: str, should_be: str, *, link: bool, other_kind: bool) -> str:
+    """The reason for `_unwritable` (shared with plans made from a commit that is not checked out)."""
+    if link:
+        return f"{name} is a symbolic link; evolve never writes through one"
+    if other_kind:
+        return f"{name} is not {should_be}; a person must make it one again"
     return ""
 
 
@@ -168,19 +183,26 @@ def evictable(
     commits: Mapping[str, Commit],
 ) -> list[str]:
     """The skills eviction may take, in its order (never pinned, broken, answer's, or a person's)."""
-    keep = _targets(source) | persons_skills(agent, [s.name for s in live], commits)
+    keep = answer_targets(source) | persons_skills(agent, [s.name for s in live], commits)
     return eviction_candidates(agent, live, dict(usage), keep=keep)
 
 
-def _changes(agent: Agent, ops: Iterable[ValidOp]) -> dict[str, bytes | None]:
-    """Each file's final bytes after `ops` (their texts compose), None for a removed file."""
+def changes_of(ops: Iterable[ValidOp], files_of: Callable[[str], list[str]]) -> dict[str, bytes | None]:
+    """Each file's final bytes after `ops` (their texts compose), None for a removed file.
+
+    `files_of(skill)`: the files a retire removes (the folder's, on disk or in a tree).
+    """
     changes: dict[str, bytes | None] = {}
     for op in ops:
         if op.kind == RETIRE:
-            changes.update(dict.fromkeys(folder_files(agent, op.name)))
+            changes.update(dict.fromkeys(files_of(op.name)))
         else:
             changes[op.path] = (op.text or "").encode("utf-8")
     return changes
+
+
+def _changes(agent: Agent, ops: Iterable[ValidOp]) -> dict[str, bytes | None]:
+    return changes_of(ops, lambda name: folder_files(agent, name))
 
 
 def _evictions(
@@ -240,7 +262,7 @@ def _apply_once(
         plan = plan_now(agent, plan.source, review=review, commits=commits, usage=usage)
         result = Applied(plan)
         if review and plan.operations:  # every operation on the proposal branch, nothing on main
-            message = _message(agent, plan.summary, trailers, reflection_id, plan.operations, plan)
+            message = reflection_message(agent, plan.summary, trailers, reflection_id, plan.operations, plan)
             result.proposal = branch_for(reflection_id)
             result.proposal_sha = agent.repo.commit_changes(
                 _changes(agent, plan.operations),
@@ -251,24 +273,40 @@ def _apply_once(
             )
             return result
         result.evicted = _evictions(agent, plan, usage or {}, by_sha)
+        if result.evicted and agent.shared:  # one machine's usage never removes a skill everywhere
+            result.evictions_waiting, result.evicted = result.evicted, []
         main = _changes(agent, plan.operations)
         for name in result.evicted:
             main.update(dict.fromkeys(folder_files(agent, name)))
         also = None
-        if plan.waiting:
+        if plan.waiting or result.evictions_waiting:
             result.proposal = branch_for(reflection_id)
-            waiting = _message(
+            parked = _changes(agent, plan.waiting)
+            for name in result.evictions_waiting:
+                parked.update(dict.fromkeys(folder_files(agent, name)))
+            reasons = [f"{op.line()}: {op.why}" for op in plan.waiting] + [
+                f"evict {name}: {EVICTION_WAITS}" for name in result.evictions_waiting
+            ]
+            waiting = reflection_message(
                 agent,
-                _waiting_subject(plan),
-                {**trailers, "Evolve-Review": [f"{op.line()}: {op.why}" for op in plan.waiting]},
+                _waiting_subject(plan, result.evictions_waiting),
+                {**trailers, "Evolve-Review": reasons},
                 reflection_id,
                 plan.waiting,
                 None,
+                evicted=result.evictions_waiting,
             )
-            also = Extra(result.proposal, _changes(agent, plan.waiting), waiting)
+            also = Extra(result.proposal, parked, waiting)
         if main or also is not None:
-            message = _message(
-                agent, plan.subject(), trailers, reflection_id, plan.operations, plan, evicted=result.evicted
+            message = reflection_message(
+                agent,
+                plan.subject(),
+                trailers,
+                reflection_id,
+                plan.operations,
+                plan,
+                evicted=result.evicted,
+                evictions_waiting=result.evictions_waiting,
             )
             result.sha = agent.repo.commit_changes(
                 main,
@@ -279,6 +317,7 @@ def _apply_once(
                 expect=_read_before(plan.operations),
             )
             result.proposal_sha = also.sha if also is not None else None
+            store_operations(agent, result.sha, plan)
     if result.sha and any(p.startswith("skills/") for p in main):
         agent.sync_links(main)  # Claude Code's links follow created, retired and evicted skills
     return result
@@ -293,11 +332,25 @@ def _read_before(ops: Iterable[ValidOp]) -> dict[str, bytes | None]:
     return before
 
 
-def _waiting_subject(plan: Plan) -> str:
-    return "; ".join(f"{op.kind.replace('_', ' ')} {op.target}" for op in plan.waiting) + " (for review)"
+def _waiting_subject(plan: Plan, evictions: Sequence[str] = ()) -> str:
+    parts = [f"{op.kind.replace('_', ' ')} {op.target}" for op in plan.waiting]
+    parts += [f"evict {name}" for name in evictions]
+    return "; ".join(parts) + " (for review)"
 
 
-def _message(
+def store_operations(agent: Agent, sha: str, plan: Plan) -> None:
+    """Keep the answer's operations that landed or wait, with the commit (a git note, never pushed).
+
+    A sync that replays this commit on top of another machine's reflection applies them
+    again instead of merging the files' lines (`evolve.sync.replay`).
+    """
+    ops = plan.source.get("operations") or []
+    kept = [ops[op.index] for op in sorted(plan.operations + plan.waiting, key=lambda op: op.index)]
+    note = json.dumps({"summary": plan.source.get("summary", ""), "operations": kept}, ensure_ascii=False)
+    agent.repo.add_note(sha, note, agent.evolve_identity)
+
+
+def reflection_message(
     agent: Agent,
     subject: str,
     base: Mapping[str, object],
@@ -306,6 +359,7 @@ def _message(
     plan: Plan | None,
     *,
     evicted: Sequence[str] = (),
+    evictions_waiting: Sequence[str] = (),
 ) -> str:
     """The commit message: what landed, and (on the agent's branch) what did not and why."""
     trailers: dict[str, object] = {"Evolve-Kind": "reflection", "Evolve-Reflection": reflection_id}
@@ -324,8 +378,10 @@ def _message(
         trailers["Evolve-Left-Out"] = left_out
     if evicted:
         trailers["Evolve-Evicted"] = list(evicted)
-    if plan is not None and plan.waiting and ops is plan.operations:
-        trailers["Evolve-Waiting"] = [f"{op.line()}: {op.why}" for op in plan.waiting]
+    if plan is not None and (plan.waiting or evictions_waiting) and ops is plan.operations:
+        trailers["Evolve-Waiting"] = [f"{op.line()}: {op.why}" for op in plan.waiting] + [
+            f"evict {name}: {EVICTION_WAITS}" for name in evictions_waiting
+        ]
         trailers["Evolve-Proposal"] = reflection_id
     if plan is not None and plan.rejected:
         trailers["Evolve-Rejected"] = [r.line() for r in plan.rejected]

@@ -14,14 +14,15 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from evolve.errors import UserError
-from evolve.store.history import FORMAT, Commit, build_message, clean_line
+from evolve.store.history import FORMAT, PROPOSALS, Commit, build_message, clean_line
 from evolve.workspace import undo
 from evolve.workspace.agent import Agent
 
-PREFIX = "proposals/"
+PREFIX = PROPOSALS
 _ID = re.compile(r"[0-9a-f]{6,40}")
 
 
@@ -148,24 +149,9 @@ def reject(agent: Agent, proposal_id: str) -> Proposal:
     """
     proposal = get(agent, proposal_id)
     parent, sha = f"{proposal.commit.sha}^", proposal.commit.sha
-    patch = agent.repo.git(
-        "diff", "--no-color", "--no-ext-diff", "--text", "-U0", parent, sha, "--", "memo.md", "skills/"
-    ).decode("utf-8", "replace")
-    lines = [line[1:] for line in patch.splitlines() if line.startswith("+") and not line.startswith("+++")]
-    gone = agent.repo.text("diff", "--name-only", "--diff-filter=D", "-z", parent, sha, "--", "skills/")
-    retired = sorted(
-        {p.split("/")[1] for p in gone.split("\0") if p.endswith("/SKILL.md") and p.count("/") == 2}
-    )
-    removed = [
-        line[1:]
-        for line in _kept_files_patch(agent, parent, sha, gone).splitlines()
-        if line.startswith("-") and not line.startswith("---") and line[1:] not in lines  # moved: not removed
-    ]
-    blocks = [f"{fp} {clean_line(text, 200)}" for fp, text in undo.lesson_lines("\n".join(lines)).items()]
-    blocks += [clean_line(item, 220) for item in undo.rejected_removals(removed, retired)]
-    message = build_message(
-        f"reject({agent.name}): {proposal.commit.subject.partition(': ')[2] or proposal.id}",
-        {"Evolve-Kind": "reject", "Evolve-Rejected-Proposal": proposal.id, undo.BLOCKS: blocks or ["-"]},
+    retired, removed = removals_of(agent, parent, sha)
+    message = reject_message(
+        agent, proposal.id, proposal.commit.subject, lessons_of(agent, parent, sha), retired, removed
     )
     with agent.repo.locked():
         agent.commit_human_edits_held()
@@ -174,23 +160,56 @@ def reject(agent: Agent, proposal_id: str) -> Proposal:
     return proposal
 
 
-def _kept_files_patch(agent: Agent, parent: str, sha: str, deleted: str) -> str:
-    """The proposal's diff of the files it did not delete (a retire is blocked as a whole)."""
-    paths = [p for p in deleted.split("\0") if p]
-    excluded = [f":(exclude){p}" for p in paths]
-    return agent.repo.git(
-        "diff",
-        "--no-color",
-        "--no-ext-diff",
-        "--text",
-        "-U0",
-        parent,
-        sha,
-        "--",
-        "memo.md",
-        "skills/",
-        *excluded,
-    ).decode("utf-8", "replace")
+def _added(agent: Agent, old: str, new: str, *excluded: str) -> list[str]:
+    """The lines the change `old..new` adds to the memo and skills (not under `excluded`)."""
+    diff = _diff(agent, old, new, *excluded)
+    return [line[1:] for line in diff if line.startswith("+") and not line.startswith("+++")]
+
+
+def _diff(agent: Agent, old: str, new: str, *excluded: str) -> list[str]:
+    paths = ["memo.md", "skills/", *(f":(exclude){p}" for p in excluded)]
+    patch = agent.repo.git("diff", "--no-color", "--no-ext-diff", "--text", "-U0", old, new, "--", *paths)
+    return patch.decode("utf-8", "replace").splitlines()
+
+
+def lessons_of(agent: Agent, old: str, new: str) -> dict[str, str]:
+    """Fingerprint → line, for every lesson line the change `old..new` adds to the memo or skills."""
+    return undo.lesson_lines("\n".join(_added(agent, old, new)))
+
+
+def removals_of(agent: Agent, old: str, new: str) -> tuple[list[str], list[str]]:
+    """(the skills the change `old..new` retires, the lines it deletes from the files it keeps).
+
+    A line it only moves is no removal; a retire is blocked as a whole, not line by line.
+    """
+    gone = agent.repo.text("diff", "--name-only", "--diff-filter=D", "-z", old, new, "--", "skills/")
+    deleted = [p for p in gone.split("\0") if p]
+    retired = sorted({p.split("/")[1] for p in deleted if p.endswith("/SKILL.md") and p.count("/") == 2})
+    added = set(_added(agent, old, new))
+    removed = [
+        line[1:]
+        for line in _diff(agent, old, new, *deleted)
+        if line.startswith("-") and not line.startswith("---") and line[1:] not in added
+    ]
+    return retired, removed
+
+
+def reject_message(
+    agent: Agent,
+    proposal_id: str,
+    subject: str,
+    lessons: Mapping[str, str],
+    retired: Sequence[str] = (),
+    removed: Sequence[str] = (),
+    how: str = "",
+) -> str:
+    """The reject commit's message: one `Evolve-Blocks` line per lesson line, retire and deletion."""
+    blocks = [f"{fp} {clean_line(text, 200)}" for fp, text in lessons.items()]
+    blocks += [clean_line(item, 220) for item in undo.rejected_removals(removed, retired)]
+    return build_message(
+        f"reject({agent.name}): {subject.partition(': ')[2] or proposal_id}{how}",
+        {"Evolve-Kind": "reject", "Evolve-Rejected-Proposal": proposal_id, undo.BLOCKS: blocks or ["-"]},
+    )
 
 
 def unblock(agent: Agent, block_id: str) -> undo.Block:

@@ -1,8 +1,8 @@
 """One reflection of one agent, end to end: gates → bundle → model → plan → commit → record.
 
-The reflection id is derived from the evidence (the pending runs and events), so a
-reflection interrupted after its commit is recognised on the next attempt and recorded,
-never applied twice.
+The reflection id is derived from the evidence (the pending runs and events) and the
+machine, so a reflection interrupted after its commit is recognised on the next attempt and
+recorded, never applied twice, and two machines sharing the agent never share an id.
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ class Outcome:
     flags: list[str] = field(default_factory=list)
     proposal: str | None = None  # the branch of what waits for review
     evicted: list[str] = field(default_factory=list)
+    evictions_waiting: list[str] = field(default_factory=list)
 
     @property
     def rejected(self) -> list[str]:
@@ -136,6 +137,7 @@ class Outcome:
             "tokens": self.tokens,
             "rejected": self.rejected,
             "evicted": self.evicted,
+            "evictions_waiting": self.evictions_waiting,
             "flags": self.flags,
         }
         if self.bundle is not None:
@@ -163,9 +165,10 @@ def lessons_not_to_relearn(agent: Agent, conn: sqlite3.Connection) -> list[str]:
     return lessons
 
 
-def evidence_id(conn, agent: str, since: float | None) -> str:
+def evidence_id(conn, agent: str, since: float | None, machine: str) -> str:
+    """The same evidence on the same machine gives the same id; two machines never share one."""
     runs, events = ledger.evidence_counts(conn, agent, since)
-    key = json.dumps([agent, since, runs, events])  # the same evidence gives the same id
+    key = json.dumps([agent, since, runs, events, machine])
     return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
@@ -216,7 +219,7 @@ def _reflect_locked(conn, agent: Agent, now: float, force: bool, dry_run: bool, 
         agent.commit_human_edits()
     config = agent.config
     since = ledger.last_reflection_at(conn, agent.name)
-    reflection_id = evidence_id(conn, agent.name, since)
+    reflection_id = evidence_id(conn, agent.name, since, agent.home.machine())
     if not dry_run:
         done = find_reflection(agent, reflection_id) or find_reflection(
             agent, reflection_id, branch_for(reflection_id)
@@ -289,6 +292,7 @@ def _commit(
     except ConcurrentChange as exc:  # a person committed the same files meanwhile: try later
         return _finish(conn, agent, now, outcome, "failed", False, str(exc))
     outcome.plan, outcome.commit, outcome.evicted = applied.plan, applied.sha, applied.evicted
+    outcome.evictions_waiting = applied.evictions_waiting
     outcome.proposal = applied.proposal
     if applied.already:
         return _finish(conn, agent, now, outcome, "committed", False, "recovered after a crash")

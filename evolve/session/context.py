@@ -23,6 +23,8 @@ def limits(home_config: str, agent_config: str) -> tuple[int, int]:
 
     evolve.config (tomllib, eight dataclasses) costs as much as the rest of the hook.
     """
+    if os.path.islink(agent_config):  # noqa: PTH114 - never read through a link (it may leave the repo)
+        agent_config = os.devnull
     files = (home_config, agent_config)
     for name in files:
         try:

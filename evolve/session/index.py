@@ -177,6 +177,8 @@ def load(skills_dir: Path, cache_file: Path, max_body_tokens: int) -> list[Entry
     fresh: dict[str, list] = {}
     changed = False
     try:
+        if os.path.islink(skills_dir):  # noqa: PTH114 - a skills folder that is a link is never followed
+            raise NotADirectoryError(skills_dir)
         with os.scandir(skills_dir) as scan:
             folders = sorted(
                 (e.name, e.path, e.is_symlink())

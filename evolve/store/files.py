@@ -9,15 +9,21 @@ from functools import cache
 from pathlib import Path
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Temp + fsync + rename: a reader sees the old bytes or the new, never a torn file."""
+def atomic_write(path: Path, data: bytes, executable: bool | None = None) -> None:
+    """Temp + fsync + rename: a reader sees the old bytes or the new, never a torn file.
+
+    The file keeps its permissions; `executable` (True/False) sets them as git would.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".evolve-tmp")
     try:
-        try:
-            mode = path.stat().st_mode & 0o7777
-        except FileNotFoundError:
-            mode = 0o666 & ~_umask()
+        if executable is not None:
+            mode = (0o777 if executable else 0o666) & ~_umask()
+        else:
+            try:
+                mode = path.stat().st_mode & 0o7777
+            except FileNotFoundError:
+                mode = 0o666 & ~_umask()
         os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -40,6 +46,18 @@ def _umask() -> int:
     current = os.umask(0)
     os.umask(current)
     return current
+
+
+def atomic_symlink(path: Path, target: bytes) -> None:
+    """A symlink to `target` made aside and renamed over `path` (never followed)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.urandom(4).hex()}.evolve-tmp")
+    tmp.symlink_to(os.fsdecode(target))
+    try:
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def sha256(data: bytes) -> str:

@@ -30,11 +30,12 @@ ZERO = "0" * 40
 
 
 class GitError(EvolveError):
-    """A git command failed; carries its stderr."""
+    """A git command failed; carries its stderr (and stdout: `git push --porcelain` reports there)."""
 
-    def __init__(self, args: Sequence[str], code: int, stderr: str) -> None:
+    def __init__(self, args: Sequence[str], code: int, stderr: str, stdout: str = "") -> None:
         self.code = code
         self.stderr = stderr.strip()
+        self.stdout = stdout
         super().__init__(f"git {' '.join(args[:3])} failed ({code}): {self.stderr[:500]}")
 
 
@@ -58,20 +59,61 @@ def git(
     env: Mapping[str, str] | None = None,
     check: bool = True,
     keep_index: bool = False,
+    timeout: float | None = None,
 ) -> bytes:
-    """Run `git -C cwd args…`; return stdout bytes; raise GitError on failure."""
-    argv = ["git", "-c", "core.quotepath=off", *args]
-    proc = subprocess.run(
-        argv,
-        cwd=cwd,
-        input=input,
-        capture_output=True,
-        env=git_env(env, keep_index=keep_index),
-        check=False,
-    )
-    if check and proc.returncode != 0:
-        raise GitError(args, proc.returncode, proc.stderr.decode("utf-8", "replace"))
-    return proc.stdout
+    """Run `git -C cwd args…`; return stdout bytes; raise GitError on failure.
+
+    `timeout` (network commands): the process is killed after that many seconds and the
+    failure is a GitError whose stderr says it timed out.
+    """
+    try:
+        proc = subprocess.run(
+            _argv(args),
+            cwd=cwd,
+            input=input,
+            capture_output=True,
+            env=git_env(env, keep_index=keep_index),
+            check=False,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired:
+        raise GitError(args, -1, f"timed out after {timeout:g} s") from None
+    return _result(args, proc.returncode, proc.stdout, proc.stderr, check)
+
+
+class Background:
+    """A git command that runs while evolve reads locally (a fetch while the work tree is checked)."""
+
+    def __init__(self, cwd: Path, *args: str, timeout: float | None = None) -> None:
+        self.args, self.timeout = args, timeout
+        self.proc = subprocess.Popen(
+            _argv(args),
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=git_env(),
+        )
+
+    def wait(self) -> bytes:
+        """Its stdout once it ends; GitError as `git()` raises it."""
+        try:
+            out, err = self.proc.communicate(timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.communicate()
+            raise GitError(self.args, -1, f"timed out after {self.timeout:g} s") from None
+        return _result(self.args, self.proc.returncode, out, err, True)
+
+
+def _argv(args: Sequence[str]) -> list[str]:
+    return ["git", "-c", "core.quotepath=off", *args]
+
+
+def _result(args: Sequence[str], code: int, stdout: bytes, stderr: bytes, check: bool) -> bytes:
+    if check and code != 0:
+        raise GitError(args, code, stderr.decode("utf-8", "replace"), stdout.decode("utf-8", "replace"))
+    return stdout
 
 
 def git_text(cwd: Path, *args: str, **kwargs: Any) -> str:

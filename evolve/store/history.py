@@ -21,6 +21,7 @@ _TRAILER_JUNK = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]+")
 
 
 FORMAT = "Evolve-Format"  # 2: a list-valued trailer is one line per item
+PROPOSALS = "proposals/"  # the branches of what waits for a person's review
 FORMAT_VERSION = "2"
 
 

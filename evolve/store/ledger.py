@@ -108,6 +108,17 @@ MIGRATIONS: list[str] = [
         plan TEXT NOT NULL
     );
     """,
+    # 2: the last sync of each agent with a remote (this machine's view of the server)
+    """
+    CREATE TABLE syncs (
+        agent TEXT PRIMARY KEY,
+        at REAL NOT NULL,
+        state TEXT NOT NULL,
+        detail TEXT NOT NULL DEFAULT '',
+        ok_at REAL,
+        failures INTEGER NOT NULL DEFAULT 0
+    );
+    """,
 ]
 
 
@@ -389,6 +400,23 @@ def reflection_rows(conn: sqlite3.Connection, agent: str, since: float = 0.0) ->
         "SELECT id, at, outcome, commit_sha, data FROM reflections WHERE agent = ? AND at >= ? ORDER BY at",
         (agent, since),
     ).fetchall()
+
+
+def record_sync(conn: sqlite3.Connection, agent: str, at: float, state: str, detail: str, ok: bool) -> int:
+    """The outcome of one sync; returns how many failed in a row now (0 after a success)."""
+    row = conn.execute("SELECT failures, ok_at FROM syncs WHERE agent = ?", (agent,)).fetchone()
+    failures = 0 if ok else (row["failures"] if row else 0) + 1
+    ok_at = at if ok else (row["ok_at"] if row else None)
+    conn.execute(
+        "INSERT OR REPLACE INTO syncs (agent, at, state, detail, ok_at, failures) VALUES (?, ?, ?, ?, ?, ?)",
+        (agent, at, state, detail[:1000], ok_at, failures),
+    )
+    return failures
+
+
+def sync_rows(conn: sqlite3.Connection) -> dict[str, sqlite3.Row]:
+    """Each agent's last sync: at, state, detail, ok_at (the last success), failures in a row."""
+    return {row["agent"]: row for row in conn.execute("SELECT * FROM syncs")}
 
 
 def last_failure(conn: sqlite3.Connection, agent: str) -> sqlite3.Row | None:

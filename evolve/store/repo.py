@@ -9,6 +9,7 @@ it changes, moves the branch with `update-ref NEW OLD` while holding git's own
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -21,12 +22,13 @@ from typing import Any
 
 from evolve.errors import Busy, EvolveError, UserError
 from evolve.store import head
-from evolve.store.files import atomic_write, sha256
+from evolve.store.files import atomic_symlink, atomic_write, sha256
 from evolve.store.git import ZERO, GitError, acquire_index_lock, git, git_text, write_index_lock
 from evolve.store.history import Commit, SkillHistory, read_log, read_skill_history
 from evolve.store.locks import FileLock
 
 JOURNAL = "evolve-journal.json"
+NOTES = "refs/notes/evolve"  # what evolve keeps beside its commits (a reflection's operations)
 LOCK = "evolve.lock"
 # A person's git operation that is not finished: evolve never commits under their feet.
 OPERATIONS = {
@@ -47,6 +49,9 @@ ABORT = {
 }
 
 
+Entry = tuple[str, str]  # a tree entry: (git mode, blob id)
+LINK = "120000"
+EXECUTABLE = "100755"
 _UNMERGED: dict[tuple[str, int, int, int], bool] = {}  # index stat → has conflicted entries
 
 
@@ -178,11 +183,18 @@ class Repo:
 
         (path → new bytes for the files that apply cleanly, the paths that do not).
         """
-        paths = [
-            p
-            for p in self.text("diff", "--name-only", "--no-renames", f"{sha}^", sha, "--").splitlines()
-            if p and (only is None or p in only)
-        ]
+        entries, left = self.replay_entries(sha, reverse=reverse, only=only, onto=onto)
+        blobs = self.read_blobs([entry[1] for entry in entries.values() if entry])
+        return {path: (blobs[entry[1]] if entry else None) for path, entry in entries.items()}, left
+
+    def replay_entries(
+        self, sha: str, *, reverse: bool = False, only: list[str] | None = None, onto: str | None = None
+    ) -> tuple[dict[str, Entry | None], list[str]]:
+        """`replay_files` as tree entries: path → (mode, blob), None for a deleted file.
+
+        Modes travel (a symlink stays a symlink, an executable stays one); binary files too.
+        """
+        paths = self.changed_paths(f"{sha}^", sha, only)
         if not paths:
             raise UserError(
                 f"{sha[:12]} changed nothing; there is nothing to {'revert' if reverse else 'apply'}"
@@ -206,9 +218,43 @@ class Repo:
                     left.append(path)
             applied = [p for p in paths if p not in left]
             staged = self.text("ls-files", "-s", "--", *applied, env=env).splitlines() if applied else []
-        shas = {line.split("\t", 1)[1]: line.split()[1] for line in staged if "\t" in line}
-        blobs = self.read_blobs(list(shas.values()))
-        return {path: (blobs[shas[path]] if path in shas else None) for path in applied}, left
+        found: dict[str, Entry | None] = {}
+        for line in staged:
+            meta, _, path = line.partition("\t")
+            mode, blob = meta.split()[:2]
+            found[path] = (mode, blob)
+        return {path: found.get(path) for path in applied}, left
+
+    def merge_text(self, base: bytes, current: bytes, other: bytes, *, favor: str = "union") -> bytes:
+        """`other`'s change from `base` merged into `current`, line by line (`git merge-file`).
+
+        Where both changed the same lines `favor` decides: "current", "other", or "union"
+        (both sides' lines, `current`'s first). Text only: a binary file raises GitError.
+        """
+        flag = {"current": "--ours", "other": "--theirs", "union": "--union"}[favor]
+        with tempfile.TemporaryDirectory(dir=self.git_dir, prefix="evolve-merge-") as tmp:
+            files = []
+            for name, data in (("current", current), ("base", base), ("other", other)):
+                (Path(tmp) / name).write_bytes(data)
+                files.append(str(Path(tmp) / name))
+            return self.git("merge-file", "-p", flag, *files)
+
+    def changed_paths(self, old: str, new: str, only: list[str] | None = None) -> list[str]:
+        """The paths that differ between two commits (no rename detection)."""
+        out = self.git("diff", "--name-only", "-z", "--no-renames", old, new, "--")
+        paths = [p for p in out.decode("utf-8", "surrogateescape").split("\0") if p]
+        return [p for p in paths if only is None or p in only]
+
+    def tree_entries(self, rev: str, paths: Sequence[str] = ()) -> dict[str, Entry]:
+        """Path → (mode, blob) of every file and link at `rev` (under `paths`, when given)."""
+        out = self.git("ls-tree", "-r", "-z", "--full-tree", rev, "--", *paths)
+        found: dict[str, Entry] = {}
+        for item in filter(None, out.split(b"\0")):
+            meta, _, name = item.partition(b"\t")
+            mode, kind, blob = meta.decode().split()
+            if kind == "blob":
+                found[name.decode("utf-8", "surrogateescape")] = (mode, blob)
+        return found
 
     def part_of(self, sha: str, paths: Sequence[str], branch: str, message: str, author: Identity) -> str:
         """A new `branch` holding only `paths` of commit `sha`'s change, on `sha`'s parent.
@@ -225,7 +271,7 @@ class Repo:
                 mode, _kind, blob = meta.split()
                 entries[path] = f"{mode} {blob}\t{path}"
         lines = [entries.get(path, f"0 {ZERO}\t{path}") for path in paths]  # gone there: deleted
-        new = self._commit_tree(parent, "".join(line + "\n" for line in lines), message, author, None)
+        new = self._commit_tree(parent, "".join(line + "\n" for line in lines), message, author.env())
         self.git("update-ref", f"refs/heads/{branch}", new, ZERO)
         return new
 
@@ -250,6 +296,58 @@ class Repo:
             }
         finally:
             handle.close()
+
+    def add_note(self, sha: str, text: str, author: Identity) -> None:
+        """Attach `text` to commit `sha` under evolve's notes ref (replacing an older note)."""
+        self.git("notes", "--ref", NOTES, "add", "-f", "-F", "-", sha, input=text.encode(), env=author.env())
+
+    def notes(self, shas: Sequence[str]) -> dict[str, str]:
+        """Commit → evolve's note on it, for those of `shas` that have one (two git processes)."""
+        listed = self.text("notes", "--ref", NOTES, "list", check=False).splitlines()
+        wanted = set(shas)
+        pairs = (line.partition(" ") for line in listed)
+        blobs = {commit: blob for blob, _, commit in pairs if commit in wanted}
+        found = self.read_blobs(list(blobs.values()))
+        return {c: (found.get(b) or b"").decode("utf-8", "replace") for c, b in blobs.items()}
+
+    def update_refs(
+        self, updates: Sequence[tuple[str, str, str | None]], reason: str = "evolve: commit"
+    ) -> bool:
+        """Move refs (ref, new, old) in one transaction: all or none; ZERO as new deletes, as old creates.
+
+        False when a ref was not at its `old` value (someone moved it): nothing moved then.
+        An `old` of None moves the ref whatever it holds.
+        """
+        script = "start\n" + "".join(
+            f"update {ref} {to} {was or ''}".rstrip() + "\n" for ref, to, was in updates
+        )
+        try:
+            self.git("update-ref", "-m", reason, "--stdin", input=(script + "prepare\ncommit\n").encode())
+        except GitError:
+            return False
+        return True
+
+    def refs(self, *prefixes: str) -> dict[str, str]:
+        """Full ref name → sha, for every ref under `prefixes` (one `git for-each-ref`)."""
+        out = self.text("for-each-ref", "--format=%(refname) %(objectname)", *prefixes)
+        return dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
+
+    def is_ancestor(self, old: str, new: str) -> bool:
+        """Whether commit `old` is in the history of `new` (or is it)."""
+        try:
+            self.git("merge-base", "--is-ancestor", old, new)
+        except GitError:
+            return False
+        return True
+
+    def merge_base(self, a: str, b: str) -> str | None:
+        """The best common ancestor of two commits; None for unrelated histories."""
+        return self.text("merge-base", a, b, check=False) or None
+
+    def remote_url(self, remote: str = "origin") -> str | None:
+        """The URL a remote of the repository points at (git's config), or None."""
+        out = self.git("config", "--get", f"remote.{remote}.url", check=False)
+        return out.decode("utf-8", "replace").strip() or None
 
     def delete_branch(self, branch: str, expected: str) -> None:
         """Delete `branch` if it still points at `expected` (compare-and-swap)."""
@@ -415,10 +513,10 @@ class Repo:
         for _attempt in range(50):
             old = self.tip(branch)
             base = old or (self.tip() if branch != self.branch else None)
-            new = self._commit_tree(base, entries, message, author, when)
+            new = self._commit_tree(base, entries, message, author.env(when))
             refs = []
             if also is not None:
-                also.sha = self._commit_tree(new, extra_entries, also.message, author, when)
+                also.sha = self._commit_tree(new, extra_entries, also.message, author.env(when))
                 refs.append((f"refs/heads/{also.branch}", also.sha, ZERO))
             if self._swap(branch, new, old, entries if on_checkout else None, refs):
                 return new
@@ -429,21 +527,30 @@ class Repo:
                 )
         raise EvolveError("could not update the branch after 50 attempts (constant concurrent commits)")
 
-    def _commit_tree(
-        self, base: str | None, entries: str, message: str, author: Identity, when: str | None
-    ) -> str:
+    def _commit_tree(self, base: str | None, entries: str, message: str, env: Mapping[str, str]) -> str:
         """A commit object: `base`'s tree with `entries` applied, `base` its parent."""
         with tempfile.TemporaryDirectory(dir=self.git_dir, prefix="evolve-idx-") as tmp:
-            env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+            index = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
             if base:
-                self.git("read-tree", base, env=env)
+                self.git("read-tree", base, env=index)
             if entries:
-                self.git("update-index", "--index-info", input=_encode(entries), env=env)
-            tree = self.text("write-tree", env=env)
+                self.git("update-index", "--index-info", input=_encode(entries), env=index)
+            tree = self.text("write-tree", env=index)
         parents = ["-p", base] if base else []
-        return self.text(
-            "commit-tree", tree, *parents, input=message.encode("utf-8", "replace"), env=author.env(when)
+        return self.text("commit-tree", tree, *parents, input=message.encode("utf-8", "replace"), env=env)
+
+    def build_commit(
+        self, base: str | None, entries: Mapping[str, Entry | None], message: str, env: Mapping[str, str]
+    ) -> str:
+        """A commit on `base` (nothing moves): its tree with `entries` (None deletes a path).
+
+        `env` names the author and committer (GIT_AUTHOR_* / GIT_COMMITTER_*).
+        """
+        lines = "".join(
+            f"{entry[0]} {entry[1]}\t{path}\n" if entry else f"0 {ZERO}\t{path}\n"
+            for path, entry in sorted(entries.items())
         )
+        return self._commit_tree(base, lines, message, env)
 
     def _touched_since(self, old: str, branch: str, paths: list[str]) -> bool:
         new = self.tip(branch)
@@ -465,16 +572,7 @@ class Repo:
         fd = acquire_index_lock(self.git_dir)
         lock_path = self.git_dir / "index.lock"
         try:
-            updates = [(f"refs/heads/{branch}", new, old or ZERO), *refs]
-            script = "start\n" + "".join(f"update {ref} {to} {was}\n" for ref, to, was in updates)
-            self.git(
-                "update-ref",
-                "-m",
-                "evolve: commit",
-                "--stdin",
-                input=(script + "prepare\ncommit\n").encode(),
-                check=False,
-            )
+            self.update_refs([(f"refs/heads/{branch}", new, old or ZERO), *refs])
             if not self.tip(branch) == new:
                 os.close(fd)
                 fd = -1
@@ -507,7 +605,8 @@ class Repo:
             self.git("update-index", "--index-info", input=_encode(entries), env=env)
             return scratch.read_bytes()
 
-    def _write_file(self, path: str, content: bytes | None) -> None:
+    def _write_file(self, path: str, content: bytes | None, mode: str | None = None) -> None:
+        """Write (None: delete) one file; with a git `mode`, as a link or with that mode."""
         target = self.safe_path(path)
         if content is None:
             target.unlink(missing_ok=True)
@@ -515,11 +614,32 @@ class Repo:
             while parent != self.path and parent.is_dir() and not any(parent.iterdir()):
                 parent.rmdir()
                 parent = parent.parent
+        elif mode == LINK:
+            atomic_symlink(target, content)
         else:
-            atomic_write(target, content)
+            atomic_write(target, content, executable=None if mode is None else mode == EXECUTABLE)
+
+    def _current(self, path: str) -> bytes | None:
+        """A work-tree file's bytes, a link's target (never followed), None when absent."""
+        target = self.path / path
+        try:
+            if target.is_symlink():
+                return os.fsencode(target.readlink())
+            return target.read_bytes()
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return None
 
     def safe_path(self, path: str) -> Path:
         """Refuse anything that is not a plain relative path inside the work tree."""
+        target = self._plain_path(path)
+        for parent in [target, *target.parents]:
+            if parent == self.path:
+                break
+            if parent.is_symlink():
+                raise EvolveError(f"refusing to write through a symlink: {path!r}")
+        return target
+
+    def _plain_path(self, path: str) -> Path:
         parts = Path(path).parts
         if (
             not parts
@@ -528,13 +648,110 @@ class Repo:
             or any(p.lower() in (".git", ".gitmodules", ".gitattributes") for p in parts)
         ):
             raise EvolveError(f"refusing to write outside the agent repository: {path!r}")
-        target = self.path.joinpath(*parts)
-        for parent in [target, *target.parents]:
-            if parent == self.path:
-                break
-            if parent.is_symlink():
-                raise EvolveError(f"refusing to write through a symlink: {path!r}")
-        return target
+        return self.path.joinpath(*parts)
+
+    def check_out(self, rev: str) -> None:
+        """Every file of `rev` written into an empty work tree, and the index made to match.
+
+        For a fresh clone: evolve writes the files itself (links as links, no filters, no
+        hooks), never `git checkout`.
+        """
+        entries = self.tree_entries(rev)
+        blobs = self.read_blobs(sorted({blob for _mode, blob in entries.values()}))
+        for path, (mode, blob) in sorted(entries.items()):
+            self._write_file(path, blobs.get(blob) or b"", mode)
+        self.git("read-tree", rev)
+        self.git("update-index", "-q", "--refresh", check=False)
+
+    # -- moving the branch to another history ---------------------------------------
+    def move_branch(
+        self,
+        new: str,
+        expected: str,
+        *,
+        refs: Sequence[tuple[str, str, str]] = (),
+        journal_id: str | None = None,
+    ) -> list[str]:
+        """Move the checked-out branch from `expected` to `new` (any commit), its files too.
+
+        Call inside `locked()` once a person's edits are committed. Every file that differs
+        is checked to be still as `expected` has it (else ConcurrentChange: nothing is
+        touched), journalled, written (links as links, modes as git has them), then the
+        branch, `refs` ((ref, new, old); new ZERO deletes) and the real index move in one
+        transaction. Returns the paths written.
+        """
+        branch = self.current_branch() or self.branch
+        diff = self._tree_diff(expected, new)
+        for path in diff:
+            self._plain_path(path)  # a bad path is refused before anything touches the disk
+        changed = [
+            p for p, (was, _) in diff.items() if self._entry_of(p, len(expected)) != (was[1] if was else None)
+        ]
+        if changed:
+            raise ConcurrentChange(
+                f"{', '.join(changed[:3])} changed while evolve was bringing the branch up to date; "
+                "nothing was lost — run the command again"
+            )
+        blobs = self.read_blobs([after[1] for _, after in diff.values() if after])
+        contents = {p: (blobs[after[1]] if after else None) for p, (_, after) in diff.items()}
+        journal = {
+            "id": journal_id,
+            "branch": branch,
+            "tip": expected,
+            "files": {
+                p: {
+                    "old": before[1] if before else None,
+                    "old_mode": before[0] if before else None,
+                    "new": None if contents[p] is None else sha256(contents[p] or b""),
+                }
+                for p, (before, _) in diff.items()
+            },
+        }
+        atomic_write(self.git_dir / JOURNAL, json.dumps(journal).encode())
+        try:
+            for path in sorted(diff, key=lambda p: diff[p][1] is not None):  # deletions first
+                after = diff[path][1]
+                self._write_file(path, contents[path], after[0] if after else None)
+            entries = "".join(
+                f"{after[0]} {after[1]}\t{p}\n" if after else f"0 {ZERO}\t{p}\n"
+                for p, (_, after) in sorted(diff.items())
+            )
+            if not self._swap(branch, new, expected, entries, refs):
+                raise ConcurrentChange(
+                    "someone committed while evolve was bringing the branch up to date; "
+                    "nothing was lost — run the command again"
+                )
+        except BaseException:
+            self._rollback(journal)
+            (self.git_dir / JOURNAL).unlink(missing_ok=True)
+            raise
+        (self.git_dir / JOURNAL).unlink(missing_ok=True)
+        return sorted(diff)
+
+    def _tree_diff(self, old: str, new: str) -> dict[str, tuple[Entry | None, Entry | None]]:
+        """Path → (entry at `old`, entry at `new`) for every file or link that differs."""
+        out = self.git("diff-tree", "-r", "-z", "--no-renames", old, new)
+        fields = out.split(b"\0")
+        found: dict[str, tuple[Entry | None, Entry | None]] = {}
+        for index in range(0, len(fields) - 1, 2):
+            meta, name = fields[index].decode(), fields[index + 1]
+            if not meta.startswith(":"):
+                continue
+            old_mode, new_mode, old_blob, new_blob, _status = meta[1:].split()
+            found[name.decode("utf-8", "surrogateescape")] = (
+                None if old_mode == "000000" else (old_mode, old_blob),
+                None if new_mode == "000000" else (new_mode, new_blob),
+            )
+        return found
+
+    def _entry_of(self, path: str, id_length: int) -> str | None:
+        """The blob id the work tree's file (or link) at `path` would have; None when absent."""
+        data = self._current(path)
+        if data is None:
+            return None
+        header = b"blob %d\0" % len(data)
+        digest = hashlib.sha1 if id_length == 40 else hashlib.sha256
+        return digest(header + data).hexdigest()
 
     # -- crash safety --------------------------------------------------------------
     @contextmanager
@@ -579,11 +796,7 @@ class Repo:
         olds = [f["old"] for f in journal["files"].values() if f["old"]]
         blobs = self.read_blobs(olds)
         for path, entry in journal["files"].items():
-            target = self.path / path
-            try:
-                current = os.fsencode(target.readlink()) if target.is_symlink() else target.read_bytes()
-            except FileNotFoundError:
-                current = None
+            current = self._current(path)
             ours = (
                 (current is None)
                 if entry["new"] is None
@@ -592,7 +805,7 @@ class Repo:
             if not ours:
                 continue
             old = blobs.get(entry["old"]) if entry["old"] else None
-            self._write_file(path, old)
+            self._write_file(path, old, entry.get("old_mode"))
         self._remove_leftovers(list(journal["files"]))
 
     def _remove_leftovers(self, paths: list[str]) -> None:

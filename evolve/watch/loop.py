@@ -28,12 +28,14 @@ from evolve.home import Home
 from evolve.observe import ingest as observe
 from evolve.schedule.cycle import Reflector
 from evolve.store import ledger, spool
+from evolve.store.repo import Repo
 from evolve.transcripts import classify
 from evolve.transcripts.classify import BUILT_IN
 from evolve.watch import humanedits
 from evolve.watch.debounce import Debouncer
 from evolve.watch.fs import FsEvent, Watches
 from evolve.watch.sources import AgentWatch, glob_match, minimal_watches, mtime, stat_sig, watch_root
+from evolve.watch.syncing import SyncSchedule
 
 log = logging.getLogger("evolve.watch")
 DEFAULT = object()
@@ -81,6 +83,8 @@ class Watcher:
         self._events: queue.SimpleQueue[FsEvent] = queue.SimpleQueue()
         self._sources = Debouncer(self.debounce_s, max_wait=5 * self.debounce_s)
         self._edits = Debouncer(self.quiet_s)
+        self._syncs = SyncSchedule(self.debounce_s, self.rescan_s, self._sync_agent)
+        self._more_syncs = False
         self._refresh = Debouncer(self.debounce_s)
         self._seen: dict[tuple[str, str], tuple[int, int]] = {}
         self._repo_seen: dict[str, dict] = {}
@@ -229,6 +233,7 @@ class Watcher:
             self._rescan_if_due,
             self._observe_due,
             self._commit_due_edits,
+            self._sync_due,
             self._drain_spool,
             self._cycle_if_due,
         ):
@@ -248,10 +253,13 @@ class Watcher:
                 self._sources.next_deadline(),
                 self._edits.next_deadline(),
                 self._refresh.next_deadline(),
+                self._syncs.next_deadline(),
                 self._next_rescan,
             )
             if d is not None
         ]
+        if self._more_syncs:
+            return 0.0
         timeout = min([IDLE_S, *(d - now for d in deadlines)])
         if self.next_cycle_at is not None:
             timeout = min(timeout, self.next_cycle_at - self.wall())
@@ -305,6 +313,18 @@ class Watcher:
             if done:
                 log.info("%s: committed a human edit %s (%s)", name, done[0][:12], ", ".join(done[1]))
 
+    def _sync_due(self) -> None:
+        self._syncs.poll(self.clock())
+        self._more_syncs = self._syncs.run_one(self.clock())
+
+    def _sync_agent(self, name: str, full: bool) -> tuple[bool, bool, str]:
+        """One sync for the schedule: (it worked, the failure is transient, its line for the log)."""
+        from evolve.sync.run import sync
+        from evolve.workspace.agent import Agent
+
+        outcome = sync(Agent(self.home, name), push_first=not full)
+        return outcome.ok, outcome.state in ("offline", "busy"), outcome.line()
+
     def _drain_spool(self) -> None:
         if not (self._spool_hint or (self.home.spool_dir / spool.SPOOL).exists()):
             return
@@ -348,6 +368,7 @@ class Watcher:
                 self._edits.hint(info.name, now)
             self._repo_seen[info.name] = signature
         self._spool_hint = True
+        self._syncs.everyone(self.clock())
         self._next_rescan = self.clock() + self.rescan_s
         self._plan_next_cycle()
         return observed
@@ -364,23 +385,30 @@ class Watcher:
         new = [n for n in names if n not in self.agents]
         for name in names:
             path = self.home.agent_dir(name)
-            stamp = (mtime(self.home.config_file), mtime(path / "agent.toml"))
+            local = self.home.local_config(name)
+            stamp = tuple(
+                mtime(p) for p in (self.home.config_file, path / "agent.toml", local, path / ".git/config")
+            )
             if name in self.agents and self.agents[name].stamp == stamp:
                 continue
+            auto = True
             try:
-                settings = config_mod.load(self.home.config_file, path / "agent.toml")
+                settings = config_mod.load(self.home.config_file, path / "agent.toml", local)
                 sources, classifier = settings.sources, classify.for_signals(settings.signals)
+                auto = settings.git.sync == "auto"
                 for warning in settings.warnings:
                     log.warning("%s", warning)
             except ConfigError as exc:
                 log.warning("%s (its transcripts are not watched until this is fixed)", exc)
                 sources, classifier = SourcesConfig(), BUILT_IN
-            self.agents[name] = AgentWatch(name, path, sources, stamp, classifier)
+            synced = auto and Repo(path).remote_url() is not None
+            self.agents[name] = AgentWatch(name, path, sources, stamp, classifier, synced)
         if new:
             with ledger.transaction(self.conn):
                 for name in new:
                     ledger.ensure_agent(self.conn, name, self.wall())
         self._matches.clear()
+        self._syncs.update({name: info.path for name, info in self.agents.items() if info.synced})
 
     def _sync_watches(self) -> None:
         wanted = {(self._agents_dir, False), (self._spool_dir, False)}

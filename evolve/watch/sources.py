@@ -72,6 +72,7 @@ class AgentWatch:
     sources: SourcesConfig
     stamp: tuple
     classifier: Classifier = BUILT_IN  # the agent's [signals]: what its facts are judged by
+    synced: bool = False  # it has a remote and `[git] sync = "auto"`: the watcher syncs it
 
     @property
     def patterns(self) -> list[tuple[str, str]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -18,7 +18,6 @@ from evolve.store.history import Commit, build_message
 from evolve.store.repo import ConcurrentChange, Identity, Repo, init_repo, person_identity
 from evolve.workspace import memo as memo_mod
 from evolve.workspace import skills as skills_mod
-from evolve.workspace.template import install_precommit_hook, template_files
 
 
 @dataclass
@@ -41,19 +40,33 @@ class Agent:
     def create(cls, name: str, home: Home | str | None = None) -> Agent:
         home = home if isinstance(home, Home) else Home.resolve(home)
         check_name(name, "agent")
+        identity = cls(home, name).evolve_identity
+        message = build_message(f"init({name}): new agent", {"Evolve-Kind": "init"})
+
+        def build(target: Path) -> None:
+            from evolve.workspace.template import install_precommit_hook, template_files  # only here
+
+            init_repo(target, template_files(name), message, identity)
+            install_precommit_hook(target, home.root)
+
+        return cls.build_aside(home, name, build)
+
+    @classmethod
+    def build_aside(cls, home: Home, name: str, build: Callable[[Path], None]) -> Agent:
+        """A new agent whose repository `build(path)` makes aside, then renamed into place.
+
+        An agent appears whole or not at all, and a concurrent `evolve init` of the same
+        name can never delete the other's agent.
+        """
+        check_name(name, "agent")
         home.ensure()
         agent = cls(home, name)
         if agent.path.exists():
             raise UserError(f"agent {name!r} already exists at {agent.path}; pick another name")
         _refuse_removed(home, name)
-        identity = agent.evolve_identity
-        message = build_message(f"init({name}): new agent", {"Evolve-Kind": "init"})
-        # Built aside, then renamed into place: an agent appears whole or not at all, and a
-        # concurrent `evolve init` of the same name can never delete the other's agent.
         staging = Path(tempfile.mkdtemp(dir=home.agents_dir, prefix=f".new-{name}-"))
         try:
-            init_repo(staging / name, template_files(name), message, identity)
-            install_precommit_hook(staging / name, home.root)
+            build(staging / name)
             try:
                 (staging / name).rename(agent.path)
             except OSError:
@@ -79,9 +92,19 @@ class Agent:
     def repo(self) -> Repo:
         return Repo(self.path)
 
+    @property
+    def local_config_path(self) -> Path:
+        """Where [sources] and [model] live once the agent syncs through a remote (this machine's)."""
+        return self.home.local_config(self.name)
+
     @cached_property
     def config(self) -> config_mod.Config:
-        return config_mod.load(self.home.config_file, self.path / "agent.toml")
+        return config_mod.load(self.home.config_file, self.path / "agent.toml", self.local_config_path)
+
+    @property
+    def shared(self) -> bool:
+        """Whether the agent syncs through a remote (a decision of one machine then waits for review)."""
+        return self.repo.remote_url() is not None
 
     @property
     def lenient_config(self) -> config_mod.Config:

@@ -33,14 +33,16 @@ def made_by_evolve(commit: Commit | None) -> bool:
     return not rewritten  # evolve is author and committer of what it wrote
 
 
-def line_authors(repo: Repo, path: str, commits: Mapping[str, Commit]) -> list[bool] | None:
-    """For each line of `path` at the branch tip (by LF): True when a person wrote it.
+def line_authors(
+    repo: Repo, path: str, commits: Mapping[str, Commit], rev: str | None = None
+) -> list[bool] | None:
+    """For each line of `path` at `rev` (the branch tip; by LF): True when a person wrote it.
 
-    None when the file is not at the tip. A person's global or system git settings do not
+    None when the file is not there. A person's global or system git settings do not
     change the answer (blame.ignoreRevsFile would otherwise make blame fail or credit
     their lines to earlier commits).
     """
-    tip = repo.tip()
+    tip = rev or repo.tip()
     if tip is None:
         return None
     try:

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 
 from evolve.errors import UserError
 from evolve.names import check_name
-from evolve.store.history import Commit, build_message
+from evolve.store.files import sha256
+from evolve.store.history import PROPOSALS, Commit, build_message
 from evolve.workspace import skills as skills_mod
 from evolve.workspace.agent import Agent
 from evolve.workspace.authorship import line_authors, made_by_evolve
@@ -32,6 +33,7 @@ class Done:
     evicted: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     restored_from: str | None = None
+    proposal: str | None = None  # with a remote, what waits for review there instead
 
     def to_dict(self) -> dict:
         data = {
@@ -47,6 +49,7 @@ class Done:
             data["skill"] = self.skill
         if self.action == "prune":
             data["evicted"] = self.evicted
+            data["proposal"] = self.proposal
         return data
 
 
@@ -234,7 +237,11 @@ def folder_files(agent: Agent, name: str) -> list[str]:
 
 
 def prune(agent: Agent, usage: dict[str, dict], *, dry_run: bool = False) -> Done:
-    """Apply `max_skills` now: one commit with `Evolve-Evicted` (none when nothing is over)."""
+    """Apply `max_skills` now: one commit with `Evolve-Evicted` (none when nothing is over).
+
+    With a remote the commit goes to a `proposals/` branch: one machine's usage never
+    removes skills from every machine without a person's review.
+    """
     with agent.repo.locked():
         if not dry_run:
             agent.commit_human_edits_held()
@@ -245,10 +252,15 @@ def prune(agent: Agent, usage: dict[str, dict], *, dry_run: bool = False) -> Don
         changes: dict[str, bytes | None] = {}
         for name in evict:
             changes.update({p: None for p in folder_files(agent, name)})
+        trailers: dict[str, object] = {"Evolve-Kind": "prune", "Evolve-Evicted": evict}
+        if agent.shared:
+            trailers["Evolve-Review"] = "with a remote, eviction waits for review"
+            tip = agent.repo.tip() or ""
+            done.proposal = PROPOSALS + sha256(f"prune {tip} {' '.join(evict)}".encode())[:16]
         message = build_message(
             f"prune({agent.name}): evict {len(evict)} skill{'s' if len(evict) != 1 else ''} over max_skills",
-            {"Evolve-Kind": "prune", "Evolve-Evicted": evict},
+            trailers,
         )
-        done.commit = agent.repo.commit_changes(changes, message, agent.evolve_identity)
+        done.commit = agent.repo.commit_changes(changes, message, agent.evolve_identity, branch=done.proposal)
     agent.sync_links()
     return done

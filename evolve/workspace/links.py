@@ -93,7 +93,13 @@ def git_exclude(project: Path) -> tuple[Path, Path] | None:
 
 # -- links ---------------------------------------------------------------------------
 def skill_names(skills_dir: Path) -> list[str]:
-    """The agent's skill folders (with a valid name and a SKILL.md): what gets linked."""
+    """The agent's skill folders (with a valid name and a SKILL.md): what gets linked.
+
+    A folder, a SKILL.md or a skills folder that is a symlink is never linked: the harness
+    would follow it out of the repository.
+    """
+    if skills_dir.is_symlink():
+        return []
     try:
         entries = list(os.scandir(skills_dir))
     except OSError:
@@ -104,6 +110,7 @@ def skill_names(skills_dir: Path) -> list[str]:
         if name_problem(e.name) is None
         and e.is_dir(follow_symlinks=False)
         and (Path(e.path) / "SKILL.md").is_file()
+        and not (Path(e.path) / "SKILL.md").is_symlink()
     )
 
 

@@ -28,6 +28,7 @@ from evolve.store.repo import Repo
 from evolve.workspace.memo import MEMO_FILE
 
 BLOCKS = "Evolve-Blocks"  # on a reject commit: one fingerprint per line
+LEARNED = "Evolve-Learned"  # on an accept commit (a proposal merged on the server): its lesson lines
 UNBLOCKS = "Evolve-Unblocks"  # on an unblock commit
 LEARNING = frozenset({"reflection"})  # commits whose added lines are lessons evolve learned
 UNDOING = frozenset({"human_edit", "revert"})  # a person's commits (and no Evolve-Kind at all)
@@ -116,9 +117,8 @@ def _learned_paths(path: str) -> bool:
     return path == MEMO_FILE or (path.startswith("skills/") and path.endswith("/SKILL.md"))
 
 
-def _changes(repo: Repo) -> list[tuple[str, dict[str, list[str]], dict[str, list[str]]]]:
-    """(sha, added lines by path, removed lines by path) for every commit, oldest first."""
-    tip = repo.tip()
+def _changes(repo: Repo, tip: str | None) -> list[tuple[str, dict[str, list[str]], dict[str, list[str]]]]:
+    """(sha, added lines by path, removed lines by path) for every commit up to `tip`, oldest first."""
     if tip is None:
         return []
     token = secrets.token_hex(8)
@@ -167,7 +167,7 @@ def _changes(repo: Repo) -> list[tuple[str, dict[str, list[str]], dict[str, list
     return out
 
 
-def _tree_text(repo: Repo, sha: str) -> str:
+def tree_text(repo: Repo, sha: str) -> str:
     """Every lesson line the tree of `sha` holds, normalised and joined by spaces."""
     listed = repo.text("ls-tree", "-r", "--name-only", "-z", sha, "--", MEMO_FILE, "skills/")
     paths = [p for p in listed.split("\0") if p and _learned_paths(p)]
@@ -177,10 +177,14 @@ def _tree_text(repo: Repo, sha: str) -> str:
     )
 
 
-def blocks(repo: Repo, commits: Iterable[Commit] | None = None) -> dict[str, Block]:
-    """Every lesson line a person undid and nobody unblocked since, by fingerprint."""
-    history = list(reversed(list(repo.log() if commits is None else commits)))  # oldest first
-    changes = {sha: (added, removed) for sha, added, removed in _changes(repo)}
+def blocks(repo: Repo, commits: Iterable[Commit] | None = None, tip: str | None = None) -> dict[str, Block]:
+    """Every lesson line a person undid and nobody unblocked since, by fingerprint.
+
+    `tip`: as of that commit (default: the branch tip); `commits` are its history.
+    """
+    tip = tip or repo.tip()
+    history = list(reversed(list(repo.log(tip) if commits is None else commits)))  # oldest first
+    changes = {sha: (added, removed) for sha, added, removed in _changes(repo, tip)}
     learned: dict[str, str] = {}  # fingerprint → lesson text evolve wrote
     found: dict[str, Block] = {}
     for commit in history:
@@ -191,6 +195,10 @@ def blocks(repo: Repo, commits: Iterable[Commit] | None = None) -> dict[str, Blo
                 lesson = lesson_text(raw)
                 if lesson is not None:
                     learned.setdefault(fingerprint(lesson), lesson)
+        elif kind == "accept":  # merged on the server (a squash has no trailers): still evolve's lessons
+            for item in commit.values(LEARNED):
+                fp, _, text = item.partition(" ")
+                learned.setdefault(fp, lesson_text(text) or normalise(text))
         elif kind == "reject":
             for item in commit.values(BLOCKS):
                 fp, _, text = item.partition(" ")
@@ -218,7 +226,7 @@ def _undone(
             candidates[fingerprint(lesson)] = raw.strip()
     if not candidates:
         return {}
-    present = _tree_text(repo, sha)
+    present = tree_text(repo, sha)
     return {
         fp: Block(fp, raw, sha, how) for fp, raw in candidates.items() if f" {learned[fp]} " not in present
     }

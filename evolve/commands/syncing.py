@@ -1,0 +1,109 @@
+"""`evolve remote` and `evolve sync`: an agent shared through a git server."""
+
+from __future__ import annotations
+
+from evolve.clock import stamp
+from evolve.commands.output import emit_json, say
+from evolve.errors import EXIT_BUSY, EXIT_USER, UserError
+from evolve.home import Home
+from evolve.store import ledger
+from evolve.sync.remote import REMOTE, redact
+from evolve.sync.run import Outcome
+from evolve.sync.run import sync as sync_agent
+from evolve.workspace.agent import Agent, list_agents
+
+
+def remote(home: Home, name: str, url: str | None = None, remove: bool = False, as_json: bool = False) -> int:
+    """Show the agent's server, set it (and sync once), or forget it."""
+    from evolve.sync import join  # lazily: `evolve sync` does not need it
+
+    agent = Agent.open(name, home)
+    if remove and url is not None:
+        raise UserError(f"give a URL or --remove, not both: `evolve remote {name} --remove`")
+    if remove:
+        old = join.remove_remote(agent)
+        if as_json:
+            emit_json({"agent": name, "removed": redact(old) if old else None})
+        elif old:
+            say(
+                f"{name}: no remote any more (was {redact(old)}); its history stays here, and "
+                f"[sources] and [model] stay this machine's own in {agent.local_config_path}"
+            )
+        else:
+            say(f"{name}: had no remote")
+        return 0
+    if url is None:
+        return _show(agent, as_json)
+    had = agent.repo.remote_url(REMOTE)
+    stored = join.set_remote(agent, url)
+    outcome = sync_agent(agent)
+    if outcome.state == "refused" and had is None:
+        join.remove_remote(agent)  # an unrelated history: the agent is left as it was
+    if as_json:
+        emit_json({"agent": name, "url": redact(stored), "sync": outcome.to_dict()})
+    else:
+        if outcome.state != "refused" or had is not None:
+            say(f"{name}: remote {redact(stored)}")
+        say(outcome.line())
+    return _code([outcome]) if outcome.state in ("refused", "busy") else 0
+
+
+def _show(agent: Agent, as_json: bool) -> int:
+    url = agent.repo.remote_url(REMOTE)
+    with ledger.opened(agent.home.state_db) as conn:
+        row = ledger.sync_rows(conn).get(agent.name)
+    data = {
+        "agent": agent.name,
+        "url": redact(url) if url else None,
+        "machine": agent.home.machine(),
+        "sync": agent.config.git.sync,
+        "last_sync": None
+        if row is None
+        else {
+            "at": stamp(row["at"]),
+            "state": row["state"],
+            "detail": row["detail"],
+            "failures": row["failures"],
+        },
+    }
+    if as_json:
+        emit_json(data)
+        return 0
+    if url is None:
+        say(f"{agent.name}: no remote; set one with `evolve remote {agent.name} URL`")
+        return 0
+    say(f"{agent.name}: remote {data['url']} (this machine: {data['machine']}, sync {data['sync']})")
+    if row is not None:
+        say(
+            f"last sync: {stamp(row['at'])}: {row['state']}" + (f": {row['detail']}" if row["detail"] else "")
+        )
+    return 0
+
+
+def sync(home: Home, names: list[str], accept_rewrite: bool = False, as_json: bool = False) -> int:
+    """Fetch, integrate, push for each agent (default: every agent with a remote)."""
+    agents = [Agent.open(name, home) for name in names] if names else _shared(home)
+    if accept_rewrite and len(names) != 1:
+        raise UserError("--accept-rewrite takes exactly one agent: `evolve sync --accept-rewrite NAME`")
+    outcomes = [sync_agent(agent, accept_rewrite=accept_rewrite) for agent in agents]
+    if as_json:
+        emit_json([o.to_dict() for o in outcomes])
+    elif not outcomes:
+        say("no agent has a remote; set one with `evolve remote NAME URL`")
+    for outcome in outcomes if not as_json else ():
+        say(outcome.line())
+    return _code(outcomes)
+
+
+def _shared(home: Home) -> list[Agent]:
+    agents = [Agent(home, name) for name in list_agents(home)]
+    return [agent for agent in agents if agent.repo.remote_url(REMOTE) is not None]
+
+
+def _code(outcomes: list[Outcome]) -> int:
+    """0 when all synced, 75 when one is busy (and nothing else failed), 1 otherwise."""
+    if all(o.ok for o in outcomes):
+        return 0
+    if all(o.ok or o.state == "busy" for o in outcomes):
+        return EXIT_BUSY
+    return EXIT_USER

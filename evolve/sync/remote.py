@@ -1,0 +1,277 @@
+"""Talking to the git server: which URLs evolve accepts, how they are shown, and the network calls.
+
+Credentials are git's business (credential helpers, ssh agents): a URL carrying a password
+(or a token where a user name goes) is refused, and a URL's user name is never printed —
+not even inside git's own error messages. Every network command runs with an allow-list of
+transports (no `ext::`, no `fd::`), fsck of every object received, no tags, no automatic gc,
+and a time limit; a server that is a local folder runs its receive side with its hooks
+switched off, since those would run on this machine. Failures are sorted into transient
+(offline, the server away: tried again later) and the rest (the person must act).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from evolve.errors import UserError
+from evolve.store.git import Background, GitError, git
+from evolve.store.repo import Repo
+
+REMOTE = "origin"
+FETCHED = "refs/evolve/fetched/"  # the server's branches as the last fetch saw them
+TIMEOUT_S = 120.0  # a server that stops answering: the watcher cannot wait on it for long
+TRANSPORTS = ("file", "git", "ssh", "http", "https")
+BEHIND = ("fetch first", "non-fast-forward", "stale")  # a push refused because the server moved
+SCHEMES = ("ssh", "git+ssh", "ssh+git", "git", "http", "https", "file")
+NETWORK = (
+    *("-c", "protocol.allow=never"),
+    *(
+        arg
+        for name in ("file", "git", "ssh", "http", "https")
+        for arg in ("-c", f"protocol.{name}.allow=always")
+    ),
+    *("-c", "transfer.fsckObjects=true", "-c", "fetch.fsckObjects=true"),
+    *("-c", "gc.auto=0", "-c", "maintenance.auto=false"),
+    *("-c", "http.lowSpeedLimit=1", "-c", "http.lowSpeedTime=60"),
+)
+# A server that is a folder runs its side here: none of its hooks or commands may run.
+SAFE_SIDE = "git -c core.hooksPath=/dev/null -c core.alternateRefsCommand=true"
+LOCAL_SIDES = {"fetch": "--upload-pack", "clone": "--upload-pack", "push": "--receive-pack"}
+_USERINFO = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s'\"]+@")
+_SCP_USER = re.compile(r"(^|[\s'\"(])[^\s@/:'\"(]+@(?=[^\s/:]+:)")
+_TRANSIENT = (
+    "could not resolve host",
+    "unable to connect",
+    "connection refused",
+    "connection reset",
+    "connection timed out",
+    "timed out",
+    "network is unreachable",
+    "no route to host",
+    "the remote end hung up",
+    "early eof",
+    "unexpected disconnect",
+    "broken pipe",
+    "failed to connect",
+    "couldn't connect",
+    "could not connect",
+    "temporary failure",
+    "operation too slow",
+    "rpc failed",
+    "the requested url returned error: 5",
+    "remote end hung up",
+    "send-pack: unexpected",
+    "read error",
+)
+
+
+class Offline(UserError):
+    """The server cannot be reached now (transient): nothing changed, the next sync tries again."""
+
+
+def redact(text: str) -> str:
+    """`text` with every URL's user name (and anything else before '@') replaced by ***."""
+    return _SCP_USER.sub(r"\1***@", _USERINFO.sub(r"\1***@", text))
+
+
+def check_url(raw: str, cwd: Path | None = None) -> str:
+    """The URL as evolve stores it (a local path made absolute); UserError names what is wrong."""
+    from evolve.transcripts.redact import find_secrets  # lazily: only setting a remote needs it
+
+    url = raw.strip()
+    shown = redact(url)
+    if not url:
+        raise UserError("the remote URL is empty; give the URL of a git repository")
+    if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in url):
+        raise UserError(f"{shown!r} holds spaces or control characters; give a plain git URL")
+    if url.startswith("-"):
+        raise UserError(f"{shown!r} starts with '-' (git would read it as an option); give a git URL")
+    head = url.split("/", 1)[0]
+    if "::" in head:
+        raise UserError(
+            f"{shown!r}: the transport {head.split('::', 1)[0]!r}:: is not allowed "
+            "(evolve talks ssh, https, http, git:// and local paths)"
+        )
+    scheme, sep, _ = url.partition("://")
+    if sep:
+        return _check_scheme_url(url, scheme.lower(), shown)
+    colon, slash = url.find(":"), url.find("/")
+    if colon > 0 and (slash < 0 or colon < slash):  # scp-like: [user@]host:path
+        user, _, host = url[:colon].rpartition("@")
+        if not host or host.startswith("-"):
+            raise UserError(f"{shown!r}: the host may not be empty or start with '-'")
+        if user and find_secrets(user):
+            raise UserError(_credential(shown))
+        return url
+    path = Path(url).expanduser()
+    return str(path if path.is_absolute() else ((cwd or Path.cwd()) / path).resolve())
+
+
+def _check_scheme_url(url: str, scheme: str, shown: str) -> str:
+    from evolve.transcripts.redact import find_secrets
+
+    if scheme not in SCHEMES:
+        raise UserError(
+            f"{shown!r}: {scheme}:// is not allowed (evolve talks ssh, https, http, git://, file://)"
+        )
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        password = parts.password
+    except ValueError as exc:
+        raise UserError(f"{shown!r} is not a valid URL ({exc})") from None
+    if password is not None:
+        raise UserError(_credential(shown))
+    if parts.username and find_secrets(parts.username):
+        raise UserError(_credential(shown))
+    if find_secrets(parts.query) or find_secrets(parts.fragment):
+        raise UserError(_credential(shown))
+    if scheme != "file" and (not host or host.startswith("-")):
+        raise UserError(f"{shown!r}: the host may not be empty or start with '-'")
+    return url
+
+
+def _credential(shown: str) -> str:
+    return (
+        f"{shown}: the URL carries a password or token; evolve never stores credentials — give the URL "
+        "without it and let git's credential helper or your ssh agent provide it"
+    )
+
+
+@dataclass
+class Pushed:
+    """What a push did: the refs the server took, and why it refused the others."""
+
+    ok: list[str] = field(default_factory=list)
+    rejected: dict[str, str] = field(default_factory=dict)  # ref → reason (git's words)
+
+    @property
+    def behind(self) -> bool:
+        """The server moved since the fetch (someone pushed first): fetch, integrate, try again."""
+        return any(
+            word in why
+            for why in self.rejected.values()
+            for word in ("fetch first", "non-fast-forward", "stale")
+        )
+
+
+def local_side(command: str, url: str) -> list[str]:
+    """`--upload-pack` / `--receive-pack` options that keep a folder server's hooks and commands off."""
+    if not url.startswith(("/", "file://")):
+        return []
+    program = "receive-pack" if command == "push" else "upload-pack"
+    return [LOCAL_SIDES[command], f"{SAFE_SIDE} {program}"]
+
+
+def failure(exc: GitError, what: str) -> UserError:
+    """A failed network command as one line: Offline when it is worth trying again later."""
+    text = redact(exc.stderr)
+    lines = [line.removeprefix("fatal: ").strip() for line in text.splitlines() if line.strip()]
+    reason = "; ".join(lines[-2:])[:300] or f"git exited with {exc.code}"
+    lowered = text.lower()
+    if any(word in lowered for word in _TRANSIENT) or exc.code == -1:
+        return Offline(f"cannot reach the server to {what} ({reason}); evolve tries again later")
+    return UserError(f"could not {what} ({reason})")
+
+
+def start_fetch(repo: Repo, url: str) -> Background:
+    """Start fetching the server's branches into refs/evolve/fetched/ (not `machine/` ones).
+
+    `finish(job, "fetch")` waits for it: local work can run meanwhile.
+    """
+    return Background(
+        repo.path,
+        *NETWORK,
+        "fetch",
+        "--quiet",
+        "--prune",
+        "--no-tags",
+        "--no-write-fetch-head",
+        "--no-recurse-submodules",
+        *local_side("fetch", url),
+        REMOTE,
+        f"+refs/heads/*:{FETCHED}*",
+        "^refs/heads/machine/*",
+        timeout=TIMEOUT_S,
+    )
+
+
+def finish(job: Background, what: str) -> bytes:
+    try:
+        return job.wait()
+    except GitError as exc:
+        raise failure(exc, what) from None
+
+
+def push(repo: Repo, url: str, updates: list[tuple[str, str | None, str | None]]) -> Pushed:
+    """Push (branch, new sha or None to delete, what the server must hold now or None: absent).
+
+    Every update is leased on the server's value, so nothing anyone pushed is overwritten;
+    atomic when the server can (all or nothing), one by one otherwise.
+    """
+    base = ["push", "--porcelain", *local_side("push", url)]
+    leases = [f"--force-with-lease=refs/heads/{branch}:{old or ''}" for branch, _new, old in updates]
+    specs = [f"{new or ''}:refs/heads/{branch}" for branch, new, _old in updates]
+    try:
+        out = repo.git(*NETWORK, *base, "--atomic", *leases, REMOTE, *specs, timeout=TIMEOUT_S)
+    except GitError as exc:
+        if "does not support --atomic" in exc.stderr:
+            out = _push_each(repo, base, leases, specs)
+        elif _porcelain(exc.stderr + "\n" + exc.stdout).rejected:
+            return _porcelain(exc.stderr + "\n" + exc.stdout)
+        else:
+            raise failure(exc, "push") from None
+    return _porcelain(out.decode("utf-8", "replace"))
+
+
+def _push_each(repo: Repo, base: list[str], leases: list[str], specs: list[str]) -> bytes:
+    out = b""
+    for lease, spec in zip(leases, specs, strict=True):
+        try:
+            out += repo.git(*NETWORK, *base, lease, REMOTE, spec, timeout=TIMEOUT_S)
+        except GitError as exc:
+            if not _porcelain(exc.stdout).rejected:
+                raise failure(exc, "push") from None
+            out += exc.stdout.encode()
+    return out
+
+
+def _porcelain(text: str) -> Pushed:
+    """`git push --porcelain` lines: flag, from:to, summary (and the reason in brackets)."""
+    result = Pushed()
+    for line in text.splitlines():
+        parts = line.split("\t")
+        if len(parts) < 3 or len(parts[0]) != 1:
+            continue
+        ref = parts[1].rpartition(":")[2].removeprefix("refs/heads/")
+        if parts[0] == "!":
+            result.rejected[ref] = parts[2]
+        else:
+            result.ok.append(ref)
+    return result
+
+
+def clone(url: str, target: Path) -> None:
+    """A bare-bones clone of `url` into `target` (no checkout, no template hooks, no tags)."""
+    try:
+        git(
+            target.parent,
+            *NETWORK,
+            "clone",
+            "--quiet",
+            "--no-checkout",
+            "--no-tags",
+            "--template=",
+            *local_side("clone", url),
+            "--origin",
+            REMOTE,
+            "--",
+            url,
+            str(target),
+            timeout=TIMEOUT_S,
+        )
+    except GitError as exc:
+        raise failure(exc, "clone") from None

@@ -1,0 +1,294 @@
+"""Local commits replayed on top of the server's: nothing the server has is rewritten.
+
+Each local commit is applied again, file by file and 3-way, on the server's main and keeps
+its message, trailers and author. Whose commit it is comes from its `Evolve-Kind` trailer
+(a reflection is the model's; everything else — a person's commit, their revert, an
+evolve command they ran — is a person's). Where the files conflict:
+
+- a reflection is planned again from its stored operations (`replan`): a person's lines on
+  the server stay, two reflections' memo lessons are merged, what cannot land waits;
+- a person's commit against the server's reflections wins on main (their side of each
+  conflicting hunk), and the lesson it displaced waits on a `proposals/` branch;
+- a person's commit against another person's on the server stays off main: it is kept on
+  a branch named after this machine, and `evolve status` says so.
+
+A reflection that would bring back a lesson a person undid on the server is planned again
+too (the undo wins). Nothing moves here: the caller moves the branch and refs at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from evolve.store.files import sha256
+from evolve.store.git import GitError
+from evolve.store.history import PROPOSALS, Commit, build_message
+from evolve.store.repo import LINK, Entry
+from evolve.sync.refs import MACHINE
+from evolve.sync.replan import removes_lines, replan, union
+from evolve.workspace import undo
+from evolve.workspace.agent import Agent
+
+
+@dataclass
+class Replayed:
+    """Where the local commits went: the new main, and the branches made for what could not land."""
+
+    tip: str
+    mapping: dict[str, str] = field(default_factory=dict)  # old sha → its replayed commit
+    kept: list[Commit] = field(default_factory=list)  # a person's commits kept off main
+    branches: dict[str, str] = field(default_factory=dict)  # new or moved branch → sha
+    notes: list[str] = field(default_factory=list)  # one line per thing a person should know
+
+
+def from_model(commit: Commit) -> bool:
+    """A reflection (the model's lessons); every other commit is a person's or their command's."""
+    return commit.trailers.get("Evolve-Kind") == "reflection"
+
+
+def commit_env(raw: bytes, keep_committer_date: bool = False) -> dict[str, str]:
+    """GIT_AUTHOR_* (name, email, date) and GIT_COMMITTER_NAME/EMAIL of a raw commit object."""
+    env: dict[str, str] = {}
+    for line in raw.split(b"\n\n", 1)[0].decode("utf-8", "replace").splitlines():
+        role, _, rest = line.partition(" ")
+        if role not in ("author", "committer"):
+            continue
+        name, _, tail = rest.partition(" <")
+        email, _, when = tail.partition("> ")
+        key = "GIT_AUTHOR" if role == "author" else "GIT_COMMITTER"
+        env[f"{key}_NAME"], env[f"{key}_EMAIL"] = name, email
+        if role == "author" or keep_committer_date:
+            env[f"{key}_DATE"] = when
+    return env
+
+
+def message_of(raw: bytes) -> str:
+    return raw.split(b"\n\n", 1)[1].decode("utf-8", "replace") if b"\n\n" in raw else ""
+
+
+class Replayer:
+    """Replays `commits` (oldest first) from merge base `base` onto `onto`."""
+
+    def __init__(self, agent: Agent, base: str, onto: str, machine: str) -> None:
+        self.agent, self.repo, self.base, self.machine = agent, agent.repo, base, machine
+        self.result = Replayed(onto)
+        self._blocked: Mapping[str, str] | None = None
+
+    @property
+    def tip(self) -> str:
+        return self.result.tip
+
+    def run(self, commits: list[Commit]) -> Replayed:
+        raws = self.repo.read_blobs([c.sha for c in commits])
+        for commit in commits:
+            raw = raws.get(commit.sha) or b""
+            new = self._replay(commit, raw)
+            if new is not None:
+                self.result.mapping[commit.sha] = self.result.tip = new
+        if self.result.kept:
+            self._keep(raws)
+        self._copy_notes()
+        return self.result
+
+    # -- one commit --------------------------------------------------------------------
+    def _replay(self, commit: Commit, raw: bytes) -> str | None:
+        if not self.repo.changed_paths(commit.parents[0], commit.sha):
+            if _decided(commit) and _decided(commit) & self._decided_on_tip():
+                return None  # the other machine recorded the same decision
+            return self.repo.build_commit(self.tip, {}, message_of(raw), commit_env(raw))
+        entries, left = self.repo.replay_entries(commit.sha, onto=self.tip)
+        if from_model(commit):
+            if left or self._brings_back_undone(commit):
+                return self._planned_again(commit, raw, entries, left)
+            return self.repo.build_commit(self.tip, entries, message_of(raw), commit_env(raw))
+        if not left:
+            return self.repo.build_commit(self.tip, entries, message_of(raw), commit_env(raw))
+        if any(self._person_changed(path) for path in left):
+            self.result.kept.append(commit)
+            return None
+        return self._person_wins(commit, raw, entries, left)
+
+    def _planned_again(self, commit: Commit, raw: bytes, entries: dict, left: list[str]) -> str:
+        why = (
+            f"the server's main changed {', '.join(left)}"
+            if left
+            else "a person undid a lesson it brings back"
+        )
+        planned = replan(self.agent, commit, self.tip, self._blocks(), why)
+        if planned is None:  # no stored operations: the server's side of each file stays, ours waits
+            theirs = {path: entries.get(path) for path in entries if path not in left}
+            new = self.repo.build_commit(self.tip, theirs, message_of(raw), commit_env(raw))
+            mine = self.repo.tree_entries(commit.sha)
+            parked = {path: mine.get(path) for path in left}
+            self._park(commit, new, parked, f"{commit.subject} (for review: {why})", why)
+            return new
+        env = commit_env(raw)
+        new = self.repo.build_commit(self.tip, self._blob_entries(planned.main), planned.message, env)
+        if planned.parked:
+            branch = PROPOSALS + (commit.trailers.get("Evolve-Reflection") or commit.sha[:16])
+            self.result.branches[branch] = self.repo.build_commit(
+                new, self._blob_entries(planned.parked), planned.parked_message, env
+            )
+            self.result.notes.append(f"{branch}: waits for review ({why})")
+        return new
+
+    def _person_wins(self, commit: Commit, raw: bytes, entries: dict, left: list[str]) -> str:
+        """Their side of each conflicting hunk on main; the server's lesson it displaced waits."""
+        parent = commit.parents[0]
+        versions = self.repo.read_blobs(
+            [f"{rev}:{p}" for p in left for rev in (parent, commit.sha, self.tip)]
+        )
+        mine_tree, theirs_tree = (
+            self.repo.tree_entries(commit.sha, left),
+            self.repo.tree_entries(self.tip, left),
+        )
+        resolved: dict[str, Entry | None] = dict(entries)
+        displaced: dict[str, Entry | None] = {}
+        for path in left:
+            base, mine, theirs = (versions.get(f"{rev}:{path}") for rev in (parent, commit.sha, self.tip))
+            mine_entry, theirs_entry = mine_tree.get(path), theirs_tree.get(path)
+            merged = self._merged(base, mine, theirs) if _text(mine_entry) and _text(theirs_entry) else None
+            if merged is not None:
+                won, both = merged
+                if not removes_lines(base or b"", mine or b""):
+                    won = both  # the person only added lines: theirs and the lesson both stay
+                resolved[path] = self._blob(won, mine_entry)
+                if both != won:
+                    displaced[path] = self._blob(both, mine_entry)
+            else:  # a link, a deletion or a binary file: the person's whole version
+                resolved[path] = mine_entry
+                if theirs_entry != mine_entry:
+                    displaced[path] = theirs_entry
+        new = self.repo.build_commit(self.tip, resolved, message_of(raw), commit_env(raw))
+        if displaced:
+            why = f"a person's commit on {self.machine} changed the same lines"
+            self._park(
+                commit, new, displaced, f"kept for review: the server's lesson in {', '.join(displaced)}", why
+            )
+        return new
+
+    def _merged(
+        self, base: bytes | None, mine: bytes | None, theirs: bytes | None
+    ) -> tuple[bytes, bytes] | None:
+        """(the person's side of each conflicting hunk, both sides' lines); None for binary files."""
+        if mine is None or theirs is None:
+            return None
+        try:
+            won = self.repo.merge_text(base or b"", mine, theirs, favor="current")
+            return won, union(self.repo, base or b"", mine, theirs)
+        except GitError:
+            return None
+
+    def _park(
+        self, commit: Commit, on: str, entries: dict[str, Entry | None], subject: str, why: str
+    ) -> None:
+        """A proposal on top of `on` holding what could not land (a person reviews it)."""
+        name = sha256(f"{commit.sha} {on}".encode())[:16]
+        message = build_message(
+            f"reflect({self.agent.name}): {subject}",
+            {
+                "Evolve-Kind": "reflection",
+                "Evolve-Reflection": name,
+                "Evolve-Review": [f"{p}: {why}" for p in entries],
+            },
+        )
+        branch = PROPOSALS + name
+        self.result.branches[branch] = self.repo.build_commit(
+            on, entries, message, self.agent.evolve_identity.env()
+        )
+        self.result.notes.append(f"{branch}: waits for review ({why})")
+
+    def _keep(self, raws: dict[str, bytes | None]) -> None:
+        """A branch after this machine: main as it is now plus each kept commit as the person made it."""
+        tip = self.tip
+        for commit in self.result.kept:
+            paths = self.repo.changed_paths(commit.parents[0], commit.sha)
+            mine = self.repo.tree_entries(commit.sha, paths)
+            raw = raws.get(commit.sha) or b""
+            tip = self.repo.build_commit(
+                tip, {p: mine.get(p) for p in paths}, message_of(raw), commit_env(raw)
+            )
+        taken = self.repo.branches(MACHINE)
+        branch, number = f"{MACHINE}{self.machine}", 1
+        while branch in taken:
+            number += 1
+            branch = f"{MACHINE}{self.machine}-{number}"
+        self.result.branches[branch] = tip
+        subjects = "; ".join(c.subject for c in self.result.kept)
+        self.result.notes.append(
+            f"{branch}: kept a person's commit that conflicts with another person's on the server "
+            f"({subjects}); main has the server's — merge what you want and delete the branch"
+        )
+
+    def _copy_notes(self) -> None:
+        """A replayed reflection keeps its stored operations (a later sync may need them again)."""
+        found = self.repo.notes(list(self.result.mapping))
+        for old, text in found.items():
+            self.repo.add_note(self.result.mapping[old], text, self.agent.evolve_identity)
+
+    # -- what the server's side holds ----------------------------------------------------
+    def _person_changed(self, path: str) -> bool:
+        """Whether a person's commit between the merge base and the tip changed `path`."""
+        kinds = self.repo.text(
+            "log", f"--format=kind:{_KIND}", f"{self.base}..{self.tip}", "--", path
+        ).splitlines()
+        return any(line != "kind:reflection" for line in kinds)
+
+    def _blocks(self) -> Mapping[str, str]:
+        """Fingerprint → lesson of every block at the server's tip (re-wrapped lessons are found too)."""
+        if self._blocked is None:
+            self._blocked = {fp: b.lesson for fp, b in undo.blocks(self.repo, tip=self.tip).items()}
+        return self._blocked
+
+    def _brings_back_undone(self, commit: Commit) -> bool:
+        """Whether the reflection adds a lesson line a person undid on the server's side."""
+        if not self.repo.text(
+            "log",
+            "-1",
+            "--format=%H",
+            "--invert-grep",
+            "--grep=^Evolve-Kind: reflection",
+            f"{self.base}..{self.tip}",
+        ):
+            return False  # only reflections arrived: nothing was undone there
+        added = self.repo.git(
+            "diff", "-U0", "--no-color", "--no-ext-diff", f"{commit.sha}^", commit.sha, "--"
+        )
+        lines = [
+            line[1:]
+            for line in added.decode("utf-8", "replace").splitlines()
+            if line.startswith("+") and not line.startswith("+++")
+        ]
+        return bool(undo.relearned("\n".join(lines), "", self._blocks()))
+
+    def _decided_on_tip(self) -> set[str]:
+        """The proposals the tip's history already accepted or rejected."""
+        out = self.repo.text(
+            "log",
+            "--format=%(trailers:key=Evolve-Accepted,valueonly,separator=%x2c),%(trailers:key=Evolve-Rejected-Proposal,valueonly,separator=%x2c)",
+            f"{self.base}..{self.tip}",
+        )
+        return {item for item in out.replace("\n", ",").split(",") if item}
+
+    def _blob_entries(self, changes: dict[str, bytes | None]) -> dict[str, Entry | None]:
+        return {path: (None if data is None else self._blob(data, None)) for path, data in changes.items()}
+
+    def _blob(self, data: bytes, like: Entry | None) -> Entry:
+        blob = self.repo.git("hash-object", "-w", "--stdin", input=data).decode().strip()
+        return (like[0] if like and like[0] != LINK else "100644", blob)
+
+
+_KIND = "%(trailers:key=Evolve-Kind,valueonly,separator=%x2c)"
+
+
+def _text(entry: Entry | None) -> bool:
+    return entry is not None and entry[0] != LINK
+
+
+def _decided(commit: Commit) -> set[str]:
+    """The proposal an empty commit decides (an accept marker or a reject), if any."""
+    return set(commit.values("Evolve-Accepted")) | set(commit.values("Evolve-Rejected-Proposal"))
+
+
+__all__ = ["Replayed", "Replayer", "from_model"]

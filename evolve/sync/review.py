@@ -1,0 +1,157 @@
+"""Review on the server: every `proposals/<id>` branch travels, and what a team did there counts.
+
+Merging a proposal on the server — by a merge, a squash or a rebase — and syncing is the
+same as `evolve accept`: it is recognised by content (the proposal's change is already on
+main), never by sha or trailers, and recorded by an `accept` commit naming its lesson lines
+(a squash leaves no reflection trailer behind). Deleting the branch on the server while its
+content is not on main is a reject: a commit blocks its lesson lines, so no machine
+proposes them again; lines that did reach main (a partial merge) are not blocked. A
+proposal made on another machine appears here; one accepted or rejected here is deleted
+there; one a reviewer pushed to is taken as the reviewer left it.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from evolve.reflect.proposals import lessons_of, reject_message, removals_of
+from evolve.store.git import GitError
+from evolve.store.history import PROPOSALS, build_message, clean_line
+from evolve.sync.refs import View
+from evolve.workspace import undo
+from evolve.workspace.agent import Agent
+
+PROPOSAL_FILES = ("memo.md", "skills/")
+
+
+@dataclass
+class Reviewed:
+    """What the server's review changes here (the caller commits and moves it all at once)."""
+
+    main: str  # main with the accept and reject commits on top
+    local: dict[str, str | None] = field(default_factory=dict)  # branch → new sha, None: delete here
+    remote: dict[str, str | None] = field(default_factory=dict)  # branch → push it, None: delete there
+    notes: list[str] = field(default_factory=list)
+
+
+def review(agent: Agent, view: View, main: str) -> Reviewed:
+    """Each proposal branch seen here, on the server now and at the last sync, decided."""
+    done = Reviewed(main)
+    decided: set[str] | None = None
+    repo = agent.repo
+    for branch in sorted(b for b in view.branches() if b.startswith(PROPOSALS)):
+        here, there, before = view.local.get(branch), view.fetched.get(branch), view.synced.get(branch)
+        settle: str | None = None  # the sha of a proposal the server decided
+        deleted = False
+        if there is None and before is not None:  # deleted on the server since the last sync
+            settle, deleted = here, True
+        elif there is not None and here is None:
+            if before == there:  # accepted or rejected here: it goes on the server too
+                done.remote[branch] = None
+            elif _merged(agent, there, done.main)[0]:
+                settle = there
+            else:
+                done.local[branch] = there  # made on another machine
+                done.notes.append(f"{branch}: a proposal from the server, waiting for review")
+        elif there is not None and here is not None:
+            if there != here and (here == before or repo.is_ancestor(here, there)):
+                done.local[branch] = here = there  # a reviewer pushed to it on the server
+            elif there != here and (there == before or repo.is_ancestor(there, here)):
+                done.remote[branch] = here
+            elif there != here:
+                done.local[branch] = here = there
+                done.notes.append(f"{branch}: changed here and on the server; the server's is kept")
+            if _merged(agent, here, done.main)[0]:  # merged on the server, the branch left there
+                settle = here
+        elif here is not None:  # made here: the team reviews it on the server
+            done.remote[branch] = here
+        if settle is not None:
+            decided = decided if decided is not None else _decided(agent, done.main)
+            _settle(agent, done, branch, settle, decided, deleted=deleted)
+    return done
+
+
+def _settle(agent: Agent, done: Reviewed, branch: str, sha: str, decided: set[str], *, deleted: bool) -> None:
+    """A proposal the server decided: an accept or reject commit on main, the branch gone everywhere."""
+    name = branch.removeprefix(PROPOSALS)
+    done.local[branch] = None
+    if not deleted:
+        done.remote[branch] = None
+    if name in decided:
+        return  # accepted or rejected here or on another machine already
+    merged, missing = _merged(agent, sha, done.main)
+    lessons = lessons_of(agent, _fork(agent, sha, done.main), sha)
+    subject = agent.repo.log(sha, limit=1)[0].subject
+    if merged or (lessons and not missing):
+        message = build_message(
+            f"accept({agent.name}): {subject.partition(': ')[2] or name} (merged on the server)",
+            {
+                "Evolve-Kind": "accept",
+                "Evolve-Accepted": name,
+                undo.LEARNED: [f"{fp} {clean_line(line, 200)}" for fp, line in lessons.items()] or ["-"],
+            },
+        )
+        done.notes.append(f"{branch}: merged on the server: accepted")
+    else:
+        partly = ", partly merged" if len(missing) < len(lessons) else ""
+        retired, removed = _removals_left(agent, _fork(agent, sha, done.main), sha, done.main)
+        how = f" (deleted on the server{partly})"
+        message = reject_message(agent, name, subject, missing, retired, removed, how)
+        done.notes.append(
+            f"{branch}: deleted on the server before reaching main: rejected: its lesson is blocked"
+        )
+    done.main = agent.repo.build_commit(done.main, {}, message, agent.evolve_identity.env())
+    decided.add(name)
+
+
+def _merged(agent: Agent, sha: str, main: str) -> tuple[bool, dict[str, str]]:
+    """(whether the proposal's whole change is on `main`, its lesson lines that are not)."""
+    repo = agent.repo
+    fork = _fork(agent, sha, main)
+    if fork == sha or _reverse_applies(agent, fork, sha, main):
+        return True, {}
+    present = undo.tree_text(repo, main)
+    lessons = lessons_of(agent, fork, sha)
+    return False, {fp: line for fp, line in lessons.items() if f" {undo.lesson_text(line)} " not in present}
+
+
+def _removals_left(agent: Agent, fork: str, sha: str, main: str) -> tuple[list[str], list[str]]:
+    """What the proposal retires or deletes that `main` still has: a reject keeps it there."""
+    retired, removed = removals_of(agent, fork, sha)
+    on_main = agent.repo.tree_entries(main, ["skills/"])
+    present = undo.tree_text(agent.repo, main)
+    return (
+        [name for name in retired if f"skills/{name}/SKILL.md" in on_main],
+        [line for line in removed if undo.lesson_text(line) and f" {undo.lesson_text(line)} " in present],
+    )
+
+
+def _reverse_applies(agent: Agent, fork: str, sha: str, main: str) -> bool:
+    """Whether undoing the proposal's change applies to `main` as it is: the change is there."""
+    repo = agent.repo
+    patch = repo.git("diff", "--binary", "--full-index", "--no-renames", fork, sha, "--")
+    if not patch.strip():
+        return False  # an empty proposal is decided by what the team did with its branch
+    with tempfile.TemporaryDirectory(dir=repo.git_dir, prefix="evolve-idx-") as tmp:
+        env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+        repo.git("read-tree", main, env=env)
+        try:
+            repo.git("apply", "--cached", "--check", "-R", input=patch, env=env)
+        except GitError:
+            return False
+    return True
+
+
+def _fork(agent: Agent, sha: str, main: str) -> str:
+    """Where the proposal left main (its first commit's parent, for a one-commit proposal)."""
+    return agent.repo.text("merge-base", sha, main, check=False) or f"{sha}^"
+
+
+def _decided(agent: Agent, main: str) -> set[str]:
+    """The proposals main's history already accepted or rejected."""
+    found: set[str] = set()
+    for commit in agent.repo.log(main):
+        found.update(commit.values("Evolve-Accepted"), commit.values("Evolve-Rejected-Proposal"))
+    return found

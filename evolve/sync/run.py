@@ -1,0 +1,167 @@
+"""One sync of one agent, end to end: fetch → integrate (under the agent's lock) → push → record.
+
+The network is used outside the lock (a slow server never holds up a reflection or a
+person's edit being committed); integration happens under it, a person's uncommitted
+edits committed first as theirs. A push the server refuses because someone pushed first
+starts over from the fetch. Every failure is one line: offline (transient: nothing
+changed, tried again later), busy (exit 75), refused or failed (the person acts). When
+nothing changed anywhere the sync is one fetch and two cheap local reads.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from evolve.errors import Busy, UserError
+from evolve.store import ledger
+from evolve.store.locks import FileLock
+from evolve.sync import refs, remote
+from evolve.sync.refs import Refused
+from evolve.sync.remote import Offline
+from evolve.workspace.agent import Agent
+
+ATTEMPTS = 5  # pushes refused because the server moved meanwhile, before giving up for now
+LOCK_WAIT_S = 10.0
+SYNC_LOCK = "evolve-sync.lock"
+OK = ("synced", "up to date")
+
+
+@dataclass
+class Outcome:
+    """How one agent's sync went, for one line of output (and `--json`)."""
+
+    agent: str
+    state: str  # synced | up to date | offline | busy | refused | failed | no remote
+    detail: str = ""
+    received: int = 0  # commits main took from the server
+    sent: int = 0  # commits main gave it
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.state in OK
+
+    def line(self) -> str:
+        if self.state == "synced":
+            moved = [f"{n} {what}" for n, what in ((self.received, "in"), (self.sent, "out")) if n]
+            text = f"{self.agent}: synced" + (f" ({', '.join(moved)})" if moved else "")
+        else:
+            text = f"{self.agent}: {self.state}" + (f": {self.detail}" if self.detail else "")
+        return "\n".join([text, *(f"  {note}" for note in self.notes)])
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "agent": self.agent,
+            "state": self.state,
+            "ok": self.ok,
+            "detail": self.detail,
+            "received": self.received,
+            "sent": self.sent,
+            "notes": self.notes,
+        }
+
+
+def sync(
+    agent: Agent, *, accept_rewrite: bool = False, push_first: bool = False, record: bool = True
+) -> Outcome:
+    """Sync `agent` with its server; never raises for what the outcome can say.
+
+    `push_first` (the watcher, after a commit here): when this machine only moved ahead,
+    push straight away, leased on what the server had at the last sync; the server's own
+    news then come with the next full sync (a rescan).
+    """
+    try:
+        outcome = _sync(agent, accept_rewrite, push_first)
+    except Busy as exc:
+        outcome = Outcome(agent.name, "busy", str(exc))
+    except Offline as exc:
+        outcome = Outcome(agent.name, "offline", str(exc))
+    except Refused as exc:
+        outcome = Outcome(agent.name, "refused", str(exc))
+    except UserError as exc:
+        outcome = Outcome(agent.name, "failed", str(exc))
+    if record and outcome.state != "no remote":
+        with ledger.opened(agent.home.state_db) as conn:
+            with ledger.transaction(conn):
+                ledger.record_sync(conn, agent.name, time.time(), outcome.state, outcome.detail, outcome.ok)
+    return outcome
+
+
+def _sync(agent: Agent, accept_rewrite: bool, push_first: bool) -> Outcome:
+    repo = agent.repo
+    url = repo.remote_url(remote.REMOTE)
+    if url is None:
+        return Outcome(agent.name, "no remote", f"set one with `evolve remote {agent.name} URL`")
+    with FileLock(repo.git_dir / SYNC_LOCK, timeout=LOCK_WAIT_S):  # one sync of an agent at a time
+        pushed = _pushed_ahead(agent, url) if push_first and not accept_rewrite else None
+        return pushed or _attempts(agent, url, accept_rewrite)
+
+
+def _pushed_ahead(agent: Agent, url: str) -> Outcome | None:
+    """The push-first path; None when it does not apply or the server moved (then: a full sync)."""
+    repo = agent.repo
+    view = refs.read(repo, agent.home.machine())
+    main, before = view.local.get("main"), view.synced.get("main")
+    if not main or not before or main == before or not repo.is_ancestor(before, main) or repo.dirty_paths():
+        return None
+    updates = [
+        (b, view.local.get(b), view.synced.get(b))
+        for b in sorted(view.branches())
+        if view.local.get(b) != view.synced.get(b)
+    ]
+    pushed = remote.push(repo, url, updates)
+    if pushed.rejected:
+        return None
+    refs.record(repo, view, _server_after(view, updates))
+    return Outcome(agent.name, "synced", "", 0, _count(agent, before, main))
+
+
+def _attempts(agent: Agent, url: str, accept_rewrite: bool) -> Outcome:
+    repo, machine = agent.repo, agent.home.machine()
+    for _attempt in range(ATTEMPTS):
+        fetching = remote.start_fetch(repo, url)
+        dirty = repo.dirty_paths()  # read while the fetch waits on the network
+        remote.finish(fetching, "fetch")
+        view = refs.read(repo, machine)
+        if view.quiet() and not accept_rewrite and not dirty:
+            return Outcome(agent.name, "up to date")
+        from evolve.sync.integrate import integrate, pushes
+        from evolve.sync.join import keep_machine_local
+
+        with repo.locked(timeout=LOCK_WAIT_S):
+            agent.commit_human_edits_held()
+            keep_machine_local(agent)  # a remote added by hand: the machine's settings move first
+            view = refs.read(repo, machine)
+            done = integrate(agent, view, machine, accept_rewrite=accept_rewrite)
+        if any(path.startswith("skills/") for path in done.paths):
+            agent.sync_links(done.paths)  # the harnesses' links follow the skills that came
+        updates = pushes(view, done)
+        if updates:
+            pushed = remote.push(repo, url, updates)
+            if pushed.behind:
+                continue
+            if pushed.rejected:
+                why = "; ".join(f"{b}: {r}" for b, r in sorted(pushed.rejected.items()))
+                return Outcome(agent.name, "failed", f"the server refused the push ({why})", notes=done.notes)
+        refs.record(repo, view, _server_after(view, updates))
+        sent = _count(agent, view.fetched.get("main"), done.main)
+        changed = done.received or sent or updates or done.paths or done.branches
+        return Outcome(agent.name, "synced" if changed else "up to date", "", done.received, sent, done.notes)
+    raise UserError(f"the server kept changing during {ATTEMPTS} attempts; evolve tries again later")
+
+
+def _server_after(view: refs.View, updates: list[tuple[str, str | None, str | None]]) -> dict[str, str]:
+    """What the server holds of the tracked branches once `updates` were taken."""
+    server = dict(view.fetched) | {b: s for b, s in view.synced.items() if b.startswith(refs.MACHINE)}
+    for branch, sha, _old in updates:
+        if sha is None:
+            server.pop(branch, None)
+        else:
+            server[branch] = sha
+    return server
+
+
+def _count(agent: Agent, old: str | None, new: str) -> int:
+    span = f"{old}..{new}" if old else new
+    return int(agent.repo.text("rev-list", "--count", span) or 0)

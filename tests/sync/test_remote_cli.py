@@ -1,0 +1,105 @@
+"""`evolve remote` and `evolve sync` as a person uses them: lines, JSON and exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from evolve.errors import EXIT_BUSY
+from tests.sync_helpers import Machine, memo_op
+
+
+@pytest.fixture
+def machines(tmp_path, fake_messages_api, capsys, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key-for-the-fake-server-only")
+    return (
+        Machine(tmp_path / "laptop", fake_messages_api, capsys, person="Alice"),
+        Machine(tmp_path / "desktop", fake_messages_api, capsys, person="Bob"),
+    )
+
+
+def test_remote_shows_sets_and_removes(machines, git_daemon):
+    a, _b = machines
+    a.create()
+    assert "no remote; set one with `evolve remote a URL`" in a.ok("remote", "a")
+    assert a.evolve("sync") == (0, "no agent has a remote; set one with `evolve remote NAME URL`\n", "")
+    out = a.ok("remote", "a", git_daemon.url())
+    assert out.splitlines() == [f"a: remote {git_daemon.url()}", "a: synced (2 out)"]
+    shown = json.loads(a.ok("remote", "a", "--json"))
+    assert shown["url"] == git_daemon.url() and shown["machine"] == a.home.machine()
+    assert shown["sync"] == "auto" and shown["last_sync"]["state"] == "synced"
+    assert json.loads(a.ok("sync", "--json")) == [
+        {"agent": "a", "state": "up to date", "ok": True, "detail": "", "received": 0, "sent": 0, "notes": []}
+    ]
+    out = a.ok("remote", "a", "--remove")
+    assert "no remote any more" in out and "stay this machine's own" in out
+    assert a.out("for-each-ref", "refs/evolve/") == "" and a.agent.repo.remote_url() is None
+    assert a.evolve("sync", "a")[0] == 1
+    code, _out, err = a.evolve("remote", "a", git_daemon.url(), "--remove")
+    assert code == 1 and "not both" in err
+
+
+def test_a_server_holding_another_agent_is_refused_and_the_remote_left_unset(machines, git_daemon):
+    a, b = machines
+    with (a.root / "config.toml").open("a") as config:  # two agents made in the same second differ
+        config.write('\n[git]\nauthor_name = "evolve on the laptop"\n')
+    a.create()
+    b.ok("init", "a")
+    b.write("memo.md", b.read("memo.md") + "\n- another agent entirely\n")
+    b.commit("another agent")
+    b.ok("remote", "a", git_daemon.url())  # another agent's history on the server
+    code, out, _err = a.evolve("remote", "a", git_daemon.url())
+    assert code == 1 and "shares no history" in out and "evolve init NAME --from URL" in out
+    assert a.agent.repo.remote_url() is None
+    assert git_daemon.git("agent", "rev-parse", "main") == b.head()
+
+
+def test_sync_is_busy_while_a_persons_revert_is_unfinished(machines, git_daemon):
+    a, b = machines
+    a.create(git_daemon.url())
+    b.join(git_daemon.url())
+    first = a.reflect(memo_op("strategies", "- s1"))["commit"]
+    a.reflect(memo_op("strategies", "- s1 changed\n- s2"))
+    assert a.git("revert", "--no-edit", first, check=False).returncode != 0  # stopped on a conflict
+    head = a.head()
+    code, out = a.sync()
+    assert code == EXIT_BUSY and "busy: a git operation is in progress" in out and "git revert --abort" in out
+    assert a.head() == head and "<<<<<<<" not in git_daemon.git("agent", "show", "main:memo.md")
+    a.git("revert", "--abort")
+    assert a.sync()[0] == 0
+    code, out = a.sync("--accept-rewrite")
+    assert code == 1 and "exactly one agent" in out
+
+
+def test_a_persons_uncommitted_edit_is_committed_as_theirs_first(machines, git_daemon):
+    a, b = machines
+    a.create(git_daemon.url())
+    b.join(git_daemon.url())
+    a.add_to_memo("- typed, never committed")
+    assert a.sync()[0] == 0
+    log = a.out("log", "-1", "--format=%an|%s|%(trailers:key=Evolve-Source,valueonly)")
+    assert log == "Alice|edit(a): memo.md|human"
+    assert b.sync()[0] == 0 and "- typed, never committed" in b.read("memo.md")
+
+
+def test_the_sync_command_as_its_own_process(machines, git_daemon):
+    a, _b = machines
+    a.create(git_daemon.url())
+    proc = subprocess.run(
+        [sys.executable, "-P", "-m", "evolve", "--home", str(a.root), "sync", "a"],
+        capture_output=True,
+        text=True,
+        cwd=a.root,
+    )
+    assert proc.returncode == 0 and proc.stdout == "a: up to date\n", proc.stderr
+
+
+def test_doctor_names_a_password_set_by_hand_without_printing_it(machines):
+    a, _b = machines
+    a.create()
+    a.git("remote", "add", "origin", "https://alice:hunter2hunter2@example.test/agent.git")
+    code, out, _err = a.evolve("doctor")
+    assert "a: remote" in out and "carries a password or token" in out and "hunter2" not in out
