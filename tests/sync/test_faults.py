@@ -20,15 +20,6 @@ from evolve.sync import remote
 from tests.sync_helpers import SELF, Machine, create_op, memo_op, server_fsck
 
 
-@pytest.fixture
-def machines(tmp_path, fake_messages_api, capsys, monkeypatch):
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key-for-the-fake-server-only")
-    return (
-        Machine(tmp_path / "laptop", fake_messages_api, capsys, person="Alice"),
-        Machine(tmp_path / "desktop", fake_messages_api, capsys, person="Bob"),
-    )
-
-
 def test_an_empty_server_takes_the_agent_and_an_empty_one_cannot_be_joined(machines, git_daemon):
     a, b = machines
     a.create()

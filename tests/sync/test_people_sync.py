@@ -10,16 +10,15 @@ import json
 import pytest
 
 from evolve.store.repo import Repo
-from tests.sync_helpers import SELF, Machine, create_op, memo_op, server_fsck
+from tests.sync_helpers import SELF, create_op, memo_op, server_fsck
 
 RULE = "- When the suite is flaky, always rerun it with `pytest -p no:randomly` first."
 
 
 @pytest.fixture
-def pair(tmp_path, fake_messages_api, capsys, monkeypatch, git_daemon):
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key-for-the-fake-server-only")
-    a = Machine(tmp_path / "laptop", fake_messages_api, capsys, person="Alice")
-    b = Machine(tmp_path / "desktop", fake_messages_api, capsys, person="Bob")
+def pair(machines, git_daemon):
+    """A on the server first, B joined from it (git daemon only: what is tested is the people)."""
+    a, b = machines
     a.create(git_daemon.url())
     b.join(git_daemon.url())
     return a, b, git_daemon

@@ -6,19 +6,8 @@ import json
 import subprocess
 import sys
 
-import pytest
-
 from evolve.errors import EXIT_BUSY
-from tests.sync_helpers import Machine, memo_op
-
-
-@pytest.fixture
-def machines(tmp_path, fake_messages_api, capsys, monkeypatch):
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key-for-the-fake-server-only")
-    return (
-        Machine(tmp_path / "laptop", fake_messages_api, capsys, person="Alice"),
-        Machine(tmp_path / "desktop", fake_messages_api, capsys, person="Bob"),
-    )
+from tests.sync_helpers import memo_op
 
 
 def test_remote_shows_sets_and_removes(machines, git_daemon):

@@ -19,15 +19,6 @@ from tests.sync_helpers import Machine, create_op, memo_op, server_fsck
 RULE = "- When a deploy fails, read the last 50 lines of its log before retrying."
 
 
-@pytest.fixture
-def machines(tmp_path, fake_messages_api, capsys, monkeypatch):
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key-for-the-fake-server-only")
-    return (
-        Machine(tmp_path / "laptop", fake_messages_api, capsys, person="Alice"),
-        Machine(tmp_path / "desktop", fake_messages_api, capsys, person="Bob"),
-    )
-
-
 class Reviewer:
     """A team member's clone of the server."""
 

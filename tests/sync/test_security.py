@@ -19,16 +19,7 @@ import pytest
 from evolve.sync.remote import check_url, redact
 from tests.git_servers import SmartHttp
 from tests.helpers import skill_text
-from tests.sync_helpers import Machine, server_fsck
-
-
-@pytest.fixture
-def machines(tmp_path, fake_messages_api, capsys, monkeypatch):
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key-for-the-fake-server-only")
-    return (
-        Machine(tmp_path / "laptop", fake_messages_api, capsys, person="Alice"),
-        Machine(tmp_path / "desktop", fake_messages_api, capsys, person="Bob"),
-    )
+from tests.sync_helpers import server_fsck
 
 
 class Attacker:

@@ -11,16 +11,7 @@ import json
 
 import pytest
 
-from tests.sync_helpers import Machine, create_op, memo_op, server_fsck
-
-
-@pytest.fixture
-def machines(tmp_path, fake_messages_api, capsys, monkeypatch):
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key-for-the-fake-server-only")
-    return (
-        Machine(tmp_path / "laptop", fake_messages_api, capsys, person="Alice"),
-        Machine(tmp_path / "desktop", fake_messages_api, capsys, person="Bob"),
-    )
+from tests.sync_helpers import create_op, memo_op, server_fsck
 
 
 @pytest.fixture

@@ -8,21 +8,10 @@ from __future__ import annotations
 
 import logging
 
-import pytest
-
 from evolve.watch import syncing
 from tests.git_servers import GitDaemon
-from tests.sync_helpers import SELF, Machine
+from tests.sync_helpers import SELF
 from tests.watch_helpers import new_watcher, pump, settle
-
-
-@pytest.fixture
-def machines(tmp_path, fake_messages_api, capsys, monkeypatch):
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key-for-the-fake-server-only")
-    return (
-        Machine(tmp_path / "laptop", fake_messages_api, capsys, person="Alice"),
-        Machine(tmp_path / "desktop", fake_messages_api, capsys, person="Bob"),
-    )
 
 
 def test_the_watcher_syncs_after_each_commit_and_at_each_rescan(machines, git_daemon):
