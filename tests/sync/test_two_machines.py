@@ -124,3 +124,100 @@ def test_joining_keeps_the_history_blocks_and_trailers(machines, git_daemon):
     assert b.out("config", "core.hooksPath") == ".git/hooks"
     assert "evolve-managed-hook" in (b.path / ".git" / "hooks" / "pre-commit").read_text()
     b.fsck()
+
+
+DEPLOYS = (
+    "# Deploys\n\n"
+    "- Before a deploy, run `make check` and read its summary line.\n"
+    "- When a deploy fails, read the last 50 lines of its log before retrying.\n"
+    "- Roll back with `make rollback`, never by hand.\n"
+)
+
+
+def patch_op(name: str, old: str, new: str) -> dict:
+    return {"op": "patch_skill", "name": name, "old": old, "new": new}
+
+
+def test_two_capable_reflections_at_once_keep_every_lesson_on_main_or_for_review(pair):
+    """Two machines reflect at once, each as a good reflector answers; nothing is lost.
+
+    Each answer has several operations, repeated patches of one skill and both memo
+    sections rewritten whole; both patch the same line of the shared skill.
+    """
+    a, b, server = pair
+    a.reflect(create_op("deploys", DEPLOYS, "Use when deploying or rolling back a service."))
+    assert a.sync()[0] == 0 and b.sync()[0] == 0
+    a.reflect(
+        patch_op(
+            "deploys",
+            "read the last 50 lines of its log before retrying.",
+            "read its log and the health check's output before retrying.",
+        ),
+        patch_op("deploys", "never by hand.", "never by hand; say in the channel that you did."),
+        create_op(
+            "migrations",
+            "# Migrations\n\n- Run `alembic upgrade head --sql` first and read the SQL it prints.\n",
+            "Use when changing the database schema.",
+        ),
+        memo_op("self", "- I retried a failing deploy twice before reading its log; read first."),
+        memo_op("strategies", "- This user wants the health check quoted in every deploy report."),
+        summary="deploy reports quote the health check; migrations read as SQL first",
+    )
+    b.reflect(
+        patch_op(
+            "deploys",
+            "read the last 50 lines of its log",
+            "read the last 200 lines of its log",
+        ),
+        patch_op("deploys", "and read its summary line.", "and read its summary line; stop on a warning."),
+        create_op(
+            "caching",
+            "# Caching\n\n- Key CI caches on the lock file's hash, never on the branch name.\n",
+            "Use when setting up CI caches.",
+        ),
+        memo_op("self", "- I guessed the cache key instead of reading the CI config."),
+        memo_op("strategies", "- This user's CI runs on self-hosted runners: no network at test time."),
+        summary="longer deploy logs; CI caches keyed on lock files",
+    )
+    assert a.sync()[0] == 0
+    code, out = b.sync()
+    assert code == 0, out
+    assert a.sync()[0] == 0
+    assert a.head() == b.head() == server.git("agent", "rev-parse", "main")
+
+    on_server = [
+        ref.removeprefix("refs/heads/")
+        for ref in server.git("agent", "for-each-ref", "--format=%(refname)", "refs/heads/").splitlines()
+    ]
+    everywhere = "\n".join(
+        server.git("agent", "show", f"{ref}:{path}")
+        for ref in on_server
+        if ref == "main" or ref.startswith("proposals/")
+        for path in ("memo.md", "skills/deploys/SKILL.md")
+    )
+    main_files = {p: b.read(p) for p in ("memo.md", "skills/deploys/SKILL.md")}
+    lessons = [
+        "the health check's output",
+        "say in the channel that you did",
+        "read the last 200 lines of its log",
+        "stop on a warning",
+        "I retried a failing deploy twice",
+        "health check quoted in every deploy report",
+        "I guessed the cache key",
+        "self-hosted runners",
+    ]
+    missing = [lesson for lesson in lessons if lesson not in everywhere]
+    assert not missing, (missing, on_server, main_files)
+    for skill in ("migrations", "caching"):
+        assert (b.path / "skills" / skill / "SKILL.md").exists() and (a.path / "skills" / skill).exists()
+    deploys = main_files["skills/deploys/SKILL.md"]
+    assert "stop on a warning" in deploys and "say in the channel" in deploys  # no conflict: both land
+    for lesson in lessons[4:]:  # memo lines: merged on main, never parked
+        assert lesson in main_files["memo.md"], (lesson, main_files["memo.md"])
+    waiting = [ref for ref in on_server if ref.startswith("proposals/")]
+    assert len(waiting) == 1, on_server  # the desktop's patch of a line the laptop rewrote
+    assert "read the last 200 lines" in server.git("agent", "show", f"{waiting[0]}:skills/deploys/SKILL.md")
+    assert waiting[0].removeprefix("proposals/") in a.ok("proposals", "a")
+    for machine in (a, b):
+        machine.fsck()
+    server_fsck(server)
