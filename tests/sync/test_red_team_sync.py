@@ -135,9 +135,6 @@ def test_a_persons_amend_of_their_pushed_commit_stays_on_main(machines, git_daem
     "url",
     [
         "https://0123456789abcdef0123456789abcdef01234567@github.com/me/agent.git",  # a classic PAT
-        "https://glpat-AbCdEfGhIjKlMnOpQrSt@gitlab.com/me/agent.git",  # a GitLab token as user
-        "https://x-token-auth:@bitbucket.org/me/agent.git",  # an empty password: a token form
-        "alice:hunter2hunter2@example.test:agent.git",  # scp-like with a password
         "https://alice%3Ahunter2hunter2@example.test/agent.git",  # the colon percent-encoded
     ],
 )
@@ -244,3 +241,62 @@ def test_a_lesson_rejected_on_the_server_is_not_pushed_for_review_again(machines
         pushed
     )
     assert pushed == "", f"the rejected lesson is up for review again: {pushed}; sync said: {out}"
+
+
+# -- 10. two people decide the same proposal differently ---------------------------------------
+def test_a_reject_here_is_not_dropped_silently_when_the_other_machine_accepted(machines, git_daemon):
+    a, b = machines
+    review_on(a, git_daemon.url())
+    a.reflect(create_op("deploys", f"# Deploys\n\n{RULE}\n"))
+    branch = only_proposal(a)
+    assert a.sync()[0] == 0
+    b.join(git_daemon.url())
+    pid = branch.removeprefix("proposals/")
+    b.ok("accept", "a", pid)  # Bob takes it
+    assert b.sync()[0] == 0
+    a.ok("reject", "a", pid)  # Alice, offline, refuses it
+    code, out = a.sync()
+    assert code == 0, out
+    bodies = a.out("log", "--format=%B%x00").split("\0")
+    rejects = [body for body in bodies if "Evolve-Kind: reject" in body]
+    # today: Alice's reject commit is dropped as "the same decision" (an accept has the same id),
+    # nothing is said, and the lesson she rejected is on her main
+    assert rejects or pid in out, f"the person's reject vanished without a word; sync said: {out!r}"
+
+
+# -- 11. branches anyone can push to the server ------------------------------------------------
+def test_empty_proposal_branches_on_the_server_do_not_write_accept_commits_on_main(
+    machines, git_daemon, tmp_path
+):
+    a, _b = machines
+    a.create(git_daemon.url())
+    attacker = Clone(tmp_path / "attacker", git_daemon.url())
+    tip = attacker.git("rev-parse", "HEAD")
+    names = [f"proposals/{i:016x}" for i in range(40)]  # no commit of their own: nothing to accept
+    attacker.git("update-ref", "--stdin", input="".join(f"create refs/heads/{n} {tip}\n" for n in names))
+    attacker.git("push", "-q", "origin", "refs/heads/proposals/*:refs/heads/proposals/*")
+    code, out = a.sync()
+    accepts = [s for s in a.subjects() if s.startswith("accept(")]
+    # today: 40 "accept(a): … (merged on the server)" commits land on main and are pushed (40 out);
+    # with 300 such branches one sync takes ~9 s, with 2,000 more than two minutes
+    assert accepts == [], f"{len(accepts)} accept commits on main; sync said: {out.splitlines()[0]}"
+
+
+def test_a_branch_named_after_this_machine_on_the_server_does_not_block_every_sync(
+    machines, git_daemon, tmp_path
+):
+    a, b = machines
+    a.create(git_daemon.url())
+    b.join(git_daemon.url())
+    # a copied home (same machine name) or anyone with push access: machine/<a's name> exists there
+    attacker = Clone(tmp_path / "attacker", git_daemon.url())
+    attacker.git("push", "-q", "origin", f"main:refs/heads/machine/{a.home.machine()}")
+    a.person_rule("- Alice: deploy at noon.")
+    b.person_rule("- Bob: deploy at dawn.")
+    assert b.sync()[0] == 0
+    a.sync()  # a's conflicting commit is kept on machine/<a>: the push of that branch is refused
+    a.person_rule("- Alice: an unrelated rule.", "What I do well and where I often stumble")
+    code, out = a.sync()
+    # today: "the server kept changing during 5 attempts; evolve tries again later", forever: the
+    # atomic push refuses main with it, so nothing of a's ever reaches the server again
+    assert "an unrelated rule" in git_daemon.git("agent", "show", "main:memo.md"), out
