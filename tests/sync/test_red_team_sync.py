@@ -6,14 +6,13 @@ is a plain clone of the server. Assertions are on what a person sees.
 
 from __future__ import annotations
 
-import json
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from evolve.sync.remote import check_url
-from tests.sync_helpers import STRATEGIES, Machine, create_op, memo_op, server_fsck
+from tests.sync_helpers import Machine, create_op, memo_op
 
 RULE = "- When a deploy fails, read the last 50 lines of its log before retrying."
 
