@@ -537,7 +537,11 @@ class Repo:
                 self.git("update-index", "--index-info", input=_encode(entries), env=index)
             tree = self.text("write-tree", env=index)
         parents = ["-p", base] if base else []
-        return self.text("commit-tree", tree, *parents, input=message.encode("utf-8", "replace"), env=env)
+        try:  # a message read with surrogateescape keeps its bytes
+            data = message.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:
+            data = message.encode("utf-8", "replace")
+        return self.text("commit-tree", tree, *parents, input=data, env=env)
 
     def build_commit(
         self, base: str | None, entries: Mapping[str, Entry | None], message: str, env: Mapping[str, str]

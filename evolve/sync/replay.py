@@ -50,7 +50,7 @@ def from_model(commit: Commit) -> bool:
 def commit_env(raw: bytes, keep_committer_date: bool = False) -> dict[str, str]:
     """GIT_AUTHOR_* (name, email, date) and GIT_COMMITTER_NAME/EMAIL of a raw commit object."""
     env: dict[str, str] = {}
-    for line in raw.split(b"\n\n", 1)[0].decode("utf-8", "replace").splitlines():
+    for line in raw.split(b"\n\n", 1)[0].decode("utf-8", "surrogateescape").splitlines():
         role, _, rest = line.partition(" ")
         if role not in ("author", "committer"):
             continue
@@ -64,7 +64,8 @@ def commit_env(raw: bytes, keep_committer_date: bool = False) -> dict[str, str]:
 
 
 def message_of(raw: bytes) -> str:
-    return raw.split(b"\n\n", 1)[1].decode("utf-8", "replace") if b"\n\n" in raw else ""
+    """The message as its bytes are (`build_commit` writes a stray non-UTF-8 byte back as it was)."""
+    return raw.split(b"\n\n", 1)[1].decode("utf-8", "surrogateescape") if b"\n\n" in raw else ""
 
 
 class Replayer:
