@@ -73,6 +73,7 @@ class Replayer:
 
     def __init__(self, agent: Agent, base: str, onto: str, machine: str) -> None:
         self.agent, self.repo, self.base, self.machine = agent, agent.repo, base, machine
+        self.server = onto  # the server's main: only its side says what someone else did
         self.result = Replayed(onto)
         self._blocked: Mapping[str, str] | None = None
 
@@ -230,9 +231,13 @@ class Replayer:
 
     # -- what the server's side holds ----------------------------------------------------
     def _person_changed(self, path: str) -> bool:
-        """Whether a person's commit between the merge base and the tip changed `path`."""
+        """Whether a person's commit on the server's side (merge base → server's main) changed `path`.
+
+        Never the tip: it holds this machine's own replayed commits, and a person's earlier
+        commit here is not "another person" for their next one.
+        """
         kinds = self.repo.text(
-            "log", f"--format=kind:{_KIND}", f"{self.base}..{self.tip}", "--", path
+            "log", f"--format=kind:{_KIND}", f"{self.base}..{self.server}", "--", path
         ).splitlines()
         return any(line != "kind:reflection" for line in kinds)
 
@@ -250,7 +255,7 @@ class Replayer:
             "--format=%H",
             "--invert-grep",
             "--grep=^Evolve-Kind: reflection",
-            f"{self.base}..{self.tip}",
+            f"{self.base}..{self.server}",
         ):
             return False  # only reflections arrived: nothing was undone there
         added = self.repo.git(
