@@ -188,13 +188,21 @@ class Repo:
         return {path: (blobs[entry[1]] if entry else None) for path, entry in entries.items()}, left
 
     def replay_entries(
-        self, sha: str, *, reverse: bool = False, only: list[str] | None = None, onto: str | None = None
+        self,
+        sha: str,
+        *,
+        reverse: bool = False,
+        only: list[str] | None = None,
+        onto: str | None = None,
+        since: str | None = None,
     ) -> tuple[dict[str, Entry | None], list[str]]:
         """`replay_files` as tree entries: path → (mode, blob), None for a deleted file.
 
         Modes travel (a symlink stays a symlink, an executable stays one); binary files too.
+        `since`: the change from that commit to `sha` (default: from `sha`'s parent).
         """
-        paths = self.changed_paths(f"{sha}^", sha, only)
+        old = since or f"{sha}^"
+        paths = self.changed_paths(old, sha, only)
         if not paths:
             raise UserError(
                 f"{sha[:12]} changed nothing; there is nothing to {'revert' if reverse else 'apply'}"
@@ -205,7 +213,7 @@ class Repo:
             self.git("read-tree", onto or self.tip() or "", env=env)
             for path in paths:
                 patch = self.git(
-                    "diff", "--binary", "--full-index", "--no-renames", f"{sha}^", sha, "--", path
+                    "diff", "--binary", "--full-index", "--no-renames", old, sha, "--", path
                 )
                 try:
                     self.git(

@@ -25,7 +25,7 @@ from evolve.store.files import sha256
 from evolve.store.git import GitError
 from evolve.store.history import PROPOSALS, Commit, build_message
 from evolve.store.repo import LINK, Entry
-from evolve.sync.refs import MACHINE
+from evolve.sync.refs import MACHINE, SYNCED
 from evolve.sync.replan import removes_lines, replan, union
 from evolve.workspace import undo
 from evolve.workspace.agent import Agent
@@ -76,6 +76,8 @@ class Replayer:
         self.server = onto  # the server's main: only its side says what someone else did
         self.result = Replayed(onto)
         self._blocked: Mapping[str, str] | None = None
+        self._server_side: list[Commit] | None = None
+        self._twins: dict[str, str] = {}  # a local commit → the server's commit it replaces
 
     @property
     def tip(self) -> str:
@@ -95,6 +97,9 @@ class Replayer:
 
     # -- one commit --------------------------------------------------------------------
     def _replay(self, commit: Commit, raw: bytes) -> str | None:
+        twin = self._twin(commit)
+        if twin is not None:
+            return self._amended(commit, raw, twin)
         if not self.repo.changed_paths(commit.parents[0], commit.sha):
             if _decided(commit) and _decided(commit) & self._decided_on_tip():
                 return None  # the other machine recorded the same decision
@@ -110,6 +115,52 @@ class Replayer:
             self.result.kept.append(commit)
             return None
         return self._person_wins(commit, raw, entries, left)
+
+    def _twin(self, commit: Commit) -> str | None:
+        """The server's commit `commit` is a person's new version of (an amend, a rebase here).
+
+        One this machine synced and no longer has on main, with the same parent (or the one
+        its parent replaces), the same author and the same author date or subject (an amend
+        keeps both unless told otherwise), and the same reflection if it is one.
+        """
+        if not commit.parents:
+            return None
+        if self._server_side is None:
+            synced = self.repo.refs(SYNCED).get(f"{SYNCED}main")  # what this machine had synced
+            seen = synced and self.repo.is_ancestor(synced, self.server)
+            self._server_side = self.repo.log(f"{self.base}..{synced}") if seen else []
+        parent = self._twins.get(commit.parents[0], commit.parents[0])
+        for theirs in self._server_side:
+            if (
+                theirs.parents[:1] == [parent]
+                and (theirs.author, theirs.email) == (commit.author, commit.email)
+                and (theirs.date == commit.date or theirs.subject == commit.subject)
+                and theirs.trailers.get("Evolve-Reflection") == commit.trailers.get("Evolve-Reflection")
+                and theirs.sha not in self._twins.values()
+            ):
+                self._twins[commit.sha] = theirs.sha
+                return theirs.sha
+        return None
+
+    def _amended(self, commit: Commit, raw: bytes, twin: str) -> str | None:
+        """The person's later version of `twin` wins: the change from it to theirs lands on top.
+
+        The server's commit stays as it is (never rewritten); what changed after it on the
+        server is kept as for any commit of theirs (another person's lines: a machine branch).
+        """
+        if not self.repo.changed_paths(twin, commit.sha):
+            return self.tip  # the same content (a reworded message): the server's commit stands
+        entries, left = self.repo.replay_entries(commit.sha, since=twin, onto=self.tip)
+        self.result.notes.append(
+            f"{commit.subject}: a new version of {twin[:12]}, which the server already has; "
+            "the change between them is a commit on top"
+        )
+        if not left:
+            return self.repo.build_commit(self.tip, entries, message_of(raw), commit_env(raw))
+        if any(self._person_changed(path, since=twin) for path in left):
+            self.result.kept.append(commit)
+            return None
+        return self._person_wins(commit, raw, entries, left, parent=twin)
 
     def _planned_again(self, commit: Commit, raw: bytes, entries: dict, left: list[str]) -> str:
         why = (
@@ -135,9 +186,14 @@ class Replayer:
             self.result.notes.append(f"{branch}: waits for review ({why})")
         return new
 
-    def _person_wins(self, commit: Commit, raw: bytes, entries: dict, left: list[str]) -> str:
-        """Their side of each conflicting hunk on main; the server's lesson it displaced waits."""
-        parent = commit.parents[0]
+    def _person_wins(
+        self, commit: Commit, raw: bytes, entries: dict, left: list[str], parent: str | None = None
+    ) -> str:
+        """Their side of each conflicting hunk on main; the server's lesson it displaced waits.
+
+        `parent`: what their change is from (default: the commit's parent).
+        """
+        parent = parent or commit.parents[0]
         versions = self.repo.read_blobs(
             [f"{rev}:{p}" for p in left for rev in (parent, commit.sha, self.tip)]
         )
@@ -230,14 +286,14 @@ class Replayer:
             self.repo.add_note(self.result.mapping[old], text, self.agent.evolve_identity)
 
     # -- what the server's side holds ----------------------------------------------------
-    def _person_changed(self, path: str) -> bool:
+    def _person_changed(self, path: str, since: str | None = None) -> bool:
         """Whether a person's commit on the server's side (merge base → server's main) changed `path`.
 
         Never the tip: it holds this machine's own replayed commits, and a person's earlier
         commit here is not "another person" for their next one.
         """
         kinds = self.repo.text(
-            "log", f"--format=kind:{_KIND}", f"{self.base}..{self.server}", "--", path
+            "log", f"--format=kind:{_KIND}", f"{since or self.base}..{self.server}", "--", path
         ).splitlines()
         return any(line != "kind:reflection" for line in kinds)
 
