@@ -78,6 +78,7 @@ class Replayer:
         self._blocked: Mapping[str, str] | None = None
         self._server_side: list[Commit] | None = None
         self._twins: dict[str, str] = {}  # a local commit → the server's commit it replaces
+        self._decided: tuple[set[str], set[str]] | None = None
 
     @property
     def tip(self) -> str:
@@ -101,7 +102,11 @@ class Replayer:
         if twin is not None:
             return self._amended(commit, raw, twin)
         if not self.repo.changed_paths(commit.parents[0], commit.sha):
-            if _decided(commit) and _decided(commit) & self._decided_on_tip():
+            accepted, rejected = self._decided_on_server()
+            undone = set(commit.values("Evolve-Rejected-Proposal")) & accepted
+            if undone:  # rejected here, accepted there: the person's undo wins on main
+                return self._reject_accepted(commit, raw, undone)
+            if _decided(commit) & (accepted | rejected):
                 return None  # the other machine recorded the same decision
             return self.repo.build_commit(self.tip, {}, message_of(raw), commit_env(raw))
         entries, left = self.repo.replay_entries(commit.sha, onto=self.tip)
@@ -115,6 +120,35 @@ class Replayer:
             self.result.kept.append(commit)
             return None
         return self._person_wins(commit, raw, entries, left)
+
+    def _reject_accepted(self, commit: Commit, raw: bytes, ids: set[str]) -> str:
+        """A reject of what the server accepted stays, and undoes the accept as a revert would.
+
+        Its blocks keep the lesson from coming back; the lines the accept added leave main
+        (where a later commit changed them too, they stay, and the note says so).
+        """
+        accepts = [
+            c
+            for c in self.repo.log(f"{self.base}..{self.server}")
+            if set(c.values("Evolve-Accepted")) & ids and self.repo.changed_paths(c.parents[0], c.sha)
+        ]
+        env, onto, left = commit_env(raw), self.tip, []
+        for accept in accepts:  # newest first, as `git revert` of each would go
+            entries, stuck = self.repo.replay_entries(accept.sha, reverse=True, onto=onto)
+            left += stuck
+            if entries:
+                onto = self.repo.build_commit(onto, entries, message_of(raw), env)
+        paths = self.repo.changed_paths(self.tip, onto)
+        found = self.repo.tree_entries(onto, paths)
+        new = self.repo.build_commit(self.tip, {p: found.get(p) for p in paths}, message_of(raw), env)
+        names = ", ".join(sorted(ids))
+        kept = f"; still on main (changed since): {', '.join(sorted(set(left)))}" if left else ""
+        undid = "its lesson leaves main" if paths else "its blocks keep the lesson from coming back"
+        self.result.notes.append(
+            f"{names}: rejected on {self.machine}, accepted on the server by another machine — the "
+            f"reject stays on main and {undid} (a person's undo wins){kept}"
+        )
+        return new
 
     def _twin(self, commit: Commit) -> str | None:
         """The server's commit `commit` is a person's new version of (an amend, a rebase here).
@@ -324,14 +358,24 @@ class Replayer:
         ]
         return bool(undo.relearned("\n".join(lines), "", self._blocks()))
 
-    def _decided_on_tip(self) -> set[str]:
-        """The proposals the tip's history already accepted or rejected."""
+    def _decided_on_server(self) -> tuple[set[str], set[str]]:
+        """(the proposals the server's side accepted, those it rejected) since the merge base."""
+        if self._decided is not None:
+            return self._decided
+        accepted: set[str] = set()
+        rejected: set[str] = set()
         out = self.repo.text(
             "log",
-            "--format=%(trailers:key=Evolve-Accepted,valueonly,separator=%x2c),%(trailers:key=Evolve-Rejected-Proposal,valueonly,separator=%x2c)",
-            f"{self.base}..{self.tip}",
+            "--format=%(trailers:key=Evolve-Accepted,valueonly,separator=%x2c)%x1f"
+            "%(trailers:key=Evolve-Rejected-Proposal,valueonly,separator=%x2c)",
+            f"{self.base}..{self.server}",
         )
-        return {item for item in out.replace("\n", ",").split(",") if item}
+        for line in out.splitlines():
+            accepts, _, rejects = line.partition("\x1f")
+            accepted.update(item.strip() for item in accepts.split(",") if item.strip())
+            rejected.update(item.strip() for item in rejects.split(",") if item.strip())
+        self._decided = accepted, rejected
+        return self._decided
 
     def _blob_entries(self, changes: dict[str, bytes | None]) -> dict[str, Entry | None]:
         return {path: (None if data is None else self._blob(data, None)) for path, data in changes.items()}
