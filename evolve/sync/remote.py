@@ -195,11 +195,17 @@ def failure(exc: GitError, what: str) -> UserError:
     return UserError(f"could not {what} ({reason})")
 
 
-def start_fetch(repo: Repo, url: str) -> Background:
-    """Start fetching the server's branches into refs/evolve/fetched/ (not `machine/` ones).
+def start_fetch(repo: Repo, url: str, machine: str = "") -> Background:
+    """Start fetching the server's branches into refs/evolve/fetched/ (not other machines' `machine/`).
 
-    `finish(job, "fetch")` waits for it: local work can run meanwhile.
+    With `machine`: main, `proposals/*` and that machine's own `machine/<machine>*` branches
+    (so a push to one is leased on what the server really holds there); without, every
+    branch but `machine/*`. `finish(job, "fetch")` waits for it: local work can run meanwhile.
     """
+    if machine:  # globs: a server without one of them (an empty one) is no error
+        wanted = [f"+refs/heads/{name}*:{FETCHED}{name}*" for name in ("main", "proposals/", f"machine/{machine}")]
+    else:
+        wanted = [f"+refs/heads/*:{FETCHED}*", "^refs/heads/machine/*"]
     return Background(
         repo.path,
         *NETWORK,
@@ -211,8 +217,7 @@ def start_fetch(repo: Repo, url: str) -> Background:
         "--no-recurse-submodules",
         *local_side("fetch", url),
         REMOTE,
-        f"+refs/heads/*:{FETCHED}*",
-        "^refs/heads/machine/*",
+        *wanted,
         timeout=TIMEOUT_S,
     )
 

@@ -26,6 +26,7 @@ from evolve.store.git import GitError
 from evolve.store.history import PROPOSALS, Commit, build_message
 from evolve.store.repo import LINK, Entry
 from evolve.sync.refs import MACHINE, SYNCED
+from evolve.sync.remote import FETCHED
 from evolve.sync.replan import removes_lines, replan, union
 from evolve.workspace import undo
 from evolve.workspace.agent import Agent
@@ -301,7 +302,8 @@ class Replayer:
             tip = self.repo.build_commit(
                 tip, {p: mine.get(p) for p in paths}, message_of(raw), commit_env(raw)
             )
-        taken = self.repo.branches(MACHINE)
+        taken = set(self.repo.branches(MACHINE))  # here, and on the server (never someone else's)
+        taken |= {ref.removeprefix(FETCHED) for ref in self.repo.refs(FETCHED + MACHINE)}
         branch, number = f"{MACHINE}{self.machine}", 1
         while branch in taken:
             number += 1

@@ -121,7 +121,7 @@ def _pushed_ahead(agent: Agent, url: str) -> Outcome | None:
 def _attempts(agent: Agent, url: str, accept_rewrite: bool) -> Outcome:
     repo, machine = agent.repo, agent.home.machine()
     for _attempt in range(ATTEMPTS):
-        fetching = remote.start_fetch(repo, url)
+        fetching = remote.start_fetch(repo, url, machine)
         dirty = repo.dirty_paths()  # read while the fetch waits on the network
         remote.finish(fetching, "fetch")
         view = refs.read(repo, machine)
@@ -173,8 +173,16 @@ def _staged(repo: Repo) -> set[str]:
 
 
 def _server_after(view: refs.View, updates: list[tuple[str, str | None, str | None]]) -> dict[str, str]:
-    """What the server holds of the tracked branches once `updates` were taken."""
-    server = dict(view.fetched) | {b: s for b, s in view.synced.items() if b.startswith(refs.MACHINE)}
+    """What the server holds of the tracked branches once `updates` were taken.
+
+    A `machine/` branch counts only when it is this machine's there: what the last sync left,
+    or the same commit as here; someone else's under this machine's name never enters `synced`.
+    """
+    server = {
+        b: sha
+        for b, sha in view.fetched.items()
+        if not view.foreign(b) or (b.startswith(refs.MACHINE) and view.local.get(b) == sha)
+    }
     for branch, sha, _old in updates:
         if sha is None:
             server.pop(branch, None)
