@@ -212,9 +212,7 @@ class Repo:
             env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
             self.git("read-tree", onto or self.tip() or "", env=env)
             for path in paths:
-                patch = self.git(
-                    "diff", "--binary", "--full-index", "--no-renames", old, sha, "--", path
-                )
+                patch = self.git("diff", "--binary", "--full-index", "--no-renames", old, sha, "--", path)
                 try:
                     self.git(
                         "apply", "--cached", *(["-R"] if reverse else []), "--3way", input=patch, env=env

@@ -46,7 +46,9 @@ class View:
         """
         return all(
             self.local.get(b) == self.synced.get(b)
-            and (self.fetched.get(b) == self.synced.get(b) or (b.startswith(MACHINE) and b not in self.synced))
+            and (
+                self.fetched.get(b) == self.synced.get(b) or (b.startswith(MACHINE) and b not in self.synced)
+            )
             for b in self.branches()
         )
 

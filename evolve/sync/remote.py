@@ -203,7 +203,8 @@ def start_fetch(repo: Repo, url: str, machine: str = "") -> Background:
     branch but `machine/*`. `finish(job, "fetch")` waits for it: local work can run meanwhile.
     """
     if machine:  # globs: a server without one of them (an empty one) is no error
-        wanted = [f"+refs/heads/{name}*:{FETCHED}{name}*" for name in ("main", "proposals/", f"machine/{machine}")]
+        names = ("main", "proposals/", f"machine/{machine}")
+        wanted = [f"+refs/heads/{name}*:{FETCHED}{name}*" for name in names]
     else:
         wanted = [f"+refs/heads/*:{FETCHED}*", "^refs/heads/machine/*"]
     return Background(
