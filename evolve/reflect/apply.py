@@ -187,17 +187,20 @@ def evictable(
     return eviction_candidates(agent, live, dict(usage), keep=keep)
 
 
-def changes_of(ops: Iterable[ValidOp], files_of: Callable[[str], list[str]]) -> dict[str, bytes | None]:
+def changes_of(
+    ops: Iterable[ValidOp], files_of: Callable[[str], list[str]], *, errors: str = "strict"
+) -> dict[str, bytes | None]:
     """Each file's final bytes after `ops` (their texts compose), None for a removed file.
 
     `files_of(skill)`: the files a retire removes (the folder's, on disk or in a tree).
+    `errors="surrogateescape"`: texts read from git that way give back a person's bytes exactly.
     """
     changes: dict[str, bytes | None] = {}
     for op in ops:
         if op.kind == RETIRE:
             changes.update(dict.fromkeys(files_of(op.name)))
         else:
-            changes[op.path] = (op.text or "").encode("utf-8")
+            changes[op.path] = (op.text or "").encode("utf-8", errors)
     return changes
 
 

@@ -188,13 +188,21 @@ class Repo:
         return {path: (blobs[entry[1]] if entry else None) for path, entry in entries.items()}, left
 
     def replay_entries(
-        self, sha: str, *, reverse: bool = False, only: list[str] | None = None, onto: str | None = None
+        self,
+        sha: str,
+        *,
+        reverse: bool = False,
+        only: list[str] | None = None,
+        onto: str | None = None,
+        since: str | None = None,
     ) -> tuple[dict[str, Entry | None], list[str]]:
         """`replay_files` as tree entries: path → (mode, blob), None for a deleted file.
 
         Modes travel (a symlink stays a symlink, an executable stays one); binary files too.
+        `since`: the change from that commit to `sha` (default: from `sha`'s parent).
         """
-        paths = self.changed_paths(f"{sha}^", sha, only)
+        old = since or f"{sha}^"
+        paths = self.changed_paths(old, sha, only)
         if not paths:
             raise UserError(
                 f"{sha[:12]} changed nothing; there is nothing to {'revert' if reverse else 'apply'}"
@@ -204,9 +212,7 @@ class Repo:
             env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
             self.git("read-tree", onto or self.tip() or "", env=env)
             for path in paths:
-                patch = self.git(
-                    "diff", "--binary", "--full-index", "--no-renames", f"{sha}^", sha, "--", path
-                )
+                patch = self.git("diff", "--binary", "--full-index", "--no-renames", old, sha, "--", path)
                 try:
                     self.git(
                         "apply", "--cached", *(["-R"] if reverse else []), "--3way", input=patch, env=env
@@ -537,7 +543,11 @@ class Repo:
                 self.git("update-index", "--index-info", input=_encode(entries), env=index)
             tree = self.text("write-tree", env=index)
         parents = ["-p", base] if base else []
-        return self.text("commit-tree", tree, *parents, input=message.encode("utf-8", "replace"), env=env)
+        try:  # a message read with surrogateescape keeps its bytes
+            data = message.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:
+            data = message.encode("utf-8", "replace")
+        return self.text("commit-tree", tree, *parents, input=data, env=env)
 
     def build_commit(
         self, base: str | None, entries: Mapping[str, Entry | None], message: str, env: Mapping[str, str]

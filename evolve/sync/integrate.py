@@ -143,7 +143,14 @@ def _tidy_machine_branches(agent: Agent, view: View, result: Integrated, machine
     """Kept branches of this machine whose content reached main go (here and on the server)."""
     repo = agent.repo
     for branch, sha in view.local.items():
-        if not branch.startswith(MACHINE) or branch in result.branches:
+        if not branch.startswith(MACHINE):
+            continue
+        if view.foreign(branch) and view.fetched.get(branch) != sha:
+            result.notes.append(
+                f"{branch}: the server has a branch of that name with other commits (not this machine's); "
+                "yours stays here only — rename it (`git branch -m`) to send it"
+            )
+        if branch in result.branches:
             continue
         fork = repo.merge_base(sha, result.main)
         paths = repo.changed_paths(fork, sha) if fork else []
@@ -155,16 +162,16 @@ def _tidy_machine_branches(agent: Agent, view: View, result: Integrated, machine
 def pushes(view: View, result: Integrated) -> list[tuple[str, str | None, str | None]]:
     """(branch, the sha the server must take or None to delete it, what it holds now) per change.
 
-    Main and the proposals are compared with the fetch; this machine's own branches (never
-    fetched) with what the last sync left there.
+    Every one is compared with (and leased on) the fetch. A `machine/` branch the server holds
+    with commits this machine did not put there is someone else's: never overwritten or deleted.
     """
     here = {**view.local, **result.branches, "main": result.main}
     wanted = {b: sha for b, sha in here.items() if b == "main" or b.startswith((PROPOSALS, MACHINE))}
     wanted.update(result.push)
     updates = []
     for branch, sha in sorted(wanted.items()):
-        server = (view.synced if branch.startswith(MACHINE) else view.fetched).get(branch)
-        if sha != server and (sha is not None or server is not None):
+        server = view.fetched.get(branch)
+        if sha != server and (sha is not None or server is not None) and not view.foreign(branch):
             updates.append((branch, sha, server))
     return updates
 

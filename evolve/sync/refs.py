@@ -41,13 +41,21 @@ class View:
     def quiet(self) -> bool:
         """Nothing happened here or on the server since the last sync.
 
-        This machine's own `machine/` branches are never fetched: compared with the last sync only.
+        A `machine/` branch the last sync did not leave on the server (someone else's there,
+        under this machine's name) is none of this machine's business.
         """
         return all(
             self.local.get(b) == self.synced.get(b)
-            and (b.startswith(MACHINE) or self.fetched.get(b) == self.synced.get(b))
+            and (
+                self.fetched.get(b) == self.synced.get(b) or (b.startswith(MACHINE) and b not in self.synced)
+            )
             for b in self.branches()
         )
+
+    def foreign(self, branch: str) -> bool:
+        """Whether the server's `machine/` branch holds what this machine did not put there."""
+        there = self.fetched.get(branch)
+        return branch.startswith(MACHINE) and there is not None and there != self.synced.get(branch)
 
 
 def read(repo: Repo, machine: str) -> View:
@@ -75,8 +83,8 @@ def record(repo: Repo, view: View, server: dict[str, str]) -> None:
     updates = []
     for prefix, before in ((FETCHED, view.fetched), (SYNCED, view.synced)):
         for branch in set(before) | set(server):
-            if prefix == FETCHED and branch.startswith(MACHINE):
-                continue  # never fetched: only the last sync knows them
+            if prefix == FETCHED and branch.startswith(MACHINE) and branch not in server:
+                continue  # someone else's under this machine's name: the fetch keeps it
             new, old = server.get(branch, ZERO), before.get(branch, ZERO)
             if new != old:
                 updates.append((prefix + branch, new, old))

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from evolve.errors import UserError
 from evolve.store.git import Background, GitError, git
@@ -40,6 +40,14 @@ NETWORK = (
 # A server that is a folder runs its side here: none of its hooks or commands may run.
 SAFE_SIDE = "git -c core.hooksPath=/dev/null -c core.alternateRefsCommand=true"
 LOCAL_SIDES = {"fetch": "--upload-pack", "clone": "--upload-pack", "push": "--receive-pack"}
+# What sits where a user name goes and is a token: a forge's prefix, a hex digest, a long random word.
+TOKEN_PREFIXES = (
+    *("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),  # GitHub
+    *("glpat-", "gldt-", "glptt-", "gloas-", "glrt-"),  # GitLab
+    *("x-access-token", "x-token-auth", "oauth2", "oauth-basic"),  # a token's stand-in user
+)
+_HEX_TOKEN = re.compile(r"[0-9a-fA-F]{32,}")
+_RANDOM_WORD = re.compile(r"[A-Za-z0-9_\-]{30,}")
 _USERINFO = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s'\"]+@")
 _SCP_USER = re.compile(r"(^|[\s'\"(])[^\s@/:'\"(]+@(?=[^\s/:]+:)")
 _TRANSIENT = (
@@ -79,8 +87,6 @@ def redact(text: str) -> str:
 
 def check_url(raw: str, cwd: Path | None = None) -> str:
     """The URL as evolve stores it (a local path made absolute); UserError names what is wrong."""
-    from evolve.transcripts.redact import find_secrets  # lazily: only setting a remote needs it
-
     url = raw.strip()
     shown = redact(url)
     if not url:
@@ -103,7 +109,7 @@ def check_url(raw: str, cwd: Path | None = None) -> str:
         user, _, host = url[:colon].rpartition("@")
         if not host or host.startswith("-"):
             raise UserError(f"{shown!r}: the host may not be empty or start with '-'")
-        if user and find_secrets(user):
+        if user and (_is_secret(user) or ":" in unquote(user)):
             raise UserError(_credential(shown))
         return url
     path = Path(url).expanduser()
@@ -123,15 +129,27 @@ def _check_scheme_url(url: str, scheme: str, shown: str) -> str:
         password = parts.password
     except ValueError as exc:
         raise UserError(f"{shown!r} is not a valid URL ({exc})") from None
-    if password is not None:
-        raise UserError(_credential(shown))
-    if parts.username and find_secrets(parts.username):
+    user = unquote(parts.username or "")  # `%3A` is a colon to the server: a password all the same
+    if password is not None or ":" in user or (user and _is_secret(user)):
         raise UserError(_credential(shown))
     if find_secrets(parts.query) or find_secrets(parts.fragment):
         raise UserError(_credential(shown))
     if scheme != "file" and (not host or host.startswith("-")):
         raise UserError(f"{shown!r}: the host may not be empty or start with '-'")
     return url
+
+
+def _is_secret(user: str) -> bool:
+    """Whether a URL's user name is a token: a known prefix, a long hex digest or random word."""
+    from evolve.transcripts.redact import find_secrets
+
+    lowered = user.lower()
+    if lowered.startswith(TOKEN_PREFIXES) or _HEX_TOKEN.fullmatch(user) or find_secrets(user):
+        return True
+    if not _RANDOM_WORD.fullmatch(user):
+        return False
+    kinds = sum(any(test(ch) for ch in user) for test in (str.isdigit, str.islower, str.isupper))
+    return kinds >= 2 and len(set(user)) >= 12  # a name is words; a token mixes kinds of characters
 
 
 def _credential(shown: str) -> str:
@@ -177,11 +195,18 @@ def failure(exc: GitError, what: str) -> UserError:
     return UserError(f"could not {what} ({reason})")
 
 
-def start_fetch(repo: Repo, url: str) -> Background:
-    """Start fetching the server's branches into refs/evolve/fetched/ (not `machine/` ones).
+def start_fetch(repo: Repo, url: str, machine: str = "") -> Background:
+    """Start fetching the server's branches into refs/evolve/fetched/ (not other machines' `machine/`).
 
-    `finish(job, "fetch")` waits for it: local work can run meanwhile.
+    With `machine`: main, `proposals/*` and that machine's own `machine/<machine>*` branches
+    (so a push to one is leased on what the server really holds there); without, every
+    branch but `machine/*`. `finish(job, "fetch")` waits for it: local work can run meanwhile.
     """
+    if machine:  # globs: a server without one of them (an empty one) is no error
+        names = ("main", "proposals/", f"machine/{machine}")
+        wanted = [f"+refs/heads/{name}*:{FETCHED}{name}*" for name in names]
+    else:
+        wanted = [f"+refs/heads/*:{FETCHED}*", "^refs/heads/machine/*"]
     return Background(
         repo.path,
         *NETWORK,
@@ -193,8 +218,7 @@ def start_fetch(repo: Repo, url: str) -> Background:
         "--no-recurse-submodules",
         *local_side("fetch", url),
         REMOTE,
-        f"+refs/heads/*:{FETCHED}*",
-        "^refs/heads/machine/*",
+        *wanted,
         timeout=TIMEOUT_S,
     )
 

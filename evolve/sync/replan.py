@@ -34,7 +34,10 @@ PLANNED = frozenset(
     "Evolve-Kind Evolve-Reflection Evolve-Ops Evolve-Retired Evolve-Kept Evolve-Left-Out "
     "Evolve-Evicted Evolve-Waiting Evolve-Proposal Evolve-Rejected Evolve-Format".split()
 )
-GONE = "there is no skill named"  # a retire of a skill the other side retired: nothing is lost
+GONE = "there is no skill named"
+# A person's bytes are theirs: a file that is not UTF-8 (a Latin-1 editor) is read and written
+# back byte for byte (each stray byte a lone surrogate in between), never as U+FFFD.
+BYTES = "surrogateescape"  # a retire of a skill the other side retired: nothing is lost
 
 
 @dataclass
@@ -69,8 +72,7 @@ def replan(agent: Agent, commit: Commit, onto: str, blocked: Mapping[str, str], 
     parent = commit.parents[0]
     memos = repo.read_blobs([f"{spec}:{memo_mod.MEMO_FILE}" for spec in (parent, commit.sha, onto)])
     base, mine, theirs = (
-        (memos.get(f"{spec}:{memo_mod.MEMO_FILE}") or b"").decode("utf-8", "replace")
-        for spec in (parent, commit.sha, onto)
+        _decoded(memos.get(f"{spec}:{memo_mod.MEMO_FILE}")) for spec in (parent, commit.sha, onto)
     )
     operations = [
         _merged_memo(repo, op, base, mine, theirs) if isinstance(op, dict) and op.get("op") == MEMO else op
@@ -86,8 +88,8 @@ def replan(agent: Agent, commit: Commit, onto: str, blocked: Mapping[str, str], 
         protect=True,
     )
     files = _tree_files(repo, onto)
-    main = changes_of(plan.operations, files)
-    parked = changes_of(plan.waiting, files)
+    main = changes_of(plan.operations, files, errors=BYTES)
+    parked = changes_of(plan.waiting, files, errors=BYTES)
     refused = [r for r in plan.rejected if not r.reason.startswith((BLOCKED_REASON, GONE))]
     for rejection in refused:  # the new base refuses it: the file as the reflection wrote it waits
         for path in _paths_of(rejection.op_name, rejection.target, commit.sha, repo):
@@ -132,8 +134,8 @@ def merge_lines(repo: Repo, base: str, mine: str, theirs: str) -> str:
         return mine
     if base == mine:
         return theirs
-    merged = union(repo, *(text.encode() + b"\n" for text in (base, theirs, mine)))
-    return merged.decode("utf-8", "replace").strip("\r\n")
+    merged = union(repo, *(text.encode("utf-8", BYTES) + b"\n" for text in (base, theirs, mine)))
+    return _decoded(merged).strip("\r\n")
 
 
 def union(repo: Repo, base: bytes, current: bytes, other: bytes) -> bytes:
@@ -152,6 +154,10 @@ def removes_lines(base: bytes, text: bytes) -> bool:
     return bool(_line_set(base) - _line_set(text))
 
 
+def _decoded(data: bytes | None) -> str:
+    return (data or b"").decode("utf-8", BYTES)
+
+
 def _line_set(text: bytes) -> set[bytes]:
     return {line.rstrip(b"\r\n") for line in text.splitlines() if line.strip()}
 
@@ -161,7 +167,7 @@ def _memo_with(theirs: str, operations: list[Any], section: str) -> bytes:
     content = next(
         (op["content"] for op in operations if isinstance(op, dict) and op.get("section") == section), ""
     )
-    return memo_mod.replace_section(theirs, section, content).encode("utf-8")
+    return memo_mod.replace_section(theirs, section, content).encode("utf-8", BYTES)
 
 
 def _paths_of(op_name: str, target: str, sha: str, repo: Repo) -> list[str]:
@@ -204,7 +210,7 @@ def state_at(agent: Agent, rev: str, source: Mapping[str, Any], commits: Mapping
         if skill_md is None or link:
             snapshots.append(SkillSnapshot(name, False, False, "", "", symlink=link))
             continue
-        text = (blobs.get(skill_md[1]) or b"").decode("utf-8", "replace")
+        text = _decoded(blobs.get(skill_md[1]))
         skill = parse_skill(text, name, Path("skills", name, SKILL_FILE), tokens)
         mine = name in targets
         others = mine and any(any(authors(f"skills/{name}/{r}")) for r in files if r not in (SKILL_FILE, ""))
@@ -212,7 +218,7 @@ def state_at(agent: Agent, rev: str, source: Mapping[str, Any], commits: Mapping
         snapshots.append(SkillSnapshot(name, skill.valid, skill.pinned, skill.body, text, lines, others))
     memo = entries.get(memo_mod.MEMO_FILE)
     memo_link = memo is not None and memo[0] == LINK
-    memo_text = "" if memo is None or memo_link else (blobs.get(memo[1]) or b"").decode("utf-8", "replace")
+    memo_text = "" if memo is None or memo_link else _decoded(blobs.get(memo[1]))
     folder_memo = any(p.startswith(f"{memo_mod.MEMO_FILE}/") for p in entries)
     skills = entries.get("skills")  # a file or a link where the folder should be
     return SkillState.build(

@@ -25,7 +25,8 @@ from evolve.store.files import sha256
 from evolve.store.git import GitError
 from evolve.store.history import PROPOSALS, Commit, build_message
 from evolve.store.repo import LINK, Entry
-from evolve.sync.refs import MACHINE
+from evolve.sync.refs import MACHINE, SYNCED
+from evolve.sync.remote import FETCHED
 from evolve.sync.replan import removes_lines, replan, union
 from evolve.workspace import undo
 from evolve.workspace.agent import Agent
@@ -50,7 +51,7 @@ def from_model(commit: Commit) -> bool:
 def commit_env(raw: bytes, keep_committer_date: bool = False) -> dict[str, str]:
     """GIT_AUTHOR_* (name, email, date) and GIT_COMMITTER_NAME/EMAIL of a raw commit object."""
     env: dict[str, str] = {}
-    for line in raw.split(b"\n\n", 1)[0].decode("utf-8", "replace").splitlines():
+    for line in raw.split(b"\n\n", 1)[0].decode("utf-8", "surrogateescape").splitlines():
         role, _, rest = line.partition(" ")
         if role not in ("author", "committer"):
             continue
@@ -64,7 +65,8 @@ def commit_env(raw: bytes, keep_committer_date: bool = False) -> dict[str, str]:
 
 
 def message_of(raw: bytes) -> str:
-    return raw.split(b"\n\n", 1)[1].decode("utf-8", "replace") if b"\n\n" in raw else ""
+    """The message as its bytes are (`build_commit` writes a stray non-UTF-8 byte back as it was)."""
+    return raw.split(b"\n\n", 1)[1].decode("utf-8", "surrogateescape") if b"\n\n" in raw else ""
 
 
 class Replayer:
@@ -72,8 +74,12 @@ class Replayer:
 
     def __init__(self, agent: Agent, base: str, onto: str, machine: str) -> None:
         self.agent, self.repo, self.base, self.machine = agent, agent.repo, base, machine
+        self.server = onto  # the server's main: only its side says what someone else did
         self.result = Replayed(onto)
         self._blocked: Mapping[str, str] | None = None
+        self._server_side: list[Commit] | None = None
+        self._twins: dict[str, str] = {}  # a local commit → the server's commit it replaces
+        self._decided: tuple[set[str], set[str]] | None = None
 
     @property
     def tip(self) -> str:
@@ -93,8 +99,15 @@ class Replayer:
 
     # -- one commit --------------------------------------------------------------------
     def _replay(self, commit: Commit, raw: bytes) -> str | None:
+        twin = self._twin(commit)
+        if twin is not None:
+            return self._amended(commit, raw, twin)
         if not self.repo.changed_paths(commit.parents[0], commit.sha):
-            if _decided(commit) and _decided(commit) & self._decided_on_tip():
+            accepted, rejected = self._decided_on_server()
+            undone = set(commit.values("Evolve-Rejected-Proposal")) & accepted
+            if undone:  # rejected here, accepted there: the person's undo wins on main
+                return self._reject_accepted(commit, raw, undone)
+            if _decided(commit) & (accepted | rejected):
                 return None  # the other machine recorded the same decision
             return self.repo.build_commit(self.tip, {}, message_of(raw), commit_env(raw))
         entries, left = self.repo.replay_entries(commit.sha, onto=self.tip)
@@ -108,6 +121,81 @@ class Replayer:
             self.result.kept.append(commit)
             return None
         return self._person_wins(commit, raw, entries, left)
+
+    def _reject_accepted(self, commit: Commit, raw: bytes, ids: set[str]) -> str:
+        """A reject of what the server accepted stays, and undoes the accept as a revert would.
+
+        Its blocks keep the lesson from coming back; the lines the accept added leave main
+        (where a later commit changed them too, they stay, and the note says so).
+        """
+        accepts = [
+            c
+            for c in self.repo.log(f"{self.base}..{self.server}")
+            if set(c.values("Evolve-Accepted")) & ids and self.repo.changed_paths(c.parents[0], c.sha)
+        ]
+        env, onto, left = commit_env(raw), self.tip, []
+        for accept in accepts:  # newest first, as `git revert` of each would go
+            entries, stuck = self.repo.replay_entries(accept.sha, reverse=True, onto=onto)
+            left += stuck
+            if entries:
+                onto = self.repo.build_commit(onto, entries, message_of(raw), env)
+        paths = self.repo.changed_paths(self.tip, onto)
+        found = self.repo.tree_entries(onto, paths)
+        new = self.repo.build_commit(self.tip, {p: found.get(p) for p in paths}, message_of(raw), env)
+        names = ", ".join(sorted(ids))
+        kept = f"; still on main (changed since): {', '.join(sorted(set(left)))}" if left else ""
+        undid = "its lesson leaves main" if paths else "its blocks keep the lesson from coming back"
+        self.result.notes.append(
+            f"{names}: rejected on {self.machine}, accepted on the server by another machine — the "
+            f"reject stays on main and {undid} (a person's undo wins){kept}"
+        )
+        return new
+
+    def _twin(self, commit: Commit) -> str | None:
+        """The server's commit `commit` is a person's new version of (an amend, a rebase here).
+
+        One this machine synced and no longer has on main, with the same parent (or the one
+        its parent replaces), the same author and the same author date or subject (an amend
+        keeps both unless told otherwise), and the same reflection if it is one.
+        """
+        if not commit.parents:
+            return None
+        if self._server_side is None:
+            synced = self.repo.refs(SYNCED).get(f"{SYNCED}main")  # what this machine had synced
+            seen = synced and self.repo.is_ancestor(synced, self.server)
+            self._server_side = self.repo.log(f"{self.base}..{synced}") if seen else []
+        parent = self._twins.get(commit.parents[0], commit.parents[0])
+        for theirs in self._server_side:
+            if (
+                theirs.parents[:1] == [parent]
+                and (theirs.author, theirs.email) == (commit.author, commit.email)
+                and (theirs.date == commit.date or theirs.subject == commit.subject)
+                and theirs.trailers.get("Evolve-Reflection") == commit.trailers.get("Evolve-Reflection")
+                and theirs.sha not in self._twins.values()
+            ):
+                self._twins[commit.sha] = theirs.sha
+                return theirs.sha
+        return None
+
+    def _amended(self, commit: Commit, raw: bytes, twin: str) -> str | None:
+        """The person's later version of `twin` wins: the change from it to theirs lands on top.
+
+        The server's commit stays as it is (never rewritten); what changed after it on the
+        server is kept as for any commit of theirs (another person's lines: a machine branch).
+        """
+        if not self.repo.changed_paths(twin, commit.sha):
+            return self.tip  # the same content (a reworded message): the server's commit stands
+        entries, left = self.repo.replay_entries(commit.sha, since=twin, onto=self.tip)
+        self.result.notes.append(
+            f"{commit.subject}: a new version of {twin[:12]}, which the server already has; "
+            "the change between them is a commit on top"
+        )
+        if not left:
+            return self.repo.build_commit(self.tip, entries, message_of(raw), commit_env(raw))
+        if any(self._person_changed(path, since=twin) for path in left):
+            self.result.kept.append(commit)
+            return None
+        return self._person_wins(commit, raw, entries, left, parent=twin)
 
     def _planned_again(self, commit: Commit, raw: bytes, entries: dict, left: list[str]) -> str:
         why = (
@@ -133,9 +221,14 @@ class Replayer:
             self.result.notes.append(f"{branch}: waits for review ({why})")
         return new
 
-    def _person_wins(self, commit: Commit, raw: bytes, entries: dict, left: list[str]) -> str:
-        """Their side of each conflicting hunk on main; the server's lesson it displaced waits."""
-        parent = commit.parents[0]
+    def _person_wins(
+        self, commit: Commit, raw: bytes, entries: dict, left: list[str], parent: str | None = None
+    ) -> str:
+        """Their side of each conflicting hunk on main; the server's lesson it displaced waits.
+
+        `parent`: what their change is from (default: the commit's parent).
+        """
+        parent = parent or commit.parents[0]
         versions = self.repo.read_blobs(
             [f"{rev}:{p}" for p in left for rev in (parent, commit.sha, self.tip)]
         )
@@ -209,7 +302,8 @@ class Replayer:
             tip = self.repo.build_commit(
                 tip, {p: mine.get(p) for p in paths}, message_of(raw), commit_env(raw)
             )
-        taken = self.repo.branches(MACHINE)
+        taken = set(self.repo.branches(MACHINE))  # here, and on the server (never someone else's)
+        taken |= {ref.removeprefix(FETCHED) for ref in self.repo.refs(FETCHED + MACHINE)}
         branch, number = f"{MACHINE}{self.machine}", 1
         while branch in taken:
             number += 1
@@ -228,10 +322,14 @@ class Replayer:
             self.repo.add_note(self.result.mapping[old], text, self.agent.evolve_identity)
 
     # -- what the server's side holds ----------------------------------------------------
-    def _person_changed(self, path: str) -> bool:
-        """Whether a person's commit between the merge base and the tip changed `path`."""
+    def _person_changed(self, path: str, since: str | None = None) -> bool:
+        """Whether a person's commit on the server's side (merge base → server's main) changed `path`.
+
+        Never the tip: it holds this machine's own replayed commits, and a person's earlier
+        commit here is not "another person" for their next one.
+        """
         kinds = self.repo.text(
-            "log", f"--format=kind:{_KIND}", f"{self.base}..{self.tip}", "--", path
+            "log", f"--format=kind:{_KIND}", f"{since or self.base}..{self.server}", "--", path
         ).splitlines()
         return any(line != "kind:reflection" for line in kinds)
 
@@ -249,7 +347,7 @@ class Replayer:
             "--format=%H",
             "--invert-grep",
             "--grep=^Evolve-Kind: reflection",
-            f"{self.base}..{self.tip}",
+            f"{self.base}..{self.server}",
         ):
             return False  # only reflections arrived: nothing was undone there
         added = self.repo.git(
@@ -262,14 +360,24 @@ class Replayer:
         ]
         return bool(undo.relearned("\n".join(lines), "", self._blocks()))
 
-    def _decided_on_tip(self) -> set[str]:
-        """The proposals the tip's history already accepted or rejected."""
+    def _decided_on_server(self) -> tuple[set[str], set[str]]:
+        """(the proposals the server's side accepted, those it rejected) since the merge base."""
+        if self._decided is not None:
+            return self._decided
+        accepted: set[str] = set()
+        rejected: set[str] = set()
         out = self.repo.text(
             "log",
-            "--format=%(trailers:key=Evolve-Accepted,valueonly,separator=%x2c),%(trailers:key=Evolve-Rejected-Proposal,valueonly,separator=%x2c)",
-            f"{self.base}..{self.tip}",
+            "--format=%(trailers:key=Evolve-Accepted,valueonly,separator=%x2c)%x1f"
+            "%(trailers:key=Evolve-Rejected-Proposal,valueonly,separator=%x2c)",
+            f"{self.base}..{self.server}",
         )
-        return {item for item in out.replace("\n", ",").split(",") if item}
+        for line in out.splitlines():
+            accepts, _, rejects = line.partition("\x1f")
+            accepted.update(item.strip() for item in accepts.split(",") if item.strip())
+            rejected.update(item.strip() for item in rejects.split(",") if item.strip())
+        self._decided = accepted, rejected
+        return self._decided
 
     def _blob_entries(self, changes: dict[str, bytes | None]) -> dict[str, Entry | None]:
         return {path: (None if data is None else self._blob(data, None)) for path, data in changes.items()}

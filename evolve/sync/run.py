@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from evolve.errors import Busy, UserError
 from evolve.store import ledger
 from evolve.store.locks import FileLock
+from evolve.store.repo import Repo
 from evolve.sync import refs, remote
 from evolve.sync.refs import Refused
 from evolve.sync.remote import Offline
@@ -120,7 +121,7 @@ def _pushed_ahead(agent: Agent, url: str) -> Outcome | None:
 def _attempts(agent: Agent, url: str, accept_rewrite: bool) -> Outcome:
     repo, machine = agent.repo, agent.home.machine()
     for _attempt in range(ATTEMPTS):
-        fetching = remote.start_fetch(repo, url)
+        fetching = remote.start_fetch(repo, url, machine)
         dirty = repo.dirty_paths()  # read while the fetch waits on the network
         remote.finish(fetching, "fetch")
         view = refs.read(repo, machine)
@@ -130,10 +131,16 @@ def _attempts(agent: Agent, url: str, accept_rewrite: bool) -> Outcome:
         from evolve.sync.join import keep_machine_local
 
         with repo.locked(timeout=LOCK_WAIT_S):
-            agent.commit_human_edits_held()
+            incoming = _incoming(repo, refs.read(repo, machine))
+            staged = _staged(repo) & incoming if incoming else set()
+            agent.commit_human_edits_held(writing=incoming)
             keep_machine_local(agent)  # a remote added by hand: the machine's settings move first
             view = refs.read(repo, machine)
             done = integrate(agent, view, machine, accept_rewrite=accept_rewrite)
+        done.notes += [
+            f"{path}: your staged edit is committed as yours first (the server changed it too)"
+            for path in sorted(staged)
+        ]
         if any(path.startswith("skills/") for path in done.paths):
             agent.sync_links(done.paths)  # the harnesses' links follow the skills that came
         updates = pushes(view, done)
@@ -151,9 +158,31 @@ def _attempts(agent: Agent, url: str, accept_rewrite: bool) -> Outcome:
     raise UserError(f"the server kept changing during {ATTEMPTS} attempts; evolve tries again later")
 
 
+def _incoming(repo: Repo, view: refs.View) -> set[str]:
+    """The files the server's main changed that this machine's main has otherwise."""
+    local, server = view.local.get("main"), view.fetched.get("main")
+    if not local or not server or local == server:
+        return set()
+    return set(repo.changed_paths(local, server))
+
+
+def _staged(repo: Repo) -> set[str]:
+    """The paths a person staged (`git add`) for a commit of their own."""
+    out = repo.git("diff", "--cached", "--name-only", "-z", "--no-renames")
+    return {p for p in out.decode("utf-8", "surrogateescape").split("\0") if p}
+
+
 def _server_after(view: refs.View, updates: list[tuple[str, str | None, str | None]]) -> dict[str, str]:
-    """What the server holds of the tracked branches once `updates` were taken."""
-    server = dict(view.fetched) | {b: s for b, s in view.synced.items() if b.startswith(refs.MACHINE)}
+    """What the server holds of the tracked branches once `updates` were taken.
+
+    A `machine/` branch counts only when it is this machine's there: what the last sync left,
+    or the same commit as here; someone else's under this machine's name never enters `synced`.
+    """
+    server = {
+        b: sha
+        for b, sha in view.fetched.items()
+        if not view.foreign(b) or (b.startswith(refs.MACHINE) and view.local.get(b) == sha)
+    }
     for branch, sha, _old in updates:
         if sha is None:
             server.pop(branch, None)

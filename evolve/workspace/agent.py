@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -198,12 +198,14 @@ class Agent:
         with self.repo.locked():
             return self.commit_human_edits_held()
 
-    def commit_human_edits_held(self) -> str | None:
+    def commit_human_edits_held(self, writing: Collection[str] = ()) -> str | None:
         """Commit the person's uncommitted edits, except what they staged for their own commit.
 
         A path staged exactly as it is on disk (`git add X`, and `git commit` is next) is the
         person's coming commit, with their message: it is left to them. A path edited again
-        after staging is committed as it is on disk, like any other edit.
+        after staging is committed as it is on disk, like any other edit. So is a staged path
+        in `writing` (what evolve must write next, e.g. a sync bringing the server's change of
+        it): it is the person's edit all the same, and waiting for them would block evolve.
         """
         paths = self.repo.dirty_paths()
         conflicted = [p for p in paths if _holds_conflict(self.path / p)]
@@ -215,7 +217,7 @@ class Agent:
         staged = set(self.repo.text("diff", "--cached", "--name-only", "-z", "--no-renames").split("\0"))
         if staged - {""}:
             edited = set(self.repo.text("diff", "--name-only", "-z", "--no-renames").split("\0"))
-            paths = [p for p in paths if p not in staged or p in edited]
+            paths = [p for p in paths if p not in staged or p in edited or p in writing]
         if not paths:
             return None
         changes: dict[str, bytes | None] = {}
