@@ -36,6 +36,10 @@ class NameRefused(UserError):
     """A skill or agent name that is not allowed (never used to build a path)."""
 
 
+class PathRefused(UserError):
+    """A path evolve never writes (outside the repository, into .git, a filter file, through a link)."""
+
+
 class Busy(UserError):
     """Not now: evolve or a person is using the agent; the message says who (exit 75)."""
 

@@ -1,13 +1,16 @@
 """Proposals: what a reflection parked on `proposals/<id>` until a person decides.
 
-A proposal is one commit on its own branch (everything, in review mode or when the guard
-flags it; or just the operations that touch a person's lines), which the agent never reads.
-Accepting replays it onto the agent's branch as one commit (the same trailers, plus
-`Evolve-Accepted`), file by file: what applies cleanly lands, a file a later commit changed
-too stays on the proposal for another look. Rejecting is a commit of its own on the
-agent's branch that names each lesson line of the proposal (`Evolve-Blocks`), so the lesson
-is not proposed again, on this machine or any other the repository reaches; then the
-branch goes.
+A proposal is a reflection's commit on its own branch (everything, in review mode or when
+the guard flags it; or just the operations that touch a person's lines), which the agent
+never reads; a reviewer may have pushed commits on top of it. A branch is a proposal when
+its name is a hex id and its own history (since it left main) holds an evolve reflection
+commit that changes something: a branch anyone pushed at main's tip is not one. Accepting
+replays the whole branch (every commit since it left main) onto the agent's branch as one
+commit (the reflection's trailers, plus `Evolve-Accepted`), file by file: what applies
+cleanly lands, a file a later commit changed too stays on the proposal for another look.
+Rejecting is a commit of its own on the agent's branch that names each lesson line of the
+proposal (`Evolve-Blocks`), so the lesson is not proposed again, on this machine or any
+other the repository reaches; then the branch goes.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from dataclasses import dataclass
 
 from evolve.errors import UserError
 from evolve.store.history import FORMAT, PROPOSALS, Commit, build_message, clean_line
+from evolve.store.repo import Repo, refused_path
 from evolve.workspace import undo
 from evolve.workspace.agent import Agent
 
@@ -30,7 +34,13 @@ _ID = re.compile(r"[0-9a-f]{6,40}")
 class Proposal:
     id: str
     branch: str
-    commit: Commit
+    commit: Commit  # the reflection's commit (its subject and trailers)
+    tip: str = ""  # the branch's tip: the reflection's commit, or a reviewer's on top of it
+    base: str = ""  # where the branch left main
+
+    def __post_init__(self) -> None:
+        self.tip = self.tip or self.commit.sha
+        self.base = self.base or f"{self.commit.sha}^"
 
     @property
     def flags(self) -> list[str]:
@@ -41,7 +51,7 @@ class Proposal:
             "id": self.id,
             "summary": self.commit.subject,
             "date": self.commit.date,
-            "sha": self.commit.sha,
+            "sha": self.tip,
             "flags": self.flags,
             "ops": self.commit.values("Evolve-Ops"),
             "review": self.commit.trailers.get("Evolve-Review", ""),
@@ -59,13 +69,51 @@ def rest_id(proposal_id: str) -> str:
 
 def pending(agent: Agent) -> list[Proposal]:
     """The proposals evolve made (a person's own branch under proposals/ is not one)."""
+    tips = agent.repo.branches(PREFIX)
     found = []
-    for branch, sha in sorted(agent.repo.branches(PREFIX).items()):
-        name = branch.removeprefix(PREFIX)
+    for branch, (sha, base) in sorted(reflections_on(agent.repo, tips, agent.repo.tip() or "").items()):
         commit = agent.repo.log(sha, limit=1)[0]
-        if _ID.fullmatch(name) and commit.trailers.get("Evolve-Kind") == "reflection":
-            found.append(Proposal(name, branch, commit))
+        found.append(Proposal(branch.removeprefix(PREFIX), branch, commit, tips[branch], base))
     return sorted(found, key=lambda p: p.commit.date)
+
+
+def reflections_on(repo: Repo, tips: Mapping[str, str], main: str) -> dict[str, tuple[str, str]]:
+    """Branch → (its reflection's commit, where it left `main`), for the branches that are proposals.
+
+    A proposal's name is a hex id and its own history (what `main` does not hold) has an
+    evolve reflection commit that changes something (the oldest such, on its first-parent
+    line: commits on top of it are a reviewer's). One `git log` for all the branches.
+    """
+    wanted = {b: sha for b, sha in tips.items() if _ID.fullmatch(b.removeprefix(PREFIX))}
+    if not wanted:
+        return {}
+    revs = "".join(f"{sha}\n" for sha in sorted(set(wanted.values()))) + (f"^{main}\n" if main else "")
+    fmt = "%m %H %T %P%x1f%(trailers:key=Evolve-Kind,valueonly,separator=%x2C)%x1e"
+    out = repo.text("log", "--stdin", "--boundary", f"--format={fmt}", "--", input=revs.encode())
+    own: dict[str, tuple[str, list[str], bool]] = {}  # sha → (tree, parents, a reflection)
+    trees: dict[str, str] = {}
+    for record in out.split("\x1e"):
+        head, _, kind = record.strip("\n").partition("\x1f")
+        mark, sha, tree, *parents = head.split() or ["", "", ""]
+        if not sha:
+            continue
+        trees[sha] = tree
+        if mark != "-":
+            own[sha] = (tree, parents, kind.strip() == "reflection")
+    found: dict[str, tuple[str, str]] = {}
+    for branch, tip in wanted.items():
+        reflection, sha, base = None, tip, ""
+        while sha in own:  # first parents, back to where the branch left main
+            tree, parents, is_reflection = own[sha]
+            base = parents[0] if parents else ""
+            if is_reflection and base and trees.get(base) != tree:
+                reflection = sha
+            if not parents:
+                break
+            sha = parents[0]
+        if reflection is not None and base:
+            found[branch] = (reflection, base)
+    return found
 
 
 def _matching(agent: Agent, proposal_id: str) -> list[Proposal]:
@@ -93,7 +141,10 @@ def exists(agent: Agent, proposal_id: str) -> bool:
 def diff(agent: Agent, proposal: Proposal) -> str:
     from evolve.transcripts.redact import make_visible
 
-    raw = agent.repo.git("show", "--format=", "--stat", "--patch", proposal.commit.sha, "--")
+    if proposal.tip == proposal.commit.sha:
+        raw = agent.repo.git("show", "--format=", "--stat", "--patch", proposal.tip, "--")
+    else:  # a reviewer's commits on top: the whole branch since it left main
+        raw = agent.repo.git("diff", "--stat", "--patch", proposal.base, proposal.tip, "--")
     return make_visible(raw.decode("utf-8", "replace"))
 
 
@@ -107,9 +158,16 @@ class Accepted:
 
 def accept(agent: Agent, proposal_id: str) -> Accepted:
     proposal = get(agent, proposal_id)
+    refused = [p for p in agent.repo.changed_paths(proposal.base, proposal.tip) if refused_path(p)]
+    if refused:  # a branch anyone with push access to the server may have written
+        raise UserError(
+            f"proposal {proposal.id} holds {refused[0]!r}, which evolve never writes (it could make "
+            f"git run filters or write into .git); nothing was applied: fix the branch {proposal.branch} "
+            f"or `evolve reject {agent.name} {proposal.id}`"
+        )
     with agent.repo.locked():
         agent.commit_human_edits_held()
-        changes, left = agent.repo.replay_files(proposal.commit.sha)
+        changes, left = agent.repo.replay_files(proposal.tip, base=proposal.base)
         if not changes:
             raise UserError(
                 f"nothing of {proposal.id} applies cleanly ({', '.join(left)} changed since); "
@@ -130,13 +188,14 @@ def accept(agent: Agent, proposal_id: str) -> Accepted:
             kept = {k: v for k, v in proposal.commit.lines.items() if k != FORMAT}
             kept["Evolve-Rest-Of"] = [proposal.id]
             agent.repo.part_of(
-                proposal.commit.sha,
+                proposal.tip,
                 left,
                 f"{PREFIX}{rest}",
                 build_message(proposal.commit.subject, kept),
                 agent.evolve_identity,
+                base=proposal.base,
             )
-        agent.repo.delete_branch(proposal.branch, proposal.commit.sha)
+        agent.repo.delete_branch(proposal.branch, proposal.tip)
     agent.sync_links(changes)
     return Accepted(sha, sorted(changes), left, rest)
 
@@ -148,7 +207,7 @@ def reject(agent: Agent, proposal_id: str) -> Proposal:
     it retired are not retired again, the lines it deleted are not deleted again.
     """
     proposal = get(agent, proposal_id)
-    parent, sha = f"{proposal.commit.sha}^", proposal.commit.sha
+    parent, sha = proposal.base, proposal.tip
     retired, removed = removals_of(agent, parent, sha)
     message = reject_message(
         agent, proposal.id, proposal.commit.subject, lessons_of(agent, parent, sha), retired, removed
@@ -156,7 +215,7 @@ def reject(agent: Agent, proposal_id: str) -> Proposal:
     with agent.repo.locked():
         agent.commit_human_edits_held()
         agent.repo.commit_changes({}, message, agent.evolve_identity)
-        agent.repo.delete_branch(proposal.branch, proposal.commit.sha)
+        agent.repo.delete_branch(proposal.branch, proposal.tip)
     return proposal
 
 

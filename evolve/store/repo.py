@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evolve.errors import Busy, EvolveError, UserError
+from evolve.errors import Busy, EvolveError, PathRefused, UserError
 from evolve.store import head
 from evolve.store.files import atomic_symlink, atomic_write, sha256
 from evolve.store.git import ZERO, GitError, acquire_index_lock, git, git_text, write_index_lock
@@ -47,6 +47,18 @@ ABORT = {
     "a rebase (or git am)": "git rebase --abort",
     "a bisect": "git bisect reset",
 }
+
+
+UNWRITABLE = (".git", ".gitmodules", ".gitattributes")  # into git's own files, or making git run filters
+WHY = "it could make git run filters, fetch from elsewhere or write into .git"  # why they are refused
+
+
+def refused_path(path: str) -> bool:
+    """Whether evolve never writes `path`: not a plain relative path in the work tree, or one git reads."""
+    parts = Path(path).parts
+    return (
+        not parts or Path(path).is_absolute() or ".." in parts or any(p.lower() in UNWRITABLE for p in parts)
+    )
 
 
 Entry = tuple[str, str]  # a tree entry: (git mode, blob id)
@@ -177,13 +189,19 @@ class Repo:
         return changes
 
     def replay_files(
-        self, sha: str, *, reverse: bool = False, only: list[str] | None = None, onto: str | None = None
+        self,
+        sha: str,
+        *,
+        reverse: bool = False,
+        only: list[str] | None = None,
+        onto: str | None = None,
+        base: str | None = None,
     ) -> tuple[dict[str, bytes | None], list[str]]:
-        """Commit `sha`'s change re-applied on `onto` (the tip), file by file, 3-way.
+        """Commit `sha`'s change (since `base`, default its parent) re-applied on `onto` (the tip), 3-way.
 
         (path → new bytes for the files that apply cleanly, the paths that do not).
         """
-        entries, left = self.replay_entries(sha, reverse=reverse, only=only, onto=onto)
+        entries, left = self.replay_entries(sha, reverse=reverse, only=only, onto=onto, base=base)
         blobs = self.read_blobs([entry[1] for entry in entries.values() if entry])
         return {path: (blobs[entry[1]] if entry else None) for path, entry in entries.items()}, left
 
@@ -194,15 +212,15 @@ class Repo:
         reverse: bool = False,
         only: list[str] | None = None,
         onto: str | None = None,
-        since: str | None = None,
+        base: str | None = None,
     ) -> tuple[dict[str, Entry | None], list[str]]:
         """`replay_files` as tree entries: path → (mode, blob), None for a deleted file.
 
         Modes travel (a symlink stays a symlink, an executable stays one); binary files too.
-        `since`: the change from that commit to `sha` (default: from `sha`'s parent).
+        `base` (default: `sha`'s parent) makes the change several commits' (a branch's).
         """
-        old = since or f"{sha}^"
-        paths = self.changed_paths(old, sha, only)
+        base = base or f"{sha}^"
+        paths = self.changed_paths(base, sha, only)
         if not paths:
             raise UserError(
                 f"{sha[:12]} changed nothing; there is nothing to {'revert' if reverse else 'apply'}"
@@ -212,7 +230,7 @@ class Repo:
             env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
             self.git("read-tree", onto or self.tip() or "", env=env)
             for path in paths:
-                patch = self.git("diff", "--binary", "--full-index", "--no-renames", old, sha, "--", path)
+                patch = self.git("diff", "--binary", "--full-index", "--no-renames", base, sha, "--", path)
                 try:
                     self.git(
                         "apply", "--cached", *(["-R"] if reverse else []), "--3way", input=patch, env=env
@@ -251,6 +269,15 @@ class Repo:
         paths = [p for p in out.decode("utf-8", "surrogateescape").split("\0") if p]
         return [p for p in paths if only is None or p in only]
 
+    def refused_in_tree(self, rev: str) -> str | None:
+        """The first path of `rev`'s tree evolve never writes (`.gitattributes`, into `.git`, …), or None."""
+        listed = self.git("ls-tree", "-r", "-z", "--name-only", "--full-tree", rev).split(b"\0")
+        for raw in filter(None, listed):
+            path = raw.decode("utf-8", "surrogateescape")
+            if refused_path(path) or any(part in (".", "") for part in path.split("/")):
+                return path
+        return None
+
     def tree_entries(self, rev: str, paths: Sequence[str] = ()) -> dict[str, Entry]:
         """Path → (mode, blob) of every file and link at `rev` (under `paths`, when given)."""
         out = self.git("ls-tree", "-r", "-z", "--full-tree", rev, "--", *paths)
@@ -262,13 +289,21 @@ class Repo:
                 found[name.decode("utf-8", "surrogateescape")] = (mode, blob)
         return found
 
-    def part_of(self, sha: str, paths: Sequence[str], branch: str, message: str, author: Identity) -> str:
-        """A new `branch` holding only `paths` of commit `sha`'s change, on `sha`'s parent.
+    def part_of(
+        self,
+        sha: str,
+        paths: Sequence[str],
+        branch: str,
+        message: str,
+        author: Identity,
+        base: str | None = None,
+    ) -> str:
+        """A new `branch` holding only `paths` of commit `sha`'s change, on `base` (`sha`'s parent).
 
         What a partly accepted proposal keeps for another look: still its own change, so
         replaying it later tries the same 3-way merge again.
         """
-        parent = self.text("rev-parse", "--verify", f"{sha}^{{commit}}^")
+        parent = self.text("rev-parse", "--verify", f"{base}^{{commit}}" if base else f"{sha}^{{commit}}^")
         listed = self.git("ls-tree", "-z", sha, "--", *paths).decode("utf-8", "surrogateescape")
         entries = {}
         for item in listed.split("\0"):
@@ -646,19 +681,13 @@ class Repo:
             if parent == self.path:
                 break
             if parent.is_symlink():
-                raise EvolveError(f"refusing to write through a symlink: {path!r}")
+                raise PathRefused(f"refusing to write through a symlink: {path!r}")
         return target
 
     def _plain_path(self, path: str) -> Path:
-        parts = Path(path).parts
-        if (
-            not parts
-            or Path(path).is_absolute()
-            or ".." in parts
-            or any(p.lower() in (".git", ".gitmodules", ".gitattributes") for p in parts)
-        ):
-            raise EvolveError(f"refusing to write outside the agent repository: {path!r}")
-        return self.path.joinpath(*parts)
+        if refused_path(path):
+            raise PathRefused(f"refusing to write outside the agent repository: {path!r}")
+        return self.path.joinpath(*Path(path).parts)
 
     def check_out(self, rev: str) -> None:
         """Every file of `rev` written into an empty work tree, and the index made to match.

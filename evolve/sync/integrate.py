@@ -18,11 +18,10 @@ from dataclasses import dataclass, field
 from evolve import config as config_mod
 from evolve.store.git import ZERO
 from evolve.store.history import PROPOSALS, Commit
-from evolve.store.repo import Repo
+from evolve.store.repo import WHY, Repo
 from evolve.sync.refs import HEADS, MACHINE, Refused, View
 from evolve.workspace.agent import Agent
 
-UNSAFE = (".gitattributes", ".gitmodules")  # files that make git run filters or fetch elsewhere
 BACKUP = "backup/before-rewrite-"  # main as it was when a person accepted the server's rewrite
 
 
@@ -178,14 +177,12 @@ def pushes(view: View, result: Integrated) -> list[tuple[str, str | None, str | 
 
 def check_tree(repo: Repo, sha: str) -> None:
     """Refuse a server tree evolve must not write into the work tree."""
-    listed = repo.git("ls-tree", "-r", "-z", "--name-only", "--full-tree", sha).split(b"\0")
-    for raw in filter(None, listed):
-        path = raw.decode("utf-8", "surrogateescape")
-        if any(part.lower() in UNSAFE for part in path.split("/")):
-            raise Refused(
-                f"the server's main holds {path!r} (it could make git run filters or fetch from elsewhere); "
-                "evolve does not take it: remove it on the server, then sync again"
-            )
+    path = repo.refused_in_tree(sha)
+    if path is not None:
+        raise Refused(
+            f"the server's main holds {path!r} ({WHY}); evolve does not take it: remove it on the "
+            "server, then sync again"
+        )
 
 
 def _rewrite_message(agent: Agent, before: str, server: str) -> str:

@@ -185,7 +185,7 @@ class Replayer:
         """
         if not self.repo.changed_paths(twin, commit.sha):
             return self.tip  # the same content (a reworded message): the server's commit stands
-        entries, left = self.repo.replay_entries(commit.sha, since=twin, onto=self.tip)
+        entries, left = self.repo.replay_entries(commit.sha, base=twin, onto=self.tip)
         self.result.notes.append(
             f"{commit.subject}: a new version of {twin[:12]}, which the server already has; "
             "the change between them is a commit on top"

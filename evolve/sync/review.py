@@ -16,10 +16,11 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evolve.reflect.proposals import lessons_of, reject_message, removals_of
+from evolve.reflect.proposals import lessons_of, reflections_on, reject_message, removals_of
 from evolve.store.git import GitError
-from evolve.store.history import PROPOSALS, build_message, clean_line
-from evolve.sync.refs import View
+from evolve.store.history import PROPOSALS, Commit, build_message, clean_line
+from evolve.store.repo import WHY
+from evolve.sync.refs import MACHINE, View
 from evolve.workspace import undo
 from evolve.workspace.agent import Agent
 
@@ -40,13 +41,30 @@ def review(agent: Agent, view: View, main: str) -> Reviewed:
     """Each proposal branch seen here, on the server now and at the last sync, decided."""
     done = Reviewed(main)
     decided: set[str] | None = None
+    blocked: dict[str, undo.Block] | None = None
     repo = agent.repo
-    for branch in sorted(b for b in view.branches() if b.startswith(PROPOSALS)):
+    names = sorted(b for b in view.branches() if b.startswith(PROPOSALS))
+    arriving = {b: view.fetched[b] for b in names if b in view.fetched and b not in view.local}
+    real = reflections_on(repo, arriving, main) if arriving else {}  # one `git log` for them all
+    for branch in names:
         here, there, before = view.local.get(branch), view.fetched.get(branch), view.synced.get(branch)
+        if here is None and there is not None and branch not in real:
+            continue  # not a proposal (no reflection of its own): nothing to take or decide
+        if there is not None and there != here and (unsafe := repo.refused_in_tree(there)) is not None:
+            done.notes.append(f"{branch}: the server's holds {unsafe!r} ({WHY}); not taken here")
+            if here is not None:
+                done.remote[branch] = there  # neither side changes: the server's stays there
+            continue
         settle: str | None = None  # the sha of a proposal the server decided
         deleted = False
         if there is None and before is not None:  # deleted on the server since the last sync
             settle, deleted = here, True
+            if here is not None and here != before and _persons_commits(agent, before, here):
+                kept = _keep_persons(agent, done, branch, here)  # the team's decision is on `before`
+                done.notes.append(
+                    f"{branch}: deleted on the server; the person's commits on it are kept on {kept}"
+                )
+                settle = before
         elif there is not None and here is None:
             if before == there:  # accepted or rejected here: it goes on the server too
                 done.remote[branch] = None
@@ -61,16 +79,59 @@ def review(agent: Agent, view: View, main: str) -> Reviewed:
             elif there != here and (there == before or repo.is_ancestor(there, here)):
                 done.remote[branch] = here
             elif there != here:
+                kept = (
+                    _keep_persons(agent, done, branch, here) if _persons_commits(agent, there, here) else ""
+                )
                 done.local[branch] = here = there
-                done.notes.append(f"{branch}: changed here and on the server; the server's is kept")
+                done.notes.append(
+                    f"{branch}: changed here and on the server; the server's is kept"
+                    + (f", the person's commits made here are on {kept}" if kept else "")
+                )
             if _merged(agent, here, done.main)[0]:  # merged on the server, the branch left there
                 settle = here
         elif here is not None:  # made here: the team reviews it on the server
-            done.remote[branch] = here
+            blocked = blocked if blocked is not None else undo.blocks(repo, tip=done.main)
+            if _all_blocked(agent, here, done.main, blocked):
+                done.local[branch] = None
+                done.notes.append(
+                    f"{branch}: its lessons were rejected already (on main): deleted, not proposed again"
+                )
+            else:
+                done.remote[branch] = here
         if settle is not None:
             decided = decided if decided is not None else _decided(agent, done.main)
             _settle(agent, done, branch, settle, decided, deleted=deleted)
     return done
+
+
+def _persons_commits(agent: Agent, old: str, new: str) -> list[Commit]:
+    """The commits of `new` that `old` does not have and that are not evolve's reflections."""
+    return [c for c in agent.repo.log(f"{old}..{new}") if c.trailers.get("Evolve-Kind") != "reflection"]
+
+
+def _keep_persons(agent: Agent, done: Reviewed, branch: str, sha: str) -> str:
+    """A branch after this machine holding `sha` (a person's commits on a proposal): pushed, listed."""
+    taken = set(agent.repo.branches(MACHINE)) | set(done.local)
+    name = f"{MACHINE}{agent.home.machine()}-{branch.removeprefix(PROPOSALS)}"
+    kept, number = name, 1
+    while kept in taken:
+        number += 1
+        kept = f"{name}-{number}"
+    done.local[kept] = sha
+    return kept
+
+
+def _all_blocked(agent: Agent, sha: str, main: str, blocked: dict[str, undo.Block]) -> bool:
+    """Whether everything a reflection's proposal (nobody else's commit on it) teaches was undone."""
+    fork = _fork(agent, sha, main)
+    if _persons_commits(agent, fork, sha):
+        return False
+    retired, removed = removals_of(agent, fork, sha)
+    ids = [
+        *lessons_of(agent, fork, sha),
+        *(i.split(" ", 1)[0] for i in undo.rejected_removals(removed, retired)),
+    ]
+    return bool(ids) and all(i in blocked for i in ids)
 
 
 def _settle(agent: Agent, done: Reviewed, branch: str, sha: str, decided: set[str], *, deleted: bool) -> None:

@@ -213,9 +213,17 @@ def test_a_proposal_branch_holding_gitattributes_is_refused_in_one_line(machines
     attacker.git("add", "-A")
     attacker.git("commit", "-q", "--amend", "--no-edit")  # still a reflection by its trailers
     attacker.git("push", "-qf", "origin", branch)
-    code, out = a.sync()  # main is checked for .gitattributes; the proposal branch is taken as it is
+    ours = a.agent.repo.branches("proposals/")[branch]
+    code, out = a.sync()  # main is checked for .gitattributes; the proposal branches are too
+    assert code == 0, out
+    refused = [line for line in out.splitlines() if ".gitattributes" in line]
+    assert len(refused) == 1 and branch in refused[0], out  # one line; the rest of the sync goes on
+    assert a.agent.repo.branches("proposals/")[branch] == ours  # the server's is not taken
+    # taken anyway (by hand, with plain git): `evolve accept` refuses it in one line, exit 1
+    a.git("update-ref", f"refs/heads/{branch}", f"refs/evolve/fetched/{branch}")
     code, out, err = a.evolve("accept", "a", branch.removeprefix("proposals/"))
     assert code == 1 and ".gitattributes" in err and "crash.log" not in err, (code, out, err)
+    assert len(err.strip().splitlines()) == 1, err
     assert not (a.path / ".gitattributes").exists()
 
 
