@@ -14,8 +14,8 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-test: $(STAMP)  ## three workers, a file each: most tests wait on git and subprocesses, not the CPU
-	$(BIN)/python -m pytest -q -n 3 --dist loadfile
+test: $(STAMP)  ## four workers, a file each: most tests wait on git and subprocesses, not the CPU
+	$(BIN)/python -m pytest -q -n 4 --dist loadfile
 
 soak: $(STAMP)  ## SOAK_CYCLES=N for a shorter run
 	$(BIN)/python -m pytest -q -s -m soak
