@@ -1,0 +1,185 @@
+"""Red team of the sync fixes (issue 17, second pass): each test is a reproduction that fails today.
+
+Two machines and a real git server on 127.0.0.1 (git daemon); a reviewer or an attacker is a
+plain clone of the server. Assertions are on what a person sees.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from evolve.errors import UserError
+from evolve.sync.remote import check_url, redact
+from tests.helpers import skill_text
+from tests.sync_helpers import SELF, Machine, create_op, memo_op
+
+RULE = "- When a deploy fails, read the last 50 lines of its log before retrying."
+
+
+class Clone:
+    """A team member (or an attacker) with a plain clone of the server."""
+
+    def __init__(self, path: Path, url: str) -> None:
+        self.path = path
+        subprocess.run(["git", "clone", "-q", url, str(path)], check=True)
+        self.git("config", "user.name", "Team")
+        self.git("config", "user.email", "team@example.test")
+
+    def git(self, *args: str, input: str | None = None) -> str:
+        proc = subprocess.run(["git", *args], cwd=self.path, capture_output=True, text=True, input=input)
+        assert proc.returncode == 0, (args, proc.stdout, proc.stderr)
+        return proc.stdout.strip()
+
+
+def at(machine: Machine, when: str, *args: str) -> str:
+    """`git args` in the machine's repository with the author and committer date `when`."""
+    env = {**os.environ, "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
+    proc = subprocess.run(["git", *args], cwd=machine.path, capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, (args, proc.stdout, proc.stderr)
+    return proc.stdout.strip()
+
+
+def review_on(machine: Machine, url: str) -> None:
+    machine.create(url)
+    machine.write("agent.toml", machine.read("agent.toml").replace("review = false", "review = true"))
+    machine.commit("every lesson waits for review")
+
+
+def only_proposal(machine: Machine) -> str:
+    (branch,) = machine.agent.repo.branches("proposals/")
+    return branch
+
+
+# -- 1. a rebase -i that reorders two pushed commits with the same subject ----------------------
+def test_reordering_two_pushed_wip_commits_keeps_both_on_main(machines, git_daemon):
+    a, _b = machines
+    a.create(git_daemon.url())
+    base = a.head()
+    a.add_to_memo("- Alice: deploy at noon.")
+    a.git("add", "-A")
+    at(a, "2026-01-01T10:00:00", "commit", "-q", "-m", "wip")
+    first = a.head()
+    a.write_skill("deploys", "- check the log first\n")
+    a.git("add", "-A")
+    at(a, "2026-01-01T11:00:00", "commit", "-q", "-m", "wip")
+    second = a.head()
+    assert a.sync()[0] == 0
+    # `git rebase -i` swapping the two lines of the todo list (authors and dates are kept)
+    a.git("reset", "-q", "--hard", base)
+    a.git("cherry-pick", "--allow-empty", second)
+    a.git("cherry-pick", "--allow-empty", first)
+    code, out = a.sync()
+    assert code == 0, out
+    assert "- Alice: deploy at noon." in a.read("memo.md"), f"the person's memo line left main; sync said: {out}"
+    assert "check the log first" in a.read("skills/deploys/SKILL.md"), out
+    server_memo = git_daemon.git("agent", "show", "main:memo.md")
+    assert "- Alice: deploy at noon." in server_memo, out
+
+
+# -- 2. an amend that fixes the author too -------------------------------------------------------
+def test_an_amend_that_changes_the_author_stays_on_main(machines, git_daemon):
+    a, _b = machines
+    a.create(git_daemon.url())
+    a.person_rule("- Deploy on Fridya only after noon.")
+    assert a.sync()[0] == 0
+    a.write("memo.md", a.read("memo.md").replace("Fridya", "Friday"))
+    # the typo, and the work e-mail they forgot to set: `git commit --amend --reset-author`
+    a.git("config", "user.email", "alice@work.example.test")
+    a.git("commit", "-q", "-a", "--amend", "--no-edit", "--reset-author")
+    code, out = a.sync()
+    assert code == 0, out
+    assert "Friday only" in a.read("memo.md"), f"the person's fix left main; sync said: {out}"
+    assert not a.agent.repo.branches("machine/"), out
+
+
+# -- 3. a person's amend of an evolve reflection --------------------------------------------------
+def test_a_persons_amend_of_a_pushed_reflection_is_recorded_as_theirs(machines, git_daemon):
+    a, _b = machines
+    a.create(git_daemon.url())
+    a.reflect(memo_op("strategies", "- Use pytest -x for quick checks."))
+    assert a.sync()[0] == 0
+    a.write("memo.md", a.read("memo.md").replace("pytest -x for", "pytest -x --lf for"))
+    a.git("commit", "-q", "-a", "--amend", "--no-edit")  # the person rewords the lesson
+    code, out = a.sync()
+    assert code == 0, out
+    assert "--lf" in git_daemon.git("agent", "show", "main:memo.md"), out
+    # the commit holding the person's words on the server: who does it say wrote them?
+    sha = git_daemon.git("agent", "log", "-1", "--format=%H", "-S--lf", "main", "--", "memo.md")
+    body = git_daemon.git("agent", "log", "-1", "--format=%an%n%B", sha)
+    assert "Evolve-Kind: reflection" not in body, f"the person's words are filed as the model's lesson:\n{body}"
+
+
+# -- 4. an amend here while the other machine built on the original --------------------------------
+def test_an_amend_here_after_the_other_machine_built_on_the_original_stays_on_main(machines, git_daemon):
+    a, b = machines
+    a.create(git_daemon.url())
+    b.join(git_daemon.url())
+    a.person_rule("- Deploy on Fridya only after noon.")
+    assert a.sync()[0] == 0 and b.sync()[0] == 0
+    b.person_rule("- Bob: tag every release.", SELF)  # built on Alice's commit, elsewhere in the memo
+    assert b.sync()[0] == 0
+    a.write("memo.md", a.read("memo.md").replace("Fridya", "Friday"))
+    a.git("commit", "-q", "-a", "--amend", "--no-edit")
+    code, out = a.sync()
+    assert code == 0, out
+    memo = a.read("memo.md")
+    assert "Friday only" in memo and "tag every release" in memo, (memo, out)
+    assert not a.agent.repo.branches("machine/"), out
+    assert git_daemon.git("agent", "rev-parse", "main") == a.head(), out
+
+
+# -- 5. a partly accepted proposal, rejected on the other machine ----------------------------------
+def test_a_reject_here_of_a_partly_accepted_proposal_does_not_leave_its_rest_up_for_review(
+    machines, git_daemon
+):
+    a, b = machines
+    review_on(a, git_daemon.url())
+    assert a.sync()[0] == 0
+    b.join(git_daemon.url())
+    a.reflect(
+        memo_op("strategies", "- Use pytest -x for quick checks."),
+        create_op("deploys", f"# Deploys\n\n{RULE}\n"),
+    )
+    branch = only_proposal(a)
+    pid = branch.removeprefix("proposals/")
+    assert a.sync()[0] == 0 and b.sync()[0] == 0
+    b.person_rule("- Bob: run the whole suite before a release.")  # the same spot of the memo
+    out = b.ok("accept", "a", pid)  # the skill lands, the memo lesson stays for another look
+    assert b.agent.repo.branches("proposals/"), out
+    assert b.sync()[0] == 0
+    a.ok("reject", "a", pid)  # Alice, offline, refuses the whole proposal
+    code, out = a.sync()
+    assert code == 0, out
+    assert "pytest -x" not in a.read("memo.md"), out
+    assert not (a.path / "skills/deploys/SKILL.md").exists(), out  # the accept is undone here
+    left = a.ok("proposals", "a")
+    assert "pytest" not in left and not a.agent.repo.branches("proposals/"), (
+        f"the lesson Alice rejected is up for review again: {left}; sync said: {out}"
+    )
+
+
+# -- 6. URLs: a legitimate user name is not a token ------------------------------------------------
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://deploy-bot-for-production-cluster-01@git.example.test/agent.git",
+        "ssh://jenkins-build-agent-production-01@git.example.test/agent.git",
+        "https://Alexandra-Konstantinopoulou-Smith@git.example.test/agent.git",
+        "git@[::1]:agent.git",  # scp-like with an IPv6 host (git takes it)
+    ],
+)
+def test_a_legitimate_user_name_or_host_is_not_refused(url):
+    assert check_url(url) == url
+
+
+# -- 7. URLs: a token in an scp-like URL ------------------------------------------------------------
+def test_a_token_in_an_scp_like_url_is_refused_or_at_least_never_printed():
+    url = "alice:ghp_0123456789abcdefABCDEF0123456789abcd@github.com:me/agent.git"
+    shown = redact(f"fatal: could not read from {url}")
+    assert "ghp_" not in shown, shown  # what a git error message shows of it
+    with pytest.raises(UserError, match="password or token"):
+        check_url(url)
