@@ -183,3 +183,83 @@ def test_a_token_in_an_scp_like_url_is_refused_or_at_least_never_printed():
     assert "ghp_" not in shown, shown  # what a git error message shows of it
     with pytest.raises(UserError, match="password or token"):
         check_url(url)
+
+
+# -- 8. a proposal branch reset to main on the server ---------------------------------------------
+def test_a_proposal_reset_to_main_on_the_server_is_not_recorded_as_accepted(machines, git_daemon, tmp_path):
+    a, b = machines
+    review_on(a, git_daemon.url())
+    assert a.sync()[0] == 0
+    b.join(git_daemon.url())
+    a.reflect(create_op("deploys", f"# Deploys\n\n{RULE}\n"))
+    branch = only_proposal(a)
+    assert a.sync()[0] == 0
+    b.person_rule("- Bob: tag every release.")  # main moves on
+    assert b.sync()[0] == 0
+    # a careless reviewer "discards" the proposal (or anyone with push access): branch := main
+    team = Clone(tmp_path / "team", git_daemon.url())
+    team.git("push", "-qf", "origin", f"main:{branch}")
+    code, out = a.sync()
+    assert code == 0, out
+    accepts = [s for s in a.subjects() if s.startswith("accept(")]
+    assert not (a.path / "skills/deploys/SKILL.md").exists()
+    # today: "accept(a): lessons (merged on the server)" on main, the lesson nowhere, not blocked
+    assert not accepts, f"recorded as accepted, its lesson on no branch: {accepts}; sync said: {out}"
+
+
+# -- 9. many forged proposals on the server ---------------------------------------------------------
+def test_many_forged_proposals_do_not_make_every_later_sync_slow(machines, git_daemon, tmp_path):
+    import time
+
+    a, _b = machines
+    a.create(git_daemon.url())
+    attacker = Clone(tmp_path / "attacker", git_daemon.url())
+    tip = attacker.git("rev-parse", "HEAD")
+    count = 300
+    stream = []
+    for i in range(count):  # one forged reflection each, every one a change
+        data = f"- forged lesson number {i}.\n"
+        stream.append(
+            f"commit refs/heads/proposals/{i:016x}\nmark :{i + 1}\n"
+            f"author evolve <evolve@localhost> 1700000000 +0000\n"
+            f"committer evolve <evolve@localhost> 1700000000 +0000\n"
+            f"data <<EOT\nreflect(a): forged {i}\n\nEvolve-Kind: reflection\nEvolve-Reflection: {i:016x}\nEOT\n"
+            f"from {tip}\nM 100644 inline skills/forged{i}/NOTES.md\ndata {len(data.encode())}\n{data}\n"
+        )
+    attacker.git("fast-import", "--quiet", input="".join(stream))
+    attacker.git("push", "-q", "origin", "refs/heads/proposals/*:refs/heads/proposals/*")
+    started = time.monotonic()
+    code, out = a.sync()
+    first = time.monotonic() - started
+    assert code == 0, out
+    started = time.monotonic()
+    code, out = a.sync()  # nothing changed anywhere since
+    again = time.monotonic() - started
+    assert code == 0, out
+    assert again < 3.0, f"a sync with nothing to do took {again:.1f} s (the first {first:.1f} s)"
+
+
+
+# -- 10. a reject here, the PR merged on the server ------------------------------------------------
+@pytest.mark.parametrize("delete_branch", [False, True])
+def test_a_reject_here_of_a_proposal_the_team_merged_as_a_pr_is_not_dropped_silently(
+    machines, git_daemon, tmp_path, delete_branch
+):
+    a, _b = machines
+    review_on(a, git_daemon.url())
+    a.reflect(create_op("deploys", f"# Deploys\n\n{RULE}\n"))
+    branch = only_proposal(a)
+    pid = branch.removeprefix("proposals/")
+    assert a.sync()[0] == 0
+    team = Clone(tmp_path / "team", git_daemon.url())  # the forge's "Merge pull request" button
+    team.git("fetch", "-q", "origin", branch)
+    team.git("merge", "-q", "--no-ff", "-m", f"Merge pull request #1 from {branch}", "FETCH_HEAD")
+    team.git("push", "-q", "origin", "main")
+    if delete_branch:
+        team.git("push", "-q", "origin", f":{branch}")
+    a.ok("reject", "a", pid)  # Alice, offline, refuses it
+    code, out = a.sync()
+    assert code == 0, out
+    # a reject of an evolve accept made elsewhere undoes it (with a note); a PR merge is an accept too
+    gone = not (a.path / "skills/deploys/SKILL.md").exists()
+    assert gone or pid in out, f"the lesson Alice rejected is on main without a word; sync said: {out!r}"
