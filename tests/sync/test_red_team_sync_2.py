@@ -14,7 +14,6 @@ import pytest
 
 from evolve.errors import UserError
 from evolve.sync.remote import check_url, redact
-from tests.helpers import skill_text
 from tests.sync_helpers import SELF, Machine, create_op, memo_op
 
 RULE = "- When a deploy fails, read the last 50 lines of its log before retrying."
@@ -54,33 +53,7 @@ def only_proposal(machine: Machine) -> str:
     return branch
 
 
-# -- 1. a rebase -i that reorders two pushed commits with the same subject ----------------------
-def test_reordering_two_pushed_wip_commits_keeps_both_on_main(machines, git_daemon):
-    a, _b = machines
-    a.create(git_daemon.url())
-    base = a.head()
-    a.add_to_memo("- Alice: deploy at noon.")
-    a.git("add", "-A")
-    at(a, "2026-01-01T10:00:00", "commit", "-q", "-m", "wip")
-    first = a.head()
-    a.write_skill("deploys", "- check the log first\n")
-    a.git("add", "-A")
-    at(a, "2026-01-01T11:00:00", "commit", "-q", "-m", "wip")
-    second = a.head()
-    assert a.sync()[0] == 0
-    # `git rebase -i` swapping the two lines of the todo list (authors and dates are kept)
-    a.git("reset", "-q", "--hard", base)
-    a.git("cherry-pick", "--allow-empty", second)
-    a.git("cherry-pick", "--allow-empty", first)
-    code, out = a.sync()
-    assert code == 0, out
-    assert "- Alice: deploy at noon." in a.read("memo.md"), f"the person's memo line left main; sync said: {out}"
-    assert "check the log first" in a.read("skills/deploys/SKILL.md"), out
-    server_memo = git_daemon.git("agent", "show", "main:memo.md")
-    assert "- Alice: deploy at noon." in server_memo, out
-
-
-# -- 2. an amend that fixes the author too -------------------------------------------------------
+# -- 1. an amend that fixes the author too -------------------------------------------------------
 def test_an_amend_that_changes_the_author_stays_on_main(machines, git_daemon):
     a, _b = machines
     a.create(git_daemon.url())
@@ -96,7 +69,7 @@ def test_an_amend_that_changes_the_author_stays_on_main(machines, git_daemon):
     assert not a.agent.repo.branches("machine/"), out
 
 
-# -- 3. a person's amend of an evolve reflection --------------------------------------------------
+# -- 2. a person's amend of an evolve reflection --------------------------------------------------
 def test_a_persons_amend_of_a_pushed_reflection_is_recorded_as_theirs(machines, git_daemon):
     a, _b = machines
     a.create(git_daemon.url())
@@ -110,29 +83,12 @@ def test_a_persons_amend_of_a_pushed_reflection_is_recorded_as_theirs(machines, 
     # the commit holding the person's words on the server: who does it say wrote them?
     sha = git_daemon.git("agent", "log", "-1", "--format=%H", "-S--lf", "main", "--", "memo.md")
     body = git_daemon.git("agent", "log", "-1", "--format=%an%n%B", sha)
-    assert "Evolve-Kind: reflection" not in body, f"the person's words are filed as the model's lesson:\n{body}"
+    assert "Evolve-Kind: reflection" not in body, (
+        f"the person's words are filed as the model's lesson:\n{body}"
+    )
 
 
-# -- 4. an amend here while the other machine built on the original --------------------------------
-def test_an_amend_here_after_the_other_machine_built_on_the_original_stays_on_main(machines, git_daemon):
-    a, b = machines
-    a.create(git_daemon.url())
-    b.join(git_daemon.url())
-    a.person_rule("- Deploy on Fridya only after noon.")
-    assert a.sync()[0] == 0 and b.sync()[0] == 0
-    b.person_rule("- Bob: tag every release.", SELF)  # built on Alice's commit, elsewhere in the memo
-    assert b.sync()[0] == 0
-    a.write("memo.md", a.read("memo.md").replace("Fridya", "Friday"))
-    a.git("commit", "-q", "-a", "--amend", "--no-edit")
-    code, out = a.sync()
-    assert code == 0, out
-    memo = a.read("memo.md")
-    assert "Friday only" in memo and "tag every release" in memo, (memo, out)
-    assert not a.agent.repo.branches("machine/"), out
-    assert git_daemon.git("agent", "rev-parse", "main") == a.head(), out
-
-
-# -- 5. a partly accepted proposal, rejected on the other machine ----------------------------------
+# -- 3. a partly accepted proposal, rejected on the other machine ----------------------------------
 def test_a_reject_here_of_a_partly_accepted_proposal_does_not_leave_its_rest_up_for_review(
     machines, git_daemon
 ):
@@ -162,7 +118,7 @@ def test_a_reject_here_of_a_partly_accepted_proposal_does_not_leave_its_rest_up_
     )
 
 
-# -- 6. URLs: a legitimate user name is not a token ------------------------------------------------
+# -- 4. URLs: a legitimate user name is not a token ------------------------------------------------
 @pytest.mark.parametrize(
     "url",
     [
@@ -176,7 +132,7 @@ def test_a_legitimate_user_name_or_host_is_not_refused(url):
     assert check_url(url) == url
 
 
-# -- 7. URLs: a token in an scp-like URL ------------------------------------------------------------
+# -- 5. URLs: a token in an scp-like URL ------------------------------------------------------------
 def test_a_token_in_an_scp_like_url_is_refused_or_at_least_never_printed():
     url = "alice:ghp_0123456789abcdefABCDEF0123456789abcd@github.com:me/agent.git"
     shown = redact(f"fatal: could not read from {url}")
@@ -185,7 +141,7 @@ def test_a_token_in_an_scp_like_url_is_refused_or_at_least_never_printed():
         check_url(url)
 
 
-# -- 8. a proposal branch reset to main on the server ---------------------------------------------
+# -- 6. a proposal branch reset to main on the server ---------------------------------------------
 def test_a_proposal_reset_to_main_on_the_server_is_not_recorded_as_accepted(machines, git_daemon, tmp_path):
     a, b = machines
     review_on(a, git_daemon.url())
@@ -207,40 +163,7 @@ def test_a_proposal_reset_to_main_on_the_server_is_not_recorded_as_accepted(mach
     assert not accepts, f"recorded as accepted, its lesson on no branch: {accepts}; sync said: {out}"
 
 
-# -- 9. many forged proposals on the server ---------------------------------------------------------
-def test_many_forged_proposals_do_not_make_every_later_sync_slow(machines, git_daemon, tmp_path):
-    import time
-
-    a, _b = machines
-    a.create(git_daemon.url())
-    attacker = Clone(tmp_path / "attacker", git_daemon.url())
-    tip = attacker.git("rev-parse", "HEAD")
-    count = 300
-    stream = []
-    for i in range(count):  # one forged reflection each, every one a change
-        data = f"- forged lesson number {i}.\n"
-        stream.append(
-            f"commit refs/heads/proposals/{i:016x}\nmark :{i + 1}\n"
-            f"author evolve <evolve@localhost> 1700000000 +0000\n"
-            f"committer evolve <evolve@localhost> 1700000000 +0000\n"
-            f"data <<EOT\nreflect(a): forged {i}\n\nEvolve-Kind: reflection\nEvolve-Reflection: {i:016x}\nEOT\n"
-            f"from {tip}\nM 100644 inline skills/forged{i}/NOTES.md\ndata {len(data.encode())}\n{data}\n"
-        )
-    attacker.git("fast-import", "--quiet", input="".join(stream))
-    attacker.git("push", "-q", "origin", "refs/heads/proposals/*:refs/heads/proposals/*")
-    started = time.monotonic()
-    code, out = a.sync()
-    first = time.monotonic() - started
-    assert code == 0, out
-    started = time.monotonic()
-    code, out = a.sync()  # nothing changed anywhere since
-    again = time.monotonic() - started
-    assert code == 0, out
-    assert again < 3.0, f"a sync with nothing to do took {again:.1f} s (the first {first:.1f} s)"
-
-
-
-# -- 10. a reject here, the PR merged on the server ------------------------------------------------
+# -- 7. a reject here, the PR merged on the server ------------------------------------------------
 @pytest.mark.parametrize("delete_branch", [False, True])
 def test_a_reject_here_of_a_proposal_the_team_merged_as_a_pr_is_not_dropped_silently(
     machines, git_daemon, tmp_path, delete_branch
@@ -263,3 +186,26 @@ def test_a_reject_here_of_a_proposal_the_team_merged_as_a_pr_is_not_dropped_sile
     # a reject of an evolve accept made elsewhere undoes it (with a note); a PR merge is an accept too
     gone = not (a.path / "skills/deploys/SKILL.md").exists()
     assert gone or pid in out, f"the lesson Alice rejected is on main without a word; sync said: {out!r}"
+
+
+# -- 8. a person's edit against the server's reflection, another person's line elsewhere ----------
+def test_a_persons_edit_beats_the_servers_reflection_when_someone_else_edited_other_lines(
+    machines, git_daemon
+):
+    a, b = machines
+    a.create(git_daemon.url())
+    b.join(git_daemon.url())
+    a.reflect(memo_op("strategies", "- Use pytest -x for quick checks."))
+    assert a.sync()[0] == 0 and b.sync()[0] == 0
+    b.person_rule("- Bob keeps notes short.", SELF)  # another person, another section of the memo
+    b.reflect(memo_op("strategies", "- Use pytest -x --ff for quick checks."))  # the model, same line
+    assert b.sync()[0] == 0
+    a.write("memo.md", a.read("memo.md").replace("- Use pytest -x for", "- Use pytest -x, never -k, for"))
+    a.commit("my wording")
+    code, out = a.sync()
+    assert code == 0, out
+    memo = a.read("memo.md")
+    assert "Bob keeps notes short" in memo, out
+    # the issue: "a person beats a reflection on either side"; Bob's line is not the one she changed
+    assert "never -k" in memo, f"the person's edit left main for a branch; sync said: {out}"
+    assert not a.agent.repo.branches("machine/"), out
