@@ -9,7 +9,7 @@ evolve command they ran — is a person's). Where the files conflict:
   the server stay, two reflections' memo lessons are merged, what cannot land waits;
 - a person's commit against the server's reflections wins on main (their side of each
   conflicting hunk), and the lesson it displaced waits on a `proposals/` branch;
-- a person's commit against another person's on the server stays off main: it is kept on
+- a person's commit against another person's lines on the server stays off main: it is kept on
   a branch named after this machine, and `evolve status` says so.
 
 A reflection that would bring back a lesson a person undid on the server is planned again
@@ -117,7 +117,7 @@ class Replayer:
             return self.repo.build_commit(self.tip, entries, message_of(raw), commit_env(raw))
         if not left:
             return self.repo.build_commit(self.tip, entries, message_of(raw), commit_env(raw))
-        if any(self._person_changed(path) for path in left):
+        if any(self._person_changed(path, commit.parents[0], commit.sha) for path in left):
             self.result.kept.append(commit)
             return None
         return self._person_wins(commit, raw, entries, left)
@@ -192,7 +192,7 @@ class Replayer:
         )
         if not left:
             return self.repo.build_commit(self.tip, entries, message_of(raw), commit_env(raw))
-        if any(self._person_changed(path, since=twin) for path in left):
+        if any(self._person_changed(path, twin, commit.sha, since=twin) for path in left):
             self.result.kept.append(commit)
             return None
         return self._person_wins(commit, raw, entries, left, parent=twin)
@@ -255,7 +255,7 @@ class Replayer:
                     displaced[path] = theirs_entry
         new = self.repo.build_commit(self.tip, resolved, message_of(raw), commit_env(raw))
         if displaced:
-            why = f"a person's commit on {self.machine} changed the same lines"
+            why = f"a person's commit on {self.machine} changed the same lines as the server's reflection"
             self._park(
                 commit, new, displaced, f"kept for review: the server's lesson in {', '.join(displaced)}", why
             )
@@ -322,16 +322,43 @@ class Replayer:
             self.repo.add_note(self.result.mapping[old], text, self.agent.evolve_identity)
 
     # -- what the server's side holds ----------------------------------------------------
-    def _person_changed(self, path: str, since: str | None = None) -> bool:
-        """Whether a person's commit on the server's side (merge base → server's main) changed `path`.
+    def _person_changed(self, path: str, parent: str, mine: str, since: str | None = None) -> bool:
+        """Whether another person's change on the server's side overlaps the person's in `path`.
 
-        Never the tip: it holds this machine's own replayed commits, and a person's earlier
-        commit here is not "another person" for their next one.
+        The person's change is `parent` → `mine`; the server's side is the merge base (or
+        `since`) → the server's main, never the tip: it holds this machine's own replayed
+        commits, and a person's earlier commit here is not "another person" for their next one.
+        Decided by the lines in conflict, not the file: the reflections' changes are taken out
+        of the tip's version again (3-way, newest first) and the person's change merged into
+        what is left — only a conflict there is with another person's lines. What cannot be
+        told that way (a binary file, a link, a reflection's lines a person changed since) is
+        another person's: kept on a branch, never lost.
         """
-        kinds = self.repo.text(
-            "log", f"--format=kind:{_KIND}", f"{since or self.base}..{self.server}", "--", path
+        found = self.repo.text(
+            "log", f"--format=%H kind:{_KIND}", f"{since or self.base}..{self.server}", "--", path
         ).splitlines()
-        return any(line != "kind:reflection" for line in kinds)
+        reflections = [line.split(" ", 1)[0] for line in found if line.endswith(" kind:reflection")]
+        if len(reflections) == len(found):
+            return False  # only reflections changed it there
+        entries = [self.repo.tree_entries(rev, [path]).get(path) for rev in (self.tip, mine)]
+        if not all(_text(entry) for entry in entries):
+            return True
+        specs = [f"{rev}:{path}" for r in reflections for rev in (r, f"{r}^")]
+        versions = self.repo.read_blobs([*specs, f"{self.tip}:{path}", f"{parent}:{path}", f"{mine}:{path}"])
+        text = versions[f"{self.tip}:{path}"]
+        try:
+            for reflection in reflections:  # newest first, as `git revert` of each would go
+                after, before = versions[f"{reflection}:{path}"], versions[f"{reflection}^:{path}"]
+                if text is None or after is None or before is None:
+                    return True  # the reflection created or deleted the file: told by the file
+                text = self.repo.merge_text(after, text, before, favor="none")
+            base, changed = versions[f"{parent}:{path}"], versions[f"{mine}:{path}"]
+            if text is None or changed is None:
+                return True
+            self.repo.merge_text(base or b"", text, changed, favor="none")
+        except GitError:
+            return True  # a conflict with a person's lines (or a binary file)
+        return False
 
     def _blocks(self) -> Mapping[str, str]:
         """Fingerprint → lesson of every block at the server's tip (re-wrapped lessons are found too)."""
