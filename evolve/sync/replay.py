@@ -24,12 +24,12 @@ from dataclasses import dataclass, field
 from evolve.store.files import sha256
 from evolve.store.git import GitError
 from evolve.store.history import PROPOSALS, Commit, build_message
-from evolve.store.repo import LINK, Entry
+from evolve.store.repo import LINK, Entry, person_identity
 from evolve.sync.refs import MACHINE, SYNCED
 from evolve.sync.remote import FETCHED
 from evolve.sync.replan import removes_lines, replan, union
 from evolve.workspace import undo
-from evolve.workspace.agent import Agent
+from evolve.workspace.agent import Agent, local_person
 
 
 @dataclass
@@ -79,6 +79,7 @@ class Replayer:
         self._blocked: Mapping[str, str] | None = None
         self._server_side: list[Commit] | None = None
         self._twins: dict[str, str] = {}  # a local commit → the server's commit it replaces
+        self._person: str | None = None  # this machine's person's e-mail (git's user.email)
         self._decided: tuple[set[str], set[str]] | None = None
 
     @property
@@ -155,8 +156,12 @@ class Replayer:
         """The server's commit `commit` is a person's new version of (an amend, a rebase here).
 
         One this machine synced and no longer has on main, with the same parent (or the one
-        its parent replaces), the same author and the same author date or subject (an amend
-        keeps both unless told otherwise), and the same reflection if it is one.
+        its parent replaces), the same author date or subject (an amend keeps both unless
+        told otherwise), and the same reflection if it is one. And the same author — or, for
+        an amend that reset it (`--reset-author`: a new e-mail or name), a commit this
+        machine's person committed here, authored as themselves, that keeps the server
+        commit's author name or e-mail: two people's commits from two machines are never
+        twins (taking one for the other would undo the other person's change).
         """
         if not commit.parents:
             return None
@@ -168,7 +173,7 @@ class Replayer:
         for theirs in self._server_side:
             if (
                 theirs.parents[:1] == [parent]
-                and (theirs.author, theirs.email) == (commit.author, commit.email)
+                and self._same_person(theirs, commit)
                 and (theirs.date == commit.date or theirs.subject == commit.subject)
                 and theirs.trailers.get("Evolve-Reflection") == commit.trailers.get("Evolve-Reflection")
                 and theirs.sha not in self._twins.values()
@@ -176,6 +181,15 @@ class Replayer:
                 self._twins[commit.sha] = theirs.sha
                 return theirs.sha
         return None
+
+    def _same_person(self, theirs: Commit, commit: Commit) -> bool:
+        """Whether `commit` (local) is by the author of `theirs` (the server's), as `_twin` needs."""
+        if (theirs.author, theirs.email) == (commit.author, commit.email):
+            return True
+        if self._person is None:
+            self._person = person_identity(self.agent.path, local_person()).email
+        reset = commit.committer_email == commit.email == self._person  # `--amend --reset-author` here
+        return reset and (theirs.author == commit.author or theirs.email == commit.email)
 
     def _amended(self, commit: Commit, raw: bytes, twin: str) -> str | None:
         """The person's later version of `twin` wins: the change from it to theirs lands on top.
