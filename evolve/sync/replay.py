@@ -30,6 +30,7 @@ from evolve.sync.remote import FETCHED
 from evolve.sync.replan import removes_lines, replan, union
 from evolve.workspace import undo
 from evolve.workspace.agent import Agent, local_person
+from evolve.workspace.authorship import made_by_evolve
 
 
 @dataclass
@@ -64,6 +65,16 @@ def commit_env(raw: bytes, keep_committer_date: bool = False) -> dict[str, str]:
     return env
 
 
+def persons_env(raw: bytes) -> dict[str, str]:
+    """A raw commit's committer as its author and committer (a person who rewrote evolve's commit)."""
+    env = commit_env(raw, keep_committer_date=True)
+    name, email = env.get("GIT_COMMITTER_NAME", ""), env.get("GIT_COMMITTER_EMAIL", "")
+    if not (name and email):
+        return commit_env(raw)
+    when = env.pop("GIT_COMMITTER_DATE", "")
+    return {**env, "GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email, "GIT_AUTHOR_DATE": when}
+
+
 def message_of(raw: bytes) -> str:
     """The message as its bytes are (`build_commit` writes a stray non-UTF-8 byte back as it was)."""
     return raw.split(b"\n\n", 1)[1].decode("utf-8", "surrogateescape") if b"\n\n" in raw else ""
@@ -80,6 +91,7 @@ class Replayer:
         self._server_side: list[Commit] | None = None
         self._twins: dict[str, str] = {}  # a local commit → the server's commit it replaces
         self._person: str | None = None  # this machine's person's e-mail (git's user.email)
+        self._as: dict[str, tuple[str, dict[str, str]]] = {}  # a commit → the message and env it lands with
         self._decided: tuple[set[str], set[str]] | None = None
 
     @property
@@ -197,15 +209,21 @@ class Replayer:
         The server's commit stays as it is (never rewritten); what changed after it on the
         server is kept as for any commit of theirs (another person's lines: a machine branch).
         """
-        if not self.repo.changed_paths(twin, commit.sha):
+        paths = self.repo.changed_paths(twin, commit.sha)
+        if not paths:
             return self.tip  # the same content (a reworded message): the server's commit stands
         entries, left = self.repo.replay_entries(commit.sha, base=twin, onto=self.tip)
+        message, env = message_of(raw), commit_env(raw)
+        if made_by_evolve(next(c for c in self._server_side or () if c.sha == twin)):
+            # a person rewrote evolve's commit (a reflection): what they changed is theirs
+            message, env = self.agent.human_edit_message(paths), persons_env(raw)
+            self._as[commit.sha] = message, env
         self.result.notes.append(
             f"{commit.subject}: a new version of {twin[:12]}, which the server already has; "
             "the change between them is a commit on top"
         )
         if not left:
-            return self.repo.build_commit(self.tip, entries, message_of(raw), commit_env(raw))
+            return self.repo.build_commit(self.tip, entries, message, env)
         if any(self._person_changed(path, twin, commit.sha, since=twin) for path in left):
             self.result.kept.append(commit)
             return None
@@ -267,7 +285,8 @@ class Replayer:
                 resolved[path] = mine_entry
                 if theirs_entry != mine_entry:
                     displaced[path] = theirs_entry
-        new = self.repo.build_commit(self.tip, resolved, message_of(raw), commit_env(raw))
+        message, env = self._as.get(commit.sha) or (message_of(raw), commit_env(raw))
+        new = self.repo.build_commit(self.tip, resolved, message, env)
         if displaced:
             why = f"a person's commit on {self.machine} changed the same lines as the server's reflection"
             self._park(
@@ -313,9 +332,8 @@ class Replayer:
             paths = self.repo.changed_paths(commit.parents[0], commit.sha)
             mine = self.repo.tree_entries(commit.sha, paths)
             raw = raws.get(commit.sha) or b""
-            tip = self.repo.build_commit(
-                tip, {p: mine.get(p) for p in paths}, message_of(raw), commit_env(raw)
-            )
+            message, env = self._as.get(commit.sha) or (message_of(raw), commit_env(raw))
+            tip = self.repo.build_commit(tip, {p: mine.get(p) for p in paths}, message, env)
         taken = set(self.repo.branches(MACHINE))  # here, and on the server (never someone else's)
         taken |= {ref.removeprefix(FETCHED) for ref in self.repo.refs(FETCHED + MACHINE)}
         branch, number = f"{MACHINE}{self.machine}", 1

@@ -14,6 +14,7 @@ import pytest
 
 from evolve.errors import UserError
 from evolve.sync.remote import check_url, redact
+from evolve.workspace.authorship import made_by_evolve
 from tests.sync_helpers import SELF, Machine, create_op, memo_op
 
 RULE = "- When a deploy fails, read the last 50 lines of its log before retrying."
@@ -86,6 +87,9 @@ def test_a_persons_amend_of_a_pushed_reflection_is_recorded_as_theirs(machines, 
     assert "Evolve-Kind: reflection" not in body, (
         f"the person's words are filed as the model's lesson:\n{body}"
     )
+    (commit,) = a.agent.repo.log(sha, limit=1)
+    assert (commit.author, commit.email, commit.kind) == ("Alice", "alice@example.test", "human_edit"), body
+    assert not made_by_evolve(commit), body  # blame says the person wrote those lines
 
 
 # -- 3. a partly accepted proposal, rejected on the other machine ----------------------------------
