@@ -18,16 +18,17 @@ too (the undo wins). Nothing moves here: the caller moves the branch and refs at
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from evolve.store.files import sha256
 from evolve.store.git import GitError
 from evolve.store.history import PROPOSALS, Commit, build_message
-from evolve.store.repo import LINK, Entry, person_identity
+from evolve.store.repo import LINK, Entry, Repo, person_identity
 from evolve.sync.refs import MACHINE, SYNCED
 from evolve.sync.remote import FETCHED
 from evolve.sync.replan import removes_lines, replan, union
+from evolve.sync.review import _merged as review_merged
 from evolve.workspace import undo
 from evolve.workspace.agent import Agent, local_person
 from evolve.workspace.authorship import made_by_evolve
@@ -117,9 +118,10 @@ class Replayer:
             return self._amended(commit, raw, twin)
         if not self.repo.changed_paths(commit.parents[0], commit.sha):
             accepted, rejected = self._decided_on_server()
-            undone = set(commit.values("Evolve-Rejected-Proposal")) & accepted
-            if undone:  # rejected here, accepted there: the person's undo wins on main
-                return self._reject_accepted(commit, raw, undone)
+            ids = set(commit.values("Evolve-Rejected-Proposal"))
+            merged = merged_on_server(self.agent, ids - accepted - rejected, self.base, self.server)
+            if ids & accepted or merged:  # rejected here, accepted there: the person's undo wins on main
+                return self._reject_accepted(commit, raw, ids & accepted, merged)
             if _decided(commit) & (accepted | rejected):
                 return None  # the other machine recorded the same decision
             return self.repo.build_commit(self.tip, {}, message_of(raw), commit_env(raw))
@@ -135,31 +137,42 @@ class Replayer:
             return None
         return self._person_wins(commit, raw, entries, left)
 
-    def _reject_accepted(self, commit: Commit, raw: bytes, ids: set[str]) -> str:
+    def _reject_accepted(
+        self, commit: Commit, raw: bytes, ids: set[str], merged: Mapping[str, str] | None = None
+    ) -> str:
         """A reject of what the server accepted stays, and undoes the accept as a revert would.
 
-        Its blocks keep the lesson from coming back; the lines the accept added leave main
-        (where a later commit changed them too, they stay, and the note says so).
+        `ids`: accepted by evolve (`Evolve-Accepted`); `merged`: id → the proposal's commit the
+        team merged on the server as a pull request (its own change is undone). Its blocks keep
+        the lesson from coming back; the lines the accept added leave main (where a later
+        commit changed them too, they stay, and the note says so).
         """
+        merged = merged or {}
         accepts = [
             c
             for c in self.repo.log(f"{self.base}..{self.server}")
             if set(c.values("Evolve-Accepted")) & ids and self.repo.changed_paths(c.parents[0], c.sha)
         ]
+        changes = [(c.sha, f"{c.sha}^") for c in accepts]  # newest first, as `git revert` of each would go
+        changes += [(sha, _fork(self.repo, sha, self.base)) for _, sha in sorted(merged.items())]
         env, onto, left = commit_env(raw), self.tip, []
-        for accept in accepts:  # newest first, as `git revert` of each would go
-            entries, stuck = self.repo.replay_entries(accept.sha, reverse=True, onto=onto)
+        for sha, before in changes:
+            if not self.repo.changed_paths(before, sha):
+                continue
+            entries, stuck = self.repo.replay_entries(sha, base=before, reverse=True, onto=onto)
             left += stuck
             if entries:
                 onto = self.repo.build_commit(onto, entries, message_of(raw), env)
+        ids = ids | set(merged)
         paths = self.repo.changed_paths(self.tip, onto)
         found = self.repo.tree_entries(onto, paths)
         new = self.repo.build_commit(self.tip, {p: found.get(p) for p in paths}, message_of(raw), env)
         names = ", ".join(sorted(ids))
         kept = f"; still on main (changed since): {', '.join(sorted(set(left)))}" if left else ""
         undid = "its lesson leaves main" if paths else "its blocks keep the lesson from coming back"
+        where = "accepted on the server by another machine" if not merged else "merged on the server"
         self.result.notes.append(
-            f"{names}: rejected on {self.machine}, accepted on the server by another machine — the "
+            f"{names}: rejected on {self.machine}, {where} — the "
             f"reject stays on main and {undid} (a person's undo wins){kept}"
         )
         return new
@@ -447,6 +460,35 @@ class Replayer:
 
 
 _KIND = "%(trailers:key=Evolve-Kind,valueonly,separator=%x2c)"
+
+
+def merged_on_server(agent: Agent, ids: Iterable[str], base: str, server: str) -> dict[str, str]:
+    """Each of `ids` the server's main took since `base` without evolve → its proposal commit.
+
+    A pull request merged on the server (a merge, a squash, a rebase; its branch deleted
+    afterwards or not) leaves no `Evolve-Accepted` trailer: it is recognised by content as
+    `review` recognises it (`review._merged`: the proposal's commit on main, or its change
+    there), on the proposal as the server has it now, else as this machine last synced it.
+    """
+    repo, found = agent.repo, {}
+    wanted = sorted(set(ids))
+    if not wanted:
+        return {}
+    known = repo.refs(FETCHED + PROPOSALS, SYNCED + PROPOSALS)
+    for pid in wanted:
+        for prefix in (FETCHED, SYNCED):
+            sha = known.get(f"{prefix}{PROPOSALS}{pid}")
+            if sha is None or repo.is_ancestor(sha, base):
+                continue  # not there, or on main before the server's side began
+            if review_merged(agent, sha, server)[0] and not review_merged(agent, sha, base)[0]:
+                found[pid] = sha
+                break
+    return found
+
+
+def _fork(repo: Repo, sha: str, base: str) -> str:
+    """Where a proposal left main (the merge base's side, before the server took it)."""
+    return repo.text("merge-base", sha, base, check=False) or f"{sha}^"
 
 
 def _text(entry: Entry | None) -> bool:

@@ -190,6 +190,10 @@ def test_a_reject_here_of_a_proposal_the_team_merged_as_a_pr_is_not_dropped_sile
     # a reject of an evolve accept made elsewhere undoes it (with a note); a PR merge is an accept too
     gone = not (a.path / "skills/deploys/SKILL.md").exists()
     assert gone or pid in out, f"the lesson Alice rejected is on main without a word; sync said: {out!r}"
+    # as for an evolve accept: the reject stays, the merged lesson leaves main, the sync says so
+    assert gone and pid in out, out
+    assert a.sync()[0] == 0 and not (a.path / "skills/deploys/SKILL.md").exists()
+    assert not git_daemon.git("agent", "ls-tree", "main", "skills/deploys"), out  # gone there too
 
 
 # -- 8. a person's edit against the server's reflection, another person's line elsewhere ----------
