@@ -70,6 +70,24 @@ def test_an_amend_that_changes_the_author_stays_on_main(machines, git_daemon):
     assert not a.agent.repo.branches("machine/"), out
 
 
+def test_another_persons_commit_with_the_same_parent_and_subject_is_not_taken_for_an_amend(
+    machines, git_daemon
+):
+    a, b = machines
+    a.create(git_daemon.url())
+    b.join(git_daemon.url())
+    b.add_to_memo("- Bob: tag every release.")
+    b.commit("my edit")
+    assert b.sync()[0] == 0 and a.sync()[0] == 0  # Alice's machine synced Bob's commit
+    a.git("reset", "-q", "--hard", "HEAD~1")  # and dropped it from her main
+    a.add_to_memo("- Alice keeps notes short.", SELF)
+    a.commit("my edit")  # same parent, same subject: still Bob's commit is not hers to replace
+    code, out = a.sync()
+    assert code == 0, out
+    memo = a.read("memo.md")
+    assert "Bob: tag every release" in memo and "Alice keeps notes short" in memo, out
+
+
 # -- 2. a person's amend of an evolve reflection --------------------------------------------------
 def test_a_persons_amend_of_a_pushed_reflection_is_recorded_as_theirs(machines, git_daemon):
     a, _b = machines
