@@ -253,15 +253,16 @@ class Repo:
         """`other`'s change from `base` merged into `current`, line by line (`git merge-file`).
 
         Where both changed the same lines `favor` decides: "current", "other", or "union"
-        (both sides' lines, `current`'s first). Text only: a binary file raises GitError.
+        (both sides' lines, `current`'s first); "none": a conflict raises GitError. Text only:
+        a binary file raises GitError.
         """
-        flag = {"current": "--ours", "other": "--theirs", "union": "--union"}[favor]
+        flag = {"current": ["--ours"], "other": ["--theirs"], "union": ["--union"], "none": []}[favor]
         with tempfile.TemporaryDirectory(dir=self.git_dir, prefix="evolve-merge-") as tmp:
             files = []
             for name, data in (("current", current), ("base", base), ("other", other)):
                 (Path(tmp) / name).write_bytes(data)
                 files.append(str(Path(tmp) / name))
-            return self.git("merge-file", "-p", flag, *files)
+            return self.git("merge-file", "-p", *flag, *files)
 
     def changed_paths(self, old: str, new: str, only: list[str] | None = None) -> list[str]:
         """The paths that differ between two commits (no rename detection)."""

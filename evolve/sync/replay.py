@@ -9,7 +9,7 @@ evolve command they ran — is a person's). Where the files conflict:
   the server stay, two reflections' memo lessons are merged, what cannot land waits;
 - a person's commit against the server's reflections wins on main (their side of each
   conflicting hunk), and the lesson it displaced waits on a `proposals/` branch;
-- a person's commit against another person's on the server stays off main: it is kept on
+- a person's commit against another person's lines on the server stays off main: it is kept on
   a branch named after this machine, and `evolve status` says so.
 
 A reflection that would bring back a lesson a person undid on the server is planned again
@@ -18,18 +18,20 @@ too (the undo wins). Nothing moves here: the caller moves the branch and refs at
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from evolve.store.files import sha256
 from evolve.store.git import GitError
 from evolve.store.history import PROPOSALS, Commit, build_message
-from evolve.store.repo import LINK, Entry
+from evolve.store.repo import LINK, Entry, Repo, person_identity
 from evolve.sync.refs import MACHINE, SYNCED
 from evolve.sync.remote import FETCHED
 from evolve.sync.replan import removes_lines, replan, union
+from evolve.sync.review import _merged as review_merged
 from evolve.workspace import undo
-from evolve.workspace.agent import Agent
+from evolve.workspace.agent import Agent, local_person
+from evolve.workspace.authorship import made_by_evolve
 
 
 @dataclass
@@ -64,6 +66,16 @@ def commit_env(raw: bytes, keep_committer_date: bool = False) -> dict[str, str]:
     return env
 
 
+def persons_env(raw: bytes) -> dict[str, str]:
+    """A raw commit's committer as its author and committer (a person who rewrote evolve's commit)."""
+    env = commit_env(raw, keep_committer_date=True)
+    name, email = env.get("GIT_COMMITTER_NAME", ""), env.get("GIT_COMMITTER_EMAIL", "")
+    if not (name and email):
+        return commit_env(raw)
+    when = env.pop("GIT_COMMITTER_DATE", "")
+    return {**env, "GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email, "GIT_AUTHOR_DATE": when}
+
+
 def message_of(raw: bytes) -> str:
     """The message as its bytes are (`build_commit` writes a stray non-UTF-8 byte back as it was)."""
     return raw.split(b"\n\n", 1)[1].decode("utf-8", "surrogateescape") if b"\n\n" in raw else ""
@@ -79,6 +91,8 @@ class Replayer:
         self._blocked: Mapping[str, str] | None = None
         self._server_side: list[Commit] | None = None
         self._twins: dict[str, str] = {}  # a local commit → the server's commit it replaces
+        self._person: str | None = None  # this machine's person's e-mail (git's user.email)
+        self._as: dict[str, tuple[str, dict[str, str]]] = {}  # a commit → the message and env it lands with
         self._decided: tuple[set[str], set[str]] | None = None
 
     @property
@@ -104,9 +118,10 @@ class Replayer:
             return self._amended(commit, raw, twin)
         if not self.repo.changed_paths(commit.parents[0], commit.sha):
             accepted, rejected = self._decided_on_server()
-            undone = set(commit.values("Evolve-Rejected-Proposal")) & accepted
-            if undone:  # rejected here, accepted there: the person's undo wins on main
-                return self._reject_accepted(commit, raw, undone)
+            ids = set(commit.values("Evolve-Rejected-Proposal"))
+            merged = merged_on_server(self.agent, ids - accepted - rejected, self.base, self.server)
+            if ids & accepted or merged:  # rejected here, accepted there: the person's undo wins on main
+                return self._reject_accepted(commit, raw, ids & accepted, merged)
             if _decided(commit) & (accepted | rejected):
                 return None  # the other machine recorded the same decision
             return self.repo.build_commit(self.tip, {}, message_of(raw), commit_env(raw))
@@ -117,36 +132,47 @@ class Replayer:
             return self.repo.build_commit(self.tip, entries, message_of(raw), commit_env(raw))
         if not left:
             return self.repo.build_commit(self.tip, entries, message_of(raw), commit_env(raw))
-        if any(self._person_changed(path) for path in left):
+        if any(self._person_changed(path, commit.parents[0], commit.sha) for path in left):
             self.result.kept.append(commit)
             return None
         return self._person_wins(commit, raw, entries, left)
 
-    def _reject_accepted(self, commit: Commit, raw: bytes, ids: set[str]) -> str:
+    def _reject_accepted(
+        self, commit: Commit, raw: bytes, ids: set[str], merged: Mapping[str, str] | None = None
+    ) -> str:
         """A reject of what the server accepted stays, and undoes the accept as a revert would.
 
-        Its blocks keep the lesson from coming back; the lines the accept added leave main
-        (where a later commit changed them too, they stay, and the note says so).
+        `ids`: accepted by evolve (`Evolve-Accepted`); `merged`: id → the proposal's commit the
+        team merged on the server as a pull request (its own change is undone). Its blocks keep
+        the lesson from coming back; the lines the accept added leave main (where a later
+        commit changed them too, they stay, and the note says so).
         """
+        merged = merged or {}
         accepts = [
             c
             for c in self.repo.log(f"{self.base}..{self.server}")
             if set(c.values("Evolve-Accepted")) & ids and self.repo.changed_paths(c.parents[0], c.sha)
         ]
+        changes = [(c.sha, f"{c.sha}^") for c in accepts]  # newest first, as `git revert` of each would go
+        changes += [(sha, _fork(self.repo, sha, self.base)) for _, sha in sorted(merged.items())]
         env, onto, left = commit_env(raw), self.tip, []
-        for accept in accepts:  # newest first, as `git revert` of each would go
-            entries, stuck = self.repo.replay_entries(accept.sha, reverse=True, onto=onto)
+        for sha, before in changes:
+            if not self.repo.changed_paths(before, sha):
+                continue
+            entries, stuck = self.repo.replay_entries(sha, base=before, reverse=True, onto=onto)
             left += stuck
             if entries:
                 onto = self.repo.build_commit(onto, entries, message_of(raw), env)
+        ids = ids | set(merged)
         paths = self.repo.changed_paths(self.tip, onto)
         found = self.repo.tree_entries(onto, paths)
         new = self.repo.build_commit(self.tip, {p: found.get(p) for p in paths}, message_of(raw), env)
         names = ", ".join(sorted(ids))
         kept = f"; still on main (changed since): {', '.join(sorted(set(left)))}" if left else ""
         undid = "its lesson leaves main" if paths else "its blocks keep the lesson from coming back"
+        where = "accepted on the server by another machine" if not merged else "merged on the server"
         self.result.notes.append(
-            f"{names}: rejected on {self.machine}, accepted on the server by another machine — the "
+            f"{names}: rejected on {self.machine}, {where} — the "
             f"reject stays on main and {undid} (a person's undo wins){kept}"
         )
         return new
@@ -155,8 +181,12 @@ class Replayer:
         """The server's commit `commit` is a person's new version of (an amend, a rebase here).
 
         One this machine synced and no longer has on main, with the same parent (or the one
-        its parent replaces), the same author and the same author date or subject (an amend
-        keeps both unless told otherwise), and the same reflection if it is one.
+        its parent replaces), the same author date or subject (an amend keeps both unless
+        told otherwise), and the same reflection if it is one. And the same author — or, for
+        an amend that reset it (`--reset-author`: a new e-mail or name), a commit this
+        machine's person committed here, authored as themselves, that keeps the server
+        commit's author name or e-mail: two people's commits from two machines are never
+        twins (taking one for the other would undo the other person's change).
         """
         if not commit.parents:
             return None
@@ -168,7 +198,7 @@ class Replayer:
         for theirs in self._server_side:
             if (
                 theirs.parents[:1] == [parent]
-                and (theirs.author, theirs.email) == (commit.author, commit.email)
+                and self._same_person(theirs, commit)
                 and (theirs.date == commit.date or theirs.subject == commit.subject)
                 and theirs.trailers.get("Evolve-Reflection") == commit.trailers.get("Evolve-Reflection")
                 and theirs.sha not in self._twins.values()
@@ -177,22 +207,37 @@ class Replayer:
                 return theirs.sha
         return None
 
+    def _same_person(self, theirs: Commit, commit: Commit) -> bool:
+        """Whether `commit` (local) is by the author of `theirs` (the server's), as `_twin` needs."""
+        if (theirs.author, theirs.email) == (commit.author, commit.email):
+            return True
+        if self._person is None:
+            self._person = person_identity(self.agent.path, local_person()).email
+        reset = commit.committer_email == commit.email == self._person  # `--amend --reset-author` here
+        return reset and (theirs.author == commit.author or theirs.email == commit.email)
+
     def _amended(self, commit: Commit, raw: bytes, twin: str) -> str | None:
         """The person's later version of `twin` wins: the change from it to theirs lands on top.
 
         The server's commit stays as it is (never rewritten); what changed after it on the
         server is kept as for any commit of theirs (another person's lines: a machine branch).
         """
-        if not self.repo.changed_paths(twin, commit.sha):
+        paths = self.repo.changed_paths(twin, commit.sha)
+        if not paths:
             return self.tip  # the same content (a reworded message): the server's commit stands
         entries, left = self.repo.replay_entries(commit.sha, base=twin, onto=self.tip)
+        message, env = message_of(raw), commit_env(raw)
+        if made_by_evolve(next(c for c in self._server_side or () if c.sha == twin)):
+            # a person rewrote evolve's commit (a reflection): what they changed is theirs
+            message, env = self.agent.human_edit_message(paths), persons_env(raw)
+            self._as[commit.sha] = message, env
         self.result.notes.append(
             f"{commit.subject}: a new version of {twin[:12]}, which the server already has; "
             "the change between them is a commit on top"
         )
         if not left:
-            return self.repo.build_commit(self.tip, entries, message_of(raw), commit_env(raw))
-        if any(self._person_changed(path, since=twin) for path in left):
+            return self.repo.build_commit(self.tip, entries, message, env)
+        if any(self._person_changed(path, twin, commit.sha, since=twin) for path in left):
             self.result.kept.append(commit)
             return None
         return self._person_wins(commit, raw, entries, left, parent=twin)
@@ -253,9 +298,10 @@ class Replayer:
                 resolved[path] = mine_entry
                 if theirs_entry != mine_entry:
                     displaced[path] = theirs_entry
-        new = self.repo.build_commit(self.tip, resolved, message_of(raw), commit_env(raw))
+        message, env = self._as.get(commit.sha) or (message_of(raw), commit_env(raw))
+        new = self.repo.build_commit(self.tip, resolved, message, env)
         if displaced:
-            why = f"a person's commit on {self.machine} changed the same lines"
+            why = f"a person's commit on {self.machine} changed the same lines as the server's reflection"
             self._park(
                 commit, new, displaced, f"kept for review: the server's lesson in {', '.join(displaced)}", why
             )
@@ -299,9 +345,8 @@ class Replayer:
             paths = self.repo.changed_paths(commit.parents[0], commit.sha)
             mine = self.repo.tree_entries(commit.sha, paths)
             raw = raws.get(commit.sha) or b""
-            tip = self.repo.build_commit(
-                tip, {p: mine.get(p) for p in paths}, message_of(raw), commit_env(raw)
-            )
+            message, env = self._as.get(commit.sha) or (message_of(raw), commit_env(raw))
+            tip = self.repo.build_commit(tip, {p: mine.get(p) for p in paths}, message, env)
         taken = set(self.repo.branches(MACHINE))  # here, and on the server (never someone else's)
         taken |= {ref.removeprefix(FETCHED) for ref in self.repo.refs(FETCHED + MACHINE)}
         branch, number = f"{MACHINE}{self.machine}", 1
@@ -322,16 +367,43 @@ class Replayer:
             self.repo.add_note(self.result.mapping[old], text, self.agent.evolve_identity)
 
     # -- what the server's side holds ----------------------------------------------------
-    def _person_changed(self, path: str, since: str | None = None) -> bool:
-        """Whether a person's commit on the server's side (merge base → server's main) changed `path`.
+    def _person_changed(self, path: str, parent: str, mine: str, since: str | None = None) -> bool:
+        """Whether another person's change on the server's side overlaps the person's in `path`.
 
-        Never the tip: it holds this machine's own replayed commits, and a person's earlier
-        commit here is not "another person" for their next one.
+        The person's change is `parent` → `mine`; the server's side is the merge base (or
+        `since`) → the server's main, never the tip: it holds this machine's own replayed
+        commits, and a person's earlier commit here is not "another person" for their next one.
+        Decided by the lines in conflict, not the file: the reflections' changes are taken out
+        of the tip's version again (3-way, newest first) and the person's change merged into
+        what is left — only a conflict there is with another person's lines. What cannot be
+        told that way (a binary file, a link, a reflection's lines a person changed since) is
+        another person's: kept on a branch, never lost.
         """
-        kinds = self.repo.text(
-            "log", f"--format=kind:{_KIND}", f"{since or self.base}..{self.server}", "--", path
+        found = self.repo.text(
+            "log", f"--format=%H kind:{_KIND}", f"{since or self.base}..{self.server}", "--", path
         ).splitlines()
-        return any(line != "kind:reflection" for line in kinds)
+        reflections = [line.split(" ", 1)[0] for line in found if line.endswith(" kind:reflection")]
+        if len(reflections) == len(found):
+            return False  # only reflections changed it there
+        entries = [self.repo.tree_entries(rev, [path]).get(path) for rev in (self.tip, mine)]
+        if not all(_text(entry) for entry in entries):
+            return True
+        specs = [f"{rev}:{path}" for r in reflections for rev in (r, f"{r}^")]
+        versions = self.repo.read_blobs([*specs, f"{self.tip}:{path}", f"{parent}:{path}", f"{mine}:{path}"])
+        text = versions[f"{self.tip}:{path}"]
+        try:
+            for reflection in reflections:  # newest first, as `git revert` of each would go
+                after, before = versions[f"{reflection}:{path}"], versions[f"{reflection}^:{path}"]
+                if text is None or after is None or before is None:
+                    return True  # the reflection created or deleted the file: told by the file
+                text = self.repo.merge_text(after, text, before, favor="none")
+            base, changed = versions[f"{parent}:{path}"], versions[f"{mine}:{path}"]
+            if text is None or changed is None:
+                return True
+            self.repo.merge_text(base or b"", text, changed, favor="none")
+        except GitError:
+            return True  # a conflict with a person's lines (or a binary file)
+        return False
 
     def _blocks(self) -> Mapping[str, str]:
         """Fingerprint → lesson of every block at the server's tip (re-wrapped lessons are found too)."""
@@ -388,6 +460,35 @@ class Replayer:
 
 
 _KIND = "%(trailers:key=Evolve-Kind,valueonly,separator=%x2c)"
+
+
+def merged_on_server(agent: Agent, ids: Iterable[str], base: str, server: str) -> dict[str, str]:
+    """Each of `ids` the server's main took since `base` without evolve → its proposal commit.
+
+    A pull request merged on the server (a merge, a squash, a rebase; its branch deleted
+    afterwards or not) leaves no `Evolve-Accepted` trailer: it is recognised by content as
+    `review` recognises it (`review._merged`: the proposal's commit on main, or its change
+    there), on the proposal as the server has it now, else as this machine last synced it.
+    """
+    repo, found = agent.repo, {}
+    wanted = sorted(set(ids))
+    if not wanted:
+        return {}
+    known = repo.refs(FETCHED + PROPOSALS, SYNCED + PROPOSALS)
+    for pid in wanted:
+        for prefix in (FETCHED, SYNCED):
+            sha = known.get(f"{prefix}{PROPOSALS}{pid}")
+            if sha is None or repo.is_ancestor(sha, base):
+                continue  # not there, or on main before the server's side began
+            if review_merged(agent, sha, server)[0] and not review_merged(agent, sha, base)[0]:
+                found[pid] = sha
+                break
+    return found
+
+
+def _fork(repo: Repo, sha: str, base: str) -> str:
+    """Where a proposal left main (the merge base's side, before the server took it)."""
+    return repo.text("merge-base", sha, base, check=False) or f"{sha}^"
 
 
 def _text(entry: Entry | None) -> bool:

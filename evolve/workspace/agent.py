@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -227,20 +227,22 @@ class Agent:
                 changes[path] = os.fsencode(target.readlink())
             else:
                 changes[path] = target.read_bytes() if target.is_file() else None
-        problems = self._problems_in(paths)
-        trailers = {"Evolve-Kind": "human_edit", "Evolve-Source": "human"}
-        if problems:
-            trailers["Evolve-Problems"] = "; ".join(problems)
-        subject = f"edit({self.name}): {', '.join(paths[:3])}" + (" …" if len(paths) > 3 else "")
+        message = self.human_edit_message(paths, self._problems_in(paths))
         person = person_identity(self.path, local_person())
         try:
-            sha = self.repo.commit_changes(
-                changes, build_message(subject, trailers), person, write_worktree=False
-            )
+            sha = self.repo.commit_changes(changes, message, person, write_worktree=False)
         except ConcurrentChange:
             return None  # the person committed those files themselves meanwhile
         self.sync_links(paths)
         return sha
+
+    def human_edit_message(self, paths: Sequence[str], problems: Sequence[str] = ()) -> str:
+        """The message of a person's edit evolve commits for them (`Evolve-Kind: human_edit`)."""
+        trailers = {"Evolve-Kind": "human_edit", "Evolve-Source": "human"}
+        if problems:
+            trailers["Evolve-Problems"] = "; ".join(problems)
+        subject = f"edit({self.name}): {', '.join(paths[:3])}" + (" …" if len(paths) > 3 else "")
+        return build_message(subject, trailers)
 
     def _problems_in(self, paths: list[str]) -> list[str]:
         found = []

@@ -14,6 +14,7 @@ import pytest
 
 from evolve.errors import UserError
 from evolve.sync.remote import check_url, redact
+from evolve.workspace.authorship import made_by_evolve
 from tests.sync_helpers import SELF, Machine, create_op, memo_op
 
 RULE = "- When a deploy fails, read the last 50 lines of its log before retrying."
@@ -69,6 +70,24 @@ def test_an_amend_that_changes_the_author_stays_on_main(machines, git_daemon):
     assert not a.agent.repo.branches("machine/"), out
 
 
+def test_another_persons_commit_with_the_same_parent_and_subject_is_not_taken_for_an_amend(
+    machines, git_daemon
+):
+    a, b = machines
+    a.create(git_daemon.url())
+    b.join(git_daemon.url())
+    b.add_to_memo("- Bob: tag every release.")
+    b.commit("my edit")
+    assert b.sync()[0] == 0 and a.sync()[0] == 0  # Alice's machine synced Bob's commit
+    a.git("reset", "-q", "--hard", "HEAD~1")  # and dropped it from her main
+    a.add_to_memo("- Alice keeps notes short.", SELF)
+    a.commit("my edit")  # same parent, same subject: still Bob's commit is not hers to replace
+    code, out = a.sync()
+    assert code == 0, out
+    memo = a.read("memo.md")
+    assert "Bob: tag every release" in memo and "Alice keeps notes short" in memo, out
+
+
 # -- 2. a person's amend of an evolve reflection --------------------------------------------------
 def test_a_persons_amend_of_a_pushed_reflection_is_recorded_as_theirs(machines, git_daemon):
     a, _b = machines
@@ -86,6 +105,9 @@ def test_a_persons_amend_of_a_pushed_reflection_is_recorded_as_theirs(machines, 
     assert "Evolve-Kind: reflection" not in body, (
         f"the person's words are filed as the model's lesson:\n{body}"
     )
+    (commit,) = a.agent.repo.log(sha, limit=1)
+    assert (commit.author, commit.email, commit.kind) == ("Alice", "alice@example.test", "human_edit"), body
+    assert not made_by_evolve(commit), body  # blame says the person wrote those lines
 
 
 # -- 3. a partly accepted proposal, rejected on the other machine ----------------------------------
@@ -186,6 +208,10 @@ def test_a_reject_here_of_a_proposal_the_team_merged_as_a_pr_is_not_dropped_sile
     # a reject of an evolve accept made elsewhere undoes it (with a note); a PR merge is an accept too
     gone = not (a.path / "skills/deploys/SKILL.md").exists()
     assert gone or pid in out, f"the lesson Alice rejected is on main without a word; sync said: {out!r}"
+    # as for an evolve accept: the reject stays, the merged lesson leaves main, the sync says so
+    assert gone and pid in out, out
+    assert a.sync()[0] == 0 and not (a.path / "skills/deploys/SKILL.md").exists()
+    assert not git_daemon.git("agent", "ls-tree", "main", "skills/deploys"), out  # gone there too
 
 
 # -- 8. a person's edit against the server's reflection, another person's line elsewhere ----------
