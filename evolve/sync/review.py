@@ -6,6 +6,8 @@ main), never by sha or trailers, and recorded by an `accept` commit naming its l
 (a squash leaves no reflection trailer behind). Deleting the branch on the server while its
 content is not on main is a reject: a commit blocks its lesson lines, so no machine
 proposes them again; lines that did reach main (a partial merge) are not blocked. A
+branch left with nothing of its own on the server (reset to main's tip) is deleted there all
+the same: the proposal as this machine knew it is decided, never taken as merged. A
 proposal made on another machine appears here; one accepted or rejected here is deleted
 there; one a reviewer pushed to is taken as the reviewer left it.
 """
@@ -44,12 +46,16 @@ def review(agent: Agent, view: View, main: str) -> Reviewed:
     blocked: dict[str, undo.Block] | None = None
     repo = agent.repo
     names = sorted(b for b in view.branches() if b.startswith(PROPOSALS))
-    arriving = {b: view.fetched[b] for b in names if b in view.fetched and b not in view.local}
-    real = reflections_on(repo, arriving, main) if arriving else {}  # one `git log` for them all
+    on_server = {b: view.fetched[b] for b in names if b in view.fetched}
+    real = reflections_on(repo, on_server, main) if on_server else {}  # one `git log` for them all
     for branch in names:
         here, there, before = view.local.get(branch), view.fetched.get(branch), view.synced.get(branch)
-        if here is None and there is not None and branch not in real:
-            continue  # not a proposal (no reflection of its own): nothing to take or decide
+        if there is not None and branch not in real:  # no reflection of its own there: no proposal
+            if here is None and before is None:
+                continue  # nothing to take or decide
+            if before is not None:  # reset to main (or to nothing evolve made): deleted there, so
+                done.remote[branch] = None  # a reject of the proposal as this machine knew it
+            there = None
         if there is not None and there != here and (unsafe := repo.refused_in_tree(there)) is not None:
             done.notes.append(f"{branch}: the server's holds {unsafe!r} ({WHY}); not taken here")
             if here is not None:
@@ -143,8 +149,10 @@ def _settle(agent: Agent, done: Reviewed, branch: str, sha: str, decided: set[st
     if name in decided:
         return  # accepted or rejected here or on another machine already
     merged, missing = _merged(agent, sha, done.main)
-    lessons = lessons_of(agent, _fork(agent, sha, done.main), sha)
-    subject = agent.repo.log(sha, limit=1)[0].subject
+    fork = _fork(agent, sha, done.main)
+    lessons = lessons_of(agent, fork, sha)
+    own = reflections_on(agent.repo, {branch: sha}, fork).get(branch) if fork != sha else None
+    subject = agent.repo.log(own[0] if own else sha, limit=1)[0].subject  # the reflection's, not a reviewer's
     if merged or (lessons and not missing):
         message = build_message(
             f"accept({agent.name}): {subject.partition(': ')[2] or name} (merged on the server)",
