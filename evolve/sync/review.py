@@ -18,7 +18,14 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evolve.reflect.proposals import lessons_of, reflections_on, reject_message, removals_of
+from evolve.reflect.proposals import (
+    decided_whole,
+    lessons_of,
+    reflections_on,
+    reject_message,
+    removals_of,
+    rest_of,
+)
 from evolve.store.git import GitError
 from evolve.store.history import PROPOSALS, Commit, build_message, clean_line
 from evolve.store.repo import WHY
@@ -48,8 +55,24 @@ def review(agent: Agent, view: View, main: str) -> Reviewed:
     names = sorted(b for b in view.branches() if b.startswith(PROPOSALS))
     on_server = {b: view.fetched[b] for b in names if b in view.fetched}
     real = reflections_on(repo, on_server, main) if on_server else {}  # one `git log` for them all
+    rests = _rests(agent, view, names, real, main)
+    whole = decided_whole(repo, main) if rests else set()
     for branch in names:
         here, there, before = view.local.get(branch), view.fetched.get(branch), view.synced.get(branch)
+        if rests.get(branch) in whole:  # its proposal was rejected (or wholly accepted) since
+            tips = sorted({sha for sha in (here, there) if sha is not None})
+            kept = [
+                _keep_persons(agent, done, branch, sha) for sha in tips if _persons_commits(agent, main, sha)
+            ]
+            done.local[branch] = None
+            if there is not None:
+                done.remote[branch] = None
+            done.notes.append(
+                f"{branch}: the rest of {rests[branch]}, which was decided as a whole since: "
+                "deleted, not up for review"
+                + (f"; the person's commits on it are kept on {', '.join(kept)}" if kept else "")
+            )
+            continue
         if there is not None and branch not in real:  # no reflection of its own there: no proposal
             if here is None and before is None:
                 continue  # nothing to take or decide
@@ -108,6 +131,20 @@ def review(agent: Agent, view: View, main: str) -> Reviewed:
             decided = decided if decided is not None else _decided(agent, done.main)
             _settle(agent, done, branch, settle, decided, deleted=deleted)
     return done
+
+
+def _rests(
+    agent: Agent, view: View, names: list[str], real: dict[str, tuple[str, str]], main: str
+) -> dict[str, str]:
+    """Branch → the proposal it is the rest of (a partial accept's), here or on the server."""
+    local = {b: view.local[b] for b in names if b in view.local}
+    mine = reflections_on(agent.repo, local, main) if local else {}
+    found: dict[str, str] = {}
+    for branch in names:
+        for reflection in {seen[0] for seen in (mine.get(branch), real.get(branch)) if seen}:
+            if origin := rest_of(branch, agent.repo.log(reflection, limit=1)[0]):
+                found[branch] = origin
+    return found
 
 
 def _persons_commits(agent: Agent, old: str, new: str) -> list[Commit]:
