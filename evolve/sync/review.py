@@ -61,7 +61,7 @@ def review(agent: Agent, view: View, main: str) -> Reviewed:
         here, there, before = view.local.get(branch), view.fetched.get(branch), view.synced.get(branch)
         if rests.get(branch) in whole:  # its proposal was rejected (or wholly accepted) since
             tips = sorted({sha for sha in (here, there) if sha is not None})
-            kept = [
+            saved = [
                 _keep_persons(agent, done, branch, sha) for sha in tips if _persons_commits(agent, main, sha)
             ]
             done.local[branch] = None
@@ -70,7 +70,7 @@ def review(agent: Agent, view: View, main: str) -> Reviewed:
             done.notes.append(
                 f"{branch}: the rest of {rests[branch]}, which was decided as a whole since: "
                 "deleted, not up for review"
-                + (f"; the person's commits on it are kept on {', '.join(kept)}" if kept else "")
+                + (f"; the person's commits on it are kept on {', '.join(saved)}" if saved else "")
             )
             continue
         if there is not None and branch not in real:  # no reflection of its own there: no proposal
