@@ -67,13 +67,40 @@ def rest_id(proposal_id: str) -> str:
     return hashlib.sha256(f"rest of {proposal_id}".encode()).hexdigest()[:16]
 
 
+def rest_of(branch: str, reflection: Commit) -> str | None:
+    """The proposal whose rest (what its partial accept left) `branch` is: None for any other."""
+    name = branch.removeprefix(PREFIX)
+    return next((pid for pid in reflection.values("Evolve-Rest-Of") if rest_id(pid) == name), None)
+
+
+def decided_whole(repo: Repo, main: str) -> set[str]:
+    """The proposals `main` decided as a whole: rejected, or accepted with nothing left over.
+
+    Such a decision decides the proposal's rest too (a reject or accept on another machine
+    of the proposal that was partly accepted here): the rest is no longer up for review.
+    """
+    found: set[str] = set()
+    for commit in repo.log(main) if main else []:
+        found.update(commit.values("Evolve-Rejected-Proposal"))
+        if not commit.values("Evolve-Not-Accepted"):
+            found.update(commit.values("Evolve-Accepted"))
+    return found
+
+
 def pending(agent: Agent) -> list[Proposal]:
-    """The proposals evolve made (a person's own branch under proposals/ is not one)."""
+    """The proposals evolve made (a person's own branch under proposals/ is not one).
+
+    The rest of a proposal decided as a whole since is not one either (the next sync deletes it).
+    """
     tips = agent.repo.branches(PREFIX)
+    main = agent.repo.tip() or ""
     found = []
-    for branch, (sha, base) in sorted(reflections_on(agent.repo, tips, agent.repo.tip() or "").items()):
+    for branch, (sha, base) in sorted(reflections_on(agent.repo, tips, main).items()):
         commit = agent.repo.log(sha, limit=1)[0]
         found.append(Proposal(branch.removeprefix(PREFIX), branch, commit, tips[branch], base))
+    if any(rest_of(p.branch, p.commit) for p in found):
+        whole = decided_whole(agent.repo, main)
+        found = [p for p in found if rest_of(p.branch, p.commit) not in whole]
     return sorted(found, key=lambda p: p.commit.date)
 
 

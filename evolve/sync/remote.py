@@ -11,7 +11,9 @@ switched off, since those would run on this machine. Failures are sorted into tr
 
 from __future__ import annotations
 
+import math
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -40,16 +42,22 @@ NETWORK = (
 # A server that is a folder runs its side here: none of its hooks or commands may run.
 SAFE_SIDE = "git -c core.hooksPath=/dev/null -c core.alternateRefsCommand=true"
 LOCAL_SIDES = {"fetch": "--upload-pack", "clone": "--upload-pack", "push": "--receive-pack"}
-# What sits where a user name goes and is a token: a forge's prefix, a hex digest, a long random word.
+# What sits where a user name goes and is a token: a forge's prefix, a hex digest, a long random word
+# (judged without its separators: `deploy-bot-01` or `Anna-Maria.Smith` are names, made of words).
 TOKEN_PREFIXES = (
     *("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),  # GitHub
     *("glpat-", "gldt-", "glptt-", "gloas-", "glrt-"),  # GitLab
     *("x-access-token", "x-token-auth", "oauth2", "oauth-basic"),  # a token's stand-in user
 )
 _HEX_TOKEN = re.compile(r"[0-9a-fA-F]{32,}")
-_RANDOM_WORD = re.compile(r"[A-Za-z0-9_\-]{30,}")
+_SEPARATORS = re.compile(r"[-._~]+")
+_WORD = re.compile(r"[A-Za-z][a-z]*|[A-Z]+|[0-9]{1,6}|[a-z]+[0-9]{1,4}")  # a part of a name
+_RUN = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+|.")  # a word's runs: words, capitals, digits
+_RANDOM_MIN = 20  # characters, separators left out: shorter words are names whatever they mix
+_TRANSPORT = re.compile(r"[A-Za-z0-9][A-Za-z0-9+.-]*::")  # git's `<transport>::<address>`
 _USERINFO = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s'\"]+@")
-_SCP_USER = re.compile(r"(^|[\s'\"(])[^\s@/:'\"(]+@(?=[^\s/:]+:)")
+# scp-like `user@host:path` (a user may hold ':' — `alice:token@host:path`; a host may be `[::1]`)
+_SCP_USER = re.compile(r"(^|[\s'\"(])[^\s@/'\"(]+@(?=\[[^\]\s/@]*\]:|[^\s/:@\[]+:)")
 _TRANSIENT = (
     "could not resolve host",
     "unable to connect",
@@ -95,10 +103,9 @@ def check_url(raw: str, cwd: Path | None = None) -> str:
         raise UserError(f"{shown!r} holds spaces or control characters; give a plain git URL")
     if url.startswith("-"):
         raise UserError(f"{shown!r} starts with '-' (git would read it as an option); give a git URL")
-    head = url.split("/", 1)[0]
-    if "::" in head:
+    if transport := _TRANSPORT.match(url):  # as git reads it: a helper's name, then '::'
         raise UserError(
-            f"{shown!r}: the transport {head.split('::', 1)[0]!r}:: is not allowed "
+            f"{shown!r}: the transport {transport.group()[:-2]!r}:: is not allowed "
             "(evolve talks ssh, https, http, git:// and local paths)"
         )
     scheme, sep, _ = url.partition("://")
@@ -106,14 +113,31 @@ def check_url(raw: str, cwd: Path | None = None) -> str:
         return _check_scheme_url(url, scheme.lower(), shown)
     colon, slash = url.find(":"), url.find("/")
     if colon > 0 and (slash < 0 or colon < slash):  # scp-like: [user@]host:path
-        user, _, host = url[:colon].rpartition("@")
-        if not host or host.startswith("-"):
-            raise UserError(f"{shown!r}: the host may not be empty or start with '-'")
+        user, host = _scp_parts(url)
         if user and (_is_secret(user) or ":" in unquote(user)):
             raise UserError(_credential(shown))
+        if not host or host.startswith("-"):
+            raise UserError(f"{shown!r}: the host may not be empty or start with '-'")
         return url
     path = Path(url).expanduser()
     return str(path if path.is_absolute() else ((cwd or Path.cwd()) / path).resolve())
+
+
+def _scp_parts(url: str) -> tuple[str, str]:
+    """(user, host) of an scp-like `[user@]host:path`.
+
+    The host ends at a ':' after the last '@' followed by one (`alice:token@host:path` is the
+    user `alice:token`, not the host `alice`); a bracketed host (`[::1]`) is kept whole.
+    """
+    head = url.split("/", 1)[0]
+    at = len(head)
+    while (at := head.rfind("@", 0, at)) >= 0:
+        rest = head[at + 1 :]
+        host = rest[: rest.find("]") + 1] if rest.startswith("[") and "]" in rest else rest.split(":", 1)[0]
+        if rest[len(host) : len(host) + 1] == ":":
+            return url[:at], host
+    host = head[: head.find("]") + 1] if head.startswith("[") and "]" in head else head.split(":", 1)[0]
+    return "", host
 
 
 def _check_scheme_url(url: str, scheme: str, shown: str) -> str:
@@ -146,10 +170,29 @@ def _is_secret(user: str) -> bool:
     lowered = user.lower()
     if lowered.startswith(TOKEN_PREFIXES) or _HEX_TOKEN.fullmatch(user) or find_secrets(user):
         return True
-    if not _RANDOM_WORD.fullmatch(user):
+    parts = [part for part in _SEPARATORS.split(user) if part]
+    if len(parts) > 1 and all(_WORD.fullmatch(part) for part in parts):
+        return False  # words joined by '-', '.' or '_': a name (`jenkins-build-agent-01`)
+    return _random_looking("".join(parts))
+
+
+def _random_looking(word: str) -> bool:
+    """Whether a long word (separators left out) is random rather than words run together.
+
+    It mixes kinds of characters, spreads over many of them (entropy) and is no run of words:
+    a name's capitals start its words (`AnnaMariaSmith`), its digits come in a place or two
+    (`buildAgent01`); a token's are everywhere, in short runs.
+    """
+    if len(word) < _RANDOM_MIN:
         return False
-    kinds = sum(any(test(ch) for ch in user) for test in (str.isdigit, str.islower, str.isupper))
-    return kinds >= 2 and len(set(user)) >= 12  # a name is words; a token mixes kinds of characters
+    kinds = sum(any(test(ch) for ch in word) for test in (str.isdigit, str.islower, str.isupper))
+    entropy = -sum(n / len(word) * math.log2(n / len(word)) for n in Counter(word).values())
+    if kinds < 2 or entropy < 3.5:
+        return False
+    runs = _RUN.findall(word)
+    in_words = sum(len(run) for run in runs if len(run) >= 3 and not run.isdigit())
+    digit_runs = sum(run.isdigit() for run in runs)
+    return len(runs) * 3 > len(word) or digit_runs >= 3 or in_words * 4 < len(word) * 3
 
 
 def _credential(shown: str) -> str:

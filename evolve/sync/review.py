@@ -6,6 +6,8 @@ main), never by sha or trailers, and recorded by an `accept` commit naming its l
 (a squash leaves no reflection trailer behind). Deleting the branch on the server while its
 content is not on main is a reject: a commit blocks its lesson lines, so no machine
 proposes them again; lines that did reach main (a partial merge) are not blocked. A
+branch left with nothing of its own on the server (reset to main's tip) is deleted there all
+the same: the proposal as this machine knew it is decided, never taken as merged. A
 proposal made on another machine appears here; one accepted or rejected here is deleted
 there; one a reviewer pushed to is taken as the reviewer left it.
 """
@@ -16,7 +18,14 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evolve.reflect.proposals import lessons_of, reflections_on, reject_message, removals_of
+from evolve.reflect.proposals import (
+    decided_whole,
+    lessons_of,
+    reflections_on,
+    reject_message,
+    removals_of,
+    rest_of,
+)
 from evolve.store.git import GitError
 from evolve.store.history import PROPOSALS, Commit, build_message, clean_line
 from evolve.store.repo import WHY
@@ -44,12 +53,32 @@ def review(agent: Agent, view: View, main: str) -> Reviewed:
     blocked: dict[str, undo.Block] | None = None
     repo = agent.repo
     names = sorted(b for b in view.branches() if b.startswith(PROPOSALS))
-    arriving = {b: view.fetched[b] for b in names if b in view.fetched and b not in view.local}
-    real = reflections_on(repo, arriving, main) if arriving else {}  # one `git log` for them all
+    on_server = {b: view.fetched[b] for b in names if b in view.fetched}
+    real = reflections_on(repo, on_server, main) if on_server else {}  # one `git log` for them all
+    rests = _rests(agent, view, names, real, main)
+    whole = decided_whole(repo, main) if rests else set()
     for branch in names:
         here, there, before = view.local.get(branch), view.fetched.get(branch), view.synced.get(branch)
-        if here is None and there is not None and branch not in real:
-            continue  # not a proposal (no reflection of its own): nothing to take or decide
+        if rests.get(branch) in whole:  # its proposal was rejected (or wholly accepted) since
+            tips = sorted({sha for sha in (here, there) if sha is not None})
+            saved = [
+                _keep_persons(agent, done, branch, sha) for sha in tips if _persons_commits(agent, main, sha)
+            ]
+            done.local[branch] = None
+            if there is not None:
+                done.remote[branch] = None
+            done.notes.append(
+                f"{branch}: the rest of {rests[branch]}, which was decided as a whole since: "
+                "deleted, not up for review"
+                + (f"; the person's commits on it are kept on {', '.join(saved)}" if saved else "")
+            )
+            continue
+        if there is not None and branch not in real:  # no reflection of its own there: no proposal
+            if here is None and before is None:
+                continue  # nothing to take or decide
+            if before is not None:  # reset to main (or to nothing evolve made): deleted there, so
+                done.remote[branch] = None  # a reject of the proposal as this machine knew it
+            there = None
         if there is not None and there != here and (unsafe := repo.refused_in_tree(there)) is not None:
             done.notes.append(f"{branch}: the server's holds {unsafe!r} ({WHY}); not taken here")
             if here is not None:
@@ -104,6 +133,20 @@ def review(agent: Agent, view: View, main: str) -> Reviewed:
     return done
 
 
+def _rests(
+    agent: Agent, view: View, names: list[str], real: dict[str, tuple[str, str]], main: str
+) -> dict[str, str]:
+    """Branch → the proposal it is the rest of (a partial accept's), here or on the server."""
+    local = {b: view.local[b] for b in names if b in view.local}
+    mine = reflections_on(agent.repo, local, main) if local else {}
+    found: dict[str, str] = {}
+    for branch in names:
+        for reflection in {seen[0] for seen in (mine.get(branch), real.get(branch)) if seen}:
+            if origin := rest_of(branch, agent.repo.log(reflection, limit=1)[0]):
+                found[branch] = origin
+    return found
+
+
 def _persons_commits(agent: Agent, old: str, new: str) -> list[Commit]:
     """The commits of `new` that `old` does not have and that are not evolve's reflections."""
     return [c for c in agent.repo.log(f"{old}..{new}") if c.trailers.get("Evolve-Kind") != "reflection"]
@@ -143,8 +186,10 @@ def _settle(agent: Agent, done: Reviewed, branch: str, sha: str, decided: set[st
     if name in decided:
         return  # accepted or rejected here or on another machine already
     merged, missing = _merged(agent, sha, done.main)
-    lessons = lessons_of(agent, _fork(agent, sha, done.main), sha)
-    subject = agent.repo.log(sha, limit=1)[0].subject
+    fork = _fork(agent, sha, done.main)
+    lessons = lessons_of(agent, fork, sha)
+    own = reflections_on(agent.repo, {branch: sha}, fork).get(branch) if fork != sha else None
+    subject = agent.repo.log(own[0] if own else sha, limit=1)[0].subject  # the reflection's, not a reviewer's
     if merged or (lessons and not missing):
         message = build_message(
             f"accept({agent.name}): {subject.partition(': ')[2] or name} (merged on the server)",

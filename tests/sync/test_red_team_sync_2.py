@@ -138,6 +138,10 @@ def test_a_reject_here_of_a_partly_accepted_proposal_does_not_leave_its_rest_up_
     assert "pytest" not in left and not a.agent.repo.branches("proposals/"), (
         f"the lesson Alice rejected is up for review again: {left}; sync said: {out}"
     )
+    assert not git_daemon.git("agent", "branch", "--list", "proposals/*"), out  # gone there too
+    code, out = b.sync()  # Bob's machine learns the reject: its rest goes, no second decision
+    assert code == 0 and not b.agent.repo.branches("proposals/"), out
+    assert "pytest" not in b.ok("proposals", "a") and b.head() == a.head(), out
 
 
 # -- 4. URLs: a legitimate user name is not a token ------------------------------------------------

@@ -36,6 +36,10 @@ class Reviewer:
         self.git("fetch", "-q", "origin")
         if style == "merge":
             self.git("merge", "-q", "--no-ff", "-m", f"Merge {branch}", f"origin/{branch}")
+        elif style == "fast-forward":  # the branch is left on the server, nothing of its own now
+            self.git("merge", "-q", "--ff-only", f"origin/{branch}")
+            self.git("push", "-q", "origin", "main")
+            return
         elif style == "squash":
             self.git("merge", "-q", "--squash", f"origin/{branch}")
             self.git("commit", "-q", "-m", "Squashed: a lesson reviewed by the team (#7)")
@@ -59,7 +63,7 @@ def proposal_of(machine: Machine) -> str:
     return branch
 
 
-@pytest.mark.parametrize("style", ["merge", "squash", "rebase"])
+@pytest.mark.parametrize("style", ["merge", "squash", "rebase", "fast-forward"])
 def test_a_proposal_merged_on_the_server_in_any_style_is_accepted(machines, git_daemon, tmp_path, style):
     git_server = git_daemon
     a, b = machines
@@ -75,6 +79,7 @@ def test_a_proposal_merged_on_the_server_in_any_style_is_accepted(machines, git_
     code, out = a.sync()
     assert code == 0 and f"{branch}: merged on the server: accepted" in out, out
     assert RULE in a.read("skills/deploys/SKILL.md") and a.agent.repo.branches("proposals/") == {}
+    assert not git_server.git("agent", "branch", "--list", "proposals/*"), out  # decided: gone there too
     accept = a.out("log", "-1", "--format=%B")
     assert "Evolve-Kind: accept" in accept and f"Evolve-Accepted: {branch[len('proposals/') :]}" in accept
     assert b.sync()[0] == 0  # the other machine learns the decision; no second accept commit
