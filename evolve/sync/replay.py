@@ -28,7 +28,7 @@ from evolve.store.repo import LINK, Entry, Repo, person_identity
 from evolve.sync.refs import MACHINE, SYNCED
 from evolve.sync.remote import FETCHED
 from evolve.sync.replan import removes_lines, replan, union
-from evolve.sync.review import _merged as review_merged
+from evolve.sync.review import merged as review_merged
 from evolve.workspace import undo
 from evolve.workspace.agent import Agent, local_person
 from evolve.workspace.authorship import made_by_evolve
@@ -467,7 +467,7 @@ def merged_on_server(agent: Agent, ids: Iterable[str], base: str, server: str) -
 
     A pull request merged on the server (a merge, a squash, a rebase; its branch deleted
     afterwards or not) leaves no `Evolve-Accepted` trailer: it is recognised by content as
-    `review` recognises it (`review._merged`: the proposal's commit on main, or its change
+    `review` recognises it (`review.merged`: the proposal's commit on main, or its change
     there), on the proposal as the server has it now, else as this machine last synced it.
     """
     repo, found = agent.repo, {}

@@ -97,7 +97,7 @@ def review(agent: Agent, view: View, main: str) -> Reviewed:
         elif there is not None and here is None:
             if before == there:  # accepted or rejected here: it goes on the server too
                 done.remote[branch] = None
-            elif _merged(agent, there, done.main)[0]:
+            elif merged(agent, there, done.main)[0]:
                 settle = there
             else:
                 done.local[branch] = there  # made on another machine
@@ -116,7 +116,7 @@ def review(agent: Agent, view: View, main: str) -> Reviewed:
                     f"{branch}: changed here and on the server; the server's is kept"
                     + (f", the person's commits made here are on {kept}" if kept else "")
                 )
-            if _merged(agent, here, done.main)[0]:  # merged on the server, the branch left there
+            if merged(agent, here, done.main)[0]:  # merged on the server, the branch left there
                 settle = here
         elif here is not None:  # made here: the team reviews it on the server
             blocked = blocked if blocked is not None else undo.blocks(repo, tip=done.main)
@@ -185,12 +185,12 @@ def _settle(agent: Agent, done: Reviewed, branch: str, sha: str, decided: set[st
         done.remote[branch] = None
     if name in decided:
         return  # accepted or rejected here or on another machine already
-    merged, missing = _merged(agent, sha, done.main)
+    whole, missing = merged(agent, sha, done.main)
     fork = _fork(agent, sha, done.main)
     lessons = lessons_of(agent, fork, sha)
     own = reflections_on(agent.repo, {branch: sha}, fork).get(branch) if fork != sha else None
     subject = agent.repo.log(own[0] if own else sha, limit=1)[0].subject  # the reflection's, not a reviewer's
-    if merged or (lessons and not missing):
+    if whole or (lessons and not missing):
         message = build_message(
             f"accept({agent.name}): {subject.partition(': ')[2] or name} (merged on the server)",
             {
@@ -212,7 +212,7 @@ def _settle(agent: Agent, done: Reviewed, branch: str, sha: str, decided: set[st
     decided.add(name)
 
 
-def _merged(agent: Agent, sha: str, main: str) -> tuple[bool, dict[str, str]]:
+def merged(agent: Agent, sha: str, main: str) -> tuple[bool, dict[str, str]]:
     """(whether the proposal's whole change is on `main`, its lesson lines that are not)."""
     repo = agent.repo
     fork = _fork(agent, sha, main)
