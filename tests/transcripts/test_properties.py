@@ -192,7 +192,7 @@ RESULT_LINE = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(objects=st.lists(LINE | RESULT_LINE, min_size=1, max_size=6))
 def test_schema_decoding_gives_the_events_of_json(objects: list[dict]) -> None:
     from evolve.transcripts.claude_code import new_state, parse_line, parse_object
