@@ -138,6 +138,52 @@ class Machine:
         return self.out("log", "--format=%s", rev).splitlines()
 
 
+class Clone:
+    """A team member (or an attacker) with a plain clone of the server."""
+
+    def __init__(self, path: Path, url: str) -> None:
+        self.path = path
+        subprocess.run(["git", "clone", "-q", url, str(path)], check=True)
+        self.git("config", "user.name", "Team")
+        self.git("config", "user.email", "team@example.test")
+
+    def git(self, *args: str, input: str | None = None) -> str:
+        proc = subprocess.run(["git", *args], cwd=self.path, capture_output=True, text=True, input=input)
+        assert proc.returncode == 0, (args, proc.stdout, proc.stderr)
+        return proc.stdout.strip()
+
+    def merge(self, branch: str, style: str) -> None:
+        """Merge `proposals/…` into main the way a server's button does, push, delete the branch."""
+        self.git("fetch", "-q", "origin")
+        if style == "merge":
+            self.git("merge", "-q", "--no-ff", "-m", f"Merge {branch}", f"origin/{branch}")
+        elif style == "fast-forward":  # the branch is left on the server, nothing of its own now
+            self.git("merge", "-q", "--ff-only", f"origin/{branch}")
+            self.git("push", "-q", "origin", "main")
+            return
+        elif style == "squash":
+            self.git("merge", "-q", "--squash", f"origin/{branch}")
+            self.git("commit", "-q", "-m", "Squashed: a lesson reviewed by the team (#7)")
+        else:  # rebase: the proposal's commits re-made on main (new shas, the same messages)
+            self.git("cherry-pick", f"origin/{branch}")
+        self.git("push", "-q", "origin", "main", f":{branch}")
+
+    def delete(self, branch: str) -> None:
+        self.git("push", "-q", "origin", f":{branch}")
+
+
+def review_on(machine: Machine, url: str) -> None:
+    """The agent on the server with `review = true`: every lesson waits on a proposal branch."""
+    machine.create(url)
+    machine.write("agent.toml", machine.read("agent.toml").replace("review = false", "review = true"))
+    machine.commit("every lesson waits for review")
+
+
+def only_proposal(machine: Machine) -> str:
+    (branch,) = machine.agent.repo.branches("proposals/")
+    return branch
+
+
 def server_fsck(server, name: str = "agent") -> None:
     proc = subprocess.run(["git", "fsck", "--strict"], cwd=server.bare(name), capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr

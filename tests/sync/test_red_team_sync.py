@@ -6,48 +6,12 @@ is a plain clone of the server. Assertions are on what a person sees.
 
 from __future__ import annotations
 
-import subprocess
-from pathlib import Path
-
 import pytest
 
 from evolve.sync.remote import check_url
-from tests.sync_helpers import Machine, create_op, memo_op
+from tests.sync_helpers import Clone, Machine, create_op, memo_op, only_proposal, review_on
 
 RULE = "- When a deploy fails, read the last 50 lines of its log before retrying."
-
-
-@pytest.fixture
-def machines(tmp_path, fake_messages_api, capsys, monkeypatch):
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key-for-the-fake-server-only")
-    return (
-        Machine(tmp_path / "laptop", fake_messages_api, capsys, person="Alice"),
-        Machine(tmp_path / "desktop", fake_messages_api, capsys, person="Bob"),
-    )
-
-
-class Clone:
-    """A team member (or an attacker) with a plain clone of the server."""
-
-    def __init__(self, path: Path, url: str) -> None:
-        self.path = path
-        subprocess.run(["git", "clone", "-q", url, str(path)], check=True)
-
-    def git(self, *args: str, input: str | None = None) -> str:
-        proc = subprocess.run(["git", *args], cwd=self.path, capture_output=True, text=True, input=input)
-        assert proc.returncode == 0, (args, proc.stdout, proc.stderr)
-        return proc.stdout.strip()
-
-
-def review_on(machine: Machine, url: str) -> None:
-    machine.create(url)
-    machine.write("agent.toml", machine.read("agent.toml").replace("review = false", "review = true"))
-    machine.commit("every lesson waits for review")
-
-
-def only_proposal(machine: Machine) -> str:
-    (branch,) = machine.agent.repo.branches("proposals/")
-    return branch
 
 
 def person_edits_proposal(machine: Machine, branch: str, old: str, new: str, path: str) -> str:

@@ -8,31 +8,15 @@ from __future__ import annotations
 
 import os
 import subprocess
-from pathlib import Path
 
 import pytest
 
 from evolve.errors import UserError
 from evolve.sync.remote import check_url, redact
 from evolve.workspace.authorship import made_by_evolve
-from tests.sync_helpers import SELF, Machine, create_op, memo_op
+from tests.sync_helpers import SELF, Clone, Machine, create_op, memo_op, only_proposal, review_on
 
 RULE = "- When a deploy fails, read the last 50 lines of its log before retrying."
-
-
-class Clone:
-    """A team member (or an attacker) with a plain clone of the server."""
-
-    def __init__(self, path: Path, url: str) -> None:
-        self.path = path
-        subprocess.run(["git", "clone", "-q", url, str(path)], check=True)
-        self.git("config", "user.name", "Team")
-        self.git("config", "user.email", "team@example.test")
-
-    def git(self, *args: str, input: str | None = None) -> str:
-        proc = subprocess.run(["git", *args], cwd=self.path, capture_output=True, text=True, input=input)
-        assert proc.returncode == 0, (args, proc.stdout, proc.stderr)
-        return proc.stdout.strip()
 
 
 def at(machine: Machine, when: str, *args: str) -> str:
@@ -41,17 +25,6 @@ def at(machine: Machine, when: str, *args: str) -> str:
     proc = subprocess.run(["git", *args], cwd=machine.path, capture_output=True, text=True, env=env)
     assert proc.returncode == 0, (args, proc.stdout, proc.stderr)
     return proc.stdout.strip()
-
-
-def review_on(machine: Machine, url: str) -> None:
-    machine.create(url)
-    machine.write("agent.toml", machine.read("agent.toml").replace("review = false", "review = true"))
-    machine.commit("every lesson waits for review")
-
-
-def only_proposal(machine: Machine) -> str:
-    (branch,) = machine.agent.repo.branches("proposals/")
-    return branch
 
 
 # -- 1. an amend that fixes the author too -------------------------------------------------------

@@ -9,53 +9,12 @@ rebases or deletes, then pushes — as a pull request's buttons would.
 from __future__ import annotations
 
 import json
-import subprocess
-from pathlib import Path
 
 import pytest
 
-from tests.sync_helpers import Machine, create_op, memo_op, server_fsck
+from tests.sync_helpers import Clone, Machine, create_op, memo_op, review_on, server_fsck
 
 RULE = "- When a deploy fails, read the last 50 lines of its log before retrying."
-
-
-class Reviewer:
-    """A team member's clone of the server."""
-
-    def __init__(self, path: Path, url: str) -> None:
-        self.path = path
-        subprocess.run(["git", "clone", "-q", url, str(path)], check=True)
-
-    def git(self, *args: str) -> str:
-        proc = subprocess.run(["git", *args], cwd=self.path, capture_output=True, text=True)
-        assert proc.returncode == 0, (args, proc.stdout, proc.stderr)
-        return proc.stdout.strip()
-
-    def merge(self, branch: str, style: str) -> None:
-        """Merge `proposals/…` into main the way a server's button does, push, delete the branch."""
-        self.git("fetch", "-q", "origin")
-        if style == "merge":
-            self.git("merge", "-q", "--no-ff", "-m", f"Merge {branch}", f"origin/{branch}")
-        elif style == "fast-forward":  # the branch is left on the server, nothing of its own now
-            self.git("merge", "-q", "--ff-only", f"origin/{branch}")
-            self.git("push", "-q", "origin", "main")
-            return
-        elif style == "squash":
-            self.git("merge", "-q", "--squash", f"origin/{branch}")
-            self.git("commit", "-q", "-m", "Squashed: a lesson reviewed by the team (#7)")
-        else:  # rebase: the proposal's commits re-made on main (new shas, the same messages)
-            self.git("cherry-pick", f"origin/{branch}")
-        self.git("push", "-q", "origin", "main", f":{branch}")
-
-    def delete(self, branch: str) -> None:
-        self.git("push", "-q", "origin", f":{branch}")
-
-
-def reviewed_agent(machine: Machine, url: str) -> None:
-    machine.create(url)
-    toml = machine.read("agent.toml").replace("review = false", "review = true")
-    machine.write("agent.toml", toml)
-    machine.commit("every lesson waits for review")
 
 
 def proposal_of(machine: Machine) -> str:
@@ -67,7 +26,7 @@ def proposal_of(machine: Machine) -> str:
 def test_a_proposal_merged_on_the_server_in_any_style_is_accepted(machines, git_daemon, tmp_path, style):
     git_server = git_daemon
     a, b = machines
-    reviewed_agent(a, git_server.url())
+    review_on(a, git_server.url())
     a.reflect(create_op("deploys", f"# Deploys\n\n{RULE}\n"), memo_op("self", "- I retry deploys blindly."))
     branch = proposal_of(a)
     assert a.sync()[0] == 0
@@ -75,7 +34,7 @@ def test_a_proposal_merged_on_the_server_in_any_style_is_accepted(machines, git_
     b.join(git_server.url())
     listed = json.loads(b.ok("proposals", "a", "--json"))
     assert [(p["id"], p["where"]) for p in listed] == [(branch.removeprefix("proposals/"), "on the server")]
-    Reviewer(tmp_path / "team", git_server.url()).merge(branch, style)
+    Clone(tmp_path / "team", git_server.url()).merge(branch, style)
     code, out = a.sync()
     assert code == 0 and f"{branch}: merged on the server: accepted" in out, out
     assert RULE in a.read("skills/deploys/SKILL.md") and a.agent.repo.branches("proposals/") == {}
@@ -96,12 +55,12 @@ def test_a_proposal_merged_on_the_server_in_any_style_is_accepted(machines, git_
 
 def test_a_proposal_deleted_on_the_server_is_rejected_everywhere(machines, git_daemon, tmp_path):
     a, b = machines
-    reviewed_agent(a, git_daemon.url())
+    review_on(a, git_daemon.url())
     a.reflect(create_op("deploys", f"# Deploys\n\n{RULE}\n"))
     branch = proposal_of(a)
     assert a.sync()[0] == 0
     b.join(git_daemon.url())
-    Reviewer(tmp_path / "team", git_daemon.url()).delete(branch)
+    Clone(tmp_path / "team", git_daemon.url()).delete(branch)
     code, out = b.sync()
     assert code == 0 and f"{branch}: deleted on the server" in out and "rejected" in out, out
     reject = b.out("log", "-1", "--format=%B")
@@ -118,7 +77,7 @@ def test_a_proposal_deleted_on_the_server_is_rejected_everywhere(machines, git_d
 
 def test_a_proposal_accepted_here_leaves_the_server_too(machines, git_daemon):
     a, _b = machines
-    reviewed_agent(a, git_daemon.url())
+    review_on(a, git_daemon.url())
     a.reflect(memo_op("strategies", "- Keep deploys small."))
     branch = proposal_of(a)
     assert a.sync()[0] == 0
