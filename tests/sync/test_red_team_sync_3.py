@@ -517,3 +517,31 @@ def test_a_kept_branch_never_takes_a_name_someone_else_holds_on_the_server(machi
     kept = [br for br in a.agent.repo.branches("machine/")]
     assert kept and all("Fridays" in a.out("show", f"{br}:memo.md") for br in kept), (kept, out)
     assert any("Fridays" in git_daemon.git("agent", "show", f"{br}:memo.md") for br in kept), (kept, out)
+
+
+def test_a_proposal_linking_the_memo_outside_the_repo_leaks_and_overwrites_nothing(
+    machines, git_daemon, tmp_path
+):
+    a, _b = machines
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOPSECRET-9f8e7d\n")
+    review_on(a, git_daemon.url())
+    assert a.sync()[0] == 0
+    attacker = Clone(tmp_path / "attacker", git_daemon.url())
+    attacker.git("checkout", "-q", "-b", "proposals/0badc0ffee00beef", "origin/main")
+    attacker.git("config", "user.name", "evolve")
+    attacker.git("config", "user.email", a.agent.evolve_identity.email)
+    (attacker.path / "memo.md").unlink()
+    (attacker.path / "memo.md").symlink_to(secret)
+    attacker.git("add", "-A")
+    attacker.git(
+        "commit", "-qm", "reflect(a): notes\n\nEvolve-Kind: reflection\nEvolve-Reflection: 0badc0ffee00beef\n"
+    )
+    attacker.git("push", "-q", "origin", "proposals/0badc0ffee00beef")
+    assert a.sync()[0] == 0
+    a.ok("accept", "a", "0badc0ffee00beef")
+    a.write("agent.toml", a.read("agent.toml").replace("review = true", "review = false"))
+    a.commit("no more review")
+    a.reflect(memo_op("strategies", "- Use pytest -x for quick checks."))
+    assert secret.read_text() == "TOPSECRET-9f8e7d\n"
+    assert "TOPSECRET" not in json.dumps([r.body for r in a.api.requests])
