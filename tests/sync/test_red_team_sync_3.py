@@ -108,7 +108,7 @@ def test_a_server_refusing_machine_branches_does_not_block_main_forever(machines
     )
 
 
-# -- 3. a reflection amended here loses its stored operations --------------------------------------------------------
+# -- 3. a reflection amended here loses its stored operations ----------------------------
 def test_a_parked_reflection_without_stored_operations_has_one_subject_prefix(machines, git_daemon):
     a, b = machines
     a.create(git_daemon.url())
