@@ -23,10 +23,10 @@ from evolve.reflect.apply import answer_targets, changes_of, reflection_message,
 from evolve.reflect.compose import compose
 from evolve.reflect.operations import BLOCKED_REASON, MEMO, RETIRE, Limits, Plan, SkillSnapshot, SkillState
 from evolve.store.history import Commit
-from evolve.store.repo import LINK, Entry, Repo
+from evolve.store.repo import LINK, NOTES, Entry, Repo
 from evolve.workspace import memo as memo_mod
 from evolve.workspace.agent import Agent
-from evolve.workspace.authorship import line_authors
+from evolve.workspace.authorship import line_authors, made_by_evolve
 from evolve.workspace.skills import SKILL_FILE, parse_skill
 
 # The trailers a reflection's message derives from its plan: written anew for the new plan.
@@ -63,10 +63,52 @@ def stored_operations(repo: Repo, sha: str) -> dict[str, Any] | None:
     return data
 
 
+def noted_reflection(repo: Repo, commit: Commit) -> str | None:
+    """The commit whose note holds reflection `commit`'s stored operations, None when none does.
+
+    `commit` itself, or — git notes do not follow `git commit --amend` or a rebase — the
+    reflection evolve made that `commit` is an unchanged copy of: the same `Evolve-Reflection`
+    id, made by evolve (`made_by_evolve`), and the same change (`git patch-id`). A person's
+    amend that changed the reflection is a different change: theirs, never the model's.
+    """
+    listed = repo.text("notes", "--ref", NOTES, "list", check=False).splitlines()
+    noted = [c for _, _, c in (line.partition(" ") for line in listed) if c]
+    if commit.sha in noted:
+        return commit.sha
+    reflection = commit.trailers.get("Evolve-Reflection")
+    if commit.trailers.get("Evolve-Kind") != "reflection" or not reflection or not commit.parents:
+        return None
+    raws = repo.read_blobs(noted)  # commit objects (a pruned one is None: not a candidate)
+    wanted = f"Evolve-Reflection: {reflection}"
+    for sha in noted:
+        raw = raws.get(sha) or b""
+        if wanted not in raw.decode("utf-8", "replace").splitlines():
+            continue
+        original = next(iter(repo.log(sha, limit=1)), None)
+        if (
+            original is not None
+            and original.parents
+            and original.trailers.get("Evolve-Reflection") == reflection
+            and made_by_evolve(original)
+            and _patch_id(repo, original) == _patch_id(repo, commit)
+        ):
+            return sha
+    return None
+
+
+def _patch_id(repo: Repo, commit: Commit) -> str:
+    """The change a commit makes, as `git patch-id --stable` names it (line numbers aside)."""
+    diff = repo.git(
+        "diff-tree", "-p", "--no-renames", "--no-color", "--full-index", commit.parents[0], commit.sha
+    )
+    return repo.text("patch-id", "--stable", input=diff).split(" ", 1)[0]
+
+
 def replan(agent: Agent, commit: Commit, onto: str, blocked: Mapping[str, str], why: str) -> Replanned | None:
     """The reflection `commit` planned again on `onto`; None when it has no stored operations."""
     repo = agent.repo
-    answer = stored_operations(repo, commit.sha)
+    noted = noted_reflection(repo, commit)
+    answer = stored_operations(repo, noted) if noted else None
     if answer is None:
         return None
     parent = commit.parents[0]

@@ -1,9 +1,12 @@
 """Local commits replayed on top of the server's: nothing the server has is rewritten.
 
 Each local commit is applied again, file by file and 3-way, on the server's main and keeps
-its message, trailers and author. Whose commit it is comes from its `Evolve-Kind` trailer
-(a reflection is the model's; everything else — a person's commit, their revert, an
-evolve command they ran — is a person's). Where the files conflict:
+its message, trailers and author. Whose commit it is comes from `made_by_evolve` (one rule for
+replay, replan and blame): a reflection evolve both authored and committed is the model's —
+and so is a copy of one that changes nothing (an amend or rebase that only re-committed it;
+its stored operations are found by its `Evolve-Reflection` id). Everything else — a person's
+commit, their amend of a reflection, a reflection's message a person reused (`git commit -C`),
+their revert, an evolve command they ran — is a person's. Where the files conflict:
 
 - a reflection is planned again from its stored operations (`replan`): a person's lines on
   the server stay, two reflections' memo lessons are merged, what cannot land waits;
@@ -27,11 +30,11 @@ from evolve.store.history import PROPOSALS, Commit, build_message
 from evolve.store.repo import LINK, Entry, Repo, person_identity
 from evolve.sync.refs import MACHINE, SYNCED
 from evolve.sync.remote import FETCHED
-from evolve.sync.replan import removes_lines, replan, union
+from evolve.sync.replan import noted_reflection, removes_lines, replan, union
 from evolve.sync.review import merged as review_merged
 from evolve.workspace import undo
 from evolve.workspace.agent import Agent, local_person
-from evolve.workspace.authorship import made_by_evolve
+from evolve.workspace.authorship import ON_REQUEST, made_by_evolve
 
 
 @dataclass
@@ -46,8 +49,23 @@ class Replayed:
 
 
 def from_model(commit: Commit) -> bool:
-    """A reflection (the model's lessons); every other commit is a person's or their command's."""
-    return commit.trailers.get("Evolve-Kind") == "reflection"
+    """A reflection evolve made (the model's lessons); every other commit is a person's or their command's.
+
+    A reflection a person re-committed (`--amend`, a rebase, `commit -C`: they are its committer)
+    is theirs here; `Replayer` also takes an unchanged copy of one as the model's.
+    """
+    return commit.trailers.get("Evolve-Kind") == "reflection" and made_by_evolve(commit)
+
+
+def rewritten(commit: Commit) -> bool:
+    """One of evolve's own commits a person re-committed (`--amend`, a rebase, `commit -C`).
+
+    Evolve's trailers, and it would be `made_by_evolve` but for the person as its committer.
+    """
+    kind = commit.trailers.get("Evolve-Kind")
+    if not kind or kind in ON_REQUEST or commit.trailers.get("Evolve-Source") == "human":
+        return False
+    return bool(commit.committer_email) and commit.committer_email != commit.email
 
 
 def commit_env(raw: bytes, keep_committer_date: bool = False) -> dict[str, str]:
@@ -94,6 +112,8 @@ class Replayer:
         self._person: str | None = None  # this machine's person's e-mail (git's user.email)
         self._as: dict[str, tuple[str, dict[str, str]]] = {}  # a commit → the message and env it lands with
         self._decided: tuple[set[str], set[str]] | None = None
+        self._originals: dict[str, str | None] = {}  # a reflection → the commit holding its operations
+        self._server_commits: dict[str, Commit] | None = None
 
     @property
     def tip(self) -> str:
@@ -126,16 +146,34 @@ class Replayer:
                 return None  # the other machine recorded the same decision
             return self.repo.build_commit(self.tip, {}, message_of(raw), commit_env(raw))
         entries, left = self.repo.replay_entries(commit.sha, onto=self.tip)
-        if from_model(commit):
+        if self._by_model(commit):
             if left or self._brings_back_undone(commit):
                 return self._planned_again(commit, raw, entries, left)
             return self.repo.build_commit(self.tip, entries, message_of(raw), commit_env(raw))
         if not left:
             return self.repo.build_commit(self.tip, entries, message_of(raw), commit_env(raw))
+        if rewritten(commit):  # a person's amend of evolve's commit: what it brings is theirs
+            paths = self.repo.changed_paths(commit.parents[0], commit.sha)
+            self._as[commit.sha] = self.agent.human_edit_message(paths), persons_env(raw)
         if any(self._person_changed(path, commit.parents[0], commit.sha) for path in left):
             self.result.kept.append(commit)
             return None
         return self._person_wins(commit, raw, entries, left)
+
+    def _by_model(self, commit: Commit) -> bool:
+        """Whether `commit` is the model's reflection: evolve's own (`from_model`), or an unchanged copy.
+
+        An amend or rebase that changed nothing makes the person its committer but the lessons
+        are still the model's: the same change as the reflection evolve made, whose stored
+        operations it uses (`replan.noted_reflection`). A copy that changed anything is a person's.
+        """
+        if from_model(commit):
+            return True
+        if commit.trailers.get("Evolve-Kind") != "reflection":
+            return False
+        if commit.sha not in self._originals:
+            self._originals[commit.sha] = noted_reflection(self.repo, commit)
+        return self._originals[commit.sha] is not None
 
     def _reject_accepted(
         self, commit: Commit, raw: bytes, ids: set[str], merged: Mapping[str, str] | None = None
@@ -254,7 +292,7 @@ class Replayer:
             new = self.repo.build_commit(self.tip, theirs, message_of(raw), commit_env(raw))
             mine = self.repo.tree_entries(commit.sha)
             parked = {path: mine.get(path) for path in left}
-            self._park(commit, new, parked, f"{commit.subject} (for review: {why})", why)
+            self._park(commit, new, parked, f"{self._lesson(commit)} (for review: {why})", why)
             return new
         env = commit_env(raw)
         new = self.repo.build_commit(self.tip, self._blob_entries(planned.main), planned.message, env)
@@ -319,6 +357,10 @@ class Replayer:
         except GitError:
             return None
 
+    def _lesson(self, commit: Commit) -> str:
+        """A reflection's subject without its `reflect(name): ` prefix (`_park` adds it once)."""
+        return commit.subject.removeprefix(f"reflect({self.agent.name}): ")
+
     def _park(
         self, commit: Commit, on: str, entries: dict[str, Entry | None], subject: str, why: str
     ) -> None:
@@ -362,9 +404,12 @@ class Replayer:
 
     def _copy_notes(self) -> None:
         """A replayed reflection keeps its stored operations (a later sync may need them again)."""
-        found = self.repo.notes(list(self.result.mapping))
-        for old, text in found.items():
-            self.repo.add_note(self.result.mapping[old], text, self.agent.evolve_identity)
+        noted = {old: self._originals.get(old) or old for old in self.result.mapping}
+        found = self.repo.notes(list(set(noted.values())))
+        for old, new in self.result.mapping.items():
+            text = found.get(noted[old])
+            if text is not None:  # an unchanged amend's operations are on the reflection it copies
+                self.repo.add_note(new, text, self.agent.evolve_identity)
 
     # -- what the server's side holds ----------------------------------------------------
     def _person_changed(self, path: str, parent: str, mine: str, since: str | None = None) -> bool:
@@ -380,9 +425,10 @@ class Replayer:
         another person's: kept on a branch, never lost.
         """
         found = self.repo.text(
-            "log", f"--format=%H kind:{_KIND}", f"{since or self.base}..{self.server}", "--", path
-        ).splitlines()
-        reflections = [line.split(" ", 1)[0] for line in found if line.endswith(" kind:reflection")]
+            "log", "--format=%H", f"{since or self.base}..{self.server}", "--", path
+        ).split()
+        server = self._server_log()
+        reflections = [sha for sha in found if sha in server and self._by_model(server[sha])]
         if len(reflections) == len(found):
             return False  # only reflections changed it there
         entries = [self.repo.tree_entries(rev, [path]).get(path) for rev in (self.tip, mine)]
@@ -413,15 +459,8 @@ class Replayer:
 
     def _brings_back_undone(self, commit: Commit) -> bool:
         """Whether the reflection adds a lesson line a person undid on the server's side."""
-        if not self.repo.text(
-            "log",
-            "-1",
-            "--format=%H",
-            "--invert-grep",
-            "--grep=^Evolve-Kind: reflection",
-            f"{self.base}..{self.server}",
-        ):
-            return False  # only reflections arrived: nothing was undone there
+        if all(self._by_model(c) for c in self._server_log().values()):
+            return False  # only the model's reflections arrived: nothing was undone there
         added = self.repo.git(
             "diff", "-U0", "--no-color", "--no-ext-diff", f"{commit.sha}^", commit.sha, "--"
         )
@@ -431,6 +470,12 @@ class Replayer:
             if line.startswith("+") and not line.startswith("+++")
         ]
         return bool(undo.relearned("\n".join(lines), "", self._blocks()))
+
+    def _server_log(self) -> dict[str, Commit]:
+        """The server's side (merge base → the server's main), by sha."""
+        if self._server_commits is None:
+            self._server_commits = {c.sha: c for c in self.repo.log(f"{self.base}..{self.server}")}
+        return self._server_commits
 
     def _decided_on_server(self) -> tuple[set[str], set[str]]:
         """(the proposals the server's side accepted, those it rejected) since the merge base."""
@@ -457,9 +502,6 @@ class Replayer:
     def _blob(self, data: bytes, like: Entry | None) -> Entry:
         blob = self.repo.git("hash-object", "-w", "--stdin", input=data).decode().strip()
         return (like[0] if like and like[0] != LINK else "100644", blob)
-
-
-_KIND = "%(trailers:key=Evolve-Kind,valueonly,separator=%x2c)"
 
 
 def merged_on_server(agent: Agent, ids: Iterable[str], base: str, server: str) -> dict[str, str]:

@@ -84,6 +84,10 @@ def test_a_persons_amend_of_an_unpushed_reflection_beats_a_reflection_on_the_ser
     memo = a.read("memo.md")
     # "a person beats a reflection on either side": her wording is on main, the model's may wait
     assert "--lf (Alice)" in memo, f"the person's amended words left main; sync said: {out}\n{memo}"
+    assert "Run ruff" in memo + a.ok("proposals", "a"), f"the server reflection's lesson was lost: {memo}"
+    sha = git_daemon.git("agent", "log", "-1", "--format=%H", "-S(Alice)", "main", "--", "memo.md")
+    who = git_daemon.git("agent", "log", "-1", "--format=%an <%ae>%n%B", sha)
+    assert who.startswith("Alice") and "Evolve-Kind: reflection" not in who, who
 
 
 # -- 2. a server that refuses machine/ branches ------------------------------------------------------
@@ -114,12 +118,15 @@ def test_a_parked_reflection_without_stored_operations_has_one_subject_prefix(ma
     a.create(git_daemon.url())
     b.join(git_daemon.url())
     a.reflect(memo_op("strategies", "- Use pytest -x for quick checks."))
-    a.git("commit", "-q", "--amend", "--no-edit", "--allow-empty")  # the stored operations stay behind
+    # no stored operations (an older evolve, a pruned note): an amend no longer loses them, since
+    # they are found by the reflection's id, so the note is removed outright
+    a.git("notes", "--ref", "refs/notes/evolve", "remove", "HEAD")
     b.reflect(memo_op("strategies", "- Run ruff before each commit."))
     assert b.sync()[0] == 0
     code, out = a.sync()
     assert code == 0, out
     listed = a.ok("proposals", "a")
+    assert "reflect(a):" in listed, f"nothing waits for review; sync said: {out}\n{listed}"
     assert "reflect(a): reflect(a):" not in listed, listed
 
 
