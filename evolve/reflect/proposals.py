@@ -8,6 +8,9 @@ commit that changes something: a branch anyone pushed at main's tip is not one. 
 replays the whole branch (every commit since it left main) onto the agent's branch as one
 commit (the reflection's trailers, plus `Evolve-Accepted`), file by file: what applies
 cleanly lands, a file a later commit changed too stays on the proposal for another look.
+A reviewer's commits on the branch (not `made_by_evolve`) land as commits of their own on
+top of the accept (their author, date and message), in the same branch move: their lines
+stay a person's, which no later reflection rewrites.
 Rejecting is a commit of its own on the agent's branch that names each lesson line of the
 proposal (`Evolve-Blocks`), so the lesson is not proposed again, on this machine or any
 other the repository reaches; then the branch goes.
@@ -22,7 +25,7 @@ from dataclasses import dataclass
 
 from evolve.errors import UserError
 from evolve.store.history import FORMAT, PROPOSALS, Commit, build_message, clean_line
-from evolve.store.repo import Repo, refused_path
+from evolve.store.repo import Identity, Repo, refused_path
 from evolve.workspace import undo
 from evolve.workspace.agent import Agent
 
@@ -206,9 +209,12 @@ def accept(agent: Agent, proposal_id: str) -> Accepted:
         trailers["Evolve-Accepted"] = proposal.id
         if left:
             trailers["Evolve-Not-Accepted"] = left
-        sha = agent.repo.commit_changes(
-            changes, build_message(proposal.commit.subject, trailers), agent.evolve_identity
-        )
+        message = build_message(proposal.commit.subject, trailers)
+        steps = _people_steps(agent, proposal, sorted(changes))
+        if steps is None:  # all evolve's: one commit
+            sha = agent.repo.commit_changes(changes, message, agent.evolve_identity)
+        else:  # a reviewer's commits among them: their lines stay theirs
+            sha = _commit_steps(agent, steps, message)
         rest = None
         if left:  # the files that did not apply stay a proposal of their own, for another look
             rest = rest_id(proposal.id)
@@ -225,6 +231,82 @@ def accept(agent: Agent, proposal_id: str) -> Accepted:
         agent.repo.delete_branch(proposal.branch, proposal.tip)
     agent.sync_links(changes)
     return Accepted(sha, sorted(changes), left, rest)
+
+
+@dataclass
+class _Step:
+    entries: dict[str, tuple[str, str] | None]  # the applied paths' state after this commit
+    env: dict[str, str] | None  # a person's identity and date; None: evolve's (the accept message)
+    message: str = ""
+
+
+def _people_steps(agent: Agent, proposal: Proposal, applied: list[str]) -> list[_Step] | None:
+    """The branch's commits as steps to commit on the agent's branch, when a person made some.
+
+    None when every commit on the branch's first-parent line is evolve's (`made_by_evolve`):
+    the accept is one commit. Otherwise consecutive commits of evolve become one step (the
+    accept's message), and each person's commit one of its own (their name, date and message;
+    a message with `Evolve-` trailers becomes a person's edit message, so no trailer of theirs
+    decides anything on main). Each step holds the whole branch's change up to that commit,
+    replayed 3-way on the tip, of the paths that apply for the whole branch: the last step is
+    exactly what the one-commit accept would commit.
+    """
+    from evolve.workspace.authorship import made_by_evolve
+
+    shas = agent.repo.text(
+        "rev-list", "--first-parent", "--reverse", proposal.tip, f"^{proposal.base}", "--"
+    ).split()
+    if not shas:
+        return None
+    commits = {c.sha: c for c in agent.repo.log(proposal.tip, limit=len(shas) + 50)}
+    evolve_made = [made_by_evolve(commits.get(sha)) for sha in shas]
+    if all(evolve_made):
+        return None
+    steps: list[_Step] = []
+    state: dict[str, tuple[str, str] | None] = {}
+    for index, sha in enumerate(shas):
+        last = index == len(shas) - 1
+        if not last and evolve_made[index] and evolve_made[index + 1]:
+            continue  # a run of evolve's commits is one step
+        if agent.repo.changed_paths(proposal.base, sha, applied):
+            entries, _left = agent.repo.replay_entries(sha, base=proposal.base, only=applied)
+            state = {**state, **entries}  # a path that does not apply yet keeps its last state
+        if steps and state == steps[-1].entries:
+            continue  # changed nothing the accept lands
+        if evolve_made[index]:
+            steps.append(_Step(dict(state), None))
+            continue
+        name, email, cname, cemail, date, raw = agent.repo.text(
+            "log", "-1", "--format=%an%x00%ae%x00%cn%x00%ce%x00%aI%x00%B", sha, "--"
+        ).split("\0", 5)
+        if email == agent.evolve_identity.email and cemail:  # e.g. `git commit -C` of evolve's commit
+            name, email = cname, cemail
+        person = Identity(name or cname, email or cemail)
+        message = raw.strip() + "\n"
+        commit = commits.get(sha)
+        if commit is None or any(key.startswith("Evolve-") for key in commit.lines):
+            before = steps[-1].entries if steps else {}
+            edited = sorted(p for p in state if before.get(p) != state[p])
+            message = agent.human_edit_message(edited or applied)
+        env = {**person.env(), "GIT_AUTHOR_DATE": date}
+        steps.append(_Step(dict(state), env, message))
+    if all(step.env for step in steps):  # the accept's own commit, with its trailers, all the same
+        steps.insert(0, _Step({}, None))
+    return steps
+
+
+def _commit_steps(agent: Agent, steps: list[_Step], message: str) -> str:
+    """Commit the steps on the tip, evolve's as `message`, and move the branch once."""
+    tip = agent.repo.tip() or ""
+    new = tip
+    accept_sha = None
+    for step in steps:
+        env = step.env or agent.evolve_identity.env()
+        new = agent.repo.build_commit(new, step.entries, step.message if step.env else message, env)
+        if step.env is None and accept_sha is None:
+            accept_sha = new
+    agent.repo.move_branch(new, tip)
+    return accept_sha or new
 
 
 def reject(agent: Agent, proposal_id: str) -> Proposal:

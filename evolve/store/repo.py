@@ -49,6 +49,17 @@ ABORT = {
 }
 
 
+OWN_PATHS = ("memo.md", "agent.toml", "skills")  # evolve's files: committed whatever ignore rules say
+
+
+def _template_ignores() -> list[str]:
+    """The patterns of the agent template's `.gitignore` (editor temp files, evolve's own)."""
+    from importlib import resources
+
+    text = (resources.files("evolve.template_workspace") / "gitignore").read_text(encoding="utf-8")
+    return [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
+
+
 UNWRITABLE = (".git", ".gitmodules", ".gitattributes")  # into git's own files, or making git run filters
 WHY = "it could make git run filters, fetch from elsewhere or write into .git"  # why they are refused
 
@@ -159,7 +170,12 @@ class Repo:
         return result
 
     def dirty_paths(self) -> list[str]:
-        """Paths whose working-tree content differs from the branch tip (incl. untracked)."""
+        """Paths whose working-tree content differs from the branch tip (incl. untracked).
+
+        evolve's own files (`OWN_PATHS`: the memo, agent.toml, everything under skills/) count
+        whatever a `.gitignore` (one pushed to the server, say) or a person's global excludes
+        say: only the editor temp files the agent template ignores stay out.
+        """
         if self.tip() is None:
             return []
         out = self.git("status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
@@ -167,7 +183,16 @@ class Repo:
         for entry in out.decode("utf-8", "surrogateescape").split("\0"):
             if len(entry) > 3:
                 paths.append(entry[3:])
-        return sorted(set(paths))
+        return sorted(set(paths) | set(self._ignored_own()))
+
+    def _ignored_own(self) -> list[str]:
+        """Untracked files under `OWN_PATHS` that ignore rules hide, but for the template's own."""
+        listing = ("ls-files", "-z", "--others", "--ignored")
+        ignored = self.text(*listing, "--exclude-standard", "--", *OWN_PATHS).split("\0")
+        if not any(ignored):
+            return []
+        temp = self.text(*listing, *(f"--exclude={p}" for p in _template_ignores()), "--", *OWN_PATHS)
+        return sorted(set(filter(None, ignored)) - set(temp.split("\0")))
 
     def skill_history(self, skills_dir: str = "skills") -> dict[str, SkillHistory]:
         return read_skill_history(self, skills_dir)

@@ -144,18 +144,51 @@ def _attempts(agent: Agent, url: str, accept_rewrite: bool) -> Outcome:
         if any(path.startswith("skills/") for path in done.paths):
             agent.sync_links(done.paths)  # the harnesses' links follow the skills that came
         updates = pushes(view, done)
+        refused: dict[str, str] = {}
         if updates:
             pushed = remote.push(repo, url, updates)
+            if pushed.rejected and not pushed.behind and any(b != "main" for b, _new, _old in updates):
+                pushed, refused = _push_apart(repo, url, updates)  # e.g. a hook refusing machine/*
             if pushed.behind:
                 continue
             if pushed.rejected:
                 why = "; ".join(f"{b}: {r}" for b, r in sorted(pushed.rejected.items()))
                 return Outcome(agent.name, "failed", f"the server refused the push ({why})", notes=done.notes)
-        refs.record(repo, view, _server_after(view, updates))
+        taken = [update for update in updates if update[0] not in refused]
+        refs.record(repo, view, _server_after(view, taken))
         sent = _count(agent, view.fetched.get("main"), done.main)
+        if refused:  # main went; those stay here, and every sync tries (and says) it again
+            why = "; ".join(f"{b} ({r})" for b, r in sorted(refused.items()))
+            detail = (
+                f"main synced ({done.received} in, {sent} out), but the server refused {why}: kept on "
+                "this machine only (tried again at each sync); let the server take these branches, "
+                "or merge what you want into main and delete them"
+            )
+            return Outcome(agent.name, "failed", detail, done.received, sent, done.notes)
         changed = done.received or sent or updates or done.paths or done.branches
         return Outcome(agent.name, "synced" if changed else "up to date", "", done.received, sent, done.notes)
     raise UserError(f"the server kept changing during {ATTEMPTS} attempts; evolve tries again later")
+
+
+def _push_apart(
+    repo: Repo, url: str, updates: list[tuple[str, str | None, str | None]]
+) -> tuple[remote.Pushed, dict[str, str]]:
+    """The refused atomic push again, main first and each other branch alone.
+
+    (main's result — a refusal or a server that moved, as one push would say —, the other
+    branches the server refused: branch → its reason). Once main is refused nothing else goes.
+    """
+    first = [u for u in updates if u[0] == "main"]
+    pushed = remote.push(repo, url, first) if first else remote.Pushed()
+    refused: dict[str, str] = {}
+    if pushed.rejected:
+        return pushed, refused
+    for update in (u for u in updates if u[0] != "main"):
+        alone = remote.push(repo, url, [update])
+        if alone.behind:
+            return alone, refused
+        refused.update(alone.rejected)
+    return pushed, refused
 
 
 def _incoming(repo: Repo, view: refs.View) -> set[str]:

@@ -110,6 +110,9 @@ def test_a_server_refusing_machine_branches_does_not_block_main_forever(machines
     assert "Alice keeps notes short" in git_daemon.git("agent", "show", "main:memo.md"), (
         f"main never reaches the server while a machine branch is refused: {code} {out!r} / {code2} {out2!r}"
     )
+    # the refused branch stays here, and every sync says so (exit 1: not all synced, README)
+    for c, o in ((code, out), (code2, out2)):
+        assert c == 1 and "main synced" in o and "kept on this machine only" in o and "machine/" in o, o
 
 
 # -- 3. a reflection amended here loses its stored operations ----------------------------
