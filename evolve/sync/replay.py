@@ -483,12 +483,12 @@ class Replayer:
             return self._decided
         accepted: set[str] = set()
         rejected: set[str] = set()
-        out = self.repo.text(
+        out = self.repo.git(  # not `text`: stripping would eat a leading \x1f (nothing accepted)
             "log",
             "--format=%(trailers:key=Evolve-Accepted,valueonly,separator=%x2c)%x1f"
             "%(trailers:key=Evolve-Rejected-Proposal,valueonly,separator=%x2c)",
             f"{self.base}..{self.server}",
-        )
+        ).decode("utf-8", "replace")
         for line in out.splitlines():
             accepts, _, rejects = line.partition("\x1f")
             accepted.update(item.strip() for item in accepts.split(",") if item.strip())

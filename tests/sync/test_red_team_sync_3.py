@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 
 from tests.sync_helpers import (
     SELF,
@@ -307,6 +308,7 @@ def test_both_machines_reject_the_same_proposal_offline(machines, git_daemon):
     pid = only_proposal(a).removeprefix("proposals/")
     assert a.sync()[0] == 0 and b.sync()[0] == 0
     a.ok("reject", "a", pid)
+    time.sleep(1.1)  # in the same second both rejects are one commit object and the replay is never tried
     b.ok("reject", "a", pid)
     assert a.sync()[0] == 0
     code, out = b.sync()
