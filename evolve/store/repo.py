@@ -178,21 +178,24 @@ class Repo:
         """
         if self.tip() is None:
             return []
-        out = self.git("status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
-        paths = []
+        out = self.git(  # one process: ignored files come as "!! path", each one (-uall)
+            "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--ignored=traditional"
+        )
+        paths: set[str] = set()
+        ignored: set[str] = set()
         for entry in out.decode("utf-8", "surrogateescape").split("\0"):
             if len(entry) > 3:
-                paths.append(entry[3:])
-        return sorted(set(paths) | set(self._ignored_own()))
+                (ignored if entry[:2] == "!!" else paths).add(entry[3:])
+        own = {p for p in ignored if p in OWN_PATHS or any(p.startswith(f"{d}/") for d in OWN_PATHS)}
+        return sorted(paths | self._not_template_ignored(own))
 
-    def _ignored_own(self) -> list[str]:
-        """Untracked files under `OWN_PATHS` that ignore rules hide, but for the template's own."""
+    def _not_template_ignored(self, ignored: set[str]) -> set[str]:
+        """Of evolve's own files that ignore rules hide, those the agent template does not ignore."""
+        if not ignored:
+            return set()
         listing = ("ls-files", "-z", "--others", "--ignored")
-        ignored = self.text(*listing, "--exclude-standard", "--", *OWN_PATHS).split("\0")
-        if not any(ignored):
-            return []
         temp = self.text(*listing, *(f"--exclude={p}" for p in _template_ignores()), "--", *OWN_PATHS)
-        return sorted(set(filter(None, ignored)) - set(temp.split("\0")))
+        return ignored - set(temp.split("\0"))
 
     def skill_history(self, skills_dir: str = "skills") -> dict[str, SkillHistory]:
         return read_skill_history(self, skills_dir)
