@@ -9,25 +9,23 @@ it changes, moves the branch with `update-ref NEW OLD` while holding git's own
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import re
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from evolve.errors import Busy, EvolveError, PathRefused, UserError
-from evolve.store import head
-from evolve.store.files import atomic_symlink, atomic_write, sha256
+from evolve.store import head, journal
+from evolve.store.files import atomic_symlink, atomic_write
 from evolve.store.git import ZERO, GitError, acquire_index_lock, git, git_text, write_index_lock
 from evolve.store.history import Commit, SkillHistory, read_log, read_skill_history
+from evolve.store.journal import JOURNAL, ConcurrentChange, EditedMeanwhile
 from evolve.store.locks import FileLock
 
-JOURNAL = "evolve-journal.json"
 NOTES = "refs/notes/evolve"  # what evolve keeps beside its commits (a reflection's operations)
 LOCK = "evolve.lock"
 # A person's git operation that is not finished: evolve never commits under their feet.
@@ -76,14 +74,6 @@ Entry = tuple[str, str]  # a tree entry: (git mode, blob id)
 LINK = "120000"
 EXECUTABLE = "100755"
 _UNMERGED: dict[tuple[str, int, int, int], bool] = {}  # index stat → has conflicted entries
-
-
-class ConcurrentChange(UserError):
-    """A person committed the same files while evolve was writing them (nothing is lost)."""
-
-
-class EditedMeanwhile(ConcurrentChange):
-    """A file evolve is about to write is not what it read: a person saved it meanwhile."""
 
 
 @dataclass
@@ -519,19 +509,19 @@ class Repo:
         )
         if write_worktree and expect:
             self._check_unchanged(expect)
-        journal = None
+        written = None
         try:
             if write_worktree:
-                journal = self._write_journal(changes, journal_id, branch)
+                written = journal.write_journal(self, changes, journal_id, branch)
                 for path, content in changes.items():
                     self._write_file(path, content)
             sha = self._commit_loop(changes, message, author, branch, on_checkout, when, links, also)
         except BaseException:
-            if journal is not None:
-                self._rollback(journal)  # if this fails, the journal stays for recover()
+            if written is not None:
+                journal.rollback(self, written)  # if this fails, the journal stays for recover()
                 (self.git_dir / JOURNAL).unlink(missing_ok=True)
             raise
-        if journal is not None:
+        if written is not None:
             (self.git_dir / JOURNAL).unlink(missing_ok=True)
         return sha
 
@@ -731,7 +721,7 @@ class Repo:
         self.git("read-tree", rev)
         self.git("update-index", "-q", "--refresh", check=False)
 
-    # -- moving the branch to another history ---------------------------------------
+    # -- crash-safe writes (evolve/store/journal.py) -----------------------------------
     def move_branch(
         self,
         new: str,
@@ -740,209 +730,18 @@ class Repo:
         refs: Sequence[tuple[str, str, str]] = (),
         journal_id: str | None = None,
     ) -> list[str]:
-        """Move the checked-out branch from `expected` to `new` (any commit), its files too.
+        """`journal.move_branch`: the checked-out branch (and its files) moved to `new`."""
+        return journal.move_branch(self, new, expected, refs=refs, journal_id=journal_id)
 
-        Call inside `locked()` once a person's edits are committed. Every file that differs
-        is checked to be still as `expected` has it (else ConcurrentChange: nothing is
-        touched), journalled, written (links as links, modes as git has them), then the
-        branch, `refs` ((ref, new, old); new ZERO deletes) and the real index move in one
-        transaction. Returns the paths written.
-        """
-        branch = self.current_branch() or self.branch
-        diff = self._tree_diff(expected, new)
-        for path in diff:
-            self._plain_path(path)  # a bad path is refused before anything touches the disk
-        changed = [
-            p for p, (was, _) in diff.items() if self._entry_of(p, len(expected)) != (was[1] if was else None)
-        ]
-        if changed:
-            raise ConcurrentChange(
-                f"{', '.join(changed[:3])} changed while evolve was bringing the branch up to date; "
-                "nothing was lost — run the command again"
-            )
-        blobs = self.read_blobs([after[1] for _, after in diff.values() if after])
-        contents = {p: (blobs[after[1]] if after else None) for p, (_, after) in diff.items()}
-        journal = {
-            "id": journal_id,
-            "branch": branch,
-            "tip": expected,
-            "files": {
-                p: {
-                    "old": before[1] if before else None,
-                    "old_mode": before[0] if before else None,
-                    "new": None if contents[p] is None else sha256(contents[p] or b""),
-                }
-                for p, (before, _) in diff.items()
-            },
-        }
-        atomic_write(self.git_dir / JOURNAL, json.dumps(journal).encode())
-        try:
-            for path in sorted(diff, key=lambda p: diff[p][1] is not None):  # deletions first
-                after = diff[path][1]
-                self._write_file(path, contents[path], after[0] if after else None)
-            entries = "".join(
-                f"{after[0]} {after[1]}\t{p}\n" if after else f"0 {ZERO}\t{p}\n"
-                for p, (_, after) in sorted(diff.items())
-            )
-            if not self._swap(branch, new, expected, entries, refs):
-                raise ConcurrentChange(
-                    "someone committed while evolve was bringing the branch up to date; "
-                    "nothing was lost — run the command again"
-                )
-        except BaseException:
-            self._rollback(journal)
-            (self.git_dir / JOURNAL).unlink(missing_ok=True)
-            raise
-        (self.git_dir / JOURNAL).unlink(missing_ok=True)
-        return sorted(diff)
-
-    def _tree_diff(self, old: str, new: str) -> dict[str, tuple[Entry | None, Entry | None]]:
-        """Path → (entry at `old`, entry at `new`) for every file or link that differs."""
-        out = self.git("diff-tree", "-r", "-z", "--no-renames", old, new)
-        fields = out.split(b"\0")
-        found: dict[str, tuple[Entry | None, Entry | None]] = {}
-        for index in range(0, len(fields) - 1, 2):
-            meta, name = fields[index].decode(), fields[index + 1]
-            if not meta.startswith(":"):
-                continue
-            old_mode, new_mode, old_blob, new_blob, _status = meta[1:].split()
-            found[name.decode("utf-8", "surrogateescape")] = (
-                None if old_mode == "000000" else (old_mode, old_blob),
-                None if new_mode == "000000" else (new_mode, new_blob),
-            )
-        return found
-
-    def _entry_of(self, path: str, id_length: int) -> str | None:
-        """The blob id the work tree's file (or link) at `path` would have; None when absent."""
-        data = self._current(path)
-        if data is None:
-            return None
-        header = b"blob %d\0" % len(data)
-        digest = hashlib.sha1 if id_length == 40 else hashlib.sha256
-        return digest(header + data).hexdigest()
-
-    # -- crash safety --------------------------------------------------------------
-    @contextmanager
     def journalled(
         self, changes: Mapping[str, bytes | None], journal_id: str | None = None
-    ) -> Iterator[None]:
-        """Write `changes` to the work tree yourself inside, and commit them: all or nothing.
-
-        For writes `commit_changes` cannot make (a restore keeps file modes and links). A
-        failure inside puts the files back; a kill leaves the journal for `recover()`.
-        """
-        journal = self._write_journal(changes, journal_id, self.branch)
-        try:
-            yield
-        except BaseException:
-            self._rollback(journal)
-            (self.git_dir / JOURNAL).unlink(missing_ok=True)
-            raise
-        (self.git_dir / JOURNAL).unlink(missing_ok=True)
-
-    def _write_journal(
-        self, changes: Mapping[str, bytes | None], journal_id: str | None, branch: str | None
-    ) -> dict:
-        existing = [p for p in changes if (self.path / p).is_file()]
-        olds = {}
-        if existing:
-            out = self.git("hash-object", "-w", "--", *existing).decode().split()
-            olds = dict(zip(existing, out, strict=True))
-        journal = {
-            "id": journal_id,
-            "branch": branch,
-            "tip": self.tip(branch),
-            "files": {
-                p: {"old": olds.get(p), "new": None if c is None else sha256(c)} for p, c in changes.items()
-            },
-        }
-        atomic_write(self.git_dir / JOURNAL, json.dumps(journal).encode())
-        return journal
-
-    def _rollback(self, journal: dict) -> None:
-        """Put back files whose content is still what evolve wrote (never a person's)."""
-        olds = [f["old"] for f in journal["files"].values() if f["old"]]
-        blobs = self.read_blobs(olds)
-        for path, entry in journal["files"].items():
-            current = self._current(path)
-            ours = (
-                (current is None)
-                if entry["new"] is None
-                else (current is not None and sha256(current) == entry["new"])
-            )
-            if not ours:
-                continue
-            old = blobs.get(entry["old"]) if entry["old"] else None
-            self._write_file(path, old, entry.get("old_mode"))
-        self._remove_leftovers(list(journal["files"]))
-
-    def _remove_leftovers(self, paths: list[str]) -> None:
-        """An interrupted write's temp files and the folders it left empty (never a person's file)."""
-        for path in paths:
-            target = self.path / path
-            folder = target.parent
-            for leftover in folder.glob(f".{target.name}.*.evolve-tmp") if folder.is_dir() else ():
-                leftover.unlink(missing_ok=True)
-            while (
-                folder != self.path
-                and folder.is_dir()
-                and not folder.is_symlink()
-                and not any(folder.iterdir())
-            ):
-                folder.rmdir()
-                folder = folder.parent
+    ) -> AbstractContextManager[None]:
+        """`journal.journalled`: write `changes` yourself inside, under a journal."""
+        return journal.journalled(self, changes, journal_id)
 
     def recover(self) -> None:
-        """Finish or undo an apply a crash interrupted (called under the lock)."""
-        path = self.git_dir / JOURNAL
-        try:
-            journal = json.loads(path.read_bytes())
-        except FileNotFoundError:
-            return
-        except ValueError:
-            path.unlink(missing_ok=True)
-            return
-        tip = self.tip(journal["branch"])
-        # Roll back unless evolve's commit landed: the branch may also have moved because a
-        # person committed something else, and evolve's orphaned files must not be left
-        # behind to be committed later as a person's edit.
-        if tip == journal["tip"] or not self._landed(journal, tip):
-            self._rollback(journal)
-        elif tip is not None and journal["branch"] == self.current_branch():
-            self._refresh_index(tip, list(journal["files"]))
-        path.unlink(missing_ok=True)
-
-    def _refresh_index(self, tip: str, paths: list[str]) -> None:
-        """Make the real index agree with `tip` for `paths` (a crash may have left it stale)."""
-        listed = self.git("ls-tree", "-z", "--full-tree", tip, "--", *paths).split(b"\0")
-        found = {}
-        for entry in filter(None, listed):
-            meta, _, name = entry.partition(b"\t")
-            mode, _kind, sha = meta.decode().split()
-            found[name.decode("utf-8", "surrogateescape")] = f"{mode} {sha}"
-        lines = [f"{found.get(p, f'0 {ZERO}')}\t{p}" for p in paths]
-        fd = acquire_index_lock(self.git_dir)
-        lock_path = self.git_dir / "index.lock"
-        try:
-            write_index_lock(fd, self._updated_index("".join(line + "\n" for line in lines)))
-        except BaseException:
-            os.close(fd)
-            lock_path.unlink(missing_ok=True)
-            raise
-        os.close(fd)
-        lock_path.replace(self.git_dir / "index")
-
-    def _landed(self, journal: dict, tip: str | None) -> bool:
-        """Whether the branch tip holds exactly what the journalled apply wrote."""
-        if tip is None:
-            return False
-        files = journal["files"]
-        blobs = self.read_blobs([f"{tip}:{path}" for path in files])
-        for path, entry in files.items():
-            blob = blobs.get(f"{tip}:{path}")
-            if (None if blob is None else sha256(blob)) != entry["new"]:
-                return False
-        return True
+        """`journal.recover`: finish or undo what a killed evolve left."""
+        journal.recover(self)
 
 
 def _encode(paths_text: str) -> bytes:

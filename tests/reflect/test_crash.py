@@ -21,7 +21,7 @@ from tests.reflect.scenarios import corrected_session
 
 # step name -> (object to patch, attribute, when: "before" | "after")
 STEPS = {
-    "journal-written": ("evolve.store.repo:Repo", "_write_journal", "after"),
+    "journal-written": ("evolve.store.journal", "write_journal", "after"),
     "files-written": ("evolve.store.repo:Repo", "_commit_loop", "before"),
     "commit-object-made": ("evolve.store.repo:Repo", "_swap", "before"),
     "branch-moved": ("evolve.store.repo:Repo", "_updated_index", "before"),
