@@ -8,6 +8,7 @@ revert in the agent's repository with plain git. `fsck` checks the repository st
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -182,6 +183,15 @@ def review_on(machine: Machine, url: str) -> None:
 def only_proposal(machine: Machine) -> str:
     (branch,) = machine.agent.repo.branches("proposals/")
     return branch
+
+
+def sh(cwd, *args: str, input: str | None = None, env: dict | None = None) -> str:
+    """A command in `cwd` that must succeed; its stdout."""
+    proc = subprocess.run(
+        list(args), cwd=cwd, capture_output=True, text=True, input=input, env={**os.environ, **(env or {})}
+    )
+    assert proc.returncode == 0, (args, proc.stdout, proc.stderr)
+    return proc.stdout.strip()
 
 
 def server_fsck(server, name: str = "agent") -> None:
