@@ -12,9 +12,12 @@ import os
 import re
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
 
 from evolve.errors import ConfigError
+
+TYPE_CHECKING = False  # typing's own flag without importing typing (a command's start)
+if TYPE_CHECKING:
+    from typing import Any
 
 BACKENDS = ("offline", "anthropic", "claude-cli")
 SYNC_MODES = ("auto", "manual")

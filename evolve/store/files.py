@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
-import tempfile
 from functools import cache
 from pathlib import Path
 
@@ -14,6 +12,8 @@ def atomic_write(path: Path, data: bytes, executable: bool | None = None) -> Non
 
     The file keeps its permissions; `executable` (True/False) sets them as git would.
     """
+    import tempfile  # here: a command that writes nothing never loads it
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".evolve-tmp")
     try:
@@ -61,4 +61,6 @@ def atomic_symlink(path: Path, target: bytes) -> None:
 
 
 def sha256(data: bytes) -> str:
+    import hashlib
+
     return hashlib.sha256(data).hexdigest()

@@ -12,9 +12,12 @@ import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from evolve.errors import EvolveError
+
+TYPE_CHECKING = False  # typing's own flag without importing typing (a command's start)
+if TYPE_CHECKING:
+    from typing import Any
 
 _SCRUB = (
     "GIT_DIR",

@@ -6,14 +6,14 @@ user-supplied text put into a subject or trailer is cleaned to one line first.
 
 from __future__ import annotations
 
+import os
 import re
-import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from evolve import clock
 
+TYPE_CHECKING = False  # typing's own flag without importing typing (a command's start)
 if TYPE_CHECKING:
     from evolve.store.repo import Repo
 
@@ -143,7 +143,7 @@ def read_log(repo: Repo, rev: str | None = None, limit: int | None = None) -> li
     if tip is None:
         return []
     # separators with a random token: a person's message may hold \x1e or \x1f itself
-    token = secrets.token_hex(8)
+    token = os.urandom(8).hex()
     fields = ["%H", "%P", "%an", "%ae", "%ce", "%at", "%s", "%(trailers:only,unfold)", "%b"]
     fmt = f"%x1f{token}".join(fields) + f"%x1e{token}"
     args = ["log", f"--format={fmt}"]
@@ -182,7 +182,7 @@ def read_skill_history(repo: Repo, skills_dir: str = "skills") -> dict[str, Skil
     """
     if repo.tip() is None:
         return {}
-    token = secrets.token_hex(8)  # a file name may hold \x1e itself
+    token = os.urandom(8).hex()  # a file name may hold \x1e itself
     raw = repo.git(
         "log",
         "--reverse",

@@ -7,17 +7,16 @@ undo what a killed evolve left. `Repo` calls these; nothing else does.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
 
 from evolve.errors import UserError
 from evolve.store.files import atomic_write, sha256
 from evolve.store.git import ZERO, acquire_index_lock, write_index_lock
 
+TYPE_CHECKING = False  # typing's own flag without importing typing (a command's start)
 if TYPE_CHECKING:
     from evolve.store.repo import Entry, Repo
 
@@ -119,6 +118,8 @@ def _entry_of(repo: Repo, path: str, id_length: int) -> str | None:
     data = repo._current(path)
     if data is None:
         return None
+    import hashlib  # here: only moving the branch needs it
+
     header = b"blob %d\0" % len(data)
     digest = hashlib.sha1 if id_length == 40 else hashlib.sha256
     return digest(header + data).hexdigest()

@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from evolve.errors import Busy, EvolveError, PathRefused, UserError
 from evolve.store import head, journal
@@ -25,6 +23,10 @@ from evolve.store.git import ZERO, GitError, acquire_index_lock, git, git_text, 
 from evolve.store.history import Commit, SkillHistory, read_log, read_skill_history
 from evolve.store.journal import JOURNAL, ConcurrentChange, EditedMeanwhile
 from evolve.store.locks import FileLock
+
+TYPE_CHECKING = False  # typing's own flag without importing typing (a command's start)
+if TYPE_CHECKING:
+    from typing import Any
 
 NOTES = "refs/notes/evolve"  # what evolve keeps beside its commits (a reflection's operations)
 LOCK = "evolve.lock"
@@ -244,7 +246,7 @@ class Repo:
                 f"{sha[:12]} changed nothing; there is nothing to {'revert' if reverse else 'apply'}"
             )
         left: list[str] = []
-        with tempfile.TemporaryDirectory(dir=self.git_dir, prefix="evolve-idx-") as tmp:
+        with self._scratch("evolve-idx-") as tmp:
             env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
             self.git("read-tree", onto or self.tip() or "", env=env)
             for path in paths:
@@ -275,7 +277,7 @@ class Repo:
         a binary file raises GitError.
         """
         flag = {"current": ["--ours"], "other": ["--theirs"], "union": ["--union"], "none": []}[favor]
-        with tempfile.TemporaryDirectory(dir=self.git_dir, prefix="evolve-merge-") as tmp:
+        with self._scratch("evolve-merge-") as tmp:
             files = []
             for name, data in (("current", current), ("base", base), ("other", other)):
                 (Path(tmp) / name).write_bytes(data)
@@ -589,7 +591,7 @@ class Repo:
 
     def _commit_tree(self, base: str | None, entries: str, message: str, env: Mapping[str, str]) -> str:
         """A commit object: `base`'s tree with `entries` applied, `base` its parent."""
-        with tempfile.TemporaryDirectory(dir=self.git_dir, prefix="evolve-idx-") as tmp:
+        with self._scratch("evolve-idx-") as tmp:
             index = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
             if base:
                 self.git("read-tree", base, env=index)
@@ -658,9 +660,15 @@ class Repo:
                 lock_path.unlink(missing_ok=True)
             raise
 
+    def _scratch(self, prefix: str) -> AbstractContextManager[str]:
+        """A scratch folder inside .git (same filesystem as the index), removed after."""
+        import tempfile  # here: a command that only reads never loads it
+
+        return tempfile.TemporaryDirectory(dir=self.git_dir, prefix=prefix)
+
     def _updated_index(self, entries: str) -> bytes:
         """The real index with our entries replaced, built in a scratch copy."""
-        with tempfile.TemporaryDirectory(dir=self.git_dir, prefix="evolve-idx-") as tmp:
+        with self._scratch("evolve-idx-") as tmp:
             scratch = Path(tmp) / "index"
             real = self.git_dir / "index"
             if real.exists():

@@ -3,21 +3,22 @@
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from evolve import config as config_mod
 from evolve.errors import Busy, ConfigError, UserError
 from evolve.home import Home
 from evolve.names import check_name
 from evolve.store.history import Commit, build_message
 from evolve.store.repo import ConcurrentChange, Identity, Repo, init_repo, person_identity
 from evolve.workspace import memo as memo_mod
-from evolve.workspace import skills as skills_mod
+
+TYPE_CHECKING = False  # typing's own flag without importing typing (a command's start)
+if TYPE_CHECKING:
+    from evolve import config as config_mod
+    from evolve.workspace import skills as skills_mod
 
 
 @dataclass
@@ -64,6 +65,9 @@ class Agent:
         if agent.path.exists():
             raise UserError(f"agent {name!r} already exists at {agent.path}; pick another name")
         _refuse_removed(home, name)
+        import shutil  # here: only creating an agent needs them
+        import tempfile
+
         staging = Path(tempfile.mkdtemp(dir=home.agents_dir, prefix=f".new-{name}-"))
         try:
             build(staging / name)
@@ -99,6 +103,8 @@ class Agent:
 
     @cached_property
     def config(self) -> config_mod.Config:
+        from evolve import config as config_mod  # here: a sync with nothing to do never loads it
+
         return config_mod.load(self.home.config_file, self.path / "agent.toml", self.local_config_path)
 
     @property
@@ -114,6 +120,8 @@ class Agent:
         itself is what `config_problem()` reports (status, cycle, doctor, the edit's trailer).
         Before the agent exists, config.toml alone (nothing is cached for it).
         """
+        from evolve import config as config_mod
+
         if self.path.exists():
             try:
                 return self.config
@@ -139,9 +147,13 @@ class Agent:
 
     # -- content ---------------------------------------------------------------------
     def skills(self) -> list[skills_mod.Skill]:
+        from evolve.workspace import skills as skills_mod
+
         return skills_mod.list_skills(self.skills_dir, self.config.limits.skill_body_tokens)
 
     def skill(self, name: str) -> skills_mod.Skill:
+        from evolve.workspace import skills as skills_mod
+
         check_name(name, "skill")
         folder = self.skills_dir / name
         if not folder.exists():
@@ -245,6 +257,8 @@ class Agent:
         return build_message(subject, trailers)
 
     def _problems_in(self, paths: list[str]) -> list[str]:
+        from evolve.workspace import skills as skills_mod
+
         found = []
         limits = self.lenient_config.limits
         for name in sorted({p.split("/")[1] for p in paths if p.startswith("skills/") and p.count("/") >= 2}):
