@@ -150,5 +150,5 @@ if __name__ == "__main__":  # `make agent-clis`: fill the cache now
     try:
         print(claude_code())
         print(codex())
-    except Unavailable as exc:
-        sys.exit(f"skipped: {exc}")
+    except Unavailable as exc:  # not a failure: the conformance tests skip and say why
+        print(f"skipped: {exc}", file=sys.stderr)

@@ -8,6 +8,7 @@ fails loudly instead of writing there.
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,13 @@ from tests.git_servers import cut_proxy, git_daemon, git_server  # noqa: F401
 from tests.shared_data import CLAUDE_DATA, CODEX_DATA
 
 REAL_HOME = str(Path("~").expanduser())
+
+# The Python processes the tests start (hooks, pre-commit, the CLI: a few thousand) read evolve
+# compiled once from the git-ignored __pycache__/ instead of compiling it again each time when
+# the environment sets PYTHONDONTWRITEBYTECODE (about a tenth of the suite's CPU). Set here, at
+# import, so pytest-xdist's workers inherit it.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
 
 
 @pytest.fixture(autouse=True)
