@@ -41,3 +41,35 @@ def test_without_npm_the_install_is_unavailable(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     with pytest.raises(agent_clis.Unavailable, match="npm is not installed"):
         agent_clis.install(*agent_clis.CLAUDE_CODE, "claude", cache=tmp_path)
+
+
+SERVER_ERROR = "npm error code E503\nnpm error 503 Service Unavailable - GET http://127.0.0.1:1/x"
+OFFLINE_NOT_CACHED = "npm error code ENOTCACHED\nnpm error request to https://registry.npmjs.org/x failed"
+
+
+def test_a_registry_that_fails_or_is_not_cached_offline_is_out_of_reach_too():
+    assert agent_clis.unreachable(SERVER_ERROR) and agent_clis.unreachable(OFFLINE_NOT_CACHED)
+    assert agent_clis.unreachable("npm error code E407\nnpm error 407 Proxy Authentication Required")
+
+
+def test_an_outage_is_remembered_so_one_run_does_not_wait_on_it_again(tmp_path, monkeypatch):
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        monkeypatch.setenv("npm_config_registry", f"http://127.0.0.1:{sock.getsockname()[1]}/")
+        monkeypatch.setenv("npm_config_fetch_retries", "0")
+        with pytest.raises(agent_clis.Unavailable):
+            agent_clis.install(*agent_clis.CLAUDE_CODE, "claude", cache=tmp_path)
+    monkeypatch.setattr(agent_clis.shutil, "which", lambda name: "/nonexistent/npm")  # npm is not run again
+    with pytest.raises(agent_clis.Unavailable, match="s ago; delete .*unavailable to try again now"):
+        agent_clis.install(*agent_clis.CODEX, "codex", cache=tmp_path)
+
+
+def test_a_cached_install_without_its_binary_is_installed_again(tmp_path, monkeypatch):
+    package, version = agent_clis.CLAUDE_CODE
+    damaged = tmp_path / f"{package}@{version}" / "node_modules"
+    damaged.mkdir(parents=True)  # a folder someone emptied by hand
+    monkeypatch.setenv("npm_config_registry", "http://127.0.0.1:9/")  # nothing listens: out of reach
+    monkeypatch.setenv("npm_config_fetch_retries", "0")
+    with pytest.raises(agent_clis.Unavailable):
+        agent_clis.install(package, version, "claude", cache=tmp_path)
+    assert not damaged.exists()  # the damaged folder went; the next reachable run installs afresh

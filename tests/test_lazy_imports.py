@@ -58,3 +58,32 @@ def test_the_probe_would_notice():
     # guard against a probe that can never fail (GitPython is the cheapest heavy one to load)
     code = "import json, sys, git\nprint('REPORT' + json.dumps({'m': 'git' in sys.modules}))\n"
     assert _probe(code) == {"m": True}
+
+
+SYNC_PROBE = """
+import json, sys
+import evolve.cli
+code = evolve.cli.main(["sync", "x"])
+print("REPORT" + json.dumps([code, sorted(m for m in {lazy!r} if m in sys.modules)]))
+"""
+# what `evolve sync` with nothing to do leaves unloaded (make bench: the command against git fetch)
+SYNC_LAZY = ("typing", "tempfile", "evolve.config", "evolve.workspace.skills", "evolve.sync.integrate")
+
+
+def test_a_sync_with_nothing_to_do_loads_neither_config_nor_typing(evolve_home, tmp_path, capsys):
+    from evolve.cli import main
+
+    server = tmp_path / "server.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(server)], check=True)
+    assert main(["init", "x"]) == 0 and main(["remote", "x", str(server)]) == 0
+    assert "synced" in capsys.readouterr().out
+    proc = subprocess.run(
+        [sys.executable, "-P", "-c", SYNC_PROBE.format(lazy=SYNC_LAZY)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "x: up to date" in proc.stdout
+    line = next(line for line in proc.stdout.splitlines() if line.startswith("REPORT"))
+    assert json.loads(line[len("REPORT") :]) == [0, []]

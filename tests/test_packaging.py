@@ -42,11 +42,25 @@ def wheel(tmp_path_factory) -> Path:
     shutil.copytree(
         ROOT,
         source,
-        ignore=shutil.ignore_patterns(
-            ".venv", ".git", "build", "dist", "*.egg-info", "__pycache__", ".hypothesis", "tests"
+        ignore=shutil.ignore_patterns(  # .cache: the agent CLIs the conformance tests run (GBs)
+            ".venv",
+            ".git",
+            "build",
+            "dist",
+            "*.egg-info",
+            "__pycache__",
+            ".hypothesis",
+            "tests",
+            ".cache",
+            ".mypy_cache",
+            ".ruff_cache",
+            ".pytest_cache",
         ),
     )
     out = work / "dist"
+    home = work / "home"  # pip (and the rustc it asks for its version) write nothing in the real home
+    home.mkdir()
+    env = {**os.environ, "HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache"), "PIP_NO_CACHE_DIR": "1"}
     subprocess.run(
         [
             sys.executable,
@@ -64,6 +78,7 @@ def wheel(tmp_path_factory) -> Path:
         check=True,
         capture_output=True,
         timeout=180,
+        env=env,
     )
     return next(out.glob("evolve_skills-*.whl"))
 
