@@ -130,8 +130,8 @@ def acquire_index_lock(git_dir: Path, timeout: float = 30.0) -> int:
     """Take git's own `index.lock` (O_EXCL), waiting while a person's git holds it.
 
     Never deletes a lock another process may hold. The lock evolve creates carries its pid
-    until the new index is written into it, so a lock left by a killed evolve process is
-    recognised (its pid is dead) and recovered.
+    (the new index is written beside it and renamed over the index), so a lock left by a
+    killed evolve process is recognised (its pid is dead) and recovered.
     """
     path = git_dir / "index.lock"
     deadline = time.monotonic() + timeout
@@ -177,14 +177,3 @@ def _stale_evolve_lock(path: Path) -> bool:
     except PermissionError:
         return False
     return False
-
-
-def write_index_lock(fd: int, data: bytes) -> None:
-    """Replace the lock file's content (our pid marker) with the new index, durably."""
-    os.ftruncate(fd, 0)
-    os.lseek(fd, 0, os.SEEK_SET)
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
-    os.fsync(fd)

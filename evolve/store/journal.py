@@ -14,7 +14,7 @@ from contextlib import contextmanager
 
 from evolve.errors import UserError
 from evolve.store.files import atomic_write, sha256
-from evolve.store.git import ZERO, acquire_index_lock, write_index_lock
+from evolve.store.git import ZERO, acquire_index_lock
 
 TYPE_CHECKING = False  # typing's own flag without importing typing (a command's start)
 if TYPE_CHECKING:
@@ -228,15 +228,11 @@ def _refresh_index(repo: Repo, tip: str, paths: list[str]) -> None:
         found[name.decode("utf-8", "surrogateescape")] = f"{mode} {sha}"
     lines = [f"{found.get(p, f'0 {ZERO}')}\t{p}" for p in paths]
     fd = acquire_index_lock(repo.git_dir)
-    lock_path = repo.git_dir / "index.lock"
     try:
-        write_index_lock(fd, repo._updated_index("".join(line + "\n" for line in lines)))
-    except BaseException:
+        repo._index_with("".join(line + "\n" for line in lines)).replace(repo.git_dir / "index")
+    finally:
         os.close(fd)
-        lock_path.unlink(missing_ok=True)
-        raise
-    os.close(fd)
-    lock_path.replace(repo.git_dir / "index")
+        (repo.git_dir / "index.lock").unlink(missing_ok=True)
 
 
 def _landed(repo: Repo, journal: dict, tip: str | None) -> bool:

@@ -19,7 +19,7 @@ from pathlib import Path
 from evolve.errors import Busy, EvolveError, PathRefused, UserError
 from evolve.store import head, journal
 from evolve.store.files import atomic_symlink, atomic_write
-from evolve.store.git import ZERO, GitError, acquire_index_lock, git, git_text, write_index_lock
+from evolve.store.git import ZERO, GitError, acquire_index_lock, git, git_text
 from evolve.store.history import Commit, SkillHistory, read_log, read_skill_history
 from evolve.store.journal import JOURNAL, ConcurrentChange, EditedMeanwhile
 from evolve.store.locks import FileLock
@@ -633,32 +633,28 @@ class Repo:
     ) -> bool:
         """Move the branch old→new (and `refs`, in one transaction) under git's index.lock.
 
-        The real index is refreshed too, so a person's next `git commit` starts from it.
+        The real index is refreshed too, so a person's next `git commit` starts from it. It
+        is built before the branch moves: `git commit` reads HEAD, then the index, and takes
+        index.lock only after, so a commit whose two reads fall between the branch moving
+        and the index being replaced would drop evolve's change; that moment is kept to one
+        write of the index.
         """
         fd = acquire_index_lock(self.git_dir)
-        lock_path = self.git_dir / "index.lock"
+        ready = None
         try:
-            self.update_refs([(f"refs/heads/{branch}", new, old or ZERO), *refs])
-            if not self.tip(branch) == new:
-                os.close(fd)
-                fd = -1
-                lock_path.unlink()
+            ready = self._index_with(index_entries) if index_entries is not None else None
+            moved = self.update_refs([(f"refs/heads/{branch}", new, old or ZERO), *refs])
+            if not moved and self.tip(branch) != new:
                 return False
-            if index_entries is not None:
-                write_index_lock(fd, self._updated_index(index_entries))
-                os.close(fd)
-                fd = -1
-                lock_path.replace(self.git_dir / "index")
-            else:
-                os.close(fd)
-                fd = -1
-                lock_path.unlink()
+            if ready is not None:
+                ready.replace(self.git_dir / "index")
+                ready = None
             return True
-        except BaseException:
-            if fd >= 0:
-                os.close(fd)
-                lock_path.unlink(missing_ok=True)
-            raise
+        finally:
+            os.close(fd)
+            (self.git_dir / "index.lock").unlink(missing_ok=True)
+            if ready is not None:
+                ready.unlink(missing_ok=True)
 
     def _scratch(self, prefix: str) -> AbstractContextManager[str]:
         """A scratch folder inside .git (same filesystem as the index), removed after."""
@@ -666,16 +662,24 @@ class Repo:
 
         return tempfile.TemporaryDirectory(dir=self.git_dir, prefix=prefix)
 
-    def _updated_index(self, entries: str) -> bytes:
-        """The real index with our entries replaced, built in a scratch copy."""
-        with self._scratch("evolve-idx-") as tmp:
-            scratch = Path(tmp) / "index"
-            real = self.git_dir / "index"
-            if real.exists():
-                scratch.write_bytes(real.read_bytes())
-            env = {"GIT_INDEX_FILE": str(scratch)}
-            self.git("update-index", "--index-info", input=_encode(entries), env=env)
-            return scratch.read_bytes()
+    def _index_with(self, entries: str) -> Path:
+        """The real index with our entries replaced, in a file beside it, on disk (fsync).
+
+        Call holding index.lock; the caller renames it over the index (or deletes it).
+        """
+        ready = self.git_dir / "evolve-index"  # one at a time: index.lock is held
+        real = self.git_dir / "index"
+        if real.exists():
+            ready.write_bytes(real.read_bytes())
+        else:
+            ready.unlink(missing_ok=True)
+        self.git("update-index", "--index-info", input=_encode(entries), env={"GIT_INDEX_FILE": str(ready)})
+        fd = os.open(ready, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        return ready
 
     def _write_file(self, path: str, content: bytes | None, mode: str | None = None) -> None:
         """Write (None: delete) one file; with a git `mode`, as a link or with that mode."""

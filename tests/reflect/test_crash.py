@@ -24,7 +24,7 @@ STEPS = {
     "journal-written": ("evolve.store.journal", "write_journal", "after"),
     "files-written": ("evolve.store.repo:Repo", "_commit_loop", "before"),
     "commit-object-made": ("evolve.store.repo:Repo", "_swap", "before"),
-    "branch-moved": ("evolve.store.repo:Repo", "_updated_index", "before"),
+    "branch-moved": ("evolve.store.repo:Repo", "update_refs", "after"),
     "index-written": ("evolve.store.repo:Repo", "_commit_loop", "after"),
     "commit-done": ("evolve.reflect.apply", "apply_plan", "after"),
 }
