@@ -213,23 +213,17 @@ def recover(repo: Repo) -> None:
     # behind to be committed later as a person's edit.
     if tip == journal["tip"] or not _landed(repo, journal, tip):
         rollback(repo, journal)
-    elif tip is not None and journal["branch"] == repo.current_branch():
+    if journal["branch"] == repo.current_branch():
         _refresh_index(repo, tip, list(journal["files"]))
     path.unlink(missing_ok=True)
 
 
-def _refresh_index(repo: Repo, tip: str, paths: list[str]) -> None:
-    """Make the real index agree with `tip` for `paths` (a crash may have left it stale)."""
-    listed = repo.git("ls-tree", "-z", "--full-tree", tip, "--", *paths).split(b"\0")
-    found = {}
-    for entry in filter(None, listed):
-        meta, _, name = entry.partition(b"\t")
-        mode, _kind, sha = meta.decode().split()
-        found[name.decode("utf-8", "surrogateescape")] = f"{mode} {sha}"
-    lines = [f"{found.get(p, f'0 {ZERO}')}\t{p}" for p in paths]
+def _refresh_index(repo: Repo, tip: str | None, paths: list[str]) -> None:
+    """Make the real index agree with `tip` for `paths` (a crash: staged, or left stale)."""
+    entries = repo.entries_at(tip, paths)
     fd = acquire_index_lock(repo.git_dir)
     try:
-        repo._index_with("".join(line + "\n" for line in lines)).replace(repo.git_dir / "index")
+        repo._index_with(entries).replace(repo.git_dir / "index")
     finally:
         os.close(fd)
         (repo.git_dir / "index.lock").unlink(missing_ok=True)

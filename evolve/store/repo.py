@@ -633,28 +633,41 @@ class Repo:
     ) -> bool:
         """Move the branch old→new (and `refs`, in one transaction) under git's index.lock.
 
-        The real index is refreshed too, so a person's next `git commit` starts from it. It
-        is built before the branch moves: `git commit` reads HEAD, then the index, and takes
-        index.lock only after, so a commit whose two reads fall between the branch moving
-        and the index being replaced would drop evolve's change; that moment is kept to one
-        write of the index.
+        The real index is refreshed too, so a person's next `git commit` starts from it, and
+        it is refreshed first: `git commit` reads HEAD, then the index, and takes index.lock
+        only after, so one that read the moved branch with the old index would drop evolve's
+        change. When the branch does not move, the index gets the tip's entries back.
         """
         fd = acquire_index_lock(self.git_dir)
-        ready = None
+        staged = False
         try:
-            ready = self._index_with(index_entries) if index_entries is not None else None
+            if index_entries is not None:
+                self._index_with(index_entries).replace(self.git_dir / "index")
+                staged = True
             moved = self.update_refs([(f"refs/heads/{branch}", new, old or ZERO), *refs])
-            if not moved and self.tip(branch) != new:
-                return False
-            if ready is not None:
-                ready.replace(self.git_dir / "index")
-                ready = None
-            return True
+            if moved or self.tip(branch) == new:
+                staged = False
+                return True
+            return False
         finally:
-            os.close(fd)
-            (self.git_dir / "index.lock").unlink(missing_ok=True)
-            if ready is not None:
-                ready.unlink(missing_ok=True)
+            try:
+                if staged and index_entries is not None:
+                    paths = [line.split("\t", 1)[1] for line in index_entries.splitlines() if "\t" in line]
+                    entries = self.entries_at(self.tip(branch), paths)
+                    self._index_with(entries).replace(self.git_dir / "index")
+            finally:
+                os.close(fd)
+                (self.git_dir / "index.lock").unlink(missing_ok=True)
+
+    def entries_at(self, rev: str | None, paths: Sequence[str]) -> str:
+        """`update-index --index-info` lines giving `paths` their entries at `rev` (absent: removed)."""
+        found = {}
+        listed = self.git("ls-tree", "-z", "--full-tree", rev, "--", *paths).split(b"\0") if rev else []
+        for entry in filter(None, listed):
+            meta, _, name = entry.partition(b"\t")
+            mode, _kind, sha = meta.decode().split()
+            found[name.decode("utf-8", "surrogateescape")] = f"{mode} {sha}"
+        return "".join(f"{found.get(p, f'0 {ZERO}')}\t{p}\n" for p in paths)
 
     def _scratch(self, prefix: str) -> AbstractContextManager[str]:
         """A scratch folder inside .git (same filesystem as the index), removed after."""

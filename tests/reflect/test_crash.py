@@ -24,8 +24,9 @@ STEPS = {
     "journal-written": ("evolve.store.journal", "write_journal", "after"),
     "files-written": ("evolve.store.repo:Repo", "_commit_loop", "before"),
     "commit-object-made": ("evolve.store.repo:Repo", "_swap", "before"),
+    "index-staged": ("evolve.store.repo:Repo", "update_refs", "before"),
     "branch-moved": ("evolve.store.repo:Repo", "update_refs", "after"),
-    "index-written": ("evolve.store.repo:Repo", "_commit_loop", "after"),
+    "swap-done": ("evolve.store.repo:Repo", "_commit_loop", "after"),
     "commit-done": ("evolve.reflect.apply", "apply_plan", "after"),
 }
 
