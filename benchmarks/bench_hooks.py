@@ -26,7 +26,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import shutil
 import statistics
 import subprocess
 import sys
@@ -36,6 +35,11 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from tests.helpers import copy_source_tree  # noqa: E402
+
 AGENT = "bench"
 SKILLS = 200
 REPEAT = 15
@@ -44,22 +48,7 @@ REPEAT = 15
 def install_wheel(workdir: Path) -> tuple[str, Path]:
     """(the venv's python, its site-packages) with evolve installed from a wheel, no deps."""
     source = workdir / "src"
-    shutil.copytree(
-        ROOT,
-        source,
-        ignore=shutil.ignore_patterns(
-            ".venv",
-            ".git",
-            "build",
-            "dist",
-            "*.egg-info",
-            "__pycache__",
-            ".hypothesis",
-            "tests",
-            "benchmarks",
-            "examples",
-        ),
-    )
+    copy_source_tree(source, "benchmarks", "examples")
     dist = workdir / "dist"
     subprocess.run(
         [

@@ -8,6 +8,7 @@ and without touching sys.path.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -18,6 +19,28 @@ from evolve.store.repo import Identity
 from evolve.workspace.agent import Agent
 
 EVOLVE = Identity("evolve", "evolve@localhost")
+ROOT = Path(__file__).resolve().parents[1]
+# what a wheel is never built from: caches (.cache holds the agent CLIs: GBs), builds, the tests
+NOT_SOURCE = (
+    ".venv",
+    ".git",
+    "build",
+    "dist",
+    "*.egg-info",
+    "__pycache__",
+    ".hypothesis",
+    ".cache",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".pytest_cache",
+    "tests",
+)
+
+
+def copy_source_tree(dest: Path, *also_left_out: str) -> Path:
+    """The repository's source as a wheel is built from it (`NOT_SOURCE` left out), at `dest`."""
+    shutil.copytree(ROOT, dest, ignore=shutil.ignore_patterns(*NOT_SOURCE, *also_left_out))
+    return dest
 
 
 def make_agent(name: str = "demo", home: Path | None = None) -> Agent:

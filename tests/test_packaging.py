@@ -7,13 +7,14 @@ with pip into a private target and imported from there.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
 import pytest
+
+from tests.helpers import copy_source_tree
 
 ROOT = Path(__file__).resolve().parents[1]
 NEEDED = [
@@ -39,24 +40,7 @@ NEEDED = [
 def wheel(tmp_path_factory) -> Path:
     work = tmp_path_factory.mktemp("wheel")
     source = work / "src"
-    shutil.copytree(
-        ROOT,
-        source,
-        ignore=shutil.ignore_patterns(  # .cache: the agent CLIs the conformance tests run (GBs)
-            ".venv",
-            ".git",
-            "build",
-            "dist",
-            "*.egg-info",
-            "__pycache__",
-            ".hypothesis",
-            "tests",
-            ".cache",
-            ".mypy_cache",
-            ".ruff_cache",
-            ".pytest_cache",
-        ),
-    )
+    copy_source_tree(source)
     out = work / "dist"
     home = work / "home"  # pip (and the rustc it asks for its version) write nothing in the real home
     home.mkdir()
