@@ -552,3 +552,49 @@ def test_dirty_paths_lists_untracked_and_modified(agent):
     (agent.path / "memo.md").write_text("changed\n")
     write_skill(agent.path, "new-one")
     assert agent.repo.dirty_paths() == ["memo.md", "skills/new-one/SKILL.md"]
+
+
+def test_a_branch_move_that_loses_the_race_leaves_the_persons_staged_work_as_it_was(agent):
+    # evolve puts its entries in the index before it moves the branch (a person's `git commit`
+    # must never read the moved branch with the old index); when the move loses to a person's
+    # commit, the index a person staged is back byte for byte
+    (agent.path / "first.md").write_text("committed by the person\n")
+    git(agent.path, "add", "first.md")
+    git(agent.path, "commit", "-q", "--no-verify", "-m", "a first note")
+    (agent.path / "notes.md").write_text("staged by the person\n")
+    (agent.path / "memo.md").write_text(agent.memo_text() + "\n- staged memo line\n")
+    git(agent.path, "add", "notes.md", "memo.md")
+    before = (agent.path / ".git" / "index").read_bytes()
+    repo = agent.repo
+    tip = repo.tip()
+    entries = repo._blob_entries({"skills/x/SKILL.md": b"evolve's\n", "memo.md": b"evolve's memo\n"})
+    new = repo._commit_tree(tip, entries, "reflect(demo): x", EVOLVE.env())
+    stale = git_out(agent.path, "rev-parse", "HEAD~1")  # not where the branch is any more
+    assert repo._swap("main", new, stale, entries) is False
+    assert repo.tip() == tip
+    assert (agent.path / ".git" / "index").read_bytes() == before
+    assert git_out(agent.path, "diff", "--cached", "--name-only").split() == ["memo.md", "notes.md"]
+    assert not (agent.path / ".git" / "index.lock").exists()
+    assert repo._swap("main", new, tip, entries) is True  # and the move that wins stages it
+    assert "skills/x/SKILL.md" in git_out(agent.path, "ls-files")
+
+
+def test_paths_that_look_like_pathspec_magic_are_files_when_the_index_is_refreshed(agent):
+    # `:!a` and `:(exclude)a` are file names to evolve: after a crash between staging its
+    # entries and moving the branch, recover puts the index back and the work tree is clean
+    repo = agent.repo
+    changes = {":!a": b"one\n", ":(exclude)b": b"two\n"}
+    written = repo_mod.journal.write_journal(repo, changes, None, "main")
+    for path, content in changes.items():
+        repo._write_file(path, content)
+    entries = repo._blob_entries(changes)
+    repo._index_file((agent.path / ".git" / "index").read_bytes(), entries).replace(
+        agent.path / ".git" / "index"
+    )
+    assert written and ":!a" in git_out(agent.path, "ls-files")  # staged, the branch never moved
+    with repo.locked():
+        repo.recover()
+    assert git_out(agent.path, "status", "--porcelain") == ""
+    assert ":!a" not in git_out(agent.path, "ls-files")
+    assert not (agent.path / ":!a").exists()
+    assert repo.tip() == head(agent.path)

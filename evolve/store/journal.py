@@ -221,9 +221,10 @@ def recover(repo: Repo) -> None:
 def _refresh_index(repo: Repo, tip: str | None, paths: list[str]) -> None:
     """Make the real index agree with `tip` for `paths` (a crash: staged, or left stale)."""
     entries = repo.entries_at(tip, paths)
+    real = repo.git_dir / "index"
     fd = acquire_index_lock(repo.git_dir)
     try:
-        repo._index_with(entries).replace(repo.git_dir / "index")
+        repo._index_file(real.read_bytes() if real.exists() else None, entries).replace(real)
     finally:
         os.close(fd)
         (repo.git_dir / "index.lock").unlink(missing_ok=True)

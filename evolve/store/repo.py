@@ -73,6 +73,7 @@ def refused_path(path: str) -> bool:
 
 
 Entry = tuple[str, str]  # a tree entry: (git mode, blob id)
+LITERAL = {"GIT_LITERAL_PATHSPECS": "1"}  # paths given to git: a file named `:!a` is that file
 LINK = "120000"
 EXECUTABLE = "100755"
 _UNMERGED: dict[tuple[str, int, int, int], bool] = {}  # index stat → has conflicted entries
@@ -620,7 +621,7 @@ class Repo:
 
     def _touched_since(self, old: str, branch: str, paths: list[str]) -> bool:
         new = self.tip(branch)
-        out = self.git("diff", "--name-only", old, new or old, "--", *paths)
+        out = self.git("diff", "--name-only", old, new or old, "--", *paths, env=LITERAL)
         return bool(out.strip())
 
     def _swap(
@@ -636,13 +637,16 @@ class Repo:
         The real index is refreshed too, so a person's next `git commit` starts from it, and
         it is refreshed first: `git commit` reads HEAD, then the index, and takes index.lock
         only after, so one that read the moved branch with the old index would drop evolve's
-        change. When the branch does not move, the index gets the tip's entries back.
+        change. When the branch does not move, the index is put back as it was (nobody else
+        can write it while evolve holds index.lock).
         """
         fd = acquire_index_lock(self.git_dir)
-        staged = False
+        real = self.git_dir / "index"
+        staged, before = False, None
         try:
             if index_entries is not None:
-                self._index_with(index_entries).replace(self.git_dir / "index")
+                before = real.read_bytes() if real.exists() else None
+                self._index_file(before, index_entries).replace(real)
                 staged = True
             moved = self.update_refs([(f"refs/heads/{branch}", new, old or ZERO), *refs])
             if moved or self.tip(branch) == new:
@@ -651,10 +655,10 @@ class Repo:
             return False
         finally:
             try:
-                if staged and index_entries is not None:
-                    paths = [line.split("\t", 1)[1] for line in index_entries.splitlines() if "\t" in line]
-                    entries = self.entries_at(self.tip(branch), paths)
-                    self._index_with(entries).replace(self.git_dir / "index")
+                if staged and before is None:
+                    real.unlink(missing_ok=True)
+                elif staged:
+                    self._index_file(before).replace(real)
             finally:
                 os.close(fd)
                 (self.git_dir / "index.lock").unlink(missing_ok=True)
@@ -662,8 +666,8 @@ class Repo:
     def entries_at(self, rev: str | None, paths: Sequence[str]) -> str:
         """`update-index --index-info` lines giving `paths` their entries at `rev` (absent: removed)."""
         found = {}
-        listed = self.git("ls-tree", "-z", "--full-tree", rev, "--", *paths).split(b"\0") if rev else []
-        for entry in filter(None, listed):
+        listed = self.git("ls-tree", "-z", "--full-tree", rev, "--", *paths, env=LITERAL) if rev else b""
+        for entry in filter(None, listed.split(b"\0")):
             meta, _, name = entry.partition(b"\t")
             mode, _kind, sha = meta.decode().split()
             found[name.decode("utf-8", "surrogateescape")] = f"{mode} {sha}"
@@ -675,18 +679,19 @@ class Repo:
 
         return tempfile.TemporaryDirectory(dir=self.git_dir, prefix=prefix)
 
-    def _index_with(self, entries: str) -> Path:
-        """The real index with our entries replaced, in a file beside it, on disk (fsync).
+    def _index_file(self, data: bytes | None, entries: str = "") -> Path:
+        """An index file beside the real one: `data` (None: empty) with `entries` applied, on disk.
 
-        Call holding index.lock; the caller renames it over the index (or deletes it).
+        Call holding index.lock (one at a time); the caller renames it over the index.
         """
-        ready = self.git_dir / "evolve-index"  # one at a time: index.lock is held
-        real = self.git_dir / "index"
-        if real.exists():
-            ready.write_bytes(real.read_bytes())
-        else:
+        ready = self.git_dir / "evolve-index"
+        if data is None:
             ready.unlink(missing_ok=True)
-        self.git("update-index", "--index-info", input=_encode(entries), env={"GIT_INDEX_FILE": str(ready)})
+        else:
+            ready.write_bytes(data)
+        if entries:
+            env = {"GIT_INDEX_FILE": str(ready)}
+            self.git("update-index", "--index-info", input=_encode(entries), env=env)
         fd = os.open(ready, os.O_RDONLY)
         try:
             os.fsync(fd)
