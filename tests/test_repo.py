@@ -598,3 +598,14 @@ def test_paths_that_look_like_pathspec_magic_are_files_when_the_index_is_refresh
     assert ":!a" not in git_out(agent.path, "ls-files")
     assert not (agent.path / ":!a").exists()
     assert repo.tip() == head(agent.path)
+
+
+def test_a_file_whose_name_starts_with_a_quote_keeps_its_name(agent):
+    # git reads an --index-info path that starts with `"` as C-quoted: evolve quotes it
+    names = ['"q"', '"notes" and more.md', '"back\\slash"']
+    with agent.repo.locked():
+        agent.repo.commit_changes({n: f"{n}\n".encode() for n in names}, "edit(demo): quoted", EVOLVE)
+    listed = git_out(agent.path, "ls-files", "-z").split("\0")
+    assert set(names) <= set(listed), listed
+    assert git_out(agent.path, "status", "--porcelain") == ""
+    assert all(git_out(agent.path, "show", f"HEAD:{n}") == n for n in names)

@@ -774,9 +774,19 @@ class Repo:
         journal.recover(self)
 
 
-def _encode(paths_text: str) -> bytes:
-    """Text holding paths → bytes; a non-UTF-8 file name (surrogate-escaped) keeps its bytes."""
-    return paths_text.encode("utf-8", "surrogateescape")
+def _encode(entries: str) -> bytes:
+    """`--index-info` lines → bytes; a non-UTF-8 file name (surrogate-escaped) keeps its bytes.
+
+    git reads a path that starts with `"` as C-quoted: such a name is quoted, so `"q"` stays
+    `"q"` and does not become `q`.
+    """
+    lines = []
+    for line in entries.split("\n"):
+        meta, tab, path = line.partition("\t")
+        if tab and path.startswith('"'):
+            path = '"' + path.replace("\\", "\\\\").replace('"', '\\"').replace("\t", "\\t") + '"'
+        lines.append(meta + tab + path)
+    return "\n".join(lines).encode("utf-8", "surrogateescape")
 
 
 def init_repo(path: Path, files: Mapping[str, bytes], message: str, author: Identity) -> Repo:
