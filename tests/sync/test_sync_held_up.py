@@ -25,6 +25,25 @@ from tests.sync_helpers import (
 RULE = "- When a deploy fails, read the last 50 lines of its log before retrying."
 
 
+def _proposal_on_both(a, b, server) -> str:
+    """With review on, Alice's reflection proposes `deploys`; both machines have the proposal."""
+    review_on(a, server.url())
+    assert a.sync()[0] == 0
+    b.join(server.url())
+    a.reflect(create_op("deploys", f"# Deploys\n\n{RULE}\n"))
+    pid = only_proposal(a).removeprefix("proposals/")
+    assert a.sync()[0] == 0 and b.sync()[0] == 0
+    return pid
+
+
+def _deploys_on_both(a, b, server, body: str) -> None:
+    """Alice's reflection creates the skill `deploys` (`body`) and syncs it; Bob joins."""
+    a.create(server.url())
+    a.reflect(create_op("deploys", body))
+    assert a.sync()[0] == 0
+    b.join(server.url())
+
+
 def test_a_persons_amend_of_an_unpushed_reflection_stays_theirs_when_the_server_changed_the_memo(
     machines, git_daemon
 ):
@@ -79,10 +98,7 @@ def test_partly_staged_hunks_and_unstaged_ones_of_a_file_the_server_changed_are_
 
 def test_a_staged_deletion_of_a_skill_the_server_reflection_changed_is_kept(machines, git_daemon):
     a, b = machines
-    a.create(git_daemon.url())
-    a.reflect(create_op("deploys", f"# Deploys\n\n{RULE}\n"))
-    assert a.sync()[0] == 0
-    b.join(git_daemon.url())
+    _deploys_on_both(a, b, git_daemon, f"# Deploys\n\n{RULE}\n")
     b.reflect(
         {
             "op": "patch_skill",
@@ -117,12 +133,7 @@ def test_a_staged_new_skill_not_on_the_server_survives_a_sync_that_moves_main(ma
 
 def test_both_machines_reject_the_same_proposal_offline(machines, git_daemon):
     a, b = machines
-    review_on(a, git_daemon.url())
-    assert a.sync()[0] == 0
-    b.join(git_daemon.url())
-    a.reflect(create_op("deploys", f"# Deploys\n\n{RULE}\n"))
-    pid = only_proposal(a).removeprefix("proposals/")
-    assert a.sync()[0] == 0 and b.sync()[0] == 0
+    pid = _proposal_on_both(a, b, git_daemon)
     a.ok("reject", "a", pid)
     time.sleep(1.1)  # in the same second both rejects are one commit object and the replay is never tried
     b.ok("reject", "a", pid)
@@ -139,12 +150,7 @@ def test_both_machines_reject_the_same_proposal_offline(machines, git_daemon):
 
 def test_reject_here_accept_there_then_a_third_sync(machines, git_daemon):
     a, b = machines
-    review_on(a, git_daemon.url())
-    assert a.sync()[0] == 0
-    b.join(git_daemon.url())
-    a.reflect(create_op("deploys", f"# Deploys\n\n{RULE}\n"))
-    pid = only_proposal(a).removeprefix("proposals/")
-    assert a.sync()[0] == 0 and b.sync()[0] == 0
+    pid = _proposal_on_both(a, b, git_daemon)
     b.ok("accept", "a", pid)
     a.ok("reject", "a", pid)
     assert b.sync()[0] == 0
@@ -307,10 +313,7 @@ def test_a_person_renaming_a_section_here_against_a_reflection_there(machines, g
 
 def test_a_crlf_skill_edited_here_and_by_a_reflection_there_keeps_the_persons_words(machines, git_daemon):
     a, b = machines
-    a.create(git_daemon.url())
-    a.reflect(create_op("deploys", f"# Deploys\n\n{RULE}\n- Tag first.\n"))
-    assert a.sync()[0] == 0
-    b.join(git_daemon.url())
+    _deploys_on_both(a, b, git_daemon, f"# Deploys\n\n{RULE}\n- Tag first.\n")
     b.reflect(
         {"op": "patch_skill", "name": "deploys", "old": "- Tag first.", "new": "- Tag first, then push."}
     )
