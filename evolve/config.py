@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
@@ -179,11 +178,13 @@ def _check_value(key: str, value: Any, default: Any) -> Any:
     raise ValueError("unsupported value")  # pragma: no cover - every default is typed above
 
 
-def _merge_section(current: Any, raw: Any, section: str, origin: str) -> Any:
+def _merge_section(current: Any, raw: Any, section: str, origin: str) -> tuple[Any, list[str]]:
+    """`current` with `raw` applied, and warnings about values dropped on the way."""
     if not isinstance(raw, dict):
         raise ConfigError(f"{origin}: {section}: must be a table like [{section}]")
     known = {f.name: getattr(current, f.name) for f in fields(current)}
     updates: dict[str, Any] = {}
+    warnings: list[str] = []
     for key, value in raw.items():
         where = f"{origin}: {section}.{key}"
         if key not in known:
@@ -197,7 +198,8 @@ def _merge_section(current: Any, raw: Any, section: str, origin: str) -> Any:
         if section == "signals" and key == "weights":
             checked = _check_weights(known[key], checked, where)
         if section == "signals":
-            _check_signals_entries(key, checked, where)
+            checked, dropped = _without_refused(key, checked, where)
+            warnings += dropped
         if section == "sources" and key == "codex":
             wrong = [v for v in checked if v != "*" and not v.startswith(("/", "~"))]
             if wrong:
@@ -212,7 +214,7 @@ def _merge_section(current: Any, raw: Any, section: str, origin: str) -> Any:
         )
     if section == "signals" and not 0 <= merged.threshold:
         raise ConfigError(f"{origin}: signals.threshold: must be zero or more")
-    return merged
+    return merged, warnings
 
 
 def _misplaced_hint(section: str, key: str) -> str:
@@ -228,32 +230,68 @@ def _misplaced_hint(section: str, key: str) -> str:
 
 
 def check_regex(source: str, what: str) -> None:
-    """Compile a person's regex now (as the classifier will), so a bad one fails at load."""
+    """Compile a pattern as the classifier will: through the linear-time door, evolve.patterns.
+
+    ValueError names it and the problem (what the door cannot run in linear time included).
+    """
     if not source.strip():  # would match every text
         raise ValueError(f"{what} {source!r} is empty")
+    from evolve import patterns  # lazily: most commands read no pattern
+
     try:
-        re.compile(source, re.IGNORECASE | re.MULTILINE)
-    except re.error as exc:
+        patterns.compile(source, ignore_case=True)
+    except patterns.PatternError as exc:
         raise ValueError(f"{what} {source!r}: {exc}") from None
 
 
-def _check_signals_entries(key: str, value: Any, where: str) -> None:
-    """Transient patterns compile; correction phrases are lists of strings per language."""
-    try:
-        if key == "transient_patterns":
-            for entry in value:
-                check_regex(entry.removeprefix("!"), "pattern")
-        if key == "correction_phrases":
-            for language, entries in value.items():
-                if not isinstance(entries, list) or not all(isinstance(e, str) for e in entries):
-                    raise ValueError(f"{language}: must be a list of strings (phrases, or 're:' patterns)")
-                for entry in entries:
-                    prefix, _, rest = entry.partition(":")
-                    entry = rest if prefix in ("weak", "guard") else entry
-                    if entry.startswith("re:"):
-                        check_regex(entry[3:], f"{language}: pattern")
-    except ValueError as exc:
-        raise ConfigError(f"{where}: {exc}") from None
+_CORRECTION_KINDS = {"weak": "weak", "guard": "guards"}  # an entry's prefix -> its list
+
+
+def check_correction_entry(entry: str, language: str) -> tuple[str, str]:
+    """("phrases", "weak" or "guards"; the entry without its prefix) of a correction entry.
+
+    ValueError if it is empty or its `re:` pattern is refused.
+    """
+    prefix, _, rest = entry.partition(":")
+    kind = _CORRECTION_KINDS.get(prefix, "phrases")
+    entry = rest if kind != "phrases" else entry
+    if entry.startswith("re:"):
+        check_regex(entry[3:], f"{language}: correction pattern")
+    elif not entry.replace("'", "").strip():
+        raise ValueError(f"{language}: correction phrase {entry!r} is empty")
+    return kind, entry
+
+
+def _without_refused(key: str, value: Any, where: str) -> tuple[Any, list[str]]:
+    """`[signals]` patterns and phrases, less those refused: each dropped with a warning.
+
+    A pattern from agent.toml may come from the server an agent syncs with; one that this
+    evolve refuses must not stop everything else the file sets. A value of the wrong type
+    is still an error.
+    """
+    warnings: list[str] = []
+
+    def kept(check: Any, *args: str) -> bool:
+        try:
+            check(*args)
+        except ValueError as exc:
+            warnings.append(f"{where}: {exc}; ignored (fix or remove it)")
+            return False
+        return True
+
+    if key == "transient_patterns":
+        value = [entry for entry in value if kept(check_regex, entry.removeprefix("!"), "pattern")]
+    if key == "correction_phrases":
+        for language, entries in value.items():
+            if not isinstance(entries, list) or not all(isinstance(e, str) for e in entries):
+                raise ConfigError(
+                    f"{where}: {language}: must be a list of strings (phrases, or 're:' patterns)"
+                )
+        value = {
+            language: [entry for entry in entries if kept(check_correction_entry, entry, language)]
+            for language, entries in value.items()
+        }
+    return value, warnings
 
 
 def _check_weights(defaults: dict[str, float], raw: dict[str, Any], where: str) -> dict:
@@ -318,7 +356,10 @@ def merge(
             raise ConfigError(f"{origin}: {section}: unknown section (known: {', '.join(SECTIONS)})")
         if section in AGENT_ONLY and not agent:
             raise ConfigError(f"{origin}: {section}: only allowed in an agent's agent.toml")
-        merged = _merge_section(updates.get(section, getattr(config, section)), value, section, origin)
+        merged, dropped = _merge_section(
+            updates.get(section, getattr(config, section)), value, section, origin
+        )
+        warnings += dropped
         if agent and section in HOME_ONLY:
             merged, ignored = _home_only(getattr(config, section), merged, section)
             warnings.extend(

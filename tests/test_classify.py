@@ -163,6 +163,20 @@ def test_user_patterns_extend_and_override():
         classify.load_transient_patterns(["(unclosed"])
 
 
+def test_a_persons_patterns_run_in_linear_time_and_evolves_own_keep_pythons_re():
+    # A5: `(x+x+)+y` backtracks for ever on a run of x's in Python's re; through the door
+    # it is one pass. The built-in lookbehinds (`(?<!command )timed out`) still work.
+    hostile = ["(x+x+)+y", "!(a|a)+b"]
+    assert not classify.is_transient("error: " + "x" * 5_000, hostile)
+    assert classify.is_transient("error: xxxy", hostile)
+    assert classify.is_transient("Connection reset by peer; " + "a" * 5_000 + "!", hostile)
+    assert not classify.is_transient("Connection reset by peer; aab", hostile)
+    assert classify.transient_reason("proxy said: xxxxy", hostile) == "xxxxy"
+    assert not classify.is_transient("Command timed out after 2m", hostile)
+    with pytest.raises(ValueError, match="lookbehind cannot run in linear time"):
+        classify.load_transient_patterns(["(?<!command )stalled"])
+
+
 def test_long_text_is_judged_by_head_and_tail():
     filler = "x = 1\n" * 20_000
     assert classify.is_transient(filler + "curl: (28) Operation timed out")
@@ -403,6 +417,21 @@ def test_user_phrases_extend_the_lexicons():
         classify.load_lexicons({"en": ["re:(oops"]})
     with pytest.raises(ValueError, match="empty"):
         classify.load_lexicons({"en": ["  "]})
+
+
+def test_a_persons_correction_patterns_run_in_linear_time():
+    phrases = {"en": ["re:(x+x+)+y", "guard:re:(a|a)+b (x+x+)+y"]}
+    long_request = "x" * (classify.LONG_REQUEST_CHARS - 1)
+    assert not classify.is_correction(long_request, phrases)
+    assert classify.is_correction("xxy, do it again " + "a" * 1_400, phrases)  # guards read it all
+    assert not classify.is_correction("aab xxy", phrases)  # the guard blanks the phrase
+
+
+def test_a_pattern_whose_accents_are_its_syntax_is_matched_as_written():
+    # The text loses its accents before correction patterns read it, and so does a pattern;
+    # `＊` becomes `*`, which would not compile: such a pattern is kept as written.
+    phrases = {"en": ["re:＊nope", "bogus"]}
+    assert classify.Classifier(correction_phrases=phrases).check().is_correction("bogus result")
 
 
 def test_empty_text():

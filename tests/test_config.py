@@ -126,11 +126,8 @@ def test_int_given_to_float_key_is_a_float(tmp_path):
         ("[schedule]\ncycle_hourz = 3\n", "schedule.cycle_hourz", "unknown key"),
         ("[git]\nauthor_name = false\n", "git.author_name", "string"),
         # B7: each of these passed validation, then crashed, spun or silently stopped the cycle
-        ("[signals]\ntransient_patterns = ['(']\n", "signals.transient_patterns", "pattern '('"),
-        ("[signals]\ntransient_patterns = ['!']\n", "signals.transient_patterns", "empty"),
         ("[signals.correction_phrases]\nen = [1, 2]\n", "signals.correction_phrases", "list of strings"),
         ("[signals.correction_phrases]\nen = 'no'\n", "signals.correction_phrases", "list of strings"),
-        ("[signals.correction_phrases]\nen = ['weak:re:([']\n", "signals.correction_phrases", "pattern"),
         ("[git]\nauthor_name = ''\n", "git.author_name", "non-empty"),
         ("[git]\nauthor_email = '  '\n", "git.author_email", "non-empty"),
         ("[git]\nauthor_name = 'a <b>'\n", "git.author_name", "without <"),
@@ -155,6 +152,38 @@ def test_every_bad_value_names_file_key_and_problem(tmp_path, text, where, probl
     assert message.startswith(f"{path}: {where}: "), message
     assert problem in message
     assert "\n" not in message
+
+
+@pytest.mark.parametrize(
+    ("entries", "problem"),
+    [
+        (
+            "transient_patterns = ['(', 'tunnel dropped']",
+            "pattern '(': missing ), unterminated subpattern at position 0",
+        ),
+        ("transient_patterns = ['!', 'tunnel dropped']", "pattern '' is empty"),
+        ("transient_patterns = ['(?<=vpn )down', 'tunnel dropped']", "lookbehind cannot run in linear time"),
+        ("transient_patterns = ['!(a)\\1', 'tunnel dropped']", "backreferences cannot run in linear time"),
+        ("correction_phrases = { en = ['weak:re:([', 'bogus'] }", "en: correction pattern '(['"),
+        ("correction_phrases = { en = ['guard:re:a(?=b)', 'bogus'] }", "lookahead cannot run in linear time"),
+        ("correction_phrases = { en = [\"''\", 'bogus'] }", "en: correction phrase \"''\" is empty"),
+    ],
+)
+def test_a_refused_pattern_is_dropped_with_a_warning_and_the_rest_applies(tmp_path, entries, problem):
+    # A5: agent.toml may come from the server: one pattern this evolve refuses must not
+    # take the agent's whole configuration down with it (observe, the watcher, cycles).
+    path = write(
+        tmp_path / "agent.toml", f"[signals]\nthreshold = 0.5\n{entries}\n[limits]\nmax_skills = 7\n"
+    )
+    cfg = config_mod.load(None, path)
+    assert (cfg.signals.threshold, cfg.limits.max_skills) == (0.5, 7)
+    assert cfg.signals.transient_patterns in ([], ["tunnel dropped"])
+    assert cfg.signals.correction_phrases in ({}, {"en": ["bogus"]})
+    key = entries.split(" ")[0]
+    [warning] = cfg.warnings
+    assert warning.startswith(f"{path}: signals.{key}: "), warning
+    assert problem in warning and warning.endswith("; ignored (fix or remove it)")
+    assert "\n" not in warning
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from evolve import cli
+from evolve import config as config_mod
 from evolve.errors import EXIT_OK
 from evolve.home import Home
 from tests.helpers import git, make_agent, write_skill
@@ -56,6 +57,22 @@ def test_each_place_is_named_once_and_every_finding_has_a_remedy(capsys, evolve_
     for finding in findings:
         assert str(finding["where"]) not in finding["problem"], finding
         assert "; " in finding["problem"] or "run `" in finding["problem"], finding  # a remedy
+
+
+def test_a_pattern_the_home_config_cannot_use_is_a_warning_naming_key_and_reason(capsys, evolve_home):
+    """A5: a refused pattern is left out, said once; the rest of config.toml still applies."""
+    make_agent("a")
+    (evolve_home / "config.toml").write_text(
+        '[signals]\ntransient_patterns = ["(?<=vpn )down", "tunnel dropped"]\n[limits]\nmax_skills = 9\n'
+    )
+    _code, findings = doctor(capsys)
+    [warning] = about(findings, str(evolve_home / "config.toml"))
+    assert warning["level"] == "warning", warning
+    assert warning["problem"] == (
+        "signals.transient_patterns: pattern '(?<=vpn )down': lookbehind cannot run in linear time "
+        "at position 0; ignored (fix or remove it)"
+    )
+    assert config_mod.load(evolve_home / "config.toml").limits.max_skills == 9
 
 
 def test_doctor_flags_an_install_whose_agent_is_gone(capsys, evolve_home, project):

@@ -64,6 +64,8 @@ def diagnose(home: Home, leftover: list[Path] | None = None) -> list[dict]:
     except ConfigError as exc:
         add(str(home.config_file), f"{_without(home.config_file, str(exc))}; fix it in this file")
         home_config = config_mod.Config()
+    for warning in home_config.warnings:  # a pattern dropped, say
+        add(str(home.config_file), _without(home.config_file, warning), "warning")
     if os.environ.get("ANTHROPIC_API_KEY") and home_config.model.backend == "offline":
         add(
             "model",

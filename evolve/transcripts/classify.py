@@ -10,6 +10,7 @@ regexes compiled on need.
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
@@ -19,6 +20,7 @@ from evolve.errors import ConfigError
 
 if TYPE_CHECKING:
     from evolve.config import SignalsConfig
+    from evolve.patterns import LinearPattern
 
 _DATA = os.path.dirname(__file__) + "/data"  # noqa: PTH120 - pathlib costs ms of import
 _FLAGS = re.IGNORECASE | re.MULTILINE
@@ -28,6 +30,23 @@ _FLAGS = re.IGNORECASE | re.MULTILINE
 ERROR_HEAD_CHARS = ERROR_TAIL_CHARS = 8000
 LONG_REQUEST_CHARS, LONG_REQUEST_WINDOW = 1500, 300
 WEAK_WINDOW = 200
+# Matches of one `re:` entry counted in a request: enough for any vote or guard, and what
+# keeps a person's pattern linear (each further match may cost one more pass of the text).
+MAX_REGEX_MATCHES = 32
+
+
+class _Builtin:
+    """One of evolve's own patterns (its data files): Python's re, answering as the door does."""
+
+    def __init__(self, source: str) -> None:
+        self._regex = re.compile(source, _FLAGS)
+
+    def search(self, text: str) -> tuple[int, int] | None:
+        found = self._regex.search(text)
+        return found.span() if found else None
+
+    def finditer(self, text: str) -> Iterator[tuple[int, int]]:
+        return (found.span() for found in self._regex.finditer(text))
 
 
 class _Pattern:
@@ -35,10 +54,13 @@ class _Pattern:
 
     Python's re cannot skip ahead on a case-insensitive pattern starting with `\b`: a
     16 kB text costs ~1 ms per pattern. Substring tests on the lowered text cost µs.
+    A person's pattern (`user`: it came from a config file, maybe a server's) is matched
+    through `evolve.patterns`, in linear time; evolve's own ones through Python's re.
     """
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, *, user: bool = False) -> None:
         self.source = source
+        self.user = user
         # The most selective group first: a text without it is rejected after one test.
         # Numbers (status codes) are rarer in error output than words ("error", "with").
         self.anchors = tuple(
@@ -53,8 +75,12 @@ class _Pattern:
         )
 
     @functools.cached_property
-    def regex(self) -> re.Pattern[str]:
-        return re.compile(self.source, _FLAGS)
+    def regex(self) -> _Builtin | LinearPattern:
+        if self.user:
+            from evolve import patterns  # lazily: only a person's patterns need it
+
+            return patterns.compile(self.source, ignore_case=True)
+        return _Builtin(self.source)
 
     def possible(self, lowered: str) -> bool:
         """False when a required literal is missing from the lower-cased text."""
@@ -129,9 +155,9 @@ def _lead(items: Iterable[tuple]) -> str:
 class TransientPatterns:
     """Transient patterns plus the `!` overrides that win over them."""
 
-    def __init__(self, positive: list[str], overrides: list[str]) -> None:
-        self._positive = [_Pattern(p) for p in positive]
-        self._overrides = [_Pattern(p) for p in overrides]
+    def __init__(self, positive: list[_Pattern], overrides: list[_Pattern]) -> None:
+        self._positive = positive
+        self._overrides = overrides
         self._by_anchor: dict[str, list[int]] = {}  # a first-group literal -> patterns
         for index, pattern in enumerate(self._positive):
             for anchor in pattern.anchors[0] if pattern.anchors else ():
@@ -167,7 +193,7 @@ class TransientPatterns:
         for pattern in self._overrides:
             if pattern.possible(lowered) and pattern.regex.search(text):
                 return None
-        return found.group(0).strip() or "transient"
+        return text[found[0] : found[1]].strip() or "transient"
 
 
 _TRANSIENT_CACHE: dict[tuple[str, ...], TransientPatterns] = {}
@@ -186,10 +212,11 @@ def load_transient_patterns(extra: Iterable[str] = ()) -> TransientPatterns:
         for entry in key:
             check_regex(entry.removeprefix("!"), "transient pattern")
         with open(f"{_DATA}/transient_patterns.txt", encoding="utf-8") as f:
-            entries = [ln for ln in map(str.strip, f) if ln and not ln.startswith("#")]
-        entries += key
+            entries = [(ln, False) for ln in map(str.strip, f) if ln and not ln.startswith("#")]
+        entries += [(entry, True) for entry in key]
         _TRANSIENT_CACHE[key] = TransientPatterns(
-            [e for e in entries if e[0] != "!"], [e[1:] for e in entries if e[0] == "!"]
+            [_Pattern(e, user=user) for e, user in entries if e[0] != "!"],
+            [_Pattern(e[1:], user=user) for e, user in entries if e[0] == "!"],
         )
     return _TRANSIENT_CACHE[key]
 
@@ -315,7 +342,7 @@ class Lexicons:
     A `re:` entry is a regex. The guards of all languages apply to every language.
     """
 
-    def __init__(self, tables: Mapping[str, Mapping[str, list[str]]]) -> None:
+    def __init__(self, tables: Mapping[str, Mapping[str, list[tuple[str, bool]]]]) -> None:
         # first word (or character) -> (language, kind, literal, word edge at start, at end)
         self._index: dict[str, list[tuple[str, str, str, bool, bool]]] = {}
         self._by_kinds: dict[tuple[str, ...], tuple] = {}  # see _for_kinds
@@ -324,12 +351,14 @@ class Lexicons:
         self.languages = list(tables)
         for lang, table in tables.items():
             for kind in _KEYS:
-                for entry in table[kind]:
-                    self._add(lang, kind, entry)
+                for entry, user in table[kind]:
+                    self._add(lang, kind, entry, user)
 
-    def _add(self, lang: str, kind: str, entry: str) -> None:
+    def _add(self, lang: str, kind: str, entry: str, user: bool) -> None:
+        """`user`: a person's entry, its marks already stripped where they can be (`_tables`)."""
         if entry.startswith("re:"):
-            self._regexes.append((lang, kind, _Pattern(_strip_marks(entry[3:]))))
+            source = entry[3:] if user else _strip_marks(entry[3:])
+            self._regexes.append((lang, kind, _Pattern(source, user=user)))
             return
         phrase = " ".join(_normalize(entry).split())
         for literal in dict.fromkeys(p for p in (phrase, phrase.replace("'", "")) if p):
@@ -376,9 +405,9 @@ class Lexicons:
         for lang, kind, pattern, first in regexes:  # first: its most selective literals
             if first and not any(map(contains, first)) or not pattern.possible(text):
                 continue
-            for match in pattern.regex.finditer(text):
-                if match.end() > match.start():
-                    yield lang, kind, match.start(), match.end()
+            for start, end in itertools.islice(pattern.regex.finditer(text), MAX_REGEX_MATCHES):
+                if end > start:
+                    yield lang, kind, start, end
 
     def _for_kinds(self, kinds: tuple[str, ...]) -> tuple:
         """(entries by key, ASCII key characters, key characters, regexes, gate) of these kinds.
@@ -432,26 +461,32 @@ class Lexicons:
         return best if best is not None and counts[best] > 0 else None
 
 
-def _tables(extra: Mapping[str, Iterable[str]]) -> dict[str, dict[str, list[str]]]:
-    """Built-in lexicons plus the user's; `weak:` / `guard:` prefixes pick the list."""
+def _tables(extra: Mapping[str, Iterable[str]]) -> dict[str, dict[str, list[tuple[str, bool]]]]:
+    """Built-in lexicons plus the user's, as (entry, from the user); `weak:` / `guard:` pick the list.
+
+    A person's `re:` pattern loses its accents like the text it is matched against, unless
+    they are part of its syntax (then it is matched as written).
+    """
     import tomllib  # lazily; loading the config has usually imported it already
 
-    from evolve.config import check_regex
+    from evolve.config import check_correction_entry, check_regex
 
     with open(f"{_DATA}/corrections.toml", "rb") as handle:
         raw = tomllib.load(handle)
-    tables = {lang: {key: list(t.get(key, [])) for key in _KEYS} for lang, t in raw.items()}
+    tables = {lang: {key: [(e, False) for e in t.get(key, [])] for key in _KEYS} for lang, t in raw.items()}
     for lang, entries in extra.items():
         table = tables.setdefault(lang, {key: [] for key in _KEYS})
         for entry in entries:
-            prefix, _, rest = entry.partition(":")
-            kind = {"weak": "weak", "guard": "guards"}.get(prefix, "phrases")
-            entry = rest if kind != "phrases" else entry
+            kind, entry = check_correction_entry(entry, lang)
             if entry.startswith("re:"):
-                check_regex(_strip_marks(entry[3:]), "correction pattern")
+                try:
+                    check_regex(stripped := _strip_marks(entry[3:]), "correction pattern")
+                    entry = "re:" + stripped
+                except ValueError:
+                    pass
             elif not _normalize(entry).replace("'", "").strip():
-                raise ValueError(f"correction phrase {entry!r} for {lang!r} is empty")
-            table[kind].append(entry)
+                continue  # nothing but marks: it could match nothing
+            table[kind].append((entry, True))
     return tables
 
 
