@@ -24,10 +24,9 @@ _DATA = os.path.dirname(__file__) + "/data"  # noqa: PTH120 - pathlib costs ms o
 _FLAGS = re.IGNORECASE | re.MULTILINE
 
 # Long error texts are judged by head and tail, where tools say what failed; long requests
-# (mostly pasted material) by their start; weak phrases ("actually") count near the start.
+# (mostly pasted material) by their start.
 ERROR_HEAD_CHARS = ERROR_TAIL_CHARS = 8000
 LONG_REQUEST_CHARS, LONG_REQUEST_WINDOW = 1500, 300
-WEAK_WINDOW = 200
 
 
 class _Pattern:
@@ -228,9 +227,9 @@ class Classifier:
         """API failures are transient unless they name a request/auth/permission problem."""
         return self.is_transient(text) or not _PERMANENT_API.search(text)
 
-    def is_correction(self, text: str, first: bool = False) -> bool:
-        """True when a human request corrects the agent (`first`: nothing came before it)."""
-        return bool(text) and is_correction(text, self.correction_phrases, first=first)
+    def lexicons(self) -> Lexicons:
+        """The built-in lexicons and cues plus this agent's correction phrases (cached)."""
+        return load_lexicons(self.correction_phrases)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Classifier) and (self.transient_patterns, self.correction_phrases) == (
@@ -267,8 +266,24 @@ def is_transient(text: str, extra: Iterable[str] = ()) -> bool:
     return transient_reason(text, extra) is not None
 
 
-_KEYS = ("phrases", "weak", "guards")
+_KEYS = ("phrases", "weak", "guards")  # corrections.toml; the user's entries go to these
 _PHRASES = ("phrases", "weak")
+# cues.toml: what hearing.py weighs together with the agent's text before the message
+CUES = (
+    "failure",
+    "persist",
+    "pushback",
+    "contrast",
+    "contrast_before",
+    "observe",
+    "rule",
+    "standing",
+    "standing_lead",
+    "retry",
+    "yours",
+    "claim",
+    "asks",
+)
 _NOISE = (
     r"(```|~~~).*?(?:\1|\Z)"  # fenced code
     r"|`[^`\n]*`"  # inline code
@@ -280,6 +295,7 @@ _NOISE = (
 # without them is left alone, and the lookahead spares sre each branch at other positions.
 _NOISE_CHARS = '`~>"“«\t'
 _NOISE_RE = re.compile('(?=[`~>"“«]|^[ \t])(?:' + _NOISE + ")", re.MULTILINE | re.DOTALL)
+_INLINE_CODE = re.compile(r"`([^`\n]{1,80})`")
 _TOKEN = r"[\w\u0900-\u097f']+"  # a word, Devanagari vowel signs and apostrophes included
 _TOKEN_RE = re.compile(_TOKEN)
 # ASCII text: every character that is not a token character becomes a space (a full
@@ -300,9 +316,22 @@ def _strip_marks(text: str) -> str:
 
 
 def _normalize(text: str) -> str:
+    """Lower case, no Latin accents, full-width forms as ASCII, Traditional Chinese as Simplified."""
     if text.isascii():
         return text.lower()
-    return _strip_marks(text).lower().replace("’", "'").replace("‘", "'")
+    text = _strip_marks(text).lower().replace("’", "'").replace("‘", "'")
+    return text.translate(_zh_fold()) if _HAN.search(text) else text
+
+
+_HAN = re.compile("[\u4e00-\u9fff]")
+
+
+@functools.cache
+def _zh_fold() -> dict[int, int]:
+    """Traditional -> Simplified for the characters the lexicons use (data/zh_fold.txt)."""
+    with open(f"{_DATA}/zh_fold.txt", encoding="utf-8") as handle:
+        pairs = [line.strip() for line in handle if line.strip() and not line.startswith("#")]
+    return {ord(pair[0]): ord(pair[1]) for pair in pairs if len(pair) == 2}
 
 
 def _is_word(char: str) -> bool:  # Devanagari vowel signs too, unlike \w
@@ -323,8 +352,8 @@ class Lexicons:
         self._regexes: list[tuple[str, str, _Pattern]] = []
         self.languages = list(tables)
         for lang, table in tables.items():
-            for kind in _KEYS:
-                for entry in table[kind]:
+            for kind, entries in table.items():
+                for entry in entries:
                     self._add(lang, kind, entry)
 
     def _add(self, lang: str, kind: str, entry: str) -> None:
@@ -400,36 +429,38 @@ class Lexicons:
         gate = tuple(dict.fromkeys(literal for *_, first in regexes for literal in first))
         return index, [k for k in chars if k.isascii()], chars, regexes, gate
 
-    def language(self, text: str, first: bool) -> str | None:
-        """The language with the most correction matches in `text` (file order breaks ties).
+    def said(self, text: str) -> list[tuple[str, str, int, int]]:
+        """The phrase and weak matches in `text` (from `unguarded`)."""
+        return list(self.matches(text, _PHRASES))
 
-        Read: the prose (no code or quotes, the start of a long text), with the spans of
-        guards blanked. Guards only ever take matches away, so they are looked for only in
-        a text with a match (half the requests have none), and the phrases matched again
-        only when a guard blanked something.
+    def unguarded(self, text: str) -> str:
+        """`text` (from `prose`) with the spans of guards blanked ("no problem", "没问题").
+
+        A guard only hides its own words, so a correction elsewhere in the same message
+        still counts; the blank keeps every other offset where it was.
         """
-        text = _normalize(text)
-        if (
-            any(char in text for char in _NOISE_CHARS) or "\n    " in text or text.startswith("    ")
-        ):  # else no noise span can start: skip the regex
-            text = _NOISE_RE.sub(" ", text)
-        text = " ".join(text.split())
-        if len(text) > LONG_REQUEST_CHARS:
-            text = text[:LONG_REQUEST_WINDOW]
-        found: Iterable[tuple[str, str, int, int]] = list(self.matches(text, _PHRASES))
-        if not found:
-            return None
         spans = sorted((start, end) for _, _, start, end in self.matches(text, ("guards",)))
-        if spans:
-            for start, end in reversed(spans):  # overlapping guards only blank a little more
-                text = text[:start] + " | " + text[end:]
-            found = self.matches(text, _PHRASES)
-        counts = dict.fromkeys(self.languages, 0)
-        for lang, kind, start, _end in found:
-            if kind == "phrases" or (kind == "weak" and not first and start < WEAK_WINDOW):
-                counts[lang] += 1
-        best = max(counts, key=counts.__getitem__, default=None)
-        return best if best is not None and counts[best] > 0 else None
+        for start, end in reversed(spans):  # overlapping guards only blank a little more
+            text = text[:start] + " " * (end - start) + text[end:]
+        return text
+
+
+def prose(text: str, keep_code: bool = False) -> str:
+    """What matching reads: normalized (see `_normalize`), spaces collapsed, the start of a long text.
+
+    Code blocks, inline code, quoted lines and "quoted text" are left out (the person's own
+    words decide, not what they paste); `keep_code` keeps inline code's words, where the
+    words a person rejects often are ("not `npm`").
+    """
+    text = _normalize(text)
+    if (
+        any(char in text for char in _NOISE_CHARS) or "\n    " in text or text.startswith("    ")
+    ):  # else no noise span can start: skip the regex
+        if keep_code and "`" in text:
+            text = _INLINE_CODE.sub(lambda m: f" {m.group(1)} ", text)
+        text = _NOISE_RE.sub(" ", text)
+    text = " ".join(text.split())
+    return text[:LONG_REQUEST_WINDOW] if len(text) > LONG_REQUEST_CHARS else text
 
 
 def _tables(extra: Mapping[str, Iterable[str]]) -> dict[str, dict[str, list[str]]]:
@@ -438,11 +469,15 @@ def _tables(extra: Mapping[str, Iterable[str]]) -> dict[str, dict[str, list[str]
 
     from evolve.config import check_regex
 
-    with open(f"{_DATA}/corrections.toml", "rb") as handle:
-        raw = tomllib.load(handle)
-    tables = {lang: {key: list(t.get(key, [])) for key in _KEYS} for lang, t in raw.items()}
+    tables: dict[str, dict[str, list[str]]] = {}
+    for name, keys in (("corrections.toml", _KEYS), ("cues.toml", CUES)):
+        with open(f"{_DATA}/{name}", "rb") as handle:
+            for lang, table in tomllib.load(handle).items():
+                tables.setdefault(lang, {key: [] for key in _KEYS + CUES}).update(
+                    {key: list(table.get(key, [])) for key in keys}
+                )
     for lang, entries in extra.items():
-        table = tables.setdefault(lang, {key: [] for key in _KEYS})
+        table = tables.setdefault(lang, {key: [] for key in _KEYS + CUES})
         for entry in entries:
             prefix, _, rest = entry.partition(":")
             kind = {"weak": "weak", "guard": "guards"}.get(prefix, "phrases")
@@ -464,26 +499,6 @@ def load_lexicons(extra_phrases: Mapping[str, Iterable[str]] | None = None) -> L
     if key not in _LEXICON_CACHE:
         _LEXICON_CACHE[key] = Lexicons(_tables(dict(key)))
     return _LEXICON_CACHE[key]
-
-
-def correction_language(
-    text: str, extra_phrases: Mapping[str, Iterable[str]] | None = None, *, first: bool = False
-) -> str | None:
-    """Which lexicon ("en", "zh", ...) finds a correction of the agent in `text`, or None.
-
-    `first` marks a session's first request: nothing there to correct yet, so only
-    strong phrases ("you forgot", "that's wrong") count, never weak ones ("actually").
-    """
-    if not text or not text.strip():
-        return None
-    return load_lexicons(extra_phrases).language(text, first)
-
-
-def is_correction(
-    text: str, extra_phrases: Mapping[str, Iterable[str]] | None = None, *, first: bool = False
-) -> bool:
-    """True when a human request corrects the agent. A signal, not a verdict."""
-    return correction_language(text, extra_phrases, first=first) is not None
 
 
 BUILT_IN = Classifier()  # no user additions: what a fresh config gives

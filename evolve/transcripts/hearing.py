@@ -1,0 +1,265 @@
+"""Hearing the person: does a message correct the agent, state a standing preference, and why.
+
+A phrase list alone hears few real corrections: people report that it still fails right
+after the agent said it was done, ask "why did you …?", restate a convention ("we use pnpm
+here, not npm") or contradict the agent's claim with what they see. So a message is judged
+with what the agent said just before it (did it claim success, ask a question?), whether it
+opens the session, and whether the turn before was an API error or an interruption (a
+retry, not a correction). Every verdict names its cue, so "why did this count?" has an
+answer. Local and deterministic: lexicons (data/corrections.toml, data/cues.toml) and a few
+rules, no model. Standard library only (the observer's path).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from evolve.transcripts.classify import Lexicons, prose
+from evolve.transcripts.words import stopwords
+
+# How a person corrects (the kinds `evolve classify` and the metrics report).
+NEGATION, FAILURE_REPORT, PUSHBACK = "negation", "failure_report", "pushback"
+CONTRADICTION, CONVENTION, RULE = "contradiction", "convention", "rule"
+
+_ANSWER_WORDS = re.compile(r"(?:no|nope|non|nein|nee|не|нет|ne|não|nao)\b[ ,.!]*", re.IGNORECASE)
+_TERM = re.compile(r"[\w./@:+#-]+")  # a word, a command, a file name
+_MIN_TERM = 3
+_ASK_WORDS = 12
+_SHORT = 200  # characters: a message this short is a reply, not a new task's spec
+
+
+@dataclass(frozen=True, slots=True)
+class Heard:
+    """What a message says about the agent's work; `cue` says why, in words."""
+
+    correction: bool = False
+    preference: bool = False
+    kind: str | None = None  # how it corrects (NEGATION, FAILURE_REPORT, ...)
+    cue: str | None = None  # why it is a correction
+    preference_cue: str | None = None  # why it is a preference
+    language: str | None = None
+
+    @property
+    def why(self) -> str | None:
+        """Every cue, in words: what `evolve classify` prints."""
+        return "; ".join(cue for cue in (self.cue, self.preference_cue) if cue) or None
+
+
+NOTHING = Heard()
+
+
+def hear(
+    lexicons: Lexicons,
+    text: str,
+    agent_before: str = "",
+    *,
+    first: bool = False,
+    after_error: bool = False,
+    agent_did: str = "",
+) -> Heard:
+    """Judge one message the person typed.
+
+    `agent_before`: the agent's last text before it; `agent_did`: what it just did (tool
+    inputs: commands, files), where the words a person rejects show up too; `first`: the
+    session's first message (nothing to correct yet: only outright words count);
+    `after_error`: the turn before ended in an API error or an interruption.
+    """
+    if not text or not text.strip():
+        return NOTHING
+    words = lexicons.unguarded(prose(text))
+    found = _by_kind(lexicons, words)
+    said = lexicons.said(words)
+    preference = _preference(words, found)
+    correction = _correction(lexicons, text, words, said, found, agent_before, agent_did, first, after_error)
+    if correction is None and preference is None:
+        return NOTHING
+    kind, cue = correction or (None, None)
+    language = _language(lexicons, said, found)
+    preference_cue = preference[1] if preference else None
+    return Heard(correction is not None, preference is not None, kind, cue, preference_cue, language)
+
+
+def _language(lexicons: Lexicons, said: list[tuple[str, str, int, int]], found: dict) -> str | None:
+    """The language with the most matches in the message (the lexicons' order breaks ties)."""
+    counts = dict.fromkeys(lexicons.languages, 0)
+    for lang, *_ in said:
+        counts[lang] += 1
+    for spans in found.values():
+        for lang, *_ in spans:
+            counts[lang] += 1
+    best = max(counts, key=counts.__getitem__, default=None)
+    return best if best is not None and counts[best] else None
+
+
+def _by_kind(lexicons: Lexicons, words: str) -> dict[str, list[tuple[str, int, int]]]:
+    """Every cue match in the message, by kind: (language, start, end)."""
+    found: dict[str, list[tuple[str, int, int]]] = {}
+    seen = set()
+    for lang, kind, start, end in lexicons.matches(words, _MESSAGE_CUES):
+        if (kind, start, end) not in seen:  # one word in several languages' lists
+            seen.add((kind, start, end))
+            found.setdefault(kind, []).append((lang, start, end))
+    for spans in found.values():
+        spans.sort(key=lambda span: span[1])
+    return found
+
+
+_MESSAGE_CUES = (
+    "failure",
+    "persist",
+    "pushback",
+    "contrast",
+    "contrast_before",
+    "observe",
+    "rule",
+    "standing",
+    "standing_lead",
+    "retry",
+    "yours",
+)
+_AGENT_CUES = ("claim", "asks")
+
+
+def _quote(words: str, span: tuple[str, int, int]) -> str:
+    return words[span[1] : span[2]].strip()
+
+
+def _correction(
+    lexicons: Lexicons,
+    text: str,
+    words: str,
+    said: list[tuple[str, str, int, int]],
+    found: dict[str, list[tuple[str, int, int]]],
+    agent_before: str,
+    agent_did: str,
+    first: bool,
+    after_error: bool,
+) -> tuple[str, str] | None:
+    """(kind, cue) of a correction, or None."""
+    strong = [m for m in said if m[1] == "phrases"]
+    agent = prose(agent_before) if agent_before else ""
+    asked = bool(agent) and (_ends_asking(agent) or _has(lexicons, agent, "asks"))
+    if strong and not (asked and _only_an_answer(words, strong)):
+        _, _, start, end = strong[0]
+        return NEGATION, f"says the agent got it wrong: “{words[start:end].strip()}”"
+    if first or not (agent_before.strip() or agent_did.strip()):
+        return None  # nothing the agent said yet: only outright words count
+    persist = found.get("persist")
+    if after_error and ("retry" in found or len(words) < 40):
+        return None  # a retry after an API error or an interruption
+    if "retry" in found and not persist and len(words) < 100:
+        return None  # "there was a timeout, please continue"
+    question = "?" in text or "？" in text
+    # It says it did the work, or shows the code it changed (aider's SEARCH/REPLACE blocks)
+    claimed = _has(lexicons, agent, "claim") or "```" in agent_before or bool(agent_did)
+    if "pushback" in found and question:
+        span = found["pushback"][0]
+        return PUSHBACK, f"challenges the agent: “{_quote(words, span)}”"
+    failure = found.get("failure")
+    if persist and (failure or "observe" in found):
+        span = (failure or found["observe"])[0]
+        return (
+            FAILURE_REPORT,
+            f"reports it still fails: “{_quote(words, persist[0])}” … “{_quote(words, span)}”",
+        )
+    # near the start (a long new task may mention one), and said, not asked ("is it fixed now?")
+    early = [span for span in failure or () if span[1] < _SHORT and not _is_question_at(words, span[1])]
+    if early and (claimed or "yours" in found):
+        span = early[0]
+        return (
+            FAILURE_REPORT,
+            f"reports a failure right after the agent said it was done: “{_quote(words, span)}”",
+        )
+    rejected = _rejected(lexicons, text, found, agent + " " + prose(agent_did, keep_code=True))
+    if rejected:
+        _, term = rejected
+        return CONVENTION, f"rejects “{term}”, which the agent just used"
+    weak = [m for m in said if m[1] == "weak" and m[2] < 200]
+    if weak and claimed:
+        _, _, start, end = weak[0]
+        return NEGATION, f"pushes back on what the agent said it did: “{words[start:end].strip()}”"
+    if claimed and "observe" in found and ("contrast" in found or weak):
+        span = found["observe"][0]
+        return CONTRADICTION, f"contradicts the agent's claim with what they see: “{_quote(words, span)}”"
+    # a rule in a long new request, or in the answer to "what shall we do?", is its spec
+    if "rule" in found and len(words) < _SHORT and (claimed or not asked):
+        span = found["rule"][0]
+        return RULE, f"sets a rule for how the agent works: “{_quote(words, span)}”"
+    return None
+
+
+def _ends_asking(agent_words: str) -> bool:
+    """A question mark among the agent's last dozen words."""
+    mark = max(agent_words.rfind("?"), agent_words.rfind("？"))
+    return mark != -1 and len(agent_words[mark + 1 :].split()) <= _ASK_WORDS
+
+
+def _has(lexicons: Lexicons, agent_words: str, kind: str) -> bool:
+    return next(iter(lexicons.matches(agent_words, (kind,))), None) is not None
+
+
+def _only_an_answer(words: str, strong: list[tuple[str, str, int, int]]) -> bool:
+    """The only outright word is a "no" that opens the message: an answer to the agent's question."""
+    return all(
+        start == 0 and _ANSWER_WORDS.fullmatch(words[start:end] + " ") for _, _, start, end in strong
+    ) and (len(strong) == 1)
+
+
+def _rejected(
+    lexicons: Lexicons, text: str, found: dict[str, list[tuple[str, int, int]]], agent_words: str
+) -> tuple[str, str] | None:
+    """(language, term) when the person rejects a word the agent just used ("not npm")."""
+    if "contrast" not in found and "contrast_before" not in found:
+        return None
+    words = prose(text, keep_code=True)
+    agent_terms = set(_TERM.findall(agent_words))
+    for lang, kind, start, end in lexicons.matches(words, ("contrast", "contrast_before")):
+        if kind == "contrast":
+            near = _TERM.findall(words[end : end + 40])[:3]
+        else:
+            near = _TERM.findall(words[max(0, start - 40) : start])[-3:]
+        for term in near:
+            if term in agent_terms and _specific(term):
+                return lang, term
+    return None
+
+
+def _specific(term: str) -> bool:
+    """A word that names something (a tool, a file, a command), not one every sentence has."""
+    if len(term) < _MIN_TERM or term.isdigit() or term in _COMMON:
+        return False
+    return not term.isalpha() or len(term) < 4 or term not in stopwords()
+
+
+# Three-letter words too common to show what the person rejects (longer ones: stopwords.txt).
+_COMMON = frozenset(
+    "the and but for nor not yes you your our are was has had how its new now old one two all any "
+    "can get got let may out own put run see set too use way who why did does file code "
+    "les des une pas que qui est sur par pour avec dans der die das und ist ein nicht los las del "
+    "que por con una ".split()
+)
+
+
+def _preference(words: str, found: dict[str, list[tuple[str, int, int]]]) -> tuple[str, str] | None:
+    """(language, cue) when the message states how things should be done from now on."""
+    spans = [span for span in found.get("standing", ())]
+    spans += [span for span in found.get("standing_lead", ()) if _LEAD.search(words, 0, span[1])]
+    for lang, start, end in sorted(spans, key=lambda span: span[1]):
+        if not _is_question_at(words, end):  # "do you always …?" asks, it does not instruct
+            return lang, f"states a standing preference: “{words[start:end].strip()}”"
+    return None
+
+
+# What may stand before a sentence-start cue ("Always", "Please always", "And never").
+_LEAD = re.compile(
+    r"(?:^|[.!?;:\n。！？；：]|\b(?:please|pls|and|so|but|also|just|you should|you must|make sure to|"
+    r"s'il te plait|bitte|por favor|per favore|пожалуйста|prosím|tolong))\W*\Z"
+)
+
+
+def _is_question_at(words: str, index: int) -> bool:
+    """Whether the sentence holding `index` ends with a question mark."""
+    ends = [words.find(mark, index) for mark in ".!?\n"]
+    ends = [e for e in ends if e != -1]
+    return bool(ends) and words[min(ends)] == "?"
