@@ -8,7 +8,6 @@ import pytest
 
 from evolve import config
 from evolve.schedule.signals import DEFAULT_WEIGHTS, Scored, SignalSettings, score_run, weakness_keywords
-from evolve.transcripts import classify
 from evolve.transcripts.classify import load_lexicons
 from evolve.transcripts.hearing import hear
 
