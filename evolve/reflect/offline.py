@@ -17,6 +17,7 @@ from evolve.reflect.client import Answer, ReflectionRequest
 from evolve.workspace import memo as memo_mod
 
 QUOTE_CHARS = 220
+PREFERENCE_LEAD = "- Always"  # how a stated preference's rule starts
 CONTEXT_CHARS = 120
 
 
@@ -36,7 +37,7 @@ def correction_rules(bundle) -> list[str]:
         where = f" in {project}" if project else ""
         stated = run.facts.get("preference_text") or ""
         if run.facts.get("preference") and stated and not run.facts.get("correction"):
-            rules.append(f'- Always{where}, as the user asked: "{_one_line(stated, QUOTE_CHARS)}"')
+            rules.append(f'{PREFERENCE_LEAD}{where}, as the user asked: "{_one_line(stated, QUOTE_CHARS)}"')
             continue
         if not run.facts.get("correction"):
             continue
@@ -55,6 +56,13 @@ def correction_rules(bundle) -> list[str]:
         else:
             rules.append(f'- When working{where}, follow the user\'s correction: "{quote}"')
     return rules
+
+
+def _counted(rules: list[str]) -> str:
+    """How many corrections and preferences: '1 correction', '1 correction and 2 preferences'."""
+    preferences = sum(rule.startswith(PREFERENCE_LEAD) for rule in rules)
+    counts = [(len(rules) - preferences, "correction"), (preferences, "preference")]
+    return " and ".join(f"{n} {noun}{'s' if n > 1 else ''}" for n, noun in counts if n)
 
 
 class OfflineReflector:
@@ -89,9 +97,8 @@ class OfflineReflector:
             }
         else:
             content = "\n".join([*lines, *added]).strip()
-            noun = "lesson" if len(added) == 1 else "lessons"
             answer = {
-                "summary": f"remember {len(added)} {noun} the user stated",
+                "summary": f"remember {_counted(added)} from the user",
                 "operations": [{"op": "update_memo", "section": memo_mod.STRATEGIES, "content": content}],
             }
         return Answer(answer, "offline", 0, 0)

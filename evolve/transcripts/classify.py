@@ -270,20 +270,9 @@ _KEYS = ("phrases", "weak", "guards")  # corrections.toml; the user's entries go
 _PHRASES = ("phrases", "weak")
 # cues.toml: what hearing.py weighs together with the agent's text before the message
 CUES = (
-    "failure",
-    "persist",
-    "pushback",
-    "contrast",
-    "contrast_before",
-    "observe",
-    "rule",
-    "standing",
-    "standing_lead",
-    "retry",
-    "yours",
-    "claim",
-    "asks",
-)
+    "failure", "persist", "again", "pushback", "contrast", "contrast_before", "observe", "rule", "scope",
+    "standing", "standing_lead", "retry", "yours", "changed", "claim", "asks",
+)  # fmt: skip
 _NOISE = (
     r"(```|~~~).*?(?:\1|\Z)"  # fenced code
     r"|`[^`\n]*`"  # inline code

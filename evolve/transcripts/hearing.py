@@ -15,18 +15,22 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from evolve.transcripts.classify import Lexicons, prose
+from evolve.transcripts.classify import CUES, Lexicons, prose
 from evolve.transcripts.words import stopwords
 
 # How a person corrects (the kinds `evolve classify` and the metrics report).
 NEGATION, FAILURE_REPORT, PUSHBACK = "negation", "failure_report", "pushback"
-CONTRADICTION, CONVENTION, RULE = "contradiction", "convention", "rule"
+CONTRADICTION, CONVENTION, RULE, FACT = "contradiction", "convention", "rule", "fact"
 
 _ANSWER_WORDS = re.compile(r"(?:no|nope|non|nein|nee|не|нет|ne|não|nao)\b[ ,.!]*", re.IGNORECASE)
-_TERM = re.compile(r"[\w./@:+#-]+")  # a word, a command, a file name
+# A word, a command, a file name; a run of non-ASCII letters is a word of its own (CJK runs
+# hold no spaces: "现有skill" is two words, so "skill" can be one the agent used)
+_TERM = re.compile(r"[a-z0-9_][a-z0-9_./@:+#-]*|[^\x00-\x7f\s\W]+|[^\x00-\x7f\s]+")
+
 _MIN_TERM = 3
 _ASK_WORDS = 12
 _SHORT = 200  # characters: a message this short is a reply, not a new task's spec
+_WIDE = re.compile("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")  # kana, CJK, Hangul
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,20 +109,8 @@ def _by_kind(lexicons: Lexicons, words: str) -> dict[str, list[tuple[str, int, i
     return found
 
 
-_MESSAGE_CUES = (
-    "failure",
-    "persist",
-    "pushback",
-    "contrast",
-    "contrast_before",
-    "observe",
-    "rule",
-    "standing",
-    "standing_lead",
-    "retry",
-    "yours",
-)
-_AGENT_CUES = ("claim", "asks")
+# The cues read in the person's message (the agent's text is read for "claim" and "asks").
+_MESSAGE_CUES = tuple(kind for kind in CUES if kind not in ("claim", "asks"))
 
 
 def _quote(words: str, span: tuple[str, int, int]) -> str:
@@ -157,12 +149,12 @@ def _correction(
         span = found["pushback"][0]
         return PUSHBACK, f"challenges the agent: “{_quote(words, span)}”"
     failure = found.get("failure")
-    if persist and (failure or "observe" in found):
-        span = (failure or found["observe"])[0]
-        return (
-            FAILURE_REPORT,
-            f"reports it still fails: “{_quote(words, persist[0])}” … “{_quote(words, span)}”",
-        )
+    again = persist or found.get("again") or []
+    short = _size(words) < _SHORT
+    if again and (failure or "observe" in found) or persist and claimed and short:
+        span = (failure or found.get("observe") or again)[0]
+        still = _quote(words, again[0])
+        return FAILURE_REPORT, f"reports it still fails: “{still}” … “{_quote(words, span)}”"
     # near the start (a long new task may mention one), and said, not asked ("is it fixed now?")
     early = [span for span in failure or () if span[1] < _SHORT and not _is_question_at(words, span[1])]
     if early and (claimed or "yours" in found):
@@ -175,6 +167,10 @@ def _correction(
     if rejected:
         _, term = rejected
         return CONVENTION, f"rejects “{term}”, which the agent just used"
+    shared = _shared_term(words, agent + " " + prose(agent_did, keep_code=True))
+    if "changed" in found and shared and short:
+        span = found["changed"][0]
+        return FACT, f"corrects a fact about “{shared}” the agent relied on: “{_quote(words, span)}”"
     weak = [m for m in said if m[1] == "weak" and m[2] < 200]
     if weak and claimed:
         _, _, start, end = weak[0]
@@ -183,8 +179,9 @@ def _correction(
         span = found["observe"][0]
         return CONTRADICTION, f"contradicts the agent's claim with what they see: “{_quote(words, span)}”"
     # a rule in a long new request, or in the answer to "what shall we do?", is its spec
-    if "rule" in found and len(words) < _SHORT and (claimed or not asked):
-        span = found["rule"][0]
+    rule = found.get("rule") or found.get("scope")
+    if rule and short and (claimed or not asked):
+        span = rule[0]
         return RULE, f"sets a rule for how the agent works: “{_quote(words, span)}”"
     return None
 
@@ -193,6 +190,11 @@ def _ends_asking(agent_words: str) -> bool:
     """A question mark among the agent's last dozen words."""
     mark = max(agent_words.rfind("?"), agent_words.rfind("？"))
     return mark != -1 and len(agent_words[mark + 1 :].split()) <= _ASK_WORDS
+
+
+def _size(words: str) -> int:
+    """A message's length in Latin characters: a CJK character says about as much as three."""
+    return len(words) + 2 * len(_WIDE.findall(words))
 
 
 def _has(lexicons: Lexicons, agent_words: str, kind: str) -> bool:
@@ -215,6 +217,8 @@ def _rejected(
     words = prose(text, keep_code=True)
     agent_terms = set(_TERM.findall(agent_words))
     for lang, kind, start, end in lexicons.matches(words, ("contrast", "contrast_before")):
+        if _is_question_at(words, start):
+            continue  # "should it use X, not Y?" asks
         if kind == "contrast":
             near = _TERM.findall(words[end : end + 40])[:3]
         else:
@@ -223,6 +227,12 @@ def _rejected(
             if term in agent_terms and _specific(term):
                 return lang, term
     return None
+
+
+def _shared_term(words: str, agent_words: str) -> str | None:
+    """The first specific word of the message that the agent's words hold too."""
+    agent_terms = set(_TERM.findall(agent_words))
+    return next((t for t in _TERM.findall(words) if t in agent_terms and _specific(t)), None)
 
 
 def _specific(term: str) -> bool:
@@ -243,7 +253,10 @@ _COMMON = frozenset(
 
 def _preference(words: str, found: dict[str, list[tuple[str, int, int]]]) -> tuple[str, str] | None:
     """(language, cue) when the message states how things should be done from now on."""
-    spans = [span for span in found.get("standing", ())]
+    spans = [*found.get("standing", ())]
+    if _size(words) < _SHORT:  # a rule of a long new request is that request's spec
+        spans += found.get("rule", ())
+
     spans += [span for span in found.get("standing_lead", ()) if _LEAD.search(words, 0, span[1])]
     for lang, start, end in sorted(spans, key=lambda span: span[1]):
         if not _is_question_at(words, end):  # "do you always …?" asks, it does not instruct
