@@ -24,9 +24,11 @@ _DATA = os.path.dirname(__file__) + "/data"  # noqa: PTH120 - pathlib costs ms o
 _FLAGS = re.IGNORECASE | re.MULTILINE
 
 # Long error texts are judged by head and tail, where tools say what failed; long requests
-# (mostly pasted material) by their start.
+# (mostly pasted material) by their start
 ERROR_HEAD_CHARS = ERROR_TAIL_CHARS = 8000
-LONG_REQUEST_CHARS, LONG_REQUEST_WINDOW = 1500, 300
+# (a paste with a question on top); anything else by its first READ_CHARS, where people say
+# what went wrong (and what reading costs stays flat, however long the message).
+LONG_REQUEST_CHARS, LONG_REQUEST_WINDOW, READ_CHARS = 1500, 300, 600
 
 
 class _Pattern:
@@ -39,14 +41,16 @@ class _Pattern:
     def __init__(self, source: str) -> None:
         self.source = source
         # The most selective group first: a text without it is rejected after one test.
-        # Numbers (status codes) are rarer in error output than words ("error", "with").
+        # Numbers (status codes) are rarer in error output than words ("error", "with"),
+        # and short words (" in", "en ", "で") are in most texts.
         self.anchors = tuple(
             sorted(
                 _anchor_groups(source),
                 key=lambda g: (
                     not any(char.isdigit() for literal in g for char in literal),
+                    _shortest(g) < _RARE_CHARS and all(literal.isascii() for literal in g),
+                    -min(_shortest(g), _RARE_CHARS),
                     len(g),
-                    -_shortest(g),
                 ),
             )
         )
@@ -80,6 +84,9 @@ def _anchor_groups(source: str) -> tuple[tuple[str, ...], ...]:
 def _selective(literal: str) -> bool:
     """Rare enough to gate a regex: three characters, or one CJK character or more."""
     return len(literal) >= 3 or not literal.isascii()
+
+
+_RARE_CHARS = 5  # an ASCII literal this long is rarely in a text that does not match
 
 
 def _shortest(group: Iterable[str]) -> int:
@@ -271,7 +278,7 @@ _PHRASES = ("phrases", "weak")
 # cues.toml: what hearing.py weighs together with the agent's text before the message
 CUES = (
     "failure", "persist", "again", "pushback", "contrast", "contrast_before", "observe", "rule", "scope",
-    "standing", "standing_lead", "retry", "yours", "changed", "claim", "asks",
+    "standing", "standing_lead", "speak", "in_language", "retry", "yours", "changed", "claim", "asks",
 )  # fmt: skip
 _NOISE = (
     r"(```|~~~).*?(?:\1|\Z)"  # fenced code
@@ -323,6 +330,11 @@ def _zh_fold() -> dict[int, int]:
     return {ord(pair[0]): ord(pair[1]) for pair in pairs if len(pair) == 2}
 
 
+def _tokens(text: str) -> list[str]:
+    """The words of a text as the index keys them (see `_ASCII_GAPS`)."""
+    return text.translate(_ASCII_GAPS).split() if text.isascii() else _TOKEN_RE.findall(text)
+
+
 def _is_word(char: str) -> bool:  # Devanagari vowel signs too, unlike \w
     return char.isalnum() or char == "_" or "\u0900" <= char <= "\u097f"
 
@@ -352,8 +364,11 @@ class Lexicons:
         phrase = " ".join(_normalize(entry).split())
         for literal in dict.fromkeys(p for p in (phrase, phrase.replace("'", "")) if p):
             start, end = (_is_word(c) and not re.match(_CJK, c) for c in (literal[0], literal[-1]))
-            word = re.match(_TOKEN, literal) if start else None
-            key = word.group(0) if word else literal[0]
+            tokens = _tokens(literal) if start else []
+            if len(tokens) > 1 and literal.startswith(f"{tokens[0]} {tokens[1]}"):
+                key = f"{tokens[0]} {tokens[1]}"  # "i said": not every text with an "i"
+            else:
+                key = tokens[0] if tokens else literal[0]
             self._index.setdefault(key, []).append((lang, kind, literal, start, end))
 
     def matches(self, text: str, kinds: tuple[str, ...]) -> Iterator[tuple[str, str, int, int]]:
@@ -361,18 +376,20 @@ class Lexicons:
         found = self._by_kinds.get(kinds)
         if found is None:
             found = self._by_kinds[kinds] = self._for_kinds(kinds)
-        index, ascii_chars, chars, regexes, gate = found
+        index, ascii_chars, chars, regexes, gate, anchorless = found
         # The entries keyed by a word of the text or by one of its characters (as set(text)
         # would find them); set operations and `in` run in C, a miss costs no find(). The
         # words are kept for the next pass over the same text (phrases, then guards).
         words = self._words  # one read: another thread may replace it
         if words[0] is not text:
-            tokens = text.translate(_ASCII_GAPS).split() if text.isascii() else _TOKEN_RE.findall(text)
-            words = self._words = (text, set(tokens))
+            tokens = _tokens(text)
+            pairs = map(" ".join, zip(tokens, tokens[1:], strict=False))
+            words = self._words = (text, {*tokens, *pairs})
         keys = index.keys() & words[1]
-        for char in ascii_chars if text.isascii() else chars:
-            if char in text:
-                keys.add(char)
+        if text.isascii():
+            keys.update(char for char in ascii_chars if char in text)
+        else:
+            keys |= chars.intersection(text)  # in C, however many CJK keys there are
         contains = text.__contains__
         for key in keys:
             literals, entries = index[key]
@@ -389,20 +406,22 @@ class Lexicons:
                     ):
                         yield lang, kind, start, end
                     start = text.find(literal, start + 1)
-        if not any(map(contains, gate)):  # no regex's literals: only the anchorless ones
-            regexes = [entry for entry in regexes if not entry[3]]
-        for lang, kind, pattern, first in regexes:  # first: its most selective literals
-            if first and not any(map(contains, first)) or not pattern.possible(text):
+        # The regexes one of whose most selective literals the text holds (each literal
+        # tested once, in C), and those without literals.
+        picked = {i for anchor in gate if anchor in text for i in gate[anchor]}
+        for i in sorted(picked.union(anchorless)) if picked else anchorless:
+            lang, kind, pattern = regexes[i]
+            if not pattern.possible(text):
                 continue
             for match in pattern.regex.finditer(text):
                 if match.end() > match.start():
                     yield lang, kind, match.start(), match.end()
 
     def _for_kinds(self, kinds: tuple[str, ...]) -> tuple:
-        """(entries by key, ASCII key characters, key characters, regexes, gate) of these kinds.
+        """(entries by key, ASCII key characters, key characters, regexes, gate, anchorless).
 
-        The gate holds every regex's most selective literals: a text with none of them can
-        only match the regexes without literals (one pass in C instead of one per regex).
+        The gate maps each regex's most selective literals to the regexes they belong to: a
+        text with none of them can only match the regexes without literals.
         """
         index = {
             key: (tuple(e[2] for e in wanted), wanted)
@@ -410,28 +429,13 @@ class Lexicons:
             if (wanted := [e for e in entries if e[1] in kinds])
         }
         chars = [k for k in index if len(k) == 1]
-        regexes = [
-            (lang, kind, pattern, pattern.anchors[0] if pattern.anchors else ())
-            for lang, kind, pattern in self._regexes
-            if kind in kinds
-        ]
-        gate = tuple(dict.fromkeys(literal for *_, first in regexes for literal in first))
-        return index, [k for k in chars if k.isascii()], chars, regexes, gate
-
-    def said(self, text: str) -> list[tuple[str, str, int, int]]:
-        """The phrase and weak matches in `text` (from `unguarded`)."""
-        return list(self.matches(text, _PHRASES))
-
-    def unguarded(self, text: str) -> str:
-        """`text` (from `prose`) with the spans of guards blanked ("no problem", "没问题").
-
-        A guard only hides its own words, so a correction elsewhere in the same message
-        still counts; the blank keeps every other offset where it was.
-        """
-        spans = sorted((start, end) for _, _, start, end in self.matches(text, ("guards",)))
-        for start, end in reversed(spans):  # overlapping guards only blank a little more
-            text = text[:start] + " " * (end - start) + text[end:]
-        return text
+        regexes = [(lang, kind, pattern) for lang, kind, pattern in self._regexes if kind in kinds]
+        gate: dict[str, list[int]] = {}
+        for i, (_, _, pattern) in enumerate(regexes):
+            for literal in pattern.anchors[0] if pattern.anchors else ():
+                gate.setdefault(literal, []).append(i)
+        anchorless = [i for i, (_, _, pattern) in enumerate(regexes) if not pattern.anchors]
+        return index, [k for k in chars if k.isascii()], frozenset(chars), regexes, gate, anchorless
 
 
 def prose(text: str, keep_code: bool = False) -> str:
@@ -449,7 +453,7 @@ def prose(text: str, keep_code: bool = False) -> str:
             text = _INLINE_CODE.sub(lambda m: f" {m.group(1)} ", text)
         text = _NOISE_RE.sub(" ", text)
     text = " ".join(text.split())
-    return text[:LONG_REQUEST_WINDOW] if len(text) > LONG_REQUEST_CHARS else text
+    return text[:LONG_REQUEST_WINDOW] if len(text) > LONG_REQUEST_CHARS else text[:READ_CHARS]
 
 
 def _tables(extra: Mapping[str, Iterable[str]]) -> dict[str, dict[str, list[str]]]:

@@ -30,6 +30,7 @@ _TERM = re.compile(r"[a-z0-9_][a-z0-9_./@:+#-]*|[^\x00-\x7f\s\W]+|[^\x00-\x7f\s]
 _MIN_TERM = 3
 _ASK_WORDS = 12
 _SHORT = 200  # characters: a message this short is a reply, not a new task's spec
+_SENTENCE, _SENTENCE_END = 60, re.compile(r"[.!?\n。！？]")
 _WIDE = re.compile("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")  # kana, CJK, Hangul
 
 
@@ -71,24 +72,25 @@ def hear(
     """
     if not text or not text.strip():
         return NOTHING
-    words = lexicons.unguarded(prose(text))
-    found = _by_kind(lexicons, words)
-    said = lexicons.said(words)
+    words = prose(text)
+    found = _by_kind(lexicons, words, _FIRST_KINDS if first else _MESSAGE_KINDS)
     preference = _preference(words, found)
-    correction = _correction(lexicons, text, words, said, found, agent_before, agent_did, first, after_error)
+    message = _Message(lexicons, text, words, found)
+    correction = message.correction(agent_before, agent_did, first, after_error)
     if correction is None and preference is None:
         return NOTHING
     kind, cue = correction or (None, None)
-    language = _language(lexicons, said, found)
+    language = _language(lexicons, found)
     preference_cue = preference[1] if preference else None
     return Heard(correction is not None, preference is not None, kind, cue, preference_cue, language)
 
 
-def _language(lexicons: Lexicons, said: list[tuple[str, str, int, int]], found: dict) -> str | None:
+Spans = dict[str, list[tuple[str, int, int]]]  # kind -> (language, start, end), in text order
+
+
+def _language(lexicons: Lexicons, found: Spans) -> str | None:
     """The language with the most matches in the message (the lexicons' order breaks ties)."""
     counts = dict.fromkeys(lexicons.languages, 0)
-    for lang, *_ in said:
-        counts[lang] += 1
     for spans in found.values():
         for lang, *_ in spans:
             counts[lang] += 1
@@ -96,94 +98,130 @@ def _language(lexicons: Lexicons, said: list[tuple[str, str, int, int]], found: 
     return best if best is not None and counts[best] else None
 
 
-def _by_kind(lexicons: Lexicons, words: str) -> dict[str, list[tuple[str, int, int]]]:
-    """Every cue match in the message, by kind: (language, start, end)."""
-    found: dict[str, list[tuple[str, int, int]]] = {}
+def _by_kind(lexicons: Lexicons, words: str, kinds: tuple[str, ...], guards: bool = True) -> Spans:
+    """Every match of these kinds in `words`, by kind (one pass over the lexicons).
+
+    A guard ("no problem", "没问题") hides its own words: a match that overlaps one is left
+    out, and a correction elsewhere in the same message still counts.
+    """
+    found: Spans = {}
     seen = set()
-    for lang, kind, start, end in lexicons.matches(words, _MESSAGE_CUES):
-        if (kind, start, end) not in seen:  # one word in several languages' lists
-            seen.add((kind, start, end))
-            found.setdefault(kind, []).append((lang, start, end))
+    matched = list(lexicons.matches(words, kinds))
+    if matched and guards:  # only a text with a match needs its guards looked for
+        guarded = [(start, end) for _, _, start, end in lexicons.matches(words, ("guards",))]
+    else:
+        guarded = []
+    for lang, kind, start, end in matched:
+        if (kind, start, end) in seen:  # one word in several languages' lists
+            continue
+        if guarded and any(start < g_end and g_start < end for g_start, g_end in guarded):
+            continue
+        seen.add((kind, start, end))
+        found.setdefault(kind, []).append((lang, start, end))
     for spans in found.values():
         spans.sort(key=lambda span: span[1])
     return found
 
 
-# The cues read in the person's message (the agent's text is read for "claim" and "asks").
-_MESSAGE_CUES = tuple(kind for kind in CUES if kind not in ("claim", "asks"))
+# What is read in the person's message: the phrases of corrections.toml and the cues of
+# cues.toml; the agent's text is read for "claim" and "asks" only.
+_AGENT_KINDS = ("claim", "asks")
+# The cues the rules below weigh with the agent's words (standing ones make preferences only)
+_WEIGHED = frozenset(
+    "weak failure persist again pushback contrast contrast_before observe rule scope changed".split()
+)
+_MESSAGE_KINDS = ("phrases", "weak", *(kind for kind in CUES if kind not in _AGENT_KINDS))
+_FIRST_KINDS = ("phrases", "standing", "standing_lead", "rule")  # a session's first words
 
 
-def _quote(words: str, span: tuple[str, int, int]) -> str:
-    return words[span[1] : span[2]].strip()
+class _Message:
+    """One message's matches, and the rules that weigh them with the agent's words."""
 
+    def __init__(self, lexicons: Lexicons, text: str, words: str, found: Spans) -> None:
+        self.lexicons, self.text, self.words, self.found = lexicons, text, words, found
 
-def _correction(
-    lexicons: Lexicons,
-    text: str,
-    words: str,
-    said: list[tuple[str, str, int, int]],
-    found: dict[str, list[tuple[str, int, int]]],
-    agent_before: str,
-    agent_did: str,
-    first: bool,
-    after_error: bool,
-) -> tuple[str, str] | None:
-    """(kind, cue) of a correction, or None."""
-    strong = [m for m in said if m[1] == "phrases"]
-    agent = prose(agent_before) if agent_before else ""
-    asked = bool(agent) and (_ends_asking(agent) or _has(lexicons, agent, "asks"))
-    if strong and not (asked and _only_an_answer(words, strong)):
-        _, _, start, end = strong[0]
-        return NEGATION, f"says the agent got it wrong: “{words[start:end].strip()}”"
-    if first or not (agent_before.strip() or agent_did.strip()):
-        return None  # nothing the agent said yet: only outright words count
-    persist = found.get("persist")
-    if after_error and ("retry" in found or len(words) < 40):
-        return None  # a retry after an API error or an interruption
-    if "retry" in found and not persist and len(words) < 100:
-        return None  # "there was a timeout, please continue"
-    question = "?" in text or "？" in text
-    # It says it did the work, or shows the code it changed (aider's SEARCH/REPLACE blocks)
-    claimed = _has(lexicons, agent, "claim") or "```" in agent_before or bool(agent_did)
-    if "pushback" in found and question:
-        span = found["pushback"][0]
-        return PUSHBACK, f"challenges the agent: “{_quote(words, span)}”"
-    failure = found.get("failure")
-    again = persist or found.get("again") or []
-    short = _size(words) < _SHORT
-    if again and (failure or "observe" in found) or persist and claimed and short:
-        span = (failure or found.get("observe") or again)[0]
-        still = _quote(words, again[0])
-        return FAILURE_REPORT, f"reports it still fails: “{still}” … “{_quote(words, span)}”"
-    # near the start (a long new task may mention one), and said, not asked ("is it fixed now?")
-    early = [span for span in failure or () if span[1] < _SHORT and not _is_question_at(words, span[1])]
-    if early and (claimed or "yours" in found):
-        span = early[0]
-        return (
-            FAILURE_REPORT,
-            f"reports a failure right after the agent said it was done: “{_quote(words, span)}”",
-        )
-    rejected = _rejected(lexicons, text, found, agent + " " + prose(agent_did, keep_code=True))
-    if rejected:
-        _, term = rejected
-        return CONVENTION, f"rejects “{term}”, which the agent just used"
-    shared = _shared_term(words, agent + " " + prose(agent_did, keep_code=True))
-    if "changed" in found and shared and short:
-        span = found["changed"][0]
-        return FACT, f"corrects a fact about “{shared}” the agent relied on: “{_quote(words, span)}”"
-    weak = [m for m in said if m[1] == "weak" and m[2] < 200]
-    if weak and claimed:
-        _, _, start, end = weak[0]
-        return NEGATION, f"pushes back on what the agent said it did: “{words[start:end].strip()}”"
-    if claimed and "observe" in found and ("contrast" in found or weak):
-        span = found["observe"][0]
-        return CONTRADICTION, f"contradicts the agent's claim with what they see: “{_quote(words, span)}”"
-    # a rule in a long new request, or in the answer to "what shall we do?", is its spec
-    rule = found.get("rule") or found.get("scope")
-    if rule and short and (claimed or not asked):
-        span = rule[0]
-        return RULE, f"sets a rule for how the agent works: “{_quote(words, span)}”"
-    return None
+    def quote(self, span: tuple[str, int, int]) -> str:
+        return self.words[span[1] : span[2]].strip()
+
+    def correction(
+        self, agent_before: str, agent_did: str, first: bool, after_error: bool
+    ) -> tuple[str, str] | None:
+        """(kind, cue) of a correction, or None."""
+        words, found = self.words, self.found
+        strong = found.get("phrases")
+        if not strong and (first or found.keys().isdisjoint(_WEIGHED)):
+            return None  # most messages: no cue to weigh, the agent's words need no reading
+        agent = prose(agent_before) if agent_before else ""
+        said = _by_kind(self.lexicons, agent, _AGENT_KINDS, guards=False) if agent else {}
+        asked = bool(agent) and (_ends_asking(agent) or "asks" in said)
+        if strong and not (asked and _only_an_answer(words, strong)):
+            return NEGATION, f"says the agent got it wrong: “{self.quote(strong[0])}”"
+        if first or not (agent_before.strip() or agent_did.strip()):
+            return None  # nothing the agent said yet: only outright words count
+        persist = found.get("persist")
+        if after_error and ("retry" in found or len(words) < 40):
+            return None  # a retry after an API error or an interruption
+        if "retry" in found and not persist and len(words) < 100:
+            return None  # "there was a timeout, please continue"
+        if "pushback" in found and ("?" in self.text or "？" in self.text):
+            return PUSHBACK, f"challenges the agent: “{self.quote(found['pushback'][0])}”"
+        # It says it did the work, or shows the code it changed (aider's SEARCH/REPLACE blocks)
+        claimed = "claim" in said or "```" in agent_before or bool(agent_did)
+        short = _size(words) < _SHORT
+        failure = found.get("failure")
+        again = persist or found.get("again") or []
+        if again and (failure or "observe" in found) or persist and claimed and short:
+            span = (failure or found.get("observe") or again)[0]
+            return FAILURE_REPORT, f"reports it still fails: “{self.quote(again[0])}” … “{self.quote(span)}”"
+        # near the start (a long new task may mention one), and said, not asked ("is it fixed now?")
+        early = [s for s in failure or () if s[1] < _SHORT and not _is_question_at(words, s[1])]
+        if early and (claimed or "yours" in found):
+            cue = f"reports a failure right after the agent said it was done: “{self.quote(early[0])}”"
+            return FAILURE_REPORT, cue
+        used = agent + " " + prose(agent_did, keep_code=True) if agent_did else agent
+        term = self.rejected(used)
+        if term:
+            return CONVENTION, f"rejects “{term}”, which the agent just used"
+        shared = _shared_term(words, used) if "changed" in found and short else None
+        if shared:
+            cue = f"corrects a fact about “{shared}” the agent relied on: “{self.quote(found['changed'][0])}”"
+            return FACT, cue
+        weak = [span for span in found.get("weak", ()) if span[1] < _SHORT]
+        if weak and claimed:
+            return NEGATION, f"pushes back on what the agent said it did: “{self.quote(weak[0])}”"
+        if claimed and "observe" in found and ("contrast" in found or weak):
+            return (
+                CONTRADICTION,
+                f"contradicts the agent's claim with what they see: “{self.quote(found['observe'][0])}”",
+            )
+        # a rule in a long new request, or in the answer to "what shall we do?", is its spec
+        rule = found.get("rule") or found.get("scope")
+        if rule and short and (claimed or not asked):
+            return RULE, f"sets a rule for how the agent works: “{self.quote(rule[0])}”"
+        return None
+
+    def rejected(self, agent_words: str) -> str | None:
+        """A word the person rejects ("not npm") that the agent just used, or None."""
+        if "contrast" not in self.found and "contrast_before" not in self.found:
+            return None
+        words, found = self.words, self.found
+        if "`" in self.text:  # the rejected word is often code: read the message with it
+            words = prose(self.text, keep_code=True)
+            found = _by_kind(self.lexicons, words, ("contrast", "contrast_before"))
+        agent_terms = set(_TERM.findall(agent_words))
+        spans = [(span, "contrast") for span in found.get("contrast", ())]
+        spans += [(span, "contrast_before") for span in found.get("contrast_before", ())]
+        for (_, start, end), kind in spans:
+            if _is_question_at(words, start):
+                continue  # "should it use X, not Y?" asks
+            if kind == "contrast":
+                near = _TERM.findall(words[end : end + 40])[:3]
+            else:
+                near = _TERM.findall(words[max(0, start - 40) : start])[-3:]
+            for term in near:
+                if term in agent_terms and _specific(term):
+                    return term
+        return None
 
 
 def _ends_asking(agent_words: str) -> bool:
@@ -197,36 +235,10 @@ def _size(words: str) -> int:
     return len(words) + 2 * len(_WIDE.findall(words))
 
 
-def _has(lexicons: Lexicons, agent_words: str, kind: str) -> bool:
-    return next(iter(lexicons.matches(agent_words, (kind,))), None) is not None
-
-
-def _only_an_answer(words: str, strong: list[tuple[str, str, int, int]]) -> bool:
+def _only_an_answer(words: str, strong: list[tuple[str, int, int]]) -> bool:
     """The only outright word is a "no" that opens the message: an answer to the agent's question."""
-    return all(
-        start == 0 and _ANSWER_WORDS.fullmatch(words[start:end] + " ") for _, _, start, end in strong
-    ) and (len(strong) == 1)
-
-
-def _rejected(
-    lexicons: Lexicons, text: str, found: dict[str, list[tuple[str, int, int]]], agent_words: str
-) -> tuple[str, str] | None:
-    """(language, term) when the person rejects a word the agent just used ("not npm")."""
-    if "contrast" not in found and "contrast_before" not in found:
-        return None
-    words = prose(text, keep_code=True)
-    agent_terms = set(_TERM.findall(agent_words))
-    for lang, kind, start, end in lexicons.matches(words, ("contrast", "contrast_before")):
-        if _is_question_at(words, start):
-            continue  # "should it use X, not Y?" asks
-        if kind == "contrast":
-            near = _TERM.findall(words[end : end + 40])[:3]
-        else:
-            near = _TERM.findall(words[max(0, start - 40) : start])[-3:]
-        for term in near:
-            if term in agent_terms and _specific(term):
-                return lang, term
-    return None
+    [(_, start, end), *more] = strong
+    return not more and start == 0 and _ANSWER_WORDS.fullmatch(words[start:end] + " ") is not None
 
 
 def _shared_term(words: str, agent_words: str) -> str | None:
@@ -257,18 +269,43 @@ def _preference(words: str, found: dict[str, list[tuple[str, int, int]]]) -> tup
     if _size(words) < _SHORT:  # a rule of a long new request is that request's spec
         spans += found.get("rule", ())
 
-    spans += [span for span in found.get("standing_lead", ()) if _LEAD.search(words, 0, span[1])]
+    spans += [span for span in found.get("standing_lead", ()) if _opens_a_sentence(words, span[1])]
+    spans += _answer_in_a_language(words, found)
     for lang, start, end in sorted(spans, key=lambda span: span[1]):
         if not _is_question_at(words, end):  # "do you always …?" asks, it does not instruct
             return lang, f"states a standing preference: “{words[start:end].strip()}”"
     return None
 
 
+def _opens_a_sentence(words: str, start: int) -> bool:
+    """Whether a cue at `start` opens a sentence (or follows "please", "and", "you should" …)."""
+    before = words[max(0, start - 30) : start]
+    if start <= 30 and not before.strip(" \"'*-([“«"):
+        return True  # the message's first words
+    return _LEAD.search(before) is not None
+
+
 # What may stand before a sentence-start cue ("Always", "Please always", "And never").
 _LEAD = re.compile(
-    r"(?:^|[.!?;:\n。！？；：]|\b(?:please|pls|and|so|but|also|just|you should|you must|make sure to|"
+    r"(?:[.!?;:\n。！？；：]|\b(?:please|pls|and|so|but|also|just|you should|you must|make sure to|"
     r"s'il te plait|bitte|por favor|per favore|пожалуйста|prosím|tolong))\W*\Z"
 )
+
+
+def _answer_in_a_language(words: str, found: Spans) -> list[tuple[str, int, int]]:
+    """A verb of speaking and a language in one sentence ("answer in German", "пиши на русском")."""
+    verbs = found.get("speak")
+    if not verbs:
+        return []
+    return [
+        (lang, start, end)
+        for lang, start, end in found.get("in_language", ())
+        if any(
+            abs(start - v_start) < _SENTENCE
+            and not _SENTENCE_END.search(words, min(v_end, end), max(v_start, start))
+            for _, v_start, v_end in verbs
+        )
+    ]
 
 
 def _is_question_at(words: str, index: int) -> bool:

@@ -189,7 +189,7 @@ class RunBuilder:
         heard = hear(
             self._classifier.lexicons(),
             text,
-            redact(before["said"]),
+            before["said"],  # only matched, never kept: the cue quotes the person's words
             first=self._next == 0,
             after_error=bool(before["halted"]),
             agent_did=current.tool_inputs_text if current is not None else "",
@@ -254,7 +254,7 @@ class RunBuilder:
         words = redact(event.typed)
         if len(run.replies) < RUN_REPLIES:
             run.replies.append(cut(words, RUN_REPLY_CAP))
-        heard = hear(self._classifier.lexicons(), words, redact(self._track["said"] or event.text))
+        heard = hear(self._classifier.lexicons(), words, self._track["said"] or event.text)
         if heard.correction and not run.correction:
             run.correction = True
             run.correction_reply = cut(words, REQUEST_CAP)
