@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install test soak demo bench eval lint agent-clis clean
+.PHONY: install test soak demo bench eval eval-signals lint agent-clis clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,9 @@ bench: $(STAMP)
 
 eval: $(STAMP)  ## replay tests/corpus through the reflection path; EVOLVE_EVAL_LIVE=1: the real model
 	$(BIN)/python -m tests.corpus.eval
+
+eval-signals: $(STAMP)  ## how well corrections and preferences are heard, on real labelled messages
+	$(BIN)/python -m tests.hearing.eval
 
 agent-clis: $(STAMP)  ## install the pinned agent CLIs the conformance tests drive (.cache/agent-clis/)
 	$(BIN)/python tests/agent_clis.py

@@ -157,6 +157,13 @@ def _observe_args(p) -> None:
     _json(p)
 
 
+def _classify_args(p) -> None:
+    p.add_argument("--agent", help="also use this agent's [signals] correction_phrases")
+    p.add_argument(
+        "--explain", dest="explain_cues", action="store_true", help="print the cues in words, not JSON"
+    )
+
+
 def _score_args(p) -> None:
     _agent(p)
     p.add_argument(
@@ -300,6 +307,11 @@ COMMANDS: dict[str, tuple[str, str, Callable[[object], None]]] = {
     "revert": ("history.revert", "undo one commit (evolve will not re-learn it)", _revert_args),
     "observe": ("observing.observe", "read new transcript lines into runs and facts", _observe_args),
     "score": ("observing.score", "runs since the last reflection, with signals and score", _score_args),
+    "classify": (
+        "classifying.classify_command",
+        "does a message correct the agent or state a preference, and why (JSON lines on stdin)",
+        _classify_args,
+    ),
     "reflect": ("reflecting.reflect", "reflect now: bundle, model, validated commit", _reflect_args),
     "proposals": ("reviewing.proposals", "reflections waiting for review", _init_args),
     "accept": ("reviewing.accept", "apply a proposal to the agent", _proposal_args),

@@ -330,3 +330,56 @@ def test_the_watcher_a_real_session_starts_outlives_it_and_uninstall_stops_it(
     )
     assert out["watcher_stopped"] == pid
     assert not alive(pid)
+
+
+RELEASE_FIX = (
+    "That's not how we release here. The version lives in two files, package.json and "
+    "src/version.ts, and CI tags the release after the merge."
+)
+NOTES_ANSWER = (
+    "German, and only what users notice: leave out refactors and CI. That's how we always want release notes."
+)
+
+
+def test_a_correction_and_a_preference_typed_in_real_sessions_are_heard(
+    claude_bin, fake_claude_api, closed_port, tmp_path, evolve_home
+):
+    """The shapes the real CLI writes: a correction after "done", a preference as a reply.
+
+    Both are typed with `--resume`, the preference as the reply to a question in the agent's
+    text. AskUserQuestion cannot run here: `-p` answers it "No such tool available:
+    AskUserQuestion … disabled for this session"; its answers are read in the shape the
+    reference records (tests/transcripts/test_hearing_scenarios.py).
+    """
+    api = fake_claude_api
+    home = Home.resolve()
+    project, _ = make_project(tmp_path)
+    evolve_cli("init", AGENT)
+    evolve_cli("install", "claude-code", "--agent", AGENT, "--project", str(project))
+    claude = Claude(claude_bin, api, project, closed_port)
+
+    api.text("Released v1.4.0: I bumped package.json with npm version and pushed the tag.")
+    session = claude.run("Cut release 1.4")["session_id"]
+    api.text("Understood: both files, and CI tags it. Which language should the release notes be in?")
+    claude.run(RELEASE_FIX, resume=session)
+    api.text("Die Release Notes sind fertig.")
+    claude.run(NOTES_ANSWER, resume=session)
+
+    conn = ledger.connect(home.state_db)
+    try:
+        drain_pending(conn, home)
+        ingest.observe(conn, AGENT, ingest.source_files(Agent.open(AGENT, home).config.sources))
+    finally:
+        conn.close()
+    runs = {r["run"]: r for r in json.loads(evolve_cli("score", "--json", AGENT)) if r["session"] == session}
+    # a correction, and a convention of the team's ("how we release here"): both signals
+    assert set(runs[1]["signals"]) == {"user_correction", "user_preference"}, runs[1]
+    assert "that's not how" in runs[1]["correction_cue"]
+    assert set(runs[2]["signals"]) == {"user_preference"}, runs[2]
+    assert "that's how we" in runs[2]["preference_cue"]
+    # the offline reflection keeps both, word for word, for the next session
+    assert json.loads(evolve_cli("reflect", AGENT, "--json"))["status"] == "committed"
+    api.text("Ich schreibe sie auf Deutsch.")
+    claude.run("Write the release notes for 1.5")
+    context = api.agent_turns()[-1].text()
+    assert RELEASE_FIX in context and NOTES_ANSWER in context

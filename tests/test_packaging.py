@@ -31,7 +31,7 @@ NEEDED = [
     "evolve/transcripts/data/transient_patterns.txt",
     "evolve/transcripts/data/corrections.toml",
     "evolve/transcripts/data/secrets.toml",
-    "evolve/schedule/stopwords.txt",
+    "evolve/transcripts/data/stopwords.txt",
     "evolve/reflect/prompt.md",
 ]
 

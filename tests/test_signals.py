@@ -8,7 +8,8 @@ import pytest
 
 from evolve import config
 from evolve.schedule.signals import DEFAULT_WEIGHTS, Scored, SignalSettings, score_run, weakness_keywords
-from evolve.transcripts import classify
+from evolve.transcripts.classify import load_lexicons
+from evolve.transcripts.hearing import hear
 
 PYTEST_FAILURE = """\
 ============================= test session starts ==============================
@@ -104,6 +105,7 @@ def run(**facts):
 def test_interface_names_and_defaults():
     assert DEFAULT_WEIGHTS == {
         "user_correction": 0.9,
+        "user_preference": 0.9,
         "skill_ineffective": 0.85,
         "error_recovered": 0.8,
         "known_weakness": 0.7,
@@ -126,24 +128,27 @@ def test_settings_from_config():
 
 # --------------------------------------------------------------------------- corrections
 
+DONE = "Done: the function is renamed and the tests pass."  # what the agent said before
+
 
 @pytest.mark.parametrize(("lang", "text"), [(lang, t[0]) for lang, t in REQUESTS.items()])
 def test_a_correction_in_every_language_passes_the_threshold(lang, text):
-    assert classify.correction_language(text) == lang
-    scored = score_run(run(request=text, correction=classify.is_correction(text)))
+    heard = hear(load_lexicons(), text, DONE)
+    assert heard.language == lang
+    scored = score_run(run(request=text, correction=heard.correction))
     assert scored.signals == {"user_correction": 0.9}, lang
     assert scored.score > 0.7 and scored.reflect
 
 
 @pytest.mark.parametrize(("lang", "text"), [(lang, t[1]) for lang, t in REQUESTS.items()])
 def test_guarded_phrases_score_nothing(lang, text):
-    scored = score_run(run(request=text, correction=classify.is_correction(text)))
+    scored = score_run(run(request=text, correction=hear(load_lexicons(), text, DONE).correction))
     assert scored.score == 0, lang
 
 
 @pytest.mark.parametrize(("lang", "text"), [(lang, t[2]) for lang, t in REQUESTS.items()])
 def test_a_fresh_request_scores_zero(lang, text):
-    scored = score_run(run(request=text, correction=classify.is_correction(text, first=True)))
+    scored = score_run(run(request=text, correction=hear(load_lexicons(), text, first=True).correction))
     assert scored == Scored({}, 0.0, False), lang
 
 

@@ -77,6 +77,11 @@ def catch_up(home: Home, names: list[str]) -> None:
         sys.stderr.write(f"evolve: warning: {problem}\n")
 
 
+def _why(cue: str, width: int = 60) -> str:
+    """A correction's or preference's cue, cut to fit a table column."""
+    return cue if len(cue) <= width else cue[: width - 1] + "…"
+
+
 def score(home: Home, name: str, all_runs: bool = False, as_json: bool = False) -> int:
     agent = Agent.open(name, home)
     catch_up(home, [name])
@@ -100,9 +105,10 @@ def score(home: Home, name: str, all_runs: bool = False, as_json: bool = False) 
                 f"{r.score:.2f}",
                 "yes" if r.reflect else "",
                 ", ".join(r.signals) or "-",
+                _why(d["correction_cue"] or d["preference_cue"] or ""),
             ]
         )
-    say(table(rows, ["SESSION", "RUN", "SOURCE", "STARTED", "SCORE", "REFLECT", "SIGNALS"]))
+    say(table(rows, ["SESSION", "RUN", "SOURCE", "STARTED", "SCORE", "REFLECT", "SIGNALS", "HEARD"]))
     worth = sum(r.reflect for r in runs)
     say(f"\n{len(runs)} run(s), {worth} worth reflecting on (score > {agent.config.signals.threshold:g})")
     return 0

@@ -147,12 +147,22 @@ def head_text(run) -> str:
     signals = ", ".join(f"{k} {v:g}" for k, v in run.signals.items()) or "none"
     role = " (the run the next correction reacts to)" if run.context else ""
     facts = run.facts
+    heard = "".join(
+        f"\n{what}: {facts[key]}"
+        for what, key in (
+            ("the user corrected the agent", "correction_cue"),
+            ("the user stated a preference", "preference_cue"),
+        )
+        if facts.get(key)
+    )
     return (
         f"### Run {run.run} of session {run.session[:12]}{role}\n"
         f"project: {run.cwd or 'unknown'} · started: {run.started_at or '?'} · "
         f"signals: {signals} · tool calls: {facts.get('tool_calls', 0)}, "
         f"real errors: {facts.get('errors', 0)}, transient (environment, not lessons): "
-        f"{facts.get('transient_errors', 0)}" + (" · the user aborted" if facts.get("aborted") else "")
+        f"{facts.get('transient_errors', 0)}"
+        + (" · the user aborted" if facts.get("aborted") else "")
+        + heard
     )
 
 

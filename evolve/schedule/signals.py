@@ -8,14 +8,13 @@ upstream facts were not careful about them.
 
 from __future__ import annotations
 
-import os
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from evolve.config import SignalsConfig
 from evolve.transcripts import classify
+from evolve.transcripts.words import content_words
 from evolve.workspace import memo
 
 # Names and default weights are an interface (config keys, commit trailers, reports); the
@@ -50,36 +49,6 @@ class Scored:
     signals: dict[str, float]
     score: float
     reflect: bool
-
-
-_STOPWORDS: frozenset[str] | None = None
-_LETTERS = re.compile(r"[^\W\d_]+")
-
-
-def stopwords() -> frozenset[str]:
-    """Evolve's stopword list (stopwords.txt beside this module), read once."""
-    global _STOPWORDS
-    if _STOPWORDS is None:
-        path = os.path.join(os.path.dirname(__file__), "stopwords.txt")  # noqa: PTH118, PTH120
-        with open(path, encoding="utf-8") as handle:
-            lines = [line.split("#", 1)[0] for line in handle]
-        _STOPWORDS = frozenset(word for line in lines for word in line.lower().split())
-    return _STOPWORDS
-
-
-def content_words(text: str) -> set[str]:
-    """Lower-case letter words of 4+ letters, stopwords dropped, a plural `s` dropped."""
-    stop = stopwords()
-    words = set()
-    for word in _LETTERS.findall(text.lower()):
-        if len(word) < 4 or word in stop:
-            continue
-        if word.endswith("s") and not word.endswith("ss"):
-            word = word[:-1]
-            if word in stop:
-                continue
-        words.add(word)
-    return words
 
 
 def weakness_keywords(memo_first_section_text: str) -> list[frozenset[str]]:
@@ -121,6 +90,7 @@ def score_run(
 
     Facts (as `transcripts.model.Run` holds them): tool_calls, errors (real ones only),
     transient_errors (counted apart), aborted, correction (by the request or a typed reply),
+    preference (a standing instruction the person stated),
     skills, ended_in_error, recovered, request, replies, tool_inputs_text, error_texts (of
     real errors, maybe capped).
     Missing facts count as absent. An error text that classifies as transient after all
@@ -142,6 +112,8 @@ def score_run(
     fired = []
     if correction:
         fired.append("user_correction")
+    if _fact(facts, "preference", False):
+        fired.append("user_preference")
     if _fact(facts, "skills", []) and ended_real and not _fact(facts, "aborted", False):
         fired.append("skill_ineffective")
     if _fact(facts, "recovered", False) and real_errors > 0:

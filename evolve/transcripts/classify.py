@@ -26,10 +26,11 @@ _DATA = os.path.dirname(__file__) + "/data"  # noqa: PTH120 - pathlib costs ms o
 _FLAGS = re.IGNORECASE | re.MULTILINE
 
 # Long error texts are judged by head and tail, where tools say what failed; long requests
-# (mostly pasted material) by their start; weak phrases ("actually") count near the start.
+# (mostly pasted material) by their start
 ERROR_HEAD_CHARS = ERROR_TAIL_CHARS = 8000
-LONG_REQUEST_CHARS, LONG_REQUEST_WINDOW = 1500, 300
-WEAK_WINDOW = 200
+# (a paste with a question on top); anything else by its first READ_CHARS, where people say
+# what went wrong (and what reading costs stays flat, however long the message).
+LONG_REQUEST_CHARS, LONG_REQUEST_WINDOW, READ_CHARS = 1500, 300, 600
 # Matches of one `re:` entry counted in a request: enough for any vote or guard, and what
 # keeps a person's pattern linear (each further match may cost one more pass of the text).
 MAX_REGEX_MATCHES = 32
@@ -62,14 +63,16 @@ class _Pattern:
         self.source = source
         self.user = user
         # The most selective group first: a text without it is rejected after one test.
-        # Numbers (status codes) are rarer in error output than words ("error", "with").
+        # Numbers (status codes) are rarer in error output than words ("error", "with"),
+        # and short words (" in", "en ", "で") are in most texts.
         self.anchors = tuple(
             sorted(
                 _anchor_groups(source),
                 key=lambda g: (
                     not any(char.isdigit() for literal in g for char in literal),
+                    _shortest(g) < _RARE_CHARS and all(literal.isascii() for literal in g),
+                    -min(_shortest(g), _RARE_CHARS),
                     len(g),
-                    -_shortest(g),
                 ),
             )
         )
@@ -107,6 +110,9 @@ def _anchor_groups(source: str) -> tuple[tuple[str, ...], ...]:
 def _selective(literal: str) -> bool:
     """Rare enough to gate a regex: three characters, or one CJK character or more."""
     return len(literal) >= 3 or not literal.isascii()
+
+
+_RARE_CHARS = 5  # an ASCII literal this long is rarely in a text that does not match
 
 
 def _shortest(group: Iterable[str]) -> int:
@@ -255,9 +261,9 @@ class Classifier:
         """API failures are transient unless they name a request/auth/permission problem."""
         return self.is_transient(text) or not _PERMANENT_API.search(text)
 
-    def is_correction(self, text: str, first: bool = False) -> bool:
-        """True when a human request corrects the agent (`first`: nothing came before it)."""
-        return bool(text) and is_correction(text, self.correction_phrases, first=first)
+    def lexicons(self) -> Lexicons:
+        """The built-in lexicons and cues plus this agent's correction phrases (cached)."""
+        return load_lexicons(self.correction_phrases)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Classifier) and (self.transient_patterns, self.correction_phrases) == (
@@ -294,8 +300,13 @@ def is_transient(text: str, extra: Iterable[str] = ()) -> bool:
     return transient_reason(text, extra) is not None
 
 
-_KEYS = ("phrases", "weak", "guards")
+_KEYS = ("phrases", "weak", "guards")  # corrections.toml; the user's entries go to these
 _PHRASES = ("phrases", "weak")
+# cues.toml: what hearing.py weighs together with the agent's text before the message
+CUES = (
+    "failure", "persist", "again", "pushback", "contrast", "contrast_before", "observe", "rule", "scope",
+    "standing", "standing_lead", "speak", "in_language", "retry", "yours", "changed", "claim", "asks",
+)  # fmt: skip
 _NOISE = (
     r"(```|~~~).*?(?:\1|\Z)"  # fenced code
     r"|`[^`\n]*`"  # inline code
@@ -307,6 +318,7 @@ _NOISE = (
 # without them is left alone, and the lookahead spares sre each branch at other positions.
 _NOISE_CHARS = '`~>"“«\t'
 _NOISE_RE = re.compile('(?=[`~>"“«]|^[ \t])(?:' + _NOISE + ")", re.MULTILINE | re.DOTALL)
+_INLINE_CODE = re.compile(r"`([^`\n]{1,80})`")
 _TOKEN = r"[\w\u0900-\u097f']+"  # a word, Devanagari vowel signs and apostrophes included
 _TOKEN_RE = re.compile(_TOKEN)
 # ASCII text: every character that is not a token character becomes a space (a full
@@ -327,9 +339,27 @@ def _strip_marks(text: str) -> str:
 
 
 def _normalize(text: str) -> str:
+    """Lower case, no Latin accents, full-width forms as ASCII, Traditional Chinese as Simplified."""
     if text.isascii():
         return text.lower()
-    return _strip_marks(text).lower().replace("’", "'").replace("‘", "'")
+    text = _strip_marks(text).lower().replace("’", "'").replace("‘", "'")
+    return text.translate(_zh_fold()) if _HAN.search(text) else text
+
+
+_HAN = re.compile("[\u4e00-\u9fff]")
+
+
+@functools.cache
+def _zh_fold() -> dict[int, int]:
+    """Traditional -> Simplified for the characters the lexicons use (data/zh_fold.txt)."""
+    with open(f"{_DATA}/zh_fold.txt", encoding="utf-8") as handle:
+        pairs = [line.strip() for line in handle if line.strip() and not line.startswith("#")]
+    return {ord(pair[0]): ord(pair[1]) for pair in pairs if len(pair) == 2}
+
+
+def _tokens(text: str) -> list[str]:
+    """The words of a text as the index keys them (see `_ASCII_GAPS`)."""
+    return text.translate(_ASCII_GAPS).split() if text.isascii() else _TOKEN_RE.findall(text)
 
 
 def _is_word(char: str) -> bool:  # Devanagari vowel signs too, unlike \w
@@ -350,8 +380,8 @@ class Lexicons:
         self._regexes: list[tuple[str, str, _Pattern]] = []
         self.languages = list(tables)
         for lang, table in tables.items():
-            for kind in _KEYS:
-                for entry, user in table[kind]:
+            for kind, entries in table.items():
+                for entry, user in entries:
                     self._add(lang, kind, entry, user)
 
     def _add(self, lang: str, kind: str, entry: str, user: bool) -> None:
@@ -363,8 +393,11 @@ class Lexicons:
         phrase = " ".join(_normalize(entry).split())
         for literal in dict.fromkeys(p for p in (phrase, phrase.replace("'", "")) if p):
             start, end = (_is_word(c) and not re.match(_CJK, c) for c in (literal[0], literal[-1]))
-            word = re.match(_TOKEN, literal) if start else None
-            key = word.group(0) if word else literal[0]
+            tokens = _tokens(literal) if start else []
+            if len(tokens) > 1 and literal.startswith(f"{tokens[0]} {tokens[1]}"):
+                key = f"{tokens[0]} {tokens[1]}"  # "i said": not every text with an "i"
+            else:
+                key = tokens[0] if tokens else literal[0]
             self._index.setdefault(key, []).append((lang, kind, literal, start, end))
 
     def matches(self, text: str, kinds: tuple[str, ...]) -> Iterator[tuple[str, str, int, int]]:
@@ -372,18 +405,20 @@ class Lexicons:
         found = self._by_kinds.get(kinds)
         if found is None:
             found = self._by_kinds[kinds] = self._for_kinds(kinds)
-        index, ascii_chars, chars, regexes, gate = found
+        index, ascii_chars, chars, regexes, gate, anchorless = found
         # The entries keyed by a word of the text or by one of its characters (as set(text)
         # would find them); set operations and `in` run in C, a miss costs no find(). The
         # words are kept for the next pass over the same text (phrases, then guards).
         words = self._words  # one read: another thread may replace it
         if words[0] is not text:
-            tokens = text.translate(_ASCII_GAPS).split() if text.isascii() else _TOKEN_RE.findall(text)
-            words = self._words = (text, set(tokens))
+            tokens = _tokens(text)
+            pairs = map(" ".join, zip(tokens, tokens[1:], strict=False))
+            words = self._words = (text, {*tokens, *pairs})
         keys = index.keys() & words[1]
-        for char in ascii_chars if text.isascii() else chars:
-            if char in text:
-                keys.add(char)
+        if text.isascii():
+            keys.update(char for char in ascii_chars if char in text)
+        else:
+            keys |= chars.intersection(text)  # in C, however many CJK keys there are
         contains = text.__contains__
         for key in keys:
             literals, entries = index[key]
@@ -400,20 +435,22 @@ class Lexicons:
                     ):
                         yield lang, kind, start, end
                     start = text.find(literal, start + 1)
-        if not any(map(contains, gate)):  # no regex's literals: only the anchorless ones
-            regexes = [entry for entry in regexes if not entry[3]]
-        for lang, kind, pattern, first in regexes:  # first: its most selective literals
-            if first and not any(map(contains, first)) or not pattern.possible(text):
+        # The regexes one of whose most selective literals the text holds (each literal
+        # tested once, in C), and those without literals.
+        picked = {i for anchor in gate if anchor in text for i in gate[anchor]}
+        for i in sorted(picked.union(anchorless)) if picked else anchorless:
+            lang, kind, pattern = regexes[i]
+            if not pattern.possible(text):
                 continue
             for start, end in itertools.islice(pattern.regex.finditer(text), MAX_REGEX_MATCHES):
                 if end > start:
                     yield lang, kind, start, end
 
     def _for_kinds(self, kinds: tuple[str, ...]) -> tuple:
-        """(entries by key, ASCII key characters, key characters, regexes, gate) of these kinds.
+        """(entries by key, ASCII key characters, key characters, regexes, gate, anchorless).
 
-        The gate holds every regex's most selective literals: a text with none of them can
-        only match the regexes without literals (one pass in C instead of one per regex).
+        The gate maps each regex's most selective literals to the regexes they belong to: a
+        text with none of them can only match the regexes without literals.
         """
         index = {
             key: (tuple(e[2] for e in wanted), wanted)
@@ -421,44 +458,31 @@ class Lexicons:
             if (wanted := [e for e in entries if e[1] in kinds])
         }
         chars = [k for k in index if len(k) == 1]
-        regexes = [
-            (lang, kind, pattern, pattern.anchors[0] if pattern.anchors else ())
-            for lang, kind, pattern in self._regexes
-            if kind in kinds
-        ]
-        gate = tuple(dict.fromkeys(literal for *_, first in regexes for literal in first))
-        return index, [k for k in chars if k.isascii()], chars, regexes, gate
+        regexes = [(lang, kind, pattern) for lang, kind, pattern in self._regexes if kind in kinds]
+        gate: dict[str, list[int]] = {}
+        for i, (_, _, pattern) in enumerate(regexes):
+            for literal in pattern.anchors[0] if pattern.anchors else ():
+                gate.setdefault(literal, []).append(i)
+        anchorless = [i for i, (_, _, pattern) in enumerate(regexes) if not pattern.anchors]
+        return index, [k for k in chars if k.isascii()], frozenset(chars), regexes, gate, anchorless
 
-    def language(self, text: str, first: bool) -> str | None:
-        """The language with the most correction matches in `text` (file order breaks ties).
 
-        Read: the prose (no code or quotes, the start of a long text), with the spans of
-        guards blanked. Guards only ever take matches away, so they are looked for only in
-        a text with a match (half the requests have none), and the phrases matched again
-        only when a guard blanked something.
-        """
-        text = _normalize(text)
-        if (
-            any(char in text for char in _NOISE_CHARS) or "\n    " in text or text.startswith("    ")
-        ):  # else no noise span can start: skip the regex
-            text = _NOISE_RE.sub(" ", text)
-        text = " ".join(text.split())
-        if len(text) > LONG_REQUEST_CHARS:
-            text = text[:LONG_REQUEST_WINDOW]
-        found: Iterable[tuple[str, str, int, int]] = list(self.matches(text, _PHRASES))
-        if not found:
-            return None
-        spans = sorted((start, end) for _, _, start, end in self.matches(text, ("guards",)))
-        if spans:
-            for start, end in reversed(spans):  # overlapping guards only blank a little more
-                text = text[:start] + " | " + text[end:]
-            found = self.matches(text, _PHRASES)
-        counts = dict.fromkeys(self.languages, 0)
-        for lang, kind, start, _end in found:
-            if kind == "phrases" or (kind == "weak" and not first and start < WEAK_WINDOW):
-                counts[lang] += 1
-        best = max(counts, key=counts.__getitem__, default=None)
-        return best if best is not None and counts[best] > 0 else None
+def prose(text: str, keep_code: bool = False) -> str:
+    """What matching reads: normalized (see `_normalize`), spaces collapsed, the start of a long text.
+
+    Code blocks, inline code, quoted lines and "quoted text" are left out (the person's own
+    words decide, not what they paste); `keep_code` keeps inline code's words, where the
+    words a person rejects often are ("not `npm`").
+    """
+    text = _normalize(text)
+    if (
+        any(char in text for char in _NOISE_CHARS) or "\n    " in text or text.startswith("    ")
+    ):  # else no noise span can start: skip the regex
+        if keep_code and "`" in text:
+            text = _INLINE_CODE.sub(lambda m: f" {m.group(1)} ", text)
+        text = _NOISE_RE.sub(" ", text)
+    text = " ".join(text.split())
+    return text[:LONG_REQUEST_WINDOW] if len(text) > LONG_REQUEST_CHARS else text[:READ_CHARS]
 
 
 def _tables(extra: Mapping[str, Iterable[str]]) -> dict[str, dict[str, list[tuple[str, bool]]]]:
@@ -471,11 +495,15 @@ def _tables(extra: Mapping[str, Iterable[str]]) -> dict[str, dict[str, list[tupl
 
     from evolve.config import check_correction_entry, check_regex
 
-    with open(f"{_DATA}/corrections.toml", "rb") as handle:
-        raw = tomllib.load(handle)
-    tables = {lang: {key: [(e, False) for e in t.get(key, [])] for key in _KEYS} for lang, t in raw.items()}
+    tables: dict[str, dict[str, list[tuple[str, bool]]]] = {}
+    for name, keys in (("corrections.toml", _KEYS), ("cues.toml", CUES)):
+        with open(f"{_DATA}/{name}", "rb") as handle:
+            for lang, table in tomllib.load(handle).items():
+                tables.setdefault(lang, {key: [] for key in _KEYS + CUES}).update(
+                    {key: [(entry, False) for entry in table.get(key, [])] for key in keys}
+                )
     for lang, entries in extra.items():
-        table = tables.setdefault(lang, {key: [] for key in _KEYS})
+        table = tables.setdefault(lang, {key: [] for key in _KEYS + CUES})
         for entry in entries:
             kind, entry = check_correction_entry(entry, lang)
             if entry.startswith("re:"):
@@ -499,26 +527,6 @@ def load_lexicons(extra_phrases: Mapping[str, Iterable[str]] | None = None) -> L
     if key not in _LEXICON_CACHE:
         _LEXICON_CACHE[key] = Lexicons(_tables(dict(key)))
     return _LEXICON_CACHE[key]
-
-
-def correction_language(
-    text: str, extra_phrases: Mapping[str, Iterable[str]] | None = None, *, first: bool = False
-) -> str | None:
-    """Which lexicon ("en", "zh", ...) finds a correction of the agent in `text`, or None.
-
-    `first` marks a session's first request: nothing there to correct yet, so only
-    strong phrases ("you forgot", "that's wrong") count, never weak ones ("actually").
-    """
-    if not text or not text.strip():
-        return None
-    return load_lexicons(extra_phrases).language(text, first)
-
-
-def is_correction(
-    text: str, extra_phrases: Mapping[str, Iterable[str]] | None = None, *, first: bool = False
-) -> bool:
-    """True when a human request corrects the agent. A signal, not a verdict."""
-    return correction_language(text, extra_phrases, first=first) is not None
 
 
 BUILT_IN = Classifier()  # no user additions: what a fresh config gives

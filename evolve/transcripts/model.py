@@ -47,6 +47,7 @@ TOOL_INPUTS_CAP = 2000
 FILES_CAP = 50
 SKILLS_CAP = 50
 TEXT_CAP = 2000  # assistant text kept on events
+SAID_CAP = 300  # the end of the agent's last text, kept to judge the person's next words
 INPUT_VALUE_CAP = 200  # per value of a summarised tool input
 REDACT_MARGIN = 200  # characters past a cut that redaction still sees (a secret straddling it)
 WORD_CHARS = 120  # a cut moves back at most this far to keep a word (a secret) whole or out
@@ -118,6 +119,11 @@ class Run:
     recovered: bool = False
     replies: list[str] = field(default_factory=list)  # typed answers and rejection feedback, in order
     correction_reply: str = ""  # the reply that made `correction` true, when the request did not
+    correction_cue: str = ""  # why it counts as a correction, in words (hearing.Heard.cue)
+    correction_kind: str = ""  # how the person corrected (hearing's kinds)
+    preference: bool = False  # the person stated a standing instruction or preference
+    preference_text: str = ""  # the words that stated it (the request, or a typed reply)
+    preference_cue: str = ""
     error_texts: list[str] = field(default_factory=list)
     tool_inputs_text: str = ""
     start_offset: int = 0

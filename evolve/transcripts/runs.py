@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from evolve.transcripts.classify import BUILT_IN, Classifier
+from evolve.transcripts.hearing import Heard, hear
 from evolve.transcripts.model import (
     API_ERROR,
     ASSISTANT_TEXT,
@@ -25,6 +26,7 @@ from evolve.transcripts.model import (
     RUN_ERROR_TEXTS,
     RUN_REPLIES,
     RUN_REPLY_CAP,
+    SAID_CAP,
     SKILL,
     SKILLS_CAP,
     TOOL_CALL,
@@ -42,7 +44,17 @@ from evolve.transcripts.redact import redact
 TAILS_CAP = 1000  # tail uuids of completed runs remembered for rewind detection
 _NONE: tuple[Run, ...] = ()  # feed's usual answer, shared: no list per event
 
-_FRESH_TRACK = {"had_error": False, "ok_after_error": False, "last_bad": False, "api": None}
+# Per run: how its tool results went; `said` is the end of the agent's last text and
+# `halted` whether the run's last event was an API error or an interruption (the person's
+# next words are then judged as a possible retry).
+_FRESH_TRACK = {
+    "had_error": False,
+    "ok_after_error": False,
+    "last_bad": False,
+    "api": None,
+    "said": "",
+    "halted": False,
+}
 
 
 class RunBuilder:
@@ -130,7 +142,10 @@ class RunBuilder:
         stamp = event.timestamp
         if stamp and (run.ended_at is None or stamp > run.ended_at):
             run.ended_at = stamp
+        self._track["halted"] = kind in (API_ERROR, INTERRUPT)
         if kind == ASSISTANT_TEXT:
+            if event.text.strip():
+                self._track["said"] = event.text[-SAID_CAP:]
             return _NONE
         if kind == TOOL_CALL:
             self._tool_call(run, event)
@@ -170,6 +185,15 @@ class RunBuilder:
         while len(self._tails) > TAILS_CAP:  # the oldest go first (a run adds at most one)
             del self._tails[next(iter(self._tails))]
         text = redact(cut(event.text, REQUEST_CAP))
+        before = self._track
+        heard = hear(
+            self._classifier.lexicons(),
+            text,
+            before["said"],  # only matched, never kept: the cue quotes the person's words
+            first=self._next == 0,
+            after_error=bool(before["halted"]),
+            agent_did=current.tool_inputs_text if current is not None else "",
+        )
         self._run = Run(
             session_id=event.session_id,
             index=self._next,
@@ -177,13 +201,16 @@ class RunBuilder:
             ended_at=event.timestamp,
             cwd=event.cwd,
             request=text,
-            correction=self._classifier.is_correction(text, first=self._next == 0),
+            correction=heard.correction,
+            correction_cue=heard.cue or "",
+            correction_kind=heard.kind or "",
             start_offset=event.offset,
             end_offset=max(event.end, event.offset),
             head_uuid=event.uuid,
             tail_uuid=event.uuid,
             superseded_from=superseded_from,
         )
+        self._heard_preference(self._run, heard, text)
         self._next += 1
         self._track = dict(_FRESH_TRACK)
         return done
@@ -217,15 +244,30 @@ class RunBuilder:
             track["last_bad"] = False
 
     def _reply(self, run: Run, event: Event) -> None:
-        """What the person typed mid-run (not an option they picked) is judged like a request."""
+        """What the person typed mid-run (not an option they picked) is judged like a request.
+
+        The agent's words before it are its question (an answer) or the call it proposed
+        (rejection feedback): a reply is never a session's first words.
+        """
         if not event.typed:
             return
         words = redact(event.typed)
         if len(run.replies) < RUN_REPLIES:
             run.replies.append(cut(words, RUN_REPLY_CAP))
-        if not run.correction and self._classifier.is_correction(words):
+        heard = hear(self._classifier.lexicons(), words, self._track["said"] or event.text)
+        if heard.correction and not run.correction:
             run.correction = True
             run.correction_reply = cut(words, REQUEST_CAP)
+            run.correction_cue, run.correction_kind = heard.cue or "", heard.kind or ""
+        self._heard_preference(run, heard, words)
+
+    @staticmethod
+    def _heard_preference(run: Run, heard: Heard, words: str) -> None:
+        """The first standing preference of a run is kept with its words (it fires once per run)."""
+        if heard.preference and not run.preference:
+            run.preference = True
+            run.preference_text = cut(words, REQUEST_CAP)
+            run.preference_cue = heard.preference_cue or ""
 
     def _api_error(self, run: Run, event: Event) -> None:
         track = self._track

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-from evolve.transcripts.classify import BUILT_IN
 from evolve.transcripts.model import (
     API_ERROR,
     ASSISTANT_TEXT,
@@ -216,10 +215,29 @@ def test_state_stays_bounded():
     assert len(json.dumps(state)) < 100_000
 
 
-def test_correction_comes_from_the_classifier():
-    text = "No, that's wrong, undo it"
-    builder = RunBuilder()
-    builder.feed(human("first request"))
-    builder.feed(human(text))
-    assert builder.open_run().correction == BUILT_IN.is_correction(text)
-    assert run_of([human(text)]).correction == BUILT_IN.is_correction(text, first=True)
+def test_a_correction_is_judged_with_what_the_agent_said_before():
+    said = Event(ASSISTANT_TEXT, text="Done: the build passes now.")
+    run = run_of([human("build the app"), call(), ok(), said, human("still at the same error")])
+    assert run.correction and run.correction_kind == "failure_report"
+    assert "still" in run.correction_cue
+    assert not run_of([human("still at the same error")]).correction  # the session's first words
+
+
+def test_after_an_api_error_a_retry_is_no_correction():
+    failed = Event(API_ERROR, text="Request timed out", transient=True)
+    said = Event(ASSISTANT_TEXT, text="I updated the config.")
+    assert not run_of([human("go"), said, failed, human("try again")]).correction
+    assert run_of([human("go"), said, human("No, that's wrong, undo it")]).correction
+
+
+def test_a_preference_fires_once_and_keeps_its_words():
+    words = "From now on, answer in German."
+    run = run_of([human("go"), human(words)])
+    assert run.preference and run.preference_text == words and "from now on" in run.preference_cue
+    assert not run_of([human("go"), human("Add a README")]).preference
+
+
+def test_the_rejected_word_may_be_in_what_the_agent_did():
+    npm = Event(TOOL_CALL, name="Bash", tool_use_id="t", input={"command": "npm install left-pad"})
+    run = run_of([human("add left-pad"), npm, ok(tool_use_id="t"), human("pnpm here, not npm")])
+    assert run.correction and run.correction_kind == "convention" and "npm" in run.correction_cue

@@ -1,0 +1,102 @@
+"""`evolve classify`: the correction and preference detector as a command.
+
+For people ("why did this count?", "why didn't it?") and for measurement: JSON lines in on
+stdin, one verdict per line out, in order. Nothing is stored and no model is asked.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterable, Iterator
+
+from evolve.commands.output import warn
+from evolve.errors import UserError
+from evolve.home import Home
+from evolve.transcripts import classify
+from evolve.transcripts.hearing import Heard, hear
+from evolve.workspace.agent import Agent
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+
+def classify_lines(lexicons: classify.Lexicons, lines: Iterable[str]) -> Iterator[tuple[Heard | None, str]]:
+    """(verdict, problem) per input line: a verdict, or None and why the line was not read."""
+    for number, line in enumerate(lines, 1):
+        try:
+            item = json.loads(line)
+        except ValueError:
+            yield None, f"line {number}: not JSON"
+            continue
+        problem = _problem(item)
+        if problem:
+            yield None, f"line {number}: {problem}"
+            continue
+        yield (
+            hear(
+                lexicons,
+                item["text"],
+                item.get("agent_before") or "",
+                first=bool(item.get("first")),
+                after_error=bool(item.get("after_error")),
+            ),
+            "",
+        )
+
+
+def _problem(item: Any) -> str:
+    """What is wrong with one input object ('' when it can be judged)."""
+    if not isinstance(item, dict):
+        return 'expected an object like {"text": "…"}'
+    if not isinstance(item.get("text"), str):
+        return '"text" must be a string'
+    if not isinstance(item.get("agent_before", ""), (str, type(None))):
+        return '"agent_before" must be a string'
+    for key in ("first", "after_error"):
+        if not isinstance(item.get(key, False), bool):
+            return f'"{key}" must be true or false'
+    return ""
+
+
+def verdict(heard: Heard | None, problem: str = "") -> dict:
+    """The JSON line for one input: correction, preference, cue (and error, for a bad line)."""
+    if heard is None:
+        return {"correction": False, "preference": False, "cue": None, "error": problem}
+    return {"correction": heard.correction, "preference": heard.preference, "cue": heard.why}
+
+
+def explain(number: int, heard: Heard | None, problem: str) -> str:
+    """One line in words: what was heard and why."""
+    if heard is None:
+        return f"{number}: not read ({problem.split(': ', 1)[-1]})"
+    parts = []
+    if heard.correction:
+        parts.append(f"correction ({heard.kind.replace('_', ' ') if heard.kind else 'said'}): {heard.cue}")
+    if heard.preference:
+        parts.append(f"preference: {heard.preference_cue}")
+    return f"{number}: " + ("; ".join(parts) if parts else "nothing heard (no correction, no preference)")
+
+
+def classify_command(home: Home, agent: str | None = None, explain_cues: bool = False) -> int:
+    """Judge each JSON line of stdin; exit 1 when a line could not be read (it still gets its line)."""
+    if sys.stdin.isatty():
+        raise UserError(
+            'classify reads JSON lines on stdin, e.g. echo \'{"text": "still failing"}\' | evolve classify'
+        )
+    signals = Agent.open(agent, home).config.signals if agent else None
+    lexicons = classify.for_signals(signals).lexicons() if signals else classify.BUILT_IN.lexicons()
+    bad = 0
+    out = sys.stdout
+    for number, (heard, problem) in enumerate(classify_lines(lexicons, sys.stdin), 1):
+        if problem:
+            bad += 1
+            warn(problem)
+        out.write(
+            explain(number, heard, problem)
+            if explain_cues
+            else json.dumps(verdict(heard, problem), ensure_ascii=False)
+        )
+        out.write("\n")
+    return 1 if bad else 0

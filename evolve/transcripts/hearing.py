@@ -1,0 +1,315 @@
+"""Hearing the person: does a message correct the agent, state a standing preference, and why.
+
+A phrase list alone hears few real corrections: people report that it still fails right
+after the agent said it was done, ask "why did you …?", restate a convention ("we use pnpm
+here, not npm") or contradict the agent's claim with what they see. So a message is judged
+with what the agent said just before it (did it claim success, ask a question?), whether it
+opens the session, and whether the turn before was an API error or an interruption (a
+retry, not a correction). Every verdict names its cue, so "why did this count?" has an
+answer. Local and deterministic: lexicons (data/corrections.toml, data/cues.toml) and a few
+rules, no model. Standard library only (the observer's path).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from evolve.transcripts.classify import CUES, Lexicons, prose
+from evolve.transcripts.words import stopwords
+
+# How a person corrects (the kinds `evolve classify` and the metrics report).
+NEGATION, FAILURE_REPORT, PUSHBACK = "negation", "failure_report", "pushback"
+CONTRADICTION, CONVENTION, RULE, FACT = "contradiction", "convention", "rule", "fact"
+
+_ANSWER_WORDS = re.compile(r"(?:no|nope|non|nein|nee|не|нет|ne|não|nao)\b[ ,.!]*", re.IGNORECASE)
+# A word, a command, a file name; a run of non-ASCII letters is a word of its own (CJK runs
+# hold no spaces: "现有skill" is two words, so "skill" can be one the agent used)
+_TERM = re.compile(r"[a-z0-9_][a-z0-9_./@:+#-]*|[^\x00-\x7f\s\W]+|[^\x00-\x7f\s]+")
+
+_MIN_TERM = 3
+_ASK_WORDS = 12
+_SHORT = 200  # characters: a message this short is a reply, not a new task's spec
+_SENTENCE, _SENTENCE_END = 60, re.compile(r"[.!?\n。！？]")
+_WIDE = re.compile("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")  # kana, CJK, Hangul
+
+
+@dataclass(frozen=True, slots=True)
+class Heard:
+    """What a message says about the agent's work; `cue` says why, in words."""
+
+    correction: bool = False
+    preference: bool = False
+    kind: str | None = None  # how it corrects (NEGATION, FAILURE_REPORT, ...)
+    cue: str | None = None  # why it is a correction
+    preference_cue: str | None = None  # why it is a preference
+    language: str | None = None
+
+    @property
+    def why(self) -> str | None:
+        """Every cue, in words: what `evolve classify` prints."""
+        return "; ".join(cue for cue in (self.cue, self.preference_cue) if cue) or None
+
+
+NOTHING = Heard()
+
+
+def hear(
+    lexicons: Lexicons,
+    text: str,
+    agent_before: str = "",
+    *,
+    first: bool = False,
+    after_error: bool = False,
+    agent_did: str = "",
+) -> Heard:
+    """Judge one message the person typed.
+
+    `agent_before`: the agent's last text before it; `agent_did`: what it just did (tool
+    inputs: commands, files), where the words a person rejects show up too; `first`: the
+    session's first message (nothing to correct yet: only outright words count);
+    `after_error`: the turn before ended in an API error or an interruption.
+    """
+    if not text or not text.strip():
+        return NOTHING
+    words = prose(text)
+    found = _by_kind(lexicons, words, _FIRST_KINDS if first else _MESSAGE_KINDS)
+    preference = _preference(words, found)
+    message = _Message(lexicons, text, words, found)
+    correction = message.correction(agent_before, agent_did, first, after_error)
+    if correction is None and preference is None:
+        return NOTHING
+    kind, cue = correction or (None, None)
+    language = _language(lexicons, found)
+    preference_cue = preference[1] if preference else None
+    return Heard(correction is not None, preference is not None, kind, cue, preference_cue, language)
+
+
+Spans = dict[str, list[tuple[str, int, int]]]  # kind -> (language, start, end), in text order
+
+
+def _language(lexicons: Lexicons, found: Spans) -> str | None:
+    """The language with the most matches in the message (the lexicons' order breaks ties)."""
+    counts = dict.fromkeys(lexicons.languages, 0)
+    for spans in found.values():
+        for lang, *_ in spans:
+            counts[lang] += 1
+    best = max(counts, key=counts.__getitem__, default=None)
+    return best if best is not None and counts[best] else None
+
+
+def _by_kind(lexicons: Lexicons, words: str, kinds: tuple[str, ...], guards: bool = True) -> Spans:
+    """Every match of these kinds in `words`, by kind (one pass over the lexicons).
+
+    A guard ("no problem", "没问题") hides its own words: a match that overlaps one is left
+    out, and a correction elsewhere in the same message still counts.
+    """
+    found: Spans = {}
+    seen = set()
+    matched = list(lexicons.matches(words, kinds))
+    if matched and guards:  # only a text with a match needs its guards looked for
+        guarded = [(start, end) for _, _, start, end in lexicons.matches(words, ("guards",))]
+    else:
+        guarded = []
+    for lang, kind, start, end in matched:
+        if (kind, start, end) in seen:  # one word in several languages' lists
+            continue
+        if guarded and any(start < g_end and g_start < end for g_start, g_end in guarded):
+            continue
+        seen.add((kind, start, end))
+        found.setdefault(kind, []).append((lang, start, end))
+    for spans in found.values():
+        spans.sort(key=lambda span: span[1])
+    return found
+
+
+# What is read in the person's message: the phrases of corrections.toml and the cues of
+# cues.toml; the agent's text is read for "claim" and "asks" only.
+_AGENT_KINDS = ("claim", "asks")
+# The cues the rules below weigh with the agent's words (standing ones make preferences only)
+_WEIGHED = frozenset(
+    "weak failure persist again pushback contrast contrast_before observe rule scope changed".split()
+)
+_MESSAGE_KINDS = ("phrases", "weak", *(kind for kind in CUES if kind not in _AGENT_KINDS))
+_FIRST_KINDS = ("phrases", "standing", "standing_lead", "rule")  # a session's first words
+
+
+class _Message:
+    """One message's matches, and the rules that weigh them with the agent's words."""
+
+    def __init__(self, lexicons: Lexicons, text: str, words: str, found: Spans) -> None:
+        self.lexicons, self.text, self.words, self.found = lexicons, text, words, found
+
+    def quote(self, span: tuple[str, int, int]) -> str:
+        return self.words[span[1] : span[2]].strip()
+
+    def correction(
+        self, agent_before: str, agent_did: str, first: bool, after_error: bool
+    ) -> tuple[str, str] | None:
+        """(kind, cue) of a correction, or None."""
+        words, found = self.words, self.found
+        strong = found.get("phrases")
+        if not strong and (first or found.keys().isdisjoint(_WEIGHED)):
+            return None  # most messages: no cue to weigh, the agent's words need no reading
+        agent = prose(agent_before) if agent_before else ""
+        said = _by_kind(self.lexicons, agent, _AGENT_KINDS, guards=False) if agent else {}
+        asked = bool(agent) and (_ends_asking(agent) or "asks" in said)
+        if strong and not (asked and _only_an_answer(words, strong)):
+            return NEGATION, f"says the agent got it wrong: “{self.quote(strong[0])}”"
+        if first or not (agent_before.strip() or agent_did.strip()):
+            return None  # nothing the agent said yet: only outright words count
+        persist = found.get("persist")
+        if after_error and ("retry" in found or len(words) < 40):
+            return None  # a retry after an API error or an interruption
+        if "retry" in found and not persist and len(words) < 100:
+            return None  # "there was a timeout, please continue"
+        if "pushback" in found and ("?" in self.text or "？" in self.text):
+            return PUSHBACK, f"challenges the agent: “{self.quote(found['pushback'][0])}”"
+        # It says it did the work, or shows the code it changed (aider's SEARCH/REPLACE blocks)
+        claimed = "claim" in said or "```" in agent_before or bool(agent_did)
+        short = _size(words) < _SHORT
+        failure = found.get("failure")
+        again = persist or found.get("again") or []
+        if again and (failure or "observe" in found) or persist and claimed and short:
+            span = (failure or found.get("observe") or again)[0]
+            return FAILURE_REPORT, f"reports it still fails: “{self.quote(again[0])}” … “{self.quote(span)}”"
+        # near the start (a long new task may mention one), and said, not asked ("is it fixed now?")
+        early = [s for s in failure or () if s[1] < _SHORT and not _is_question_at(words, s[1])]
+        if early and (claimed or "yours" in found):
+            cue = f"reports a failure right after the agent said it was done: “{self.quote(early[0])}”"
+            return FAILURE_REPORT, cue
+        used = agent + " " + prose(agent_did, keep_code=True) if agent_did else agent
+        term = self.rejected(used)
+        if term:
+            return CONVENTION, f"rejects “{term}”, which the agent just used"
+        shared = _shared_term(words, used) if "changed" in found and short else None
+        if shared:
+            cue = f"corrects a fact about “{shared}” the agent relied on: “{self.quote(found['changed'][0])}”"
+            return FACT, cue
+        weak = [span for span in found.get("weak", ()) if span[1] < _SHORT]
+        if weak and claimed:
+            return NEGATION, f"pushes back on what the agent said it did: “{self.quote(weak[0])}”"
+        if claimed and "observe" in found and ("contrast" in found or weak):
+            return (
+                CONTRADICTION,
+                f"contradicts the agent's claim with what they see: “{self.quote(found['observe'][0])}”",
+            )
+        # a rule in a long new request, or in the answer to "what shall we do?", is its spec
+        rule = found.get("rule") or found.get("scope")
+        if rule and short and (claimed or not asked):
+            return RULE, f"sets a rule for how the agent works: “{self.quote(rule[0])}”"
+        return None
+
+    def rejected(self, agent_words: str) -> str | None:
+        """A word the person rejects ("not npm") that the agent just used, or None."""
+        if "contrast" not in self.found and "contrast_before" not in self.found:
+            return None
+        words, found = self.words, self.found
+        if "`" in self.text:  # the rejected word is often code: read the message with it
+            words = prose(self.text, keep_code=True)
+            found = _by_kind(self.lexicons, words, ("contrast", "contrast_before"))
+        agent_terms = set(_TERM.findall(agent_words))
+        spans = [(span, "contrast") for span in found.get("contrast", ())]
+        spans += [(span, "contrast_before") for span in found.get("contrast_before", ())]
+        for (_, start, end), kind in spans:
+            if _is_question_at(words, start):
+                continue  # "should it use X, not Y?" asks
+            if kind == "contrast":
+                near = _TERM.findall(words[end : end + 40])[:3]
+            else:
+                near = _TERM.findall(words[max(0, start - 40) : start])[-3:]
+            for term in near:
+                if term in agent_terms and _specific(term):
+                    return term
+        return None
+
+
+def _ends_asking(agent_words: str) -> bool:
+    """A question mark among the agent's last dozen words."""
+    mark = max(agent_words.rfind("?"), agent_words.rfind("？"))
+    return mark != -1 and len(agent_words[mark + 1 :].split()) <= _ASK_WORDS
+
+
+def _size(words: str) -> int:
+    """A message's length in Latin characters: a CJK character says about as much as three."""
+    return len(words) + 2 * len(_WIDE.findall(words))
+
+
+def _only_an_answer(words: str, strong: list[tuple[str, int, int]]) -> bool:
+    """The only outright word is a "no" that opens the message: an answer to the agent's question."""
+    [(_, start, end), *more] = strong
+    return not more and start == 0 and _ANSWER_WORDS.fullmatch(words[start:end] + " ") is not None
+
+
+def _shared_term(words: str, agent_words: str) -> str | None:
+    """The first specific word of the message that the agent's words hold too."""
+    agent_terms = set(_TERM.findall(agent_words))
+    return next((t for t in _TERM.findall(words) if t in agent_terms and _specific(t)), None)
+
+
+def _specific(term: str) -> bool:
+    """A word that names something (a tool, a file, a command), not one every sentence has."""
+    if len(term) < _MIN_TERM or term.isdigit() or term in _COMMON:
+        return False
+    return not term.isalpha() or len(term) < 4 or term not in stopwords()
+
+
+# Three-letter words too common to show what the person rejects (longer ones: stopwords.txt).
+_COMMON = frozenset(
+    "the and but for nor not yes you your our are was has had how its new now old one two all any "
+    "can get got let may out own put run see set too use way who why did does file code "
+    "les des une pas que qui est sur par pour avec dans der die das und ist ein nicht los las del "
+    "que por con una ".split()
+)
+
+
+def _preference(words: str, found: dict[str, list[tuple[str, int, int]]]) -> tuple[str, str] | None:
+    """(language, cue) when the message states how things should be done from now on."""
+    spans = [*found.get("standing", ())]
+    if _size(words) < _SHORT:  # a rule of a long new request is that request's spec
+        spans += found.get("rule", ())
+
+    spans += [span for span in found.get("standing_lead", ()) if _opens_a_sentence(words, span[1])]
+    spans += _answer_in_a_language(words, found)
+    for lang, start, end in sorted(spans, key=lambda span: span[1]):
+        if not _is_question_at(words, end):  # "do you always …?" asks, it does not instruct
+            return lang, f"states a standing preference: “{words[start:end].strip()}”"
+    return None
+
+
+def _opens_a_sentence(words: str, start: int) -> bool:
+    """Whether a cue at `start` opens a sentence (or follows "please", "and", "you should" …)."""
+    before = words[max(0, start - 30) : start]
+    if start <= 30 and not before.strip(" \"'*-([“«"):
+        return True  # the message's first words
+    return _LEAD.search(before) is not None
+
+
+# What may stand before a sentence-start cue ("Always", "Please always", "And never").
+_LEAD = re.compile(
+    r"(?:[.!?;:\n。！？；：]|\b(?:please|pls|and|so|but|also|just|you should|you must|make sure to|"
+    r"s'il te plait|bitte|por favor|per favore|пожалуйста|prosím|tolong))\W*\Z"
+)
+
+
+def _answer_in_a_language(words: str, found: Spans) -> list[tuple[str, int, int]]:
+    """A verb of speaking and a language in one sentence ("answer in German", "пиши на русском")."""
+    verbs = found.get("speak")
+    if not verbs:
+        return []
+    return [
+        (lang, start, end)
+        for lang, start, end in found.get("in_language", ())
+        if any(
+            abs(start - v_start) < _SENTENCE
+            and not _SENTENCE_END.search(words, min(v_end, end), max(v_start, start))
+            for _, v_start, v_end in verbs
+        )
+    ]
+
+
+def _is_question_at(words: str, index: int) -> bool:
+    """Whether the sentence holding `index` ends with a question mark."""
+    ends = [words.find(mark, index) for mark in ".!?\n"]
+    ends = [e for e in ends if e != -1]
+    return bool(ends) and words[min(ends)] == "?"

@@ -1,0 +1,259 @@
+"""Hearing the person: corrections and preferences in every language, with the agent's words before."""
+
+from __future__ import annotations
+
+import pytest
+
+from evolve.transcripts.classify import LONG_REQUEST_CHARS, Classifier, load_lexicons
+from evolve.transcripts.hearing import Heard, hear
+
+# What the agent said before the person's words, unless a test says otherwise: it claims done.
+DONE = "Done: I renamed the function and the tests pass now."
+
+
+def heard(text: str, phrases: dict | None = None, *, first: bool = False, before: str = DONE) -> Heard:
+    return hear(load_lexicons(phrases), text, "" if first else before, first=first)
+
+
+CORRECTIONS = {
+    "en": [
+        "No, use pnpm instead of npm.",
+        "That's wrong, the config lives in ~/.config",
+        "You forgot to update the tests.",
+        "I said the blue button, not the red one",
+        "revert that change please",
+        "that’s not what I asked for",
+        "Why did you delete the migrations folder?",
+        "still doesn't work, same error",
+    ],
+    "zh": [
+        "不对，应该用 pnpm",
+        "错了，配置文件在 ~/.config 下面",
+        "我说的是蓝色按钮",
+        "你忘了更新测试",
+        "还是不行",
+        "这个不对吧，重新来",
+    ],
+    "de": [
+        "Nein, das ist falsch. Nimm pnpm.",
+        "Das stimmt nicht, die Datei liegt woanders",
+        "Ich sagte doch, keine Mocks",
+        "Du hast die Tests vergessen",
+        "Mach das rückgängig",
+        "Eigentlich wollte ich pnpm, nicht npm",
+    ],
+    "es": [
+        "No, eso está mal. Usa pnpm.",
+        "Te dije que no tocaras el archivo",
+        "Olvidaste actualizar las pruebas",
+        "Esta mal, usa la otra tabla",
+        "En realidad quería pnpm, en lugar de npm",
+    ],
+    "fr": [
+        "Non, c'est faux, utilise pnpm",
+        "Ce n'est pas ça que je voulais",
+        "Je t'ai dit de ne pas toucher ce fichier",
+        "Tu as oublié les tests",
+        "En fait, utilise plutôt pnpm",
+    ],
+    "ja": [
+        "違う、pnpm を使って",
+        "そうじゃない。設定ファイルは別の場所です",
+        "間違っています。やり直して",
+        "テストを忘れてる",
+        "元に戻して",
+    ],
+    "hi": [
+        "यह गलत है, pnpm इस्तेमाल करो",
+        "ऐसा नहीं, मैंने कहा था नीला बटन",
+        "तुम टेस्ट अपडेट करना भूल गए",
+        "galat hai, pnpm use karo",
+        "maine kaha tha blue button",
+    ],
+    "pt": [
+        "Não, está errado. Use pnpm.",
+        "Eu disse para não mexer nesse arquivo",
+        "Você esqueceu de atualizar os testes",
+        "Na verdade, use pnpm em vez de npm",
+        "isso não é o que eu pedi",
+    ],
+}
+
+GUARDED = {
+    "en": [
+        "No problem, thanks! Now add a README.",
+        "No worries. Can you add a CLI flag?",
+        "What's wrong with the build on CI?",
+        "Why is the date wrong in the footer?",
+        "Not bad at all. Please add tests now.",
+        "Don't worry about the docs, just ship it",
+        "Please implement undo/redo in the editor",
+        "Nothing wrong with the approach, go on",
+        "I know you're busy; add a note about the new API",
+        "It actually works now, thanks!",
+    ],
+    "zh": [
+        "不错，继续吧",
+        "没问题，接下来加个 README",
+        "为什么测试结果不对？",
+        "启动时报错了，帮我看看",
+        "已经很不错了，提交吧",
+    ],
+    "de": [
+        "Kein Problem, danke!",
+        "Keine Sorge, mach weiter",
+        "Was ist falsch an dem Build?",
+        "Nicht schlecht! Jetzt die Tests.",
+        "Das ist nicht so schlimm, mach weiter",
+    ],
+    "es": [
+        "No hay problema, gracias",
+        "No te preocupes, sigue",
+        "¿Por qué está mal la fecha?",
+        "No está mal, ahora agrega pruebas",
+        "¿Qué está mal en el build?",
+    ],
+    "fr": [
+        "Pas de problème, merci",
+        "Pas mal ! Ajoute les tests maintenant",
+        "Qu'est-ce qui ne va pas avec le build ?",
+        "Pourquoi c'est faux dans le pied de page ?",
+        "Ne t'inquiète pas pour la doc",
+    ],
+    "ja": [
+        "問題ないです、続けてください",
+        "大丈夫です。次は README を追加して",
+        "何が違うのか教えて",
+        "間違いないです。コミットして",
+        "この二つの違いは何ですか",
+    ],
+    "hi": [
+        "कोई बात नहीं, आगे बढ़ो",
+        "कोई समस्या नहीं, README जोड़ो",
+        "क्या गलत है इस बिल्ड में?",
+        "koi baat nahi, aage badho",
+        "चिंता मत करो, बस शिप करो",
+    ],
+    "pt": [
+        "Sem problema, obrigado",
+        "Não se preocupe, continue",
+        "O que está errado no build?",
+        "Não, obrigado, eu faço isso",
+        "Nada errado com a abordagem, continue",
+    ],
+}
+
+FRESH = {
+    "en": "Add a function multiply_numbers(a: int, b: int) -> int and a test for it.",
+    "zh": "实现一个登录页面，使用 React 和 TypeScript",
+    "de": "Schreibe eine Funktion, die zwei Zahlen addiert, und einen Test dazu.",
+    "es": "Crea una función que sume dos números y una prueba para ella.",
+    "fr": "Écris une fonction qui additionne deux nombres, avec un test.",
+    "ja": "二つの数を足す関数とそのテストを書いてください",
+    "hi": "दो संख्याओं को जोड़ने वाला फ़ंक्शन और उसका टेस्ट लिखो",
+    "pt": "Escreva uma função que soma dois números e um teste para ela.",
+}
+
+
+@pytest.mark.parametrize(("lang", "text"), [(lang, t) for lang, texts in CORRECTIONS.items() for t in texts])
+def test_correction_in_every_language(lang, text):
+    assert heard(text).language == lang
+    assert heard(text).correction
+
+
+@pytest.mark.parametrize(("lang", "text"), [(lang, t) for lang, texts in GUARDED.items() for t in texts])
+def test_guards_in_every_language(lang, text):
+    assert not heard(text).correction, lang
+
+
+@pytest.mark.parametrize(("lang", "text"), list(FRESH.items()))
+def test_fresh_request_is_no_correction(lang, text):
+    assert not heard(text).correction, lang
+    assert not heard(text, first=True).correction, lang
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Now add a README",
+        "I know the API",
+        "Nothing to add, ship it",
+        "The wrongful-termination module needs a test",
+        "nobody uses it",
+    ],
+)
+def test_whole_words_only(text):
+    assert not heard(text).correction
+
+
+def test_a_guard_hides_only_its_own_words():
+    assert heard("No worries, but you forgot the tests").correction
+
+
+def test_code_quotes_and_quoted_lines_are_ignored():
+    assert not heard("Run it:\n```\nassert result == 'wrong'\n```\nthanks").correction
+    assert not heard("The log says `that's wrong` at startup, add a retry").correction
+    assert not heard('The API answers "that is wrong input", handle it').correction
+    assert not heard("I got this:\n> you forgot the token\nAdd auth please.").correction
+
+
+def test_long_messages_are_read_at_the_start_only():
+    paste = "Here is the log of the nightly job, please summarise it.\n" + "step ok\n" * 400
+    assert not heard(paste + "you forgot the tests").correction
+    assert heard("You forgot the tests. Log:\n" + "step ok\n" * 400).correction
+
+
+def test_weak_phrases_need_the_start_and_not_a_first_request():
+    assert heard("Actually, use pnpm.").correction
+    assert not heard("Actually, use pnpm.", first=True).correction
+    assert heard("You forgot the lockfile.", first=True).correction
+    late = (
+        "Build a CLI that reads CSV files, validates the rows against the schema, writes a "
+        "report and exits non-zero on errors; it should stream large files and it must log "
+        "progress every 1000 rows. Use click instead of argparse."
+    )
+    assert not heard(late).correction
+
+
+def test_accents_case_and_apostrophes_do_not_matter():
+    assert heard("ESTA MAL, usa pnpm").language == "es"
+    assert heard("nao, use pnpm").language == "pt"
+    assert heard("thats not what I asked").correction
+    assert heard("ｎｏ，use pnpm").correction
+
+
+def test_the_language_with_most_matches_wins():
+    assert heard("No, usa pnpm en lugar de npm").language == "es"
+
+
+def test_user_phrases_extend_the_lexicons():
+    assert not heard("bogus result").correction
+    assert heard("bogus result", {"en": ["bogus"]}).correction
+    assert heard("è sbagliato, usa pnpm", {"it": ["sbagliato"]}).language == "it"
+    assert heard("Meh. Use pnpm.", {"en": ["weak:meh"]}).correction
+    assert not heard("you forgot nothing", {"en": ["guard:you forgot nothing"]}).correction
+    with pytest.raises(ValueError, match="correction pattern"):
+        load_lexicons({"en": ["re:(oops"]})
+    with pytest.raises(ValueError, match="empty"):
+        load_lexicons({"en": ["  "]})
+
+
+def test_a_persons_correction_patterns_run_in_linear_time():
+    phrases = {"en": ["re:(x+x+)+y", "guard:re:(a|a)+b (x+x+)+y"]}
+    long_request = "x" * (LONG_REQUEST_CHARS - 1)
+    assert not heard(long_request, phrases).correction
+    assert heard("xxy, do it again " + "a" * 400, phrases).correction
+    assert not heard("aab xxy", phrases).correction  # the guard hides the phrase
+
+
+def test_a_pattern_whose_accents_are_its_syntax_is_matched_as_written():
+    # The text loses its accents before correction patterns read it, and so does a pattern;
+    # `＊` becomes `*`, which would not compile: such a pattern is kept as written.
+    phrases = {"en": ["re:＊nope", "bogus"]}
+    lexicons = Classifier(correction_phrases=phrases).check().lexicons()
+    assert hear(lexicons, "bogus result", DONE).correction
+
+
+def test_empty_text():
+    assert not heard("").correction
+    assert not heard("   ").correction
