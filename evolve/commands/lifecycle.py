@@ -170,8 +170,9 @@ def _print_status(data: dict, last: float | None, next_at: float | None) -> None
             say(_sync_line(a["name"], a["sync"]))
             for branch in a["sync"]["kept"]:
                 say(
-                    f"{a['name']}: a person's commit is kept on {branch} (it conflicted with another "
-                    f"person's on the server): merge what you want into main, then delete the branch"
+                    f"{a['name']}: this machine's commits are kept on {branch} (they change what the "
+                    f"server's main changed too): `git merge {branch}` shows both versions (keep what "
+                    f"you want, then commit), then `git branch -d {branch}`"
                 )
     for install in data["codex"]:
         say(f"codex: agent {install['agent']} in {install['folder']}: {install['state']}")

@@ -117,7 +117,7 @@ def _rebase_proposals(agent: Agent, view: View, result: Integrated, old_main: st
     mapping = result.mapping
     if not mapping:
         return
-    from evolve.sync.replay import commit_env, message_of
+    from evolve.sync.commits import commit_env, message_of
 
     repo = agent.repo
     for branch, sha in view.local.items():
