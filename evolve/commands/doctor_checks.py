@@ -176,9 +176,11 @@ def environment(home: Home, agents: list[str], configs: dict[str, Config], add: 
         if not (config.sources.claude_code or config.sources.generic or name in registered) and not (
             api_transcripts.is_dir() and any(api_transcripts.iterdir())
         ):
+            local = home.local_config(name)  # a synced agent's [sources] are this machine's, there
+            where = local if local.exists() else home.agent_dir(name) / "agent.toml"
             add(
-                f"{name}: agent.toml",
-                "no transcripts reach this agent, so it never learns; add globs under [sources], "
+                f"{name}: {where.name}",
+                f"no transcripts reach this agent, so it never learns; add globs under [sources] in {where}, "
                 f"run `evolve install claude-code --agent {name}`, or record runs with the Python API",
                 "hint",
             )
