@@ -110,10 +110,11 @@ def symlinks(name: str, repo: Path, add: Add) -> None:
                     found.append(Path(root, entry))
             dirs[:] = [d for d in dirs if not Path(root, d).is_symlink()]
     for path in found:
+        skill = path.parent != repo and " (its skill is not linked for the harnesses until then)"
         add(
             f"{name}: {path.relative_to(repo)}",
-            f"is a symlink to {path.readlink()}: evolve would read what it points at; replace it "
-            "with a real file or folder (e.g. `cp -rL` the target over it)",
+            f"is a symlink to {path.readlink()}: evolve would read what it points at{skill or ''}; "
+            "replace it with a real file or folder (e.g. `cp -rL` the target over it)",
         )
 
 

@@ -102,6 +102,10 @@ def _sync(agent: Agent, accept_rewrite: bool, accept_held: bool, push_first: boo
     url = repo.remote_url(remote.REMOTE)
     if url is None:
         return Outcome(agent.name, "no remote", f"set one with `evolve remote {agent.name} URL`")
+    try:  # set by hand (`git remote add`): the URL `evolve remote` would refuse is not used either
+        remote.check_url(url)
+    except UserError as exc:
+        raise Refused(f"{exc}; set it again with `evolve remote {agent.name} URL`") from None
     with FileLock(repo.git_dir / SYNC_LOCK, timeout=LOCK_WAIT_S):  # one sync of an agent at a time
         pushed = _pushed_ahead(agent, url) if push_first and not accept_rewrite else None
         return pushed or _attempts(agent, url, accept_rewrite, accept_held)
@@ -114,6 +118,8 @@ def _pushed_ahead(agent: Agent, url: str) -> Outcome | None:
     main, before = view.local.get("main"), view.synced.get("main")
     if not main or not before or main == before or not repo.is_ancestor(before, main) or repo.dirty_paths():
         return None
+    if _links_out(repo, before, main):
+        return None  # the full sync says why nothing goes
     updates = [
         (b, view.local.get(b), view.synced.get(b))
         for b in sorted(view.branches())
@@ -151,6 +157,14 @@ def _attempts(agent: Agent, url: str, accept_rewrite: bool, accept_held: bool) -
         ]
         if any(path.startswith("skills/") for path in done.paths):
             agent.sync_links(done.paths)  # the harnesses' links follow the skills that came
+        leaving = _links_out(repo, view.fetched.get("main"), done.main)
+        if leaving:
+            why = "; ".join(leaving)
+            raise Refused(
+                f"{why}: a link out of the repository would carry this machine's paths to the server "
+                "(and no other machine takes it); nothing was pushed. Replace it with the file itself "
+                '(`cp --remove-destination "$(readlink -f PATH)" PATH`), commit, then sync'
+            )
         updates = pushes(view, done)
         refused: dict[str, str] = {}
         if updates:
@@ -197,6 +211,13 @@ def _push_apart(
             return alone, refused
         refused.update(alone.rejected)
     return pushed, refused
+
+
+def _links_out(repo: Repo, server: str | None, main: str) -> list[str]:
+    """Links this machine's main would send that lead out of the repository (`screen.leaving_links`)."""
+    from evolve.sync.screen import leaving_links
+
+    return leaving_links(repo, server, main)
 
 
 def _incoming(repo: Repo, view: refs.View) -> set[str]:

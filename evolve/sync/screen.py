@@ -21,6 +21,7 @@ nothing here writes.
 
 from __future__ import annotations
 
+import posixpath
 from pathlib import Path
 
 from evolve import config as config_mod
@@ -62,6 +63,27 @@ def screen(agent: Agent, server: str, known: list[str]) -> list[str]:
     if config.review:
         reasons += _unreviewed(repo, server, known)
     return reasons
+
+
+def leaving_links(repo: Repo, server: str | None, main: str) -> list[str]:
+    """Links `main` has and the server's main has not, that lead out of the repository (one line each).
+
+    A link a person committed (`skills/x/SKILL.md -> /home/pat/notes.md`) would carry this
+    machine's paths to the server, and no other machine takes a link from it (`screen`).
+    """
+    ours = {p: e for p, e in repo.tree_entries(main, WATCHED).items() if e[0] == LINK}
+    if not ours:
+        return []
+    theirs = repo.tree_entries(server, WATCHED) if server else {}
+    new = {path: entry for path, entry in ours.items() if theirs.get(path) != entry}
+    targets = repo.read_blobs([entry[1] for entry in new.values()])
+    found = []
+    for path, entry in sorted(new.items()):
+        target = (targets.get(entry[1]) or b"").decode("utf-8", "replace")
+        inside = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
+        if target.startswith("/") or inside == ".." or inside.startswith("../"):
+            found.append(f"{path} is a link to {_shown(target, 120)}")
+    return found
 
 
 def held_message(agent: Agent, reasons: list[str]) -> str:
