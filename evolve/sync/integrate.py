@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass, field
 
 from evolve import config as config_mod
+from evolve.errors import ConfigError
 from evolve.store.git import ZERO
 from evolve.store.history import PROPOSALS, Commit
 from evolve.store.repo import WHY, Repo
@@ -86,7 +87,7 @@ def integrate(
         ]
         updates += [(ref, ZERO, sha) for ref, sha in (held or {}).items()]  # taken now: nothing held
         result.paths = repo.move_branch(result.main, local, refs=updates, journal_id="sync")
-        result.notes += _machine_local_notes(agent, local, result.main)
+        result.notes += _settings_notes(agent, local, result.main)
     return result
 
 
@@ -219,8 +220,8 @@ def _rewrite_message(agent: Agent, before: str, server: str) -> str:
     )
 
 
-def _machine_local_notes(agent: Agent, old: str, new: str) -> list[str]:
-    """What a pulled agent.toml sets that stays this machine's own (ignored, with a warning)."""
+def _settings_notes(agent: Agent, old: str, new: str) -> list[str]:
+    """What a pulled agent.toml sets that does not apply here (`[sources]`, `[model]`: this machine's)."""
     if "agent.toml" not in agent.repo.changed_paths(old, new, ["agent.toml"]):
         return []
     text = (agent.repo.read_blobs([f"{new}:agent.toml"]).get(f"{new}:agent.toml") or b"").decode(
@@ -229,11 +230,10 @@ def _machine_local_notes(agent: Agent, old: str, new: str) -> list[str]:
     try:
         import tomllib
 
-        sections = set(tomllib.loads(text))
-    except ValueError:
-        return [f"agent.toml from the server is not valid TOML; fix it in {agent.path / 'agent.toml'}"]
-    return [
-        f"agent.toml from the server sets [{s}]: ignored here ([{s}] stays in {agent.local_config_path})"
-        for s in config_mod.MACHINE_LOCAL
-        if s in sections
-    ]
+        raw = tomllib.loads(text)
+        merged = config_mod.merge(
+            config_mod.Config(), raw, "agent.toml from the server", agent=True, shared=agent.local_config_path
+        )
+    except (ValueError, ConfigError) as exc:
+        return [f"agent.toml from the server does not load ({exc}); fix it in {agent.path / 'agent.toml'}"]
+    return list(merged.warnings)

@@ -25,18 +25,18 @@ too (the undo wins). Nothing moves here: the caller moves the branch and refs at
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from evolve.store.files import sha256
 from evolve.store.git import GitError
 from evolve.store.history import PROPOSALS, Commit, build_message
-from evolve.store.repo import LINK, Entry, Repo, person_identity
+from evolve.store.repo import LINK, Entry, person_identity
 from evolve.sync.commits import commit_env, from_model, message_of, persons_env, rewritten
 from evolve.sync.refs import MACHINE, SYNCED
 from evolve.sync.remote import FETCHED
 from evolve.sync.replan import noted_reflection, removes_lines, replan, union
-from evolve.sync.review import merged as review_merged
+from evolve.sync.review import fork_of, merged_on_server
 from evolve.workspace import undo
 from evolve.workspace.agent import Agent, local_person
 from evolve.workspace.authorship import made_by_evolve
@@ -150,7 +150,7 @@ class Replayer:
             if set(c.values("Evolve-Accepted")) & ids and self.repo.changed_paths(c.parents[0], c.sha)
         ]
         changes = [(c.sha, f"{c.sha}^") for c in accepts]  # newest first, as `git revert` of each would go
-        changes += [(sha, _fork(self.repo, sha, self.base)) for _, sha in sorted(merged.items())]
+        changes += [(sha, fork_of(self.agent, sha, self.base)) for _, sha in sorted(merged.items())]
         env, onto, left = commit_env(raw), self.tip, []
         for sha, before in changes:
             if not self.repo.changed_paths(before, sha):
@@ -483,35 +483,6 @@ class Replayer:
     def _blob(self, data: bytes, like: Entry | None) -> Entry:
         blob = self.repo.git("hash-object", "-w", "--stdin", input=data).decode().strip()
         return (like[0] if like and like[0] != LINK else "100644", blob)
-
-
-def merged_on_server(agent: Agent, ids: Iterable[str], base: str, server: str) -> dict[str, str]:
-    """Each of `ids` the server's main took since `base` without evolve → its proposal commit.
-
-    A pull request merged on the server (a merge, a squash, a rebase; its branch deleted
-    afterwards or not) leaves no `Evolve-Accepted` trailer: it is recognised by content as
-    `review` recognises it (`review.merged`: the proposal's commit on main, or its change
-    there), on the proposal as the server has it now, else as this machine last synced it.
-    """
-    repo, found = agent.repo, {}
-    wanted = sorted(set(ids))
-    if not wanted:
-        return {}
-    known = repo.refs(FETCHED + PROPOSALS, SYNCED + PROPOSALS)
-    for pid in wanted:
-        for prefix in (FETCHED, SYNCED):
-            sha = known.get(f"{prefix}{PROPOSALS}{pid}")
-            if sha is None or repo.is_ancestor(sha, base):
-                continue  # not there, or on main before the server's side began
-            if review_merged(agent, sha, server)[0] and not review_merged(agent, sha, base)[0]:
-                found[pid] = sha
-                break
-    return found
-
-
-def _fork(repo: Repo, sha: str, base: str) -> str:
-    """Where a proposal left main (the merge base's side, before the server took it)."""
-    return repo.text("merge-base", sha, base, check=False) or f"{sha}^"
 
 
 def _text(entry: Entry | None) -> bool:

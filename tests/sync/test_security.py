@@ -212,7 +212,8 @@ def test_the_servers_agent_toml_cannot_choose_sources_or_model_here(machines, gi
     attacker = Attacker(tmp_path / "attacker", git_daemon.url())
     attacker.push_files({"agent.toml": a.read("agent.toml") + "\n" + evil})
     code, out = b.sync()
-    assert code == 0 and "agent.toml from the server sets [model]: ignored here" in out, out
+    assert code == 0 and "agent.toml from the server: [model] is ignored" in out, out
+    assert str(b.home.local_config("a")) in out
     config = b.agent.config
     assert config.model.base_url != "http://attacker.example" and config.sources.claude_code == []
     assert any("[sources] is ignored" in w for w in config.warnings)
