@@ -53,12 +53,15 @@ def screen(agent: Agent, server: str, known: list[str]) -> list[str]:
     reasons += [f"{path} is {sizes[new[path][1]]} bytes (at most {MAX_BYTES})" for path in sorted(large)]
     readable = sorted(p for p, e in new.items() if e[0] != LINK and p not in large)
     blobs = repo.read_blobs([new[p][1] for p in readable])
-    before = repo.read_blobs([f"{rev}:{p}" for p in readable for rev in known])
+    had = list(zip(known, ours, strict=True))
+    before = repo.read_blobs([f"{rev}:{path}" for path in readable for rev, tree in had if path in tree])
     for path in readable:
         data = blobs.get(new[path][1]) or b""
         olds = [before.get(f"{rev}:{path}") for rev in known]
         reasons += _content(path, data, [old for old in olds if old is not None])
         reasons += _structure(agent, config, path, data, olds[0] if olds else None)
+    if "agent.toml" not in theirs and any("agent.toml" in tree for tree in ours):
+        reasons += _settings(agent, config, "")  # deleted: the defaults, review off among them
     reasons += _skill_count(theirs, ours[0] if ours else {}, config.limits.max_skills)
     if config.review:
         reasons += _unreviewed(repo, server, known)
@@ -113,7 +116,7 @@ def _content(path: str, data: bytes, olds: list[bytes]) -> list[str]:
     )
     if not added:
         return []
-    found = [f"{_shown(flag.line())}" for flag in scan_text(added, "", path) if flag.kind != "url"]
+    found = [_shown(flag.line()) for flag in scan_text(added, "", path) if flag.kind != "url"]
     hidden = find_invisible(added)
     if hidden:
         found.append(

@@ -182,13 +182,17 @@ def test_what_validation_refuses_in_a_reflection_is_held_from_the_server(
     assert a.head() == main and not (a.path / "skills" / "ops").exists()
 
 
-def test_the_server_cannot_turn_review_off(machines, git_daemon, tmp_path):
+@pytest.mark.parametrize("how", ["set to false", "deleted"])
+def test_the_server_cannot_turn_review_off(machines, git_daemon, tmp_path, how):
     a, _b = machines
     review_on(a, git_daemon.url())
     assert a.sync()[0] == 0
     mal = Clone(tmp_path / "mal", git_daemon.url())
     toml = mal.path / "agent.toml"
-    toml.write_text(toml.read_text().replace("review = true", "review = false"))
+    if how == "deleted":
+        mal.git("rm", "-q", "agent.toml")
+    else:
+        toml.write_text(toml.read_text().replace("review = true", "review = false"))
     mal.git("commit", "-qam", "faster")
     mal.git("push", "-q", "origin", "main")
     code, out = a.sync()
