@@ -117,6 +117,11 @@ def _sync_args(p) -> None:
         action="store_true",
         help="take the server's main although it was rewritten (force-pushed); says what leaves main",
     )
+    p.add_argument(
+        "--accept-held",
+        action="store_true",
+        help="take the server's main the last sync held back (flagged or unreviewed) as reviewed",
+    )
     _json(p)
 
 

@@ -120,6 +120,11 @@ class Machine:
         self.add_to_memo(line, section)
         self.commit(line[:40])
 
+    def reword(self, old: str, new: str, message: str = "my wording") -> None:
+        """The person changes a line of the memo and commits it (a change, not an addition)."""
+        self.write("memo.md", self.read("memo.md").replace(old, new))
+        self.commit(message)
+
     def commit(self, message: str = "my edit") -> None:
         self.git("add", "-A")
         self.git("commit", "-q", "-m", message)
@@ -171,6 +176,12 @@ class Clone:
 
     def delete(self, branch: str) -> None:
         self.git("push", "-q", "origin", f":{branch}")
+
+
+def a_line_on_both(a: Machine, b: Machine, line: str) -> None:
+    """`line` in the memo on the server and on both machines (for each to change it its way)."""
+    a.person_rule(line)
+    assert a.sync()[0] == 0 and b.sync()[0] == 0
 
 
 def review_on(machine: Machine, url: str) -> None:

@@ -84,8 +84,8 @@ def diagnose(home: Home, leftover: list[Path] | None = None) -> list[dict]:
     for name in agents:
         agent = Agent(home, name)
         toml = agent.path / "agent.toml"
-        try:  # the agent's own file alone, so a broken home config is not blamed on it
-            for warning in config_mod.load(None, toml).warnings:
+        try:  # the agent's own files alone, so a broken home config is not blamed on them
+            for warning in config_mod.load(None, toml, agent.local_config_path).warnings:
                 add(f"{name}: agent.toml", _without(toml, warning), "warning")
         except ConfigError as exc:
             add(f"{name}: agent.toml", f"{_without(toml, str(exc))}; fix it in {toml}")

@@ -110,10 +110,11 @@ def symlinks(name: str, repo: Path, add: Add) -> None:
                     found.append(Path(root, entry))
             dirs[:] = [d for d in dirs if not Path(root, d).is_symlink()]
     for path in found:
+        skill = path.parent != repo and " (its skill is not linked for the harnesses until then)"
         add(
             f"{name}: {path.relative_to(repo)}",
-            f"is a symlink to {path.readlink()}: evolve would read what it points at; replace it "
-            "with a real file or folder (e.g. `cp -rL` the target over it)",
+            f"is a symlink to {path.readlink()}: evolve would read what it points at{skill or ''}; "
+            "replace it with a real file or folder (e.g. `cp -rL` the target over it)",
         )
 
 
@@ -176,9 +177,11 @@ def environment(home: Home, agents: list[str], configs: dict[str, Config], add: 
         if not (config.sources.claude_code or config.sources.generic or name in registered) and not (
             api_transcripts.is_dir() and any(api_transcripts.iterdir())
         ):
+            local = home.local_config(name)  # a synced agent's [sources] are this machine's, there
+            where = local if local.exists() else home.agent_dir(name) / "agent.toml"
             add(
-                f"{name}: agent.toml",
-                "no transcripts reach this agent, so it never learns; add globs under [sources], "
+                f"{name}: {where.name}",
+                f"no transcripts reach this agent, so it never learns; add globs under [sources] in {where}, "
                 f"run `evolve install claude-code --agent {name}`, or record runs with the Python API",
                 "hint",
             )

@@ -55,6 +55,7 @@ def _agent_status(conn: sqlite3.Connection, home: Home, name: str, row, synced=N
             else None
         ),
         "config_problem": problem,
+        "config_warnings": list(agent.lenient_config.warnings),  # read, but not applied where they stand
         "paused": bool(row and row["paused"]),
         "busy": is_locked(home.agent_dir(name) / ".git" / LOCK),
         "proposals": [p.id for p in proposals.pending(Agent(home, name))],  # waiting for a person
@@ -153,6 +154,7 @@ def _print_status(data: dict, last: float | None, next_at: float | None) -> None
         )
         if a["config_problem"]:
             notes.append(f"{a['name']}: not reflected until its configuration loads: {a['config_problem']}")
+        notes += [f"{a['name']}: {warning}" for warning in a["config_warnings"]]
         if a["last_failure"]:
             failure = a["last_failure"]
             notes.append(f"{a['name']}: the reflection at {failure['at']} failed: {failure['reason']}")
@@ -170,8 +172,9 @@ def _print_status(data: dict, last: float | None, next_at: float | None) -> None
             say(_sync_line(a["name"], a["sync"]))
             for branch in a["sync"]["kept"]:
                 say(
-                    f"{a['name']}: a person's commit is kept on {branch} (it conflicted with another "
-                    f"person's on the server): merge what you want into main, then delete the branch"
+                    f"{a['name']}: this machine's commits are kept on {branch} (they change what the "
+                    f"server's main changed too): `git merge {branch}` shows both versions (keep what "
+                    f"you want, then commit), then `git branch -d {branch}`"
                 )
     for install in data["codex"]:
         say(f"codex: agent {install['agent']} in {install['folder']}: {install['state']}")

@@ -46,6 +46,9 @@ def accept(home: Home, name: str, proposal_id: str, as_json: bool = False) -> in
             f"  not applied (changed since): {', '.join(done.left)}; they wait as proposal {done.rest} "
             f"(`evolve review {name} {done.rest}`)"
         )
+    if "agent.toml" in done.applied:  # settings that do not apply where they stand: said now
+        for warning in Agent(home, name).lenient_config.warnings:
+            say(f"note: {warning}")
     return 0
 
 

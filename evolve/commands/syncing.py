@@ -80,12 +80,19 @@ def _show(agent: Agent, as_json: bool) -> int:
     return 0
 
 
-def sync(home: Home, names: list[str], accept_rewrite: bool = False, as_json: bool = False) -> int:
+def sync(
+    home: Home,
+    names: list[str],
+    accept_rewrite: bool = False,
+    as_json: bool = False,
+    accept_held: bool = False,
+) -> int:
     """Fetch, integrate, push for each agent (default: every agent with a remote)."""
     agents = [Agent.open(name, home) for name in names] if names else _shared(home)
-    if accept_rewrite and len(names) != 1:
-        raise UserError("--accept-rewrite takes exactly one agent: `evolve sync --accept-rewrite NAME`")
-    outcomes = [sync_agent(agent, accept_rewrite=accept_rewrite) for agent in agents]
+    for flag, given in (("--accept-rewrite", accept_rewrite), ("--accept-held", accept_held)):
+        if given and len(names) != 1:
+            raise UserError(f"{flag} takes exactly one agent: `evolve sync {flag} NAME`")
+    outcomes = [sync_agent(agent, accept_rewrite=accept_rewrite, accept_held=accept_held) for agent in agents]
     if as_json:
         emit_json([o.to_dict() for o in outcomes])
     elif not outcomes:

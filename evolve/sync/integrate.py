@@ -16,10 +16,11 @@ import time
 from dataclasses import dataclass, field
 
 from evolve import config as config_mod
+from evolve.errors import ConfigError
 from evolve.store.git import ZERO
 from evolve.store.history import PROPOSALS, Commit
 from evolve.store.repo import WHY, Repo
-from evolve.sync.refs import HEADS, MACHINE, Refused, View
+from evolve.sync.refs import HEADS, MACHINE, Held, Refused, View
 from evolve.workspace.agent import Agent
 
 BACKUP = "backup/before-rewrite-"  # main as it was when a person accepted the server's rewrite
@@ -38,26 +39,34 @@ class Integrated:
     mapping: dict[str, str] = field(default_factory=dict)  # a replayed commit → its replay
 
 
-def integrate(agent: Agent, view: View, machine: str, *, accept_rewrite: bool = False) -> Integrated:
-    """Everything the server has, brought in (call under the agent's lock); nothing is pushed here."""
+def integrate(
+    agent: Agent, view: View, machine: str, *, accept_rewrite: bool = False, accept_held: bool = False
+) -> Integrated:
+    """Everything the server has, brought in (call under the agent's lock); nothing is pushed here.
+
+    `accept_held`: a person took the main the last sync held back (`screen`) as reviewed.
+    """
     repo = agent.repo
     local = view.local.get("main") or repo.tip() or ""
     server, before = view.fetched.get("main"), view.synced.get("main")
     result = Integrated(local)
+    held = None
     if server is not None and server != local and not repo.is_ancestor(server, local):
         check_tree(repo, server)
         rewritten = before is not None and not repo.is_ancestor(before, server)
         if rewritten and not accept_rewrite:
             raise Refused(_rewrite_message(agent, before or "", server))
-        if repo.is_ancestor(local, server):
+        forward = repo.is_ancestor(local, server)
+        base = local if forward else (before if rewritten else None) or repo.merge_base(local, server)
+        if base is None:
+            raise Refused(
+                f"the server's main shares no history with agent {agent.name!r}; point it at an empty "
+                f"repository, or join the server's agent with `evolve init NAME --from URL`"
+            )
+        held = _screened(agent, server, [local, base], accept_held)
+        if forward:
             result.main = server
         else:
-            base = (before if rewritten else None) or repo.merge_base(local, server)
-            if base is None:
-                raise Refused(
-                    f"the server's main shares no history with agent {agent.name!r}; point it at an empty "
-                    f"repository, or join the server's agent with `evolve init NAME --from URL`"
-                )
             if rewritten:
                 result.branches[f"{BACKUP}{int(time.time())}"] = local
             _replay(agent, result, base, server, machine)
@@ -76,9 +85,23 @@ def integrate(agent: Agent, view: View, machine: str, *, accept_rewrite: bool = 
             for b, sha in result.branches.items()
             if sha != view.local.get(b)
         ]
+        updates += [(ref, ZERO, sha) for ref, sha in (held or {}).items()]  # taken now: nothing held
         result.paths = repo.move_branch(result.main, local, refs=updates, journal_id="sync")
-        result.notes += _machine_local_notes(agent, local, result.main)
+        result.notes += _settings_notes(agent, local, result.main)
     return result
+
+
+def _screened(agent: Agent, server: str, known: list[str], accept_held: bool) -> dict[str, str]:
+    """Hold the server's main back when `screen` finds anything; else the held ref to clear."""
+    from evolve.sync.screen import HELD, held_message, screen
+
+    repo = agent.repo
+    held = repo.refs(HELD)
+    reasons = screen(agent, server, known + list(held.values()) if accept_held else known)
+    if reasons:
+        repo.update_refs([(HELD, server, None)], "evolve: held")
+        raise Held(held_message(agent, reasons))
+    return held
 
 
 def _replay(agent: Agent, result: Integrated, base: str, server: str, machine: str) -> None:
@@ -117,7 +140,7 @@ def _rebase_proposals(agent: Agent, view: View, result: Integrated, old_main: st
     mapping = result.mapping
     if not mapping:
         return
-    from evolve.sync.replay import commit_env, message_of
+    from evolve.sync.commits import commit_env, message_of
 
     repo = agent.repo
     for branch, sha in view.local.items():
@@ -197,8 +220,8 @@ def _rewrite_message(agent: Agent, before: str, server: str) -> str:
     )
 
 
-def _machine_local_notes(agent: Agent, old: str, new: str) -> list[str]:
-    """What a pulled agent.toml sets that stays this machine's own (ignored, with a warning)."""
+def _settings_notes(agent: Agent, old: str, new: str) -> list[str]:
+    """What a pulled agent.toml sets that does not apply here (`[sources]`, `[model]`: this machine's)."""
     if "agent.toml" not in agent.repo.changed_paths(old, new, ["agent.toml"]):
         return []
     text = (agent.repo.read_blobs([f"{new}:agent.toml"]).get(f"{new}:agent.toml") or b"").decode(
@@ -207,11 +230,10 @@ def _machine_local_notes(agent: Agent, old: str, new: str) -> list[str]:
     try:
         import tomllib
 
-        sections = set(tomllib.loads(text))
-    except ValueError:
-        return [f"agent.toml from the server is not valid TOML; fix it in {agent.path / 'agent.toml'}"]
-    return [
-        f"agent.toml from the server sets [{s}]: ignored here ([{s}] stays in {agent.local_config_path})"
-        for s in config_mod.MACHINE_LOCAL
-        if s in sections
-    ]
+        raw = tomllib.loads(text)
+        merged = config_mod.merge(
+            config_mod.Config(), raw, "agent.toml from the server", agent=True, shared=agent.local_config_path
+        )
+    except (ValueError, ConfigError) as exc:
+        return [f"agent.toml from the server does not load ({exc}); fix it in {agent.path / 'agent.toml'}"]
+    return list(merged.warnings)

@@ -27,6 +27,10 @@ class Refused(UserError):
     """The server's history cannot be integrated as it is; the message says what to do."""
 
 
+class Held(Refused):
+    """The server's main brings what evolve does not take unreviewed (`screen`): nothing was taken."""
+
+
 @dataclass
 class View:
     """Branch name → sha, in the three places (absent: the branch is not there)."""

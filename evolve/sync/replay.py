@@ -12,8 +12,12 @@ their revert, an evolve command they ran — is a person's. Where the files conf
   the server stay, two reflections' memo lessons are merged, what cannot land waits;
 - a person's commit against the server's reflections wins on main (their side of each
   conflicting hunk), and the lesson it displaced waits on a `proposals/` branch;
-- a person's commit against another person's lines on the server stays off main: it is kept on
-  a branch named after this machine, and `evolve status` says so.
+- where both sides only added lines (none changed or removed), both stay: the server's
+  first, then this machine's — the order every machine gets;
+- a person's commit against a person's changed lines on the server (the same person's on
+  another machine, or anyone's) stays off main: kept as it was made, on its own parent, on a
+  branch named after this machine, so that `git merge` of it shows both versions in a real
+  conflict; `evolve status` says so.
 
 A reflection that would bring back a lesson a person undid on the server is planned again
 too (the undo wins). Nothing moves here: the caller moves the branch and refs at once.
@@ -21,20 +25,21 @@ too (the undo wins). Nothing moves here: the caller moves the branch and refs at
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from evolve.store.files import sha256
 from evolve.store.git import GitError
 from evolve.store.history import PROPOSALS, Commit, build_message
-from evolve.store.repo import LINK, Entry, Repo, person_identity
+from evolve.store.repo import LINK, Entry, person_identity
+from evolve.sync.commits import commit_env, from_model, message_of, persons_env, rewritten
 from evolve.sync.refs import MACHINE, SYNCED
 from evolve.sync.remote import FETCHED
 from evolve.sync.replan import noted_reflection, removes_lines, replan, union
-from evolve.sync.review import merged as review_merged
+from evolve.sync.review import fork_of, merged_on_server
 from evolve.workspace import undo
 from evolve.workspace.agent import Agent, local_person
-from evolve.workspace.authorship import ON_REQUEST, made_by_evolve
+from evolve.workspace.authorship import made_by_evolve
 
 
 @dataclass
@@ -46,57 +51,6 @@ class Replayed:
     kept: list[Commit] = field(default_factory=list)  # a person's commits kept off main
     branches: dict[str, str] = field(default_factory=dict)  # new or moved branch → sha
     notes: list[str] = field(default_factory=list)  # one line per thing a person should know
-
-
-def from_model(commit: Commit) -> bool:
-    """A reflection evolve made (the model's lessons); every other commit is a person's or their command's.
-
-    A reflection a person re-committed (`--amend`, a rebase, `commit -C`: they are its committer)
-    is theirs here; `Replayer` also takes an unchanged copy of one as the model's.
-    """
-    return commit.trailers.get("Evolve-Kind") == "reflection" and made_by_evolve(commit)
-
-
-def rewritten(commit: Commit) -> bool:
-    """One of evolve's own commits a person re-committed (`--amend`, a rebase, `commit -C`).
-
-    Evolve's trailers, and it would be `made_by_evolve` but for the person as its committer.
-    """
-    kind = commit.trailers.get("Evolve-Kind")
-    if not kind or kind in ON_REQUEST or commit.trailers.get("Evolve-Source") == "human":
-        return False
-    return bool(commit.committer_email) and commit.committer_email != commit.email
-
-
-def commit_env(raw: bytes, keep_committer_date: bool = False) -> dict[str, str]:
-    """GIT_AUTHOR_* (name, email, date) and GIT_COMMITTER_NAME/EMAIL of a raw commit object."""
-    env: dict[str, str] = {}
-    for line in raw.split(b"\n\n", 1)[0].decode("utf-8", "surrogateescape").splitlines():
-        role, _, rest = line.partition(" ")
-        if role not in ("author", "committer"):
-            continue
-        name, _, tail = rest.partition(" <")
-        email, _, when = tail.partition("> ")
-        key = "GIT_AUTHOR" if role == "author" else "GIT_COMMITTER"
-        env[f"{key}_NAME"], env[f"{key}_EMAIL"] = name, email
-        if role == "author" or keep_committer_date:
-            env[f"{key}_DATE"] = when
-    return env
-
-
-def persons_env(raw: bytes) -> dict[str, str]:
-    """A raw commit's committer as its author and committer (a person who rewrote evolve's commit)."""
-    env = commit_env(raw, keep_committer_date=True)
-    name, email = env.get("GIT_COMMITTER_NAME", ""), env.get("GIT_COMMITTER_EMAIL", "")
-    if not (name and email):
-        return commit_env(raw)
-    when = env.pop("GIT_COMMITTER_DATE", "")
-    return {**env, "GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email, "GIT_AUTHOR_DATE": when}
-
-
-def message_of(raw: bytes) -> str:
-    """The message as its bytes are (`build_commit` writes a stray non-UTF-8 byte back as it was)."""
-    return raw.split(b"\n\n", 1)[1].decode("utf-8", "surrogateescape") if b"\n\n" in raw else ""
 
 
 class Replayer:
@@ -127,7 +81,7 @@ class Replayer:
             if new is not None:
                 self.result.mapping[commit.sha] = self.result.tip = new
         if self.result.kept:
-            self._keep(raws)
+            self._keep()
         self._copy_notes()
         return self.result
 
@@ -155,6 +109,10 @@ class Replayer:
         if rewritten(commit):  # a person's amend of evolve's commit: what it brings is theirs
             paths = self.repo.changed_paths(commit.parents[0], commit.sha)
             self._as[commit.sha] = self.agent.human_edit_message(paths), persons_env(raw)
+        added = self._added_on_both_sides(commit.parents[0], commit.sha, left)
+        if added is not None:
+            message, env = self._as.get(commit.sha) or (message_of(raw), commit_env(raw))
+            return self.repo.build_commit(self.tip, {**entries, **added}, message, env)
         if any(self._person_changed(path, commit.parents[0], commit.sha) for path in left):
             self.result.kept.append(commit)
             return None
@@ -192,7 +150,7 @@ class Replayer:
             if set(c.values("Evolve-Accepted")) & ids and self.repo.changed_paths(c.parents[0], c.sha)
         ]
         changes = [(c.sha, f"{c.sha}^") for c in accepts]  # newest first, as `git revert` of each would go
-        changes += [(sha, _fork(self.repo, sha, self.base)) for _, sha in sorted(merged.items())]
+        changes += [(sha, fork_of(self.agent, sha, self.base)) for _, sha in sorted(merged.items())]
         env, onto, left = commit_env(raw), self.tip, []
         for sha, before in changes:
             if not self.repo.changed_paths(before, sha):
@@ -275,6 +233,9 @@ class Replayer:
         )
         if not left:
             return self.repo.build_commit(self.tip, entries, message, env)
+        added = self._added_on_both_sides(twin, commit.sha, left)
+        if added is not None:
+            return self.repo.build_commit(self.tip, {**entries, **added}, message, env)
         if any(self._person_changed(path, twin, commit.sha, since=twin) for path in left):
             self.result.kept.append(commit)
             return None
@@ -345,6 +306,28 @@ class Replayer:
             )
         return new
 
+    def _added_on_both_sides(self, parent: str, mine: str, paths: list[str]) -> dict[str, Entry] | None:
+        """Each of `paths` with both sides' lines, when both only added lines since `parent`.
+
+        The server's lines first, then this machine's (`union`): every machine gets one order.
+        None when a side changed or removed a line there, or a file is a link, binary, or
+        was created or deleted: that is a real conflict.
+        """
+        trees = [self.repo.tree_entries(rev, paths) for rev in (parent, mine, self.tip)]
+        if not all(_text(tree.get(path)) for tree in trees for path in paths):
+            return None
+        blobs = self.repo.read_blobs([f"{rev}:{p}" for p in paths for rev in (parent, mine, self.tip)])
+        found: dict[str, Entry] = {}
+        for path in paths:
+            base, ours, theirs = (blobs.get(f"{rev}:{path}") or b"" for rev in (parent, mine, self.tip))
+            if removes_lines(base, ours) or removes_lines(base, theirs) or b"\0" in ours + theirs:
+                return None
+            try:
+                found[path] = self._blob(union(self.repo, base, theirs, ours), trees[1][path])
+            except GitError:
+                return None
+        return found
+
     def _merged(
         self, base: bytes | None, mine: bytes | None, theirs: bytes | None
     ) -> tuple[bytes, bytes] | None:
@@ -380,26 +363,24 @@ class Replayer:
         )
         self.result.notes.append(f"{branch}: waits for review ({why})")
 
-    def _keep(self, raws: dict[str, bytes | None]) -> None:
-        """A branch after this machine: main as it is now plus each kept commit as the person made it."""
-        tip = self.tip
-        for commit in self.result.kept:
-            paths = self.repo.changed_paths(commit.parents[0], commit.sha)
-            mine = self.repo.tree_entries(commit.sha, paths)
-            raw = raws.get(commit.sha) or b""
-            message, env = self._as.get(commit.sha) or (message_of(raw), commit_env(raw))
-            tip = self.repo.build_commit(tip, {p: mine.get(p) for p in paths}, message, env)
+    def _keep(self) -> None:
+        """A branch after this machine at the person's last kept commit, as they made it.
+
+        On its own parent (never rebuilt on the server's main), so `git merge` of it is a real
+        3-way merge: each conflict shows both versions, and nothing is replaced by a fast-forward.
+        """
         taken = set(self.repo.branches(MACHINE))  # here, and on the server (never someone else's)
         taken |= {ref.removeprefix(FETCHED) for ref in self.repo.refs(FETCHED + MACHINE)}
         branch, number = f"{MACHINE}{self.machine}", 1
         while branch in taken:
             number += 1
             branch = f"{MACHINE}{self.machine}-{number}"
-        self.result.branches[branch] = tip
+        self.result.branches[branch] = self.result.kept[-1].sha
         subjects = "; ".join(c.subject for c in self.result.kept)
         self.result.notes.append(
-            f"{branch}: kept a person's commit that conflicts with another person's on the server "
-            f"({subjects}); main has the server's — merge what you want and delete the branch"
+            f"{branch}: kept this machine's commit ({subjects}), which changes lines the server's main "
+            f"changed too; main has the server's. `git merge {branch}` shows both versions (keep what "
+            f"you want, then commit), then `git branch -d {branch}`"
         )
 
     def _copy_notes(self) -> None:
@@ -504,35 +485,6 @@ class Replayer:
         return (like[0] if like and like[0] != LINK else "100644", blob)
 
 
-def merged_on_server(agent: Agent, ids: Iterable[str], base: str, server: str) -> dict[str, str]:
-    """Each of `ids` the server's main took since `base` without evolve → its proposal commit.
-
-    A pull request merged on the server (a merge, a squash, a rebase; its branch deleted
-    afterwards or not) leaves no `Evolve-Accepted` trailer: it is recognised by content as
-    `review` recognises it (`review.merged`: the proposal's commit on main, or its change
-    there), on the proposal as the server has it now, else as this machine last synced it.
-    """
-    repo, found = agent.repo, {}
-    wanted = sorted(set(ids))
-    if not wanted:
-        return {}
-    known = repo.refs(FETCHED + PROPOSALS, SYNCED + PROPOSALS)
-    for pid in wanted:
-        for prefix in (FETCHED, SYNCED):
-            sha = known.get(f"{prefix}{PROPOSALS}{pid}")
-            if sha is None or repo.is_ancestor(sha, base):
-                continue  # not there, or on main before the server's side began
-            if review_merged(agent, sha, server)[0] and not review_merged(agent, sha, base)[0]:
-                found[pid] = sha
-                break
-    return found
-
-
-def _fork(repo: Repo, sha: str, base: str) -> str:
-    """Where a proposal left main (the merge base's side, before the server took it)."""
-    return repo.text("merge-base", sha, base, check=False) or f"{sha}^"
-
-
 def _text(entry: Entry | None) -> bool:
     return entry is not None and entry[0] != LINK
 
@@ -542,4 +494,4 @@ def _decided(commit: Commit) -> set[str]:
     return set(commit.values("Evolve-Accepted")) | set(commit.values("Evolve-Rejected-Proposal"))
 
 
-__all__ = ["Replayed", "Replayer", "from_model"]
+__all__ = ["Replayed", "Replayer"]

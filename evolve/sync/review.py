@@ -15,6 +15,7 @@ there; one a reviewer pushed to is taken as the reviewer left it.
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,7 +30,8 @@ from evolve.reflect.proposals import (
 from evolve.store.git import GitError
 from evolve.store.history import PROPOSALS, Commit, build_message, clean_line
 from evolve.store.repo import WHY
-from evolve.sync.refs import MACHINE, View
+from evolve.sync.refs import MACHINE, SYNCED, View
+from evolve.sync.remote import FETCHED
 from evolve.workspace import undo
 from evolve.workspace.agent import Agent
 
@@ -166,7 +168,7 @@ def _keep_persons(agent: Agent, done: Reviewed, branch: str, sha: str) -> str:
 
 def _all_blocked(agent: Agent, sha: str, main: str, blocked: dict[str, undo.Block]) -> bool:
     """Whether everything a reflection's proposal (nobody else's commit on it) teaches was undone."""
-    fork = _fork(agent, sha, main)
+    fork = fork_of(agent, sha, main)
     if _persons_commits(agent, fork, sha):
         return False
     retired, removed = removals_of(agent, fork, sha)
@@ -186,7 +188,7 @@ def _settle(agent: Agent, done: Reviewed, branch: str, sha: str, decided: set[st
     if name in decided:
         return  # accepted or rejected here or on another machine already
     whole, missing = merged(agent, sha, done.main)
-    fork = _fork(agent, sha, done.main)
+    fork = fork_of(agent, sha, done.main)
     lessons = lessons_of(agent, fork, sha)
     own = reflections_on(agent.repo, {branch: sha}, fork).get(branch) if fork != sha else None
     subject = agent.repo.log(own[0] if own else sha, limit=1)[0].subject  # the reflection's, not a reviewer's
@@ -202,7 +204,7 @@ def _settle(agent: Agent, done: Reviewed, branch: str, sha: str, decided: set[st
         done.notes.append(f"{branch}: merged on the server: accepted")
     else:
         partly = ", partly merged" if len(missing) < len(lessons) else ""
-        retired, removed = _removals_left(agent, _fork(agent, sha, done.main), sha, done.main)
+        retired, removed = _removals_left(agent, fork_of(agent, sha, done.main), sha, done.main)
         how = f" (deleted on the server{partly})"
         message = reject_message(agent, name, subject, missing, retired, removed, how)
         done.notes.append(
@@ -215,7 +217,7 @@ def _settle(agent: Agent, done: Reviewed, branch: str, sha: str, decided: set[st
 def merged(agent: Agent, sha: str, main: str) -> tuple[bool, dict[str, str]]:
     """(whether the proposal's whole change is on `main`, its lesson lines that are not)."""
     repo = agent.repo
-    fork = _fork(agent, sha, main)
+    fork = fork_of(agent, sha, main)
     if fork == sha or _reverse_applies(agent, fork, sha, main):
         return True, {}
     present = undo.tree_text(repo, main)
@@ -250,9 +252,33 @@ def _reverse_applies(agent: Agent, fork: str, sha: str, main: str) -> bool:
     return True
 
 
-def _fork(agent: Agent, sha: str, main: str) -> str:
+def fork_of(agent: Agent, sha: str, main: str) -> str:
     """Where the proposal left main (its first commit's parent, for a one-commit proposal)."""
     return agent.repo.text("merge-base", sha, main, check=False) or f"{sha}^"
+
+
+def merged_on_server(agent: Agent, ids: Iterable[str], base: str, server: str) -> dict[str, str]:
+    """Each of `ids` the server's main took since `base` without evolve → its proposal commit.
+
+    A pull request merged on the server (a merge, a squash, a rebase; its branch deleted
+    afterwards or not) leaves no `Evolve-Accepted` trailer: it is recognised by content as
+    `review` recognises it (`review.merged`: the proposal's commit on main, or its change
+    there), on the proposal as the server has it now, else as this machine last synced it.
+    """
+    repo, found = agent.repo, {}
+    wanted = sorted(set(ids))
+    if not wanted:
+        return {}
+    known = repo.refs(FETCHED + PROPOSALS, SYNCED + PROPOSALS)
+    for pid in wanted:
+        for prefix in (FETCHED, SYNCED):
+            sha = known.get(f"{prefix}{PROPOSALS}{pid}")
+            if sha is None or repo.is_ancestor(sha, base):
+                continue  # not there, or on main before the server's side began
+            if merged(agent, sha, server)[0] and not merged(agent, sha, base)[0]:
+                found[pid] = sha
+                break
+    return found
 
 
 def _decided(agent: Agent, main: str) -> set[str]:

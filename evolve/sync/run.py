@@ -18,7 +18,7 @@ from evolve.store import ledger
 from evolve.store.locks import FileLock
 from evolve.store.repo import Repo
 from evolve.sync import refs, remote
-from evolve.sync.refs import Refused
+from evolve.sync.refs import Held, Refused
 from evolve.sync.remote import Offline
 from evolve.workspace.agent import Agent
 
@@ -33,7 +33,7 @@ class Outcome:
     """How one agent's sync went, for one line of output (and `--json`)."""
 
     agent: str
-    state: str  # synced | up to date | offline | busy | refused | failed | no remote
+    state: str  # synced | up to date | offline | busy | held | refused | failed | no remote
     detail: str = ""
     received: int = 0  # commits main took from the server
     sent: int = 0  # commits main gave it
@@ -64,20 +64,28 @@ class Outcome:
 
 
 def sync(
-    agent: Agent, *, accept_rewrite: bool = False, push_first: bool = False, record: bool = True
+    agent: Agent,
+    *,
+    accept_rewrite: bool = False,
+    accept_held: bool = False,
+    push_first: bool = False,
+    record: bool = True,
 ) -> Outcome:
     """Sync `agent` with its server; never raises for what the outcome can say.
 
     `push_first` (the watcher, after a commit here): when this machine only moved ahead,
     push straight away, leased on what the server had at the last sync; the server's own
-    news then come with the next full sync (a rescan).
+    news then come with the next full sync (a rescan). `accept_held`: a person takes the
+    server's main the last sync held back (`screen`) as reviewed.
     """
     try:
-        outcome = _sync(agent, accept_rewrite, push_first)
+        outcome = _sync(agent, accept_rewrite, accept_held, push_first)
     except Busy as exc:
         outcome = Outcome(agent.name, "busy", str(exc))
     except Offline as exc:
         outcome = Outcome(agent.name, "offline", str(exc))
+    except Held as exc:
+        outcome = Outcome(agent.name, "held", str(exc))
     except Refused as exc:
         outcome = Outcome(agent.name, "refused", str(exc))
     except UserError as exc:
@@ -89,14 +97,18 @@ def sync(
     return outcome
 
 
-def _sync(agent: Agent, accept_rewrite: bool, push_first: bool) -> Outcome:
+def _sync(agent: Agent, accept_rewrite: bool, accept_held: bool, push_first: bool) -> Outcome:
     repo = agent.repo
     url = repo.remote_url(remote.REMOTE)
     if url is None:
         return Outcome(agent.name, "no remote", f"set one with `evolve remote {agent.name} URL`")
+    try:  # set by hand (`git remote add`): the URL `evolve remote` would refuse is not used either
+        remote.check_url(url)
+    except UserError as exc:
+        raise Refused(f"{exc}; set it again with `evolve remote {agent.name} URL`") from None
     with FileLock(repo.git_dir / SYNC_LOCK, timeout=LOCK_WAIT_S):  # one sync of an agent at a time
         pushed = _pushed_ahead(agent, url) if push_first and not accept_rewrite else None
-        return pushed or _attempts(agent, url, accept_rewrite)
+        return pushed or _attempts(agent, url, accept_rewrite, accept_held)
 
 
 def _pushed_ahead(agent: Agent, url: str) -> Outcome | None:
@@ -106,6 +118,8 @@ def _pushed_ahead(agent: Agent, url: str) -> Outcome | None:
     main, before = view.local.get("main"), view.synced.get("main")
     if not main or not before or main == before or not repo.is_ancestor(before, main) or repo.dirty_paths():
         return None
+    if _links_out(repo, before, main):
+        return None  # the full sync says why nothing goes
     updates = [
         (b, view.local.get(b), view.synced.get(b))
         for b in sorted(view.branches())
@@ -118,7 +132,7 @@ def _pushed_ahead(agent: Agent, url: str) -> Outcome | None:
     return Outcome(agent.name, "synced", "", 0, _count(agent, before, main))
 
 
-def _attempts(agent: Agent, url: str, accept_rewrite: bool) -> Outcome:
+def _attempts(agent: Agent, url: str, accept_rewrite: bool, accept_held: bool) -> Outcome:
     repo, machine = agent.repo, agent.home.machine()
     for _attempt in range(ATTEMPTS):
         fetching = remote.start_fetch(repo, url, machine)
@@ -136,13 +150,21 @@ def _attempts(agent: Agent, url: str, accept_rewrite: bool) -> Outcome:
             agent.commit_human_edits_held(writing=incoming)
             keep_machine_local(agent)  # a remote added by hand: the machine's settings move first
             view = refs.read(repo, machine)
-            done = integrate(agent, view, machine, accept_rewrite=accept_rewrite)
+            done = integrate(agent, view, machine, accept_rewrite=accept_rewrite, accept_held=accept_held)
         done.notes += [
             f"{path}: your staged edit is committed as yours first (the server changed it too)"
             for path in sorted(staged)
         ]
         if any(path.startswith("skills/") for path in done.paths):
             agent.sync_links(done.paths)  # the harnesses' links follow the skills that came
+        leaving = _links_out(repo, view.fetched.get("main"), done.main)
+        if leaving:
+            why = "; ".join(leaving)
+            raise Refused(
+                f"{why}: a link out of the repository would carry this machine's paths to the server "
+                "(and no other machine takes it); nothing was pushed. Replace it with the file itself "
+                '(`cp --remove-destination "$(readlink -f PATH)" PATH`), commit, then sync'
+            )
         updates = pushes(view, done)
         refused: dict[str, str] = {}
         if updates:
@@ -189,6 +211,13 @@ def _push_apart(
             return alone, refused
         refused.update(alone.rejected)
     return pushed, refused
+
+
+def _links_out(repo: Repo, server: str | None, main: str) -> list[str]:
+    """Links this machine's main would send that lead out of the repository (`screen.leaving_links`)."""
+    from evolve.sync.screen import leaving_links
+
+    return leaving_links(repo, server, main)
 
 
 def _incoming(repo: Repo, view: refs.View) -> set[str]:

@@ -95,8 +95,9 @@ def git_exclude(project: Path) -> tuple[Path, Path] | None:
 def skill_names(skills_dir: Path) -> list[str]:
     """The agent's skill folders (with a valid name and a SKILL.md): what gets linked.
 
-    A folder, a SKILL.md or a skills folder that is a symlink is never linked: the harness
-    would follow it out of the repository.
+    A skills folder, a skill folder or any file in one that is a symlink (`scripts/key ->
+    ~/.ssh/id_rsa`) is never linked, whatever put it there: the harness would follow it out
+    of the repository whenever the skill says "read scripts/key". `evolve doctor` names it.
     """
     if skills_dir.is_symlink():
         return []
@@ -110,8 +111,16 @@ def skill_names(skills_dir: Path) -> list[str]:
         if name_problem(e.name) is None
         and e.is_dir(follow_symlinks=False)
         and (Path(e.path) / "SKILL.md").is_file()
-        and not (Path(e.path) / "SKILL.md").is_symlink()
+        and not links_inside(Path(e.path))
     )
+
+
+def links_inside(folder: Path) -> list[Path]:
+    """The symbolic links anywhere in `folder` (never followed), in walk order."""
+    found = []
+    for root, dirs, files in os.walk(folder):  # os.walk never descends into a linked folder
+        found += [Path(root, name) for name in [*dirs, *files] if Path(root, name).is_symlink()]
+    return found
 
 
 def is_our_link(link: Path, skills_dir: Path) -> bool:

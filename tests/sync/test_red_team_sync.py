@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from evolve.sync.remote import check_url
-from tests.sync_helpers import Clone, Machine, create_op, memo_op, only_proposal, review_on
+from tests.sync_helpers import Clone, Machine, a_line_on_both, create_op, memo_op, only_proposal, review_on
 
 RULE = "- When a deploy fails, read the last 50 lines of its log before retrying."
 
@@ -262,8 +262,9 @@ def test_a_branch_named_after_this_machine_on_the_server_does_not_block_every_sy
     # a copied home (same machine name) or anyone with push access: machine/<a's name> exists there
     attacker = Clone(tmp_path / "attacker", git_daemon.url())
     attacker.git("push", "-q", "origin", f"main:refs/heads/machine/{a.home.machine()}")
-    a.person_rule("- Alice: deploy at noon.")
-    b.person_rule("- Bob: deploy at dawn.")
+    a_line_on_both(a, b, "- Deploy when ready.")
+    a.reword("- Deploy when ready.", "- Alice: deploy at noon.")
+    b.reword("- Deploy when ready.", "- Bob: deploy at dawn.")
     assert b.sync()[0] == 0
     a.sync()  # a's conflicting commit is kept on machine/<a>: the push of that branch is refused
     a.person_rule("- Alice: an unrelated rule.", "What I do well and where I often stumble")

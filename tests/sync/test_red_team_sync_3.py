@@ -11,6 +11,7 @@ from tests.sync_helpers import (
     SELF,
     Clone,
     Machine,
+    a_line_on_both,
     create_op,
     memo_op,
     only_proposal,
@@ -87,9 +88,10 @@ def test_a_server_refusing_machine_branches_does_not_block_main_forever(machines
         "echo 'machine branches are not allowed here' >&2; exit 1;; esac; done\nexit 0\n"
     )
     hook.chmod(0o755)
-    b.person_rule("- Bob: tag every release.")
+    a_line_on_both(a, b, "- Tag releases.")
+    b.reword("- Tag releases.", "- Bob: tag every release.")
     assert b.sync()[0] == 0
-    a.person_rule("- Alice: tag only on Fridays.")  # the same spot: kept on machine/laptop
+    a.reword("- Tag releases.", "- Alice: tag only on Fridays.")  # the same line: kept on machine/laptop
     a.person_rule("- Alice keeps notes short.", SELF)  # this one lands on main without a conflict
     code, out = a.sync()
     code2, out2 = a.sync()

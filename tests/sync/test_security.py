@@ -179,7 +179,10 @@ def test_links_from_the_server_are_never_followed(machines, git_daemon, tmp_path
     attacker = Attacker(tmp_path / "attacker", git_daemon.url())
     attacker.push_files({}, links={"memo.md": str(secret), "skills/leak": str(outside)})
     b.join(git_daemon.url())
-    assert a.sync()[0] == 0
+    code, out = a.sync()  # a link from the server is held back: nothing of that main is taken
+    assert code == 1 and "held" in out and "memo.md is a symbolic link" in out, out
+    assert "skills/leak is a symbolic link" in out and not (a.path / "memo.md").is_symlink()
+    assert a.sync("--accept-held", "a")[0] == 0  # taken by the person: written as links, never followed
     for machine in (a, b):
         assert (machine.path / "memo.md").is_symlink()  # written as the link it is, never followed
         code, out, err = machine.evolve("prompt", "a")
@@ -190,7 +193,9 @@ def test_links_from_the_server_are_never_followed(machines, git_daemon, tmp_path
         assert "SECRET-CONTENT-OUTSIDE" not in out + err
     assert secret.read_text() == "SECRET-CONTENT-OUTSIDE\n"
     attacker.push_files({}, links={"agent.toml": str(secret)})  # settings through a link: one clear line
-    assert a.sync()[0] == 0
+    code, out = a.sync()
+    assert code == 1 and "agent.toml is a symbolic link" in out, out
+    assert a.sync("--accept-held", "a")[0] == 0
     assert "SECRET-CONTENT-OUTSIDE" not in a.ok("prompt", "a")
     code, _out, err = a.evolve("skills", "a")
     assert code == 1 and "agent.toml: is a symbolic link" in err and "SECRET" not in err
@@ -207,7 +212,8 @@ def test_the_servers_agent_toml_cannot_choose_sources_or_model_here(machines, gi
     attacker = Attacker(tmp_path / "attacker", git_daemon.url())
     attacker.push_files({"agent.toml": a.read("agent.toml") + "\n" + evil})
     code, out = b.sync()
-    assert code == 0 and "agent.toml from the server sets [model]: ignored here" in out, out
+    assert code == 0 and "agent.toml from the server: [model] is ignored" in out, out
+    assert str(b.home.local_config("a")) in out
     config = b.agent.config
     assert config.model.base_url != "http://attacker.example" and config.sources.claude_code == []
     assert any("[sources] is ignored" in w for w in config.warnings)

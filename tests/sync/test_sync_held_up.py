@@ -14,6 +14,7 @@ from tests.sync_helpers import (
     SELF,
     STRATEGIES,
     Clone,
+    a_line_on_both,
     create_op,
     memo_op,
     only_proposal,
@@ -336,9 +337,10 @@ def test_a_kept_branch_never_takes_a_name_someone_else_holds_on_the_server(machi
     other = Clone(tmp_path / "other", git_daemon.url())
     for name in (f"machine/{machine}", f"machine/{machine}-2"):
         other.git("push", "-q", "origin", f"main:{name}")
-    b.person_rule("- Bob: tag every release.")
+    a_line_on_both(a, b, "- Tag releases.")
+    b.reword("- Tag releases.", "- Bob: tag every release.")
     assert b.sync()[0] == 0
-    a.person_rule("- Alice: tag only on Fridays.")
+    a.reword("- Tag releases.", "- Alice: tag only on Fridays.")
     code, out = a.sync()
     assert code == 0, out
     main = a.out("rev-parse", "main")

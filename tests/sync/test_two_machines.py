@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from tests.sync_helpers import create_op, memo_op, server_fsck
+from tests.sync_helpers import a_line_on_both, create_op, memo_op, server_fsck
 
 
 @pytest.fixture
@@ -82,15 +82,15 @@ def test_both_reflect_on_the_same_memo_section_and_neither_lesson_is_lost(pair):
 
 def test_a_persons_conflicting_commit_is_kept_on_a_branch_named_after_the_machine(pair):
     a, b, server = pair
+    a_line_on_both(a, b, "- Release when ready.")
     for machine, text in ((a, "- Alice: release on Fridays."), (b, "- Bob: never release on Fridays.")):
-        machine.add_to_memo(text)
-        machine.commit(f"{machine.person_name}'s rule")
+        machine.reword("- Release when ready.", text, f"{machine.person_name}'s rule")
     assert a.sync()[0] == 0
     code, out = b.sync()
     assert code == 0, out
     machine_name = b.home.machine()
     branch = f"machine/{machine_name}"
-    assert f"{branch}: kept a person's commit" in out
+    assert f"{branch}: kept this machine's commit" in out
     assert "Alice: release on Fridays." in b.read("memo.md") and "Bob:" not in b.read("memo.md")
     assert "Bob: never release on Fridays." in b.out("show", f"{branch}:memo.md")
     assert b.out("log", "-1", "--format=%an %s", branch) == "Bob Bob's rule"
