@@ -373,6 +373,11 @@ class Repo:
         found = self.read_blobs(list(blobs.values()))
         return {c: (found.get(b) or b"").decode("utf-8", "replace") for c, b in blobs.items()}
 
+    def note_emails(self) -> set[str]:
+        """Every e-mail evolve's notes were written with (their commits' authors and committers)."""
+        out = self.text("log", "--format=%ae%n%ce", NOTES, "--", check=False)
+        return set(out.split())
+
     def update_refs(
         self, updates: Sequence[tuple[str, str, str | None]], reason: str = "evolve: commit"
     ) -> bool:

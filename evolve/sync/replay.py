@@ -21,7 +21,7 @@ too (the undo wins). Nothing moves here: the caller moves the branch and refs at
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from evolve.store.files import sha256
@@ -48,24 +48,25 @@ class Replayed:
     notes: list[str] = field(default_factory=list)  # one line per thing a person should know
 
 
-def from_model(commit: Commit) -> bool:
+def from_model(commit: Commit, evolve: Collection[str]) -> bool:
     """A reflection evolve made (the model's lessons); every other commit is a person's or their command's.
 
-    A reflection a person re-committed (`--amend`, a rebase, `commit -C`: they are its committer)
-    is theirs here; `Replayer` also takes an unchanged copy of one as the model's.
+    A reflection a person re-committed (`--amend`, a rebase, `commit -C`: they are its committer,
+    and with `--reset-author` its author) is theirs here; `Replayer` also takes an unchanged copy
+    of one as the model's. `evolve`: evolve's e-mails (`Agent.evolve_emails`).
     """
-    return commit.trailers.get("Evolve-Kind") == "reflection" and made_by_evolve(commit)
+    return commit.trailers.get("Evolve-Kind") == "reflection" and made_by_evolve(commit, evolve)
 
 
-def rewritten(commit: Commit) -> bool:
-    """One of evolve's own commits a person re-committed (`--amend`, a rebase, `commit -C`).
+def rewritten(commit: Commit, evolve: Collection[str]) -> bool:
+    """A commit dressed as evolve's that a person made (an amend, a rebase, `commit -C`, typed trailers).
 
-    Evolve's trailers, and it would be `made_by_evolve` but for the person as its committer.
+    Evolve's trailers, and it would be `made_by_evolve` but for a person as its author or committer.
     """
     kind = commit.trailers.get("Evolve-Kind")
     if not kind or kind in ON_REQUEST or commit.trailers.get("Evolve-Source") == "human":
         return False
-    return bool(commit.committer_email) and commit.committer_email != commit.email
+    return not made_by_evolve(commit, evolve)
 
 
 def commit_env(raw: bytes, keep_committer_date: bool = False) -> dict[str, str]:
@@ -152,7 +153,9 @@ class Replayer:
             return self.repo.build_commit(self.tip, entries, message_of(raw), commit_env(raw))
         if not left:
             return self.repo.build_commit(self.tip, entries, message_of(raw), commit_env(raw))
-        if rewritten(commit):  # a person's amend of evolve's commit: what it brings is theirs
+        if rewritten(
+            commit, self.agent.evolve_emails
+        ):  # a person's amend of evolve's: what it brings is theirs
             paths = self.repo.changed_paths(commit.parents[0], commit.sha)
             self._as[commit.sha] = self.agent.human_edit_message(paths), persons_env(raw)
         if any(self._person_changed(path, commit.parents[0], commit.sha) for path in left):
@@ -167,12 +170,12 @@ class Replayer:
         are still the model's: the same change as the reflection evolve made, whose stored
         operations it uses (`replan.noted_reflection`). A copy that changed anything is a person's.
         """
-        if from_model(commit):
+        if from_model(commit, self.agent.evolve_emails):
             return True
         if commit.trailers.get("Evolve-Kind") != "reflection":
             return False
         if commit.sha not in self._originals:
-            self._originals[commit.sha] = noted_reflection(self.repo, commit)
+            self._originals[commit.sha] = noted_reflection(self.repo, commit, self.agent.evolve_emails)
         return self._originals[commit.sha] is not None
 
     def _reject_accepted(
@@ -265,7 +268,9 @@ class Replayer:
             return self.tip  # the same content (a reworded message): the server's commit stands
         entries, left = self.repo.replay_entries(commit.sha, base=twin, onto=self.tip)
         message, env = message_of(raw), commit_env(raw)
-        if made_by_evolve(next(c for c in self._server_side or () if c.sha == twin)):
+        if made_by_evolve(
+            next(c for c in self._server_side or () if c.sha == twin), self.agent.evolve_emails
+        ):
             # a person rewrote evolve's commit (a reflection): what they changed is theirs
             message, env = self.agent.human_edit_message(paths), persons_env(raw)
             self._as[commit.sha] = message, env

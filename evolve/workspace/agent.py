@@ -148,6 +148,16 @@ class Agent:
         cfg = self.lenient_config
         return Identity(cfg.git.author_name, cfg.git.author_email)
 
+    @cached_property
+    def evolve_emails(self) -> frozenset[str]:
+        """Whose commits are evolve's (`authorship.made_by_evolve`), by e-mail.
+
+        Its e-mail now, its default, and each one this machine wrote a reflection's note with.
+        """
+        from evolve.workspace.authorship import evolve_emails
+
+        return evolve_emails(self.evolve_identity.email, self.repo.note_emails())
+
     # -- content ---------------------------------------------------------------------
     def skills(self) -> list[skills_mod.Skill]:
         from evolve.workspace import skills as skills_mod
