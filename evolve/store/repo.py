@@ -490,7 +490,7 @@ class Repo:
         older = staging.left_behind(self, tip, entries)
         if older:
             return staging.behind_message(self, older)
-        held = _under(entries, holds)
+        held = staging.under(entries, holds)
         return staging.staged_message(self, held[0]) if held else None
 
     def staged_paths(self) -> set[str]:
@@ -500,7 +500,7 @@ class Repo:
 
     def refuse_staged(self, paths: Iterable[str]) -> None:
         """Raise Busy when a person staged one of `paths`: evolve never writes over their coming commit."""
-        held = _under(self.staged_paths(), list(paths))
+        held = staging.under(self.staged_paths(), list(paths))
         if held:
             raise Busy(staging.staged_message(self, held[0]))
 
@@ -820,11 +820,6 @@ class Repo:
     def recover(self) -> None:
         """`journal.recover`: finish or undo what a killed evolve left."""
         journal.recover(self)
-
-
-def _under(paths: Iterable[str], holds: Sequence[str]) -> list[str]:
-    """Those of `paths` that are one of `holds` or inside one of them (a folder), sorted."""
-    return sorted(p for p in paths if any(p == h or p.startswith(h.rstrip("/") + "/") for h in holds))
 
 
 def _encode(entries: str) -> bytes:

@@ -15,7 +15,7 @@ the index make that wrong, and both stop evolve (exit 75) rather than guess:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 from evolve.store.git import ZERO
 
@@ -76,6 +76,11 @@ def _blob_ids(repo: Repo, specs: Iterable[str]) -> dict[str, str]:
     return {spec: sha for spec, sha in zip(wanted, ids, strict=False) if " " not in sha}
 
 
+def under(paths: Iterable[str], holds: Sequence[str]) -> list[str]:
+    """Those of `paths` that are one of `holds` or inside one of them (a folder), sorted."""
+    return sorted(p for p in paths if any(p == h or p.startswith(h.rstrip("/") + "/") for h in holds))
+
+
 def behind_message(repo: Repo, older: str) -> str:
     """One line: the state, how it comes about, and the git command that ends it."""
     branch = repo.branch
@@ -96,4 +101,4 @@ def staged_message(repo: Repo, path: str) -> str:
     )
 
 
-__all__ = ["behind_message", "left_behind", "staged", "staged_message"]
+__all__ = ["behind_message", "left_behind", "staged", "staged_message", "under"]
