@@ -19,7 +19,7 @@ from evolve.store import ledger
 from evolve.watch import humanedits
 from tests import people
 from tests.helpers import git_out, parsed_trailers, skill_text
-from tests.people import fsck, memo, person, write
+from tests.people import SELF, fsck, memo, person, write
 
 agent, ans = people.agent, people.ans  # the people fixtures
 
@@ -232,3 +232,26 @@ def test_a_staged_file_holds_the_cycle_and_status_says_why(agent, ans, capsys):
     assert "memo.md is staged" in json.loads(capsys.readouterr().out)["skipped"]["a"]
     person(agent, "commit", "-qm", "mine")
     assert _held(capsys)["held"] is None
+
+
+def test_accepting_a_proposal_never_writes_over_a_staged_file(agent, ans, capsys):
+    (agent.path / "agent.toml").write_text(
+        (agent.path / "agent.toml").read_text().replace("review = false", "review = true")
+    )
+    person(agent, "commit", "-qam", "review mode")
+    data = ans.json(memo("strategies", "- Use pnpm in this repository."))
+    pid = data["proposal"].removeprefix("proposals/")
+    (agent.path / "memo.md").write_text(
+        agent.memo_text().replace(f"## {SELF}\n", f"## {SELF}\n\n- my staged line\n")
+    )
+    person(agent, "add", "memo.md")
+    before, tip = (agent.path / "memo.md").read_bytes(), git_out(agent.path, "rev-parse", "main")
+    assert main(["accept", "a", pid]) == EXIT_BUSY
+    assert "memo.md is staged" in capsys.readouterr().err
+    assert (agent.path / "memo.md").read_bytes() == before
+    assert git_out(agent.path, "rev-parse", "main") == tip
+    assert person(agent, "commit", "-qm", "mine").returncode == 0
+    code = main(["accept", "a", pid])
+    assert code == 0, capsys.readouterr()
+    text = agent.memo_text()
+    assert "- my staged line" in text and "- Use pnpm in this repository." in text
