@@ -145,6 +145,13 @@ class FakeMessagesAPI:
         with self._lock:
             self._queue.append(Canned(status, data, dict(headers or {}), delay))
 
+    def clear(self) -> int:
+        """Drop what is still queued (a reflection that stopped before asking); how many there were."""
+        with self._lock:
+            count = len(self._queue)
+            self._queue.clear()
+        return count
+
     # -- serving ----------------------------------------------------------------------
     def _next(self, recorded: Recorded) -> Canned:
         with self._lock:

@@ -266,7 +266,8 @@ def test_a_conflicted_revert_blocks_every_write_and_its_markers_never_land(agent
     with ledger.opened(Home.resolve().state_db) as conn:  # a session happened: the cycle would consider `a`
         ledger.mark_dirty(conn, "a")
     assert main(["cycle", "--now", "--json"]) == 0
-    assert "a git operation is in progress (a revert)" in json.loads(capsys.readouterr().out)["skipped"]["a"]
+    skipped = json.loads(capsys.readouterr().out)["skipped"]["a"]
+    assert "a git operation is in progress in" in skipped and "(a revert); finish it" in skipped
     assert git_out(agent.path, "rev-parse", "HEAD") == head  # nothing moved under the person
     assert "<<<<<<<" not in git_out(agent.path, "show", "HEAD:memo.md")
     assert main(["prompt", "a"]) == 0
@@ -317,7 +318,7 @@ def test_a_symlinked_skill_is_refused_on_its_own_and_never_read(agent, ans, tmp_
     (agent.skills_dir / "outside").mkdir()
     (agent.skills_dir / "outside" / "SKILL.md").symlink_to(outside)
     person(agent, "add", "-A")
-    person(agent, "commit", "-qm", "a link")
+    assert person(agent, "commit", "-qm", "a link", "--no-verify").returncode == 0  # the hook refuses links
     code, out = ans(
         {"op": "patch_skill", "name": "outside", "old": "SECRET-ISH", "new": "x"},
         memo("self", "- I follow links carelessly."),

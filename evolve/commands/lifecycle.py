@@ -58,6 +58,7 @@ def _agent_status(conn: sqlite3.Connection, home: Home, name: str, row, synced=N
         "config_warnings": list(agent.lenient_config.warnings),  # read, but not applied where they stand
         "paused": bool(row and row["paused"]),
         "busy": is_locked(home.agent_dir(name) / ".git" / LOCK),
+        "held": agent.held_reason(),  # the person's git state holds its reflections (one line, with the fix)
         "proposals": [p.id for p in proposals.pending(Agent(home, name))],  # waiting for a person
         "sync": sync_state(Agent(home, name), synced),  # None: no remote
     }
@@ -138,6 +139,7 @@ def _print_status(data: dict, last: float | None, next_at: float | None) -> None
         flags = (
             ("paused", a["paused"]),
             ("busy", a["busy"]),
+            ("held", a["held"]),
             ("config broken", a["config_problem"]),
             ("last reflection failed", a["last_failure"]),
             (waiting, waiting),
@@ -152,6 +154,8 @@ def _print_status(data: dict, last: float | None, next_at: float | None) -> None
                 state or "-",
             ]
         )
+        if a["held"]:
+            notes.append(f"{a['name']}: held: {a['held']}")
         if a["config_problem"]:
             notes.append(f"{a['name']}: not reflected until its configuration loads: {a['config_problem']}")
         notes += [f"{a['name']}: {warning}" for warning in a["config_warnings"]]

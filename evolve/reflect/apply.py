@@ -71,7 +71,7 @@ def answer_targets(source: Mapping[str, Any]) -> set[str]:
 def person_files(agent: Agent, name: str, commits: Mapping[str, Commit]) -> bool:
     """Whether a file of the skill's folder besides SKILL.md holds lines a person wrote."""
     return any(
-        any(line_authors(agent.repo, path, commits) or ())
+        any(line_authors(agent.repo, path, commits, agent.evolve_emails) or ())
         for path in folder_files(agent, name)
         if not path.endswith("/SKILL.md")
     )
@@ -109,7 +109,7 @@ def current_state(agent: Agent, source: Mapping[str, Any], commits: Mapping[str,
 
 def _authors(agent: Agent, path: str, text: str, commits: Mapping[str, Commit]) -> tuple[bool, ...]:
     """Who wrote each line of `path`; a file not yet committed is all a person's."""
-    authors = line_authors(agent.repo, path, commits)
+    authors = line_authors(agent.repo, path, commits, agent.evolve_emails)
     return tuple(authors) if authors is not None else (True,) * (text.count("\n") + 1)
 
 

@@ -259,7 +259,7 @@ def _people_steps(agent: Agent, proposal: Proposal, applied: list[str]) -> list[
     if not shas:
         return None
     commits = {c.sha: c for c in agent.repo.log(proposal.tip, limit=len(shas) + 50)}
-    evolve_made = [made_by_evolve(commits.get(sha)) for sha in shas]
+    evolve_made = [made_by_evolve(commits.get(sha), agent.evolve_emails) for sha in shas]
     if all(evolve_made):
         return None
     steps: list[_Step] = []
@@ -279,7 +279,7 @@ def _people_steps(agent: Agent, proposal: Proposal, applied: list[str]) -> list[
         name, email, cname, cemail, date, raw = agent.repo.text(
             "log", "-1", "--format=%an%x00%ae%x00%cn%x00%ce%x00%aI%x00%B", sha, "--"
         ).split("\0", 5)
-        if email == agent.evolve_identity.email and cemail:  # e.g. `git commit -C` of evolve's commit
+        if email in agent.evolve_emails and cemail:  # e.g. `git commit -C` of evolve's commit
             name, email = cname, cemail
         person = Identity(name or cname, email or cemail)
         message = raw.strip() + "\n"

@@ -217,6 +217,9 @@ def _reflect_locked(conn, agent: Agent, now: float, force: bool, dry_run: bool, 
         return Outcome(agent.name, "skipped", reason)
     if not dry_run:
         agent.commit_human_edits()
+        held = agent.held_reason()  # before the model is asked: a staged memo holds the write
+        if held:
+            raise Busy(held)
     config = agent.config
     since = ledger.last_reflection_at(conn, agent.name)
     reflection_id = evidence_id(conn, agent.name, since, agent.home.machine())

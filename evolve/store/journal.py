@@ -41,16 +41,17 @@ def move_branch(
 ) -> list[str]:
     """Move the checked-out branch from `expected` to `new` (any commit), its files too.
 
-    Call inside `locked()` once a person's edits are committed. Every file that differs
-    is checked to be still as `expected` has it (else ConcurrentChange: nothing is
-    touched), journalled, written (links as links, modes as git has them), then the
-    branch, `refs` ((ref, new, old); new ZERO deletes) and the real index move in one
-    transaction. Returns the paths written.
+    Call inside `locked()` once a person's edits are committed. A file that differs and
+    that the person staged raises Busy; every other one is checked to be still as
+    `expected` has it (else ConcurrentChange: nothing is touched), journalled, written
+    (links as links, modes as git has them), then the branch, `refs` ((ref, new, old); new
+    ZERO deletes) and the real index move in one transaction. Returns the paths written.
     """
     branch = repo.current_branch() or repo.branch
     diff = _tree_diff(repo, expected, new)
     for path in diff:
         repo._plain_path(path)  # a bad path is refused before anything touches the disk
+    repo.refuse_staged(diff)  # a person's coming commit is never written over
     changed = [
         p for p, (was, _) in diff.items() if _entry_of(repo, p, len(expected)) != (was[1] if was else None)
     ]

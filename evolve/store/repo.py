@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from evolve.errors import Busy, EvolveError, PathRefused, UserError
-from evolve.store import head, journal
+from evolve.store import head, journal, staging
 from evolve.store.files import atomic_symlink, atomic_write
 from evolve.store.git import ZERO, GitError, acquire_index_lock, git, git_text
 from evolve.store.history import Commit, SkillHistory, read_log, read_skill_history
@@ -373,6 +373,11 @@ class Repo:
         found = self.read_blobs(list(blobs.values()))
         return {c: (found.get(b) or b"").decode("utf-8", "replace") for c, b in blobs.items()}
 
+    def note_emails(self) -> set[str]:
+        """Every e-mail evolve's notes were written with (their commits' authors and committers)."""
+        out = self.text("log", "--format=%ae%n%ce", NOTES, "--", check=False)
+        return set(out.split())
+
     def update_refs(
         self, updates: Sequence[tuple[str, str, str | None]], reason: str = "evolve: commit"
     ) -> bool:
@@ -449,8 +454,15 @@ class Repo:
         """What HEAD holds when it is not the agent's branch ("branch 'x'", "a detached HEAD")."""
         return head.checked_out_elsewhere(self.git_dir, self.branch)
 
-    def busy_reason(self) -> str | None:
-        """Why evolve may not write now because of what a person is doing in git, or None."""
+    def busy_reason(self, holds: Sequence[str] = ()) -> str | None:
+        """Why evolve may not write now because of what a person is doing in git, or None.
+
+        A git operation, another checkout, a work tree behind the branch; and with `holds`
+        (paths, or folders), a file under them the person staged for their own commit.
+        """
+        return self._operation_reason() or self.index_reason(holds)
+
+    def _operation_reason(self) -> str | None:
         what = self.operation_in_progress()
         if what:
             remedy = f"finish it or `{ABORT[what]}`" if what in ABORT else "resolve and commit them"
@@ -463,19 +475,52 @@ class Repo:
             )
         return None
 
+    def index_reason(self, holds: Sequence[str] = ()) -> str | None:
+        """The index left behind by a branch move, or (with `holds`) a staged file under them; or None.
+
+        None while a killed evolve's journal is pending: its half-done write may be staged,
+        and the next `locked()` recovers it before it asks again.
+        """
+        tip = self.tip()
+        if tip is None or (self.git_dir / JOURNAL).exists():
+            return None
+        entries = staging.staged(self, tip)
+        if not entries:
+            return None
+        older = staging.left_behind(self, tip, entries)
+        if older:
+            return staging.behind_message(self, older)
+        held = staging.under(entries, holds)
+        return staging.staged_message(self, held[0]) if held else None
+
+    def staged_paths(self) -> set[str]:
+        """The paths a person staged (`git add`): the index holds them unlike the branch tip."""
+        tip = self.tip()
+        return set(staging.staged(self, tip)) if tip else set()
+
+    def refuse_staged(self, paths: Iterable[str]) -> None:
+        """Raise Busy when a person staged one of `paths`: evolve never writes over their coming commit."""
+        held = staging.under(self.staged_paths(), list(paths))
+        if held:
+            raise Busy(staging.staged_message(self, held[0]))
+
     @contextmanager
     def locked(self, timeout: float = 60.0) -> Iterator[None]:
         """The per-agent writer lock (one evolve writer at a time); the one door every write takes.
 
         Raises Busy while a person's merge, revert, cherry-pick, rebase or bisect is not
-        finished, paths are unmerged, or another branch (or a detached HEAD) is checked out:
-        nothing evolve does may commit then (it would commit that checkout's files to main).
+        finished, paths are unmerged, another branch (or a detached HEAD) is checked out, or
+        the branch moved without its work tree: nothing evolve does may commit then (it would
+        commit that checkout's files to main, or undo the commit the branch moved to).
         """
         with FileLock(self.git_dir / LOCK, timeout=timeout):
-            reason = self.busy_reason()
+            reason = self._operation_reason()
             if reason:
                 raise Busy(reason)
-            self.recover()
+            self.recover()  # a killed evolve's half-done write is not a person's index
+            reason = self.index_reason()
+            if reason:
+                raise Busy(reason)
             yield
 
     def commit_changes(
@@ -501,6 +546,8 @@ class Repo:
         differs now raises EditedMeanwhile before anything is written.
         """
         branch = branch or self.branch
+        if write_worktree:  # evolve's content for these files, composed from the work tree
+            self.refuse_staged(changes)
         on_checkout = branch == self.current_branch()
         write_worktree = write_worktree and on_checkout
         if write_worktree:
@@ -766,7 +813,8 @@ class Repo:
     def journalled(
         self, changes: Mapping[str, bytes | None], journal_id: str | None = None
     ) -> AbstractContextManager[None]:
-        """`journal.journalled`: write `changes` yourself inside, under a journal."""
+        """`journal.journalled`: write `changes` yourself inside, under a journal (never a staged file)."""
+        self.refuse_staged(changes)
         return journal.journalled(self, changes, journal_id)
 
     def recover(self) -> None:

@@ -1,7 +1,7 @@
 """Commit objects as sync reads and re-makes them: who made one, its message and identities.
 
 Whose a commit is comes from `made_by_evolve` (one rule for replay, replan and blame): a
-reflection evolve both authored and committed is the model's; every other commit — a
+reflection evolve's identity both authored and committed is the model's; every other commit — a
 person's, their amend of a reflection, a reflection's message reused with `git commit -C`,
 their revert, an evolve command they ran — is a person's. A replayed commit keeps its
 message byte for byte and its author (`commit_env`).
@@ -9,28 +9,31 @@ message byte for byte and its author (`commit_env`).
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from evolve.store.history import Commit
 from evolve.workspace.authorship import ON_REQUEST, made_by_evolve
 
 
-def from_model(commit: Commit) -> bool:
+def from_model(commit: Commit, evolve: Collection[str]) -> bool:
     """A reflection evolve made (the model's lessons); every other commit is a person's or their command's.
 
-    A reflection a person re-committed (`--amend`, a rebase, `commit -C`: they are its committer)
-    is theirs here; `Replayer` also takes an unchanged copy of one as the model's.
+    A reflection a person re-committed (`--amend`, a rebase, `commit -C`: they are its committer,
+    and with `--reset-author` its author) is theirs here; `Replayer` also takes an unchanged copy
+    of one as the model's. `evolve`: evolve's e-mails (`Agent.evolve_emails`).
     """
-    return commit.trailers.get("Evolve-Kind") == "reflection" and made_by_evolve(commit)
+    return commit.trailers.get("Evolve-Kind") == "reflection" and made_by_evolve(commit, evolve)
 
 
-def rewritten(commit: Commit) -> bool:
-    """One of evolve's own commits a person re-committed (`--amend`, a rebase, `commit -C`).
+def rewritten(commit: Commit, evolve: Collection[str]) -> bool:
+    """A commit dressed as evolve's that a person made (an amend, a rebase, `commit -C`, typed trailers).
 
-    Evolve's trailers, and it would be `made_by_evolve` but for the person as its committer.
+    Evolve's trailers, and it would be `made_by_evolve` but for a person as its author or committer.
     """
     kind = commit.trailers.get("Evolve-Kind")
     if not kind or kind in ON_REQUEST or commit.trailers.get("Evolve-Source") == "human":
         return False
-    return bool(commit.committer_email) and commit.committer_email != commit.email
+    return not made_by_evolve(commit, evolve)
 
 
 def commit_env(raw: bytes, keep_committer_date: bool = False) -> dict[str, str]:

@@ -14,7 +14,7 @@ both created, a patch whose text is gone) — the file as the reflection wrote i
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -63,7 +63,7 @@ def stored_operations(repo: Repo, sha: str) -> dict[str, Any] | None:
     return data
 
 
-def noted_reflection(repo: Repo, commit: Commit) -> str | None:
+def noted_reflection(repo: Repo, commit: Commit, evolve: Collection[str]) -> str | None:
     """The commit whose note holds reflection `commit`'s stored operations, None when none does.
 
     `commit` itself, or — git notes do not follow `git commit --amend` or a rebase — the
@@ -89,7 +89,7 @@ def noted_reflection(repo: Repo, commit: Commit) -> str | None:
             original is not None
             and original.parents
             and original.trailers.get("Evolve-Reflection") == reflection
-            and made_by_evolve(original)
+            and made_by_evolve(original, evolve)
             and _patch_id(repo, original) == _patch_id(repo, commit)
         ):
             return sha
@@ -107,7 +107,7 @@ def _patch_id(repo: Repo, commit: Commit) -> str:
 def replan(agent: Agent, commit: Commit, onto: str, blocked: Mapping[str, str], why: str) -> Replanned | None:
     """The reflection `commit` planned again on `onto`; None when it has no stored operations."""
     repo = agent.repo
-    noted = noted_reflection(repo, commit)
+    noted = noted_reflection(repo, commit, agent.evolve_emails)
     answer = stored_operations(repo, noted) if noted else None
     if answer is None:
         return None
@@ -243,7 +243,7 @@ def state_at(agent: Agent, rev: str, source: Mapping[str, Any], commits: Mapping
     tokens = agent.config.limits.skill_body_tokens
 
     def authors(path: str) -> tuple[bool, ...]:
-        return tuple(line_authors(repo, path, commits, rev) or ())
+        return tuple(line_authors(repo, path, commits, agent.evolve_emails, rev) or ())
 
     snapshots = []
     for name, files in sorted(folders.items()):

@@ -106,7 +106,9 @@ class Replayer:
             return self.repo.build_commit(self.tip, entries, message_of(raw), commit_env(raw))
         if not left:
             return self.repo.build_commit(self.tip, entries, message_of(raw), commit_env(raw))
-        if rewritten(commit):  # a person's amend of evolve's commit: what it brings is theirs
+        if rewritten(
+            commit, self.agent.evolve_emails
+        ):  # a person's amend of evolve's: what it brings is theirs
             paths = self.repo.changed_paths(commit.parents[0], commit.sha)
             self._as[commit.sha] = self.agent.human_edit_message(paths), persons_env(raw)
         added = self._added_on_both_sides(commit.parents[0], commit.sha, left)
@@ -125,12 +127,12 @@ class Replayer:
         are still the model's: the same change as the reflection evolve made, whose stored
         operations it uses (`replan.noted_reflection`). A copy that changed anything is a person's.
         """
-        if from_model(commit):
+        if from_model(commit, self.agent.evolve_emails):
             return True
         if commit.trailers.get("Evolve-Kind") != "reflection":
             return False
         if commit.sha not in self._originals:
-            self._originals[commit.sha] = noted_reflection(self.repo, commit)
+            self._originals[commit.sha] = noted_reflection(self.repo, commit, self.agent.evolve_emails)
         return self._originals[commit.sha] is not None
 
     def _reject_accepted(
@@ -223,7 +225,9 @@ class Replayer:
             return self.tip  # the same content (a reworded message): the server's commit stands
         entries, left = self.repo.replay_entries(commit.sha, base=twin, onto=self.tip)
         message, env = message_of(raw), commit_env(raw)
-        if made_by_evolve(next(c for c in self._server_side or () if c.sha == twin)):
+        if made_by_evolve(
+            next(c for c in self._server_side or () if c.sha == twin), self.agent.evolve_emails
+        ):
             # a person rewrote evolve's commit (a reflection): what they changed is theirs
             message, env = self.agent.human_edit_message(paths), persons_env(raw)
             self._as[commit.sha] = message, env

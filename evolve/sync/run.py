@@ -146,7 +146,7 @@ def _attempts(agent: Agent, url: str, accept_rewrite: bool, accept_held: bool) -
 
         with repo.locked(timeout=LOCK_WAIT_S):
             incoming = _incoming(repo, refs.read(repo, machine))
-            staged = _staged(repo) & incoming if incoming else set()
+            staged = repo.staged_paths() & incoming if incoming else set()
             agent.commit_human_edits_held(writing=incoming)
             keep_machine_local(agent)  # a remote added by hand: the machine's settings move first
             view = refs.read(repo, machine)
@@ -226,12 +226,6 @@ def _incoming(repo: Repo, view: refs.View) -> set[str]:
     if not local or not server or local == server:
         return set()
     return set(repo.changed_paths(local, server))
-
-
-def _staged(repo: Repo) -> set[str]:
-    """The paths a person staged (`git add`) for a commit of their own."""
-    out = repo.git("diff", "--cached", "--name-only", "-z", "--no-renames")
-    return {p for p in out.decode("utf-8", "surrogateescape").split("\0") if p}
 
 
 def _server_after(view: refs.View, updates: list[tuple[str, str | None, str | None]]) -> dict[str, str]:

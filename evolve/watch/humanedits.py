@@ -60,7 +60,9 @@ def busy_reason(repo: Path) -> str | None:
     """Why committing a person's edits must wait now, or None.
 
     evolve's writer lock held → evolve is writing (its own files are not human edits; once
-    it has committed, the tree equals HEAD and there is nothing to commit). A journal with
+    it has committed, the tree equals HEAD and there is nothing to commit). A work tree
+    behind its branch holds an older commit's files: committing them would undo the
+    commit the branch moved to. A journal with
     no live holder is a dead writer's leftover: `Repo.locked()` recovers it before the
     person's edits are committed, so it does not block.
     """
@@ -72,7 +74,9 @@ def busy_reason(repo: Path) -> str | None:
     what, elsewhere = Repo(repo).operation_in_progress(), Repo(repo).checked_out_elsewhere()
     if what:
         return f"a git operation is in progress ({what})"
-    return f"{elsewhere} is checked out (edits there are not the agent's)" if elsewhere else None
+    if elsewhere:
+        return f"{elsewhere} is checked out (edits there are not the agent's)"
+    return Repo(repo).index_reason()  # the branch moved without its files: older files are no edit
 
 
 def repo_signature(repo: Path) -> dict[str, tuple[int, int]]:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from evolve import config as config_mod
 from evolve.config import SourcesConfig
-from evolve.errors import ConfigError, LockBusy
+from evolve.errors import Busy, ConfigError, LockBusy
 from evolve.home import Home
 from evolve.observe import ingest as observe
 from evolve.schedule.cycle import Reflector
@@ -306,7 +306,8 @@ class Watcher:
                 continue
             try:
                 done = humanedits.commit_edits(self.conn, self.home, name, now=self.wall())
-            except LockBusy:
+            except Busy as exc:  # evolve writing, or the person's git state since the check above
+                log.debug("%s: human edits wait: %s", name, exc)
                 self._edits.postpone(name, self.clock())
                 continue
             self._repo_seen[name] = humanedits.repo_signature(info.path)

@@ -21,6 +21,9 @@ if TYPE_CHECKING:
     from evolve.workspace import skills as skills_mod
 
 
+LEARNED = (memo_mod.MEMO_FILE, "skills")  # where reflections write: a file staged there holds them
+
+
 @dataclass
 class Agent:
     """One agent: its repository, configuration, skills and memo."""
@@ -145,6 +148,16 @@ class Agent:
         cfg = self.lenient_config
         return Identity(cfg.git.author_name, cfg.git.author_email)
 
+    @cached_property
+    def evolve_emails(self) -> frozenset[str]:
+        """Whose commits are evolve's (`authorship.made_by_evolve`), by e-mail.
+
+        Its e-mail now, its default, and each one this machine wrote a reflection's note with.
+        """
+        from evolve.workspace.authorship import evolve_emails
+
+        return evolve_emails(self.evolve_identity.email, self.repo.note_emails())
+
     # -- content ---------------------------------------------------------------------
     def skills(self) -> list[skills_mod.Skill]:
         from evolve.workspace import skills as skills_mod
@@ -205,6 +218,14 @@ class Agent:
     def log(self, limit: int | None = None) -> list[Commit]:
         return self.repo.log(limit=limit)
 
+    def held_reason(self) -> str | None:
+        """Why a reflection waits for the person now, in one line with the remedy; None when it need not.
+
+        Their git operation, another checkout, a work tree behind its branch, or a file they
+        staged where reflections write (the memo, a skill).
+        """
+        return self.repo.busy_reason(holds=LEARNED)
+
     def commit_human_edits(self) -> str | None:
         """Commit what a person left uncommitted, as their own commit. Never discards."""
         with self.repo.locked():
@@ -214,10 +235,11 @@ class Agent:
         """Commit the person's uncommitted edits, except what they staged for their own commit.
 
         A path staged exactly as it is on disk (`git add X`, and `git commit` is next) is the
-        person's coming commit, with their message: it is left to them. A path edited again
-        after staging is committed as it is on disk, like any other edit. So is a staged path
-        in `writing` (what evolve must write next, e.g. a sync bringing the server's change of
-        it): it is the person's edit all the same, and waiting for them would block evolve.
+        person's coming commit, with their message: it is left to them, and evolve's own
+        writes refuse to touch it (`Repo.refuse_staged`). A path edited again after staging
+        is committed as it is on disk, like any other edit. So is a staged path in `writing`
+        (a sync bringing the server's change of it): it is the person's edit all the same,
+        and waiting for them would hold every machine's lessons back.
         """
         paths = self.repo.dirty_paths()
         conflicted = [p for p in paths if _holds_conflict(self.path / p)]

@@ -221,12 +221,16 @@ def persons_skills(agent: Agent, names: Iterable[str], commits: Mapping[str, Com
     touched = [
         n
         for n in names
-        if n in history and any(not made_by_evolve(commits.get(sha)) for sha in history[n].commits)
+        if n in history
+        and any(not made_by_evolve(commits.get(sha), agent.evolve_emails) for sha in history[n].commits)
     ]
     return {
         n
         for n in touched
-        if any(any(line_authors(agent.repo, path, commits) or ()) for path in folder_files(agent, n))
+        if any(
+            any(line_authors(agent.repo, path, commits, agent.evolve_emails) or ())
+            for path in folder_files(agent, n)
+        )
     }
 
 

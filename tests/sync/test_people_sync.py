@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from evolve.errors import EXIT_BUSY
 from evolve.store.repo import Repo
 from tests.sync_helpers import SELF, create_op, memo_op, server_fsck
 
@@ -111,4 +112,36 @@ def test_a_person_typing_while_the_sync_runs_loses_nothing(pair, monkeypatch):
     memo = a.read("memo.md")
     assert "- typed mid-sync" in memo and "- Bob's note." in memo
     assert a.head() == server.git("agent", "rev-parse", "main")
+    a.fsck()
+
+
+def test_a_main_moved_without_its_files_is_never_synced_as_the_persons_edit(pair, tmp_path):
+    # red-team 3 A1: `git update-ref` to a laptop clone's commit left memo.md as it was before
+    # it; a sync that brought the server's change of memo.md committed that older memo as the
+    # person's edit, undoing the laptop's line here and on the server
+    a, b, server = pair
+    a.reflect(memo_op("strategies", "- Use pnpm in this repository."))
+    assert a.sync()[0] == 0 and b.sync()[0] == 0
+    laptop = tmp_path / "laptop-clone"
+    a.git("clone", "-q", str(a.path), str(laptop))
+    (laptop / "memo.md").write_text((laptop / "memo.md").read_text() + "- person line from my laptop\n")
+    a.git("-C", str(laptop), "commit", "-qam", "my edit")
+    old = a.head()
+    a.git("fetch", "-q", str(laptop), "main")
+    a.git("update-ref", "refs/heads/main", "FETCH_HEAD")
+    mine = a.head()
+    b.reflect(memo_op("self", "- I forget the linter."))
+    assert b.sync()[0] == 0
+    code, out = a.sync()
+    assert (
+        code == EXIT_BUSY
+        and "behind main" in out
+        and f"git update-index -q --refresh && git read-tree -m -u {old[:12]} main" in out
+    ), out
+    assert a.head() == mine and "laptop" not in server.git("agent", "show", "main:memo.md")
+    a.git("update-index", "-q", "--refresh")
+    a.git("read-tree", "-m", "-u", old, "main")
+    assert a.sync()[0] == 0
+    memo = server.git("agent", "show", "main:memo.md")
+    assert "- person line from my laptop" in memo and "- I forget the linter." in memo
     a.fsck()

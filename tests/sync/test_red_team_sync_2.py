@@ -80,7 +80,7 @@ def test_a_persons_amend_of_a_pushed_reflection_is_recorded_as_theirs(machines, 
     )
     (commit,) = a.agent.repo.log(sha, limit=1)
     assert (commit.author, commit.email, commit.kind) == ("Alice", "alice@example.test", "human_edit"), body
-    assert not made_by_evolve(commit), body  # blame says the person wrote those lines
+    assert not made_by_evolve(commit, a.agent.evolve_emails), body  # blame says the person wrote those lines
 
 
 # -- 3. a partly accepted proposal, rejected on the other machine ----------------------------------

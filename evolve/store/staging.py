@@ -1,0 +1,104 @@
+"""What a person's index holds against the branch: their staged files, or a branch that moved on.
+
+evolve builds its commits from the branch tip plus the exact files it writes, but what it
+writes is read from the work tree, and a person's edit is committed from it. Two states of
+the index make that wrong, and both stop evolve (exit 75) rather than guess:
+
+- a file staged with `git add`: the person's coming commit, with their message. evolve
+  never writes over it (its version would carry their staged lines as the model's);
+- an index the branch moved away from (`git update-ref`, a commit from a second worktree
+  of the branch): it still holds an older commit's files for paths the branch changed
+  since. Committing them, as a reflection or as "the person's edit", would silently undo
+  that commit. Told apart from a person's staging by content: a staged file whose blob is
+  the one an ancestor of the tip had (the branch's reflog and recent history are asked).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from evolve.store.git import ZERO
+
+TYPE_CHECKING = False  # typing's own flag without importing typing (a command's start)
+if TYPE_CHECKING:
+    from evolve.store.repo import Entry, Repo
+
+LOOK_BACK = 20  # how many former tips (reflog) and ancestors an index left behind is looked for in
+
+
+def staged(repo: Repo, tip: str) -> dict[str, Entry | None]:
+    """Path → its index entry (None: removed there) for every path the index holds unlike `tip`."""
+    out = repo.git("diff-index", "--cached", "-z", "--no-renames", tip, "--")
+    fields = out.split(b"\0")
+    found: dict[str, Entry | None] = {}
+    for index in range(0, len(fields) - 1, 2):
+        meta = fields[index].decode()
+        if not meta.startswith(":"):
+            continue
+        _old_mode, mode, _old, blob, _status = meta[1:].split()
+        path = fields[index + 1].decode("utf-8", "surrogateescape")
+        found[path] = None if mode == "000000" or blob == ZERO else (mode, blob)
+    return found
+
+
+def left_behind(repo: Repo, tip: str, entries: Mapping[str, Entry | None]) -> str | None:
+    """The ancestor of `tip` whose files the index still holds (the branch moved without it), or None.
+
+    Evidence is a staged file whose blob is the one that ancestor has at that path: a person
+    `git add`s new content. A removal proves nothing (any commit before a file existed lacks
+    it), nor does a former tip that is not an ancestor (`git reset --soft` leaves the person's
+    own newer work staged).
+    """
+    present = {path: entry[1] for path, entry in entries.items() if entry is not None}
+    if not present:
+        return None
+    branch = f"refs/heads/{repo.branch}"
+    former = repo.text("log", "-g", "--format=%H", f"-n{LOOK_BACK}", branch, "--", check=False).split()
+    older = repo.text("rev-list", f"--max-count={LOOK_BACK}", f"{tip}^@", "--", check=False).split()
+    candidates = list(dict.fromkeys(sha for sha in former + older if sha != tip))
+    found = _blob_ids(repo, [f"{sha}:{path}" for sha in candidates for path in present])
+    for sha in candidates:
+        if any(found.get(f"{sha}:{path}") == blob for path, blob in present.items()):
+            if repo.is_ancestor(sha, tip):
+                return sha
+    return None
+
+
+def _blob_ids(repo: Repo, specs: Iterable[str]) -> dict[str, str]:
+    """`rev:path` → the blob id there, for those that exist (one `git cat-file --batch-check`)."""
+    wanted = [spec for spec in specs if "\n" not in spec]
+    if not wanted:
+        return {}
+    out = repo.git(
+        "cat-file", "--batch-check=%(objectname)", input="".join(s + "\n" for s in wanted).encode()
+    )
+    ids = out.decode().splitlines()
+    return {spec: sha for spec, sha in zip(wanted, ids, strict=False) if " " not in sha}
+
+
+def under(paths: Iterable[str], holds: Sequence[str]) -> list[str]:
+    """Those of `paths` that are one of `holds` or inside one of them (a folder), sorted."""
+    return sorted(p for p in paths if any(p == h or p.startswith(h.rstrip("/") + "/") for h in holds))
+
+
+def behind_message(repo: Repo, older: str) -> str:
+    """One line: the state, how it comes about, and the git command that ends it."""
+    branch = repo.branch
+    return (
+        f"the work tree of {repo.path} is behind {branch}: its index still holds {older[:12]}'s files "
+        f"({branch} moved without them: `git update-ref`, or a commit in another worktree of {branch}); "
+        f"`git update-index -q --refresh && git read-tree -m -u {older[:12]} {branch}` brings them up "
+        "to date and keeps your changes "
+        "(or `git commit` what is staged, if you mean that older version), then try again"
+    )
+
+
+def staged_message(repo: Repo, path: str) -> str:
+    """One line: which staged file holds evolve back, and what frees it."""
+    return (
+        f"{repo.path / path} is staged (`git add`) for your own commit, so evolve does not write over "
+        f"it; commit it (or unstage it: `git restore --staged {path}`), then try again"
+    )
+
+
+__all__ = ["behind_message", "left_behind", "staged", "staged_message", "under"]
