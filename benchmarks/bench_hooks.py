@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from tests.helpers import copy_source_tree  # noqa: E402
+from tests.helpers import build_wheel  # noqa: E402
 
 AGENT = "bench"
 SKILLS = 200
@@ -47,26 +47,7 @@ REPEAT = 15
 
 def install_wheel(workdir: Path) -> tuple[str, Path]:
     """(the venv's python, its site-packages) with evolve installed from a wheel, no deps."""
-    source = workdir / "src"
-    copy_source_tree(source, "benchmarks", "examples")
-    dist = workdir / "dist"
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--quiet",
-            "--no-build-isolation",
-            "--no-deps",
-            "--no-index",
-            "-w",
-            str(dist),
-            str(source),
-        ],
-        check=True,
-        capture_output=True,
-    )
+    wheel = build_wheel(workdir, "benchmarks", "examples")
     venv = workdir / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = str(venv / "bin" / "python")
@@ -76,7 +57,6 @@ def install_wheel(workdir: Path) -> tuple[str, Path]:
         capture_output=True,
         text=True,
     ).stdout.strip()
-    wheel = next(dist.glob("evolve_skills-*.whl"))
     subprocess.run(
         [
             sys.executable,
@@ -218,7 +198,7 @@ def run(workdir: Path) -> dict:
             command("session-start", linked=False),
             json.dumps({**base, "hook_event_name": "SessionStart", "source": "startup"}).encode(),
         ),
-        "stop_dash_m": ([python, "-P", "-m", "evolve.hookmain", *command("stop")[4:]], stop),
+        "stop_dash_m": ([python, "-I", "-m", "evolve.hookmain", *command("stop")[4:]], stop),
     }
     codex_base = {**base, "model": "gpt-5", "permission_mode": "bypassPermissions"}
     codex_stop = {**codex_base, "hook_event_name": "Stop", "turn_id": "t1", "stop_hook_active": False}

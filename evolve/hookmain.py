@@ -22,8 +22,6 @@ import os
 import sys
 import time
 
-SPOOL = "hooks.jsonl"  # = evolve.store.spool.SPOOL: the watcher drains this file
-MAX_LINE = 64 * 1024  # = evolve.store.spool.MAX_LINE
 STDIN_CAP = 8 << 20
 STDIN_WAIT_S = 2.0
 LOG_CAP = 1 << 20
@@ -187,22 +185,14 @@ def _encoder():
 
 
 def append_record(home: str, record: dict) -> None:
-    """One line in the spool, as `evolve.store.spool.append` writes it (one O_APPEND write)."""
+    """One line in the spool (`evolve.store.spool.write_line`), encoded without json's Python half."""
+    from evolve.store import spool
+
     record.setdefault("at", time.time())
     data = (_encoder()(record) + "\n").encode("utf-8", "replace")
-    if len(data) > MAX_LINE:
+    if len(data) > spool.MAX_LINE:
         raise Problem(f"a {record.get('event')} record of {len(data)} bytes is too long for the spool")
-    folder = os.path.join(home, "spool")
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
-    try:
-        fd = os.open(os.path.join(folder, SPOOL), flags, 0o600)
-    except FileNotFoundError:
-        os.makedirs(folder, exist_ok=True)
-        fd = os.open(os.path.join(folder, SPOOL), flags, 0o600)
-    try:
-        os.write(fd, data)
-    finally:
-        os.close(fd)
+    spool.write_line(os.path.join(home, "spool"), data)
 
 
 def write_stdout(text: str) -> None:

@@ -43,6 +43,26 @@ def copy_source_tree(dest: Path, *also_left_out: str) -> Path:
     return dest
 
 
+def build_wheel(work: Path, *also_left_out: str) -> Path:
+    """The wheel of evolve, built offline from a copy of the source under `work` (pip writes only there)."""
+    import sys
+
+    source = copy_source_tree(work / "src", *also_left_out)
+    home = work / "pip-home"  # pip (and the rustc it asks for its version) write nothing in the real home
+    home.mkdir()
+    env = {**os.environ, "HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache"), "PIP_NO_CACHE_DIR": "1"}
+    dist = work / "dist"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-build-isolation", "--no-deps", "--no-index"]
+        + ["-w", str(dist), str(source)],
+        check=True,
+        capture_output=True,
+        timeout=180,
+        env=env,
+    )
+    return next(dist.glob("evolve_skills-*.whl"))
+
+
 def make_agent(name: str = "demo", home: Path | None = None) -> Agent:
     """A new agent in `home` (default: the test's EVOLVE_HOME)."""
     return Agent.create(name, Home.resolve(home))

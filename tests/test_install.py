@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from evolve import cli
+from evolve import cli, launch
 from evolve.errors import UserError
 from evolve.home import Home
 from evolve.integrations import claude_code, hookfile
@@ -187,7 +187,7 @@ def test_hook_commands_use_absolute_paths_and_the_linked_flag(project, evolve_ho
     claude_code.install(home, "demo", "project", str(project))
     settings = json.loads((project / ".claude" / "settings.local.json").read_text())
     start = shlex.split(commands(settings, "SessionStart")[0])
-    assert Path(start[0]).is_absolute() and start[1:4] == ["-P", "-c", hookfile.HOOK_CODE]
+    assert Path(start[0]).is_absolute() and start[1:4] == ["-I", "-c", launch.HOOK]
     assert start[4:] == [
         "claude-code",
         "session-start",

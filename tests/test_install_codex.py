@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from evolve import cli
+from evolve import cli, launch
 from evolve.commands.doctor import diagnose
 from evolve.home import Home
-from evolve.integrations import claude_code, codex, hookfile
+from evolve.integrations import claude_code, codex
 from evolve.observe.records import apply_hook_records, drain_pending
 from evolve.store import codex_rollouts, ledger, spool
 from evolve.workspace import links
@@ -74,7 +74,7 @@ def test_install_twice_then_uninstall_leaves_the_persons_files_byte_identical(ag
     )
     [start], [stop] = entries("SessionStart"), entries("Stop")
     argv = shlex.split(start)
-    assert argv[1:4] == ["-P", "-c", hookfile.HOOK_CODE] and argv[4:] == [
+    assert argv[1:4] == ["-I", "-c", launch.HOOK] and argv[4:] == [
         "codex",
         "session-start",
         "--home",

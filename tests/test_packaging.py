@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import copy_source_tree
+from tests.helpers import build_wheel
 
 ROOT = Path(__file__).resolve().parents[1]
 NEEDED = [
@@ -38,33 +38,7 @@ NEEDED = [
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
-    work = tmp_path_factory.mktemp("wheel")
-    source = work / "src"
-    copy_source_tree(source)
-    out = work / "dist"
-    home = work / "home"  # pip (and the rustc it asks for its version) write nothing in the real home
-    home.mkdir()
-    env = {**os.environ, "HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache"), "PIP_NO_CACHE_DIR": "1"}
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--quiet",
-            "--no-build-isolation",
-            "--no-deps",
-            "--no-index",
-            "-w",
-            str(out),
-            str(source),
-        ],
-        check=True,
-        capture_output=True,
-        timeout=180,
-        env=env,
-    )
-    return next(out.glob("evolve_skills-*.whl"))
+    return build_wheel(tmp_path_factory.mktemp("wheel"))
 
 
 def test_wheel_holds_package_data(wheel: Path) -> None:

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from evolve import cli
+from evolve import cli, launch
 from evolve.errors import EXIT_OK, EXIT_USER
 from evolve.home import Home
 from evolve.schedule.cycle import AgentOutcome
@@ -199,7 +199,7 @@ def test_remove_refuses_while_a_reflection_holds_the_lock(capsys, home):
 @pytest.mark.parametrize(
     "platform, name, needle",
     [
-        ("linux", "evolve-watch.service", 'ExecStart="{python}" -P -m evolve --home "{home}" watch'),
+        ("linux", "evolve-watch.service", 'ExecStart="{python}" -I -c "{code}" --home "{home}" watch'),
         ("darwin", "org.evolve.watch.plist", "<string>{home}</string>"),
     ],
 )
@@ -207,7 +207,7 @@ def test_print_service(capsys, home, monkeypatch, platform, name, needle):
     monkeypatch.setattr(sys, "platform", platform)
     code, out, err = run(capsys, "watch", "--print-service")
     assert code == EXIT_OK and "{{" not in out and "evolve-managed" in out
-    assert needle.format(python=sys.executable, home=home.root) in out
+    assert needle.format(python=sys.executable, code=launch.CLI, home=home.root) in out
     assert name in err
     if platform == "darwin":
         assert f"<string>{sys.executable}</string>" in out

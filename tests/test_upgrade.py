@@ -8,16 +8,22 @@ commands in an older form beside the person's own hook. No reinstall is asked of
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
+import time
 
 import pytest
 
-from evolve import cli
+from evolve import cli, launch
 from evolve.home import Home
-from evolve.integrations import claude_code, hookfile, upgrade
+from evolve.integrations import claude_code, codex, hookfile, upgrade
+from evolve.observe.records import drain_pending
+from evolve.store import ledger
+from evolve.workspace import links
 from evolve.workspace.template import HOOK_MARKER, hook_path, precommit_hook_text
 from tests.helpers import git, git_out, make_agent, skill_text
+from tests.test_install_codex import rollout
 
 V1_HOOK = """#!/bin/sh
 # evolve-managed-hook: pre-commit v1
@@ -51,10 +57,10 @@ def old_install(evolve_home, tmp_path):
     claude_code.install(home, "demo", project=str(project))
     settings = project / ".claude" / "settings.local.json"
     doc = json.loads(settings.read_text())
-    for groups in doc["hooks"].values():  # the older command form: no -P
+    for groups in doc["hooks"].values():  # the older command form: -P, not isolated
         for group in groups:
             for hook in group["hooks"]:
-                hook["command"] = hook["command"].replace(" -P -c ", " -c ")
+                hook["command"] = hook["command"].replace(" -I -c ", " -P -c ")
     settings.write_text(json.dumps(doc, indent=2) + "\n")
     (home.root / upgrade.VERSION_FILE).unlink(missing_ok=True)
     return home, agent, settings
@@ -67,13 +73,13 @@ def test_a_writing_command_brings_hooks_and_hook_commands_up_to_date(old_install
     assert "demo: git setup brought up to date" in err
     assert f"demo: Claude Code hook commands in {settings} brought up to date" in err
     assert hook_path(agent.path).read_text() == precommit_hook_text(home.root)
-    assert " -P -m evolve.precommit" in hook_path(agent.path).read_text()
+    assert f" -I -c '{launch.PRECOMMIT}'" in hook_path(agent.path).read_text()
     assert git_out(agent.path, "config", "--local", "core.hooksPath") == ".git/hooks"
     doc = json.loads(settings.read_text())
     commands = [h["command"] for groups in doc["hooks"].values() for g in groups for h in g["hooks"]]
     assert "echo mine" in commands and doc["theme"] == "dark"
     ours = [c for c in commands if hookfile.MARK in c]
-    assert len(ours) == len(claude_code.EVENTS) and all(" -P -c " in c for c in ours)
+    assert len(ours) == len(claude_code.EVENTS) and all(" -I -c " in c for c in ours)
     assert upgrade.applied(home) == upgrade.LAYOUT
     assert cli.main(["resume", "demo"]) == 0
     assert capsys.readouterr().err == ""  # done once: the next command only reads the version
@@ -150,3 +156,98 @@ def test_a_repository_a_global_autocrlf_converted_gets_git_bytes_back_and_keeps_
     stat = git_out(agent.path, "show", "--numstat", "--format=", "HEAD")
     assert stat.split()[:2] == ["1", "0"], stat  # one line in: not a whole-file rewrite
     assert git_out(agent.path, "status", "--porcelain") == ""
+
+
+# -- layout 4: every command isolated (red-team 3, A4) -------------------------------------------
+V2_HOOK = """#!/bin/sh
+# evolve-managed-hook: pre-commit v2
+# Installed by evolve: checks skills and the memo before a commit of your own.
+# Refused commits can be forced with `git commit --no-verify`.
+EVOLVE_PYTHON='{python}'
+export EVOLVE_HOME='{home}'
+if [ -x "$EVOLVE_PYTHON" ]; then
+    # -P: nothing in this repository (an `evolve` folder, say) is ever imported instead
+    "$EVOLVE_PYTHON" -P -m evolve.precommit
+    status=$?
+    # 65: evolve refused the commit; any other failure means evolve is broken or gone.
+    if [ "$status" -eq 0 ] || [ "$status" -eq 65 ]; then
+        exit "$status"
+    fi
+fi
+echo "evolve: not installed at $EVOLVE_PYTHON any more; skills were not checked" >&2
+exit 0
+"""
+
+
+def as_layout_3(path) -> None:
+    """Hook commands as evolve wrote them up to layout 3: `-P`, not isolated."""
+    path.write_text(path.read_text().replace(" -I -c ", " -P -c "))
+
+
+@pytest.fixture
+def layout_3(evolve_home, tmp_path):
+    """A home evolve brought to layout 3: Claude Code and (trusted, working) Codex hooks of then."""
+    agent = make_agent("demo")
+    home = Home.resolve()
+    hook_path(agent.path).write_text(V2_HOOK.format(python=sys.executable, home=home.root))
+    project = tmp_path / "project"
+    project.mkdir()
+    claude_code.install(home, "demo", project=str(project))
+    codex_hooks = codex.hooks_file()
+    codex_hooks.parent.mkdir(parents=True)
+    mine = {"type": "command", "command": "~/bin/guard.sh", "timeout": 5}
+    codex_hooks.write_text(json.dumps({"hooks": {"PreToolUse": [{"hooks": [mine]}]}}, indent=2) + "\n")
+    codex.install(home, "demo", project=str(project))
+    settings = project / ".claude" / "settings.local.json"
+    for path in (settings, codex_hooks):
+        as_layout_3(path)
+    with links.registry_lock(home, codex.HARNESS):
+        installs = links.load_installs(home, codex.HARNESS)
+        installs[0]["hook_seen_at"] = time.time()  # the person trusted them; they ran
+        links.save_installs(home, codex.HARNESS, installs)
+    (home.root / upgrade.VERSION_FILE).write_text("3\n")
+    return home, agent, project, settings, codex_hooks
+
+
+def commands_of(path) -> list[str]:
+    doc = json.loads(path.read_text())
+    return [h["command"] for groups in doc["hooks"].values() for g in groups for h in g["hooks"]]
+
+
+def test_layout_4_isolates_every_command_and_says_codex_waits_for_trust_again(layout_3, capsys):
+    home, agent, project, settings, codex_hooks = layout_3
+    [state] = codex.install_states(home)
+    assert state["state"] == codex.WORKING
+    assert cli.main(["pause", "demo"]) == 0
+    err = capsys.readouterr().err
+    assert "demo: git setup brought up to date" in err
+    assert f"demo: Claude Code hook commands in {settings} brought up to date" in err
+    assert f"codex: hook commands in {codex_hooks} brought up to date; {codex.TRUST_HINT}" in err
+    assert hook_path(agent.path).read_text() == precommit_hook_text(home.root)
+    assert f" -I -c '{launch.PRECOMMIT}'" in hook_path(agent.path).read_text()
+    for path in (settings, codex_hooks):
+        ours = [c for c in commands_of(path) if hookfile.MARK in c]
+        assert ours and all(shlex.split(c)[1:4] == ["-I", "-c", launch.HOOK] for c in ours)
+    assert "~/bin/guard.sh" in commands_of(codex_hooks)  # the person's own hook stays
+    assert sorted(commands_of(codex_hooks)) == sorted(
+        ["~/bin/guard.sh", *(codex.hook_command(sys.executable, home, e) for e in ("session-start", "stop"))]
+    )
+    [record] = links.load_installs(home, codex.HARNESS)
+    assert record["hook_seen_at"] is None and record["hooks_changed_at"] > 0
+    rollout(project)  # a Codex session in the project, and the changed hooks did not run
+    with ledger.opened(home.state_db) as conn:
+        drain_pending(conn, home)
+    [state] = codex.install_states(home)
+    assert state["state"] == codex.WAITING
+    assert upgrade.applied(home) == upgrade.LAYOUT == 4
+    assert cli.main(["resume", "demo"]) == 0
+    assert capsys.readouterr().err == ""  # once
+
+
+def test_layout_4_leaves_codex_hooks_a_person_removed_removed(layout_3, capsys):
+    home, _, _, _, codex_hooks = layout_3
+    codex_hooks.write_text('{"hooks": {}}\n')
+    assert cli.main(["pause", "demo"]) == 0
+    assert "codex:" not in capsys.readouterr().err
+    assert codex_hooks.read_text() == '{"hooks": {}}\n'
+    assert links.load_installs(home, codex.HARNESS)[0]["hook_seen_at"] is not None

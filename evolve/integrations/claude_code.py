@@ -153,26 +153,11 @@ def refresh_entries(home: Home, record: dict) -> bool:
     if remove_entries(doc, home, agent) == doc:
         return False
     new = add_entries(doc, home, agent, python, linked=record.get("skills_dir") is not None)
-    if _entries(new, home, agent) == _entries(doc, home, agent):
+    ours = _ours(home, agent)
+    if hookfile.entries_of(new, ours) == hookfile.entries_of(doc, ours):
         return False
     hookfile.write(home, HARNESS, record, path, raw, hookfile.dumps(new, raw))
     return True
-
-
-def _entries(settings: dict, home: Home, agent: str) -> list:
-    """The agent's hook entries, in order (to compare two versions of a settings file)."""
-    found = settings.get("hooks")
-    hooks: dict = found if isinstance(found, dict) else {}
-    ours = _ours(home, agent)
-    return [
-        (event, group.get("matcher"), hook)
-        for event, groups in hooks.items()
-        if isinstance(groups, list)
-        for group in groups
-        if isinstance(group, dict) and isinstance(group.get("hooks"), list)
-        for hook in group["hooks"]
-        if ours(hook)
-    ]
 
 
 def uninstall(home: Home, agent_name: str, scope: str = "project", project: str | None = None) -> dict:

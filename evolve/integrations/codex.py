@@ -4,11 +4,12 @@ Hooks go to `$CODEX_HOME/hooks.json` (default `~/.codex/hooks.json`), never to t
 project: Codex has no personal project-level hook file, and a project's `.codex/` is what
 a team commits (and loads only for trusted projects), while the command holds this
 machine's paths. The command is one frozen form for every project and agent (evolve's
-interpreter, `-P`, the home: `… -c 'import evolve.hookmain as h; h.run()' codex EVENT
---home H`); the hook finds the agents from the session's folder in
+interpreter, isolated, the home: `… -I -c 'import evolve.hookmain as h; h.run()' codex
+EVENT --home H`); the hook finds the agents from the session's folder in
 `<home>/integrations/codex.json`. Codex runs a hook only once the person trusted its exact
 definition (by hash), so installing another project or agent never changes the command
-and never silently switches learning off; the install says when the hooks wait for trust.
+and never silently switches learning off; the install (and an upgrade that rewrites the
+command, evolve.integrations.upgrade) says when the hooks wait for trust.
 The entries leave hooks.json with the last install of this home that uses the file.
 
 Skills: one symlink per skill in `<project>/.agents/skills/` (listed in the project's
@@ -20,11 +21,13 @@ AGENTS.md is never written.
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from evolve.errors import UserError
 from evolve.home import Home
 from evolve.integrations import hookfile
 from evolve.integrations.hookfile import owner
@@ -143,6 +146,36 @@ def install(
         links.save_installs(home, HARNESS, installs)
     result = hookfile.install_report(record, changed, report, target.folder, sources_commit)
     return {**result, "trusted": record.get("hook_seen_at") is not None}
+
+
+def refresh_entries(home: Home, installs: list[dict]) -> list[str]:
+    """Rewrite this home's entries in each hooks file of `installs` in the current form.
+
+    The interpreter stays the one the entries name; entries a person removed stay removed.
+    Codex trusts the exact command, so each install of a rewritten file waits for the
+    person's trust again (`evolve status` says so). Returns the files rewritten; the caller
+    holds the registry lock and saves `installs`.
+    """
+    rewritten = []
+    for settings in dict.fromkeys(i["settings"] for i in installs if isinstance(i.get("settings"), str)):
+        path = Path(settings)
+        try:
+            raw, doc = hookfile.read(path)
+        except UserError:
+            continue  # not JSON any more: the person's to fix (doctor says so)
+        present = hookfile.entries_of(doc, _ours(home))
+        if not present:
+            continue
+        python = shlex.split(present[0][2]["command"])[0]
+        new = hookfile.add_entries(doc, _ours(home), _entries(home, python))
+        if hookfile.entries_of(new, _ours(home)) == present:
+            continue
+        peers = [i for i in installs if i.get("settings") == settings]
+        hookfile.write(home, HARNESS, peers[0], path, raw, hookfile.dumps(new, raw))
+        for peer in peers:
+            peer.update(hooks_changed_at=time.time(), hook_seen_at=None)
+        rewritten.append(settings)
+    return rewritten
 
 
 def uninstall(home: Home, agent_name: str, scope: str = "project", project: str | None = None) -> dict:

@@ -5,7 +5,9 @@ hooks.json) of the same shape: `{"hooks": {EVENT: [{"matcher": …, "hooks": [{"
 "command", "command": …, "timeout": …}]}]}}`. Each write keeps every other key and hook,
 backs the old file up under the home and is skipped when nothing changes; uninstall gives
 back the original bytes when nothing else changed since. evolve's commands run
-`evolve.hookmain` with `--home`: that is how its own entries are recognised.
+`evolve.hookmain` with `--home`: that is how its own entries are recognised. They run
+evolve's interpreter isolated (`-I`, evolve.launch): nothing of the session's folder or of
+the variables a project sets runs in a hook.
 """
 
 from __future__ import annotations
@@ -18,15 +20,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from evolve import launch
 from evolve.errors import UserError
 from evolve.home import Home
 from evolve.store.files import atomic_write
 from evolve.workspace import links
 
 MARK = "evolve.hookmain"
-# `-c` rather than `-m`: runpy alone costs about half a bare interpreter start.
-# `-P`: the session's cwd (a user's project) never shadows a module.
-HOOK_CODE = "import evolve.hookmain as h; h.run()"
 
 # (harness event, matcher or None, the command, timeout in seconds)
 Entry = tuple[str, str | None, str, int]
@@ -34,8 +34,8 @@ Ours = Callable[[object], bool]
 
 
 def hook_command(python: str, harness: str, event: str, home: Home, *extra: str) -> str:
-    """The command a hook entry runs: evolve's interpreter, `-P`, the hook entry point."""
-    return shlex.join([python, "-P", "-c", HOOK_CODE, harness, event, "--home", str(home.root), *extra])
+    """The command a hook entry runs: evolve's interpreter, isolated, the hook entry point."""
+    return shlex.join(launch.argv(python, launch.HOOK, harness, event, "--home", str(home.root), *extra))
 
 
 def owner(command: object) -> tuple[str | None, str | None] | None:
@@ -79,6 +79,21 @@ def remove_entries(settings: dict, ours: Ours) -> dict:
     if not hooks and settings.get("hooks"):
         del result["hooks"]
     return result
+
+
+def entries_of(settings: dict, ours: Ours) -> list:
+    """(event, matcher, hook) of each hook `ours` recognises, in order (to compare two versions)."""
+    found = settings.get("hooks")
+    hooks: dict = found if isinstance(found, dict) else {}
+    return [
+        (event, group.get("matcher"), hook)
+        for event, groups in hooks.items()
+        if isinstance(groups, list)
+        for group in groups
+        if isinstance(group, dict) and isinstance(group.get("hooks"), list)
+        for hook in group["hooks"]
+        if ours(hook)
+    ]
 
 
 def add_entries(settings: dict, ours: Ours, entries: list[Entry]) -> dict:

@@ -1,7 +1,9 @@
 """Bring what older evolve versions wrote outside the package up to date, once per layout.
 
 Installed files name evolve's code and interpreter: each agent repository's pre-commit
-hook (and its local `core.hooksPath`), and the hook commands in Claude Code's settings.
+hook (and its local `core.hooksPath`), and the hook commands in Claude Code's settings and
+Codex's hooks.json (Codex runs a changed command only once the person trusts it again: the
+note says so, and `evolve status` shows those installs waiting for trust).
 When evolve changes how they must look, LAYOUT goes up; `ensure_current` rewrites what is
 evolve's (never a person's hook or entry) and records the layout in `<home>/layout-version`,
 so the check costs one small read when nothing is due. Every writing command, the watcher
@@ -10,7 +12,9 @@ and `evolve doctor` call it: nobody has to reinstall after an upgrade.
 Layouts: 1 the first; 2 hooks run their interpreter with -P, each agent repository sets
 core.hooksPath itself; 3 agent repositories store files byte for byte (no line-ending
 conversion: a checkout under a global core.autocrlf must not make evolve rewrite, and
-claim, every line), and files a checkout already converted get git's bytes back.
+claim, every line), and files a checkout already converted get git's bytes back; 4 every
+command runs its interpreter isolated (-I: no PYTHONPATH, PYTHONHOME, user site … of a
+project's), naming evolve's own folder when an isolated interpreter would not find it.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from evolve.home import Home
 from evolve.store.files import atomic_write
 from evolve.store.locks import FileLock
 
-LAYOUT = 3
+LAYOUT = 4
 VERSION_FILE = "layout-version"
 
 
@@ -42,11 +46,15 @@ def ensure_current(home: Home, *, force: bool = False) -> list[str]:
 
     with FileLock(home.run_dir / "upgrade.lock", timeout=30):
         notes = _agent_hooks(home)
-        try:
-            notes += _claude_code_hooks(home)
-        except links.UnreadableInstalls as exc:  # left as it is; tried again by the next command
-            return [*notes, f"Claude Code hook commands not checked: {exc}"]
-        atomic_write(home.root / VERSION_FILE, f"{LAYOUT}\n".encode("ascii"))
+        done = True
+        for harness, refresh in (("Claude Code", _claude_code_hooks), ("Codex", _codex_hooks)):
+            try:
+                notes += refresh(home)
+            except links.UnreadableInstalls as exc:  # left as it is; tried again by the next command
+                notes.append(f"{harness} hook commands not checked: {exc}")
+                done = False
+        if done:
+            atomic_write(home.root / VERSION_FILE, f"{LAYOUT}\n".encode("ascii"))
     return notes
 
 
@@ -77,3 +85,15 @@ def _claude_code_hooks(home: Home) -> list[str]:
                     f"{record.get('settings')} brought up to date"
                 )
     return notes
+
+
+def _codex_hooks(home: Home) -> list[str]:
+    from evolve.integrations import codex
+    from evolve.workspace import links
+
+    with links.registry_lock(home, codex.HARNESS):
+        installs = links.load_installs(home, codex.HARNESS)
+        rewritten = codex.refresh_entries(home, installs)
+        if rewritten:
+            links.save_installs(home, codex.HARNESS, installs)
+    return [f"codex: hook commands in {path} brought up to date; {codex.TRUST_HINT}" for path in rewritten]

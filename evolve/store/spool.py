@@ -1,48 +1,127 @@
 """The hook spool: agent hooks append one JSON line; the watcher drains it into state.db.
 
 Appending one short line with O_APPEND is atomic on POSIX and costs far less than opening
-SQLite, so hooks stay within their budget. Standard library only (hot path).
+SQLite, so hooks stay within their budget. No line is lost when a drain takes the spool
+while a hook writes: the writer holds a shared flock on the file it opened, checks that it
+is still the live spool (a drain renames it aside) and otherwise opens the new one; the
+drain renames first, then takes the exclusive flock before reading, so every writer that
+opened the old file has written its line or will find it gone. The kernel drops the lock of
+a killed process. Without flock (no fcntl, or a file system that refuses locks) a hook
+still appends, unlocked. Light (os, time): the hooks import it.
 """
 
-from __future__ import annotations
-
-import json
+# pathlib costs more than a hook may: os.path it is; nor `from __future__` (a module too).
+# ruff: noqa: PTH103, PTH116, PTH118
 import os
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # no flock on this platform (Windows): hooks still append, unlocked
+    fcntl = None  # type: ignore[assignment]
+
+TYPE_CHECKING = False  # typing's own flag without importing typing (the hooks import this)
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from contextlib import AbstractContextManager
+    from pathlib import Path
 
 SPOOL = "hooks.jsonl"
 MAX_LINE = 64 * 1024
+ATTEMPTS = 100  # each retry needs a drain between a writer's open and its check: never this many
+SETTLE_S = 0.5  # how long a drain waits for the writers of a renamed spool
 
 
-def append(spool_dir: Path, record: dict) -> None:
+def append(spool_dir: "Path", record: dict) -> None:
     """Append one record (a single write of one line; never a partial line for readers)."""
+    import json
+
     record.setdefault("at", time.time())
     line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
     data = line.encode("utf-8", "replace")
-    if len(data) > MAX_LINE:
-        return
+    if len(data) <= MAX_LINE:
+        write_line(str(spool_dir), data)
+
+
+def write_line(spool_dir: str, data: bytes) -> None:
+    """One write of `data` to the live spool, in one file a drain reads after it (hot path)."""
+    path = os.path.join(spool_dir, SPOOL)
+    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT  # read too: NFS emulates flock with fcntl locks
+    for _ in range(ATTEMPTS):
+        try:
+            fd = os.open(path, flags, 0o600)
+        except FileNotFoundError:
+            os.makedirs(spool_dir, exist_ok=True)
+            fd = os.open(path, flags, 0o600)
+        try:
+            _lock(fd, shared=True)  # released by close, or by the kernel if killed
+            if _is_live(fd, path):
+                os.write(fd, data)
+                return
+        finally:
+            os.close(fd)
+    raise OSError(f"{path} was drained away {ATTEMPTS} times while a line was being written")
+
+
+def _lock(fd: int, shared: bool) -> bool:
+    """Shared (waiting) or exclusive (False while a writer holds it); True where flock is missing."""
+    if fcntl is None:
+        return True
     try:
-        fd = os.open(spool_dir / SPOOL, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    except OSError:  # a file system without locks (an NFS mount without lockd): as without fcntl
+        pass
+    return True
+
+
+def _is_live(fd: int, path: str) -> bool:
+    """Whether the file `fd` opened is still the one at `path` (not renamed aside by a drain)."""
+    opened = os.fstat(fd)
+    try:
+        now = os.stat(path)
     except FileNotFoundError:
-        spool_dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(spool_dir / SPOOL, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        return False
+    return (opened.st_dev, opened.st_ino) == (now.st_dev, now.st_ino)
+
+
+def _settled(path: "Path") -> bytes | None:
+    """The bytes of a renamed spool once every writer that opened it let go (None: one still holds it).
+
+    A writer holds it for microseconds; one stopped right then (Ctrl-Z) would stall the
+    watcher, so its file waits for a later drain instead.
+    """
+    fd = os.open(path, os.O_RDWR)
     try:
-        os.write(fd, data)
+        deadline = time.monotonic() + SETTLE_S
+        while not _lock(fd, shared=False):
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(0.002)
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
     finally:
         os.close(fd)
 
 
-@contextmanager
-def drain(spool_dir: Path) -> Iterator[list[dict]]:
-    """Yield every complete record, oldest first; the files go only if the block succeeds.
+def drain(spool_dir: "Path") -> "AbstractContextManager[list[dict]]":
+    """Every complete record, oldest first; the files go only if the `with` block succeeds.
 
     The spool is renamed aside first, so appends racing with the drain land in a fresh
     file. A crash leaves `*.draining` files that the next drain reads again (consumers are
     idempotent: invocations dedupe on tool-use id, impressions on skill and session).
     """
+    from contextlib import contextmanager  # here: the hooks that append never load it
+
+    return contextmanager(_drain)(spool_dir)
+
+
+def _drain(spool_dir: "Path") -> "Iterator[list[dict]]":
+    import json
+
     from evolve.store.locks import FileLock
 
     if not spool_dir.is_dir():
@@ -54,10 +133,14 @@ def drain(spool_dir: Path) -> Iterator[list[dict]]:
             live.rename(spool_dir / f"{SPOOL}.{os.getpid()}.{time.monotonic_ns()}.draining")
         except FileNotFoundError:
             pass
-        taken = sorted(spool_dir.glob(f"{SPOOL}.*.draining"))
+        taken = []
         records: list[dict] = []
-        for path in taken:
-            for line in path.read_bytes().split(b"\n"):
+        for path in sorted(spool_dir.glob(f"{SPOOL}.*.draining")):
+            data = _settled(path)
+            if data is None:
+                continue
+            taken.append(path)
+            for line in data.split(b"\n"):
                 try:
                     record = json.loads(line) if line.strip() else None
                 except ValueError:

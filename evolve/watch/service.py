@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from evolve import launch
 from evolve.errors import LockBusy, UserError
 from evolve.home import Home
 from evolve.store.locks import FileLock, holder, is_locked
@@ -139,8 +140,8 @@ def spawn_detached(home: Home, wait_s: float = 10.0) -> int:
 
     home.ensure()
     errors = home.logs_dir / "watch.stderr"
-    # -P and cwd=/: nothing in the caller's folder is imported, and the folder is not kept busy
-    argv = [sys.executable, "-P", "-m", "evolve", "--home", str(home.root), "watch", "--log-file"]
+    # isolated and cwd=/: nothing of the caller's folder or variables runs, the folder is not kept busy
+    argv = launch.argv(sys.executable, launch.CLI, "--home", str(home.root), "watch", "--log-file")
     with errors.open("wb") as err:
         child = subprocess.Popen(
             argv,
@@ -223,6 +224,7 @@ def render_service(home: Home, platform: str | None = None) -> tuple[str, str]:
     text = (resources.files("evolve.hooks") / name).read_text(encoding="utf-8")
     for key, value in {
         "python": sys.executable,
+        "code": launch.code(launch.CLI),
         "home": str(home.root),
         "log": str(home.logs_dir / "watch.stderr"),
     }.items():

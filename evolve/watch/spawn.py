@@ -60,7 +60,10 @@ def ensure_watcher(home: str) -> int | None:
                 actions.append((os.POSIX_SPAWN_CLOSE, fd))
         except OSError:
             pass
-    argv = [sys.executable, "-P", "-m", "evolve", "--home", home, "watch", "--log-file"]
+    from evolve import launch  # here: a watcher runs at almost every session start
+
+    # isolated like the hook: the session's folder and variables reach the watcher's Python nowhere
+    argv = launch.argv(sys.executable, launch.CLI, "--home", home, "watch", "--log-file")
     try:  # its own session: Claude Code ending the hook's process group leaves it alone
         pid = os.posix_spawn(sys.executable, argv, dict(os.environ), file_actions=actions, setsid=True)
     except NotImplementedError:  # a libc without POSIX_SPAWN_SETSID: its own process group

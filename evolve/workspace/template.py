@@ -1,9 +1,10 @@
 """What `evolve init` lays down in a new agent repository: the skeleton and its git setup.
 
 The skeleton comes from `template_workspace/` and the hook from `hooks/pre-commit` (both
-package data). The hook runs this interpreter with `-P`, so a folder named `evolve` in the
-repository can never shadow evolve, and the repository's own `core.hooksPath` points at
-`.git/hooks`, so a person's global `core.hooksPath` cannot silently switch the checks off.
+package data). The hook runs this interpreter isolated (`-I`, evolve.launch), so neither a
+folder named `evolve` in the repository nor a PYTHON* variable of the person's shell runs in
+evolve's place, and the repository's own `core.hooksPath` points at `.git/hooks`, so a
+person's global `core.hooksPath` cannot silently switch the checks off.
 Files are stored byte for byte (`core.autocrlf=false`, and `.git/info/attributes` turns
 off line-ending conversion and filters): a checkout never rewrites a line, so whoever
 wrote it stays its author.
@@ -17,6 +18,7 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
+from evolve import launch
 from evolve.store.git import git, git_text
 
 HOOK_MARKER = "evolve-managed-hook: pre-commit"
@@ -49,7 +51,9 @@ def precommit_hook_text(home: Path, python: str | None = None) -> str:
     """The hook as evolve installs it: this interpreter and this home, shell-quoted."""
     text = (resources.files("evolve.hooks") / "pre-commit").read_text(encoding="utf-8")
     # shell-quoted: a home or interpreter path holding a quote must not break every commit
-    text = text.replace("'{{python}}'", shlex.quote(python or sys.executable))
+    python = python or sys.executable
+    text = text.replace("'{{python}}'", shlex.quote(python))
+    text = text.replace("'{{code}}'", shlex.quote(launch.code(launch.PRECOMMIT, python)))
     return text.replace("if [ -x", f"export EVOLVE_HOME={shlex.quote(str(home))}\nif [ -x", 1)
 
 
