@@ -225,7 +225,7 @@ def test_a_different_command_after_an_error_is_not_its_fix_and_no_call_is_shown_
     text = bundle_of(agent).text
     assert "ERROR in exec_command: npm run lint\n" in text
     assert "THEN SUCCEEDED: exec_command: npm test" not in text
-    assert "THEN SUCCEEDED: only other calls (no fix to name)" in text
+    assert "THEN SUCCEEDED: other calls (no fix named)" in text
     assert text.count("exec_command: npm test") == 1  # its call line, once
     run = _score(agent)
     assert run["errors"] == 1 and not run["recovered"] and "error_recovered" not in run["signals"]
@@ -250,9 +250,8 @@ def test_the_fix_is_the_call_like_the_failing_one_with_the_edits_before_it(tmp_p
     t.say("Migrated.")
     _observe(agent, t.path)
     text = bundle_of(agent).text
-    assert "THEN SUCCEEDED: Bash: make migrate (after editing Makefile)" in text, (
-        text
-    )  # the call like the failing one (its script's name), not `ls` nor the first success
+    # the call like the failing one (its script's name), not `ls` nor the first success
+    assert "No such file\nTHEN SUCCEEDED: Bash: make migrate\n" in text, text
     assert text.count("Bash: make migrate") == 1  # named as the fix only, not again as a call
     assert "CALL Bash: ls scripts" in text and "CALL Bash: npm run build" in text
     # the edit is evidence too: its new text, as summarised (capped, redacted)
@@ -274,7 +273,21 @@ def test_a_failed_edit_is_fixed_by_the_next_edit_of_that_file_whose_new_text_is_
     text = bundle_of(agent).text
     assert (
         "String to replace not found in file.</tool_use_error>\n"
-        "THEN SUCCEEDED: Edit: /app/x.py · old_string='def f(' · new_string='def g('"
-        " (after editing y.py)"
+        "THEN SUCCEEDED: Edit: /app/x.py · old_string='def f(' · new_string='def g('\n"
     ) in text
     assert "CALL Read: /app/x.py" in text and "THEN SUCCEEDED: Read" not in text
+    assert "CALL Edit: /app/y.py · old_string='f(' · new_string='g('" in text
+
+
+def test_the_same_call_again_names_the_files_edited_before_it(tmp_path) -> None:
+    agent = make_agent()
+    t = Transcript(tmp_path / "s.jsonl", cwd="/app")
+    t.user("Make the tests pass")
+    t.tool("Bash", {"command": "pytest -q"}, "FAILED tests/test_a.py::test_sum - assert 3 == 4", error=True)
+    t.tool("Edit", {"file_path": "/app/src/a.py", "old_string": "a + b", "new_string": "a + b + 1"}, "ok")
+    t.tool("Edit", {"file_path": "/lib/vendor.py", "old_string": "x", "new_string": "y"}, "ok")
+    t.tool("Bash", {"command": "pytest -q"}, "4 passed")
+    _observe(agent, t.path)
+    text = bundle_of(agent).text
+    # the command did not change: the edits between are what fixed it (outside the project: its name)
+    assert "THEN SUCCEEDED: Bash: pytest -q (after editing src/a.py, vendor.py)" in text

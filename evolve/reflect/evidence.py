@@ -2,11 +2,13 @@
 
 The person's words (the request, answers to the agent's questions, rejection feedback, the
 message after an interrupt) are lines of their own. A real error is shown with the call that
-caused it (the tool and its meaningful argument) and, when a later call of that tool
-succeeded, with that call too; the same error repeated is one line with a count. Tool inputs
-are summarised by their meaningful keys, never as cut JSON: bulky values (file contents,
-edit strings, todo lists) are dropped or shortened. Transient errors stay labelled as the
-environment. Each line carries the token caps it may be shown at; fitting picks.
+caused it (the tool and its meaningful argument) and with its fix: the later call like it
+that worked (transcripts.calls; a look never is one), named there instead of in a line of
+its own, or a word that the agent moved on; the same error repeated is one line with a
+count. Tool inputs are summarised by their meaningful keys, never as cut JSON: bulky values
+(todo lists, prompts) are dropped, an edit's new text is shortened. Transient errors stay
+labelled as the environment. Each line carries the token caps it may be shown at; fitting
+picks.
 """
 
 from __future__ import annotations
@@ -27,8 +29,9 @@ READ_CAP = 8 << 20  # bytes of one run read back from its transcript
 VALUE_CHARS = 160  # a summarised input value shown in a call line
 BULKY_CHARS = 50  # the start of a bulky value (an edit string) shown
 MAX_CAUSES = 3  # distinct calls named for one repeated error
-MAX_EDITS = 3  # files named as edited between an error and its fix
-MOVED_ON = "THEN SUCCEEDED: only other calls (no fix to name)"
+MAX_EDITS = 2  # files named as edited between an error and its fix
+RECOVERY_CHARS = 200  # of the fix named in an error's frame (an edit's new text is cut first)
+MOVED_ON = "THEN SUCCEEDED: other calls (no fix named)"
 _SPACES = re.compile(r"\s+")
 _NEW_STRING = re.compile(r"""'new_string': (?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)")""")
 NEW_TEXT_KEYS = ("new_string", "content", "new_source")  # Edit, Write, NotebookEdit
@@ -271,8 +274,11 @@ def _succeeded(
     """
     fixed = [o for o in open_errors if o.shape is not None and calls.fixes(o.shape, later)]
     for item in fixed:
-        edits = f" (after editing {', '.join(item.edited[:MAX_EDITS])})" if item.edited else ""
-        item.line.recovery = call.text + edits
+        # the same call again: what changed between is the files edited, so they are named
+        retried = later is not None and item.shape is not None and item.shape.text == later.text
+        edits = f" (after editing {', '.join(item.edited[:MAX_EDITS])})" if item.edited and retried else ""
+        short = m.cut(call.text, RECOVERY_CHARS)
+        item.line.recovery = (short + "…" if len(short) < len(call.text) else short) + edits
         open_errors.remove(item)
     if fixed:
         lines.remove(call)
@@ -287,9 +293,9 @@ def _succeeded(
 
 
 def _relative(path: str, cwd: str | None) -> str:
-    """`path` under the run's folder as a relative path (shorter; the run's head names the folder)."""
+    """`path` relative to the run's folder, else its name: short (its edit's call line has it whole)."""
     folder = (cwd or "").rstrip("/")
-    return path[len(folder) + 1 :] if folder and path.startswith(folder + "/") else path
+    return path[len(folder) + 1 :] if folder and path.startswith(folder + "/") else path.rsplit("/", 1)[-1]
 
 
 def _error(event: m.Event, cause: str, classifier: Classifier, seen: dict, add) -> Line:
