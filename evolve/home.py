@@ -117,6 +117,10 @@ class Home:
         """The usage rates the session-start hook ranks skills by (`evolve.metrics.rates`)."""
         return self.cache_dir / agent / "rates.json"
 
+    def waiting_cache(self, agent: str) -> Path:
+        """The skills each pending proposal patches, by its tip (`evolve.session.waiting`)."""
+        return self.cache_dir / agent / "waiting.json"
+
     def read_only(self) -> bool:
         """Whether evolve cannot write here (a read-only mount, or no write permission)."""
         if not self.root.exists():

@@ -57,7 +57,8 @@ TRANSIENT = [
     "HTTPSConnection object at 0x7f>: Failed to establish a new connection: "
     "[Errno 111] Connection refused'))",
     "Error: read ECONNRESET\n    at TCP.onStreamRead (node:internal/stream_base_commons:217:20)",
-    "Error: connect ECONNREFUSED 127.0.0.1:5432",
+    "Error: connect ECONNREFUSED 10.0.4.7:5432",
+    "curl: (7) Failed to connect to registry.example.com port 443 after 3 ms: Connection refused",
     "Error: connect ETIMEDOUT 104.16.0.35:443",
     "Error: socket hang up\n    at connResetException (node:internal/errors:720:14)",
     "TypeError: fetch failed\n  [cause]: Error: getaddrinfo EAI_AGAIN api.example.com",
@@ -111,6 +112,63 @@ NOT_TRANSIENT = [
     "",
 ]
 
+# The agent's shell could not start: Claude Code and Codex on Windows (Git Bash, Cygwin, MSYS).
+WINDOWS_HARNESS = [
+    "Error: Command failed: cygpath -u 'C:\\Users\\dev\\AppData\\Local\\Temp'\n"
+    "/usr/bin/bash: line 1: cygpath: command not found",
+    "Command failed: cygpath -u 'c:\\github\\aei'",
+    "      0 [main] bash 1204 child_copy: cygheap read copy failed, 0x800000000..0x80000A3B8, done 0, "
+    "windows pid 83352, Win32 error 299",
+    "0 [main] bash 998 child_copy: dll data read copy failed, 0xE0C000..0xE25C30, done 0, windows pid 83352",
+    "3164712 [main] sh 1894 dofork: child -1 - forked process 7500 died unexpectedly, retry 0, "
+    "exit code 0xC0000142, errno 11",
+    "      0 [main] bash 11116 fork: child 9828 - died waiting for dll loading, errno 11",
+    "      1 [main] zsh 3372 child_info_fork::abort: C:\\cygwin\\bin\\cyggcc_s-1.dll: Loaded to "
+    "different address: parent(0x610000) != child(0x1D0000)",
+    "0 [main] sh (5480) C:\\Git\\usr\\bin\\sh.exe: *** fatal error - cygheap base mismatch detected",
+    "/mingw64/libexec/git-core/git-sh-setup: fork: retry: Resource temporarily unavailable",
+    "zsh: fork failed: resource temporarily unavailable",
+    "Error: could not fork child process: Resource temporarily unavailable.",
+    "Exit code 3221225794",
+    "Process exited with code -1073741502",
+    "The application was unable to start correctly (0xc0000142). Click OK to close the application.",
+    "error: process exited with STATUS_DLL_INIT_FAILED",
+]
+
+# A quota or usage limit: it resets, whatever status wraps it (Claude Code, Codex, Gemini).
+QUOTAS = [
+    'API Error: 400 {"error":{"code":400,"message":"You have exhausted your capacity on this model. '
+    'Your quota will reset after 2h3m7s.","status":"RESOURCE_EXHAUSTED"}}',
+    'API Error: 400 {"type":"error","error":{"type":"invalid_request_error","message":"You have '
+    'exhausted your capacity on this model. Your quota will reset after 8h44m7s."}}',
+    "[API Error: You have exhausted your daily quota on this model.]",
+    "[API Error: Resource has been exhausted (e.g. check quota).]",
+    "Claude AI usage limit reached|1760000400",
+    "Claude usage limit reached. Your limit will reset at 5pm (Europe/Warsaw).",
+    "You've hit your limit · resets 8pm (Asia/Tbilisi)",
+    "5-hour limit reached ∙ resets 1am",
+    "Opus weekly limit reached ∙ resets Oct 9 at 10am",
+    "You've hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro) or try again at 3:05 PM.",
+    'unexpected status 400 Bad Request: {"error":{"type":"usage_limit_reached","message":"The usage '
+    'limit has been reached","resets_in_seconds":3600}}',
+]
+
+# Refused by this machine: the agent's own server (or database) was not running. Real.
+LOCAL_REFUSED = [
+    "Error: connect ECONNREFUSED 127.0.0.1:5432",
+    "Error: connect ECONNREFUSED ::1:5173\n    at TCPConnectWrap.afterConnect [as oncomplete]",
+    "curl: (7) Failed to connect to localhost port 3000 after 0 ms: Couldn't connect to server",
+    "requests.exceptions.ConnectionError: HTTPConnectionPool(host='localhost', port=8000): Max retries "
+    "exceeded with url: /api (Caused by NewConnectionError('<urllib3.connection.HTTPConnection object at "
+    "0x7f2a3c1d>: Failed to establish a new connection: [Errno 111] Connection refused'))",
+    'psql: error: connection to server at "localhost" (127.0.0.1), port 5432 failed: Connection refused\n'
+    "\tIs the server running on that host and accepting TCP/IP connections?",
+    'could not connect to server: Connection refused\n\tIs the server running on host "localhost" '
+    "(127.0.0.1) and accepting\n\tTCP/IP connections on port 5432?",
+    "Could not connect to Redis at 127.0.0.1:6379: Connection refused",
+    "ConnectionRefusedError: [Errno 111] Connect call failed ('0.0.0.0', 8080)",
+]
+
 
 @pytest.mark.parametrize("text", TRANSIENT)
 def test_transient(text):
@@ -120,6 +178,29 @@ def test_transient(text):
 @pytest.mark.parametrize("text", NOT_TRANSIENT)
 def test_not_transient(text):
     assert not classify.is_transient(text), classify.transient_reason(text)
+
+
+@pytest.mark.parametrize("text", WINDOWS_HARNESS + QUOTAS)
+def test_a_windows_harness_failure_and_a_quota_are_the_environment(text):
+    assert classify.is_transient(text), text
+    assert classify.BUILT_IN.api_error_transient(text)  # as the model API's own failure too
+
+
+@pytest.mark.parametrize("text", LOCAL_REFUSED)
+def test_a_connection_refused_on_this_machine_is_a_real_error(text):
+    assert not classify.is_transient(text), classify.transient_reason(text)
+
+
+def test_a_400_stays_real_unless_it_only_wraps_a_limit():
+    bad_request = (
+        'API Error: 400 {"type":"error","error":{"type":"invalid_request_error","message":"messages.5: '
+        '`tool_use` ids were found without `tool_result` blocks"}}'
+    )
+    assert not classify.BUILT_IN.api_error_transient(bad_request)
+    assert not classify.BUILT_IN.api_error_transient("API Error: 400 Your credit balance is too low")
+    assert classify.BUILT_IN.api_error_transient(QUOTAS[0])
+    # an exit code that only looks like one (a test's own status) is not the harness
+    assert not classify.is_transient("Exit code 3\nFAILED tests/test_a.py::test_fork - fork() failed")
 
 
 @pytest.mark.parametrize(

@@ -50,12 +50,25 @@ def _failing_calls(path) -> list[tuple[str, dict]]:
         (
             "Write",
             {"file_path": "/a/b.py", "content": "x = 1\n" * 400},
-            "Write: /a/b.py · (content not shown)",
+            "Write: /a/b.py · content='" + "x = 1\\n" * 26 + "x = …'",
         ),
         (
             "Edit",
             {"file_path": "/a/b.py", "old_string": "def f(x):\n    return x\n", "new_string": "def g(x):\n"},
-            "Edit: /a/b.py · old_string='def f(x):…' · (new_string not shown)",
+            "Edit: /a/b.py · old_string='def f(x):…' · new_string='def g(x):\\n'",
+        ),
+        (
+            "MultiEdit",
+            {
+                "file_path": "/a/b.py",
+                "edits": "[{'old_string': 'a', 'new_string': 'b\\nc'}, {'new_string': \"it's\"}]",
+            },
+            "MultiEdit: /a/b.py · new_string='b\\nc' | new_string=\"it's\"",
+        ),
+        (
+            "apply_patch",
+            {"input": "*** Begin Patch\n*** Update File: src/a.py\n@@\n-x = 1\n+x = 2\n*** End Patch"},
+            "apply_patch: src/a.py · added='x = 2'",
         ),
         ("Grep", {"pattern": "TODO", "path": "src", "output_mode": "content"}, "Grep: TODO · path=src"),
         (
@@ -177,3 +190,104 @@ def test_a_tight_budget_goes_to_words_then_skill_bodies_then_errors_then_the_res
     assert "[… not shown: " in text
     evidence = bundle.evidence()
     assert evidence["signalled_runs_shown"] == evidence["signalled_runs"] >= 1
+
+
+def _score(agent) -> dict:
+    """`evolve score --json` of the agent's one run: its facts and signals."""
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["score", agent.name, "--json"]) == 0
+    (run,) = json.loads(out.getvalue())
+    return run
+
+
+def test_a_different_command_after_an_error_is_not_its_fix_and_no_call_is_shown_twice(tmp_path) -> None:
+    # the newcomer's Codex run: `npm run lint` failed, then the agent ran `npm test`
+    from tests.transcripts.test_codex import call, meta, output, said, write
+
+    agent = make_agent()
+    path = write(
+        tmp_path / "rollout-2026-12-01T18-54-35-01a232f5-6fe1-7f83-b588-fba2cf745af0.jsonl",
+        [
+            meta(),
+            said("user", "Check the code", provenance=["user"]),
+            call("c1", "npm run lint"),
+            output("c1", 1, "src/a.ts:3:1 error  'x' is never used  no-unused-vars"),
+            call("c2", "npm test"),
+            output("c2", 0, "3 passing"),
+            said("assistant", "Done."),
+        ],
+    )
+    _observe(agent, path)
+    text = bundle_of(agent).text
+    assert "ERROR in exec_command: npm run lint\n" in text
+    assert "THEN SUCCEEDED: exec_command: npm test" not in text
+    assert "THEN SUCCEEDED: other calls (no fix named)" in text
+    assert text.count("exec_command: npm test") == 1  # its call line, once
+    run = _score(agent)
+    assert run["errors"] == 1 and not run["recovered"] and "error_recovered" not in run["signals"]
+
+
+def test_the_fix_is_the_call_like_the_failing_one_with_the_edits_before_it(tmp_path) -> None:
+    agent = make_agent()
+    t = Transcript(tmp_path / "s.jsonl", cwd="/app")
+    t.user("Migrate the dev database")
+    t.tool(
+        "Bash", {"command": "./scripts/migrate.sh"}, "bash: ./scripts/migrate.sh: No such file", error=True
+    )
+    t.tool("Bash", {"command": "ls scripts"}, "seed.sh")  # a look: never the fix
+    t.tool("Bash", {"command": "npm run build"}, "built")  # something else that worked
+    t.tool("Grep", {"pattern": "migrate", "path": "Makefile"}, "migrate:")
+    t.tool(
+        "Edit",
+        {"file_path": "/app/Makefile", "old_string": "migrate:\n", "new_string": "migrate: .env.dev\n"},
+        "The file has been updated.",
+    )
+    t.tool("Bash", {"command": "make migrate"}, "Applied 3 migrations")
+    t.say("Migrated.")
+    _observe(agent, t.path)
+    text = bundle_of(agent).text
+    # the call like the failing one (its script's name), not `ls` nor the first success
+    assert "No such file\nTHEN SUCCEEDED: Bash: make migrate\n" in text, text
+    assert text.count("Bash: make migrate") == 1  # named as the fix only, not again as a call
+    assert "CALL Bash: ls scripts" in text and "CALL Bash: npm run build" in text
+    # the edit is evidence too: its new text, as summarised (capped, redacted)
+    assert "CALL Edit: /app/Makefile · old_string='migrate:' · new_string='migrate: .env.dev\\n'" in text
+    run = _score(agent)
+    assert run["recovered"] and "error_recovered" in run["signals"]
+
+
+def test_a_failed_edit_is_fixed_by_the_next_edit_of_that_file_whose_new_text_is_shown(tmp_path) -> None:
+    agent = make_agent()
+    t = Transcript(tmp_path / "s.jsonl", cwd="/app")
+    t.user("Rename f to g")
+    edit = {"file_path": "/app/x.py", "old_string": "def  f(", "new_string": "def g("}
+    t.tool("Edit", edit, "<tool_use_error>String to replace not found in file.</tool_use_error>", error=True)
+    t.tool("Read", {"file_path": "/app/x.py"}, "def f(x):")  # reading it: never the fix
+    t.tool("Edit", {"file_path": "/app/y.py", "old_string": "f(", "new_string": "g("}, "ok")  # another file
+    t.tool("Edit", {**edit, "old_string": "def f("}, "The file has been updated.")
+    _observe(agent, t.path)
+    text = bundle_of(agent).text
+    assert (
+        "String to replace not found in file.</tool_use_error>\n"
+        "THEN SUCCEEDED: Edit: /app/x.py · old_string='def f(' · new_string='def g('\n"
+    ) in text
+    assert "CALL Read: /app/x.py" in text and "THEN SUCCEEDED: Read" not in text
+    assert "CALL Edit: /app/y.py · old_string='f(' · new_string='g('" in text
+
+
+def test_the_same_call_again_names_the_files_edited_before_it(tmp_path) -> None:
+    agent = make_agent()
+    t = Transcript(tmp_path / "s.jsonl", cwd="/app")
+    t.user("Make the tests pass")
+    t.tool("Bash", {"command": "pytest -q"}, "FAILED tests/test_a.py::test_sum - assert 3 == 4", error=True)
+    t.tool("Edit", {"file_path": "/app/src/a.py", "old_string": "a + b", "new_string": "a + b + 1"}, "ok")
+    t.tool("Edit", {"file_path": "/lib/vendor.py", "old_string": "x", "new_string": "y"}, "ok")
+    t.tool("Bash", {"command": "pytest -q"}, "4 passed")
+    _observe(agent, t.path)
+    text = bundle_of(agent).text
+    # the command did not change: the edits between are what fixed it (outside the project: its name)
+    assert "THEN SUCCEEDED: Bash: pytest -q (after editing src/a.py, vendor.py)" in text

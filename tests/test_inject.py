@@ -248,3 +248,57 @@ def test_a_renamed_memo_section_is_still_shown(evolve_home):
     agent.memo_path.write_text(text)
     shown = render(Home.resolve(), "a").text
     assert "## What I do well (mine)" in shown and "- I test first." in shown
+
+
+def _park_fix(agent, proposal_id: str, skill: str, ops: list[str], kind: str = "reflection") -> None:
+    """What a reflection leaves for review: a commit on proposals/<id> that patches `skill`."""
+    from evolve.store.history import build_message
+    from tests.helpers import EVOLVE, git
+
+    branch = f"proposals/{proposal_id}"
+    git(agent.path, "branch", branch, "main")
+    path = f"skills/{skill}/SKILL.md"
+    new = (agent.path / path).read_bytes().replace(b"step one", b"step one, fixed")
+    message = build_message(
+        f"reflect({agent.name}): patch skill {skill} (for review)",
+        {"Evolve-Kind": kind, "Evolve-Reflection": proposal_id, "Evolve-Ops": ops},
+    )
+    with agent.repo.locked():
+        agent.repo.commit_changes({path: new}, message, EVOLVE, branch=branch)
+
+
+def test_a_fix_waiting_for_review_is_one_line_until_the_person_decides(evolve_home, capsys):
+    from evolve.cli import main
+    from tests.helpers import commit_all, git
+
+    agent = make_agent("demo")
+    write_skill(agent.path, "db-migrate")
+    write_skill(agent.path, "lint-first")
+    commit_all(agent.path, "my skills")  # a person's
+    home = Home.resolve()
+    assert "waits for the person's review" not in render(home, "demo", record=False).text
+    _park_fix(agent, "0a1b2c3d4e5f6a7b", "db-migrate", ["patch_skill db-migrate"])
+    _park_fix(agent, "ffff0000aaaa", "lint-first", ["create_skill other"], kind="")  # not a reflection
+    note = (
+        "(A fix to the skill db-migrate waits for the person's review: `evolve proposals demo`. "
+        "Until it lands, where the memo and the skill differ, follow the memo.)"
+    )
+    text = render(home, "demo", record=False).text
+    assert text.count(note) == 1 and text.index(note) < text.index("## Skills")
+    assert json.loads(home.waiting_cache("demo").read_text())["proposals/0a1b2c3d4e5f6a7b"]["skills"] == [
+        "db-migrate"
+    ]
+    git(agent.path, "pack-refs", "--all")  # git gc packs refs: still read without a git process
+    assert note in render(home, "demo", record=False).text
+    # within a small prompt budget: the note, the memo cut to what is left
+    toml = (agent.path / "agent.toml").read_text()
+    agent.memo_path.write_text(replace_section(agent.memo_text(), STRATEGIES, "- use `make migrate`\n" * 40))
+    (agent.path / "agent.toml").write_text(toml + "\n[limits]\nprompt_chars = 1000\n")
+    small = render(home, "demo", record=False)
+    assert small.chars <= 1000 and note in small.text and "cut to fit the prompt budget" in small.text
+    (agent.path / "agent.toml").write_text(toml)
+    # the person rejects it: no session is told a fix waits any more
+    assert main(["reject", "demo", "0a1b2c3d4e5f6a7b"]) == 0
+    capsys.readouterr()
+    assert main(["prompt", "demo"]) == 0
+    assert "waits for the person's review" not in capsys.readouterr().out

@@ -149,6 +149,10 @@ ASSIGNMENT_CASES = [  # kind, text with {} for the secret, the secret
     ("api-key", "api-key: {}", "k3y-v4lue-x1"),
     ("key", "export SIGNING_KEY={}", "a1b2c3d4e5f6g7h8"),
     ("key", "MAPBOX_PRIVATE_KEY={}", "qw3rty-" + R),
+    # in a file an agent writes (a bundle shows the start of the new text of an edit)
+    ("key", '{{"aws_secret_access_key": "{}"}}', "wJalrXUtnFEMI/K7MDENG/Q7PxRfiCYEXAMPLEKEY"),
+    ("key", "secret_key: {}", "Zx81kPq02LmNb73Vc5"),
+    ("key", 'private_key = "{}"', "Zx81kPq02LmNb73Vc5"),
 ]
 
 
@@ -186,7 +190,16 @@ def test_assignments_are_found_whatever_the_quoting(kind, around, secret) -> Non
 
 
 @pytest.mark.parametrize(
-    "text", ["SORT_KEY=created_at", "PRIMARY_KEY=id", "cache_key = key_for(item)", "MONKEY=banana1234567"]
+    "text",
+    [
+        "SORT_KEY=created_at",
+        "PRIMARY_KEY=id",
+        "cache_key = key_for(item)",
+        "MONKEY=banana1234567",
+        "access_key: str",
+        "private_key = load_key(path)",
+        "secret_key = os.environ['SECRET_KEY']",
+    ],
 )
 def test_code_that_names_keys_is_not_a_secret(text) -> None:
     assert find_secrets(text) == []

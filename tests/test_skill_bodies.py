@@ -146,3 +146,29 @@ def test_the_real_cli_skill_call_brings_the_project_skill_body(claude_data) -> N
     assert main(["observe", agent.name, *map(str, files)]) == 0
     bundle = bundle_of(agent)
     assert _shown_bodies(bundle.text).get("release-cut") == "\n" + body
+
+
+def test_a_skill_a_person_wrote_or_edited_is_marked_as_theirs(tmp_path) -> None:
+    from tests.helpers import commit_all
+
+    agent = make_agent()
+    evolve_commit(agent, {"skills/lint-first/SKILL.md": skill_text("lint-first", body=LINT_BODY).encode()})
+    evolve_commit(agent, {"skills/release/SKILL.md": skill_text("release", body=LINT_BODY).encode()})
+    # the person fixes one line of evolve's skill, and writes a skill of their own
+    skill = agent.path / "skills" / "lint-first" / "SKILL.md"
+    skill.write_text(skill.read_text().replace("`pip install`", "`pip install` or `poetry add`"))
+    (agent.path / "skills" / "mine").mkdir()
+    (agent.path / "skills" / "mine" / "SKILL.md").write_text(skill_text("mine", body=LINT_BODY))
+    commit_all(agent.path, "my fixes")
+    for name in ("lint-first", "release", "mine"):
+        assert main(["observe", agent.name, str(_skill_session(tmp_path, name, fails=True).path)]) == 0
+    headings = dict(re.findall(r"^### ([a-z-]+) · (.*)$", bundle_of(agent).text, re.M))
+    waits = ": a patch touching their lines waits for their review"
+    assert headings["lint-first"].endswith(" · a person wrote its lines under ## Pitfalls" + waits)
+    assert headings["mine"].endswith(" · a person wrote all of it" + waits)
+    assert "a person wrote" not in headings["release"]  # evolve's own: a patch lands
+    # an edit not committed yet is the person's too (the bundle fails closed)
+    release = agent.path / "skills" / "release" / "SKILL.md"
+    release.write_text(release.read_text().replace("fix what it reports", "fix what it reports first"))
+    headings = dict(re.findall(r"^### ([a-z-]+) · (.*)$", bundle_of(agent).text, re.M))
+    assert headings["release"].endswith(" · a person wrote all of it" + waits)

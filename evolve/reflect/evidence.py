@@ -2,11 +2,13 @@
 
 The person's words (the request, answers to the agent's questions, rejection feedback, the
 message after an interrupt) are lines of their own. A real error is shown with the call that
-caused it (the tool and its meaningful argument) and, when a later call of that tool
-succeeded, with that call too; the same error repeated is one line with a count. Tool inputs
-are summarised by their meaningful keys, never as cut JSON: bulky values (file contents,
-edit strings, todo lists) are dropped or shortened. Transient errors stay labelled as the
-environment. Each line carries the token caps it may be shown at; fitting picks.
+caused it (the tool and its meaningful argument) and with its fix: the later call like it
+that worked (transcripts.calls; a look never is one), named there instead of in a line of
+its own, or a word that the agent moved on; the same error repeated is one line with a
+count. Tool inputs are summarised by their meaningful keys, never as cut JSON: bulky values
+(todo lists, prompts) are dropped, an edit's new text is shortened. Transient errors stay
+labelled as the environment. Each line carries the token caps it may be shown at; fitting
+picks.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from evolve.transcripts import calls
 from evolve.transcripts import model as m
 from evolve.transcripts.classify import Classifier
 from evolve.transcripts.redact import redact, strip_invisible
@@ -26,7 +29,14 @@ READ_CAP = 8 << 20  # bytes of one run read back from its transcript
 VALUE_CHARS = 160  # a summarised input value shown in a call line
 BULKY_CHARS = 50  # the start of a bulky value (an edit string) shown
 MAX_CAUSES = 3  # distinct calls named for one repeated error
+MAX_EDITS = 2  # files named as edited between an error and its fix
+RECOVERY_CHARS = 200  # of the fix named in an error's frame (an edit's new text is cut first)
+MOVED_ON = "THEN SUCCEEDED: other calls (no fix named)"
 _SPACES = re.compile(r"\s+")
+_NEW_STRING = re.compile(r"""'new_string': (?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)")""")
+NEW_TEXT_KEYS = ("new_string", "content", "new_source")  # Edit, Write, NotebookEdit
+NEW_CHARS = 160  # of an edit's new text shown in its call line
+_PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.MULTILINE)
 _QUESTION = re.compile(r"""'question': (?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)")""")
 
 
@@ -43,7 +53,8 @@ class Line:
     caused: bool = False  # an error shown with the call that caused it
     count: int = 1  # an error: how many times it happened
     causes: list[str] = field(default_factory=list)
-    recovery: str = ""  # an error: the call of the same tool that succeeded afterwards
+    recovery: str = ""  # an error: the later call like the failing one that worked (calls.fixes)
+    moved_on: bool = False  # an error: later calls worked, none of them like the failing one
     shown: str = ""
     tokens: int = 0
 
@@ -52,8 +63,13 @@ class Line:
         return CAPS[self.kind]
 
 
-def call_summary(tool: str, tool_input: object) -> str:
-    """`Bash: make test`, `Edit: /app/x.py · old_string="def f(…"`: a call by what it did."""
+def call_summary(tool: str, tool_input: object, new_text: bool = True) -> str:
+    """`Bash: make test`, `Edit: /app/x.py · old_string='def f(…' · new_string='def g(x):'`.
+
+    A call by what it did: its meaningful arguments, and (`new_text`) the new text an edit
+    writes (its start, as summarised: capped and redacted), so a fix made by an edit is
+    evidence too. A call that failed or was refused wrote nothing: it is named without it.
+    """
     if not isinstance(tool_input, dict) or not tool_input:
         return tool or "a tool"
     keys = m.meaningful_keys(tool, tool_input)
@@ -64,10 +80,39 @@ def call_summary(tool: str, tool_input: object) -> str:
             continue
         shown = _questions(value) if key == "questions" else _value(value, key in m.BULKY)
         parts.append(shown if not parts else f"{key}={shown}")
-    dropped = [k for k in tool_input if k not in keys and (k in m.BULKY or m.bulky(tool_input[k]))]
+    dropped = []
+    for key in tool_input:
+        if key in keys or not (key in m.BULKY or m.bulky(tool_input[key])):
+            continue
+        new = _new_text(key, tool_input[key]) if new_text else ""
+        if new:
+            parts.append(new)
+        else:
+            dropped.append(key)
     if dropped:
         parts.append(f"({', '.join(dropped)} not shown)")
     return f"{tool}: {' · '.join(parts)}" if parts else tool
+
+
+def _new_text(key: str, value: object) -> str:
+    """The text an edit writes (`new_string='…'`), or "" for an input that writes none."""
+    text = value if isinstance(value, str) else str(value)
+    if key in NEW_TEXT_KEYS:
+        return f"{key}={_quoted(text)}"
+    if key == "edits":  # MultiEdit: a summarised list of {old_string, new_string}
+        found = [a or b for a, b in _NEW_STRING.findall(text)]
+        return " | ".join(f"new_string={_quoted(_unescape(f))}" for f in found)
+    if key == "input" and "*** " in text:  # Codex's apply_patch: its files, the lines it adds
+        files = [f.strip() for f in _PATCH_FILE.findall(text)]
+        added = [ln[1:] for ln in text.split("\n") if ln.startswith("+") and not ln.startswith("+++")]
+        return " · ".join([*files[:MAX_EDITS], *([f"added={_quoted(chr(10).join(added))}"] if added else [])])
+    return ""
+
+
+def _quoted(text: str) -> str:
+    """`text` as a quoted literal within NEW_CHARS (cut between words, the cut marked)."""
+    short = m.cut(text, NEW_CHARS)
+    return repr(short + "…" if len(short) < len(text) and not short.endswith("…") else short)
 
 
 def _value(value: object, bulky: bool) -> str:
@@ -78,6 +123,10 @@ def _value(value: object, bulky: bool) -> str:
         return repr(first[:BULKY_CHARS] + "…" if cut else first)
     text = _SPACES.sub(" ", text).strip()
     return text if len(text) <= VALUE_CHARS else text[: VALUE_CHARS - 1] + "…"
+
+
+def _unescape(text: str) -> str:
+    return text.replace("\\n", "\n").replace("\\'", "'").replace('\\"', '"')
 
 
 def _questions(value: object) -> str:
@@ -124,7 +173,7 @@ def run_lines(run, fmt: str, classifier: Classifier) -> list[Line]:
             line.causes = ["a call not known (the transcript is gone)"]
             lines.append(line)
     else:
-        lines += _event_lines(events, classifier, start=len(lines))
+        lines += _event_lines(events, classifier, start=len(lines), cwd=run.cwd)
     if run.next_request and _ends_interrupted(events):
         text = f"USER (after interrupting the agent): {run.next_request}"
         lines.append(Line(USER, text, len(lines), words=True, follows=True))
@@ -166,11 +215,13 @@ def head_text(run) -> str:
     )
 
 
-def _event_lines(events: list[m.Event], classifier: Classifier, start: int) -> list[Line]:
+def _event_lines(
+    events: list[m.Event], classifier: Classifier, start: int, cwd: str | None = None
+) -> list[Line]:
     lines: list[Line] = []
-    calls: dict[str, Line] = {}  # tool_use_id → its call line
+    calls: dict[str, tuple[Line, m.Event]] = {}  # tool_use_id → its call line and event
     seen: dict[tuple[str, str], Line] = {}  # (tool, error text) → its line
-    failing: dict[str, Line] = {}  # tool → its last real error, until a call of it succeeds
+    open_errors: list[_Open] = []  # real tool errors whose fix is looked for, oldest first
 
     def add(kind: str, text: str, **extra) -> Line:
         line = Line(kind, text, 0, **extra)
@@ -182,18 +233,20 @@ def _event_lines(events: list[m.Event], classifier: Classifier, start: int) -> l
         if kind == m.ASSISTANT_TEXT and event.text:
             add(AGENT, f"AGENT: {event.text}")
         elif kind == m.TOOL_CALL:
-            calls[event.tool_use_id] = add(CALL, call_summary(event.name, event.input))
+            calls[event.tool_use_id] = (add(CALL, call_summary(event.name, event.input)), event)
         elif kind == m.TOOL_RESULT:
-            call = calls.pop(event.tool_use_id, None)
-            cause = call.text if call else ""
+            call, call_event = calls.pop(event.tool_use_id, (None, None))
+            cause = call_summary(call_event.name, call_event.input, new_text=False) if call_event else ""
             if call is not None and (event.rejected or event.is_error):
                 lines.remove(call)  # the rejection or error line names its call
             if event.rejected:
                 add(USER, f"REJECTED BY USER: {cause or event.name or 'a tool call'}")
             elif event.is_error:
-                _error(event, cause, classifier, seen, failing, add)
-            elif call is not None and event.name in failing:
-                failing.pop(event.name).recovery = cause
+                line = _error(event, cause, classifier, seen, add)
+                if line.real:
+                    open_errors.append(_Open(line, _shape(call_event)))
+            elif call is not None and open_errors:
+                _succeeded(call, _shape(call_event), call_event, open_errors, lines, cwd)
         elif kind == m.REPLY:
             how = "answering the agent's question" if event.name == m.ANSWER else "rejecting the call"
             add(USER, f"USER ({how}): {event.text}", words=True)
@@ -209,7 +262,53 @@ def _event_lines(events: list[m.Event], classifier: Classifier, start: int) -> l
     return lines
 
 
-def _error(event: m.Event, cause: str, classifier: Classifier, seen: dict, failing: dict, add) -> None:
+@dataclass
+class _Open:
+    """A real error waiting for its fix: the calls that failed, the files written since."""
+
+    line: Line
+    shape: calls.Shape | None
+    edited: list[str] = field(default_factory=list)
+
+
+def _shape(event: m.Event | None) -> calls.Shape | None:
+    return None if event is None else calls.shape(event.name, event.input, event.file_path)
+
+
+def _succeeded(
+    call: Line, later: calls.Shape | None, event, open_errors: list[_Open], lines: list[Line], cwd: str | None
+) -> None:
+    """A call worked: the fix of the errors it repeats or resembles (named once: its own line goes).
+
+    Files it writes are noted on the errors still open: the fix a later retry proves.
+    """
+    fixed = [o for o in open_errors if o.shape is not None and calls.fixes(o.shape, later)]
+    for item in fixed:
+        # the same call again: what changed between is the files edited, so they are named
+        retried = later is not None and item.shape is not None and item.shape.text == later.text
+        edits = f" (after editing {', '.join(item.edited[:MAX_EDITS])})" if item.edited and retried else ""
+        short = m.cut(call.text, RECOVERY_CHARS)
+        item.line.recovery = (short + "…" if len(short) < len(call.text) else short) + edits
+        open_errors.remove(item)
+    if fixed:
+        lines.remove(call)
+        return
+    for item in open_errors:
+        # a failed look (grep, ls, a Read) has no fix to name: the agent moving on says nothing
+        if later is not None and later.kind != calls.LOOK and item.shape and item.shape.kind != calls.LOOK:
+            item.line.moved_on = True
+        path = _relative(event.file_path, cwd) if event.file_path else ""
+        if path and path not in item.edited:
+            item.edited.append(path)
+
+
+def _relative(path: str, cwd: str | None) -> str:
+    """`path` relative to the run's folder, else its name: short (its edit's call line has it whole)."""
+    folder = (cwd or "").rstrip("/")
+    return path[len(folder) + 1 :] if folder and path.startswith(folder + "/") else path.rsplit("/", 1)[-1]
+
+
+def _error(event: m.Event, cause: str, classifier: Classifier, seen: dict, add) -> Line:
     """A tool's error: a new line, or one more of the same error (another cause named)."""
     transient = m.judged_transient(event, classifier)
     key = (event.name, _SPACES.sub(" ", event.text).strip())
@@ -221,8 +320,7 @@ def _error(event: m.Event, cause: str, classifier: Classifier, seen: dict, faili
         line.count += 1
         if cause and cause not in line.causes and len(line.causes) < MAX_CAUSES:
             line.causes.append(cause)
-    if not transient:
-        failing[event.name] = line
+    return line
 
 
 def squeeze(text: str) -> str:
@@ -250,6 +348,8 @@ def frame_error(line: Line, output: str) -> str:
     text = f"{label}{times} in {' | '.join(line.causes)}\n{output}"
     if line.recovery:
         text += f"\nTHEN SUCCEEDED: {line.recovery}"
+    elif line.moved_on:
+        text += f"\n{MOVED_ON}"
     return text
 
 

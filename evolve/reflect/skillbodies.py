@@ -5,13 +5,15 @@ names, and every skill whose ineffective or post-use-edit rate is high. How much
 sections (a Markdown heading and the lines up to the next one) while they fit ~1,500 tokens
 per skill and ~30 % of the budget for all bodies together; the rest of a long body is named
 by its headings. Nothing is cut mid-line, so every line shown is a true `old` for
-`patch_skill`. Pinned and broken skills are left out: the model may not touch them.
+`patch_skill`. Pinned and broken skills are left out: the model may not touch them. A skill
+holding lines a person wrote says so in its heading (all of it, or the sections they are in):
+a patch touching them waits for that person's review.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from evolve.reflect.tokens import count_tokens
@@ -38,6 +40,9 @@ INTRO = (
 )
 
 
+PERSONS = "a person wrote {what}: a patch touching their lines waits for their review"
+
+
 @dataclass
 class SkillBody:
     """What the bundle shows of one skill: `text` is a byte-exact prefix of its body."""
@@ -47,13 +52,20 @@ class SkillBody:
     text: str
     omitted: list[str] = field(default_factory=list)  # headings of the sections not shown
     tokens: int = 0
+    persons: str = ""  # which of its lines a person wrote (PERSONS), "" when none
 
     @property
     def complete(self) -> bool:
         return not self.omitted
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "reasons": self.reasons, "complete": self.complete, "tokens": self.tokens}
+        return {
+            "name": self.name,
+            "reasons": self.reasons,
+            "complete": self.complete,
+            "tokens": self.tokens,
+            "persons": bool(self.persons),
+        }
 
 
 def in_question(
@@ -129,6 +141,28 @@ def excerpt(body: str, max_tokens: int) -> tuple[str, list[str]]:
     return "".join(shown), []
 
 
+def persons_part(body: str, text: str, authors: Sequence[bool]) -> str:
+    """Which of the body's lines a person wrote, in words ("" for none).
+
+    `text` is the whole SKILL.md (frontmatter and body) and `authors` says for each of its
+    lines whether a person wrote it (workspace.authorship.text_authors).
+    """
+    start = text.count("\n", 0, len(text) - len(body)) if text.endswith(body) else 0
+    mine = list(authors[start:])
+    if not any(mine):
+        return ""
+    if all(mine[: body.count("\n") + (0 if body.endswith("\n") else 1)]):
+        return PERSONS.format(what="all of it")
+    theirs: list[str] = []
+    line = 0
+    for heading, part in sections(body):
+        count = part.count("\n") + (0 if part.endswith("\n") else 1)
+        if any(mine[line : line + count]):
+            theirs.append(heading or "the text before the first heading")
+        line += count
+    return PERSONS.format(what=f"its lines under {'; '.join(theirs)}")
+
+
 def _whole_lines(text: str, max_tokens: int) -> str:
     kept: list[str] = []
     used = 0
@@ -142,17 +176,22 @@ def _whole_lines(text: str, max_tokens: int) -> str:
 
 
 def choose(
-    candidates: list[tuple[Skill, list[str]]], budget: int, fence: str, clean: Callable[[str], str]
+    candidates: list[tuple[Skill, list[str]]],
+    budget: int,
+    fence: str,
+    clean: Callable[[str], str],
+    persons: Mapping[str, str] | None = None,
 ) -> list[SkillBody]:
     """Bodies in order of `candidates`, each within ~SKILL_TOKENS, all within `budget` tokens.
 
     `clean` makes text safe for the model (redacted, invisible characters removed); a body
     that loses characters to it is still shown, though its patched lines may then not match.
+    `persons`: skill name → which of its lines a person wrote (`persons_part`).
     """
     bodies: list[SkillBody] = []
     left = budget
     for skill, reasons in candidates:
-        body = SkillBody(skill.name, reasons, "")
+        body = SkillBody(skill.name, reasons, "", persons=clean((persons or {}).get(skill.name, "")))
         room = min(SKILL_TOKENS, left - count_tokens(render_one(body, fence)))
         while room > 0:
             body.text, body.omitted = excerpt(clean(skill.body), room)
@@ -170,8 +209,9 @@ def render_one(body: SkillBody, fence: str) -> str:
     """One skill's block: a heading with the reasons, the fenced text, what was left out."""
     text = body.text if body.text.endswith("\n") or not body.text else body.text + "\n"
     omitted = f"(not shown: {'; '.join(body.omitted)})\n" if body.omitted else ""
+    persons = f" · {body.persons}" if body.persons else ""
     return (
-        f"### {body.name} · {'; '.join(body.reasons)}\n"
+        f"### {body.name} · {'; '.join(body.reasons)}{persons}\n"
         f"<skill-body {fence}>\n{text}</skill-body {fence}>\n{omitted}"
     )
 

@@ -202,11 +202,13 @@ def load(skills_dir: Path, cache_file: Path, max_body_tokens: int) -> list[Entry
             changed = True
         fresh[name] = item
     if changed or len(fresh) != len(old):
-        _write(cache_file, {"v": VERSION, "dir": str(skills_dir), "tokens": max_body_tokens, "skills": fresh})
+        write_cache(
+            cache_file, {"v": VERSION, "dir": str(skills_dir), "tokens": max_body_tokens, "skills": fresh}
+        )
     return [Entry(n, i[3], i[4], i[5]) for n, i in sorted(fresh.items())]
 
 
-def _write(path: Path, data: dict) -> None:
+def write_cache(path: Path, data: dict) -> None:
     """Best effort (the cache is only a speed-up): temp file + rename."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

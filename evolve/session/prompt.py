@@ -1,4 +1,4 @@
-"""What an agent sees at the start of a session: its memo, then its skill index.
+"""What an agent sees at the start of a session: its memo, a fix waiting for review, its skill index.
 
 On the hot path (Claude Code's SessionStart hook runs it before every session), so it
 imports the standard library and evolve's light modules only, reads the skill index and
@@ -20,6 +20,7 @@ from evolve.store.head import BRANCH, checked_out_elsewhere
 
 MATURE_RUNS = 20  # runs shown before a skill's invocation rate may push it out
 DESCRIPTION_CAP = 250  # chars of a description in the index (Claude Code also cuts)
+WAITING_NAMES = 3  # skills named in the note on fixes waiting for review
 
 
 @dataclass
@@ -87,6 +88,21 @@ def index_line(name: str, description: str) -> str:
     return f"- {name}: {text}"
 
 
+def waiting_note(home: Home, agent: str) -> str:
+    """One line naming the skills whose fix waits for the person's review ("" when none)."""
+    from evolve.session.waiting import waiting_fixes
+
+    names = waiting_fixes(home.agent_dir(agent) / ".git", home.waiting_cache(agent))
+    if not names:
+        return ""
+    shown = ", ".join(names[:WAITING_NAMES]) + (" and others" if len(names) > WAITING_NAMES else "")
+    which = f"the skill {shown}" if len(names) == 1 else f"the skills {shown}"
+    return (
+        f"(A fix to {which} waits for the person's review: `evolve proposals {agent}`. "
+        "Until it lands, where the memo and the skill differ, follow the memo.)"
+    )
+
+
 # -- rendering ---------------------------------------------------------------------------
 def _rates(home: Home, agent: str) -> dict[str, list]:
     try:
@@ -147,10 +163,14 @@ def render(
         "and follow it."
     )
     reserve = len(header) + 400 if include_index and entries else 0
-    memo_part = memo_block(memo_text, max(0, budget - reserve - 1), path / "memo.md")  # + newline
+    waiting = waiting_note(home, agent_name)
+    if len(waiting) + 2 > budget - reserve:
+        waiting = ""  # a prompt budget too small for it: the memo comes first
+    room = budget - reserve - (len(waiting) + 2 if waiting else 0)
+    memo_part = memo_block(memo_text, max(0, room - 1), path / "memo.md")  # + newline
     listed = [e.name for e in entries]
     left_out = 0
-    blocks = [memo_part] if memo_part else []
+    blocks = [part for part in (memo_part, waiting) if part]
     if include_index and entries:
         lines = {e.name: index_line(e.name, e.description) for e in entries}
         note = (

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from evolve import clock
+from evolve.store.head import PROPOSALS as PROPOSALS  # re-exported: the proposals' branch prefix
 
 TYPE_CHECKING = False  # typing's own flag without importing typing (a command's start)
 if TYPE_CHECKING:
@@ -21,7 +22,6 @@ _TRAILER_JUNK = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]+")
 
 
 FORMAT = "Evolve-Format"  # 2: a list-valued trailer is one line per item
-PROPOSALS = "proposals/"  # the branches of what waits for a person's review
 FORMAT_VERSION = "2"
 
 

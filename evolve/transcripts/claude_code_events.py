@@ -32,6 +32,7 @@ from evolve.transcripts.model import (
     cut,
     error_object_text,
     head_and_tail,
+    stopped_by_person,
     summarize_input,
     written_path,
 )
@@ -263,7 +264,7 @@ def user_events(obj: dict, message: dict, head: Head, state: dict) -> Sequence[E
     if obj.get("isMeta") or obj.get("isCompactSummary") or obj.get("isVisibleInTranscriptOnly"):
         return withhold(state, marker, head.uuid, head.end)
     text = "\n".join(texts).strip()
-    if text.startswith("[Request interrupted by user"):
+    if stopped_by_person(text):
         state["api"] = None
         return confirm(state, [Event(INTERRUPT, *head, text=text[:200])])
     if text.startswith("<command-") and "<command-name>" in text[:4000]:
@@ -350,8 +351,13 @@ def _reply(result: Event, text: str, summary: object, head: Head, state: dict) -
 def tool_result(
     tool_id: str, text: str, is_error: bool, summary: object, head: HeadFields, state: dict
 ) -> Event:
-    """A tool_result event; `summary` is the line's toolUseResult (a rejection says so)."""
-    rejected = summary == REJECTED or (is_error and any(phrase in text[:400] for phrase in _REJECT))
+    """A tool_result event; `summary` is the line's toolUseResult (a rejection says so).
+
+    A call the person rejected, or stopped while it ran, is an abort, not an error.
+    """
+    rejected = summary == REJECTED or (
+        is_error and (any(phrase in text[:400] for phrase in _REJECT) or stopped_by_person(text))
+    )
     if rejected:
         is_error = False
     if is_error and not text:

@@ -8,8 +8,9 @@
   one tag).
 - **Failures**: a command's output says `Process exited with code N` (older: `Exit code:
   N`, or JSON with `metadata.exit_code`); a tool's own failure starts `<tool> failed: …`;
-  `exec command rejected by user` is the person refusing (an abort, not an error). A
-  command still running reports its exit code on the later `write_stdin` poll.
+  `exec command rejected by user` is the person refusing, and `aborted` / `aborted by user
+  [after Ns]` the person stopping a call that ran (aborts, not errors). A command still
+  running reports its exit code on the later `write_stdin` poll.
 - **Model-service errors**: `stream_error` (Codex retrying: transient by its own word)
   opens an incident; the final `error` is its last word, judged by the classifier.
 - **Skills**: the `<skills_instructions>` developer message lists name and path of each
@@ -41,6 +42,7 @@ from evolve.transcripts.model import (
     block_text,
     cut,
     head_and_tail,
+    stopped_by_person,
     summarize_input,
 )
 from evolve.transcripts.reader import loads_object
@@ -54,6 +56,7 @@ HEADER_CHARS = 400  # a command output's header (exit code) is within its first 
 
 _SESSION = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 _FRAGMENT = re.compile(r"<([a-z][a-z0-9_]*)\b[^>]*>", re.IGNORECASE)
+_ABORTED = re.compile(r"(?:Wall time: [\d.]+ seconds\n)?aborted(?: by user(?: after [\d.]+s)?)?\s*\Z")
 _EXIT = re.compile(r"^(?:Process exited with code|Exit code:) (-?\d+)\s*$", re.MULTILINE)
 _FAILED = re.compile(
     r"(?:[\w .:-]{0,60}? failed\b|failed to |error: |unsupported call|execution error)", re.I
@@ -277,7 +280,7 @@ def output_text(output: object) -> str:
 def failure(text: str) -> tuple[bool, bool, str]:
     """(is_error, rejected, error text) of a call's output."""
     head = text[:HEADER_CHARS]
-    if head.startswith(REJECTED):
+    if head.startswith(REJECTED) or _ABORTED.match(head) or stopped_by_person(head):
         return False, True, ""
     marker = head.find("\nOutput:")
     header = head[:marker] if marker >= 0 else head.partition("\n")[0]

@@ -25,6 +25,7 @@ from evolve.transcripts.model import (
     cut,
     head_and_tail,
     iso_utc,
+    stopped_by_person,
     summarize_input,
     written_path,
 )
@@ -79,6 +80,8 @@ def parse_line(line: bytes, offset: int, state: dict) -> list[Event]:
     if kind == HUMAN:
         if not text.strip():
             return [Event(MARKER, *head)] if head.uuid else []
+        if stopped_by_person(text):  # Claude Code's words, copied: the person stopped the agent
+            return [Event(INTERRUPT, *head, text=text.strip()[:200])]
         return [Event(HUMAN, *head, text=cut(text, REQUEST_CAP), cwd=_str(obj, "cwd"))]
     if kind == ASSISTANT_TEXT:
         return [Event(ASSISTANT_TEXT, *head, text=cut(text, TEXT_CAP))]
@@ -106,7 +109,7 @@ def parse_line(line: bytes, offset: int, state: dict) -> list[Event]:
     if kind == TOOL_RESULT:
         output = obj.get("output")
         output = output if isinstance(output, str) else block_text(output)
-        rejected = obj.get("rejected") is True
+        rejected = obj.get("rejected") is True or (obj.get("error") is True and stopped_by_person(output))
         is_error = obj.get("error") is True and not rejected
         output = head_and_tail(output, ERROR_TEXT_CAP) if is_error else ""
         transient = obj.get("transient")  # the writer's own word, else the classifier's

@@ -6,7 +6,8 @@ and blocks may be dicts or SDK objects (read through attributes).
 
 Rules: a user message made only of text/image blocks is a human request; one holding
 tool_result blocks is tool output (any text next to them is not a new request); a user text
-starting "[Request interrupted by user" is an interrupt. `offset` is the message's index.
+starting "[Request interrupted by user" is an interrupt, and a tool result saying so (or
+that the person refused the call) is an abort, not an error. `offset` is the message's index.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from evolve.transcripts.model import (
     cut,
     head_and_tail,
     iso_utc,
+    stopped_by_person,
     summarize_input,
     written_path,
 )
@@ -101,7 +103,7 @@ def message_events(
                 tool_id = _get(block, "tool_use_id") or ""
                 text = _text(_get(block, "content"))
                 is_error = _get(block, "is_error") is True
-                rejected = is_error and any(p in text[:400] for p in _REJECT)
+                rejected = is_error and (any(p in text[:400] for p in _REJECT) or stopped_by_person(text))
                 is_error = is_error and not rejected
                 text = head_and_tail(text, ERROR_TEXT_CAP) if is_error else ""
                 yield Event(
@@ -115,7 +117,7 @@ def message_events(
                 )
             continue
         text = _text(blocks).strip()
-        if text.startswith("[Request interrupted by user"):
+        if stopped_by_person(text):
             yield Event(INTERRUPT, *head, text=text[:200])
         elif text or any(_get(b, "type") == "image" for b in blocks):
             yield Event(HUMAN, *head, text=cut(text or "[image]", REQUEST_CAP), cwd=cwd)

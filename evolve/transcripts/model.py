@@ -28,6 +28,9 @@ API_ERROR = "api_error"  # one incident of the model API failing
 MARKER = "marker"  # a line that only carries a uuid (keeps a run's tail_uuid exact)
 KINDS = (HUMAN, ASSISTANT_TEXT, TOOL_CALL, TOOL_RESULT, SKILL, INTERRUPT, REPLY, API_ERROR, MARKER)
 ANSWER, FEEDBACK = "answer", "feedback"  # the two kinds of REPLY (its `name`)
+# Claude Code's words when the person stops the agent: as a message, and as the result of
+# the call it was running ("[Request interrupted by user for tool use]"): an abort, not an error.
+INTERRUPTED = "[Request interrupted by user"
 
 # Tools whose input names a file they write, and the input key holding it.
 WRITE_TOOLS = {
@@ -316,6 +319,11 @@ def head_and_tail(text: str, cap: int) -> str:
         space = _FIRST_SPACE.search(tail, 0, WORD_CHARS)
         tail = tail[space.start() :] if space else tail
     return f"{head}\n[… {len(text) - len(head) - len(tail)} characters cut …]\n{tail}"
+
+
+def stopped_by_person(text: str) -> bool:
+    """Whether a message or a tool's result is the person stopping the agent (never an error)."""
+    return text.lstrip().startswith(INTERRUPTED)
 
 
 def written_path(tool: str, tool_input: Any) -> str | None:

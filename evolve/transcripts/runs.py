@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from evolve.transcripts import calls
 from evolve.transcripts.classify import BUILT_IN, Classifier
 from evolve.transcripts.hearing import Heard, hear
 from evolve.transcripts.model import (
@@ -42,16 +43,21 @@ from evolve.transcripts.model import (
 from evolve.transcripts.redact import redact
 
 TAILS_CAP = 1000  # tail uuids of completed runs remembered for rewind detection
+PENDING_CAP = 64  # calls of the open run awaiting their result
+FAILING_CAP = 8  # failed calls of the open run whose fix is looked for
 _NONE: tuple[Run, ...] = ()  # feed's usual answer, shared: no list per event
 
-# Per run: how its tool results went; `said` is the end of the agent's last text and
-# `halted` whether the run's last event was an API error or an interruption (the person's
-# next words are then judged as a possible retry).
-_FRESH_TRACK = {
+# Per run: how its tool results went. ok_after_error: a later call fixed a failed one
+# (calls.fixes); failing: the failed calls' shapes (None: a call not known, e.g. an API
+# error), while no fix was seen; `said` is the end of the agent's last text and `halted`
+# whether the run's last event was an API error or an interruption (the person's next words
+# are then judged as a possible retry).
+_FRESH_TRACK: dict = {
     "had_error": False,
     "ok_after_error": False,
     "last_bad": False,
     "api": None,
+    "failing": [],
     "said": "",
     "halted": False,
 }
@@ -73,6 +79,8 @@ class RunBuilder:
         run = state.get("run")
         self._run: Run | None = Run.from_dict(run) if run else None
         self._track: dict = {**_FRESH_TRACK, **(state.get("track") or {})}
+        # the open run's calls awaiting a result: their event (or, after a restart, their shape)
+        self._pending: dict[str, Event | list | None] = dict(state.get("calls") or {})
         self._tails: dict[str, int] = {u: int(i) for u, i in state.get("tails") or []}
         self._inputs: list[str] = []  # the open run's tool inputs not yet redacted (never saved)
         self._inputs_size = 0
@@ -83,6 +91,7 @@ class RunBuilder:
             "next": self._next,
             "run": self._settled(self._run).to_dict() if self._run else None,
             "track": dict(self._track),
+            "calls": {k: _shape_list(v) for k, v in self._pending.items()},
             "tails": [[u, i] for u, i in self._tails.items()],
         }
 
@@ -212,7 +221,8 @@ class RunBuilder:
         )
         self._heard_preference(self._run, heard, text)
         self._next += 1
-        self._track = dict(_FRESH_TRACK)
+        self._track = {**_FRESH_TRACK, "failing": []}
+        self._pending = {}
         return done
 
     def _tool_call(self, run: Run, event: Event) -> None:
@@ -220,6 +230,10 @@ class RunBuilder:
         path = event.file_path
         if path and path not in run.files_written and len(run.files_written) < FILES_CAP:
             run.files_written.append(path)
+        if event.tool_use_id:  # its shape is made only if its result is an error, or may fix one
+            self._pending[event.tool_use_id] = event
+            if len(self._pending) > PENDING_CAP:
+                del self._pending[next(iter(self._pending))]
         room = TOOL_INPUTS_CAP - len(run.tool_inputs_text) - self._inputs_size
         if room > 0:  # summarised here (observing leaves inputs whole), redacted when settled
             values = meaningful_text(event.name, event.input)
@@ -229,6 +243,7 @@ class RunBuilder:
 
     def _tool_result(self, run: Run, event: Event) -> None:
         track = self._track
+        call = self._pending.pop(event.tool_use_id, None) if event.tool_use_id else None
         if event.rejected:
             run.aborted = True
             track["last_bad"] = False
@@ -236,12 +251,13 @@ class RunBuilder:
             run.transient_errors += 1
         elif event.is_error:
             run.errors += 1
-            self._real_error(run, event.text)
-        elif track["had_error"]:
-            track["ok_after_error"] = True
-            track["last_bad"] = False
+            self._real_error(run, event.text, _shape_list(call))
         else:
             track["last_bad"] = False
+            if track["failing"] and not track["ok_after_error"]:
+                later = calls.from_list(_shape_list(call))
+                if any(calls.fixes(calls.from_list(f), later) for f in track["failing"]):
+                    track["ok_after_error"], track["failing"] = True, []
 
     def _reply(self, run: Run, event: Event) -> None:
         """What the person typed mid-run (not an option they picked) is judged like a request.
@@ -295,13 +311,23 @@ class RunBuilder:
             track["api"] = "real"
             self._real_error(run, event.text)
 
-    def _real_error(self, run: Run, text: str) -> None:
+    def _real_error(self, run: Run, text: str, failed: list | None = None) -> None:
+        """A real error; `failed`: the shape of the call that failed (None: an API error, not known)."""
         track = self._track
         track["had_error"] = True
         track["last_bad"] = True
+        if not track["ok_after_error"] and len(track["failing"]) < FAILING_CAP:
+            track["failing"] = [*track["failing"], failed]
         if len(run.error_texts) < RUN_ERROR_TEXTS:
             # cut between words first, so only what is kept is redacted (a word is never split)
             run.error_texts.append(redact(head_and_tail(text or "error", RUN_ERROR_TEXT_CAP)))
+
+
+def _shape_list(call: Event | list | None) -> list | None:
+    """The JSON shape of a pending call (an event, or already a shape after a restart)."""
+    if isinstance(call, Event):
+        return calls.to_list(calls.shape(call.name, call.input, call.file_path))
+    return call
 
 
 def mark_superseded(runs: list[Run]) -> list[Run]:

@@ -134,6 +134,24 @@ class _Blame:
         return undone
 
 
+def text_authors(
+    repo: Repo, path: str, commits: Mapping[str, Commit], evolve: Collection[str], text: str
+) -> list[bool]:
+    """For each line of `text`, the file as it is now: True when a person wrote it.
+
+    Blame's answer when the branch tip holds exactly this text; when it does not (a person's
+    edit not committed yet) or blame cannot tell, every line is the person's (fail closed).
+    """
+    data = text.encode("utf-8", "surrogateescape")
+    tip = repo.tip()
+    try:
+        committed = repo.git("cat-file", "blob", f"{tip}:{path}") if tip else None
+    except GitError:
+        committed = None
+    authors = line_authors(repo, path, commits, evolve, tip) if committed == data else None
+    return authors if authors is not None else [True] * _line_count(data)
+
+
 def _line_count(blob: bytes) -> int:
     """Lines as git counts them: by LF, a last line without one included."""
     return blob.count(b"\n") + (1 if blob and not blob.endswith(b"\n") else 0)

@@ -11,7 +11,7 @@ from evolve.reflect.operations import AnswerError, SkillState
 from tests.corpus import eval as corpus_eval
 from tests.corpus.loader import cases, load
 
-SCRIPTED = ["typed-correction", "secrets", "skill-ineffective"]
+SCRIPTED = ["typed-correction", "secrets", "skill-ineffective", "person-skill"]
 
 
 def test_every_case_loads_and_every_answer_is_an_apply_reflection_input() -> None:
@@ -80,3 +80,49 @@ def test_a_shared_history_replays_too(claude_data) -> None:
     (round_,) = corpus_eval.evaluate(load("real-cli-release"))
     assert round_.landed >= 1
     assert round_.evidence["user_words_shown"] == round_.evidence["user_words"] >= 3
+
+
+def test_a_patch_of_a_persons_skill_waits_and_its_interim_memo_line_reaches_the_next_session(
+    evolve_home, capsys
+) -> None:
+    from evolve.cli import main
+    from evolve.home import Home
+    from evolve.reflect import proposals
+    from evolve.reflect.run import reflect
+    from tests.helpers import bundle_of, git_out
+
+    case = load("person-skill")
+    home = Home.resolve()
+    agent = case.setup(home)
+    skill = agent.path / "skills" / "db-migrate" / "SKILL.md"
+    theirs = skill.read_bytes()
+    # the bundle says whose the skill is, and the answer was written reading it
+    heading = "### db-migrate · its run ended in a real error (skill_ineffective); invoked in the runs below"
+    assert f"{heading} · a person wrote all of it: a patch touching their lines waits for their review" in (
+        bundle_of(agent).text
+    )
+    answer = case.answer(case.answers()[0])
+    outcome = reflect(home, agent.name, force=True, client=corpus_eval.Recorded(answer))
+    assert outcome.status == "committed", outcome.reason
+    interim = case.expect["memo_line"]
+    # the memo line landed at once; the person's skill is theirs, byte for byte; the patch waits
+    assert interim in git_out(agent.path, "show", "main:memo.md")
+    assert skill.read_bytes() == theirs
+    assert git_out(agent.path, "show", "main:skills/db-migrate/SKILL.md") == theirs.decode().rstrip("\n")
+    (waiting,) = proposals.pending(agent)
+    assert "`make migrate`. Never" in git_out(
+        agent.path, "show", f"{waiting.branch}:skills/db-migrate/SKILL.md"
+    )
+    # the next session: the memo line, and one line naming the fix that waits for review
+    capsys.readouterr()
+    assert main(["prompt", agent.name]) == 0
+    shown = capsys.readouterr().out
+    note = "(A fix to the skill db-migrate waits for the person's review: `evolve proposals api`."
+    assert interim in shown and note in shown
+    assert shown.index(interim) < shown.index(note) < shown.index("## Skills")
+    # the person takes the fix: it lands, and no session is told it waits any more
+    assert main(["accept", agent.name, waiting.id]) == 0
+    capsys.readouterr()
+    assert main(["prompt", agent.name]) == 0
+    shown = capsys.readouterr().out
+    assert "waits for the person's review" not in shown and b"`make migrate`. Never" in skill.read_bytes()

@@ -53,7 +53,8 @@ def test_generic_run_facts(tmp_path):
     assert first.request == "Deploy the site" and first.session_id == "s1"
     assert first.started_at == "2026-03-01T08:00:00Z" and first.cwd == "/srv"
     assert first.tool_calls == 2 and first.errors == 1 and first.transient_errors == 2
-    assert first.recovered and not first.ended_in_error
+    # the Makefile was written, but `make deploy` never ran again: no fix is known
+    assert not first.recovered and not first.ended_in_error
     assert first.files_written == ["/srv/Makefile"]
     assert first.skills == [{"name": "deploy-checklist", "tool_use_id": "c3"}]
     assert first.tail_uuid == "5" and first.complete

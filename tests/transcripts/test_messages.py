@@ -69,7 +69,8 @@ def test_runs_from_messages():
     )
     assert first.request == "Summarise the report" and first.session_id == "py-1"
     assert first.started_at == "2026-01-02T03:04:05Z" and first.cwd == "/app"
-    assert first.tool_calls == 3 and first.errors == 1 and first.recovered
+    # a failed read, then other calls: reading is never a fix, and no call retried it
+    assert first.tool_calls == 3 and first.errors == 1 and not first.recovered
     assert first.skills == [{"name": "reports", "tool_use_id": "tu2"}]
     assert first.files_written == ["/out/summary.md"]
     assert first.error_texts == ["FileNotFoundError: r.md"]
