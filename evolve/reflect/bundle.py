@@ -5,9 +5,10 @@ reflecting on first); within them the signalled runs and the run each correction
 to first, then the most recent. Each run becomes lines of evidence (evidence.py), placed
 in order of their value (fitting.py) around the bodies of the skills in question
 (skillbodies.py). Everything is redacted and stripped of invisible characters before it
-is counted, and everything counts: the header, the bodies, the conversations. Transcript
-text is fenced with a per-bundle nonce so a forged delimiter inside tool output cannot
-end the data early.
+is counted, and everything counts: the header, the bodies, the conversations; a value
+found as a secret anywhere in the bundle is redacted wherever else it appears in it.
+Transcript text is fenced with a per-bundle nonce so a forged delimiter inside tool output
+cannot end the data early.
 """
 
 from __future__ import annotations
@@ -26,18 +27,13 @@ from evolve.reflect.tokens import count_tokens
 from evolve.schedule import pending
 from evolve.store import ledger
 from evolve.transcripts import classify
-from evolve.transcripts.redact import redact, strip_invisible
+from evolve.transcripts.redact import Known, redact, remembered
 from evolve.workspace import memo as memo_mod
 
 MAX_SESSIONS = 5
 MAX_RUNS_READ = 60  # runs read back from their transcripts, in priority order
 READ_BYTES = 48 << 20  # transcript bytes read back for one bundle
 SLACK_TOKENS = 16
-
-
-def clean(text: str) -> str:
-    """Safe for the model: secrets redacted, invisible and bidi characters removed."""
-    return redact(strip_invisible(text))
 
 
 @dataclass
@@ -206,6 +202,11 @@ def build_bundle(
     conn: sqlite3.Connection, agent, *, now: float | None = None, reverted: list[str] | None = None
 ) -> Bundle:
     """Everything the model needs for one reflection of `agent` (an evolve.workspace.agent.Agent)."""
+    with remembered() as known:  # a secret found in one text is redacted in all
+        return _build(conn, agent, known, now, reverted or [])
+
+
+def _build(conn: sqlite3.Connection, agent, known: Known, now: float | None, reverted: list[str]) -> Bundle:
     config = agent.config
     memo_text = agent.memo_text()
     if memo_mod.has_conflict_markers(memo_text):  # both sides of a merge are no evidence
@@ -214,7 +215,14 @@ def build_bundle(
     since = ledger.last_reflection_at(conn, agent.name)
     bundle = Bundle(agent.name, config.limits.bundle_tokens, candidates=len(scored))
     bundle.events = ledger.events_since(conn, agent.name, since)
-    bundle.memo = clean(memo_text)
+    formats = {r["path"]: r["adapter"] for r in ledger.cursor_rows(conn, agent.name)}
+    classifier = classify.for_signals(config.signals)
+    runs = bundle.considered = _readable(select_runs(conn, agent.name, scored))
+    for run in runs:
+        run.lines = evidence.run_lines(run, formats.get(run.path, "claude_code"), classifier)
+    if known:  # copies read before the secret was found in a later text
+        evidence.redact_lines([line for run in runs for line in run.lines])
+    bundle.memo = redact(memo_text)
     usage = skill_usage(conn, agent.name, window_days=config.limits.retention_days, now=now)
     skills = agent.skills()
     for skill in skills:
@@ -222,7 +230,7 @@ def build_bundle(
         bundle.skills.append(
             {
                 "name": skill.name,
-                "description": clean(skill.description)[:200],
+                "description": redact(skill.description)[:200],
                 "valid": skill.valid,
                 "pinned": skill.pinned,
                 "invocations": use.get("invocations", 0),
@@ -231,13 +239,8 @@ def build_bundle(
                 **{k: use.get(k) for k in RATE_KEYS},
             }
         )
-    bundle.reverted = [clean(r) for r in (reverted or [])]
+    bundle.reverted = [redact(r) for r in reverted]
     fence = secrets.token_hex(8)
-    formats = {r["path"]: r["adapter"] for r in ledger.cursor_rows(conn, agent.name)}
-    classifier = classify.for_signals(config.signals)
-    runs = bundle.considered = _readable(select_runs(conn, agent.name, scored))
-    for run in runs:
-        run.lines = evidence.run_lines(run, formats.get(run.path, "claude_code"), classifier)
     shown = [fitting.Shown(r, r.lines, bool(r.signals or r.context), rank) for rank, r in enumerate(runs)]
     fixed = count_tokens(_header(bundle, fence) + CONVERSATIONS) + SLACK_TOKENS
     fitter = fitting.Fitter(shown, bundle.budget - fixed)
@@ -245,7 +248,7 @@ def build_bundle(
     fitter.place(words)
     intro = count_tokens(skillbodies.INTRO)
     room = min(int(bundle.budget * skillbodies.BODIES_SHARE), fitter.left) - intro
-    bundle.bodies = skillbodies.choose(skillbodies.in_question(runs, skills, usage), room, fence, clean)
+    bundle.bodies = skillbodies.choose(skillbodies.in_question(runs, skills, usage), room, fence, redact)
     fitter.spend(sum(b.tokens for b in bundle.bodies) + (intro if bundle.bodies else 0))
     fitter.place(rest)
     draft = _Draft(bundle, fitter, _header(bundle, fence) + skillbodies.render(bundle.bodies, fence), fence)
@@ -327,7 +330,7 @@ def _header(bundle: Bundle, fence: str) -> str:
     parts += ["", "## Events since the last reflection (in time order)\n"]
     events = [f"- {_event_line(e)}" for e in bundle.events[-30:]]
     parts += events or ["(none)"]
-    return clean("\n".join(parts)) + "\n"
+    return redact("\n".join(parts)) + "\n"
 
 
 def _event_line(event: dict) -> str:

@@ -20,7 +20,7 @@ from evolve.config import LimitsConfig
 from evolve.errors import EvolveError
 from evolve.names import name_problem
 from evolve.store.history import clean_line
-from evolve.transcripts.redact import find_invisible, find_secrets, make_visible, redact, strip_invisible
+from evolve.transcripts.redact import find_invisible, find_secrets, make_visible, redact
 from evolve.workspace import memo as memo_mod
 from evolve.workspace.skills import SKILL_FILE, Skill
 
@@ -320,7 +320,7 @@ def answer_of(raw: Any, limits: Limits) -> dict[str, Any]:
 
 def clean_summary(summary: str, ops: list[ValidOp], limit: int) -> str:
     """One safe line: secrets redacted, invisible characters gone; derived when empty."""
-    line = clean_line(redact(strip_invisible(summary[: limit * 10])), limit)
+    line = clean_line(redact(summary[: limit * 10]), limit)
     if line or not ops:
         return line or "nothing to save"
     return clean_line("; ".join(f"{op.kind.replace('_', ' ')} {op.target}" for op in ops), limit)
