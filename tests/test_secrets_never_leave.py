@@ -337,3 +337,27 @@ def test_a_hidden_or_copied_secret_reaches_neither_the_dry_run_nor_the_model(
     stored = as_read((home.root / "state.db").read_bytes().decode("utf-8", "replace"))
     for secret in planted:
         assert secret not in as_read(printed) and secret not in sent and secret not in stored, secret
+
+
+def test_the_git_note_holds_the_redacted_summary_and_nothing_unchecked(
+    fake_messages_api, monkeypatch, capsys
+):
+    agent, _home = _shop_with_a_model(fake_messages_api, monkeypatch)
+    memo = {"op": "update_memo", "section": "strategies", "content": "- Use uv for Python projects."}
+    fake_messages_api.reply_tool(
+        {
+            "summary": f"use token {TOKEN} for releases",
+            "operations": [{**memo, "reason": f"saw {TOKEN} in the log", "extra": {"token": TOKEN}}],
+        }
+    )
+    assert main(["reflect", agent.name, "--force"]) == 0
+    assert "landed: update_memo strategies" in capsys.readouterr().out
+    git = ["git", "-C", str(agent.path)]
+    subject = subprocess.run([*git, "log", "-1", "--format=%s"], capture_output=True, text=True).stdout
+    assert subject == f"reflect({agent.name}): use token [REDACTED:github-token] for releases\n"
+    note = subprocess.run([*git, "notes", "--ref", "refs/notes/evolve", "show", "HEAD"], capture_output=True)
+    assert json.loads(note.stdout) == {
+        "summary": "use token [REDACTED:github-token] for releases",
+        "operations": [{**memo, "reason": "saw [REDACTED:github-token] in the log"}],
+    }
+    assert TOKEN.encode() not in _git_objects(agent.path)

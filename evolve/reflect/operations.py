@@ -45,6 +45,7 @@ _FIELDS = {
     "content": "The whole new content of the memo section (bullets, no '#'/'##' headings).",
     "reason": "Why (retire_skill, nothing_to_save).",
 }
+OP_KEYS = ("op", "section", *_FIELDS)  # what an operation may hold; evolve keeps nothing else
 TOOL_SCHEMA: dict[str, Any] = {
     "name": "apply_reflection",
     "description": "Record what to learn: create, patch or retire skills, rewrite a memo section, "
@@ -316,6 +317,15 @@ def answer_of(raw: Any, limits: Limits) -> dict[str, Any]:
     """The answer as a dict of its summary and operations (what a Plan keeps as `source`)."""
     summary, operations = read_answer(raw, limits)
     return {"summary": summary, "operations": operations}
+
+
+def kept_op(op: Mapping[str, Any]) -> dict[str, str]:
+    """An operation as evolve keeps it (a git note): its schema's text fields, secrets redacted.
+
+    Fields an operation's kind checks hold no secret already; the rest (a `reason` on a
+    create, a field the schema does not know) are not checked, so nothing is kept raw.
+    """
+    return {key: redact(value) for key, value in op.items() if key in OP_KEYS and isinstance(value, str)}
 
 
 def clean_summary(summary: str, ops: list[ValidOp], limit: int) -> str:
