@@ -165,9 +165,10 @@ def said(text: object, prefix: str | None, head: HeadFields, state: dict, events
     """
     if not isinstance(text, str) or not text or text.isspace():  # strip() would copy it
         return
-    # the block by a checksum, never its words: the cursor's state is kept in state.db
+    # the block by its length and a checksum of its start, never its words (the cursor's
+    # state is kept in state.db)
     if prefix is not None and seen_before(
-        state, f"{prefix}t{len(text)}:{crc32(text.encode('utf-8', 'surrogatepass')):08x}"
+        state, f"{prefix}t{len(text)}:{crc32(text[:48].encode('utf-8', 'surrogatepass')):08x}"
     ):
         return
     events.append(Event(ASSISTANT_TEXT, *head, cut(text, TEXT_CAP)))

@@ -291,12 +291,10 @@ def _reading(text: str) -> tuple[str, str]:
     """(the text without its invisible characters, the text as the rules read it: folded too).
 
     `text` itself (the same object) when that changes nothing: ASCII without control
-    characters (most text, told in C at memory speed) or text already in that form.
+    characters (most text) or text already in that form.
     """
-    if text.isascii() and len(text.encode().translate(None, _CONTROLS)) == len(text):
-        return text, text
     stripped = strip_invisible(text)
-    if unicodedata.is_normalized("NFKC", stripped):
+    if stripped.isascii() or unicodedata.is_normalized("NFKC", stripped):
         return stripped, stripped
     return stripped, unicodedata.normalize("NFKC", stripped)
 
@@ -479,7 +477,12 @@ def find_invisible(text: str) -> list[tuple[str, int]]:
 
 
 def strip_invisible(text: str) -> str:
-    """The text without its invisible characters."""
+    """The text without its invisible characters (`text` itself when it has none).
+
+    ASCII text without control characters, most text, is told in C at memory speed.
+    """
+    if text.isascii() and len(text.encode().translate(None, _CONTROLS)) == len(text):
+        return text
     return _invisible().sub("", text)
 
 
