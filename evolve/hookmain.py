@@ -225,9 +225,11 @@ def log(home: str | None, opts: dict, exc: BaseException) -> None:
             import traceback
 
             line += "".join(traceback.format_exception(exc))
+        from evolve.transcripts.redact import redact  # an exception may quote a transcript's secret
+
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
-            os.write(fd, line.encode("utf-8", "replace"))
+            os.write(fd, redact(line).encode("utf-8", "replace"))
         finally:
             os.close(fd)
     except BaseException:  # noqa: S110 - logging must never be why a hook fails

@@ -177,6 +177,14 @@ def test_every_problem_exits_0_quietly_and_is_logged(agent, evolve_home, case, a
     assert took < 10 and spooled(evolve_home) == []
 
 
+def test_a_secret_in_what_the_hook_could_not_read_is_logged_redacted(agent, evolve_home):
+    token = "ghp_" + "R4nd0mT0k3nV4lu3" + "Abcdefghij0123456789"
+    proc, _ = run_hook(argv_for("stop"), b'{"prompt": "release with ' + token.encode())  # cut short
+    assert (proc.returncode, proc.stdout) == (0, b"")
+    log = hook_log(evolve_home)
+    assert "stdin is not JSON" in log and "[REDACTED:github-token]" in log and token not in log
+
+
 def test_a_missing_home_is_logged_under_that_home(tmp_path):
     home = tmp_path / "nowhere"
     proc, _ = run_hook(argv_for("session-start", home=home), {"session_id": "s1"})

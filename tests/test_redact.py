@@ -10,7 +10,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evolve.transcripts.redact import find_invisible, find_secrets, make_visible, redact, strip_invisible
+from evolve.transcripts.redact import (
+    find_invisible,
+    find_secrets,
+    make_visible,
+    memorable,
+    redact,
+    remembered,
+    strip_invisible,
+)
 
 # Built by concatenation so that no scanner mistakes this file for a leak.
 R = "aB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xY"
@@ -272,6 +280,131 @@ def test_secrets_glued_to_other_text_or_after_long_values_are_covered():
     assert find_secrets(text) == [("token", 7, len(text) - len(" after"))]
 
 
+GITHUB = "ghp_" + "R4nd0mT0k3nV4lu3" + "Abcdefghij0123456789"
+
+
+def _full_width(text: str) -> str:
+    return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in text)
+
+
+def test_the_red_team_reproduction_redacts_before_the_invisible_characters_go():
+    # red team 3, A3: a zero-width space in the token, a soft hyphen in the key
+    text = f"HTTP 401 for token gh\u200bp_{GITHUB[4:]} and pass\u00adword=hunter2hunter2"
+    assert redact(text) == "HTTP 401 for token [REDACTED:github-token] and password=[REDACTED:password]"
+
+
+@pytest.mark.parametrize(("char", "name"), INVISIBLE_SAMPLES)
+def test_a_token_split_by_any_invisible_character_is_still_found(char, name):
+    for at in (1, 4, 12, len(GITHUB) - 1):  # in its prefix, after it, inside its random part
+        split = GITHUB[:at] + char + GITHUB[at:]
+        text = f"push failed: {split} was rejected"
+        # made visible: a failure report must be UTF-8 (a lone surrogate is not)
+        assert make_visible(redact(text)) == "push failed: [REDACTED:github-token] was rejected", name
+        spans = [(k, make_visible(text[s:e])) for k, s, e in find_secrets(text)]
+        assert spans == [("github-token", make_visible(split))]
+
+
+@pytest.mark.parametrize(
+    "spelt",
+    [
+        _full_width(GITHUB),  # ｇｈｐ＿…
+        _full_width(GITHUB[:4]) + GITHUB[4:],  # only the prefix
+        "".join(chr(0x1D41A + ord(c) - ord("a")) if c.islower() else c for c in GITHUB),  # 𝐠𝐡𝐩
+        "\ufeff" + GITHUB[:10] + "\u2060\u00ad" + _full_width(GITHUB[10:20]) + GITHUB[20:],
+    ],
+    ids=["full-width", "full-width-prefix", "math-bold", "mixed"],
+)
+def test_a_token_in_compatibility_forms_is_found_where_it_is_spelt(spelt):
+    text = f"export GH_PAT=…\n{spelt}\n— café, naïve: ½ done"
+    assert redact(text) == "export GH_PAT=…\n[REDACTED:github-token]\n— café, naïve: ½ done"
+    (kind, start, end), *rest = find_secrets(text)
+    assert (kind, text[start:end], rest) == ("github-token", spelt.removeprefix("\ufeff"), [])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(max_size=30),
+    st.text(max_size=30),
+    st.lists(
+        st.tuples(
+            st.integers(0, len(GITHUB)), st.sampled_from("\u200b\u200d\u00ad\ufeff\u2060\u202e\u2066\x1b\x7f")
+        ),
+        max_size=4,
+    ),
+    st.booleans(),
+)
+def test_a_hidden_token_never_survives_redaction(before, after, hidden, wide):
+    token = _full_width(GITHUB) if wide else GITHUB
+    for at, char in sorted(hidden, reverse=True):
+        token = token[:at] + char + token[at:]
+    out = redact(f"{before} {token} {after}")
+    assert GITHUB[4:] not in unicodedata.normalize("NFKC", out) and find_invisible(out) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "x" + BEGIN.replace("PRIVATE", "PRI\u200bVATE") + f"\n{PEM_BODY}\n{END}",  # the armour split
+        "ｐａｓｓｗｏｒｄ＝ｈｕｎｔｅｒ２ｈｕｎｔｅｒ２",  # the key and the value, full width
+        "pass\u200dword: ｈｕｎｔｅｒ２ｈｕｎｔｅｒ２",
+        "curl -\u00adu admin:" + "Adm1nPassw0rd" + " https://api",  # the option split
+    ],
+)
+def test_other_secrets_hidden_the_same_ways_are_found(text):
+    out = redact(text)
+    assert "[REDACTED:" in out and find_invisible(out) == []
+    assert "unter" not in unicodedata.normalize("NFKC", out) and "MIIE" not in out and "Passw0rd" not in out
+
+
+def test_text_without_secrets_loses_only_its_invisible_characters():
+    text = "Résumé — the café’s naïve test… ｆｕｌｌ ｗｉｄｔｈ ① ﬁle x²\u200b\u202e done\x1b[0m"
+    assert redact(text) == strip_invisible(text)
+    assert redact("plain ascii text") == "plain ascii text"
+
+
+def test_a_secret_found_once_is_redacted_in_each_copy_of_the_text():
+    text = (
+        "DATABASE_URL=postgres://app:" + "Pg5ecretPassw0rdZ" + "@db:5432/app\nLOG_LEVEL=info\n"
+        "...\nthe db password is " + "Pg5ecretPassw0rdZ" + ", see the wiki"
+    )
+    out = redact(text)
+    assert "Pg5ecret" not in out and out.count("[REDACTED:url-password]") == 2
+    assert out.endswith("the db password is [REDACTED:url-password], see the wiki")
+
+
+def test_a_secret_found_in_one_text_is_redacted_in_later_texts_of_the_scope():
+    with remembered() as known:
+        assert redact("the password is " + "Pg5ecretPassw0rdZ") == "the password is " + "Pg5ecretPassw0rdZ"
+        assert (
+            redact("DB_PASSWORD=" + "Pg5ecretPassw0rdZ" + " ./migrate")
+            == "DB_PASSWORD=[REDACTED:password] ./migrate"
+        )
+        assert redact("retry with " + "Pg5ecretPassw0rdZ" + "!") == "retry with [REDACTED:password]!"
+        assert redact("ｒｅｔｒｙ " + _full_width("Pg5ecretPassw0rdZ")) == "ｒｅｔｒｙ [REDACTED:password]"
+        redact("DB_PASSWORD=postgres and token=abc123def456")  # a word: never remembered
+        assert redact("connect to postgres") == "connect to postgres"
+        assert set(known) == {"Pg5ecretPassw0rdZ", "abc123def456"}
+    assert redact("retry with " + "Pg5ecretPassw0rdZ") == "retry with " + "Pg5ecretPassw0rdZ"  # scope closed
+
+
+@pytest.mark.parametrize(
+    ("value", "kept"),
+    [
+        ("Pg5ecretPassw0rdZ", True),
+        ("correct-horse", True),
+        ("hunter2!", True),
+        ("postgres", False),
+        ("Password", True),
+        ("PASSWORD", False),
+        ("12345678", False),
+        ("hunter2", False),
+        ("changeme", False),
+    ],
+)
+def test_only_long_varied_values_are_remembered(value, kept):
+    assert memorable(value) is kept
+
+
 @pytest.mark.parametrize(
     "text",
     [
@@ -282,8 +415,38 @@ def test_secrets_glued_to_other_text_or_after_long_values_are_covered():
         "eyJ" * 50_000,
         (BEGIN + "\n") * 4_000,
         "-----BEGIN PRIVATE KEY-----\n" + "ab\n" * 50_000,
+        "curl -ua:" * 20_000,
+        "mysql -p'" * 20_000,
+        "mysql " + " -p'abc" * 30_000,
+        "docker login -p " * 20_000,
+        " --a-b-c-d-e-f-token" * 20_000,
+        "redis-cli -a " * 20_000,
+        "x://:" * 40_000,
+        "\u200b" * 200_000,
+        "ｇｈｐ＿" * 50_000,
+        "a\u200bé…" * 50_000,
+        "Pg5ecretPassw0rdZ " * 20_000 + "DB_PASSWORD=Pg5ecretPassw0rdZ",
     ],
-    ids=["dashes", "dots", "urls", "assignments", "jwt-prefixes", "begins", "long-truncated-key"],
+    ids=[
+        "dashes",
+        "dots",
+        "urls",
+        "assignments",
+        "jwt-prefixes",
+        "begins",
+        "long-truncated-key",
+        "curl-glued",
+        "mysql-quotes",
+        "mysql-quoted-options",
+        "docker-logins",
+        "long-options",
+        "redis-cli",
+        "empty-user-urls",
+        "zero-width",
+        "full-width",
+        "mixed-invisible-and-folded",
+        "copies-of-a-secret",
+    ],
 )
 def test_pathological_input_is_scanned_in_linear_time(text):
     start = time.perf_counter()

@@ -117,25 +117,65 @@ CASES: dict[str, tuple[list[tuple[str, str]], list[str]]] = {
         [
             ("DATABASE_URL=postgres://app:{}@db:5432/app", "s3cr3t-pw"),
             ("git clone https://me:{}@git.example/x", "hunter22"),
+            ("REDIS_URL=redis://:{}@cache:6379/0", "R3disPassw0rdQ"),  # no user name
         ],
-        ["postgres://user:${DB_PASSWORD}@host/db", "ssh://git@github.com/o/r.git"],
+        ["postgres://user:${DB_PASSWORD}@host/db", "ssh://git@github.com/o/r.git", "redis://:@cache:6379"],
     ),
     "user-password": (
-        [("curl -u admin:{} https://api", "hunter22x"), ("curl --user 'me:{}' x", "s3cret!pw")],
+        [
+            ("curl -u admin:{} https://api", "hunter22x"),
+            ("curl --user 'me:{}' x", "s3cret!pw"),
+            ("curl -uadmin:{} https://x", "CurlNoSpace77"),  # the user glued to -u
+            ("curl -s -u'admin:{}' https://x", "CurlNoSpace77"),
+            ("wget --user=me:{} https://x", "s3cret!pw"),
+        ],
         [
             "docker run -u 1000:1000 image",
+            "curl -u1000:1000 x",
+            "cc -undefined:dynamic_lookup main.o",
             "curl -u $USER:$PASS https://api",
             "git push -u origin main",
             "never `curl -u user:...` in a script",
         ],
     ),
     "mysql-password": (
-        [("mysql -u root -p{} shop", "S3cretPw"), ("mysqldump -h db -p{} --all", "hunter22")],
+        [
+            ("mysql -u root -p{} shop", "S3cretPw"),
+            ("mysqldump -h db -p{} --all", "hunter22"),
+            ("mysql -u root -p'{}' shop", "MysqlQuote99x"),
+            ('mysql -u root -p"{}" shop', "it's-Qu0ted"),
+        ],
         [
             "mysql -u root -p shop",
+            "mysql -u root -p'$MYSQL_PWD' shop",
             "mysql -P 3306 -h db",
             'mysql -p"$MYSQL_PASSWORD"',
             "never put a password on the command line (`mysql -p...`)",
+        ],
+    ),
+    "cli-password": (
+        [
+            ("docker login -u me -p {} registry.example", "D0ckerHubPassw0rd"),
+            ("podman login --password {} quay.io", "P0dmanPassw0rd"),
+            ("sshpass -p '{}' ssh deploy@host", "S5hpassW0rd"),
+            ("oc login -u dev -p {} https://api.cluster", "Dev9Pass123"),
+            ("mongosh -u admin -p {} --host db", "M0ngoPw99x"),
+            ("twine upload -u __token__ -p {} dist/*", "Tw1neUpload"),
+            ("redis-cli -h cache -a {} ping", "R3disCliPw9"),
+            ("kubectl --token {} get pods", "k8sT0kenValue99"),
+            ("keytool -list -storepass {} -keystore ks", "Ch4ngeIt99"),
+            ("az ad sp create --client-secret {} --name x", "CorrectHorse"),
+        ],
+        [
+            "docker run -p 8080:80 image",
+            "docker login -u me --password-stdin registry.example",
+            "docker login -u me -p $DOCKER_PASSWORD",
+            "gh auth login --with-token < token.txt",
+            "use --token with care, or pass --password only once",
+            "  --token TOKEN     the API token\n  --api-key KEY     the key",
+            "llm --max-tokens 4096",
+            "mongosh --port 27017",
+            "mkdir -p build/out && git add -p",
         ],
     ),
 }

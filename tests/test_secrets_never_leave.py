@@ -2,22 +2,27 @@
 
 Planted in every place a Claude Code transcript can carry one — the request, tool inputs
 (a JSON config written, `curl -d`, `export`, `mysql -p`, `curl -u`), error output, an answer
-the person typed, rejection feedback, the agent's own words — then observed, reflected with
+the person typed, rejection feedback, the agent's own words — also split by invisible
+characters, in full-width letters, and copied once found — then observed, reflected with
 `--dry-run` and for real (the real anthropic SDK against the local fake Messages API), and
-every file under the home scanned: state.db and its WAL, git objects (every commit, tree and
-blob), caches, logs. Exempt by name: the API's transcript copies (`transcripts/`) and
-settings backups (`backups/`), a person's own records. Also scanned: what was sent to the
-model and what the commands printed.
+every file under the home scanned: state.db and its WAL, git objects (every commit, tree,
+blob and note), caches, logs. Exempt by name: the API's transcript copies (`transcripts/`)
+and settings backups (`backups/`), a person's own records. Also scanned: what was sent to
+the model and what the commands printed, as they read (invisible characters out, NFKC).
 """
 
 from __future__ import annotations
 
 import json
 import subprocess
+import unicodedata
 from pathlib import Path
+
+import pytest
 
 from evolve.cli import main
 from evolve.home import Home
+from evolve.transcripts.redact import strip_invisible
 from tests.helpers import bundle_of, make_agent
 from tests.reflect.scenarios import Transcript
 
@@ -37,7 +42,25 @@ SECRETS = {
     "feedback password": "Zebra42" + R,
     "jwt": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiI" + R + "IiwibiI6MX0.s1gnature" + R,
     "private key": "MIIEpAIBAAKCAQEA" + R + R,
+    "zero-width github": "ghp_" + R + "Zw" + R,  # planted with U+200B after "gh"
+    "soft-hyphen password": "Hunter4" + R,  # after "pass\u00adword="
+    "word-joiner token": "ghp_" + R + "Wj" + R,  # U+2060 inside, in a tool input
+    "full-width github": "ghp_" + R + "Fw" + R,  # typed full width by the person
+    "empty-user redis": "R3dis" + R,
+    "curl -u glued": "CurlNoSpace" + R,
+    "mysql -p quoted": "MysqlQuote" + R,
+    "docker login -p": "D0ckerHub" + R,
+    "copied password": "Pg5ecret" + R,  # in DATABASE_URL, then on its own in other texts
 }
+
+
+def full_width(text: str) -> str:
+    return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in text)
+
+
+def as_read(text: str) -> str:
+    """A text as a model or a person reads it: invisible characters gone, compatibility forms folded."""
+    return unicodedata.normalize("NFKC", strip_invisible(text))
 
 
 def _session(folder: Path) -> Path:
@@ -93,6 +116,32 @@ def _session(folder: Path) -> Path:
         said=f"No, don't. Use DB_PASSWORD={s['feedback password']} and retry",
     )
     t.say(f"Retrying with the session cookie {s['jwt']}.")
+    zero_width = s["zero-width github"].replace("gh", "gh\u200b", 1)
+    t.tool(
+        "Bash",
+        {"command": "gh release create v1"},
+        f"HTTP 401 for token {zero_width} and pass\u00adword={s['soft-hyphen password']}",
+        error=True,
+    )
+    joined = s["word-joiner token"][:12] + "\u2060" + s["word-joiner token"][12:]
+    t.tool("Bash", {"command": f"gh release upload v1 --repo shop/shop {joined} dist.tgz"}, "ok")
+    t.tool(
+        "Bash",
+        {"command": "./connect.sh"},
+        f"failed: redis://:{s['empty-user redis']}@cache:6379 | curl -uadmin:{s['curl -u glued']} https://x"
+        f" | mysql -u root -p'{s['mysql -p quoted']}' | docker login -u me -p {s['docker login -p']}",
+        error=True,
+    )
+    t.user(f"No, use this token instead: {full_width(s['full-width github'])}")
+    copied = s["copied password"]
+    t.user(f"Here is my .env:\nLOG_LEVEL=info\nDATABASE_URL=postgres://shop:{copied}@db:5432/shop\nPORT=8080")
+    t.say(f"The db password is {copied}; I will pass it to psql.")
+    t.tool(
+        "Bash",
+        {"command": f"echo {copied} | psql -h db -U shop"},
+        f"psql: wrong password {copied}",
+        error=True,
+    )
     t.tool("Bash", {"command": "./deploy --retry"}, "deployed")
     t.user("No, that's wrong: never paste credentials into commands, read them from the vault.")
     t.say("Understood.")
@@ -164,7 +213,7 @@ def test_no_planted_secret_is_in_anything_evolve_derives(tmp_path, fake_messages
     assert "[REDACTED:" in printed.out and "would land: update_memo" in printed.out
     assert "holds a secret" in printed.out  # the careless operation was refused
 
-    sent = [json.dumps(r.body) for r in fake_messages_api.requests]
+    sent = [json.dumps(r.body, ensure_ascii=False) for r in fake_messages_api.requests]
     assert len(sent) == 2
     written = _everything_written(home.root)
     assert any(name.endswith("state.db") for name in written) and any("(objects)" in n for n in written)
@@ -173,6 +222,7 @@ def test_no_planted_secret_is_in_anything_evolve_derives(tmp_path, fake_messages
     )
     places = {"request to the model": "\n".join(sent), "printed": printed.out + printed.err}
     places |= {name: data.decode("utf-8", "replace") for name, data in written.items()}
+    places = {place: as_read(text) for place, text in places.items()}
     leaks = [
         (kind, place) for kind, secret in SECRETS.items() for place, text in places.items() if secret in text
     ]
@@ -229,3 +279,85 @@ def test_a_codex_rollouts_calls_and_outputs_are_redacted_in_the_bundle(tmp_path)
     text = bundle_of(agent).text
     assert "exec_command" in text and "[REDACTED:" in text
     assert SECRETS["curl -u"] not in text and SECRETS["npm"] not in text and R not in text
+
+
+# -- the red team's reproductions (red-team-3, A3, B3, B4) -----------------------------------
+TOKEN = "ghp_" + "R4nd0mT0k3nV4lu3" + "Abcdefghij0123456789"
+HUNTER = "hunter2" + "hunter2"
+HIDDEN = {  # id → (the request, the failing call's output, the secrets in them)
+    "zero-width-and-soft-hyphen": (
+        "Release it",
+        f"HTTP 401 for token gh\u200bp_{TOKEN[4:]} and pass\u00adword={HUNTER}",
+        [TOKEN, HUNTER],
+    ),
+    "word-joiner": ("Release it", f"HTTP 401 for token {TOKEN[:10]}\u2060{TOKEN[10:]}", [TOKEN]),
+    "byte-order-mark": ("Release it", f"HTTP 401 for \ufefftoken {TOKEN[:20]}\ufeff{TOKEN[20:]}", [TOKEN]),
+    "bidi-controls": ("Release it", f"HTTP 401 for token \u2066{TOKEN[:5]}\u202e{TOKEN[5:]}\u2069", [TOKEN]),
+    "full-width": ("Release it", f"HTTP 401 for token {full_width(TOKEN)}", [TOKEN]),
+    "promised-forms": (
+        "Connect the app",
+        "failed: redis://:R3disPassw0rdQ@cache:6379 | curl -uadmin:CurlNoSpace77 https://x | "
+        "mysql -u root -p'MysqlQuote99x' | docker login -u me -p D0ckerHubPassw0rd",
+        ["R3disPassw0rdQ", "CurlNoSpace77", "MysqlQuote99x", "D0ckerHubPassw0rd"],
+    ),
+    "copied-from-a-pasted-env": (
+        "Connect the app with my .env:\nAPP_ENV=prod\nDATABASE_URL=postgres://app:Pg5ecretPassw0rdZ@db:5432/app\n",
+        "psql: FATAL: password authentication failed; the db password is Pg5ecretPassw0rdZ",
+        ["Pg5ecretPassw0rdZ"],
+    ),
+}
+
+
+def _generic_session(path: Path, request: str, output: str) -> Path:
+    """The red team's transcript: a failing call, one that works, and the person's correction."""
+    lines = [
+        {"type": "user", "text": request, "session": "zw1"},
+        {"type": "tool_call", "tool": "shell", "call_id": "c1", "input": {"cmd": "gh release create v1"}},
+        {"type": "tool_result", "call_id": "c1", "error": True, "output": output},
+        {"type": "tool_call", "tool": "shell", "call_id": "c2", "input": {"cmd": "gh auth login"}},
+        {"type": "tool_result", "call_id": "c2", "output": "ok"},
+        {"type": "user", "text": "No, always log in first"},
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+@pytest.mark.parametrize(("request_text", "output", "planted"), HIDDEN.values(), ids=HIDDEN.keys())
+def test_a_hidden_or_copied_secret_reaches_neither_the_dry_run_nor_the_model(
+    tmp_path, fake_messages_api, monkeypatch, capsys, request_text, output, planted
+):
+    agent, home = _shop_with_a_model(fake_messages_api, monkeypatch)
+    path = _generic_session(tmp_path / "zw.jsonl", request_text, output)
+    assert main(["observe", agent.name, "--format", "generic", str(path)]) == 0
+    fake_messages_api.reply_tool(ANSWER)
+    assert main(["reflect", agent.name, "--force", "--dry-run"]) == 0
+    printed = capsys.readouterr().out
+    assert "[REDACTED:" in printed and "gh release create v1" in printed  # the error is there, redacted
+    (sent,) = [as_read(json.dumps(r.body, ensure_ascii=False)) for r in fake_messages_api.requests]
+    stored = as_read((home.root / "state.db").read_bytes().decode("utf-8", "replace"))
+    for secret in planted:
+        assert secret not in as_read(printed) and secret not in sent and secret not in stored, secret
+
+
+def test_the_git_note_holds_the_redacted_summary_and_nothing_unchecked(
+    fake_messages_api, monkeypatch, capsys
+):
+    agent, _home = _shop_with_a_model(fake_messages_api, monkeypatch)
+    memo = {"op": "update_memo", "section": "strategies", "content": "- Use uv for Python projects."}
+    fake_messages_api.reply_tool(
+        {
+            "summary": f"use token {TOKEN} for releases",
+            "operations": [{**memo, "reason": f"saw {TOKEN} in the log", "extra": {"token": TOKEN}}],
+        }
+    )
+    assert main(["reflect", agent.name, "--force"]) == 0
+    assert "landed: update_memo strategies" in capsys.readouterr().out
+    git = ["git", "-C", str(agent.path)]
+    subject = subprocess.run([*git, "log", "-1", "--format=%s"], capture_output=True, text=True).stdout
+    assert subject == f"reflect({agent.name}): use token [REDACTED:github-token] for releases\n"
+    note = subprocess.run([*git, "notes", "--ref", "refs/notes/evolve", "show", "HEAD"], capture_output=True)
+    assert json.loads(note.stdout) == {
+        "summary": "use token [REDACTED:github-token] for releases",
+        "operations": [{**memo, "reason": "saw [REDACTED:github-token] in the log"}],
+    }
+    assert TOKEN.encode() not in _git_objects(agent.path)

@@ -19,7 +19,17 @@ from pathlib import Path
 from typing import Any
 
 from evolve.reflect.compose import compose
-from evolve.reflect.operations import CREATE, MEMO, RETIRE, Limits, Plan, SkillSnapshot, SkillState, ValidOp
+from evolve.reflect.operations import (
+    CREATE,
+    MEMO,
+    RETIRE,
+    Limits,
+    Plan,
+    SkillSnapshot,
+    SkillState,
+    ValidOp,
+    kept_op,
+)
 from evolve.reflect.proposals import branch_for
 from evolve.store.history import Commit, build_message
 from evolve.store.repo import EditedMeanwhile, Extra
@@ -345,11 +355,13 @@ def store_operations(agent: Agent, sha: str, plan: Plan) -> None:
     """Keep the answer's operations that landed or wait, with the commit (a git note, never pushed).
 
     A sync that replays this commit on top of another machine's reflection applies them
-    again instead of merging the files' lines (`evolve.sync.replay`).
+    again instead of merging the files' lines (`evolve.sync.replay`). The note is in the
+    repository's objects like the commit: it holds the summary the commit shows (redacted)
+    and only the fields of each operation, redacted too.
     """
     ops = plan.source.get("operations") or []
-    kept = [ops[op.index] for op in sorted(plan.operations + plan.waiting, key=lambda op: op.index)]
-    note = json.dumps({"summary": plan.source.get("summary", ""), "operations": kept}, ensure_ascii=False)
+    kept = [kept_op(ops[op.index]) for op in sorted(plan.operations + plan.waiting, key=lambda op: op.index)]
+    note = json.dumps({"summary": plan.summary, "operations": kept}, ensure_ascii=False)
     agent.repo.add_note(sha, note, agent.evolve_identity)
 
 

@@ -6,7 +6,8 @@ to first, then the most recent. Each run becomes lines of evidence (evidence.py)
 in order of their value (fitting.py) around the bodies of the skills in question
 (skillbodies.py), each saying which of its lines a person wrote (by git blame). Everything
 is redacted and stripped of invisible characters before it is counted, and everything
-counts: the header, the bodies, the conversations. Transcript text is fenced with a
+counts: the header, the bodies, the conversations; a value found as a secret anywhere in
+the bundle is redacted wherever else it appears in it. Transcript text is fenced with a
 per-bundle nonce so a forged delimiter inside tool output cannot end the data early.
 """
 
@@ -26,7 +27,7 @@ from evolve.reflect.tokens import count_tokens
 from evolve.schedule import pending
 from evolve.store import ledger
 from evolve.transcripts import classify
-from evolve.transcripts.redact import redact, strip_invisible
+from evolve.transcripts.redact import Known, redact, remembered
 from evolve.workspace import memo as memo_mod
 from evolve.workspace.authorship import text_authors
 
@@ -34,11 +35,6 @@ MAX_SESSIONS = 5
 MAX_RUNS_READ = 60  # runs read back from their transcripts, in priority order
 READ_BYTES = 48 << 20  # transcript bytes read back for one bundle
 SLACK_TOKENS = 16
-
-
-def clean(text: str) -> str:
-    """Safe for the model: secrets redacted, invisible and bidi characters removed."""
-    return redact(strip_invisible(text))
 
 
 @dataclass
@@ -207,6 +203,11 @@ def build_bundle(
     conn: sqlite3.Connection, agent, *, now: float | None = None, reverted: list[str] | None = None
 ) -> Bundle:
     """Everything the model needs for one reflection of `agent` (an evolve.workspace.agent.Agent)."""
+    with remembered() as known:  # a secret found in one text is redacted in all
+        return _build(conn, agent, known, now, reverted or [])
+
+
+def _build(conn: sqlite3.Connection, agent, known: Known, now: float | None, reverted: list[str]) -> Bundle:
     config = agent.config
     memo_text = agent.memo_text()
     if memo_mod.has_conflict_markers(memo_text):  # both sides of a merge are no evidence
@@ -215,7 +216,14 @@ def build_bundle(
     since = ledger.last_reflection_at(conn, agent.name)
     bundle = Bundle(agent.name, config.limits.bundle_tokens, candidates=len(scored))
     bundle.events = ledger.events_since(conn, agent.name, since)
-    bundle.memo = clean(memo_text)
+    formats = {r["path"]: r["adapter"] for r in ledger.cursor_rows(conn, agent.name)}
+    classifier = classify.for_signals(config.signals)
+    runs = bundle.considered = _readable(select_runs(conn, agent.name, scored))
+    for run in runs:
+        run.lines = evidence.run_lines(run, formats.get(run.path, "claude_code"), classifier)
+    if known:  # copies read before the secret was found in a later text
+        evidence.redact_lines([line for run in runs for line in run.lines])
+    bundle.memo = redact(memo_text)
     usage = skill_usage(conn, agent.name, window_days=config.limits.retention_days, now=now)
     skills = agent.skills()
     for skill in skills:
@@ -223,7 +231,7 @@ def build_bundle(
         bundle.skills.append(
             {
                 "name": skill.name,
-                "description": clean(skill.description)[:200],
+                "description": redact(skill.description)[:200],
                 "valid": skill.valid,
                 "pinned": skill.pinned,
                 "invocations": use.get("invocations", 0),
@@ -232,13 +240,8 @@ def build_bundle(
                 **{k: use.get(k) for k in RATE_KEYS},
             }
         )
-    bundle.reverted = [clean(r) for r in (reverted or [])]
+    bundle.reverted = [redact(r) for r in reverted]
     fence = secrets.token_hex(8)
-    formats = {r["path"]: r["adapter"] for r in ledger.cursor_rows(conn, agent.name)}
-    classifier = classify.for_signals(config.signals)
-    runs = bundle.considered = _readable(select_runs(conn, agent.name, scored))
-    for run in runs:
-        run.lines = evidence.run_lines(run, formats.get(run.path, "claude_code"), classifier)
     shown = [fitting.Shown(r, r.lines, bool(r.signals or r.context), rank) for rank, r in enumerate(runs)]
     fixed = count_tokens(_header(bundle, fence) + CONVERSATIONS) + SLACK_TOKENS
     fitter = fitting.Fitter(shown, bundle.budget - fixed)
@@ -248,7 +251,7 @@ def build_bundle(
     room = min(int(bundle.budget * skillbodies.BODIES_SHARE), fitter.left) - intro
     candidates = skillbodies.in_question(runs, skills, usage)
     persons = _persons(agent, [skill for skill, _ in candidates])
-    bundle.bodies = skillbodies.choose(candidates, room, fence, clean, persons)
+    bundle.bodies = skillbodies.choose(candidates, room, fence, redact, persons)
     fitter.spend(sum(b.tokens for b in bundle.bodies) + (intro if bundle.bodies else 0))
     fitter.place(rest)
     draft = _Draft(bundle, fitter, _header(bundle, fence) + skillbodies.render(bundle.bodies, fence), fence)
@@ -344,7 +347,7 @@ def _header(bundle: Bundle, fence: str) -> str:
     parts += ["", "## Events since the last reflection (in time order)\n"]
     events = [f"- {_event_line(e)}" for e in bundle.events[-30:]]
     parts += events or ["(none)"]
-    return clean("\n".join(parts)) + "\n"
+    return redact("\n".join(parts)) + "\n"
 
 
 def _event_line(event: dict) -> str:

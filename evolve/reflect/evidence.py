@@ -20,7 +20,7 @@ from pathlib import Path
 from evolve.transcripts import calls
 from evolve.transcripts import model as m
 from evolve.transcripts.classify import Classifier
-from evolve.transcripts.redact import redact, strip_invisible
+from evolve.transcripts.redact import find_secrets, redact
 
 HEAD, USER, ERROR, CALL, AGENT = "head", "user", "error", "call", "agent"
 # (full, tight) token caps of a line's text; 0 as tight: shown whole or not at all
@@ -166,6 +166,9 @@ def run_lines(run, fmt: str, classifier: Classifier) -> list[Line]:
     if run.facts.get("request"):
         lines.append(Line(USER, f"USER: {run.facts['request']}", 1, words=True))
     events = read_events(run, fmt)
+    for event in events or ():
+        if event.kind == m.HUMAN:  # shown from its facts, redacted before: its secrets are learnt here
+            find_secrets(event.text)
     if events is None:
         lines.append(Line(CALL, f"tool calls: {run.facts.get('tool_inputs_text', '')}", len(lines)))
         for text in run.facts.get("error_texts", []):
@@ -177,12 +180,19 @@ def run_lines(run, fmt: str, classifier: Classifier) -> list[Line]:
     if run.next_request and _ends_interrupted(events):
         text = f"USER (after interrupting the agent): {run.next_request}"
         lines.append(Line(USER, text, len(lines), words=True, follows=True))
+    return redact_lines(lines)
+
+
+def redact_lines(lines: list[Line]) -> list[Line]:
+    """Each line's text, causes and recovery redacted, their invisible characters gone.
+
+    Tool input values were redacted one by one as they were read (summarize_input); a
+    call's line is redacted again whole, where a value sits next to its key.
+    """
     for line in lines:
-        # Calls are told by tool input values redacted as they were read (summarize_input);
-        # the rest is redacted here.
-        line.text = strip_invisible(line.text if line.kind in (HEAD, CALL) else redact(line.text))
-        line.causes = [strip_invisible(cause) for cause in line.causes]
-        line.recovery = strip_invisible(line.recovery)
+        line.text = redact(line.text)
+        line.causes = [redact(cause) for cause in line.causes]
+        line.recovery = redact(line.recovery)
     return lines
 
 

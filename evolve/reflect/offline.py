@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from pathlib import PurePath
 
-from evolve.reflect.bundle import clean
 from evolve.reflect.client import Answer, ReflectionRequest
+from evolve.transcripts.redact import redact
 from evolve.workspace import memo as memo_mod
 
 QUOTE_CHARS = 220
@@ -22,7 +22,7 @@ CONTEXT_CHARS = 120
 
 
 def _one_line(text: str, limit: int) -> str:
-    line = " ".join(clean(text).replace('"', "'").split())
+    line = " ".join(redact(text).replace('"', "'").split())
     return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
 
 

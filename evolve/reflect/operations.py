@@ -20,7 +20,7 @@ from evolve.config import LimitsConfig
 from evolve.errors import EvolveError
 from evolve.names import name_problem
 from evolve.store.history import clean_line
-from evolve.transcripts.redact import find_invisible, find_secrets, make_visible, redact, strip_invisible
+from evolve.transcripts.redact import find_invisible, find_secrets, make_visible, redact
 from evolve.workspace import memo as memo_mod
 from evolve.workspace.skills import SKILL_FILE, Skill
 
@@ -45,6 +45,7 @@ _FIELDS = {
     "content": "The whole new content of the memo section (bullets, no '#'/'##' headings).",
     "reason": "Why (retire_skill, nothing_to_save).",
 }
+OP_KEYS = ("op", "section", *_FIELDS)  # what an operation may hold; evolve keeps nothing else
 TOOL_SCHEMA: dict[str, Any] = {
     "name": "apply_reflection",
     "description": "Record what to learn: create, patch or retire skills, rewrite a memo section, "
@@ -318,9 +319,18 @@ def answer_of(raw: Any, limits: Limits) -> dict[str, Any]:
     return {"summary": summary, "operations": operations}
 
 
+def kept_op(op: Mapping[str, Any]) -> dict[str, str]:
+    """An operation as evolve keeps it (a git note): its schema's text fields, secrets redacted.
+
+    Fields an operation's kind checks hold no secret already; the rest (a `reason` on a
+    create, a field the schema does not know) are not checked, so nothing is kept raw.
+    """
+    return {key: redact(value) for key, value in op.items() if key in OP_KEYS and isinstance(value, str)}
+
+
 def clean_summary(summary: str, ops: list[ValidOp], limit: int) -> str:
     """One safe line: secrets redacted, invisible characters gone; derived when empty."""
-    line = clean_line(redact(strip_invisible(summary[: limit * 10])), limit)
+    line = clean_line(redact(summary[: limit * 10]), limit)
     if line or not ops:
         return line or "nothing to save"
     return clean_line("; ".join(f"{op.kind.replace('_', ' ')} {op.target}" for op in ops), limit)

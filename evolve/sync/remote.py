@@ -1,8 +1,9 @@
 """Talking to the git server: which URLs evolve accepts, how they are shown, and the network calls.
 
 Credentials are git's business (credential helpers, ssh agents): a URL carrying a password
-(or a token where a user name goes) is refused, and a URL's user name is never printed —
-not even inside git's own error messages. Every network command runs with an allow-list of
+(or a token where a user name goes, or in its query or fragment, percent-encoded or not) is
+refused, and a URL's user name and any secret in it are never printed — not even inside
+git's own error messages. Every network command runs with an allow-list of
 transports (no `ext::`, no `fd::`), fsck of every object received, no tags, no automatic gc,
 and a time limit; a server that is a local folder runs its receive side with its hooks
 switched off, since those would run on this machine. Failures are sorted into transient
@@ -89,8 +90,16 @@ class Offline(UserError):
 
 
 def redact(text: str) -> str:
-    """`text` with every URL's user name (and anything else before '@') replaced by ***."""
-    return _SCP_USER.sub(r"\1***@", _USERINFO.sub(r"\1***@", text))
+    """`text` with every URL's user name (and anything else before '@') replaced by ***.
+
+    And every secret redacted (a token in a query, `?access_token=…`), percent-encoded too:
+    a text that holds one only once decoded is shown decoded, with it redacted.
+    """
+    from evolve.transcripts.redact import find_secrets  # rules load on first use
+    from evolve.transcripts.redact import redact as hide
+
+    shown = _SCP_USER.sub(r"\1***@", _USERINFO.sub(r"\1***@", hide(text)))
+    return hide(unquote(shown)) if "%" in shown and find_secrets(unquote(shown)) else shown
 
 
 def check_url(raw: str, cwd: Path | None = None) -> str:
@@ -156,7 +165,7 @@ def _check_scheme_url(url: str, scheme: str, shown: str) -> str:
     user = unquote(parts.username or "")  # `%3A` is a colon to the server: a password all the same
     if password is not None or ":" in user or (user and _is_secret(user)):
         raise UserError(_credential(shown))
-    if find_secrets(parts.query) or find_secrets(parts.fragment):
+    if any(find_secrets(unquote(part)) for part in (parts.query, parts.fragment)):
         raise UserError(_credential(shown))
     if scheme != "file" and (not host or host.startswith("-")):
         raise UserError(f"{shown!r}: the host may not be empty or start with '-'")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from zlib import crc32
 
 from evolve.transcripts.model import (
     ANSWER,
@@ -165,7 +166,11 @@ def said(text: object, prefix: str | None, head: HeadFields, state: dict, events
     """
     if not isinstance(text, str) or not text or text.isspace():  # strip() would copy it
         return
-    if prefix is not None and seen_before(state, f"{prefix}t{len(text)}:{text[:48]}"):
+    # the block by its length and a checksum of its start, never its words (the cursor's
+    # state is kept in state.db)
+    if prefix is not None and seen_before(
+        state, f"{prefix}t{len(text)}:{crc32(text[:48].encode('utf-8', 'surrogatepass')):08x}"
+    ):
         return
     events.append(Event(ASSISTANT_TEXT, *head, cut(text, TEXT_CAP)))
 

@@ -12,6 +12,14 @@ of its keywords, and, for generic `password=` / `token:` / `"secret": "…"` ass
 or a placeholder — so ordinary prose and code (git shas, UUIDs, `task-list`, `password:
 str`) are not flagged.
 
+Secrets are looked for in the text as it reads, not as it is spelt: the rules see it without
+its invisible characters and with compatibility forms folded (NFKC: full-width `ｇｈｐ＿`,
+mathematical letters, ligatures), so a token split by a zero-width space or typed in
+full-width letters is found; the spans found are those of the text as given. A value once
+found as a secret is redacted wherever it appears again: in the same text always, and in
+the later texts of a scope (a bundle: `remembered()`; a run: the `known` its builder
+passes), when it is long and varied enough (`memorable`) that an ordinary word never is.
+
 Invisible characters flagged (`INVISIBLE`): zero-width (U+200B-U+200D, U+2060-U+2064,
 U+FEFF anywhere, also first: a field of model output is never the start of a file), bidi
 controls (U+061C, U+200E/F, U+202A-U+202E, U+2066-U+2069), Unicode tags (U+E0000-U+E007F),
@@ -31,13 +39,20 @@ import os
 import re
 import tomllib
 import unicodedata
+from bisect import bisect_right
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cache
 
 Finding = tuple[str, int, int]  # (kind, start, end)
+Known = dict[str, str]  # a secret value found → its kind
 RULES_FILE = os.path.dirname(__file__) + "/data/secrets.toml"  # noqa: PTH120 - pathlib costs ms of import
 MARK = "[REDACTED:"  # the start of what `redact` puts in a secret's place
 MIN_CHARS = 8  # a shorter text holds no secret with the context that tells it is one
+MEMORABLE_CHARS = 8  # the shortest secret value whose later copies are redacted too
+KNOWN_CAP = 64  # values a scope remembers: each costs a search of every later text
 
 INVISIBLE = (
     "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f"  # control characters except \t \n \r
@@ -62,6 +77,7 @@ _VARIABLE_NAME = re.compile(
     r"|(?i:(?:[a-z0-9]+[_-])*(?:token|key|secret|password|passwd|passphrase)(?:[_-][a-z0-9]+)*)"
 )
 _SENTENCE = re.compile(r"[A-Za-z]+,?(?: [A-Za-z]+,?){2,}[.!?:]?")
+_WORD = re.compile(r"[a-z]+|[A-Z][a-z]+|[A-Z]+(?:_[A-Z]+)*")  # prose, or a placeholder: KEY, API_KEY
 
 
 @dataclass(frozen=True)
@@ -198,6 +214,8 @@ def _plausible(checks: tuple[str, ...], value: str) -> bool:
         return False
     if "not-number" in checks and value.isdigit():
         return False
+    if "not-word" in checks and _WORD.fullmatch(value):
+        return False
     return "has-digit" not in checks or any(c.isdigit() for c in value)
 
 
@@ -236,13 +254,114 @@ def _keywords_in(lowered: str) -> frozenset[str]:
     return frozenset().union(*(inside[m.group(1)] for m in every.finditer(lowered)))
 
 
-def find_secrets(text: str) -> list[Finding]:
-    """Non-overlapping (kind, start, end) spans of secrets, in text order.
+_SCOPE: ContextVar[Known | None] = ContextVar("evolve_known_secrets", default=None)
 
-    Overlapping matches are merged: the longest match at the earliest start names the kind.
+
+@contextmanager
+def remembered() -> Iterator[Known]:
+    """A scope (one bundle): a secret found in one text is redacted in every later one too."""
+    known: Known = {}
+    token = _SCOPE.set(known)
+    try:
+        yield known
+    finally:
+        _SCOPE.reset(token)
+
+
+def memorable(value: str) -> bool:
+    """Whether copies of a secret value are redacted too: long, and no plain word or number.
+
+    It mixes two kinds of characters (lower, upper, digits, others): `Pg5ecretPassw0rdZ`
+    and `correct-horse` are, `postgres` (a password, but also the name of the database
+    everywhere around it) is not.
     """
-    if len(text) < MIN_CHARS:
-        return []
+    if len(value) < MEMORABLE_CHARS:
+        return False
+    kinds = (str.islower, str.isupper, str.isdigit)
+    present = sum(any(test(c) for c in value) for test in kinds)
+    return present + (not all(c.isalnum() for c in value)) >= 2
+
+
+_CONTROLS = bytes([*range(9), 11, 12, *range(14, 32), 127])  # ASCII's invisible characters
+_UNUSUAL = re.compile("[^\\t\\n\\r\\x20-\\x7e]+")  # runs of what is not printable ASCII
+Moves = list[tuple[int, int, int]]  # (start in the view, index in the text, length in the view)
+
+
+def _reading(text: str) -> tuple[str, str]:
+    """(the text without its invisible characters, the text as the rules read it: folded too).
+
+    `text` itself (the same object) when that changes nothing: ASCII without control
+    characters (most text) or text already in that form.
+    """
+    stripped = strip_invisible(text)
+    if stripped.isascii() or unicodedata.is_normalized("NFKC", stripped):
+        return stripped, stripped
+    return stripped, unicodedata.normalize("NFKC", stripped)
+
+
+@cache
+def _folded(char: str) -> str:
+    return "" if _invisible().match(char) else unicodedata.normalize("NFKC", char)
+
+
+def _view(text: str) -> tuple[str, Moves]:
+    """`_reading` a character at a time, with each character that changed as one move.
+
+    Only for a text whose reading holds a secret: its spans are found again here, where
+    they can be told in the text's own offsets.
+    """
+    parts: list[str] = []
+    moves: Moves = []
+    done = size = 0  # characters of the text copied, of the view written
+    for run in _UNUSUAL.finditer(text):
+        chars = run.group()
+        if not _invisible().search(chars) and unicodedata.is_normalized("NFKC", chars):
+            continue
+        for at, char in enumerate(chars, run.start()):
+            folded = _folded(char)
+            if folded == char:
+                continue
+            parts.append(text[done:at])
+            size += at - done
+            moves.append((size, at, len(folded)))
+            parts.append(folded)
+            size += len(folded)
+            done = at + 1
+    parts.append(text[done:])
+    return "".join(parts), moves
+
+
+def _in_text(moves: Moves, starts: list[int], start: int, end: int) -> tuple[int, int]:
+    """The span of the text the view's span [start, end) was read from (whole characters)."""
+
+    def origin(position: int) -> tuple[int, int]:
+        i = bisect_right(starts, position) - 1
+        if i < 0:
+            return position, position + 1
+        view_start, at, length = moves[i]
+        if position < view_start + length:
+            return at, at + 1
+        at += 1 + position - view_start - length
+        return at, at + 1
+
+    return origin(start)[0], origin(end - 1)[1]
+
+
+def _merged(candidates: list[tuple[int, int, int, str]]) -> list[Finding]:
+    """(start, -end, priority, kind) candidates → non-overlapping findings in text order."""
+    candidates.sort()
+    found: list[Finding] = []
+    last_end = -1
+    for start, neg_end, _priority, kind in candidates:
+        if start >= last_end:
+            found.append((kind, start, -neg_end))
+        elif -neg_end > last_end:  # a partial overlap: one span covers both, nothing leaks
+            found[-1] = (found[-1][0], found[-1][1], -neg_end)
+        last_end = max(last_end, -neg_end)
+    return found
+
+
+def _by_rules(text: str) -> list[tuple[int, int, int, str]]:
     present = _keywords_in(text.lower())
     if not present:
         return []
@@ -257,29 +376,70 @@ def find_secrets(text: str) -> list[Finding]:
     if not present.isdisjoint(_assignments().keywords):
         for kind, start, end_ in _assignment_findings(text):
             candidates.append((start, -end_, 1000, kind))
-    candidates.sort()
-    found: list[Finding] = []
-    last_end = -1
-    for start, neg_end, _priority, kind in candidates:
-        if start >= last_end:
-            found.append((kind, start, -neg_end))
-        elif -neg_end > last_end:  # a partial overlap: one span covers both, nothing leaks
-            found[-1] = (found[-1][0], found[-1][1], -neg_end)
-        last_end = max(last_end, -neg_end)
-    return found
+    return candidates
 
 
-def redact(text: str) -> str:
-    """Replace each secret by `[REDACTED:<kind>]`; assignment keys stay readable."""
-    findings = find_secrets(text)
+def _find(view: str, known: Known | None) -> list[Finding]:
+    """The secrets of a view: by the rules, then every copy of a value found or `known`."""
+    if len(view) < MIN_CHARS:
+        return []
+    candidates = _by_rules(view)
+    if not candidates and not known:
+        return []
+    found = _merged(candidates)
+    values = {view[s:e]: kind for kind, s, e in found if memorable(view[s:e])}
+    if known is not None:
+        for value, kind in values.items():
+            if len(known) < KNOWN_CAP:
+                known.setdefault(value, kind)
+        values = values | known
+    copies = []
+    for value, kind in values.items():
+        at = view.find(value)
+        while at >= 0:
+            copies.append((at, -(at + len(value)), 2000, kind))
+            at = view.find(value, at + len(value))
+    return _merged(candidates + copies) if copies else found
+
+
+def _scan(text: str, known: Known | None) -> tuple[list[Finding], str]:
+    """The secrets of `text` (spans of `text` itself), and the text without invisible characters."""
+    known = _SCOPE.get() if known is None else known
+    stripped, reading = _reading(text)
+    found = _find(reading, known)
+    if reading is text or not found:
+        return found, stripped
+    view, moves = _view(text)
+    starts = [move[0] for move in moves]
+    spans = [(*_in_text(moves, starts, s, e), kind) for kind, s, e in _find(view, known)]
+    return _merged([(s, -e, 0, kind) for s, e, kind in spans]), stripped
+
+
+def find_secrets(text: str, known: Known | None = None) -> list[Finding]:
+    """Non-overlapping (kind, start, end) spans of secrets, in text order.
+
+    Overlapping matches are merged: the longest match at the earliest start names the kind.
+    `known` (default: the open `remembered()` scope's) collects the values found, and
+    every copy of one of its values is a secret too.
+    """
+    return _scan(text, known)[0]
+
+
+def redact(text: str, known: Known | None = None) -> str:
+    """The text without invisible characters, each secret replaced by `[REDACTED:<kind>]`.
+
+    Assignment keys stay readable. Secrets are found in the text as it reads (`_view`), so
+    stripping the invisible characters can never join a token back together.
+    """
+    findings, stripped = _scan(text, known)
     if not findings:
-        return text
+        return stripped
     parts, position = [], 0
     for kind, start, end in findings:
         parts += [text[position:start], f"{MARK}{kind}]"]
         position = end
     parts.append(text[position:])
-    return "".join(parts)
+    return "".join(parts) if stripped is text else strip_invisible("".join(parts))
 
 
 def secret_warnings(text: str) -> list[str]:
@@ -317,7 +477,12 @@ def find_invisible(text: str) -> list[tuple[str, int]]:
 
 
 def strip_invisible(text: str) -> str:
-    """The text without its invisible characters."""
+    """The text without its invisible characters (`text` itself when it has none).
+
+    ASCII text without control characters, most text, is told in C at memory speed.
+    """
+    if text.isascii() and len(text.encode().translate(None, _CONTROLS)) == len(text):
+        return text
     return _invisible().sub("", text)
 
 

@@ -4,7 +4,10 @@ A run is one human request and everything the agent did until the next one. The 
 fed events as a transcript grows, returns runs as they complete, exposes the still-open run
 so the caller can store it provisionally, and saves a small JSON state so a restart resumes
 exactly where it stopped. Every text a run keeps (request, replies, error texts, tool
-inputs) is redacted here, once: the facts in state.db hold no secret. Pure logic: no I/O.
+inputs) is redacted here, invisible characters stripped with it: the facts in state.db hold
+no secret. A value found as a secret in one of a run's texts is redacted in all of them
+(known in memory only, never in the saved state: a run read across a restart forgets what
+its first part held). Pure logic: no I/O.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from evolve.transcripts.model import (
     judged_transient,
     meaningful_text,
 )
-from evolve.transcripts.redact import redact
+from evolve.transcripts.redact import Known, redact, strip_invisible
 
 TAILS_CAP = 1000  # tail uuids of completed runs remembered for rewind detection
 PENDING_CAP = 64  # calls of the open run awaiting their result
@@ -84,6 +87,8 @@ class RunBuilder:
         self._tails: dict[str, int] = {u: int(i) for u, i in state.get("tails") or []}
         self._inputs: list[str] = []  # the open run's tool inputs not yet redacted (never saved)
         self._inputs_size = 0
+        self._known: Known = {}  # the secret values found in the open run (never saved)
+        self._known_before = 0  # how many of them its texts were last redacted with
 
     def state(self) -> dict:
         """JSON-serialisable, bounded state to resume after a restart."""
@@ -109,14 +114,24 @@ class RunBuilder:
 
         Set when a run is handed out (completed, open, saved), not after every event; so are
         its tool inputs, redacted here in one go (a call at a time would cost ~10x more).
+        A secret found in the run is redacted from every text of it, also from those
+        redacted before it was found.
         """
         track = self._track
         run.ended_in_error = track["last_bad"]
         run.recovered = track["had_error"] and track["ok_after_error"] and not track["last_bad"]
+        known = self._known
         if self._inputs:
-            text = run.tool_inputs_text + redact("".join(self._inputs))
+            text = run.tool_inputs_text + redact("".join(self._inputs), known)
             run.tool_inputs_text = cut(text, TOOL_INPUTS_CAP)
             self._inputs, self._inputs_size = [], 0
+        if len(known) > self._known_before:
+            self._known_before = len(known)
+            run.request = redact(run.request, known)
+            run.replies = [redact(reply, known) for reply in run.replies]
+            run.error_texts = [redact(error, known) for error in run.error_texts]
+            run.correction_reply = redact(run.correction_reply, known)
+            run.tool_inputs_text = cut(redact(run.tool_inputs_text, known), TOOL_INPUTS_CAP)
         return run
 
     def feed(self, event: Event) -> Sequence[Run]:
@@ -193,7 +208,8 @@ class RunBuilder:
             self._tails = {u: i for u, i in self._tails.items() if i < superseded_from}
         while len(self._tails) > TAILS_CAP:  # the oldest go first (a run adds at most one)
             del self._tails[next(iter(self._tails))]
-        text = redact(cut(event.text, REQUEST_CAP))
+        self._known, self._known_before = {}, 0
+        text = redact(cut(event.text, REQUEST_CAP), self._known)
         before = self._track
         heard = hear(
             self._classifier.lexicons(),
@@ -237,7 +253,9 @@ class RunBuilder:
         room = TOOL_INPUTS_CAP - len(run.tool_inputs_text) - self._inputs_size
         if room > 0:  # summarised here (observing leaves inputs whole), redacted when settled
             values = meaningful_text(event.name, event.input)
-            piece = cut(f"{event.name}: {values}\n" if values else f"{event.name}\n", room)
+            # counted without the invisible characters redaction drops (a write_stdin's ^C):
+            # the room left is the same however the transcript is read in pieces
+            piece = cut(strip_invisible(f"{event.name}: {values}\n" if values else f"{event.name}\n"), room)
             self._inputs.append(piece)
             self._inputs_size += len(piece)
 
@@ -267,7 +285,7 @@ class RunBuilder:
         """
         if not event.typed:
             return
-        words = redact(event.typed)
+        words = redact(event.typed, self._known)
         if len(run.replies) < RUN_REPLIES:
             run.replies.append(cut(words, RUN_REPLY_CAP))
         heard = hear(self._classifier.lexicons(), words, self._track["said"] or event.text)
@@ -320,7 +338,7 @@ class RunBuilder:
             track["failing"] = [*track["failing"], failed]
         if len(run.error_texts) < RUN_ERROR_TEXTS:
             # cut between words first, so only what is kept is redacted (a word is never split)
-            run.error_texts.append(redact(head_and_tail(text or "error", RUN_ERROR_TEXT_CAP)))
+            run.error_texts.append(redact(head_and_tail(text or "error", RUN_ERROR_TEXT_CAP), self._known))
 
 
 def _shape_list(call: Event | list | None) -> list | None:

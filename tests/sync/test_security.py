@@ -77,6 +77,52 @@ def test_a_dangerous_url_is_refused_in_one_line_and_never_stored(machines, url, 
     assert code == 1 and why in err and not (a.root / "agents" / "b").exists()
 
 
+TOKEN = "ghp_" + "R4nd0mT0k3nV4lu3" + "Abcdefghij0123456789"  # built: no scanner takes it for a leak
+OPAQUE = "S3cretTok3n" + "Value99"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        f"https://127.0.0.1:9/x.git?t={TOKEN}",
+        f"https://127.0.0.1:9/x.git?access_token={OPAQUE}",
+        f"https://127.0.0.1:9/x.git#token={OPAQUE}",
+        f"https://127.0.0.1:9/x.git?t={TOKEN.replace('_', '%5F')}",  # percent-encoded
+        f"https://127.0.0.1:9/x.git?a=1&private_token={OPAQUE.replace('V', '%56')}",
+        f"gopher://127.0.0.1:9/x.git?access_token={OPAQUE}",  # refused for its scheme: no token shown either
+    ],
+    ids=["github-query", "access-token-query", "fragment", "encoded-prefix", "encoded-value", "bad-scheme"],
+)
+def test_a_url_refused_for_a_token_anywhere_never_prints_it(machines, url):
+    a, _b = machines
+    a.create()
+    for json_flag in ((), ("--json",)):
+        code, out, err = a.evolve("remote", "a", url, *json_flag)
+        assert code == 1 and err.count("\n") == 1 and ("password or token" in err or "not allowed" in err), (
+            err
+        )
+        assert "127.0.0.1:9/x.git" in err  # the person still sees which URL
+        for secret in (TOKEN, OPAQUE, "R4nd0mT0k3n", "Tok3nValue", "Tok3n%56alue"):
+            assert secret not in out + err, out + err
+        assert a.agent.repo.remote_url() is None
+    state = (a.root / "state.db").read_bytes() if (a.root / "state.db").exists() else b""
+    assert b"R4nd0mT0k3n" not in state and b"Tok3n" not in state
+
+
+def test_a_token_in_a_hand_set_remotes_query_is_never_printed(machines):
+    a, _b = machines
+    a.create()
+    a.git("remote", "add", "origin", f"https://127.0.0.1:9/x.git?access_token={OPAQUE}")
+    outputs = [
+        a.evolve(*args) for args in (["remote", "a", "--json"], ["status", "--json"], ["sync", "--json"])
+    ]
+    outputs.append(a.evolve("sync"))  # git's own error quotes the URL
+    for _code, out, err in outputs:
+        assert OPAQUE not in out + err and "Tok3n" not in out + err, out + err
+    assert "[REDACTED:token]" in outputs[0][1]
+    assert b"Tok3n" not in (a.root / "state.db").read_bytes()  # the sync rows
+
+
 def test_a_user_name_in_the_url_is_never_printed(machines, tmp_path):
     a, _b = machines
     server = SmartHttp(tmp_path / "server")
