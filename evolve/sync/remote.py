@@ -93,8 +93,12 @@ def redact(text: str) -> str:
     """`text` with every URL's user name (and anything else before '@') replaced by ***.
 
     And every secret redacted (a token in a query, `?access_token=…`), percent-encoded too:
-    a text that holds one only once decoded is shown decoded, with it redacted.
+    a text that holds one only once decoded is shown decoded, with it redacted. A local path
+    (no scheme, user part, query, fragment or escape) is shown as it is, without loading the
+    rules: a sync with nothing to do stays light.
     """
+    if not any(mark in text for mark in ("://", "@", "?", "#", "%")):
+        return text
     from evolve.transcripts.redact import find_secrets  # rules load on first use
     from evolve.transcripts.redact import redact as hide
 
