@@ -76,6 +76,7 @@ STOP_TOPICS = frozenset(
     {"run", "exec", "start", "script", "scripts", "main", "index", "install", "test", "tests"}
 )
 MIN_TOPIC = 4  # letters of a word that names what a command is about ("migrate", "lint")
+COMMAND_CHARS = 2000  # what a command is: its start (a heredoc's body is not its identity)
 
 _PARTS = re.compile(r"&&|\|\||[;|\n]")
 _TOKEN = re.compile(r"""[^\s'"`,\[\](){}]+""")
@@ -112,7 +113,7 @@ def shape(tool: str, tool_input: Any, file_path: str | None = None) -> Shape:
     if command is None:
         key = tool_input.get("skill") if tool == "Skill" and isinstance(tool_input, Mapping) else ""
         return Shape(TOOL, _key(f"{tool}\0{key}"))
-    return _shell(command)
+    return _shell(command[:COMMAND_CHARS])
 
 
 def _command(tool_input: Any) -> str | None:

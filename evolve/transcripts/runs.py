@@ -48,11 +48,13 @@ from evolve.transcripts.redact import Known, redact, strip_invisible
 TAILS_CAP = 1000  # tail uuids of completed runs remembered for rewind detection
 PENDING_CAP = 64  # calls of the open run awaiting their result
 FAILING_CAP = 8  # failed calls of the open run whose fix is looked for
+FIX_WINDOW = 25  # successful calls after a failure that may be its fix (later ones moved on)
 _NONE: tuple[Run, ...] = ()  # feed's usual answer, shared: no list per event
 
 # Per run: how its tool results went. ok_after_error: a later call fixed a failed one
 # (calls.fixes); failing: the failed calls' shapes (None: a call not known, e.g. an API
-# error), while no fix was seen; `said` is the end of the agent's last text and `halted`
+# error), while no fix was seen; tried: calls that did something since the last failure,
+# looked at as its fix (FIX_WINDOW at most); `said` is the end of the agent's last text and `halted`
 # whether the run's last event was an API error or an interruption (the person's next words
 # are then judged as a possible retry).
 _FRESH_TRACK: dict = {
@@ -61,6 +63,7 @@ _FRESH_TRACK: dict = {
     "last_bad": False,
     "api": None,
     "failing": [],
+    "tried": 0,
     "said": "",
     "halted": False,
 }
@@ -272,7 +275,14 @@ class RunBuilder:
             self._real_error(run, event.text, _shape_list(call))
         else:
             track["last_bad"] = False
-            if track["failing"] and not track["ok_after_error"]:
+            looked = call is not None and not isinstance(call, list) and call.name in calls.LOOK_TOOLS
+            if (
+                track["failing"]
+                and not track["ok_after_error"]
+                and not looked
+                and track["tried"] < FIX_WINDOW
+            ):
+                track["tried"] += 1
                 later = calls.from_list(_shape_list(call))
                 if any(calls.fixes(calls.from_list(f), later) for f in track["failing"]):
                     track["ok_after_error"], track["failing"] = True, []
@@ -336,6 +346,7 @@ class RunBuilder:
         track["last_bad"] = True
         if not track["ok_after_error"] and len(track["failing"]) < FAILING_CAP:
             track["failing"] = [*track["failing"], failed]
+            track["tried"] = 0  # the calls after this failure may fix it
         if len(run.error_texts) < RUN_ERROR_TEXTS:
             # cut between words first, so only what is kept is redacted (a word is never split)
             run.error_texts.append(redact(head_and_tail(text or "error", RUN_ERROR_TEXT_CAP), self._known))
