@@ -344,11 +344,13 @@ NOTES_ANSWER = (
 def test_a_correction_and_a_preference_typed_in_real_sessions_are_heard(
     claude_bin, fake_claude_api, closed_port, tmp_path, evolve_home
 ):
-    """The shapes the real CLI writes: a correction after the agent said it was done, and a
-    preference typed as the reply to a question in the agent's text (both with `--resume`).
-    AskUserQuestion cannot run here: `-p` answers it "No such tool available: AskUserQuestion
-    … disabled for this session"; its answers are read in the shape the reference records
-    (tests/transcripts/test_hearing_scenarios.py)."""
+    """The shapes the real CLI writes: a correction after 'done', a preference typed as a reply.
+
+    The preference is typed as the reply to a question in the agent's text (both with
+    `--resume`). AskUserQuestion cannot run here: `-p` answers it "No such tool available:
+    AskUserQuestion … disabled for this session"; its answers are read in the shape the
+    reference records (tests/transcripts/test_hearing_scenarios.py).
+    """
     api = fake_claude_api
     home = Home.resolve()
     project, _ = make_project(tmp_path)

@@ -227,3 +227,41 @@ def test_conflict_markers_are_found_outside_fences_only():
     fenced = "# Memo\n```\n<<<<<<< HEAD\n=======\n>>>>>>> x\n```\n"
     assert not memo.has_conflict_markers(fenced)
     assert not memo.has_conflict_markers("<<<<<<< only an opening\n- text\n")
+
+
+# -- lessons: a bullet's id, and which bullets a session's text showed --------------------
+def _regex_normalise(text: str) -> str:
+    """The normalisation undo's fingerprints were made with (before memo.normalise)."""
+    import re
+    import unicodedata
+
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    return " ".join(re.sub(r"[^\w\s]|_", " ", folded).split())
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=40))
+def test_normalise_without_re_is_the_regex_normalisation(text):
+    assert memo.normalise(text) == _regex_normalise(text)
+
+
+def test_a_bullets_id_survives_rewrapping_case_and_punctuation_but_not_rewording():
+    one = memo.lesson_id("Use `pnpm`, never npm.")
+    assert one == memo.lesson_id("use PNPM -- never   npm") and memo.is_lesson_id(one)
+    assert one != memo.lesson_id("Use pnpm, never yarn.")
+    text = f"# M\n\n## {HEADINGS[SELF]}\n\n- Use `pnpm`,\n  never npm.\n"
+    assert memo.section_bullets(text) == {SELF: ["Use `pnpm`, never npm."]}
+    assert memo.located_bullets(text) == [(SELF, "Use `pnpm`, never npm.", 4, 5)]
+
+
+def test_only_bullets_shown_whole_count_as_in_a_sessions_context():
+    from evolve.session.context import memo_block, shown_lessons
+
+    first, second = "Use pnpm in the shop, never npm.", "Release notes go in CHANGELOG.md, newest first."
+    text = f"# M\n\n## {HEADINGS[SELF]}\n\n- {first}\n\n## {HEADINGS[STRATEGIES]}\n\n- {second}\n"
+    whole = memo_block(text, 8000, "memo.md")
+    assert shown_lessons(text, whole) == {SELF: [memo.lesson_id(first)], STRATEGIES: [memo.lesson_id(second)]}
+    cut = memo_block(text, len(whole) - 20, "memo.md")  # the second bullet loses its end
+    assert "cut to fit" in cut and shown_lessons(text, cut) == {SELF: [memo.lesson_id(first)]}
+    conflicted = "<<<<<<< a\n" + text + "=======\n>>>>>>> b\n"
+    assert shown_lessons(conflicted, memo_block(conflicted, 8000, "memo.md")) == {}

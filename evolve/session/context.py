@@ -1,9 +1,10 @@
 """The memo as a new session sees it: the one renderer, for the hook and `evolve prompt`.
 
-On the session-start hot path: the standard library (os, re) and evolve.workspace.memo
+On the session-start hot path: the standard library (os) and evolve.workspace.memo
 only. Every section with content is shown, in the memo's order, the person's own
 sections and any text above the first section included: what a person wrote for the
-agent is never silently dropped.
+agent is never silently dropped. `shown_lessons` says which bullets (lessons) made it
+into the text whole: what the session's context carried, recorded with its impressions.
 """
 
 from __future__ import annotations
@@ -72,3 +73,22 @@ def memo_block(memo_text: str, room: int, memo_path: str | os.PathLike[str]) -> 
         note = f"\n… (cut to fit the prompt budget; the whole memo is in {os.fspath(memo_path)})"
         text = text[: max(0, room - len(note))].rstrip() + note
     return text
+
+
+def shown_lessons(memo_text: str, block: str) -> dict[str, list[str]]:
+    """Section key → ids of the memo's bullets that `block` (memo_block's text) holds whole.
+
+    A bullet the prompt budget cut, or a memo left out, is not shown: only lessons the
+    session could read count as in its context.
+    """
+    if not block:
+        return {}
+    whole = {
+        key: {memo.normalise(b) for b in items} for key, items in memo.section_bullets(memo_text).items()
+    }
+    shown: dict[str, list[str]] = {}
+    for key, items in memo.section_bullets(block).items():
+        ids = [memo.lesson_id(b) for b in items if memo.normalise(b) in whole.get(key, ())]
+        if ids:
+            shown[key] = list(dict.fromkeys(ids))
+    return shown

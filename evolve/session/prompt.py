@@ -3,7 +3,8 @@
 On the hot path (Claude Code's SessionStart hook runs it before every session), so it
 imports the standard library and evolve's light modules only, reads the skill index and
 the usage rates from small caches (`skillindex`, `metrics.write_rates_cache`), and
-records impressions by appending ONE line to the hook spool, never by writing SQLite.
+records impressions (the skills listed, the memo bullets shown whole, the branch's tip)
+by appending ONE line to the hook spool, never by writing SQLite.
 The ranking that decides who leaves an over-long index is pure (`leave_order`, `fit`).
 """
 
@@ -12,11 +13,11 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from evolve.home import Home
-from evolve.session.context import MEMO_TITLE, limits, memo_block
-from evolve.store.head import BRANCH, checked_out_elsewhere
+from evolve.session.context import MEMO_TITLE, limits, memo_block, shown_lessons
+from evolve.store.head import BRANCH, branch_tip, checked_out_elsewhere
 
 MATURE_RUNS = 20  # runs shown before a skill's invocation rate may push it out
 DESCRIPTION_CAP = 250  # chars of a description in the index (Claude Code also cuts)
@@ -30,6 +31,7 @@ class Injection:
     chars: int
     session: str = ""
     budget: int = 0
+    lessons: dict[str, list[str]] = field(default_factory=dict)  # memo section → bullet ids shown
 
     def to_dict(self) -> dict:
         return {
@@ -39,6 +41,7 @@ class Injection:
             "chars": self.chars,
             "session": self.session,
             "budget": self.budget,
+            "lessons": self.lessons,
         }
 
 
@@ -166,7 +169,8 @@ def render(
             skills_part += "\n\n" + note.format(n=left_out)
         blocks.append(skills_part)
     text = "\n\n".join(blocks) + ("\n" if blocks else "")
-    if record and listed:
+    lessons = shown_lessons(memo_text, memo_part)
+    if record and (listed or lessons) and not home.read_only():  # a read-only home records nothing
         from evolve.store import spool
 
         spool.append(
@@ -176,7 +180,9 @@ def render(
                 "agent": agent_name,
                 "session_id": session,
                 "skills": listed,
+                "memo": lessons,
+                "tip": branch_tip(path / ".git"),
                 "at": time.time(),
             },
         )
-    return Injection(text, listed, left_out, len(text), session, budget)
+    return Injection(text, listed, left_out, len(text), session, budget, lessons)

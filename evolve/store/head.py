@@ -1,26 +1,56 @@
-"""What an agent repository has checked out, read from `.git/HEAD` (no git process).
+"""What an agent repository has checked out, and its branch's tip: read from `.git` files.
 
 evolve writes, and a session reads, only the agent's branch: another branch, a proposal
 or a detached HEAD checked out means a person is looking at something else, and its files
 are neither committed to the agent's branch nor shown to the agent. The session-start hook
-asks too, so this stays one small file read.
+asks too, and records the branch's tip (which commit the session's lessons came from), so
+both stay small file reads: no git process, no pathlib.
 """
 
+# pathlib costs the session-start hook as much as the rest of its work: os.path it is.
+# ruff: noqa: PTH118, PTH123
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
 BRANCH = "main"  # the branch an agent reads and evolve writes
+_HEX = frozenset("0123456789abcdef")
 
 
-def checked_out_elsewhere(git_dir: Path, branch: str) -> str | None:
-    """What HEAD holds when it is not `branch` ("branch 'x'", "a detached HEAD"), or None."""
+def _read(path: str) -> str | None:
     try:
-        head = (git_dir / "HEAD").read_text(encoding="utf-8", errors="replace").strip()
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read()
     except OSError:
+        return None
+
+
+def checked_out_elsewhere(git_dir: str | os.PathLike[str], branch: str) -> str | None:
+    """What HEAD holds when it is not `branch` ("branch 'x'", "a detached HEAD"), or None."""
+    head = _read(os.path.join(git_dir, "HEAD"))
+    if head is None:
         return None  # not a repository (yet): others say so
+    head = head.strip()
     if head == f"ref: refs/heads/{branch}":
         return None
     if head.startswith("ref: refs/heads/"):
         return f"branch '{head.removeprefix('ref: refs/heads/')}'"
     return "a detached HEAD"
+
+
+def _sha(text: str) -> str | None:
+    text = text.strip()
+    return text if len(text) == 40 and set(text) <= _HEX else None
+
+
+def branch_tip(git_dir: str | os.PathLike[str], branch: str = BRANCH) -> str | None:
+    """The commit `refs/heads/<branch>` names (its loose file, else packed-refs), or None."""
+    loose = _read(os.path.join(git_dir, "refs", "heads", branch))
+    if loose is not None:
+        return _sha(loose)
+    packed = _read(os.path.join(git_dir, "packed-refs")) or ""
+    wanted = f" refs/heads/{branch}"
+    for line in packed.splitlines():
+        if line.endswith(wanted):
+            return _sha(line[: -len(wanted)])
+    return None

@@ -42,6 +42,8 @@ from evolve.transcripts.model import (
 from evolve.transcripts.redact import redact
 
 TAILS_CAP = 1000  # tail uuids of completed runs remembered for rewind detection
+PENDING_CALLS = 64  # calls of the open run remembered until their result (the oldest go first)
+RUN_ERROR_CALL_CAP = 300  # chars of the call kept beside each error text
 _NONE: tuple[Run, ...] = ()  # feed's usual answer, shared: no list per event
 
 # Per run: how its tool results went; `said` is the end of the agent's last text and
@@ -76,6 +78,8 @@ class RunBuilder:
         self._tails: dict[str, int] = {u: int(i) for u, i in state.get("tails") or []}
         self._inputs: list[str] = []  # the open run's tool inputs not yet redacted (never saved)
         self._inputs_size = 0
+        # calls awaiting their result: (tool, raw input), or once saved the call's summary
+        self._calls: dict[str, tuple[str, object] | str] = dict(state.get("calls") or {})
 
     def state(self) -> dict:
         """JSON-serialisable, bounded state to resume after a restart."""
@@ -84,6 +88,7 @@ class RunBuilder:
             "run": self._settled(self._run).to_dict() if self._run else None,
             "track": dict(self._track),
             "tails": [[u, i] for u, i in self._tails.items()],
+            "calls": {key: redact(_call_text(call)) for key, call in self._calls.items()},
         }
 
     @property
@@ -213,10 +218,15 @@ class RunBuilder:
         self._heard_preference(self._run, heard, text)
         self._next += 1
         self._track = dict(_FRESH_TRACK)
+        self._calls.clear()
         return done
 
     def _tool_call(self, run: Run, event: Event) -> None:
         run.tool_calls += 1
+        if event.tool_use_id:  # summarised only if its result is an error
+            if len(self._calls) >= PENDING_CALLS:
+                del self._calls[next(iter(self._calls))]
+            self._calls[event.tool_use_id] = (event.name, event.input)
         path = event.file_path
         if path and path not in run.files_written and len(run.files_written) < FILES_CAP:
             run.files_written.append(path)
@@ -229,6 +239,7 @@ class RunBuilder:
 
     def _tool_result(self, run: Run, event: Event) -> None:
         track = self._track
+        call = self._calls.pop(event.tool_use_id, None) if event.tool_use_id else None
         if event.rejected:
             run.aborted = True
             track["last_bad"] = False
@@ -236,7 +247,7 @@ class RunBuilder:
             run.transient_errors += 1
         elif event.is_error:
             run.errors += 1
-            self._real_error(run, event.text)
+            self._real_error(run, event.text, call)
         elif track["had_error"]:
             track["ok_after_error"] = True
             track["last_bad"] = False
@@ -295,13 +306,24 @@ class RunBuilder:
             track["api"] = "real"
             self._real_error(run, event.text)
 
-    def _real_error(self, run: Run, text: str) -> None:
+    def _real_error(self, run: Run, text: str, call: tuple[str, object] | str | None = None) -> None:
+        """A real error: its text, and the call that caused it (its meaningful input), kept."""
         track = self._track
         track["had_error"] = True
         track["last_bad"] = True
         if len(run.error_texts) < RUN_ERROR_TEXTS:
             # cut between words first, so only what is kept is redacted (a word is never split)
             run.error_texts.append(redact(head_and_tail(text or "error", RUN_ERROR_TEXT_CAP)))
+            run.error_calls.append(redact(_call_text(call)) if call else "")
+
+
+def _call_text(call: tuple[str, object] | str) -> str:
+    """A call by its tool and meaningful input (`Bash: make test`), capped; not redacted yet."""
+    if isinstance(call, str):
+        return call  # summarised when the builder's state was saved
+    name, tool_input = call
+    values = meaningful_text(name, tool_input)
+    return cut(f"{name}: {values}" if values else name, RUN_ERROR_CALL_CAP)
 
 
 def mark_superseded(runs: list[Run]) -> list[Run]:

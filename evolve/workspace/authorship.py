@@ -42,6 +42,23 @@ def line_authors(
     change the answer (blame.ignoreRevsFile would otherwise make blame fail or credit
     their lines to earlier commits).
     """
+    blamed = _blame(repo, path, rev)
+    if blamed is None:
+        return None
+    shas, count = blamed
+    if shas is None:
+        return [True] * count  # fail closed: nobody may touch what blame cannot tell
+    return [not made_by_evolve(commits.get(sha)) for sha in shas]
+
+
+def line_commits(repo: Repo, path: str, rev: str | None = None) -> list[str] | None:
+    """The commit that last wrote each line of `path` at `rev` (by LF); None when unknown."""
+    blamed = _blame(repo, path, rev)
+    return blamed[0] if blamed is not None else None
+
+
+def _blame(repo: Repo, path: str, rev: str | None) -> tuple[list[str] | None, int] | None:
+    """(each line's commit, or None when blame cannot tell; the file's lines), None: no such file."""
     tip = rev or repo.tip()
     if tip is None:
         return None
@@ -49,21 +66,20 @@ def line_authors(
         blob = repo.git("cat-file", "blob", f"{tip}:{path}")
     except GitError:
         return None  # not at the tip
+    count = _line_count(blob)
     try:
         out = repo.git("blame", "--line-porcelain", tip, "--", path, env=PLAIN_CONFIG)
     except GitError:
-        return [True] * _line_count(blob)  # fail closed: nobody may touch what blame cannot tell
-    authors: list[bool] = []
+        return None, count
+    shas: list[str] = []
     expect_sha = True
     for line in out.decode("utf-8", "surrogateescape").split("\n"):
         if expect_sha and line:
-            authors.append(not made_by_evolve(commits.get(line.split(" ", 1)[0])))
+            shas.append(line.split(" ", 1)[0])
             expect_sha = False
         elif line.startswith("\t"):
             expect_sha = True  # the content line ends one line's block
-    if len(authors) != _line_count(blob):
-        return [True] * _line_count(blob)
-    return authors
+    return (shas if len(shas) == count else None), count
 
 
 def _line_count(blob: bytes) -> int:
