@@ -277,7 +277,7 @@ def memo_context(home: str, path: str) -> tuple[str, dict[str, list[str]]]:
 
     One renderer: evolve.session.context.
     """
-    from evolve.session.context import limits, memo_block, shown_lessons
+    from evolve.session.context import limits, memo_view
 
     limit = limits(os.path.join(home, "config.toml"), os.path.join(path, "agent.toml"))[0]
     memo = os.path.join(path, "memo.md")
@@ -286,8 +286,8 @@ def memo_context(home: str, path: str) -> tuple[str, dict[str, list[str]]]:
             text = handle.read(limit * 4 + 4096)  # a huge memo is cut anyway: read what can show
     except OSError:
         return "", {}
-    block = memo_block(text, limit - 1, memo)  # and the newline after it
-    return (block + "\n" if block else ""), shown_lessons(text, block)
+    block, lessons = memo_view(text, limit - 1, memo)  # and the newline after it
+    return (block + "\n" if block else ""), lessons
 
 
 def agent_context(home: str, agent: str, linked: bool, session: str | None) -> str:

@@ -12,6 +12,11 @@ def starts(day: int, count: int) -> list[str]:
     return [f"2026-11-{day + n // 24:02d}T{n % 24:02d}:00:00Z" for n in range(count)]
 
 
+def recur(landed: str | None, timeline: list[str], said: list[m.PersonRun]) -> dict:
+    """The lesson's recurrence over the person's runs (matched through the lessons' index)."""
+    return m.recurrence(landed, timeline, m.said_again_at([PNPM], said)[0])
+
+
 def person(started: str, words: str) -> m.PersonRun:
     return m.PersonRun(started, run_point({"correction": True, "request": words, "cwd": "/home/dev/shop"}))
 
@@ -21,27 +26,23 @@ def test_recurrence_counts_the_persons_corrections_on_the_point_before_and_after
     landed = "2026-11-10T00:00:00Z"
     said = [person(timeline[i], "no, not npm: pnpm") for i in (2, 7, 15, 40)]
     said += [person(timeline[5], "the release notes are wrong")]  # another point: not counted
-    trend = m.recurrence(PNPM, landed, timeline, said)
+    trend = recur(landed, timeline, said)
     assert trend["before"] == {"runs": 20, "corrections": 3, "per_100": 15.0, "thin": False}
     assert trend["after"] == {"runs": 30, "corrections": 1, "per_100": 3.3, "thin": False}
     assert trend["dropped"] is True
-    again = m.recurrence(
-        PNPM, landed, timeline, [*said, *(person(timeline[i], "npm again?! no") for i in (30, 45))]
-    )
+    again = recur(landed, timeline, [*said, *(person(timeline[i], "npm again?! no") for i in (30, 45))])
     assert again["after"]["corrections"] == 3 and again["dropped"] is True  # 10 per 100 < 15
-    worse = m.recurrence(
-        PNPM, landed, timeline, [said[0], *(person(timeline[i], "not npm") for i in (30, 35))]
-    )
+    worse = recur(landed, timeline, [said[0], *(person(timeline[i], "not npm") for i in (30, 35))])
     assert worse["dropped"] is False  # 5 per 100 before, 6.7 after: it did not drop
 
 
 def test_a_thin_side_is_shown_but_not_judged_and_a_lesson_not_landed_has_no_after():
     timeline = starts(1, 25)
     said = [person(timeline[1], "not npm"), person(timeline[20], "not npm")]
-    thin = m.recurrence(PNPM, timeline[20], timeline, said)
+    thin = recur(timeline[20], timeline, said)
     assert thin["after"] == {"runs": 5, "corrections": 1, "per_100": 20.0, "thin": True}
     assert thin["dropped"] is None
-    never = m.recurrence(PNPM, None, timeline, said)  # not committed: every run is before it
+    never = recur(None, timeline, said)  # not committed: every run is before it
     assert never["before"]["corrections"] == 2 and never["after"]["runs"] == 0
     assert never["after"]["per_100"] is None
 

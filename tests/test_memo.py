@@ -255,13 +255,18 @@ def test_a_bullets_id_survives_rewrapping_case_and_punctuation_but_not_rewording
 
 
 def test_only_bullets_shown_whole_count_as_in_a_sessions_context():
-    from evolve.session.context import memo_block, shown_lessons
+    from evolve.session.context import memo_view
 
     first, second = "Use pnpm in the shop, never npm.", "Release notes go in CHANGELOG.md, newest first."
-    text = f"# M\n\n## {HEADINGS[SELF]}\n\n- {first}\n\n## {HEADINGS[STRATEGIES]}\n\n- {second}\n"
-    whole = memo_block(text, 8000, "memo.md")
-    assert shown_lessons(text, whole) == {SELF: [memo.lesson_id(first)], STRATEGIES: [memo.lesson_id(second)]}
-    cut = memo_block(text, len(whole) - 20, "memo.md")  # the second bullet loses its end
-    assert "cut to fit" in cut and shown_lessons(text, cut) == {SELF: [memo.lesson_id(first)]}
+    third = "Deploys run on Fridays only, after the release checklist passed and the team agreed. " * 3
+    text = f"# M\n\n## {HEADINGS[SELF]}\n\n- {first}\n\n## {HEADINGS[STRATEGIES]}\n\n- {second}\n- {third}\n"
+    whole, shown = memo_view(text, 8000, "memo.md")
+    assert shown == {
+        SELF: [memo.lesson_id(first)],
+        STRATEGIES: [memo.lesson_id(second), memo.lesson_id(third)],
+    }
+    cut, shown = memo_view(text, len(whole) - 40, "memo.md")  # the last bullet loses its end
+    assert "cut to fit" in cut and second in cut and third not in cut
+    assert shown == {SELF: [memo.lesson_id(first)], STRATEGIES: [memo.lesson_id(second)]}
     conflicted = "<<<<<<< a\n" + text + "=======\n>>>>>>> b\n"
-    assert shown_lessons(conflicted, memo_block(conflicted, 8000, "memo.md")) == {}
+    assert memo_view(conflicted, 8000, "memo.md")[1] == {}

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from evolve.clock import stamp
-from evolve.metrics.rates import DAY, load_rated_runs, load_shown, tally
+from evolve.metrics.rates import DAY
 from evolve.store import ledger
 from evolve.transcripts.anchors import Anchors, Point, lesson_anchors, person_words, run_point, said_again
 from evolve.workspace import lessons as lessons_mod
@@ -64,22 +64,36 @@ def verdict(before: dict, after: dict) -> bool | None:
     return after["per_100"] < before["per_100"]
 
 
-def recurrence(
-    anchors: Anchors, landed_at: str | None, starts: list[str], person: Iterable[PersonRun]
-) -> dict:
+def said_again_at(anchored: list[Anchors], person: Iterable[PersonRun]) -> list[list[str]]:
+    """For each lesson's anchors, when the person said its point again (their runs' starts).
+
+    Each run is matched only against the lessons one of its tokens can anchor (an index
+    of the lessons' keys): 200 skills and thousands of corrections stay cheap.
+    """
+    index: dict[str, set[int]] = {}
+    for number, anchors in enumerate(anchored):
+        for key in anchors.keys() | anchors.tools:
+            index.setdefault(key, set()).add(number)
+    found: list[list[str]] = [[] for _ in anchored]
+    for run in person:
+        words = run.point.words
+        candidates = set().union(*(index.get(t, ()) for t in (*words.found, *words.tools)))
+        for number in sorted(candidates):
+            if said_again(anchored[number], run.point) is not None:
+                found[number].append(run.started_at)
+    return found
+
+
+def recurrence(landed_at: str | None, starts: list[str], said_at: Iterable[str]) -> dict:
     """Before/after the lesson landed: runs, corrections on its point, per 100, and the verdict.
 
-    `starts`: every run's start in the window, sorted; `person`: the runs where the person spoke.
+    `starts`: every run's start in the window, sorted; `said_at`: the starts of the runs where
+    the person corrected (or stated) its point.
     """
     cut = bisect.bisect_left(starts, landed_at) if landed_at else len(starts)  # not landed: all before
-    before_hits = after_hits = 0
-    for run in person:
-        if said_again(anchors, run.point) is not None:
-            if landed_at is None or run.started_at < landed_at:
-                before_hits += 1
-            else:
-                after_hits += 1
-    before, after = side(cut, before_hits), side(len(starts) - cut, after_hits)
+    times = list(said_at)
+    after_hits = sum(1 for at in times if landed_at is not None and at >= landed_at)
+    before, after = side(cut, len(times) - after_hits), side(len(starts) - cut, after_hits)
     return {"before": before, "after": after, "dropped": verdict(before, after)}
 
 
@@ -107,9 +121,10 @@ def headline_text(data: dict) -> str:
             f"Corrections per 100 runs: too few runs to say yet ({before['runs']} before the lessons "
             f"landed, {after['runs']} after; {THIN_RUNS} a side needed)."
         )
+    lessons = f"{head['lessons']} lesson" + ("" if head["lessons"] == 1 else "s")
     return (
         f"Corrections per 100 runs: before learning {before['per_100']:g}, after {after['per_100']:g} "
-        f"(on the points of {head['lessons']} lessons; {before['runs']} runs before, {after['runs']} after)."
+        f"(on the points of {lessons}; {before['runs']} runs before, {after['runs']} after)."
     )
 
 
@@ -174,29 +189,41 @@ def load_starts(conn: sqlite3.Connection, agent: str, since_stamp: str) -> list[
     return [row[0] for row in _plain(conn, sql + " ORDER BY started_at", (agent, since_stamp))]
 
 
+_RUNS_OF = (  # each session of the window with its runs: what a context spreads over
+    "(SELECT session, COUNT(*) AS n FROM runs WHERE agent = ? AND superseded = 0 AND started_at >= ? "
+    "GROUP BY session)"
+)
+
+
 def memo_in_context(conn: sqlite3.Connection, agent: str, since_stamp: str) -> dict[str, int]:
-    """Bullet id → runs whose session showed it (sessions' runs counted once, then spread)."""
-    runs_of = dict(
-        _plain(
-            conn,
-            "SELECT session, COUNT(*) FROM runs WHERE agent = ? AND superseded = 0 AND started_at >= ? "
-            "GROUP BY session",
-            (agent, since_stamp),
-        )
+    """Bullet id → runs whose session showed it (summed in SQLite, per session)."""
+    sql = (
+        f"SELECT m.lesson, SUM(r.n) FROM memo_impressions m JOIN {_RUNS_OF} r ON r.session = m.session "
+        "WHERE m.agent = ? GROUP BY m.lesson"
     )
-    found: dict[str, int] = {}
-    for lesson, session in _plain(
-        conn, "SELECT lesson, session FROM memo_impressions WHERE agent = ?", (agent,)
-    ):
-        found[lesson] = found.get(lesson, 0) + runs_of.get(session, 0)
-    return found
+    return dict(_plain(conn, sql, (agent, since_stamp, agent)))
 
 
 def skills_in_context(conn: sqlite3.Connection, agent: str, since: float) -> dict[str, int]:
-    """Skill → runs that had it: its session listed it, or the run read it (the rates' counts)."""
-    runs, invoked = load_rated_runs(conn, agent, since)
-    counts = tally(runs, load_shown(conn, agent, since), invoked)
-    return {skill: c.shown + c.invoked - c.shown_invoked for (skill, _), c in counts.items()}
+    """Skill → runs that had it: every run of a session that listed it, and each run reading it.
+
+    A read in a session that did not list the skill counts its own run (where observe placed it).
+    """
+    since_stamp = stamp(since)
+    listed = (
+        f"SELECT i.skill, SUM(r.n) FROM impressions i JOIN {_RUNS_OF} r ON r.session = i.session "
+        "WHERE i.agent = ? GROUP BY i.skill"
+    )
+    found = dict(_plain(conn, listed, (agent, since_stamp, agent)))
+    read = (
+        "SELECT skill, COUNT(DISTINCT session || '#' || run_idx) FROM invocations v WHERE agent = ? "
+        "AND at >= ? AND session IS NOT NULL AND run_idx IS NOT NULL AND NOT EXISTS (SELECT 1 FROM "
+        "impressions i WHERE i.agent = v.agent AND i.skill = v.skill AND i.session = v.session) "
+        "GROUP BY skill"
+    )
+    for skill, runs in _plain(conn, read, (agent, since)):
+        found[skill] = found.get(skill, 0) + runs
+    return found
 
 
 def ignored_counts(conn: sqlite3.Connection, agent: str, since: float) -> dict[tuple[str, str], int]:
@@ -228,12 +255,12 @@ def build(
     memo_seen = memo_in_context(conn, agent.name, since_stamp)
     skill_seen = skills_in_context(conn, agent.name, since)
     ignored = ignored_counts(conn, agent.name, since)
+    anchored = [lesson_anchors(lesson.text, lesson.id if lesson.kind == SKILL else "") for lesson in lessons]
+    said = said_again_at(anchored, person)
     rows = []
-    for lesson in lessons:
+    for lesson, said_at in zip(lessons, said, strict=True):
         origin = found.get(lesson.key)
-        name = lesson.id if lesson.kind == SKILL else ""
-        landed = origin.landed_at if origin else None
-        trend = recurrence(lesson_anchors(lesson.text, name), landed, starts, person)
+        trend = recurrence(origin.landed_at if origin else None, starts, said_at)
         seen = memo_seen if lesson.kind == MEMO else skill_seen
         rows.append(row_of(lesson, origin, seen.get(lesson.id, 0), ignored.get(lesson.key, 0), trend))
     return {

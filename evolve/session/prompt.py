@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 
 from evolve.home import Home
-from evolve.session.context import MEMO_TITLE, limits, memo_block, shown_lessons
+from evolve.session.context import MEMO_TITLE, limits, memo_view
 from evolve.store.head import BRANCH, branch_tip, checked_out_elsewhere
 
 MATURE_RUNS = 20  # runs shown before a skill's invocation rate may push it out
@@ -150,7 +150,7 @@ def render(
         "and follow it."
     )
     reserve = len(header) + 400 if include_index and entries else 0
-    memo_part = memo_block(memo_text, max(0, budget - reserve - 1), path / "memo.md")  # + newline
+    memo_part, lessons = memo_view(memo_text, max(0, budget - reserve - 1), path / "memo.md")  # + newline
     listed = [e.name for e in entries]
     left_out = 0
     blocks = [memo_part] if memo_part else []
@@ -169,7 +169,6 @@ def render(
             skills_part += "\n\n" + note.format(n=left_out)
         blocks.append(skills_part)
     text = "\n\n".join(blocks) + ("\n" if blocks else "")
-    lessons = shown_lessons(memo_text, memo_part)
     if record and (listed or lessons) and not home.read_only():  # a read-only home records nothing
         from evolve.store import spool
 

@@ -52,12 +52,15 @@ Anchor = str | tuple[str, ...]  # one term, or a phrase of several
 
 def tokens(text: str) -> list[str]:
     """Lower-case words, commands, flags, file names and paths, trailing punctuation dropped."""
-    out = []
-    for raw in _RAW.findall(text.lower()):
-        token = raw.rstrip(".:,;-+#=/").lstrip(":+#=@")
-        if len(token) > 1 and any(c.isalnum() for c in token):
-            out.append(token)
-    return out
+    return [token for raw in _RAW.findall(text.lower()) if (token := _token(raw))]
+
+
+def _token(raw: str) -> str:
+    """One lower-case match of _RAW as a token ("" when nothing of it names anything)."""
+    if raw.isalnum():
+        return raw if len(raw) > 1 else ""
+    token = raw.rstrip(".:,;-+#=/").lstrip(":+#=@")
+    return token if len(token) > 1 and any(c.isalnum() for c in token) else ""
 
 
 def strong(token: str, code: bool = False) -> bool:
@@ -65,6 +68,8 @@ def strong(token: str, code: bool = False) -> bool:
 
     In code (`…`) a hyphenated name (`db-migrate`, `pnpm-lock`) or `a:b` counts too.
     """
+    if token.isalpha():
+        return False  # a plain word (most of them)
     if not any(c.isalpha() for c in token):
         return False  # numbers and versions name nothing on their own
     if "/" in token or token[0] == "~":
@@ -113,6 +118,10 @@ class Anchors:
 
     def __bool__(self) -> bool:
         return bool(self.terms or self.phrases or self.quoted or self.tools or self.loose)
+
+    def keys(self) -> frozenset[str]:
+        """A token every text the person's words must hold for `said_again` (tools aside)."""
+        return self.terms | self.loose | {p[0] for p in self.phrases | self.quoted}
 
     def to_dict(self) -> dict:
         join = " ".join
@@ -191,7 +200,7 @@ def lesson_anchors(text: str, name: str = "") -> Anchors:
         for match in _RAW.finditer(lowered):
             while seen < len(cues) and cues[seen] <= match.start():
                 seen, pending = seen + 1, AFTER_CUE
-            word = next(iter(tokens(match.group(0))), "")
+            word = _token(match.group(0))
             if not word:
                 continue
             if strong(word):
