@@ -206,3 +206,19 @@ def test_a_skill_read_in_the_session_was_loaded_and_its_commit_is_the_one_that_w
     listing = {r["id"]: r for r in run_json(capsys, "lessons", "demo")["lessons"]}
     assert listing["db-migrate"]["written_by"] == "both"  # created by evolve, last changed by a person
     assert listing["db-migrate"]["commit"] == agent.repo.tip()
+
+
+def test_the_tip_a_session_records_is_read_from_packed_refs_too(shop):
+    from evolve.store.head import branch_tip
+
+    agent, project = shop
+    tip = agent.repo.tip()
+    assert branch_tip(agent.path / ".git") == tip
+    git(agent.path, "pack-refs", "--all")
+    assert not (agent.path / ".git/refs/heads/main").exists()
+    assert branch_tip(agent.path / ".git") == tip
+    project.start(SESSION)
+    with ledger.opened(Home.resolve().state_db) as conn:
+        assert main(["score", "demo"]) == 0  # drains the spool
+        [row] = conn.execute("SELECT tip FROM session_starts WHERE session = ?", (SESSION,)).fetchall()
+    assert row["tip"] == tip

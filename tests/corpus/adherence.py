@@ -18,6 +18,7 @@ from pathlib import Path
 from evolve.clock import seconds
 from evolve.home import Home
 from evolve.metrics import lessons as lessons_metrics
+from evolve.metrics import report, report_html
 from evolve.reflect.run import reflect
 from evolve.schedule import pending
 from evolve.store import ledger
@@ -41,6 +42,8 @@ class Adherence:
     recurrence: list[dict] = field(default_factory=list)  # the expected lessons' before/after, as listed
     listing: list[dict] = field(default_factory=list)  # `evolve lessons --json`'s rows
     report: dict = field(default_factory=dict)  # `evolve report`'s lessons part
+    report_text: str = ""  # `evolve report` as a terminal shows it
+    report_html: str = ""  # `evolve report --html`
     bundle_first: bool = False  # every ignored lesson listed first in the next bundle
     bundle_ignored: list[str] = field(default_factory=list)
     escalated: list[str] = field(default_factory=list)
@@ -107,9 +110,9 @@ def measure(case: Case, home: Home) -> Adherence:
         )
         flagged = {(r.path, r.run, (i["kind"], i["lesson"])) for r in runs for i in r.ignored}
         listing = lessons_metrics.build(conn, agent, now=now)
-        from evolve.metrics.report import build as report
-
-        result.report = report(conn, agent, now=now)["lessons"]
+        data = report.build(conn, agent, now=now)
+    result.report, result.report_text = data["lessons"], report.text_summary(data)
+    result.report_html = report_html.render(data, agent.memo_text())
     result.planted, result.detected = len(planted), len(planted & flagged)
     result.planted_lessons = [lesson for _, _, lesson in sorted(planted)]
     extra = sorted(flagged - planted)

@@ -42,3 +42,7 @@ def test_an_adherence_history_shows_what_its_expectations_plant(name) -> None:
     not_dropped = [r["id"] for r in result.report["not_dropped"]]
     assert not_dropped == [r["id"] for r in result.recurrence if r["dropped"] is False]
     assert [r["id"] for r in result.report["most_ignored"]] == lessons
+    assert result.report_text.splitlines()[1] == result.report["headline"]  # under the first headline
+    assert result.report["headline"] in result.report_html
+    rest = result.report_text.split("no less often after they landed:")[1].split("\n\n")[0]
+    assert [line.split()[1] for line in rest.strip().splitlines() if "(none)" not in line] == not_dropped
