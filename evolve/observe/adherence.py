@@ -169,14 +169,14 @@ def _runs_to_judge(conn: sqlite3.Connection, agent: str) -> list[sqlite3.Row]:
     A context is a session start, an impression or a skill read: without one no lesson
     was in the session, so there is nothing it could have ignored.
     """
+    if conn.execute("SELECT 1 FROM runs WHERE agent = ? AND judged = 0 LIMIT 1", (agent,)).fetchone() is None:
+        return []  # the usual case: every run judged already
+    none = " AND ".join(
+        f"NOT EXISTS (SELECT 1 FROM {table} c WHERE c.agent = runs.agent AND c.session = runs.session)"
+        for table in ("session_starts", "impressions", "invocations")
+    )
     with ledger.transaction(conn):
-        conn.execute(
-            "UPDATE runs SET judged = 1 WHERE agent = ? AND judged = 0 AND session NOT IN ("
-            "SELECT session FROM session_starts WHERE agent = ? UNION "
-            "SELECT session FROM impressions WHERE agent = ? UNION "
-            "SELECT session FROM invocations WHERE agent = ? AND session IS NOT NULL)",
-            (agent, agent, agent, agent),
-        )
+        conn.execute(f"UPDATE runs SET judged = 1 WHERE agent = ? AND judged = 0 AND {none}", (agent,))
     return conn.execute(
         "SELECT id, path, idx, session, started_at, superseded, facts FROM runs "
         "WHERE agent = ? AND judged = 0 ORDER BY session, path, idx",

@@ -139,5 +139,7 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (agent, path, idx, kind, lesson)
     );
     CREATE INDEX ignored_by_lesson ON ignored (agent, kind, lesson);
+    CREATE INDEX impressions_by_session ON impressions (agent, session);
+    CREATE INDEX invocations_by_session ON invocations (agent, session);
     """,
 ]

@@ -120,17 +120,8 @@ class Anchors:
         return bool(self.terms or self.phrases or self.quoted or self.tools or self.loose)
 
     def keys(self) -> frozenset[str]:
-        """A token every text the person's words must hold for `said_again` (tools aside)."""
+        """The tokens of which the person's words must hold one for `said_again` to match (tools aside)."""
         return self.terms | self.loose | {p[0] for p in self.phrases | self.quoted}
-
-    def to_dict(self) -> dict:
-        join = " ".join
-        return {
-            "terms": sorted(self.terms),
-            "phrases": sorted(join(p) for p in self.phrases | self.quoted),
-            "tools": sorted(self.tools),
-            "rejected": sorted(r if isinstance(r, str) else join(r) for r in self.rejected | self.loose),
-        }
 
 
 def _code_anchors(code: str) -> tuple[set[str], set[tuple[str, ...]], set[str]]:

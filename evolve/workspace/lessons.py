@@ -44,9 +44,6 @@ class Lesson:
     def key(self) -> tuple[str, str]:
         return (self.kind, self.id)
 
-    def to_dict(self) -> dict:
-        return {"kind": self.kind, "id": self.id, "where": self.where, "text": self.text}
-
 
 @dataclass(frozen=True)
 class Origin:
@@ -177,11 +174,6 @@ def origins(agent: Agent, lessons: list[Lesson]) -> dict[tuple[str, str], Origin
             first, last = commits.get(entry.commits[0]), commits.get(entry.commits[-1])
             found[lesson.key] = Origin(entry.commits[-1], entry.created_at, _by([first, last]))
     return found
-
-
-def find(lessons: Iterable[Lesson], ref: str) -> Lesson | None:
-    """The lesson a reference names: a memo bullet's id, or a skill's name."""
-    return next((lesson for lesson in lessons if lesson.id == ref), None)
 
 
 def by_key(lessons: Iterable[Lesson]) -> Mapping[tuple[str, str], Lesson]:
