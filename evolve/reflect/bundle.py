@@ -316,7 +316,7 @@ class _Draft:
 
 
 def ignored_lessons(scored: list[pending.ScoredRun]) -> list[dict]:
-    """Each lesson the pending runs ignored, once, with those runs (newest lesson first)."""
+    """Each lesson the pending runs ignored, once, with those runs (the one ignored most first)."""
     found: dict[tuple[str, str], dict] = {}
     for run in scored:
         for item in run.ignored:

@@ -8,7 +8,7 @@ upstream facts were not careful about them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -87,7 +87,7 @@ def score_run(
     facts: Any,
     settings: SignalSettings | None = None,
     weaknesses: Iterable[frozenset[str]] = (),
-    ignored: Iterable[object] = (),
+    ignored: Sequence[object] = (),
 ) -> Scored:
     """Which signals fire for one run (a dict or an object with the fact attributes).
 
@@ -119,7 +119,7 @@ def score_run(
         fired.append("user_correction")
     if _fact(facts, "preference", False):
         fired.append("user_preference")
-    if any(True for _ in ignored):
+    if ignored:
         fired.append("lesson_ignored")
     if _fact(facts, "skills", []) and ended_real and not _fact(facts, "aborted", False):
         fired.append("skill_ineffective")
