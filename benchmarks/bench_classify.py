@@ -35,7 +35,11 @@ def _messages() -> list[dict]:
     if DEV.is_file():
         rows = [json.loads(line) for line in DEV.read_text(encoding="utf-8").splitlines() if line.strip()]
         return [
-            {"text": r["text"], "agent_before": r.get("agent_before") or "", "first": bool(r.get("first_message"))}
+            {
+                "text": r["text"],
+                "agent_before": r.get("agent_before") or "",
+                "first": bool(r.get("first_message")),
+            }
             for r in rows
         ]
     said = "Done: I updated the config and the tests pass now. Anything else?"
