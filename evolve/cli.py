@@ -249,6 +249,14 @@ def _skills_args(p) -> None:
     _json(p)
 
 
+def _lessons_args(p) -> None:
+    _agent(p)
+    p.add_argument(
+        "--days", type=_positive, help="the window in days (default: [limits] retention_days, 180)"
+    )
+    _json(p)
+
+
 def _prompt_args(p) -> None:
     _agent(p)
     p.add_argument("--session", help="the session to record impressions for (default: a new id)")
@@ -307,6 +315,11 @@ COMMANDS: dict[str, tuple[str, str, Callable[[object], None]]] = {
     "init": ("agents.init", "create an agent and its git repository (--from URL: join one)", _new_agent_args),
     "agents": ("agents.agents", "list agents", _json),
     "skills": ("skills.skills", "an agent's skills: validity, history, usage and rates", _skills_args),
+    "lessons": (
+        "lessons.lessons",
+        "every lesson (memo bullets, skills): who wrote it, in context, ignored, did it stick",
+        _lessons_args,
+    ),
     "log": ("history.log", "an agent's commits: reflections, edits, reverts", _log_args),
     "review": ("history.review", "show one commit as a diff with its trailers", _review_args),
     "revert": ("history.revert", "undo one commit (evolve will not re-learn it)", _revert_args),

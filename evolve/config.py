@@ -49,6 +49,7 @@ class SignalsConfig:
         default_factory=lambda: {
             "user_correction": 0.9,
             "user_preference": 0.9,
+            "lesson_ignored": 0.9,
             "skill_ineffective": 0.85,
             "error_recovered": 0.8,
             "known_weakness": 0.7,

@@ -264,9 +264,12 @@ def skill_names(skills_dir: str) -> list[str]:
     )
 
 
-def memo_context(home: str, path: str) -> str:
-    """The memo as `evolve prompt` shows it (one renderer: evolve.session.context)."""
-    from evolve.session.context import limits, memo_block
+def memo_context(home: str, path: str) -> tuple[str, dict[str, list[str]]]:
+    """The memo as `evolve prompt` shows it, and the ids of the bullets it shows whole, by section.
+
+    One renderer: evolve.session.context.
+    """
+    from evolve.session.context import limits, memo_view
 
     limit = limits(os.path.join(home, "config.toml"), os.path.join(path, "agent.toml"))[0]
     memo = os.path.join(path, "memo.md")
@@ -274,15 +277,16 @@ def memo_context(home: str, path: str) -> str:
         with open(memo, encoding="utf-8", errors="replace") as handle:
             text = handle.read(limit * 4 + 4096)  # a huge memo is cut anyway: read what can show
     except OSError:
-        return ""
-    block = memo_block(text, limit - 1, memo)  # and the newline after it
-    return block + "\n" if block else ""
+        return "", {}
+    block, lessons = memo_view(text, limit - 1, memo)  # and the newline after it
+    return (block + "\n" if block else ""), lessons
 
 
 def agent_context(home: str, agent: str, linked: bool, session: str | None) -> str:
     """What one agent adds to a new session: the memo (and the skill index when not linked).
 
-    The skills shown are spooled as impressions of `session`.
+    The skills and memo bullets shown are spooled as impressions of `session`, with the
+    tip of the agent's branch (the commit they came from).
     """
     path = agent_dir(home, agent)
     if not linked:  # the index too: the full renderer (it spools the impressions)
@@ -294,9 +298,14 @@ def agent_context(home: str, agent: str, linked: bool, session: str | None) -> s
         return render(Home(Path(home)), agent, session=session, record=bool(session)).text
     # the harness lists the linked skills itself: every one of them is shown
     listed = skill_names(os.path.join(path, "skills"))
-    if session and listed:
-        append_record(home, {"event": "impressions", "agent": agent, "session": session, "skills": listed})
-    return memo_context(home, path)
+    text, lessons = memo_context(home, path)
+    if session and (listed or lessons):
+        from evolve.store.head import branch_tip
+
+        record: dict = {"event": "impressions", "agent": agent, "session": session, "skills": listed}
+        record.update(memo=lessons, tip=branch_tip(os.path.join(path, ".git")))
+        append_record(home, record)
+    return text
 
 
 def session_start(home: str, opts: dict, payload: dict) -> str:

@@ -32,6 +32,7 @@ def test_defaults_are_the_numbers_of_the_brief():
     assert cfg.signals.weights == {
         "user_correction": 0.9,
         "user_preference": 0.9,
+        "lesson_ignored": 0.9,
         "skill_ineffective": 0.85,
         "error_recovered": 0.8,
         "known_weakness": 0.7,

@@ -21,6 +21,7 @@ from evolve.integrations import codex
 from evolve.observe.records import drain_pending
 from evolve.session.context import MEMO_TITLE
 from evolve.store import ledger
+from evolve.workspace.memo import lesson_id
 from tests.helpers import evolve_commit, git, make_agent, skill_text
 from tests.test_hooks import HEAVY, LIGHT_PROBE, ROOT, hook_log, run_hook, spooled
 
@@ -80,6 +81,12 @@ def test_session_start_in_the_project_gives_codex_the_memo(project, evolve_home)
         "session": SESSION,
         "skills": ["release-cut"],
     }
+    # what the session's context carried: the bullets shown whole, from the branch's tip
+    assert shown["memo"] == {
+        "self": [lesson_id("I forget to run the tests.")],
+        "strategies": [lesson_id("Use pnpm, never npm.")],
+    }
+    assert shown["tip"] == git(Home.resolve().agent_dir("shop"), "rev-parse", "main").stdout.strip()
     assert (
         seen["event"] == "codex_hook" and seen["harness"] == "codex" and seen["cwd"] == str(project / "src")
     )

@@ -55,6 +55,8 @@ def test_two_hundred_skills_stay_under_budget_and_a_new_skill_is_listed(evolve_h
             "agent": "demo",
             "session_id": "s-1",
             "skills": injection.listed,
+            "memo": {},  # no memo bullet yet
+            "tip": agent.repo.tip(),  # the commit the lessons came from
             "at": _spooled(home)[0]["at"],
         }
     ]

@@ -163,3 +163,24 @@ def test_events(tmp_path):
     ]
     assert [e["kind"] for e in ledger.events_since(conn, "demo", 1.0)] == ["revert"]
     assert ledger.agent_row(conn, "demo")["activity_at"] == 1.0
+
+
+def test_a_version_2_db_gains_the_lesson_tables_and_its_runs_are_to_be_judged(tmp_path, monkeypatch):
+    path = tmp_path / "state.db"
+    monkeypatch.setattr(ledger, "MIGRATIONS", ledger.MIGRATIONS[:2])
+    old = ledger.connect(path)
+    old.execute(
+        "INSERT INTO runs (agent, path, session, idx, facts, observed_at) VALUES ('a', 'p', 's', 0, '{}', 1)"
+    )
+    old.close()
+    monkeypatch.undo()
+    conn = ledger.connect(path)
+    assert version(conn) == len(ledger.MIGRATIONS) == 3
+    assert {"session_starts", "memo_impressions", "ignored"} <= tables(conn)
+    assert [tuple(r) for r in conn.execute("SELECT idx, judged FROM runs")] == [(0, 0)]
+    ledger.add_context(conn, "a", "s", 2.0, None, {"self": ["0123456789ab"]})
+    assert conn.execute("SELECT lesson, section FROM memo_impressions").fetchall()[0][:] == (
+        "0123456789ab",
+        "self",
+    )
+    conn.close()

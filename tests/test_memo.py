@@ -227,3 +227,46 @@ def test_conflict_markers_are_found_outside_fences_only():
     fenced = "# Memo\n```\n<<<<<<< HEAD\n=======\n>>>>>>> x\n```\n"
     assert not memo.has_conflict_markers(fenced)
     assert not memo.has_conflict_markers("<<<<<<< only an opening\n- text\n")
+
+
+# -- lessons: a bullet's id, and which bullets a session's text showed --------------------
+def _regex_normalise(text: str) -> str:
+    """The normalisation undo's fingerprints were made with (before memo.normalise)."""
+    import re
+    import unicodedata
+
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    return " ".join(re.sub(r"[^\w\s]|_", " ", folded).split())
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=40))
+def test_normalise_without_re_is_the_regex_normalisation(text):
+    assert memo.normalise(text) == _regex_normalise(text)
+
+
+def test_a_bullets_id_survives_rewrapping_case_and_punctuation_but_not_rewording():
+    one = memo.lesson_id("Use `pnpm`, never npm.")
+    assert one == memo.lesson_id("use PNPM -- never   npm") and memo.is_lesson_id(one)
+    assert one != memo.lesson_id("Use pnpm, never yarn.")
+    text = f"# M\n\n## {HEADINGS[SELF]}\n\n- Use `pnpm`,\n  never npm.\n"
+    assert memo.section_bullets(text) == {SELF: ["Use `pnpm`, never npm."]}
+    assert memo.located_bullets(text) == [(SELF, "Use `pnpm`, never npm.", 4, 5)]
+
+
+def test_only_bullets_shown_whole_count_as_in_a_sessions_context():
+    from evolve.session.context import memo_view
+
+    first, second = "Use pnpm in the shop, never npm.", "Release notes go in CHANGELOG.md, newest first."
+    third = "Deploys run on Fridays only, after the release checklist passed and the team agreed. " * 3
+    text = f"# M\n\n## {HEADINGS[SELF]}\n\n- {first}\n\n## {HEADINGS[STRATEGIES]}\n\n- {second}\n- {third}\n"
+    whole, shown = memo_view(text, 8000, "memo.md")
+    assert shown == {
+        SELF: [memo.lesson_id(first)],
+        STRATEGIES: [memo.lesson_id(second), memo.lesson_id(third)],
+    }
+    cut, shown = memo_view(text, len(whole) - 40, "memo.md")  # the last bullet loses its end
+    assert "cut to fit" in cut and second in cut and third not in cut
+    assert shown == {SELF: [memo.lesson_id(first)], STRATEGIES: [memo.lesson_id(second)]}
+    conflicted = "<<<<<<< a\n" + text + "=======\n>>>>>>> b\n"
+    assert memo_view(conflicted, 8000, "memo.md")[1] == {}

@@ -241,6 +241,12 @@ def test_prune_state_deletes_only_old_run_data(evolve_home):
             "INSERT INTO reflections (id, agent, at, outcome) VALUES (?, 'a', ?, 'nothing')",
             (f"r{number}", when),
         )
+        ledger.add_context(conn, "a", f"s{number}", when, None, {"self": ["0123456789ab"]})
+        conn.execute(
+            "INSERT INTO ignored (agent, path, idx, session, kind, lesson, place, how, at) "
+            "VALUES ('a', 'p', ?, 's', 'memo', '0123456789ab', 'self', 'correction', ?)",
+            (number, when),
+        )
     conn.execute(
         "INSERT INTO runs (agent, path, session, idx, facts, observed_at) VALUES ('a', 'p', 's', 9, '{}', ?)",
         (old,),
@@ -251,8 +257,25 @@ def test_prune_state_deletes_only_old_run_data(evolve_home):
         (old,),
     )
     deleted = prune_state(conn, now, 180)
-    assert deleted == {"runs": 2, "impressions": 1, "invocations": 1, "events": 1, "cycles": 0}
-    for table in ("runs", "impressions", "invocations", "events"):
+    assert deleted == {
+        "runs": 2,
+        "impressions": 1,
+        "memo_impressions": 1,
+        "session_starts": 1,
+        "ignored": 1,
+        "invocations": 1,
+        "events": 1,
+        "cycles": 0,
+    }
+    for table in (
+        "runs",
+        "impressions",
+        "memo_impressions",
+        "session_starts",
+        "ignored",
+        "invocations",
+        "events",
+    ):
         assert conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] == 1, table  # noqa: S608
     assert conn.execute("SELECT COUNT(*) FROM reflections").fetchone()[0] == 2  # the report's anchors
     assert conn.execute("SELECT COUNT(*) FROM cursors").fetchone()[0] == 1  # never re-read old runs
@@ -292,7 +315,16 @@ def test_maintain_prunes_and_refreshes_every_agents_rates_cache(evolve_home):
     store_impressions(conn, "demo", "old", ["tidy"], now - 400 * 86_400)
     result = maintain(conn, home, now)
     assert result == {
-        "deleted": {"runs": 0, "impressions": 1, "invocations": 0, "events": 0, "cycles": 0},
+        "deleted": {
+            "runs": 0,
+            "impressions": 1,
+            "memo_impressions": 0,
+            "session_starts": 0,
+            "ignored": 0,
+            "invocations": 0,
+            "events": 0,
+            "cycles": 0,
+        },
         "refreshed": ["demo"],
     }
     cached = json.loads(home.rates_cache("demo").read_text())

@@ -46,6 +46,7 @@ READING = [
     ["agents"],
     ["status"],
     ["skills", "a"],
+    ["lessons", "a"],
     ["log", "a"],
     ["review", "a", "HEAD"],
     ["score", "a", "--all"],

@@ -106,6 +106,7 @@ def test_interface_names_and_defaults():
     assert DEFAULT_WEIGHTS == {
         "user_correction": 0.9,
         "user_preference": 0.9,
+        "lesson_ignored": 0.9,
         "skill_ineffective": 0.85,
         "error_recovered": 0.8,
         "known_weakness": 0.7,

@@ -86,7 +86,9 @@ def score(home: Home, name: str, all_runs: bool = False, as_json: bool = False) 
     agent = Agent.open(name, home)
     catch_up(home, [name])
     with ledger.opened(home.state_db) as conn:
-        runs = pending.scored_runs(conn, name, agent.config, agent.memo_text(), all_runs=all_runs)
+        runs = pending.scored_runs(
+            conn, name, agent.config, agent.memo_text(), all_runs=all_runs, judge=agent
+        )
     if as_json:
         emit_json([r.to_dict() for r in runs])
         return 0

@@ -15,12 +15,14 @@ def report(
 ) -> int:
     from evolve.metrics.report import build, text_summary
     from evolve.metrics.usage import refresh_rates
+    from evolve.observe.adherence import judge
     from evolve.observe.records import drain_pending
     from evolve.store import ledger
 
     agent = Agent.open(name, home)
     with ledger.opened(home.state_db) as conn:
         drain_pending(conn, home)
+        judge(conn, agent)  # which runs ignored a lesson: the lessons' part
         refresh_rates(conn, home, name)
         data = build(conn, agent, window_days=days)
     if html:

@@ -30,21 +30,33 @@ KEYS = (
     "runs_invoked",
     "window_days",
     "by_source",
+    "ignored",
 )
 
 
 def skill_metrics(home: Home, agent: Agent) -> list[dict]:
-    """`skill_records()` joined with the usage metrics; refreshes the session-start cache."""
+    """`skill_records()` joined with the usage metrics; refreshes the session-start cache.
+
+    `ignored`: runs of the window that had the skill and ignored it (observe.adherence).
+    """
+    import time
+
     from evolve.clock import stamp
+    from evolve.metrics.lessons import ignored_counts
+    from evolve.metrics.rates import DAY
     from evolve.metrics.usage import refresh_rates
+    from evolve.observe.adherence import judge
     from evolve.observe.records import drain_pending
     from evolve.store import ledger
+    from evolve.workspace.lessons import SKILL
 
     records = agent.skill_records()
     with ledger.opened(home.state_db) as conn:
         drain_pending(conn, home)
+        judge(conn, agent)
         window = agent.config.limits.retention_days
         usage = refresh_rates(conn, home, agent.name, window_days=window)
+        ignored = ignored_counts(conn, agent.name, time.time() - window * DAY)
     merged = []
     for record in records:
         use = usage.get(record["name"], {})
@@ -61,6 +73,7 @@ def skill_metrics(home: Home, agent: Agent) -> list[dict]:
             **use,
             "window_days": window,
             "last_used_at": stamp(last) if last else None,
+            "ignored": ignored.get((SKILL, record["name"]), 0),
         }
         merged.append({key: record.get(key, values.get(key)) for key in KEYS})
     return merged
@@ -92,7 +105,8 @@ def skills(home: Home, name: str, skill: str | None = None, as_json: bool = Fals
     if not records:
         say(f"agent {name!r} has no skills yet")
         return 0
-    headers = ["SKILL", "STATE", "SHOWN", "USED", "USE%", "EDITED%", "INEFF%", "LAST USED", "PATCHES"]
+    headers = ["SKILL", "STATE", "SHOWN", "USED", "USE%", "EDITED%", "INEFF%", "IGNORED", "LAST USED"]
+    headers += ["PATCHES"]
     headers += ["CREATED", "UPDATED", "DESCRIPTION"]
     rows = [
         [
@@ -103,6 +117,7 @@ def skills(home: Home, name: str, skill: str | None = None, as_json: bool = Fals
             _pct(r["invocation_rate"]),
             _pct(r["post_use_edit_rate"]),
             _pct(r["ineffective_rate"]),
+            str(r["ignored"]),
             (r["last_used_at"] or "-")[:10],
             str(r["patch_count"]),
             (r["created_at"] or "-")[:10],
@@ -116,7 +131,8 @@ def skills(home: Home, name: str, skill: str | None = None, as_json: bool = Fals
         textwrap.fill(
             f"(rates over the last {records[0]['window_days']} days: SHOWN = runs it was listed in, "
             "USED = runs that invoked it, USE% = USED / SHOWN; EDITED% = invoked runs the user "
-            "corrected; INEFF% = invoked runs ending in a real error; docs/metrics.md)",
+            "corrected; INEFF% = invoked runs ending in a real error; IGNORED = runs that had it and "
+            "came back to its point anyway: `evolve lessons`; docs/metrics.md)",
             width=max(40, shutil.get_terminal_size((100, 24)).columns - 1),
         )
     )

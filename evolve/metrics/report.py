@@ -1,10 +1,12 @@
 """Did learning help? The numbers behind `evolve report`, as plain data.
 
 For each reflection commit: corrections and real errors per 100 runs in the runs just
-before it and just after it. For each skill: its rates per week. Then the skills that look
-useless (shown often, never used) or harmful (often ending in real errors, or corrected
-after use). Where a side or a week has too few runs, the numbers are None and `thin` says
-why, so nobody reads noise as a trend.
+before it and just after it. For the lessons (metrics.lessons): corrections on their points
+per 100 runs before and after they landed, the lessons ignored most, and those whose point
+the person corrected no less often after they landed. For each skill: its rates per week.
+Then the skills that look useless (shown often, never used) or harmful (often ending in
+real errors, or corrected after use). Where a side or a week has too few runs, the numbers
+are None and `thin` says why, so nobody reads noise as a trend.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import time
 from datetime import UTC, datetime, timedelta
 
 from evolve.clock import seconds, stamp
+from evolve.metrics import lessons as lessons_mod
 from evolve.metrics.rates import (
     DAY,
     Counts,
@@ -244,13 +247,39 @@ def build(
         "useless": useless,
         "harmful": harmful,
         "blocks": [b.to_dict() for b in undo.blocks(agent.repo).values()],  # not learned again
+        "lessons": lessons_summary(lessons_mod.build(conn, agent, now=now, window_days=window_days)),
     }
+
+
+def lessons_summary(data: dict) -> dict:
+    """The report's part of `evolve lessons`: the pooled before/after, ignored most, not dropped."""
+    rows = data["lessons"]
+    return {
+        "pooled": data["pooled"],
+        "headline": lessons_mod.headline_text(data),
+        "most_ignored": [dict(r) for r in lessons_mod.most_ignored(rows)],
+        "not_dropped": [dict(r) for r in lessons_mod.not_dropped(rows)],
+        "ignored_total": sum(r["ignored"] for r in rows),
+        "count": len(rows),
+    }
+
+
+def lesson_line(row: dict) -> str:
+    """'memo 3f2a9c1b0d4e (strategies): ignored 2 of 9 runs in context, 6 → 4 per 100 · In this …'."""
+    trend = row["recurrence"]
+    rates = [trend[k]["per_100"] for k in ("before", "after")]
+    shown = " → ".join("-" if r is None else f"{r:g}" for r in rates)
+    return (
+        f"{row['kind']} {row['id']} ({row['where']}): ignored {row['ignored']} of {row['in_context']} runs "
+        f"in context, {shown} corrections per 100 runs · {row['text'][:60]}"
+    )
 
 
 def text_summary(data: dict) -> str:
     """The report for a terminal."""
     lines = [
         headline_text(data),
+        data["lessons"]["headline"],
         f"{data['agent']}: {data['runs']} runs since {data['since'][:10]} "
         f"(window {data['window_days']:g} days)",
     ]
@@ -284,6 +313,10 @@ def text_summary(data: dict) -> str:
         lines.append(f"  {item['source']}: {item['runs']} runs, {numbers}")
     if not data["sources"]:
         lines.append("  (no runs yet)")
+    lines += ["", "Lessons ignored most (the agent had them and the person corrected the same point):"]
+    lines += [f"  {lesson_line(r)}" for r in data["lessons"]["most_ignored"]] or ["  (none)"]
+    lines += ["", "Lessons whose point the person corrected no less often after they landed:"]
+    lines += [f"  {lesson_line(r)}" for r in data["lessons"]["not_dropped"]] or ["  (none)"]
     lines += ["", "Skills that look useless (shown often, never used):"]
     lines += [f"  {u['name']}: shown in {u['runs_shown']} runs" for u in data["useless"]] or ["  (none)"]
     lines += ["", "Skills that look harmful:"]

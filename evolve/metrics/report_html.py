@@ -10,7 +10,7 @@ from __future__ import annotations
 from html import escape
 
 from evolve.metrics.rates import RunRecord, iso_week
-from evolve.metrics.report import headline_text, older_text
+from evolve.metrics.report import headline_text, lesson_line, older_text
 
 WIDTH, HEIGHT, PAD = 720, 200, 36
 COLORS = {
@@ -272,6 +272,11 @@ def render(data: dict, memo_text: str) -> str:
         )
         or '<li class="thin">none</li>'
     )
+    lessons = data["lessons"]
+    ignored, not_dropped = (
+        "".join(f"<li>{escape(lesson_line(r))}</li>" for r in lessons[key]) or '<li class="thin">none</li>'
+        for key in ("most_ignored", "not_dropped")
+    )
     memo = _md(memo_text) if memo_text.strip() else '<p class="thin">(empty)</p>'
     older = f'<p class="thin">{escape(older_text(data) or "")}</p>' if older_text(data) else ""
     return f"""<!DOCTYPE html>
@@ -280,13 +285,17 @@ def render(data: dict, memo_text: str) -> str:
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>evolve report: {escape(data["agent"])}</title><style>{CSS}</style></head><body>
 <h1>Did learning help? <small>{escape(data["agent"])}</small></h1>
-<p class="verdict"><strong>{escape(headline_text(data))}</strong></p>{older}
+<p class="verdict"><strong>{escape(headline_text(data))}</strong></p>
+<p class="verdict"><strong>{escape(lessons["headline"])}</strong></p>{older}
 <p>{data["runs"]} runs since {escape(data["since"][:10])} (the last {data["window_days"]:g} days);
 generated {escape(data["generated_at"])}. Rates per 100 runs compare the {data["window_runs"]} runs
 before each reflection with the {data["window_runs"]} after it; with fewer than
 {data["thin_runs"]} runs on a side the report says so instead of showing noise.</p>
 <h2 id="reflections">Reflections</h2>{_reflections(data)}
 <h2 id="timeline">Corrections and real errors per week</h2>{_timeline(data)}
+<h2 id="lessons">Lessons that did not stick</h2>
+<h3>Ignored most (the agent had them; the person corrected the same point again)</h3><ul>{ignored}</ul>
+<h3 class="bad">Recurrence did not drop after they landed</h3><ul>{not_dropped}</ul>
 <h2 id="flags">Skills to look at</h2>
 <h3>Look useless (shown often, never used)</h3><ul>{useless}</ul>
 <h3>Look harmful</h3><ul>{harmful}</ul>

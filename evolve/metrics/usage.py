@@ -15,6 +15,7 @@ from evolve.clock import stamp
 from evolve.home import Home
 from evolve.names import name_problem
 from evolve.store import ledger
+from evolve.workspace.memo import HEADINGS, is_lesson_id
 
 IMPRESSIONS = "impressions"  # spool record kinds (the `event` key)
 INVOCATION = "invocation"
@@ -70,15 +71,32 @@ def _at(record: dict) -> float:
 
 
 def handle_impressions(conn: sqlite3.Connection, home: Home, record: dict) -> str:
-    """`{"event": "impressions", "agent", "session_id", "skills": [...], "at"}` → impressions."""
+    """`{"event": "impressions", "agent", "session_id", "skills": [...], "memo"?, "tip"?, "at"}`.
+
+    The skills listed become impressions; `memo` (section → ids of the bullets shown) and
+    `tip` (the agent branch's commit) become the session's context for lesson_ignored.
+    """
     name = _agent(home, record)
     session, skills = _session(record), record.get("skills")
     if not isinstance(session, str) or not session or not isinstance(skills, list):
         raise ValueError("impressions need a session and a list of skills")
-    store_impressions(
-        conn, name, session, [s for s in skills if isinstance(s, str) and not name_problem(s)], _at(record)
-    )
+    at = _at(record)
+    listed = [s for s in skills if isinstance(s, str) and not name_problem(s)]
+    store_impressions(conn, name, session, listed, at)
+    memo, tip = record.get("memo"), record.get("tip")
+    if isinstance(memo, dict) or "tip" in record:
+        shown = {
+            section: [i for i in ids if is_lesson_id(i)]
+            for section, ids in (memo.items() if isinstance(memo, dict) else ())
+            if section in HEADINGS and isinstance(ids, list)
+        }
+        with ledger.transaction(conn):
+            ledger.add_context(conn, name, session, at, tip if _is_sha(tip) else None, shown)
     return "impressions"
+
+
+def _is_sha(value: object) -> bool:
+    return isinstance(value, str) and len(value) == 40 and all(c in "0123456789abcdef" for c in value)
 
 
 def handle_invocation(conn: sqlite3.Connection, home: Home, record: dict) -> str:

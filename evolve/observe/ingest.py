@@ -248,7 +248,8 @@ _UPSERT_RUN = (
     "ON CONFLICT (agent, path, idx) DO UPDATE SET session = excluded.session, "
     "started_at = excluded.started_at, ended_at = excluded.ended_at, cwd = excluded.cwd, "
     "complete = excluded.complete, superseded = excluded.superseded, "
-    "tail_uuid = excluded.tail_uuid, facts = excluded.facts, observed_at = excluded.observed_at"
+    "tail_uuid = excluded.tail_uuid, facts = excluded.facts, observed_at = excluded.observed_at, "
+    "judged = 0"
 )
 
 

@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from evolve.reflect.compose import compose
+from evolve.reflect.escalation import TRAILER as ESCALATED
+from evolve.reflect.escalation import escalated
 from evolve.reflect.operations import (
     CREATE,
     MEMO,
@@ -240,15 +242,19 @@ def apply_plan(
     trailers: Mapping[str, object],
     usage: Mapping[str, dict] | None = None,
     review: bool = False,
+    ignored: Sequence[tuple[str, str]] = (),
 ) -> Applied:
     """Plan the answer again now and commit it; `review`: every operation waits for a person.
+
+    `ignored`: the lessons the bundle showed as ignored ((kind, id)); a commit whose
+    operations rewrite one names it (`escalation.escalated`).
 
     A person who saves a file while it is planned wins: their save is committed as theirs,
     and the answer is planned again on top of it (a few times, then the command says so).
     """
     for attempt in range(SAVES_WAITED_FOR):
         try:
-            return _apply_once(agent, plan, reflection_id, trailers, usage, review)
+            return _apply_once(agent, plan, reflection_id, trailers, usage, review, ignored)
         except EditedMeanwhile:
             if attempt == SAVES_WAITED_FOR - 1:
                 raise
@@ -262,6 +268,7 @@ def _apply_once(
     trailers: Mapping[str, object],
     usage: Mapping[str, dict] | None,
     review: bool,
+    ignored: Sequence[tuple[str, str]] = (),
 ) -> Applied:
     with agent.repo.locked():
         agent.commit_human_edits_held()
@@ -275,7 +282,9 @@ def _apply_once(
         plan = plan_now(agent, plan.source, review=review, commits=commits, usage=usage)
         result = Applied(plan)
         if review and plan.operations:  # every operation on the proposal branch, nothing on main
-            message = reflection_message(agent, plan.summary, trailers, reflection_id, plan.operations, plan)
+            message = reflection_message(
+                agent, plan.summary, trailers, reflection_id, plan.operations, plan, ignored=ignored
+            )
             result.proposal = branch_for(reflection_id)
             result.proposal_sha = agent.repo.commit_changes(
                 _changes(agent, plan.operations),
@@ -308,6 +317,7 @@ def _apply_once(
                 plan.waiting,
                 None,
                 evicted=result.evictions_waiting,
+                ignored=ignored,
             )
             also = Extra(result.proposal, parked, waiting)
         if main or also is not None:
@@ -320,6 +330,7 @@ def _apply_once(
                 plan,
                 evicted=result.evicted,
                 evictions_waiting=result.evictions_waiting,
+                ignored=ignored,
             )
             result.sha = agent.repo.commit_changes(
                 main,
@@ -375,11 +386,15 @@ def reflection_message(
     *,
     evicted: Sequence[str] = (),
     evictions_waiting: Sequence[str] = (),
+    ignored: Sequence[tuple[str, str]] = (),
 ) -> str:
     """The commit message: what landed, and (on the agent's branch) what did not and why."""
     trailers: dict[str, object] = {"Evolve-Kind": "reflection", "Evolve-Reflection": reflection_id}
     trailers.update(base)
     trailers["Evolve-Ops"] = [op.line() for op in ops] or ["-"]
+    rewritten = escalated(ops, ignored)
+    if rewritten:
+        trailers[ESCALATED] = rewritten
     retired = [op.name for op in ops if op.kind == RETIRE]
     if retired:
         trailers["Evolve-Retired"] = retired

@@ -214,6 +214,10 @@ def head_text(run) -> str:
         )
         if facts.get(key)
     )
+    heard += "".join(
+        f"\nit ignored a lesson it had: {item['kind']} {item['lesson']} ({item['place']})"
+        for item in getattr(run, "ignored", ())
+    )
     return (
         f"### Run {run.run} of session {run.session[:12]}{role}\n"
         f"project: {run.cwd or 'unknown'} · started: {run.started_at or '?'} · "

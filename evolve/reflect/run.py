@@ -291,6 +291,7 @@ def _commit(
             trailers=trailers,
             usage=skill_usage(conn, agent.name),
             review=review,
+            ignored=[(item["kind"], item["lesson"]) for item in bundle.ignored],
         )
     except ConcurrentChange as exc:  # a person committed the same files meanwhile: try later
         return _finish(conn, agent, now, outcome, "failed", False, str(exc))

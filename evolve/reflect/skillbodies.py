@@ -1,7 +1,8 @@
 """The skills in question, in full: their current text in the bundle, so a patch can quote it.
 
-Which: every skill the bundled runs invoked, every skill a run's `skill_ineffective` signal
-names, and every skill whose ineffective or post-use-edit rate is high. How much: whole
+Which: every skill a run ignored (`lesson_ignored`), every skill the bundled runs invoked,
+every skill a run's `skill_ineffective` signal names, and every skill whose ineffective or
+post-use-edit rate is high. How much: whole
 sections (a Markdown heading and the lines up to the next one) while they fit ~1,500 tokens
 per skill and ~30 % of the budget for all bodies together; the rest of a long body is named
 by its headings. Nothing is cut mid-line, so every line shown is a true `old` for
@@ -27,13 +28,14 @@ _HEADING = re.compile(r" {0,3}#{1,6}(?:[ \t]|$)")
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 
 # Why a skill is in question, strongest first (the order bodies get the budget in).
-INEFFECTIVE, INVOKED, HIGH_INEFFECTIVE, HIGH_EDITS = (
+IGNORED, INEFFECTIVE, INVOKED, HIGH_INEFFECTIVE, HIGH_EDITS = (
+    "the agent had it and ignored it (lesson_ignored)",
     "its run ended in a real error (skill_ineffective)",
     "invoked in the runs below",
     "often ends in a real error",
     "often corrected after use",
 )
-_ORDER = (INEFFECTIVE, INVOKED, HIGH_INEFFECTIVE, HIGH_EDITS)
+_ORDER = (IGNORED, INEFFECTIVE, INVOKED, HIGH_INEFFECTIVE, HIGH_EDITS)
 INTRO = (
     "\n## Skills in question (each body as it is now, between <skill-body> tags: quote "
     "`old` for patch_skill from here exactly; never patch text that is not shown)\n\n"
@@ -69,14 +71,15 @@ class SkillBody:
 
 
 def in_question(
-    runs: Iterable, skills: Iterable[Skill], usage: Mapping[str, Mapping]
+    runs: Iterable, skills: Iterable[Skill], usage: Mapping[str, Mapping], ignored: Iterable[str] = ()
 ) -> list[tuple[Skill, list[str]]]:
     """(skill, reasons) for the agent's own skills worth showing, strongest reason first.
 
     `runs`: BundleRun-like objects (facts with `skills`, signals); `skills`: the agent's
-    Skill objects; `usage`: name → rates (metrics.rates.skill_usage).
+    Skill objects; `usage`: name → rates (metrics.rates.skill_usage); `ignored`: the skills
+    a run ignored.
     """
-    reasons: dict[str, set[str]] = {}
+    reasons: dict[str, set[str]] = {name: {IGNORED} for name in ignored}
     for run in runs:
         names = [s.get("name") for s in run.facts.get("skills") or [] if isinstance(s, dict)]
         for name in filter(None, names):

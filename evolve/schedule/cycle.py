@@ -92,7 +92,7 @@ def agent_state(conn: sqlite3.Connection, home: Home, name: str, row: sqlite3.Ro
             if held:
                 problem = f"busy: {held}"
             rules = Rules.from_config(config.schedule)
-            runs = pending.scored_runs(conn, name, config, agent.memo_text())
+            runs = pending.scored_runs(conn, name, config, agent.memo_text(), judge=agent)
             best = max((r.score for r in runs), default=0.0)
             worth = any(r.reflect for r in runs)
     return AgentState(

@@ -8,7 +8,7 @@ upstream facts were not careful about them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -84,9 +84,14 @@ def matched_weakness(weaknesses: Iterable[frozenset[str]], texts: Iterable[str])
 
 
 def score_run(
-    facts: Any, settings: SignalSettings | None = None, weaknesses: Iterable[frozenset[str]] = ()
+    facts: Any,
+    settings: SignalSettings | None = None,
+    weaknesses: Iterable[frozenset[str]] = (),
+    ignored: Sequence[object] = (),
 ) -> Scored:
     """Which signals fire for one run (a dict or an object with the fact attributes).
+
+    `ignored`: the lessons the run ignored (observe.adherence's verdicts): lesson_ignored.
 
     Facts (as `transcripts.model.Run` holds them): tool_calls, errors (real ones only),
     transient_errors (counted apart), aborted, correction (by the request or a typed reply),
@@ -114,6 +119,8 @@ def score_run(
         fired.append("user_correction")
     if _fact(facts, "preference", False):
         fired.append("user_preference")
+    if ignored:
+        fired.append("lesson_ignored")
     if _fact(facts, "skills", []) and ended_real and not _fact(facts, "aborted", False):
         fired.append("skill_ineffective")
     if _fact(facts, "recovered", False) and real_errors > 0:

@@ -1,9 +1,10 @@
 """The memo as a new session sees it: the one renderer, for the hook and `evolve prompt`.
 
-On the session-start hot path: the standard library (os, re) and evolve.workspace.memo
+On the session-start hot path: the standard library (os) and evolve.workspace.memo
 only. Every section with content is shown, in the memo's order, the person's own
 sections and any text above the first section included: what a person wrote for the
-agent is never silently dropped.
+agent is never silently dropped. `memo_view` also says which bullets (lessons) made it
+into the text whole: what the session's context carried, recorded with its impressions.
 """
 
 from __future__ import annotations
@@ -44,14 +45,20 @@ def limits(home_config: str, agent_config: str) -> tuple[int, int]:
     return configured.prompt_chars, configured.skill_body_tokens
 
 
-def memo_block(memo_text: str, room: int, memo_path: str | os.PathLike[str]) -> str:
-    """The memo's sections that hold anything, under one title, cut (and said so) beyond `room`.
+def memo_view(
+    memo_text: str, room: int, memo_path: str | os.PathLike[str]
+) -> tuple[str, dict[str, list[str]]]:
+    """The memo as a session sees it, and the ids of the bullets it shows whole, by section key.
 
-    A memo holding a merge's conflict markers is left out (the agent would read both sides).
+    The text: the memo's sections that hold anything, under one title, cut (and said so)
+    beyond `room`; a memo holding a merge's conflict markers is left out (the agent would
+    read both sides). One scan of the memo for both: the session-start hook records the
+    ids. A bullet the budget cut, or a memo left out, is not shown: only lessons the
+    session could read count as in its context.
     """
     if memo.has_conflict_markers(memo_text):
         note = f"{MEMO_TITLE}\n\n(left out: {os.fspath(memo_path)} holds unresolved merge conflict markers)"
-        return note if len(note) <= room else ""
+        return (note if len(note) <= room else ""), {}
     parts = []
     found = memo.sections(memo_text)
     preamble = memo_text[: found[0].line_start] if found else memo_text
@@ -60,15 +67,26 @@ def memo_block(memo_text: str, room: int, memo_path: str | os.PathLike[str]) -> 
         lines = lines[1:]  # the memo's own title: ours replaces it
     if "\n".join(lines).strip():
         parts.append("\n".join(lines).strip())
+    bullets: dict[str, list[str]] = {}
+    keys = {heading: key for key, heading in memo.HEADINGS.items()}
     for section in found:
         content = memo_text[section.content_start : section.content_end].strip()
         if content:
             parts.append(f"## {section.heading}\n\n{content}")
+        key = keys.get(section.heading)
+        if key is not None and key not in bullets:
+            bullets[key] = memo.bullets(content)
     if not parts:
-        return ""  # headings only: nothing learned yet
+        return "", {}  # headings only: nothing learned yet
     text = MEMO_TITLE + "\n\n" + "\n\n".join(parts)
     text = text.replace("\r\n", "\n")
     if len(text) > room:
         note = f"\n… (cut to fit the prompt budget; the whole memo is in {os.fspath(memo_path)})"
         text = text[: max(0, room - len(note))].rstrip() + note
-    return text
+        whole = {key: {memo.normalise(b) for b in items} for key, items in bullets.items()}
+        bullets = {  # what is left of each section: its bullets the cut text holds whole
+            key: [b for b in items if memo.normalise(b) in whole.get(key, ())]
+            for key, items in memo.section_bullets(text).items()
+        }
+    ids = {key: list(dict.fromkeys(memo.lesson_id(b) for b in items)) for key, items in bullets.items()}
+    return text, {key: found for key, found in ids.items() if found}

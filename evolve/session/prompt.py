@@ -3,7 +3,8 @@
 On the hot path (Claude Code's SessionStart hook runs it before every session), so it
 imports the standard library and evolve's light modules only, reads the skill index and
 the usage rates from small caches (`skillindex`, `metrics.write_rates_cache`), and
-records impressions by appending ONE line to the hook spool, never by writing SQLite.
+records impressions (the skills listed, the memo bullets shown whole, the branch's tip)
+by appending ONE line to the hook spool, never by writing SQLite.
 The ranking that decides who leaves an over-long index is pure (`leave_order`, `fit`).
 """
 
@@ -12,11 +13,11 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from evolve.home import Home
-from evolve.session.context import MEMO_TITLE, limits, memo_block
-from evolve.store.head import BRANCH, checked_out_elsewhere
+from evolve.session.context import MEMO_TITLE, limits, memo_view
+from evolve.store.head import BRANCH, branch_tip, checked_out_elsewhere
 
 MATURE_RUNS = 20  # runs shown before a skill's invocation rate may push it out
 DESCRIPTION_CAP = 250  # chars of a description in the index (Claude Code also cuts)
@@ -31,6 +32,7 @@ class Injection:
     chars: int
     session: str = ""
     budget: int = 0
+    lessons: dict[str, list[str]] = field(default_factory=dict)  # memo section → bullet ids shown
 
     def to_dict(self) -> dict:
         return {
@@ -40,6 +42,7 @@ class Injection:
             "chars": self.chars,
             "session": self.session,
             "budget": self.budget,
+            "lessons": self.lessons,
         }
 
 
@@ -167,7 +170,7 @@ def render(
     if len(waiting) + 2 > budget - reserve:
         waiting = ""  # a prompt budget too small for it: the memo comes first
     room = budget - reserve - (len(waiting) + 2 if waiting else 0)
-    memo_part = memo_block(memo_text, max(0, room - 1), path / "memo.md")  # + newline
+    memo_part, lessons = memo_view(memo_text, max(0, room - 1), path / "memo.md")  # + newline
     listed = [e.name for e in entries]
     left_out = 0
     blocks = [part for part in (memo_part, waiting) if part]
@@ -186,7 +189,7 @@ def render(
             skills_part += "\n\n" + note.format(n=left_out)
         blocks.append(skills_part)
     text = "\n\n".join(blocks) + ("\n" if blocks else "")
-    if record and listed:
+    if record and (listed or lessons) and not home.read_only():  # a read-only home records nothing
         from evolve.store import spool
 
         spool.append(
@@ -196,7 +199,9 @@ def render(
                 "agent": agent_name,
                 "session_id": session,
                 "skills": listed,
+                "memo": lessons,
+                "tip": branch_tip(path / ".git"),
                 "at": time.time(),
             },
         )
-    return Injection(text, listed, left_out, len(text), session, budget)
+    return Injection(text, listed, left_out, len(text), session, budget, lessons)

@@ -1,25 +1,38 @@
-"""What an agent repository has checked out, and its branch tips, read from `.git` (no git process).
+"""What an agent repository has checked out, and its branch's tip: read from `.git` files.
 
 evolve writes, and a session reads, only the agent's branch: another branch, a proposal
 or a detached HEAD checked out means a person is looking at something else, and its files
 are neither committed to the agent's branch nor shown to the agent. The session-start hook
-asks too, so this stays one small file read; so does its look at the proposal branches.
+asks too, and records the branch's tip (which commit the session's lessons came from), so
+these stay small file reads, and so does its look at the proposal branches: no git
+process, no pathlib.
 """
 
+# pathlib costs the session-start hook as much as the rest of its work: os.path it is.
+# ruff: noqa: PTH118, PTH123, PTH208
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
 BRANCH = "main"  # the branch an agent reads and evolve writes
 PROPOSALS = "proposals/"  # the branches of what waits for a person's review
+_HEX = frozenset("0123456789abcdef")
 
 
-def checked_out_elsewhere(git_dir: Path, branch: str) -> str | None:
-    """What HEAD holds when it is not `branch` ("branch 'x'", "a detached HEAD"), or None."""
+def _read(path: str) -> str | None:
     try:
-        head = (git_dir / "HEAD").read_text(encoding="utf-8", errors="replace").strip()
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read()
     except OSError:
+        return None
+
+
+def checked_out_elsewhere(git_dir: str | os.PathLike[str], branch: str) -> str | None:
+    """What HEAD holds when it is not `branch` ("branch 'x'", "a detached HEAD"), or None."""
+    head = _read(os.path.join(git_dir, "HEAD"))
+    if head is None:
         return None  # not a repository (yet): others say so
+    head = head.strip()
     if head == f"ref: refs/heads/{branch}":
         return None
     if head.startswith("ref: refs/heads/"):
@@ -27,27 +40,39 @@ def checked_out_elsewhere(git_dir: Path, branch: str) -> str | None:
     return "a detached HEAD"
 
 
-def branch_tips(git_dir: Path, prefix: str) -> dict[str, str]:
+def _sha(text: str) -> str | None:
+    text = text.strip()
+    return text if len(text) == 40 and set(text) <= _HEX else None
+
+
+def branch_tip(git_dir: str | os.PathLike[str], branch: str = BRANCH) -> str | None:
+    """The commit `refs/heads/<branch>` names (its loose file, else packed-refs), or None."""
+    loose = _read(os.path.join(git_dir, "refs", "heads", branch))
+    if loose is not None:
+        return _sha(loose)
+    packed = _read(os.path.join(git_dir, "packed-refs")) or ""
+    wanted = f" refs/heads/{branch}"
+    for line in packed.splitlines():
+        if line.endswith(wanted):
+            return _sha(line[: -len(wanted)])
+    return None
+
+
+def branch_tips(git_dir: str | os.PathLike[str], prefix: str) -> dict[str, str]:
     """Branch name → tip of the branches named `<prefix><name>` (a loose ref wins over a packed one)."""
     tips: dict[str, str] = {}
     full = f"refs/heads/{prefix}"
-    try:
-        packed = (git_dir / "packed-refs").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        packed = ""
-    for line in packed.splitlines():
+    for line in (_read(os.path.join(git_dir, "packed-refs")) or "").splitlines():
         sha, _, ref = line.partition(" ")
         if ref.startswith(full) and "/" not in ref[len(full) :]:
             tips[ref.removeprefix("refs/heads/")] = sha
+    folder = os.path.join(git_dir, *full.rstrip("/").split("/"))
     try:
-        loose = sorted((git_dir / full).iterdir())
+        names = sorted(os.listdir(folder))
     except OSError:
-        loose = []
-    for path in loose:
-        try:
-            sha = path.read_text(encoding="utf-8", errors="replace").strip()
-        except OSError:  # a folder, or gone meanwhile
-            continue
+        names = []
+    for name in names:
+        sha = (_read(os.path.join(folder, name)) or "").strip()  # a folder reads as None
         if sha:
-            tips[prefix + path.name] = sha
+            tips[prefix + name] = sha
     return tips

@@ -137,6 +137,9 @@ def _skill_of(path: str, prefix: str) -> str | None:
     return rest.split("/", 1)[0] if "/" in rest else None
 
 
+_LOG_FIELDS = ["%H", "%P", "%an", "%ae", "%ce", "%at", "%s", "%(trailers:only,unfold)", "%b"]
+
+
 def read_log(repo: Repo, rev: str | None = None, limit: int | None = None) -> list[Commit]:
     """Every commit from `rev` (default: the branch tip), newest first, trailers parsed."""
     tip = rev or repo.tip()
@@ -144,12 +147,27 @@ def read_log(repo: Repo, rev: str | None = None, limit: int | None = None) -> li
         return []
     # separators with a random token: a person's message may hold \x1e or \x1f itself
     token = os.urandom(8).hex()
-    fields = ["%H", "%P", "%an", "%ae", "%ce", "%at", "%s", "%(trailers:only,unfold)", "%b"]
-    fmt = f"%x1f{token}".join(fields) + f"%x1e{token}"
-    args = ["log", f"--format={fmt}"]
+    args = ["log", _log_format(token)]
     if limit:
         args.append(f"-n{limit}")
-    raw = repo.git(*args, tip, "--").decode("utf-8", "replace")
+    return _parse_log(repo.git(*args, tip, "--").decode("utf-8", "replace"), token)
+
+
+def read_commits(repo: Repo, shas: list[str]) -> dict[str, Commit]:
+    """The commits `shas` name (each once, none of their ancestors): one `git log` process."""
+    if not shas:
+        return {}
+    token = os.urandom(8).hex()
+    wanted = "\n".join(dict.fromkeys(shas)) + "\n"
+    raw = repo.git("log", "--no-walk=unsorted", "--stdin", _log_format(token), input=wanted.encode())
+    return {c.sha: c for c in _parse_log(raw.decode("utf-8", "replace"), token)}
+
+
+def _log_format(token: str) -> str:
+    return "--format=" + f"%x1f{token}".join(_LOG_FIELDS) + f"%x1e{token}"
+
+
+def _parse_log(raw: str, token: str) -> list[Commit]:
     commits = []
     for record in raw.split(f"\x1e{token}"):
         record = record.strip("\n")

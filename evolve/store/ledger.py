@@ -2,11 +2,13 @@
 
 SQLite in WAL mode with a short busy timeout and short transactions, so agent hooks and
 `evolve watch` never wait long on each other. The schema carries a version and is
-upgraded by the ordered MIGRATIONS below; never edit a migration that has shipped.
+upgraded by the ordered MIGRATIONS (store/schema.py); never edit one that has shipped.
 
-The one door to the tables: their queries live here, by table. Two stages keep their
+The one door to the tables: their queries live here, by table. Three stages keep their
 own statements beside the logic they serve: the observer's batched writes of runs and
-cursors (`observe.ingest`) and the metrics' JSON1 loaders (`metrics.rates`).
+cursors (`observe.ingest`), the lesson judge's reads of a session's context and writes of
+its verdicts (`observe.adherence`), and the metrics' JSON1 loaders (`metrics.rates`,
+`metrics.lessons`).
 """
 
 from __future__ import annotations
@@ -20,109 +22,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
 
+from evolve.store.schema import MIGRATIONS
+
 TYPE_CHECKING = False  # typing's own flag without importing typing (a command's start)
 if TYPE_CHECKING:
     from typing import Any
-
-MIGRATIONS: list[str] = [
-    # 1: the first schema
-    """
-    CREATE TABLE agents (
-        name TEXT PRIMARY KEY,
-        created_at REAL NOT NULL,
-        paused INTEGER NOT NULL DEFAULT 0,
-        dirty INTEGER NOT NULL DEFAULT 0,
-        dirty_at REAL,
-        activity_at REAL,
-        last_reflection_at REAL,
-        last_reflection_id TEXT,
-        removed_at REAL
-    );
-    CREATE TABLE cursors (
-        agent TEXT NOT NULL,
-        path TEXT NOT NULL,
-        adapter TEXT NOT NULL,
-        cursor TEXT NOT NULL,
-        skipped INTEGER NOT NULL DEFAULT 0,
-        updated_at REAL NOT NULL,
-        PRIMARY KEY (agent, path)
-    );
-    CREATE TABLE runs (
-        id INTEGER PRIMARY KEY,
-        agent TEXT NOT NULL,
-        path TEXT NOT NULL,
-        session TEXT NOT NULL,
-        idx INTEGER NOT NULL,
-        started_at TEXT,
-        ended_at TEXT,
-        cwd TEXT,
-        complete INTEGER NOT NULL DEFAULT 0,
-        superseded INTEGER NOT NULL DEFAULT 0,
-        tail_uuid TEXT,
-        facts TEXT NOT NULL,
-        observed_at REAL NOT NULL,
-        UNIQUE (agent, path, idx)
-    );
-    CREATE INDEX runs_by_time ON runs (agent, observed_at);
-    CREATE INDEX runs_by_session ON runs (agent, session, idx);
-    CREATE INDEX runs_by_tail ON runs (agent, path, tail_uuid);
-    CREATE TABLE events (
-        id INTEGER PRIMARY KEY,
-        agent TEXT NOT NULL,
-        kind TEXT NOT NULL,
-        at REAL NOT NULL,
-        data TEXT NOT NULL DEFAULT '{}'
-    );
-    CREATE INDEX events_by_time ON events (agent, at);
-    CREATE TABLE impressions (
-        id INTEGER PRIMARY KEY,
-        agent TEXT NOT NULL,
-        skill TEXT NOT NULL,
-        session TEXT NOT NULL,
-        at REAL NOT NULL,
-        UNIQUE (agent, skill, session)
-    );
-    CREATE TABLE invocations (
-        id INTEGER PRIMARY KEY,
-        agent TEXT NOT NULL,
-        skill TEXT NOT NULL,
-        session TEXT,
-        run_idx INTEGER,
-        tool_use_id TEXT,
-        source TEXT NOT NULL,
-        at REAL NOT NULL
-    );
-    CREATE UNIQUE INDEX invocations_once ON invocations (agent, tool_use_id)
-        WHERE tool_use_id IS NOT NULL;
-    CREATE INDEX invocations_by_skill ON invocations (agent, skill, at);
-    CREATE TABLE reflections (
-        id TEXT PRIMARY KEY,
-        agent TEXT NOT NULL,
-        at REAL NOT NULL,
-        outcome TEXT NOT NULL,
-        commit_sha TEXT,
-        data TEXT NOT NULL DEFAULT '{}'
-    );
-    CREATE INDEX reflections_by_agent ON reflections (agent, at);
-    CREATE TABLE cycles (
-        id INTEGER PRIMARY KEY,
-        at REAL NOT NULL,
-        dry_run INTEGER NOT NULL DEFAULT 0,
-        plan TEXT NOT NULL
-    );
-    """,
-    # 2: the last sync of each agent with a remote (this machine's view of the server)
-    """
-    CREATE TABLE syncs (
-        agent TEXT PRIMARY KEY,
-        at REAL NOT NULL,
-        state TEXT NOT NULL,
-        detail TEXT NOT NULL DEFAULT '',
-        ok_at REAL,
-        failures INTEGER NOT NULL DEFAULT 0
-    );
-    """,
-]
 
 
 def connect(path: Path, timeout_s: float = 5.0) -> sqlite3.Connection:
@@ -465,6 +369,9 @@ def prune(conn: sqlite3.Connection, cutoff: float, cutoff_stamp: str) -> dict[st
             (cutoff_stamp, cutoff),
         ),
         "impressions": ("DELETE FROM impressions WHERE at < ?", (cutoff,)),
+        "memo_impressions": ("DELETE FROM memo_impressions WHERE at < ?", (cutoff,)),
+        "session_starts": ("DELETE FROM session_starts WHERE at < ?", (cutoff,)),
+        "ignored": ("DELETE FROM ignored WHERE at < ?", (cutoff,)),
         "invocations": ("DELETE FROM invocations WHERE at < ?", (cutoff,)),
         "events": ("DELETE FROM events WHERE at < ?", (cutoff,)),
         "cycles": ("DELETE FROM cycles WHERE at < ?", (cutoff,)),
@@ -499,3 +406,40 @@ def record_invocation(
             (run_idx, session, agent, tool_use_id),
         )
     return cur.rowcount > 0
+
+
+# -- lessons: what a session's context carried, and the runs that ignored one -------------
+def add_context(
+    conn: sqlite3.Connection,
+    agent: str,
+    session: str,
+    at: float,
+    tip: str | None,
+    memo: dict[str, list[str]],
+) -> None:
+    """A session start: the branch's tip (the latest start's), the memo bullets shown.
+
+    The session's runs are judged again: its context may have been stored after them.
+    """
+    conn.execute(
+        "INSERT INTO session_starts (agent, session, tip, at) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT (agent, session) DO UPDATE SET tip = excluded.tip, at = excluded.at",
+        (agent, session, tip, at),
+    )
+    conn.executemany(
+        "INSERT OR IGNORE INTO memo_impressions (agent, lesson, section, session, tip, at) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        [(agent, lesson, section, session, tip, at) for section, ids in memo.items() for lesson in ids],
+    )
+    conn.execute(
+        "UPDATE runs SET judged = 0 WHERE agent = ? AND session = ? AND judged = 1", (agent, session)
+    )
+
+
+def ignored_rows(conn: sqlite3.Connection, agent: str, since: float = 0.0) -> list[sqlite3.Row]:
+    """The runs that ignored a lesson, started at or after `since` (active runs only), oldest first."""
+    return conn.execute(
+        "SELECT i.* FROM ignored i JOIN runs r ON r.agent = i.agent AND r.path = i.path AND r.idx = i.idx "
+        "WHERE i.agent = ? AND i.at >= ? AND r.superseded = 0 ORDER BY i.at, i.path, i.idx",
+        (agent, since),
+    ).fetchall()

@@ -128,6 +128,7 @@ class Run:
     preference_text: str = ""  # the words that stated it (the request, or a typed reply)
     preference_cue: str = ""
     error_texts: list[str] = field(default_factory=list)
+    error_calls: list[str] = field(default_factory=list)  # the call behind each error text ("" unknown)
     tool_inputs_text: str = ""
     start_offset: int = 0
     end_offset: int = 0
@@ -154,7 +155,7 @@ class Run:
 
 
 _RUN_FIELDS = tuple(f.name for f in fields(Run))
-_RUN_LISTS = ("files_written", "user_edited_files", "replies", "error_texts")
+_RUN_LISTS = ("files_written", "user_edited_files", "replies", "error_texts", "error_calls")
 
 
 def iso_utc(value: Any) -> str | None:

@@ -46,9 +46,10 @@ from evolve.transcripts.model import (
 from evolve.transcripts.redact import Known, redact, strip_invisible
 
 TAILS_CAP = 1000  # tail uuids of completed runs remembered for rewind detection
-PENDING_CAP = 64  # calls of the open run awaiting their result
+PENDING_CAP = 64  # calls of the open run awaiting their result (the oldest go first)
 FAILING_CAP = 8  # failed calls of the open run whose fix is looked for
 FIX_WINDOW = 25  # successful calls after a failure that may be its fix (later ones moved on)
+RUN_ERROR_CALL_CAP = 300  # chars of the call kept beside each error text
 _NONE: tuple[Run, ...] = ()  # feed's usual answer, shared: no list per event
 
 # Per run: how its tool results went. ok_after_error: a later call fixed a failed one
@@ -85,8 +86,10 @@ class RunBuilder:
         run = state.get("run")
         self._run: Run | None = Run.from_dict(run) if run else None
         self._track: dict = {**_FRESH_TRACK, **(state.get("track") or {})}
-        # the open run's calls awaiting a result: their event (or, after a restart, their shape)
-        self._pending: dict[str, Event | list | None] = dict(state.get("calls") or {})
+        # the open run's calls awaiting a result: their event (after a restart, what was saved)
+        self._pending: dict[str, Event | dict] = {
+            k: v for k, v in (state.get("calls") or {}).items() if isinstance(v, dict)
+        }
         self._tails: dict[str, int] = {u: int(i) for u, i in state.get("tails") or []}
         self._inputs: list[str] = []  # the open run's tool inputs not yet redacted (never saved)
         self._inputs_size = 0
@@ -99,7 +102,7 @@ class RunBuilder:
             "next": self._next,
             "run": self._settled(self._run).to_dict() if self._run else None,
             "track": dict(self._track),
-            "calls": {k: _shape_list(v) for k, v in self._pending.items()},
+            "calls": {key: _saved(call) for key, call in self._pending.items()},
             "tails": [[u, i] for u, i in self._tails.items()],
         }
 
@@ -249,7 +252,7 @@ class RunBuilder:
         path = event.file_path
         if path and path not in run.files_written and len(run.files_written) < FILES_CAP:
             run.files_written.append(path)
-        if event.tool_use_id:  # its shape is made only if its result is an error, or may fix one
+        if event.tool_use_id:  # summarised and shaped only if its result is an error, or may fix one
             self._pending[event.tool_use_id] = event
             if len(self._pending) > PENDING_CAP:
                 del self._pending[next(iter(self._pending))]
@@ -272,10 +275,10 @@ class RunBuilder:
             run.transient_errors += 1
         elif event.is_error:
             run.errors += 1
-            self._real_error(run, event.text, _shape_list(call))
+            self._real_error(run, event.text, call)
         else:
             track["last_bad"] = False
-            looked = call is not None and not isinstance(call, list) and call.name in calls.LOOK_TOOLS
+            looked = isinstance(call, Event) and call.name in calls.LOOK_TOOLS
             if (
                 track["failing"]
                 and not track["ok_after_error"]
@@ -339,24 +342,41 @@ class RunBuilder:
             track["api"] = "real"
             self._real_error(run, event.text)
 
-    def _real_error(self, run: Run, text: str, failed: list | None = None) -> None:
-        """A real error; `failed`: the shape of the call that failed (None: an API error, not known)."""
+    def _real_error(self, run: Run, text: str, call: Event | dict | None = None) -> None:
+        """A real error: its text, the call that caused it (kept beside it), and that call's shape.
+
+        The next calls may be the shape's fix (None: an API error, a call not known).
+        """
         track = self._track
         track["had_error"] = True
         track["last_bad"] = True
         if not track["ok_after_error"] and len(track["failing"]) < FAILING_CAP:
-            track["failing"] = [*track["failing"], failed]
+            track["failing"] = [*track["failing"], _shape_list(call)]
             track["tried"] = 0  # the calls after this failure may fix it
         if len(run.error_texts) < RUN_ERROR_TEXTS:
             # cut between words first, so only what is kept is redacted (a word is never split)
             run.error_texts.append(redact(head_and_tail(text or "error", RUN_ERROR_TEXT_CAP), self._known))
+            run.error_calls.append(redact(_call_text(call), self._known) if call else "")
 
 
-def _shape_list(call: Event | list | None) -> list | None:
-    """The JSON shape of a pending call (an event, or already a shape after a restart)."""
+def _saved(call: Event | dict) -> dict:
+    """A pending call as the builder's saved state keeps it: its shape and its summary, redacted."""
+    return call if isinstance(call, dict) else {"shape": _shape_list(call), "text": redact(_call_text(call))}
+
+
+def _shape_list(call: Event | dict | None) -> list | None:
+    """The JSON shape of a pending call (an event, or what the saved state kept of it)."""
     if isinstance(call, Event):
         return calls.to_list(calls.shape(call.name, call.input, call.file_path))
-    return call
+    return call.get("shape") if isinstance(call, dict) else None
+
+
+def _call_text(call: Event | dict) -> str:
+    """A call by its tool and meaningful input (`Bash: make test`), capped; not redacted yet."""
+    if isinstance(call, dict):
+        return str(call.get("text") or "")  # summarised when the builder's state was saved
+    values = meaningful_text(call.name, call.input)
+    return cut(f"{call.name}: {values}" if values else call.name, RUN_ERROR_CALL_CAP)
 
 
 def mark_superseded(runs: list[Run]) -> list[Run]:

@@ -152,6 +152,30 @@ def text_authors(
     return authors if authors is not None else [True] * _line_count(data)
 
 
+def line_commits(repo: Repo, path: str, rev: str | None = None) -> list[str] | None:
+    """The commit that last wrote each line of `path` at `rev` (by LF); None when unknown.
+
+    Plain blame (no undo traced): the commit a lesson's line came from, as git shows it.
+    """
+    tip = rev or repo.tip()
+    if tip is None:
+        return None
+    try:
+        count = _line_count(repo.git("cat-file", "blob", f"{tip}:{path}"))
+        out = repo.git("blame", "--line-porcelain", tip, "--", path, env=PLAIN_CONFIG)
+    except GitError:
+        return None
+    shas: list[str] = []
+    expect_sha = True
+    for line in out.decode("utf-8", "surrogateescape").split("\n"):
+        if expect_sha and line:
+            shas.append(line.split(" ", 1)[0])
+            expect_sha = False
+        elif line.startswith("\t"):
+            expect_sha = True  # the content line ends one line's block
+    return shas if len(shas) == count else None
+
+
 def _line_count(blob: bytes) -> int:
     """Lines as git counts them: by LF, a last line without one included."""
     return blob.count(b"\n") + (1 if blob and not blob.endswith(b"\n") else 0)

@@ -7,7 +7,8 @@ opening, with nothing after it. Replacing one section leaves every other byte of
 file as it was (a person's fenced examples, extra sections, CRLF line endings, a
 byte-order mark), so a person's formatting survives evolve's writes. A memo holding a
 merge's conflict markers is never read into a prompt or a bundle. It is read on the
-session-start hot path: no imports at all (not even re or dataclasses).
+session-start hot path: no imports at all (not even re or dataclasses), and a bullet's
+lesson id (what the hook records as shown) is computed with C modules only.
 """
 
 from __future__ import annotations
@@ -290,16 +291,89 @@ def problems(text: str, section_chars: int) -> list[str]:
     return issues
 
 
-def bullets(content: str) -> list[str]:
-    """The `-`/`*` bullet items of a section, continuation lines joined."""
-    items: list[str] = []
-    for line in content.splitlines():
+def bullet_spans(content: str) -> list[tuple[str, int, int]]:
+    """(text, first line, last line) of each `-`/`*`/`+` bullet item: continuation lines joined.
+
+    Lines are counted from 0 in `content`, by its Markdown line endings.
+    """
+    items: list[tuple[str, int, int]] = []
+    for number, raw in enumerate(_lines(content)):
+        line = raw.rstrip("\r\n")
         stripped = line.strip()
         if stripped.startswith(("- ", "* ", "+ ")):
-            items.append(stripped[2:].strip())
+            items.append((stripped[2:].strip(), number, number))
         elif stripped and items and line.startswith((" ", "\t")):
-            items[-1] += " " + stripped
+            text, first, _ = items[-1]
+            items[-1] = (f"{text} {stripped}", first, number)
     return items
+
+
+def bullets(content: str) -> list[str]:
+    """The `-`/`*`/`+` bullet items of a section, continuation lines joined."""
+    return [text for text, _, _ in bullet_spans(content)]
+
+
+# ASCII punctuation and "_" → a space: `normalise`'s fast path (what `[^\w\s]|_` removes)
+_ASCII_GAPS = {c: " " for c in range(128) if not chr(c).isalnum() and not chr(c).isspace()}
+
+
+def normalise(text: str) -> str:
+    r"""Lesson text for ids and fingerprints: NFKC, case-folded, punctuation gone, spaces collapsed.
+
+    Exactly `" ".join(re.sub(r"[^\w\s]|_", " ", NFKC(text).casefold()).split())`, without
+    `re` (the session-start hook computes it): `\w` is `str.isalnum()` or "_", `\s` is
+    `str.isspace()`. ASCII text is its own NFKC form and casefolds as `lower()`.
+    """
+    if text.isascii():
+        return " ".join(text.lower().translate(_ASCII_GAPS).split())
+    import unicodedata
+
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    return " ".join("".join(c if c.isalnum() or c.isspace() else " " for c in folded).split())
+
+
+def lesson_id(text: str) -> str:
+    """A memo bullet's stable id: 12 hex digits of a hash of its normalised text.
+
+    Re-wrapping, list markers, case and punctuation do not change it; a reworded bullet is
+    a new lesson. blake2b from `_blake2`, a C module (hashlib loads OpenSSL: ~8 ms).
+    """
+    try:
+        from _blake2 import blake2b
+    except ImportError:  # an interpreter built without it
+        from hashlib import blake2b
+    return blake2b(normalise(text).encode("utf-8", "surrogatepass"), digest_size=6).hexdigest()
+
+
+def is_lesson_id(value: object) -> bool:
+    """Whether `value` is what `lesson_id` gives (12 lower-case hex digits)."""
+    return isinstance(value, str) and len(value) == 12 and all(c in "0123456789abcdef" for c in value)
+
+
+def section_bullets(text: str) -> dict[str, list[str]]:
+    """The bullets of the two standard sections, by section key (SELF, STRATEGIES)."""
+    found: dict[str, list[str]] = {}
+    for key, bullet, _, _ in located_bullets(text):
+        found.setdefault(key, []).append(bullet)
+    return found
+
+
+def located_bullets(text: str) -> list[tuple[str, str, int, int]]:
+    """(section key, text, first line, last line) of each bullet of the two standard sections.
+
+    Lines are counted from 0 in the whole memo (what `git blame` numbers from 1).
+    """
+    found: list[tuple[str, str, int, int]] = []
+    seen: set[str] = set()
+    for section in _sections(text):
+        key = next((k for k, heading in HEADINGS.items() if heading == section.heading), None)
+        if key is None or key in seen:
+            continue
+        seen.add(key)
+        offset = len(_lines(text[: section.content_start]))
+        content = text[section.content_start : section.content_end]
+        found += [(key, item, first + offset, last + offset) for item, first, last in bullet_spans(content)]
+    return found
 
 
 def render_empty(agent: str) -> str:

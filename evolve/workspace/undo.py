@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from evolve.store.git import PLAIN_CONFIG
 from evolve.store.history import Commit
 from evolve.store.repo import Repo
-from evolve.workspace.memo import MEMO_FILE
+from evolve.workspace.memo import MEMO_FILE, normalise
 
 BLOCKS = "Evolve-Blocks"  # on a reject commit: one fingerprint per line
 LEARNED = "Evolve-Learned"  # on an accept commit (a proposal merged on the server): its lesson lines
@@ -63,12 +63,6 @@ class Block:
         if self.line.startswith((RETIRE, KEEP)):
             return ""
         return lesson_text(self.line) or ""
-
-
-def normalise(text: str) -> str:
-    """Lesson text for fingerprints: NFKC, case-folded, punctuation gone, spaces collapsed."""
-    folded = unicodedata.normalize("NFKC", text).casefold()
-    return " ".join(re.sub(r"[^\w\s]|_", " ", folded).split())
 
 
 def lesson_text(line: str) -> str | None:

@@ -232,22 +232,33 @@ def main(argv: list[str]) -> int:
     if live and os.environ.get("EVOLVE_MODEL_BACKEND", "offline") == "offline":
         print(f"{LIVE}=1 needs a backend: set EVOLVE_MODEL_BACKEND=anthropic (and its key)")
         return 1
-    from tests.corpus import trust
+    from tests.corpus import adherence, trust
 
     record = Path(os.environ[RECORD]) if os.environ.get(RECORD) else None
     rounds: list[Round] = []
     people: list[Case] = []
+    lessons: list[Case] = []
     for case in [load(name) for name in argv] if argv else cases():
         if not case.available:
             print(f"{case.name}: skipped, its shared transcripts are not here (../shared/data/claude-code)")
-        elif case.steps and not live:
+            continue
+        if case.steps and not live:
             people.append(case)  # answers that follow a person's acts: replayed in order, below
         else:
             rounds += evaluate(case, live=live, record_to=record / case.name if record else None)
+        if case.timeline and "ignored" in case.expect and not live:
+            lessons.append(case)  # planted ignored lessons and topic-only controls, below
     print(table(rounds))
     if people:
         print("\nWith a person between reflections (tests/corpus/trust.py):\n")
         print(trust.table(trust.replay_all(people, fresh_home)))
+    if lessons:
+        print("\nLessons ignored, and did they stick (tests/corpus/adherence.py):\n")
+        measured = []
+        for case in lessons:
+            with fresh_home() as home:
+                measured.append(adherence.measure(case, home))
+        print(adherence.table(measured))
     return 0
 
 

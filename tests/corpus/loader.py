@@ -13,6 +13,7 @@ home and send its recorded answers through the real reflection path.
     case.answer(path)       one of them, as a dict
     case.setup(home)        a fresh agent in `home`: agent.toml additions, the start skills and
                             memo committed (by evolve, or by a person), the history observed
+                            (a case with a timeline: played in its order, see `play`)
     case.steps              answers and a person's acts in order, replayed by tests/corpus/trust.py
 """
 
@@ -23,11 +24,14 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from evolve import hookmain
 from evolve.home import Home
 from evolve.observe import ingest
+from evolve.observe.records import drain_pending
 from evolve.store import ledger
+from evolve.store.history import build_message
 from evolve.workspace.agent import Agent
-from tests.helpers import commit_all, evolve_commit
+from tests.helpers import EVOLVE, commit_all, evolve_commit, git
 from tests.shared_data import CLAUDE_DATA
 
 CORPUS = Path(__file__).resolve().parent
@@ -49,6 +53,8 @@ class Case:
     secrets: dict[str, str] = field(default_factory=dict)  # {{NAME}} in its transcripts → the secret
     expect: dict = field(default_factory=dict)  # free-form, for replay tests; the eval ignores it
     steps: tuple[dict, ...] = ()  # recorded answers and a person's acts, in order (tests/corpus/trust.py)
+    timeline: tuple[dict, ...] = ()  # commits and sessions in time order (`play`)
+    start_at: str = ""  # when the start skills and memo were committed (a timeline's first date)
 
     @property
     def available(self) -> bool:
@@ -97,18 +103,57 @@ class Case:
         if self.agent_toml:
             toml = (agent.path / "agent.toml").read_text(encoding="utf-8")
             changes["agent.toml"] = (toml.rstrip("\n") + "\n\n" + self.agent_toml.strip() + "\n").encode()
-        if changes and self.start_author == "person":
-            for name, data in changes.items():
-                (agent.path / name).parent.mkdir(parents=True, exist_ok=True)
-                (agent.path / name).write_bytes(data)
-            commit_all(agent.path, f"start of the {self.name} case")
-        elif changes:
-            evolve_commit(agent, changes, f"reflect({self.agent}): start of the {self.name} case")
+        if changes:
+            commit(agent, changes, f"start of the {self.name} case", self.start_author, self.start_at)
+        if self.timeline:
+            self.play(home, agent)
+            return agent
         history = self.transcripts(home.root / "corpus" / self.name)
         files = [(str(path), ingest.guess_format(path)) for path in history]
         with ledger.opened(home.state_db) as conn:
             ingest.observe(conn, agent.name, files)
         return agent
+
+    def play(self, home: Home, agent: Agent) -> None:
+        """The timeline in order: each lesson landing (a commit at its date), each session.
+
+        `{commit = {"memo.md" = "landed/memo.md"}, at = "…Z", author = "evolve", message = "…"}`
+        commits the case's files at their repository paths; `{sessions = ["transcripts/a.jsonl"]}`
+        starts each session as the Claude Code hook does (what its context carried is spooled:
+        the memo bullets shown, the skills listed), then observes its transcript.
+        """
+        with ledger.opened(home.state_db) as conn:
+            for step in self.timeline:
+                if "commit" in step:
+                    files = {repo: (self.folder / own).read_bytes() for repo, own in step["commit"].items()}
+                    commit(agent, files, step["message"], step.get("author", "evolve"), step["at"])
+                for name in step.get("sessions", ()):
+                    path = self.folder / name
+                    session = json.loads(path.read_text(encoding="utf-8").split("\n", 1)[0])["sessionId"]
+                    hookmain.agent_context(str(home.root), agent.name, True, session)
+                    drain_pending(conn, home)
+                    ingest.observe(conn, agent.name, [(str(path), ingest.guess_format(path))])
+
+
+def commit(agent: Agent, changes: dict[str, bytes], message: str, author: str, at: str = "") -> None:
+    """The files committed by evolve (a reflection) or by a person, at `at` (default: now)."""
+    if author == "person":
+        for name, data in changes.items():
+            (agent.path / name).parent.mkdir(parents=True, exist_ok=True)
+            (agent.path / name).write_bytes(data)
+        if not at:
+            commit_all(agent.path, message)
+            return
+        git(agent.path, "add", "-A")
+        git(agent.path, "commit", "-q", "-m", message, env={"GIT_AUTHOR_DATE": at, "GIT_COMMITTER_DATE": at})
+    elif not at:
+        evolve_commit(agent, changes, f"reflect({agent.name}): {message}")
+    else:
+        trailers = {"Evolve-Kind": "reflection"}
+        with agent.repo.locked():
+            agent.repo.commit_changes(
+                changes, build_message(f"reflect({agent.name}): {message}", trailers), EVOLVE, when=at
+            )
 
 
 def load(name: str) -> Case:
@@ -133,6 +178,8 @@ def load(name: str) -> Case:
         secrets={name: "".join(parts) for name, parts in spec.get("secrets", {}).items()},
         expect=spec.get("expect", {}),
         steps=tuple(spec.get("steps", ())),
+        timeline=tuple(spec.get("timeline", ())),
+        start_at=spec.get("start_at", ""),
     )
 
 
