@@ -31,6 +31,10 @@ class ModelConfig:
     timeout_s: float = 300.0
     max_retries: int = 2
     daily_token_budget: int = 500_000
+    # Where the anthropic backend's key comes from (evolve.reflect.keys): a variable of the
+    # process that reflects, or a file holding only the key, read at each call (it wins).
+    api_key_env: str = "ANTHROPIC_API_KEY"
+    api_key_file: str = ""
 
 
 @dataclass(frozen=True)
@@ -144,6 +148,12 @@ MAXIMUM = {
 IDENTITY = {"author_name", "author_email"}
 
 
+def is_env_name(name: str) -> bool:
+    """A POSIX environment variable's name: ASCII letters, digits and _, not starting with a digit."""
+    first = name[:1]
+    return name.isascii() and (first.isalpha() or first == "_") and name.replace("_", "a").isalnum()
+
+
 def _check_value(key: str, value: Any, default: Any) -> Any:
     """Coerce/validate one value against the type of its default; return it."""
     if isinstance(default, bool):
@@ -209,13 +219,34 @@ def _merge_section(current: Any, raw: Any, section: str, origin: str) -> tuple[A
     merged = replace(current, **updates)
     if section == "git" and merged.sync not in SYNC_MODES:
         raise ConfigError(f"{origin}: git.sync: must be one of {', '.join(SYNC_MODES)}, got {merged.sync!r}")
-    if section == "model" and merged.backend not in BACKENDS:
-        raise ConfigError(
-            f"{origin}: model.backend: must be one of {', '.join(BACKENDS)}, got {merged.backend!r}"
-        )
+    if section == "model":
+        merged = _check_model(merged, raw, origin)
     if section == "signals" and not 0 <= merged.threshold:
         raise ConfigError(f"{origin}: signals.threshold: must be zero or more")
     return merged, warnings
+
+
+def _check_model(merged: ModelConfig, raw: dict[str, Any], origin: str) -> ModelConfig:
+    """The backend is known and the key has one source: the file one table names, else the variable."""
+    if merged.backend not in BACKENDS:
+        raise ConfigError(
+            f"{origin}: model.backend: must be one of {', '.join(BACKENDS)}, got {merged.backend!r}"
+        )
+    if not is_env_name(merged.api_key_env):
+        raise ConfigError(
+            f"{origin}: model.api_key_env: must name an environment variable (letters, digits, _), "
+            f"got {merged.api_key_env!r}"
+        )
+    if merged.api_key_file and not merged.api_key_file.startswith(("/", "~")):
+        raise ConfigError(
+            f"{origin}: model.api_key_file: must be an absolute path or start with ~, "
+            f"got {merged.api_key_file!r}"
+        )
+    if raw.get("api_key_env") and raw.get("api_key_file"):
+        raise ConfigError(f"{origin}: model: set api_key_env or api_key_file, not both")
+    if "api_key_env" in raw:  # a later file naming a variable takes the key from it again
+        merged = replace(merged, api_key_file="")
+    return merged
 
 
 def _misplaced_hint(section: str, key: str) -> str:

@@ -25,13 +25,7 @@ def watch(
     as_json: bool = False,
 ) -> int:
     if print_service:
-        name, text = service.render_service(home)
-        if as_json:
-            emit_json({"name": name, "text": text, "install": service.install_hint(name)})
-            return 0
-        sys.stdout.write(text)
-        warn(service.install_hint(name))
-        return 0
+        return _print_service(home, as_json)
     if status:
         return _watch_status(home, as_json)
     if stop:
@@ -46,6 +40,33 @@ def watch(
         say(f"evolve watch runs in the background (pid {pid}); log: {service.log_path(home)}")
         return 0
     return _run(home, log_file, verbose)
+
+
+def _print_service(home: Home, as_json: bool) -> int:
+    """The unit for this platform, carrying where the keys of every agent's [model] come from."""
+    from evolve import config as config_mod
+    from evolve.workspace.agent import Agent, list_agents
+
+    models = [config_mod.load(home.config_file).model]
+    models += [Agent(home, name).lenient_config.model for name in list_agents(home)]
+    name, text = service.render_service(home, models=models)
+    needs = service.Needs.of(models)
+    if as_json:
+        emit_json(
+            {"name": name, "text": text, "install": service.install_hint(name), "needs": needs.to_dict(home)}
+        )
+        return 0
+    sys.stdout.write(text)
+    warn(service.install_hint(name))
+    if needs.variables:
+        names = ", ".join(f"${variable}" for variable in needs.variables)
+        where = (
+            "launchd does not pass it"
+            if name.endswith(".plist")
+            else f"put {needs.variables[0]}=<the key> in {service.env_file(home)} (chmod 600)"
+        )
+        warn(f"the model's API key comes from {names}: {where}, or `evolve model anthropic --key-file PATH`")
+    return 0
 
 
 def _watch_status(home: Home, as_json: bool) -> int:
