@@ -43,6 +43,8 @@ class ScheduleConfig:
     min_gap_hours: float = 4.0
     force_after_days: float = 7.0
     max_agents_per_cycle: int = 5
+    # An agent that never reflected: the watcher's cycle comes this long after a run worth it.
+    first_reflection_minutes: float = 5.0
 
 
 @dataclass(frozen=True)
@@ -113,7 +115,7 @@ SECTIONS = {f.name: f.default_factory for f in fields(Config) if f.name not in (
 SECTION_KEYS = {name: {f.name for f in fields(getattr(Config(), name))} for name in SECTIONS}
 AGENT_ONLY = {"sources", "review"}
 # Read once per home (the watcher, the cycle): in agent.toml they are ignored with a warning.
-HOME_ONLY = {"watch": None, "schedule": {"cycle_hours", "max_agents_per_cycle"}}
+HOME_ONLY = {"watch": None, "schedule": {"cycle_hours", "max_agents_per_cycle", "first_reflection_minutes"}}
 # Where data is read from and sent to: once an agent has a remote, this machine's own, in the
 # file beside its repository (`Home.local_config`), never committed; agent.toml's are ignored.
 MACHINE_LOCAL = ("sources", "model")
@@ -138,6 +140,7 @@ MAXIMUM = {
     "cycle_hours": 24 * 366,
     "min_gap_hours": 24 * 366,
     "force_after_days": 3660,
+    "first_reflection_minutes": 24 * 60,
     "debounce_s": 3600,
     "rescan_minutes": 24 * 60,
     "human_edit_quiet_s": 86400,

@@ -109,6 +109,20 @@ def test_where_the_key_comes_from_layers_like_every_setting(tmp_path):
     assert config_mod.load().model.api_key_env == "ANTHROPIC_API_KEY"
 
 
+def test_first_reflection_minutes_is_the_homes(tmp_path):
+    home = write(tmp_path / "config.toml", "[schedule]\nfirst_reflection_minutes = 2\n")
+    agent = write(tmp_path / "agent.toml", "[schedule]\nfirst_reflection_minutes = 0\n")
+    cfg = config_mod.load(home, agent)
+    assert (
+        cfg.schedule.first_reflection_minutes == 2.0
+        and config_mod.load().schedule.first_reflection_minutes == 5
+    )
+    assert cfg.warnings == (
+        f"{agent}: schedule.first_reflection_minutes: applies to the whole home, not one agent; "
+        "ignored here (set it in config.toml)",
+    )
+
+
 def test_int_given_to_float_key_is_a_float(tmp_path):
     cfg = config_mod.load(write(tmp_path / "config.toml", "[watch]\ndebounce_s = 5\n"))
     assert cfg.watch.debounce_s == 5.0 and isinstance(cfg.watch.debounce_s, float)
@@ -161,6 +175,8 @@ def test_int_given_to_float_key_is_a_float(tmp_path):
             "model",
             "api_key_env or api_key_file, not both",
         ),
+        ("[schedule]\nfirst_reflection_minutes = -1\n", "schedule.first_reflection_minutes", "zero or more"),
+        ("[schedule]\nfirst_reflection_minutes = 1e6\n", "schedule.first_reflection_minutes", "at most"),
     ],
 )
 def test_every_bad_value_names_file_key_and_problem(tmp_path, text, where, problem):

@@ -27,7 +27,7 @@ from evolve.store import ledger
 from evolve.watch import service
 from evolve.watch.loop import Watcher
 from tests.helpers import git_out, make_agent
-from tests.watch_helpers import Transcript, agent_with_sources
+from tests.watch_helpers import Transcript, agent_with_sources, pump
 
 KEY = "sk-ant-api03-day-one-watcher-key-0123456789abcdef"
 CORRECTION = "No, don't use npm, always use pnpm here"
@@ -88,6 +88,85 @@ def sources(tmp_path) -> Path:
     return folder
 
 
+# -- 3. a first reflection soon after a first run worth it -------------------------------
+def test_a_first_correction_is_reflected_on_minutes_later_not_after_cycle_hours(home, sources):
+    agent_with_sources("new", [f"{sources}/*.jsonl"])
+    make_agent("old")
+    wall, calls = Clock(1_800_000_000.0), []
+    with ledger.opened(home.state_db) as conn, ledger.transaction(conn):  # old reflected an hour ago
+        ledger.ensure_agent(conn, "old", wall.now - 30 * 86400)
+        ledger.mark_reflected(conn, "old", wall.now - HOUR, "r0")
+    w = Watcher(home, wall=wall, debounce_s=0.05, quiet_s=60, reflect=reflected_by(home, calls))
+    w.start()
+    try:
+        w.tick()  # no cycle ever ran: one runs at start, with nothing to do
+        assert calls == [] and w.next_cycle_at == wall.now + 12 * HOUR
+        wall.now += 600
+        seen = wall.now
+        corrected(Transcript(sources / "s1.jsonl"))
+        with ledger.opened(home.state_db) as conn, ledger.transaction(conn):  # old has one too
+            conn.execute(
+                "INSERT INTO runs (agent, path, session, idx, complete, facts, observed_at) "
+                "VALUES ('old', '/t/old.jsonl', 's', 0, 1, ?, ?)",
+                (json.dumps({"request": "x", "correction": True}), seen),
+            )
+            ledger.mark_dirty(conn, "old", seen)
+        pump(w, lambda: w.next_cycle_at != seen - 600 + 12 * HOUR)
+        assert (w.next_cycle_at, w.next_cycle_why) == (seen + 300, "new's first reflection")
+        wall.now = seen + 299
+        w.tick()
+        assert calls == []
+        wall.now = seen + 300
+        w.tick()
+        assert calls == [("new", seen + 300)]  # the gap rules still hold: old waits
+        with ledger.opened(home.state_db) as conn:
+            plan = json.loads(conn.execute("SELECT plan FROM cycles ORDER BY at DESC").fetchone()[0])
+        assert plan["skipped"]["old"] == "reflected 1 h ago, gap 4 h"
+        assert (w.next_cycle_at, w.next_cycle_why) == (seen + 300 + 12 * HOUR, "every 12 h")
+        wall.now += 60
+        corrected(Transcript(sources / "s2.jsonl", session="2c7f9d2e-6e8b-4d72-8b1f-3a2e4d5c6b70"))
+        pump(w, lambda: w.files_read >= 2)
+        w.tick()
+        assert w.next_cycle_at == seen + 300 + 12 * HOUR  # it has reflected: the rhythm is cycle_hours
+    finally:
+        w.close()
+
+
+def test_a_failed_first_reflection_waits_for_a_new_run_and_plain_runs_wait_for_the_cycle(home, sources):
+    from evolve.schedule.cycle import AgentOutcome
+
+    agent_with_sources("new", [f"{sources}/*.jsonl"])
+    wall, calls = Clock(1_800_000_000.0), []
+
+    def failing(name: str, at: float) -> AgentOutcome:
+        calls.append(at)
+        return AgentOutcome("failed", "ANTHROPIC_API_KEY is not set")
+
+    w = Watcher(home, wall=wall, debounce_s=0.05, quiet_s=60, reflect=failing)
+    w.start()
+    try:
+        w.tick()
+        plain = Transcript(sources / "plain.jsonl", session="3d8a0e3f-7f9c-4e83-9c20-4b3f5e6d7c81")
+        plain.turn("What does this repository do?", "It is a shop.")  # no signal: below the threshold
+        pump(w, lambda: w.files_read >= 1)
+        w.tick()
+        assert w.next_cycle_why == "every 12 h"
+        wall.now += 60
+        corrected(Transcript(sources / "s1.jsonl"))
+        pump(w, lambda: w.next_cycle_why == "new's first reflection")
+        wall.now = w.next_cycle_at
+        w.tick()
+        assert len(calls) == 1
+        for _ in range(3):  # nothing new: the failing backend is not called again and again
+            wall.now += 600
+            w.tick()
+        assert len(calls) == 1 and w.next_cycle_why == "every 12 h"
+        corrected(Transcript(sources / "s2.jsonl", session="2c7f9d2e-6e8b-4d72-8b1f-3a2e4d5c6b70"))
+        pump(w, lambda: w.next_cycle_why == "new's first reflection")  # a new run: one more try
+    finally:
+        w.close()
+
+
 # -- 4. a running watcher applies a changed config.toml; status shows what it follows ----
 def test_a_changed_config_is_applied_and_status_shows_the_watchers_own_schedule(capsys, home):
     make_agent("helper")
@@ -143,7 +222,9 @@ def test_a_watcher_started_without_the_key_reflects_with_the_key_file(
     capsys, home, sources, tmp_path, fake_messages_api, monkeypatch, watcher_reaper
 ):
     agent = agent_with_sources("helper", [f"{sources}/*.jsonl"])
-    home.config_file.write_text('[model]\nbackend = "anthropic"\n\n[schedule]\ncycle_hours = 0.001\n')
+    home.config_file.write_text(
+        '[model]\nbackend = "anthropic"\n\n[schedule]\nfirst_reflection_minutes = 0.02\n'
+    )
     bare = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}  # no key: a hook's environment
     pid = start_watcher(bare)
     try:

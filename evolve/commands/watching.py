@@ -135,11 +135,14 @@ def cycle(home: Home, now: bool = False, dry_run: bool = False, as_json: bool = 
     from evolve.store import ledger
     from evolve.store.locks import FileLock, holder
 
-    every = config_mod.load(home.config_file).schedule.cycle_hours * HOUR
+    schedule = config_mod.load(home.config_file).schedule
+    wall = time.time()
     with ledger.opened(home.state_db) as conn:
         last = ledger.last_cycle_at(conn)
-    wall = time.time()
-    if not (now or dry_run) and last is not None and wall < last + every:
+        due, why = cycle_mod.next_cycle(
+            conn, home, schedule.cycle_hours * HOUR, schedule.first_reflection_minutes * 60, wall
+        )
+    if not (now or dry_run) and last is not None and wall < due:
         if as_json:
             emit_json(
                 {
@@ -147,14 +150,13 @@ def cycle(home: Home, now: bool = False, dry_run: bool = False, as_json: bool = 
                     "skipped": {},
                     "ran": False,
                     "last_cycle_at": stamp(last),
-                    "next_cycle_at": stamp(last + every),
+                    "next_cycle_at": stamp(due),
                 }
             )
         else:
             say(
-                f"the last cycle ran {ago(wall - last)} ago; the next is due in "
-                f"{ago(last + every - wall)} (every {every / HOUR:g} h); "
-                f"`evolve cycle --now` runs one now"
+                f"the last cycle ran {ago(wall - last)} ago; the next is due in {ago(due - wall)} "
+                f"({why}); `evolve cycle --now` runs one now"
             )
         return 0
     from evolve.commands.observing import catch_up

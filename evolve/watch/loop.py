@@ -64,11 +64,12 @@ class Watcher:
         quiet_s: float | None = None,
         rescan_s: float | None = None,
         cycle_s: object = DEFAULT,
+        first_s: float | None = None,
         reflect: object = DEFAULT,
         force_polling: bool = False,
         poll_s: float | None = None,
     ) -> None:
-        given = {"debounce_s": debounce_s, "quiet_s": quiet_s, "rescan_s": rescan_s}
+        given = {"debounce_s": debounce_s, "quiet_s": quiet_s, "rescan_s": rescan_s, "first_s": first_s}
         fixed = {key: value for key, value in given.items() if value is not None}
         if cycle_s is not DEFAULT:
             fixed["cycle_s"] = cycle_s  # type: ignore[assignment]
@@ -81,6 +82,7 @@ class Watcher:
         self.fs = Watches(self._on_event, clock, poll_s=poll_s, force_polling=force_polling)
         self.agents: dict[str, AgentWatch] = {}
         self._models: dict[str, ModelConfig] = {}  # each agent's [model], for settings.check_models
+        self._replan = False  # runs were added: a first reflection may be due sooner
         self._conn: sqlite3.Connection | None = None
         self._events: queue.SimpleQueue[FsEvent] = queue.SimpleQueue()
         self._sources = Debouncer(timings.debounce_s, max_wait=5 * timings.debounce_s)
@@ -310,6 +312,7 @@ class Watcher:
         )
         self.files_read += 1
         self._seen[(name, path)] = sig
+        self._replan = self._replan or bool(result.runs)
         if result.runs or result.error:
             log.info("%s: %s %s", name, path, result.error or f"{result.runs} run(s) added or updated")
 
@@ -353,6 +356,7 @@ class Watcher:
         with spool.drain(self.home.spool_dir) as records:
             if records:
                 counts = apply_hook_records(self.conn, self.home, records)
+                self._replan = True
                 log.info("hook records: %s", ", ".join(f"{n} {k}" for k, n in sorted(counts.items())))
 
     # -- reconciliation ------------------------------------------------------------
@@ -442,20 +446,22 @@ class Watcher:
 
     # -- the cycle -------------------------------------------------------------------
     def _plan_next_cycle(self) -> None:
-        cycle_s = self.settings.timings.cycle_s
-        last = ledger.last_cycle_at(self.conn)
-        if cycle_s is None:
+        from evolve.schedule.cycle import next_cycle
+
+        timings = self.settings.timings
+        if timings.cycle_s is None:
             self._next_cycle(None, "no cycles")
-        elif last is None:
-            self._next_cycle(self.wall(), "no cycle ran yet")
         else:
-            self._next_cycle(last + cycle_s, f"every {cycle_s / 3600:g} h")
+            self._next_cycle(*next_cycle(self.conn, self.home, timings.cycle_s, timings.first_s, self.wall()))
 
     def _next_cycle(self, at: float | None, why: str) -> None:
         self.next_cycle_at, self.next_cycle_why = at, why
         self.settings.publish(at, why)
 
     def _cycle_if_due(self) -> None:
+        if self._replan:
+            self._replan = False
+            self._plan_next_cycle()
         if self.next_cycle_at is not None and self.wall() >= self.next_cycle_at:
             self.run_cycle()
 

@@ -1,13 +1,14 @@
 """What the watcher follows from config.toml, applied again when the file changes, and published.
 
 config.toml is stat'ed on every tick (parsed only when it changed). A changed file that
-loads is applied at once — `[watch]` timers, `cycle_hours` — and the agents are read again;
-one that does not load leaves every setting as it was, with one warning in the log. What
-the watcher follows — its schedule, the config it applied (or the error that kept the old
-one), and why a backend cannot reflect in *its* environment (a variable it was started
-without, `claude` missing from its PATH) — is published in `<home>/run/watch.json`
-(service.publish), so `evolve status` shows the watcher's schedule, never one computed from
-a file the watcher has not read. Values a caller passes (tests) stay as passed.
+loads is applied at once — `[watch]` timers, `cycle_hours`, `first_reflection_minutes` —
+and the agents are read again; one that does not load leaves every setting as it was, with
+one warning in the log. What the watcher follows — its schedule, the config it applied (or
+the error that kept the old one), and why a backend cannot reflect in *its* environment (a
+variable it was started without, `claude` missing from its PATH) — is published in
+`<home>/run/watch.json` (service.publish), so `evolve status` shows the watcher's schedule,
+never one computed from a file the watcher has not read. Values a caller passes (tests)
+stay as passed.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ class Timings:
     quiet_s: float
     rescan_s: float
     cycle_s: float | None  # None: no cycles (a test drives them)
+    first_s: float  # a never-reflected agent's cycle comes this long after a run worth it
 
     @classmethod
     def of(cls, settings: config_mod.Config, fixed: dict[str, Any]) -> Timings:
@@ -47,12 +49,16 @@ class Timings:
             settings.watch.human_edit_quiet_s,
             settings.watch.rescan_minutes * 60,
             settings.schedule.cycle_hours * 3600,
+            settings.schedule.first_reflection_minutes * 60,
         )
         return replace(found, **fixed)
 
     def describe(self) -> str:
         cycle = "no cycles" if self.cycle_s is None else f"a cycle every {self.cycle_s / 3600:g} h"
-        return f"{cycle}, a rescan every {ago(self.rescan_s)}"
+        return (
+            f"{cycle}, a first reflection {ago(self.first_s)} after a run worth it, "
+            f"a rescan every {ago(self.rescan_s)}"
+        )
 
 
 def signature(path: Path) -> list[int] | None:
