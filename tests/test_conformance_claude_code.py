@@ -345,7 +345,8 @@ def test_a_newcomers_first_correction_is_learned_by_the_watcher_within_minutes(
     home.ensure()
     home.config_file.write_text("[schedule]\nfirst_reflection_minutes = 0.05\n")
     evolve_cli("init", AGENT)
-    evolve_cli("install", "claude-code", "--agent", AGENT, "--project", str(project))
+    said = evolve_cli("install", "claude-code", "--agent", AGENT, "--project", str(project))
+    assert f"`evolve reflect {AGENT}` learns now; `evolve status` shows when the next cycle runs" in said
     claude = Claude(claude_bin, fake_claude_api, project, closed_port, watcher=True)
     fake_claude_api.text("Installed them with npm install.")
     session = claude.run("Install the dependencies")["session_id"]

@@ -26,7 +26,7 @@ from evolve.home import Home
 from evolve.store import ledger
 from evolve.watch import service
 from evolve.watch.loop import Watcher
-from tests.helpers import git_out, make_agent
+from tests.helpers import git, git_out, make_agent
 from tests.watch_helpers import Transcript, agent_with_sources, pump
 
 KEY = "sk-ant-api03-day-one-watcher-key-0123456789abcdef"
@@ -311,3 +311,24 @@ def test_the_printed_units_name_the_key_source_and_never_the_key(capsys, home, t
     parsed = plistlib.loads(plist.encode())  # comments and all, still a property list
     assert parsed["EnvironmentVariables"] == {"PATH": needs["path"]}
     assert "$ANTHROPIC_API_KEY" in plist and KEY not in plist + err and "launchd does not pass it" in err
+
+
+# -- 5. install and init say how to learn now and when the next cycle runs ----------------
+def test_init_and_install_say_how_to_learn_now_when_and_with_which_model(capsys, home, tmp_path):
+    code, out, _ = run(capsys, "init", "helper")
+    assert (
+        "`evolve install claude-code --agent helper`" in out
+        and "`evolve install codex --agent helper`" in out
+    )
+    for harness in ("claude-code", "codex"):
+        project = tmp_path / harness
+        project.mkdir()
+        git(project, "init", "-q")
+        code, out, _ = run(capsys, "install", harness, "--agent", "helper", "--project", str(project))
+        assert code == EXIT_OK
+        learn, model = out.splitlines()[-2:]
+        assert learn == (
+            "after a session: `evolve reflect helper` learns now; `evolve status` shows when the next "
+            "cycle runs (its first reflection comes 5 min after a run worth learning from)"
+        )
+        assert model.startswith("model: offline — ") and "`evolve model anthropic`" in model
