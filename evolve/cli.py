@@ -210,6 +210,30 @@ def _watch_args(p) -> None:
     _json(p)
 
 
+def _model_args(p) -> None:
+    p.add_argument(
+        "backend",
+        nargs="?",
+        choices=["offline", "anthropic", "claude-cli"],
+        metavar="BACKEND",
+        help="offline, anthropic or claude-cli (default: show the one in use and where its key comes from)",
+    )
+    p.add_argument("--model", dest="model_name", metavar="NAME", help="the model's name")
+    p.add_argument(
+        "--base-url", metavar="URL", help="a server that speaks the Messages API ('' for Anthropic's)"
+    )
+    key = p.add_mutually_exclusive_group()
+    key.add_argument(
+        "--key-env", metavar="VAR", help="read the API key from this variable (ANTHROPIC_API_KEY)"
+    )
+    key.add_argument(
+        "--key-file",
+        metavar="PATH",
+        help="read the API key from this file at each call (whoever runs evolve)",
+    )
+    _json(p)
+
+
 def _cycle_args(p) -> None:
     p.add_argument("--now", action="store_true", help="run even if the last cycle is recent")
     p.add_argument("--dry-run", action="store_true", help="plan only: reflect nothing")
@@ -338,6 +362,11 @@ COMMANDS: dict[str, tuple[str, str, Callable[[object], None]]] = {
     "doctor": ("doctor.doctor", "report problems and how to fix them", _doctor_args),
     "watch": ("watching.watch", "watch transcripts and agent repos; run the cycle", _watch_args),
     "cycle": ("watching.cycle", "pick the agents worth reflecting on, and reflect", _cycle_args),
+    "model": (
+        "model.model",
+        "show or choose the model that reflects, and where its API key comes from",
+        _model_args,
+    ),
     "status": ("lifecycle.status", "watcher, new work per agent, last reflection, next cycle", _json),
     "pause": ("lifecycle.pause", "stop learning for one agent (observing continues)", _agent),
     "resume": ("lifecycle.resume", "restart learning for a paused agent", _agent),
@@ -363,9 +392,12 @@ COMMANDS: dict[str, tuple[str, str, Callable[[object], None]]] = {
 # Commands that write to an agent repository, an install or the home: before they run, what an
 # older evolve installed is brought up to date (evolve.integrations.upgrade). doctor runs it too.
 WRITING = frozenset(
-    "init revert observe reflect accept reject unblock watch cycle pause resume remove pin unpin "
+    "init revert observe reflect accept reject unblock watch cycle model pause resume remove pin unpin "
     "restore prune install uninstall remote sync".split()
 )
+
+
+MODEL_CHOICES = ("backend", "model_name", "base_url", "key_env", "key_file")  # `evolve model` alone: reads
 
 
 def run(argv: Sequence[str]) -> int:
@@ -383,7 +415,9 @@ def run(argv: Sequence[str]) -> int:
     args = vars(namespace)
     command = args.pop("command")
     home = _checked_home(args.pop("home"))
-    reading_only = command == "watch" and (args["status"] or args["print_service"])
+    reading_only = (command == "watch" and (args["status"] or args["print_service"])) or (
+        command == "model" and all(args[k] is None for k in MODEL_CHOICES)
+    )
     if command in WRITING and not reading_only:
         if home.read_only():
             raise UserError(

@@ -31,6 +31,10 @@ class ModelConfig:
     timeout_s: float = 300.0
     max_retries: int = 2
     daily_token_budget: int = 500_000
+    # Where the anthropic backend's key comes from (evolve.reflect.keys): a variable of the
+    # process that reflects, or a file holding only the key, read at each call (it wins).
+    api_key_env: str = "ANTHROPIC_API_KEY"
+    api_key_file: str = ""
 
 
 @dataclass(frozen=True)
@@ -39,6 +43,8 @@ class ScheduleConfig:
     min_gap_hours: float = 4.0
     force_after_days: float = 7.0
     max_agents_per_cycle: int = 5
+    # An agent that never reflected: the watcher's cycle comes this long after a run worth it.
+    first_reflection_minutes: float = 5.0
 
 
 @dataclass(frozen=True)
@@ -110,7 +116,7 @@ SECTIONS = {f.name: f.default_factory for f in fields(Config) if f.name not in (
 SECTION_KEYS = {name: {f.name for f in fields(getattr(Config(), name))} for name in SECTIONS}
 AGENT_ONLY = {"sources", "review"}
 # Read once per home (the watcher, the cycle): in agent.toml they are ignored with a warning.
-HOME_ONLY = {"watch": None, "schedule": {"cycle_hours", "max_agents_per_cycle"}}
+HOME_ONLY = {"watch": None, "schedule": {"cycle_hours", "max_agents_per_cycle", "first_reflection_minutes"}}
 # Where data is read from and sent to: once an agent has a remote, this machine's own, in the
 # file beside its repository (`Home.local_config`), never committed; agent.toml's are ignored.
 MACHINE_LOCAL = ("sources", "model")
@@ -135,6 +141,7 @@ MAXIMUM = {
     "cycle_hours": 24 * 366,
     "min_gap_hours": 24 * 366,
     "force_after_days": 3660,
+    "first_reflection_minutes": 24 * 60,
     "debounce_s": 3600,
     "rescan_minutes": 24 * 60,
     "human_edit_quiet_s": 86400,
@@ -143,6 +150,12 @@ MAXIMUM = {
     "retention_days": 36600,
 }
 IDENTITY = {"author_name", "author_email"}
+
+
+def is_env_name(name: str) -> bool:
+    """A POSIX environment variable's name: ASCII letters, digits and _, not starting with a digit."""
+    first = name[:1]
+    return name.isascii() and (first.isalpha() or first == "_") and name.replace("_", "a").isalnum()
 
 
 def _check_value(key: str, value: Any, default: Any) -> Any:
@@ -210,13 +223,34 @@ def _merge_section(current: Any, raw: Any, section: str, origin: str) -> tuple[A
     merged = replace(current, **updates)
     if section == "git" and merged.sync not in SYNC_MODES:
         raise ConfigError(f"{origin}: git.sync: must be one of {', '.join(SYNC_MODES)}, got {merged.sync!r}")
-    if section == "model" and merged.backend not in BACKENDS:
-        raise ConfigError(
-            f"{origin}: model.backend: must be one of {', '.join(BACKENDS)}, got {merged.backend!r}"
-        )
+    if section == "model":
+        merged = _check_model(merged, raw, origin)
     if section == "signals" and not 0 <= merged.threshold:
         raise ConfigError(f"{origin}: signals.threshold: must be zero or more")
     return merged, warnings
+
+
+def _check_model(merged: ModelConfig, raw: dict[str, Any], origin: str) -> ModelConfig:
+    """The backend is known and the key has one source: the file one table names, else the variable."""
+    if merged.backend not in BACKENDS:
+        raise ConfigError(
+            f"{origin}: model.backend: must be one of {', '.join(BACKENDS)}, got {merged.backend!r}"
+        )
+    if not is_env_name(merged.api_key_env):
+        raise ConfigError(
+            f"{origin}: model.api_key_env: must name an environment variable (letters, digits, _), "
+            f"got {merged.api_key_env!r}"
+        )
+    if merged.api_key_file and not merged.api_key_file.startswith(("/", "~")):
+        raise ConfigError(
+            f"{origin}: model.api_key_file: must be an absolute path or start with ~, "
+            f"got {merged.api_key_file!r}"
+        )
+    if raw.get("api_key_env") and raw.get("api_key_file"):
+        raise ConfigError(f"{origin}: model: set api_key_env or api_key_file, not both")
+    if "api_key_env" in raw:  # a later file naming a variable takes the key from it again
+        merged = replace(merged, api_key_file="")
+    return merged
 
 
 def _misplaced_hint(section: str, key: str) -> str:

@@ -100,6 +100,30 @@ def test_home_wide_keys_in_agent_toml_are_ignored_with_a_warning(tmp_path):
     assert config_mod.load(home, None).warnings == ()
 
 
+def test_where_the_key_comes_from_layers_like_every_setting(tmp_path):
+    """The key's source is one of two: a later file naming a variable takes it back from a file."""
+    home = write(tmp_path / "config.toml", "[model]\napi_key_file = '~/.config/evolve/anthropic.key'\n")
+    assert config_mod.load(home).model.api_key_file == "~/.config/evolve/anthropic.key"
+    agent = write(tmp_path / "agent.toml", "[model]\napi_key_env = 'WORK_KEY'\n")
+    model = config_mod.load(home, agent).model
+    assert (model.api_key_env, model.api_key_file) == ("WORK_KEY", "")
+    assert config_mod.load().model.api_key_env == "ANTHROPIC_API_KEY"
+
+
+def test_first_reflection_minutes_is_the_homes(tmp_path):
+    home = write(tmp_path / "config.toml", "[schedule]\nfirst_reflection_minutes = 2\n")
+    agent = write(tmp_path / "agent.toml", "[schedule]\nfirst_reflection_minutes = 0\n")
+    cfg = config_mod.load(home, agent)
+    assert (
+        cfg.schedule.first_reflection_minutes == 2.0
+        and config_mod.load().schedule.first_reflection_minutes == 5
+    )
+    assert cfg.warnings == (
+        f"{agent}: schedule.first_reflection_minutes: applies to the whole home, not one agent; "
+        "ignored here (set it in config.toml)",
+    )
+
+
 def test_int_given_to_float_key_is_a_float(tmp_path):
     cfg = config_mod.load(write(tmp_path / "config.toml", "[watch]\ndebounce_s = 5\n"))
     assert cfg.watch.debounce_s == 5.0 and isinstance(cfg.watch.debounce_s, float)
@@ -144,6 +168,16 @@ def test_int_given_to_float_key_is_a_float(tmp_path):
         ("[signals]\nthreshold = nan\n", "signals.threshold", "finite"),
         ("[signals.weights]\ncomplexity = inf\n", "signals.weights.complexity", "finite"),
         ("[model]\ntimeout_s = -inf\n", "model.timeout_s", "finite"),
+        ("[model]\napi_key_env = 'MY KEY'\n", "model.api_key_env", "must name an environment variable"),
+        ("[model]\napi_key_env = ''\n", "model.api_key_env", "must name an environment variable"),
+        ("[model]\napi_key_file = 'keys/anthropic'\n", "model.api_key_file", "absolute path or start with ~"),
+        (
+            "[model]\napi_key_env = 'K'\napi_key_file = '/k'\n",
+            "model",
+            "api_key_env or api_key_file, not both",
+        ),
+        ("[schedule]\nfirst_reflection_minutes = -1\n", "schedule.first_reflection_minutes", "zero or more"),
+        ("[schedule]\nfirst_reflection_minutes = 1e6\n", "schedule.first_reflection_minutes", "at most"),
     ],
 )
 def test_every_bad_value_names_file_key_and_problem(tmp_path, text, where, problem):

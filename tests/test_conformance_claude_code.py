@@ -332,6 +332,38 @@ def test_the_watcher_a_real_session_starts_outlives_it_and_uninstall_stops_it(
     assert not alive(pid)
 
 
+def test_a_newcomers_first_correction_is_learned_by_the_watcher_within_minutes(
+    claude_bin, fake_claude_api, closed_port, tmp_path, evolve_home, watcher_reaper
+):
+    """Newcomer 9: no `evolve reflect`, no hand-written model config, no 12 hours of waiting.
+
+    The watcher the first session starts reflects `first_reflection_minutes` after the first
+    run worth it (5 by default; a few seconds here, so the test does not wait five minutes).
+    """
+    home = Home.resolve()
+    project, _ = make_project(tmp_path)
+    home.ensure()
+    home.config_file.write_text("[schedule]\nfirst_reflection_minutes = 0.05\n")
+    evolve_cli("init", AGENT)
+    said = evolve_cli("install", "claude-code", "--agent", AGENT, "--project", str(project))
+    assert f"`evolve reflect {AGENT}` learns now; `evolve status` shows when the next cycle runs" in said
+    claude = Claude(claude_bin, fake_claude_api, project, closed_port, watcher=True)
+    fake_claude_api.text("Installed them with npm install.")
+    session = claude.run("Install the dependencies")["session_id"]
+    fake_claude_api.text("Understood: pnpm from now on.")
+    claude.run(CORRECTION, resume=session)
+    repo = home.agent_dir(AGENT)
+    deadline = time.monotonic() + 60
+    while "reflect(" not in git_out(repo, "log", "-1", "--format=%s") and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert (
+        git_out(repo, "log", "-1", "--format=%s") == f"reflect({AGENT}): remember 1 correction from the user"
+    )
+    assert CORRECTION in (repo / "memo.md").read_text()
+    assert "next cycle: in 12 h (every 12 h)" in evolve_cli("status")
+    evolve_cli("uninstall", "claude-code", "--agent", AGENT, "--project", str(project))  # stops the watcher
+
+
 RELEASE_FIX = (
     "That's not how we release here. The version lives in two files, package.json and "
     "src/version.ts, and CI tags the release after the merge."

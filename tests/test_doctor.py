@@ -148,7 +148,7 @@ def test_what_makes_evolve_quietly_do_nothing(capsys, evolve_home, monkeypatch):
     monkeypatch.setenv("PATH", str(Path(shutil.which("git") or "/usr/bin/git").parent))  # no `claude`
     (evolve_home / "config.toml").write_text("[model]\nbackend = 'claude-cli'\n")
     code, findings = doctor(capsys)
-    [backend] = about(findings, "a: model.backend")
+    [backend] = about(findings, "a: model")
     assert code == 1 and "`claude` is not on PATH" in backend["problem"]
     [sources] = about(findings, "a: agent.toml")
     assert sources["level"] == "hint" and "no transcripts reach this agent" in sources["problem"]

@@ -54,8 +54,16 @@ READING = [
     ["prompt", "a"],
     ["report", "a"],
     ["watch", "--status"],
+    ["model"],
 ]
-WRITING = [["init", "b"], ["observe", "a"], ["reflect", "a", "--force"], ["cycle", "--now"], ["pause", "a"]]
+WRITING = [
+    ["init", "b"],
+    ["observe", "a"],
+    ["reflect", "a", "--force"],
+    ["cycle", "--now"],
+    ["pause", "a"],
+    ["model", "offline"],
+]
 
 
 def test_reading_commands_work_and_writing_ones_refuse_in_one_line(read_only_home, capsys):

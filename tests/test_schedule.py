@@ -121,3 +121,17 @@ def test_durations_read_like_a_person_says_them():
         "30 h",
         "3 d",
     ]
+
+
+def test_the_next_cycle_comes_sooner_for_an_agents_first_lesson():
+    """Newcomer 9: a first qualifying run brings the cycle `first_reflection_minutes` after it."""
+    from evolve.schedule.rules import next_cycle
+
+    now, every, first = 1_000_000.0, 12 * HOUR, 300.0
+    assert next_cycle(None, every, {}, first, now) == (now, "no cycle ran yet")
+    last = now - HOUR
+    assert next_cycle(last, every, {}, first, now) == (last + every, "every 12 h")
+    worthy = {"b": now - 10, "a": now - 60}
+    assert next_cycle(last, every, worthy, first, now) == (now - 60 + first, "a's first reflection")
+    late = {"a": last + every - 100}  # the regular cycle comes first anyway
+    assert next_cycle(last, every, late, first, now) == (last + every, "every 12 h")

@@ -17,6 +17,7 @@ from evolve.schedule.cycle import AgentOutcome
 from evolve.store import ledger
 from evolve.store.locks import FileLock
 from evolve.watch import service
+from evolve.watch.loop import Watcher
 from tests.helpers import make_agent
 
 
@@ -161,10 +162,16 @@ def test_status_json(capsys, home):
     try:
         data = run_json(capsys, "status")
         assert data["watcher"]["running"] is True and data["watcher"]["pid"] == os.getpid()
-        assert data["next_cycle_at"] is not None
+        assert data["next_cycle_at"] is None and data["next_cycle_why"] == "the watcher is starting"
+        watcher = Watcher(home, cycle_s=12 * 3600.0, reflect=None)  # it publishes what it follows
+        watcher.start()
+        watcher.close()
+        data = run_json(capsys, "status")
+        assert data["next_cycle_at"] is not None and data["next_cycle_why"] == "no cycle ran yet"
         assert "watcher: running" in run(capsys, "status")[1]
     finally:
         service.release(home, lock)
+    assert not service.published_path(home).exists()  # the watcher's view leaves with it
 
 
 # -- remove ----------------------------------------------------------------------------

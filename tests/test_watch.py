@@ -138,7 +138,7 @@ def test_appending_makes_the_agent_dirty_and_observes_new_runs(demo, transcripts
         clear_dirty("demo")  # as if it had just reflected
         transcript.turn("now fix the flaky test", "Fixed it.")
         took = pump(w, lambda: is_dirty("demo") and runs_of("demo") == 2)
-        assert took < 10 * w.debounce_s
+        assert took < 10 * w.settings.timings.debounce_s
         transcript.turn("and the docs", "Updated.")
         pump(w, lambda: runs_of("demo") == 3)
     finally:
@@ -364,11 +364,11 @@ def save_jetbrains(path: Path, text: str) -> None:
 @pytest.mark.parametrize("save", [save_in_place, save_temp_rename, save_vim, save_jetbrains])
 def test_each_editor_save_style_gives_one_human_edit_commit(watcher, demo, save):
     before = commits(demo)
-    settle(watcher, 2 * watcher.quiet_s)  # the start-up check of pending edits found nothing
+    settle(watcher, 2 * watcher.settings.timings.quiet_s)  # the start-up check of pending edits found nothing
     assert commits(demo) == before
     save(demo.memo_path, FINAL)
     pump(watcher, lambda: commits(demo) == before + 1)
-    settle(watcher, 0.5 + 2 * watcher.quiet_s)  # watchdog holds a rename for up to 0.5 s
+    settle(watcher, 0.5 + 2 * watcher.settings.timings.quiet_s)  # watchdog holds a rename for up to 0.5 s
     assert commits(demo) == before + 1
     assert git_out(demo.path, "show", "HEAD:memo.md") + "\n" == FINAL
     assert git_out(demo.path, "status", "--porcelain") == ""
@@ -396,7 +396,7 @@ def test_evolves_own_writes_are_never_human_edits(watcher, demo):
             "skills/a/SKILL.md": b"---\nname: a\ndescription: Use when a.\n---\n\n- a\n",
         },
     )
-    settle(watcher, 3 * watcher.quiet_s)
+    settle(watcher, 3 * watcher.settings.timings.quiet_s)
     assert commits(demo) == before + 1
     assert "Evolve-Kind: reflection" in git_out(demo.path, "log", "-1", "--format=%B")
     assert events_of("demo") == []
@@ -406,7 +406,7 @@ def test_edits_wait_while_evolve_holds_the_agent_lock(watcher, demo):
     before = commits(demo)
     with demo.repo.locked():
         demo.memo_path.write_text(FINAL)
-        settle(watcher, 3 * watcher.quiet_s)
+        settle(watcher, 3 * watcher.settings.timings.quiet_s)
         assert commits(demo) == before
     pump(watcher, lambda: commits(demo) == before + 1)
     assert len(events_of("demo")) == 1

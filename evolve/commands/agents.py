@@ -17,8 +17,9 @@ def init(home: Home, name: str, from_url: str | None = None, as_json: bool = Fal
     else:
         say(f"created agent {name!r} at {agent.path}")
         say(
-            f"next: point it at transcripts in {agent.path / 'agent.toml'} [sources], "
-            f"or run `evolve install claude-code --agent {name}`"
+            f"next, in your project folder: `evolve install claude-code --agent {name}` or "
+            f"`evolve install codex --agent {name}` (or point [sources] in {agent.path / 'agent.toml'} "
+            "at transcripts)"
         )
     return 0
 
@@ -67,6 +68,7 @@ def _join(home: Home, name: str, url: str, as_json: bool) -> int:
         say(f"note: {warning}")
     say(
         f"next: this machine's transcripts and model go in {agent.local_config_path} ([sources], "
-        f"[model]; never committed), or run `evolve install claude-code --agent {name}`"
+        f"[model]; never committed), or run `evolve install claude-code --agent {name}` or "
+        f"`evolve install codex --agent {name}`"
     )
     return 0

@@ -70,8 +70,7 @@ def diagnose(home: Home, leftover: list[Path] | None = None) -> list[dict]:
         add(
             "model",
             "ANTHROPIC_API_KEY is set but evolve uses the offline reflector; to let "
-            'evolve send bundles to Anthropic, set [model] backend = "anthropic" in '
-            f"{home.config_file}",
+            "evolve send bundles to Anthropic, run `evolve model anthropic`",
             "hint",
         )
     agents = list_agents(home)

@@ -12,13 +12,17 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from evolve.config import Config
+from evolve.config import Config, ModelConfig
 from evolve.home import Home
 from evolve.store.git import git_text
 from evolve.store.locks import is_locked
 from evolve.store.repo import LOCK
 from evolve.workspace import links
 from evolve.workspace.template import HOOKS_PATH
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from evolve.watch.service import WatcherState
 
 Add = Callable[..., None]
 STALE_S = 3600.0  # a staging folder of `evolve init` older than this has no live owner
@@ -163,6 +167,8 @@ def environment(home: Home, agents: list[str], configs: dict[str, Config], add: 
     """What makes evolve quietly do nothing: no transcripts, no watcher, no `claude` to call."""
     from evolve.watch import service
 
+    watcher = service.state(home)
+    follows = service.published(home, watcher.pid) if watcher.running else None
     registered = set()
     for harness in links.HARNESSES:
         try:
@@ -185,16 +191,35 @@ def environment(home: Home, agents: list[str], configs: dict[str, Config], add: 
                 f"run `evolve install claude-code --agent {name}`, or record runs with the Python API",
                 "hint",
             )
-        if config.model.backend == "claude-cli" and shutil.which("claude") is None:
-            add(
-                f"{name}: model.backend",
-                "backend 'claude-cli' runs `claude -p`, but `claude` is not on PATH; install Claude "
-                "Code (npm install -g @anthropic-ai/claude-code) or choose another backend",
-            )
-    if agents and not service.state(home).running:
+        model(name, config.model, watcher, follows, add)
+    if agents and not watcher.running:
         add(
             "watcher",
             "not running: transcripts are observed and reflected only when you run a command; "
             "start it with `evolve watch --detach` (a Claude Code session starts it too)",
             "hint",
         )
+
+
+def model(name: str, chosen: ModelConfig, watcher: WatcherState, follows: dict | None, add: Add) -> None:
+    """Whether the agent's backend can reflect where it will: in the running watcher.
+
+    The watcher's own variables and PATH count, as it published them; without a watcher,
+    this shell's (what a watcher started from here would have).
+    """
+    from evolve.reflect import keys
+    from evolve.watch.settings import cannot_reflect
+
+    if follows is not None:
+        problem = cannot_reflect(follows, name, chosen)
+        if problem:
+            add(
+                f"{name}: model",
+                f"the watcher (pid {watcher.pid}) cannot reflect it: {problem} (a watcher has only the "
+                "variables and PATH it was started with: restart it from a shell that has them, "
+                "`evolve watch --stop && evolve watch --detach`)",
+            )
+        return
+    problem = keys.problem(chosen)
+    if problem:
+        add(f"{name}: model", f"reflections started from this shell fail: {problem}")

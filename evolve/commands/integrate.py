@@ -60,7 +60,37 @@ def install(
         say(f"the hooks wait for your trust: {TRUST_HINT}; `evolve status` says once they run")
     harness = "Codex" if codex else "Claude Code"
     say(f"the watcher starts with the next {harness} session (or now: `evolve watch --detach`)")
+    for line in learning_now(home, agent):
+        say(line)
     return 0
+
+
+def learning_now(home: Home, agent: str) -> list[str]:
+    """How to learn now, when the next cycle runs, which model: what a newcomer asks next."""
+    from evolve.store import ledger
+    from evolve.workspace.agent import Agent
+
+    config = Agent(home, agent).lenient_config
+    with ledger.opened(home.state_db) as conn:
+        reflected = ledger.last_reflection_at(conn, agent) is not None
+    when = (
+        f"every {config.schedule.cycle_hours:g} h"
+        if reflected
+        else f"its first reflection comes {config.schedule.first_reflection_minutes:g} min after a "
+        "run worth learning from"
+    )
+    chosen = config.model
+    model = (
+        "model: offline — no model is called, a correction you type becomes a memo rule; choose one "
+        "with `evolve model anthropic` or `evolve model claude-cli`"
+        if chosen.backend == "offline"
+        else f"model: {chosen.backend} ({chosen.name}); `evolve model` shows where its key comes from"
+    )
+    return [
+        f"after a session: `evolve reflect {agent}` learns now; `evolve status` shows when the next "
+        f"cycle runs ({when})",
+        model,
+    ]
 
 
 def uninstall(

@@ -9,7 +9,7 @@ import time
 
 from evolve.clock import stamp
 from evolve.commands.output import emit_json, say, table, warn
-from evolve.errors import LockBusy, UserError
+from evolve.errors import ConfigError, LockBusy, UserError
 from evolve.home import Home
 from evolve.names import check_name
 from evolve.reflect import proposals
@@ -25,9 +25,12 @@ def _iso(value: float | None) -> str | None:
     return stamp(value) if value else None
 
 
-def _agent_status(conn: sqlite3.Connection, home: Home, name: str, row, synced=None) -> dict:
+def _agent_status(
+    conn: sqlite3.Connection, home: Home, name: str, row, synced=None, follows: dict | None = None
+) -> dict:
     from evolve.schedule import pending
     from evolve.sync.status import sync_state
+    from evolve.watch.settings import cannot_reflect
 
     agent = Agent(home, name)
     problem = agent.config_problem()
@@ -61,6 +64,35 @@ def _agent_status(conn: sqlite3.Connection, home: Home, name: str, row, synced=N
         "held": agent.held_reason(),  # the person's git state holds its reflections (one line, with the fix)
         "proposals": [p.id for p in proposals.pending(Agent(home, name))],  # waiting for a person
         "sync": sync_state(Agent(home, name), synced),  # None: no remote
+        "watcher_cannot_reflect": cannot_reflect(follows, name, agent.lenient_config.model),
+    }
+
+
+def _follows(home: Home, watcher: service.WatcherState, every: float) -> dict:
+    """The schedule the running watcher follows, as it published it, and whether config.toml is applied."""
+    from evolve.watch.settings import signature
+
+    follows = service.published(home, watcher.pid) if watcher.running else None
+    if follows is None:
+        why = "the watcher is starting" if watcher.running else None
+        return {"cycle_hours": every / HOUR, "next_cycle_at": None, "why": why, "config": None, "data": None}
+    cycle_s = follows["timings"]["cycle_s"]
+    config = follows["config"]
+    if config["error"]:
+        note = f"the watcher keeps the settings it had: {config['error']}"
+    elif config["signature"] != signature(home.config_file):
+        note = (
+            "config.toml changed since the watcher read it: it applies it within seconds "
+            "(if this stays, restart it: `evolve watch --stop && evolve watch --detach`)"
+        )
+    else:
+        note = None
+    return {
+        "cycle_hours": cycle_s / HOUR if cycle_s else None,
+        "next_cycle_at": follows["next_cycle_at"],
+        "why": follows["next_cycle_why"],
+        "config": note,
+        "data": follows,
     }
 
 
@@ -68,20 +100,28 @@ def status(home: Home, as_json: bool = False) -> int:
     from evolve import config as config_mod
 
     watcher = service.state(home)
-    every = config_mod.load(home.config_file).schedule.cycle_hours * HOUR
+    try:
+        every = config_mod.load(home.config_file).schedule.cycle_hours * HOUR
+    except ConfigError as exc:  # the watcher's own view is below; the file's problem is said once
+        sys.stderr.write(f"evolve: warning: {exc}\n")
+        every = config_mod.ScheduleConfig.cycle_hours * HOUR
+    follows = _follows(home, watcher, every)
     with ledger.opened(home.state_db) as conn:
         codex = _codex_states(conn, home)
         rows, syncs = ledger.agent_rows(conn), ledger.sync_rows(conn)
         agents = [
-            _agent_status(conn, home, name, rows.get(name), syncs.get(name)) for name in list_agents(home)
+            _agent_status(conn, home, name, rows.get(name), syncs.get(name), follows["data"])
+            for name in list_agents(home)
         ]
         last = ledger.last_cycle_at(conn)
-    next_at = (max(last + every, time.time()) if last else time.time()) if watcher.running else None
+    next_at = follows["next_cycle_at"]
     data = {
         "watcher": watcher.to_dict(home),
-        "cycle_hours": every / HOUR,
+        "cycle_hours": follows["cycle_hours"],
         "last_cycle_at": _iso(last),
         "next_cycle_at": _iso(next_at),
+        "next_cycle_why": follows["why"],
+        "watcher_config": follows["config"],  # None: the watcher follows config.toml as it is
         "agents": agents,
         "codex": codex,
     }
@@ -122,8 +162,13 @@ def _print_status(data: dict, last: float | None, next_at: float | None) -> None
     watcher, now = data["watcher"], time.time()
     if watcher["running"]:
         say(f"watcher: running (pid {watcher['pid'] or '?'}), log {watcher['log']}")
-        due = "due now" if next_at is None or next_at <= now else f"in {ago(next_at - now)}"
-        say(f"next cycle: {due} (every {data['cycle_hours']:g} h)")
+        if next_at is None:
+            say(f"next cycle: {data['next_cycle_why'] or 'none (cycles are off)'}")
+        else:
+            due = "due now" if next_at <= now else f"in {ago(next_at - now)}"
+            say(f"next cycle: {due} ({data['next_cycle_why']})")
+        if data["watcher_config"]:
+            say(data["watcher_config"])
     else:
         say(
             "watcher: not running — nothing is observed or reflected in the background; "
@@ -162,6 +207,11 @@ def _print_status(data: dict, last: float | None, next_at: float | None) -> None
         if a["last_failure"]:
             failure = a["last_failure"]
             notes.append(f"{a['name']}: the reflection at {failure['at']} failed: {failure['reason']}")
+        if a["watcher_cannot_reflect"]:
+            notes.append(
+                f"{a['name']}: the watcher cannot reflect it: {a['watcher_cannot_reflect']} "
+                "(a watcher has only the variables and PATH it was started with)"
+            )
     say("")
     say(table(rows, ["AGENT", "NEW", "BEST", "LAST REFLECTION", "STATE"]))
     if notes:

@@ -25,13 +25,7 @@ def watch(
     as_json: bool = False,
 ) -> int:
     if print_service:
-        name, text = service.render_service(home)
-        if as_json:
-            emit_json({"name": name, "text": text, "install": service.install_hint(name)})
-            return 0
-        sys.stdout.write(text)
-        warn(service.install_hint(name))
-        return 0
+        return _print_service(home, as_json)
     if status:
         return _watch_status(home, as_json)
     if stop:
@@ -46,6 +40,33 @@ def watch(
         say(f"evolve watch runs in the background (pid {pid}); log: {service.log_path(home)}")
         return 0
     return _run(home, log_file, verbose)
+
+
+def _print_service(home: Home, as_json: bool) -> int:
+    """The unit for this platform, carrying where the keys of every agent's [model] come from."""
+    from evolve import config as config_mod
+    from evolve.workspace.agent import Agent, list_agents
+
+    models = [config_mod.load(home.config_file).model]
+    models += [Agent(home, name).lenient_config.model for name in list_agents(home)]
+    name, text = service.render_service(home, models=models)
+    needs = service.Needs.of(models)
+    if as_json:
+        emit_json(
+            {"name": name, "text": text, "install": service.install_hint(name), "needs": needs.to_dict(home)}
+        )
+        return 0
+    sys.stdout.write(text)
+    warn(service.install_hint(name))
+    if needs.variables:
+        names = ", ".join(f"${variable}" for variable in needs.variables)
+        where = (
+            "launchd does not pass it"
+            if name.endswith(".plist")
+            else f"put {needs.variables[0]}=<the key> in {service.env_file(home)} (chmod 600)"
+        )
+        warn(f"the model's API key comes from {names}: {where}, or `evolve model anthropic --key-file PATH`")
+    return 0
 
 
 def _watch_status(home: Home, as_json: bool) -> int:
@@ -114,11 +135,14 @@ def cycle(home: Home, now: bool = False, dry_run: bool = False, as_json: bool = 
     from evolve.store import ledger
     from evolve.store.locks import FileLock, holder
 
-    every = config_mod.load(home.config_file).schedule.cycle_hours * HOUR
+    schedule = config_mod.load(home.config_file).schedule
+    wall = time.time()
     with ledger.opened(home.state_db) as conn:
         last = ledger.last_cycle_at(conn)
-    wall = time.time()
-    if not (now or dry_run) and last is not None and wall < last + every:
+        due, why = cycle_mod.next_cycle(
+            conn, home, schedule.cycle_hours * HOUR, schedule.first_reflection_minutes * 60, wall
+        )
+    if not (now or dry_run) and last is not None and wall < due:
         if as_json:
             emit_json(
                 {
@@ -126,14 +150,13 @@ def cycle(home: Home, now: bool = False, dry_run: bool = False, as_json: bool = 
                     "skipped": {},
                     "ran": False,
                     "last_cycle_at": stamp(last),
-                    "next_cycle_at": stamp(last + every),
+                    "next_cycle_at": stamp(due),
                 }
             )
         else:
             say(
-                f"the last cycle ran {ago(wall - last)} ago; the next is due in "
-                f"{ago(last + every - wall)} (every {every / HOUR:g} h); "
-                f"`evolve cycle --now` runs one now"
+                f"the last cycle ran {ago(wall - last)} ago; the next is due in {ago(due - wall)} "
+                f"({why}); `evolve cycle --now` runs one now"
             )
         return 0
     from evolve.commands.observing import catch_up

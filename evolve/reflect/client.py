@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 from urllib.parse import urlsplit
 
 from evolve.errors import ConfigError, EvolveError
+from evolve.reflect import keys
+from evolve.reflect.keys import NO_CLAUDE
 from evolve.transcripts.redact import redact
 
 if TYPE_CHECKING:
@@ -31,14 +33,11 @@ if TYPE_CHECKING:
 
 TOOL_NAME = "apply_reflection"
 LOCAL_KEY = "evolve-local"  # sent to a non-Anthropic base_url when no key is set (Ollama needs none)
-NO_KEY = "ANTHROPIC_API_KEY is not set; export it or choose another backend"
-NO_CLAUDE = "claude is not on PATH; install Claude Code or choose another backend"
 _TRANSIENT_TEXT = re.compile(
     r"overload|rate.?limit|too many requests|\b(?:429|5\d\d)\b|timed? ?out|timeout|temporarily"
     r"|ECONNRESET|ECONNREFUSED|ETIMEDOUT|network|connection (?:error|reset|refused)",
     re.IGNORECASE,
 )
-_ANTHROPIC_HOST = re.compile(r"(?:^|\.)anthropic\.com$", re.IGNORECASE)
 _FENCE = re.compile(r"```(?:json)?[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
 
 
@@ -92,14 +91,11 @@ class AnthropicClient:
     name: ClassVar[str] = "anthropic"
 
     def reflect(self, request: ReflectionRequest) -> Answer:
-        base_url = self.config.base_url or os.environ.get("ANTHROPIC_BASE_URL", "")
-        if base_url and urlsplit(base_url).scheme not in ("http", "https"):
-            raise ReflectionFailed(f"model.base_url must be an http:// or https:// URL, got {base_url!r}")
-        key = os.environ.get("ANTHROPIC_API_KEY", "").strip()
-        if not key:
-            if not base_url or _ANTHROPIC_HOST.search(urlsplit(base_url).hostname or ""):
-                raise ReflectionFailed(NO_KEY)  # before the SDK is even imported: no socket opened
-            key = LOCAL_KEY
+        base_url = keys.base_url(self.config, os.environ)
+        problem = keys.problem(self.config)
+        if problem:  # before the SDK is even imported: no socket opened
+            raise ReflectionFailed(problem)
+        key = keys.read(self.config)[0] or LOCAL_KEY  # read now: never kept, logged or stored
         import anthropic
 
         tool_name = request.tool.get("name", TOOL_NAME)
@@ -133,9 +129,9 @@ class AnthropicClient:
 
 _REMEDIES = {
     400: "bad request: check model.name and model.max_tokens",
-    401: "authentication failed: check ANTHROPIC_API_KEY",
+    401: "authentication failed: check the key in {key}",
     402: "payment required: check billing",
-    403: "permission denied: check that ANTHROPIC_API_KEY may use model {name}",
+    403: "permission denied: check that the key in {key} may use model {name}",
     404: "not found: check model.name ({name}) and model.base_url",
     413: "request too large: lower limits.bundle_tokens",
 }
@@ -149,7 +145,8 @@ def _status_failure(exc: Any, config: ModelConfig) -> ReflectionFailed:
     if status in (408, 409, 429) or status >= 500:
         what = {429: "rate limited", 529: "the model API is overloaded"}.get(status, "the model API failed")
         return ReflectionFailed(f"{what}; will retry at a later cycle{suffix}", transient=True)
-    remedy = _REMEDIES.get(status, "the model API refused the request").format(name=config.name)
+    remedy = _REMEDIES.get(status, "the model API refused the request")
+    remedy = remedy.format(name=config.name, key=keys.source(config))
     return ReflectionFailed(remedy + suffix)
 
 

@@ -15,7 +15,7 @@ from evolve import config as config_mod
 from evolve.errors import ConfigError
 from evolve.home import Home
 from evolve.metrics import usage
-from evolve.schedule import pending
+from evolve.schedule import pending, rules
 from evolve.schedule.rules import NOTHING_NEW, AgentState, CyclePlan, Rules, plan_cycle
 from evolve.store import ledger
 from evolve.store.locks import is_locked
@@ -129,6 +129,39 @@ def plan(conn: sqlite3.Connection, home: Home, now: float) -> CyclePlan:
         if name not in dirty:
             result.skipped[name] = NOTHING_NEW
     return result
+
+
+def first_worthy(conn: sqlite3.Connection, home: Home, since: float | None) -> dict[str, float]:
+    """Agents that never reflected: when their first run worth reflecting on since `since` was seen.
+
+    Costs nothing once every agent has reflected; else it scores only the runs since `since`.
+    """
+    found = {}
+    for name, row in ledger.agent_rows(conn, dirty_only=True).items():
+        if row["last_reflection_at"] is not None or row["paused"]:
+            continue
+        agent = Agent(home, name)
+        try:
+            config = agent.config
+        except ConfigError:  # the cycle names it; no early cycle for it
+            continue
+        worthy = [
+            r.observed_at
+            for r in pending.scored_runs(conn, name, config, agent.memo_text(), since)
+            if r.reflect
+        ]
+        if worthy:
+            found[name] = min(worthy)
+    return found
+
+
+def next_cycle(
+    conn: sqlite3.Connection, home: Home, every_s: float, first_s: float, now: float
+) -> tuple[float, str]:
+    """When the next cycle is due and why (rules.next_cycle over state.db)."""
+    last = ledger.last_cycle_at(conn)
+    worthy = first_worthy(conn, home, last) if last is not None else {}
+    return rules.next_cycle(last, every_s, worthy, first_s, now)
 
 
 def run_cycle(

@@ -1,10 +1,17 @@
-"""Which agents reflect: pure rules over plain data, no I/O — the one gate.
+"""Which agents reflect, and when the next cycle comes: pure rules over plain data, no I/O.
 
 Order of the rules (first match decides): dirty gate, paused, minimum gap, threshold or
 forced reflection, then the per-cycle cap (highest pending score first, then longest
 waiting). `gate` is the per-agent part, shared by the cycle and `evolve reflect` (which
 skips the gap and the cap); each agent is judged by its own [schedule] (agent.toml over
 config.toml). Reasons are words a person understands.
+
+A cycle comes every `cycle_hours`, and sooner for an agent's first lesson: when an agent
+that never reflected has a run worth reflecting on, observed since the last cycle, the next
+cycle comes `first_reflection_minutes` after that run (`next_cycle`). It is an ordinary
+cycle — every agent judged by the rules above, the gap included — and the `cycle_hours`
+count starts again from it. A first reflection that fails waits for the next such run or
+the regular cycle: a failing backend is never called in a loop.
 """
 
 from __future__ import annotations
@@ -112,3 +119,21 @@ def gate(agent: AgentState, rules: Rules, now: float, *, gap: bool = True) -> st
     if now - since >= rules.force_after_days * DAY:
         return None
     return f"below threshold (best pending score {agent.best_score:.2f})"
+
+
+def next_cycle(
+    last: float | None, every_s: float, first_worthy: dict[str, float], first_s: float, now: float
+) -> tuple[float, str]:
+    """When the next cycle is due and why, in words.
+
+    `first_worthy`: each never-reflected agent's first run worth reflecting on observed after
+    `last` (when it was observed).
+    """
+    if last is None:
+        return now, "no cycle ran yet"
+    at, why = last + every_s, f"every {hours(every_s / HOUR)}"
+    if first_worthy:
+        seen, name = min((seen, name) for name, seen in first_worthy.items())
+        if seen + first_s < at:
+            at, why = seen + first_s, f"{name}'s first reflection"
+    return at, why

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from evolve import config as config_mod
-from evolve.config import SourcesConfig
+from evolve.config import ModelConfig, SourcesConfig
 from evolve.errors import Busy, ConfigError, LockBusy
 from evolve.home import Home
 from evolve.observe import ingest as observe
@@ -34,6 +34,7 @@ from evolve.transcripts.classify import BUILT_IN
 from evolve.watch import humanedits
 from evolve.watch.debounce import Debouncer
 from evolve.watch.fs import FsEvent, Watches
+from evolve.watch.settings import Settings
 from evolve.watch.sources import AgentWatch, glob_match, minimal_watches, mtime, stat_sig, watch_root
 from evolve.watch.syncing import SyncSchedule
 
@@ -63,35 +64,39 @@ class Watcher:
         quiet_s: float | None = None,
         rescan_s: float | None = None,
         cycle_s: object = DEFAULT,
+        first_s: float | None = None,
         reflect: object = DEFAULT,
         force_polling: bool = False,
         poll_s: float | None = None,
     ) -> None:
-        settings = config_mod.load(home.config_file)
+        given = {"debounce_s": debounce_s, "quiet_s": quiet_s, "rescan_s": rescan_s, "first_s": first_s}
+        fixed = {key: value for key, value in given.items() if value is not None}
+        if cycle_s is not DEFAULT:
+            fixed["cycle_s"] = cycle_s  # type: ignore[assignment]
+        self.settings = Settings(home, fixed)
         self.home = home
         self.clock, self.wall = clock, wall
-        self.debounce_s = settings.watch.debounce_s if debounce_s is None else debounce_s
-        self.quiet_s = settings.watch.human_edit_quiet_s if quiet_s is None else quiet_s
-        self.rescan_s = settings.watch.rescan_minutes * 60 if rescan_s is None else rescan_s
-        self.cycle_s: float | None = settings.schedule.cycle_hours * 3600 if cycle_s is DEFAULT else cycle_s  # type: ignore[assignment]
         self.reflect = reflector(home) if reflect is DEFAULT else reflect
-        self.fs = Watches(
-            self._on_event, clock, poll_s=poll_s or max(2.0, self.debounce_s), force_polling=force_polling
-        )
+        timings = self.settings.timings
+        poll_s = poll_s or max(2.0, timings.debounce_s)
+        self.fs = Watches(self._on_event, clock, poll_s=poll_s, force_polling=force_polling)
         self.agents: dict[str, AgentWatch] = {}
+        self._models: dict[str, ModelConfig] = {}  # each agent's [model], for settings.check_models
+        self._replan = False  # runs were added: a first reflection may be due sooner
         self._conn: sqlite3.Connection | None = None
         self._events: queue.SimpleQueue[FsEvent] = queue.SimpleQueue()
-        self._sources = Debouncer(self.debounce_s, max_wait=5 * self.debounce_s)
-        self._edits = Debouncer(self.quiet_s)
-        self._syncs = SyncSchedule(self.debounce_s, self.rescan_s, self._sync_agent)
+        self._sources = Debouncer(timings.debounce_s, max_wait=5 * timings.debounce_s)
+        self._edits = Debouncer(timings.quiet_s)
+        self._syncs = SyncSchedule(timings.debounce_s, timings.rescan_s, self._sync_agent)
         self._more_syncs = False
-        self._refresh = Debouncer(self.debounce_s)
+        self._refresh = Debouncer(timings.debounce_s)
         self._seen: dict[tuple[str, str], tuple[int, int]] = {}
         self._repo_seen: dict[str, dict] = {}
         self._matches: dict[str, list[tuple[str, str]]] = {}
         self._spool_hint = True
         self._next_rescan = 0.0
         self.next_cycle_at: float | None = None
+        self.next_cycle_why = ""
         self.files_read = 0  # observe passes over transcript files (for logs and tests)
         self._stopping = False
         self._wake_r, self._wake_w = os.pipe()
@@ -230,6 +235,7 @@ class Watcher:
         if self._refresh.due(now):
             self._next_rescan = now
         for step in (
+            self._reload_settings,
             self._rescan_if_due,
             self._observe_due,
             self._commit_due_edits,
@@ -265,6 +271,21 @@ class Watcher:
             timeout = min(timeout, self.next_cycle_at - self.wall())
         return max(0.0, timeout)
 
+    def _reload_settings(self) -> None:
+        """config.toml changed: its timings now, the agents read again at the rescan that follows."""
+        applied = self.settings.reload_if_changed()
+        if applied is None:
+            return
+        if not applied:  # the file does not load: status says so
+            self.settings.publish(self.next_cycle_at, self.next_cycle_why)
+            return
+        timings = self.settings.timings
+        self._sources.delay, self._sources.max_wait = timings.debounce_s, 5 * timings.debounce_s
+        self._edits.delay = timings.quiet_s
+        self._refresh.delay = timings.debounce_s
+        self._syncs.retime(timings.debounce_s, timings.rescan_s)
+        self._next_rescan = self.clock()
+
     def _rescan_if_due(self) -> None:
         if self.clock() >= self._next_rescan:
             self.reconcile()
@@ -291,6 +312,7 @@ class Watcher:
         )
         self.files_read += 1
         self._seen[(name, path)] = sig
+        self._replan = self._replan or bool(result.runs)
         if result.runs or result.error:
             log.info("%s: %s %s", name, path, result.error or f"{result.runs} run(s) added or updated")
 
@@ -335,6 +357,7 @@ class Watcher:
         with spool.drain(self.home.spool_dir) as records:
             if records:
                 counts = apply_hook_records(self.conn, self.home, records)
+                self._replan = True
                 log.info("hook records: %s", ", ".join(f"{n} {k}" for k, n in sorted(counts.items())))
 
     # -- reconciliation ------------------------------------------------------------
@@ -351,7 +374,7 @@ class Watcher:
 
     def reconcile(self) -> int:
         """Re-read agents and sources; observe every file whose size or mtime changed."""
-        self._next_rescan = self.clock() + self.rescan_s
+        self._next_rescan = self.clock() + self.settings.timings.rescan_s
         self._load_agents()
         self._sync_watches()
         now, observed = self.clock(), 0
@@ -370,7 +393,8 @@ class Watcher:
             self._repo_seen[info.name] = signature
         self._spool_hint = True
         self._syncs.everyone(self.clock())
-        self._next_rescan = self.clock() + self.rescan_s
+        self._next_rescan = self.clock() + self.settings.timings.rescan_s
+        self.settings.check_models(self._models)
         self._plan_next_cycle()
         return observed
 
@@ -380,6 +404,7 @@ class Watcher:
         names = list_agents(self.home)
         for gone in set(self.agents) - set(names):
             del self.agents[gone]
+            self._models.pop(gone, None)
             self._edits.discard(gone)
             self._repo_seen.pop(gone, None)
             self._seen = {k: v for k, v in self._seen.items() if k[0] != gone}
@@ -397,11 +422,13 @@ class Watcher:
                 settings = config_mod.load(self.home.config_file, path / "agent.toml", local)
                 sources, classifier = settings.sources, classify.for_signals(settings.signals)
                 auto = settings.git.sync == "auto"
+                self._models[name] = settings.model
                 for warning in settings.warnings:
                     log.warning("%s", warning)
             except ConfigError as exc:
                 log.warning("%s (its transcripts are not watched until this is fixed)", exc)
                 sources, classifier = SourcesConfig(), BUILT_IN
+                self._models.pop(name, None)
             synced = auto and Repo(path).remote_url() is not None
             self.agents[name] = AgentWatch(name, path, sources, stamp, classifier, synced)
         if new:
@@ -420,13 +447,22 @@ class Watcher:
 
     # -- the cycle -------------------------------------------------------------------
     def _plan_next_cycle(self) -> None:
-        if self.cycle_s is None:
-            self.next_cycle_at = None
-            return
-        last = ledger.last_cycle_at(self.conn)
-        self.next_cycle_at = self.wall() if last is None else last + self.cycle_s
+        from evolve.schedule.cycle import next_cycle
+
+        timings = self.settings.timings
+        if timings.cycle_s is None:
+            self._next_cycle(None, "no cycles")
+        else:
+            self._next_cycle(*next_cycle(self.conn, self.home, timings.cycle_s, timings.first_s, self.wall()))
+
+    def _next_cycle(self, at: float | None, why: str) -> None:
+        self.next_cycle_at, self.next_cycle_why = at, why
+        self.settings.publish(at, why)
 
     def _cycle_if_due(self) -> None:
+        if self._replan:
+            self._replan = False
+            self._plan_next_cycle()
         if self.next_cycle_at is not None and self.wall() >= self.next_cycle_at:
             self.run_cycle()
 
@@ -447,10 +483,10 @@ class Watcher:
                 result = run_cycle(self.home, now=self.wall(), reflect=guarded if reflect else None)
         except LockBusy:
             log.info("another cycle is running; this one is skipped")
-            self.next_cycle_at = self.wall() + RETRY_S
+            self._next_cycle(self.wall() + RETRY_S, "another cycle was running")
             return None
         except Exception:
-            self.next_cycle_at = self.wall() + RETRY_S  # never a hot loop on a failing cycle
+            self._next_cycle(self.wall() + RETRY_S, "the last cycle failed")  # never a hot loop
             raise
         self._plan_next_cycle()
         log.info("cycle: selected %s", ", ".join(result.plan.selected) or "nobody")

@@ -13,7 +13,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -22,6 +22,10 @@ from evolve import launch
 from evolve.errors import LockBusy, UserError
 from evolve.home import Home
 from evolve.store.locks import FileLock, holder, is_locked
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from evolve.config import ModelConfig
 
 LOG_BYTES = 1_000_000
 LOG_BACKUPS = 3
@@ -37,6 +41,30 @@ def pid_path(home: Home) -> Path:
 
 def log_path(home: Home) -> Path:
     return home.logs_dir / "watch.log"
+
+
+def published_path(home: Home) -> Path:
+    return home.run_dir / "watch.json"
+
+
+def publish(home: Home, data: dict) -> None:
+    """What this watcher follows (watch.settings), for `evolve status` and `evolve doctor`."""
+    import json
+
+    from evolve.store.files import atomic_write
+
+    atomic_write(published_path(home), json.dumps({"pid": os.getpid(), **data}).encode())
+
+
+def published(home: Home, pid: int | None) -> dict | None:
+    """What watcher `pid` published, or None (nothing yet, or another process's)."""
+    import json
+
+    try:
+        data = json.loads(published_path(home).read_bytes())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and pid is not None and data.get("pid") == pid else None
 
 
 def pid_alive(pid: int) -> bool:
@@ -110,6 +138,8 @@ def release(home: Home, lock: FileLock) -> None:
     try:
         if pid_path(home).read_text().strip() == str(os.getpid()):
             pid_path(home).unlink()
+        if published(home, os.getpid()) is not None:
+            published_path(home).unlink()
     except OSError:
         pass
     lock.release()
@@ -209,16 +239,112 @@ def _systemd_quote(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%") + '"'
 
 
-def render_service(home: Home, platform: str | None = None) -> tuple[str, str]:
-    """(file name, text) of the service file for this platform, placeholders filled."""
+def env_file(home: Home) -> Path:
+    """Where the systemd unit reads variables from (the person writes it; evolve never does)."""
+    return home.root / "watch.env"
+
+
+@dataclass(frozen=True)
+class Needs:
+    """What a watcher started by the service manager needs to reflect: keys, `claude` on PATH."""
+
+    variables: tuple[str, ...] = ()  # [model] api_key_env of an anthropic backend without a key file
+    key_files: tuple[str, ...] = ()
+    claude_dir: str | None = None  # the folder of `claude` (backend claude-cli), for PATH
+
+    @classmethod
+    def of(cls, models: Iterable[ModelConfig]) -> Needs:
+        import shutil
+
+        keyed = [m for m in models if m.backend == "anthropic"]
+        claude = shutil.which("claude") if any(m.backend == "claude-cli" for m in models) else None
+        return cls(
+            tuple(sorted({m.api_key_env for m in keyed if not m.api_key_file})),
+            tuple(sorted({m.api_key_file for m in keyed if m.api_key_file})),
+            str(Path(claude).parent) if claude else None,
+        )
+
+    def to_dict(self, home: Home) -> dict:
+        return {
+            "environment_file": str(env_file(home)) if self.variables else None,
+            "variables": list(self.variables),
+            "key_files": list(self.key_files),
+            "path": self.path,
+        }
+
+    @property
+    def path(self) -> str | None:
+        return f"{self.claude_dir}:/usr/local/bin:/usr/bin:/bin" if self.claude_dir else None
+
+
+def _systemd_environment(home: Home, needs: Needs) -> str:
+    """The unit's lines that carry the key's source (never its value) and `claude`'s folder."""
+    lines = [
+        f"# The model's API key is read from {f} at each call ([model] api_key_file)."
+        for f in needs.key_files
+    ]
+    if needs.variables:
+        names = ", ".join(f"${name}" for name in needs.variables)
+        lines += [
+            f"# The model's API key comes from {names} ([model] api_key_env), and systemd starts the",
+            f"# watcher without your shell's variables: put {needs.variables[0]}=<the key> in the file",
+            "# below (chmod 600), or read the key from a file: `evolve model anthropic --key-file PATH`.",
+            f"EnvironmentFile=-{str(env_file(home)).replace('%', '%%')}",
+        ]
+    if needs.path:
+        lines += [
+            "# backend claude-cli runs `claude`: its folder on PATH",
+            f"Environment={_systemd_quote('PATH=' + needs.path)}",
+        ]
+    return "\n".join(lines) + "\n" if lines else ""
+
+
+def _launchd_environment(needs: Needs) -> str:
+    """The plist's PATH for `claude`, and a word on a key launchd cannot pass (no value inlined)."""
+    from xml.sax.saxutils import escape
+
+    lines = [
+        f"  <!-- The model's API key is read from {escape(f)} at each call ([model] api_key_file). -->"
+        for f in needs.key_files
+    ]
+    if needs.variables:  # "--" may not appear in an XML comment
+        names = ", ".join(f"${name}" for name in needs.variables)
+        lines.append(
+            f"  <!-- The model's API key comes from {names} ([model] api_key_env), which launchd does not "
+            "pass: read it from a file instead (`evolve model anthropic`, option key-file PATH). -->"
+        )
+    if needs.path:
+        lines += [
+            "  <key>EnvironmentVariables</key>",
+            "  <dict>",
+            "    <key>PATH</key>",
+            f"    <string>{escape(needs.path)}</string>",
+            "  </dict>",
+        ]
+    return "\n".join(lines) + "\n" if lines else ""
+
+
+def render_service(
+    home: Home, platform: str | None = None, models: Iterable[ModelConfig] = ()
+) -> tuple[str, str]:
+    """(file name, text) of the service file for this platform, placeholders filled.
+
+    `models`: every [model] the watcher reflects with, so the unit carries where their keys
+    come from (a file, or an EnvironmentFile= for a variable — never a key's value).
+    """
     from xml.sax.saxutils import escape
 
     platform = platform or sys.platform
+    needs = Needs.of(list(models))
     fill: Callable[[str], str]
     if platform == "darwin":
-        name, fill = "org.evolve.watch.plist", lambda text: escape(text)
+        name, fill, environment = (
+            "org.evolve.watch.plist",
+            lambda text: escape(text),
+            _launchd_environment(needs),
+        )
     elif platform.startswith("linux"):
-        name, fill = "evolve-watch.service", _systemd_quote
+        name, fill, environment = "evolve-watch.service", _systemd_quote, _systemd_environment(home, needs)
     else:
         raise UserError(f"no service file for {platform}; run `evolve watch --detach` at login")
     text = (resources.files("evolve.hooks") / name).read_text(encoding="utf-8")
@@ -229,7 +355,7 @@ def render_service(home: Home, platform: str | None = None) -> tuple[str, str]:
         "log": str(home.logs_dir / "watch.stderr"),
     }.items():
         text = text.replace("{{" + key + "}}", fill(value))
-    return name, text
+    return name, text.replace("{{environment}}\n", environment)
 
 
 def install_hint(name: str) -> str:

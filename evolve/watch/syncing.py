@@ -58,6 +58,11 @@ class SyncSchedule:
         self._ceiling = max(ceiling_s, FIRST_RETRY_S)
         self._sync = sync
 
+    def retime(self, debounce_s: float, ceiling_s: float) -> None:
+        """New timings from a changed config.toml; what is due stays due."""
+        self._due.delay = debounce_s
+        self._ceiling = max(ceiling_s, FIRST_RETRY_S)
+
     def update(self, synced: dict[str, Path]) -> None:
         """The agents with a remote and `sync = "auto"` now (others are forgotten)."""
         for gone in set(self.agents) - set(synced):

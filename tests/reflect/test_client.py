@@ -21,7 +21,6 @@ from evolve.config import ModelConfig
 from evolve.reflect.client import (
     LOCAL_KEY,
     NO_CLAUDE,
-    NO_KEY,
     Answer,
     AnthropicClient,
     ClaudeCliClient,
@@ -30,6 +29,7 @@ from evolve.reflect.client import (
     ReflectionRequest,
     make_client,
 )
+from evolve.reflect.keys import missing_env
 from evolve.reflect.operations import TOOL_SCHEMA
 
 KEY = "sk-ant-api03-test-key-0123456789"
@@ -127,7 +127,59 @@ def test_local_server_without_a_key_gets_a_placeholder(fake_messages_api):
 def test_missing_key_for_the_real_api_fails_before_any_socket(base_url, connections):
     connections.blocked = True
     error = failure(AnthropicClient(ModelConfig(backend="anthropic", base_url=base_url)))
-    assert (error.reason, error.transient) == (NO_KEY, False)
+    assert (error.reason, error.transient) == (missing_env("ANTHROPIC_API_KEY"), False)
+    assert connections.seen == []
+
+
+def test_the_key_comes_from_the_file_model_names_read_at_each_call(fake_messages_api, tmp_path, monkeypatch):
+    """Newcomer 12: the key no longer depends on the environment of whoever started the watcher."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-the-shells-key-not-this-one")
+    key_file = tmp_path / "anthropic.key"
+    key_file.write_text(f"  {KEY}\n")
+    client = AnthropicClient(anthropic_config(fake_messages_api, api_key_file=str(key_file)))
+    fake_messages_api.reply_tool(GOOD)
+    fake_messages_api.reply_tool(GOOD)
+    client.reflect(REQUEST)
+    key_file.write_text(KEY + "-rotated\n")  # rotated while the watcher runs: the next call has it
+    client.reflect(REQUEST)
+    assert [sent_key(r.headers) for r in fake_messages_api.requests] == [KEY, KEY + "-rotated"]
+
+
+def test_the_key_comes_from_the_variable_model_names(fake_messages_api, monkeypatch, connections):
+    monkeypatch.setenv("WORK_ANTHROPIC_KEY", KEY)
+    fake_messages_api.reply_tool(GOOD)
+    AnthropicClient(anthropic_config(fake_messages_api, api_key_env="WORK_ANTHROPIC_KEY")).reflect(REQUEST)
+    assert sent_key(fake_messages_api.requests[0].headers) == KEY
+    connections.blocked = True
+    error = failure(AnthropicClient(ModelConfig(backend="anthropic", api_key_env="WORK_ANTHROPIC_KEY_2")))
+    assert error.reason == missing_env("WORK_ANTHROPIC_KEY_2") and not error.transient
+
+
+@pytest.mark.parametrize(
+    "content, problem",
+    [
+        (None, "no such file"),
+        ("", "is empty"),
+        (f"{KEY}\nhunter2\n", "must hold only the key, on one line"),
+        (b"\xff\xfe" + KEY.encode(), "must hold only the key, on one line"),
+    ],
+    ids=["missing", "empty", "two-lines", "not-text"],
+)
+def test_a_key_file_that_gives_no_key_fails_before_any_socket_and_is_never_quoted(
+    content, problem, tmp_path, connections, fake_messages_api
+):
+    key_file = tmp_path / "anthropic.key"
+    if isinstance(content, bytes):
+        key_file.write_bytes(content)
+    elif content is not None:
+        key_file.write_text(content)
+    connections.blocked = True
+    for base_url in ("", fake_messages_api.url):  # a named file must give a key, even for a local server
+        error = failure(
+            AnthropicClient(ModelConfig(backend="anthropic", base_url=base_url, api_key_file=str(key_file)))
+        )
+        assert error.reason.startswith(f"model.api_key_file {key_file}: {problem}") and not error.transient
+        assert KEY not in error.reason and "hunter2" not in error.reason
     assert connections.seen == []
 
 
@@ -183,7 +235,7 @@ def test_rate_limits_and_server_errors_are_transient(fake_messages_api, status):
 @pytest.mark.parametrize(
     "status, remedy",
     [
-        (401, "authentication failed: check ANTHROPIC_API_KEY"),
+        (401, "authentication failed: check the key in $ANTHROPIC_API_KEY"),
         (403, "permission denied"),
         (404, "check model.name (claude-test-model)"),
         (400, "bad request"),
