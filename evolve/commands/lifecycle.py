@@ -244,8 +244,8 @@ def _uninstall_all(home: Home, name: str) -> tuple[list[str], list[tuple[str, st
             continue
         for record in records:
             try:
-                result = integration.uninstall(
-                    home, name, record.get("scope") or "project", record.get("project")
+                result = integration.uninstall(  # under the agent's lock: its repository stays as it is
+                    home, name, record.get("scope") or "project", record.get("project"), sources_too=False
                 )
             except (UserError, OSError) as exc:
                 left.append((uninstall_command(harness, record), str(exc)))
