@@ -19,6 +19,7 @@ from evolve.store.locks import FileLock, holder, is_locked
 from evolve.store.repo import LOCK
 from evolve.watch import service
 from evolve.workspace.agent import Agent, list_agents
+from evolve.workspace.hold import hold_of
 
 
 def _iso(value: float | None) -> str | None:
@@ -40,6 +41,7 @@ def _agent_status(conn: sqlite3.Connection, home: Home, name: str, row, synced=N
     since = row["last_reflection_at"] if row else None
     kinds = [e["kind"] for e in ledger.events_since(conn, name, since)] if dirty else []
     failure = ledger.last_failure(conn, name)
+    held = hold_of(agent)
     return {
         "name": name,
         "dirty": dirty,
@@ -58,6 +60,7 @@ def _agent_status(conn: sqlite3.Connection, home: Home, name: str, row, synced=N
         "config_warnings": list(agent.lenient_config.warnings),  # read, but not applied where they stand
         "paused": bool(row and row["paused"]),
         "busy": is_locked(home.agent_dir(name) / ".git" / LOCK),
+        "held": held.to_dict() if held else None,  # a person's git work: no evolve write until it ends
         "proposals": [p.id for p in proposals.pending(Agent(home, name))],  # waiting for a person
         "sync": sync_state(Agent(home, name), synced),  # None: no remote
     }
@@ -137,6 +140,7 @@ def _print_status(data: dict, last: float | None, next_at: float | None) -> None
         waiting = f"{len(a['proposals'])} proposal(s) to review" if a["proposals"] else ""
         flags = (
             ("paused", a["paused"]),
+            (f"held by {a['held']['what']}" if a["held"] else "", a["held"]),
             ("busy", a["busy"]),
             ("config broken", a["config_problem"]),
             ("last reflection failed", a["last_failure"]),
@@ -152,6 +156,8 @@ def _print_status(data: dict, last: float | None, next_at: float | None) -> None
                 state or "-",
             ]
         )
+        if a["held"]:
+            notes.append(f"{a['name']}: nothing is written or reflected until then: {a['held']['reason']}")
         if a["config_problem"]:
             notes.append(f"{a['name']}: not reflected until its configuration loads: {a['config_problem']}")
         notes += [f"{a['name']}: {warning}" for warning in a["config_warnings"]]

@@ -31,6 +31,7 @@ from evolve.store.locks import FileLock
 from evolve.store.repo import ConcurrentChange
 from evolve.workspace import undo
 from evolve.workspace.agent import Agent
+from evolve.workspace.hold import hold_of
 
 DAY = 86_400.0
 
@@ -199,8 +200,15 @@ def reflect(
     dry_run: bool = False,
     client=None,
 ) -> Outcome:
-    """Reflect `name` now (ignores the schedule's gap and cap, not the gates unless forced)."""
+    """Reflect `name` now (ignores the schedule's gap and cap, not the gates unless forced).
+
+    Raises Busy while a person's git work holds the agent (`hold_of`), forced or not, a dry
+    run too: what it would plan on is that checkout's files, not the agent's.
+    """
     agent = Agent.open(name, home)
+    held = hold_of(agent)
+    if held:
+        raise Busy(held.reason)
     now = now or time.time()
     try:
         with FileLock(home.run_dir / f"reflect-{name}.lock", timeout=0):
@@ -333,7 +341,7 @@ def _finish(
     *,
     record: bool = True,
 ) -> Outcome:
-    outcome.status, outcome.reason = (outcome.status if dry_run else status), reason
+    outcome.status, outcome.reason = status, reason  # a dry run too: a failed model call is no preview
     if dry_run or not record:
         return outcome
     data = {
