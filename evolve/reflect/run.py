@@ -11,7 +11,7 @@ import hashlib
 import json
 import sqlite3
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 
 from evolve.errors import Busy, LockBusy, UserError
@@ -34,6 +34,7 @@ from evolve.workspace.agent import Agent
 from evolve.workspace.hold import hold_of
 
 DAY = 86_400.0
+GUARD_HELD = "flagged by the write-path guard"
 
 
 @dataclass
@@ -282,12 +283,12 @@ def _commit(
         "Evolve-Tokens": outcome.tokens,
     }
     flags = flags_for(plan, bundle)
-    review = agent.config.review or bool(flags)
+    review = agent.config.review
     outcome.flags = [f.line() for f in flags]
-    if flags:
-        trailers["Evolve-Flags"] = [f.line() for f in flags]
+    if flags and review:
+        trailers["Evolve-Flags"] = outcome.flags
     if review:
-        trailers["Evolve-Review"] = "flagged by the write-path guard" if flags else "review = true"
+        trailers["Evolve-Review"] = GUARD_HELD if flags else "review = true"
     try:
         applied = apply_plan(
             agent,
@@ -296,6 +297,8 @@ def _commit(
             trailers=trailers,
             usage=skill_usage(conn, agent.name),
             review=review,
+            held={} if review else held_by_guard(plan, bundle),  # only those wait; the rest lands
+            waiting_trailers={"Evolve-Flags": outcome.flags} if flags else {},
         )
     except ConcurrentChange as exc:  # a person committed the same files meanwhile: try later
         return _finish(conn, agent, now, outcome, "failed", False, str(exc))
@@ -328,6 +331,20 @@ def _commit(
             f"waiting for review: evolve review {agent.name} {outcome.reflection}",
         )
     return _finish(conn, agent, now, outcome, "committed", False, "")
+
+
+def held_by_guard(plan: Plan, bundle: Bundle) -> dict[int, str]:
+    """Each operation the write-path guard flags → why it waits for a person (its flags).
+
+    Judged one operation at a time, on what that operation adds: a flagged skill does not
+    hold back a good memo line of the same answer, and rejecting the proposal blocks its lines only.
+    """
+    held = {}
+    for op in [*plan.operations, *plan.waiting]:
+        flags = flags_for(replace(plan, operations=[op], waiting=[]), bundle)
+        if flags:
+            held[op.index] = f"{GUARD_HELD}: " + "; ".join(flag.line() for flag in flags)
+    return held
 
 
 def _finish(
