@@ -122,6 +122,11 @@ def _sync_args(p) -> None:
         action="store_true",
         help="take the server's main the last sync held back (flagged or unreviewed) as reviewed",
     )
+    p.add_argument(
+        "--push-anyway",
+        action="store_true",
+        help="push memo or skill lines of yours that look like a secret, as they are",
+    )
     _json(p)
 
 

@@ -20,6 +20,7 @@ from evolve.store.repo import Repo
 from evolve.sync import refs, remote
 from evolve.sync.refs import Held, Refused
 from evolve.sync.remote import Offline
+from evolve.sync.secrets import added_secrets, held_push_message
 from evolve.workspace.agent import Agent
 
 ATTEMPTS = 5  # pushes refused because the server moved meanwhile, before giving up for now
@@ -70,16 +71,18 @@ def sync(
     accept_held: bool = False,
     push_first: bool = False,
     record: bool = True,
+    push_anyway: bool = False,
 ) -> Outcome:
     """Sync `agent` with its server; never raises for what the outcome can say.
 
     `push_first` (the watcher, after a commit here): when this machine only moved ahead,
     push straight away, leased on what the server had at the last sync; the server's own
     news then come with the next full sync (a rescan). `accept_held`: a person takes the
-    server's main the last sync held back (`screen`) as reviewed.
+    server's main the last sync held back (`screen`) as reviewed. `push_anyway`: the person
+    pushes what holds a secret they wrote (`secrets`), as it is.
     """
     try:
-        outcome = _sync(agent, accept_rewrite, accept_held, push_first)
+        outcome = _sync(agent, accept_rewrite, accept_held, push_first, push_anyway)
     except Busy as exc:
         outcome = Outcome(agent.name, "busy", str(exc))
     except Offline as exc:
@@ -97,7 +100,9 @@ def sync(
     return outcome
 
 
-def _sync(agent: Agent, accept_rewrite: bool, accept_held: bool, push_first: bool) -> Outcome:
+def _sync(
+    agent: Agent, accept_rewrite: bool, accept_held: bool, push_first: bool, push_anyway: bool
+) -> Outcome:
     repo = agent.repo
     url = repo.remote_url(remote.REMOTE)
     if url is None:
@@ -108,7 +113,7 @@ def _sync(agent: Agent, accept_rewrite: bool, accept_held: bool, push_first: boo
         raise Refused(f"{exc}; set it again with `evolve remote {agent.name} URL`") from None
     with FileLock(repo.git_dir / SYNC_LOCK, timeout=LOCK_WAIT_S):  # one sync of an agent at a time
         pushed = _pushed_ahead(agent, url) if push_first and not accept_rewrite else None
-        return pushed or _attempts(agent, url, accept_rewrite, accept_held)
+        return pushed or _attempts(agent, url, accept_rewrite, accept_held, push_anyway)
 
 
 def _pushed_ahead(agent: Agent, url: str) -> Outcome | None:
@@ -118,7 +123,7 @@ def _pushed_ahead(agent: Agent, url: str) -> Outcome | None:
     main, before = view.local.get("main"), view.synced.get("main")
     if not main or not before or main == before or not repo.is_ancestor(before, main) or repo.dirty_paths():
         return None
-    if _links_out(repo, before, main):
+    if _links_out(repo, before, main) or added_secrets(repo, before, main):
         return None  # the full sync says why nothing goes
     updates = [
         (b, view.local.get(b), view.synced.get(b))
@@ -132,7 +137,7 @@ def _pushed_ahead(agent: Agent, url: str) -> Outcome | None:
     return Outcome(agent.name, "synced", "", 0, _count(agent, before, main))
 
 
-def _attempts(agent: Agent, url: str, accept_rewrite: bool, accept_held: bool) -> Outcome:
+def _attempts(agent: Agent, url: str, accept_rewrite: bool, accept_held: bool, push_anyway: bool) -> Outcome:
     repo, machine = agent.repo, agent.home.machine()
     for _attempt in range(ATTEMPTS):
         fetching = remote.start_fetch(repo, url, machine)
@@ -164,6 +169,12 @@ def _attempts(agent: Agent, url: str, accept_rewrite: bool, accept_held: bool) -
                 f"{why}: a link out of the repository would carry this machine's paths to the server "
                 "(and no other machine takes it); nothing was pushed. Replace it with the file itself "
                 '(`cp --remove-destination "$(readlink -f PATH)" PATH`), commit, then sync'
+            )
+        server = view.fetched.get("main")
+        secrets = [] if push_anyway else added_secrets(repo, server, done.main)
+        if secrets:  # a person's own secret: never rewritten, never pushed without their word
+            raise Refused(
+                held_push_message(agent.name, secrets, f"{remote.FETCHED}main" if server else "--root")
             )
         updates = pushes(view, done)
         refused: dict[str, str] = {}
