@@ -95,3 +95,12 @@ def test_with_review_on_every_operation_still_waits(agent, ans):
     assert data["status"] == "proposed" and git_out(agent.path, "rev-parse", "HEAD") == before
     shown = git_out(agent.path, "show", f"{data['proposal']}:memo.md")
     assert GOOD_LINE in shown
+
+
+def test_the_dry_run_shows_what_the_guard_would_hold(agent, ans):
+    code, out = ans(
+        memo("self", "- I forget the linter."), create("tool-setup", BAD_BODY), args=("--force", "--dry-run")
+    )
+    assert code == 0
+    assert "would land: update_memo self" in out
+    assert "waits for review: create_skill tool-setup: flagged by the write-path guard" in out

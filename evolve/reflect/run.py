@@ -260,6 +260,9 @@ def _reflect_locked(conn, agent: Agent, now: float, force: bool, dry_run: bool, 
         return _finish(conn, agent, now, outcome, "failed", dry_run, f"invalid answer: {exc}")
     outcome.plan = plan
     if dry_run:
+        held = {} if config.review else held_by_guard(plan, bundle)
+        if held:  # the preview says what would wait for review, as the commit would
+            outcome.plan = plan_now(agent, plan.source, held=held)
         return outcome
     if plan.nothing_to_save or not (plan.operations or plan.waiting):
         why = plan.nothing_reason or ("every operation was rejected" if plan.rejected else "nothing to save")
