@@ -20,7 +20,6 @@ from evolve.store.repo import Repo
 from evolve.sync import refs, remote
 from evolve.sync.refs import Held, Refused
 from evolve.sync.remote import Offline
-from evolve.sync.secrets import added_secrets, held_push_message
 from evolve.workspace.agent import Agent
 
 ATTEMPTS = 5  # pushes refused because the server moved meanwhile, before giving up for now
@@ -123,7 +122,7 @@ def _pushed_ahead(agent: Agent, url: str) -> Outcome | None:
     main, before = view.local.get("main"), view.synced.get("main")
     if not main or not before or main == before or not repo.is_ancestor(before, main) or repo.dirty_paths():
         return None
-    if _links_out(repo, before, main) or added_secrets(repo, before, main):
+    if _links_out(repo, before, main) or _secrets_out(repo, before, main):
         return None  # the full sync says why nothing goes
     updates = [
         (b, view.local.get(b), view.synced.get(b))
@@ -171,11 +170,12 @@ def _attempts(agent: Agent, url: str, accept_rewrite: bool, accept_held: bool, p
                 '(`cp --remove-destination "$(readlink -f PATH)" PATH`), commit, then sync'
             )
         server = view.fetched.get("main")
-        secrets = [] if push_anyway else added_secrets(repo, server, done.main)
+        secrets = [] if push_anyway else _secrets_out(repo, server, done.main)
         if secrets:  # a person's own secret: never rewritten, never pushed without their word
-            raise Refused(
-                held_push_message(agent.name, secrets, f"{remote.FETCHED}main" if server else "--root")
-            )
+            from evolve.sync.secrets import held_push_message
+
+            base = f"{remote.FETCHED}main" if server else "--root"
+            raise Refused(held_push_message(agent.name, secrets, base))
         updates = pushes(view, done)
         refused: dict[str, str] = {}
         if updates:
@@ -229,6 +229,15 @@ def _links_out(repo: Repo, server: str | None, main: str) -> list[str]:
     from evolve.sync.screen import leaving_links
 
     return leaving_links(repo, server, main)
+
+
+def _secrets_out(repo: Repo, server: str | None, main: str) -> list[str]:
+    """Secrets a person wrote on lines the commits main would send add (`secrets.added_secrets`)."""
+    if server == main:
+        return []  # nothing to send: `evolve sync` with nothing to do loads no rules
+    from evolve.sync.secrets import added_secrets
+
+    return added_secrets(repo, server, main)
 
 
 def _incoming(repo: Repo, view: refs.View) -> set[str]:
