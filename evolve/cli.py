@@ -122,6 +122,11 @@ def _sync_args(p) -> None:
         action="store_true",
         help="take the server's main the last sync held back (flagged or unreviewed) as reviewed",
     )
+    p.add_argument(
+        "--push-anyway",
+        action="store_true",
+        help="push memo or skill lines of yours that look like a secret, as they are",
+    )
     _json(p)
 
 
@@ -283,7 +288,8 @@ def _lessons_args(p) -> None:
 
 def _prompt_args(p) -> None:
     _agent(p)
-    p.add_argument("--session", help="the session to record impressions for (default: a new id)")
+    p.add_argument("--session", help="record the skills as shown in this session (default: only a preview)")
+    p.add_argument("--record", action="store_true", help="record them as shown in a new session")
     _json(p)
 
 
@@ -448,7 +454,7 @@ def _upgrade(home: Home) -> None:
 
 
 def _fast_prompt(argv: list[str]) -> int | None:
-    """`evolve [--home H] prompt NAME [--session ID] [--json]` without argparse; None: not sure."""
+    """`evolve [--home H] prompt NAME [--session ID] [--record] [--json]` without argparse; None: not sure."""
     args = list(argv)
     home = None
     if args[:1] == ["--home"] and len(args) > 1:
@@ -458,11 +464,13 @@ def _fast_prompt(argv: list[str]) -> int | None:
     if args[:1] != ["prompt"] or len(args) < 2 or args[1].startswith("-") or home == "":
         return None
     name, rest = args[1], args[2:]
-    session, as_json = None, False
+    session, record, as_json = None, False, False
     while rest:
         item = rest.pop(0)
         if item == "--json":
             as_json = True
+        elif item == "--record":
+            record = True
         elif item == "--session" and rest and not rest[0].startswith("-"):
             session = rest.pop(0)
         elif item.startswith("--session=") and len(item) > len("--session="):
@@ -471,7 +479,7 @@ def _fast_prompt(argv: list[str]) -> int | None:
             return None
     from evolve.commands.prompt import prompt
 
-    return prompt(Home.resolve(home), name, session=session, as_json=as_json)
+    return prompt(Home.resolve(home), name, session=session, record=record, as_json=as_json)
 
 
 def _home_arg(argv: Sequence[str]) -> str | None:

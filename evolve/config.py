@@ -246,11 +246,40 @@ def _check_model(merged: ModelConfig, raw: dict[str, Any], origin: str) -> Model
             f"{origin}: model.api_key_file: must be an absolute path or start with ~, "
             f"got {merged.api_key_file!r}"
         )
+    if "name" in raw and (not merged.name.strip() or _has_junk(merged.name)):
+        raise ConfigError(f"{origin}: model.name: must be a model's name on one line, got {merged.name!r}")
+    if "base_url" in raw and merged.base_url:
+        problem = _url_problem(merged.base_url)
+        if problem:
+            raise ConfigError(f"{origin}: model.base_url: {problem}, got {merged.base_url!r}")
     if raw.get("api_key_env") and raw.get("api_key_file"):
         raise ConfigError(f"{origin}: model: set api_key_env or api_key_file, not both")
     if "api_key_env" in raw:  # a later file naming a variable takes the key from it again
         merged = replace(merged, api_key_file="")
     return merged
+
+
+def _has_junk(text: str) -> bool:
+    """Whether `text` holds whitespace other than single spaces, or a control character."""
+    return any(c.isspace() and c != " " or ord(c) < 32 or ord(c) == 127 for c in text)
+
+
+def _url_problem(url: str) -> str:
+    """Why `url` cannot be where reflections are sent ("" when it can): http(s) to a host."""
+    from urllib.parse import urlsplit  # lazily: only a config that names a base_url pays
+
+    if url != url.strip() or _has_junk(url) or " " in url:
+        return "must be a URL without spaces or line breaks"
+    try:
+        parts = urlsplit(url)
+        port = parts.port  # a port that is not a number raises
+    except ValueError:
+        return "must be an http:// or https:// URL with a host"
+    if parts.scheme not in ("http", "https"):
+        return "must be an http:// or https:// URL (or empty: the Anthropic API)"
+    if not parts.hostname or port == 0:
+        return "must be an http:// or https:// URL with a host"
+    return ""
 
 
 def _misplaced_hint(section: str, key: str) -> str:

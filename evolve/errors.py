@@ -6,7 +6,8 @@ Exit codes (also in README):
   2  usage error (bad arguments)
   3  an internal error: a bug, logged with a traceback under the home
   75 busy: try again later (another evolve process holds the agent, or a person's git
-     operation is in progress in its repository); "skipped / nothing new" is 0
+     operation is in progress in its repository, or left conflict markers in memo.md or a
+     skill: `workspace.hold`); "skipped / nothing new" is 0
   130 interrupted (Ctrl-C)
 """
 

@@ -178,6 +178,16 @@ def test_int_given_to_float_key_is_a_float(tmp_path):
         ),
         ("[schedule]\nfirst_reflection_minutes = -1\n", "schedule.first_reflection_minutes", "zero or more"),
         ("[schedule]\nfirst_reflection_minutes = 1e6\n", "schedule.first_reflection_minutes", "at most"),
+        # red team 3, C4: these passed the load and failed only at the model call, or never
+        ("[model]\nbase_url = 'ftp://x'\n", "model.base_url", "http:// or https://"),
+        ("[model]\nbase_url = 'file:///etc/passwd'\n", "model.base_url", "http:// or https://"),
+        ("[model]\nbase_url = 'localhost:8080'\n", "model.base_url", "http:// or https://"),
+        ("[model]\nbase_url = 'http://'\n", "model.base_url", "with a host"),
+        ("[model]\nbase_url = 'http://x:port'\n", "model.base_url", "with a host"),
+        ("[model]\nbase_url = ' http://127.0.0.1:9'\n", "model.base_url", "without spaces"),
+        ("[model]\nname = ''\n", "model.name", "a model's name on one line"),
+        ("[model]\nname = '   '\n", "model.name", "a model's name on one line"),
+        ('[model]\nname = "claude\\nhaiku"\n', "model.name", "a model's name on one line"),
     ],
 )
 def test_every_bad_value_names_file_key_and_problem(tmp_path, text, where, problem):
@@ -350,3 +360,13 @@ def test_a_broken_phrase_list_is_one_line_naming_the_file(evolve_home, capsys):
     err = capsys.readouterr().err
     assert err.startswith(f"evolve: error: {evolve_home / 'config.toml'}: signals.correction_phrases: ")
     assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    "url", ["", "http://127.0.0.1:8080", "https://api.example.com/v1", "http://[::1]:11434", "HTTP://Host"]
+)
+def test_a_model_server_url_is_taken_as_written(tmp_path, url):
+    cfg = config_mod.load(
+        write(tmp_path / "config.toml", f"[model]\nbase_url = '{url}'\nname = 'llama3.1:8b'\n")
+    )
+    assert (cfg.model.base_url, cfg.model.name) == (url, "llama3.1:8b")

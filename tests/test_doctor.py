@@ -154,3 +154,17 @@ def test_what_makes_evolve_quietly_do_nothing(capsys, evolve_home, monkeypatch):
     assert sources["level"] == "hint" and "no transcripts reach this agent" in sources["problem"]
     [watcher] = about(findings, "watcher")
     assert "evolve watch --detach" in watcher["problem"]
+
+
+def test_an_agent_fed_only_by_codex_rollouts_learns(capsys, evolve_home, project):
+    """Newcomer 11: `[sources] codex` reaches an agent as surely as a Claude Code glob."""
+    agent = make_agent("coder")
+    toml = agent.path / "agent.toml"
+    toml.write_text(toml.read_text() + f'codex = ["{project}"]\n')
+    git(agent.path, "commit", "-qam", "read the webapp's Codex sessions")
+    make_agent("idle")
+    _code, findings = doctor(capsys)
+    assert about(findings, "coder: agent.toml") == []
+    [hint] = about(findings, "idle: agent.toml")
+    assert "evolve install claude-code --agent idle" in hint["problem"]
+    assert "evolve install codex --agent idle" in hint["problem"]

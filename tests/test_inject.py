@@ -304,3 +304,46 @@ def test_a_fix_waiting_for_review_is_one_line_until_the_person_decides(evolve_ho
     capsys.readouterr()
     assert main(["prompt", "demo"]) == 0
     assert "waits for the person's review" not in capsys.readouterr().out
+
+
+def test_evolve_prompt_is_a_preview_unless_told_to_record(evolve_home, capsys):
+    """Newcomer 13: reading what a session would see counts no impression."""
+    import shlex
+
+    from evolve.cli import main
+    from evolve.integrations import claude_code
+
+    agent = make_agent("demo")
+    write_skill(agent.path, "one")
+    home = Home.resolve()
+    for _ in range(3):
+        assert main(["prompt", "demo"]) == 0
+        assert "- one: Use when testing things." in capsys.readouterr().out
+    assert main(["prompt", "demo", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["session"] == ""
+    assert _spooled(home) == []
+
+    assert main(["prompt", "demo", "--session", "s-9"]) == 0
+    capsys.readouterr()
+    assert main(["prompt", "demo", "--record", "--json"]) == 0
+    fresh = json.loads(capsys.readouterr().out)["session"]
+    assert fresh and [(r["session_id"], r["skills"]) for r in _spooled(home)] == [
+        ("s-9", ["one"]),
+        (fresh, ["one"]),
+    ]
+
+    hook = claude_code.hook_command(sys.executable, home, "demo", "session-start", linked=False)
+    proc = subprocess.run(  # a session's hook still records what the session was shown
+        shlex.split(hook),
+        input=json.dumps({"session_id": "from-the-hook"}).encode(),
+        capture_output=True,
+        timeout=60,
+        env={**os.environ, "EVOLVE_NO_WATCHER": "1"},
+    )
+    assert proc.returncode == 0 and b"- one:" in proc.stdout
+    assert _spooled(home)[-1]["session_id"] == "from-the-hook"
+    conn = ledger.connect(home.state_db)
+    drain_pending(conn, home)
+    rows = conn.execute("SELECT DISTINCT session FROM impressions ORDER BY session").fetchall()
+    conn.close()
+    assert sorted(r[0] for r in rows) == sorted(["s-9", fresh, "from-the-hook"])

@@ -159,9 +159,9 @@ def test_a_branch_moved_by_update_ref_stops_every_write_and_names_the_fix(agent,
     _append(agent, "memo.md", "- a person types on, unaware")
     capsys.readouterr()
     held = _held(capsys)
-    assert held["held"] and "behind main" in held["held"], held
+    assert held["held"] and "behind main" in held["held"]["reason"], held
     assert main(["status"]) == 0
-    assert "a: held: " in capsys.readouterr().out
+    assert "a: nothing is written or reflected until then: " in capsys.readouterr().out
     assert git_out(agent.path, "rev-parse", "main") == mine
     assert "laptop clone" in git_out(agent.path, "show", "main:memo.md")
     person(agent, "checkout", "--", "memo.md")  # drop the typing; then the fix the line names
@@ -225,7 +225,7 @@ def test_a_staged_file_holds_the_cycle_and_status_says_why(agent, ans, capsys):
     _append(agent, "memo.md", "- staged")
     person(agent, "add", "memo.md")
     held = _held(capsys)
-    assert held["held"] and "memo.md is staged" in held["held"], held
+    assert held["held"] and "memo.md is staged" in held["held"]["reason"], held
     with ledger.opened(Home.resolve().state_db) as conn:  # a session happened: the cycle would consider `a`
         ledger.mark_dirty(conn, "a")
     assert main(["cycle", "--now", "--json"]) == 0

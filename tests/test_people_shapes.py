@@ -75,8 +75,9 @@ def test_a_memo_that_links_anywhere_is_never_read(agent, ans, capsys, tmp_path):
         (agent.path / "memo.md").unlink()
         (agent.path / "memo.md").symlink_to(target)
         assert main(["prompt", "a"]) == 0
-        assert main(["reflect", "a", "--force", "--dry-run"]) == 0
+        assert main(["reflect", "a", "--force", "--dry-run"]) == 1  # no answer queued: the call fails
         seen = capsys.readouterr().out
+        assert "the model call failed" in seen
         assert "extraHeader" not in seen and "OUTSIDE-CONTENT" not in seen, target
 
 

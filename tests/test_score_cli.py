@@ -413,3 +413,23 @@ def test_score_reflect_and_cycle_read_what_sessions_wrote_since(tmp_path, capsys
     assert cli.main(["cycle", "--now", "--dry-run", "--json"]) == EXIT_OK
     skipped = json.loads(capsys.readouterr().out)["skipped"]
     assert NAME in skipped and skipped[NAME] != "nothing new", skipped  # the minimum gap, not the dirty gate
+
+
+def test_a_line_over_the_cap_keeps_its_error_and_is_named_for_it(capsys, agent, tmp_path, monkeypatch):
+    """Red team C5: a valid over-long line was "corrupt", and the recovered error it held was lost."""
+    from evolve.transcripts import reader
+
+    monkeypatch.setattr(reader, "MAX_LINE", 1 << 20)  # 64 MB lines, shrunk for the test
+    t = Transcript()
+    t.user("Make the tests pass")
+    dump = "FAILED tests/test_dates.py::test_iso - AssertionError\n" + "  frame data " * 200_000
+    t.call("Bash", {"command": "pytest -q"}, dump, error=True)  # a 2.6 MB line
+    t.call("Bash", {"command": "pytest -q -p no:cacheprovider"}, "12 passed")
+    t.text("All green.")
+    path = t.write(tmp_path / "huge.jsonl")
+    code, out, err = evolve(capsys, "observe", NAME, str(path))
+    assert code == EXIT_OK, err
+    assert "1 line(s) over the line cap (1 MB) read with each text cut to its first 64 kB" in out
+    assert "corrupt" not in out
+    (run,) = score(capsys, "--all")
+    assert run["signals"] == {"error_recovered": 0.8} and run["errors"] == 1

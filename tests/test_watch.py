@@ -488,3 +488,17 @@ def test_a_dead_watchers_pidfile_and_lock_are_recovered(demo):
         assert service.state(home).pid == os.getpid()
     finally:
         service.release(home, lock)
+
+
+def test_a_secret_in_a_persons_edit_is_named_when_the_watcher_commits_it(watcher, demo, caplog):
+    """Red team B6: what the pre-commit hook warns about, the watcher's human-edit commit says too."""
+    token = "ghp_R4nd0mT0k3nV4lu3Abcdefghij0123456789"
+    before = commits(demo)
+    text = demo.memo_path.read_text() + f"- release token is {token}\n"
+    with caplog.at_level(logging.WARNING, logger="evolve.watch"):
+        demo.memo_path.write_text(text)
+        pump(watcher, lambda: commits(demo) == before + 1)
+    number = text.splitlines().index(f"- release token is {token}") + 1
+    assert f"demo: memo.md line {number} holds what looks like a secret (github-token)" in caplog.text
+    assert "--push-anyway demo" in caplog.text and token not in caplog.text
+    assert git_out(demo.path, "show", "HEAD:memo.md") + "\n" == text  # committed as the person wrote it

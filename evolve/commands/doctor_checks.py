@@ -180,7 +180,8 @@ def environment(home: Home, agents: list[str], configs: dict[str, Config], add: 
         if config is None:
             continue
         api_transcripts = home.root / "transcripts" / name
-        if not (config.sources.claude_code or config.sources.generic or name in registered) and not (
+        sources = config.sources
+        if not (sources.claude_code or sources.codex or sources.generic or name in registered) and not (
             api_transcripts.is_dir() and any(api_transcripts.iterdir())
         ):
             local = home.local_config(name)  # a synced agent's [sources] are this machine's, there
@@ -188,7 +189,8 @@ def environment(home: Home, agents: list[str], configs: dict[str, Config], add: 
             add(
                 f"{name}: {where.name}",
                 f"no transcripts reach this agent, so it never learns; add globs under [sources] in {where}, "
-                f"run `evolve install claude-code --agent {name}`, or record runs with the Python API",
+                f"run `evolve install claude-code --agent {name}` or `evolve install codex --agent {name}`, "
+                "or record runs with the Python API",
                 "hint",
             )
         model(name, config.model, watcher, follows, add)

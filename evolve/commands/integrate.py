@@ -116,7 +116,18 @@ def uninstall(
         say(f"removed {len(result['links_removed'])} skill link(s)")
     if result["watcher_stopped"]:
         say(f"stopped the watcher a session had started (pid {result['watcher_stopped']})")
-    say(f"the agent's repository is unchanged; `evolve remove {agent}` archives it")
+    what = f"the Codex rollouts of {result['sources']}" if target == "codex" else result["sources"]
+    removed, kept = result["sources_removed"], result["sources_kept"]
+    if removed:  # a commit, or this machine's own file (a synced agent)
+        shown = f"in {removed}, this machine's own" if "/" in removed else f"commit {removed[:12]}"
+        say(f"agent {agent} no longer reads {what} ({shown})")
+    if kept:
+        say(
+            f"agent {agent} still reads {what}: it was in [sources] before the install (or another "
+            f"install needs it); remove it from {kept} to stop"
+        )
+    if not removed:
+        say(f"the agent's repository is unchanged; `evolve remove {agent}` archives it")
     return 0
 
 

@@ -19,6 +19,7 @@ from evolve.store.locks import FileLock, holder, is_locked
 from evolve.store.repo import LOCK
 from evolve.watch import service
 from evolve.workspace.agent import Agent, list_agents
+from evolve.workspace.hold import hold_of
 
 
 def _iso(value: float | None) -> str | None:
@@ -43,6 +44,7 @@ def _agent_status(
     since = row["last_reflection_at"] if row else None
     kinds = [e["kind"] for e in ledger.events_since(conn, name, since)] if dirty else []
     failure = ledger.last_failure(conn, name)
+    held = hold_of(agent)
     return {
         "name": name,
         "dirty": dirty,
@@ -61,7 +63,7 @@ def _agent_status(
         "config_warnings": list(agent.lenient_config.warnings),  # read, but not applied where they stand
         "paused": bool(row and row["paused"]),
         "busy": is_locked(home.agent_dir(name) / ".git" / LOCK),
-        "held": agent.held_reason(),  # the person's git state holds its reflections (one line, with the fix)
+        "held": held.to_dict() if held else None,  # a person's git work: no evolve write until it ends
         "proposals": [p.id for p in proposals.pending(Agent(home, name))],  # waiting for a person
         "sync": sync_state(Agent(home, name), synced),  # None: no remote
         "watcher_cannot_reflect": cannot_reflect(follows, name, agent.lenient_config.model),
@@ -183,6 +185,7 @@ def _print_status(data: dict, last: float | None, next_at: float | None) -> None
         waiting = f"{len(a['proposals'])} proposal(s) to review" if a["proposals"] else ""
         flags = (
             ("paused", a["paused"]),
+            (f"held by {a['held']['what']}" if a["held"] else "", a["held"]),
             ("busy", a["busy"]),
             ("held", a["held"]),
             ("config broken", a["config_problem"]),
@@ -200,7 +203,7 @@ def _print_status(data: dict, last: float | None, next_at: float | None) -> None
             ]
         )
         if a["held"]:
-            notes.append(f"{a['name']}: held: {a['held']}")
+            notes.append(f"{a['name']}: nothing is written or reflected until then: {a['held']['reason']}")
         if a["config_problem"]:
             notes.append(f"{a['name']}: not reflected until its configuration loads: {a['config_problem']}")
         notes += [f"{a['name']}: {warning}" for warning in a["config_warnings"]]
@@ -298,8 +301,8 @@ def _uninstall_all(home: Home, name: str) -> tuple[list[str], list[tuple[str, st
             continue
         for record in records:
             try:
-                result = integration.uninstall(
-                    home, name, record.get("scope") or "project", record.get("project")
+                result = integration.uninstall(  # under the agent's lock: its repository stays as it is
+                    home, name, record.get("scope") or "project", record.get("project"), sources_too=False
                 )
             except (UserError, OSError) as exc:
                 left.append((uninstall_command(harness, record), str(exc)))

@@ -11,7 +11,7 @@ from evolve.home import Home
 from evolve.observe import ingest as observe_mod
 from evolve.schedule import pending
 from evolve.store import ledger
-from evolve.transcripts import classify
+from evolve.transcripts import classify, overlong, reader
 from evolve.workspace.agent import Agent
 
 
@@ -47,9 +47,17 @@ def observe(home: Home, name: str, paths: list[str], fmt: str | None = None, as_
     if as_json:
         emit_json(result.to_dict())
         return 0
+    cap = f"over the line cap ({reader.MAX_LINE >> 20} MB)"
     say(
         f"observed {len(result.files)} file(s): {result.runs} run(s) added or updated"
         + (f", {result.bad_lines} corrupt line(s) skipped" if result.bad_lines else "")
+        + (
+            f", {result.over_cap} line(s) {cap} read with each text cut to its first "
+            f"{overlong.STRING_CAP >> 10} kB"
+            if result.over_cap
+            else ""
+        )
+        + (f", {result.over_cap_skipped} line(s) {cap} skipped" if result.over_cap_skipped else "")
     )
     for item in result.files:
         if item.error:

@@ -43,6 +43,10 @@ def reflect(home: Home, name: str, dry_run: bool = False, force: bool = False, a
     if outcome.plan is not None:
         _print_plan(outcome, dry_run)
     if dry_run:
+        if outcome.status == "failed":
+            say(f"the model call failed: {outcome.reason}")
+        elif outcome.status != "dry-run":
+            say(f"{outcome.status}: {outcome.reason}")
         say("(dry run: nothing was changed)")
     elif outcome.status in ("committed", "proposed"):
         if outcome.commit:

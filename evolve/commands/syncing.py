@@ -86,13 +86,21 @@ def sync(
     accept_rewrite: bool = False,
     as_json: bool = False,
     accept_held: bool = False,
+    push_anyway: bool = False,
 ) -> int:
     """Fetch, integrate, push for each agent (default: every agent with a remote)."""
     agents = [Agent.open(name, home) for name in names] if names else _shared(home)
-    for flag, given in (("--accept-rewrite", accept_rewrite), ("--accept-held", accept_held)):
+    for flag, given in (
+        ("--accept-rewrite", accept_rewrite),
+        ("--accept-held", accept_held),
+        ("--push-anyway", push_anyway),
+    ):
         if given and len(names) != 1:
             raise UserError(f"{flag} takes exactly one agent: `evolve sync {flag} NAME`")
-    outcomes = [sync_agent(agent, accept_rewrite=accept_rewrite, accept_held=accept_held) for agent in agents]
+    outcomes = [
+        sync_agent(agent, accept_rewrite=accept_rewrite, accept_held=accept_held, push_anyway=push_anyway)
+        for agent in agents
+    ]
     if as_json:
         emit_json([o.to_dict() for o in outcomes])
     elif not outcomes:

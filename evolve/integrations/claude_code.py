@@ -9,8 +9,9 @@ project, since its transcripts are the agent's sources. User scope writes
 Every entry evolve adds is a separate matcher group whose command runs `evolve.hookmain`
 with `--home` and `--agent`: that is how uninstall recognises exactly its own entries.
 Each write keeps every other key and hook, backs the old file up under the home, and is
-skipped when nothing changes (install is idempotent). evolve never writes CLAUDE.md or
-Claude Code's auto-memory.
+skipped when nothing changes (install is idempotent). The project's transcripts join the
+agent's `[sources]`, and uninstall takes them out again when install put them there.
+evolve never writes CLAUDE.md or Claude Code's auto-memory.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pathlib import Path
 
 from evolve.errors import UserError
 from evolve.home import Home
-from evolve.integrations import hookfile
+from evolve.integrations import hookfile, sources
 from evolve.integrations.hookfile import owner
 from evolve.integrations.sources import add_sources, transcripts_glob
 from evolve.names import check_name
@@ -108,7 +109,7 @@ def install(
     target = resolve_target(scope, project)
     python = python or str(Path(sys.executable).absolute())  # not resolved: a venv's python is a link
     pattern = transcripts_glob(claude_dir(), target.project)
-    sources_commit = add_sources(agent, "claude_code", [pattern])
+    added = add_sources(agent, "claude_code", [pattern])
     with links.registry_lock(home, HARNESS):
         installs = links.load_installs(home, HARNESS)
         record = _find(installs, agent.name, target.settings)
@@ -126,6 +127,7 @@ def install(
             python=python,
             skills_dir=str(target.skills_dir) if link else None,
         )
+        hookfile.mark_sources(record, pattern, added)
         raw, doc = hookfile.read(target.settings)
         new = add_entries(doc, home, agent.name, python, link)
         changed = new != doc or raw is None
@@ -133,7 +135,7 @@ def install(
             hookfile.write(home, HARNESS, record, target.settings, raw, hookfile.dumps(new, raw))
         report = hookfile.place_links(record, agent.skills_dir, target.skills_dir, link)
         links.save_installs(home, HARNESS, installs)
-    result = hookfile.install_report(record, changed, report, pattern, sources_commit)
+    result = hookfile.install_report(record, changed, report, pattern, added.where if added else None)
     return {**result, "settings_created": changed and raw is None}  # "created:", not "updated:"
 
 
@@ -160,8 +162,34 @@ def refresh_entries(home: Home, record: dict) -> bool:
     return True
 
 
-def uninstall(home: Home, agent_name: str, scope: str = "project", project: str | None = None) -> dict:
-    """Remove exactly what install added; the agent's repository (and sources) stay as they are."""
+def _entries(settings: dict, home: Home, agent: str) -> list:
+    """The agent's hook entries, in order (to compare two versions of a settings file)."""
+    found = settings.get("hooks")
+    hooks: dict = found if isinstance(found, dict) else {}
+    ours = _ours(home, agent)
+    return [
+        (event, group.get("matcher"), hook)
+        for event, groups in hooks.items()
+        if isinstance(groups, list)
+        for group in groups
+        if isinstance(group, dict) and isinstance(group.get("hooks"), list)
+        for hook in group["hooks"]
+        if ours(hook)
+    ]
+
+
+def uninstall(
+    home: Home,
+    agent_name: str,
+    scope: str = "project",
+    project: str | None = None,
+    *,
+    sources_too: bool = True,
+) -> dict:
+    """Remove exactly what install added, the `[sources]` glob too; what the person had there stays.
+
+    `sources_too` is off when the agent itself goes (`evolve remove`): its repository is archived as it is.
+    """
     check_name(agent_name, "agent")
     target = resolve_target(scope, project, must_exist=False)  # a deleted project: forget it
     skills_dir = home.agent_dir(agent_name) / "skills"
@@ -178,8 +206,10 @@ def uninstall(home: Home, agent_name: str, scope: str = "project", project: str 
         if removed_entries:
             hookfile.write(home, HARNESS, {}, target.settings, raw, hookfile.restored(record, cleaned, raw))
         gone = hookfile.forget(record, installs, target.skills_dir, skills_dir)
+        release = hookfile.release_sources(record, installs)
         links.save_installs(home, HARNESS, installs)
     stopped = hookfile.stop_spawned_watcher(home)
+    pattern = record.get("sources") or transcripts_glob(claude_dir(), target.project)
     return {
         "agent": agent_name,
         "scope": target.scope,
@@ -187,4 +217,5 @@ def uninstall(home: Home, agent_name: str, scope: str = "project", project: str 
         "entries_removed": removed_entries,
         "links_removed": gone,
         "watcher_stopped": stopped,
+        **(sources.forget(home, record, "claude_code", pattern, release) if sources_too else {}),
     }

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from evolve.errors import UserError
 from evolve.home import Home
-from evolve.integrations import hookfile
+from evolve.integrations import hookfile, sources
 from evolve.integrations.hookfile import owner
 from evolve.integrations.sources import add_sources
 from evolve.names import check_name
@@ -110,7 +110,7 @@ def install(
     target = resolve_target(scope, project)
     python = python or str(Path(sys.executable).absolute())  # not resolved: a venv's python is a link
     settings = hooks_file()
-    sources_commit = add_sources(agent, "codex", [target.folder])
+    added = add_sources(agent, "codex", [target.folder])
     now = time.time()
     with links.registry_lock(home, HARNESS):
         installs = links.load_installs(home, HARNESS)
@@ -134,6 +134,7 @@ def install(
             linked=link,
             skills_dir=str(target.skills_dir) if link else None,
         )
+        hookfile.mark_sources(record, target.folder, added)
         raw, doc = hookfile.read(settings)
         new = hookfile.add_entries(doc, _ours(home), _entries(home, python))
         changed = new != doc or raw is None
@@ -144,7 +145,7 @@ def install(
                     peer.update(hooks_changed_at=now, hook_seen_at=None)
         report = hookfile.place_links(record, agent.skills_dir, target.skills_dir, link)
         links.save_installs(home, HARNESS, installs)
-    result = hookfile.install_report(record, changed, report, target.folder, sources_commit)
+    result = hookfile.install_report(record, changed, report, target.folder, added.where if added else None)
     return {**result, "trusted": record.get("hook_seen_at") is not None}
 
 
@@ -178,8 +179,19 @@ def refresh_entries(home: Home, installs: list[dict]) -> list[str]:
     return rewritten
 
 
-def uninstall(home: Home, agent_name: str, scope: str = "project", project: str | None = None) -> dict:
-    """Remove exactly what install added; the hook entries go with the file's last install."""
+def uninstall(
+    home: Home,
+    agent_name: str,
+    scope: str = "project",
+    project: str | None = None,
+    *,
+    sources_too: bool = True,
+) -> dict:
+    """Remove exactly what install added, the `[sources] codex` folder too; what the person had stays.
+
+    The hook entries go with the file's last install. `sources_too` is off when the agent itself
+    goes (`evolve remove`): its repository is archived as it is.
+    """
     check_name(agent_name, "agent")
     target = resolve_target(scope, project, must_exist=False)  # a deleted project: forget it
     skills_dir = home.agent_dir(agent_name) / "skills"
@@ -201,8 +213,10 @@ def uninstall(home: Home, agent_name: str, scope: str = "project", project: str 
             if removed_entries:
                 hookfile.write(home, HARNESS, {}, settings, raw, hookfile.restored(record, cleaned, raw))
         gone = hookfile.forget(record, installs, target.skills_dir, skills_dir)
+        release = hookfile.release_sources(record, installs)
         links.save_installs(home, HARNESS, installs)
     stopped = hookfile.stop_spawned_watcher(home)
+    pattern = record.get("sources") or target.folder
     return {
         "agent": agent_name,
         "scope": target.scope,
@@ -210,6 +224,7 @@ def uninstall(home: Home, agent_name: str, scope: str = "project", project: str 
         "entries_removed": removed_entries,
         "links_removed": gone,
         "watcher_stopped": stopped,
+        **(sources.forget(home, record, "codex", pattern, release) if sources_too else {}),
     }
 
 

@@ -26,6 +26,10 @@ from evolve.home import Home
 from evolve.store.files import atomic_write
 from evolve.workspace import links
 
+TYPE_CHECKING = False  # typing's own flag without importing typing
+if TYPE_CHECKING:
+    from evolve.integrations.sources import Added
+
 MARK = "evolve.hookmain"
 
 # (harness event, matcher or None, the command, timeout in seconds)
@@ -167,6 +171,37 @@ def install_report(record: dict, changed: bool, report: dict, sources: str, comm
         "sources_commit": commit,
         "backup": record.get("backup"),
     }
+
+
+def mark_sources(record: dict, pattern: str, added: Added | None) -> None:
+    """Remember the install's `[sources]` entry, and whether the install added it (uninstall's to take)."""
+    record["sources"] = pattern
+    if added is not None:
+        record.update(sources_added=True, sources_new_key=added.new_key)
+
+
+def release_sources(record: dict, installs: list[dict]) -> bool:
+    """Whether uninstall takes the record's `[sources]` entry away.
+
+    Only what its install added, and not while another install of the agent reads the same
+    (that one then holds it, and takes it away in turn).
+    """
+    if not record.get("sources_added"):
+        return False
+    heir = next(
+        (
+            peer
+            for peer in installs
+            if peer is not record
+            and peer.get("agent") == record.get("agent")
+            and peer.get("sources") == record.get("sources")
+        ),
+        None,
+    )
+    if heir is None:
+        return True
+    heir.update(sources_added=True, sources_new_key=record.get("sources_new_key"))
+    return False
 
 
 def forget(record: dict, installs: list[dict], target: Path, skills: Path) -> list[str]:

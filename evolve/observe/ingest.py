@@ -36,7 +36,9 @@ FORMATS = ("claude_code", "codex", "generic")  # what a person may name; "api" i
 class FileResult:
     path: str
     runs: int = 0  # runs added or changed
-    bad_lines: int = 0
+    bad_lines: int = 0  # corrupt
+    over_cap: int = 0  # over the line cap, read with each text cut short
+    over_cap_skipped: int = 0  # over the line cap and skipped
     reset: bool = False
     error: str | None = None
 
@@ -53,11 +55,21 @@ class ObserveResult:
     def bad_lines(self) -> int:
         return sum(f.bad_lines for f in self.files)
 
+    @property
+    def over_cap(self) -> int:
+        return sum(f.over_cap for f in self.files)
+
+    @property
+    def over_cap_skipped(self) -> int:
+        return sum(f.over_cap_skipped for f in self.files)
+
     def to_dict(self) -> dict:
         return {
             "files": len(self.files),
             "runs": self.runs,
             "bad_lines": self.bad_lines,
+            "over_cap_lines": self.over_cap,
+            "over_cap_skipped": self.over_cap_skipped,
             "errors": {f.path: f.error for f in self.files if f.error},
             "reset": [f.path for f in self.files if f.reset],
         }
@@ -189,6 +201,8 @@ def _store_update(
     moved = cursor is None or update.reset or update.cursor.offset != cursor.offset
     result.reset = result.reset or update.reset
     result.bad_lines += update.bad_lines
+    result.over_cap += update.over_cap
+    result.over_cap_skipped += update.over_cap_skipped
     with ledger.transaction(conn):
         if update.reset:
             rows = conn.execute(
@@ -206,7 +220,15 @@ def _store_update(
             "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (agent, path) DO UPDATE SET "
             "adapter = excluded.adapter, cursor = excluded.cursor, "
             "skipped = cursors.skipped * (1 - ?) + excluded.skipped, updated_at = excluded.updated_at",
-            (agent, key, fmt, _to_json(update.cursor), update.bad_lines, now, int(update.reset)),
+            (
+                agent,
+                key,
+                fmt,
+                _to_json(update.cursor),
+                update.bad_lines + update.over_cap_skipped,  # every line skipped
+                now,
+                int(update.reset),
+            ),
         )
         if moved and (added or update.superseded):
             ledger.mark_dirty(conn, agent, now)

@@ -4,7 +4,8 @@ The plan is made afresh against the files as they are under the lock, a person's
 uncommitted edits committed first (as theirs), who wrote each line read with `git blame`,
 and what a person undid read from history: a person's edit made while the model thought is
 never lost, and their lines win. What lands is one commit on the agent's branch; what waits
-for a person (a patch touching their lines, a retire of their skill) is one commit on
+for a person (a patch touching their lines, a retire of their skill, an operation the
+write-path guard flagged) is one commit on
 `proposals/<id>`, made in the same ref transaction, so crash recovery sees the pair or
 neither. Both carry the reflection's id. A create at the cap evicts in the same commit,
 never a pinned or broken skill nor one holding a person's lines.
@@ -158,8 +159,12 @@ def plan_now(
     review: bool = False,
     commits: list[Commit] | None = None,
     usage: Mapping[str, dict] | None = None,
+    held: Mapping[int, str] | None = None,
 ) -> Plan:
-    """The plan of an answer against the agent as it is now (a person's work protected)."""
+    """The plan of an answer against the agent as it is now (a person's work protected).
+
+    `held`: operations that wait for a person whatever they touch (`compose`'s).
+    """
     commits = agent.repo.log() if commits is None else commits
     by_sha = {c.sha: c for c in commits}
     return compose(
@@ -169,6 +174,7 @@ def plan_now(
         {fp: block.lesson for fp, block in undo.blocks(agent.repo, commits).items()},
         protect=not review,
         room=_room(agent, source, usage or {}, by_sha),
+        held=held,
     )
 
 
@@ -243,18 +249,31 @@ def apply_plan(
     usage: Mapping[str, dict] | None = None,
     review: bool = False,
     ignored: Sequence[tuple[str, str]] = (),
+    held: Mapping[int, str] | None = None,
+    waiting_trailers: Mapping[str, object] | None = None,
 ) -> Applied:
     """Plan the answer again now and commit it; `review`: every operation waits for a person.
 
     `ignored`: the lessons the bundle showed as ignored ((kind, id)); a commit whose
-    operations rewrite one names it (`escalation.escalated`).
-
-    A person who saves a file while it is planned wins: their save is committed as theirs,
-    and the answer is planned again on top of it (a few times, then the command says so).
+    operations rewrite one names it (`escalation.escalated`). `held`: operation index → why
+    it waits (the write-path guard flagged it) while the rest lands; `waiting_trailers` go on
+    the proposal's commit only. A person who saves a file while it is planned wins: their
+    save is committed as theirs, and the answer is planned again on top of it (a few times,
+    then the command says so).
     """
     for attempt in range(SAVES_WAITED_FOR):
         try:
-            return _apply_once(agent, plan, reflection_id, trailers, usage, review, ignored)
+            return _apply_once(
+                agent,
+                plan,
+                reflection_id,
+                trailers,
+                usage,
+                review,
+                ignored,
+                held or {},
+                waiting_trailers or {},
+            )
         except EditedMeanwhile:
             if attempt == SAVES_WAITED_FOR - 1:
                 raise
@@ -268,7 +287,9 @@ def _apply_once(
     trailers: Mapping[str, object],
     usage: Mapping[str, dict] | None,
     review: bool,
-    ignored: Sequence[tuple[str, str]] = (),
+    ignored: Sequence[tuple[str, str]],
+    held: Mapping[int, str],
+    waiting_trailers: Mapping[str, object],
 ) -> Applied:
     with agent.repo.locked():
         agent.commit_human_edits_held()
@@ -279,15 +300,18 @@ def _apply_once(
             return Applied(plan, done, already=True)
         commits = agent.repo.log()
         by_sha = {c.sha: c for c in commits}
-        plan = plan_now(agent, plan.source, review=review, commits=commits, usage=usage)
+        plan = plan_now(agent, plan.source, review=review, commits=commits, usage=usage, held=held)
         result = Applied(plan)
-        if review and plan.operations:  # every operation on the proposal branch, nothing on main
+        only_held = not plan.operations and plan.waiting and all(op.index in held for op in plan.waiting)
+        if (review and plan.operations) or only_held:  # all of it on the proposal branch, nothing on main
+            proposed = plan.operations or plan.waiting
+            extra = {**waiting_trailers, "Evolve-Review": _reasons(plan)} if only_held else {}
             message = reflection_message(
-                agent, plan.summary, trailers, reflection_id, plan.operations, plan, ignored=ignored
+                agent, plan.summary, {**trailers, **extra}, reflection_id, proposed, plan, ignored=ignored
             )
             result.proposal = branch_for(reflection_id)
             result.proposal_sha = agent.repo.commit_changes(
-                _changes(agent, plan.operations),
+                _changes(agent, proposed),
                 message,
                 agent.evolve_identity,
                 branch=result.proposal,
@@ -306,13 +330,10 @@ def _apply_once(
             parked = _changes(agent, plan.waiting)
             for name in result.evictions_waiting:
                 parked.update(dict.fromkeys(folder_files(agent, name)))
-            reasons = [f"{op.line()}: {op.why}" for op in plan.waiting] + [
-                f"evict {name}: {EVICTION_WAITS}" for name in result.evictions_waiting
-            ]
             waiting = reflection_message(
                 agent,
                 _waiting_subject(plan, result.evictions_waiting),
-                {**trailers, "Evolve-Review": reasons},
+                {**trailers, **waiting_trailers, "Evolve-Review": _reasons(plan, result.evictions_waiting)},
                 reflection_id,
                 plan.waiting,
                 None,
@@ -341,7 +362,7 @@ def _apply_once(
                 expect=_read_before(plan.operations),
             )
             result.proposal_sha = also.sha if also is not None else None
-            store_operations(agent, result.sha, plan)
+            store_operations(agent, result.sha, plan, held)
     if result.sha and any(p.startswith("skills/") for p in main):
         agent.sync_links(main)  # Claude Code's links follow created, retired and evicted skills
     return result
@@ -356,23 +377,38 @@ def _read_before(ops: Iterable[ValidOp]) -> dict[str, bytes | None]:
     return before
 
 
+def _reasons(plan: Plan, evictions: Sequence[str] = ()) -> list[str]:
+    """Why each part of a proposal waits for a person (its `Evolve-Review` lines)."""
+    return [f"{op.line()}: {op.why}" for op in plan.waiting] + [
+        f"evict {name}: {EVICTION_WAITS}" for name in evictions
+    ]
+
+
 def _waiting_subject(plan: Plan, evictions: Sequence[str] = ()) -> str:
     parts = [f"{op.kind.replace('_', ' ')} {op.target}" for op in plan.waiting]
     parts += [f"evict {name}" for name in evictions]
     return "; ".join(parts) + " (for review)"
 
 
-def store_operations(agent: Agent, sha: str, plan: Plan) -> None:
+def store_operations(agent: Agent, sha: str, plan: Plan, held: Mapping[int, str] | None = None) -> None:
     """Keep the answer's operations that landed or wait, with the commit (a git note, never pushed).
 
     A sync that replays this commit on top of another machine's reflection applies them
     again instead of merging the files' lines (`evolve.sync.replay`). The note is in the
     repository's objects like the commit: it holds the summary the commit shows (redacted)
-    and only the fields of each operation, redacted too.
+    and only the fields of each operation, redacted too; `held` (by position in the note)
+    keeps what the guard held back waiting there too.
     """
     ops = plan.source.get("operations") or []
-    kept = [kept_op(ops[op.index]) for op in sorted(plan.operations + plan.waiting, key=lambda op: op.index)]
-    note = json.dumps({"summary": plan.summary, "operations": kept}, ensure_ascii=False)
+    ordered = sorted(plan.operations + plan.waiting, key=lambda op: op.index)
+    data: dict[str, object] = {
+        "summary": plan.summary,
+        "operations": [kept_op(ops[op.index]) for op in ordered],
+    }
+    kept_held = {str(at): (held or {})[op.index] for at, op in enumerate(ordered) if op.index in (held or {})}
+    if kept_held:
+        data["held"] = kept_held
+    note = json.dumps(data, ensure_ascii=False)
     agent.repo.add_note(sha, note, agent.evolve_identity)
 
 

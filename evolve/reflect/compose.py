@@ -392,10 +392,13 @@ def compose(
     *,
     protect: bool = True,
     room: int | None = None,
+    held: Mapping[int, str] | None = None,
 ) -> Plan:
     """Validate and compose an `apply_reflection` input (a dict, or its JSON text) into a Plan.
 
     `room`: how many skills may be created (what max_skills and the evictable skills allow).
+    `held`: operation index → why it waits for a person whatever it touches (the write-path
+    guard flagged it); a later operation on the same skill waits with it. The rest lands.
     """
     limits = limits or Limits()
     summary, operations = read_answer(raw, limits)
@@ -406,6 +409,7 @@ def compose(
     rejected: list[Rejection] = []
     nothing: list[tuple[int, str]] = []
     unchanged: list[Rejection] = []  # valid, but the files already say so
+    held_skills: dict[str, int] = {}  # skill → the held operation on it
     for index, op in enumerate(operations):
         kind = op.get("op") if isinstance(op, dict) else None
         op_name = kind if isinstance(kind, str) and kind in OPS else "unknown"
@@ -417,6 +421,15 @@ def compose(
                 raise Reject(f"unknown op {show(kind)} (one of {', '.join(OPS)})")
             if kind == NOTHING:
                 nothing.append((index, reason_of(op)))
+                continue
+            skill = target if kind != MEMO else ""
+            why = (held or {}).get(index) or (
+                f"follows operation {held_skills[skill] + 1}, held for review" if skill in held_skills else ""
+            )
+            if why:  # on top of what lands, with the other waiting ones
+                waiting.append((index, op, why))
+                if skill:
+                    held_skills.setdefault(skill, index)
                 continue
             result = handlers[op_name](index, op)
             if result.why:

@@ -1,7 +1,7 @@
 """Proposals: what a reflection parked on `proposals/<id>` until a person decides.
 
-A proposal is a reflection's commit on its own branch (everything, in review mode or when
-the guard flags it; or just the operations that touch a person's lines), which the agent
+A proposal is a reflection's commit on its own branch (everything, in review mode; or just
+the operations the write-path guard flags and those that touch a person's lines), which the agent
 never reads; a reviewer may have pushed commits on top of it. A branch is a proposal when
 its name is a hex id and its own history (since it left main) holds an evolve reflection
 commit that changes something: a branch anyone pushed at main's tip is not one. Accepting

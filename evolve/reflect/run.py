@@ -11,7 +11,7 @@ import hashlib
 import json
 import sqlite3
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 
 from evolve.errors import Busy, LockBusy, UserError
@@ -31,8 +31,10 @@ from evolve.store.locks import FileLock
 from evolve.store.repo import ConcurrentChange
 from evolve.workspace import undo
 from evolve.workspace.agent import Agent
+from evolve.workspace.hold import hold_of
 
 DAY = 86_400.0
+GUARD_HELD = "flagged by the write-path guard"
 
 
 @dataclass
@@ -199,8 +201,15 @@ def reflect(
     dry_run: bool = False,
     client=None,
 ) -> Outcome:
-    """Reflect `name` now (ignores the schedule's gap and cap, not the gates unless forced)."""
+    """Reflect `name` now (ignores the schedule's gap and cap, not the gates unless forced).
+
+    Raises Busy while a person's git work holds the agent (`hold_of`), forced or not, a dry
+    run too: what it would plan on is that checkout's files, not the agent's.
+    """
     agent = Agent.open(name, home)
+    held = hold_of(agent, staged=False)  # staged files: asked once the person's edits are committed
+    if held:
+        raise Busy(held.reason)
     now = now or time.time()
     try:
         with FileLock(home.run_dir / f"reflect-{name}.lock", timeout=0):
@@ -217,9 +226,9 @@ def _reflect_locked(conn, agent: Agent, now: float, force: bool, dry_run: bool, 
         return Outcome(agent.name, "skipped", reason)
     if not dry_run:
         agent.commit_human_edits()
-        held = agent.held_reason()  # before the model is asked: a staged memo holds the write
-        if held:
-            raise Busy(held)
+        hold = hold_of(agent)  # before the model is asked: a staged memo holds the write
+        if hold:
+            raise Busy(hold.reason)
     config = agent.config
     since = ledger.last_reflection_at(conn, agent.name)
     reflection_id = evidence_id(conn, agent.name, since, agent.home.machine())
@@ -254,6 +263,9 @@ def _reflect_locked(conn, agent: Agent, now: float, force: bool, dry_run: bool, 
         return _finish(conn, agent, now, outcome, "failed", dry_run, f"invalid answer: {exc}")
     outcome.plan = plan
     if dry_run:
+        held = {} if config.review else held_by_guard(plan, bundle)
+        if held:  # the preview says what would wait for review, as the commit would
+            outcome.plan = plan_now(agent, plan.source, held=held)
         return outcome
     if plan.nothing_to_save or not (plan.operations or plan.waiting):
         why = plan.nothing_reason or ("every operation was rejected" if plan.rejected else "nothing to save")
@@ -277,12 +289,12 @@ def _commit(
         "Evolve-Tokens": outcome.tokens,
     }
     flags = flags_for(plan, bundle)
-    review = agent.config.review or bool(flags)
+    review = agent.config.review
     outcome.flags = [f.line() for f in flags]
-    if flags:
-        trailers["Evolve-Flags"] = [f.line() for f in flags]
+    if flags and review:
+        trailers["Evolve-Flags"] = outcome.flags
     if review:
-        trailers["Evolve-Review"] = "flagged by the write-path guard" if flags else "review = true"
+        trailers["Evolve-Review"] = GUARD_HELD if flags else "review = true"
     try:
         applied = apply_plan(
             agent,
@@ -292,6 +304,8 @@ def _commit(
             usage=skill_usage(conn, agent.name),
             review=review,
             ignored=[(item["kind"], item["lesson"]) for item in bundle.ignored],
+            held={} if review else held_by_guard(plan, bundle),  # only those wait; the rest lands
+            waiting_trailers={"Evolve-Flags": outcome.flags} if flags else {},
         )
     except ConcurrentChange as exc:  # a person committed the same files meanwhile: try later
         return _finish(conn, agent, now, outcome, "failed", False, str(exc))
@@ -326,6 +340,20 @@ def _commit(
     return _finish(conn, agent, now, outcome, "committed", False, "")
 
 
+def held_by_guard(plan: Plan, bundle: Bundle) -> dict[int, str]:
+    """Each operation the write-path guard flags → why it waits for a person (its flags).
+
+    Judged one operation at a time, on what that operation adds: a flagged skill does not
+    hold back a good memo line of the same answer, and rejecting the proposal blocks its lines only.
+    """
+    held = {}
+    for op in [*plan.operations, *plan.waiting]:
+        flags = flags_for(replace(plan, operations=[op], waiting=[]), bundle)
+        if flags:
+            held[op.index] = f"{GUARD_HELD}: " + "; ".join(flag.line() for flag in flags)
+    return held
+
+
 def _finish(
     conn,
     agent: Agent,
@@ -337,7 +365,7 @@ def _finish(
     *,
     record: bool = True,
 ) -> Outcome:
-    outcome.status, outcome.reason = (outcome.status if dry_run else status), reason
+    outcome.status, outcome.reason = status, reason  # a dry run too: a failed model call is no preview
     if dry_run or not record:
         return outcome
     data = {

@@ -21,6 +21,7 @@ from evolve.store import ledger
 from evolve.store.locks import is_locked
 from evolve.store.repo import LOCK
 from evolve.workspace.agent import Agent, list_agents
+from evolve.workspace.hold import hold_of
 
 
 @dataclass(frozen=True)
@@ -83,14 +84,14 @@ def agent_state(conn: sqlite3.Connection, home: Home, name: str, row: sqlite3.Ro
     best, worth, rules, problem = 0.0, False, None, None
     if not row["paused"]:
         agent = Agent(home, name)
-        held = agent.held_reason() if agent.path.is_dir() else None
+        held = hold_of(agent)
         try:
             config = agent.config
         except ConfigError as exc:  # one agent's broken agent.toml never stops the others
             problem = f"cannot read its configuration: {exc}"
         else:
             if held:
-                problem = f"busy: {held}"
+                problem = f"busy: {held.reason}"
             rules = Rules.from_config(config.schedule)
             runs = pending.scored_runs(conn, name, config, agent.memo_text(), judge=agent)
             best = max((r.score for r in runs), default=0.0)

@@ -126,8 +126,9 @@ def render(
 ) -> Injection:
     """The memo and skill index for a new session, under `[limits] prompt_chars`.
 
-    Records one impression per listed skill for `session` (a fresh id when None). Broken
-    skills are never listed. Without the index (Claude Code lists linked skills itself)
+    With `record`, records one impression per listed skill for `session` (a fresh id when
+    None); a preview (`record` off) records nothing and has no session. Broken skills are
+    never listed. Without the index (Claude Code lists linked skills itself)
     every valid skill still counts as shown.
     """
     from evolve.errors import UserError
@@ -140,7 +141,7 @@ def render(
     if not (path / ".git").is_dir():
         raise UserError(f"no agent {agent_name!r} in {home.root}; create it with `evolve init {agent_name}`")
     budget, body_tokens = limits(str(home.config_file), str(path / "agent.toml"))
-    session = session or os.urandom(16).hex()
+    session = session or (os.urandom(16).hex() if record else "")
     skills_dir = path / "skills"
     elsewhere = checked_out_elsewhere(path / ".git", BRANCH)
     if elsewhere:  # a person looks at another checkout: its files are not the agent's

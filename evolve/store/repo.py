@@ -493,6 +493,14 @@ class Repo:
         held = staging.under(entries, holds)
         return staging.staged_message(self, held[0]) if held else None
 
+    def behind(self) -> bool:
+        """Whether the index still holds an older commit's files (the branch moved without them)."""
+        tip = self.tip()
+        if tip is None:
+            return False
+        entries = staging.staged(self, tip)
+        return bool(entries) and staging.left_behind(self, tip, entries) is not None
+
     def staged_paths(self) -> set[str]:
         """The paths a person staged (`git add`): the index holds them unlike the branch tip."""
         tip = self.tip()

@@ -122,12 +122,18 @@ def replan(agent: Agent, commit: Commit, onto: str, blocked: Mapping[str, str], 
     ]
     source = {"summary": answer.get("summary", ""), "operations": operations}
     history = {c.sha: c for c in repo.log(onto)}
+    stored_held = answer.get("held")
     plan = compose(
         source,
         state_at(agent, onto, source, history),
         Limits.from_config(agent.config.limits),
         blocked,
         protect=True,
+        held={  # what the guard held back keeps waiting for a person
+            int(at): str(why) for at, why in stored_held.items() if str(at).isdigit()
+        }
+        if isinstance(stored_held, dict)
+        else None,
     )
     files = _tree_files(repo, onto)
     main = changes_of(plan.operations, files, errors=BYTES)

@@ -70,16 +70,18 @@ def sync(
     accept_held: bool = False,
     push_first: bool = False,
     record: bool = True,
+    push_anyway: bool = False,
 ) -> Outcome:
     """Sync `agent` with its server; never raises for what the outcome can say.
 
     `push_first` (the watcher, after a commit here): when this machine only moved ahead,
     push straight away, leased on what the server had at the last sync; the server's own
     news then come with the next full sync (a rescan). `accept_held`: a person takes the
-    server's main the last sync held back (`screen`) as reviewed.
+    server's main the last sync held back (`screen`) as reviewed. `push_anyway`: the person
+    pushes what holds a secret they wrote (`secrets`), as it is.
     """
     try:
-        outcome = _sync(agent, accept_rewrite, accept_held, push_first)
+        outcome = _sync(agent, accept_rewrite, accept_held, push_first, push_anyway)
     except Busy as exc:
         outcome = Outcome(agent.name, "busy", str(exc))
     except Offline as exc:
@@ -97,7 +99,9 @@ def sync(
     return outcome
 
 
-def _sync(agent: Agent, accept_rewrite: bool, accept_held: bool, push_first: bool) -> Outcome:
+def _sync(
+    agent: Agent, accept_rewrite: bool, accept_held: bool, push_first: bool, push_anyway: bool
+) -> Outcome:
     repo = agent.repo
     url = repo.remote_url(remote.REMOTE)
     if url is None:
@@ -108,7 +112,7 @@ def _sync(agent: Agent, accept_rewrite: bool, accept_held: bool, push_first: boo
         raise Refused(f"{exc}; set it again with `evolve remote {agent.name} URL`") from None
     with FileLock(repo.git_dir / SYNC_LOCK, timeout=LOCK_WAIT_S):  # one sync of an agent at a time
         pushed = _pushed_ahead(agent, url) if push_first and not accept_rewrite else None
-        return pushed or _attempts(agent, url, accept_rewrite, accept_held)
+        return pushed or _attempts(agent, url, accept_rewrite, accept_held, push_anyway)
 
 
 def _pushed_ahead(agent: Agent, url: str) -> Outcome | None:
@@ -118,7 +122,7 @@ def _pushed_ahead(agent: Agent, url: str) -> Outcome | None:
     main, before = view.local.get("main"), view.synced.get("main")
     if not main or not before or main == before or not repo.is_ancestor(before, main) or repo.dirty_paths():
         return None
-    if _links_out(repo, before, main):
+    if _links_out(repo, before, main) or _secrets_out(repo, before, main):
         return None  # the full sync says why nothing goes
     updates = [
         (b, view.local.get(b), view.synced.get(b))
@@ -132,7 +136,7 @@ def _pushed_ahead(agent: Agent, url: str) -> Outcome | None:
     return Outcome(agent.name, "synced", "", 0, _count(agent, before, main))
 
 
-def _attempts(agent: Agent, url: str, accept_rewrite: bool, accept_held: bool) -> Outcome:
+def _attempts(agent: Agent, url: str, accept_rewrite: bool, accept_held: bool, push_anyway: bool) -> Outcome:
     repo, machine = agent.repo, agent.home.machine()
     for _attempt in range(ATTEMPTS):
         fetching = remote.start_fetch(repo, url, machine)
@@ -165,6 +169,13 @@ def _attempts(agent: Agent, url: str, accept_rewrite: bool, accept_held: bool) -
                 "(and no other machine takes it); nothing was pushed. Replace it with the file itself "
                 '(`cp --remove-destination "$(readlink -f PATH)" PATH`), commit, then sync'
             )
+        server = view.fetched.get("main")
+        secrets = [] if push_anyway else _secrets_out(repo, server, done.main)
+        if secrets:  # a person's own secret: never rewritten, never pushed without their word
+            from evolve.sync.secrets import held_push_message
+
+            base = f"{remote.FETCHED}main" if server else "--root"
+            raise Refused(held_push_message(agent.name, secrets, base))
         updates = pushes(view, done)
         refused: dict[str, str] = {}
         if updates:
@@ -218,6 +229,15 @@ def _links_out(repo: Repo, server: str | None, main: str) -> list[str]:
     from evolve.sync.screen import leaving_links
 
     return leaving_links(repo, server, main)
+
+
+def _secrets_out(repo: Repo, server: str | None, main: str) -> list[str]:
+    """Secrets a person wrote on lines the commits main would send add (`secrets.added_secrets`)."""
+    if server == main:
+        return []  # nothing to send: `evolve sync` with nothing to do loads no rules
+    from evolve.sync.secrets import added_secrets
+
+    return added_secrets(repo, server, main)
 
 
 def _incoming(repo: Repo, view: refs.View) -> set[str]:

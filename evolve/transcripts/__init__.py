@@ -61,7 +61,9 @@ class Update:
     open_run: Run | None = None  # the still-open last run (store provisionally)
     superseded: list[int] = field(default_factory=list)  # run indices abandoned by a rewind
     reset: bool = False  # the file was rewritten: drop every run stored for it, then store these
-    bad_lines: int = 0  # corrupt or over-long lines skipped during this read
+    bad_lines: int = 0  # corrupt lines skipped during this read
+    over_cap: int = 0  # lines over the line cap, read with each text cut short (`overlong`)
+    over_cap_skipped: int = 0  # lines over the line cap that could not be cut to fit: skipped
     more: bool = False  # stopped at `max_bytes`: complete lines may be left; call again
 
 
@@ -113,7 +115,8 @@ def follow(
     update.open_run = builder.open_run()
     _note_supersede(update, update.open_run, first_new)
     update.reset = reader.reset
-    update.bad_lines = adapter_state.get("bad", 0) - bad_before + reader.skipped
+    update.bad_lines = adapter_state.get("bad", 0) - bad_before
+    update.over_cap, update.over_cap_skipped = reader.cut, reader.skipped
     cursor_out = reader.cursor
     cursor_out.parser_state = {"adapter": adapter_state, "runs": builder.state()}
     update.cursor = cursor_out

@@ -219,10 +219,13 @@ def _head(tokens: list[str]) -> tuple[str, str, list[str]]:
     script = "/" in tokens[0] or program.endswith((".sh", ".py", ".js", ".ts", ".rb", ".pl", ".ps1"))
     if program in INTERPRETERS and rest and not rest[0].startswith("-"):
         program, rest, script = _program(rest[0]), rest[1:], True
-    index = 0
+    index, flagged = 0, False
     while index < len(rest) and rest[index].startswith("-"):  # options before the subcommand
+        flagged = flagged or rest[index] not in VALUE_OPTIONS
         index += 2 if rest[index] in VALUE_OPTIONS else 1
-    sub = rest[index] if index < len(rest) and _WORD.match(rest[index]) else ""
+    # after an option not known to take a value, the next word may be that value (`pytest -p
+    # no:cacheprovider`): no subcommand then; `git -C dir commit` names its option's value
+    sub = rest[index] if index < len(rest) and not flagged and _WORD.match(rest[index]) else ""
     if program in SCRIPT_RUNNERS and sub in ("run", "run-script") and index + 1 < len(rest):
         sub = rest[index + 1] if _WORD.match(rest[index + 1]) else ""
     if sub:

@@ -16,8 +16,10 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from evolve.transcripts.overlong import Condenser, condense
+
 HASH_WINDOW = 4096
-MAX_LINE = 64 << 20  # longer lines are skipped (and counted), never held in memory
+MAX_LINE = 64 << 20  # a longer line is read with its texts cut (`overlong`), never held whole
 
 
 @dataclass
@@ -65,8 +67,9 @@ class LineReader:
 
     `reset` is True when the file was truncated, rewritten or replaced since the cursor was
     taken: reading restarted at byte 0 and everything derived from the file must be rebuilt
-    (the returned cursor's parser_state is then empty). `skipped` counts lines longer than
-    `max_line` that were dropped.
+    (the returned cursor's parser_state is then empty). A line longer than `max_line` is
+    yielded with each JSON string cut short (`overlong`), counted in `cut`; one that cannot
+    be cut to fit is dropped, counted in `skipped`.
     """
 
     def __init__(
@@ -74,13 +77,14 @@ class LineReader:
         path: str | os.PathLike,
         cursor: Cursor | None = None,
         chunk_size: int = 1 << 20,
-        max_line: int = MAX_LINE,
+        max_line: int | None = None,
     ):
         self.path = Path(path)
         self.chunk_size = max(1, chunk_size)
-        self.max_line = max_line
+        self.max_line = MAX_LINE if max_line is None else max_line
         self.reset = False
         self.skipped = 0
+        self.cut = 0
         self._start = cursor or Cursor()
         self._offset = self._start.offset
         self._dev = self._start.dev
@@ -151,7 +155,7 @@ class LineReader:
             base = self._offset  # file offset of the chunk's first byte
             pending: list[bytes] = []  # the start of a line begun in earlier chunks
             pending_len = 0
-            overlong = False  # that line is longer than max_line: it is dropped
+            overlong: Condenser | None = None  # that line is over max_line: read with its texts cut
             while chunk := handle.read(self.chunk_size):
                 find = chunk.find
                 at = 0  # start of the next line in this chunk
@@ -160,30 +164,36 @@ class LineReader:
                     self._hash = None
                     if pending or overlong:  # a line begun in an earlier chunk ends here
                         start = base - pending_len
-                        size = pending_len + newline
                         self._offset = base + newline + 1
                         at = newline + 1
-                        if overlong or size > max_line:
-                            self.skipped += 1
+                        if overlong is None and pending_len + newline > max_line:
+                            overlong = Condenser(max_line)
+                            overlong.feed(b"".join(pending))
+                        if overlong is not None:
+                            overlong.feed(chunk[:newline])
+                            yield from self._over_cap(start, overlong.result())
                         else:
                             pending.append(chunk[:newline])
                             yield start, b"".join(pending)
-                        pending, pending_len, overlong = [], 0, False
+                        pending, pending_len, overlong = [], 0, None
                         newline = find(b"\n", at)
                 while newline >= 0:
                     line = chunk[at:newline]
                     self._offset = base + newline + 1
                     if newline - at > max_line:
-                        self.skipped += 1
+                        yield from self._over_cap(base + at, condense(line, max_line))
                     else:
                         yield base + at, line
                     at = newline + 1
                     newline = find(b"\n", at)
                 if at < len(chunk):  # the start of a line the next chunk completes
                     pending_len += len(chunk) - at
-                    if overlong or pending_len > max_line:
-                        overlong = True
+                    if overlong is None and pending_len > max_line:
+                        overlong = Condenser(max_line)
+                        overlong.feed(b"".join(pending))
                         pending = []
+                    if overlong is not None:
+                        overlong.feed(chunk[at:])
                     else:
                         pending.append(chunk[at:])
                 base += len(chunk)
@@ -191,6 +201,14 @@ class LineReader:
             if self._hash is None:
                 self._hash = _window_hash(handle, self._offset)
         self._done = True
+
+    def _over_cap(self, start: int, line: bytes | None) -> Iterator[tuple[int, bytes]]:
+        """A line over the cap: yielded with its texts cut (`cut`), or dropped (`skipped`)."""
+        if line is None:
+            self.skipped += 1
+            return
+        self.cut += 1
+        yield start, line
 
 
 def read_lines(

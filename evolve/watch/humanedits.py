@@ -118,3 +118,14 @@ def commit_edits(
     with ledger.transaction(conn):
         ledger.add_event(conn, name, "human_edit", {"paths": paths, "commit": sha}, now)
     return sha, paths
+
+
+def secrets_in(repo: Path, sha: str) -> list[str]:
+    """Secrets on the lines a person's edit (commit `sha`) brought to memo.md or skills/: one line each.
+
+    The pre-commit hook warns about them when the person commits; evolve commits their edits
+    itself, so the watcher says it instead (the file, the line and the rule, never the secret).
+    """
+    from evolve.sync.secrets import added_secrets  # the rules a push is held by
+
+    return added_secrets(Repo(repo), f"{sha}^", sha)

@@ -335,6 +335,14 @@ class Watcher:
             self._repo_seen[name] = humanedits.repo_signature(info.path)
             if done:
                 log.info("%s: committed a human edit %s (%s)", name, done[0][:12], ", ".join(done[1]))
+                for found in humanedits.secrets_in(info.path, done[0]):  # what the pre-commit hook says
+                    log.warning(
+                        "%s: %s; remove it if it should not be there: the agent reads it, and no sync pushes "
+                        "it without `evolve sync --push-anyway %s`",
+                        name,
+                        found,
+                        name,
+                    )
 
     def _sync_due(self) -> None:
         self._syncs.poll(self.clock())

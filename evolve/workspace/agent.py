@@ -218,14 +218,6 @@ class Agent:
     def log(self, limit: int | None = None) -> list[Commit]:
         return self.repo.log(limit=limit)
 
-    def held_reason(self) -> str | None:
-        """Why a reflection waits for the person now, in one line with the remedy; None when it need not.
-
-        Their git operation, another checkout, a work tree behind its branch, or a file they
-        staged where reflections write (the memo, a skill).
-        """
-        return self.repo.busy_reason(holds=LEARNED)
-
     def commit_human_edits(self) -> str | None:
         """Commit what a person left uncommitted, as their own commit. Never discards."""
         with self.repo.locked():

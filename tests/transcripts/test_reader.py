@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from evolve.transcripts.reader import Cursor, LineReader, read_lines
 
 
@@ -173,3 +175,30 @@ def test_cursor_is_json_serialisable(tmp_path):
     data = json.loads(json.dumps(cursor.to_dict()))
     assert Cursor.from_dict(data) == cursor
     assert set(data) >= {"dev", "inode", "size", "offset", "prefix_hash", "parser_state"}
+
+
+@pytest.mark.parametrize("chunk_size", [97, 4096, 1 << 20])
+def test_a_valid_line_over_the_cap_is_read_with_its_texts_cut(tmp_path, chunk_size):
+    """Red team C5: a valid 400 MB line was dropped as "corrupt", and its error with it."""
+    from evolve.transcripts import overlong
+
+    huge = 'é\\"\u2028' + "log line " * 40_000  # escapes, non-ASCII and a long text
+    record = {
+        "type": "user",
+        "message": {
+            "content": [{"type": "tool_result", "tool_use_id": "t1", "content": huge, "is_error": True}]
+        },
+        "toolUseResult": {"stdout": huge, "stderr": "error: missing libfoo"},
+    }
+    line = json.dumps(record, ensure_ascii=False).encode()
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b"ok\n" + line + b"\nnext\n")
+    lines, reader = read(path, chunk_size=chunk_size, max_line=300_000)
+    assert len(line) > 300_000 and reader.cut == 1 and reader.skipped == 0
+    assert [offset for offset, _ in lines] == [0, 3, 3 + len(line) + 1]
+    kept = json.loads(lines[1][1])
+    result = kept["message"]["content"][0]
+    assert result["is_error"] is True and result["tool_use_id"] == "t1"  # what the signal needs
+    assert result["content"].startswith(huge[:1000]) and result["content"].endswith(overlong.CUT.decode())
+    assert kept["toolUseResult"]["stderr"] == "error: missing libfoo"
+    assert len(lines[1][1]) <= 2 * overlong.STRING_CAP + 1000
