@@ -338,6 +338,18 @@ class Repo:
         self.git("update-ref", f"refs/heads/{branch}", new, ZERO)
         return new
 
+    def export(self, rev: str, target: Path) -> None:
+        """`rev`'s tree as plain files in `target` (`git archive`), the repository untouched.
+
+        No hook, filter or checkout runs, and no link may lead out of `target`.
+        """
+        import io
+        import tarfile
+
+        data = self.git("archive", "--format=tar", rev)
+        with tarfile.open(fileobj=io.BytesIO(data)) as archive:
+            archive.extractall(target, filter="data")
+
     def folder_at(self, rev: str, folder: str) -> dict[str, tuple[str, bytes]]:
         """Path → (git mode, bytes) of every file and link under `folder` at `rev`.
 

@@ -1,0 +1,149 @@
+"""`evolve eval` end to end: the pinned real Claude Code runs each lesson's case, with and without.
+
+The harness (`claude plugin eval`) runs on an export of the agent's main against a fake
+Messages API whose model follows a lesson only when its request carries it
+(tests/eval_helpers.py), so each Δ is known before the run: 1 for a lesson it follows, 0 for
+one it ignores. Beside it: cases whose graders are broken, a run stopped at the cost ceiling,
+an interrupted run, and a machine without Claude Code or without its eval command.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from evolve.home import Home
+from evolve.store import ledger
+from evolve.workspace import memo as memo_mod
+from evolve.workspace.agent import Agent
+from tests import agent_clis
+from tests.conformance import cli_env, installed
+from tests.eval_helpers import FollowingModel, Rule, as_plugin, contains, grader, write_case
+from tests.helpers import commit_all, git_out, make_agent, write_skill
+
+pytestmark = [pytest.mark.conformance, pytest.mark.timeout(120, func_only=True)]
+
+AGENT = "shop"
+PNPM = "This repo uses pnpm, never npm: pnpm install, pnpm add."
+VITEST = "Tests here run with vitest, not jest."
+SKILL = "release-cut"
+SKILL_DESCRIPTION = "Use when asked to cut or tag a release of this repository."
+INSTALL = Rule("install the dependencies", "uses pnpm", "Run `pnpm install`.", "Run `npm install`.")
+TESTS = Rule("run the tests", "vitest", "Run `npm test`.", "Run `npm test`.")  # it ignores the lesson
+RELEASE = Rule("Cut a release", SKILL_DESCRIPTION, "Tagged v1.2.0 with release-cut.", "Bumped the version.")
+
+
+@pytest.fixture(scope="session")
+def claude_bin() -> Path:
+    return installed(agent_clis.claude_code, agent_clis.CLAUDE_CODE)
+
+
+def lesson_agent(bullets: list[str], skill: bool = False) -> tuple[Agent, list[str]]:
+    """The agent `shop` as a plugin, with `bullets` in its memo (and the skill); their ids."""
+    agent = make_agent(AGENT)
+    text = agent.memo_path.read_text()
+    text = text.replace(
+        "## Strategies for this user and domain\n",
+        "## Strategies for this user and domain\n\n" + "".join(f"- {b}\n" for b in bullets),
+    )
+    agent.memo_path.write_text(text)
+    if skill:
+        write_skill(agent.path, SKILL, SKILL_DESCRIPTION, "## Steps\n1. Tag with vX.Y.Z.\n")
+    as_plugin(agent.path, AGENT)
+    commit_all(agent.path, "lessons")
+    ids = [memo_mod.lesson_id(b) for b in bullets]
+    return agent, ids
+
+
+def use_claude(home: Path, binary: Path) -> None:
+    """`[eval] claude = ...` in config.toml: the pinned binary (it is not on the test's PATH)."""
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text(f'[eval]\nclaude = "{binary}"\n')
+
+
+def evolve_env(api: FollowingModel, proxy_port: int, **extra: str) -> dict[str, str]:
+    return cli_env(
+        proxy_port,
+        False,
+        ANTHROPIC_BASE_URL=api.url,
+        ANTHROPIC_API_KEY="sk-ant-fake-eval",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+        DISABLE_AUTOUPDATER="1",
+        **extra,
+    )
+
+
+def evolve(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "evolve", *args], capture_output=True, text=True, env=env, timeout=100, check=False
+    )
+
+
+def eval_rows(home: Path) -> list[dict]:
+    with ledger.opened(Home.resolve(home).state_db) as conn:
+        return [dict(r) for r in conn.execute("SELECT * FROM evals ORDER BY id")]
+
+
+def test_each_lesson_is_scored_with_and_without_the_agent(claude_bin, evolve_home, closed_port):
+    agent, (pnpm, vitest) = lesson_agent([PNPM, VITEST], skill=True)
+    write_case(agent.path, pnpm, "How do I install the dependencies of this repo?", {
+        "uses-pnpm": contains("pnpm install"),
+        "no-npm": grader(target="last_message", match="not_contains", pattern=r"(^|[^p])npm install"),
+    })
+    write_case(agent.path, vitest, "How do I run the tests?", {"vitest": contains("vitest")})
+    write_case(agent.path, SKILL, "Cut a release of this repo.", {"tagged": contains("Tagged v")})
+    commit_all(agent.path, "eval cases")
+    agent.memo_path.write_text(agent.memo_path.read_text() + "- An uncommitted edit is no lesson yet.\n")
+    before = git_out(agent.path, "status", "--porcelain")
+    use_claude(evolve_home, claude_bin)
+    api = FollowingModel([INSTALL, TESTS, RELEASE])
+    try:
+        started = time.monotonic()
+        proc = evolve(evolve_env(api, closed_port), "eval", AGENT, "--runs", "1", "--json")
+        wall = time.monotonic() - started
+    finally:
+        api.close()
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    by_lesson = {r["lesson"]: r for r in data["lessons"]}
+    assert {k: (r["status"], r["score_with"], r["score_without"], r["delta"]) for k, r in by_lesson.items()} == {
+        pnpm: ("full", 1, 0, 1),
+        vitest: ("full", 0, 0, 0),
+        SKILL: ("full", 1, 0, 1),
+    }
+    assert all((r["runs_with"], r["runs_without"]) == (1, 1) for r in data["lessons"])
+    assert all(r["cost_usd"] > 0 for r in data["lessons"]) and not data["partial"]
+    # the memo and the skill reached the with-arm only (each case once per arm)
+    assert sorted(api.answered) == sorted(
+        [(rule.prompt, seen) for rule in (INSTALL, TESTS, RELEASE) for seen in (True, False)]
+    )
+    # what was recorded: the lesson's commit, main's tip, the date
+    rows = eval_rows(evolve_home)
+    tip = git_out(agent.path, "rev-parse", "main")
+    lessons_commit = git_out(agent.path, "rev-parse", "main~1")
+    assert {(r["lesson"], r["commit_sha"], r["tip"], r["status"]) for r in rows} == {
+        (pnpm, lessons_commit, tip, "full"),
+        (vitest, lessons_commit, tip, "full"),
+        (SKILL, lessons_commit, tip, "full"),
+    }
+    # the person's repository is as it was: no results folder, their edit still uncommitted
+    assert git_out(agent.path, "status", "--porcelain") == before
+    assert not (agent.path / "evals" / "results").exists()
+    assert Path(data["report"]).is_file() and Path(data["report"]).is_relative_to(evolve_home)
+    assert not list((evolve_home / "run").glob("eval-*"))
+    # evolve lessons and evolve report show it
+    listed = json.loads(evolve(evolve_env(api, closed_port), "lessons", AGENT, "--json").stdout)
+    deltas = {r["id"]: (r["eval"] or {}).get("delta") for r in listed["lessons"]}
+    assert deltas == {pnpm: 1, vitest: 0, SKILL: 1}
+    text = evolve(evolve_env(api, closed_port), "lessons", AGENT).stdout
+    assert "EVAL Δ" in text.splitlines()[2]
+    report = evolve(evolve_env(api, closed_port), "report", AGENT).stdout
+    assert "Lessons proven: 2 of 3 improve the agent, 0 make it worse, 0 untested" in report
+    print(f"evolve eval, 3 lessons, 1 run per arm: {wall:.1f} s")
