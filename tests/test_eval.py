@@ -33,6 +33,7 @@ pytestmark = [pytest.mark.conformance, pytest.mark.timeout(120, func_only=True)]
 AGENT = "shop"
 PNPM = "This repo uses pnpm, never npm: pnpm install, pnpm add."
 VITEST = "Tests here run with vitest, not jest."
+DRAFT = "An uncommitted edit is no lesson yet."
 SKILL = "release-cut"
 SKILL_DESCRIPTION = "Use when asked to cut or tag a release of this repository."
 INSTALL = Rule("install the dependencies", "uses pnpm", "Run `pnpm install`.", "Run `npm install`.")
@@ -100,7 +101,7 @@ def test_each_lesson_is_scored_with_and_without_the_agent(claude_bin, evolve_hom
     write_case(agent.path, vitest, "How do I run the tests?", {"vitest": contains("vitest")})
     write_case(agent.path, SKILL, "Cut a release of this repo.", {"tagged": contains("Tagged v")})
     commit_all(agent.path, "eval cases")
-    agent.memo_path.write_text(agent.memo_path.read_text() + "- An uncommitted edit is no lesson yet.\n")
+    agent.memo_path.write_text(agent.memo_path.read_text() + f"- {DRAFT}\n")
     before = git_out(agent.path, "status", "--porcelain")
     use_claude(evolve_home, claude_bin)
     api = FollowingModel([INSTALL, TESTS, RELEASE])
@@ -139,11 +140,14 @@ def test_each_lesson_is_scored_with_and_without_the_agent(claude_bin, evolve_hom
     assert Path(data["report"]).is_file() and Path(data["report"]).is_relative_to(evolve_home)
     assert not list((evolve_home / "run").glob("eval-*"))
     # evolve lessons and evolve report show it
-    listed = json.loads(evolve(evolve_env(api, closed_port), "lessons", AGENT, "--json").stdout)
+    listing = evolve(evolve_env(api, closed_port), "lessons", AGENT, "--json")
+    assert listing.returncode == 0, listing.stderr
+    listed = json.loads(listing.stdout)
     deltas = {r["id"]: (r["eval"] or {}).get("delta") for r in listed["lessons"]}
-    assert deltas == {pnpm: 1, vitest: 0, SKILL: 1}
+    draft = memo_mod.lesson_id(DRAFT)
+    assert deltas == {pnpm: 1, vitest: 0, SKILL: 1, draft: None}  # the person's draft: untested
     text = evolve(evolve_env(api, closed_port), "lessons", AGENT).stdout
     assert "EVAL Δ" in text.splitlines()[2]
     report = evolve(evolve_env(api, closed_port), "report", AGENT).stdout
-    assert "Lessons proven: 2 of 3 improve the agent, 0 make it worse, 0 untested" in report
+    assert "Lessons proven: 2 of 4 improve the agent, 0 make it worse, 1 untested" in report
     print(f"evolve eval, 3 lessons, 1 run per arm: {wall:.1f} s")

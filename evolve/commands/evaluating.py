@@ -12,11 +12,6 @@ def _score(value: float | None) -> str:
     return "-" if value is None else f"{value:g}"
 
 
-def delta_text(delta: float | None) -> str:
-    """'+1', '-0.33', '0' or '-' (no full result)."""
-    return "-" if delta is None else f"{delta:+.2g}" if delta else "0"
-
-
 def eval_command(
     home: Home,
     name: str,
@@ -26,6 +21,7 @@ def eval_command(
     as_json: bool = False,
 ) -> int:
     from evolve.evaluate.run import Ask, evaluate
+    from evolve.metrics.proven import delta_text
 
     agent = Agent.open(name, home)
     data = evaluate(agent, Ask(lesson, runs, max_cost_usd))
