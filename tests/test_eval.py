@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -151,3 +152,117 @@ def test_each_lesson_is_scored_with_and_without_the_agent(claude_bin, evolve_hom
     report = evolve(evolve_env(api, closed_port), "report", AGENT).stdout
     assert "Lessons proven: 2 of 4 improve the agent, 0 make it worse, 1 untested" in report
     print(f"evolve eval, 3 lessons, 1 run per arm: {wall:.1f} s")
+
+
+def test_a_case_with_a_broken_grader_is_an_error_never_a_result(claude_bin, evolve_home, closed_port):
+    agent, (pnpm, throws, unknown) = lesson_agent([PNPM, VITEST, "Commit messages are in English."])
+    write_case(agent.path, pnpm, "How do I install the dependencies?", {"uses-pnpm": contains("pnpm install")})
+    write_case(agent.path, throws, "How do I run the tests?", {"vitest": contains("(unclosed")})
+    write_case(agent.path, unknown, "Write a commit message.", {"odd": grader("no-such-type", pattern="x")})
+    commit_all(agent.path, "eval cases")
+    use_claude(evolve_home, claude_bin)
+    api = FollowingModel([INSTALL, TESTS])
+    try:
+        proc = evolve(evolve_env(api, closed_port), "eval", AGENT, "--runs", "1")
+    finally:
+        api.close()
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        "evolve: 2 case(s) could not be scored: recorded as partial or failed, never as a result; "
+        "fix the case or run again"
+    ]
+    rows = {r["lesson"]: r for r in eval_rows(evolve_home)}
+    assert (rows[pnpm]["status"], rows[pnpm]["delta"]) == ("full", 1)
+    assert (rows[throws]["status"], rows[throws]["delta"]) == ("error", None)
+    assert "a grader is broken: grader threw: Invalid regular expression" in rows[throws]["detail"]
+    assert (rows[unknown]["status"], rows[unknown]["runs_with"], rows[unknown]["cost_usd"]) == ("error", 0, 0)
+    assert rows[unknown]["detail"].startswith("not loaded: invalid case.yaml") and "type" in rows[unknown]["detail"]
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith(f"evolve eval {AGENT}: 3 lesson(s) at ") and ", complete, $" in lines[0]
+    assert any(line.startswith(throws) and "error: a grader is broken" in line for line in lines)
+    with ledger.opened(Home.resolve(evolve_home).state_db) as conn:
+        assert set(ledger.latest_evals(conn, AGENT)) == {("memo", pnpm)}
+
+
+def test_a_run_stopped_at_the_cost_ceiling_is_recorded_as_partial(claude_bin, evolve_home, closed_port):
+    agent, (pnpm, vitest) = lesson_agent([PNPM, VITEST])
+    write_case(agent.path, pnpm, "How do I install the dependencies?", {"uses-pnpm": contains("pnpm install")})
+    write_case(agent.path, vitest, "How do I run the tests?", {"vitest": contains("vitest")})
+    commit_all(agent.path, "eval cases")
+    api = FollowingModel([INSTALL, TESTS])
+    # Claude Code found on PATH this time (no [eval] claude)
+    path = os.pathsep.join([str(claude_bin.parent), os.environ["PATH"]])
+    try:  # one fake run costs $0.0004: the ceiling stops the harness after the first
+        proc = evolve(evolve_env(api, closed_port, PATH=path), "eval", AGENT, "--max-cost-usd", "0.0001", "--json")
+    finally:
+        api.close()
+    assert proc.returncode == 1, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["partial"] and "cost" in data["partial_reason"].lower() and data["max_cost_usd"] == 0.0001
+    rows = {r["lesson"]: r for r in eval_rows(evolve_home)}
+    assert {r["status"] for r in rows.values()} == {"partial"} and set(rows) == {pnpm, vitest}
+    assert sum(r["runs_with"] + r["runs_without"] for r in rows.values()) == len(api.answered) == 1
+    assert all(r["delta"] is None for r in rows.values())
+    with ledger.opened(Home.resolve(evolve_home).state_db) as conn:
+        assert ledger.latest_evals(conn, AGENT) == {}  # never a result
+
+
+def test_an_interrupted_run_is_recorded_as_partial(claude_bin, evolve_home, closed_port):
+    agent, (pnpm, vitest) = lesson_agent([PNPM, VITEST])
+    write_case(agent.path, pnpm, "How do I install the dependencies?", {"uses-pnpm": contains("pnpm install")})
+    write_case(agent.path, vitest, "How do I run the tests?", {"vitest": contains("vitest")})
+    commit_all(agent.path, "eval cases")
+    use_claude(evolve_home, claude_bin)
+    api = FollowingModel([INSTALL, TESTS], delay_s=1.5)
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "evolve", "eval", AGENT, "--runs", "1", "--json"],
+            env=evolve_env(api, closed_port),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + 60
+        while not any(r.is_turn() for r in list(api.requests)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGTERM)  # as a service manager stops it
+        out, err = proc.communicate(timeout=60)
+    finally:
+        api.close()
+    assert proc.returncode == 130, err
+    data = json.loads(out)
+    assert data["interrupted"] and data["partial"]
+    rows = eval_rows(evolve_home)
+    assert {r["lesson"] for r in rows} == {pnpm, vitest} and {r["status"] for r in rows} == {"partial"}
+    assert all(r["delta"] is None for r in rows)
+    assert not list((evolve_home / "run").glob("eval-*"))  # the export is gone
+
+
+def test_without_claude_code_nothing_runs(evolve_home, tmp_path):
+    agent, (pnpm,) = lesson_agent([PNPM])
+    write_case(agent.path, pnpm, "How do I install the dependencies?", {"uses-pnpm": contains("pnpm install")})
+    commit_all(agent.path, "eval cases")
+    tip = git_out(agent.path, "rev-parse", "main")
+    bare = tmp_path / "bin"  # git, no claude
+    bare.mkdir()
+    (bare / "git").symlink_to(shutil.which("git"))
+    env = {**os.environ, "PATH": str(bare)}
+    proc = evolve(env, "eval", AGENT)
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines() == [
+        "evolve: error: Claude Code is not installed (no `claude` on PATH): install Claude Code "
+        '(https://code.claude.com/docs/en/setup), or set [eval] claude = "/path/to/claude" in config.toml'
+    ]
+    # a Claude Code from before `plugin eval`: its commander says the command is unknown
+    old = bare / "claude"
+    old.write_text("#!/bin/sh\necho \"error: unknown command 'eval'\" >&2\nexit 1\n")
+    old.chmod(0o755)
+    proc = evolve(env, "eval", AGENT, "--json")
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert json.loads(proc.stderr) == {
+        "error": f"error: {old} has no `claude plugin eval` command (an older Claude Code?); update Claude "
+        "Code (2.1.332 or later runs plugin evals)",
+        "exit_code": 1,
+    }
+    assert eval_rows(evolve_home) == []
+    assert git_out(agent.path, "rev-parse", "main") == tip and git_out(agent.path, "status", "--porcelain") == ""
