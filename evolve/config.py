@@ -124,7 +124,11 @@ SECTIONS = {f.name: f.default_factory for f in fields(Config) if f.name not in (
 SECTION_KEYS = {name: {f.name for f in fields(getattr(Config(), name))} for name in SECTIONS}
 AGENT_ONLY = {"sources", "review"}
 # Read once per home (the watcher, the cycle): in agent.toml they are ignored with a warning.
-HOME_ONLY = {"watch": None, "eval": None, "schedule": {"cycle_hours", "max_agents_per_cycle", "first_reflection_minutes"}}
+HOME_ONLY = {
+    "watch": None,
+    "eval": None,
+    "schedule": {"cycle_hours", "max_agents_per_cycle", "first_reflection_minutes"},
+}
 # Where data is read from and sent to: once an agent has a remote, this machine's own, in the
 # file beside its repository (`Home.local_config`), never committed; agent.toml's are ignored.
 MACHINE_LOCAL = ("sources", "model")
@@ -233,8 +237,10 @@ def _merge_section(current: Any, raw: Any, section: str, origin: str) -> tuple[A
         raise ConfigError(f"{origin}: git.sync: must be one of {', '.join(SYNC_MODES)}, got {merged.sync!r}")
     if section == "model":
         merged = _check_model(merged, raw, origin)
-    if section == "eval" and merged.claude and (
-        not merged.claude.startswith(("/", "~")) or _has_junk(merged.claude)
+    if (
+        section == "eval"
+        and merged.claude
+        and (not merged.claude.startswith(("/", "~")) or _has_junk(merged.claude))
     ):
         raise ConfigError(
             f"{origin}: eval.claude: must be the absolute path of Claude Code's `claude` (or start with ~), "

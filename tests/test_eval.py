@@ -84,7 +84,12 @@ def evolve_env(api: FollowingModel, proxy_port: int, **extra: str) -> dict[str, 
 
 def evolve(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "evolve", *args], capture_output=True, text=True, env=env, timeout=100, check=False
+        [sys.executable, "-m", "evolve", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=100,
+        check=False,
     )
 
 
@@ -95,10 +100,15 @@ def eval_rows(home: Path) -> list[dict]:
 
 def test_each_lesson_is_scored_with_and_without_the_agent(claude_bin, evolve_home, closed_port):
     agent, (pnpm, vitest) = lesson_agent([PNPM, VITEST], skill=True)
-    write_case(agent.path, pnpm, "How do I install the dependencies of this repo?", {
-        "uses-pnpm": contains("pnpm install"),
-        "no-npm": grader(target="last_message", match="not_contains", pattern=r"(^|[^p])npm install"),
-    })
+    write_case(
+        agent.path,
+        pnpm,
+        "How do I install the dependencies of this repo?",
+        {
+            "uses-pnpm": contains("pnpm install"),
+            "no-npm": grader(target="last_message", match="not_contains", pattern=r"(^|[^p])npm install"),
+        },
+    )
     write_case(agent.path, vitest, "How do I run the tests?", {"vitest": contains("vitest")})
     write_case(agent.path, SKILL, "Cut a release of this repo.", {"tagged": contains("Tagged v")})
     commit_all(agent.path, "eval cases")
@@ -115,7 +125,9 @@ def test_each_lesson_is_scored_with_and_without_the_agent(claude_bin, evolve_hom
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     by_lesson = {r["lesson"]: r for r in data["lessons"]}
-    assert {k: (r["status"], r["score_with"], r["score_without"], r["delta"]) for k, r in by_lesson.items()} == {
+    assert {
+        k: (r["status"], r["score_with"], r["score_without"], r["delta"]) for k, r in by_lesson.items()
+    } == {
         pnpm: ("full", 1, 0, 1),
         vitest: ("full", 0, 0, 0),
         SKILL: ("full", 1, 0, 1),
@@ -156,7 +168,9 @@ def test_each_lesson_is_scored_with_and_without_the_agent(claude_bin, evolve_hom
 
 def test_a_case_with_a_broken_grader_is_an_error_never_a_result(claude_bin, evolve_home, closed_port):
     agent, (pnpm, throws, unknown) = lesson_agent([PNPM, VITEST, "Commit messages are in English."])
-    write_case(agent.path, pnpm, "How do I install the dependencies?", {"uses-pnpm": contains("pnpm install")})
+    write_case(
+        agent.path, pnpm, "How do I install the dependencies?", {"uses-pnpm": contains("pnpm install")}
+    )
     write_case(agent.path, throws, "How do I run the tests?", {"vitest": contains("(unclosed")})
     write_case(agent.path, unknown, "Write a commit message.", {"odd": grader("no-such-type", pattern="x")})
     commit_all(agent.path, "eval cases")
@@ -176,7 +190,10 @@ def test_a_case_with_a_broken_grader_is_an_error_never_a_result(claude_bin, evol
     assert (rows[throws]["status"], rows[throws]["delta"]) == ("error", None)
     assert "a grader is broken: grader threw: Invalid regular expression" in rows[throws]["detail"]
     assert (rows[unknown]["status"], rows[unknown]["runs_with"], rows[unknown]["cost_usd"]) == ("error", 0, 0)
-    assert rows[unknown]["detail"].startswith("not loaded: invalid case.yaml") and "type" in rows[unknown]["detail"]
+    assert (
+        rows[unknown]["detail"].startswith("not loaded: invalid case.yaml")
+        and "type" in rows[unknown]["detail"]
+    )
     lines = proc.stdout.splitlines()
     assert lines[0].startswith(f"evolve eval {AGENT}: 3 lesson(s) at ") and ", complete, $" in lines[0]
     assert any(line.startswith(throws) and "error: a grader is broken" in line for line in lines)
@@ -186,14 +203,18 @@ def test_a_case_with_a_broken_grader_is_an_error_never_a_result(claude_bin, evol
 
 def test_a_run_stopped_at_the_cost_ceiling_is_recorded_as_partial(claude_bin, evolve_home, closed_port):
     agent, (pnpm, vitest) = lesson_agent([PNPM, VITEST])
-    write_case(agent.path, pnpm, "How do I install the dependencies?", {"uses-pnpm": contains("pnpm install")})
+    write_case(
+        agent.path, pnpm, "How do I install the dependencies?", {"uses-pnpm": contains("pnpm install")}
+    )
     write_case(agent.path, vitest, "How do I run the tests?", {"vitest": contains("vitest")})
     commit_all(agent.path, "eval cases")
     api = FollowingModel([INSTALL, TESTS])
     # Claude Code found on PATH this time (no [eval] claude)
     path = os.pathsep.join([str(claude_bin.parent), os.environ["PATH"]])
     try:  # one fake run costs $0.0004: the ceiling stops the harness after the first
-        proc = evolve(evolve_env(api, closed_port, PATH=path), "eval", AGENT, "--max-cost-usd", "0.0001", "--json")
+        proc = evolve(
+            evolve_env(api, closed_port, PATH=path), "eval", AGENT, "--max-cost-usd", "0.0001", "--json"
+        )
     finally:
         api.close()
     assert proc.returncode == 1, proc.stderr
@@ -209,7 +230,9 @@ def test_a_run_stopped_at_the_cost_ceiling_is_recorded_as_partial(claude_bin, ev
 
 def test_an_interrupted_run_is_recorded_as_partial(claude_bin, evolve_home, closed_port):
     agent, (pnpm, vitest) = lesson_agent([PNPM, VITEST])
-    write_case(agent.path, pnpm, "How do I install the dependencies?", {"uses-pnpm": contains("pnpm install")})
+    write_case(
+        agent.path, pnpm, "How do I install the dependencies?", {"uses-pnpm": contains("pnpm install")}
+    )
     write_case(agent.path, vitest, "How do I run the tests?", {"vitest": contains("vitest")})
     commit_all(agent.path, "eval cases")
     use_claude(evolve_home, claude_bin)
@@ -240,7 +263,9 @@ def test_an_interrupted_run_is_recorded_as_partial(claude_bin, evolve_home, clos
 
 def test_without_claude_code_nothing_runs(evolve_home, tmp_path):
     agent, (pnpm,) = lesson_agent([PNPM])
-    write_case(agent.path, pnpm, "How do I install the dependencies?", {"uses-pnpm": contains("pnpm install")})
+    write_case(
+        agent.path, pnpm, "How do I install the dependencies?", {"uses-pnpm": contains("pnpm install")}
+    )
     commit_all(agent.path, "eval cases")
     tip = git_out(agent.path, "rev-parse", "main")
     bare = tmp_path / "bin"  # git, no claude
@@ -265,4 +290,6 @@ def test_without_claude_code_nothing_runs(evolve_home, tmp_path):
         "exit_code": 1,
     }
     assert eval_rows(evolve_home) == []
-    assert git_out(agent.path, "rev-parse", "main") == tip and git_out(agent.path, "status", "--porcelain") == ""
+    assert (
+        git_out(agent.path, "rev-parse", "main") == tip and git_out(agent.path, "status", "--porcelain") == ""
+    )

@@ -43,7 +43,9 @@ def result(kind: str, lesson: str, with_: float, without: float, runs: int, stat
 
 
 def lessons_with_evals(agent) -> None:
-    text = agent.memo_text().replace(f"## {STRATEGIES}\n", f"## {STRATEGIES}\n\n- {UV}\n- {PNPM}\n- {ENGLISH}\n")
+    text = agent.memo_text().replace(
+        f"## {STRATEGIES}\n", f"## {STRATEGIES}\n\n- {UV}\n- {PNPM}\n- {ENGLISH}\n"
+    )
     skill = skill_text("release-cut", "Use when asked to cut a release.", BODY)
     evolve_commit(agent, {"memo.md": text.encode(), "skills/release-cut/SKILL.md": skill.encode()})
     rows = [

@@ -96,7 +96,9 @@ def _case(name: str, case: dict, runs: int | None, stopped: str) -> CaseResult:
         status, detail = ERROR, f"a grader is broken: {threw[:300]}"
     elif stopped or failed or short:
         status = PARTIAL
-        detail = stopped or (f"a run failed: {failed[:300]}" if failed else f"runs missing ({', '.join(short)})")
+        detail = stopped or (
+            f"a run failed: {failed[:300]}" if failed else f"runs missing ({', '.join(short)})"
+        )
     return CaseResult(
         name,
         status,

@@ -217,4 +217,3 @@ def _public(row: dict) -> dict:
     out = {k: v for k, v in row.items() if k not in ("case", "commit_sha")}
     out["commit"] = row["commit_sha"]
     return out
-

@@ -130,7 +130,12 @@ def headline_text(data: dict) -> str:
 
 
 def row_of(
-    lesson: Lesson, origin: Origin | None, in_context: int, ignored: int, trend: dict, proof: dict | None = None
+    lesson: Lesson,
+    origin: Origin | None,
+    in_context: int,
+    ignored: int,
+    trend: dict,
+    proof: dict | None = None,
 ) -> dict:
     """One lesson as `evolve lessons --json` lists it (`eval`: its latest full eval, or None)."""
     first = lesson.text.strip().split("\n", 1)[0] if lesson.kind == MEMO else _description(lesson.text)
@@ -269,7 +274,12 @@ def build(
         seen = memo_seen if lesson.kind == MEMO else skill_seen
         rows.append(
             row_of(
-                lesson, origin, seen.get(lesson.id, 0), ignored.get(lesson.key, 0), trend, proofs.get(lesson.key)
+                lesson,
+                origin,
+                seen.get(lesson.id, 0),
+                ignored.get(lesson.key, 0),
+                trend,
+                proofs.get(lesson.key),
             )
         )
     return {

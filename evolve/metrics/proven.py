@@ -88,6 +88,8 @@ def worse_lessons(conn: sqlite3.Connection, agent: Agent) -> list[dict]:
     for lesson in lessons_mod.current(agent):
         outcome = found.get(lesson.key)
         if made_worse(outcome):
-            worse.append({"kind": lesson.kind, "lesson": lesson.id, "where": lesson.where, "text": lesson.text})
+            worse.append(
+                {"kind": lesson.kind, "lesson": lesson.id, "where": lesson.where, "text": lesson.text}
+            )
             worse[-1]["eval"] = outcome
     return sorted(worse, key=lambda w: (w["eval"]["delta"], w["kind"], w["lesson"]))

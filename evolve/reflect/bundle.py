@@ -1,9 +1,9 @@
 """The reflection bundle: what the model sees, chosen by evidence, fitted to a token budget.
 
 First, the lessons that made their own eval worse (`evolve eval`: Δ < 0 over at least 3
-runs per arm, metrics.proven), then the lessons the agent had and ignored (`lesson_ignored`): each with where its
-session's context carried it and the runs that ignored it, so the answer can make it
-harder to miss. At most 5 conversations with activity since the last reflection (those
+runs per arm, metrics.proven), then the lessons the agent had and ignored
+(`lesson_ignored`): each with where its session's context carried it and the runs that
+ignored it, so the answer can make it harder to miss. At most 5 conversations with activity since the last reflection (those
 with a run that ignored a lesson first, then those worth reflecting on); within them the
 runs that ignored a lesson, then the signalled runs and the run each correction reacts
 to, then the most recent. Each run becomes lines of evidence (evidence.py), placed
@@ -383,7 +383,10 @@ def _worse_lines(bundle: Bundle) -> list[str]:
         commit = f", written by commit {found['commit'][:12]}" if found.get("commit") else ""
         if item["kind"] == "memo":
             heading = memo_mod.HEADINGS.get(item["where"], item["where"])
-            parts += [f'- memo bullet {item["lesson"]} in "{heading}"{commit}', f"  the bullet: {item['text']}"]
+            parts += [
+                f'- memo bullet {item["lesson"]} in "{heading}"{commit}',
+                f"  the bullet: {item['text']}",
+            ]
         else:
             parts += [f"- skill {item['lesson']}{commit}", "  its text is under Skills in question"]
         parts.append(
