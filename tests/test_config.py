@@ -108,7 +108,8 @@ def test_the_claude_code_evolve_eval_runs_is_set_in_config_toml_only(tmp_path):
     cfg = config_mod.load(home, agent)
     assert cfg.eval.claude == "~/.local/bin/claude"
     assert cfg.warnings == (
-        f"{agent}: eval.claude: applies to the whole home, not one agent; ignored here (set it in config.toml)",
+        f"{agent}: eval.claude: applies to the whole home, not one agent; ignored here "
+        "(set it in config.toml)",
     )
 
 

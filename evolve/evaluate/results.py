@@ -73,7 +73,8 @@ def case_results(
 
 
 def _case(name: str, case: dict, runs: int | None, stopped: str) -> CaseResult:
-    arms = case.get("arms") if isinstance(case.get("arms"), dict) else {}
+    arms = case.get("arms")
+    arms = arms if isinstance(arms, dict) else {}
     ran = {arm: [r for r in arms.get(arm) or [] if isinstance(r, dict)] for arm in (WITH, WITHOUT)}
     scored = {arm: [r for r in items if not r.get("error")] for arm, items in ran.items()}
     cost = sum(_number(r.get("costUsd")) + _number(r.get("judgeCostUsd")) for rs in ran.values() for r in rs)

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 WORSE_RUNS = 3  # runs per arm before a negative Δ is worth a reflection
 
 
-def result(row: Mapping) -> dict:
+def result(row: sqlite3.Row) -> dict:
     """One recorded result as `evolve lessons --json` shows it under `eval`."""
     return {
         "delta": row["delta"],
@@ -84,12 +84,10 @@ def worse_lessons(conn: sqlite3.Connection, agent: Agent) -> list[dict]:
     found = latest(conn, agent.name)
     if not any(made_worse(r) for r in found.values()):
         return []
-    worse = []
+    worse: list[dict] = []
     for lesson in lessons_mod.current(agent):
         outcome = found.get(lesson.key)
         if made_worse(outcome):
-            worse.append(
-                {"kind": lesson.kind, "lesson": lesson.id, "where": lesson.where, "text": lesson.text}
-            )
-            worse[-1]["eval"] = outcome
+            where = {"kind": lesson.kind, "lesson": lesson.id, "where": lesson.where, "text": lesson.text}
+            worse.append({**where, "eval": outcome})
     return sorted(worse, key=lambda w: (w["eval"]["delta"], w["kind"], w["lesson"]))

@@ -3,16 +3,17 @@
 First, the lessons that made their own eval worse (`evolve eval`: Δ < 0 over at least 3
 runs per arm, metrics.proven), then the lessons the agent had and ignored
 (`lesson_ignored`): each with where its session's context carried it and the runs that
-ignored it, so the answer can make it harder to miss. At most 5 conversations with activity since the last reflection (those
-with a run that ignored a lesson first, then those worth reflecting on); within them the
-runs that ignored a lesson, then the signalled runs and the run each correction reacts
-to, then the most recent. Each run becomes lines of evidence (evidence.py), placed
-in order of their value (fitting.py) around the bodies of the skills in question
-(skillbodies.py), each saying which of its lines a person wrote (by git blame). Everything
-is redacted and stripped of invisible characters before it is counted, and everything
-counts: the header, the bodies, the conversations; a value found as a secret anywhere in
-the bundle is redacted wherever else it appears in it. Transcript text is fenced with a
-per-bundle nonce so a forged delimiter inside tool output cannot end the data early.
+ignored it, so the answer can make it harder to miss. At most 5 conversations with
+activity since the last reflection (those with a run that ignored a lesson first, then
+those worth reflecting on); within them the runs that ignored a lesson, then the
+signalled runs and the run each correction reacts to, then the most recent. Each run
+becomes lines of evidence (evidence.py), placed in order of their value (fitting.py)
+around the bodies of the skills in question (skillbodies.py), each saying which of its
+lines a person wrote (by git blame). Everything is redacted and stripped of invisible
+characters before it is counted, and everything counts: the header, the bodies, the
+conversations; a value found as a secret anywhere in the bundle is redacted wherever
+else it appears in it. Transcript text is fenced with a per-bundle nonce so a forged
+delimiter inside tool output cannot end the data early.
 """
 
 from __future__ import annotations
