@@ -181,7 +181,7 @@ def test_a_case_with_a_broken_grader_is_an_error_never_a_result(claude_bin, evol
     finally:
         api.close()
     assert proc.returncode == 1, proc.stderr
-    assert proc.stderr.strip().splitlines() == [
+    assert proc.stderr.strip().splitlines()[1:] == [
         "evolve: 2 case(s) could not be scored: recorded as partial or failed, never as a result; "
         "fix the case or run again"
     ]
@@ -194,6 +194,8 @@ def test_a_case_with_a_broken_grader_is_an_error_never_a_result(claude_bin, evol
         rows[unknown]["detail"].startswith("not loaded: invalid case.yaml")
         and "type" in rows[unknown]["detail"]
     )
+    assert proc.stderr.startswith(f"evolve: running 3 eval case(s) of {AGENT!r} at ")
+    assert "1 run(s) with the agent and as many without (claude plugin eval)\n" in proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0].startswith(f"evolve eval {AGENT}: 3 lesson(s) at ") and ", complete, $" in lines[0]
     assert any(line.startswith(throws) and "error: a grader is broken" in line for line in lines)

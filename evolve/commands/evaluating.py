@@ -24,7 +24,9 @@ def eval_command(
     from evolve.metrics.proven import delta_text
 
     agent = Agent.open(name, home)
-    data = evaluate(agent, Ask(lesson, runs, max_cost_usd))
+    data = evaluate(
+        agent, Ask(lesson, runs, max_cost_usd), progress=(lambda _line: None) if as_json else warn
+    )
     rows = data["lessons"]
     failed = [r for r in rows if r["status"] != "full"]
     code = EXIT_INTERRUPTED if data["interrupted"] else EXIT_USER if failed or data["partial"] else EXIT_OK
@@ -46,10 +48,11 @@ def eval_command(
                 delta_text(r["delta"]),
                 f"{r['runs_with']}/{r['runs_without']}",
                 r["status"] + (f": {r['detail']}" if r["detail"] else ""),
+                r["text"] or r["lesson"],
             ]
             for r in rows
         ]
-        say(table(lines, ["LESSON", "KIND", "WITH", "WITHOUT", "Δ", "RUNS", "STATUS"]))
+        say(table(lines, ["LESSON", "KIND", "WITH", "WITHOUT", "Δ", "RUNS", "STATUS", "TEXT"]))
         for case in data["unmatched"]:
             say(f"case evals/{case}/ names no lesson on main: not recorded")
         if data["report"]:

@@ -18,6 +18,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,7 +65,7 @@ def lessons_at(agent: Agent, tip: str, names: list[str]) -> dict[str, Lesson]:
     return {n: lesson for n in names if (lesson := memo.get(n) or skills.get(n)) is not None}
 
 
-def evaluate(agent: Agent, ask: Ask) -> dict:
+def evaluate(agent: Agent, ask: Ask, progress: Callable[[str], None] = lambda _line: None) -> dict:
     """Run the cases on main's export and record each lesson's result; the summary as data.
 
     UserError (nothing runs, nothing recorded) when Claude Code or its eval command is
@@ -107,6 +108,12 @@ def evaluate(agent: Agent, ask: Ask) -> dict:
         plugin, out = root / "plugin", root / "results"
         repo.export(tip, plugin)
         argv = _argv(claude, plugin, out, names if ask.lesson else [], ask)
+        runs = f"{ask.runs} run(s)" if ask.runs else "the case's runs (3 by default)"
+        ceiling = "" if ask.max_cost_usd is None else f", at most ${ask.max_cost_usd:g}"
+        progress(
+            f"running {len(names)} eval case(s) of {agent.name!r} at {tip[:10]}, {runs} with the agent "
+            f"and as many without (claude plugin eval{ceiling})"
+        )
         finished = harness.run(argv, plugin, _with_evolve(env, root), root / "harness.log")
         aggregate = _read(out / "aggregate-result.json")
         if aggregate is None:
