@@ -201,6 +201,27 @@ def test_a_case_with_a_broken_grader_is_an_error_never_a_result(claude_bin, evol
     assert any(line.startswith(throws) and "error: a grader is broken" in line for line in lines)
     with ledger.opened(Home.resolve(evolve_home).state_db) as conn:
         assert set(ledger.latest_evals(conn, AGENT)) == {("memo", pnpm)}
+    # one lesson alone; a case whose folder names no lesson runs but is not recorded
+    write_case(agent.path, "gone-lesson", "How do I install the dependencies?", {"x": contains("pnpm")})
+    commit_all(agent.path, "a case left behind")
+    api = FollowingModel([INSTALL])
+    try:
+        alone = evolve(evolve_env(api, closed_port), "eval", AGENT, "--lesson", pnpm, "--runs", "1", "--json")
+        stale = evolve(evolve_env(api, closed_port), "eval", AGENT, "--lesson", "gone-lesson", "--runs", "1")
+        nothing = evolve(evolve_env(api, closed_port), "eval", AGENT, "--lesson", "no-such-lesson")
+    finally:
+        api.close()
+    assert alone.returncode == 0, alone.stderr
+    assert [(r["lesson"], r["delta"]) for r in json.loads(alone.stdout)["lessons"]] == [(pnpm, 1)]
+    assert (
+        stale.returncode == 0
+        and "case evals/gone-lesson/ names no lesson on main: not recorded" in stale.stdout
+    )
+    assert nothing.returncode == 1 and nothing.stderr == (
+        "evolve: error: lesson 'no-such-lesson' has no eval case on main (evals/no-such-lesson/); "
+        f"`evolve lessons {AGENT}` lists the lessons\n"
+    )
+    assert len(api.answered) == 4 and len(eval_rows(evolve_home)) == 4  # 3, then the one lesson
 
 
 def test_a_run_stopped_at_the_cost_ceiling_is_recorded_as_partial(claude_bin, evolve_home, closed_port):
@@ -261,6 +282,23 @@ def test_an_interrupted_run_is_recorded_as_partial(claude_bin, evolve_home, clos
     assert {r["lesson"] for r in rows} == {pnpm, vitest} and {r["status"] for r in rows} == {"partial"}
     assert all(r["delta"] is None for r in rows)
     assert not list((evolve_home / "run").glob("eval-*"))  # the export is gone
+
+
+def test_a_link_out_of_the_repository_on_main_is_never_evaluated(claude_bin, evolve_home):
+    agent, (pnpm,) = lesson_agent([PNPM])
+    write_case(
+        agent.path, pnpm, "How do I install the dependencies?", {"uses-pnpm": contains("pnpm install")}
+    )
+    (agent.path / "evals" / pnpm / "fixture").symlink_to("/etc/hostname")
+    commit_all(agent.path, "eval case with a link", no_verify=True)
+    use_claude(evolve_home, claude_bin)
+    proc = evolve({**os.environ}, "eval", AGENT)
+    assert proc.returncode == 1
+    assert proc.stderr == (
+        f"evolve: error: main holds a link that leads out of the repository (evals/{pnpm}/fixture); "
+        "evolve never exports it: remove the link\n"
+    )
+    assert eval_rows(evolve_home) == [] and not list((evolve_home / "run").glob("eval-*"))
 
 
 def test_without_claude_code_nothing_runs(evolve_home, tmp_path):

@@ -341,14 +341,20 @@ class Repo:
     def export(self, rev: str, target: Path) -> None:
         """`rev`'s tree as plain files in `target` (`git archive`), the repository untouched.
 
-        No hook, filter or checkout runs, and no link may lead out of `target`.
+        No hook, filter or checkout runs; a link that leads out of `target` is PathRefused.
         """
         import io
         import tarfile
 
         data = self.git("archive", "--format=tar", rev)
         with tarfile.open(fileobj=io.BytesIO(data)) as archive:
-            archive.extractall(target, filter="data")
+            try:
+                archive.extractall(target, filter="data")
+            except tarfile.FilterError as exc:
+                raise PathRefused(
+                    f"main holds a link that leads out of the repository ({exc.tarinfo.name}); "
+                    "evolve never exports it: remove the link"
+                ) from None
 
     def folder_at(self, rev: str, folder: str) -> dict[str, tuple[str, bytes]]:
         """Path → (git mode, bytes) of every file and link under `folder` at `rev`.
