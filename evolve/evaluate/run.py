@@ -76,55 +76,22 @@ def evaluate(agent: Agent, ask: Ask, progress: Callable[[str], None] = lambda _l
     usage = harness.eval_help(claude, env)
     if ask.max_cost_usd is not None and "--max-cost-usd" not in usage:
         raise UserError(f"{claude}'s plugin eval has no --max-cost-usd; update Claude Code or run without it")
-    repo = agent.repo
-    tip = repo.tip()
-    if tip is None:
-        raise UserError(f"agent {agent.name!r} has no commit on main yet: nothing to evaluate")
-    if MANIFEST not in repo.tree_entries(tip, [MANIFEST]):
-        raise UserError(
-            f"main of agent {agent.name!r} has no {MANIFEST}, so Claude Code cannot load it as a plugin; "
-            "run `evolve doctor --fix` to bring the agent up to date"
-        )
-    names = case_names(agent, tip)
-    if ask.lesson is not None:
-        if ask.lesson not in names:
-            raise UserError(
-                f"lesson {ask.lesson!r} has no eval case on main ({EVALS}/{ask.lesson}/); "
-                f"`evolve lessons {agent.name}` lists the lessons"
-            )
-        names = [ask.lesson]
-    if not names:
-        raise UserError(
-            f"agent {agent.name!r} has no eval case on main yet ({EVALS}/<lesson id>/prompt.md and "
-            "graders/*.md); a reflection writes one beside each lesson it learns from evidence"
-        )
+    tip, names = _cases(agent, ask)
     lessons = lessons_at(agent, tip, names)
     origins = lessons_mod.origins(agent, list(lessons.values()))
-    home = agent.home
-    home.run_dir.mkdir(parents=True, exist_ok=True)
+    runs = f"{ask.runs} run(s)" if ask.runs else "the case's runs (3 by default)"
+    ceiling = "" if ask.max_cost_usd is None else f", at most ${ask.max_cost_usd:g}"
     started = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix=f"eval-{agent.name}-", dir=home.run_dir) as scratch:
-        root = Path(scratch)
-        plugin, out = root / "plugin", root / "results"
-        repo.export(tip, plugin)
-        argv = _argv(claude, plugin, out, names if ask.lesson else [], ask)
-        runs = f"{ask.runs} run(s)" if ask.runs else "the case's runs (3 by default)"
-        ceiling = "" if ask.max_cost_usd is None else f", at most ${ask.max_cost_usd:g}"
-        progress(
+    aggregate, finished, report = _run(
+        agent,
+        tip,
+        [str(claude), *_options(ask)],
+        env,
+        lambda: progress(
             f"running {len(names)} eval case(s) of {agent.name!r} at {tip[:10]}, {runs} with the agent "
             f"and as many without (claude plugin eval{ceiling})"
-        )
-        finished = harness.run(argv, plugin, _with_evolve(env, root), root / "harness.log")
-        aggregate = _read(out / "aggregate-result.json")
-        if aggregate is None:
-            last = next((ln for ln in reversed(finished.stderr.splitlines()) if ln.strip()), "")
-            if finished.interrupted:
-                raise KeyboardInterrupt
-            raise UserError(
-                f"claude plugin eval ended ({finished.code}) without results: {last.strip()[:300]}; "
-                "nothing was recorded"
-            )
-        report = _keep_report(home.cache_dir / agent.name, out / "report.html")
+        ),
+    )
     results = case_results(aggregate, names, ask.runs, load_errors(finished.stderr))
     if finished.interrupted and not aggregate.get("partial"):  # stopped before it could say so
         results = [_stopped(r) for r in results]
@@ -132,7 +99,7 @@ def evaluate(agent: Agent, ask: Ask, progress: Callable[[str], None] = lambda _l
     run_id = uuid.uuid4().hex[:12]
     rows = [_row(r, lessons.get(r.case), origins) for r in results]
     recorded = [row for row in rows if row["lesson"] is not None]
-    with ledger.opened(home.state_db) as conn:
+    with ledger.opened(agent.home.state_db) as conn:
         ledger.record_evals(conn, agent.name, run_id, at, tip, recorded)
     return {
         "agent": agent.name,
@@ -154,16 +121,72 @@ def evaluate(agent: Agent, ask: Ask, progress: Callable[[str], None] = lambda _l
     }
 
 
-def _argv(claude: Path, plugin: Path, out: Path, only: list[str], ask: Ask) -> list[str]:
-    argv = [str(claude), "plugin", "eval", str(plugin), "--trust-plugin", "--ablation", "with-without"]
-    argv += ["--output-dir", str(out), "--threshold", "0", "--no-publish"]  # scores are read, not judged
+def _cases(agent: Agent, ask: Ask) -> tuple[str, list[str]]:
+    """Main's tip and the cases to run there; UserError when main is no plugin or has none."""
+    repo = agent.repo
+    tip = repo.tip()
+    if tip is None:
+        raise UserError(f"agent {agent.name!r} has no commit on main yet: nothing to evaluate")
+    if MANIFEST not in repo.tree_entries(tip, [MANIFEST]):
+        raise UserError(
+            f"main of agent {agent.name!r} has no {MANIFEST}, so Claude Code cannot load it as a plugin; "
+            "run `evolve doctor --fix` to bring the agent up to date"
+        )
+    names = case_names(agent, tip)
+    if ask.lesson is not None and ask.lesson not in names:
+        raise UserError(
+            f"lesson {ask.lesson!r} has no eval case on main ({EVALS}/{ask.lesson}/); "
+            f"`evolve lessons {agent.name}` lists the lessons"
+        )
+    if not names:
+        raise UserError(
+            f"agent {agent.name!r} has no eval case on main yet ({EVALS}/<lesson id>/prompt.md and "
+            "graders/*.md); a reflection writes one beside each lesson it learns from evidence"
+        )
+    return tip, [ask.lesson] if ask.lesson is not None else names
+
+
+def _run(
+    agent: Agent, tip: str, command: list[str], env: dict[str, str], starting: Callable[[], None]
+) -> tuple[dict, harness.Finished, Path | None]:
+    """The harness on an export of `tip` under the home (deleted afterwards): its results.
+
+    `command`: `claude` and the options; the export (the plugin) and the results folder are
+    added here; `starting` is called once the export is made. KeyboardInterrupt when it was
+    stopped before writing anything; UserError when it ended without results otherwise.
+    """
+    home = agent.home
+    home.run_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=f"eval-{agent.name}-", dir=home.run_dir) as scratch:
+        root = Path(scratch)
+        plugin, out = root / "plugin", root / "results"
+        agent.repo.export(tip, plugin)
+        argv = [command[0], "plugin", "eval", str(plugin), *command[1:], "--output-dir", str(out)]
+        starting()
+        finished = harness.run(argv, plugin, _with_evolve(env, root), root / "harness.log")
+        aggregate = _read(out / "aggregate-result.json")
+        if aggregate is None:
+            if finished.interrupted:
+                raise KeyboardInterrupt
+            last = next((ln for ln in reversed(finished.stderr.splitlines()) if ln.strip()), "")
+            raise UserError(
+                f"claude plugin eval ended ({finished.code}) without results: {last.strip()[:300]}; "
+                "nothing was recorded"
+            )
+        return aggregate, finished, _keep_report(home.cache_dir / agent.name, out / "report.html")
+
+
+def _options(ask: Ask) -> list[str]:
+    """`claude plugin eval`'s options for what was asked (the baseline arm always)."""
+    options = ["--trust-plugin", "--ablation", "with-without"]
+    options += ["--threshold", "0", "--no-publish"]  # scores are read from the results, not judged
     if ask.runs is not None:
-        argv += ["--runs", str(ask.runs)]
+        options += ["--runs", str(ask.runs)]
     if ask.max_cost_usd is not None:
-        argv += ["--max-cost-usd", f"{ask.max_cost_usd:g}"]
-    for name in only:
-        argv += ["--case", name]
-    return argv
+        options += ["--max-cost-usd", f"{ask.max_cost_usd:g}"]
+    if ask.lesson is not None:
+        options += ["--case", ask.lesson]
+    return options
 
 
 def _with_evolve(env: dict[str, str], root: Path) -> dict[str, str]:
