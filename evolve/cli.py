@@ -286,6 +286,29 @@ def _lessons_args(p) -> None:
     _json(p)
 
 
+def _cost(text: str) -> float:
+    import argparse
+    import math
+
+    value = float(text)
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive amount in USD, got {text}")
+    return value
+
+
+def _eval_args(p) -> None:
+    _agent(p)
+    p.add_argument("--lesson", metavar="ID", help="only this lesson's case (default: every case on main)")
+    p.add_argument("--runs", type=_positive, help="runs per case and arm (default: the case's, else 3)")
+    p.add_argument(
+        "--max-cost-usd",
+        type=_cost,
+        metavar="X",
+        help="stop before the runs cost more than this (what ran is recorded as partial)",
+    )
+    _json(p)
+
+
 def _prompt_args(p) -> None:
     _agent(p)
     p.add_argument("--session", help="record the skills as shown in this session (default: only a preview)")
@@ -350,6 +373,11 @@ COMMANDS: dict[str, tuple[str, str, Callable[[object], None]]] = {
         "every lesson (memo bullets, skills): who wrote it, in context, ignored, did it stick",
         _lessons_args,
     ),
+    "eval": (
+        "evaluating.eval_command",
+        "prove each lesson: run its eval case with and without the agent (Claude Code's plugin eval)",
+        _eval_args,
+    ),
     "log": ("history.log", "an agent's commits: reflections, edits, reverts", _log_args),
     "review": ("history.review", "show one commit as a diff with its trailers", _review_args),
     "revert": ("history.revert", "undo one commit (evolve will not re-learn it)", _revert_args),
@@ -398,7 +426,7 @@ COMMANDS: dict[str, tuple[str, str, Callable[[object], None]]] = {
 # Commands that write to an agent repository, an install or the home: before they run, what an
 # older evolve installed is brought up to date (evolve.integrations.upgrade). doctor runs it too.
 WRITING = frozenset(
-    "init revert observe reflect accept reject unblock watch cycle model pause resume remove pin unpin "
+    "init eval revert observe reflect accept reject unblock watch cycle model pause resume remove pin unpin "
     "restore prune install uninstall remote sync".split()
 )
 

@@ -100,6 +100,13 @@ class SourcesConfig:
 
 
 @dataclass(frozen=True)
+class EvalConfig:
+    # `evolve eval` runs this Claude Code binary's `claude plugin eval` ("": `claude` on PATH).
+    # A path on this machine: read from config.toml only (an agent.toml may come from a server).
+    claude: str = ""
+
+
+@dataclass(frozen=True)
 class Config:
     model: ModelConfig = field(default_factory=ModelConfig)
     schedule: ScheduleConfig = field(default_factory=ScheduleConfig)
@@ -108,6 +115,7 @@ class Config:
     watch: WatchConfig = field(default_factory=WatchConfig)
     git: GitConfig = field(default_factory=GitConfig)
     sources: SourcesConfig = field(default_factory=SourcesConfig)
+    eval: EvalConfig = field(default_factory=EvalConfig)
     review: bool = False
     warnings: tuple[str, ...] = ()  # settings that were read but do not apply where they stand
 
@@ -116,7 +124,11 @@ SECTIONS = {f.name: f.default_factory for f in fields(Config) if f.name not in (
 SECTION_KEYS = {name: {f.name for f in fields(getattr(Config(), name))} for name in SECTIONS}
 AGENT_ONLY = {"sources", "review"}
 # Read once per home (the watcher, the cycle): in agent.toml they are ignored with a warning.
-HOME_ONLY = {"watch": None, "schedule": {"cycle_hours", "max_agents_per_cycle", "first_reflection_minutes"}}
+HOME_ONLY = {
+    "watch": None,
+    "eval": None,
+    "schedule": {"cycle_hours", "max_agents_per_cycle", "first_reflection_minutes"},
+}
 # Where data is read from and sent to: once an agent has a remote, this machine's own, in the
 # file beside its repository (`Home.local_config`), never committed; agent.toml's are ignored.
 MACHINE_LOCAL = ("sources", "model")
@@ -225,6 +237,15 @@ def _merge_section(current: Any, raw: Any, section: str, origin: str) -> tuple[A
         raise ConfigError(f"{origin}: git.sync: must be one of {', '.join(SYNC_MODES)}, got {merged.sync!r}")
     if section == "model":
         merged = _check_model(merged, raw, origin)
+    if (
+        section == "eval"
+        and merged.claude
+        and (not merged.claude.startswith(("/", "~")) or _has_junk(merged.claude))
+    ):
+        raise ConfigError(
+            f"{origin}: eval.claude: must be the absolute path of Claude Code's `claude` (or start with ~), "
+            f"got {merged.claude!r}"
+        )
     if section == "signals" and not 0 <= merged.threshold:
         raise ConfigError(f"{origin}: signals.threshold: must be zero or more")
     return merged, warnings

@@ -100,6 +100,19 @@ def test_home_wide_keys_in_agent_toml_are_ignored_with_a_warning(tmp_path):
     assert config_mod.load(home, None).warnings == ()
 
 
+def test_the_claude_code_evolve_eval_runs_is_set_in_config_toml_only(tmp_path):
+    """A path on this machine: an agent.toml (which a server may have sent) cannot choose it."""
+    home = write(tmp_path / "config.toml", "[eval]\nclaude = '~/.local/bin/claude'\n")
+    agent = write(tmp_path / "agent.toml", "[eval]\nclaude = '/tmp/not-claude'\n")
+    assert config_mod.load().eval.claude == ""  # the default: `claude` on PATH
+    cfg = config_mod.load(home, agent)
+    assert cfg.eval.claude == "~/.local/bin/claude"
+    assert cfg.warnings == (
+        f"{agent}: eval.claude: applies to the whole home, not one agent; ignored here "
+        "(set it in config.toml)",
+    )
+
+
 def test_where_the_key_comes_from_layers_like_every_setting(tmp_path):
     """The key's source is one of two: a later file naming a variable takes it back from a file."""
     home = write(tmp_path / "config.toml", "[model]\napi_key_file = '~/.config/evolve/anthropic.key'\n")
@@ -188,6 +201,11 @@ def test_int_given_to_float_key_is_a_float(tmp_path):
         ("[model]\nname = ''\n", "model.name", "a model's name on one line"),
         ("[model]\nname = '   '\n", "model.name", "a model's name on one line"),
         ('[model]\nname = "claude\\nhaiku"\n', "model.name", "a model's name on one line"),
+        ("[eval]\nclaude = 'claude'\n", "eval.claude", "absolute path of Claude Code's `claude`"),
+        ("[eval]\nclaude = 'bin/claude'\n", "eval.claude", "absolute path"),
+        ('[eval]\nclaude = "/usr/bin/claude\\n"\n', "eval.claude", "absolute path"),
+        ("[eval]\nclaude = 3\n", "eval.claude", "must be a string"),
+        ("[eval]\nclaud = '/usr/bin/claude'\n", "eval.claud", "unknown key (known: claude)"),
     ],
 )
 def test_every_bad_value_names_file_key_and_problem(tmp_path, text, where, problem):

@@ -75,6 +75,29 @@ def test_a_pattern_the_home_config_cannot_use_is_a_warning_naming_key_and_reason
     assert config_mod.load(evolve_home / "config.toml").limits.max_skills == 9
 
 
+def test_a_claude_code_for_evolve_eval_that_is_not_there_is_an_error_before_it_is_needed(
+    capsys, evolve_home, tmp_path
+):
+    make_agent("a")
+    missing = tmp_path / "nowhere" / "claude"
+    (evolve_home / "config.toml").write_text(f'[eval]\nclaude = "{missing}"\n')
+    code, findings = doctor(capsys)
+    assert code == 1
+    assert about(findings, "eval") == [
+        {
+            "where": "eval",
+            "problem": f"[eval] claude = {str(missing)!r} in config.toml is not a program; fix the path or "
+            "remove the line to use `claude` from PATH",
+            "level": "error",
+        }
+    ]
+    binary = tmp_path / "claude"
+    binary.write_text("#!/bin/sh\n")
+    binary.chmod(0o755)
+    (evolve_home / "config.toml").write_text(f'[eval]\nclaude = "{binary}"\n')
+    assert about(doctor(capsys)[1], "eval") == []
+
+
 def test_doctor_flags_an_install_whose_agent_is_gone(capsys, evolve_home, project):
     """B11: after `evolve remove` by an older evolve, doctor said "all good"."""
     from evolve.integrations import claude_code

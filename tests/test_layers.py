@@ -13,7 +13,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 # Top to bottom. The loop reads upward: store → transcripts/workspace → metrics/session →
-# observe → schedule → reflect → sync → watch → integrations → the entry points.
+# observe → schedule → reflect | evaluate → sync → watch → integrations → the entry points.
 LAYERS: list[tuple[str, ...]] = [
     (
         "evolve.cli",
@@ -27,7 +27,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("evolve.integrations",),
     ("evolve.watch",),
     ("evolve.sync",),
-    ("evolve.reflect",),
+    ("evolve.reflect", "evolve.evaluate"),
     ("evolve.schedule",),
     ("evolve.observe",),
     ("evolve.metrics", "evolve.session"),

@@ -175,7 +175,7 @@ def test_a_version_2_db_gains_the_lesson_tables_and_its_runs_are_to_be_judged(tm
     old.close()
     monkeypatch.undo()
     conn = ledger.connect(path)
-    assert version(conn) == len(ledger.MIGRATIONS) == 3
+    assert version(conn) == len(ledger.MIGRATIONS) == 4
     assert {"session_starts", "memo_impressions", "ignored"} <= tables(conn)
     assert [tuple(r) for r in conn.execute("SELECT idx, judged FROM runs")] == [(0, 0)]
     ledger.add_context(conn, "a", "s", 2.0, None, {"self": ["0123456789ab"]})

@@ -9,7 +9,7 @@ from pathlib import Path
 from evolve import config as config_mod
 from evolve.commands import doctor_checks as checks
 from evolve.commands.output import emit_json, say
-from evolve.errors import ConfigError
+from evolve.errors import ConfigError, UserError
 from evolve.home import Home
 from evolve.store import ledger
 from evolve.sync.status import remote_problems
@@ -73,6 +73,13 @@ def diagnose(home: Home, leftover: list[Path] | None = None) -> list[dict]:
             "evolve send bundles to Anthropic, run `evolve model anthropic`",
             "hint",
         )
+    if home_config.eval.claude:  # `evolve eval` would stop on it: say so before it is needed
+        from evolve.evaluate.harness import find_claude
+
+        try:
+            find_claude(home_config.eval.claude)
+        except UserError as exc:
+            add("eval", str(exc))
     agents = list_agents(home)
     checks.installs(home, agents, add)
     _check_codex_trust(home, add)

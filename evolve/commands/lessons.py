@@ -29,6 +29,15 @@ def _rate(side: dict) -> str:
     return f"{side['per_100']:g}" + ("?" if side["thin"] else "")
 
 
+def _proof(found: dict | None) -> str:
+    """'+1 (3/3)': the latest full eval's Δ and its runs per arm; '-' when never proven."""
+    from evolve.metrics.proven import delta_text
+
+    if found is None:
+        return "-"
+    return f"{delta_text(found['delta'])} ({found['runs_with']}/{found['runs_without']})"
+
+
 def lessons(home: Home, name: str, days: float | None = None, as_json: bool = False) -> int:
     from evolve.metrics.lessons import headline_text
 
@@ -42,7 +51,7 @@ def lessons(home: Home, name: str, days: float | None = None, as_json: bool = Fa
         say(f"agent {name!r} has no lessons yet (no memo bullet, no skill)")
         return 0
     headers = ["LESSON", "KIND", "WHERE", "BY", "COMMIT", "LANDED", "IN CONTEXT", "IGNORED"]
-    headers += ["BEFORE/100", "AFTER/100", "TEXT"]
+    headers += ["BEFORE/100", "AFTER/100", "EVAL Δ", "TEXT"]
     lines = [
         [
             r["id"],
@@ -55,6 +64,7 @@ def lessons(home: Home, name: str, days: float | None = None, as_json: bool = Fa
             str(r["ignored"]),
             _rate(r["recurrence"]["before"]),
             _rate(r["recurrence"]["after"]) + (" NOT DROPPED" if r["recurrence"]["dropped"] is False else ""),
+            _proof(r["eval"]),
             r["text"],
         ]
         for r in rows
@@ -68,7 +78,8 @@ def lessons(home: Home, name: str, days: float | None = None, as_json: bool = Fa
             f"(over the last {data['window_days']:g} days: IN CONTEXT = runs whose session carried the "
             "lesson, IGNORED = of those, runs where the person corrected the same point again or its "
             "error came back; BEFORE/AFTER = corrections on its point per 100 runs before it landed "
-            f"and since, '?' with fewer than {data['thin_runs']} runs; docs/metrics.md)",
+            f"and since, '?' with fewer than {data['thin_runs']} runs; EVAL Δ = score with the agent minus "
+            "without in the latest `evolve eval`, runs per arm; docs/metrics.md)",
             width=width,
         )
     )

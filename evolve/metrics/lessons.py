@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from evolve.clock import stamp
+from evolve.metrics import proven
 from evolve.metrics.rates import DAY
 from evolve.store import ledger
 from evolve.transcripts.anchors import Anchors, Point, lesson_anchors, person_words, run_point, said_again
@@ -128,8 +129,15 @@ def headline_text(data: dict) -> str:
     )
 
 
-def row_of(lesson: Lesson, origin: Origin | None, in_context: int, ignored: int, trend: dict) -> dict:
-    """One lesson as `evolve lessons --json` lists it."""
+def row_of(
+    lesson: Lesson,
+    origin: Origin | None,
+    in_context: int,
+    ignored: int,
+    trend: dict,
+    proof: dict | None = None,
+) -> dict:
+    """One lesson as `evolve lessons --json` lists it (`eval`: its latest full eval, or None)."""
     first = lesson.text.strip().split("\n", 1)[0] if lesson.kind == MEMO else _description(lesson.text)
     return {
         "kind": lesson.kind,
@@ -140,6 +148,7 @@ def row_of(lesson: Lesson, origin: Origin | None, in_context: int, ignored: int,
         "in_context": in_context,
         "ignored": ignored,
         "recurrence": trend,
+        "eval": proof,
     }
 
 
@@ -255,6 +264,7 @@ def build(
     memo_seen = memo_in_context(conn, agent.name, since_stamp)
     skill_seen = skills_in_context(conn, agent.name, since)
     ignored = ignored_counts(conn, agent.name, since)
+    proofs = proven.latest(conn, agent.name)
     anchored = [lesson_anchors(lesson.text, lesson.id if lesson.kind == SKILL else "") for lesson in lessons]
     said = said_again_at(anchored, person)
     rows = []
@@ -262,7 +272,16 @@ def build(
         origin = found.get(lesson.key)
         trend = recurrence(origin.landed_at if origin else None, starts, said_at)
         seen = memo_seen if lesson.kind == MEMO else skill_seen
-        rows.append(row_of(lesson, origin, seen.get(lesson.id, 0), ignored.get(lesson.key, 0), trend))
+        rows.append(
+            row_of(
+                lesson,
+                origin,
+                seen.get(lesson.id, 0),
+                ignored.get(lesson.key, 0),
+                trend,
+                proofs.get(lesson.key),
+            )
+        )
     return {
         "agent": agent.name,
         "generated_at": stamp(now),
@@ -272,6 +291,7 @@ def build(
         "thin_runs": THIN_RUNS,
         "lessons": rows,
         "pooled": pooled(rows),
+        "proven": proven.summary(rows),
     }
 
 

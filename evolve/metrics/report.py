@@ -18,6 +18,7 @@ from datetime import UTC, datetime, timedelta
 
 from evolve.clock import seconds, stamp
 from evolve.metrics import lessons as lessons_mod
+from evolve.metrics import proven
 from evolve.metrics.rates import (
     DAY,
     Counts,
@@ -261,6 +262,8 @@ def lessons_summary(data: dict) -> dict:
         "not_dropped": [dict(r) for r in lessons_mod.not_dropped(rows)],
         "ignored_total": sum(r["ignored"] for r in rows),
         "count": len(rows),
+        "proven": data["proven"],
+        "proven_headline": proven.summary_text(data["proven"]),
     }
 
 
@@ -280,6 +283,7 @@ def text_summary(data: dict) -> str:
     lines = [
         headline_text(data),
         data["lessons"]["headline"],
+        data["lessons"]["proven_headline"],
         f"{data['agent']}: {data['runs']} runs since {data['since'][:10]} "
         f"(window {data['window_days']:g} days)",
     ]

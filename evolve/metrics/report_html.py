@@ -286,7 +286,8 @@ def render(data: dict, memo_text: str) -> str:
 <title>evolve report: {escape(data["agent"])}</title><style>{CSS}</style></head><body>
 <h1>Did learning help? <small>{escape(data["agent"])}</small></h1>
 <p class="verdict"><strong>{escape(headline_text(data))}</strong></p>
-<p class="verdict"><strong>{escape(lessons["headline"])}</strong></p>{older}
+<p class="verdict"><strong>{escape(lessons["headline"])}</strong></p>
+<p class="verdict"><strong>{escape(lessons["proven_headline"])}</strong></p>{older}
 <p>{data["runs"]} runs since {escape(data["since"][:10])} (the last {data["window_days"]:g} days);
 generated {escape(data["generated_at"])}. Rates per 100 runs compare the {data["window_runs"]} runs
 before each reflection with the {data["window_runs"]} after it; with fewer than

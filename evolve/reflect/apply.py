@@ -254,12 +254,12 @@ def apply_plan(
 ) -> Applied:
     """Plan the answer again now and commit it; `review`: every operation waits for a person.
 
-    `ignored`: the lessons the bundle showed as ignored ((kind, id)); a commit whose
-    operations rewrite one names it (`escalation.escalated`). `held`: operation index → why
-    it waits (the write-path guard flagged it) while the rest lands; `waiting_trailers` go on
-    the proposal's commit only. A person who saves a file while it is planned wins: their
-    save is committed as theirs, and the answer is planned again on top of it (a few times,
-    then the command says so).
+    `ignored`: the lessons the bundle showed first ((kind, id): those that made their own eval
+    worse, then those ignored); a commit whose operations rewrite one names it
+    (`escalation.escalated`). `held`: operation index → why it waits (the write-path guard
+    flagged it) while the rest lands; `waiting_trailers` go on the proposal's commit only. A
+    person who saves a file while it is planned wins: their save is committed as theirs, and
+    the answer is planned again on top of it (a few times, then the command says so).
     """
     for attempt in range(SAVES_WAITED_FOR):
         try:

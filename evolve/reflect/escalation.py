@@ -1,9 +1,10 @@
 """Which ignored lessons a reflection rewrote: read from its operations, never from the model's words.
 
-A lesson the bundle showed as ignored is escalated by an operation that changes it: for a
-memo bullet, an `update_memo` after which its section no longer holds the bullet as it
-was (reworded, shortened, removed, moved to the other section) or holds it first where it
-was not; for a skill, a patch, a retirement or a creation under its name. The commit says
+A lesson the bundle showed first (one that made its own eval worse, or one the agent had
+and ignored) is escalated by an operation that changes it: for a memo bullet, an
+`update_memo` after which its section no longer holds the bullet as it was (reworded,
+shortened, removed, moved to the other section) or holds it first where it was not; for a
+skill, a patch, a retirement or a creation under its name. The commit says
 so in its `Evolve-Escalated` trailer (one lesson id per line). Pure.
 """
 

@@ -303,7 +303,7 @@ def _commit(
             trailers=trailers,
             usage=skill_usage(conn, agent.name),
             review=review,
-            ignored=[(item["kind"], item["lesson"]) for item in bundle.ignored],
+            ignored=[(item["kind"], item["lesson"]) for item in [*bundle.worse, *bundle.ignored]],
             held={} if review else held_by_guard(plan, bundle),  # only those wait; the rest lands
             waiting_trailers={"Evolve-Flags": outcome.flags} if flags else {},
         )

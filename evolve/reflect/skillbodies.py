@@ -28,14 +28,15 @@ _HEADING = re.compile(r" {0,3}#{1,6}(?:[ \t]|$)")
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 
 # Why a skill is in question, strongest first (the order bodies get the budget in).
-IGNORED, INEFFECTIVE, INVOKED, HIGH_INEFFECTIVE, HIGH_EDITS = (
+WORSE, IGNORED, INEFFECTIVE, INVOKED, HIGH_INEFFECTIVE, HIGH_EDITS = (
+    "its own eval scores lower with it than without (evolve eval)",
     "the agent had it and ignored it (lesson_ignored)",
     "its run ended in a real error (skill_ineffective)",
     "invoked in the runs below",
     "often ends in a real error",
     "often corrected after use",
 )
-_ORDER = (IGNORED, INEFFECTIVE, INVOKED, HIGH_INEFFECTIVE, HIGH_EDITS)
+_ORDER = (WORSE, IGNORED, INEFFECTIVE, INVOKED, HIGH_INEFFECTIVE, HIGH_EDITS)
 INTRO = (
     "\n## Skills in question (each body as it is now, between <skill-body> tags: quote "
     "`old` for patch_skill from here exactly; never patch text that is not shown)\n\n"
@@ -71,15 +72,21 @@ class SkillBody:
 
 
 def in_question(
-    runs: Iterable, skills: Iterable[Skill], usage: Mapping[str, Mapping], ignored: Iterable[str] = ()
+    runs: Iterable,
+    skills: Iterable[Skill],
+    usage: Mapping[str, Mapping],
+    ignored: Iterable[str] = (),
+    worse: Iterable[str] = (),
 ) -> list[tuple[Skill, list[str]]]:
     """(skill, reasons) for the agent's own skills worth showing, strongest reason first.
 
     `runs`: BundleRun-like objects (facts with `skills`, signals); `skills`: the agent's
     Skill objects; `usage`: name → rates (metrics.rates.skill_usage); `ignored`: the skills
-    a run ignored.
+    a run ignored; `worse`: those that made their own eval worse (metrics.proven).
     """
     reasons: dict[str, set[str]] = {name: {IGNORED} for name in ignored}
+    for name in worse:
+        reasons.setdefault(name, set()).add(WORSE)
     for run in runs:
         names = [s.get("name") for s in run.facts.get("skills") or [] if isinstance(s, dict)]
         for name in filter(None, names):

@@ -443,3 +443,42 @@ def ignored_rows(conn: sqlite3.Connection, agent: str, since: float = 0.0) -> li
         "WHERE i.agent = ? AND i.at >= ? AND r.superseded = 0 ORDER BY i.at, i.path, i.idx",
         (agent, since),
     ).fetchall()
+
+
+# -- evals: each lesson's result with and without the agent's plugin (`evolve eval`) ---------
+EVAL_FIELDS = (
+    "kind",
+    "lesson",
+    "status",
+    "score_with",
+    "score_without",
+    "delta",
+    "runs_with",
+    "runs_without",
+    "cost_usd",
+    "commit_sha",
+    "detail",
+)
+
+
+def record_evals(
+    conn: sqlite3.Connection, agent: str, run_id: str, at: float, tip: str | None, rows: list[dict[str, Any]]
+) -> None:
+    """One `evolve eval`: a row per lesson (EVAL_FIELDS), in one transaction."""
+    with transaction(conn):
+        conn.executemany(
+            f"INSERT INTO evals (agent, run_id, tip, at, {', '.join(EVAL_FIELDS)}) "
+            f"VALUES (?, ?, ?, ?, {', '.join('?' * len(EVAL_FIELDS))})",
+            [(agent, run_id, tip, at, *(row[k] for k in EVAL_FIELDS)) for row in rows],
+        )
+
+
+def latest_evals(conn: sqlite3.Connection, agent: str) -> dict[tuple[str, str], sqlite3.Row]:
+    """(kind, lesson) → its latest full result (a partial or failed run is never a result)."""
+    rows = conn.execute(
+        "SELECT * FROM evals e WHERE agent = ? AND status = 'full' AND id = (SELECT id FROM evals "
+        "WHERE agent = e.agent AND kind = e.kind AND lesson = e.lesson AND status = 'full' "
+        "ORDER BY at DESC, id DESC LIMIT 1)",
+        (agent,),
+    ).fetchall()
+    return {(row["kind"], row["lesson"]): row for row in rows}

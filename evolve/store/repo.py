@@ -338,6 +338,24 @@ class Repo:
         self.git("update-ref", f"refs/heads/{branch}", new, ZERO)
         return new
 
+    def export(self, rev: str, target: Path) -> None:
+        """`rev`'s tree as plain files in `target` (`git archive`), the repository untouched.
+
+        No hook, filter or checkout runs; a link that leads out of `target` is PathRefused.
+        """
+        import io
+        import tarfile
+
+        data = self.git("archive", "--format=tar", rev)
+        with tarfile.open(fileobj=io.BytesIO(data)) as archive:
+            try:
+                archive.extractall(target, filter="data")
+            except tarfile.FilterError as exc:
+                raise PathRefused(
+                    f"main holds a link that leads out of the repository ({exc.tarinfo.name}); "
+                    "evolve never exports it: remove the link"
+                ) from None
+
     def folder_at(self, rev: str, folder: str) -> dict[str, tuple[str, bytes]]:
         """Path → (git mode, bytes) of every file and link under `folder` at `rev`.
 

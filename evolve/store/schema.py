@@ -142,4 +142,29 @@ MIGRATIONS: list[str] = [
     CREATE INDEX impressions_by_session ON impressions (agent, session);
     CREATE INDEX invocations_by_session ON invocations (agent, session);
     """,
+    # 4: lessons proven: each lesson's result in one `evolve eval` (claude plugin eval), with
+    # and without the agent's plugin. `status`: full (every run of both arms ran), partial
+    # (interrupted, a cost ceiling: never read as a result) or error (the case failed to load
+    # or a grader threw: `detail` says why). Kept like reflections: never pruned.
+    """
+    CREATE TABLE evals (
+        id INTEGER PRIMARY KEY,
+        agent TEXT NOT NULL,
+        run_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        lesson TEXT NOT NULL,
+        status TEXT NOT NULL,
+        score_with REAL,
+        score_without REAL,
+        delta REAL,
+        runs_with INTEGER NOT NULL,
+        runs_without INTEGER NOT NULL,
+        cost_usd REAL NOT NULL,
+        commit_sha TEXT,
+        tip TEXT,
+        detail TEXT NOT NULL DEFAULT '',
+        at REAL NOT NULL
+    );
+    CREATE INDEX evals_by_lesson ON evals (agent, kind, lesson, at);
+    """,
 ]
