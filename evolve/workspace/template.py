@@ -23,6 +23,8 @@ from evolve.store.git import git, git_text
 
 HOOK_MARKER = "evolve-managed-hook: pre-commit"
 HOOKS_PATH = ".git/hooks"  # relative: git resolves it at the work tree's top, wherever the home moves
+# Package data cannot hold a name starting with a dot: the template's top-level names for them
+DOTTED = {"gitignore": ".gitignore", "claude-plugin": ".claude-plugin", "codex-plugin": ".codex-plugin"}
 BYTE_EXACT = (
     "# evolve: an agent's files are stored byte for byte (no line-ending conversion, no filters)\n"
     "* -text -filter -ident -working-tree-encoding\n"
@@ -37,10 +39,10 @@ def template_files(name: str) -> dict[str, bytes]:
         for entry in node.iterdir():
             if entry.name in ("__pycache__", "__init__.py"):  # the package's, not the template's
                 continue
+            target = DOTTED.get(entry.name, entry.name) if prefix == "" else entry.name
             if entry.is_dir():
-                walk(entry, f"{prefix}{entry.name}/")
+                walk(entry, f"{prefix}{target}/")
                 continue
-            target = ".gitignore" if prefix == "" and entry.name == "gitignore" else entry.name
             files[prefix + target] = entry.read_bytes().replace(b"{{name}}", name.encode())
 
     walk(resources.files("evolve.template_workspace"), "")
