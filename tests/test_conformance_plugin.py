@@ -4,7 +4,8 @@
 session through the plugin (`--plugin-dir`) carries the memo once and lists the skills as
 the plugin's; with evolve's own hooks installed too it still carries it once; and a teammate
 who adds the agent's git server as a marketplace and installs the plugin, with no evolve home
-at all, gets the memo. The fake Messages API records what reached the model
+at all, gets the memo. The pinned Codex CLI installs it from the same marketplace file and
+shows the memo once, with `evolve install codex` too. The fake Messages API records what reached the model
 (tests/fake_claude_api.py); nothing leaves the machine (tests/conformance.py).
 """
 
@@ -19,10 +20,12 @@ import pytest
 
 from evolve.home import Home
 from evolve.integrations import upgrade
+from evolve.store import codex_rollouts
 from evolve.workspace.agent import Agent
 from tests import agent_clis
 from tests.conformance import cli_env, evolve_cli, installed
 from tests.fake_claude_api import FakeClaudeAPI
+from tests.fake_codex_api import FakeCodexAPI
 from tests.git_servers import SmartHttp
 from tests.helpers import evolve_commit, git, skill_text
 
@@ -154,3 +157,56 @@ def test_a_teammate_installs_the_agent_from_its_git_server_and_gets_the_memo_wit
     # and without evolve on PATH: one line, the session goes on
     bare = {**env, "PATH": os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if not Path(p, "evolve").exists())}
     assert memo_seen(claude_bin, fake_claude_api, bare, project)[0] == 0
+
+
+CODEX_CONFIG = """model = "gpt-5"
+model_provider = "fake"
+
+[model_providers.fake]
+name = "fake"
+base_url = "{url}"
+wire_api = "responses"
+env_key = "FAKE_CODEX_KEY"
+"""
+
+
+def codex_memo_seen(binary: Path, api: FakeCodexAPI, env: dict, project: Path) -> int:
+    """One `codex exec` session (hooks trusted, as a person's /hooks would): how often the bullet reached the model."""
+    api.text("Done.")
+    start = len(api.requests)
+    flags = ["--dangerously-bypass-approvals-and-sandbox", "--dangerously-bypass-hook-trust"]
+    proc = subprocess.run(
+        [str(binary), "exec", "--skip-git-repo-check", *flags, "Add a dependency"],
+        cwd=project,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=CLI_TIMEOUT_S,
+        check=False,
+    )
+    assert proc.returncode == 0, f"codex exec exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}"
+    api.check_done()
+    [turn] = [r for r in api.requests[start:] if r.is_turn()]
+    return turn.text().count(BULLET)
+
+
+def test_codex_installs_the_agent_from_its_marketplace_and_shows_the_memo_once(
+    fake_codex_api, closed_port, evolve_home, tmp_path
+):
+    binary = installed(agent_clis.codex, agent_clis.CODEX)
+    agent = learned()
+    codex_home = Path(codex_rollouts.codex_home())
+    codex_home.mkdir(parents=True)
+    (codex_home / "config.toml").write_text(CODEX_CONFIG.format(url=fake_codex_api.url))
+    env = cli_env(closed_port, False, FAKE_CODEX_KEY="sk-fake-conformance")
+    env["PATH"] = f"{EVOLVE_BIN}{os.pathsep}{env.get('PATH', '')}"
+    project = tmp_path / "app"
+    project.mkdir()
+    for args in (["plugin", "marketplace", "add", str(agent.path)], ["plugin", "add", f"{AGENT}@{AGENT}"]):
+        proc = subprocess.run([str(binary), *args], env=env, capture_output=True, text=True, timeout=CLI_TIMEOUT_S)
+        assert proc.returncode == 0, proc.stderr
+    assert codex_memo_seen(binary, fake_codex_api, env, project) == 1
+    evolve_cli("install", "codex", "--agent", AGENT, "--project", str(project))
+    assert codex_memo_seen(binary, fake_codex_api, env, project) == 1  # evolve's hooks and the plugin: once
+    assert not (evolve_home / "logs" / "hooks.log").exists()
