@@ -19,7 +19,9 @@ An agent made by an older evolve gets the files it lacks through the versioned u
 (`integrations.upgrade`, layout 5) as ONE commit of evolve's. A file a person wrote there
 first (tracked or not) is theirs: it stays as it is, and the note says so. The upgrade waits
 at most `LOCK_WAIT_S` for the agent's lock (a reflection may hold it for minutes): a busy
-agent is left for the next command, which tries again.
+agent is left for the next command, which tries again. What a server's main brings to these
+files (or to any other part that makes a harness run a command, `template.PLUGIN_PARTS`) is
+held by `sync.screen` unless it is evolve's own text.
 """
 
 from __future__ import annotations
@@ -28,22 +30,10 @@ from pathlib import Path
 
 from evolve.store.history import build_message
 from evolve.workspace.agent import Agent
-from evolve.workspace.template import template_files
+from evolve.workspace.template import PLUGIN_FILES as FILES
+from evolve.workspace.template import plugin_files
 
-FILES = (
-    ".claude-plugin/plugin.json",
-    ".claude-plugin/marketplace.json",
-    ".codex-plugin/plugin.json",
-    "hooks/hooks.json",
-    "hooks/evolve-hook",
-)
 LOCK_WAIT_S = 2.0
-
-
-def plugin_files(name: str) -> dict[str, bytes]:
-    """The plugin's files as evolve writes them for agent `name`."""
-    template = template_files(name)
-    return {path: template[path] for path in FILES}
 
 
 def add_plugin(agent: Agent, wait: float = LOCK_WAIT_S) -> list[str]:
