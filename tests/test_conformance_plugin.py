@@ -4,7 +4,7 @@
 session through the plugin (`--plugin-dir`) carries the memo once and lists the skills as
 the plugin's; with evolve's own hooks installed too it still carries it once; and a teammate
 who adds the agent's git server as a marketplace and installs the plugin, with no evolve home
-at all, gets the memo. The pinned Codex CLI installs it from the same marketplace file and
+at all, gets the memo, and the next lesson after `claude plugin update`. The pinned Codex CLI installs it from the same marketplace file and
 shows the memo once, with `evolve install codex` too. The fake Messages API records what reached the model
 (tests/fake_claude_api.py); nothing leaves the machine (tests/conformance.py).
 """
@@ -37,6 +37,7 @@ MEMO = (
     f"# Memo of {AGENT}\n\n## What I do well and where I often stumble\n\n"
     f"## Strategies for this user and domain\n\n- {BULLET}\n"
 )
+LATER = "Run the linter before every commit."
 SKILL = "release-cut"
 CLI_TIMEOUT_S = 60
 EVOLVE_BIN = str(Path(sys.executable).parent)  # the launcher finds this test's `evolve` on PATH
@@ -149,11 +150,17 @@ def test_a_teammate_installs_the_agent_from_its_git_server_and_gets_the_memo_wit
         project.mkdir()
         claude(claude_bin, "plugin", "marketplace", "add", url, env=env, cwd=project)
         claude(claude_bin, "plugin", "install", f"{AGENT}@{AGENT}", env=env, cwd=project)
+        seen, text = memo_seen(claude_bin, fake_claude_api, env, project)
+        assert seen == 1 and f"- {AGENT}:{SKILL}: " in text
+        assert not nobody.exists()
+        # a new lesson reaches them with the updates: no `version` freezes the plugin
+        evolve_commit(agent, {"memo.md": MEMO.replace(BULLET, f"{BULLET}\n- {LATER}").encode()})
+        git(agent.path, "push", "-q", url, "main")
+        claude(claude_bin, "plugin", "marketplace", "update", AGENT, env=env, cwd=project)
+        claude(claude_bin, "plugin", "update", f"{AGENT}@{AGENT}", env=env, cwd=project)
+        assert LATER in memo_seen(claude_bin, fake_claude_api, env, project)[1]
     finally:
         server.stop()
-    seen, text = memo_seen(claude_bin, fake_claude_api, env, project)
-    assert seen == 1 and f"- {AGENT}:{SKILL}: " in text
-    assert not nobody.exists()
     # and without evolve on PATH: one line, the session goes on
     bare = {**env, "PATH": os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if not Path(p, "evolve").exists())}
     assert memo_seen(claude_bin, fake_claude_api, bare, project)[0] == 0
