@@ -24,7 +24,8 @@ is never shown twice).
 """
 
 # pathlib (with re, fnmatch, urllib) costs as much as this whole hook may: os.path it is.
-# ruff: noqa: PTH100, PTH103, PTH105, PTH110, PTH111, PTH112, PTH113, PTH116, PTH118, PTH208
+# ruff: noqa: PTH100, PTH103, PTH105, PTH110, PTH111, PTH112, PTH113, PTH114, PTH116, PTH117, PTH118, PTH120
+# ruff: noqa: PTH208
 import os
 import sys
 import time
@@ -117,7 +118,9 @@ def plugin_name(root: str) -> str:
         try:
             data = _decode(raw, final=True)
         except Problem:
-            raise Problem(f"{path} is not valid JSON; fix it or take it from the agent's git history") from None
+            raise Problem(
+                f"{path} is not valid JSON; fix it or take it from the agent's git history"
+            ) from None
         name = data.get("name") if isinstance(data, dict) else None
         if not valid_name(name):
             raise Problem(f"{path} names no agent ({name!r}); its name is the agent's")

@@ -4,9 +4,10 @@
 session through the plugin (`--plugin-dir`) carries the memo once and lists the skills as
 the plugin's; with evolve's own hooks installed too it still carries it once; and a teammate
 who adds the agent's git server as a marketplace and installs the plugin, with no evolve home
-at all, gets the memo, and the next lesson after `claude plugin update`. The pinned Codex CLI installs it from the same marketplace file and
-shows the memo once, with `evolve install codex` too. The fake Messages API records what reached the model
-(tests/fake_claude_api.py); nothing leaves the machine (tests/conformance.py).
+at all, gets the memo, and the next lesson after `claude plugin update`. The pinned Codex
+CLI installs it from the same marketplace file and shows the memo once, with `evolve install
+codex` too. The fake APIs record what reached the model (tests/fake_claude_api.py,
+tests/fake_codex_api.py); nothing leaves the machine (tests/conformance.py).
 """
 
 from __future__ import annotations
@@ -57,9 +58,17 @@ def learned() -> Agent:
 
 def claude(binary: Path, *args: str, env: dict, cwd: Path) -> subprocess.CompletedProcess:
     proc = subprocess.run(
-        [str(binary), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=CLI_TIMEOUT_S, check=False
+        [str(binary), *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=CLI_TIMEOUT_S,
+        check=False,
     )
-    assert proc.returncode == 0, f"claude {' '.join(args)} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}"
+    assert proc.returncode == 0, (
+        f"claude {' '.join(args)} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}"
+    )
     return proc
 
 
@@ -162,7 +171,10 @@ def test_a_teammate_installs_the_agent_from_its_git_server_and_gets_the_memo_wit
     finally:
         server.stop()
     # and without evolve on PATH: one line, the session goes on
-    bare = {**env, "PATH": os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if not Path(p, "evolve").exists())}
+    bare = {
+        **env,
+        "PATH": os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if not Path(p, "evolve").exists()),
+    }
     assert memo_seen(claude_bin, fake_claude_api, bare, project)[0] == 0
 
 
@@ -178,7 +190,7 @@ env_key = "FAKE_CODEX_KEY"
 
 
 def codex_memo_seen(binary: Path, api: FakeCodexAPI, env: dict, project: Path) -> int:
-    """One `codex exec` session (hooks trusted, as a person's /hooks would): how often the bullet reached the model."""
+    """One `codex exec` session, hooks trusted (as /hooks would): how often the bullet reached the model."""
     api.text("Done.")
     start = len(api.requests)
     flags = ["--dangerously-bypass-approvals-and-sandbox", "--dangerously-bypass-hook-trust"]
@@ -211,7 +223,9 @@ def test_codex_installs_the_agent_from_its_marketplace_and_shows_the_memo_once(
     project = tmp_path / "app"
     project.mkdir()
     for args in (["plugin", "marketplace", "add", str(agent.path)], ["plugin", "add", f"{AGENT}@{AGENT}"]):
-        proc = subprocess.run([str(binary), *args], env=env, capture_output=True, text=True, timeout=CLI_TIMEOUT_S)
+        proc = subprocess.run(
+            [str(binary), *args], env=env, capture_output=True, text=True, timeout=CLI_TIMEOUT_S
+        )
         assert proc.returncode == 0, proc.stderr
     assert codex_memo_seen(binary, fake_codex_api, env, project) == 1
     evolve_cli("install", "codex", "--agent", AGENT, "--project", str(project))

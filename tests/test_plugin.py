@@ -122,7 +122,9 @@ def test_the_upgrade_makes_an_older_agent_a_plugin_in_one_commit_of_evolves(evol
     agent = older_agent()
     before = git_out(agent.path, "rev-parse", "HEAD")
     notes = upgrade.ensure_current(agent.home)
-    assert [n for n in notes if "plugin" in n] == [notes[0]] and notes[0].startswith("demo: shared as a plugin")
+    assert [n for n in notes if "plugin" in n] == [notes[0]] and notes[0].startswith(
+        "demo: shared as a plugin"
+    )
     assert git_out(agent.path, "rev-list", "--count", f"{before}..HEAD") == "1"
     assert git_out(agent.path, "log", "-1", "--format=%ae %ce") == "evolve@localhost evolve@localhost"
     trailers = parsed_trailers(agent.path)
@@ -155,7 +157,11 @@ def test_a_persons_own_manifest_and_hooks_are_left_as_they_are(evolve_home):
     assert (agent.path / "hooks" / "hooks.json").read_bytes() == my_hooks
     assert "demo: your own .claude-plugin/plugin.json, hooks/hooks.json left as they are" in " ".join(notes)
     added = git_out(agent.path, "show", "--name-only", "--format=", "HEAD").splitlines()
-    assert sorted(added) == [".claude-plugin/marketplace.json", ".codex-plugin/plugin.json", "hooks/evolve-hook"]
+    assert sorted(added) == [
+        ".claude-plugin/marketplace.json",
+        ".codex-plugin/plugin.json",
+        "hooks/evolve-hook",
+    ]
     assert git_out(agent.path, "status", "--porcelain") == "?? hooks/hooks.json"
 
 
@@ -215,7 +221,9 @@ def test_a_teammate_without_evolves_home_gets_the_memo_from_the_plugin(shared, t
 
 def test_where_the_home_knows_the_agent_the_impressions_are_spooled(shared, evolve_home, tmp_path):
     agent, copy, project = shared
-    proc = launch(copy, {"session_id": "s2", "cwd": str(project)}, path=bare_path(tmp_path, evolve=True), cwd=project)
+    proc = launch(
+        copy, {"session_id": "s2", "cwd": str(project)}, path=bare_path(tmp_path, evolve=True), cwd=project
+    )
     assert proc.returncode == 0 and proc.stdout.decode().count(BULLET) == 1
     [record] = spooled(evolve_home)
     assert record["event"] == "impressions" and record["agent"] == "demo" and record["session"] == "s2"
@@ -259,7 +267,9 @@ def test_under_codex_the_memo_is_additional_context_and_codex_installs_win(share
 
 def test_without_evolve_the_launcher_says_so_in_one_line_and_exits_0(shared, tmp_path):
     _agent, copy, project = shared
-    proc = launch(copy, {"session_id": "s8", "cwd": str(project)}, path=bare_path(tmp_path, evolve=False), cwd=project)
+    proc = launch(
+        copy, {"session_id": "s8", "cwd": str(project)}, path=bare_path(tmp_path, evolve=False), cwd=project
+    )
     assert proc.returncode == 0 and proc.stdout == b""
     [line] = proc.stderr.decode().splitlines()
     assert "plugin demo" in line and "pipx install evolve-skills" in line
@@ -306,12 +316,13 @@ def test_a_bad_plugin_call_exits_0_quietly_and_is_logged(shared, evolve_home, tm
 
 
 def test_the_launcher_is_posix_sh(evolve_home):
-    """dash (Debian's sh) and bash in POSIX mode both parse it: no bashism."""
+    """Debian's sh (dash) and bash in POSIX mode both parse it: no bashism."""
     launcher = make_agent("shop").path / "hooks" / "evolve-hook"
     for shell in ("dash", "bash"):
         found = shutil.which(shell)
         if found is None:
             continue
         flags = ["--posix", "-n"] if shell == "bash" else ["-n"]
-        assert subprocess.run([found, *flags, str(launcher)], capture_output=True, check=False).returncode == 0
-
+        assert (
+            subprocess.run([found, *flags, str(launcher)], capture_output=True, check=False).returncode == 0
+        )

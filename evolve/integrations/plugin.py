@@ -64,9 +64,13 @@ def add_plugin(agent: Agent, wait: float = LOCK_WAIT_S) -> list[str]:
                 {"Evolve-Kind": "upgrade", "Evolve-Files": sorted(changes)},
             )
             sha = repo.commit_changes(changes, message, agent.evolve_identity)
-            notes.append(f"{agent.name}: shared as a plugin from now on ({len(changes)} files, commit {sha[:7]})")
+            notes.append(
+                f"{agent.name}: shared as a plugin from now on ({len(changes)} files, commit {sha[:7]})"
+            )
         if theirs:
-            notes.append(f"{agent.name}: your own {', '.join(theirs)} left as they are (the plugin uses them)")
+            notes.append(
+                f"{agent.name}: your own {', '.join(theirs)} left as they are (the plugin uses them)"
+            )
     return notes
 
 

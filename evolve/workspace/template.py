@@ -2,10 +2,11 @@
 
 The skeleton comes from `template_workspace/` and the hook from `hooks/pre-commit` (both
 package data); the skeleton makes the repository a Claude Code and Codex plugin too
-(`PLUGIN_FILES`, evolve.integrations.plugin). The hook runs this interpreter isolated (`-I`, evolve.launch), so neither a
-folder named `evolve` in the repository nor a PYTHON* variable of the person's shell runs in
-evolve's place, and the repository's own `core.hooksPath` points at `.git/hooks`, so a
-person's global `core.hooksPath` cannot silently switch the checks off.
+(`PLUGIN_FILES`, evolve.integrations.plugin). The hook runs this interpreter isolated (`-I`,
+evolve.launch), so neither a folder named `evolve` in the repository nor a PYTHON* variable
+of the person's shell runs in evolve's place, and the repository's own `core.hooksPath`
+points at `.git/hooks`, so a person's global `core.hooksPath` cannot silently switch the
+checks off.
 Files are stored byte for byte (`core.autocrlf=false`, and `.git/info/attributes` turns
 off line-ending conversion and filters): a checkout never rewrites a line, so whoever
 wrote it stays its author.
