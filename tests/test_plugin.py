@@ -326,3 +326,29 @@ def test_the_launcher_is_posix_sh(evolve_home):
         assert (
             subprocess.run([found, *flags, str(launcher)], capture_output=True, check=False).returncode == 0
         )
+
+
+# -- what a session through the plugin reports ---------------------------------------------------
+def test_a_skill_the_agents_plugin_names_is_the_agents_own(evolve_home, tmp_path):
+    """Claude Code and Codex name a plugin's skill `<plugin>:<skill>`: for the agent, it is `<skill>`."""
+    from evolve.metrics import usage
+    from evolve.store import ledger
+    from tests.observe_helpers import Transcript, invocations, observe_paths, stored
+
+    home = Home.resolve()
+    learned()
+    transcript = Transcript()
+    transcript.user("Fix the tests")
+    ours = transcript.skill("demo:fix-tests")  # loaded through the plugin
+    theirs = transcript.skill("superpowers:brainstorming")  # another plugin's
+    transcript.text("Done.")
+    with ledger.opened(home.state_db) as conn:
+        observe_paths(conn, transcript.write(tmp_path / "s.jsonl"))
+        assert [(s, t) for s, _, _, t, _ in invocations(conn)] == [
+            ("fix-tests", ours),
+            ("superpowers:brainstorming", theirs),
+        ]
+        assert [s["name"] for s in stored(conn)[0]["skills"]] == ["fix-tests", "superpowers:brainstorming"]
+        record = {"event": "invocation", "agent": "demo", "skill": "demo:fix-tests", "session_id": "s2"}
+        assert usage.handle_invocation(conn, home, {**record, "tool_use_id": "t2"}) == "invocation"
+        assert ("fix-tests", "t2") in [(s, t) for s, _, _, t, _ in invocations(conn)]
