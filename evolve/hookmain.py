@@ -14,10 +14,18 @@ Claude Code's commands name their agent (`--agent`). Codex's are one frozen comm
 every project (its hooks are the person's, in `$CODEX_HOME/hooks.json`, trusted by hash):
 the agents are those whose install in `<home>/integrations/codex.json` covers the
 session's folder, and a session in any other folder costs one small file read.
+
+An agent repository loaded as a plugin (Claude Code or Codex) runs its own launcher,
+`hooks/evolve-hook`, which calls `--plugin DIR`: the agent is the plugin's name and the memo
+is read from DIR, so a teammate with no evolve home gets the lessons too. Where the person's
+home knows the agent, the impressions are spooled as usual; where evolve's installed hooks
+already serve the agent in the session's folder, the plugin's hook prints nothing (the memo
+is never shown twice).
 """
 
 # pathlib (with re, fnmatch, urllib) costs as much as this whole hook may: os.path it is.
-# ruff: noqa: PTH100, PTH103, PTH105, PTH110, PTH111, PTH112, PTH113, PTH116, PTH118, PTH208
+# ruff: noqa: PTH100, PTH103, PTH105, PTH110, PTH111, PTH112, PTH113, PTH114, PTH116, PTH117, PTH118, PTH120
+# ruff: noqa: PTH208
 import os
 import sys
 import time
@@ -27,7 +35,12 @@ STDIN_WAIT_S = 2.0
 LOG_CAP = 1 << 20
 RECORDS = {"stop": "stop", "session-end": "session_end", "stop-failure": "stop_failure"}
 HARNESSES = ("claude-code", "codex")
-USAGE = "usage: evolve hook claude-code EVENT --agent NAME [--home DIR] [--linked] | codex EVENT [--home DIR]"
+USAGE = (
+    "usage: evolve hook claude-code EVENT --agent NAME [--home DIR] [--linked] | codex EVENT [--home DIR]"
+    " | claude-code|codex EVENT --plugin DIR"
+)
+MANIFESTS = (".claude-plugin/plugin.json", ".codex-plugin/plugin.json")  # where a plugin names itself
+MANIFEST_CAP = 1 << 16
 
 
 class Problem(Exception):
@@ -36,14 +49,14 @@ class Problem(Exception):
 
 # -- arguments and input ---------------------------------------------------------------------
 def parse_args(argv: list[str]) -> dict:
-    """`claude-code|codex <event> [--home DIR] [--agent NAME] [--linked]`, parsed by hand."""
-    opts: dict = {"event": None, "home": None, "agent": None, "linked": False}
+    """`claude-code|codex <event> [--home DIR] [--agent NAME] [--linked] [--plugin DIR]`, parsed by hand."""
+    opts: dict = {"event": None, "home": None, "agent": None, "linked": False, "plugin": None}
     words: list[str] = []
     index = 0
     while index < len(argv):
         arg = argv[index]
         key, eq, value = arg.partition("=")
-        if key in ("--home", "--agent"):
+        if key in ("--home", "--agent", "--plugin"):
             if not eq:
                 index += 1
                 value = argv[index] if index < len(argv) else ""
@@ -68,6 +81,9 @@ def check_args(opts: dict) -> None:
         raise Problem(USAGE)
     if "unknown" in opts:
         raise Problem(f"unknown option {opts['unknown']!r}")
+    if opts["plugin"] is not None:
+        check_plugin(opts)
+        return
     handlers = HANDLERS[harness]
     if opts["event"] not in handlers:
         raise Problem(f"unknown event {opts['event']!r} of {harness} (known: {', '.join(handlers)})")
@@ -75,6 +91,41 @@ def check_args(opts: dict) -> None:
         raise Problem("codex hooks find their agents from the session's folder: no --agent, no --linked")
     if harness == "claude-code" and not valid_name(opts["agent"]):
         raise Problem(f"--agent {opts['agent']!r} is not an agent name")
+
+
+def check_plugin(opts: dict) -> None:
+    """`--plugin DIR`: no --agent, --linked nor --home (the plugin names its agent); a known event."""
+    harness, root = opts["harness"], opts["plugin"]
+    if opts["agent"] is not None or opts["linked"] or opts["home"] is not None:
+        raise Problem("--plugin names its agent and finds the home itself: no --agent, --linked, --home")
+    handlers = PLUGIN_HANDLERS[harness]
+    if opts["event"] not in handlers:
+        raise Problem(f"unknown event {opts['event']!r} of a {harness} plugin (known: {', '.join(handlers)})")
+    if not root or not os.path.isabs(root) or not os.path.isdir(root):
+        raise Problem(f"--plugin {root!r} is not a plugin's folder (an absolute path)")
+    opts["agent"] = plugin_name(root)
+
+
+def plugin_name(root: str) -> str:
+    """The agent a plugin folder holds: the `name` of its manifest (Claude Code's, else Codex's)."""
+    for manifest in MANIFESTS:
+        path = os.path.join(root, manifest)
+        try:
+            with open(path, "rb") as handle:
+                raw = handle.read(MANIFEST_CAP)
+        except OSError:
+            continue
+        try:
+            data = _decode(raw, final=True)
+        except Problem:
+            raise Problem(
+                f"{path} is not valid JSON; fix it or take it from the agent's git history"
+            ) from None
+        name = data.get("name") if isinstance(data, dict) else None
+        if not valid_name(name):
+            raise Problem(f"{path} names no agent ({name!r}); its name is the agent's")
+        return name  # type: ignore[return-value]  # valid_name checked it is a str
+    raise Problem(f"{root} holds no plugin manifest ({' or '.join(MANIFESTS)})")
 
 
 def valid_name(name: object) -> bool:
@@ -209,6 +260,8 @@ def log(home: str | None, opts: dict, exc: BaseException) -> None:
     try:
         if home is None:
             home = resolve_home(None)
+        if opts.get("plugin") and not os.path.isdir(home):
+            return  # a teammate without evolve's home: a plugin's hook never creates one
         folder = os.path.join(home, "logs")
         os.makedirs(folder, exist_ok=True)
         path = os.path.join(folder, "hooks.log")
@@ -273,6 +326,8 @@ def memo_context(home: str, path: str) -> tuple[str, dict[str, list[str]]]:
 
     limit = limits(os.path.join(home, "config.toml"), os.path.join(path, "agent.toml"))[0]
     memo = os.path.join(path, "memo.md")
+    if os.path.islink(memo):  # never read through a link (it may lead out of the repository)
+        return "", {}
     try:
         with open(memo, encoding="utf-8", errors="replace") as handle:
             text = handle.read(limit * 4 + 4096)  # a huge memo is cut anyway: read what can show
@@ -296,7 +351,15 @@ def agent_context(home: str, agent: str, linked: bool, session: str | None) -> s
         from evolve.session.prompt import render
 
         return render(Home(Path(home)), agent, session=session, record=bool(session)).text
-    # the harness lists the linked skills itself: every one of them is shown
+    return memo_shown(home, agent, path, session)
+
+
+def memo_shown(home: str, agent: str, path: str, session: str | None) -> str:
+    """The memo of the agent repository at `path`, its skills listed by the harness itself.
+
+    With `session`, the skills (every one is listed) and the memo bullets shown are spooled
+    as its impressions, with the tip of `path`'s branch when it is a git repository.
+    """
     listed = skill_names(os.path.join(path, "skills"))
     text, lessons = memo_context(home, path)
     if session and (listed or lessons):
@@ -364,16 +427,9 @@ def codex_agents(home: str, payload: dict) -> list[tuple[str, bool]]:
         return []
     from evolve.store.codex_rollouts import covers
 
-    with open(path, "rb") as handle:
-        raw = handle.read(STDIN_CAP)
-    try:
-        data = _decode(raw, final=True)
-    except Problem:
-        raise Problem(f"{path} is not valid JSON; run `evolve install codex` again") from None
-    installs = data.get("installs") if isinstance(data, dict) else None
     where = os.path.realpath(cwd)
     found: dict[str, bool] = {}
-    for install in installs if isinstance(installs, list) else ():
+    for install in _installs(path, "codex"):
         folder, agent = install.get("folder"), install.get("agent")
         if isinstance(folder, str) and valid_name(agent) and covers(folder, where):
             found[agent] = found.get(agent, False) or install.get("linked") is not False
@@ -420,6 +476,97 @@ def codex_stop(home: str, opts: dict, payload: dict) -> str:
     return ""
 
 
+# -- an agent repository loaded as a plugin -------------------------------------------------------
+def plugin_session_start(home: str, opts: dict, payload: dict) -> str:
+    """The memo of the plugin's agent, read from the plugin's folder; nothing when evolve serves it here.
+
+    The harness lists the plugin's skills itself (as `<agent>:<skill>`): the memo only.
+    """
+    agent, harness = opts["agent"], opts["harness"]
+    if serves_here(home, harness, agent, payload):
+        return ""  # evolve's installed hooks show this agent's memo in this folder: never twice
+    known = os.path.isdir(os.path.join(home, "agents", agent, ".git"))
+    session = _text(payload, "session_id") if known else None  # impressions only for a home that has it
+    text = memo_shown(home, agent, opts["plugin"], session)
+    if known:
+        from evolve.watch.spawn import ensure_watcher
+
+        ensure_watcher(home)
+    if not text or harness == "claude-code":
+        return text
+    return _encoder()({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}})
+
+
+def serves_here(home: str, harness: str, agent: str, payload: dict) -> bool:
+    """Whether evolve's own installed hooks show `agent`'s memo to this session already."""
+    if harness == "codex":
+        return any(name == agent for name, _ in codex_agents(home, payload))
+    path = os.path.join(home, "integrations", "claude-code.json")
+    cwd = _text(payload, "cwd")
+    if not os.path.exists(path):
+        return False
+    where = os.path.realpath(cwd) if cwd else None
+    # Claude Code reads a project's settings in the session's folder, or its git work tree's top
+    places = {where, git_top(where)} - {None} if where else set()
+    for install in _installs(path, "claude-code"):
+        if install.get("agent") != agent:
+            continue
+        if install.get("scope") == "user" or install.get("project") in places:
+            settings = install.get("settings")
+            if isinstance(settings, str) and starts_agent(settings, agent):
+                return True
+    return False
+
+
+def _installs(path: str, harness: str) -> list:
+    """The install records of a registry (`<home>/integrations/<harness>.json`)."""
+    with open(path, "rb") as handle:
+        raw = handle.read(STDIN_CAP)
+    try:
+        data = _decode(raw, final=True)
+    except Problem:
+        raise Problem(f"{path} is not valid JSON; run `evolve install {harness}` again") from None
+    installs = data.get("installs") if isinstance(data, dict) else None
+    return [i for i in installs if isinstance(i, dict)] if isinstance(installs, list) else []
+
+
+def git_top(folder: str) -> str | None:
+    """The top of the git work tree holding `folder` (a `.git` folder or file), or None."""
+    while True:
+        if os.path.exists(os.path.join(folder, ".git")):
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
+def starts_agent(settings: str, agent: str) -> bool:
+    """Whether a Claude Code settings file holds evolve's SessionStart command for `agent`."""
+    try:
+        with open(settings, "rb") as handle:
+            data = _decode(handle.read(STDIN_CAP), final=True)
+    except (OSError, Problem):
+        return False  # unreadable: Claude Code cannot run it either
+    hooks = data.get("hooks") if isinstance(data, dict) else None
+    groups = hooks.get("SessionStart") if isinstance(hooks, dict) else None
+    for group in groups if isinstance(groups, list) else ():
+        inner = group.get("hooks") if isinstance(group, dict) else None
+        for hook in inner if isinstance(inner, list) else ():
+            command = hook.get("command") if isinstance(hook, dict) else None
+            words = command.split() if isinstance(command, str) and "evolve.hookmain" in command else []
+            if "session-start" in words and any(
+                flag == "--agent" and value == agent for flag, value in zip(words, words[1:], strict=False)
+            ):
+                return True
+    return False
+
+
+PLUGIN_HANDLERS = {  # what a plugin's launcher (hooks/evolve-hook) may call, per harness
+    "claude-code": {"session-start": plugin_session_start},
+    "codex": {"session-start": plugin_session_start},
+}
+
 HANDLERS = {
     "claude-code": {
         "session-start": session_start,
@@ -444,7 +591,8 @@ def main(argv: list[str] | None = None) -> int:
         home = resolve_home(opts["home"])
         check_args(opts)
         payload = read_payload()
-        out = HANDLERS[opts["harness"]][opts["event"]](home, opts, payload)
+        handlers = PLUGIN_HANDLERS if opts["plugin"] is not None else HANDLERS
+        out = handlers[opts["harness"]][opts["event"]](home, opts, payload)
         if out:
             write_stdout(out)
     except BaseException as exc:  # SystemExit and KeyboardInterrupt too: exit 0 regardless

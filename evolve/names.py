@@ -34,3 +34,13 @@ def check_name(name: object, what: str = "skill") -> str:
         example = "helper" if what == "agent" else "fix-flaky-tests"
         raise NameRefused(f"{what} name {shown} {problem}; choose e.g. {example!r}")
     return name  # type: ignore[return-value]
+
+
+def own_skill(agent: str, skill: str) -> str:
+    """`skill` as the agent names it: without the `<agent>:` a harness puts before a plugin's skill.
+
+    Every agent repository is a plugin named like its agent, so Claude Code and Codex list (and
+    load) its skills as `<agent>:<skill>` wherever it is loaded as one (Codex even names a skill
+    linked from it so); any other plugin's prefix stays.
+    """
+    return skill[len(agent) + 1 :] if skill.startswith(f"{agent}:") else skill

@@ -212,7 +212,8 @@ def test_real_codex_sessions_are_learned_from(codex_bin, fake_codex_api, closed_
     assert release != session
     assert_hooks_ran(home, release, ["impressions", "codex_hook", "stop"], skip=mark)
     listing, loaded = api.agent_turns()[-2].text(), api.agent_turns()[-1].outputs()[read]
-    assert f"- {SKILL}: {SKILL_DESCRIPTION}" in listing
+    # the agent's repository is a plugin named like it: Codex names a skill linked from it so
+    assert f"- {AGENT}:{SKILL}: {SKILL_DESCRIPTION}" in listing
     assert "Run the tests first." in loaded  # the linked SKILL.md's body reached the model
 
     # what the watcher does: drain the spool, read the sources install wrote
@@ -264,7 +265,7 @@ def test_real_codex_sessions_are_learned_from(codex_bin, fake_codex_api, closed_
     assert_hooks_ran(home, fourth, ["impressions", "codex_hook", "stop"], skip=mark)
     context = api.agent_turns()[-1].text()
     assert MEMO_TITLE in context and lesson in context
-    assert f"- {SKILL}: {SKILL_DESCRIPTION}" in context
+    assert f"- {AGENT}:{SKILL}: {SKILL_DESCRIPTION}" in context
     assert "exec_command" in api.agent_turns()[-1].tool_names()
     assert not (home.run_dir / "watch.spawned").exists()  # EVOLVE_NO_WATCHER: no process left behind
 

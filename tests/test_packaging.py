@@ -22,6 +22,11 @@ NEEDED = [
     "evolve/template_workspace/memo.md",
     "evolve/template_workspace/gitignore",
     "evolve/template_workspace/skills/.gitkeep",
+    "evolve/template_workspace/claude-plugin/plugin.json",
+    "evolve/template_workspace/claude-plugin/marketplace.json",
+    "evolve/template_workspace/codex-plugin/plugin.json",
+    "evolve/template_workspace/hooks/hooks.json",
+    "evolve/template_workspace/hooks/evolve-hook",
     "evolve/hooks/pre-commit",
     "evolve/hooks/evolve-watch.service",
     "evolve/hooks/org.evolve.watch.plist",
@@ -94,6 +99,7 @@ def test_installed_wheel_creates_an_agent(wheel: Path, tmp_path: Path) -> None:
     repo = home / "agents" / "packaged"
     assert (repo / "memo.md").read_text().startswith("# Memo of packaged")
     assert (repo / ".gitignore").exists()
+    assert (repo / ".claude-plugin" / "plugin.json").exists() and (repo / "hooks" / "evolve-hook").exists()
     assert not (repo / "__init__.py").exists() and not (repo / "__pycache__").exists()
     assert "evolve-managed-hook" in (repo / ".git" / "hooks" / "pre-commit").read_text()
 

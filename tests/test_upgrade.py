@@ -239,7 +239,7 @@ def test_layout_4_isolates_every_command_and_says_codex_waits_for_trust_again(la
         drain_pending(conn, home)
     [state] = codex.install_states(home)
     assert state["state"] == codex.WAITING
-    assert upgrade.applied(home) == upgrade.LAYOUT == 4
+    assert upgrade.applied(home) == upgrade.LAYOUT
     assert cli.main(["resume", "demo"]) == 0
     assert capsys.readouterr().err == ""  # once
 

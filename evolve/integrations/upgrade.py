@@ -14,7 +14,9 @@ core.hooksPath itself; 3 agent repositories store files byte for byte (no line-e
 conversion: a checkout under a global core.autocrlf must not make evolve rewrite, and
 claim, every line), and files a checkout already converted get git's bytes back; 4 every
 command runs its interpreter isolated (-I: no PYTHONPATH, PYTHONHOME, user site … of a
-project's), naming evolve's own folder when an isolated interpreter would not find it.
+project's), naming evolve's own folder when an isolated interpreter would not find it;
+5 every agent repository is a Claude Code and Codex plugin (`integrations.plugin`: the files
+an agent lacks, as one commit of evolve's; an agent busy now is tried again by the next command).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from evolve.home import Home
 from evolve.store.files import atomic_write
 from evolve.store.locks import FileLock
 
-LAYOUT = 4
+LAYOUT = 5
 VERSION_FILE = "layout-version"
 
 
@@ -46,7 +48,8 @@ def ensure_current(home: Home, *, force: bool = False) -> list[str]:
 
     with FileLock(home.run_dir / "upgrade.lock", timeout=30):
         notes = _agent_hooks(home)
-        done = True
+        plugins, done = _plugins(home)
+        notes += plugins
         for harness, refresh in (("Claude Code", _claude_code_hooks), ("Codex", _codex_hooks)):
             try:
                 notes += refresh(home)
@@ -70,6 +73,25 @@ def _agent_hooks(home: Home) -> list[str]:
             install_precommit_hook(path, home.root)
             notes.append(f"{name}: git setup brought up to date ({'; '.join(problems)})")
     return notes
+
+
+def _plugins(home: Home) -> tuple[list[str], bool]:
+    """Each agent a plugin (the files it lacks, one commit); and whether none was busy."""
+    from evolve.errors import Busy, UserError
+    from evolve.integrations.plugin import add_plugin
+    from evolve.workspace.agent import Agent, list_agents
+
+    notes: list[str] = []
+    done = True
+    for name in list_agents(home):
+        try:
+            notes += add_plugin(Agent(home, name))
+        except Busy:  # a reflection or a person's git work: the next command tries again
+            done = False
+        except UserError as exc:
+            notes.append(f"{name}: plugin files not added ({exc})")
+            done = False
+    return notes, done
 
 
 def _claude_code_hooks(home: Home) -> list[str]:

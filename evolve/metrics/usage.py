@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 from evolve.clock import stamp
 from evolve.home import Home
-from evolve.names import name_problem
+from evolve.names import name_problem, own_skill
 from evolve.store import ledger
 from evolve.workspace.memo import HEADINGS, is_lesson_id
 
@@ -103,6 +103,7 @@ def handle_invocation(conn: sqlite3.Connection, home: Home, record: dict) -> str
     """`{"event": "invocation", "agent", "skill", "session_id", "tool_use_id"?, "source"?}`."""
     name = _agent(home, record)
     skill, session = record.get("skill"), _session(record)
+    skill = own_skill(name, skill) if isinstance(skill, str) else skill
     if not isinstance(skill, str) or name_problem(skill):
         raise ValueError("no valid skill")
     tool_use_id = record.get("tool_use_id")

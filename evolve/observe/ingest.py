@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from evolve.clock import seconds
 from evolve.config import SourcesConfig
+from evolve.names import own_skill
 from evolve.store import codex_rollouts, ledger
 from evolve.transcripts.classify import BUILT_IN, Classifier
 from evolve.transcripts.reader import loads_object
@@ -298,6 +299,8 @@ def _store_runs(
     )
     rows, changed = [], set()
     for run in runs:
+        for skill in run.skills:  # a session through the agent's plugin names them `<agent>:<skill>`
+            skill["name"] = own_skill(agent, skill.get("name", ""))
         facts = _to_json(run, sort=True)
         old = stored.get(run.index)
         if old == facts or old is not None and _canonical(old) == facts:

@@ -8,7 +8,9 @@ through what a reflection's text goes through: the write-path guard's shapes (do
 run, send data away, safety off; a bare URL is no flag here, since no transcript says who
 typed it), invisible characters, secrets, skill frontmatter and size caps, a symbolic link
 (`scripts/key -> ~/.ssh/id_rsa`: the harness would read through it), more skills than
-`max_skills`, an agent.toml that does not load or that turns `review` off. With `review =
+`max_skills`, an agent.toml that does not load or that turns `review` off, and a plugin part
+that is not evolve's own text (a hook, a manifest, an MCP server: Claude Code and Codex run
+them wherever the agent is loaded as a plugin, `template.PLUGIN_PARTS`). With `review =
 true` a commit that says it is a reflection must have been a proposal this machine knew (a
 branch here, or on the server at the last sync) whose review brought it to main: else it is
 the model's lesson nobody reviewed here, whatever its author and trailers claim.
@@ -33,6 +35,7 @@ from evolve.transcripts.redact import find_invisible, find_secrets, make_visible
 from evolve.workspace import memo as memo_mod
 from evolve.workspace.agent import Agent
 from evolve.workspace.skills import SKILL_FILE, parse_skill
+from evolve.workspace.template import PLUGIN_PARTS, plugin_files
 
 HELD = "refs/evolve/held/main"  # the server's main the last sync held back (what --accept-held takes)
 WATCHED = (memo_mod.MEMO_FILE, "agent.toml", "skills")  # what the agent reads, and its settings
@@ -63,9 +66,27 @@ def screen(agent: Agent, server: str, known: list[str]) -> list[str]:
     if "agent.toml" not in theirs and any("agent.toml" in tree for tree in ours):
         reasons += _settings(agent, config, "")  # deleted: the defaults, review off among them
     reasons += _skill_count(theirs, ours[0] if ours else {}, config.limits.max_skills)
+    reasons += _plugin_parts(agent, server, known)
     if config.review:
         reasons += _unreviewed(repo, server, known)
     return reasons
+
+
+def _plugin_parts(agent: Agent, server: str, known: list[str]) -> list[str]:
+    """A plugin part the server's main brings that is not what evolve writes there."""
+    repo = agent.repo
+    theirs = repo.tree_entries(server, PLUGIN_PARTS)
+    ours = [repo.tree_entries(rev, PLUGIN_PARTS) for rev in known]
+    new = {path: entry for path, entry in theirs.items() if all(tree.get(path) != entry for tree in ours)}
+    if not new:
+        return []
+    evolves = plugin_files(agent.name)
+    blobs = repo.read_blobs([entry[1] for entry in new.values()])
+    return [
+        f"{path} is a plugin part evolve did not write (it runs commands wherever the agent is a plugin)"
+        for path, entry in sorted(new.items())
+        if entry[0] == LINK or blobs.get(entry[1]) != evolves.get(path)
+    ]
 
 
 def leaving_links(repo: Repo, server: str | None, main: str) -> list[str]:

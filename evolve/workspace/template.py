@@ -1,10 +1,12 @@
 """What `evolve init` lays down in a new agent repository: the skeleton and its git setup.
 
 The skeleton comes from `template_workspace/` and the hook from `hooks/pre-commit` (both
-package data). The hook runs this interpreter isolated (`-I`, evolve.launch), so neither a
-folder named `evolve` in the repository nor a PYTHON* variable of the person's shell runs in
-evolve's place, and the repository's own `core.hooksPath` points at `.git/hooks`, so a
-person's global `core.hooksPath` cannot silently switch the checks off.
+package data); the skeleton makes the repository a Claude Code and Codex plugin too
+(`PLUGIN_FILES`, evolve.integrations.plugin). The hook runs this interpreter isolated (`-I`,
+evolve.launch), so neither a folder named `evolve` in the repository nor a PYTHON* variable
+of the person's shell runs in evolve's place, and the repository's own `core.hooksPath`
+points at `.git/hooks`, so a person's global `core.hooksPath` cannot silently switch the
+checks off.
 Files are stored byte for byte (`core.autocrlf=false`, and `.git/info/attributes` turns
 off line-ending conversion and filters): a checkout never rewrites a line, so whoever
 wrote it stays its author.
@@ -23,6 +25,29 @@ from evolve.store.git import git, git_text
 
 HOOK_MARKER = "evolve-managed-hook: pre-commit"
 HOOKS_PATH = ".git/hooks"  # relative: git resolves it at the work tree's top, wherever the home moves
+# The files that make an agent repository a Claude Code and Codex plugin (evolve.integrations.plugin)
+PLUGIN_FILES = (
+    ".claude-plugin/plugin.json",
+    ".claude-plugin/marketplace.json",
+    ".codex-plugin/plugin.json",
+    "hooks/hooks.json",
+    "hooks/evolve-hook",
+)
+# What can make a harness run a command wherever the agent is loaded as a plugin: its manifests
+# (which may declare hooks and servers inline), hooks, MCP/LSP/app servers, executables, settings
+PLUGIN_PARTS = (
+    ".claude-plugin",
+    ".codex-plugin",
+    "hooks",
+    ".mcp.json",
+    ".lsp.json",
+    ".app.json",
+    "bin",
+    "monitors",
+    "settings.json",
+)
+# Package data cannot hold a name starting with a dot: the template's top-level names for them
+DOTTED = {"gitignore": ".gitignore", "claude-plugin": ".claude-plugin", "codex-plugin": ".codex-plugin"}
 BYTE_EXACT = (
     "# evolve: an agent's files are stored byte for byte (no line-ending conversion, no filters)\n"
     "* -text -filter -ident -working-tree-encoding\n"
@@ -37,14 +62,20 @@ def template_files(name: str) -> dict[str, bytes]:
         for entry in node.iterdir():
             if entry.name in ("__pycache__", "__init__.py"):  # the package's, not the template's
                 continue
+            target = DOTTED.get(entry.name, entry.name) if prefix == "" else entry.name
             if entry.is_dir():
-                walk(entry, f"{prefix}{entry.name}/")
+                walk(entry, f"{prefix}{target}/")
                 continue
-            target = ".gitignore" if prefix == "" and entry.name == "gitignore" else entry.name
             files[prefix + target] = entry.read_bytes().replace(b"{{name}}", name.encode())
 
     walk(resources.files("evolve.template_workspace"), "")
     return files
+
+
+def plugin_files(name: str) -> dict[str, bytes]:
+    """The plugin's files as evolve writes them for agent `name`."""
+    template = template_files(name)
+    return {path: template[path] for path in PLUGIN_FILES}
 
 
 def precommit_hook_text(home: Path, python: str | None = None) -> str:

@@ -1,0 +1,354 @@
+"""The agent repository as a plugin: its files, the upgrade that adds them, the hook it runs.
+
+The hook is run as a harness runs it: `sh <plugin>/hooks/evolve-hook session-start` with one
+JSON value on stdin, `evolve` found on PATH (this test's own, from .venv/bin) or not at all.
+The real CLIs load the plugin in tests/test_conformance_plugin.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from evolve.home import Home
+from evolve.integrations import claude_code, codex, plugin, upgrade
+from evolve.store.locks import FileLock
+from evolve.store.repo import LOCK
+from evolve.workspace.agent import Agent
+from tests.helpers import evolve_commit, git, git_out, make_agent, parsed_trailers, skill_text
+
+BULLET = "Always use pnpm in this repository, never npm."
+MEMO = (
+    "# Memo of demo\n\n## What I do well and where I often stumble\n\n"
+    f"## Strategies for this user and domain\n\n- {BULLET}\n"
+)
+EVOLVE_BIN = Path(sys.executable).parent  # where this test's `evolve` script is
+TOOLS = ("dirname",)  # what the launcher runs besides sh's builtins
+
+
+def learned(home: Path | None = None) -> Agent:
+    """An agent with one memo bullet and one skill."""
+    agent = make_agent("demo", home)
+    evolve_commit(
+        agent,
+        {"memo.md": MEMO.encode(), "skills/fix-tests/SKILL.md": skill_text("fix-tests").encode()},
+    )
+    return agent
+
+
+def bare_path(tmp_path: Path, *, evolve: bool) -> str:
+    """A PATH of the launcher's tools only, with (`evolve`) or without this test's evolve."""
+    folder = tmp_path / ("bin-evolve" if evolve else "bin-bare")
+    folder.mkdir(exist_ok=True)
+    for tool in TOOLS:
+        found = shutil.which(tool)
+        assert found, tool
+        if not (folder / tool).exists():
+            (folder / tool).symlink_to(found)
+    if evolve and not (folder / "evolve").exists():
+        (folder / "evolve").symlink_to(EVOLVE_BIN / "evolve")
+    return str(folder)
+
+
+def launch(
+    root: Path,
+    payload: dict,
+    *,
+    path: str,
+    cwd: Path,
+    env: dict | None = None,
+    args: tuple[str, ...] = ("session-start",),
+) -> subprocess.CompletedProcess:
+    """`sh <root>/hooks/evolve-hook ARGS` as a harness runs it (EVOLVE_HOME: the test's)."""
+    sh = shutil.which("sh")
+    assert sh
+    return subprocess.run(
+        [sh, str(root / "hooks" / "evolve-hook"), *args],
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        cwd=cwd,
+        timeout=30,
+        env={**os.environ, "PATH": path, "EVOLVE_NO_WATCHER": "1", **(env or {})},
+    )
+
+
+def spooled(home: Path) -> list[dict]:
+    path = home / "spool" / "hooks.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def manifest(root: Path, name: str = ".claude-plugin/plugin.json") -> dict:
+    return json.loads((root / name).read_text())
+
+
+# -- the files ---------------------------------------------------------------------------------
+def test_a_new_agent_is_a_claude_code_and_codex_plugin_with_a_marketplace_of_itself(evolve_home):
+    agent = make_agent("shop")
+    for path in plugin.FILES:
+        assert (agent.path / path).is_file(), path
+    assert git_out(agent.path, "status", "--porcelain") == ""  # all in the init commit
+    claude, codex_manifest = manifest(agent.path), manifest(agent.path, ".codex-plugin/plugin.json")
+    assert claude["name"] == codex_manifest["name"] == "shop"
+    assert "version" not in claude and "version" not in codex_manifest  # the commit is the version
+    assert claude["description"] and claude["author"]["name"]
+    assert codex_manifest["skills"] == "./skills/" and codex_manifest["hooks"] == "./hooks/hooks.json"
+    market = manifest(agent.path, ".claude-plugin/marketplace.json")
+    assert market["name"] == "shop" and market["plugins"] == [
+        {"name": "shop", "source": "./", "description": market["plugins"][0]["description"]}
+    ]
+    [group] = manifest(agent.path, "hooks/hooks.json")["hooks"]["SessionStart"]
+    [hook] = group["hooks"]
+    assert hook["command"] == 'sh "${CLAUDE_PLUGIN_ROOT}/hooks/evolve-hook" session-start'
+    assert "{{name}}" not in (agent.path / "hooks" / "evolve-hook").read_text()
+
+
+def older_agent(name: str = "demo") -> Agent:
+    """An agent as evolve made it before plugins (layout 4): no plugin files, the layout recorded."""
+    agent = learned() if name == "demo" else make_agent(name)
+    git(agent.path, "rm", "-r", "-q", ".claude-plugin", ".codex-plugin", "hooks")
+    git(agent.path, "commit", "-q", "-m", "an agent from before plugins")
+    (agent.home.root / upgrade.VERSION_FILE).write_text(f"{upgrade.LAYOUT - 1}\n")
+    return agent
+
+
+def test_the_upgrade_makes_an_older_agent_a_plugin_in_one_commit_of_evolves(evolve_home):
+    agent = older_agent()
+    before = git_out(agent.path, "rev-parse", "HEAD")
+    notes = upgrade.ensure_current(agent.home)
+    assert [n for n in notes if "plugin" in n] == [notes[0]] and notes[0].startswith(
+        "demo: shared as a plugin"
+    )
+    assert git_out(agent.path, "rev-list", "--count", f"{before}..HEAD") == "1"
+    assert git_out(agent.path, "log", "-1", "--format=%ae %ce") == "evolve@localhost evolve@localhost"
+    trailers = parsed_trailers(agent.path)
+    assert trailers["Evolve-Kind"] == "upgrade"
+    assert sorted(trailers["Evolve-Files"].split(", ")) == sorted(plugin.FILES)
+    changed = git_out(agent.path, "diff", "--name-only", before, "HEAD").splitlines()
+    assert sorted(changed) == sorted(plugin.FILES)
+    for path, data in plugin.plugin_files("demo").items():
+        assert (agent.path / path).read_bytes() == data
+    assert git_out(agent.path, "status", "--porcelain") == ""
+    assert upgrade.applied(agent.home) == upgrade.LAYOUT
+    # idempotent: checked again, nothing to do
+    tip = git_out(agent.path, "rev-parse", "HEAD")
+    assert upgrade.ensure_current(agent.home, force=True) == []
+    assert git_out(agent.path, "rev-parse", "HEAD") == tip
+
+
+def test_a_persons_own_manifest_and_hooks_are_left_as_they_are(evolve_home):
+    agent = older_agent()
+    mine = b'{"name": "demo", "version": "2.0.0", "description": "mine"}\n'
+    (agent.path / ".claude-plugin").mkdir()
+    (agent.path / ".claude-plugin" / "plugin.json").write_bytes(mine)
+    git(agent.path, "add", ".claude-plugin/plugin.json")
+    git(agent.path, "commit", "-q", "-m", "my own manifest")
+    (agent.path / "hooks").mkdir()
+    my_hooks = b'{"hooks": {}}\n'
+    (agent.path / "hooks" / "hooks.json").write_bytes(my_hooks)  # not even committed
+    notes = upgrade.ensure_current(agent.home)
+    assert (agent.path / ".claude-plugin" / "plugin.json").read_bytes() == mine
+    assert (agent.path / "hooks" / "hooks.json").read_bytes() == my_hooks
+    assert "demo: your own .claude-plugin/plugin.json, hooks/hooks.json left as they are" in " ".join(notes)
+    added = git_out(agent.path, "show", "--name-only", "--format=", "HEAD").splitlines()
+    assert sorted(added) == [
+        ".claude-plugin/marketplace.json",
+        ".codex-plugin/plugin.json",
+        "hooks/evolve-hook",
+    ]
+    assert git_out(agent.path, "status", "--porcelain") == "?? hooks/hooks.json"
+
+
+def test_the_upgrade_does_not_wait_on_a_reflection_and_tries_again_later(evolve_home):
+    agent = older_agent()
+    before = git_out(agent.path, "rev-parse", "HEAD")
+    with FileLock(agent.path / ".git" / LOCK):  # a reflection writing, for minutes
+        started = time.monotonic()
+        notes = upgrade.ensure_current(agent.home)
+        waited = time.monotonic() - started
+    assert plugin.LOCK_WAIT_S <= waited < plugin.LOCK_WAIT_S + 3
+    assert notes == [] and git_out(agent.path, "rev-parse", "HEAD") == before
+    assert upgrade.applied(agent.home) == upgrade.LAYOUT - 1  # not done: the next command tries again
+    assert upgrade.ensure_current(agent.home)[0].startswith("demo: shared as a plugin")
+    assert upgrade.applied(agent.home) == upgrade.LAYOUT
+
+
+def test_a_staged_plugin_file_is_the_persons_coming_commit(evolve_home):
+    agent = older_agent()
+    (agent.path / "hooks").mkdir()
+    (agent.path / "hooks" / "evolve-hook").write_text("echo mine\n")
+    git(agent.path, "add", "hooks/evolve-hook")
+    notes = upgrade.ensure_current(agent.home)
+    assert (agent.path / "hooks" / "evolve-hook").read_text() == "echo mine\n"
+    assert "hooks/evolve-hook" in " ".join(notes) and "left as they are" in " ".join(notes)
+    assert "hooks/evolve-hook" not in git_out(agent.path, "show", "--name-only", "--format=", "HEAD")
+
+
+# -- the hook ----------------------------------------------------------------------------------
+@pytest.fixture
+def shared(evolve_home, tmp_path):
+    """A teammate's copy of the agent `demo` (a clone of its repository), and a project folder."""
+    agent = learned()
+    copy = tmp_path / "teammate" / "demo"
+    copy.parent.mkdir()
+    git(copy.parent, "clone", "-q", str(agent.path), str(copy))
+    project = tmp_path / "project"
+    project.mkdir()
+    return agent, copy, project
+
+
+def test_a_teammate_without_evolves_home_gets_the_memo_from_the_plugin(shared, tmp_path, monkeypatch):
+    _agent, copy, project = shared
+    nobody = tmp_path / "no-home"
+    proc = launch(
+        copy,
+        {"session_id": "s1", "cwd": str(project)},
+        path=bare_path(tmp_path, evolve=True),
+        cwd=project,
+        env={"EVOLVE_HOME": str(nobody)},
+    )
+    assert proc.returncode == 0 and proc.stderr == b""
+    out = proc.stdout.decode()
+    assert out.count(BULLET) == 1 and "fix-tests" not in out  # the harness lists the skills itself
+    assert not nobody.exists()  # nothing written: no home, no log, no spool
+
+
+def test_where_the_home_knows_the_agent_the_impressions_are_spooled(shared, evolve_home, tmp_path):
+    agent, copy, project = shared
+    proc = launch(
+        copy, {"session_id": "s2", "cwd": str(project)}, path=bare_path(tmp_path, evolve=True), cwd=project
+    )
+    assert proc.returncode == 0 and proc.stdout.decode().count(BULLET) == 1
+    [record] = spooled(evolve_home)
+    assert record["event"] == "impressions" and record["agent"] == "demo" and record["session"] == "s2"
+    assert record["skills"] == ["fix-tests"] and len(record["memo"]["strategies"]) == 1
+    assert record["tip"] == git_out(copy, "rev-parse", "HEAD")  # the commit the plugin showed
+    assert not (evolve_home / "logs" / "hooks.log").exists()
+
+
+def test_the_plugin_steps_aside_where_evolve_install_serves_the_agent(shared, evolve_home, tmp_path):
+    agent, copy, project = shared
+    git(project, "init", "-q")
+    claude_code.install(Home.resolve(), "demo", project=str(project))
+    path = bare_path(tmp_path, evolve=True)
+    sub = project / "src"
+    sub.mkdir()
+    for where in (project, sub):  # Claude Code reads the settings of the git work tree's top
+        proc = launch(copy, {"session_id": "s3", "cwd": str(where)}, path=path, cwd=where)
+        assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    proc = launch(copy, {"session_id": "s4", "cwd": str(elsewhere)}, path=path, cwd=elsewhere)
+    assert proc.stdout.decode().count(BULLET) == 1
+    # a person who took evolve's entries out of the settings gets the plugin's memo again
+    settings = project / ".claude" / "settings.local.json"
+    settings.write_text(json.dumps({"hooks": {}}))
+    proc = launch(copy, {"session_id": "s5", "cwd": str(project)}, path=path, cwd=project)
+    assert proc.stdout.decode().count(BULLET) == 1
+
+
+def test_under_codex_the_memo_is_additional_context_and_codex_installs_win(shared, evolve_home, tmp_path):
+    agent, copy, project = shared
+    path = bare_path(tmp_path, evolve=True)
+    env = {"PLUGIN_ROOT": str(copy)}  # what Codex sets for a plugin's hook
+    proc = launch(copy, {"session_id": "s6", "cwd": str(project)}, path=path, cwd=project, env=env)
+    context = json.loads(proc.stdout)["hookSpecificOutput"]
+    assert context["hookEventName"] == "SessionStart" and context["additionalContext"].count(BULLET) == 1
+    codex.install(Home.resolve(), "demo", project=str(project))
+    proc = launch(copy, {"session_id": "s7", "cwd": str(project)}, path=path, cwd=project, env=env)
+    assert proc.returncode == 0 and proc.stdout == b""
+
+
+def test_without_evolve_the_launcher_says_so_in_one_line_and_exits_0(shared, tmp_path):
+    _agent, copy, project = shared
+    proc = launch(
+        copy, {"session_id": "s8", "cwd": str(project)}, path=bare_path(tmp_path, evolve=False), cwd=project
+    )
+    assert proc.returncode == 0 and proc.stdout == b""
+    [line] = proc.stderr.decode().splitlines()
+    assert "plugin demo" in line and "pipx install evolve-skills" in line
+
+
+def test_an_evolve_in_the_sessions_folder_never_runs(shared, tmp_path):
+    _agent, copy, project = shared
+    planted = project / "bin"
+    planted.mkdir()
+    marker = tmp_path / "ran"
+    (planted / "python").write_text(f"#!/bin/sh\ntouch {marker}\n")
+    (planted / "evolve").write_text(f"#!{planted / 'python'}\n")
+    for script in planted.iterdir():
+        script.chmod(0o755)
+    path = f"{planted}:{bare_path(tmp_path, evolve=False)}"
+    proc = launch(copy, {"session_id": "s9", "cwd": str(project)}, path=path, cwd=project)
+    assert proc.returncode == 0 and proc.stdout == b"" and not marker.exists()
+    assert len(proc.stderr.decode().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "argv, why",
+    [
+        (["claude-code", "session-start", "--plugin", "relative/path"], "is not a plugin's folder"),
+        (["claude-code", "stop", "--plugin", "{root}"], "unknown event 'stop' of a claude-code plugin"),
+        (["claude-code", "session-start", "--plugin", "{root}", "--agent", "x"], "no --agent"),
+        (["claude-code", "session-start", "--plugin", "{empty}"], "holds no plugin manifest"),
+    ],
+)
+def test_a_bad_plugin_call_exits_0_quietly_and_is_logged(shared, evolve_home, tmp_path, argv, why):
+    _agent, copy, project = shared
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    argv = [a.format(root=copy, empty=empty) for a in argv]
+    proc = subprocess.run(
+        [sys.executable, "-I", "-c", "import evolve.hookmain as h; h.run()", *argv],
+        input=b'{"session_id": "s"}',
+        capture_output=True,
+        timeout=30,
+        env={**os.environ, "EVOLVE_NO_WATCHER": "1"},
+    )
+    assert proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
+    assert why in (evolve_home / "logs" / "hooks.log").read_text()
+
+
+def test_the_launcher_is_posix_sh(evolve_home):
+    """Debian's sh (dash) and bash in POSIX mode both parse it: no bashism."""
+    launcher = make_agent("shop").path / "hooks" / "evolve-hook"
+    for shell in ("dash", "bash"):
+        found = shutil.which(shell)
+        if found is None:
+            continue
+        flags = ["--posix", "-n"] if shell == "bash" else ["-n"]
+        assert (
+            subprocess.run([found, *flags, str(launcher)], capture_output=True, check=False).returncode == 0
+        )
+
+
+# -- what a session through the plugin reports ---------------------------------------------------
+def test_a_skill_the_agents_plugin_names_is_the_agents_own(evolve_home, tmp_path):
+    """Claude Code and Codex name a plugin's skill `<plugin>:<skill>`: for the agent, it is `<skill>`."""
+    from evolve.metrics import usage
+    from evolve.store import ledger
+    from tests.observe_helpers import Transcript, invocations, observe_paths, stored
+
+    home = Home.resolve()
+    learned()
+    transcript = Transcript()
+    transcript.user("Fix the tests")
+    ours = transcript.skill("demo:fix-tests")  # loaded through the plugin
+    theirs = transcript.skill("superpowers:brainstorming")  # another plugin's
+    transcript.text("Done.")
+    with ledger.opened(home.state_db) as conn:
+        observe_paths(conn, transcript.write(tmp_path / "s.jsonl"))
+        assert [(s, t) for s, _, _, t, _ in invocations(conn)] == [
+            ("fix-tests", ours),
+            ("superpowers:brainstorming", theirs),
+        ]
+        assert [s["name"] for s in stored(conn)[0]["skills"]] == ["fix-tests", "superpowers:brainstorming"]
+        record = {"event": "invocation", "agent": "demo", "skill": "demo:fix-tests", "session_id": "s2"}
+        assert usage.handle_invocation(conn, home, {**record, "tool_use_id": "t2"}) == "invocation"
+        assert ("fix-tests", "t2") in [(s, t) for s, _, _, t, _ in invocations(conn)]
