@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from evolve.store.git import GitError
 from evolve.store.history import Commit, read_commits
 from evolve.store.repo import Repo
-from evolve.workspace import authorship
+from evolve.workspace import authorship, evalcase
 from evolve.workspace import memo as memo_mod
 from evolve.workspace.skills import SKILL_FILE
 
@@ -180,3 +180,42 @@ def origins(agent: Agent, lessons: list[Lesson]) -> dict[tuple[str, str], Origin
 
 def by_key(lessons: Iterable[Lesson]) -> Mapping[tuple[str, str], Lesson]:
     return {lesson.key: lesson for lesson in lessons}
+
+
+def case_folders(repo: Repo, rev: str | None = None) -> dict[str, str]:
+    """Lesson id → its eval case's folder (`evals/<id>`), for each case at `rev` (the tip)."""
+    tip = rev or repo.tip()
+    if tip is None:
+        return {}
+    return evalcase.lessons_with_cases(list(repo.tree_entries(tip, [evalcase.EVALS])))
+
+
+def case_files(agent: Agent, commits: Mapping[str, Commit]) -> dict[str, evalcase.CaseFiles]:
+    """Each lesson's eval case at the tip: its files, and whether a person's commit touched it.
+
+    A case a person wrote, edited or removed (their commit, their revert) is theirs: a
+    reflection neither rewrites nor removes it. One `git log` over `evals/`.
+    """
+    repo = agent.repo
+    tip = repo.tip()
+    if tip is None:
+        return {}
+    paths: dict[str, list[str]] = {}
+    for path in repo.tree_entries(tip, [evalcase.EVALS]):
+        lesson = evalcase.lesson_of(path)
+        if lesson is not None:
+            paths.setdefault(lesson, []).append(path)
+    persons: set[str] = set()
+    sha = ""
+    for line in repo.text("log", "--format=%x00%H", "--name-only", tip, "--", evalcase.EVALS).split("\n"):
+        if line.startswith("\0"):
+            sha = line[1:]
+            continue
+        lesson = evalcase.lesson_of(line.strip())
+        commit = commits.get(sha)
+        if lesson is not None and (commit is None or not authorship.made_by_evolve(commit, agent.evolve_emails)):
+            persons.add(lesson)
+    return {
+        lesson: evalcase.CaseFiles(tuple(sorted(paths.get(lesson, ()))), lesson in persons)
+        for lesson in set(paths) | persons
+    }
