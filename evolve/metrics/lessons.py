@@ -128,8 +128,10 @@ def headline_text(data: dict) -> str:
     )
 
 
-def row_of(lesson: Lesson, origin: Origin | None, in_context: int, ignored: int, trend: dict) -> dict:
-    """One lesson as `evolve lessons --json` lists it."""
+def row_of(
+    lesson: Lesson, origin: Origin | None, in_context: int, ignored: int, trend: dict, case: str | None = None
+) -> dict:
+    """One lesson as `evolve lessons --json` lists it (`eval`: its eval case's folder, or None)."""
     first = lesson.text.strip().split("\n", 1)[0] if lesson.kind == MEMO else _description(lesson.text)
     return {
         "kind": lesson.kind,
@@ -140,6 +142,7 @@ def row_of(lesson: Lesson, origin: Origin | None, in_context: int, ignored: int,
         "in_context": in_context,
         "ignored": ignored,
         "recurrence": trend,
+        "eval": case,
     }
 
 
@@ -257,12 +260,14 @@ def build(
     ignored = ignored_counts(conn, agent.name, since)
     anchored = [lesson_anchors(lesson.text, lesson.id if lesson.kind == SKILL else "") for lesson in lessons]
     said = said_again_at(anchored, person)
+    cases = lessons_mod.case_folders(agent.repo)
     rows = []
     for lesson, said_at in zip(lessons, said, strict=True):
         origin = found.get(lesson.key)
         trend = recurrence(origin.landed_at if origin else None, starts, said_at)
         seen = memo_seen if lesson.kind == MEMO else skill_seen
-        rows.append(row_of(lesson, origin, seen.get(lesson.id, 0), ignored.get(lesson.key, 0), trend))
+        counts = (seen.get(lesson.id, 0), ignored.get(lesson.key, 0))
+        rows.append(row_of(lesson, origin, *counts, trend, cases.get(lesson.id)))
     return {
         "agent": agent.name,
         "generated_at": stamp(now),

@@ -39,8 +39,8 @@ from evolve.store.repo import EditedMeanwhile, Extra
 from evolve.workspace import undo
 from evolve.workspace.agent import Agent
 from evolve.workspace.authorship import line_authors
-from evolve.workspace.lessons import case_files
 from evolve.workspace.curate import eviction_candidates, folder_files, persons_skills
+from evolve.workspace.lessons import case_files
 from evolve.workspace.memo import MEMO_FILE, has_conflict_markers
 from evolve.workspace.skills import Skill
 

@@ -21,6 +21,7 @@ from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Any
 
+from evolve.reflect import evalcase
 from evolve.reflect.operations import (
     BLOCKED_REASON,
     CREATE,
@@ -50,7 +51,6 @@ from evolve.reflect.operations import (
 from evolve.reflect.tokens import count_tokens
 from evolve.store.history import clean_line
 from evolve.transcripts.redact import find_secrets
-from evolve.workspace import evalcase
 from evolve.workspace import memo as memo_mod
 from evolve.workspace.skills import CHARS_PER_TOKEN, SKILL_FILE, parse_skill, render_skill, split_frontmatter
 from evolve.workspace.undo import keep_id, lesson_lines, lesson_text, relearned, retire_id
@@ -375,7 +375,6 @@ class _Composer:
             out += new[j1:j2]
         return out, kept
 
-
     # -- eval cases ------------------------------------------------------------------
     def with_case(self, valid: ValidOp, op: Mapping[str, Any]) -> ValidOp:
         """The operation with its lesson's eval case: written beside it, or removed with it.
@@ -387,8 +386,13 @@ class _Composer:
         if valid.kind == RETIRE:
             files.update(self._drop(valid.name))
         elif valid.kind == MEMO:  # a bullet the update removes takes its case along
-            before = {memo_mod.lesson_id(text) for _k, text, _f, _l in memo_mod.located_bullets(valid.previous or "")}
-            after = {memo_mod.lesson_id(text) for _k, text, _f, _l in memo_mod.located_bullets(valid.text or "")}
+            before = {
+                memo_mod.lesson_id(text)
+                for _k, text, _f, _l in memo_mod.located_bullets(valid.previous or "")
+            }
+            after = {
+                memo_mod.lesson_id(text) for _k, text, _f, _l in memo_mod.located_bullets(valid.text or "")
+            }
             for lesson in sorted(before - after):
                 files.update(self._drop(lesson))
         raw, written, refused = op.get("eval"), "", ""
@@ -403,7 +407,7 @@ class _Composer:
                 case = evalcase.from_answer(raw)
                 files.update(self._drop(lesson))
                 files.update(case.files(lesson))
-                written = evalcase.folder(lesson)
+                written = evalcase.case_folder(lesson)
             except evalcase.CaseError as exc:
                 refused = str(exc)
         return replace(valid, files=tuple(files.items()), case=written, case_refused=refused)
@@ -433,7 +437,9 @@ class _Composer:
 
 
 def _handlers(composer: _Composer) -> dict[str, Callable[[int, Mapping[str, Any]], ValidOp]]:
-    def cased(handler: Callable[[int, Mapping[str, Any]], ValidOp]) -> Callable[[int, Mapping[str, Any]], ValidOp]:
+    def cased(
+        handler: Callable[[int, Mapping[str, Any]], ValidOp],
+    ) -> Callable[[int, Mapping[str, Any]], ValidOp]:
         return lambda index, op: composer.with_case(handler(index, op), op)
 
     return {

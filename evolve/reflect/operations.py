@@ -19,10 +19,10 @@ from typing import Any
 from evolve.config import LimitsConfig
 from evolve.errors import EvolveError
 from evolve.names import name_problem
+from evolve.reflect.evalcase import CaseFiles
 from evolve.store.history import clean_line
 from evolve.transcripts.redact import find_invisible, find_secrets, make_visible, redact
 from evolve.workspace import memo as memo_mod
-from evolve.workspace.evalcase import CaseFiles
 from evolve.workspace.skills import SKILL_FILE, Skill
 
 CREATE, PATCH, RETIRE, MEMO, NOTHING = (
@@ -69,7 +69,10 @@ EVAL_SCHEMA: dict[str, Any] = {
                     "pattern": {"type": "string", "description": "A regular expression (JavaScript's)."},
                     "flags": {"type": "string", "description": "Any of i, m, s."},
                     "tool": {"type": "string", "description": "A tool name: Bash, Edit, Write, Read, …"},
-                    "input_match": {"type": "string", "description": "A regular expression on the call's input."},
+                    "input_match": {
+                        "type": "string",
+                        "description": "A regular expression on the call's input.",
+                    },
                     "min": {"type": "integer"},
                     "max": {"type": "integer"},
                     "path": {"type": "string", "description": "A file the run must leave (relative)."},

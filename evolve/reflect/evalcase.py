@@ -1,4 +1,4 @@
-"""A lesson's eval case: its schema, its checks and its files, as `claude plugin eval` reads them.
+r"""A lesson's eval case: its schema, its checks and its files, as `claude plugin eval` reads them.
 
 A case lives at `evals/<lesson id>/` in the agent repository: `prompt.md` (the request, with
 `allowed_tools` in its frontmatter when a grader needs a tool the run must be granted) and
@@ -10,10 +10,11 @@ tool_used has `tool`, `input_match`, `min`, `max`; file_exists has `path`, `exis
 Only those three deterministic types: a case proves a lesson without paying a judge. A pattern
 is JavaScript's `RegExp` there and is compiled here through `evolve.patterns` (linear time):
 what that door refuses is refused, and so is what it reads differently from JavaScript
-(`(?P<…>)`, inline flags, `\\A`, `\\Z`). A case from a model is checked whole (`from_answer`:
+(`(?P<…>)`, inline flags, `\A`, `\Z`). A case from a model is checked whole (`from_answer`:
 sizes, invisible characters out of the prompt, secrets redacted there and refused in a
 grader); a case's files, as a person commits them or a server brings them, one by one
-(`file_problems`). Every refusal is one line. Pure: no I/O.
+(`file_problems`). Every refusal is one line. Pure: no I/O (where cases live and who wrote
+them: `workspace.lessons`).
 """
 
 from __future__ import annotations
@@ -27,10 +28,12 @@ from evolve import patterns
 from evolve.errors import EvolveError
 from evolve.names import name_problem
 from evolve.transcripts.redact import find_invisible, find_secrets, make_visible, redact, strip_invisible
+from evolve.workspace.lessons import CASES_RESERVED, EVALS, CaseFiles, case_folder, case_lesson
 from evolve.workspace.skills import parse_frontmatter, split_frontmatter
 
-EVALS, PROMPT, GRADERS = "evals", "prompt.md", "graders"
-RESERVED = ("results",)  # `claude plugin eval` writes its runs to evals/results/
+__all__ = ["EVALS", "Case", "CaseError", "CaseFiles", "case_folder", "case_lesson"]
+
+PROMPT, GRADERS = "prompt.md", "graders"
 REGEX, TOOL_USED, FILE_EXISTS = "regex", "tool_used", "file_exists"
 TYPES = (REGEX, TOOL_USED, FILE_EXISTS)
 TARGETS = ("trace", "last_message")
@@ -53,20 +56,15 @@ PROMPT_KEYS = (
     "timeout_seconds allowed_tools disallowed_tools artifact_publish growthbook_overrides "
     "append_system_prompt env"
 ).split()
-_JS_ONLY = (("(?P", "named groups are written (?<name>…) in JavaScript"), ("\\A", "JavaScript has no \\A"))
-_JS_ONLY += (("\\Z", "JavaScript has no \\Z"),)
+_JS_ONLY = (  # what the door reads and JavaScript's RegExp does not, or reads otherwise
+    ("(?P", "named groups are written (?<name>…) in JavaScript"),
+    ("\\A", "JavaScript has no \\A"),
+    ("\\Z", "JavaScript has no \\Z"),
+)
 
 
 class CaseError(EvolveError):
     """A case (or one of its files) is refused; str(exc) is the one-line reason, safe to show."""
-
-
-@dataclass(frozen=True)
-class CaseFiles:
-    """A lesson's case as the repository holds it: its files, and whether a person wrote or removed any."""
-
-    paths: tuple[str, ...] = ()
-    person: bool = False
 
 
 @dataclass(frozen=True)
@@ -94,14 +92,14 @@ class Case:
     @property
     def tools(self) -> list[str]:
         """The tools a run must be granted for its graders to pass (the prompt's `allowed_tools`)."""
-        tools = [g.get("tool") for g in self.graders if g.type == TOOL_USED and g.get("min", 1) != 0]
+        tools = [g.get("tool") for g in self.graders if g.type == TOOL_USED]
         if any(g.type == FILE_EXISTS and g.get("exists", True) for g in self.graders):
             tools.append("Write")
         return list(dict.fromkeys(tools))
 
     def files(self, lesson: str) -> dict[str, str]:
         """The case's files by repository path."""
-        folder = f"{EVALS}/{lesson}"
+        folder = case_folder(lesson)
         head = f"allowed_tools: {json.dumps(self.tools)}\n" if self.tools else ""
         found = {f"{folder}/{PROMPT}": f"---\n{head}---\n{self.prompt.strip()}\n"}
         for grader in self.graders:
@@ -122,24 +120,12 @@ def _yaml(value: Any) -> str:
     return json.dumps(str(value))
 
 
-def folder(lesson: str) -> str:
-    return f"{EVALS}/{lesson}"
-
-
 def lesson_problem(lesson: object) -> str | None:
     """Why `lesson` cannot name a case's folder (a memo bullet's id or a skill's name), or None."""
-    if lesson in RESERVED:
+    if lesson in CASES_RESERVED:
         return f"'{lesson}' is where claude plugin eval writes its results"
     problem = name_problem(lesson)
     return f"lesson id {problem}" if problem else None
-
-
-def lesson_of(path: str) -> str | None:
-    """The lesson whose case holds `path` (`evals/<id>/…`), or None (results, other files)."""
-    parts = path.split("/")
-    if len(parts) >= 3 and parts[0] == EVALS and lesson_problem(parts[1]) is None:
-        return parts[1]
-    return None
 
 
 def _shown(value: object, limit: int = 40) -> str:
@@ -196,7 +182,9 @@ def grader(name: str, fields: Mapping[str, Any], *, persons: bool = False) -> Gr
     allowed = ("type", "name", *FIELDS[kind], *(PERSONS_FIELDS if persons else ()))
     unknown = sorted(str(k) for k in fields if k not in allowed)
     if unknown:
-        raise CaseError(f"a {kind} grader has no field {_shown(unknown[0])} (it has {', '.join(FIELDS[kind])})")
+        raise CaseError(
+            f"a {kind} grader has no field {_shown(unknown[0])} (it has {', '.join(FIELDS[kind])})"
+        )
     out: list[tuple[str, Any]] = []
     if kind == REGEX:
         target = fields.get("target", "trace")
@@ -286,8 +274,7 @@ def from_answer(raw: object) -> Case:
 
 def file_problems(path: str, text: str) -> list[str]:
     """Why one file of a case (as committed or brought by a server) breaks the schema, one line each."""
-    lesson = lesson_of(path)
-    if lesson is None:
+    if case_lesson(path) is None:
         return []
     rest = path.split("/")[2:]
     if len(text) > MAX_FILE_CHARS:
@@ -313,13 +300,3 @@ def file_problems(path: str, text: str) -> list[str]:
         except CaseError as exc:
             return [f"{path}: {exc}"]
     return []
-
-
-def lessons_with_cases(paths: list[str]) -> dict[str, str]:
-    """Lesson id → its case's folder, for the paths of a tree that hold a case's prompt."""
-    found = {}
-    for path in paths:
-        lesson = lesson_of(path)
-        if lesson is not None and path == f"{folder(lesson)}/{PROMPT}":
-            found[lesson] = folder(lesson)
-    return found
