@@ -82,7 +82,7 @@ def test_a_pattern_anchored_at_a_line_gets_javascripts_multiline_flag() -> None:
         ({"prompt": "p", "graders": [{"type": "tool_used", "tool": "Bash; rm"}]}, "is not a tool name"),
         (
             {"prompt": "p", "graders": [{"type": "tool_used", "tool": "Bash", "min": 3, "max": 1}]},
-            "'min' is more",
+            "'min' (1 unless given) is more",
         ),
         ({"prompt": "p", "graders": [{"type": "file_exists", "path": "/etc/passwd"}]}, "must be relative"),
         ({"prompt": "p", "graders": [{"type": "file_exists", "path": "../x"}]}, "must be relative"),
@@ -134,6 +134,12 @@ def test_invisible_characters_leave_the_prompt_and_refuse_a_grader() -> None:
     assert "invisible characters (U+200B" in refusal(
         {"prompt": "p", "graders": [{"type": "regex", "pattern": "np\u200bm"}]}
     )
+
+
+def test_never_called_needs_min_0_as_the_cli_counts_from_1() -> None:
+    never = {"type": "tool_used", "tool": "AskUserQuestion", "max": 0}
+    assert "never called is min 0, max 0" in refusal({"prompt": "p", "graders": [never]})
+    assert from_answer({"prompt": "p", "graders": [{**never, "min": 0}]}).graders[0].get("max") == 0
 
 
 def test_an_oversize_case_is_refused() -> None:

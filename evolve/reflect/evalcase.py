@@ -212,8 +212,8 @@ def grader(name: str, fields: Mapping[str, Any], *, persons: bool = False) -> Gr
             check_pattern("input_match", input_match)
             out.append(("input_match", input_match))
         low, high = _count(fields, "min"), _count(fields, "max")
-        if low is not None and high is not None and low > high:
-            raise CaseError("'min' is more than 'max'")
+        if high is not None and (1 if low is None else low) > high:
+            raise CaseError("'min' (1 unless given) is more than 'max'; never called is min 0, max 0")
         out += [(k, v) for k, v in (("min", low), ("max", high)) if v is not None]
     else:
         path = _text(fields, "path")

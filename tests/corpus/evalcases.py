@@ -112,14 +112,9 @@ def grade(graders: Iterable[Mapping], behaviour: Behaviour, files: set[str]) -> 
                 else (found == int(match.split(":")[1]))
             )
         elif kind == "tool_used":
-            wanted = grader.get("input_match")
+            wanted = grader.get("input_match") or ""
             count = sum(
-                name == grader["tool"]
-                and (
-                    not wanted
-                    or _search(wanted, json.dumps(given, ensure_ascii=False, separators=(",", ":")))
-                )
-                for name, given in behaviour.calls
+                name == grader["tool"] and _input_matches(wanted, given) for name, given in behaviour.calls
             )
             ok = grader.get("min", 1) <= count <= grader.get("max", count)
         else:
@@ -127,6 +122,11 @@ def grade(graders: Iterable[Mapping], behaviour: Behaviour, files: set[str]) -> 
         if not ok:
             failed.append(grader["name"])
     return not failed, failed
+
+
+def _input_matches(pattern: str, given: object) -> bool:
+    """The CLI tests `input_match` on the call's input as JSON text."""
+    return not pattern or bool(_search(pattern, json.dumps(given, ensure_ascii=False, separators=(",", ":"))))
 
 
 def _events(run: BundleRun) -> list[m.Event]:
