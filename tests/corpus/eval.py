@@ -239,9 +239,13 @@ def case_table(rounds: list[Round]) -> str:
         total.created += measured.created
         total.with_case += measured.with_case
         total.replayed += measured.replayed
+    weak = sum(p.without_lesson for p in total.replayed)
+    unshown = sum(not p.with_lesson and not p.without_lesson for p in total.replayed)
     lines.append(
         f"  lessons created: {total.created}; with a valid eval case: {total.with_case}; "
-        f"cases that pass with the lesson and fail without it: {total.proving} of {len(total.replayed)}"
+        f"cases that pass with the lesson and fail without it: {total.proving} of {len(total.replayed)} "
+        f"(pass without it too: {weak}; fail with it, the evidence never showing the lesson followed: "
+        f"{unshown})"
     )
     return "\n".join(lines)
 

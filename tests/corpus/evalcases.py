@@ -11,8 +11,11 @@ when the lesson is in its context and not otherwise**:
 - without the lesson in its context, it does what the agent did in that run: every call, in
   order, and its final text;
 - with the lesson in its context (the memo's bullet, or the skill's SKILL.md, as the session
-  would carry it), it makes none of the run's mistakes: a call that failed, one the person
-  rejected, a question the person had to answer by typing a correction are left out.
+  would carry it), it makes none of the run's mistakes (a call that failed, one the person
+  rejected, a question the person had to answer by typing a correction, a call the
+  correction redid are left out) and,
+  when the person's next message corrected the run (or said again what it should have done),
+  does what that correction got it to do (the next run's calls and final text).
 
 A case passes when every grader does. A good case passes with the lesson and fails without
 it; `make eval` prints how many do.
@@ -28,6 +31,7 @@ from evolve import patterns
 from evolve.reflect import evidence
 from evolve.reflect.bundle import Bundle, BundleRun
 from evolve.reflect.run import Outcome
+from evolve.transcripts import calls
 from evolve.transcripts import model as m
 from evolve.transcripts.words import content_words
 from evolve.workspace import lessons as lessons_mod
@@ -48,7 +52,7 @@ class Behaviour:
         """The run as the CLI's `trace` target shows it: one JSON object per line."""
         items = [{"type": "tool_use", "name": name, "input": given} for name, given in self.calls]
         items.append({"type": "text", "text": self.last_message})
-        return "\n".join(json.dumps(item, ensure_ascii=False) for item in items)
+        return "\n".join(json.dumps(item, ensure_ascii=False, separators=(",", ":")) for item in items)
 
 
 @dataclass
@@ -137,8 +141,8 @@ def _events(run: BundleRun) -> list[m.Event]:
     return []
 
 
-def behaviours(run: BundleRun) -> tuple[Behaviour, Behaviour]:
-    """(with the lesson, without it) from a run of the evidence."""
+def _calls(run: BundleRun) -> tuple[list[tuple[str, object]], list[tuple[str, object]], str]:
+    """A run's calls as recorded, the same without its mistakes, and its final text."""
     events = _events(run)
     mistakes = {
         e.tool_use_id
@@ -147,10 +151,32 @@ def behaviours(run: BundleRun) -> tuple[Behaviour, Behaviour]:
     }
     calls = [(e.tool_use_id, e.name, e.input) for e in events if e.kind == m.TOOL_CALL]
     texts = [e.text for e in events if e.kind == m.ASSISTANT_TEXT and e.text.strip()]
-    last = texts[-1] if texts else ""
-    recorded = Behaviour(tuple((name, given) for _, name, given in calls), last)
-    corrected = Behaviour(tuple((name, given) for use, name, given in calls if use not in mistakes), last)
-    return corrected, recorded
+    recorded = [(name, given) for _, name, given in calls]
+    right = [(name, given) for use, name, given in calls if use not in mistakes]
+    return recorded, right, texts[-1] if texts else ""
+
+
+def behaviours(run: BundleRun, corrected_by: BundleRun | None) -> tuple[Behaviour, Behaviour]:
+    """(with the lesson, without it) from a run of the evidence and the run that corrected it.
+
+    Without the lesson the agent does what the run recorded; with it, it makes none of the
+    run's mistakes — a call that failed, that the person rejected, a question they answered
+    by typing a correction, a call the correction redid (`transcripts.calls.fixes`: the same
+    command with another prefix, a script named like its target) — and does what the
+    person's correction (the next run) got it to do, errors and all.
+    """
+    recorded, right, last = _calls(run)
+    if corrected_by is not None:
+        fixed, _, said = _calls(corrected_by)
+        redone = [calls.shape(name, given) for name, given in fixed]
+        right = [c for c in right if not any(calls.fixes(calls.shape(*c), later) for later in redone)]
+        right, last = right + fixed, said or last
+    return Behaviour(tuple(right), last), Behaviour(tuple(recorded), _calls(run)[2])
+
+
+def _corrects(run: BundleRun) -> bool:
+    """Whether a run's request corrected the run before it (or said again what it should have done)."""
+    return any(run.signals.get(s) for s in ("user_correction", "user_preference", "lesson_ignored"))
 
 
 def _likeness(run: BundleRun, prompt: str) -> int:
@@ -198,7 +224,8 @@ def measure(agent: Agent, outcome: Outcome) -> Measured:
         run = max(runs, key=lambda r: _likeness(r, prompt), default=None)
         if run is None:
             continue
-        corrected, recorded = behaviours(run)
+        after = next((r for r in runs if r.session == run.session and r.run == run.run + 1), None)
+        corrected, recorded = behaviours(run, after if after is not None and _corrects(after) else None)
         lesson = lessons.get(lesson_id)
         context = lesson.text if lesson is not None else ""  # the session carries the lesson
         following = (
