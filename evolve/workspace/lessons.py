@@ -223,14 +223,14 @@ def case_folders(repo: Repo, rev: str | None = None) -> dict[str, str]:
     return found
 
 
-def case_files(agent: Agent, commits: Mapping[str, Commit]) -> dict[str, CaseFiles]:
-    """Each lesson's eval case at the tip: its files, and whether a person's commit touched it.
+def case_files(agent: Agent, commits: Mapping[str, Commit], rev: str | None = None) -> dict[str, CaseFiles]:
+    """Each lesson's eval case at `rev` (the tip): its files, and whether a person's commit touched it.
 
     A case a person wrote, edited or removed (their commit, their revert) is theirs: a
     reflection neither rewrites nor removes it. One `git log` over `evals/`.
     """
     repo = agent.repo
-    tip = repo.tip()
+    tip = rev or repo.tip()
     if tip is None:
         return {}
     paths: dict[str, list[str]] = {}
