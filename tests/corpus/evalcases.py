@@ -13,7 +13,7 @@ when the lesson is in its context and not otherwise**:
 - with the lesson in its context (the memo's bullet, or the skill's SKILL.md, as the session
   would carry it), it makes none of the run's mistakes (a call that failed, one the person
   rejected, a question the person had to answer by typing a correction, a call the
-  correction redid are left out) and,
+  correction redid or that uses a word it rejects — "not npm" — are left out) and,
   when the person's next message corrected the run (or said again what it should have done),
   does what that correction got it to do (the next run's calls and final text).
 
@@ -24,6 +24,7 @@ it; `make eval` prints how many do.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -38,7 +39,9 @@ from evolve.workspace import lessons as lessons_mod
 from evolve.workspace.agent import Agent
 from evolve.workspace.skills import parse_frontmatter, split_frontmatter
 
-LESSON_OPS = ("create_skill", "patch_skill", "update_memo")
+_REJECTED = re.compile(
+    r"\b(?:not|never)\s+`?([\w-]+(?:\.[\w-]+)*)", re.IGNORECASE
+)  # "not npm": the word rejected
 
 
 @dataclass(frozen=True)
@@ -162,14 +165,23 @@ def behaviours(run: BundleRun, corrected_by: BundleRun | None) -> tuple[Behaviou
     Without the lesson the agent does what the run recorded; with it, it makes none of the
     run's mistakes — a call that failed, that the person rejected, a question they answered
     by typing a correction, a call the correction redid (`transcripts.calls.fixes`: the same
-    command with another prefix, a script named like its target) — and does what the
+    command with another prefix, a script named like its target), a call using a word the
+    correction rejects ("not npm") — and does what the
     person's correction (the next run) got it to do, errors and all.
     """
     recorded, right, last = _calls(run)
     if corrected_by is not None:
-        fixed, _, said = _calls(corrected_by)
+        fixed, _, said = _calls(corrected_by)  # as the person's correction had it, errors and all
         redone = [calls.shape(name, given) for name, given in fixed]
-        right = [c for c in right if not any(calls.fixes(calls.shape(*c), later) for later in redone)]
+        words = _REJECTED.findall(str(corrected_by.facts.get("request") or ""))
+        right = [
+            c
+            for c in right
+            if not any(calls.fixes(calls.shape(*c), later) for later in redone)
+            and not any(
+                re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", json.dumps(c[1])) for word in words
+            )
+        ]
         right, last = right + fixed, said or last
     return Behaviour(tuple(right), last), Behaviour(tuple(recorded), _calls(run)[2])
 
