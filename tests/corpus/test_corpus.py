@@ -77,7 +77,9 @@ def test_the_eval_prints_a_row_per_history_and_refuses_live_without_a_backend(ca
     assert "needs a backend" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("name", ["typed-correction", "skill-ineffective", "adherence-skill", "adherence-memo"])
+@pytest.mark.parametrize(
+    "name", ["typed-correction", "skill-ineffective", "adherence-skill", "adherence-memo"]
+)
 def test_each_recorded_lessons_eval_case_is_valid_and_proves_its_lesson(name) -> None:
     case = load(name)
     answer = case.answer(case.answers()[0])

@@ -186,3 +186,22 @@ def test_lessons_shows_which_lesson_has_a_case(agent, capsys) -> None:
     assert main(["lessons", "demo"]) == 0
     out = capsys.readouterr().out
     assert "EVAL" in out and "evals/add-deps" in out
+
+
+def test_a_dry_run_names_each_case_and_each_refusal(agent, capsys, fake_messages_api, monkeypatch) -> None:
+    monkeypatch.setenv("EVOLVE_MODEL_BACKEND", "anthropic")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_messages_api.url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-for-the-fake-server")
+    bad = {"prompt": "x", "graders": [{"type": "llm"}]}
+    answer = {"summary": "learn", "operations": [create("add-deps"), create("lint", bad)]}
+    fake_messages_api.reply_tool(answer)
+    capsys.readouterr()
+    assert main(["reflect", "demo", "--dry-run", "--force"]) == 0
+    out = capsys.readouterr().out
+    assert "its eval case in evals/add-deps" in out and "its eval case was refused: grader 1" in out
+    fake_messages_api.reply_tool(answer)
+    assert main(["reflect", "demo", "--dry-run", "--force", "--json"]) == 0
+    rows = {row["target"]: row for row in json.loads(capsys.readouterr().out)["operations"]}
+    assert (rows["add-deps"]["eval"], rows["add-deps"]["eval_refused"]) == ("evals/add-deps", "")
+    assert rows["lint"]["eval"] is None and "grader type 'llm'" in rows["lint"]["eval_refused"]
+    assert not (agent.path / "evals").exists()
