@@ -1,4 +1,4 @@
-"""The agent repository's pre-commit hook: refuse a person's commit of a broken skill.
+"""The agent repository's pre-commit hook: refuse a person's commit of a broken skill or eval case.
 
 It also refuses any staged text file that holds a merge's conflict markers (the full
 `<<<<<<<` / `=======` / `>>>>>>>` triple, outside code fences): they must never reach the
@@ -52,6 +52,7 @@ def _checks(names: list[str]) -> list[tuple[str, str]]:
 def staged_problems(root: Path) -> list[str]:
     from evolve import config as config_mod
     from evolve.home import Home
+    from evolve.reflect import evalcase
     from evolve.workspace import memo as memo_mod
     from evolve.workspace import skills as skills_mod
 
@@ -65,6 +66,8 @@ def staged_problems(root: Path) -> list[str]:
         raw = b"" if path == memo_mod.MEMO_FILE else _staged_bytes(root, path)
         if b"\0" not in raw[:8000] and memo_mod.has_conflict_markers(raw.decode("utf-8", "replace")):
             problems.append(f"{path}: holds merge conflict markers (<<<<<<< ======= >>>>>>>); resolve them")
+        if evalcase.case_lesson(path) is not None:
+            problems += evalcase.file_problems(path, raw.decode("utf-8", "replace"))
     for kind, path in _checks(names):
         raw = _staged_bytes(root, path)
         if kind == "skill":
@@ -87,10 +90,12 @@ def staged_problems(root: Path) -> list[str]:
 
 def staged_warnings(root: Path) -> list[str]:
     """What does not refuse a commit but a person should know: secrets in their own text."""
+    from evolve.reflect.evalcase import case_lesson
     from evolve.transcripts.redact import secret_warnings
 
+    names = _staged_names(root)
     warnings: list[str] = []
-    for _kind, path in _checks(_staged_names(root)):
+    for path in [p for _kind, p in _checks(names)] + [p for p in names if case_lesson(p) is not None]:
         text = _staged_bytes(root, path).decode("utf-8", "replace")
         warnings += [f"{path}: {w}" for w in secret_warnings(text)]
     return warnings

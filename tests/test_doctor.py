@@ -191,3 +191,18 @@ def test_an_agent_fed_only_by_codex_rollouts_learns(capsys, evolve_home, project
     [hint] = about(findings, "idle: agent.toml")
     assert "evolve install claude-code --agent idle" in hint["problem"]
     assert "evolve install codex --agent idle" in hint["problem"]
+
+
+def test_a_broken_eval_case_committed_past_the_hook_is_named(capsys, evolve_home):
+    agent = make_agent("a")
+    grader = agent.path / "evals" / "add-deps" / "graders" / "slow.md"
+    grader.parent.mkdir(parents=True)
+    grader.write_text('---\ntype: regex\npattern: "(a)\\\\1"\n---\n')
+    (agent.path / "evals" / "add-deps" / "prompt.md").write_text("---\n---\nadd lodash\n")
+    git(agent.path, "add", "-A")
+    git(agent.path, "commit", "-qm", "my case", "--no-verify")
+    _code, findings = doctor(capsys)
+    [found] = about(findings, "a: evals/add-deps/graders/slow.md")
+    assert found["level"] == "warning" and "'pattern' '(a)\\\\1' is refused" in found["problem"]
+    assert found["problem"].endswith("; fix it there (the pre-commit hook checks a case)")
+    assert about(findings, "a: evals/add-deps/prompt.md") == []

@@ -116,6 +116,8 @@ def diagnose(home: Home, leftover: list[Path] | None = None) -> list[dict]:
                 f"{limits.max_skills}; run `evolve prune {name}` or raise the limit",
                 "warning",
             )
+        for rel, problem in _case_problems(agent.path):
+            add(f"{name}: {rel}", f"{problem}; fix it there (the pre-commit hook checks a case)", "warning")
         for problem in memo_mod.problems(agent.memo_text(), limits.memo_section_chars):
             add(f"{name}: memo.md", _remedied(problem, "fix it in memo.md (the pre-commit hook checks it)"))
         for warning in secret_warnings(agent.memo_text()):
@@ -127,6 +129,20 @@ def diagnose(home: Home, leftover: list[Path] | None = None) -> list[dict]:
             add(f"{name}: .git/hooks/pre-commit", f"{problem}; run `evolve doctor --fix`", "warning")
     checks.report_leftovers(home, checks.leftovers(home, agents) if leftover is None else leftover, add)
     checks.environment(home, agents, configs, add)
+    return found
+
+
+def _case_problems(root: Path) -> list[tuple[str, str]]:
+    """(path, problem) of each eval case file that breaks the schema (committed with --no-verify)."""
+    from evolve.reflect.evalcase import EVALS, case_lesson, file_problems
+
+    found = []
+    for path in sorted((root / EVALS).glob("*/**/*.md")):
+        rel = path.relative_to(root).as_posix()
+        if case_lesson(rel) is None or path.is_symlink():
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        found += [(rel, problem.removeprefix(f"{rel}: ")) for problem in file_problems(rel, text)]
     return found
 
 

@@ -51,7 +51,7 @@ def lessons(home: Home, name: str, days: float | None = None, as_json: bool = Fa
         say(f"agent {name!r} has no lessons yet (no memo bullet, no skill)")
         return 0
     headers = ["LESSON", "KIND", "WHERE", "BY", "COMMIT", "LANDED", "IN CONTEXT", "IGNORED"]
-    headers += ["BEFORE/100", "AFTER/100", "EVAL Δ", "TEXT"]
+    headers += ["BEFORE/100", "AFTER/100", "CASE", "EVAL Δ", "TEXT"]
     lines = [
         [
             r["id"],
@@ -64,6 +64,7 @@ def lessons(home: Home, name: str, days: float | None = None, as_json: bool = Fa
             str(r["ignored"]),
             _rate(r["recurrence"]["before"]),
             _rate(r["recurrence"]["after"]) + (" NOT DROPPED" if r["recurrence"]["dropped"] is False else ""),
+            r["eval_case"] or "-",
             _proof(r["eval"]),
             r["text"],
         ]
@@ -78,8 +79,9 @@ def lessons(home: Home, name: str, days: float | None = None, as_json: bool = Fa
             f"(over the last {data['window_days']:g} days: IN CONTEXT = runs whose session carried the "
             "lesson, IGNORED = of those, runs where the person corrected the same point again or its "
             "error came back; BEFORE/AFTER = corrections on its point per 100 runs before it landed "
-            f"and since, '?' with fewer than {data['thin_runs']} runs; EVAL Δ = score with the agent minus "
-            "without in the latest `evolve eval`, runs per arm; docs/metrics.md)",
+            f"and since, '?' with fewer than {data['thin_runs']} runs; CASE = the lesson's eval case; "
+            "EVAL Δ = score with the agent minus without in the latest `evolve eval`, runs per arm; "
+            "docs/metrics.md)",
             width=width,
         )
     )

@@ -84,6 +84,8 @@ def _print_plan(outcome: Outcome, dry_run: bool) -> None:
         where = f" ({row['path']})" if row["status"] in ("landed", "would land", "proposed") else ""
         notes = [f"kept {row['kept']} line(s) a person wrote"] if row["kept"] else []
         notes += [f"left out {row['left_out']} line(s) a person undid"] if row["left_out"] else []
+        notes += [f"its eval case in {row['eval']}"] if row.get("eval") else []
+        notes += [f"its eval case was refused: {row['eval_refused']}"] if row.get("eval_refused") else []
         detail = f": {row['reason']}" if row["reason"] else ""
         say(
             f"  {words[str(row['status'])]}: {target}{where}{detail}"

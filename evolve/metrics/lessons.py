@@ -135,9 +135,13 @@ def row_of(
     in_context: int,
     ignored: int,
     trend: dict,
+    case: str | None = None,
     proof: dict | None = None,
 ) -> dict:
-    """One lesson as `evolve lessons --json` lists it (`eval`: its latest full eval, or None)."""
+    """One lesson as `evolve lessons --json` lists it.
+
+    `eval_case`: its eval case's folder, or None; `eval`: its latest full eval, or None.
+    """
     first = lesson.text.strip().split("\n", 1)[0] if lesson.kind == MEMO else _description(lesson.text)
     return {
         "kind": lesson.kind,
@@ -148,6 +152,7 @@ def row_of(
         "in_context": in_context,
         "ignored": ignored,
         "recurrence": trend,
+        "eval_case": case,
         "eval": proof,
     }
 
@@ -267,21 +272,14 @@ def build(
     proofs = proven.latest(conn, agent.name)
     anchored = [lesson_anchors(lesson.text, lesson.id if lesson.kind == SKILL else "") for lesson in lessons]
     said = said_again_at(anchored, person)
+    cases = lessons_mod.case_folders(agent.repo)
     rows = []
     for lesson, said_at in zip(lessons, said, strict=True):
         origin = found.get(lesson.key)
         trend = recurrence(origin.landed_at if origin else None, starts, said_at)
         seen = memo_seen if lesson.kind == MEMO else skill_seen
-        rows.append(
-            row_of(
-                lesson,
-                origin,
-                seen.get(lesson.id, 0),
-                ignored.get(lesson.key, 0),
-                trend,
-                proofs.get(lesson.key),
-            )
-        )
+        counts = (seen.get(lesson.id, 0), ignored.get(lesson.key, 0))
+        rows.append(row_of(lesson, origin, *counts, trend, cases.get(lesson.id), proofs.get(lesson.key)))
     return {
         "agent": agent.name,
         "generated_at": stamp(now),

@@ -40,6 +40,7 @@ from evolve.workspace import undo
 from evolve.workspace.agent import Agent
 from evolve.workspace.authorship import line_authors
 from evolve.workspace.curate import eviction_candidates, folder_files, persons_skills
+from evolve.workspace.lessons import case_files
 from evolve.workspace.memo import MEMO_FILE, has_conflict_markers
 from evolve.workspace.skills import Skill
 
@@ -117,6 +118,7 @@ def current_state(agent: Agent, source: Mapping[str, Any], commits: Mapping[str,
         memo_authors=_authors(agent, MEMO_FILE, agent.memo_text(), commits),
         memo_refusal=_unwritable(agent.memo_path, "a file") or _conflicted(agent.memo_text()),
         skills_refusal=_unwritable(agent.skills_dir, "a folder"),
+        cases=case_files(agent, commits),
     )
 
 
@@ -219,6 +221,7 @@ def changes_of(
             changes.update(dict.fromkeys(files_of(op.name)))
         else:
             changes[op.path] = (op.text or "").encode("utf-8", errors)
+        changes.update((path, None if text is None else text.encode("utf-8")) for path, text in op.files)
     return changes
 
 
@@ -451,4 +454,8 @@ def reflection_message(
         trailers["Evolve-Proposal"] = reflection_id
     if plan is not None and plan.rejected:
         trailers["Evolve-Rejected"] = [r.line() for r in plan.rejected]
+    if any(op.case for op in ops):
+        trailers["Evolve-Eval"] = [f"{op.line()}: {op.case}" for op in ops if op.case]
+    if any(op.case_refused for op in ops):
+        trailers["Evolve-Eval-Refused"] = [f"{op.line()}: {op.case_refused}" for op in ops if op.case_refused]
     return build_message(f"reflect({agent.name}): {subject}", trailers)

@@ -21,6 +21,7 @@ from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Any
 
+from evolve.reflect import evalcase
 from evolve.reflect.operations import (
     BLOCKED_REASON,
     CREATE,
@@ -374,13 +375,78 @@ class _Composer:
             out += new[j1:j2]
         return out, kept
 
+    # -- eval cases ------------------------------------------------------------------
+    def with_case(self, valid: ValidOp, op: Mapping[str, Any]) -> ValidOp:
+        """The operation with its lesson's eval case: written beside it, or removed with it.
+
+        A case a person wrote (or removed) is theirs: never overwritten nor removed. A refused
+        case is named (`case_refused`); the lesson lands without it.
+        """
+        files: dict[str, str | None] = {}
+        if valid.kind == RETIRE:
+            files.update(self._drop(valid.name))
+        elif valid.kind == MEMO:  # a bullet the update removes takes its case along
+            before = {
+                memo_mod.lesson_id(text)
+                for _k, text, _f, _l in memo_mod.located_bullets(valid.previous or "")
+            }
+            after = {
+                memo_mod.lesson_id(text) for _k, text, _f, _l in memo_mod.located_bullets(valid.text or "")
+            }
+            for lesson in sorted(before - after):
+                files.update(self._drop(lesson))
+        raw, written, refused = op.get("eval"), "", ""
+        if raw is not None and valid.kind != RETIRE:
+            try:
+                lesson = self._lesson(valid, raw)
+                problem = evalcase.lesson_problem(lesson)
+                if problem:
+                    raise evalcase.CaseError(problem)
+                if self.state.cases.get(lesson, evalcase.CaseFiles()).person:
+                    raise evalcase.CaseError("a person wrote or removed this lesson's case; it stays theirs")
+                case = evalcase.from_answer(raw)
+                files.update(self._drop(lesson))
+                files.update(case.files(lesson))
+                written = evalcase.case_folder(lesson)
+            except evalcase.CaseError as exc:
+                refused = str(exc)
+        return replace(valid, files=tuple(files.items()), case=written, case_refused=refused)
+
+    def _drop(self, lesson: str) -> dict[str, None]:
+        """The files of a lesson's case evolve may remove (none of a person's case)."""
+        known = self.state.cases.get(lesson)
+        return {} if known is None or known.person else dict.fromkeys(known.paths)
+
+    def _lesson(self, valid: ValidOp, raw: object) -> str:
+        """The lesson a case tests: the skill, or the one bullet of the section its `lesson` names."""
+        if valid.kind != MEMO:
+            return valid.name
+        named = raw.get("lesson") if isinstance(raw, Mapping) else None
+        if not isinstance(named, str) or not memo_mod.normalise(named):
+            raise evalcase.CaseError("an update_memo case must name its bullet in 'lesson'")
+        wanted = memo_mod.normalise(named)
+        found = {
+            memo_mod.lesson_id(text)
+            for key, text, _f, _l in memo_mod.located_bullets(valid.text or "")
+            if key == valid.section and wanted in memo_mod.normalise(text)
+        }
+        if len(found) != 1:
+            how = "no bullet" if not found else f"{len(found)} bullets"
+            raise evalcase.CaseError(f"'lesson' {show(named)} names {how} of the section; quote one bullet")
+        return found.pop()
+
 
 def _handlers(composer: _Composer) -> dict[str, Callable[[int, Mapping[str, Any]], ValidOp]]:
+    def cased(
+        handler: Callable[[int, Mapping[str, Any]], ValidOp],
+    ) -> Callable[[int, Mapping[str, Any]], ValidOp]:
+        return lambda index, op: composer.with_case(handler(index, op), op)
+
     return {
-        CREATE: composer.create,
-        PATCH: composer.patch,
-        RETIRE: composer.retire,
-        MEMO: composer.update_memo,
+        CREATE: cased(composer.create),
+        PATCH: cased(composer.patch),
+        RETIRE: cased(composer.retire),
+        MEMO: cased(composer.update_memo),
     }
 
 

@@ -238,14 +238,15 @@ def _human_text(bundle) -> str:
 
 
 def flags_for(plan, bundle) -> list[Flag]:
-    """Flags for every text a plan would write (only what is new in it, for patches/memo)."""
+    """Flags for every text a plan would write (what is new in a patch or memo; an eval case whole)."""
     human = _human_text(bundle)
     found: list[Flag] = []
     for op in [*plan.operations, *plan.waiting]:
-        if op.text is None:
-            continue
-        new = _added(op.previous or "", op.text)
-        found += scan_text(new, human, op.path)
+        if op.text is not None:
+            found += scan_text(_added(op.previous or "", op.text), human, op.path)
+        for path, text in op.files:  # its eval case: a prompt an agent will run, graders
+            if text is not None:
+                found += scan_text(text, human, path)
     unique: dict[tuple[str, str], Flag] = {}
     for flag in found:
         unique.setdefault((flag.kind, flag.evidence), flag)

@@ -19,6 +19,7 @@ from typing import Any
 from evolve.config import LimitsConfig
 from evolve.errors import EvolveError
 from evolve.names import name_problem
+from evolve.reflect.evalcase import CaseFiles
 from evolve.store.history import clean_line
 from evolve.transcripts.redact import find_invisible, find_secrets, make_visible, redact
 from evolve.workspace import memo as memo_mod
@@ -45,7 +46,43 @@ _FIELDS = {
     "content": "The whole new content of the memo section (bullets, no '#'/'##' headings).",
     "reason": "Why (retire_skill, nothing_to_save).",
 }
-OP_KEYS = ("op", "section", *_FIELDS)  # what an operation may hold; evolve keeps nothing else
+EVAL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "description": "Optional, beside a lesson you create or rewrite: a test that passes when the lesson "
+    "is followed. 'prompt': a request like the one in the evidence (the person's words where possible); "
+    "'graders': deterministic checks of what the agent then does; 'lesson' (update_memo only): the "
+    "bullet it tests, copied from 'content'.",
+    "required": ["prompt", "graders"],
+    "properties": {
+        "lesson": {"type": "string"},
+        "prompt": {"type": "string"},
+        "graders": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["type"],
+                "properties": {
+                    "type": {"type": "string", "enum": ["regex", "tool_used", "file_exists"]},
+                    "name": {"type": "string", "description": "a-z, 0-9, '-': the grader's file name"},
+                    "target": {"type": "string", "enum": ["trace", "last_message"]},
+                    "match": {"type": "string", "description": "contains | not_contains | count:N"},
+                    "pattern": {"type": "string", "description": "A regular expression (JavaScript's)."},
+                    "flags": {"type": "string", "description": "Any of i, m, s."},
+                    "tool": {"type": "string", "description": "A tool name: Bash, Edit, Write, Read, …"},
+                    "input_match": {
+                        "type": "string",
+                        "description": "A regular expression on the call's input.",
+                    },
+                    "min": {"type": "integer"},
+                    "max": {"type": "integer"},
+                    "path": {"type": "string", "description": "A file the run must leave (relative)."},
+                    "exists": {"type": "boolean"},
+                },
+            },
+        },
+    },
+}
+OP_KEYS = ("op", "section", *_FIELDS)  # what an operation may hold; evolve keeps nothing else (and `eval`)
 TOOL_SCHEMA: dict[str, Any] = {
     "name": "apply_reflection",
     "description": "Record what to learn: create, patch or retire skills, rewrite a memo section, "
@@ -63,6 +100,7 @@ TOOL_SCHEMA: dict[str, Any] = {
                         "op": {"type": "string", "enum": list(OPS)},
                         "section": {"type": "string", "enum": list(SECTIONS)},
                         **{key: {"type": "string", "description": text} for key, text in _FIELDS.items()},
+                        "eval": EVAL_SCHEMA,
                     },
                 },
             },
@@ -103,6 +141,7 @@ class SkillState:
     memo_authors: tuple[bool, ...] = ()
     memo_refusal: str = ""  # why memo.md cannot be written (a symbolic link, a folder), or ""
     skills_refusal: str = ""  # why nothing under skills/ can be written, or ""
+    cases: Mapping[str, CaseFiles] = field(default_factory=dict)  # lesson id → its eval case
 
     @classmethod
     def build(cls, skills: Iterable[Skill | SkillSnapshot], memo: str, **extra: Any) -> SkillState:
@@ -166,6 +205,9 @@ class ValidOp:
     why: str = ""
     kept: int = 0
     left_out: int = 0
+    files: tuple[tuple[str, str | None], ...] = ()  # an eval case's files it writes (None: removes)
+    case: str = ""  # the eval case it writes (its folder), or ""
+    case_refused: str = ""  # why the eval case it came with is not written, or ""
 
     @property
     def target(self) -> str:
@@ -319,13 +361,30 @@ def answer_of(raw: Any, limits: Limits) -> dict[str, Any]:
     return {"summary": summary, "operations": operations}
 
 
-def kept_op(op: Mapping[str, Any]) -> dict[str, str]:
+def kept_op(op: Mapping[str, Any]) -> dict[str, Any]:
     """An operation as evolve keeps it (a git note): its schema's text fields, secrets redacted.
 
     Fields an operation's kind checks hold no secret already; the rest (a `reason` on a
     create, a field the schema does not know) are not checked, so nothing is kept raw.
     """
-    return {key: redact(value) for key, value in op.items() if key in OP_KEYS and isinstance(value, str)}
+    kept: dict[str, Any] = {
+        key: redact(value) for key, value in op.items() if key in OP_KEYS and isinstance(value, str)
+    }
+    case = op.get("eval")
+    if isinstance(case, dict):
+        kept["eval"] = _redacted(case)
+    return kept
+
+
+def _redacted(value: Any) -> Any:
+    """A JSON value with every string in it redacted."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {str(k): _redacted(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redacted(v) for v in value]
+    return value
 
 
 def clean_summary(summary: str, ops: list[ValidOp], limit: int) -> str:

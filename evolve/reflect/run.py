@@ -22,7 +22,7 @@ from evolve.reflect.bundle import Bundle, build_bundle
 from evolve.reflect.client import Answer, ReflectionFailed, ReflectionRequest, make_client
 from evolve.reflect.guard import flags_for
 from evolve.reflect.offline import OfflineReflector
-from evolve.reflect.operations import TOOL_SCHEMA, AnswerError, Limits, Plan, answer_of
+from evolve.reflect.operations import TOOL_SCHEMA, AnswerError, Limits, Plan, ValidOp, answer_of
 from evolve.reflect.proposals import branch_for
 from evolve.schedule.cycle import AgentOutcome, agent_state
 from evolve.schedule.rules import Rules, gate
@@ -77,6 +77,7 @@ class Outcome:
                     "reason": "",
                     "kept": op.kept,
                     "left_out": op.left_out,
+                    **_case(op),
                 },
             )
             for op in self.plan.operations
@@ -92,6 +93,7 @@ class Outcome:
                     "reason": op.why,
                     "kept": 0,
                     "left_out": op.left_out,
+                    **_case(op),
                 },
             )
             for op in self.plan.waiting
@@ -107,6 +109,8 @@ class Outcome:
                     "reason": r.reason,
                     "kept": 0,
                     "left_out": 0,
+                    "eval": None,
+                    "eval_refused": "",
                 },
             )
             for r in self.plan.rejected
@@ -122,6 +126,8 @@ class Outcome:
                     "reason": r.reason,
                     "kept": 0,
                     "left_out": 0,
+                    "eval": None,
+                    "eval_refused": "",
                 },
             )
             for r in self.plan.unchanged
@@ -395,3 +401,8 @@ def reflect_for_cycle(home: Home, name: str, now: float) -> AgentOutcome:
     except UserError as exc:  # e.g. the agent was removed since the plan
         return AgentOutcome("failed", str(exc))
     return AgentOutcome(outcome.status, outcome.reason, outcome.commit, outcome.reflection)
+
+
+def _case(op: ValidOp) -> dict[str, object]:
+    """An operation's eval case as its row shows it: the folder written, or why none was."""
+    return {"eval": op.case or None, "eval_refused": op.case_refused}

@@ -27,6 +27,7 @@ from evolve.store.repo import LINK, NOTES, Entry, Repo
 from evolve.workspace import memo as memo_mod
 from evolve.workspace.agent import Agent
 from evolve.workspace.authorship import line_authors, made_by_evolve
+from evolve.workspace.lessons import case_files
 from evolve.workspace.skills import SKILL_FILE, parse_skill
 
 # The trailers a reflection's message derives from its plan: written anew for the new plan.
@@ -277,4 +278,5 @@ def state_at(agent: Agent, rev: str, source: Mapping[str, Any], commits: Mapping
         skills_refusal=refusal(
             "skills", "a folder", link=bool(skills and skills[0] == LINK), other_kind=skills is not None
         ),
+        cases=case_files(agent, commits, rev),
     )

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
+from evolve.names import name_problem
 from evolve.store.git import GitError
 from evolve.store.history import Commit, read_commits
 from evolve.store.repo import Repo
@@ -27,6 +28,8 @@ if TYPE_CHECKING:
     from evolve.workspace.agent import Agent
 
 MEMO, SKILL = "memo", "skill"
+EVALS = "evals"  # each lesson's eval case: evals/<lesson id>/ (reflect.evalcase: its schema)
+CASES_RESERVED = ("results",)  # `claude plugin eval` writes its runs to evals/results/
 EVOLVE, PERSON, BOTH = "evolve", "person", "both"
 
 
@@ -180,3 +183,74 @@ def origins(agent: Agent, lessons: list[Lesson]) -> dict[tuple[str, str], Origin
 
 def by_key(lessons: Iterable[Lesson]) -> Mapping[tuple[str, str], Lesson]:
     return {lesson.key: lesson for lesson in lessons}
+
+
+@dataclass(frozen=True)
+class CaseFiles:
+    """A lesson's eval case as the tip holds it: its files; whether a person wrote or removed any."""
+
+    paths: tuple[str, ...] = ()
+    person: bool = False
+
+
+def case_folder(lesson: str) -> str:
+    return f"{EVALS}/{lesson}"
+
+
+def case_lesson(path: str) -> str | None:
+    """The lesson whose case holds `path` (`evals/<id>/…`), or None (evals/results/, other files)."""
+    parts = path.split("/")
+    if (
+        len(parts) >= 3
+        and parts[0] == EVALS
+        and parts[1] not in CASES_RESERVED
+        and not name_problem(parts[1])
+    ):
+        return parts[1]
+    return None
+
+
+def case_folders(repo: Repo, rev: str | None = None) -> dict[str, str]:
+    """Lesson id → its eval case's folder, for each case at `rev` (the tip) that has a prompt."""
+    tip = rev or repo.tip()
+    if tip is None:
+        return {}
+    found = {}
+    for path in repo.tree_entries(tip, [EVALS]):
+        lesson = case_lesson(path)
+        if lesson is not None and path == f"{case_folder(lesson)}/prompt.md":
+            found[lesson] = case_folder(lesson)
+    return found
+
+
+def case_files(agent: Agent, commits: Mapping[str, Commit], rev: str | None = None) -> dict[str, CaseFiles]:
+    """Each lesson's eval case at `rev` (the tip): its files, and whether a person's commit touched it.
+
+    A case a person wrote, edited or removed (their commit, their revert) is theirs: a
+    reflection neither rewrites nor removes it. One `git log` over `evals/`.
+    """
+    repo = agent.repo
+    tip = rev or repo.tip()
+    if tip is None:
+        return {}
+    paths: dict[str, list[str]] = {}
+    for path in repo.tree_entries(tip, [EVALS]):
+        lesson = case_lesson(path)
+        if lesson is not None:
+            paths.setdefault(lesson, []).append(path)
+    persons: set[str] = set()
+    sha = ""
+    for line in repo.text("log", "--format=%x00%H", "--name-only", tip, "--", EVALS).split("\n"):
+        if line.startswith("\0"):
+            sha = line[1:]
+            continue
+        lesson = case_lesson(line.strip())
+        commit = commits.get(sha)
+        if lesson is not None and (
+            commit is None or not authorship.made_by_evolve(commit, agent.evolve_emails)
+        ):
+            persons.add(lesson)
+    return {
+        lesson: CaseFiles(tuple(sorted(paths.get(lesson, ()))), lesson in persons)
+        for lesson in set(paths) | persons
+    }

@@ -32,6 +32,7 @@ from pathlib import Path
 from evolve.home import Home
 from evolve.reflect.client import Answer, ReflectionRequest, make_client
 from evolve.reflect.run import Outcome, reflect
+from tests.corpus.evalcases import Measured, measure
 from tests.corpus.loader import Case, cases, load
 
 LIVE = "EVOLVE_EVAL_LIVE"
@@ -88,6 +89,7 @@ class Round:
     flags: list[str] = field(default_factory=list)  # why the write-path guard sent it to review
     recorded_to: Path | None = None
     unchanged: int = 0  # valid, but the files already said so
+    cases: Measured | None = None  # the lessons it created, their eval cases, replayed
 
     def row(self) -> list[str]:
         e = self.evidence
@@ -154,6 +156,7 @@ def evaluate(case: Case, *, live: bool = False, record_to: Path | None = None) -
                 label = path.stem
             outcome = reflect(home, agent.name, force=True, client=client)
             round_ = _round(case, label, outcome, client)
+            round_.cases = measure(agent, outcome)
         if isinstance(client, Recording) and client.answer is not None:
             round_.recorded_to = _keep(client.answer, record_to or case.folder / "answers")
         rounds.append(round_)
@@ -215,6 +218,38 @@ def table(rounds: list[Round]) -> str:
     return "\n".join(lines)
 
 
+def case_table(rounds: list[Round]) -> str:
+    """Each answer's lessons and their eval cases: created, with a valid case, proving the lesson."""
+    lines = ["case               answer      lessons  with case  pass with / fail without"]
+    total = Measured()
+    for r in rounds:
+        measured = r.cases or Measured()
+        lines.append(
+            f"{r.case:<18} {r.answer:<11} {measured.created:<8} {measured.with_case:<10} "
+            f"{measured.proving}/{len(measured.replayed)}"
+        )
+        lines += [f"  {r.case}/{r.answer} case refused: {why}" for why in measured.refused]
+        lines += [
+            f"  {r.case}/{r.answer} case {p.lesson}: with the lesson {'passes' if p.with_lesson else 'fails'}"
+            f"{' (' + ', '.join(p.why) + ')' if p.why else ''}, without it "
+            f"{'passes' if p.without_lesson else 'fails'}"
+            for p in measured.replayed
+            if not p.proves
+        ]
+        total.created += measured.created
+        total.with_case += measured.with_case
+        total.replayed += measured.replayed
+    weak = sum(p.without_lesson for p in total.replayed)
+    unshown = sum(not p.with_lesson and not p.without_lesson for p in total.replayed)
+    lines.append(
+        f"  lessons created: {total.created}; with a valid eval case: {total.with_case}; "
+        f"cases that pass with the lesson and fail without it: {total.proving} of {len(total.replayed)} "
+        f"(pass without it too: {weak}; fail with it, the evidence never showing the lesson followed: "
+        f"{unshown})"
+    )
+    return "\n".join(lines)
+
+
 def show_bundle(case: Case) -> str:
     """The bundle a reflection of `case` sends (a dry run, no model)."""
     with fresh_home() as home:
@@ -249,6 +284,8 @@ def main(argv: list[str]) -> int:
         if case.timeline and "ignored" in case.expect and not live:
             lessons.append(case)  # planted ignored lessons and topic-only controls, below
     print(table(rounds))
+    print("\nEach lesson with its eval case (tests/corpus/evalcases.py):\n")
+    print(case_table(rounds))
     if people:
         print("\nWith a person between reflections (tests/corpus/trust.py):\n")
         print(trust.table(trust.replay_all(people, fresh_home)))

@@ -67,13 +67,48 @@ def test_the_planted_secrets_are_counted_and_never_sent(fake_messages_api, monke
 def test_the_eval_prints_a_row_per_history_and_refuses_live_without_a_backend(capsys, monkeypatch) -> None:
     assert corpus_eval.main(["typed-correction", "skill-ineffective"]) == 0
     out = capsys.readouterr().out
-    header, *rows = [line for line in out.splitlines() if not line.startswith("  ")]
+    first = out.split("\n\n")[0]  # the replay table; the eval cases' table follows
+    header, *rows = [line for line in first.splitlines() if not line.startswith("  ")]
     assert header.split()[:3] == ["case", "answer", "tokens"]
     assert [row.split()[0] for row in rows] == ["typed-correction", "skill-ineffective"]
     monkeypatch.setenv(corpus_eval.LIVE, "1")
     monkeypatch.delenv("EVOLVE_MODEL_BACKEND", raising=False)
     assert corpus_eval.main([]) == 1
     assert "needs a backend" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "name", ["typed-correction", "skill-ineffective", "adherence-skill", "adherence-memo"]
+)
+def test_each_recorded_lessons_eval_case_is_valid_and_proves_its_lesson(name) -> None:
+    case = load(name)
+    answer = case.answer(case.answers()[0])
+    (round_,) = corpus_eval.evaluate(case)
+    measured = round_.cases
+    assert measured is not None and not measured.refused
+    assert measured.with_case == sum("eval" in op for op in answer["operations"]) == len(measured.replayed)
+    assert [(r.lesson, r.with_lesson, r.without_lesson) for r in measured.replayed if not r.proves] == []
+
+
+def test_the_fake_agent_is_graded_as_claude_plugin_eval_grades() -> None:
+    from tests.corpus.evalcases import Behaviour, grade
+
+    ran = Behaviour(
+        (("Bash", {"command": "pnpm add lodash"}), ("Write", {"file_path": "/w/notes.txt"})), "Done"
+    )
+    sloppy = {
+        "type": "regex",
+        "name": "sloppy",
+        "target": "trace",
+        "match": "not_contains",
+        "pattern": "npm (add|i)",
+    }
+    bounded = {**sloppy, "name": "bounded", "pattern": r"\bnpm (add|i)\b"}
+    used = {"type": "tool_used", "name": "used", "tool": "Bash", "input_match": '^\\{"command":"pnpm add'}
+    never = {"type": "tool_used", "name": "never", "tool": "Bash", "min": 0, "max": 0}
+    said = {"type": "regex", "name": "said", "match": "count:1", "pattern": "Done"}
+    assert grade([sloppy, bounded, used, never, said], ran, {"notes.txt"}) == (False, ["sloppy", "never"])
+    assert grade([{"type": "file_exists", "name": "f", "path": "notes.txt"}], ran, {"notes.txt"})[0]
 
 
 def test_a_shared_history_replays_too(claude_data) -> None:

@@ -161,6 +161,17 @@ def test_a_persons_flagged_line_from_the_server_waits_until_taken_and_only_what_
             "disable-safety in skills/ops/SKILL.md",
         ),
         ({"agent.toml": "[limits]\nmax_skills = -3\n"}, "agent.toml does not load"),
+        (  # an eval case whose pattern would backtrack: the linear-time door refuses it
+            {
+                "evals/ops/prompt.md": "---\n---\nDeploy the app.\n",
+                "evals/ops/graders/slow.md": '---\ntype: regex\ntarget: trace\npattern: "(a+)+\\\\1"\n---\n',
+            },
+            "evals/ops/graders/slow.md: 'pattern'",
+        ),
+        (
+            {"evals/ops/graders/judge.md": "---\ntype: llm\ncriteria: nice\n---\n"},
+            "grader type 'llm' is not one of regex, tool_used, file_exists",
+        ),
     ],
 )
 def test_what_validation_refuses_in_a_reflection_is_held_from_the_server(
@@ -180,6 +191,25 @@ def test_what_validation_refuses_in_a_reflection_is_held_from_the_server(
     assert code == 1 and why in out, out
     assert "ghp_R4nd0m" not in out and "\u200b" not in out
     assert a.head() == main and not (a.path / "skills" / "ops").exists()
+
+
+def test_a_lessons_eval_case_from_the_server_is_carried(machines, git_daemon, tmp_path):
+    a, b = machines
+    a.create(git_daemon.url())
+    b.join(git_daemon.url())
+    case = {
+        "evals/ops/prompt.md": '---\nallowed_tools: ["Bash"]\n---\nAdd lodash.\n',
+        "evals/ops/graders/pnpm.md": '---\ntype: tool_used\ntool: Bash\ninput_match: "pnpm add"\n---\n',
+    }
+    for path, text in case.items():
+        (b.path / path).parent.mkdir(parents=True, exist_ok=True)
+        (b.path / path).write_text(text)
+    b.git("add", "-A")
+    b.git("commit", "-qm", "a case for ops")
+    assert b.sync()[0] == 0
+    code, out = a.sync()
+    assert code == 0, out
+    assert a.read("evals/ops/graders/pnpm.md") == case["evals/ops/graders/pnpm.md"]
 
 
 @pytest.mark.parametrize("how", ["set to false", "deleted"])

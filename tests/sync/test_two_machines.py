@@ -221,3 +221,22 @@ def test_two_capable_reflections_at_once_keep_every_lesson_on_main_or_for_review
     for machine in (a, b):
         machine.fsck()
     server_fsck(server)
+
+
+def test_a_reflection_planned_again_on_the_servers_main_keeps_its_eval_case(pair):
+    a, b, _server = pair
+    case = {
+        "lesson": "cache the wheels",
+        "prompt": "build the wheels",
+        "graders": [{"type": "tool_used", "name": "cache", "tool": "Bash", "input_match": "--cache-dir"}],
+    }
+    a.reflect(memo_op("strategies", "- Lesson from the laptop: pin the toolchain."))
+    b.reflect({**memo_op("strategies", "- Lesson from the desktop: cache the wheels."), "eval": case})
+    assert a.sync()[0] == 0
+    code, out = b.sync()
+    assert code == 0, out
+    assert "Evolve-Replayed: planned again" in b.out("log", "-1", "--format=%B")
+    assert a.sync()[0] == 0
+    (folder,) = [p for p in (a.path / "evals").iterdir()]
+    assert "--cache-dir" in (folder / "graders" / "cache.md").read_text()
+    assert "pin the toolchain" in a.read("memo.md") and "cache the wheels" in a.read("memo.md")
