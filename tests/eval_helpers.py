@@ -1,11 +1,9 @@
-"""What the `evolve eval` tests build: an agent repository as a plugin with eval cases, a model.
+"""What the `evolve eval` tests build: eval cases in an agent repository, and a model.
 
-`as_plugin(repo)` and `write_case(...)` stand in for what the `plugin` and `evalcases`
-work will write (the manifest, the SessionStart hook, `evals/<lesson id>/`): each writes
-only what the repository does not hold yet, so once the template carries the real files
-they are what the tests run. The stand-in hook proves what the real one needs inside the
-harness's sandbox (HOME and EVOLVE_HOME stripped): `evolve` found on PATH, and the memo read
-from `${CLAUDE_PLUGIN_ROOT}`, the export of main.
+Every agent repository is a plugin (the template's manifest and SessionStart hook), so the
+runs go through the real hook inside the harness's sandbox (HOME and EVOLVE_HOME stripped):
+`evolve` found on PATH, the memo read from `${CLAUDE_PLUGIN_ROOT}`, the export of main.
+`write_case(...)` writes `evals/<lesson id>/` as a person would.
 
 `FollowingModel` is the fake Messages API as a model with habits: for a request whose text
 holds a rule's prompt, it answers the rule's `follow` text when the request also carries the
@@ -22,25 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tests.fake_claude_api import FakeClaudeAPI, Recorded, Turn
-
-MANIFEST = ".claude-plugin/plugin.json"
-HOOKS = "hooks/hooks.json"
-# The stand-in SessionStart hook: fails when `evolve` is not on the sandbox's PATH.
-STAND_IN_HOOK = 'evolve --version >/dev/null && cat "${CLAUDE_PLUGIN_ROOT}/memo.md"'
-
-
-def as_plugin(repo: Path, name: str) -> None:
-    """The plugin's manifest and SessionStart hook, where the repository has none yet."""
-    manifest = repo / MANIFEST
-    if not manifest.exists():
-        manifest.parent.mkdir(parents=True, exist_ok=True)
-        manifest.write_text(json.dumps({"name": name, "version": "0.1.0", "description": "an evolve agent"}))
-    hooks = repo / HOOKS
-    if not hooks.exists():
-        hooks.parent.mkdir(parents=True, exist_ok=True)
-        entry = {"type": "command", "command": STAND_IN_HOOK, "timeout": 30}
-        hooks.write_text(json.dumps({"hooks": {"SessionStart": [{"hooks": [entry]}]}}, indent=2))
-
 
 def grader(kind: str = "regex", **fields: str) -> str:
     """A grader file: frontmatter (`type` and `fields`), then a line saying what it checks."""

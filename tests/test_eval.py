@@ -26,7 +26,7 @@ from evolve.workspace import memo as memo_mod
 from evolve.workspace.agent import Agent
 from tests import agent_clis
 from tests.conformance import cli_env, installed
-from tests.eval_helpers import FollowingModel, Rule, as_plugin, contains, grader, write_case
+from tests.eval_helpers import FollowingModel, Rule, contains, grader, write_case
 from tests.helpers import commit_all, git_out, make_agent, write_skill
 
 pytestmark = [pytest.mark.conformance, pytest.mark.timeout(120, func_only=True)]
@@ -58,7 +58,6 @@ def lesson_agent(bullets: list[str], skill: bool = False) -> tuple[Agent, list[s
     agent.memo_path.write_text(text)
     if skill:
         write_skill(agent.path, SKILL, SKILL_DESCRIPTION, "## Steps\n1. Tag with vX.Y.Z.\n")
-    as_plugin(agent.path, AGENT)
     commit_all(agent.path, "lessons")
     ids = [memo_mod.lesson_id(b) for b in bullets]
     return agent, ids
@@ -173,7 +172,7 @@ def test_a_case_with_a_broken_grader_is_an_error_never_a_result(claude_bin, evol
     )
     write_case(agent.path, throws, "How do I run the tests?", {"vitest": contains("(unclosed")})
     write_case(agent.path, unknown, "Write a commit message.", {"odd": grader("no-such-type", pattern="x")})
-    commit_all(agent.path, "eval cases")
+    commit_all(agent.path, "eval cases", no_verify=True)  # a person committed past the pre-commit check
     use_claude(evolve_home, claude_bin)
     api = FollowingModel([INSTALL, TESTS])
     try:
@@ -333,3 +332,16 @@ def test_without_claude_code_nothing_runs(evolve_home, tmp_path):
     assert (
         git_out(agent.path, "rev-parse", "main") == tip and git_out(agent.path, "status", "--porcelain") == ""
     )
+
+
+def test_the_tools_a_case_asks_for_are_granted_and_no_other(evolve_home) -> None:
+    """A case's `allowed_tools` reach the harness's operator grant; an MCP tool never does."""
+    from evolve.evaluate.run import granted_tools
+
+    agent, (pnpm, vitest) = lesson_agent([PNPM, VITEST])
+    write_case(agent.path, pnpm, "---\nallowed_tools: [\"Write\", \"mcp__x__y\"]\n---\nAdd lodash.", {})
+    write_case(agent.path, vitest, "---\nallowed_tools: [\"Bash\", \"Write\"]\n---\nRun the tests.", {})
+    commit_all(agent.path, "eval cases", no_verify=True)
+    tip = agent.repo.tip()
+    assert granted_tools(agent, tip, [pnpm, vitest]) == ["Bash", "Write"]
+    assert granted_tools(agent, tip, [pnpm]) == ["Write"]

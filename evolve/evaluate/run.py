@@ -36,6 +36,9 @@ if TYPE_CHECKING:
 
 EVALS = "evals"
 MANIFEST = ".claude-plugin/plugin.json"
+# The built-in tools a case may ask to be granted (its prompt.md's `allowed_tools`): the
+# harness gates them behind the operator's `--allow-tools`; MCP tools are never granted here.
+GRANTABLE = frozenset({"Bash", "Edit", "MultiEdit", "Write", "NotebookEdit", "Read", "Glob", "Grep", "WebFetch"})
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,27 @@ def case_names(agent: Agent, tip: str) -> list[str]:
         if len(parts) == 3 and parts[2] in ("prompt.md", "case.yaml") and parts[1] != "results":
             found.add(parts[1])
     return sorted(found)
+
+
+def granted_tools(agent: Agent, tip: str, names: list[str]) -> list[str]:
+    """The built-in tools the cases' prompt.md ask for (`allowed_tools`), to grant the harness.
+
+    The harness runs a case's tools only when the operator grants them too; a case names
+    them so its graders can pass (a `tool_used Write` needs Write). What is not a built-in
+    tool of GRANTABLE is left out: the harness then says the grader cannot pass.
+    """
+    from evolve.workspace.skills import parse_frontmatter, split_frontmatter
+
+    blobs = agent.repo.read_blobs([f"{tip}:{EVALS}/{name}/prompt.md" for name in names])
+    wanted: dict[str, None] = {}
+    for raw in blobs.values():
+        front, _body = split_frontmatter((raw or b"").decode("utf-8", "replace"))
+        data, _problems = parse_frontmatter(front) if front is not None else ({}, [])
+        tools = data.get("allowed_tools")
+        for tool in tools if isinstance(tools, list) else []:
+            if isinstance(tool, str) and tool in GRANTABLE:
+                wanted[tool] = None
+    return sorted(wanted)
 
 
 def lessons_at(agent: Agent, tip: str, names: list[str]) -> dict[str, Lesson]:
@@ -77,6 +101,7 @@ def evaluate(agent: Agent, ask: Ask, progress: Callable[[str], None] = lambda _l
     if ask.max_cost_usd is not None and "--max-cost-usd" not in usage:
         raise UserError(f"{claude}'s plugin eval has no --max-cost-usd; update Claude Code or run without it")
     tip, names = _cases(agent, ask)
+    granted = granted_tools(agent, tip, names)
     lessons = lessons_at(agent, tip, names)
     origins = lessons_mod.origins(agent, list(lessons.values()))
     runs = f"{ask.runs} run(s)" if ask.runs else "the case's runs (3 by default)"
@@ -85,11 +110,13 @@ def evaluate(agent: Agent, ask: Ask, progress: Callable[[str], None] = lambda _l
     aggregate, finished, report = _run(
         agent,
         tip,
-        [str(claude), *_options(ask)],
+        [str(claude), *_options(ask, granted)],
         env,
         lambda: progress(
             f"running {len(names)} eval case(s) of {agent.name!r} at {tip[:10]}, {runs} with the agent "
-            f"and as many without (claude plugin eval{ceiling})"
+            f"and as many without (claude plugin eval{ceiling}"
+            + (f"; the cases are granted {', '.join(granted)}" if granted else "")
+            + ")"
         ),
     )
     results = case_results(aggregate, names, ask.runs, load_errors(finished.stderr))
@@ -110,6 +137,7 @@ def evaluate(agent: Agent, ask: Ask, progress: Callable[[str], None] = lambda _l
         "claude_version": aggregate.get("claudeVersion"),
         "runs": ask.runs,
         "max_cost_usd": ask.max_cost_usd,
+        "granted_tools": granted,
         "partial": bool(aggregate.get("partial")) or finished.interrupted,
         "partial_reason": aggregate.get("partialReason") or ("interrupted" if finished.interrupted else None),
         "interrupted": finished.interrupted,
@@ -176,9 +204,11 @@ def _run(
         return aggregate, finished, _keep_report(home.cache_dir / agent.name, out / "report.html")
 
 
-def _options(ask: Ask) -> list[str]:
+def _options(ask: Ask, granted: list[str]) -> list[str]:
     """`claude plugin eval`'s options for what was asked (the baseline arm always)."""
     options = ["--trust-plugin", "--ablation", "with-without"]
+    if granted:
+        options += ["--allow-tools", *granted]
     options += ["--threshold", "0", "--no-publish"]  # scores are read from the results, not judged
     if ask.runs is not None:
         options += ["--runs", str(ask.runs)]
