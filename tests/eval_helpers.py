@@ -21,6 +21,7 @@ from pathlib import Path
 
 from tests.fake_claude_api import FakeClaudeAPI, Recorded, Turn
 
+
 def grader(kind: str = "regex", **fields: str) -> str:
     """A grader file: frontmatter (`type` and `fields`), then a line saying what it checks."""
     lines = [f"type: {kind}", *(f"{k}: {json.dumps(v)}" for k, v in fields.items())]

@@ -339,8 +339,8 @@ def test_the_tools_a_case_asks_for_are_granted_and_no_other(evolve_home) -> None
     from evolve.evaluate.run import granted_tools
 
     agent, (pnpm, vitest) = lesson_agent([PNPM, VITEST])
-    write_case(agent.path, pnpm, "---\nallowed_tools: [\"Write\", \"mcp__x__y\"]\n---\nAdd lodash.", {})
-    write_case(agent.path, vitest, "---\nallowed_tools: [\"Bash\", \"Write\"]\n---\nRun the tests.", {})
+    write_case(agent.path, pnpm, '---\nallowed_tools: ["Write", "mcp__x__y"]\n---\nAdd lodash.', {})
+    write_case(agent.path, vitest, '---\nallowed_tools: ["Bash", "Write"]\n---\nRun the tests.', {})
     commit_all(agent.path, "eval cases", no_verify=True)
     tip = agent.repo.tip()
     assert granted_tools(agent, tip, [pnpm, vitest]) == ["Bash", "Write"]

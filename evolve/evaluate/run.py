@@ -38,7 +38,9 @@ EVALS = "evals"
 MANIFEST = ".claude-plugin/plugin.json"
 # The built-in tools a case may ask to be granted (its prompt.md's `allowed_tools`): the
 # harness gates them behind the operator's `--allow-tools`; MCP tools are never granted here.
-GRANTABLE = frozenset({"Bash", "Edit", "MultiEdit", "Write", "NotebookEdit", "Read", "Glob", "Grep", "WebFetch"})
+GRANTABLE = frozenset(
+    {"Bash", "Edit", "MultiEdit", "Write", "NotebookEdit", "Read", "Glob", "Grep", "WebFetch"}
+)
 
 
 @dataclass(frozen=True)
