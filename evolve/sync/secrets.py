@@ -20,17 +20,17 @@ from evolve.transcripts.redact import find_secrets
 from evolve.workspace import memo as memo_mod
 
 MAX_BYTES = 4 << 20  # a larger hunk is no memo or skill text a person wrote
-SCANNED = (memo_mod.MEMO_FILE, "skills/")  # what a session reads
+SCANNED = (memo_mod.MEMO_FILE, "skills/", "agent.toml")  # what a session reads, and the settings that travel
 _HUNK = re.compile(r"@@ -\d+(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
 
 def scanned(path: str) -> bool:
-    """The files a session reads: memo.md and everything under skills/."""
-    return path == SCANNED[0] or path.startswith(SCANNED[1])
+    """The files a session reads (memo.md, everything under skills/) and agent.toml, which travels too."""
+    return path in (SCANNED[0], SCANNED[2]) or path.startswith(SCANNED[1])
 
 
 def added_secrets(repo: Repo, old: str | None, new: str) -> list[str]:
-    """Secrets on the lines the commits of `old..new` add to memo.md or skills/ (`old` None: all of `new`).
+    """Secrets on the lines the commits of `old..new` add to memo.md, skills/ or agent.toml (`old` None: all).
 
     Every commit counts, not only the end result: a push sends the whole history, so a token
     added and then removed again would still reach the server. A line the server's version

@@ -67,6 +67,19 @@ def test_a_secret_in_any_commit_holds_the_push_until_it_is_out_of_the_history(al
     assert TOKEN not in server.git("agent", "log", "-p", "main")  # no pushed commit holds it
 
 
+def test_a_token_in_a_comment_of_agent_toml_holds_the_push_too(alone):
+    """Found by the attack on the fixed main: agent.toml travels to the server like the memo,
+    and a token noted in it (`# deploy token …`) was pushed with no word."""
+    a, server = alone
+    toml = a.agent.path / "agent.toml"
+    toml.write_text(toml.read_text() + f"\n# deploy token {TOKEN}\n")
+    code, out = a.sync()
+    assert code == EXIT_USER and "a: refused: agent.toml line" in out and TOKEN not in out, out
+    assert TOKEN not in server.git("agent", "show", "main:agent.toml")
+    code, out, _err = a.evolve("sync", "--push-anyway", "a")
+    assert code == 0 and TOKEN in server.git("agent", "show", "main:agent.toml"), out
+
+
 def test_push_anyway_takes_one_agent(alone):
     a, _server = alone
     code, _out, err = a.evolve("sync", "--push-anyway")
