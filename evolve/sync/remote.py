@@ -45,9 +45,12 @@ SAFE_SIDE = "git -c core.hooksPath=/dev/null -c core.alternateRefsCommand=true"
 LOCAL_SIDES = {"fetch": "--upload-pack", "clone": "--upload-pack", "push": "--receive-pack"}
 # What sits where a user name goes and is a token: a forge's prefix, a hex digest, a long random word
 # (judged without its separators: `deploy-bot-01` or `Anna-Maria.Smith` are names, made of words).
-TOKEN_PREFIXES = (
+FORGE_PREFIXES = (
     *("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),  # GitHub
     *("glpat-", "gldt-", "glptt-", "gloas-", "glrt-"),  # GitLab
+)
+TOKEN_PREFIXES = (
+    *FORGE_PREFIXES,
     *("x-access-token", "x-token-auth", "oauth2", "oauth-basic"),  # a token's stand-in user
 )
 _HEX_TOKEN = re.compile(r"[0-9a-fA-F]{32,}")
@@ -193,10 +196,17 @@ def _check_scheme_url(url: str, scheme: str, shown: str) -> str:
 
 
 def _holds_secret(url: str) -> bool:
-    """Whether a secret's known shape is anywhere in the URL (path and port too), percent-decoded."""
+    """Whether a forge's token is anywhere in the URL (path and port too), percent-decoded.
+
+    Judged without loading a secret rule unless a forge's prefix is there: a sync checks its
+    URL every time.
+    """
+    decoded = unquote(url)
+    if not any(prefix in decoded for prefix in FORGE_PREFIXES):
+        return False
     from evolve.transcripts.redact import find_secrets
 
-    return bool(find_secrets(unquote(url)))
+    return bool(find_secrets(decoded))
 
 
 def _is_secret(user: str) -> bool:
