@@ -180,7 +180,25 @@ class Repo:
             if len(entry) > 3:
                 (ignored if entry[:2] == "!!" else paths).add(entry[3:])
         own = {p for p in ignored if p in OWN_PATHS or any(p.startswith(f"{d}/") for d in OWN_PATHS)}
-        return sorted(paths | self._not_template_ignored(own))
+        return sorted(paths | self._not_template_ignored(own) | self._hidden_from_status())
+
+    def _hidden_from_status(self) -> set[str]:
+        """evolve's own files a person told git not to look at (`update-index --assume-unchanged`,
+        `--skip-worktree`) whose content differs from the tip: status never lists them, and a
+        write composed from the work tree would carry the person's edit as evolve's."""
+        listing = self.git("ls-files", "-v", "-z", "--", *OWN_PATHS).decode("utf-8", "surrogateescape")
+        flagged = [e[2:] for e in listing.split("\0") if len(e) > 2 and (e[0].islower() or e[0] == "S")]
+        if not flagged:
+            return set()
+        tip = {}
+        for entry in self.text("ls-tree", "-z", "HEAD", "--", *flagged).split("\0"):
+            meta, _, path = entry.partition("\t")
+            if path:
+                tip[path] = meta.split()[2]
+        present = [p for p in flagged if (self.path / p).is_file()]
+        hashed = self.text("hash-object", "--", *present).split("\n") if present else []
+        now = dict(zip(present, hashed, strict=True))
+        return {p for p in flagged if now.get(p) != tip.get(p)}
 
     def _not_template_ignored(self, ignored: set[str]) -> set[str]:
         """Of evolve's own files that ignore rules hide, those the agent template does not ignore."""
