@@ -36,7 +36,8 @@ OPERATIONS = {
     "REVERT_HEAD": "a revert",
     "CHERRY_PICK_HEAD": "a cherry-pick",
     "rebase-merge": "a rebase",
-    "rebase-apply": "a rebase (or git am)",
+    "rebase-apply/applying": "a git am",  # git am keeps its state where a rebase would
+    "rebase-apply": "a rebase",
     "BISECT_LOG": "a bisect",
 }
 ABORT = {
@@ -44,7 +45,7 @@ ABORT = {
     "a revert": "git revert --abort",
     "a cherry-pick": "git cherry-pick --abort",
     "a rebase": "git rebase --abort",
-    "a rebase (or git am)": "git rebase --abort",
+    "a git am": "git am --abort",
     "a bisect": "git bisect reset",
 }
 
