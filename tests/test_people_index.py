@@ -176,9 +176,11 @@ def test_a_branch_moved_by_update_ref_stops_every_write_and_names_the_fix(agent,
 
 
 def test_a_branch_moved_to_a_commit_that_adds_a_skill_never_deletes_it(agent, ans, capsys, tmp_path):
-    """Found by the attack on the fixed main: the new skill sat in the index as a removal, taken
-    for the person's `git rm`; `evolve sync` committed the removal as their edit and pushed it,
-    and the advice (`commit it`, `git restore --staged`) deleted it too."""
+    """Found by the attack on the fixed main: the new skill was taken for the person's `git rm`.
+
+    It sat in the index as a removal; `evolve sync` committed the removal as their edit and
+    pushed it, and the advice (`commit it`, `git restore --staged`) deleted it too.
+    """
     ans(memo("strategies", "- Use pnpm in this repository."), summary="r1")
     old = git_out(agent.path, "rev-parse", "main")
     clone = tmp_path / "laptop"
@@ -200,15 +202,19 @@ def test_a_branch_moved_to_a_commit_that_adds_a_skill_never_deletes_it(agent, an
     assert (agent.path / "skills/mine/SKILL.md").read_text() == skill_text("mine")
     code, out = ans(memo("self", "- I forget the linter."), summary="r2")
     assert code == 0 and "landed" in out
-    assert git_out(agent.path, "ls-tree", "--name-only", "-r", "main", "skills/mine") == "skills/mine/SKILL.md"
+    assert (
+        git_out(agent.path, "ls-tree", "--name-only", "-r", "main", "skills/mine") == "skills/mine/SKILL.md"
+    )
     fsck(agent)
 
 
 @pytest.mark.parametrize("flag", ["--assume-unchanged", "--skip-worktree"])
 def test_an_edit_git_status_is_told_to_ignore_stays_the_persons(agent, ans, flag):
-    """Found by the attack on the fixed main: with memo.md marked assume-unchanged (or
-    skip-worktree), status never listed the person's edit, the reflection composed memo.md from
-    the work tree and committed their line as the model's."""
+    """Found by the attack on the fixed main: an edit status never lists went into a reflection.
+
+    With memo.md marked assume-unchanged (or skip-worktree) the reflection composed memo.md
+    from the work tree and committed the person's line as the model's.
+    """
     ans(memo("strategies", "- Use pnpm in this repository."), summary="r1")
     assert person(agent, "update-index", flag, "memo.md").returncode == 0
     _append(agent, "memo.md", "- my line, hidden from git status")

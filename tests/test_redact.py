@@ -353,8 +353,10 @@ def test_a_hidden_token_never_survives_redaction(before, after, hidden, wide):
     ids=["bold", "grep-colour", "256-colours", "hyperlink", "charset"],
 )
 def test_a_token_in_a_terminals_colours_is_found_and_the_escapes_go_whole(coloured):
-    """Found by the attack on the fixed main: the ESC alone was stripped, `[1m` stayed glued to the
-    token, no rule started there, and the model was sent `[1mghp_…`."""
+    """Found by the attack on the fixed main: the model was sent `[1mghp_…`.
+
+    The ESC alone was stripped, `[1m` stayed glued to the token and no rule started there.
+    """
     out = redact(coloured.format(GITHUB))
     assert GITHUB[4:] not in out and "[REDACTED:github-token]" in out, out
     assert "\x1b" not in out and "[1m" not in out and "[0m" not in out and "8;;" not in out

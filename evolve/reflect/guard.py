@@ -68,7 +68,7 @@ _TABLE = re.compile(r"^[ \t]{0,3}\|")
 
 
 def fold(text: str) -> str:
-    """Entities, compatibility forms (full-width letters), accents, quotes and look-alike letters as plain text."""
+    """Entities, compatibility forms (full-width letters), accents, quotes and look-alikes as plain text."""
     text = unicodedata.normalize("NFKC", html.unescape(text))
     text = _MARKS.sub("", text.translate(_FOLD))
     return text if text.isascii() else _WORD.sub(_latin, text)

@@ -184,9 +184,11 @@ class Repo:
         return sorted(paths | self._not_template_ignored(own) | self._hidden_from_status())
 
     def _hidden_from_status(self) -> set[str]:
-        """evolve's own files a person told git not to look at (`update-index --assume-unchanged`,
-        `--skip-worktree`) whose content differs from the tip: status never lists them, and a
-        write composed from the work tree would carry the person's edit as evolve's."""
+        """Own files a person told git not to look at whose content differs from the tip.
+
+        (`update-index --assume-unchanged`, `--skip-worktree`): status never lists them, and
+        a write composed from the work tree would carry the person's edit as evolve's.
+        """
         listing = self.git("ls-files", "-v", "-z", "--", *OWN_PATHS).decode("utf-8", "surrogateescape")
         flagged = [e[2:] for e in listing.split("\0") if len(e) > 2 and (e[0].islower() or e[0] == "S")]
         if not flagged:

@@ -68,8 +68,10 @@ def test_a_secret_in_any_commit_holds_the_push_until_it_is_out_of_the_history(al
 
 
 def test_a_token_in_a_comment_of_agent_toml_holds_the_push_too(alone):
-    """Found by the attack on the fixed main: agent.toml travels to the server like the memo,
-    and a token noted in it (`# deploy token …`) was pushed with no word."""
+    """Found by the attack on the fixed main: a token noted in agent.toml was pushed with no word.
+
+    agent.toml travels to the server like the memo (`# deploy token …`).
+    """
     a, server = alone
     toml = a.agent.path / "agent.toml"
     toml.write_text(toml.read_text() + f"\n# deploy token {TOKEN}\n")

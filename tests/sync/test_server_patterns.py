@@ -81,9 +81,13 @@ def noise(generator: random.Random) -> str:
     return "".join(generator.choice("abe ") for _ in range(2_000))
 
 
-def test_patterns_built_to_defeat_the_cache_from_the_server_do_not_hang_observe(machines, git_daemon, tmp_path):
-    """Found by the attack on the fixed main: each such pattern cost ~0.6 s on each error text
-    (2,000 characters kept), so a transcript with many errors took hours."""
+def test_patterns_built_to_defeat_the_cache_from_the_server_do_not_hang_observe(
+    machines, git_daemon, tmp_path
+):
+    """Found by the attack on the fixed main: each such pattern cost ~0.6 s per error text.
+
+    An error keeps 2,000 characters, so a transcript with many errors took hours.
+    """
     a, _b = machines
     heavy = ", ".join('"(?s).*e' + ".{1000}" * 5 + f'[{c}#]"' for c in "%&~;")  # tried on every error
     _server_sets(a, git_daemon.url(), tmp_path, f"transient_patterns = [{heavy}]")
@@ -93,12 +97,28 @@ def test_patterns_built_to_defeat_the_cache_from_the_server_do_not_hang_observe(
         lines += [
             {"type": "user", "text": f"Deploy {n}", "session": "r2"},
             {"type": "tool_call", "tool": "shell", "call_id": f"c{n}", "input": {"cmd": f"make {n}"}},
-            {"type": "tool_result", "call_id": f"c{n}", "error": True, "output": f"error {n}: {noise(generator)}"},
+            {
+                "type": "tool_result",
+                "call_id": f"c{n}",
+                "error": True,
+                "output": f"error {n}: {noise(generator)}",
+            },
         ]
     lines.append({"type": "user", "text": "No, that is wrong"})
     path = tmp_path / "heavy.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    command = [sys.executable, "-P", "-m", "evolve", "--home", str(a.root), "observe", "a", "--format", "generic"]
+    command = [
+        sys.executable,
+        "-P",
+        "-m",
+        "evolve",
+        "--home",
+        str(a.root),
+        "observe",
+        "a",
+        "--format",
+        "generic",
+    ]
     try:
         proc = subprocess.run([*command, str(path)], capture_output=True, text=True, cwd=tmp_path, timeout=60)
     except subprocess.TimeoutExpired:
