@@ -82,6 +82,20 @@ def test_a_token_in_a_comment_of_agent_toml_holds_the_push_too(alone):
     assert code == 0 and TOKEN in server.git("agent", "show", "main:agent.toml"), out
 
 
+def test_a_token_in_a_persons_commit_message_holds_the_push_too(alone):
+    """Found by the attack on the fixed main: a message is the person's text, pushed as well."""
+    a, server = alone
+    a.add_to_memo("- A plain rule.")
+    a.commit(f"rule; deploy with token {TOKEN}")
+    code, out = a.sync()
+    assert code == EXIT_USER and "a: refused: the message of commit " in out and TOKEN not in out, out
+    assert "(github-token)" in out and TOKEN not in server.git("agent", "log", "main")
+    assert a.git("commit", "-q", "--amend", "-m", "rule").returncode == 0  # the advice: amend it
+    code, out = a.sync()
+    assert code == 0, out
+    assert "A plain rule." in server_memo(server)
+
+
 def test_push_anyway_takes_one_agent(alone):
     a, _server = alone
     code, _out, err = a.evolve("sync", "--push-anyway")
