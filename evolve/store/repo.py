@@ -77,6 +77,7 @@ Entry = tuple[str, str]  # a tree entry: (git mode, blob id)
 LITERAL = {"GIT_LITERAL_PATHSPECS": "1"}  # paths given to git: a file named `:!a` is that file
 LINK = "120000"
 EXECUTABLE = "100755"
+_FLAGGED: dict[tuple[str, int, int, int], list[str]] = {}  # index key → evolve's files git does not look at
 _UNMERGED: dict[tuple[str, int, int, int], bool] = {}  # index stat → has conflicted entries
 
 
@@ -189,8 +190,7 @@ class Repo:
         (`update-index --assume-unchanged`, `--skip-worktree`): status never lists them, and
         a write composed from the work tree would carry the person's edit as evolve's.
         """
-        listing = self.git("ls-files", "-v", "-z", "--", *OWN_PATHS).decode("utf-8", "surrogateescape")
-        flagged = [e[2:] for e in listing.split("\0") if len(e) > 2 and (e[0].islower() or e[0] == "S")]
+        flagged = self._flagged_own_paths()
         if not flagged:
             return set()
         tip = {}
@@ -454,6 +454,21 @@ class Repo:
             if (self.git_dir / name).exists():
                 return what
         return "unmerged paths" if self._unmerged() else None
+
+    def _flagged_own_paths(self) -> list[str]:
+        """Own files marked assume-unchanged or skip-worktree: one git process per change of the index."""
+        try:
+            st = (self.git_dir / "index").stat()
+        except OSError:
+            return []
+        key = (str(self.git_dir), st.st_size, st.st_mtime_ns, st.st_ino)
+        if key not in _FLAGGED:
+            if len(_FLAGGED) > 4096:
+                _FLAGGED.clear()
+            listing = self.git("ls-files", "-v", "-z", "--", *OWN_PATHS).decode("utf-8", "surrogateescape")
+            entries = [e for e in listing.split("\0") if len(e) > 2]
+            _FLAGGED[key] = [e[2:] for e in entries if e[0].islower() or e[0] == "S"]
+        return _FLAGGED[key]
 
     def _unmerged(self) -> bool:
         """Whether the index holds conflicted entries (after a stash pop, `checkout -m`).
