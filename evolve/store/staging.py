@@ -70,13 +70,26 @@ def _before_added(repo: Repo, tip: str, former: list[str], removed: list[str]) -
 
     A branch moved to a commit that adds files (`git update-ref`) leaves them staged as
     removals; taken for a person's `git rm`, the advice (`commit it`, `git restore --staged`)
-    would delete what that commit added. Only the tip the branch moved from counts, and only
-    when it is an ancestor lacking every removed path, also gone from the work tree.
+    would delete what that commit added. Only the tip the branch moved from counts, only
+    when it is an ancestor lacking every removed path, also gone from the work tree, and only
+    when the branch moved after the index was last written: a person's `git rm` of a skill
+    the last commit added writes the index after that move.
     """
     previous = next((sha for sha in former if sha != tip), None)
-    if not removed or previous is None or not repo.is_ancestor(previous, tip):
+    if not removed or previous is None or not _moved_since_index(repo):
+        return None
+    if not repo.is_ancestor(previous, tip):
         return None
     return None if _blob_ids(repo, [f"{previous}:{path}" for path in removed]) else previous
+
+
+def _moved_since_index(repo: Repo) -> bool:
+    """Whether the branch's reflog was written after the index (the branch moved without it)."""
+    try:
+        moved = (repo.git_dir / "logs" / "refs" / "heads" / repo.branch).stat().st_mtime_ns
+        return moved > (repo.git_dir / "index").stat().st_mtime_ns
+    except OSError:
+        return False
 
 
 def _blob_ids(repo: Repo, specs: Iterable[str]) -> dict[str, str]:
