@@ -21,9 +21,15 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import Any
 
-__all__ = ["MAX_STEPS", "LinearPattern", "PatternError", "compile"]
+__all__ = ["MAX_STEPS", "WORK_BASE", "WORK_PER_CHAR", "LinearPattern", "PatternError", "compile"]
 
 MAX_STEPS = 10_000  # instructions a pattern may compile to (counted repetitions expand)
+# A search may visit at most this many instructions, plus so many per character read: an
+# ordinary pattern, its states cached, costs about one per character; one built to defeat the
+# cache (`(?s).*a.{1000}.{1000}…b`: thousands of live states) could cost 10,000 per character,
+# half a minute for an error text. Over the budget the pattern gives up: it matches nothing in
+# this process from then on (`gave_up`), so a pulled agent.toml costs each machine a second at most.
+WORK_BASE, WORK_PER_CHAR = 200_000, 100
 _MAX_STATES = 2_000  # cached automaton states per direction; beyond it the cache restarts
 _MAX_EDGES = 50_000
 CHAR, SPLIT, ASSERT, MATCH = range(4)
@@ -162,6 +168,7 @@ class _Automaton:
         self.states: dict[tuple, _State] = {}
         self.edges = 0
         self.work = 0  # instructions visited and characters read: the cost, for tests and bench
+        self.limit = 0  # the work at which the search under way gives up
 
     def state(self, kernel: tuple, side: int, searching: int, flags: int) -> _State:
         key = (kernel, side, searching, flags)
@@ -222,6 +229,8 @@ class _Automaton:
         flags = (MATCHED if matched else 0) | (DEAD if not ordered and not searching else 0)
         found = state.next[c] = self.state(ordered, side, searching, flags)
         self.edges += 1
+        if self.work > self.limit:
+            raise _OverBudget
         return found
 
     def ends(self, state: _State, edge: int) -> bool:
@@ -233,14 +242,19 @@ class _Automaton:
         return found
 
 
+class _OverBudget(Exception):
+    """A search visited more instructions than its budget."""
+
+
 class LinearPattern:
     """A compiled pattern: `search` and `finditer` in time linear in the text."""
 
-    __slots__ = ("source", "ignore_case", "_forward", "_backward")
+    __slots__ = ("source", "ignore_case", "gave_up", "_forward", "_backward")
 
     def __init__(self, source: str, ignore_case: bool) -> None:
         self.source = source
         self.ignore_case = ignore_case
+        self.gave_up = False  # a search went over its budget: no match from then on
         tree = parse(source, caseless=ignore_case)
         try:
             self._forward = _Automaton(_Program(tree, backward=False))
@@ -278,10 +292,19 @@ class LinearPattern:
 
     def _search(self, text: str, pos: int, advance: bool) -> tuple[int, int] | None:
         """The first match at or after `pos` (`advance`: not an empty one at `pos`)."""
-        end = self._end(text, pos, advance)
-        if end is None:
+        if self.gave_up:
             return None
-        return self._start(text, pos, end), end
+        budget = WORK_BASE + WORK_PER_CHAR * (len(text) - pos)
+        for auto in (self._forward, self._backward):
+            auto.limit = auto.work + budget
+        try:
+            end = self._end(text, pos, advance)
+            if end is None:
+                return None
+            return self._start(text, pos, end), end
+        except _OverBudget:
+            self.gave_up = True
+            return None
 
     def _end(self, text: str, pos: int, advance: bool) -> int | None:
         """Where the first match ends: read until no preferred path is left."""

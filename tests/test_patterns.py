@@ -203,6 +203,23 @@ def test_nested_loops_compile_to_a_program_linear_in_the_pattern():
     assert compiled.search(text) == re.search(source, text).span()
 
 
+# Found by the attack on the fixed main: linear, but 10,000 live states per character cost
+# half a minute on one 16 kB error text, and a pulled agent.toml may hold many such patterns.
+CACHE_DEFEATING = "(?s).*a" + ".{1000}" * 5 + "b"
+
+
+def test_a_pattern_built_to_defeat_the_cache_gives_up_within_its_budget():
+    compiled = patterns.compile(CACHE_DEFEATING)
+    text = _text("ab", 16_000)
+    assert compiled.search(text) is None and compiled.gave_up
+    budget = patterns.WORK_BASE + patterns.WORK_PER_CHAR * len(text)
+    assert compiled.work <= 2 * budget + 2 * compiled.size  # one instruction set past it, per direction
+    spent = compiled.work
+    assert compiled.search("a" + "x" * 5_000 + "b") is None and compiled.work == spent  # no more work
+    ordinary = patterns.compile(r"(?i)\b(?:connection|socket)\s+(?:reset|refused)\b")
+    assert ordinary.search(_text("ab ", 100_000) + " connection reset") is not None and not ordinary.gave_up
+
+
 def test_counts_work_the_same_way_every_run():
     first, second = (patterns.compile(r"(\w+\s?)+$") for _ in range(2))
     text = _text("ab ", 10_000) + "!"

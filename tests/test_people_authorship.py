@@ -56,6 +56,24 @@ def test_an_amend_that_resets_the_author_is_the_persons_and_a_patch_of_it_waits(
     fsck(agent)
 
 
+def test_evolve_configured_with_the_persons_own_email_never_makes_their_amend_evolves(agent, ans):
+    """Found by the attack on the fixed main: `[git] author_email` set to the person's own.
+
+    Set by them ("commit as me") or by a synced agent.toml, it made their amended reflection
+    evolve's again, and the next patch overwrote their team rule. Whose is whose cannot be
+    told then: the person's, to be safe.
+    """
+    _tagging(ans)
+    path = agent.skills_dir / "tagging" / "SKILL.md"
+    path.write_text(path.read_text().replace(TAG, TEAM))
+    assert person(agent, "commit", "-qa", "--amend", "--no-edit", "--reset-author").returncode == 0
+    _set_identity(git_out(agent.path, "config", "user.email"))
+    data = _patch_team_rule(ans)
+    assert [o["status"] for o in data["operations"]] == ["waiting"], data["operations"]
+    assert TEAM in path.read_text()
+    fsck(agent)
+
+
 def test_a_reflections_message_reused_with_reset_author_is_the_persons(agent, ans):
     data = ans.json(memo("strategies", "- Use pnpm in this repository."))
     (agent.path / "memo.md").write_text(agent.memo_text() + "- My own rule, typed by me.\n")

@@ -175,6 +175,60 @@ def test_a_branch_moved_by_update_ref_stops_every_write_and_names_the_fix(agent,
     fsck(agent)
 
 
+def test_a_branch_moved_to_a_commit_that_adds_a_skill_never_deletes_it(agent, ans, capsys, tmp_path):
+    """Found by the attack on the fixed main: the new skill was taken for the person's `git rm`.
+
+    It sat in the index as a removal; `evolve sync` committed the removal as their edit and
+    pushed it, and the advice (`commit it`, `git restore --staged`) deleted it too.
+    """
+    ans(memo("strategies", "- Use pnpm in this repository."), summary="r1")
+    old = git_out(agent.path, "rev-parse", "main")
+    clone = tmp_path / "laptop"
+    person(agent, "clone", "-q", str(agent.path), str(clone))
+    (clone / "skills/mine").mkdir(parents=True)
+    (clone / "skills/mine/SKILL.md").write_text(skill_text("mine"))
+    assert person(agent, "-C", str(clone), "add", "-A").returncode == 0
+    assert person(agent, "-C", str(clone), "commit", "-qm", "my skill").returncode == 0
+    person(agent, "fetch", "-q", str(clone), "main")
+    mine = git_out(agent.path, "rev-parse", "FETCH_HEAD")
+    person(agent, "update-ref", "refs/heads/main", mine)
+    err = _refused(ans, capsys, memo("self", "- I forget the linter."))
+    assert "behind main" in err and f"git read-tree -m -u {old[:12]} main" in err, err
+    with ledger.opened(Home.resolve().state_db) as conn, pytest.raises(Busy, match="behind main"):
+        humanedits.commit_edits(conn, agent.home, "a")  # the watcher, and a sync, commit nothing
+    assert git_out(agent.path, "rev-parse", "main") == mine
+    person(agent, "update-index", "-q", "--refresh")
+    assert person(agent, "read-tree", "-m", "-u", old, "main").returncode == 0  # the advice
+    assert (agent.path / "skills/mine/SKILL.md").read_text() == skill_text("mine")
+    code, out = ans(memo("self", "- I forget the linter."), summary="r2")
+    assert code == 0 and "landed" in out
+    assert (
+        git_out(agent.path, "ls-tree", "--name-only", "-r", "main", "skills/mine") == "skills/mine/SKILL.md"
+    )
+    fsck(agent)
+
+
+@pytest.mark.parametrize("flag", ["--assume-unchanged", "--skip-worktree"])
+def test_an_edit_git_status_is_told_to_ignore_stays_the_persons(agent, ans, flag):
+    """Found by the attack on the fixed main: an edit status never lists went into a reflection.
+
+    With memo.md marked assume-unchanged (or skip-worktree) the reflection composed memo.md
+    from the work tree and committed the person's line as the model's.
+    """
+    ans(memo("strategies", "- Use pnpm in this repository."), summary="r1")
+    assert person(agent, "update-index", flag, "memo.md").returncode == 0
+    _append(agent, "memo.md", "- my line, hidden from git status")
+    code, out = ans(memo("self", "- I forget the linter."), summary="r2")
+    assert code == 0 and "landed" in out
+    assert _subjects(agent, 2) == ["reflect(a): r2", "edit(a): memo.md"]
+    blame = git_out(agent.path, "blame", "--line-porcelain", "HEAD", "--", "memo.md")
+    author = blame.split("- my line, hidden from git status")[0].rsplit("author-mail ", 1)[1].split("\n")[0]
+    assert author == "<person@example.test>"
+    ans(memo("strategies", "- Use pnpm everywhere."), summary="r3")
+    assert "- my line, hidden from git status" in agent.memo_text()
+    fsck(agent)
+
+
 def test_a_commit_from_a_forced_second_worktree_of_main_is_never_undone(agent, ans, capsys, tmp_path):
     ans(memo("strategies", "- Use pnpm in this repository."), summary="r1")
     second = tmp_path / "second"

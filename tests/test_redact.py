@@ -342,6 +342,29 @@ def test_a_hidden_token_never_survives_redaction(before, after, hidden, wide):
 
 
 @pytest.mark.parametrize(
+    "coloured",
+    [
+        "\x1b[1m{}\x1b[0m",  # bold
+        "\x1b[01;31m\x1b[KGITHUB_TOKEN\x1b[m\x1b[K={}",  # `grep --color=always TOKEN .env`
+        "token: \x1b[38;5;208m{}\x1b[39m done",  # 256 colours
+        "\x1b]8;;https://example.com\x07{}\x1b]8;;\x07",  # an OSC 8 hyperlink around it
+        "\x1b(B\x1b[m{}",  # a charset switch, then a reset
+    ],
+    ids=["bold", "grep-colour", "256-colours", "hyperlink", "charset"],
+)
+def test_a_token_in_a_terminals_colours_is_found_and_the_escapes_go_whole(coloured):
+    """Found by the attack on the fixed main: the model was sent `[1mghp_…`.
+
+    The ESC alone was stripped, `[1m` stayed glued to the token and no rule started there.
+    """
+    out = redact(coloured.format(GITHUB))
+    assert GITHUB[4:] not in out and "[REDACTED:github-token]" in out, out
+    assert "\x1b" not in out and "[1m" not in out and "[0m" not in out and "8;;" not in out
+    plain = strip_invisible(coloured.format("plain"))
+    assert "plain" in plain and not any(code in plain for code in ("\x1b", "[m", "[K", "[0m", "8;;", "(B"))
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "x" + BEGIN.replace("PRIVATE", "PRI\u200bVATE") + f"\n{PEM_BODY}\n{END}",  # the armour split

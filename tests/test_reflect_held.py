@@ -10,6 +10,7 @@ so and exits 1.
 from __future__ import annotations
 
 import json
+import subprocess
 
 import pytest
 
@@ -28,6 +29,7 @@ ABORT = {
     "cherry-pick": "git cherry-pick --abort",
     "revert": "git revert --abort",
     "rebase": "git rebase --abort",
+    "git am": "git am --abort",  # found by the attack on the fixed main: it said `git rebase --abort`
 }
 
 
@@ -54,13 +56,16 @@ def start(operation: str, agent) -> None:
             done = person(agent, "merge", "side")
         elif operation == "cherry-pick":
             done = person(agent, "cherry-pick", side)
+        elif operation == "git am":
+            patch = person(agent, "format-patch", "-1", "--stdout", side).stdout
+            done = subprocess.run(["git", "am"], cwd=agent.path, input=patch, capture_output=True, text=True)
         else:
             person(agent, "switch", "-q", "side")
             done = person(agent, "rebase", "main")
     assert done.returncode != 0, done.stdout + done.stderr  # stopped on the conflict
 
 
-@pytest.mark.parametrize("operation", ["merge", "cherry-pick", "revert", "rebase"])
+@pytest.mark.parametrize("operation", ["merge", "cherry-pick", "revert", "rebase", "git am"])
 def test_reflect_during_a_git_operation_exits_75_with_its_abort_and_never_offers_force(
     operation, agent, ans, capsys
 ):

@@ -127,6 +127,8 @@ CASES: dict[str, tuple[list[tuple[str, str]], list[str]]] = {
             ("curl --user 'me:{}' x", "s3cret!pw"),
             ("curl -uadmin:{} https://x", "CurlNoSpace77"),  # the user glued to -u
             ("curl -s -u'admin:{}' https://x", "CurlNoSpace77"),
+            ("curl -su admin:{} https://x", "CurlNoSpace77"),  # -u last of a cluster (attack on main)
+            ("curl -fsSLu 'admin:{}' https://x", "CurlNoSpace77"),
             ("wget --user=me:{} https://x", "s3cret!pw"),
         ],
         [
@@ -136,6 +138,17 @@ CASES: dict[str, tuple[list[tuple[str, str]], list[str]]] = {
             "curl -u $USER:$PASS https://api",
             "git push -u origin main",
             "never `curl -u user:...` in a script",
+        ],
+    ),
+    "netrc-password": (  # found by the attack on the fixed main: a `cat ~/.netrc` went out whole
+        [
+            ("machine api.example.com login me password {}", "N3trcPassw0rd"),
+            ("machine api.example.com\n  login me\n  password {}\nmachine other", "N3trcPassw0rd"),
+        ],
+        [
+            "the machine learning password policy",
+            "machine x login me password $NETRC_PASSWORD",
+            "machine x login me password hunter",
         ],
     ),
     "mysql-password": (

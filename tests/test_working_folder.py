@@ -209,6 +209,47 @@ def test_the_session_start_hook_and_its_watcher_from_a_hostile_project(home, pla
     assert_clean(home, wait_for_watcher(home), mark, folder)
 
 
+# -- git configuration a project's variables hand to git --------------------------------------
+GIT_CONFIG_VARIANTS = {
+    "GIT_CONFIG_COUNT": lambda run: {
+        "GIT_CONFIG_COUNT": "2",
+        "GIT_CONFIG_KEY_0": "core.fsmonitor",
+        "GIT_CONFIG_VALUE_0": f"{run} fsmonitor; exit 1",
+        "GIT_CONFIG_KEY_1": "diff.external",
+        "GIT_CONFIG_VALUE_1": f"{run} external-diff",
+    },
+    "GIT_CONFIG_PARAMETERS": lambda run: {
+        "GIT_CONFIG_PARAMETERS": f"'core.fsmonitor'='{run} parameters; exit 1'"
+    },
+    "GIT_EXTERNAL_DIFF": lambda run: {"GIT_EXTERNAL_DIFF": f"{run}-diff"},
+}
+
+
+@pytest.mark.parametrize("variant", list(GIT_CONFIG_VARIANTS))
+def test_git_configuration_a_projects_variables_carry_runs_nothing_in_evolves_git(home, planted, variant):
+    """Git configuration from a project's variables runs nothing (found by the attack on main).
+
+    A .envrc or a settings.json "env" setting git's configuration (`core.fsmonitor` runs a
+    command at every read of the index) reaches evolve's git calls, and the watcher a session
+    starts inherits it.
+    """
+    folder, mark = planted
+    script = folder / "mark.sh"
+    script.write_text(f'#!/bin/sh\necho "$0 $*" >> {shlex.quote(str(mark))}\n')
+    script.chmod(0o755)
+    (folder / "mark.sh-diff").symlink_to(script)
+    memo = home.agent_dir("demo") / "memo.md"
+    memo.write_text(memo.read_text() + "- A line of mine.\n")  # a human edit: evolve reads the index
+    env = {**os.environ, **GIT_CONFIG_VARIANTS[variant](str(script))}
+    for args in (["status"], ["reflect", "demo", "--force"], ["log", "demo"]):
+        proc = subprocess.run(
+            [EVOLVE, *args], cwd=folder, capture_output=True, text=True, env=env, timeout=120
+        )
+        assert proc.returncode == 0, proc.stderr
+    assert "A line of mine." in git(home.agent_dir("demo"), "show", "HEAD:memo.md").stdout  # evolve's git ran
+    assert not mark.exists(), mark.read_text()
+
+
 # -- the agent repository's pre-commit hook ------------------------------------------------------
 def commit_a_broken_skill(repo: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
     folder = repo / "skills" / "broken"

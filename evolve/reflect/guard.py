@@ -45,6 +45,18 @@ _LATIN = {
 }
 _FOLD = str.maketrans({0x2018: "'", 0x2019: "'", 0x02BC: "'", 0x201C: '"', 0x201D: '"', 0xA0: " ", **_LATIN})
 _MARKS = re.compile("[\u0300-\u036f]")
+# Cyrillic and Greek letters drawn like Latin ones: a word that mixes them with Latin letters
+# ("Dіsable", its і Cyrillic) is read as the Latin word it shows; a word all of one script stays.
+_CONFUSABLE = str.maketrans(
+    "аеорсухіјѕԁһԛԝАВЕКМНОРСТХІЈЅΑΒΕΗΙΚΜΝΟΡΤΧΥΖοαιν",
+    "aeopcyxijsdhqwABEKMHOPCTXIJSABEHIKMNOPTXYZoaiv",
+)
+_WORD = re.compile(r"[^\W\d_]{2,100}")
+# A shell reads `b''ash`, `ba\sh` and `"ba"sh` as bash: quoting inside a word is dropped.
+_SHELL_QUOTING = re.compile(
+    r"(?<=\w)\\(?=[A-Za-z])|(?<=\w)(?:''|\"\")|(?:''|\"\")(?=\w)"
+    r"|(?<=\w)(['\"])(\w{1,40})\1|(['\"])(\w{1,40})\3(?=\w)"
+)
 _CODE = "\x1f"  # a code span's backtick in the reading: whitespace to regex and split()
 _ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 _EMPHASIS = re.compile(r"(?<=\w)\*{1,3}(?=\w)")  # "dis**able**" renders "disable"
@@ -56,9 +68,22 @@ _TABLE = re.compile(r"^[ \t]{0,3}\|")
 
 
 def fold(text: str) -> str:
-    """Entities, compatibility forms (full-width letters), accents and quotes as plain text."""
+    """Entities, compatibility forms (full-width letters), accents, quotes and look-alikes as plain text."""
     text = unicodedata.normalize("NFKC", html.unescape(text))
-    return _MARKS.sub("", text.translate(_FOLD))
+    text = _MARKS.sub("", text.translate(_FOLD))
+    return text if text.isascii() else _WORD.sub(_latin, text)
+
+
+def _latin(match: re.Match[str]) -> str:
+    """A word mixing Latin letters with look-alikes of other scripts, as the Latin it shows."""
+    word = match.group()
+    if word.isascii() or not any("a" <= c.lower() <= "z" for c in word):
+        return word
+    return word.translate(_CONFUSABLE)
+
+
+def _unquoted(match: re.Match[str]) -> str:
+    return match.group(2) or match.group(4) or ""
 
 
 def reading(text: str) -> str:
@@ -75,7 +100,7 @@ def reading(text: str) -> str:
         table = bool(_TABLE.match(line))
         if table:  # cells apart; `\|` is a pipe inside a cell
             line = line.replace("\\|", "\0").replace("|", "\u00a6").replace("\0", "|")
-        line = _EMPHASIS.sub("", _ESCAPE.sub(r"\1", line)).replace("`", _CODE)
+        line = _SHELL_QUOTING.sub(_unquoted, _EMPHASIS.sub("", _ESCAPE.sub(r"\1", line))).replace("`", _CODE)
         last = i + 1 == len(bodies)
         continued = line.endswith("\\")  # a shell line continued on the next
         soft = continued or not (

@@ -105,6 +105,12 @@ _REMOTE_CODE = [
     rf"(?:\beval\b|\bexec\s{{0,3}}\(|\biex\b|\binvoke-expression\b)[^\n]{{0,40}}?"
     rf"(?:{_FETCHERS}|\b{_DECODERS}\b|\brequests\.get\b|\burlopen\b|\bdownloadstring\b)",
     r"\biex\b\s{0,3}[($]|\bdownloadstring\s{0,3}\(",
+    # a blob decoded and run, however long: `eval "$(echo Y3Vy… | base64 -d)"`, `sh -c "$(… | base64 -d)"`
+    rf"(?:\beval\b|{_RUNNER}\s{{1,3}}(?:-\S{{1,10}}\s{{1,3}}){{0,3}})\s{{0,3}}[\"']?\s{{0,3}}\$\([^\n)]{{0,2000}}?\|\s{{0,3}}"
+    rf"{_DECODERS}\b",
+    # a shell wired to a socket (`bash -i >& /dev/tcp/host/4444 0>&1`), an encoded PowerShell command
+    r"/dev/(?:tcp|udp)/[^\s/]{1,255}/\d{1,5}",
+    r"\b(?:powershell|pwsh)(?:\.exe)?\b[^\n]{0,100}?\s-e(?:nc(?:odedcommand)?|c)?\s{1,3}[a-z0-9+/=]{20,2000}",
 ]
 _REMOTE_CODE_PROSE = [  # negatable: "never pipe curl into sh" is a safety rule
     rf"\bpip(?:e|es|ing)\b[^.;!?\n]{{0,60}}?\b(?:in)?to\s{{1,3}}(?:an?\s{{1,3}}|the\s{{1,3}})?"

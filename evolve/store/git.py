@@ -2,7 +2,12 @@
 
 Writes go through the CLI (not GitPython's index/commit path, which moves branches
 without checking HEAD). The environment is scrubbed of GIT_DIR/GIT_INDEX_FILE & co. so
-running inside a git hook cannot redirect evolve's commands to the wrong repository.
+running inside a git hook cannot redirect evolve's commands to the wrong repository, and of
+the variables that hand git configuration or programs to run (GIT_CONFIG_COUNT and its
+GIT_CONFIG_KEY_n/VALUE_n, GIT_CONFIG_PARAMETERS, GIT_EXEC_PATH, GIT_EXTERNAL_DIFF …): a
+project that sets them (a .envrc, "env" in a committed .claude/settings.json, inherited by
+the watcher a session starts) would otherwise run a command of its own in every git call
+evolve makes (`core.fsmonitor` runs at each read of the index).
 """
 
 from __future__ import annotations
@@ -28,7 +33,14 @@ _SCRUB = (
     "GIT_PREFIX",
     "GIT_COMMON_DIR",
     "GIT_EDITOR",
+    "GIT_CONFIG",
+    "GIT_CONFIG_COUNT",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_EXEC_PATH",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_TEMPLATE_DIR",
 )
+_SCRUB_PREFIXES = ("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_")
 ZERO = "0" * 40
 
 
@@ -48,7 +60,11 @@ PLAIN_CONFIG = {"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
 
 
 def git_env(extra: Mapping[str, str] | None = None, *, keep_index: bool = False) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in _SCRUB or (keep_index and k == "GIT_INDEX_FILE")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if (k not in _SCRUB or (keep_index and k == "GIT_INDEX_FILE")) and not k.startswith(_SCRUB_PREFIXES)
+    }
     env.update({"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"})
     if extra:
         env.update(extra)

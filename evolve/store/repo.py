@@ -36,7 +36,8 @@ OPERATIONS = {
     "REVERT_HEAD": "a revert",
     "CHERRY_PICK_HEAD": "a cherry-pick",
     "rebase-merge": "a rebase",
-    "rebase-apply": "a rebase (or git am)",
+    "rebase-apply/applying": "a git am",  # git am keeps its state where a rebase would
+    "rebase-apply": "a rebase",
     "BISECT_LOG": "a bisect",
 }
 ABORT = {
@@ -44,7 +45,7 @@ ABORT = {
     "a revert": "git revert --abort",
     "a cherry-pick": "git cherry-pick --abort",
     "a rebase": "git rebase --abort",
-    "a rebase (or git am)": "git rebase --abort",
+    "a git am": "git am --abort",
     "a bisect": "git bisect reset",
 }
 
@@ -76,6 +77,7 @@ Entry = tuple[str, str]  # a tree entry: (git mode, blob id)
 LITERAL = {"GIT_LITERAL_PATHSPECS": "1"}  # paths given to git: a file named `:!a` is that file
 LINK = "120000"
 EXECUTABLE = "100755"
+_FLAGGED: dict[tuple[str, int, int, int], list[str]] = {}  # index key → evolve's files git does not look at
 _UNMERGED: dict[tuple[str, int, int, int], bool] = {}  # index stat → has conflicted entries
 
 
@@ -180,7 +182,26 @@ class Repo:
             if len(entry) > 3:
                 (ignored if entry[:2] == "!!" else paths).add(entry[3:])
         own = {p for p in ignored if p in OWN_PATHS or any(p.startswith(f"{d}/") for d in OWN_PATHS)}
-        return sorted(paths | self._not_template_ignored(own))
+        return sorted(paths | self._not_template_ignored(own) | self._hidden_from_status())
+
+    def _hidden_from_status(self) -> set[str]:
+        """Own files a person told git not to look at whose content differs from the tip.
+
+        (`update-index --assume-unchanged`, `--skip-worktree`): status never lists them, and
+        a write composed from the work tree would carry the person's edit as evolve's.
+        """
+        flagged = self._flagged_own_paths()
+        if not flagged:
+            return set()
+        tip = {}
+        for entry in self.text("ls-tree", "-z", "HEAD", "--", *flagged).split("\0"):
+            meta, _, path = entry.partition("\t")
+            if path:
+                tip[path] = meta.split()[2]
+        present = [p for p in flagged if (self.path / p).is_file()]
+        hashed = self.text("hash-object", "--", *present).split("\n") if present else []
+        now = dict(zip(present, hashed, strict=True))
+        return {p for p in flagged if now.get(p) != tip.get(p)}
 
     def _not_template_ignored(self, ignored: set[str]) -> set[str]:
         """Of evolve's own files that ignore rules hide, those the agent template does not ignore."""
@@ -451,6 +472,21 @@ class Repo:
             if (self.git_dir / name).exists():
                 return what
         return "unmerged paths" if self._unmerged() else None
+
+    def _flagged_own_paths(self) -> list[str]:
+        """Own files marked assume-unchanged or skip-worktree: one git process per change of the index."""
+        try:
+            st = (self.git_dir / "index").stat()
+        except OSError:
+            return []
+        key = (str(self.git_dir), st.st_size, st.st_mtime_ns, st.st_ino)
+        if key not in _FLAGGED:
+            if len(_FLAGGED) > 4096:
+                _FLAGGED.clear()
+            listing = self.git("ls-files", "-v", "-z", "--", *OWN_PATHS).decode("utf-8", "surrogateescape")
+            entries = [e for e in listing.split("\0") if len(e) > 2]
+            _FLAGGED[key] = [e[2:] for e in entries if e[0].islower() or e[0] == "S"]
+        return _FLAGGED[key]
 
     def _unmerged(self) -> bool:
         """Whether the index holds conflicted entries (after a stash pop, `checkout -m`).

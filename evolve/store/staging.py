@@ -45,15 +45,16 @@ def left_behind(repo: Repo, tip: str, entries: Mapping[str, Entry | None]) -> st
     """The ancestor of `tip` whose files the index still holds (the branch moved without it), or None.
 
     Evidence is a staged file whose blob is the one that ancestor has at that path: a person
-    `git add`s new content. A removal proves nothing (any commit before a file existed lacks
-    it), nor does a former tip that is not an ancestor (`git reset --soft` leaves the person's
-    own newer work staged).
+    `git add`s new content. A removal alone proves little (any commit before a file existed
+    lacks it): only the tip the branch moved from counts for it (`_before_added`), nor does a
+    former tip that is not an ancestor (`git reset --soft` leaves the person's own newer work
+    staged).
     """
     present = {path: entry[1] for path, entry in entries.items() if entry is not None}
-    if not present:
-        return None
     branch = f"refs/heads/{repo.branch}"
     former = repo.text("log", "-g", "--format=%H", f"-n{LOOK_BACK}", branch, "--", check=False).split()
+    if not present:
+        return _before_added(repo, tip, former, [path for path in entries if not (repo.path / path).exists()])
     older = repo.text("rev-list", f"--max-count={LOOK_BACK}", f"{tip}^@", "--", check=False).split()
     candidates = list(dict.fromkeys(sha for sha in former + older if sha != tip))
     found = _blob_ids(repo, [f"{sha}:{path}" for sha in candidates for path in present])
@@ -62,6 +63,33 @@ def left_behind(repo: Repo, tip: str, entries: Mapping[str, Entry | None]) -> st
             if repo.is_ancestor(sha, tip):
                 return sha
     return None
+
+
+def _before_added(repo: Repo, tip: str, former: list[str], removed: list[str]) -> str | None:
+    """The branch's former tip, when the index and the work tree both lack what it added since.
+
+    A branch moved to a commit that adds files (`git update-ref`) leaves them staged as
+    removals; taken for a person's `git rm`, the advice (`commit it`, `git restore --staged`)
+    would delete what that commit added. Only the tip the branch moved from counts, only
+    when it is an ancestor lacking every removed path, also gone from the work tree, and only
+    when the branch moved after the index was last written: a person's `git rm` of a skill
+    the last commit added writes the index after that move.
+    """
+    previous = next((sha for sha in former if sha != tip), None)
+    if not removed or previous is None or not _moved_since_index(repo):
+        return None
+    if not repo.is_ancestor(previous, tip):
+        return None
+    return None if _blob_ids(repo, [f"{previous}:{path}" for path in removed]) else previous
+
+
+def _moved_since_index(repo: Repo) -> bool:
+    """Whether the branch's reflog was written after the index (the branch moved without it)."""
+    try:
+        moved = (repo.git_dir / "logs" / "refs" / "heads" / repo.branch).stat().st_mtime_ns
+        return moved > (repo.git_dir / "index").stat().st_mtime_ns
+    except OSError:
+        return False
 
 
 def _blob_ids(repo: Repo, specs: Iterable[str]) -> dict[str, str]:

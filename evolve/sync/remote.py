@@ -17,7 +17,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 from evolve.errors import UserError
 from evolve.store.git import Background, GitError, git
@@ -45,9 +45,12 @@ SAFE_SIDE = "git -c core.hooksPath=/dev/null -c core.alternateRefsCommand=true"
 LOCAL_SIDES = {"fetch": "--upload-pack", "clone": "--upload-pack", "push": "--receive-pack"}
 # What sits where a user name goes and is a token: a forge's prefix, a hex digest, a long random word
 # (judged without its separators: `deploy-bot-01` or `Anna-Maria.Smith` are names, made of words).
-TOKEN_PREFIXES = (
+FORGE_PREFIXES = (
     *("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),  # GitHub
     *("glpat-", "gldt-", "glptt-", "gloas-", "glrt-"),  # GitLab
+)
+TOKEN_PREFIXES = (
+    *FORGE_PREFIXES,
     *("x-access-token", "x-token-auth", "oauth2", "oauth-basic"),  # a token's stand-in user
 )
 _HEX_TOKEN = re.compile(r"[0-9a-fA-F]{32,}")
@@ -55,6 +58,7 @@ _SEPARATORS = re.compile(r"[-._~]+")
 _WORD = re.compile(r"[A-Za-z][a-z]*|[A-Z]+|[0-9]{1,6}|[a-z]+[0-9]{1,4}")  # a part of a name
 _RUN = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+|.")  # a word's runs: words, capitals, digits
 _RANDOM_MIN = 20  # characters, separators left out: shorter words are names whatever they mix
+_QUERY_VALUE = re.compile(r"([?&#;][^=&#;\s'\"]{0,100}=)([^&#;\s'\"]+)")  # `?key=value`, `&key=value`
 _TRANSPORT = re.compile(r"[A-Za-z0-9][A-Za-z0-9+.-]*::")  # git's `<transport>::<address>`
 _USERINFO = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s'\"]+@")
 # scp-like `user@host:path` (a user may hold ':' — `alice:token@host:path`; a host may be `[::1]`)
@@ -92,7 +96,8 @@ class Offline(UserError):
 def redact(text: str) -> str:
     """`text` with every URL's user name (and anything else before '@') replaced by ***.
 
-    And every secret redacted (a token in a query, `?access_token=…`), percent-encoded too:
+    And every secret redacted (a token in a query, `?access_token=…`), percent-encoded too, and
+    every query or fragment value that mixes letters and digits shown as ***:
     a text that holds one only once decoded is shown decoded, with it redacted. A local path
     (no scheme, user part, query, fragment or escape) is shown as it is, without loading the
     rules: a sync with nothing to do stays light.
@@ -103,7 +108,17 @@ def redact(text: str) -> str:
     from evolve.transcripts.redact import redact as hide
 
     shown = _SCP_USER.sub(r"\1***@", _USERINFO.sub(r"\1***@", hide(text)))
+    shown = _QUERY_VALUE.sub(_hidden_value, shown)
     return hide(unquote(shown)) if "%" in shown and find_secrets(unquote(shown)) else shown
+
+
+def _hidden_value(match: re.Match[str]) -> str:
+    """A query's or fragment's value as shown: *** when it mixes letters and digits (a credential's)."""
+    from evolve.transcripts.redact import MARK, memorable, strip_invisible
+
+    value = match.group(2)
+    hidden = memorable(strip_invisible(unquote(value))) and not value.startswith(MARK)
+    return match.group(1) + ("***" if hidden else value)
 
 
 def check_url(raw: str, cwd: Path | None = None) -> str:
@@ -127,7 +142,7 @@ def check_url(raw: str, cwd: Path | None = None) -> str:
     colon, slash = url.find(":"), url.find("/")
     if colon > 0 and (slash < 0 or colon < slash):  # scp-like: [user@]host:path
         user, host = _scp_parts(url)
-        if user and (_is_secret(user) or ":" in unquote(user)):
+        if (user and (_is_secret(user) or ":" in unquote(user))) or _holds_secret(url):
             raise UserError(_credential(shown))
         if not host or host.startswith("-"):
             raise UserError(f"{shown!r}: the host may not be empty or start with '-'")
@@ -154,7 +169,7 @@ def _scp_parts(url: str) -> tuple[str, str]:
 
 
 def _check_scheme_url(url: str, scheme: str, shown: str) -> str:
-    from evolve.transcripts.redact import find_secrets
+    from evolve.transcripts.redact import memorable, strip_invisible
 
     if scheme not in SCHEMES:
         raise UserError(
@@ -169,11 +184,29 @@ def _check_scheme_url(url: str, scheme: str, shown: str) -> str:
     user = unquote(parts.username or "")  # `%3A` is a colon to the server: a password all the same
     if password is not None or ":" in user or (user and _is_secret(user)):
         raise UserError(_credential(shown))
-    if any(find_secrets(unquote(part)) for part in (parts.query, parts.fragment)):
+    if _holds_secret(url) or any(
+        _is_secret(value) or memorable(strip_invisible(value))
+        for part in (parts.query, parts.fragment)
+        for _key, value in parse_qsl(part)
+    ):  # no git host needs a query: a value mixing letters and digits is a credential's
         raise UserError(_credential(shown))
     if scheme != "file" and (not host or host.startswith("-")):
         raise UserError(f"{shown!r}: the host may not be empty or start with '-'")
     return url
+
+
+def _holds_secret(url: str) -> bool:
+    """Whether a forge's token is anywhere in the URL (path and port too), percent-decoded.
+
+    Judged without loading a secret rule unless a forge's prefix is there: a sync checks its
+    URL every time.
+    """
+    decoded = unquote(url)
+    if not any(prefix in decoded for prefix in FORGE_PREFIXES):
+        return False
+    from evolve.transcripts.redact import find_secrets
+
+    return bool(find_secrets(decoded))
 
 
 def _is_secret(user: str) -> bool:

@@ -20,17 +20,17 @@ from evolve.transcripts.redact import find_secrets
 from evolve.workspace import memo as memo_mod
 
 MAX_BYTES = 4 << 20  # a larger hunk is no memo or skill text a person wrote
-SCANNED = (memo_mod.MEMO_FILE, "skills/")  # what a session reads
+SCANNED = (memo_mod.MEMO_FILE, "skills/", "agent.toml")  # what a session reads, and the settings that travel
 _HUNK = re.compile(r"@@ -\d+(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
 
 def scanned(path: str) -> bool:
-    """The files a session reads: memo.md and everything under skills/."""
-    return path == SCANNED[0] or path.startswith(SCANNED[1])
+    """The files a session reads (memo.md, everything under skills/) and agent.toml, which travels too."""
+    return path in (SCANNED[0], SCANNED[2]) or path.startswith(SCANNED[1])
 
 
 def added_secrets(repo: Repo, old: str | None, new: str) -> list[str]:
-    """Secrets on the lines the commits of `old..new` add to memo.md or skills/ (`old` None: all of `new`).
+    """Secrets in the lines `old..new` adds to memo.md, skills/ or agent.toml, or in its messages.
 
     Every commit counts, not only the end result: a push sends the whole history, so a token
     added and then removed again would still reach the server. A line the server's version
@@ -78,7 +78,20 @@ def added_secrets(repo: Repo, old: str | None, new: str) -> list[str]:
             for spec, data in blobs.items()
         }
         found = [item for item in found if item[1] not in there.get(f"{old}:{item[0]}", ())]
-    return list(dict.fromkeys(finding for _path, _line, finding in found))
+    return list(dict.fromkeys(finding for _path, _line, finding in found)) + _in_messages(repo, old, new)
+
+
+def _in_messages(repo: Repo, old: str | None, new: str) -> list[str]:
+    """A secret in the message of a commit the push would send (a person typed it there too)."""
+    out = repo.git("log", "--format=%H%x00%B%x00", f"{old}..{new}" if old else new, "--")
+    fields = out.decode("utf-8", "replace").split("\0")
+    found = []
+    for sha, body in zip(fields[0::2], fields[1::2], strict=False):
+        found += [
+            f"the message of commit {sha.strip()[:12]} holds what looks like a secret ({kind})"
+            for kind, _start, _end in find_secrets(body)
+        ]
+    return found
 
 
 def _numbered(path: str, text: str, first: int) -> list[tuple[str, str]]:

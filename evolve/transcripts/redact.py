@@ -26,9 +26,10 @@ controls (U+061C, U+200E/F, U+202A-U+202E, U+2066-U+2069), Unicode tags (U+E0000
 every other format character (category Cf: soft hyphen, U+180E, U+206A-U+206F,
 U+FFF9-U+FFFB, hieroglyph/shorthand/musical format controls), and a few that are not Cf but
 hide text the same way: control characters other than tab/LF/CR (ANSI escapes rewrite a
-terminal), U+2028/U+2029, lone surrogates (unwritable as UTF-8), variation selectors other
-than the emoji ones (U+FE0E/U+FE0F; the rest smuggle data), the combining grapheme joiner,
-Mongolian free variation selectors and Hangul fillers. Deliberately allowed: the visible
+terminal: an escape sequence goes whole, so no `[1m` is left glued to a token), U+2028/U+2029,
+lone surrogates (unwritable as UTF-8), variation selectors other than the emoji ones
+(U+FE0E/U+FE0F; the rest smuggle data), the combining grapheme joiner, Mongolian free
+variation selectors and Hangul fillers. Deliberately allowed: the visible
 prepended number marks of Arabic/Syriac/Kaithi (U+0600-U+0605, U+06DD, U+070F,
 U+0890-U+0891, U+08E2, U+110BD, U+110CD), which render as glyphs.
 """
@@ -283,7 +284,13 @@ def memorable(value: str) -> bool:
 
 
 _CONTROLS = bytes([*range(9), 11, 12, *range(14, 32), 127])  # ASCII's invisible characters
-_UNUSUAL = re.compile("[^\\t\\n\\r\\x20-\\x7e]+")  # runs of what is not printable ASCII
+# A terminal's escape sequence (CSI: colours, cursor moves; OSC: a hyperlink's hidden address;
+# a charset switch, `tput sgr0`'s `\x1b(B`) goes whole, not only its ESC: `\x1b[1mghp_…`
+# would leave `[1mghp_…`, a token no rule starts at.
+ANSI = "\x1b(?:\\[[0-?]{0,32}[ -/]{0,8}[@-~]|\\][^\x07\x1b]{0,2048}(?:\x07|\x1b\\\\)|[!-/]{1,4}[0-~])"
+_ANSI = re.compile(ANSI)
+# runs of what is not printable ASCII, an escape sequence as one run
+_UNUSUAL = re.compile(f"(?P<ansi>{ANSI})|[^\\t\\n\\r\\x20-\\x7e\\x1b]+|\x1b")
 Moves = list[tuple[int, int, int]]  # (start in the view, index in the text, length in the view)
 
 
@@ -315,10 +322,11 @@ def _view(text: str) -> tuple[str, Moves]:
     done = size = 0  # characters of the text copied, of the view written
     for run in _UNUSUAL.finditer(text):
         chars = run.group()
-        if not _invisible().search(chars) and unicodedata.is_normalized("NFKC", chars):
+        escape = run.group("ansi") is not None
+        if not escape and not _invisible().search(chars) and unicodedata.is_normalized("NFKC", chars):
             continue
         for at, char in enumerate(chars, run.start()):
-            folded = _folded(char)
+            folded = "" if escape else _folded(char)
             if folded == char:
                 continue
             parts.append(text[done:at])
@@ -477,13 +485,13 @@ def find_invisible(text: str) -> list[tuple[str, int]]:
 
 
 def strip_invisible(text: str) -> str:
-    """The text without its invisible characters (`text` itself when it has none).
+    """The text without its invisible characters and escape sequences (`text` itself when none).
 
     ASCII text without control characters, most text, is told in C at memory speed.
     """
     if text.isascii() and len(text.encode().translate(None, _CONTROLS)) == len(text):
         return text
-    return _invisible().sub("", text)
+    return _invisible().sub("", _ANSI.sub("", text) if "\x1b" in text else text)
 
 
 def make_visible(text: str) -> str:

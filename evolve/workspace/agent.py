@@ -152,11 +152,14 @@ class Agent:
     def evolve_emails(self) -> frozenset[str]:
         """Whose commits are evolve's (`authorship.made_by_evolve`), by e-mail.
 
-        Its e-mail now, its default, and each one this machine wrote a reflection's note with.
+        Its e-mail now, its default, and each one this machine wrote a reflection's note with —
+        never the person's own (`[git] author_email` set to theirs, by them or by a synced
+        agent.toml, would make a reflection they amended evolve's again): fails closed.
         """
         from evolve.workspace.authorship import evolve_emails
 
-        return evolve_emails(self.evolve_identity.email, self.repo.note_emails())
+        person = person_identity(self.path, local_person()).email
+        return evolve_emails(self.evolve_identity.email, self.repo.note_emails()) - {person}
 
     # -- content ---------------------------------------------------------------------
     def skills(self) -> list[skills_mod.Skill]:

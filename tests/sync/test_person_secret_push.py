@@ -67,6 +67,35 @@ def test_a_secret_in_any_commit_holds_the_push_until_it_is_out_of_the_history(al
     assert TOKEN not in server.git("agent", "log", "-p", "main")  # no pushed commit holds it
 
 
+def test_a_token_in_a_comment_of_agent_toml_holds_the_push_too(alone):
+    """Found by the attack on the fixed main: a token noted in agent.toml was pushed with no word.
+
+    agent.toml travels to the server like the memo (`# deploy token …`).
+    """
+    a, server = alone
+    toml = a.agent.path / "agent.toml"
+    toml.write_text(toml.read_text() + f"\n# deploy token {TOKEN}\n")
+    code, out = a.sync()
+    assert code == EXIT_USER and "a: refused: agent.toml line" in out and TOKEN not in out, out
+    assert TOKEN not in server.git("agent", "show", "main:agent.toml")
+    code, out, _err = a.evolve("sync", "--push-anyway", "a")
+    assert code == 0 and TOKEN in server.git("agent", "show", "main:agent.toml"), out
+
+
+def test_a_token_in_a_persons_commit_message_holds_the_push_too(alone):
+    """Found by the attack on the fixed main: a message is the person's text, pushed as well."""
+    a, server = alone
+    a.add_to_memo("- A plain rule.")
+    a.commit(f"rule; deploy with token {TOKEN}")
+    code, out = a.sync()
+    assert code == EXIT_USER and "a: refused: the message of commit " in out and TOKEN not in out, out
+    assert "(github-token)" in out and TOKEN not in server.git("agent", "log", "main")
+    assert a.git("commit", "-q", "--amend", "-m", "rule").returncode == 0  # the advice: amend it
+    code, out = a.sync()
+    assert code == 0, out
+    assert "A plain rule." in server_memo(server)
+
+
 def test_push_anyway_takes_one_agent(alone):
     a, _server = alone
     code, _out, err = a.evolve("sync", "--push-anyway")

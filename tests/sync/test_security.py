@@ -90,8 +90,24 @@ OPAQUE = "S3cretTok3n" + "Value99"
         f"https://127.0.0.1:9/x.git?t={TOKEN.replace('_', '%5F')}",  # percent-encoded
         f"https://127.0.0.1:9/x.git?a=1&private_token={OPAQUE.replace('V', '%56')}",
         f"gopher://127.0.0.1:9/x.git?access_token={OPAQUE}",  # refused for its scheme: no token shown either
+        # found by the attack on the fixed main: stored and used, the token shown redacted
+        f"https://127.0.0.1:9/{TOKEN}/x.git",  # in the path
+        f"https://127.0.0.1:9/x.git?t={OPAQUE}",  # a random value under a key no rule knows
+        f"https://127.0.0.1:9/x.git?t={OPAQUE[:8]}%E2%80%8B{OPAQUE[8:]}",  # split by a zero-width space
+        f"git@127.0.0.1:{TOKEN}/x.git",  # scp-like, in the path
     ],
-    ids=["github-query", "access-token-query", "fragment", "encoded-prefix", "encoded-value", "bad-scheme"],
+    ids=[
+        "github-query",
+        "access-token-query",
+        "fragment",
+        "encoded-prefix",
+        "encoded-value",
+        "bad-scheme",
+        "token-in-path",
+        "random-query-value",
+        "zero-width-query-value",
+        "scp-path",
+    ],
 )
 def test_a_url_refused_for_a_token_anywhere_never_prints_it(machines, url):
     a, _b = machines
@@ -101,7 +117,7 @@ def test_a_url_refused_for_a_token_anywhere_never_prints_it(machines, url):
         assert code == 1 and err.count("\n") == 1 and ("password or token" in err or "not allowed" in err), (
             err
         )
-        assert "127.0.0.1:9/x.git" in err  # the person still sees which URL
+        assert "127.0.0.1" in err and "x.git" in err  # the person still sees which URL
         for secret in (TOKEN, OPAQUE, "R4nd0mT0k3n", "Tok3nValue", "Tok3n%56alue"):
             assert secret not in out + err, out + err
         assert a.agent.repo.remote_url() is None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -73,6 +74,57 @@ def test_a_catastrophic_pattern_from_the_server_does_not_hang_observe(machines, 
     judge = classify.for_signals(a.agent.config.signals)  # the pattern is in force, matched linearly
     assert judge.is_transient("error: xxxxy")
     assert not judge.is_transient("error: " + "x" * 38)
+
+
+def noise(generator: random.Random) -> str:
+    """An error text of its own (the automaton's cache helps only texts it has seen)."""
+    return "".join(generator.choice("abe ") for _ in range(2_000))
+
+
+def test_patterns_built_to_defeat_the_cache_from_the_server_do_not_hang_observe(
+    machines, git_daemon, tmp_path
+):
+    """Found by the attack on the fixed main: each such pattern cost ~0.6 s per error text.
+
+    An error keeps 2,000 characters, so a transcript with many errors took hours.
+    """
+    a, _b = machines
+    heavy = ", ".join('"(?s).*e' + ".{1000}" * 5 + f'[{c}#]"' for c in "%&~;")  # tried on every error
+    _server_sets(a, git_daemon.url(), tmp_path, f"transient_patterns = [{heavy}]")
+    generator = random.Random(5)
+    lines = []
+    for n in range(60):
+        lines += [
+            {"type": "user", "text": f"Deploy {n}", "session": "r2"},
+            {"type": "tool_call", "tool": "shell", "call_id": f"c{n}", "input": {"cmd": f"make {n}"}},
+            {
+                "type": "tool_result",
+                "call_id": f"c{n}",
+                "error": True,
+                "output": f"error {n}: {noise(generator)}",
+            },
+        ]
+    lines.append({"type": "user", "text": "No, that is wrong"})
+    path = tmp_path / "heavy.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    command = [
+        sys.executable,
+        "-P",
+        "-m",
+        "evolve",
+        "--home",
+        str(a.root),
+        "observe",
+        "a",
+        "--format",
+        "generic",
+    ]
+    try:
+        proc = subprocess.run([*command, str(path)], capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("`evolve observe` did not return in 60 s: the server's patterns cost minutes per error")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "observed 1 file(s)" in proc.stdout
 
 
 def test_a_pattern_this_evolve_refuses_is_dropped_with_a_warning_and_the_rest_applies(
