@@ -128,3 +128,30 @@ def _replaced(line: str, value: str, table: str, key: str) -> str:
             f"[{table}] {key} is not a one-line string; nothing was changed: edit [{table}] by hand"
         )
     return line[: head.end()] + rest[: found.start()] + quoted(value) + rest[found.end() :]
+
+
+def remove_table(text: str, table: str) -> str:
+    """`text` without `table`: its header line and every line up to the next header.
+
+    The blank lines before the next table stay with it; the result is parsed again and must
+    be the old document less that table, or EditError.
+    """
+    import tomllib
+
+    bom = _BOM if text.startswith(_BOM) else ""
+    lines = text[len(bom) :].splitlines(keepends=True)
+    start = next((i for i, line in enumerate(lines) if _header(line) == table), None)
+    if start is None:
+        return text
+    end = next((i for i in range(start + 1, len(lines)) if _ANY_HEADER.match(lines[i])), len(lines))
+    while end > start + 1 and not lines[end - 1].strip():
+        end -= 1  # the blank lines that separate it from the next table stay
+    after = bom + "".join(lines[:start] + lines[end:])
+    try:
+        old = tomllib.loads(text.removeprefix(_BOM))
+        new = tomllib.loads(after.removeprefix(_BOM))
+    except tomllib.TOMLDecodeError:
+        new, old = None, {}
+    if new is None or new != {k: v for k, v in old.items() if k != table}:
+        raise EditError(f"[{table}] is not written as one table evolve can remove; nothing was changed")
+    return after

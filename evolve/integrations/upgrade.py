@@ -14,7 +14,8 @@ core.hooksPath itself; 3 agent repositories store files byte for byte (no line-e
 conversion: a checkout under a global core.autocrlf must not make evolve rewrite, and
 claim, every line), and files a checkout already converted get git's bytes back; 4 every
 command runs its interpreter isolated (-I: no PYTHONPATH, PYTHONHOME, user site … of a
-project's), naming evolve's own folder when an isolated interpreter would not find it.
+project's), naming evolve's own folder when an isolated interpreter would not find it; 5
+the PreToolUse entry that enforces guards.toml joins every install of Claude Code and Codex.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from evolve.home import Home
 from evolve.store.files import atomic_write
 from evolve.store.locks import FileLock
 
-LAYOUT = 4
+LAYOUT = 5
 VERSION_FILE = "layout-version"
 
 
