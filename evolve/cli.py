@@ -286,6 +286,21 @@ def _lessons_args(p) -> None:
     _json(p)
 
 
+def _guard_args(p) -> None:
+    _agent(p)
+    p.add_argument("guard_id", metavar="ID", nargs="?", help="one guard (its table's name in guards.toml)")
+    action = p.add_mutually_exclusive_group()
+    for name, what in (
+        ("deny", "refuse the calls it matches"),
+        ("remind", "let them run, with its message"),
+        ("off", "stop it"),
+    ):
+        action.add_argument(
+            f"--{name}", dest="action", action="store_const", const=name, help=f"as you: {what}"
+        )
+    _json(p)
+
+
 def _prompt_args(p) -> None:
     _agent(p)
     p.add_argument("--session", help="record the skills as shown in this session (default: only a preview)")
@@ -350,6 +365,11 @@ COMMANDS: dict[str, tuple[str, str, Callable[[object], None]]] = {
         "every lesson (memo bullets, skills): who wrote it, in context, ignored, did it stick",
         _lessons_args,
     ),
+    "guard": (
+        "guards.guard",
+        "list an agent's guards, or turn one to --deny, --remind or --off (as you)",
+        _guard_args,
+    ),
     "log": ("history.log", "an agent's commits: reflections, edits, reverts", _log_args),
     "review": ("history.review", "show one commit as a diff with its trailers", _review_args),
     "revert": ("history.revert", "undo one commit (evolve will not re-learn it)", _revert_args),
@@ -398,7 +418,7 @@ COMMANDS: dict[str, tuple[str, str, Callable[[object], None]]] = {
 # Commands that write to an agent repository, an install or the home: before they run, what an
 # older evolve installed is brought up to date (evolve.integrations.upgrade). doctor runs it too.
 WRITING = frozenset(
-    "init revert observe reflect accept reject unblock watch cycle model pause resume remove pin unpin "
+    "init guard revert observe reflect accept reject unblock watch cycle model pause resume remove pin unpin "
     "restore prune install uninstall remote sync".split()
 )
 
@@ -421,8 +441,10 @@ def run(argv: Sequence[str]) -> int:
     args = vars(namespace)
     command = args.pop("command")
     home = _checked_home(args.pop("home"))
-    reading_only = (command == "watch" and (args["status"] or args["print_service"])) or (
-        command == "model" and all(args[k] is None for k in MODEL_CHOICES)
+    reading_only = (
+        (command == "watch" and (args["status"] or args["print_service"]))
+        or (command == "model" and all(args[k] is None for k in MODEL_CHOICES))
+        or (command == "guard" and args["action"] is None)
     )
     if command in WRITING and not reading_only:
         if home.read_only():

@@ -47,7 +47,7 @@ def set_keys(text: str, table: str, values: dict[str, str | None]) -> str:
     bom = _BOM if text.startswith(_BOM) else ""
     lines = text[len(bom) :].splitlines(keepends=True)
     newline = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
-    start = next((i for i, line in enumerate(lines) if _header(line) == table), None)
+    start = next((i for i, line in enumerate(lines) if header(line) == table), None)
     if start is None:
         tail = "".join(lines)
         added = [f"{key} = {quoted(value)}{newline}" for key, value in values.items() if value is not None]
@@ -106,7 +106,8 @@ def checked(before: str, after: str, table: str, values: dict[str, str | None]) 
     return new
 
 
-def _header(line: str) -> str | None:
+def header(line: str) -> str | None:
+    """The name of the table `line` opens (`[name]`, a comment after it allowed), or None."""
     match = _HEADER.fullmatch(line.rstrip("\r\n"))
     return match.group(1) if match else None
 
@@ -140,7 +141,7 @@ def remove_table(text: str, table: str) -> str:
 
     bom = _BOM if text.startswith(_BOM) else ""
     lines = text[len(bom) :].splitlines(keepends=True)
-    start = next((i for i, line in enumerate(lines) if _header(line) == table), None)
+    start = next((i for i, line in enumerate(lines) if header(line) == table), None)
     if start is None:
         return text
     end = next((i for i in range(start + 1, len(lines)) if _ANY_HEADER.match(lines[i])), len(lines))

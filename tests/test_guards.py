@@ -296,3 +296,66 @@ def test_patterns_reach_the_hook_only_through_the_door():
     source = Path(check.__file__).read_text() + Path(guards.__file__).read_text()
     assert "import re\n" not in source and "re.compile" not in source
     assert patterns.compile("(x+x+)+y").search("x" * 5000) is None
+
+
+# -- `evolve guard`: the person's command --------------------------------------------------------
+def evolve(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "evolve", *args], capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+def test_evolve_guard_lists_and_the_person_turns_one_to_deny(agent):
+    from tests.helpers import evolve_commit, git_out, parsed_trailers
+
+    mine = NO_NPM.replace('action = "deny"', 'action = "remind"')
+    model = '[no-tags]\ntool = "Bash"\npattern = "git push .*--tags"\naction = "remind"\nmessage = "Wait for CI."\n'
+    (agent.path / "guards.toml").write_text(mine)
+    from tests.helpers import commit_all
+
+    commit_all(agent.path, "my guard")
+    evolve_commit(agent, {"guards.toml": (mine + "\n" + model).encode()})  # a reflection's guard
+    listed = json.loads(evolve("guard", "demo", "--json").stdout)
+    assert [(g["id"], g["action"], g["by"]) for g in listed["guards"]] == [
+        ("no-npm", "remind", "person"),
+        ("no-tags", "remind", "evolve"),
+    ]
+    assert listed["problems"] == []
+    text = evolve("guard", "demo").stdout
+    assert text.splitlines()[0].split() == ["ID", "TOOL", "ACTION", "SCOPE", "LESSON", "BY", "MESSAGE"]
+    assert "no-tags  Bash   remind  everywhere  -" in text
+
+    before = (agent.path / "guards.toml").read_text()
+    proc = evolve("guard", "demo", "no-tags", "--deny")
+    assert proc.returncode == 0 and "guard no-tags: remind -> deny" in proc.stdout
+    after = (agent.path / "guards.toml").read_text()
+    assert after == before.replace(
+        'pattern = "git push .*--tags"\naction = "remind"', 'pattern = "git push .*--tags"\naction = "deny"'
+    )
+    assert git_out(agent.path, "log", "-1", "--format=%an <%ae>|%s") == (
+        "Test Person <person@example.test>|guard(demo): no-tags remind -> deny"
+    )
+    trailers = parsed_trailers(agent.path)
+    assert trailers["Evolve-Kind"] == "guard" and trailers["Evolve-Source"] == "human"
+    assert git_out(agent.path, "show", "--format=", "--stat", "HEAD").split()[0] == "guards.toml"
+    assert git_out(agent.path, "status", "--porcelain") == ""
+    listed = json.loads(evolve("guard", "demo", "no-tags", "--json").stdout)["guards"]
+    assert [(g["id"], g["action"], g["by"]) for g in listed] == [("no-tags", "deny", "person")]  # now theirs
+    assert "already deny" in evolve("guard", "demo", "no-tags", "--deny").stdout
+    assert git_out(agent.path, "rev-list", "--count", "HEAD") == "4"  # init, mine, model's, the deny
+
+
+def test_evolve_guard_says_what_is_wrong_in_one_line(agent):
+    proc = evolve("guard", "demo", "no-npm", "--deny")
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines() == [
+        "evolve: error: agent 'demo' has no usable guard 'no-npm' (guards: none); see `evolve guard demo`"
+    ]
+    assert "has no guards" in evolve("guard", "demo").stdout
+    (agent.path / "guards.toml").write_text(NO_NPM + '[x]\ntool = "Bash"\n')
+    proc = evolve("guard", "demo")
+    assert proc.returncode == 0 and "no-npm" in proc.stdout
+    assert "[x]: message must say what to do instead" in proc.stderr
+    proc = evolve("guard", "demo", "--deny")
+    assert proc.returncode == 1 and "--deny needs the guard's id" in proc.stderr
+    assert evolve("guard", "demo", "x", "--deny", "--off").returncode == 2  # one action at a time

@@ -143,6 +143,11 @@ def problems(text: str, where: str = FILE) -> list[str]:
     return parse(text, where)[1]
 
 
+def table_header(line: str) -> str | None:
+    """The table a line opens (`[id]`), or None."""
+    return tomledit.header(line)
+
+
 def table_text(guard: Guard) -> dict[str, str | None]:
     """The keys of a guard as tomledit writes them (one-line strings; None: no such key)."""
     return {
