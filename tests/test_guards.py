@@ -355,7 +355,7 @@ def test_evolve_guard_says_what_is_wrong_in_one_line(agent):
     (agent.path / "guards.toml").write_text(NO_NPM + '[x]\ntool = "Bash"\n')
     proc = evolve("guard", "demo")
     assert proc.returncode == 0 and "no-npm" in proc.stdout
-    assert "[x]: message must say what to do instead" in proc.stderr
+    assert "guards.toml [x]: pattern must be a non-empty string; fix or remove it" in proc.stderr
     proc = evolve("guard", "demo", "--deny")
     assert proc.returncode == 1 and "--deny needs the guard's id" in proc.stderr
     assert evolve("guard", "demo", "x", "--deny", "--off").returncode == 2  # one action at a time
