@@ -1,4 +1,7 @@
-"""The agent repository's pre-commit hook: refuse a person's commit of a broken skill.
+"""The agent repository's pre-commit hook: refuse a person's commit of a broken skill or guard.
+
+A guards.toml that is not TOML, or holds a guard the hook would leave out (an unknown tool,
+a pattern the one door refuses, no message …), is refused with one line per problem.
 
 It also refuses any staged text file that holds a merge's conflict markers (the full
 `<<<<<<<` / `=======` / `>>>>>>>` triple, outside code fences): they must never reach the
@@ -65,6 +68,14 @@ def staged_problems(root: Path) -> list[str]:
         raw = b"" if path == memo_mod.MEMO_FILE else _staged_bytes(root, path)
         if b"\0" not in raw[:8000] and memo_mod.has_conflict_markers(raw.decode("utf-8", "replace")):
             problems.append(f"{path}: holds merge conflict markers (<<<<<<< ======= >>>>>>>); resolve them")
+    if "guards.toml" in names:
+        from evolve.workspace import guards
+
+        raw = _staged_bytes(root, guards.FILE)
+        try:
+            problems += guards.problems(raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            problems.append(f"{guards.FILE}: not UTF-8 text")
     for kind, path in _checks(names):
         raw = _staged_bytes(root, path)
         if kind == "skill":
