@@ -49,7 +49,7 @@ ABORT = {
 }
 
 
-OWN_PATHS = ("memo.md", "agent.toml", "skills")  # evolve's files: committed whatever ignore rules say
+OWN_PATHS = ("memo.md", "agent.toml", "guards.toml", "skills")  # evolve's files: committed whatever ignore rules say
 
 
 def _template_ignores() -> list[str]:
