@@ -17,7 +17,7 @@ from evolve.store.history import Commit, build_message
 from evolve.store.repo import person_identity
 from evolve.workspace import guards
 from evolve.workspace.agent import Agent, local_person
-from evolve.workspace.authorship import line_authors
+from evolve.workspace.authorship import line_authors, made_by_evolve
 
 
 @dataclass(frozen=True)
@@ -106,3 +106,48 @@ def set_action(agent: Agent, guard_id: str, action: str) -> tuple[str | None, st
         person = person_identity(agent.path, local_person())
         sha = agent.repo.commit_changes({guards.FILE: after.encode("utf-8")}, message, person)
     return sha, current.action
+
+
+def _tables(data: bytes | None) -> dict[str, str]:
+    """Guard id -> its pattern, of one version of guards.toml (nothing when it does not parse)."""
+    import tomllib
+
+    try:
+        doc = tomllib.loads((data or b"").decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return {}
+    return {k: str(v.get("pattern")) for k, v in doc.items() if isinstance(v, dict)}
+
+
+def undone(agent: Agent, commits: Mapping[str, Commit]) -> frozenset[str]:
+    """Guard ids (and `guards.pattern_id`s) a person took out after evolve wrote them.
+
+    The undo rule of every lesson (`workspace.undo`): a person's commit — `git revert`,
+    `evolve revert`, an edit — that removes a guard a reflection wrote blocks it, under its
+    id and its pattern, so the next reflection cannot bring it back; a person who writes it
+    again lifts that.
+    """
+    tip = agent.repo.tip()
+    if tip is None:
+        return frozenset()
+    shas = agent.repo.text("log", "--reverse", "--format=%H", tip, "--", guards.FILE).split()
+    if not shas:
+        return frozenset()
+    history = [commits.get(sha) or agent.repo.log(sha, limit=1)[0] for sha in shas]
+    specs = [f"{c.sha}:{guards.FILE}" for c in history] + [
+        f"{c.parents[0]}:{guards.FILE}" for c in history if c.parents
+    ]
+    blobs = agent.repo.read_blobs(specs)
+    learned: set[str] = set()
+    blocked: dict[str, str] = {}  # id -> pattern id
+    for commit in history:
+        after = _tables(blobs.get(f"{commit.sha}:{guards.FILE}"))
+        before = _tables(blobs.get(f"{commit.parents[0]}:{guards.FILE}")) if commit.parents else {}
+        if made_by_evolve(commit, agent.evolve_emails):
+            learned.update(after.keys() - before.keys())
+            continue
+        for gone in (before.keys() - after.keys()) & learned:
+            blocked[gone] = guards.pattern_id(before[gone])
+        for back in after.keys() & blocked.keys():  # the person wrote it again: theirs now
+            del blocked[back]
+    return frozenset(blocked) | frozenset(blocked.values())

@@ -143,6 +143,13 @@ def problems(text: str, where: str = FILE) -> list[str]:
     return parse(text, where)[1]
 
 
+def pattern_id(pattern: str) -> str:
+    """What names a guard's pattern whatever its id (a person's undo blocks it under any name)."""
+    import hashlib
+
+    return "pattern:" + hashlib.sha256(pattern.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
 def table_header(line: str) -> str | None:
     """The table a line opens (`[id]`), or None."""
     return tomledit.header(line)
