@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import Any
 
-__all__ = ["MAX_STEPS", "LinearPattern", "PatternError", "compile"]
+__all__ = ["MAX_STEPS", "LinearPattern", "PatternError", "compile", "required_text"]
 
 MAX_STEPS = 10_000  # instructions a pattern may compile to (counted repetitions expand)
 _MAX_STATES = 2_000  # cached automaton states per direction; beyond it the cache restarts
@@ -326,3 +326,38 @@ class LinearPattern:
 def compile(source: str, *, ignore_case: bool = False) -> LinearPattern:
     """`source` compiled for linear-time matching; PatternError (a ValueError) if refused."""
     return LinearPattern(source, ignore_case)
+
+
+def _literal(tree: tuple) -> str | None:
+    """The one character a `chars` node matches, or None when it matches more (or a class)."""
+    chars = tree[1]
+    if tree[0] != "chars" or chars.negated or chars.ranges or chars.categories or len(chars.chars) != 1:
+        return None
+    return next(iter(chars.chars))
+
+
+def _required(tree: tuple) -> str:
+    """The longest text every match of `tree` holds ("" when none is certain)."""
+    kind = tree[0]
+    if kind == "chars":
+        return _literal(tree) or ""
+    if kind == "rep":
+        return _required(tree[1]) if tree[2] >= 1 else ""
+    if kind != "cat":
+        return ""  # an assertion holds no text; an alternative holds no one text for sure
+    best, run = "", ""
+    for item in tree[1]:
+        char = _literal(item) if item[0] == "chars" else None
+        if char is not None:
+            run += char
+        elif item[0] != "at":  # an assertion reads nothing: the text on both sides is adjacent
+            best = max(best, run, _required(item), key=len)
+            run = ""
+    return max(best, run, key=len)
+
+
+def required_text(source: str) -> str:
+    """Text every match of `source` holds ("" when none is certain): a call whose command or
+    path lacks it cannot match, so the pattern need not be compiled for it. PatternError as
+    `compile`."""
+    return _required(parse(source))

@@ -5,7 +5,9 @@ way: `load(path, cache)` gives the usable guards of a guards.toml, `verdict(payl
 the harness's output for one call. The hot path pays only for what it uses: the parsed
 guards come from a marshal cache keyed by the file's (mtime_ns, size, inode), so tomllib is
 imported only when the file changed; a guard's pattern is compiled (through the one door,
-`evolve.patterns`: linear time) only when a call of its tool comes, in its project.
+`evolve.patterns`: linear time) only when a call of its tool comes, in its project, whose
+command or path holds the text every match of it holds (`patterns.required_text`): most
+calls meet no guard and import no pattern code at all.
 
 What both harnesses honour (checked with the pinned CLIs: docs/guards.md): `deny` prints
 `permissionDecision: "deny"` with the guards' messages as `permissionDecisionReason`
@@ -17,7 +19,7 @@ What both harnesses honour (checked with the pinned CLIs: docs/guards.md): `deny
 import marshal
 import os
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 SHELL_TOOLS = ("Bash", "exec_command", "shell", "local_shell", "container.exec")
 PATH_KEYS = ("file_path", "notebook_path", "path")
 MAX_SUBJECT = 20_000  # a command or path is matched on its first characters only
@@ -36,8 +38,8 @@ def signature(path: str) -> tuple[int, int, int] | None:
 def load(path: str, cache: str | None = None) -> tuple[list[tuple], list[str], bool]:
     """(the usable guards as rows, problems, parsed now) of the guards.toml at `path`.
 
-    Rows are `Guard.row()`: (id, tools, pattern, project, action, message), `off` ones left
-    out, each project resolved. `cache` (a file path) keeps them between calls; `parsed now`
+    Rows are `Guard.row()` and the text every match holds: (id, tools, pattern, project,
+    action, message, required), `off` ones left out, each project resolved. `cache` (a file path) keeps them between calls; `parsed now`
     tells the caller the problems are new (log them once). No file: no guards.
     """
     key = signature(path)
@@ -59,6 +61,7 @@ def load(path: str, cache: str | None = None) -> tuple[list[tuple], list[str], b
 
 def parse_file(path: str) -> tuple[list[tuple], list[str]]:
     """The file read and checked (evolve.workspace.guards), as rows."""
+    from evolve.patterns import required_text
     from evolve.workspace.guards import parse
 
     try:
@@ -71,7 +74,7 @@ def parse_file(path: str) -> tuple[list[tuple], list[str]]:
     for guard in guards:
         if guard.action == "off":
             continue
-        row = guard.row()
+        row = guard.row() + (required_text(guard.pattern),)
         if guard.project is not None:
             row = row[:3] + (os.path.realpath(os.path.expanduser(guard.project)),) + row[4:]
         rows.append(row)
@@ -140,6 +143,8 @@ def fired(payload: dict, guards: list[tuple]) -> list[tuple]:
             text = subject(tool, payload.get("tool_input"))
             if text is None:
                 return []
+        if len(row) > 6 and row[6] not in text:
+            continue  # the text every match holds is not there: no need to compile the pattern
         if _pattern(row[2]).search(text) is not None:
             hits.append(row)
     return hits
