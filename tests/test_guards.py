@@ -359,3 +359,11 @@ def test_evolve_guard_says_what_is_wrong_in_one_line(agent):
     proc = evolve("guard", "demo", "--deny")
     assert proc.returncode == 1 and "--deny needs the guard's id" in proc.stderr
     assert evolve("guard", "demo", "x", "--deny", "--off").returncode == 2  # one action at a time
+
+
+def test_doctor_names_each_broken_guard(agent):
+    (agent.path / "guards.toml").write_text(NO_NPM + '[web]\ntool = "WebFetch"\npattern = "x"\nmessage = "m"\n')
+    found = json.loads(evolve("doctor", "--json").stdout)
+    [finding] = [f for f in found["findings"] if f["where"] == "demo: guards.toml"]
+    assert finding["level"] == "error"
+    assert finding["problem"].startswith("[web]: tool 'WebFetch' is not one evolve guards")
