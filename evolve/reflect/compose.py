@@ -408,8 +408,6 @@ class _Composer:
             raise Reject(f"{BLOCKED_REASON}: a guard on {show(guard.pattern, 60)}")
         if current is not None and current.action == "off":
             raise Reject(f"guard '{guard_id}' is off; only a person turns it on again")
-        if current is not None and current.action == "deny":  # a person's word: evolve keeps it
-            guard = replace(guard, action="deny")
         try:
             text = guards_mod.with_guard(self.guards.text, guard)
         except (guards_mod.GuardProblem, ValueError) as exc:
