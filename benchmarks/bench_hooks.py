@@ -126,7 +126,7 @@ def build_guarded(home: Path) -> None:
     for name, count in GUARDS.items():
         agent = Agent.create(f"guards-{name}", Home(home))
         tables = "".join(
-            f'[rule-{i}]\ntool = "Bash"\npattern = \'\\btool{i} (install|i|add)\\b\'\n'
+            f"[rule-{i}]\ntool = \"Bash\"\npattern = '\\btool{i} (install|i|add)\\b'\n"
             f'action = "{"deny" if i == 0 else "remind"}"\nmessage = "Use the other tool {i}."\n\n'
             for i in range(count)
         )

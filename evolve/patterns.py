@@ -357,7 +357,8 @@ def _required(tree: tuple) -> str:
 
 
 def required_text(source: str) -> str:
-    """Text every match of `source` holds ("" when none is certain): a call whose command or
-    path lacks it cannot match, so the pattern need not be compiled for it. PatternError as
-    `compile`."""
+    """Text every match of `source` holds ("" when none is certain); PatternError as `compile`.
+
+    A text that lacks it cannot match, so the pattern need not be compiled for it.
+    """
     return _required(parse(source))

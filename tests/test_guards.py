@@ -24,7 +24,7 @@ from evolve.home import Home
 from evolve.integrations import claude_code, codex
 from evolve.session import guards as check
 from evolve.workspace import guards
-from tests.helpers import make_agent
+from tests.helpers import commit_all, evolve_commit, git_out, make_agent, parsed_trailers
 
 NO_NPM = """# lessons I enforce
 [no-npm]
@@ -67,7 +67,10 @@ def test_a_guard_file_parses_with_its_tools_expanded_and_comments_ignored():
         ('tool = "Bash"\npattern = "(?=a)"\nmessage = "m"\n', "pattern refused"),
         ('tool = "Bash"\npattern = "x"\nmessage = "m"\naction = "block"\n', "action 'block' is not one of"),
         ('tool = "Bash"\npattern = "x"\nmessage = "m"\nacton = "deny"\n', "unknown key 'acton'"),
-        ('tool = "Bash"\npattern = "x"\nmessage = "m"\nproject = "web"\n', "project must be a folder's absolute"),
+        (
+            'tool = "Bash"\npattern = "x"\nmessage = "m"\nproject = "web"\n',
+            "project must be a folder's absolute",
+        ),
         ('tool = "Bash"\npattern = "x"\nmessage = "' + "m" * 700 + '"\n', "message is 700 characters long"),
         ('tool = "Bash"\npattern = "(a{1000}){1000}"\nmessage = "m"\n', "pattern refused: too large"),
     ],
@@ -114,7 +117,9 @@ def test_set_action_keeps_every_other_byte():
 
 def test_a_new_guard_is_appended_and_a_removed_one_leaves_the_rest_byte_for_byte():
     text = NO_NPM + ENV
-    new = guards.Guard("no-tags", ("Bash",), "git push .*--tags", "remind", "Wait for CI.", "ci-first", None, "Bash")
+    new = guards.Guard(
+        "no-tags", ("Bash",), "git push .*--tags", "remind", "Wait for CI.", "ci-first", None, "Bash"
+    )
     added = guards.with_guard(text, new)
     assert added.startswith(text)
     assert [g.id for g in guards.parse(added)[0]] == ["no-npm", "env-files", "no-tags"]
@@ -163,7 +168,9 @@ def test_a_deny_wins_and_every_message_of_its_kind_is_given(tmp_path):
     text += '[npm-deny]\ntool = "Bash"\npattern = "install"\naction = "deny"\nmessage = "No installs."\n'
     rows = rows_of(text)
     out = check.verdict(bash("npm install"), rows)["hookSpecificOutput"]
-    assert out["permissionDecisionReason"] == "This repo uses pnpm, never npm (lesson: use-pnpm).\nNo installs."
+    assert (
+        out["permissionDecisionReason"] == "This repo uses pnpm, never npm (lesson: use-pnpm).\nNo installs."
+    )
     assert check.verdict(bash("npm run build"), rows)["hookSpecificOutput"] == {
         "hookEventName": "PreToolUse",
         "additionalContext": "npm again?",
@@ -223,7 +230,9 @@ def claude_command(home: Home) -> str:
 
 def test_the_hook_denies_and_reminds_through_the_installed_command(agent, tmp_path):
     home = Home.resolve()
-    (agent.path / "guards.toml").write_text(NO_NPM + '[tests]\ntool = "Bash"\npattern = "pytest"\nmessage = "Use make test."\n')
+    (agent.path / "guards.toml").write_text(
+        NO_NPM + '[tests]\ntool = "Bash"\npattern = "pytest"\nmessage = "Use make test."\n'
+    )
     proc = run_command(claude_command(home), bash("npm install x"), tmp_path)
     assert proc.returncode == 0 and proc.stderr == b""
     assert json.loads(proc.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
@@ -239,7 +248,9 @@ def test_without_a_guard_the_launcher_starts_no_python(agent, tmp_path):
     home = Home.resolve()
     marker = tmp_path / "started"
     python = tmp_path / "python"  # an interpreter that says when it is started
-    python.write_text(f"#!/bin/sh\necho started >> {shlex.quote(str(marker))}\nexec {shlex.quote(sys.executable)} \"$@\"\n")
+    python.write_text(
+        f'#!/bin/sh\necho started >> {shlex.quote(str(marker))}\nexec {shlex.quote(sys.executable)} "$@"\n'
+    )
     python.chmod(0o755)
     command = claude_code.hook_command(str(python), home, "demo", "pre-tool-use", True)
     for text in (None, "", "# [no-npm] is off for now\n", "   # nothing\n"):
@@ -306,12 +317,10 @@ def evolve(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_evolve_guard_lists_and_the_person_turns_one_to_deny(agent):
-    from tests.helpers import evolve_commit, git_out, parsed_trailers
-
     mine = NO_NPM.replace('action = "deny"', 'action = "remind"')
-    model = '[no-tags]\ntool = "Bash"\npattern = "git push .*--tags"\naction = "remind"\nmessage = "Wait for CI."\n'
+    model = '[no-tags]\ntool = "Bash"\npattern = "git push .*--tags"\naction = "remind"\n'
+    model += 'message = "Wait for CI."\n'
     (agent.path / "guards.toml").write_text(mine)
-    from tests.helpers import commit_all
 
     commit_all(agent.path, "my guard")
     evolve_commit(agent, {"guards.toml": (mine + "\n" + model).encode()})  # a reflection's guard
@@ -362,7 +371,9 @@ def test_evolve_guard_says_what_is_wrong_in_one_line(agent):
 
 
 def test_doctor_names_each_broken_guard(agent):
-    (agent.path / "guards.toml").write_text(NO_NPM + '[web]\ntool = "WebFetch"\npattern = "x"\nmessage = "m"\n')
+    (agent.path / "guards.toml").write_text(
+        NO_NPM + '[web]\ntool = "WebFetch"\npattern = "x"\nmessage = "m"\n'
+    )
     found = json.loads(evolve("doctor", "--json").stdout)
     [finding] = [f for f in found["findings"] if f["where"] == "demo: guards.toml"]
     assert finding["level"] == "error"

@@ -51,8 +51,10 @@ def test_a_guard_for_an_ignored_lesson_lands_as_remind_even_when_asked_to_deny(
     code, out = ans(set_guard(pnpm_ignored, action="deny"))
     assert code == 0, out
     sent = sent_bundle(fake_messages_api)
-    assert sent.index("## Lessons the agent had and ignored") < sent.index("## Guards now") < sent.index(
-        "## Current memo"
+    assert (
+        sent.index("## Lessons the agent had and ignored")
+        < sent.index("## Guards now")
+        < sent.index("## Current memo")
     )
     assert "## Guards now (guards.toml: enforced at the tool call)\\n\\n(none)" in sent
     text = (agent.path / "guards.toml").read_text()
@@ -65,7 +67,9 @@ def test_a_guard_for_an_ignored_lesson_lands_as_remind_even_when_asked_to_deny(
         f'message = "{MESSAGE}"\n'
     )
     trailers = trailer_lines(agent.path)
-    assert trailers["Evolve-Guard"] == [f"no-npm (set guard, lesson {pnpm_ignored}): run 1 of session 3c9d2e1f-4a5"]
+    assert trailers["Evolve-Guard"] == [
+        f"no-npm (set guard, lesson {pnpm_ignored}): run 1 of session 3c9d2e1f-4a5"
+    ]
     assert trailers["Evolve-Guard-Downgraded"] == [
         "no-npm: asked to deny, lands as remind (only a person denies)"
     ]
@@ -116,9 +120,10 @@ def test_a_persons_guard_is_never_touched_by_a_reflection(agent, ans, pnpm_ignor
         "set_guard no-npm: guard 'no-npm' holds lines a person wrote; only they change it",
         "retire_guard no-npm: guard 'no-npm' holds lines a person wrote; only they change it",
     ]
-    assert "- no-npm (Bash, deny, lesson - · a person's: do not touch): pattern 'npm i'" in json.loads(
-        sent_bundle(fake_messages_api)
-    )["messages"][0]["content"]
+    assert (
+        "- no-npm (Bash, deny, lesson - · a person's: do not touch): pattern 'npm i'"
+        in json.loads(sent_bundle(fake_messages_api))["messages"][0]["content"]
+    )
 
 
 def test_a_persons_revert_of_a_guard_sticks_under_its_id_and_its_pattern(agent, ans, pnpm_ignored):
@@ -142,8 +147,25 @@ def test_the_model_may_sharpen_and_retire_its_own_guard(agent, ans, pnpm_ignored
     assert ans(set_guard(pnpm_ignored))[0] == 0
     code, out = ans(set_guard(pnpm_ignored, message="Never npm in the shop: pnpm add / pnpm install."))
     assert code == 0, out
-    assert 'message = "Never npm in the shop: pnpm add / pnpm install."' in (agent.path / "guards.toml").read_text()
+    assert (
+        'message = "Never npm in the shop: pnpm add / pnpm install."'
+        in (agent.path / "guards.toml").read_text()
+    )
     code, out = ans({"op": "retire_guard", "guard": "no-npm", "lesson": pnpm_ignored, "evidence": "run 1"})
     assert code == 0, out
     assert (agent.path / "guards.toml").read_text() == ""
     assert trailer_lines(agent.path)["Evolve-Ops"] == ["retire_guard no-npm"]
+
+
+def test_a_models_pattern_that_backtracks_for_ever_elsewhere_runs_in_linear_time(agent, ans, pnpm_ignored):
+    import time
+
+    from evolve.session import guards as check
+
+    code, out = ans(set_guard(pnpm_ignored, pattern="(x+x+)+y"))
+    assert code == 0, out
+    rows, problems, _ = check.load(str(agent.path / "guards.toml"))
+    assert problems == [] and rows[0][2] == "(x+x+)+y"
+    started = time.monotonic()
+    assert check.verdict({"tool_name": "Bash", "tool_input": {"command": "x" * 50_000}}, rows) is None
+    assert time.monotonic() - started < 5

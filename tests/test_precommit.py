@@ -225,7 +225,10 @@ def test_a_broken_guard_is_refused_in_one_line_and_a_good_one_commits(agent):
     assert commit_all(agent.path, "my guard").returncode == 0
     before = head(agent.path)
     for broken, said in (
-        (good + '[slow]\ntool = "Bash"\npattern = "(a)\\\\1"\nmessage = "m"\n', "guards.toml [slow]: pattern refused"),
+        (
+            good + '[slow]\ntool = "Bash"\npattern = "(a)\\\\1"\nmessage = "m"\n',
+            "guards.toml [slow]: pattern refused",
+        ),
         (good + '[web]\ntool = "WebFetch"\npattern = "x"\nmessage = "m"\n', "tool 'WebFetch' is not one"),
         ('[no-npm]\ntool = "Bash\n', "guards.toml is not valid TOML"),
     ):

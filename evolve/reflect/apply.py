@@ -23,9 +23,9 @@ from evolve.reflect.compose import compose
 from evolve.reflect.escalation import TRAILER as ESCALATED
 from evolve.reflect.escalation import escalated
 from evolve.reflect.operations import (
+    CREATE,
     GUARD_OPS,
     GUARDS_FILE,
-    CREATE,
     MEMO,
     RETIRE,
     Limits,
@@ -291,9 +291,10 @@ def apply_plan(
     `ignored`: the lessons the bundle showed as ignored ((kind, id)); a commit whose
     operations rewrite one names it (`escalation.escalated`). `held`: operation index → why
     it waits (the write-path guard flagged it) while the rest lands; `waiting_trailers` go on
-    the proposal's commit only; `guardable`: the lessons ever ignored (a guard enforces only those). A person who saves a file while it is planned wins: their
-    save is committed as theirs, and the answer is planned again on top of it (a few times,
-    then the command says so).
+    the proposal's commit only; `guardable`: the lessons ever ignored (a guard enforces only
+    those). A person who saves a file while it is planned wins: their save is committed as
+    theirs, and the answer is planned again on top of it (a few times, then the command says
+    so).
     """
     for attempt in range(SAVES_WAITED_FOR):
         try:
@@ -479,12 +480,18 @@ def reflection_message(
     retired = [op.name for op in ops if op.kind == RETIRE]
     if retired:
         trailers["Evolve-Retired"] = retired
-    guarded = [f"{op.name} ({op.kind.replace('_', ' ')}, lesson {op.lesson}): {op.reason}" for op in ops if op.kind in GUARD_OPS]
+    guarded = [
+        f"{op.name} ({op.kind.replace('_', ' ')}, lesson {op.lesson}): {op.reason}"
+        for op in ops
+        if op.kind in GUARD_OPS
+    ]
     if guarded:
         trailers["Evolve-Guard"] = guarded
     downgraded = [op.name for op in ops if op.downgraded]
     if downgraded:
-        trailers["Evolve-Guard-Downgraded"] = [f"{name}: asked to deny, lands as remind (only a person denies)" for name in downgraded]
+        trailers["Evolve-Guard-Downgraded"] = [
+            f"{name}: asked to deny, lands as remind (only a person denies)" for name in downgraded
+        ]
     kept = [
         f"{op.line()}: kept {op.kept} line(s) a person wrote" for op in ops if op.kind == MEMO and op.kept
     ]

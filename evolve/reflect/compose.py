@@ -21,6 +21,7 @@ from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Any
 
+from evolve.names import name_problem
 from evolve.reflect.operations import (
     BLOCKED_REASON,
     CREATE,
@@ -49,7 +50,6 @@ from evolve.reflect.operations import (
     string,
     target_of,
 )
-from evolve.names import name_problem
 from evolve.reflect.tokens import count_tokens
 from evolve.store.history import clean_line
 from evolve.transcripts.redact import find_secrets
@@ -360,7 +360,7 @@ class _Composer:
             raise Reject(self.state.guards_refusal)
         guard_id = op.get("guard")
         problem = name_problem(guard_id)
-        if problem:
+        if problem or not isinstance(guard_id, str):
             raise Reject(f"guard id {show(guard_id)} {problem}")
         lesson, evidence = string(op, "lesson"), string(op, "evidence")
         for key, value in (("lesson", lesson), ("evidence", evidence)):
@@ -382,7 +382,7 @@ class _Composer:
             raise Reject(f"guard '{guard_id}' holds lines a person wrote; only they change it")
         if guard_id in self.state.guards_blocked:
             raise Reject(f"{BLOCKED_REASON}: guard '{guard_id}'")
-        return guard_id, current, lesson, evidence  # type: ignore[return-value]
+        return guard_id, current, lesson, evidence
 
     def _person_guard(self, guard_id: str) -> bool:
         inside = False
@@ -438,7 +438,9 @@ class _Composer:
             raise Reject(clean_line(str(exc), 160)) from None
         previous = self.guards.text
         self.guards = self.guards.after(text)
-        return ValidOp(index, UNGUARD, guard_id, "", text, previous, reason=clean_line(evidence), lesson=lesson)
+        return ValidOp(
+            index, UNGUARD, guard_id, "", text, previous, reason=clean_line(evidence), lesson=lesson
+        )
 
     def _keep_person_lines(self, section: str, new: list[str]) -> tuple[list[str], int]:
         """`new` with every line a person wrote in the section kept where it stood; how many.

@@ -257,7 +257,9 @@ def _reflect_locked(conn, agent: Agent, now: float, force: bool, dry_run: bool, 
         answer = client.reflect(request)
         outcome.tokens = answer.input_tokens + answer.output_tokens
         ignored = guardable(conn, agent.name, bundle)  # a guard may enforce only these
-        plan = plan_now(agent, answer_of(answer.tool_input, Limits.from_config(config.limits)), ignored=ignored)
+        plan = plan_now(
+            agent, answer_of(answer.tool_input, Limits.from_config(config.limits)), ignored=ignored
+        )
     except ReflectionFailed as exc:
         return _finish(conn, agent, now, outcome, "failed", dry_run, exc.reason)
     except AnswerError as exc:

@@ -15,9 +15,14 @@ What both harnesses honour (checked with the pinned CLIs: docs/guards.md): `deny
 (the call runs; the model reads the message).
 """
 
-# ruff: noqa: PTH100, PTH103, PTH108, PTH110, PTH118, PTH120, PTH123
+# pathlib costs more than this hot path may (as evolve.hookmain): os.path it is.
+# ruff: noqa: PTH100, PTH103, PTH105, PTH108, PTH110, PTH111, PTH116, PTH118, PTH120, PTH123
 import marshal
 import os
+
+TYPE_CHECKING = False  # typing's own flag without importing typing (the hot path)
+if TYPE_CHECKING:
+    from evolve.patterns import LinearPattern
 
 CACHE_VERSION = 2
 SHELL_TOOLS = ("Bash", "exec_command", "shell", "local_shell", "container.exec")
@@ -39,8 +44,9 @@ def load(path: str, cache: str | None = None) -> tuple[list[tuple], list[str], b
     """(the usable guards as rows, problems, parsed now) of the guards.toml at `path`.
 
     Rows are `Guard.row()` and the text every match holds: (id, tools, pattern, project,
-    action, message, required), `off` ones left out, each project resolved. `cache` (a file path) keeps them between calls; `parsed now`
-    tells the caller the problems are new (log them once). No file: no guards.
+    action, message, required), `off` ones left out, each project resolved. `cache` (a file
+    path) keeps them between calls; `parsed now` tells the caller the problems are new (log
+    them once). No file: no guards.
     """
     key = signature(path)
     if key is None:
@@ -119,7 +125,7 @@ def inside(cwd: str | None, project: str | None) -> bool:
     return where == project or where.startswith(project.rstrip("/") + "/")
 
 
-def _pattern(source: str):
+def _pattern(source: str) -> "LinearPattern":
     found = _compiled.get(source)
     if found is None:
         from evolve import patterns

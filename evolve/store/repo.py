@@ -49,7 +49,8 @@ ABORT = {
 }
 
 
-OWN_PATHS = ("memo.md", "agent.toml", "guards.toml", "skills")  # evolve's files: committed whatever ignore rules say
+# evolve's files: committed whatever ignore rules say
+OWN_PATHS = ("memo.md", "agent.toml", "guards.toml", "skills")
 
 
 def _template_ignores() -> list[str]:

@@ -282,9 +282,12 @@ def state_at(agent: Agent, rev: str, source: Mapping[str, Any], commits: Mapping
     skills = entries.get("skills")  # a file or a link where the folder should be
     guards: dict = {}
     if any(isinstance(op, dict) and op.get("op") in GUARD_OPS for op in source.get("operations") or ()):
-        found = repo.read_blobs([f"{rev}:{GUARDS_FILE}"]).get(f"{rev}:{GUARDS_FILE}")
-        text = None if found is None else _decoded(found)
-        guards = {"guards": text, "guards_authors": authors(GUARDS_FILE) if text is not None else ()}
+        blob = repo.read_blobs([f"{rev}:{GUARDS_FILE}"]).get(f"{rev}:{GUARDS_FILE}")
+        guards_text = None if blob is None else _decoded(blob)
+        guards = {
+            "guards": guards_text,
+            "guards_authors": authors(GUARDS_FILE) if guards_text is not None else (),
+        }
         guards["ignored"] = None  # checked when the reflection was made, against its bundle
     return SkillState.build(
         snapshots,

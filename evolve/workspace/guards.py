@@ -1,10 +1,10 @@
-"""guards.toml: lessons a person chose to enforce at the tool call, parsed and checked (no I/O).
+r"""guards.toml: lessons a person chose to enforce at the tool call, parsed and checked (no I/O).
 
 The file sits at the root of the agent repository, one table per guard, its name the id:
 
     [no-npm]
     tool = "Bash"                          # or a list; "shell" = every shell tool
-    pattern = '\\bnpm (install|i|add)\\b'   # on the command (shell) or the file path (file tools)
+    pattern = '\bnpm (install|i|add)\b'   # on the command (shell) or the file path (file tools)
     project = "~/code/web"                 # optional: only sessions whose folder is inside it
     action = "remind"                      # remind | deny | off
     lesson = "use-pnpm"                    # the memo bullet id or skill name it enforces
@@ -51,7 +51,7 @@ class Guard:
     tool: str | tuple[str, ...] = ()  # as written, for showing
 
     def row(self) -> tuple:
-        """The guard as plain data (the hook's marshal cache): (id, tools, pattern, project, action, message)."""
+        """The guard as plain data for the hook's cache: (id, tools, pattern, project, action, message)."""
         return (self.id, self.tools, self.pattern, self.project, self.action, self.message)
 
     def shown_tool(self) -> str:
@@ -99,7 +99,9 @@ def check(guard_id: object, table: object) -> Guard:
         raise GuardProblem(f"message is {len(message)} characters long; at most {MAX_MESSAGE} are allowed")
     lesson = table.get("lesson")
     if lesson is not None and (not isinstance(lesson, str) or not 0 < len(lesson) <= MAX_LESSON):
-        raise GuardProblem(f"lesson must be a memo bullet id or a skill name (at most {MAX_LESSON} characters)")
+        raise GuardProblem(
+            f"lesson must be a memo bullet id or a skill name (at most {MAX_LESSON} characters)"
+        )
     project = table.get("project")
     if project is not None and (
         not isinstance(project, str) or not (project.startswith("/") or project.startswith("~"))
@@ -109,7 +111,7 @@ def check(guard_id: object, table: object) -> Guard:
         guard_id,  # type: ignore[arg-type]  # name_problem checked it is a str
         tools,
         pattern,
-        action,  # type: ignore[arg-type]
+        action,
         message,
         lesson,
         project,
@@ -134,7 +136,9 @@ def parse(text: str, where: str = FILE) -> tuple[list[Guard], list[str]]:
         try:
             guards.append(check(guard_id, table))
         except GuardProblem as exc:
-            problems.append(f"{where} [{str(guard_id)[:64]}]: {exc}; fix or remove it (the other guards apply)")
+            problems.append(
+                f"{where} [{str(guard_id)[:64]}]: {exc}; fix or remove it (the other guards apply)"
+            )
     return guards, problems
 
 

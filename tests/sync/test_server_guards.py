@@ -56,12 +56,16 @@ def test_a_broken_guard_from_the_server_is_held_in_one_line(machines, git_daemon
     assert not (a.path / "guards.toml").exists()  # nothing was taken
 
 
-def test_a_pattern_that_backtracks_for_ever_elsewhere_is_taken_and_never_hangs(machines, git_daemon, tmp_path):
+def test_a_pattern_that_backtracks_for_ever_elsewhere_is_taken_and_never_hangs(
+    machines, git_daemon, tmp_path
+):
     a, _b = machines
     url = git_daemon.url()
     a.create(url)
     assert a.sync()[0] == 0
-    _team_pushes(url, tmp_path, '[slow]\ntool = "Bash"\npattern = "(x+x+)+y"\naction = "deny"\nmessage = "m"\n')
+    _team_pushes(
+        url, tmp_path, '[slow]\ntool = "Bash"\npattern = "(x+x+)+y"\naction = "deny"\nmessage = "m"\n'
+    )
     code, out = a.sync()
     assert code == 0, out
     rows, problems, _ = check.load(str(a.path / "guards.toml"))
