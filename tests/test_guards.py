@@ -378,3 +378,30 @@ def test_doctor_names_each_broken_guard(agent):
     [finding] = [f for f in found["findings"] if f["where"] == "demo: guards.toml"]
     assert finding["level"] == "error"
     assert finding["problem"].startswith("[web]: tool 'WebFetch' is not one evolve guards")
+
+
+def test_a_call_no_guard_could_match_imports_no_pattern_code(agent, evolve_home):
+    """From the cache, a call whose command lacks each pattern's required text loads almost nothing."""
+    from tests.test_hooks import HEAVY, LIGHT_PROBE
+
+    (agent.path / "guards.toml").write_text(NO_NPM + ENV)
+    argv = ["claude-code", "pre-tool-use", "--home", str(evolve_home), "--agent", "demo"]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]), "EVOLVE_FORBID_HOME": ""}
+
+    def loaded(command: str) -> tuple[set[str], bytes]:
+        proc = subprocess.run(
+            [sys.executable, "-S", "-P", "-c", LIGHT_PROBE.format(argv=argv)],
+            input=json.dumps(bash(command)).encode(),
+            capture_output=True,
+            timeout=30,
+            env=env,
+        )
+        return set(proc.stderr.decode().split("LOADED ", 1)[1].split()), proc.stdout
+
+    first, _ = loaded("yarn install")  # parses the file once, writes the cache
+    assert "tomllib" in first
+    cached, out = loaded("yarn install")  # no "npm ": nothing to compile
+    assert not cached & (HEAVY | {"evolve.patterns", "evolve.pattern_syntax", "evolve.workspace.guards"}), sorted(cached)
+    assert out == b""
+    matched, out = loaded("npm install")  # a call it may match: the pattern through the door
+    assert "evolve.patterns" in matched and not matched & HEAVY and b'"deny"' in out
