@@ -169,3 +169,17 @@ def test_a_models_pattern_that_backtracks_for_ever_elsewhere_runs_in_linear_time
     started = time.monotonic()
     assert check.verdict({"tool_name": "Bash", "tool_input": {"command": "x" * 50_000}}, rows) is None
     assert time.monotonic() - started < 5
+
+
+def test_with_review_a_guard_waits_on_a_proposal_and_accept_brings_it(agent, ans, pnpm_ignored, capsys):
+    from evolve.cli import main
+
+    toml = agent.path / "agent.toml"
+    toml.write_text(toml.read_text().replace("review = false", "review = true"))
+    people.person(agent, "commit", "-qam", "review everything")
+    outcome = ans.json(set_guard(pnpm_ignored))
+    assert outcome["status"] == "proposed", outcome
+    assert not (agent.path / "guards.toml").exists()  # the agent reads main: nothing enforced yet
+    assert main(["accept", "a", outcome["reflection"]]) == 0
+    capsys.readouterr()
+    assert 'action = "remind"' in (agent.path / "guards.toml").read_text()
