@@ -183,3 +183,22 @@ def test_with_review_a_guard_waits_on_a_proposal_and_accept_brings_it(agent, ans
     assert main(["accept", "a", outcome["reflection"]]) == 0
     capsys.readouterr()
     assert 'action = "remind"' in (agent.path / "guards.toml").read_text()
+
+
+def test_a_replayed_reflection_plans_its_guard_again_without_the_bundle():
+    """A sync's replan (no bundle there: `ignored` None) composes the stored guard on the new tip."""
+    from evolve.reflect.compose import compose
+    from evolve.reflect.operations import SkillState
+
+    theirs = '[tests]\ntool = "Bash"\npattern = "pytest"\nmessage = "Use make test."\n'
+    answer = {"summary": "guard", "operations": [set_guard("0a2821543c4a")]}
+    state = SkillState.build([], "", guards=theirs, guards_authors=(False,) * 4, ignored=None)
+    replayed = compose(answer, state)
+    [op] = replayed.operations
+    assert op.text == theirs + "\n" + (
+        f'[no-npm]\ntool = "shell"\npattern = {json.dumps(PATTERN)}\naction = "remind"\n'
+        f'lesson = "0a2821543c4a"\nmessage = "{MESSAGE}"\n'
+    )
+    assert op.previous == theirs and op.path == "guards.toml"
+    fresh = compose(answer, SkillState.build([], "", ignored=frozenset()))
+    assert not fresh.operations and "was never ignored" in fresh.rejected[0].reason
