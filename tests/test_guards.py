@@ -401,7 +401,8 @@ def test_a_call_no_guard_could_match_imports_no_pattern_code(agent, evolve_home)
     first, _ = loaded("yarn install")  # parses the file once, writes the cache
     assert "tomllib" in first
     cached, out = loaded("yarn install")  # no "npm ": nothing to compile
-    assert not cached & (HEAVY | {"evolve.patterns", "evolve.pattern_syntax", "evolve.workspace.guards"}), sorted(cached)
+    pattern_code = {"evolve.patterns", "evolve.pattern_syntax", "evolve.workspace.guards"}
+    assert not cached & (HEAVY | pattern_code), sorted(cached)
     assert out == b""
     matched, out = loaded("npm install")  # a call it may match: the pattern through the door
     assert "evolve.patterns" in matched and not matched & HEAVY and b'"deny"' in out

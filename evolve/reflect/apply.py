@@ -128,7 +128,7 @@ def current_state(
         memo_refusal=_unwritable(agent.memo_path, "a file") or _conflicted(agent.memo_text()),
         skills_refusal=_unwritable(agent.skills_dir, "a folder"),
         **_guards_state(agent, source, commits),
-        ignored=frozenset(ignored or ()),
+        ignored=frozenset(ignored or ()),  # a guard is refused for any other lesson
     )
 
 

@@ -121,7 +121,7 @@ class SkillState:
     guards_authors: tuple[bool, ...] = ()
     guards_blocked: frozenset[str] = frozenset()  # guard ids and patterns a person undid
     guards_refusal: str = ""  # why guards.toml cannot be written (a link, a folder), or ""
-    ignored: frozenset[str] | None = None  # lessons ignored at least once (None: not checked here)
+    ignored: frozenset[str] | None = frozenset()  # lessons ever ignored (None: a replay, checked when made)
 
     @classmethod
     def build(cls, skills: Iterable[Skill | SkillSnapshot], memo: str, **extra: Any) -> SkillState:
