@@ -262,6 +262,9 @@ def test_without_a_guard_the_launcher_starts_no_python(agent, tmp_path):
     (agent.path / "guards.toml").write_text(NO_NPM.rstrip("\n"))  # a table, no final newline
     proc = run_command(command, bash("npm install"), tmp_path)
     assert marker.read_text() == "started\n" and b'"deny"' in proc.stdout
+    (agent.path / "guards.toml").write_text("\ufeff" + NO_NPM.split("\n", 1)[1])  # a BOM, then [no-npm]
+    proc = run_command(command, bash("npm install"), tmp_path)
+    assert marker.read_text() == "started\n" * 2 and b'"deny"' in proc.stdout
 
 
 def test_a_broken_file_fails_open_and_is_logged_once(agent, tmp_path):

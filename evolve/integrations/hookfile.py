@@ -46,13 +46,14 @@ def guard_command(python: str, harness: str, home: Home, files: str, *extra: str
     """PreToolUse's command: a POSIX-sh launcher that starts Python only when there are guards.
 
     Every tool call runs it, so without a guard it costs no interpreter: it reads `files`
-    (a shell word, a glob for Codex) for a line starting with `[` (a TOML table: a guard) and
+    (a shell word, a glob for Codex) for a line starting with `[` (a TOML table: a guard; after
+    a byte-order mark too) and
     only then runs the hook, isolated like every other. The file is read on fd 9 (the hook's
     stdin is the payload); whatever happens, the shell exits 0 (exit 2 would block the call).
     """
     hook = hook_command(python, harness, "pre-tool-use", home, *extra)
     return (
-        f"(for f in {files}; do while read -r l <&9 || [ -n \"$l\" ]; do case $l in '['*) exec {hook} ;; "
+        f"(for f in {files}; do while read -r l <&9 || [ -n \"$l\" ]; do case $l in '['*|'\ufeff['*) exec {hook} ;; "
         f'esac; done 9<"$f"; done) 2>/dev/null; exit 0'
     )
 
