@@ -53,8 +53,9 @@ def guard_command(python: str, harness: str, home: Home, files: str, *extra: str
     """
     hook = hook_command(python, harness, "pre-tool-use", home, *extra)
     return (
-        f"(for f in {files}; do while read -r l <&9 || [ -n \"$l\" ]; do case $l in '['*|'\ufeff['*) exec {hook} ;; "
-        f'esac; done 9<"$f"; done) 2>/dev/null; exit 0'
+        f'(for f in {files}; do while read -r l <&9 || [ -n "$l" ]; do '
+        f"case $l in '['*|'\ufeff['*) exec {hook} ;; esac; "
+        f'done 9<"$f"; done) 2>/dev/null; exit 0'
     )
 
 
