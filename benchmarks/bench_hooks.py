@@ -267,6 +267,7 @@ def run(workdir: Path) -> dict:
         cases["stop_console_script"] = ([python, str(script), "hook", *command("stop")[4:]], stop)
     records = {name: 0 if name.startswith("pre_tool_use") else 1 for name in cases if name != "pass"}
     records.update(codex_session_start=2, codex_stop_elsewhere=0)  # impressions + proof; nothing
+    records.update(pre_tool_use_50_deny=1)  # the guard that fired
     for argv, payload in cases.values():  # warm-up: page cache, the skill index cache
         _run(argv, payload, env, project)
     times: dict[str, list[float]] = {name: [] for name in cases}

@@ -371,10 +371,30 @@ def agent_guards(home: str, opts: dict, agent: str) -> list[tuple]:
 
 
 def guard_check(home: str, opts: dict, payload: dict, agents: list[str]) -> str:
-    """PreToolUse: the harness's answer when the call meets a guard of `agents` (else nothing)."""
+    """PreToolUse: the harness's answer when the call meets a guard of `agents` (else nothing).
+
+    Each agent whose guards fired gets one spool record (`guard`: which, what they did, in
+    which session): an event for `evolve guard` and the next reflection's bundle.
+    """
     from evolve.session.guards import fired, output
 
-    hits = [hit for agent in agents for hit in fired(payload, agent_guards(home, opts, agent))]
+    hits = []
+    for agent in agents:
+        mine = fired(payload, agent_guards(home, opts, agent))
+        if mine:
+            hits += mine
+            record = {
+                "event": "guard",
+                "agent": agent,
+                "guards": [row[0] for row in mine],
+                "action": "deny" if any(row[4] == "deny" for row in mine) else "remind",
+                "tool": payload.get("tool_name"),
+                "session": _text(payload, "session_id"),
+                "tool_use_id": _text(payload, "tool_use_id"),
+            }
+            if opts.get("harness") == "codex":
+                record.update(harness="codex", cwd=payload.get("cwd"))
+            append_record(home, record)
     decision = output(hits)
     return _encoder()(decision) if decision else ""
 

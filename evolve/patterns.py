@@ -236,17 +236,27 @@ class _Automaton:
 class LinearPattern:
     """A compiled pattern: `search` and `finditer` in time linear in the text."""
 
-    __slots__ = ("source", "ignore_case", "_forward", "_backward")
+    __slots__ = ("source", "ignore_case", "_tree", "_forward", "_back")
 
     def __init__(self, source: str, ignore_case: bool) -> None:
         self.source = source
         self.ignore_case = ignore_case
-        tree = parse(source, caseless=ignore_case)
+        self._tree = parse(source, caseless=ignore_case)
+        self._back: _Automaton | None = None  # built when a span is first asked for
         try:
-            self._forward = _Automaton(_Program(tree, backward=False))
-            self._backward = _Automaton(_Program(tree, backward=True))
+            self._forward = _Automaton(_Program(self._tree, backward=False))
         except OverflowError:
             raise PatternError(_TOO_LARGE, 0) from None
+
+    @property
+    def _backward(self) -> _Automaton:
+        """The program read from right to left (where a match starts), built on first use.
+
+        Never larger than the forward one (its loops need no guarded copies), so it fits too.
+        """
+        if self._back is None:
+            self._back = _Automaton(_Program(self._tree, backward=True))
+        return self._back
 
     @property
     def size(self) -> int:
@@ -256,7 +266,11 @@ class LinearPattern:
     @property
     def work(self) -> int:
         """Characters read and instructions visited so far (what tests bound, not the clock)."""
-        return self._forward.work + self._backward.work
+        return self._forward.work + (self._back.work if self._back is not None else 0)
+
+    def matches(self, text: str) -> bool:
+        """Whether `text` holds a match (what `search` finds, without working out where it starts)."""
+        return self._end(text, 0, False) is not None
 
     def search(self, text: str) -> tuple[int, int] | None:
         """(start, end) of the first match, as `re.search(...).span()` gives it; None if none."""

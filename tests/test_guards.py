@@ -334,7 +334,16 @@ def test_evolve_guard_lists_and_the_person_turns_one_to_deny(agent):
     ]
     assert listed["problems"] == []
     text = evolve("guard", "demo").stdout
-    assert text.splitlines()[0].split() == ["ID", "TOOL", "ACTION", "SCOPE", "LESSON", "BY", "MESSAGE"]
+    assert text.splitlines()[0].split() == [
+        "ID",
+        "TOOL",
+        "ACTION",
+        "SCOPE",
+        "LESSON",
+        "BY",
+        "FIRED",
+        "MESSAGE",
+    ]
     assert "no-tags  Bash   remind  everywhere  -" in text
 
     before = (agent.path / "guards.toml").read_text()
@@ -409,3 +418,32 @@ def test_a_call_no_guard_could_match_imports_no_pattern_code(agent, evolve_home)
     assert out == b""
     matched, out = loaded("npm install")  # a call it may match: the pattern through the door
     assert "evolve.patterns" in matched and not matched & HEAVY and b'"deny"' in out
+
+
+def test_each_firing_is_counted_by_evolve_guard_and_shown_to_the_next_reflection(agent, tmp_path):
+    from evolve.store import ledger
+
+    home = Home.resolve()
+    (agent.path / "guards.toml").write_text(
+        NO_NPM + '[tests]\ntool = "Bash"\npattern = "pytest"\nmessage = "make test"\n'
+    )
+    for command in ("npm install a", "npm i b", "pytest -q", "ls"):
+        run_command(claude_command(home), {**bash(command), "tool_use_id": f"t-{command}"}, tmp_path)
+    listed = {g["id"]: g for g in json.loads(evolve("guard", "demo", "--json").stdout)["guards"]}
+    assert (listed["no-npm"]["fired"], listed["no-npm"]["denied"]) == (2, 2)
+    assert (listed["tests"]["fired"], listed["tests"]["denied"]) == (1, 0)
+    assert listed["no-npm"]["last_fired_at"] > listed["tests"]["last_fired_at"] - 60
+    text = evolve("guard", "demo").stdout.splitlines()
+    assert text[0].split()[6] == "FIRED" and text[1].split()[:7] == [
+        "no-npm",
+        "shell",
+        "deny",
+        "everywhere",
+        "use-pnpm",
+        "person",
+        "2",
+    ]
+    with ledger.opened(home.state_db) as conn:
+        [first, *_] = ledger.events_since(conn, "demo", None)
+    assert first["kind"] == "guard" and first["guards"] == ["no-npm"] and first["session"] == "s1"
+    assert first["tool_use_id"] == "t-npm install a" and first["action"] == "deny"

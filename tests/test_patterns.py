@@ -91,6 +91,7 @@ def test_spans_agree_with_re(source, texts, ignore_case):
     compiled = patterns.compile(source, ignore_case=ignore_case)
     for text in texts:
         expected_first, expected_all = _re_spans(source, text, ignore_case)
+        assert compiled.matches(text) is (expected_first is not None), (source, text)
         assert compiled.search(text) == expected_first, (source, text)
         assert list(compiled.finditer(text)) == expected_all, (source, text)
 

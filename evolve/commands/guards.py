@@ -7,6 +7,26 @@ from evolve.errors import UserError
 from evolve.home import Home
 from evolve.workspace.agent import Agent
 
+NEVER = {"fired": 0, "denied": 0, "last_fired_at": None}
+
+
+def firings(home: Home, name: str) -> dict[str, dict]:
+    """Per guard id: how often it fired (reminded or denied a call), denied, and when last."""
+    from evolve.observe.records import drain_pending
+    from evolve.store import ledger
+
+    with ledger.opened(home.state_db) as conn:
+        drain_pending(conn, home)  # what the hooks spooled since the watcher last drained
+        events = ledger.events_since(conn, name, None)
+    found: dict[str, dict] = {}
+    for event in (e for e in events if e["kind"] == "guard"):
+        for guard_id in event.get("guards") or ():
+            entry = found.setdefault(guard_id, dict(NEVER))
+            entry["fired"] += 1
+            entry["denied"] += event.get("action") == "deny"
+            entry["last_fired_at"] = event.get("at")
+    return found
+
 
 def guard(
     home: Home, name: str, guard_id: str | None = None, action: str | None = None, as_json: bool = False
@@ -26,12 +46,14 @@ def guard(
             say(f"guard {guard_id}: {before} -> {action} (commit {sha[:12]}, as you)")
         return 0
     listed, problems = guarding.listing(agent)
+    fired = firings(home, name)
     if guard_id is not None:
         listed = [item for item in listed if item.guard.id == guard_id]
         if not listed:
             raise UserError(f"agent {name!r} has no usable guard {guard_id!r}; see `evolve guard {name}`")
     if as_json:
-        emit_json({"agent": name, "guards": [item.to_dict() for item in listed], "problems": problems})
+        guards = [{**item.to_dict(), **fired.get(item.guard.id, NEVER)} for item in listed]
+        emit_json({"agent": name, "guards": guards, "problems": problems})
         return 0
     for problem in problems:
         warn(problem)
@@ -46,9 +68,10 @@ def guard(
             item.guard.project or "everywhere",
             item.guard.lesson or "-",
             "person" if item.by_person else "evolve",
+            str(fired.get(item.guard.id, NEVER)["fired"]),
             item.guard.message,
         ]
         for item in listed
     ]
-    say(table(rows, ["ID", "TOOL", "ACTION", "SCOPE", "LESSON", "BY", "MESSAGE"]))
+    say(table(rows, ["ID", "TOOL", "ACTION", "SCOPE", "LESSON", "BY", "FIRED", "MESSAGE"]))
     return 0

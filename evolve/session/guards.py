@@ -151,7 +151,7 @@ def fired(payload: dict, guards: list[tuple]) -> list[tuple]:
                 return []
         if len(row) > 6 and row[6] not in text:
             continue  # the text every match holds is not there: no need to compile the pattern
-        if _pattern(row[2]).search(text) is not None:
+        if _pattern(row[2]).matches(text):
             hits.append(row)
     return hits
 
