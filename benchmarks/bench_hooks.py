@@ -19,12 +19,19 @@ Codex, the same way: `evolve install codex` for the project, then its one frozen
 (the agent found from the session's folder in the install records). Targets: SessionStart
 <= 3x, Stop <= 2x; also measured, a Stop in a folder with no install (Codex runs the hooks
 of hooks.json in every session of the person's, whatever the folder).
+
+PreToolUse (guards.toml, run on every tool call) through the shell launcher install writes,
+for agents with 0, 1 and 50 guards (Bash guards, a command none matches: every pattern is
+tried; and one that a deny guard refuses), in wall time and in CPU time (user + system of
+the shell and Python: what a shared, loaded machine disturbs least). Targets, on CPU time:
+no guard <= 0.2x (no Python starts), 1 and 50 guards <= 1.2x.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import resource
 import shlex
 import statistics
 import subprocess
@@ -108,14 +115,38 @@ def build_agent(home: Path) -> None:
         agent.repo.commit_changes(changes, build_message("reflect(bench): skills", {}), agent.evolve_identity)
 
 
-def _run(argv: list[str], payload: bytes, env: dict, cwd: Path) -> float:
+GUARDS = {"0": 0, "1": 1, "50": 50}
+
+
+def build_guarded(home: Path) -> None:
+    """One agent per guard count, each a guards.toml of Bash guards with distinct patterns."""
+    from evolve.home import Home
+    from evolve.workspace.agent import Agent
+
+    for name, count in GUARDS.items():
+        agent = Agent.create(f"guards-{name}", Home(home))
+        tables = "".join(
+            f"[rule-{i}]\ntool = \"Bash\"\npattern = '\\btool{i} (install|i|add)\\b'\n"
+            f'action = "{"deny" if i == 0 else "remind"}"\nmessage = "Use the other tool {i}."\n\n'
+            for i in range(count)
+        )
+        if tables:
+            (agent.path / "guards.toml").write_text(tables)
+
+
+def _run(argv: list[str], payload: bytes, env: dict, cwd: Path, cpu: list[float] | None = None) -> float:
+    """Wall time of one run; its CPU time (user + system, the shell's and Python's) into `cpu`."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     proc = subprocess.run(
         argv, input=payload, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False
     )
     elapsed = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0 or proc.stderr:
         raise RuntimeError(f"{shlex.join(argv)}: exit {proc.returncode} {proc.stderr.decode()[-300:]}")
+    if cpu is not None:
+        cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
     return elapsed
 
 
@@ -145,6 +176,7 @@ def run(workdir: Path) -> dict:
     python, purelib = install_wheel(workdir)
     home = workdir / "home"
     build_agent(home)
+    build_guarded(home)
     setup_s = time.perf_counter() - started
     project = workdir / "project"
     project.mkdir()
@@ -219,18 +251,32 @@ def run(workdir: Path) -> dict:
             ),
         }
     )
+    bash = {**base, "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_use_id": "toolu_2"}
+    for name in GUARDS:
+        guard = hook_command(python, Home(home), f"guards-{name}", "pre-tool-use", True)
+        cases[f"pre_tool_use_{name}"] = (
+            ["/bin/sh", "-c", guard],
+            json.dumps({**bash, "tool_input": {"command": "pnpm install --frozen-lockfile"}}).encode(),
+        )
+    cases["pre_tool_use_50_deny"] = (
+        ["/bin/sh", "-c", hook_command(python, Home(home), "guards-50", "pre-tool-use", True)],
+        json.dumps({**bash, "tool_input": {"command": "tool0 install left-pad"}}).encode(),
+    )
     script = purelib / "bin" / "evolve"  # pip --target puts the console script here
     if script.exists():
         cases["stop_console_script"] = ([python, str(script), "hook", *command("stop")[4:]], stop)
-    records = {name: 1 for name in cases if name != "pass"}  # spool lines each run appends
+    records = {name: 0 if name.startswith("pre_tool_use") else 1 for name in cases if name != "pass"}
     records.update(codex_session_start=2, codex_stop_elsewhere=0)  # impressions + proof; nothing
+    records.update(pre_tool_use_50_deny=1)  # the guard that fired
     for argv, payload in cases.values():  # warm-up: page cache, the skill index cache
         _run(argv, payload, env, project)
     times: dict[str, list[float]] = {name: [] for name in cases}
+    cpu: dict[str, list[float]] = {name: [] for name in cases}
     for _ in range(REPEAT):
         for name, (argv, payload) in cases.items():
-            times[name].append(_run(argv, payload, env, project))
+            times[name].append(_run(argv, payload, env, project, cpu[name]))
     median = {name: statistics.median(values) for name, values in times.items()}
+    cpu_median = {name: statistics.median(values) for name, values in cpu.items()}
     log = home / "logs" / "hooks.log"
     if log.exists():
         raise RuntimeError(f"a hook failed on the installed package: {log.read_text()[-500:]}")
@@ -241,12 +287,20 @@ def run(workdir: Path) -> dict:
     ratio = {name: round(median[name] / median["pass"], 2) for name in cases if name != "pass"}
     result: dict = {"skills": SKILLS, "python_pass_ms": round(median["pass"] * 1000, 1)}
     result.update({f"{name}_ratio": value for name, value in ratio.items()})
+    result.update(  # CPU time, which other processes on a shared machine disturb far less than wall time
+        {
+            f"{name}_cpu_ratio": round(cpu_median[name] / cpu_median["pass"], 2)
+            for name in cases
+            if name.startswith("pre_tool_use")
+        }
+    )
     result.update(
         {
             "session_start_ms": round(median["session_start"] * 1000, 1),
             "stop_ms": round(median["stop"] * 1000, 1),
             "codex_session_start_ms": round(median["codex_session_start"] * 1000, 1),
             "codex_stop_ms": round(median["codex_stop"] * 1000, 1),
+            **{f"pre_tool_use_{n}_ms": round(median[f"pre_tool_use_{n}"] * 1000, 2) for n in GUARDS},
             "setup_s": round(setup_s, 1),
             "python": sysconfig.get_python_version(),
             "targets": {
@@ -255,6 +309,10 @@ def run(workdir: Path) -> dict:
                 "stop_ratio": "<= 2",
                 "codex_session_start_ratio": "<= 3",
                 "codex_stop_ratio": "<= 2",
+                "pre_tool_use_0_cpu_ratio": "<= 0.2",
+                "pre_tool_use_1_cpu_ratio": "<= 1.2",
+                "pre_tool_use_50_cpu_ratio": "<= 1.2",
+                "pre_tool_use_50_deny_cpu_ratio": "<= 1.2",
             },
         }
     )

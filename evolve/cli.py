@@ -306,6 +306,20 @@ def _eval_args(p) -> None:
         metavar="X",
         help="stop before the runs cost more than this (what ran is recorded as partial)",
     )
+
+
+def _guard_args(p) -> None:
+    _agent(p)
+    p.add_argument("guard_id", metavar="ID", nargs="?", help="one guard (its table's name in guards.toml)")
+    action = p.add_mutually_exclusive_group()
+    for name, what in (
+        ("deny", "refuse the calls it matches"),
+        ("remind", "let them run, with its message"),
+        ("off", "stop it"),
+    ):
+        action.add_argument(
+            f"--{name}", dest="action", action="store_const", const=name, help=f"as you: {what}"
+        )
     _json(p)
 
 
@@ -378,6 +392,11 @@ COMMANDS: dict[str, tuple[str, str, Callable[[object], None]]] = {
         "prove each lesson: run its eval case with and without the agent (Claude Code's plugin eval)",
         _eval_args,
     ),
+    "guard": (
+        "guards.guard",
+        "list an agent's guards, or turn one to --deny, --remind or --off (as you)",
+        _guard_args,
+    ),
     "log": ("history.log", "an agent's commits: reflections, edits, reverts", _log_args),
     "review": ("history.review", "show one commit as a diff with its trailers", _review_args),
     "revert": ("history.revert", "undo one commit (evolve will not re-learn it)", _revert_args),
@@ -426,7 +445,7 @@ COMMANDS: dict[str, tuple[str, str, Callable[[object], None]]] = {
 # Commands that write to an agent repository, an install or the home: before they run, what an
 # older evolve installed is brought up to date (evolve.integrations.upgrade). doctor runs it too.
 WRITING = frozenset(
-    "init eval revert observe reflect accept reject unblock watch cycle model pause resume remove pin unpin "
+    "init eval guard revert observe reflect accept reject unblock watch cycle model pause resume remove pin unpin "
     "restore prune install uninstall remote sync".split()
 )
 
@@ -449,8 +468,10 @@ def run(argv: Sequence[str]) -> int:
     args = vars(namespace)
     command = args.pop("command")
     home = _checked_home(args.pop("home"))
-    reading_only = (command == "watch" and (args["status"] or args["print_service"])) or (
-        command == "model" and all(args[k] is None for k in MODEL_CHOICES)
+    reading_only = (
+        (command == "watch" and (args["status"] or args["print_service"]))
+        or (command == "model" and all(args[k] is None for k in MODEL_CHOICES))
+        or (command == "guard" and args["action"] is None)
     )
     if command in WRITING and not reading_only:
         if home.read_only():

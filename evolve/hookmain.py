@@ -5,10 +5,13 @@ already (os, sys, time) plus C modules (`_json`, select): no argparse, subproces
 sqlite3, re, pathlib, nor json's Python half. Stop, SessionEnd, StopFailure and
 PostToolUse append one line to the spool that the watcher drains into state.db;
 SessionStart prints the memo (and, when the skills are not linked into the harness, the
-skill index) and spools the impressions. The hook reads exactly one JSON value from stdin
-and never waits for EOF (stdin may stay open). It fails open: it never exits non-zero
-(exit 2 would block the agent) and prints nothing but SessionStart's context; every
-problem, even a usage error, goes to `<home>/logs/hooks.log`.
+skill index) and spools the impressions; PreToolUse prints a guard's decision
+(evolve.session.guards) when the call meets one of the agent's guards. The hook reads
+exactly one JSON value from stdin and never waits for EOF (stdin may stay open). It fails
+open: it never exits non-zero (exit 2 would block the agent) and prints nothing but
+SessionStart's context and a guard's decision; every problem, even a usage error, goes to
+`<home>/logs/hooks.log` (a broken guards.toml too: its broken guards do not apply, the
+call goes ahead).
 
 Claude Code's commands name their agent (`--agent`). Codex's are one frozen command for
 every project (its hooks are the person's, in `$CODEX_HOME/hooks.json`, trusted by hash):
@@ -418,6 +421,51 @@ def skill_used(home: str, opts: dict, payload: dict) -> str:
     return ""
 
 
+def agent_guards(home: str, opts: dict, agent: str) -> list[tuple]:
+    """The agent's usable guards (parsed once per change of guards.toml); problems logged once."""
+    from evolve.session.guards import load
+
+    path = os.path.join(home, "agents", agent, "guards.toml")
+    rows, problems, fresh = load(path, os.path.join(home, "cache", agent, "guards.marshal"))
+    if fresh:
+        for problem in problems:  # the hook fails open: the agent is never blocked by a broken file
+            log(home, opts, Problem(problem))
+    return rows
+
+
+def guard_check(home: str, opts: dict, payload: dict, agents: list[str]) -> str:
+    """PreToolUse: the harness's answer when the call meets a guard of `agents` (else nothing).
+
+    Each agent whose guards fired gets one spool record (`guard`: which, what they did, in
+    which session): an event for `evolve guard` and the next reflection's bundle.
+    """
+    from evolve.session.guards import fired, output
+
+    hits = []
+    for agent in agents:
+        mine = fired(payload, agent_guards(home, opts, agent))
+        if mine:
+            hits += mine
+            record = {
+                "event": "guard",
+                "agent": agent,
+                "guards": [row[0] for row in mine],
+                "action": "deny" if any(row[4] == "deny" for row in mine) else "remind",
+                "tool": payload.get("tool_name"),
+                "session": _text(payload, "session_id"),
+                "tool_use_id": _text(payload, "tool_use_id"),
+            }
+            if opts.get("harness") == "codex":
+                record.update(harness="codex", cwd=payload.get("cwd"))
+            append_record(home, record)
+    decision = output(hits)
+    return _encoder()(decision) if decision else ""
+
+
+def pre_tool_use(home: str, opts: dict, payload: dict) -> str:
+    return guard_check(home, opts, payload, [opts["agent"]])
+
+
 # -- Codex --------------------------------------------------------------------------------------
 def codex_agents(home: str, payload: dict) -> list[tuple[str, bool]]:
     """(agent, linked) of each Codex install whose folder covers the session's folder."""
@@ -456,6 +504,11 @@ def codex_session_start(home: str, opts: dict, payload: dict) -> str:
     return _encoder()(
         {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text + "\n"}}
     )
+
+
+def codex_pre_tool_use(home: str, opts: dict, payload: dict) -> str:
+    """PreToolUse: the guards of every agent installed for the session's folder."""
+    return guard_check(home, opts, payload, [agent for agent, _ in codex_agents(home, payload)])
 
 
 def codex_stop(home: str, opts: dict, payload: dict) -> str:
@@ -574,8 +627,9 @@ HANDLERS = {
         "session-end": run_ended,
         "stop-failure": run_ended,
         "post-tool-use": skill_used,
+        "pre-tool-use": pre_tool_use,
     },
-    "codex": {"session-start": codex_session_start, "stop": codex_stop},
+    "codex": {"session-start": codex_session_start, "stop": codex_stop, "pre-tool-use": codex_pre_tool_use},
 }
 
 

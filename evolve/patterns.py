@@ -21,7 +21,15 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import Any
 
-__all__ = ["MAX_STEPS", "WORK_BASE", "WORK_PER_CHAR", "LinearPattern", "PatternError", "compile"]
+__all__ = [
+    "MAX_STEPS",
+    "WORK_BASE",
+    "WORK_PER_CHAR",
+    "LinearPattern",
+    "PatternError",
+    "compile",
+    "required_text",
+]
 
 MAX_STEPS = 10_000  # instructions a pattern may compile to (counted repetitions expand)
 # A search may visit at most this many instructions, plus so many per character read: an
@@ -249,18 +257,28 @@ class _OverBudget(Exception):
 class LinearPattern:
     """A compiled pattern: `search` and `finditer` in time linear in the text."""
 
-    __slots__ = ("source", "ignore_case", "gave_up", "_forward", "_backward")
+    __slots__ = ("source", "ignore_case", "gave_up", "_tree", "_forward", "_back")
 
     def __init__(self, source: str, ignore_case: bool) -> None:
         self.source = source
         self.ignore_case = ignore_case
         self.gave_up = False  # a search went over its budget: no match from then on
-        tree = parse(source, caseless=ignore_case)
+        self._tree = parse(source, caseless=ignore_case)
+        self._back: _Automaton | None = None  # built when a span is first asked for
         try:
-            self._forward = _Automaton(_Program(tree, backward=False))
-            self._backward = _Automaton(_Program(tree, backward=True))
+            self._forward = _Automaton(_Program(self._tree, backward=False))
         except OverflowError:
             raise PatternError(_TOO_LARGE, 0) from None
+
+    @property
+    def _backward(self) -> _Automaton:
+        """The program read from right to left (where a match starts), built on first use.
+
+        Never larger than the forward one (its loops need no guarded copies), so it fits too.
+        """
+        if self._back is None:
+            self._back = _Automaton(_Program(self._tree, backward=True))
+        return self._back
 
     @property
     def size(self) -> int:
@@ -270,7 +288,18 @@ class LinearPattern:
     @property
     def work(self) -> int:
         """Characters read and instructions visited so far (what tests bound, not the clock)."""
-        return self._forward.work + self._backward.work
+        return self._forward.work + (self._back.work if self._back is not None else 0)
+
+    def matches(self, text: str) -> bool:
+        """Whether `text` holds a match (what `search` finds, without working out where it starts)."""
+        if self.gave_up:
+            return False
+        self._forward.limit = self._forward.work + WORK_BASE + WORK_PER_CHAR * len(text)
+        try:
+            return self._end(text, 0, False) is not None
+        except _OverBudget:
+            self.gave_up = True
+            return False
 
     def search(self, text: str) -> tuple[int, int] | None:
         """(start, end) of the first match, as `re.search(...).span()` gives it; None if none."""
@@ -295,12 +324,13 @@ class LinearPattern:
         if self.gave_up:
             return None
         budget = WORK_BASE + WORK_PER_CHAR * (len(text) - pos)
-        for auto in (self._forward, self._backward):
-            auto.limit = auto.work + budget
+        self._forward.limit = self._forward.work + budget
         try:
             end = self._end(text, pos, advance)
             if end is None:
                 return None
+            back = self._backward
+            back.limit = back.work + budget
             return self._start(text, pos, end), end
         except _OverBudget:
             self.gave_up = True
@@ -349,3 +379,39 @@ class LinearPattern:
 def compile(source: str, *, ignore_case: bool = False) -> LinearPattern:
     """`source` compiled for linear-time matching; PatternError (a ValueError) if refused."""
     return LinearPattern(source, ignore_case)
+
+
+def _literal(tree: tuple) -> str | None:
+    """The one character a `chars` node matches, or None when it matches more (or a class)."""
+    chars = tree[1]
+    if tree[0] != "chars" or chars.negated or chars.ranges or chars.categories or len(chars.chars) != 1:
+        return None
+    return next(iter(chars.chars))
+
+
+def _required(tree: tuple) -> str:
+    """The longest text every match of `tree` holds ("" when none is certain)."""
+    kind = tree[0]
+    if kind == "chars":
+        return _literal(tree) or ""
+    if kind == "rep":
+        return _required(tree[1]) if tree[2] >= 1 else ""
+    if kind != "cat":
+        return ""  # an assertion holds no text; an alternative holds no one text for sure
+    best, run = "", ""
+    for item in tree[1]:
+        char = _literal(item) if item[0] == "chars" else None
+        if char is not None:
+            run += char
+        elif item[0] != "at":  # an assertion reads nothing: the text on both sides is adjacent
+            best = max(best, run, _required(item), key=len)
+            run = ""
+    return max(best, run, key=len)
+
+
+def required_text(source: str) -> str:
+    """Text every match of `source` holds ("" when none is certain); PatternError as `compile`.
+
+    A text that lacks it cannot match, so the pattern need not be compiled for it.
+    """
+    return _required(parse(source))

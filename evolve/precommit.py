@@ -1,4 +1,7 @@
-"""The agent repository's pre-commit hook: refuse a person's commit of a broken skill or eval case.
+"""The agent repository's pre-commit hook: refuse a person's commit of a broken skill, eval case or guard.
+
+A guards.toml that is not TOML, or holds a guard the hook would leave out (an unknown tool,
+a pattern the one door refuses, no message …), is refused with one line per problem.
 
 It also refuses any staged text file that holds a merge's conflict markers (the full
 `<<<<<<<` / `=======` / `>>>>>>>` triple, outside code fences): they must never reach the
@@ -68,6 +71,14 @@ def staged_problems(root: Path) -> list[str]:
             problems.append(f"{path}: holds merge conflict markers (<<<<<<< ======= >>>>>>>); resolve them")
         if evalcase.case_lesson(path) is not None:
             problems += evalcase.file_problems(path, raw.decode("utf-8", "replace"))
+    if "guards.toml" in names:
+        from evolve.workspace import guards
+
+        raw = _staged_bytes(root, guards.FILE)
+        try:
+            problems += guards.problems(raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            problems.append(f"{guards.FILE}: not UTF-8 text")
     for kind, path in _checks(names):
         raw = _staged_bytes(root, path)
         if kind == "skill":

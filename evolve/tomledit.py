@@ -47,7 +47,7 @@ def set_keys(text: str, table: str, values: dict[str, str | None]) -> str:
     bom = _BOM if text.startswith(_BOM) else ""
     lines = text[len(bom) :].splitlines(keepends=True)
     newline = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
-    start = next((i for i, line in enumerate(lines) if _header(line) == table), None)
+    start = next((i for i, line in enumerate(lines) if header(line) == table), None)
     if start is None:
         tail = "".join(lines)
         added = [f"{key} = {quoted(value)}{newline}" for key, value in values.items() if value is not None]
@@ -106,7 +106,8 @@ def checked(before: str, after: str, table: str, values: dict[str, str | None]) 
     return new
 
 
-def _header(line: str) -> str | None:
+def header(line: str) -> str | None:
+    """The name of the table `line` opens (`[name]`, a comment after it allowed), or None."""
     match = _HEADER.fullmatch(line.rstrip("\r\n"))
     return match.group(1) if match else None
 
@@ -128,3 +129,30 @@ def _replaced(line: str, value: str, table: str, key: str) -> str:
             f"[{table}] {key} is not a one-line string; nothing was changed: edit [{table}] by hand"
         )
     return line[: head.end()] + rest[: found.start()] + quoted(value) + rest[found.end() :]
+
+
+def remove_table(text: str, table: str) -> str:
+    """`text` without `table`: its header line and every line up to the next header.
+
+    The blank lines before the next table stay with it; the result is parsed again and must
+    be the old document less that table, or EditError.
+    """
+    import tomllib
+
+    bom = _BOM if text.startswith(_BOM) else ""
+    lines = text[len(bom) :].splitlines(keepends=True)
+    start = next((i for i, line in enumerate(lines) if header(line) == table), None)
+    if start is None:
+        return text
+    end = next((i for i in range(start + 1, len(lines)) if _ANY_HEADER.match(lines[i])), len(lines))
+    while end > start + 1 and not lines[end - 1].strip():
+        end -= 1  # the blank lines that separate it from the next table stay
+    after = bom + "".join(lines[:start] + lines[end:])
+    try:
+        old = tomllib.loads(text.removeprefix(_BOM))
+        new = tomllib.loads(after.removeprefix(_BOM))
+    except tomllib.TOMLDecodeError:
+        new, old = None, {}
+    if new is None or new != {k: v for k, v in old.items() if k != table}:
+        raise EditError(f"[{table}] is not written as one table evolve can remove; nothing was changed")
+    return after

@@ -70,9 +70,10 @@ def test_install_twice_then_uninstall_leaves_the_persons_files_byte_identical(ag
     doc = json.loads(hooks.read_text())
     assert (
         doc["note"] == "mine"
-        and doc["hooks"]["PreToolUse"] == json.loads(PERSON_HOOKS)["hooks"]["PreToolUse"]
+        and doc["hooks"]["PreToolUse"][:-1] == json.loads(PERSON_HOOKS)["hooks"]["PreToolUse"]
     )
-    [start], [stop] = entries("SessionStart"), entries("Stop")
+    [start], [stop], guard = entries("SessionStart"), entries("Stop"), entries("PreToolUse")[-1]
+    assert f"exec {shlex.join(shlex.split(start)[:4])} codex pre-tool-use --home" in guard
     argv = shlex.split(start)
     assert argv[1:4] == ["-I", "-c", launch.HOOK] and argv[4:] == [
         "codex",

@@ -91,6 +91,7 @@ def test_spans_agree_with_re(source, texts, ignore_case):
     compiled = patterns.compile(source, ignore_case=ignore_case)
     for text in texts:
         expected_first, expected_all = _re_spans(source, text, ignore_case)
+        assert compiled.matches(text) is (expected_first is not None), (source, text)
         assert compiled.search(text) == expected_first, (source, text)
         assert list(compiled.finditer(text)) == expected_all, (source, text)
 
@@ -251,3 +252,20 @@ def test_importing_it_loads_nothing_else():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "['evolve', 'evolve.pattern_syntax', 'evolve.patterns']"
+
+
+@given(_patterns(), st.lists(TEXTS, min_size=1, max_size=4))
+def test_the_text_a_pattern_requires_is_in_every_text_it_matches(source, texts):
+    """`required_text` lets a guard skip a call: never when the pattern would match it."""
+    needed = patterns.required_text(source)
+    for text in texts:
+        if re.search(source, text, re.MULTILINE) is not None:
+            assert needed in text, (source, text, needed)
+
+
+def test_the_text_a_pattern_requires():
+    assert patterns.required_text(r"\bnpm (install|i|add)\b") == "npm "
+    assert patterns.required_text(r"git push .*--tags") == "git push "
+    assert patterns.required_text(r"(?:ab)+c") == "ab"
+    assert patterns.required_text(r"(?i)npm") == ""  # any case: no one text
+    assert patterns.required_text(r"npm|yarn") == ""

@@ -216,3 +216,25 @@ def test_a_secret_in_a_persons_skill_or_memo_warns_and_commits_their_words_uncha
     assert "warning: memo.md: line" in proc.stderr and "(password)" in proc.stderr
     assert TOKEN not in proc.stderr  # the warning names the kind, never the secret
     assert TOKEN in git_out(agent.path, "show", "HEAD:skills/gh-login/SKILL.md")  # their words, as written
+
+
+def test_a_broken_guard_is_refused_in_one_line_and_a_good_one_commits(agent):
+    guards = agent.path / "guards.toml"
+    good = '[no-npm]\ntool = "Bash"\npattern = \'\\bnpm i\\b\'\naction = "deny"\nmessage = "Use pnpm."\n'
+    guards.write_text(good)
+    assert commit_all(agent.path, "my guard").returncode == 0
+    before = head(agent.path)
+    for broken, said in (
+        (
+            good + '[slow]\ntool = "Bash"\npattern = "(a)\\\\1"\nmessage = "m"\n',
+            "guards.toml [slow]: pattern refused",
+        ),
+        (good + '[web]\ntool = "WebFetch"\npattern = "x"\nmessage = "m"\n', "tool 'WebFetch' is not one"),
+        ('[no-npm]\ntool = "Bash\n', "guards.toml is not valid TOML"),
+    ):
+        guards.write_text(broken)
+        proc = commit_all(agent.path, "broken guard", check=False)
+        assert proc.returncode == 1 and "this commit was refused" in proc.stderr
+        [line] = [x for x in proc.stderr.splitlines() if x.startswith("  ")]
+        assert said in line
+        assert head(agent.path) == before and guards.read_text() == broken  # their text stays theirs

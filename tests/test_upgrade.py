@@ -209,6 +209,12 @@ def layout_3(evolve_home, tmp_path):
     return home, agent, project, settings, codex_hooks
 
 
+def python_argv(command: str) -> list[str]:
+    """The interpreter's argv in one of evolve's commands (after `exec` in the guard launcher)."""
+    argv = shlex.split(command)
+    return argv[argv.index("exec") + 1 :] if "exec" in argv else argv
+
+
 def commands_of(path) -> list[str]:
     doc = json.loads(path.read_text())
     return [h["command"] for groups in doc["hooks"].values() for g in groups for h in g["hooks"]]
@@ -227,10 +233,11 @@ def test_layout_4_isolates_every_command_and_says_codex_waits_for_trust_again(la
     assert f" -I -c '{launch.PRECOMMIT}'" in hook_path(agent.path).read_text()
     for path in (settings, codex_hooks):
         ours = [c for c in commands_of(path) if hookfile.MARK in c]
-        assert ours and all(shlex.split(c)[1:4] == ["-I", "-c", launch.HOOK] for c in ours)
+        assert ours and all(python_argv(c)[1:4] == ["-I", "-c", launch.HOOK] for c in ours)
     assert "~/bin/guard.sh" in commands_of(codex_hooks)  # the person's own hook stays
+    events = ("session-start", "stop", "pre-tool-use")
     assert sorted(commands_of(codex_hooks)) == sorted(
-        ["~/bin/guard.sh", *(codex.hook_command(sys.executable, home, e) for e in ("session-start", "stop"))]
+        ["~/bin/guard.sh", *(codex.hook_command(sys.executable, home, e) for e in events)]
     )
     [record] = links.load_installs(home, codex.HARNESS)
     assert record["hook_seen_at"] is None and record["hooks_changed_at"] > 0
@@ -251,3 +258,29 @@ def test_layout_4_leaves_codex_hooks_a_person_removed_removed(layout_3, capsys):
     assert "codex:" not in capsys.readouterr().err
     assert codex_hooks.read_text() == '{"hooks": {}}\n'
     assert links.load_installs(home, codex.HARNESS)[0]["hook_seen_at"] is not None
+
+
+def test_layout_5_adds_the_guard_hook_to_installs_made_before_it(evolve_home, tmp_path, capsys):
+    """An install of layout 4 (no PreToolUse entry) gains it at the next command; nothing else moves."""
+    agent = make_agent("demo")
+    home = Home.resolve()
+    project = tmp_path / "project"
+    project.mkdir()
+    claude_code.install(home, "demo", project=str(project))
+    codex.install(home, "demo", project=str(project))
+    settings, codex_hooks = project / ".claude" / "settings.local.json", codex.hooks_file()
+    current = {path: path.read_text() for path in (settings, codex_hooks)}
+    for path in current:  # as layout 4 wrote them: no PreToolUse
+        doc = json.loads(path.read_text())
+        del doc["hooks"]["PreToolUse"]
+        path.write_text(json.dumps(doc, indent=2) + "\n")
+    (home.root / upgrade.VERSION_FILE).write_text("4\n")
+    assert cli.main(["pause", "demo"]) == 0
+    err = capsys.readouterr().err
+    assert f"demo: Claude Code hook commands in {settings} brought up to date" in err
+    assert f"codex: hook commands in {codex_hooks} brought up to date; {codex.TRUST_HINT}" in err
+    for path, text in current.items():
+        assert json.loads(path.read_text()) == json.loads(text)  # as a fresh install writes them
+    [guard] = [c for c in commands_of(settings) if "pre-tool-use" in c]
+    assert str(agent.path / "guards.toml") in guard
+    assert upgrade.applied(home) == 5

@@ -122,6 +122,7 @@ def diagnose(home: Home, leftover: list[Path] | None = None) -> list[dict]:
             add(f"{name}: memo.md", _remedied(problem, "fix it in memo.md (the pre-commit hook checks it)"))
         for warning in secret_warnings(agent.memo_text()):
             add(f"{name}: memo.md", warning, "warning")
+        checks.guards(name, agent, add)
         checks.symlinks(name, agent.path, add)
         for problem in remote_problems(agent, syncs.get(name)):
             add(f"{name}: remote", problem)

@@ -23,6 +23,7 @@ from evolve.workspace.template import HOOKS_PATH
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from evolve.watch.service import WatcherState
+    from evolve.workspace.agent import Agent
 
 Add = Callable[..., None]
 STALE_S = 3600.0  # a staging folder of `evolve init` older than this has no live owner
@@ -96,6 +97,22 @@ def global_hooks_path(home: Home, agents: list[str], add: Add) -> None:
             f"{', '.join(exposed)}, so a broken skill can be committed; run `evolve doctor --fix` "
             f"(it sets core.hooksPath = {HOOKS_PATH} in each agent repository)",
         )
+
+
+def guards(name: str, agent: Agent, add: Add) -> None:
+    """guards.toml: each guard the PreToolUse hook leaves out (it fails open), and one broken file."""
+    from evolve.errors import UserError
+    from evolve.workspace import guarding
+
+    try:
+        text = guarding.text_of(agent)
+    except UserError as exc:
+        add(f"{name}: guards.toml", str(exc))
+        return
+    from evolve.workspace.guards import problems
+
+    for problem in problems(text):
+        add(f"{name}: guards.toml", problem.removeprefix("guards.toml "))
 
 
 def symlinks(name: str, repo: Path, add: Add) -> None:

@@ -17,6 +17,7 @@ evolve never writes CLAUDE.md or Claude Code's auto-memory.
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +28,7 @@ from evolve.integrations import hookfile, sources
 from evolve.integrations.hookfile import owner
 from evolve.integrations.sources import add_sources, transcripts_glob
 from evolve.names import check_name
-from evolve.workspace import links
+from evolve.workspace import guards, links
 from evolve.workspace.agent import Agent
 
 HARNESS = "claude-code"
@@ -38,6 +39,7 @@ EVENTS: tuple[tuple[str, str | None, str, int], ...] = (
     ("SessionEnd", None, "session-end", 5),
     ("StopFailure", None, "stop-failure", 5),
     ("PostToolUse", "Skill", "post-tool-use", 5),
+    ("PreToolUse", guards.MATCHER, "pre-tool-use", 5),
 )
 
 
@@ -67,6 +69,9 @@ def resolve_target(scope: str, project: str | os.PathLike[str] | None, must_exis
 # -- settings entries --------------------------------------------------------------------
 def hook_command(python: str, home: Home, agent: str, event: str, linked: bool) -> str:
     extra = ["--agent", agent]
+    if event == "pre-tool-use":  # no Python at all while the agent has no guard
+        files = shlex.quote(str(home.agent_dir(agent) / guards.FILE))
+        return hookfile.guard_command(python, HARNESS, home, files, *extra)
     if linked and event == "session-start":
         extra.append("--linked")  # Claude Code lists the skills itself: inject the memo only
     return hookfile.hook_command(python, HARNESS, event, home, *extra)

@@ -34,7 +34,7 @@ from evolve.integrations.hookfile import owner
 from evolve.integrations.sources import add_sources
 from evolve.names import check_name
 from evolve.store import codex_rollouts
-from evolve.workspace import links
+from evolve.workspace import guards, links
 from evolve.workspace.agent import Agent
 
 HARNESS = "codex"
@@ -42,6 +42,7 @@ HARNESS = "codex"
 EVENTS: tuple[tuple[str, str | None, str, int], ...] = (
     ("SessionStart", "startup|resume|clear|compact", "session-start", 10),
     ("Stop", None, "stop", 5),
+    ("PreToolUse", guards.MATCHER, "pre-tool-use", 5),
 )
 TRUST_HINT = (
     "Codex runs a new or changed hook only after you trust it: start `codex` in the project "
@@ -70,6 +71,9 @@ def resolve_target(scope: str, project: str | os.PathLike[str] | None, must_exis
 
 def hook_command(python: str, home: Home, event: str) -> str:
     """The same for every project and agent of this home: Codex's trust of it never lapses."""
+    if event == "pre-tool-use":  # no Python at all while no agent of the home has a guard
+        files = shlex.quote(f"{home.agents_dir}{os.sep}") + "*/" + guards.FILE
+        return hookfile.guard_command(python, HARNESS, home, files)
     return hookfile.hook_command(python, HARNESS, event, home)
 
 
@@ -167,7 +171,7 @@ def refresh_entries(home: Home, installs: list[dict]) -> list[str]:
         present = hookfile.entries_of(doc, _ours(home))
         if not present:
             continue
-        python = shlex.split(present[0][2]["command"])[0]
+        python = hookfile.python_of(present[0][2]["command"])
         new = hookfile.add_entries(doc, _ours(home), _entries(home, python))
         if hookfile.entries_of(new, _ours(home)) == present:
             continue

@@ -42,6 +42,29 @@ def hook_command(python: str, harness: str, event: str, home: Home, *extra: str)
     return shlex.join(launch.argv(python, launch.HOOK, harness, event, "--home", str(home.root), *extra))
 
 
+def guard_command(python: str, harness: str, home: Home, files: str, *extra: str) -> str:
+    """PreToolUse's command: a POSIX-sh launcher that starts Python only when there are guards.
+
+    Every tool call runs it, so without a guard it costs no interpreter: it reads `files`
+    (a shell word, a glob for Codex) for a line starting with `[` (a TOML table: a guard; after
+    a byte-order mark too) and
+    only then runs the hook, isolated like every other. The file is read on fd 9 (the hook's
+    stdin is the payload); whatever happens, the shell exits 0 (exit 2 would block the call).
+    """
+    hook = hook_command(python, harness, "pre-tool-use", home, *extra)
+    return (
+        f'(for f in {files}; do while read -r l <&9 || [ -n "$l" ]; do '
+        f"case $l in '['*|'\ufeff['*) exec {hook} ;; esac; "
+        f'done 9<"$f"; done) 2>/dev/null; exit 0'
+    )
+
+
+def python_of(command: str) -> str:
+    """The interpreter one of evolve's hook commands runs (the guard launcher's too)."""
+    argv = shlex.split(command)
+    return argv[argv.index("exec") + 1] if "exec" in argv else argv[0]
+
+
 def owner(command: object) -> tuple[str | None, str | None] | None:
     """(home, agent) of one of evolve's hook commands; None for anyone else's."""
     if not isinstance(command, str) or MARK not in command:

@@ -16,7 +16,9 @@ claim, every line), and files a checkout already converted get git's bytes back;
 command runs its interpreter isolated (-I: no PYTHONPATH, PYTHONHOME, user site … of a
 project's), naming evolve's own folder when an isolated interpreter would not find it;
 5 every agent repository is a Claude Code and Codex plugin (`integrations.plugin`: the files
-an agent lacks, as one commit of evolve's; an agent busy now is tried again by the next command).
+an agent lacks, as one commit of evolve's; an agent busy now is tried again by the next command);
+6 the PreToolUse entry that enforces guards.toml joins every install of Claude Code and Codex,
+and the plugin's hooks.json gains it too.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from evolve.home import Home
 from evolve.store.files import atomic_write
 from evolve.store.locks import FileLock
 
-LAYOUT = 5
+LAYOUT = 6
 VERSION_FILE = "layout-version"
 
 

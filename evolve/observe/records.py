@@ -62,6 +62,21 @@ def observe_transcript(conn: sqlite3.Connection, home: Home, record: dict) -> st
     return "observed"
 
 
+def guard_fired(conn: sqlite3.Connection, home: Home, record: dict) -> str:
+    """A guard reminded or denied a tool call: an event (`evolve guard` counts it, the bundle shows it)."""
+    name = _agent_of(home, record)
+    ids = record.get("guards")
+    if not isinstance(ids, list) or not ids or not all(isinstance(i, str) and len(i) <= 64 for i in ids):
+        raise ValueError("no guard ids")
+    data = {"guards": ids, "action": str(record.get("action"))[:10]}
+    for key in ("tool", "session", "tool_use_id"):
+        if isinstance(record.get(key), str):
+            data[key] = record[key][:200]
+    at = record.get("at")
+    ledger.add_event(conn, name, "guard", data, at if isinstance(at, (int, float)) else None, dirty=False)
+    return "noted"
+
+
 HANDLERS: dict[str, Handler] = {
     "stop": observe_transcript,
     "session_end": observe_transcript,
@@ -70,6 +85,7 @@ HANDLERS: dict[str, Handler] = {
     "invocation": usage.handle_invocation,  # a skill read reported outside a transcript
     "skill": usage.handle_invocation,  # Claude Code's PostToolUse for the Skill tool
     "codex_hook": lambda conn, home, record: "noted",  # Codex's SessionStart ran: see note_codex_hooks
+    "guard": guard_fired,  # PreToolUse: a guard reminded or denied
 }
 
 

@@ -14,7 +14,7 @@ never a pinned or broken skill nor one holding a person's lines.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,8 @@ from evolve.reflect.escalation import TRAILER as ESCALATED
 from evolve.reflect.escalation import escalated
 from evolve.reflect.operations import (
     CREATE,
+    GUARD_OPS,
+    GUARDS_FILE,
     MEMO,
     RETIRE,
     Limits,
@@ -91,8 +93,16 @@ def person_files(agent: Agent, name: str, commits: Mapping[str, Commit]) -> bool
     )
 
 
-def current_state(agent: Agent, source: Mapping[str, Any], commits: Mapping[str, Commit]) -> SkillState:
-    """The skills and memo as they are, with who wrote each line of what the answer touches."""
+def current_state(
+    agent: Agent,
+    source: Mapping[str, Any],
+    commits: Mapping[str, Commit],
+    ignored: Collection[str] | None = None,
+) -> SkillState:
+    """The skills, memo and guards as they are, with who wrote each line of what the answer touches.
+
+    `ignored`: the lessons ignored at least once (a guard is only for one of them).
+    """
     targets = answer_targets(source)
     snapshots = []
     for skill in agent.skills():
@@ -119,7 +129,28 @@ def current_state(agent: Agent, source: Mapping[str, Any], commits: Mapping[str,
         memo_refusal=_unwritable(agent.memo_path, "a file") or _conflicted(agent.memo_text()),
         skills_refusal=_unwritable(agent.skills_dir, "a folder"),
         cases=case_files(agent, commits),
+        **_guards_state(agent, source, commits),
+        ignored=frozenset(ignored or ()),  # a guard is refused for any other lesson
     )
+
+
+def _guards_state(agent: Agent, source: Mapping[str, Any], commits: Mapping[str, Commit]) -> dict:
+    """guards.toml, who wrote its lines and what a person undid: read only when the answer touches it."""
+    ops = source.get("operations")
+    if not (isinstance(ops, list) and any(isinstance(op, dict) and op.get("op") in GUARD_OPS for op in ops)):
+        return {}
+    from evolve.workspace import guarding
+
+    path = agent.path / GUARDS_FILE
+    refused = _unwritable(path, "a file")
+    if refused:
+        return {"guards_refusal": refused}
+    text = guarding.text_of(agent) if path.exists() else None
+    return {
+        "guards": text,
+        "guards_authors": _authors(agent, GUARDS_FILE, text, commits) if text is not None else (),
+        "guards_blocked": guarding.undone(agent, commits),
+    }
 
 
 def _authors(agent: Agent, path: str, text: str, commits: Mapping[str, Commit]) -> tuple[bool, ...]:
@@ -162,16 +193,18 @@ def plan_now(
     commits: list[Commit] | None = None,
     usage: Mapping[str, dict] | None = None,
     held: Mapping[int, str] | None = None,
+    ignored: Collection[str] = (),
 ) -> Plan:
     """The plan of an answer against the agent as it is now (a person's work protected).
 
-    `held`: operations that wait for a person whatever they touch (`compose`'s).
+    `held`: operations that wait for a person whatever they touch (`compose`'s); `ignored`:
+    the ids of the lessons the bundle showed as ignored (a guard may enforce only those).
     """
     commits = agent.repo.log() if commits is None else commits
     by_sha = {c.sha: c for c in commits}
     return compose(
         source,
-        current_state(agent, source, by_sha),
+        current_state(agent, source, by_sha, ignored),
         Limits.from_config(agent.config.limits),
         {fp: block.lesson for fp, block in undo.blocks(agent.repo, commits).items()},
         protect=not review,
@@ -254,15 +287,17 @@ def apply_plan(
     ignored: Sequence[tuple[str, str]] = (),
     held: Mapping[int, str] | None = None,
     waiting_trailers: Mapping[str, object] | None = None,
+    guardable: Collection[str] = (),
 ) -> Applied:
     """Plan the answer again now and commit it; `review`: every operation waits for a person.
 
     `ignored`: the lessons the bundle showed first ((kind, id): those that made their own eval
     worse, then those ignored); a commit whose operations rewrite one names it
     (`escalation.escalated`). `held`: operation index → why it waits (the write-path guard
-    flagged it) while the rest lands; `waiting_trailers` go on the proposal's commit only. A
-    person who saves a file while it is planned wins: their save is committed as theirs, and
-    the answer is planned again on top of it (a few times, then the command says so).
+    flagged it) while the rest lands; `waiting_trailers` go on the proposal's commit only;
+    `guardable`: the lessons ever ignored (a guard enforces only those). A person who saves a
+    file while it is planned wins: their save is committed as theirs, and the answer is
+    planned again on top of it (a few times, then the command says so).
     """
     for attempt in range(SAVES_WAITED_FOR):
         try:
@@ -276,6 +311,7 @@ def apply_plan(
                 ignored,
                 held or {},
                 waiting_trailers or {},
+                guardable,
             )
         except EditedMeanwhile:
             if attempt == SAVES_WAITED_FOR - 1:
@@ -293,6 +329,7 @@ def _apply_once(
     ignored: Sequence[tuple[str, str]],
     held: Mapping[int, str],
     waiting_trailers: Mapping[str, object],
+    guardable: Collection[str],
 ) -> Applied:
     with agent.repo.locked():
         agent.commit_human_edits_held()
@@ -303,7 +340,15 @@ def _apply_once(
             return Applied(plan, done, already=True)
         commits = agent.repo.log()
         by_sha = {c.sha: c for c in commits}
-        plan = plan_now(agent, plan.source, review=review, commits=commits, usage=usage, held=held)
+        plan = plan_now(
+            agent,
+            plan.source,
+            review=review,
+            commits=commits,
+            usage=usage,
+            held=held,
+            ignored=guardable,
+        )
         result = Applied(plan)
         only_held = not plan.operations and plan.waiting and all(op.index in held for op in plan.waiting)
         if (review and plan.operations) or only_held:  # all of it on the proposal branch, nothing on main
@@ -376,7 +421,8 @@ def _read_before(ops: Iterable[ValidOp]) -> dict[str, bytes | None]:
     before: dict[str, bytes | None] = {}
     for op in ops:
         if op.kind != RETIRE and op.path not in before:
-            before[op.path] = None if op.kind == CREATE else (op.previous or "").encode("utf-8")
+            absent = op.kind == CREATE or (op.kind in GUARD_OPS and op.previous is None)
+            before[op.path] = None if absent else (op.previous or "").encode("utf-8")
     return before
 
 
@@ -437,6 +483,18 @@ def reflection_message(
     retired = [op.name for op in ops if op.kind == RETIRE]
     if retired:
         trailers["Evolve-Retired"] = retired
+    guarded = [
+        f"{op.name} ({op.kind.replace('_', ' ')}, lesson {op.lesson}): {op.reason}"
+        for op in ops
+        if op.kind in GUARD_OPS
+    ]
+    if guarded:
+        trailers["Evolve-Guard"] = guarded
+    downgraded = [op.name for op in ops if op.downgraded]
+    if downgraded:
+        trailers["Evolve-Guard-Downgraded"] = [
+            f"{name}: asked to deny, lands as remind (only a person denies)" for name in downgraded
+        ]
     kept = [
         f"{op.line()}: kept {op.kept} line(s) a person wrote" for op in ops if op.kind == MEMO and op.kept
     ]

@@ -22,15 +22,18 @@ from pathlib import Path
 from typing import Any
 
 from evolve.reflect import evalcase
+from evolve.names import name_problem
 from evolve.reflect.operations import (
     BLOCKED_REASON,
     CREATE,
+    GUARD,
     MEMO,
     NOTHING,
     OPS,
     PATCH,
     RETIRE,
     SECTIONS,
+    UNGUARD,
     AnswerError,
     Limits,
     Plan,
@@ -51,6 +54,7 @@ from evolve.reflect.operations import (
 from evolve.reflect.tokens import count_tokens
 from evolve.store.history import clean_line
 from evolve.transcripts.redact import find_secrets
+from evolve.workspace import guards as guards_mod
 from evolve.workspace import memo as memo_mod
 from evolve.workspace.skills import CHARS_PER_TOKEN, SKILL_FILE, parse_skill, render_skill, split_frontmatter
 from evolve.workspace.undo import keep_id, lesson_lines, lesson_text, relearned, retire_id
@@ -139,11 +143,14 @@ class _Composer:
         self.docs: dict[str, _Doc | None] = {}  # skill → as composed so far; None: retired here
         self.changed: set[str] = set()  # skills this answer created or patched
         self.memo = _doc(state.memo, state.memo_authors)
+        self.guards = _doc(state.guards or "", state.guards_authors)
+        self.guards_exist = state.guards is not None
 
     def continued(self) -> _Composer:
         """A composer starting where this one ended, protecting nothing (a person reviews it)."""
         after = _Composer(self.state, self.limits, self.blocked, protect=False, room=self.room)
         after.docs, after.changed, after.memo = dict(self.docs), set(self.changed), self.memo
+        after.guards, after.guards_exist = self.guards, self.guards_exist
         return after
 
     # -- checks ----------------------------------------------------------------------
@@ -342,6 +349,100 @@ class _Composer:
         self.memo = self.memo.after(text)
         return valid
 
+    # -- guards ----------------------------------------------------------------------
+    def _guard_table(self, op: Mapping[str, Any]) -> tuple[str, guards_mod.Guard | None, str, str]:
+        """(id, the guard as guards.toml has it now or None, the lesson, the evidence), checked.
+
+        A guard is evolve's to write only for a lesson that was ignored at least once (the
+        bundle's), citing the runs; a guard a person wrote (any line of its table) or undid
+        is theirs.
+        """
+        if self.state.guards_refusal:
+            raise Reject(self.state.guards_refusal)
+        guard_id = op.get("guard")
+        problem = name_problem(guard_id)
+        if problem or not isinstance(guard_id, str):
+            raise Reject(f"guard id {show(guard_id)} {problem}")
+        lesson, evidence = string(op, "lesson"), string(op, "evidence")
+        for key, value in (("lesson", lesson), ("evidence", evidence)):
+            check_text(key, value)
+            if not value.strip() or len(value) > guards_mod.MAX_MESSAGE:
+                raise Reject(f"'{key}' must be 1-{guards_mod.MAX_MESSAGE} chars")
+        ignored = self.state.ignored
+        if ignored is not None and lesson not in ignored:
+            raise Reject(
+                f"lesson {show(lesson)} was never ignored: a guard is only for a lesson the agent had "
+                "and ignored (the bundle lists them)"
+            )
+        text = self.guards.text
+        found, problems = guards_mod.parse(text)
+        if any("is not valid TOML" in p or f" [{guard_id}]: " in p for p in problems):
+            raise Reject("guards.toml has a problem there; a person must fix it first")
+        current = next((g for g in found if g.id == guard_id), None)
+        if current is not None and self._person_guard(guard_id):
+            raise Reject(f"guard '{guard_id}' holds lines a person wrote; only they change it")
+        if guard_id in self.state.guards_blocked:
+            raise Reject(f"{BLOCKED_REASON}: guard '{guard_id}'")
+        return guard_id, current, lesson, evidence
+
+    def _person_guard(self, guard_id: str) -> bool:
+        inside = False
+        for index, line in enumerate(memo_mod.lines(self.guards.text)):
+            header = guards_mod.table_header(line)
+            if header is not None:
+                inside = header == guard_id
+            if inside and index < len(self.guards.authors) and self.guards.authors[index]:
+                return True
+        return False
+
+    def set_guard(self, index: int, op: Mapping[str, Any]) -> ValidOp:
+        guard_id, current, lesson, evidence = self._guard_table(op)
+        table = {key: op[key] for key in ("tool", "pattern", "message", "project") if op.get(key) is not None}
+        table.update(lesson=lesson, action="remind")
+        try:
+            guard = guards_mod.check(guard_id, table)
+        except guards_mod.GuardProblem as exc:
+            raise Reject(str(exc)) from None
+        check_text("message", guard.message)
+        check_text("pattern", guard.pattern)
+        if guards_mod.pattern_id(guard.pattern) in self.state.guards_blocked:
+            raise Reject(f"{BLOCKED_REASON}: a guard on {show(guard.pattern, 60)}")
+        if current is not None and current.action == "off":
+            raise Reject(f"guard '{guard_id}' is off; only a person turns it on again")
+        try:
+            text = guards_mod.with_guard(self.guards.text, guard)
+        except (guards_mod.GuardProblem, ValueError) as exc:
+            raise Reject(clean_line(str(exc), 160)) from None
+        if text == self.guards.text:
+            raise Unchanged(f"guard '{guard_id}' already says exactly this")
+        previous = self.guards.text if self.guards_exist else None
+        self.guards, self.guards_exist = self.guards.after(text), True
+        return ValidOp(
+            index,
+            GUARD,
+            guard_id,
+            "",
+            text,
+            previous,
+            reason=clean_line(evidence),
+            lesson=lesson,
+            downgraded=op.get("action") == "deny",
+        )
+
+    def retire_guard(self, index: int, op: Mapping[str, Any]) -> ValidOp:
+        guard_id, current, lesson, evidence = self._guard_table(op)
+        if current is None:
+            raise Reject(f"there is no guard '{guard_id}'")
+        try:
+            text = guards_mod.without_guard(self.guards.text, guard_id)
+        except ValueError as exc:
+            raise Reject(clean_line(str(exc), 160)) from None
+        previous = self.guards.text
+        self.guards = self.guards.after(text)
+        return ValidOp(
+            index, UNGUARD, guard_id, "", text, previous, reason=clean_line(evidence), lesson=lesson
+        )
+
     def _keep_person_lines(self, section: str, new: list[str]) -> tuple[list[str], int]:
         """`new` with every line a person wrote in the section kept where it stood; how many.
 
@@ -447,6 +548,8 @@ def _handlers(composer: _Composer) -> dict[str, Callable[[int, Mapping[str, Any]
         PATCH: cased(composer.patch),
         RETIRE: cased(composer.retire),
         MEMO: cased(composer.update_memo),
+        GUARD: composer.set_guard,
+        UNGUARD: composer.retire_guard,
     }
 
 

@@ -25,14 +25,18 @@ from evolve.transcripts.redact import find_invisible, find_secrets, make_visible
 from evolve.workspace import memo as memo_mod
 from evolve.workspace.skills import SKILL_FILE, Skill
 
-CREATE, PATCH, RETIRE, MEMO, NOTHING = (
+CREATE, PATCH, RETIRE, MEMO, NOTHING, GUARD, UNGUARD = (
     "create_skill",
     "patch_skill",
     "retire_skill",
     "update_memo",
     "nothing_to_save",
+    "set_guard",
+    "retire_guard",
 )
-OPS = (CREATE, PATCH, RETIRE, MEMO, NOTHING)
+OPS = (CREATE, PATCH, RETIRE, MEMO, GUARD, UNGUARD, NOTHING)
+GUARD_OPS = (GUARD, UNGUARD)
+GUARDS_FILE = "guards.toml"
 SECTIONS = (memo_mod.SELF, memo_mod.STRATEGIES)
 MAX_ANSWER_CHARS = 2_000_000  # an answer given as JSON text
 MAX_REASON_CHARS = 2_000
@@ -44,7 +48,17 @@ _FIELDS = {
     "old": "Exact text occurring once in the skill's body (as earlier operations of this answer left it).",
     "new": "Replacement for 'old'.",
     "content": "The whole new content of the memo section (bullets, no '#'/'##' headings).",
-    "reason": "Why (retire_skill, nothing_to_save).",
+    "reason": "Why (retire_skill, retire_guard, nothing_to_save).",
+    "guard": "Guard id (set_guard, retire_guard): 1-64 chars of a-z, 0-9 and single '-'.",
+    "tool": "The tool the guard watches: Bash, Edit, Write, MultiEdit, Read, NotebookEdit, or shell.",
+    "pattern": "What the guard matches on the command (shell) or file path (file tools): a regex "
+    "without backreferences or lookaround.",
+    "message": "What the agent is told at the call: the rule and what to do instead (one or two lines).",
+    "lesson": "The ignored lesson the guard enforces: its id as the bundle shows it (memo bullet id or "
+    "skill name).",
+    "evidence": "The runs that ignored that lesson, as the bundle names them (run N of session S).",
+    "project": "Optional: the folder (absolute path) the guard holds in; everywhere when left out.",
+    "action": "Optional. A guard evolve writes always reminds; only a person turns one into deny.",
 }
 EVAL_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -142,6 +156,11 @@ class SkillState:
     memo_refusal: str = ""  # why memo.md cannot be written (a symbolic link, a folder), or ""
     skills_refusal: str = ""  # why nothing under skills/ can be written, or ""
     cases: Mapping[str, CaseFiles] = field(default_factory=dict)  # lesson id → its eval case
+    guards: str | None = None  # guards.toml (None: no such file)
+    guards_authors: tuple[bool, ...] = ()
+    guards_blocked: frozenset[str] = frozenset()  # guard ids and patterns a person undid
+    guards_refusal: str = ""  # why guards.toml cannot be written (a link, a folder), or ""
+    ignored: frozenset[str] | None = frozenset()  # lessons ever ignored (None: a replay, checked when made)
 
     @classmethod
     def build(cls, skills: Iterable[Skill | SkillSnapshot], memo: str, **extra: Any) -> SkillState:
@@ -208,6 +227,8 @@ class ValidOp:
     files: tuple[tuple[str, str | None], ...] = ()  # an eval case's files it writes (None: removes)
     case: str = ""  # the eval case it writes (its folder), or ""
     case_refused: str = ""  # why the eval case it came with is not written, or ""
+    lesson: str = ""  # a guard operation: the ignored lesson it enforces
+    downgraded: bool = False  # a guard the answer asked to deny lands as remind
 
     @property
     def target(self) -> str:
@@ -218,6 +239,8 @@ class ValidOp:
         """Repository-relative path, built only from a validated name or section."""
         if self.kind == MEMO:
             return memo_mod.MEMO_FILE
+        if self.kind in GUARD_OPS:
+            return GUARDS_FILE
         folder = PurePosixPath("skills") / self.name
         return str(folder if self.kind == RETIRE else folder / SKILL_FILE)
 
@@ -319,6 +342,8 @@ def target_of(op: Mapping[str, Any]) -> str:
     section, name = op.get("section"), op.get("name")
     if op.get("op") == MEMO:
         return section if section in SECTIONS else ""
+    if op.get("op") in GUARD_OPS:
+        name = op.get("guard")
     return name if isinstance(name, str) and not name_problem(name) and not find_secrets(name) else ""
 
 

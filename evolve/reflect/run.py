@@ -262,7 +262,10 @@ def _reflect_locked(conn, agent: Agent, now: float, force: bool, dry_run: bool, 
     try:
         answer = client.reflect(request)
         outcome.tokens = answer.input_tokens + answer.output_tokens
-        plan = plan_now(agent, answer_of(answer.tool_input, Limits.from_config(config.limits)))
+        ignored = guardable(conn, agent.name, bundle)  # a guard may enforce only these
+        plan = plan_now(
+            agent, answer_of(answer.tool_input, Limits.from_config(config.limits)), ignored=ignored
+        )
     except ReflectionFailed as exc:
         return _finish(conn, agent, now, outcome, "failed", dry_run, exc.reason)
     except AnswerError as exc:
@@ -271,12 +274,18 @@ def _reflect_locked(conn, agent: Agent, now: float, force: bool, dry_run: bool, 
     if dry_run:
         held = {} if config.review else held_by_guard(plan, bundle)
         if held:  # the preview says what would wait for review, as the commit would
-            outcome.plan = plan_now(agent, plan.source, held=held)
+            outcome.plan = plan_now(agent, plan.source, held=held, ignored=ignored)
         return outcome
     if plan.nothing_to_save or not (plan.operations or plan.waiting):
         why = plan.nothing_reason or ("every operation was rejected" if plan.rejected else "nothing to save")
         return _finish(conn, agent, now, outcome, "nothing", dry_run, why)
     return _commit(conn, agent, now, outcome, answer, client.name)
+
+
+def guardable(conn: sqlite3.Connection, agent: str, bundle) -> list[str]:
+    """The lessons a guard may enforce: each one a run ignored at least once (state.db)."""
+    recorded = {row["lesson"] for row in ledger.ignored_rows(conn, agent)}
+    return sorted(recorded | {item["lesson"] for item in bundle.ignored})
 
 
 def _commit(
@@ -310,6 +319,7 @@ def _commit(
             usage=skill_usage(conn, agent.name),
             review=review,
             ignored=[(item["kind"], item["lesson"]) for item in [*bundle.worse, *bundle.ignored]],
+            guardable=guardable(conn, agent.name, bundle),
             held={} if review else held_by_guard(plan, bundle),  # only those wait; the rest lands
             waiting_trailers={"Evolve-Flags": outcome.flags} if flags else {},
         )

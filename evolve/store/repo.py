@@ -50,7 +50,8 @@ ABORT = {
 }
 
 
-OWN_PATHS = ("memo.md", "agent.toml", "skills")  # evolve's files: committed whatever ignore rules say
+# evolve's files: committed whatever ignore rules say
+OWN_PATHS = ("memo.md", "agent.toml", "guards.toml", "skills")
 
 
 def _template_ignores() -> list[str]:

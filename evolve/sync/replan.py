@@ -21,7 +21,17 @@ from typing import Any
 
 from evolve.reflect.apply import answer_targets, changes_of, reflection_message, refusal
 from evolve.reflect.compose import compose
-from evolve.reflect.operations import BLOCKED_REASON, MEMO, RETIRE, Limits, Plan, SkillSnapshot, SkillState
+from evolve.reflect.operations import (
+    BLOCKED_REASON,
+    GUARD_OPS,
+    GUARDS_FILE,
+    MEMO,
+    RETIRE,
+    Limits,
+    Plan,
+    SkillSnapshot,
+    SkillState,
+)
 from evolve.store.history import Commit
 from evolve.store.repo import LINK, NOTES, Entry, Repo
 from evolve.workspace import memo as memo_mod
@@ -33,7 +43,8 @@ from evolve.workspace.skills import SKILL_FILE, parse_skill
 # The trailers a reflection's message derives from its plan: written anew for the new plan.
 PLANNED = frozenset(
     "Evolve-Kind Evolve-Reflection Evolve-Ops Evolve-Retired Evolve-Kept Evolve-Left-Out "
-    "Evolve-Evicted Evolve-Waiting Evolve-Proposal Evolve-Rejected Evolve-Format".split()
+    "Evolve-Evicted Evolve-Waiting Evolve-Proposal Evolve-Rejected Evolve-Format Evolve-Guard "
+    "Evolve-Guard-Downgraded".split()
 )
 GONE = "there is no skill named"
 # A person's bytes are theirs: a file that is not UTF-8 (a Latin-1 editor) is read and written
@@ -270,6 +281,15 @@ def state_at(agent: Agent, rev: str, source: Mapping[str, Any], commits: Mapping
     memo_text = "" if memo is None or memo_link else _decoded(blobs.get(memo[1]))
     folder_memo = any(p.startswith(f"{memo_mod.MEMO_FILE}/") for p in entries)
     skills = entries.get("skills")  # a file or a link where the folder should be
+    guards: dict = {}
+    if any(isinstance(op, dict) and op.get("op") in GUARD_OPS for op in source.get("operations") or ()):
+        blob = repo.read_blobs([f"{rev}:{GUARDS_FILE}"]).get(f"{rev}:{GUARDS_FILE}")
+        guards_text = None if blob is None else _decoded(blob)
+        guards = {
+            "guards": guards_text,
+            "guards_authors": authors(GUARDS_FILE) if guards_text is not None else (),
+        }
+        guards["ignored"] = None  # checked when the reflection was made, against its bundle
     return SkillState.build(
         snapshots,
         memo_text,
@@ -279,4 +299,5 @@ def state_at(agent: Agent, rev: str, source: Mapping[str, Any], commits: Mapping
             "skills", "a folder", link=bool(skills and skills[0] == LINK), other_kind=skills is not None
         ),
         cases=case_files(agent, commits, rev),
+        **guards,
     )

@@ -3,16 +3,18 @@
 Main is what the agent reads (memo.md and skills/ go into every session's context), and the
 server is anyone who can push to it: a commit's author, committer and `Evolve-*` trailers are
 whatever they wrote. So the change the server's main brings to memo.md, skills/ and
-agent.toml and each lesson's eval case under evals/ — only what is new beyond the commits
-this machine already has (`known`) — goes
+agent.toml, guards.toml and each lesson's eval case under evals/ — only what is new beyond
+the commits this machine already has (`known`) — goes
 through what a reflection's text goes through: the write-path guard's shapes (download and
 run, send data away, safety off; a bare URL is no flag here, since no transcript says who
 typed it), invisible characters, secrets, skill frontmatter and size caps, a symbolic link
 (`scripts/key -> ~/.ssh/id_rsa`: the harness would read through it), more skills than
-`max_skills`, an agent.toml that does not load or that turns `review` off, an eval case
-outside its schema (a grader type it does not know, a pattern the linear-time door refuses),
-and a plugin part that is not evolve's own text (a hook, a manifest, an MCP server: Claude
-Code and Codex run them wherever the agent is loaded as a plugin, `template.PLUGIN_PARTS`). With `review =
+`max_skills`, an agent.toml that does not load or that turns `review` off, a guard the
+hook would leave out (an unknown tool, a pattern the one door refuses: never one that
+hangs), an eval case outside its schema (a grader type it does not know, a pattern the
+linear-time door refuses), and a plugin part that is not evolve's own text (a hook, a
+manifest, an MCP server: Claude Code and Codex run them wherever the agent is loaded as a
+plugin, `template.PLUGIN_PARTS`). With `review =
 true` a commit that says it is a reflection must have been a proposal this machine knew (a
 branch here, or on the server at the last sync) whose review brought it to main: else it is
 the model's lesson nobody reviewed here, whatever its author and trailers claim.
@@ -41,8 +43,9 @@ from evolve.workspace.skills import SKILL_FILE, parse_skill
 from evolve.workspace.template import PLUGIN_PARTS, plugin_files
 
 HELD = "refs/evolve/held/main"  # the server's main the last sync held back (what --accept-held takes)
-# what the agent reads, its settings, and each lesson's eval case
-WATCHED = (memo_mod.MEMO_FILE, "agent.toml", "skills", evalcase.EVALS)
+GUARDS = "guards.toml"
+# what the agent reads, its settings, its guards, and each lesson's eval case
+WATCHED = (memo_mod.MEMO_FILE, "agent.toml", GUARDS, "skills", evalcase.EVALS)
 MAX_BYTES = 1_000_000  # a file the agent reads, beyond any cap a memo or skill has
 SHOWN = 3  # reasons listed in the one line; the rest counted
 
@@ -174,6 +177,11 @@ def _structure(
         return _settings(agent, config, text)
     if evalcase.case_lesson(path) is not None:  # an eval case: its schema, its patterns (linear time)
         return [_shown(problem, 160) for problem in evalcase.file_problems(path, text)]
+    if path == GUARDS:  # each guard as the hook would check it: a tool, a pattern the door runs …
+        from evolve.workspace.guards import problems
+
+        had = set(problems(previous)) if previous is not None else set()
+        return [_shown(p, 160) for p in problems(text) if p not in had]
     name, _, rest = path.removeprefix("skills/").partition("/")
     if rest != SKILL_FILE:
         return []

@@ -287,6 +287,13 @@ class Agent:
                 ]
         if memo_mod.MEMO_FILE in paths:
             found += memo_mod.problems(self.memo_text(), limits.memo_section_chars)
+        if "guards.toml" in paths:
+            from evolve.workspace import guards
+
+            try:
+                found += guards.problems((self.path / guards.FILE).read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError):
+                pass  # removed, or not text: nothing for the hook to apply
         problem = self.config_problem() if "agent.toml" in paths else None
         if problem and problem.startswith(f"{self.path / 'agent.toml'}:"):
             found.append(problem.replace(f"{self.path}/", "", 1))
