@@ -306,6 +306,7 @@ def _eval_args(p) -> None:
         metavar="X",
         help="stop before the runs cost more than this (what ran is recorded as partial)",
     )
+    _json(p)
 
 
 def _guard_args(p) -> None:
@@ -445,8 +446,8 @@ COMMANDS: dict[str, tuple[str, str, Callable[[object], None]]] = {
 # Commands that write to an agent repository, an install or the home: before they run, what an
 # older evolve installed is brought up to date (evolve.integrations.upgrade). doctor runs it too.
 WRITING = frozenset(
-    "init eval guard revert observe reflect accept reject unblock watch cycle model pause resume remove pin unpin "
-    "restore prune install uninstall remote sync".split()
+    "init eval guard revert observe reflect accept reject unblock watch cycle model pause resume remove "
+    "pin unpin restore prune install uninstall remote sync".split()
 )
 
 

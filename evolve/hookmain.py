@@ -446,20 +446,25 @@ def guard_check(home: str, opts: dict, payload: dict, agents: list[str]) -> str:
         mine = fired(payload, agent_guards(home, opts, agent))
         if mine:
             hits += mine
-            record = {
-                "event": "guard",
-                "agent": agent,
-                "guards": [row[0] for row in mine],
-                "action": "deny" if any(row[4] == "deny" for row in mine) else "remind",
-                "tool": payload.get("tool_name"),
-                "session": _text(payload, "session_id"),
-                "tool_use_id": _text(payload, "tool_use_id"),
-            }
-            if opts.get("harness") == "codex":
-                record.update(harness="codex", cwd=payload.get("cwd"))
-            append_record(home, record)
+            spool_firing(home, opts, payload, agent, mine)
     decision = output(hits)
     return _encoder()(decision) if decision else ""
+
+
+def spool_firing(home: str, opts: dict, payload: dict, agent: str, rows: list[tuple]) -> None:
+    """One `guard` spool record: which of the agent's guards met the call, and what they did."""
+    record = {
+        "event": "guard",
+        "agent": agent,
+        "guards": [row[0] for row in rows],
+        "action": "deny" if any(row[4] == "deny" for row in rows) else "remind",
+        "tool": payload.get("tool_name"),
+        "session": _text(payload, "session_id"),
+        "tool_use_id": _text(payload, "tool_use_id"),
+    }
+    if opts.get("harness") == "codex":
+        record.update(harness="codex", cwd=payload.get("cwd"))
+    append_record(home, record)
 
 
 def pre_tool_use(home: str, opts: dict, payload: dict) -> str:
@@ -550,6 +555,31 @@ def plugin_session_start(home: str, opts: dict, payload: dict) -> str:
     return _encoder()({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}})
 
 
+def plugin_pre_tool_use(home: str, opts: dict, payload: dict) -> str:
+    """PreToolUse of an agent loaded as a plugin: the guards of guards.toml in the plugin's folder.
+
+    Nothing where evolve's installed hooks serve the agent here (their PreToolUse checks the
+    same guards: never twice). A teammate without the agent in their home gets the verdict
+    and nothing is written; with it, the parsed guards are cached and a firing is spooled.
+    """
+    agent, harness = opts["agent"], opts["harness"]
+    if serves_here(home, harness, agent, payload):
+        return ""
+    from evolve.session.guards import fired, load, output
+
+    known = os.path.isdir(os.path.join(home, "agents", agent, ".git"))
+    cache = os.path.join(home, "cache", agent, "plugin-guards.marshal") if known else None
+    rows, problems, fresh = load(os.path.join(opts["plugin"], "guards.toml"), cache)
+    if known and fresh:
+        for problem in problems:  # fails open: a broken file never blocks the agent
+            log(home, opts, Problem(problem))
+    hits = fired(payload, rows)
+    if hits and known:
+        spool_firing(home, opts, payload, agent, hits)
+    decision = output(hits)
+    return _encoder()(decision) if decision else ""
+
+
 def serves_here(home: str, harness: str, agent: str, payload: dict) -> bool:
     """Whether evolve's own installed hooks show `agent`'s memo to this session already."""
     if harness == "codex":
@@ -616,8 +646,8 @@ def starts_agent(settings: str, agent: str) -> bool:
 
 
 PLUGIN_HANDLERS = {  # what a plugin's launcher (hooks/evolve-hook) may call, per harness
-    "claude-code": {"session-start": plugin_session_start},
-    "codex": {"session-start": plugin_session_start},
+    "claude-code": {"session-start": plugin_session_start, "pre-tool-use": plugin_pre_tool_use},
+    "codex": {"session-start": plugin_session_start, "pre-tool-use": plugin_pre_tool_use},
 }
 
 HANDLERS = {

@@ -115,6 +115,7 @@ def test_claude_plugin_validate_passes_on_a_fresh_and_an_upgraded_agent(
     out = validated(claude_bin, fresh.path, env)
     assert f"skills: {AGENT}:" not in out  # no skill yet
     assert 'hooks: SessionStart startup|resume|clear|compact command "sh' in out
+    assert "PreToolUse" in out  # the guards of guards.toml, through the same launcher
     # an agent from before plugins, made one by the next writing command
     evolve_cli("init", "older")
     older = Agent.open("older", Home.resolve())
@@ -231,3 +232,46 @@ def test_codex_installs_the_agent_from_its_marketplace_and_shows_the_memo_once(
     evolve_cli("install", "codex", "--agent", AGENT, "--project", str(project))
     assert codex_memo_seen(binary, fake_codex_api, env, project) == 1  # evolve's hooks and the plugin: once
     assert not (evolve_home / "logs" / "hooks.log").exists()
+
+
+DENY = "This repository uses pnpm, never npm (lesson: pnpm)."
+GUARDS = f"""[no-npm]
+tool = "shell"
+pattern = '\\bnpm (install|i|add)\\b'
+action = "deny"
+lesson = "pnpm"
+message = "{DENY}"
+"""
+
+
+def test_a_teammate_without_evolves_home_is_refused_npm_by_the_plugins_guard(
+    claude_bin, fake_claude_api, closed_port, evolve_home, tmp_path
+):
+    """The real CLI, the agent as a plugin, no evolve home: the deny guard's reason reaches the model."""
+    agent = learned()
+    (agent.path / "guards.toml").write_text(GUARDS)
+    git(agent.path, "add", "guards.toml")
+    git(agent.path, "commit", "-q", "-m", "my guard: pnpm only")
+    project = tmp_path / "app"
+    project.mkdir()
+    git(project, "init", "-q")
+    nobody = tmp_path / "no-home"
+    env = session_env(fake_claude_api, closed_port, EVOLVE_HOME=str(nobody))
+    api = fake_claude_api
+    denied = api.tool("Bash", {"command": "touch ran.txt && npm install left-pad", "description": "Add it"})
+    api.text("Done.")
+    flags = ("--plugin-dir", str(agent.path), "--allowedTools", "Bash(touch:*)", "--")
+    claude(claude_bin, "-p", "--output-format", "json", *flags, "Add left-pad", env=env, cwd=project)
+    api.check_done()
+    turns = [r for r in api.requests if r.is_turn()]
+    results = [
+        block
+        for message in turns[-1].body["messages"]
+        if isinstance(message.get("content"), list)
+        for block in message["content"]
+        if block.get("type") == "tool_result" and block.get("tool_use_id") == denied
+    ]
+    assert results and results[0].get("is_error") is True
+    assert f"PreToolUse:Bash hook error: {DENY}" in str(results[0]["content"])
+    assert not (project / "ran.txt").exists()  # the call never ran
+    assert not nobody.exists()  # the teammate's machine holds nothing of evolve's

@@ -352,3 +352,120 @@ def test_a_skill_the_agents_plugin_names_is_the_agents_own(evolve_home, tmp_path
         record = {"event": "invocation", "agent": "demo", "skill": "demo:fix-tests", "session_id": "s2"}
         assert usage.handle_invocation(conn, home, {**record, "tool_use_id": "t2"}) == "invocation"
         assert ("fix-tests", "t2") in [(s, t) for s, _, _, t, _ in invocations(conn)]
+
+
+# -- guards through the plugin -------------------------------------------------------------------
+GUARDS = (
+    '[no-npm]\ntool = "shell"\npattern = \'\\bnpm (install|i|add)\\b\'\naction = "deny"\n'
+    'lesson = "pnpm"\nmessage = "This repository uses pnpm, never npm."\n'
+)
+NPM_CALL = {"tool_name": "Bash", "tool_input": {"command": "npm install lodash"}}
+
+
+def guarded(shared) -> tuple[Agent, Path, Path]:
+    """The shared agent with a person's deny guard, as the teammate's clone holds it."""
+    agent, copy, project = shared
+    (agent.path / "guards.toml").write_text(GUARDS)
+    git(agent.path, "add", "guards.toml")
+    git(agent.path, "commit", "-q", "-m", "my guard")
+    git(copy, "pull", "-q")
+    return agent, copy, project
+
+
+def test_a_teammate_without_evolves_home_is_held_by_the_plugins_guards(shared, tmp_path):
+    _agent, copy, project = guarded(shared)
+    nobody = tmp_path / "no-home"
+    path = bare_path(tmp_path, evolve=True)
+    payload = {"session_id": "g1", "cwd": str(project), **NPM_CALL}
+    proc = launch(
+        copy, payload, path=path, cwd=project, env={"EVOLVE_HOME": str(nobody)}, args=("pre-tool-use",)
+    )
+    assert proc.returncode == 0 and proc.stderr == b""
+    decision = json.loads(proc.stdout)["hookSpecificOutput"]
+    assert decision == {
+        "hookEventName": "PreToolUse",
+        "permissionDecision": "deny",
+        "permissionDecisionReason": "This repository uses pnpm, never npm.",
+    }
+    pnpm = {**payload, "tool_input": {"command": "pnpm install lodash"}}
+    proc = launch(
+        copy, pnpm, path=path, cwd=project, env={"EVOLVE_HOME": str(nobody)}, args=("pre-tool-use",)
+    )
+    assert proc.returncode == 0 and proc.stdout == b""
+    assert not nobody.exists()  # nothing written: no cache, no spool, no log
+
+
+def test_where_the_home_knows_the_agent_a_plugins_guard_is_cached_and_spooled(shared, evolve_home, tmp_path):
+    _agent, copy, project = guarded(shared)
+    payload = {"session_id": "g2", "cwd": str(project), "tool_use_id": "t1", **NPM_CALL}
+    proc = launch(copy, payload, path=bare_path(tmp_path, evolve=True), cwd=project, args=("pre-tool-use",))
+    assert json.loads(proc.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    [record] = spooled(evolve_home)
+    assert (record["event"], record["agent"], record["guards"], record["action"]) == (
+        "guard",
+        "demo",
+        ["no-npm"],
+        "deny",
+    )
+    assert (evolve_home / "cache" / "demo" / "plugin-guards.marshal").is_file()
+
+
+def test_without_a_guard_the_plugins_pre_tool_use_starts_no_python(shared, tmp_path):
+    """Every tool call runs the launcher: with no guards.toml table it exits before Python."""
+    _agent, copy, project = shared
+    folder = tmp_path / "bin-marker"
+    folder.mkdir()
+    marker = tmp_path / "ran"
+    (folder / "python3").write_text(f"#!/bin/sh\n: > {marker}\n")  # the Python it would start
+    (folder / "python3").chmod(0o755)
+    path = os.pathsep.join([bare_path(tmp_path, evolve=False), str(folder)])
+    (copy / "guards.toml").write_text("# no guard yet: a comment only\n")
+    payload = {"session_id": "g3", "cwd": str(project), **NPM_CALL}
+    proc = launch(copy, payload, path=path, cwd=project, args=("pre-tool-use",))
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"") and not marker.exists()
+    (copy / "guards.toml").write_text(GUARDS)  # a guard, and no evolve that can run it: quiet, exit 0
+    proc = launch(copy, payload, path=path, cwd=project, args=("pre-tool-use",))
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"") and marker.exists()
+
+
+def test_the_plugins_guards_step_aside_where_evolve_install_checks_them(shared, evolve_home, tmp_path):
+    _agent, copy, project = guarded(shared)
+    claude_code.install(Home.resolve(), "demo", project=str(project))
+    payload = {"session_id": "g4", "cwd": str(project), **NPM_CALL}
+    proc = launch(copy, payload, path=bare_path(tmp_path, evolve=True), cwd=project, args=("pre-tool-use",))
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
+
+
+def test_the_upgrade_brings_evolves_older_hooks_file_up_to_date_and_leaves_a_persons(evolve_home):
+    """Layout 6: evolve's layout-5 hooks.json gains PreToolUse in one commit; a person's stays."""
+    agent = learned()
+    older = {
+        "hooks": {
+            "SessionStart": json.loads((agent.path / "hooks/hooks.json").read_text())["hooks"]["SessionStart"]
+        }
+    }
+    evolve_commit(agent, {"hooks/hooks.json": (json.dumps(older, indent=2) + "\n").encode()})
+    (agent.home.root / upgrade.VERSION_FILE).write_text("5\n")
+    before = git_out(agent.path, "rev-parse", "HEAD")
+    notes = upgrade.ensure_current(agent.home)
+    assert any(n.startswith("demo: plugin files brought up to date (hooks/hooks.json") for n in notes)
+    assert git_out(agent.path, "rev-list", "--count", f"{before}..HEAD") == "1"
+    assert git_out(agent.path, "diff", "--name-only", before, "HEAD") == "hooks/hooks.json"
+    assert "PreToolUse" in json.loads((agent.path / "hooks/hooks.json").read_text())["hooks"]
+    # a person's own change to it is theirs: the next upgrade leaves it
+    mine = {"hooks": {"SessionStart": older["hooks"]["SessionStart"]}, "description": "mine"}
+    (agent.path / "hooks/hooks.json").write_text(json.dumps(mine))
+    git(agent.path, "commit", "-q", "-am", "my hooks")
+    tip = git_out(agent.path, "rev-parse", "HEAD")
+    notes = upgrade.ensure_current(agent.home, force=True)
+    assert git_out(agent.path, "rev-parse", "HEAD") == tip
+    assert any("your own hooks/hooks.json left as it" in n or "hooks/hooks.json" in n for n in notes)
+
+
+def test_the_plugins_pre_tool_use_matcher_is_the_guards_tools() -> None:
+    from evolve.workspace import guards
+
+    hooks = json.loads(plugin.plugin_files("demo")["hooks/hooks.json"])["hooks"]
+    [entry] = hooks["PreToolUse"]
+    assert entry["matcher"] == guards.MATCHER
+    assert entry["hooks"][0]["command"] == 'sh "${CLAUDE_PLUGIN_ROOT}/hooks/evolve-hook" pre-tool-use'

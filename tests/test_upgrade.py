@@ -260,7 +260,7 @@ def test_layout_4_leaves_codex_hooks_a_person_removed_removed(layout_3, capsys):
     assert links.load_installs(home, codex.HARNESS)[0]["hook_seen_at"] is not None
 
 
-def test_layout_5_adds_the_guard_hook_to_installs_made_before_it(evolve_home, tmp_path, capsys):
+def test_layout_6_adds_the_guard_hook_to_installs_made_before_it(evolve_home, tmp_path, capsys):
     """An install of layout 4 (no PreToolUse entry) gains it at the next command; nothing else moves."""
     agent = make_agent("demo")
     home = Home.resolve()
@@ -283,4 +283,4 @@ def test_layout_5_adds_the_guard_hook_to_installs_made_before_it(evolve_home, tm
         assert json.loads(path.read_text()) == json.loads(text)  # as a fresh install writes them
     [guard] = [c for c in commands_of(settings) if "pre-tool-use" in c]
     assert str(agent.path / "guards.toml") in guard
-    assert upgrade.applied(home) == 5
+    assert upgrade.applied(home) == upgrade.LAYOUT

@@ -21,8 +21,8 @@ from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Any
 
-from evolve.reflect import evalcase
 from evolve.names import name_problem
+from evolve.reflect import evalcase
 from evolve.reflect.operations import (
     BLOCKED_REASON,
     CREATE,
