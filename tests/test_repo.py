@@ -554,6 +554,21 @@ def test_dirty_paths_lists_untracked_and_modified(agent):
     assert agent.repo.dirty_paths() == ["memo.md", "skills/new-one/SKILL.md"]
 
 
+def test_dirty_paths_is_one_git_process_and_an_unborn_branch_has_none(agent, tmp_path, monkeypatch):
+    # the watcher asks it of every agent at each rescan's sync: one `git status`, nothing else
+    trace = tmp_path / "trace"
+    monkeypatch.setenv("GIT_TRACE", str(trace))
+    (agent.path / "memo.md").write_text("changed\n")
+    assert agent.repo.dirty_paths() == ["memo.md"]
+    assert agent.repo.dirty_paths() == ["memo.md"]
+    assert trace.read_text().count("trace: built-in: git status") == 2
+    assert " rev-parse " not in trace.read_text()
+    unborn = tmp_path / "unborn"
+    git(tmp_path, "init", "-q", "-b", "main", str(unborn))
+    (unborn / "memo.md").write_text("- a line\n")
+    assert Repo(unborn).dirty_paths() == []
+
+
 def test_a_branch_move_that_loses_the_race_leaves_the_persons_staged_work_as_it_was(agent):
     # evolve puts its entries in the index before it moves the branch (a person's `git commit`
     # must never read the moved branch with the old index); when the move loses to a person's

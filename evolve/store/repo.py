@@ -169,14 +169,16 @@ class Repo:
         whatever a `.gitignore` (one pushed to the server, say) or a person's global excludes
         say: only the editor temp files the agent template ignores stay out.
         """
-        if self.tip() is None:
-            return []
-        out = self.git(  # one process: ignored files come as "!! path", each one (-uall)
-            "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--ignored=traditional"
+        out = self.git(  # one process: the branch first, ignored files as "!! path", each one (-uall)
+            *("status", "--porcelain=v1", "-z", "--branch", "--no-ahead-behind"),
+            *("--untracked-files=all", "--no-renames", "--ignored=traditional"),
         )
+        branch, _, entries = out.decode("utf-8", "surrogateescape").partition("\0")
+        if branch == f"## No commits yet on {self.branch}":
+            return []  # nothing committed yet: no tip to differ from
         paths: set[str] = set()
         ignored: set[str] = set()
-        for entry in out.decode("utf-8", "surrogateescape").split("\0"):
+        for entry in entries.split("\0"):
             if len(entry) > 3:
                 (ignored if entry[:2] == "!!" else paths).add(entry[3:])
         own = {p for p in ignored if p in OWN_PATHS or any(p.startswith(f"{d}/") for d in OWN_PATHS)}
