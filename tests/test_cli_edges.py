@@ -162,3 +162,47 @@ def test_a_deeply_nested_line_never_crashes_observe(capsys, evolve_home, tmp_pat
     code, out, err = run(capsys, "observe", "a", str(deep))
     assert code == EXIT_OK, err
     assert "1 corrupt line(s) skipped" in out
+
+
+# -- newcomer review (../shared/reviews/newcomer-2026-12.md), finding 14: CLI inconsistencies ----
+def test_pause_and_resume_take_json_like_every_writing_command(capsys, evolve_home):
+    make_agent("a")
+    code, out, err = run(capsys, "pause", "a", "--json")
+    assert code == EXIT_OK and json.loads(out) == {"agent": "a", "paused": True}, err
+    code, out, err = run(capsys, "resume", "a", "--json")
+    assert code == EXIT_OK and json.loads(out) == {"agent": "a", "paused": False}, err
+    names = [name for name in cli.COMMANDS if name not in ("hook", "classify")]  # classify prints JSON lines
+    for name in names:
+        with pytest.raises(SystemExit):
+            cli.main([name, "--help"])
+        assert "--json" in capsys.readouterr().out, name
+
+
+def test_uninstall_help_says_disconnect(capsys):
+    for name, verb in (("uninstall", "disconnect"), ("install", "connect")):
+        with pytest.raises(SystemExit):
+            cli.main([name, "--help"])
+        assert f"the evolve agent to {verb}\n" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("argv", "said", "unsaid"),
+    [
+        (["log", "a", "-n", "abc"], "expected a whole number, 1 or more, got 'abc'", "_positive"),
+        (["install", "cursor", "--agent", "a"], "argument HARNESS: invalid choice: 'cursor'", "target"),
+        (["status", "--jsn"], "usage: evolve status", "usage: evolve [-h]"),  # the command's own usage
+        (["--json", "status"], "--json goes after the command (`evolve status --json`)", '{"error"'),
+    ],
+)
+def test_a_usage_error_names_the_command_and_no_internal_name(capsys, evolve_home, argv, said, unsaid):
+    make_agent("a")
+    err = usage_error(capsys, *argv)
+    assert said in err and unsaid not in err, err
+
+
+def test_a_json_error_is_the_message_without_a_repeated_prefix(capsys, evolve_home):
+    code, out, err = run(capsys, "log", "nosuch", "--json")
+    assert code == EXIT_USER and out == ""
+    assert json.loads(err)["error"].startswith("no agent 'nosuch'"), err
+    err = usage_error(capsys, "status", "nosuch", "--json")
+    assert json.loads(err) == {"error": "unrecognized arguments: nosuch", "exit_code": EXIT_USAGE}

@@ -258,8 +258,11 @@ def _set_paused(home: Home, name: str, paused: bool) -> None:
             ledger.set_paused(conn, name, paused)
 
 
-def pause(home: Home, name: str) -> int:
+def pause(home: Home, name: str, as_json: bool = False) -> int:
     _set_paused(home, name, True)
+    if as_json:
+        emit_json({"agent": name, "paused": True})
+        return 0
     say(
         f"paused learning for {name!r}: no reflections until `evolve resume {name}` "
         f"(its transcripts are still observed)"
@@ -267,8 +270,11 @@ def pause(home: Home, name: str) -> int:
     return 0
 
 
-def resume(home: Home, name: str) -> int:
+def resume(home: Home, name: str, as_json: bool = False) -> int:
     _set_paused(home, name, False)
+    if as_json:
+        emit_json({"agent": name, "paused": False})
+        return 0
     say(f"resumed learning for {name!r}")
     return 0
 
