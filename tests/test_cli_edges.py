@@ -206,3 +206,27 @@ def test_a_json_error_is_the_message_without_a_repeated_prefix(capsys, evolve_ho
     assert json.loads(err)["error"].startswith("no agent 'nosuch'"), err
     err = usage_error(capsys, "status", "nosuch", "--json")
     assert json.loads(err) == {"error": "unrecognized arguments: nosuch", "exit_code": EXIT_USAGE}
+
+
+# -- newcomer review, finding 15: output glitches ----------------------------------------------
+def test_nothing_to_save_is_said_once(capsys, evolve_home):
+    make_agent("a")
+    code, out, err = run(capsys, "reflect", "a", "--force")
+    assert code == EXIT_OK, err
+    assert out.count("nothing to save") == 1 and "nothing:" not in out, out
+
+
+def test_the_bundles_undone_lessons_are_one_list(capsys, evolve_home):
+    from tests.helpers import evolve_commit
+
+    agent = make_agent("a")
+    text = agent.memo_text().replace(
+        "## Strategies for this user and domain\n",
+        "## Strategies for this user and domain\n\n- When a command fails, read its log first.\n",
+    )
+    sha = evolve_commit(agent, {"memo.md": text.encode()}, "reflect(a): logs", {"Evolve-Kind": "reflection"})
+    assert cli.main(["revert", "a", sha]) == 0
+    code, out, err = run(capsys, "reflect", "a", "--force", "--dry-run")
+    assert code == EXIT_OK, err
+    section = out.partition("## Reverted or rejected by a person")[2].partition("\n## ")[0]
+    assert "\n- When a command fails, read its log first." in section and "- - " not in section, section

@@ -57,8 +57,8 @@ def reflect(home: Home, name: str, dry_run: bool = False, force: bool = False, a
                 f"waiting for review on {outcome.proposal}: `evolve review {name} {proposal}`, then "
                 f"`evolve accept` or `evolve reject`"
             )
-    else:
-        say(f"{outcome.status}: {outcome.reason}")
+    elif not (outcome.status == "nothing" and outcome.plan is not None and outcome.plan.nothing_to_save):
+        say(f"{outcome.status}: {outcome.reason}")  # (the plan's "nothing to save" said it already)
     return code
 
 

@@ -34,7 +34,7 @@ from evolve.reflect.operations import (
     kept_op,
 )
 from evolve.reflect.proposals import branch_for
-from evolve.store.history import Commit, build_message
+from evolve.store.history import FOR_REVIEW, Commit, build_message
 from evolve.store.repo import EditedMeanwhile, Extra
 from evolve.workspace import undo
 from evolve.workspace.agent import Agent
@@ -387,7 +387,7 @@ def _reasons(plan: Plan, evictions: Sequence[str] = ()) -> list[str]:
 def _waiting_subject(plan: Plan, evictions: Sequence[str] = ()) -> str:
     parts = [f"{op.kind.replace('_', ' ')} {op.target}" for op in plan.waiting]
     parts += [f"evict {name}" for name in evictions]
-    return "; ".join(parts) + " (for review)"
+    return "; ".join(parts) + FOR_REVIEW
 
 
 def store_operations(agent: Agent, sha: str, plan: Plan, held: Mapping[int, str] | None = None) -> None:

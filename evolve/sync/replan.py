@@ -22,7 +22,7 @@ from typing import Any
 from evolve.reflect.apply import answer_targets, changes_of, reflection_message, refusal
 from evolve.reflect.compose import compose
 from evolve.reflect.operations import BLOCKED_REASON, MEMO, RETIRE, Limits, Plan, SkillSnapshot, SkillState
-from evolve.store.history import Commit
+from evolve.store.history import FOR_REVIEW, Commit
 from evolve.store.repo import LINK, NOTES, Entry, Repo
 from evolve.workspace import memo as memo_mod
 from evolve.workspace.agent import Agent
@@ -157,7 +157,7 @@ def replan(agent: Agent, commit: Commit, onto: str, blocked: Mapping[str, str], 
         result.parked = parked
         result.parked_message = reflection_message(
             agent,
-            f"{commit.subject.partition(': ')[2] or reflection} (for review)",
+            f"{commit.subject.partition(': ')[2] or reflection}{FOR_REVIEW}",
             {**base_trailers, "Evolve-Review": reasons},
             reflection,
             plan.waiting,
