@@ -44,7 +44,10 @@ def copy_source_tree(dest: Path, *also_left_out: str) -> Path:
 
 
 def build_wheel(work: Path, *also_left_out: str) -> Path:
-    """The wheel of evolve, built offline from a copy of the source under `work` (pip writes only there)."""
+    """The wheel of evolve, built offline from a copy of the source under `work` (pip writes only there).
+
+    What the build said (the backend's warnings too) is kept in `work/build.log`.
+    """
     import sys
 
     source = copy_source_tree(work / "src", *also_left_out)
@@ -52,14 +55,16 @@ def build_wheel(work: Path, *also_left_out: str) -> Path:
     home.mkdir()
     env = {**os.environ, "HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache"), "PIP_NO_CACHE_DIR": "1"}
     dist = work / "dist"
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-build-isolation", "--no-deps", "--no-index"]
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--verbose", "--no-build-isolation", "--no-deps", "--no-index"]
         + ["-w", str(dist), str(source)],
         check=True,
         capture_output=True,
+        text=True,
         timeout=180,
         env=env,
     )
+    (work / "build.log").write_text(built.stdout + built.stderr)
     return next(dist.glob("evolve_skills-*.whl"))
 
 
