@@ -64,6 +64,8 @@ def reflect(home: Home, name: str, dry_run: bool = False, force: bool = False, a
 
 def _print_plan(outcome: Outcome, dry_run: bool) -> None:
     """One line per operation of the answer, saying what became of it (and of evictions)."""
+    from evolve.reflect.operations import kept_note
+
     plan = outcome.plan
     assert plan is not None
     if plan.nothing_to_save:
@@ -82,7 +84,7 @@ def _print_plan(outcome: Outcome, dry_run: bool) -> None:
     for row in outcome.operations():
         target = f"{row['op']} {row['target']}".strip()
         where = f" ({row['path']})" if row["status"] in ("landed", "would land", "proposed") else ""
-        notes = [f"kept {row['kept']} line(s) a person wrote"] if row["kept"] else []
+        notes = [kept_note(int(row["kept"]))] if row["kept"] else []
         notes += [f"left out {row['left_out']} line(s) a person undid"] if row["left_out"] else []
         detail = f": {row['reason']}" if row["reason"] else ""
         say(

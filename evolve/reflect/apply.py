@@ -31,6 +31,7 @@ from evolve.reflect.operations import (
     SkillSnapshot,
     SkillState,
     ValidOp,
+    kept_note,
     kept_op,
 )
 from evolve.reflect.proposals import branch_for
@@ -434,9 +435,7 @@ def reflection_message(
     retired = [op.name for op in ops if op.kind == RETIRE]
     if retired:
         trailers["Evolve-Retired"] = retired
-    kept = [
-        f"{op.line()}: kept {op.kept} line(s) a person wrote" for op in ops if op.kind == MEMO and op.kept
-    ]
+    kept = [f"{op.line()}: {kept_note(op.kept)}" for op in ops if op.kind == MEMO and op.kept]
     left_out = [f"{op.line()}: left out {op.left_out} line(s) a person undid" for op in ops if op.left_out]
     if kept:
         trailers["Evolve-Kept"] = kept

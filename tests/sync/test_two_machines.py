@@ -221,3 +221,14 @@ def test_two_capable_reflections_at_once_keep_every_lesson_on_main_or_for_review
     for machine in (a, b):
         machine.fsck()
     server_fsck(server)
+
+
+def test_a_joined_machines_status_names_the_last_reflection_the_history_holds(pair):
+    # newcomer 15: on a machine that joined with --from, LAST REFLECTION read "never"
+    a, b, _server = pair
+    a.reflect(memo_op("strategies", "- Run the linter before every commit."))
+    assert a.sync()[0] == 0 and b.sync()[0] == 0
+    (mine,) = json.loads(a.ok("status", "--json"))["agents"]
+    (theirs,) = json.loads(b.ok("status", "--json"))["agents"]
+    assert theirs["last_reflection_at"] is not None
+    assert theirs["last_reflection_at"][:16] == mine["last_reflection_at"][:16]
