@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from evolve import __version__
 from evolve.errors import (
@@ -58,6 +58,8 @@ def _build_parser(given: Sequence[str] = ()):
 
     class Parser(argparse.ArgumentParser):
         """argparse, with a hint for values that look like options (`evolve init -rf`)."""
+
+        commands: Mapping[str, argparse.ArgumentParser] = {}  # each command's own parser (its usage)
 
         def error(self, message: str):
             dashed = [a for a in given if a.startswith("-") and a != "-" and not a.startswith("--")]

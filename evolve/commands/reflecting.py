@@ -84,7 +84,7 @@ def _print_plan(outcome: Outcome, dry_run: bool) -> None:
     for row in outcome.operations():
         target = f"{row['op']} {row['target']}".strip()
         where = f" ({row['path']})" if row["status"] in ("landed", "would land", "proposed") else ""
-        notes = [kept_note(int(row["kept"]))] if row["kept"] else []
+        notes = [kept_note(row["kept"])] if isinstance(row["kept"], int) and row["kept"] else []
         notes += [f"left out {row['left_out']} line(s) a person undid"] if row["left_out"] else []
         detail = f": {row['reason']}" if row["reason"] else ""
         say(
