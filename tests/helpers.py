@@ -38,8 +38,17 @@ NOT_SOURCE = (
 
 
 def copy_source_tree(dest: Path, *also_left_out: str) -> Path:
-    """The repository's source as a wheel is built from it (`NOT_SOURCE` left out), at `dest`."""
-    shutil.copytree(ROOT, dest, ignore=shutil.ignore_patterns(*NOT_SOURCE, *also_left_out))
+    """The repository's source as a wheel is built from it (`NOT_SOURCE` left out), at `dest`.
+
+    `also_left_out`: top-level folders (`examples`, not `evolve/examples`: a package's data).
+    """
+    not_source = shutil.ignore_patterns(*NOT_SOURCE)
+
+    def ignored(folder: str, names: list[str]) -> set[str]:
+        top = {name for name in names if name in also_left_out} if Path(folder) == ROOT else set()
+        return set(not_source(folder, names)) | top
+
+    shutil.copytree(ROOT, dest, ignore=ignored)
     return dest
 
 
