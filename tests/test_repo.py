@@ -624,3 +624,22 @@ def test_a_file_whose_name_starts_with_a_quote_keeps_its_name(agent):
     assert set(names) <= set(listed), listed
     assert git_out(agent.path, "status", "--porcelain") == ""
     assert all(git_out(agent.path, "show", f"HEAD:{n}") == n for n in names)
+
+
+def test_a_remotes_url_is_read_once_per_change_of_the_config(agent, tmp_path, monkeypatch):
+    # the watcher asks it of every agent at each rescan: git runs again only when .git/config changed
+    trace = tmp_path / "trace"
+    monkeypatch.setenv("GIT_TRACE", str(trace))
+    config = agent.path / ".git" / "config"
+    asked = lambda: trace.read_text().count("built-in: git config --get remote.origin.url")  # noqa: E731
+    git(agent.path, "remote", "add", "origin", "https://example.invalid/a.git")
+    assert agent.repo.remote_url() == agent.repo.remote_url() == "https://example.invalid/a.git"
+    assert asked() == 2  # just written: another write in the same clock tick could look the same
+    old = time.time() - 60
+    os.utime(config, (old, old))  # settled
+    assert agent.repo.remote_url() == Repo(agent.path).remote_url() == "https://example.invalid/a.git"
+    assert asked() == 3
+    git(agent.path, "remote", "set-url", "origin", "https://example.invalid/b.git")  # same length
+    assert agent.repo.remote_url() == "https://example.invalid/b.git"
+    git(agent.path, "config", "--unset", "remote.origin.url")
+    assert agent.repo.remote_url() is None
