@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from evolve import __version__
 from evolve.errors import (
@@ -35,7 +35,10 @@ EPILOG = "exit codes: 0 ok, 1 error (the message says what to do), 2 usage, 3 bu
 def _positive(text: str) -> int:
     import argparse
 
-    value = int(text)
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, 1 or more, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
     return value
@@ -56,11 +59,16 @@ def _build_parser(given: Sequence[str] = ()):
     class Parser(argparse.ArgumentParser):
         """argparse, with a hint for values that look like options (`evolve init -rf`)."""
 
+        commands: Mapping[str, argparse.ArgumentParser] = {}  # each command's own parser (its usage)
+
         def error(self, message: str):
             dashed = [a for a in given if a.startswith("-") and a != "-" and not a.startswith("--")]
             if dashed and any(w in message for w in ("required", "unrecognized", "expected one")):
                 message += f"; to pass a value that starts with '-' ({dashed[0]}), put `--` before it"
-            if "--json" in given:
+            if "--json" in given and not _wants_json(given):
+                named = _command_of([a for a in given if a != "--json"]) or "COMMAND"
+                message += f"; --json goes after the command (`evolve {named} --json`)"
+            if _wants_json(given):
                 _json_error(message, 2)
                 raise SystemExit(2)
             super().error(message)
@@ -73,7 +81,16 @@ def _build_parser(given: Sequence[str] = ()):
     for name, (_target, help_text, configure) in COMMANDS.items():
         if named in (None, name):
             configure(sub.add_parser(name, help=help_text, description=help_text))
+    parser.commands = sub.choices  # a command's own mistakes get its own usage line
     return parser
+
+
+def _wants_json(argv: Sequence[str]) -> bool:
+    """Whether `--json` was given to the command (after its name): its errors come as JSON too."""
+    args = list(argv)
+    while args and args[0].startswith("-"):
+        args = args[2:] if args[0] == "--home" else args[1:]
+    return "--json" in args[1:]
 
 
 def _command_of(argv: Sequence[str]) -> str | None:
@@ -352,9 +369,9 @@ def _report_args(p) -> None:
     _json(p)
 
 
-def _install_args(p) -> None:
-    p.add_argument("target", choices=["claude-code", "codex"], help="the agent harness (claude-code, codex)")
-    p.add_argument("--agent", required=True, help="the evolve agent to connect")
+def _install_args(p, verb: str = "disconnect") -> None:
+    p.add_argument("target", metavar="HARNESS", choices=["claude-code", "codex"], help="claude-code or codex")
+    p.add_argument("--agent", required=True, help=f"the evolve agent to {verb}")
     p.add_argument(
         "--scope",
         choices=["project", "user"],
@@ -366,7 +383,7 @@ def _install_args(p) -> None:
 
 
 def _install_only_args(p) -> None:
-    _install_args(p)
+    _install_args(p, "connect")
     p.add_argument(
         "--no-link",
         action="store_true",
@@ -422,8 +439,8 @@ COMMANDS: dict[str, tuple[str, str, Callable[[object], None]]] = {
         _model_args,
     ),
     "status": ("lifecycle.status", "watcher, new work per agent, last reflection, next cycle", _json),
-    "pause": ("lifecycle.pause", "stop learning for one agent (observing continues)", _agent),
-    "resume": ("lifecycle.resume", "restart learning for a paused agent", _agent),
+    "pause": ("lifecycle.pause", "stop learning for one agent (observing continues)", _init_args),
+    "resume": ("lifecycle.resume", "restart learning for a paused agent", _init_args),
     "remove": ("lifecycle.remove", "archive an agent (its repo moved aside, state kept)", _remove_args),
     "prompt": ("prompt.prompt", "what the agent sees at session start: memo and skill index", _prompt_args),
     "pin": ("curate.pin", "pin a skill: evolve never patches, retires or evicts it", _skill_args),
@@ -465,7 +482,7 @@ def run(argv: Sequence[str]) -> int:
     if extra and namespace.command == "observe" and not any(e.startswith("-") for e in extra):
         namespace.paths += extra  # `evolve observe NAME --format generic FILE`
     elif extra:
-        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        parser.commands[namespace.command].error(f"unrecognized arguments: {' '.join(extra)}")
     args = vars(namespace)
     command = args.pop("command")
     home = _checked_home(args.pop("home"))
@@ -566,7 +583,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from evolve.hookmain import main as hook_main  # agent hooks: no argparse, never a non-zero exit
 
         return hook_main(argv[1:])
-    as_json = "--json" in argv
+    as_json = _wants_json(argv)
     try:
         code = run(argv)
         sys.stdout.flush()  # a closed pipe shows here, inside the handler, not at exit
@@ -601,7 +618,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _fail(message: str, code: int, as_json: bool) -> int:
     """One line on stderr: `evolve: <message>`, or under --json `{"error": …, "exit_code": …}`."""
     if as_json:
-        _json_error(message, code)
+        _json_error(message.removeprefix("error: "), code)  # "error" is the key already
     else:
         sys.stderr.write(f"evolve: {message}\n")
     return code

@@ -20,6 +20,7 @@ from tests.fake_codex_api import fake_codex_api  # noqa: F401
 from tests.fake_messages_server import fake_messages_api  # noqa: F401
 from tests.git_servers import cut_proxy, git_daemon, git_server  # noqa: F401
 from tests.shared_data import CLAUDE_DATA, CODEX_DATA
+from tests.skip_summary import pytest_terminal_summary  # noqa: F401
 
 REAL_HOME = str(Path("~").expanduser())
 

@@ -38,13 +38,25 @@ NOT_SOURCE = (
 
 
 def copy_source_tree(dest: Path, *also_left_out: str) -> Path:
-    """The repository's source as a wheel is built from it (`NOT_SOURCE` left out), at `dest`."""
-    shutil.copytree(ROOT, dest, ignore=shutil.ignore_patterns(*NOT_SOURCE, *also_left_out))
+    """The repository's source as a wheel is built from it (`NOT_SOURCE` left out), at `dest`.
+
+    `also_left_out`: top-level folders (`examples`, not `evolve/examples`: a package's data).
+    """
+    not_source = shutil.ignore_patterns(*NOT_SOURCE)
+
+    def ignored(folder: str, names: list[str]) -> set[str]:
+        top = {name for name in names if name in also_left_out} if Path(folder) == ROOT else set()
+        return set(not_source(folder, names)) | top
+
+    shutil.copytree(ROOT, dest, ignore=ignored)
     return dest
 
 
 def build_wheel(work: Path, *also_left_out: str) -> Path:
-    """The wheel of evolve, built offline from a copy of the source under `work` (pip writes only there)."""
+    """The wheel of evolve, built offline from a copy of the source under `work` (pip writes only there).
+
+    What the build said (the backend's warnings too) is kept in `work/build.log`.
+    """
     import sys
 
     source = copy_source_tree(work / "src", *also_left_out)
@@ -52,14 +64,16 @@ def build_wheel(work: Path, *also_left_out: str) -> Path:
     home.mkdir()
     env = {**os.environ, "HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache"), "PIP_NO_CACHE_DIR": "1"}
     dist = work / "dist"
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-build-isolation", "--no-deps", "--no-index"]
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--verbose", "--no-build-isolation", "--no-deps", "--no-index"]
         + ["-w", str(dist), str(source)],
         check=True,
         capture_output=True,
+        text=True,
         timeout=180,
         env=env,
     )
+    (work / "build.log").write_text(built.stdout + built.stderr)
     return next(dist.glob("evolve_skills-*.whl"))
 
 

@@ -162,3 +162,71 @@ def test_a_deeply_nested_line_never_crashes_observe(capsys, evolve_home, tmp_pat
     code, out, err = run(capsys, "observe", "a", str(deep))
     assert code == EXIT_OK, err
     assert "1 corrupt line(s) skipped" in out
+
+
+# -- newcomer review (../shared/reviews/newcomer-2026-12.md), finding 14: CLI inconsistencies ----
+def test_pause_and_resume_take_json_like_every_writing_command(capsys, evolve_home):
+    make_agent("a")
+    code, out, err = run(capsys, "pause", "a", "--json")
+    assert code == EXIT_OK and json.loads(out) == {"agent": "a", "paused": True}, err
+    code, out, err = run(capsys, "resume", "a", "--json")
+    assert code == EXIT_OK and json.loads(out) == {"agent": "a", "paused": False}, err
+    names = [name for name in cli.COMMANDS if name not in ("hook", "classify")]  # classify prints JSON lines
+    for name in names:
+        with pytest.raises(SystemExit):
+            cli.main([name, "--help"])
+        assert "--json" in capsys.readouterr().out, name
+
+
+def test_uninstall_help_says_disconnect(capsys):
+    for name, verb in (("uninstall", "disconnect"), ("install", "connect")):
+        with pytest.raises(SystemExit):
+            cli.main([name, "--help"])
+        assert f"the evolve agent to {verb}\n" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("argv", "said", "unsaid"),
+    [
+        (["log", "a", "-n", "abc"], "expected a whole number, 1 or more, got 'abc'", "_positive"),
+        (["install", "cursor", "--agent", "a"], "argument HARNESS: invalid choice: 'cursor'", "target"),
+        (["status", "--jsn"], "usage: evolve status", "usage: evolve [-h]"),  # the command's own usage
+        (["--json", "status"], "--json goes after the command (`evolve status --json`)", '{"error"'),
+    ],
+)
+def test_a_usage_error_names_the_command_and_no_internal_name(capsys, evolve_home, argv, said, unsaid):
+    make_agent("a")
+    err = usage_error(capsys, *argv)
+    assert said in err and unsaid not in err, err
+
+
+def test_a_json_error_is_the_message_without_a_repeated_prefix(capsys, evolve_home):
+    code, out, err = run(capsys, "log", "nosuch", "--json")
+    assert code == EXIT_USER and out == ""
+    assert json.loads(err)["error"].startswith("no agent 'nosuch'"), err
+    err = usage_error(capsys, "status", "nosuch", "--json")
+    assert json.loads(err) == {"error": "unrecognized arguments: nosuch", "exit_code": EXIT_USAGE}
+
+
+# -- newcomer review, finding 15: output glitches ----------------------------------------------
+def test_nothing_to_save_is_said_once(capsys, evolve_home):
+    make_agent("a")
+    code, out, err = run(capsys, "reflect", "a", "--force")
+    assert code == EXIT_OK, err
+    assert out.count("nothing to save") == 1 and "nothing:" not in out, out
+
+
+def test_the_bundles_undone_lessons_are_one_list(capsys, evolve_home):
+    from tests.helpers import evolve_commit
+
+    agent = make_agent("a")
+    text = agent.memo_text().replace(
+        "## Strategies for this user and domain\n",
+        "## Strategies for this user and domain\n\n- When a command fails, read its log first.\n",
+    )
+    sha = evolve_commit(agent, {"memo.md": text.encode()}, "reflect(a): logs", {"Evolve-Kind": "reflection"})
+    assert cli.main(["revert", "a", sha]) == 0
+    code, out, err = run(capsys, "reflect", "a", "--force", "--dry-run")
+    assert code == EXIT_OK, err
+    section = out.partition("## Reverted or rejected by a person")[2].partition("\n## ")[0]
+    assert "\n- When a command fails, read its log first." in section and "- - " not in section, section

@@ -347,3 +347,16 @@ def test_evolve_prompt_is_a_preview_unless_told_to_record(evolve_home, capsys):
     rows = conn.execute("SELECT DISTINCT session FROM impressions ORDER BY session").fetchall()
     conn.close()
     assert sorted(r[0] for r in rows) == sorted(["s-9", fresh, "from-the-hook"])
+
+
+def test_an_accepted_fix_lands_without_for_review_in_its_subject(evolve_home, capsys):
+    # newcomer 15: the accept's subject read "reflect(helper): patch skill … (for review)" on main
+    from evolve.cli import main
+    from tests.helpers import commit_all, git_out
+
+    agent = make_agent("demo")
+    write_skill(agent.path, "db-migrate")
+    commit_all(agent.path, "my skills")
+    _park_fix(agent, "0a1b2c3d4e5f6a7b", "db-migrate", ["patch_skill db-migrate"])
+    assert main(["accept", "demo", "0a1b2c3d4e5f6a7b"]) == 0
+    assert git_out(agent.path, "log", "-1", "--format=%s") == "reflect(demo): patch skill db-migrate"

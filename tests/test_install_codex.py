@@ -146,6 +146,13 @@ def test_the_cli_installs_says_the_hooks_wait_for_trust_and_uninstalls(agent, pr
     assert cli.main(["install", "codex", "--agent", "shop", "--project", str(project)]) == 0
     out = capsys.readouterr().out
     assert "wait for your trust" in out and "/hooks" in out and str(codex.hooks_file()) in out
+    # newcomer 15, 17: the file is new ("created:"), and what /hooks shows is said word for word
+    assert out.startswith("created: evolve's Codex hooks (one command for every project) in ")
+    hooks = json.loads(codex.hooks_file().read_text())["hooks"]
+    shown = {entry["command"] for groups in hooks.values() for group in groups for entry in group["hooks"]}
+    assert shown and all(f": {command}\n" in out for command in shown), out
+    assert cli.main(["install", "codex", "--agent", "shop", "--project", str(project)]) == 0
+    assert capsys.readouterr().out.startswith("already in place: ")
     assert cli.main(["uninstall", "codex", "--agent", "shop", "--project", str(project), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["entries_removed"] is True
 

@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 HEAVY = ("anthropic", "git", "tiktoken", "watchdog", "msgspec")
 
 PROBE = """
@@ -66,16 +68,30 @@ import evolve.cli
 code = evolve.cli.main(["sync", "x"])
 print("REPORT" + json.dumps([code, sorted(m for m in {lazy!r} if m in sys.modules)]))
 """
-# what `evolve sync` with nothing to do leaves unloaded (make bench: the command against git fetch)
-SYNC_LAZY = ("typing", "tempfile", "evolve.config", "evolve.workspace.skills", "evolve.sync.integrate")
+# what `evolve sync` with nothing to do leaves unloaded (make bench: the command against git fetch);
+# the secret rules (evolve.transcripts) only load to show a URL evolve refuses
+SYNC_LAZY = (
+    "typing",
+    "tempfile",
+    "evolve.config",
+    "evolve.workspace.skills",
+    "evolve.sync.integrate",
+    "evolve.transcripts",
+)
 
 
-def test_a_sync_with_nothing_to_do_loads_neither_config_nor_typing(evolve_home, tmp_path, capsys):
+@pytest.mark.parametrize("served", ["folder", "git daemon"])
+def test_a_sync_with_nothing_to_do_loads_neither_config_nor_typing(
+    served, evolve_home, tmp_path, capsys, request
+):
     from evolve.cli import main
 
-    server = tmp_path / "server.git"
-    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(server)], check=True)
-    assert main(["init", "x"]) == 0 and main(["remote", "x", str(server)]) == 0
+    if served == "folder":
+        server = str(tmp_path / "server.git")
+        subprocess.run(["git", "init", "-q", "--bare", "-b", "main", server], check=True)
+    else:  # git://127.0.0.1:PORT/x.git: a URL with a scheme, judged without the secret rules
+        server = request.getfixturevalue("git_daemon").url("x")
+    assert main(["init", "x"]) == 0 and main(["remote", "x", server]) == 0
     assert "synced" in capsys.readouterr().out
     proc = subprocess.run(
         [sys.executable, "-P", "-c", SYNC_PROBE.format(lazy=SYNC_LAZY)],

@@ -270,3 +270,23 @@ def test_only_bullets_shown_whole_count_as_in_a_sessions_context():
     assert shown == {SELF: [memo.lesson_id(first)], STRATEGIES: [memo.lesson_id(second)]}
     conflicted = "<<<<<<< a\n" + text + "=======\n>>>>>>> b\n"
     assert memo_view(conflicted, 8000, "memo.md")[1] == {}
+
+
+def test_an_undone_lesson_is_caught_in_the_forms_the_readme_names_and_not_in_other_words():
+    # newcomer 8: README says other case, punctuation or spacing, inside a longer line, or
+    # re-wrapped; the same lesson in other words is a new line (README says so too)
+    from evolve.workspace import undo
+
+    lesson = undo.lesson_text("- Run the tests only with `./scripts/check.sh` before a push.")
+    blocked = {undo.fingerprint(lesson): lesson}
+    before = "# Memo\n"
+    caught = [
+        "- run the TESTS only with ./scripts/check.sh, before a push",
+        "- Run  the tests only with `./scripts/check.sh`   before a push!",
+        "- In parser-app: run the tests only with ./scripts/check.sh before a push (user said so).",
+        "- Run the tests only\n  with `./scripts/check.sh`\n  before a push.",
+    ]
+    for text in caught:
+        assert undo.relearned(before + text + "\n", before, blocked), text
+    other_words = "- The test script was renamed to `./scripts/check.sh`: use it before pushing."
+    assert undo.relearned(before + other_words + "\n", before, blocked) == []

@@ -81,7 +81,8 @@ def test_a_reflections_message_reused_with_reset_author_is_the_persons(agent, an
     ans(memo("strategies", "- Use pnpm everywhere."))
     assert "- My own rule, typed by me." in agent.memo_text()
     assert (
-        parsed_trailers(agent.path)["Evolve-Kept"] == "update_memo strategies: kept 1 line(s) a person wrote"
+        parsed_trailers(agent.path)["Evolve-Kept"]
+        == "update_memo strategies: kept 1 line(s) a person wrote or chose to keep"
     )
 
 
@@ -186,7 +187,8 @@ def test_a_revert_the_person_edited_keeps_their_lines_theirs(agent, ans):
     ans(memo("strategies", LATER))
     assert OLD + " Always." in agent.memo_text()
     assert (
-        parsed_trailers(agent.path)["Evolve-Kept"] == "update_memo strategies: kept 1 line(s) a person wrote"
+        parsed_trailers(agent.path)["Evolve-Kept"]
+        == "update_memo strategies: kept 1 line(s) a person wrote or chose to keep"
     )
 
 

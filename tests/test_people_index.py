@@ -72,7 +72,7 @@ def test_a_staged_line_is_never_folded_into_a_reflection_and_stays_the_persons(a
     ans(memo("strategies", "- Use pnpm everywhere."), summary="r3")
     assert "- my staged line for later" in agent.memo_text()  # the person's line stays
     kept = parsed_trailers(agent.path).get("Evolve-Kept", "")
-    assert kept == "update_memo strategies: kept 1 line(s) a person wrote"
+    assert kept == "update_memo strategies: kept 1 line(s) a person wrote or chose to keep"
     fsck(agent)
 
 

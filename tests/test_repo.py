@@ -554,6 +554,21 @@ def test_dirty_paths_lists_untracked_and_modified(agent):
     assert agent.repo.dirty_paths() == ["memo.md", "skills/new-one/SKILL.md"]
 
 
+def test_dirty_paths_is_one_git_process_and_an_unborn_branch_has_none(agent, tmp_path, monkeypatch):
+    # the watcher asks it of every agent at each rescan's sync: one `git status`, nothing else
+    trace = tmp_path / "trace"
+    monkeypatch.setenv("GIT_TRACE", str(trace))
+    (agent.path / "memo.md").write_text("changed\n")
+    assert agent.repo.dirty_paths() == ["memo.md"]
+    assert agent.repo.dirty_paths() == ["memo.md"]
+    assert trace.read_text().count("trace: built-in: git status") == 2
+    assert " rev-parse " not in trace.read_text()
+    unborn = tmp_path / "unborn"
+    git(tmp_path, "init", "-q", "-b", "main", str(unborn))
+    (unborn / "memo.md").write_text("- a line\n")
+    assert Repo(unborn).dirty_paths() == []
+
+
 def test_a_branch_move_that_loses_the_race_leaves_the_persons_staged_work_as_it_was(agent):
     # evolve puts its entries in the index before it moves the branch (a person's `git commit`
     # must never read the moved branch with the old index); when the move loses to a person's
@@ -609,3 +624,22 @@ def test_a_file_whose_name_starts_with_a_quote_keeps_its_name(agent):
     assert set(names) <= set(listed), listed
     assert git_out(agent.path, "status", "--porcelain") == ""
     assert all(git_out(agent.path, "show", f"HEAD:{n}") == n for n in names)
+
+
+def test_a_remotes_url_is_read_once_per_change_of_the_config(agent, tmp_path, monkeypatch):
+    # the watcher asks it of every agent at each rescan: git runs again only when .git/config changed
+    trace = tmp_path / "trace"
+    monkeypatch.setenv("GIT_TRACE", str(trace))
+    config = agent.path / ".git" / "config"
+    asked = lambda: trace.read_text().count("built-in: git config --get remote.origin.url")  # noqa: E731
+    git(agent.path, "remote", "add", "origin", "https://example.invalid/a.git")
+    assert agent.repo.remote_url() == agent.repo.remote_url() == "https://example.invalid/a.git"
+    assert asked() == 2  # just written: another write in the same clock tick could look the same
+    old = time.time() - 60
+    os.utime(config, (old, old))  # settled
+    assert agent.repo.remote_url() == Repo(agent.path).remote_url() == "https://example.invalid/a.git"
+    assert asked() == 3
+    git(agent.path, "remote", "set-url", "origin", "https://example.invalid/b.git")  # same length
+    assert agent.repo.remote_url() == "https://example.invalid/b.git"
+    git(agent.path, "config", "--unset", "remote.origin.url")
+    assert agent.repo.remote_url() is None

@@ -244,3 +244,35 @@ def test_runs_older_than_the_window_are_named_with_the_way_to_see_them(evolve_ho
     assert main(["report", "demo", "--days", "401", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["runs"] == 12 and data["older_runs"]["count"] == 0
+
+
+def test_a_long_summary_is_cut_with_an_ellipsis_and_an_undone_lesson_reads_as_markdown(
+    evolve_home, tmp_path, capsys
+):
+    # newcomer 15: "…run the tests with ./: too few runs to say"; raw backticks under
+    # "Lessons a person undid"
+    agent, conn, first, _second = _history(evolve_home)
+    long = "when the suite is flaky run the tests with ./scripts/check.sh twice before a push"
+    third = evolve_commit(
+        agent,
+        {"skills/fine/SKILL.md": skill_text("fine", body="- v3\n").encode()},
+        f"reflect(demo): {long}",
+        {"Evolve-Kind": "reflection"},
+    )
+    conn.execute(
+        "INSERT INTO reflections (id, agent, at, outcome, commit_sha) "
+        "VALUES ('r3', 'demo', ?, 'committed', ?)",
+        (time.time(), third),
+    )
+    conn.commit()
+    assert main(["revert", "demo", first]) == 0
+    capsys.readouterr()
+    assert main(["report", "demo"]) == 0
+    out = capsys.readouterr().out
+    line = next(line for line in out.splitlines() if third[:10] in line)
+    assert f"{f'reflect(demo): {long}'[:49].rstrip()}… — too few runs to say" in line, line
+    target = tmp_path / "report.html"
+    assert main(["report", "demo", "--html", str(target)]) == 0
+    undone = target.read_text().partition('id="undone"')[2]
+    assert "<strong>always</strong> run <code>make test</code>" in undone, undone[:600]
+    assert "`make test`" not in undone and "</code> - " not in undone

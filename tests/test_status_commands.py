@@ -334,3 +334,20 @@ def test_status_names_a_human_edit_as_new_work_not_zero_runs(capsys, home):
     [row] = [line for line in run(capsys, "status")[1].splitlines() if line.startswith("helper")]
     assert row.split()[1:3] == ["1", "edit"] and "0 runs" not in row
     assert run_json(capsys, "status")["agents"][0]["pending_edits"] == 1
+
+
+def test_new_work_after_a_failed_reflection_reads_as_a_retry(capsys, home):
+    # newcomer 15: the NEW column read "a failed reflection" (STATE says it failed; NEW is what waits)
+    make_agent("helper")
+    conn = ledger.connect(home.state_db)
+    ledger.mark_dirty(conn, "helper")
+    conn.execute(
+        "INSERT INTO reflections (id, agent, at, outcome, data) VALUES "
+        "('f1', 'helper', ?, 'failed', '{\"reason\": \"the model API is overloaded\"}')",
+        (time.time(),),
+    )
+    conn.commit()
+    conn.close()
+    code, out, _ = run(capsys, "status")
+    row = next(line for line in out.splitlines() if line.startswith("helper "))
+    assert code == EXIT_OK and " a retry " in row and "last reflection failed" in row, out

@@ -6,6 +6,7 @@ import errno
 import json
 import logging
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -410,6 +411,20 @@ def test_edits_wait_while_evolve_holds_the_agent_lock(watcher, demo):
         assert commits(demo) == before
     pump(watcher, lambda: commits(demo) == before + 1)
     assert len(events_of("demo")) == 1
+
+
+def test_an_edit_check_that_finds_the_files_unchanged_asks_git_once(watcher, demo, tmp_path, monkeypatch):
+    # the watcher checks every agent when it starts and whenever its files were touched: when
+    # they equal the branch (a save of the same text), one `git status` and nothing is committed
+    before = commits(demo)
+    settle(watcher, 3 * watcher.settings.timings.quiet_s)  # the start-up check, done
+    trace = tmp_path / "trace"
+    monkeypatch.setenv("GIT_TRACE", str(trace))
+    demo.memo_path.write_text(demo.memo_path.read_text())
+    settle(watcher, 4 * watcher.settings.timings.quiet_s)
+    commands = re.findall(r"trace: built-in: git (\S+)", trace.read_text())
+    assert commands == ["status"], commands
+    assert commits(demo) == before and events_of("demo") == []
 
 
 # -- the process -----------------------------------------------------------------------

@@ -58,6 +58,9 @@ def install(
         from evolve.integrations.codex import TRUST_HINT
 
         say(f"the hooks wait for your trust: {TRUST_HINT}; `evolve status` says once they run")
+        say("/hooks lists each as an unnamed hook with its command (Codex gives hooks no name):")
+        for event, command in result["commands"].items():
+            say(f"  {event}: {command}")
     harness = "Codex" if codex else "Claude Code"
     say(f"the watcher starts with the next {harness} session (or now: `evolve watch --detach`)")
     for line in learning_now(home, agent):

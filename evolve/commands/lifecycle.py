@@ -26,6 +26,16 @@ def _iso(value: float | None) -> str | None:
     return stamp(value) if value else None
 
 
+def _last_in_history(agent: Agent) -> str | None:
+    """When the newest reflection on main was committed (an agent joined with `init --from`).
+
+    Its reflections came with the history, not through this machine's state.db.
+    """
+    grep = "--grep=^Evolve-Kind: reflection$"
+    out = agent.repo.text("log", "-1", "--format=%ct", grep, agent.repo.branch, "--", check=False)
+    return _iso(float(out)) if out.strip().isdigit() else None
+
+
 def _agent_status(
     conn: sqlite3.Connection, home: Home, name: str, row, synced=None, follows: dict | None = None
 ) -> dict:
@@ -53,7 +63,7 @@ def _agent_status(
         "pending_edits": kinds.count("human_edit"),
         "pending_best_score": round(best, 3),
         "worth_reflecting": worth,
-        "last_reflection_at": _iso(row["last_reflection_at"]) if row else None,
+        "last_reflection_at": _iso(row["last_reflection_at"] if row else None) or _last_in_history(agent),
         "last_failure": (
             {"at": _iso(failure["at"]), "reason": json.loads(failure["data"]).get("reason", "")}
             if failure
@@ -141,7 +151,7 @@ def _new_work(a: dict) -> str:
     parts = [f"{a['pending_runs']} run{'s' * (a['pending_runs'] != 1)}"] if a["pending_runs"] else []
     if a["pending_edits"]:
         parts.append(f"{a['pending_edits']} edit{'s' * (a['pending_edits'] != 1)}")
-    return ", ".join(parts) or ("a failed reflection" if a["last_failure"] else "yes")
+    return ", ".join(parts) or ("a retry" if a["last_failure"] else "yes")  # STATE says it failed
 
 
 def _codex_states(conn: sqlite3.Connection, home: Home) -> list[dict]:
@@ -258,8 +268,11 @@ def _set_paused(home: Home, name: str, paused: bool) -> None:
             ledger.set_paused(conn, name, paused)
 
 
-def pause(home: Home, name: str) -> int:
+def pause(home: Home, name: str, as_json: bool = False) -> int:
     _set_paused(home, name, True)
+    if as_json:
+        emit_json({"agent": name, "paused": True})
+        return 0
     say(
         f"paused learning for {name!r}: no reflections until `evolve resume {name}` "
         f"(its transcripts are still observed)"
@@ -267,8 +280,11 @@ def pause(home: Home, name: str) -> int:
     return 0
 
 
-def resume(home: Home, name: str) -> int:
+def resume(home: Home, name: str, as_json: bool = False) -> int:
     _set_paused(home, name, False)
+    if as_json:
+        emit_json({"agent": name, "paused": False})
+        return 0
     say(f"resumed learning for {name!r}")
     return 0
 

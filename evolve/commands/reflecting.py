@@ -57,13 +57,15 @@ def reflect(home: Home, name: str, dry_run: bool = False, force: bool = False, a
                 f"waiting for review on {outcome.proposal}: `evolve review {name} {proposal}`, then "
                 f"`evolve accept` or `evolve reject`"
             )
-    else:
-        say(f"{outcome.status}: {outcome.reason}")
+    elif not (outcome.status == "nothing" and outcome.plan is not None and outcome.plan.nothing_to_save):
+        say(f"{outcome.status}: {outcome.reason}")  # (the plan's "nothing to save" said it already)
     return code
 
 
 def _print_plan(outcome: Outcome, dry_run: bool) -> None:
     """One line per operation of the answer, saying what became of it (and of evictions)."""
+    from evolve.reflect.operations import kept_note
+
     plan = outcome.plan
     assert plan is not None
     if plan.nothing_to_save:
@@ -82,7 +84,7 @@ def _print_plan(outcome: Outcome, dry_run: bool) -> None:
     for row in outcome.operations():
         target = f"{row['op']} {row['target']}".strip()
         where = f" ({row['path']})" if row["status"] in ("landed", "would land", "proposed") else ""
-        notes = [f"kept {row['kept']} line(s) a person wrote"] if row["kept"] else []
+        notes = [kept_note(row["kept"])] if isinstance(row["kept"], int) and row["kept"] else []
         notes += [f"left out {row['left_out']} line(s) a person undid"] if row["left_out"] else []
         notes += [f"its eval case in {row['eval']}"] if row.get("eval") else []
         notes += [f"its eval case was refused: {row['eval_refused']}"] if row.get("eval_refused") else []

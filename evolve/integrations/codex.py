@@ -150,7 +150,13 @@ def install(
         report = hookfile.place_links(record, agent.skills_dir, target.skills_dir, link)
         links.save_installs(home, HARNESS, installs)
     result = hookfile.install_report(record, changed, report, target.folder, added.where if added else None)
-    return {**result, "trusted": record.get("hook_seen_at") is not None}
+    created = changed and raw is None  # "created:", as for Claude Code, not "updated:"
+    return {
+        **result,
+        "settings_created": created,
+        "trusted": record.get("hook_seen_at") is not None,
+        "commands": {event: command for event, _matcher, command, _timeout in _entries(home, python)},
+    }
 
 
 def refresh_entries(home: Home, installs: list[dict]) -> list[str]:

@@ -304,7 +304,8 @@ def text_summary(data: dict) -> str:
                 f"{after['errors_per_100']:g}"
             )
         mark = " (reverted)" if item["reverted"] else ""
-        lines.append(f"  {item['at'][:16]} {item['sha'][:10]} {item['summary'][:50]}{mark}: {numbers}")
+        summary = item["summary"] if len(item["summary"]) <= 50 else item["summary"][:49].rstrip() + "…"
+        lines.append(f"  {item['at'][:16]} {item['sha'][:10]} {summary}{mark} — {numbers}")
     if not data["reflections"]:
         lines.append("  (no reflection commits yet)")
     lines += ["", "Runs by source (the harness whose transcripts they are):"]

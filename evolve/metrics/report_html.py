@@ -11,6 +11,7 @@ from html import escape
 
 from evolve.metrics.rates import RunRecord, iso_week
 from evolve.metrics.report import headline_text, lesson_line, older_text
+from evolve.workspace import undo
 
 WIDTH, HEIGHT, PAD = 720, 200, 36
 COLORS = {
@@ -35,6 +36,13 @@ def _md(text: str) -> str:
     from markdown_it import MarkdownIt  # lazy: only the HTML report needs it
 
     return MarkdownIt("commonmark", {"html": False}).render(text)
+
+
+def _md_inline(text: str) -> str:
+    """One line of Markdown as inline HTML (`code`, **bold**; raw HTML shown, not run)."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"html": False}).renderInline(text)
 
 
 def line_chart(
@@ -266,8 +274,8 @@ def render(data: dict, memo_text: str) -> str:
     )
     blocks = (
         "".join(
-            f"<li><code>{escape(b['id'])}</code> {escape(b['line'])} (undone by {escape(b['undone_by'])}, "
-            f"{escape(b['commit'][:10])})</li>"
+            f"<li><code>{escape(b['id'])}</code> {_md_inline(undo.without_marker(b['line']))} "
+            f"(undone by {escape(b['undone_by'])}, {escape(b['commit'][:10])})</li>"
             for b in data.get("blocks", [])
         )
         or '<li class="thin">none</li>'

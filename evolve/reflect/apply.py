@@ -33,10 +33,11 @@ from evolve.reflect.operations import (
     SkillSnapshot,
     SkillState,
     ValidOp,
+    kept_note,
     kept_op,
 )
 from evolve.reflect.proposals import branch_for
-from evolve.store.history import Commit, build_message
+from evolve.store.history import FOR_REVIEW, Commit, build_message
 from evolve.store.repo import EditedMeanwhile, Extra
 from evolve.workspace import undo
 from evolve.workspace.agent import Agent
@@ -436,7 +437,7 @@ def _reasons(plan: Plan, evictions: Sequence[str] = ()) -> list[str]:
 def _waiting_subject(plan: Plan, evictions: Sequence[str] = ()) -> str:
     parts = [f"{op.kind.replace('_', ' ')} {op.target}" for op in plan.waiting]
     parts += [f"evict {name}" for name in evictions]
-    return "; ".join(parts) + " (for review)"
+    return "; ".join(parts) + FOR_REVIEW
 
 
 def store_operations(agent: Agent, sha: str, plan: Plan, held: Mapping[int, str] | None = None) -> None:
@@ -495,9 +496,7 @@ def reflection_message(
         trailers["Evolve-Guard-Downgraded"] = [
             f"{name}: asked to deny, lands as remind (only a person denies)" for name in downgraded
         ]
-    kept = [
-        f"{op.line()}: kept {op.kept} line(s) a person wrote" for op in ops if op.kind == MEMO and op.kept
-    ]
+    kept = [f"{op.line()}: {kept_note(op.kept)}" for op in ops if op.kind == MEMO and op.kept]
     left_out = [f"{op.line()}: left out {op.left_out} line(s) a person undid" for op in ops if op.left_out]
     if kept:
         trailers["Evolve-Kept"] = kept

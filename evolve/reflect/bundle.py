@@ -35,6 +35,7 @@ from evolve.store import ledger
 from evolve.transcripts import classify
 from evolve.transcripts.redact import Known, redact, remembered
 from evolve.workspace import memo as memo_mod
+from evolve.workspace import undo
 from evolve.workspace.authorship import text_authors
 
 MAX_SESSIONS = 5
@@ -480,7 +481,7 @@ def _header(bundle: Bundle, fence: str) -> str:
             f"invoked {s['invocations']}×{rates_text(s)}{state}"
         )
     parts += ["", "## Reverted or rejected by a person (never learn these again)\n"]
-    parts += [f"- {r}" for r in bundle.reverted] or ["(none)"]
+    parts += [f"- {undo.without_marker(r)}" for r in bundle.reverted] or ["(none)"]
     parts += ["", "## Events since the last reflection (in time order)\n"]
     events = [f"- {_event_line(e)}" for e in bundle.events[-30:]]
     parts += events or ["(none)"]

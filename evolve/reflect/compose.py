@@ -332,7 +332,7 @@ class _Composer:
         if len(merged.strip()) > cap:
             if kept:
                 raise Reject(
-                    f"with the {kept} line(s) a person wrote there kept, the section would be "
+                    f"with the {kept} line(s) a person wrote or chose to keep there, the section would be "
                     f"{len(merged.strip())} chars; at most {cap} (a person may shorten it, or raise "
                     "[limits] memo_section_chars)"
                 )

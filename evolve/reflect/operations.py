@@ -41,6 +41,13 @@ SECTIONS = (memo_mod.SELF, memo_mod.STRATEGIES)
 MAX_ANSWER_CHARS = 2_000_000  # an answer given as JSON text
 MAX_REASON_CHARS = 2_000
 BLOCKED_REASON = "a person undid this lesson"
+
+
+def kept_note(count: int) -> str:
+    """What a memo update says of the lines it kept: a person's, or ones whose removal they rejected."""
+    return f"kept {count} line(s) a person wrote or chose to keep"
+
+
 _FIELDS = {
     "name": "Skill name: 1-64 chars of a-z, 0-9 and single '-'.",
     "description": "One line: what the skill does and when to use it (no '<' or '>').",

@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from evolve.errors import UserError
-from evolve.store.history import FORMAT, PROPOSALS, Commit, build_message, clean_line
+from evolve.store.history import FOR_REVIEW, FORMAT, PROPOSALS, Commit, build_message, clean_line
 from evolve.store.repo import Identity, Repo, refused_path
 from evolve.workspace import undo
 from evolve.workspace.agent import Agent
@@ -209,7 +209,7 @@ def accept(agent: Agent, proposal_id: str) -> Accepted:
         trailers["Evolve-Accepted"] = proposal.id
         if left:
             trailers["Evolve-Not-Accepted"] = left
-        message = build_message(proposal.commit.subject, trailers)
+        message = build_message(proposal.commit.subject.removesuffix(FOR_REVIEW), trailers)  # reviewed now
         steps = _people_steps(agent, proposal, sorted(changes))
         if steps is None:  # all evolve's: one commit
             sha = agent.repo.commit_changes(changes, message, agent.evolve_identity)

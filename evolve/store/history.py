@@ -23,6 +23,7 @@ _TRAILER_JUNK = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]+")
 
 FORMAT = "Evolve-Format"  # 2: a list-valued trailer is one line per item
 FORMAT_VERSION = "2"
+FOR_REVIEW = " (for review)"  # how a proposal's subject ends; its accept's subject does not
 
 
 @dataclass

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
@@ -80,6 +81,8 @@ LINK = "120000"
 EXECUTABLE = "100755"
 _FLAGGED: dict[tuple[str, int, int, int], list[str]] = {}  # index key → evolve's files git does not look at
 _UNMERGED: dict[tuple[str, int, int, int], bool] = {}  # index stat → has conflicted entries
+_REMOTE_URLS: dict[tuple[str, str, int, int, int], str | None] = {}  # .git/config stat → a remote's URL
+RACY_NS = 2_000_000_000  # a file younger than this may change again without its stat showing it
 
 
 @dataclass
@@ -172,14 +175,16 @@ class Repo:
         whatever a `.gitignore` (one pushed to the server, say) or a person's global excludes
         say: only the editor temp files the agent template ignores stay out.
         """
-        if self.tip() is None:
-            return []
-        out = self.git(  # one process: ignored files come as "!! path", each one (-uall)
-            "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--ignored=traditional"
+        out = self.git(  # one process: the branch first, ignored files as "!! path", each one (-uall)
+            *("status", "--porcelain=v1", "-z", "--branch", "--no-ahead-behind"),
+            *("--untracked-files=all", "--no-renames", "--ignored=traditional"),
         )
+        branch, _, entries = out.decode("utf-8", "surrogateescape").partition("\0")
+        if branch == f"## No commits yet on {self.branch}":
+            return []  # nothing committed yet: no tip to differ from
         paths: set[str] = set()
         ignored: set[str] = set()
-        for entry in out.decode("utf-8", "surrogateescape").split("\0"):
+        for entry in entries.split("\0"):
             if len(entry) > 3:
                 (ignored if entry[:2] == "!!" else paths).add(entry[3:])
         own = {p for p in ignored if p in OWN_PATHS or any(p.startswith(f"{d}/") for d in OWN_PATHS)}
@@ -453,9 +458,28 @@ class Repo:
         return self.text("merge-base", a, b, check=False) or None
 
     def remote_url(self, remote: str = "origin") -> str | None:
-        """The URL a remote of the repository points at (git's config), or None."""
+        """The URL a remote of the repository points at (git's config), or None.
+
+        One git process per change of `.git/config` (git rewrites it whole, by rename), not per
+        question: the watcher syncs every agent at each rescan. A file written in the last
+        seconds is asked every time (as git treats a racy index entry): another write within
+        the same clock tick could keep its size, mtime and even its inode number.
+        """
+        try:
+            st = (self.git_dir / "config").stat()
+        except OSError:
+            st = None
+        settled = st is not None and time.time_ns() - st.st_mtime_ns > RACY_NS
+        key = (str(self.git_dir), remote, st.st_ino, st.st_size, st.st_mtime_ns) if st and settled else None
+        if key is not None and key in _REMOTE_URLS:
+            return _REMOTE_URLS[key]
         out = self.git("config", "--get", f"remote.{remote}.url", check=False)
-        return out.decode("utf-8", "replace").strip() or None
+        url = out.decode("utf-8", "replace").strip() or None
+        if key is not None:
+            if len(_REMOTE_URLS) > 4096:
+                _REMOTE_URLS.clear()
+            _REMOTE_URLS[key] = url
+        return url
 
     def delete_branch(self, branch: str, expected: str) -> None:
         """Delete `branch` if it still points at `expected` (compare-and-swap)."""

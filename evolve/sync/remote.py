@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import parse_qsl, unquote, urlsplit
@@ -122,30 +123,53 @@ def _hidden_value(match: re.Match[str]) -> str:
 
 
 def check_url(raw: str, cwd: Path | None = None) -> str:
-    """The URL as evolve stores it (a local path made absolute); UserError names what is wrong."""
+    """The URL as evolve stores it (a local path made absolute); UserError names what is wrong.
+
+    The URL is shown redacted (`redact`) only in a refusal: a sync checks its URL every time,
+    and one that holds no user part, query or fragment is judged without loading a secret rule.
+    """
     url = raw.strip()
-    shown = redact(url)
     if not url:
         raise UserError("the remote URL is empty; give the URL of a git repository")
+    try:
+        return _checked(url, cwd)
+    except _Refusal as refusal:
+        raise UserError(refusal.say(redact(url))) from None
+
+
+class _Refusal(Exception):
+    """Why a URL is refused, worded once the URL is shown redacted: `say(shown)`."""
+
+    def __init__(self, say: Callable[[str], str]) -> None:
+        super().__init__()
+        self.say = say
+
+
+def _checked(url: str, cwd: Path | None) -> str:
     if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in url):
-        raise UserError(f"{shown!r} holds spaces or control characters; give a plain git URL")
+        raise _Refusal(lambda shown: f"{shown!r} holds spaces or control characters; give a plain git URL")
     if url.startswith("-"):
-        raise UserError(f"{shown!r} starts with '-' (git would read it as an option); give a git URL")
+        raise _Refusal(
+            lambda shown: f"{shown!r} starts with '-' (git would read it as an option); give a git URL"
+        )
     if transport := _TRANSPORT.match(url):  # as git reads it: a helper's name, then '::'
-        raise UserError(
-            f"{shown!r}: the transport {transport.group()[:-2]!r}:: is not allowed "
-            "(evolve talks ssh, https, http, git:// and local paths)"
+        name = transport.group()[:-2]
+        raise _Refusal(
+            lambda shown: (
+                f"{shown!r}: the transport {name!r}:: is not allowed "
+                "(evolve talks ssh, https, http, git:// and local paths)"
+            )
         )
     scheme, sep, _ = url.partition("://")
     if sep:
-        return _check_scheme_url(url, scheme.lower(), shown)
+        return _check_scheme_url(url, scheme.lower())
     colon, slash = url.find(":"), url.find("/")
     if colon > 0 and (slash < 0 or colon < slash):  # scp-like: [user@]host:path
         user, host = _scp_parts(url)
         if (user and (_is_secret(user) or ":" in unquote(user))) or _holds_secret(url):
-            raise UserError(_credential(shown))
+            raise _Refusal(_credential)
         if not host or host.startswith("-"):
-            raise UserError(f"{shown!r}: the host may not be empty or start with '-'")
+            raise _Refusal(lambda shown: f"{shown!r}: the host may not be empty or start with '-'")
         return url
     path = Path(url).expanduser()
     return str(path if path.is_absolute() else ((cwd or Path.cwd()) / path).resolve())
@@ -168,30 +192,27 @@ def _scp_parts(url: str) -> tuple[str, str]:
     return "", host
 
 
-def _check_scheme_url(url: str, scheme: str, shown: str) -> str:
-    from evolve.transcripts.redact import memorable, strip_invisible
-
+def _check_scheme_url(url: str, scheme: str) -> str:
     if scheme not in SCHEMES:
-        raise UserError(
-            f"{shown!r}: {scheme}:// is not allowed (evolve talks ssh, https, http, git://, file://)"
+        raise _Refusal(
+            lambda shown: (
+                f"{shown!r}: {scheme}:// is not allowed (evolve talks ssh, https, http, git://, file://)"
+            )
         )
     try:
         parts = urlsplit(url)
         host = parts.hostname or ""
         password = parts.password
     except ValueError as exc:
-        raise UserError(f"{shown!r} is not a valid URL ({exc})") from None
+        why = str(exc)
+        raise _Refusal(lambda shown: f"{shown!r} is not a valid URL ({why})") from None
     user = unquote(parts.username or "")  # `%3A` is a colon to the server: a password all the same
     if password is not None or ":" in user or (user and _is_secret(user)):
-        raise UserError(_credential(shown))
-    if _holds_secret(url) or any(
-        _is_secret(value) or memorable(strip_invisible(value))
-        for part in (parts.query, parts.fragment)
-        for _key, value in parse_qsl(part)
-    ):  # no git host needs a query: a value mixing letters and digits is a credential's
-        raise UserError(_credential(shown))
+        raise _Refusal(_credential)
+    if _holds_secret(url) or _credential_in_query(parts.query, parts.fragment):
+        raise _Refusal(_credential)
     if scheme != "file" and (not host or host.startswith("-")):
-        raise UserError(f"{shown!r}: the host may not be empty or start with '-'")
+        raise _Refusal(lambda shown: f"{shown!r}: the host may not be empty or start with '-'")
     return url
 
 
@@ -209,12 +230,24 @@ def _holds_secret(url: str) -> bool:
     return bool(find_secrets(decoded))
 
 
+def _credential_in_query(*parts: str) -> bool:
+    """Whether a query or fragment value is a credential.
+
+    No git host needs a query: a value mixing letters and digits is a credential's. Judged
+    without loading a secret rule when there is no value.
+    """
+    values = [value for part in parts if part for _key, value in parse_qsl(part)]
+    if not values:
+        return False
+    from evolve.transcripts.redact import memorable, strip_invisible
+
+    return any(_is_secret(value) or memorable(strip_invisible(value)) for value in values)
+
+
 def _is_secret(user: str) -> bool:
     """Whether a URL's user name is a token: a known prefix, a long hex digest or random word."""
-    from evolve.transcripts.redact import find_secrets
-
     lowered = user.lower()
-    if lowered.startswith(TOKEN_PREFIXES) or _HEX_TOKEN.fullmatch(user) or find_secrets(user):
+    if lowered.startswith(TOKEN_PREFIXES) or _HEX_TOKEN.fullmatch(user) or _holds_secret(user):
         return True
     parts = [part for part in _SEPARATORS.split(user) if part]
     if len(parts) > 1 and all(_WORD.fullmatch(part) for part in parts):

@@ -32,7 +32,7 @@ from evolve.reflect.operations import (
     SkillSnapshot,
     SkillState,
 )
-from evolve.store.history import Commit
+from evolve.store.history import FOR_REVIEW, Commit
 from evolve.store.repo import LINK, NOTES, Entry, Repo
 from evolve.workspace import memo as memo_mod
 from evolve.workspace.agent import Agent
@@ -169,7 +169,7 @@ def replan(agent: Agent, commit: Commit, onto: str, blocked: Mapping[str, str], 
         result.parked = parked
         result.parked_message = reflection_message(
             agent,
-            f"{commit.subject.partition(': ')[2] or reflection} (for review)",
+            f"{commit.subject.partition(': ')[2] or reflection}{FOR_REVIEW}",
             {**base_trailers, "Evolve-Review": reasons},
             reflection,
             plan.waiting,

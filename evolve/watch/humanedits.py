@@ -56,6 +56,11 @@ def counts_as_edit(rel: str) -> bool:
     return not is_editor_temp(rel.rsplit("/", 1)[-1])
 
 
+def uncommitted(repo: Path) -> bool:
+    """Whether the files differ from the branch at all (one `git status`): most checks end here."""
+    return bool(Repo(repo).dirty_paths())
+
+
 def busy_reason(repo: Path) -> str | None:
     """Why committing a person's edits must wait now, or None.
 

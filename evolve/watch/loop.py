@@ -319,8 +319,8 @@ class Watcher:
     def _commit_due_edits(self) -> None:
         for name in self._edits.due(self.clock()):
             info = self.agents.get(name)
-            if info is None or self._stopping:
-                continue
+            if info is None or self._stopping or not humanedits.uncommitted(info.path):
+                continue  # the files equal the branch: nothing to commit, nothing to wait for
             reason = humanedits.busy_reason(info.path)
             if reason:
                 log.debug("%s: human edits wait: %s", name, reason)

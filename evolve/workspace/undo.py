@@ -73,6 +73,11 @@ def lesson_text(line: str) -> str | None:
     return text if len(text) >= MIN_CHARS and len(text.split()) >= MIN_WORDS else None
 
 
+def without_marker(line: str) -> str:
+    """A line as its lesson reads in a list of them: its own list marker (`- `, `1. `) gone."""
+    return _MARKER.sub("", line, count=1)
+
+
 def fingerprint(text: str, what: str = "lesson-line") -> str:
     return hashlib.sha256((what + "\x1f" + text).encode("utf-8", "surrogatepass")).hexdigest()[:16]
 

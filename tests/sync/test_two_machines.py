@@ -240,3 +240,14 @@ def test_a_reflection_planned_again_on_the_servers_main_keeps_its_eval_case(pair
     (folder,) = [p for p in (a.path / "evals").iterdir()]
     assert "--cache-dir" in (folder / "graders" / "cache.md").read_text()
     assert "pin the toolchain" in a.read("memo.md") and "cache the wheels" in a.read("memo.md")
+
+
+def test_a_joined_machines_status_names_the_last_reflection_the_history_holds(pair):
+    # newcomer 15: on a machine that joined with --from, LAST REFLECTION read "never"
+    a, b, _server = pair
+    a.reflect(memo_op("strategies", "- Run the linter before every commit."))
+    assert a.sync()[0] == 0 and b.sync()[0] == 0
+    (mine,) = json.loads(a.ok("status", "--json"))["agents"]
+    (theirs,) = json.loads(b.ok("status", "--json"))["agents"]
+    assert theirs["last_reflection_at"] is not None
+    assert theirs["last_reflection_at"][:16] == mine["last_reflection_at"][:16]
