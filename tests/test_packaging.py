@@ -117,7 +117,12 @@ def test_every_package_of_the_tree_is_declared() -> None:
         for p in (ROOT / "evolve").rglob("*")
         if p.is_dir() and p.name != "__pycache__" and not (p / "__init__.py").exists()
     }
-    top = {"evolve.hooks", "evolve.template_workspace", "evolve.template_workspace.skills"}
+    template = ROOT / "template_workspace"  # its folders a package could be named after
+    top = {"evolve.hooks", "evolve.template_workspace"} | {
+        f"evolve.template_workspace.{d.name}"
+        for d in template.iterdir()
+        if d.is_dir() and d.name.isidentifier() and d.name != "__pycache__"
+    }
     assert set(_declared_packages()) == found | data | top
 
 
