@@ -324,7 +324,7 @@ def test_without_claude_code_nothing_runs(evolve_home, tmp_path):
     proc = evolve(env, "eval", AGENT, "--json")
     assert proc.returncode == 1 and proc.stdout == ""
     assert json.loads(proc.stderr) == {
-        "error": f"error: {old} has no `claude plugin eval` command (an older Claude Code?); update Claude "
+        "error": f"{old} has no `claude plugin eval` command (an older Claude Code?); update Claude "
         "Code (2.1.332 or later runs plugin evals)",
         "exit_code": 1,
     }
