@@ -410,6 +410,29 @@ def test_where_the_home_knows_the_agent_a_plugins_guard_is_cached_and_spooled(sh
     assert (evolve_home / "cache" / "demo" / "plugin-guards.marshal").is_file()
 
 
+@pytest.mark.parametrize("blank", ["  ", "\t"])
+def test_a_guard_table_after_blanks_holds_through_the_plugin_too(shared, tmp_path, blank):
+    """TOML allows blanks before `[no-npm]`; the installed hook saw it, the plugin's launcher did not."""
+    _agent, copy, project = shared
+    (copy / "guards.toml").write_text(blank + GUARDS)
+    payload = {"session_id": "g5", "cwd": str(project), **NPM_CALL}
+    proc = launch(copy, payload, path=bare_path(tmp_path, evolve=True), cwd=project, args=("pre-tool-use",))
+    assert proc.returncode == 0 and proc.stderr == b""
+    assert json.loads(proc.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_layout_7_brings_evolves_older_launcher_up_to_date(evolve_home):
+    agent = learned()
+    launcher = agent.path / "hooks/evolve-hook"
+    older = launcher.read_text().replace("while read -r line", "while IFS= read -r line")
+    assert older != launcher.read_text()
+    evolve_commit(agent, {"hooks/evolve-hook": older.encode()})
+    (agent.home.root / upgrade.VERSION_FILE).write_text("6\n")
+    notes = upgrade.ensure_current(agent.home)
+    assert any(n.startswith("demo: plugin files brought up to date (hooks/evolve-hook") for n in notes)
+    assert launcher.read_bytes() == plugin.plugin_files("demo")["hooks/evolve-hook"]
+
+
 def test_without_a_guard_the_plugins_pre_tool_use_starts_no_python(shared, tmp_path):
     """Every tool call runs the launcher: with no guards.toml table it exits before Python."""
     _agent, copy, project = shared
