@@ -280,7 +280,7 @@ def test_an_evolve_in_the_sessions_folder_never_runs(shared, tmp_path):
     planted = project / "bin"
     planted.mkdir()
     marker = tmp_path / "ran"
-    (planted / "python").write_text(f"#!/bin/sh\ntouch {marker}\n")
+    (planted / "python").write_text(f"#!/bin/sh\n: > {marker}\n")  # a builtin: PATH has no touch
     (planted / "evolve").write_text(f"#!{planted / 'python'}\n")
     for script in planted.iterdir():
         script.chmod(0o755)
@@ -288,6 +288,40 @@ def test_an_evolve_in_the_sessions_folder_never_runs(shared, tmp_path):
     proc = launch(copy, {"session_id": "s9", "cwd": str(project)}, path=path, cwd=project)
     assert proc.returncode == 0 and proc.stdout == b"" and not marker.exists()
     assert len(proc.stderr.decode().splitlines()) == 1
+
+
+@pytest.mark.parametrize("spelling", ["//{project}/bin", "{tmp}/elsewhere/../project/bin", "{tmp}/link/bin"])
+def test_the_sessions_python_never_runs_however_path_spells_its_folder(shared, tmp_path, spelling):
+    """`//p/bin`, `x/../p/bin`, a link to the project: each is the session's folder, so never run."""
+    _agent, copy, project = shared
+    planted = project / "bin"
+    planted.mkdir()
+    marker = tmp_path / "ran"
+    (planted / "python3").write_text(f"#!/bin/sh\n: > {marker}\n")
+    (planted / "python3").chmod(0o755)
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "link").symlink_to(project)
+    entry = spelling.format(project=str(project).lstrip("/"), tmp=tmp_path)
+    path = f"{entry}:{bare_path(tmp_path, evolve=False)}"
+    proc = launch(copy, {"session_id": "s10", "cwd": str(project)}, path=path, cwd=project)
+    assert proc.returncode == 0 and proc.stdout == b"" and not marker.exists()
+
+
+def test_an_evolve_outside_whose_interpreter_is_in_the_sessions_folder_never_runs_it(shared, tmp_path):
+    _agent, copy, project = shared
+    planted = project / ".venv" / "bin"
+    planted.mkdir(parents=True)
+    marker = tmp_path / "ran"
+    (planted / "python").write_text(f"#!/bin/sh\n: > {marker}\n")
+    (planted / "python").chmod(0o755)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "evolve").write_text(f"#!{planted / 'python'}\n")
+    (outside / "evolve").chmod(0o755)
+    path = f"{outside}:{bare_path(tmp_path, evolve=False)}"
+    proc = launch(copy, {"session_id": "s11", "cwd": str(project)}, path=path, cwd=project)
+    assert proc.returncode == 0 and proc.stdout == b"" and not marker.exists()
+    assert "could not start evolve" in proc.stderr.decode()
 
 
 @pytest.mark.parametrize(
