@@ -94,12 +94,13 @@ def test_a_file_that_is_not_toml_gives_no_guard_and_one_line():
     "text",
     [
         'no-npm = { tool = "Bash", pattern = "npm install", action = "deny", message = "Use pnpm." }\n',
-        'no-npm.tool = "Bash"\nno-npm.pattern = "npm install"\nno-npm.action = "deny"\nno-npm.message = "m"\n',
+        'no-npm.tool = "Bash"\nno-npm.pattern = "npm install"\nno-npm.action = "deny"\n'
+        'no-npm.message = "m"\n',
         '\ufeff  [no-npm]\ntool = "Bash"\npattern = "npm install"\naction = "deny"\nmessage = "m"\n',
     ],
 )
 def test_guards_the_hooks_launcher_never_starts_for_are_named_not_listed(text):
-    """Valid TOML with no line the launchers start Python for: never enforced, so never shown as if it were."""
+    """Valid TOML with no line the launchers start Python for: never enforced, never shown as if it were."""
     assert not guards.launcher_starts(text)
     found, [line] = guards.parse(text)
     assert found == [] and "no line starts with '['" in line and "[id] on a line of its own" in line
@@ -117,7 +118,9 @@ def test_a_file_over_what_the_hook_reads_is_refused_whole_not_cut(tmp_path):
     path.write_text("# " + "x" * guards.MAX_FILE + "\n" + NO_NPM)
     rows, [line], _fresh = check.load(str(path))
     assert rows == [] and f"longer than {guards.MAX_FILE} characters" in line
-    found, [same] = guards.parse(path.read_text(), str(path))  # what `evolve guard`, doctor and pre-commit say
+    found, [same] = guards.parse(
+        path.read_text(), str(path)
+    )  # what `evolve guard`, doctor and pre-commit say
     assert found == [] and same == line
 
 
