@@ -8,6 +8,11 @@ runs it). Each ends in one line and nothing recorded, and the person's work tree
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -97,3 +102,40 @@ def test_a_report_left_as_a_link_is_never_copied(evolve_home, tmp_path):
     data = eval_run.evaluate(agent, eval_run.Ask())
     assert data["report"] is None and [row["delta"] for row in data["lessons"]] == [1.0]
     assert not (agent.home.cache_dir / "shop" / "eval-report.html").exists()
+
+
+def test_a_hung_harness_stops_with_everything_it_started_at_the_second_ctrl_c(evolve_home, tmp_path):
+    child = tmp_path / "child.pid"
+    writes = f"trap '' INT\nsleep 300 & echo $! > {child}\nwait"  # it hangs, deaf to Ctrl-C, on a child
+    agent, _lesson = agent_with_case(evolve_home, fake_claude(tmp_path, writes))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "evolve", "eval", "shop"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "EVOLVE_NO_WATCHER": "1"},
+    )
+    deadline = time.monotonic() + 30
+    while not (child.exists() and child.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    pid = int(child.read_text())
+    proc.send_signal(signal.SIGINT)  # the harness is asked to finish up: this one does not
+    time.sleep(0.5)
+    assert proc.poll() is None
+    proc.send_signal(signal.SIGINT)
+    _out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130 and err.decode().splitlines()[-1] == "evolve: interrupted"
+    deadline = time.monotonic() + 5
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(pid)
+    with ledger.opened(agent.home.state_db) as conn:
+        assert conn.execute("SELECT count(*) FROM evals").fetchone()[0] == 0
+    assert git_out(agent.path, "status", "--porcelain") == ""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return not Path(f"/proc/{pid}/stat").read_text().split(") ")[1].startswith("Z")
