@@ -265,6 +265,28 @@ def test_under_codex_the_memo_is_additional_context_and_codex_installs_win(share
     assert proc.returncode == 0 and proc.stdout == b""
 
 
+def test_a_plugin_root_of_something_else_is_not_codex_and_the_memo_is_not_shown_twice(
+    shared, evolve_home, tmp_path
+):
+    """A stray PLUGIN_ROOT in Claude Code's environment: evolve install serves the folder, so nothing."""
+    _agent, copy, project = shared
+    claude_code.install(Home.resolve(), "demo", project=str(project))
+    elsewhere = tmp_path / "other-plugin"
+    elsewhere.mkdir()
+    payload = {"session_id": "s12", "cwd": str(project)}
+    for stray in (str(elsewhere), "/nonexistent"):
+        proc = launch(
+            copy, payload, path=bare_path(tmp_path, evolve=True), cwd=project, env={"PLUGIN_ROOT": stray}
+        )
+        assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
+    link = tmp_path / "link-to-copy"  # Codex's own PLUGIN_ROOT, however it spells the folder
+    link.symlink_to(copy)
+    proc = launch(
+        copy, payload, path=bare_path(tmp_path, evolve=True), cwd=elsewhere, env={"PLUGIN_ROOT": str(link)}
+    )
+    assert json.loads(proc.stdout)["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+
+
 def test_without_evolve_the_launcher_says_so_in_one_line_and_exits_0(shared, tmp_path):
     _agent, copy, project = shared
     proc = launch(
