@@ -162,6 +162,28 @@ def launcher_starts(text: str) -> bool:
     return any(line.lstrip(" \t").startswith(("[", "\ufeff[")) for line in text.split("\n"))
 
 
+# Calls no lesson is about: a pattern that matches them all matches every call
+EVERY_CALL = ("ls", "x", "git status", "cd /tmp && make", "/home/me/notes.md")
+
+
+def matches_every_call(pattern: str) -> bool:
+    """Whether `pattern` matches any command or path whatever it is (`.*`, `.`, `[a-z]`, `^` …)."""
+    try:
+        compiled = patterns.compile(pattern)
+    except patterns.PatternError:
+        return False
+    return all(compiled.matches(probe) for probe in EVERY_CALL)
+
+
+def sweeping(text: str, where: str = FILE) -> list[str]:
+    """One line per `deny` guard of `text` that would refuse every call of its tools."""
+    return [
+        f"{where} [{guard.id}]: a deny on {guard.pattern[:40]!r} refuses every call of {guard.shown_tool()}"
+        for guard in parse(text, where)[0]
+        if guard.action == "deny" and matches_every_call(guard.pattern)
+    ]
+
+
 def problems(text: str, where: str = FILE) -> list[str]:
     """What is wrong with a guards.toml text (empty: every guard is usable)."""
     return parse(text, where)[1]
