@@ -93,3 +93,14 @@ def test_the_cases_the_harness_could_not_load_are_read_from_its_output():
         "3f2a9c1b0d4e": "invalid case.yaml: graders.0.type: Invalid discriminator value. "
         "Expected 'regex' | 'tool_order'"
     }
+
+
+def test_a_score_that_is_no_number_from_0_to_1_fails_its_run_never_a_result():
+    """A harness that writes garbage (`1e308`, `"NaN"`, a run that is no object) gives no Δ."""
+    runs = [run(1), {**run(1), "score": 1e308}, {**run(1), "score": "NaN"}, {**run(1), "score": float("nan")}]
+    for bad in runs[1:]:
+        [found] = case_results(aggregate(case("c", [run(1), bad, run(1)], [run(0)] * 3)), ["c"], None, {})
+        assert found.status == PARTIAL and found.delta is None and found.score_with == 1
+        assert "is no number from 0 to 1" in found.detail
+    [found] = case_results(aggregate(case("c", [run(1), 5, run(1)], [run(0)] * 3)), ["c"], None, {})  # type: ignore[list-item]
+    assert found.status == PARTIAL and found.detail == "runs missing (with)"

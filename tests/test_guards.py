@@ -90,6 +90,47 @@ def test_a_file_that_is_not_toml_gives_no_guard_and_one_line():
     assert "is not valid TOML" in line and "no guard applies until you fix it" in line
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        'no-npm = { tool = "Bash", pattern = "npm install", action = "deny", message = "Use pnpm." }\n',
+        'no-npm.tool = "Bash"\nno-npm.pattern = "npm install"\nno-npm.action = "deny"\n'
+        'no-npm.message = "m"\n',
+        '\ufeff  [no-npm]\ntool = "Bash"\npattern = "npm install"\naction = "deny"\nmessage = "m"\n',
+    ],
+)
+def test_guards_the_hooks_launcher_never_starts_for_are_named_not_listed(text):
+    """Valid TOML with no line the launchers start Python for: never enforced, never shown as if it were."""
+    assert not guards.launcher_starts(text)
+    found, [line] = guards.parse(text)
+    assert found == [] and "no line starts with '['" in line and "[id] on a line of its own" in line
+
+
+def test_a_table_after_blanks_or_beside_an_inline_guard_is_used():
+    inline = 'tests = { tool = "Bash", pattern = "pytest", message = "m" }\n'
+    found, problems = guards.parse(inline + NO_NPM.replace("\n[", "\n\t["))
+    assert problems == [] and [g.id for g in found] == ["tests", "no-npm"]
+
+
+def test_a_file_over_what_the_hook_reads_is_refused_whole_not_cut(tmp_path):
+    """The hook reads MAX_FILE characters: a deny after them must not silently stop holding."""
+    path = tmp_path / "guards.toml"
+    path.write_text("# " + "x" * guards.MAX_FILE + "\n" + NO_NPM)
+    rows, [line], _fresh = check.load(str(path))
+    assert rows == [] and f"longer than {guards.MAX_FILE} characters" in line
+    found, [same] = guards.parse(
+        path.read_text(), str(path)
+    )  # what `evolve guard`, doctor and pre-commit say
+    assert found == [] and same == line
+
+
+def test_a_long_command_is_matched_whole():
+    """A heredoc writing a long file, then `npm install`: the deny holds past the first 20 000 characters."""
+    command = "cat > notes.md <<EOF\n" + "lorem ipsum " * 5_000 + "\nEOF\nnpm install left-pad"
+    decision = check.verdict(bash(command), rows_of(NO_NPM))
+    assert decision is not None and decision["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
 def test_an_id_must_be_a_name():
     _, [line] = guards.parse('["No NPM"]\ntool = "Bash"\npattern = "x"\nmessage = "m"\n')
     assert "the id 'No NPM' may only hold a-z" in line
@@ -104,8 +145,9 @@ def test_pathological_patterns_from_a_file_run_in_linear_time(source):
     rows = [found[0].row()]
     command = "x" * 30_000 + "a" * 30_000  # backtracking `re` would never return on these
     started = time.monotonic()
-    assert check.verdict(bash(command), rows) is None
+    decision = check.verdict(bash(command), rows)
     assert time.monotonic() - started < 5
+    assert (decision is not None) == ("b" not in source and "y" not in source)  # it holds no b nor y
 
 
 def test_set_action_keeps_every_other_byte():

@@ -94,6 +94,8 @@ def test_a_guard_for_a_lesson_never_ignored_is_refused(agent, ans, pnpm_ignored)
         ({"message": "x" * 700}, "message is 700 characters long"),
         ({"message": "use token ghp_" + "a" * 36}, "holds a secret"),
         ({"guard": "No NPM"}, "guard id 'No NPM' may only hold"),
+        ({"pattern": ".*"}, "pattern '.*' matches every call (ls, git status"),
+        ({"pattern": "\\w", "action": "deny"}, "matches every call"),
     ],
 )
 def test_a_guard_that_breaks_a_rule_is_refused_with_its_reason(agent, ans, pnpm_ignored, change, said):

@@ -265,6 +265,28 @@ def test_under_codex_the_memo_is_additional_context_and_codex_installs_win(share
     assert proc.returncode == 0 and proc.stdout == b""
 
 
+def test_a_plugin_root_of_something_else_is_not_codex_and_the_memo_is_not_shown_twice(
+    shared, evolve_home, tmp_path
+):
+    """A stray PLUGIN_ROOT in Claude Code's environment: evolve install serves the folder, so nothing."""
+    _agent, copy, project = shared
+    claude_code.install(Home.resolve(), "demo", project=str(project))
+    elsewhere = tmp_path / "other-plugin"
+    elsewhere.mkdir()
+    payload = {"session_id": "s12", "cwd": str(project)}
+    for stray in (str(elsewhere), "/nonexistent"):
+        proc = launch(
+            copy, payload, path=bare_path(tmp_path, evolve=True), cwd=project, env={"PLUGIN_ROOT": stray}
+        )
+        assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
+    link = tmp_path / "link-to-copy"  # Codex's own PLUGIN_ROOT, however it spells the folder
+    link.symlink_to(copy)
+    proc = launch(
+        copy, payload, path=bare_path(tmp_path, evolve=True), cwd=elsewhere, env={"PLUGIN_ROOT": str(link)}
+    )
+    assert json.loads(proc.stdout)["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+
+
 def test_without_evolve_the_launcher_says_so_in_one_line_and_exits_0(shared, tmp_path):
     _agent, copy, project = shared
     proc = launch(
@@ -280,7 +302,7 @@ def test_an_evolve_in_the_sessions_folder_never_runs(shared, tmp_path):
     planted = project / "bin"
     planted.mkdir()
     marker = tmp_path / "ran"
-    (planted / "python").write_text(f"#!/bin/sh\ntouch {marker}\n")
+    (planted / "python").write_text(f"#!/bin/sh\n: > {marker}\n")  # a builtin: PATH has no touch
     (planted / "evolve").write_text(f"#!{planted / 'python'}\n")
     for script in planted.iterdir():
         script.chmod(0o755)
@@ -288,6 +310,40 @@ def test_an_evolve_in_the_sessions_folder_never_runs(shared, tmp_path):
     proc = launch(copy, {"session_id": "s9", "cwd": str(project)}, path=path, cwd=project)
     assert proc.returncode == 0 and proc.stdout == b"" and not marker.exists()
     assert len(proc.stderr.decode().splitlines()) == 1
+
+
+@pytest.mark.parametrize("spelling", ["//{project}/bin", "{tmp}/elsewhere/../project/bin", "{tmp}/link/bin"])
+def test_the_sessions_python_never_runs_however_path_spells_its_folder(shared, tmp_path, spelling):
+    """`//p/bin`, `x/../p/bin`, a link to the project: each is the session's folder, so never run."""
+    _agent, copy, project = shared
+    planted = project / "bin"
+    planted.mkdir()
+    marker = tmp_path / "ran"
+    (planted / "python3").write_text(f"#!/bin/sh\n: > {marker}\n")
+    (planted / "python3").chmod(0o755)
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "link").symlink_to(project)
+    entry = spelling.format(project=str(project).lstrip("/"), tmp=tmp_path)
+    path = f"{entry}:{bare_path(tmp_path, evolve=False)}"
+    proc = launch(copy, {"session_id": "s10", "cwd": str(project)}, path=path, cwd=project)
+    assert proc.returncode == 0 and proc.stdout == b"" and not marker.exists()
+
+
+def test_an_evolve_outside_whose_interpreter_is_in_the_sessions_folder_never_runs_it(shared, tmp_path):
+    _agent, copy, project = shared
+    planted = project / ".venv" / "bin"
+    planted.mkdir(parents=True)
+    marker = tmp_path / "ran"
+    (planted / "python").write_text(f"#!/bin/sh\n: > {marker}\n")
+    (planted / "python").chmod(0o755)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "evolve").write_text(f"#!{planted / 'python'}\n")
+    (outside / "evolve").chmod(0o755)
+    path = f"{outside}:{bare_path(tmp_path, evolve=False)}"
+    proc = launch(copy, {"session_id": "s11", "cwd": str(project)}, path=path, cwd=project)
+    assert proc.returncode == 0 and proc.stdout == b"" and not marker.exists()
+    assert "could not start evolve" in proc.stderr.decode()
 
 
 @pytest.mark.parametrize(
@@ -408,6 +464,29 @@ def test_where_the_home_knows_the_agent_a_plugins_guard_is_cached_and_spooled(sh
         "deny",
     )
     assert (evolve_home / "cache" / "demo" / "plugin-guards.marshal").is_file()
+
+
+@pytest.mark.parametrize("blank", ["  ", "\t"])
+def test_a_guard_table_after_blanks_holds_through_the_plugin_too(shared, tmp_path, blank):
+    """TOML allows blanks before `[no-npm]`; the installed hook saw it, the plugin's launcher did not."""
+    _agent, copy, project = shared
+    (copy / "guards.toml").write_text(blank + GUARDS)
+    payload = {"session_id": "g5", "cwd": str(project), **NPM_CALL}
+    proc = launch(copy, payload, path=bare_path(tmp_path, evolve=True), cwd=project, args=("pre-tool-use",))
+    assert proc.returncode == 0 and proc.stderr == b""
+    assert json.loads(proc.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_layout_7_brings_evolves_older_launcher_up_to_date(evolve_home):
+    agent = learned()
+    launcher = agent.path / "hooks/evolve-hook"
+    older = launcher.read_text().replace("while read -r line", "while IFS= read -r line")
+    assert older != launcher.read_text()
+    evolve_commit(agent, {"hooks/evolve-hook": older.encode()})
+    (agent.home.root / upgrade.VERSION_FILE).write_text("6\n")
+    notes = upgrade.ensure_current(agent.home)
+    assert any(n.startswith("demo: plugin files brought up to date (hooks/evolve-hook") for n in notes)
+    assert launcher.read_bytes() == plugin.plugin_files("demo")["hooks/evolve-hook"]
 
 
 def test_without_a_guard_the_plugins_pre_tool_use_starts_no_python(shared, tmp_path):

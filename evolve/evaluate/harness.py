@@ -74,6 +74,9 @@ class Finished:
 def run(argv: list[str], cwd: Path, env: dict[str, str], log: Path) -> Finished:
     """Run the harness to its end; SIGINT/SIGTERM to evolve stop it once, cleanly (SIGINT to it).
 
+    A second signal ends its whole process group (SIGTERM), as does a stop once it has
+    exited: nothing it started (a hung tool, a child of its own) outlives `evolve eval`.
+
     Its stdout and stderr go to `log` (progress for a person who wants it; stdout stays evolve's).
     """
     stopped: list[int] = []
@@ -84,7 +87,10 @@ def run(argv: list[str], cwd: Path, env: dict[str, str], log: Path) -> Finished:
 
         def stop(signum: int, _frame: object) -> None:
             if proc.poll() is None:  # first: it finishes up and writes a partial result; then: it stops
-                proc.send_signal(signal.SIGINT if not stopped else signal.SIGTERM)
+                if stopped:
+                    _end_group(proc.pid)
+                else:
+                    proc.send_signal(signal.SIGINT)
             stopped.append(signum)
 
         previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
@@ -93,5 +99,15 @@ def run(argv: list[str], cwd: Path, env: dict[str, str], log: Path) -> Finished:
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
+        if stopped:  # what it started and left behind (a tool's process, a hung child) stops too
+            _end_group(proc.pid)
         out.seek(0)
         return Finished(code, out.read(), bool(stopped))
+
+
+def _end_group(group: int) -> None:
+    """SIGTERM to every process left in the harness's own process group (its session)."""
+    try:
+        os.killpg(group, signal.SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        pass  # none left

@@ -76,9 +76,11 @@ def _case(name: str, case: dict, runs: int | None, stopped: str) -> CaseResult:
     arms = case.get("arms")
     arms = arms if isinstance(arms, dict) else {}
     ran = {arm: [r for r in arms.get(arm) or [] if isinstance(r, dict)] for arm in (WITH, WITHOUT)}
-    scored = {arm: [r for r in items if not r.get("error")] for arm, items in ran.items()}
+    scored = {
+        arm: [r for r in items if not r.get("error") and _score(r) is not None] for arm, items in ran.items()
+    }
     cost = sum(_number(r.get("costUsd")) + _number(r.get("judgeCostUsd")) for rs in ran.values() for r in rs)
-    means = {arm: _mean([_number(r.get("score")) for r in items]) for arm, items in scored.items()}
+    means = {arm: _mean([_score(r) or 0.0 for r in items]) for arm, items in scored.items()}
     threw = next(
         (
             str(g.get("explanation"))
@@ -89,7 +91,17 @@ def _case(name: str, case: dict, runs: int | None, stopped: str) -> CaseResult:
         ),
         None,
     )
-    failed = next((str(r["error"]) for rs in ran.values() for r in rs if r.get("error")), None)
+    failed = next(
+        (
+            str(r["error"])
+            if r.get("error")
+            else f"its score {str(r.get('score'))[:40]!r} is no number from 0 to 1"
+            for rs in ran.values()
+            for r in rs
+            if r.get("error") or _score(r) is None
+        ),
+        None,
+    )
     wanted = runs or int(_number(case.get("runsPerCase")) or 1)
     short = [arm for arm in (WITH, WITHOUT) if len(scored[arm]) < wanted]
     status, detail = FULL, ""
@@ -110,6 +122,14 @@ def _case(name: str, case: dict, runs: int | None, stopped: str) -> CaseResult:
         round(cost, 6),
         detail,
     )
+
+
+def _score(run: dict) -> float | None:
+    """A run's score: a number from 0 to 1 (anything else is no score: the run failed)."""
+    value = run.get("score")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        return None  # NaN is not inside [0, 1] either
+    return float(value)
 
 
 def _number(value: object) -> float:

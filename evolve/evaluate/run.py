@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
 import tempfile
 import time
@@ -27,6 +26,7 @@ from evolve.errors import UserError
 from evolve.evaluate import harness
 from evolve.evaluate.results import FULL, PARTIAL, CaseResult, case_results, load_errors
 from evolve.store import ledger
+from evolve.store.files import atomic_write
 from evolve.workspace import lessons as lessons_mod
 
 TYPE_CHECKING = False
@@ -38,6 +38,7 @@ EVALS = "evals"
 MANIFEST = ".claude-plugin/plugin.json"
 # The built-in tools a case may ask to be granted (its prompt.md's `allowed_tools`): the
 # harness gates them behind the operator's `--allow-tools`; MCP tools are never granted here.
+MAX_RESULTS = 64 << 20  # bytes of aggregate-result.json or report.html read, at most
 GRANTABLE = frozenset(
     {"Bash", "Edit", "MultiEdit", "Write", "NotebookEdit", "Read", "Glob", "Grep", "WebFetch"}
 )
@@ -232,21 +233,55 @@ def _with_evolve(env: dict[str, str], root: Path) -> dict[str, str]:
     return {**env, "PATH": os.pathsep.join([str(folder), env.get("PATH", os.defpath)])}
 
 
-def _read(path: Path) -> dict | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+def _bytes(path: Path, cap: int) -> bytes | None:
+    """At most `cap` + 1 bytes of the file the harness wrote at `path`; None when there is none.
+
+    A link (the file or its folder) is never followed: what is read comes from the run's folder.
+    """
+    if path.parent.is_symlink():
         return None
-    return data if isinstance(data, dict) else None
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read(cap + 1)
+
+
+def _read(path: Path) -> dict | None:
+    """The harness's aggregate-result.json; None when it wrote none, UserError when it is unusable."""
+    if path.is_symlink() or path.parent.is_symlink():
+        raise UserError(
+            f"claude plugin eval left {path.name} as a link out of its run's folder; evolve reads only "
+            "the run's own files: nothing was recorded"
+        )
+    raw = _bytes(path, MAX_RESULTS)
+    if raw is None:
+        return None
+    why = f"it is over {MAX_RESULTS:,} bytes" if len(raw) > MAX_RESULTS else None
+    data = None
+    if why is None:
+        try:
+            data = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+            why = f"it is not JSON ({type(exc).__name__}: {str(exc)[:100]})"
+    if why is None and not isinstance(data, dict):
+        why = "it is not a JSON object"
+    if why is not None:
+        raise UserError(
+            f"claude plugin eval wrote an {path.name} evolve cannot read ({why}); nothing was recorded"
+        )
+    return data
 
 
 def _keep_report(folder: Path, report: Path) -> Path | None:
     """The harness's HTML report, kept as the agent's latest (the rest of the export goes)."""
-    if not report.exists():
+    data = _bytes(report, MAX_RESULTS)
+    if data is None or len(data) > MAX_RESULTS:
         return None
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / "eval-report.html"
-    shutil.copyfile(report, target)
+    atomic_write(target, data)
     return target
 
 

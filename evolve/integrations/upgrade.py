@@ -18,7 +18,8 @@ project's), naming evolve's own folder when an isolated interpreter would not fi
 5 every agent repository is a Claude Code and Codex plugin (`integrations.plugin`: the files
 an agent lacks, as one commit of evolve's; an agent busy now is tried again by the next command);
 6 the PreToolUse entry that enforces guards.toml joins every install of Claude Code and Codex,
-and the plugin's hooks.json gains it too.
+and the plugin's hooks.json gains it too; 7 the plugin's launcher (hooks/evolve-hook) starts
+evolve for a guard's table written after blanks too, as the installed hook does.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from evolve.home import Home
 from evolve.store.files import atomic_write
 from evolve.store.locks import FileLock
 
-LAYOUT = 6
+LAYOUT = 7
 VERSION_FILE = "layout-version"
 
 

@@ -405,6 +405,10 @@ class _Composer:
             raise Reject(str(exc)) from None
         check_text("message", guard.message)
         check_text("pattern", guard.pattern)
+        if guards_mod.matches_every_call(guard.pattern):
+            raise Reject(
+                f"pattern {show(guard.pattern, 40)} matches every call (ls, git status …); name the call"
+            )
         if guards_mod.pattern_id(guard.pattern) in self.state.guards_blocked:
             raise Reject(f"{BLOCKED_REASON}: a guard on {show(guard.pattern, 60)}")
         if current is not None and current.action == "off":

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 CACHE_VERSION = 2
 SHELL_TOOLS = ("Bash", "exec_command", "shell", "local_shell", "container.exec")
 PATH_KEYS = ("file_path", "notebook_path", "path")
-MAX_SUBJECT = 20_000  # a command or path is matched on its first characters only
+MAX_SUBJECT = 8 << 20  # the hook reads no more (hookmain.STDIN_CAP): a command is matched whole
 _compiled: dict = {}
 
 
@@ -68,11 +68,11 @@ def load(path: str, cache: str | None = None) -> tuple[list[tuple], list[str], b
 def parse_file(path: str) -> tuple[list[tuple], list[str]]:
     """The file read and checked (evolve.workspace.guards), as rows."""
     from evolve.patterns import required_text
-    from evolve.workspace.guards import parse
+    from evolve.workspace.guards import MAX_FILE, parse
 
     try:
         with open(path, encoding="utf-8") as handle:
-            text = handle.read(1 << 20)
+            text = handle.read(MAX_FILE + 1)  # one more: a longer file is refused, not cut
     except (OSError, UnicodeDecodeError) as exc:
         return [], [f"{path} cannot be read ({exc}): no guard applies"]
     guards, problems = parse(text, path)

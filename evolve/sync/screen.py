@@ -178,10 +178,11 @@ def _structure(
     if evalcase.case_lesson(path) is not None:  # an eval case: its schema, its patterns (linear time)
         return [_shown(problem, 160) for problem in evalcase.file_problems(path, text)]
     if path == GUARDS:  # each guard as the hook would check it: a tool, a pattern the door runs …
-        from evolve.workspace.guards import problems
+        from evolve.workspace.guards import problems, sweeping
 
-        had = set(problems(previous)) if previous is not None else set()
-        return [_shown(p, 160) for p in problems(text) if p not in had]
+        # … and no deny that refuses every call of its tools (`.*`): one push would stop every session
+        had = set(problems(previous) + sweeping(previous)) if previous is not None else set()
+        return [_shown(p, 160) for p in problems(text) + sweeping(text) if p not in had]
     name, _, rest = path.removeprefix("skills/").partition("/")
     if rest != SKILL_FILE:
         return []

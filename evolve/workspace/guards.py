@@ -33,6 +33,7 @@ MAX_PATTERN = 1_000
 MAX_MESSAGE = 600
 MAX_LESSON = 200
 MAX_GUARDS = 200
+MAX_FILE = 1 << 20  # characters: the hook reads no more, so a longer file is refused whole
 # the Claude Code tool names a hook entry's matcher lists (a plain `a|b` list is an exact match)
 MATCHER = "|".join(t for t in (*SHELL_TOOLS, *FILE_TOOLS) if t.isalnum() or "_" in t)
 
@@ -123,10 +124,20 @@ def parse(text: str, where: str = FILE) -> tuple[list[Guard], list[str]]:
     """The usable guards of a guards.toml text, and one line per problem (nothing raised)."""
     import tomllib
 
+    if len(text) > MAX_FILE:
+        return [], [
+            f"{where} is longer than {MAX_FILE} characters, all the hook reads: no guard applies "
+            "until you shorten it"
+        ]
     try:
         doc = tomllib.loads(text.removeprefix("\ufeff"))
     except tomllib.TOMLDecodeError as exc:
         return [], [f"{where} is not valid TOML ({exc}): no guard applies until you fix it"]
+    if doc and not launcher_starts(text):
+        return [], [
+            f"{where}: no line starts with '[' (the guards are written inline or with dotted keys), so "
+            "the hook never starts for this file: write each guard as a table, [id] on a line of its own"
+        ]
     guards: list[Guard] = []
     problems: list[str] = []
     for guard_id, table in doc.items():
@@ -140,6 +151,37 @@ def parse(text: str, where: str = FILE) -> tuple[list[Guard], list[str]]:
                 f"{where} [{str(guard_id)[:64]}]: {exc}; fix or remove it (the other guards apply)"
             )
     return guards, problems
+
+
+def launcher_starts(text: str) -> bool:
+    """Whether the hooks' shell launchers start evolve for this file, as they read it.
+
+    Each reads the file line by line (`read -r`: blanks before the line dropped) and starts
+    Python only at a line starting with `[` (or a BOM and `[`): a table's header.
+    """
+    return any(line.lstrip(" \t").startswith(("[", "\ufeff[")) for line in text.split("\n"))
+
+
+# Calls no lesson is about: a pattern that matches them all matches every call
+EVERY_CALL = ("ls", "x", "git status", "cd /tmp && make", "/home/me/notes.md")
+
+
+def matches_every_call(pattern: str) -> bool:
+    """Whether `pattern` matches any command or path whatever it is (`.*`, `.`, `[a-z]`, `^` …)."""
+    try:
+        compiled = patterns.compile(pattern)
+    except patterns.PatternError:
+        return False
+    return all(compiled.matches(probe) for probe in EVERY_CALL)
+
+
+def sweeping(text: str, where: str = FILE) -> list[str]:
+    """One line per `deny` guard of `text` that would refuse every call of its tools."""
+    return [
+        f"{where} [{guard.id}]: a deny on {guard.pattern[:40]!r} refuses every call of {guard.shown_tool()}"
+        for guard in parse(text, where)[0]
+        if guard.action == "deny" and matches_every_call(guard.pattern)
+    ]
 
 
 def problems(text: str, where: str = FILE) -> list[str]:

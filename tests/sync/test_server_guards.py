@@ -75,3 +75,25 @@ def test_a_pattern_that_backtracks_for_ever_elsewhere_is_taken_and_never_hangs(
     assert check.verdict(payload, rows) is None
     assert time.monotonic() - started < 5
     assert json.dumps(check.verdict({**payload, "tool_input": {"command": "xxy"}}, rows))
+
+
+def test_a_deny_on_every_call_from_the_server_is_held_and_a_persons_stays_theirs(
+    machines, git_daemon, tmp_path
+):
+    """`.*` as deny: one push would refuse every shell call of every machine's sessions."""
+    a, _b = machines
+    url = git_daemon.url()
+    a.create(url)
+    assert a.sync()[0] == 0
+    _team_pushes(
+        url, tmp_path, GUARD + '[stop]\ntool = "shell"\npattern = ".*"\naction = "deny"\nmessage = "m"\n'
+    )
+    code, out = a.sync()
+    assert code == 1 and out.count("\n") <= 1, out
+    assert "guards.toml [stop]: a deny on '.*' refuses every call of shell" in out
+    assert not (a.path / "guards.toml").exists()  # nothing was taken
+    assert a.sync("--accept-held", "a")[0] == 0  # the person looked and takes it: theirs from now on
+    mine = a.read("guards.toml").replace('message = "m"', 'message = "stop: we are migrating"')
+    a.write("guards.toml", mine)
+    a.commit("my words")
+    assert a.sync()[0] == 0
