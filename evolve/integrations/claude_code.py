@@ -169,18 +169,7 @@ def refresh_entries(home: Home, record: dict) -> bool:
 
 def _entries(settings: dict, home: Home, agent: str) -> list:
     """The agent's hook entries, in order (to compare two versions of a settings file)."""
-    found = settings.get("hooks")
-    hooks: dict = found if isinstance(found, dict) else {}
-    ours = _ours(home, agent)
-    return [
-        (event, group.get("matcher"), hook)
-        for event, groups in hooks.items()
-        if isinstance(groups, list)
-        for group in groups
-        if isinstance(group, dict) and isinstance(group.get("hooks"), list)
-        for hook in group["hooks"]
-        if ours(hook)
-    ]
+    return hookfile.entries_of(settings, _ours(home, agent))
 
 
 def uninstall(
