@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import zlib
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 SHELL, WRITE, LOOK, TOOL = "shell", "write", "look", "tool"
@@ -155,6 +156,7 @@ def _base(path: str) -> str:
     return path.rsplit("/", 1)[-1]
 
 
+@lru_cache(maxsize=4096)  # a session runs the same few programs over and over
 def _program(token: str) -> str:
     r"""`.venv/bin/python3.11` → `python`, `C:\\x\\npm.cmd` → `npm`: the program a token names."""
     name = _base(token.replace("\\", "/")).lower()

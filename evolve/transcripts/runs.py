@@ -86,6 +86,7 @@ class RunBuilder:
         run = state.get("run")
         self._run: Run | None = Run.from_dict(run) if run else None
         self._track: dict = {**_FRESH_TRACK, **(state.get("track") or {})}
+        self._track["failing"] = [calls.from_list(saved) for saved in self._track["failing"] or ()]
         # the open run's calls awaiting a result: their event (after a restart, what was saved)
         self._pending: dict[str, Event | dict] = {
             k: v for k, v in (state.get("calls") or {}).items() if isinstance(v, dict)
@@ -101,7 +102,7 @@ class RunBuilder:
         return {
             "next": self._next,
             "run": self._settled(self._run).to_dict() if self._run else None,
-            "track": dict(self._track),
+            "track": {**self._track, "failing": [calls.to_list(found) for found in self._track["failing"]]},
             "calls": {key: _saved(call) for key, call in self._pending.items()},
             "tails": [[u, i] for u, i in self._tails.items()],
         }
@@ -286,8 +287,8 @@ class RunBuilder:
                 and track["tried"] < FIX_WINDOW
             ):
                 track["tried"] += 1
-                later = calls.from_list(_shape_list(call))
-                if any(calls.fixes(calls.from_list(f), later) for f in track["failing"]):
+                later = _shape(call)
+                if any(calls.fixes(failed, later) for failed in track["failing"]):
                     track["ok_after_error"], track["failing"] = True, []
 
     def _reply(self, run: Run, event: Event) -> None:
@@ -351,7 +352,7 @@ class RunBuilder:
         track["had_error"] = True
         track["last_bad"] = True
         if not track["ok_after_error"] and len(track["failing"]) < FAILING_CAP:
-            track["failing"] = [*track["failing"], _shape_list(call)]
+            track["failing"] = [*track["failing"], _shape(call)]
             track["tried"] = 0  # the calls after this failure may fix it
         if len(run.error_texts) < RUN_ERROR_TEXTS:
             # cut between words first, so only what is kept is redacted (a word is never split)
@@ -361,14 +362,16 @@ class RunBuilder:
 
 def _saved(call: Event | dict) -> dict:
     """A pending call as the builder's saved state keeps it: its shape and its summary, redacted."""
-    return call if isinstance(call, dict) else {"shape": _shape_list(call), "text": redact(_call_text(call))}
+    if isinstance(call, dict):
+        return call
+    return {"shape": calls.to_list(_shape(call)), "text": redact(_call_text(call))}
 
 
-def _shape_list(call: Event | dict | None) -> list | None:
-    """The JSON shape of a pending call (an event, or what the saved state kept of it)."""
+def _shape(call: Event | dict | None) -> calls.Shape | None:
+    """The shape of a pending call (an event, or what the saved state kept of it)."""
     if isinstance(call, Event):
-        return calls.to_list(calls.shape(call.name, call.input, call.file_path))
-    return call.get("shape") if isinstance(call, dict) else None
+        return calls.shape(call.name, call.input, call.file_path)
+    return calls.from_list(call.get("shape")) if isinstance(call, dict) else None
 
 
 def _call_text(call: Event | dict) -> str:
