@@ -560,11 +560,10 @@ class Repo:
         None while a killed evolve's journal is pending: its half-done write may be staged,
         and the next `locked()` recovers it before it asks again.
         """
-        tip = self.tip()
-        if tip is None or (self.git_dir / JOURNAL).exists():
+        if (self.git_dir / JOURNAL).exists():
             return None
-        entries = staging.staged(self, tip)
-        if not entries:
+        tip, entries = self._staged()
+        if tip is None:
             return None
         older = staging.left_behind(self, tip, entries)
         if older:
@@ -574,16 +573,27 @@ class Repo:
 
     def behind(self) -> bool:
         """Whether the index still holds an older commit's files (the branch moved without them)."""
-        tip = self.tip()
-        if tip is None:
-            return False
-        entries = staging.staged(self, tip)
-        return bool(entries) and staging.left_behind(self, tip, entries) is not None
+        tip, entries = self._staged()
+        return tip is not None and staging.left_behind(self, tip, entries) is not None
 
     def staged_paths(self) -> set[str]:
         """The paths a person staged (`git add`): the index holds them unlike the branch tip."""
-        tip = self.tip()
-        return set(staging.staged(self, tip)) if tip else set()
+        return set(self._staged()[1])
+
+    def _staged(self) -> tuple[str | None, dict[str, Entry | None]]:
+        """(the branch tip, what the index holds unlike it); (None, {}) when nothing is staged.
+
+        One git process in the usual case, nothing staged: the index is compared with the
+        branch by name, and the tip is looked up only when something is (every write asks).
+        """
+        try:
+            entries = staging.staged(self, f"refs/heads/{self.branch}^{{commit}}")
+        except GitError:
+            if self.tip() is None:
+                return None, {}  # no commit yet: nothing to be staged against
+            raise
+        tip = self.tip() if entries else None
+        return (tip, entries) if tip else (None, {})
 
     def refuse_staged(self, paths: Iterable[str]) -> None:
         """Raise Busy when a person staged one of `paths`: evolve never writes over their coming commit."""
