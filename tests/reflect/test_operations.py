@@ -594,7 +594,7 @@ ANSWER = st.one_of(
 )
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(answer=ANSWER)
 def test_parser_raises_nothing_but_answer_error(answer):
     state = SkillState.build(
