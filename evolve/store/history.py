@@ -143,15 +143,13 @@ _LOG_FIELDS = ["%H", "%P", "%an", "%ae", "%ce", "%at", "%s", "%(trailers:only,un
 
 def read_log(repo: Repo, rev: str | None = None, limit: int | None = None) -> list[Commit]:
     """Every commit from `rev` (default: the branch tip), newest first, trailers parsed."""
-    tip = rev or repo.tip()
-    if tip is None:
-        return []
     # separators with a random token: a person's message may hold \x1e or \x1f itself
     token = os.urandom(8).hex()
     args = ["log", _log_format(token)]
     if limit:
         args.append(f"-n{limit}")
-    return _parse_log(repo.git(*args, tip, "--").decode("utf-8", "replace"), token)
+    out = repo.git(*args, rev, "--") if rev else repo.at_tip(*args)
+    return _parse_log(out.decode("utf-8", "replace"), token) if out else []
 
 
 def read_commits(repo: Repo, shas: list[str]) -> dict[str, Commit]:

@@ -132,6 +132,18 @@ class Repo:
         out = self.git("rev-parse", "-q", "--verify", ref + "^{commit}", check=False)
         return out.decode().strip() or None
 
+    def at_tip(self, *args: str) -> bytes | None:
+        """`git args… <the branch tip> --`, or None while the branch has no commit.
+
+        The branch is named, not looked up first: one git process where two were.
+        """
+        try:
+            return self.git(*args, f"refs/heads/{self.branch}^{{commit}}", "--")
+        except GitError:
+            if self.tip() is None:
+                return None  # no commit yet
+            raise
+
     def resolve(self, rev: str) -> str:
         """A user-given revision → full sha; refuses option-like input."""
         if not rev or rev.startswith("-") or not re.fullmatch(r"[\w./~^@{}-]+", rev):
@@ -586,12 +598,7 @@ class Repo:
         One git process in the usual case, nothing staged: the index is compared with the
         branch by name, and the tip is looked up only when something is (every write asks).
         """
-        try:
-            entries = staging.staged(self, f"refs/heads/{self.branch}^{{commit}}")
-        except GitError:
-            if self.tip() is None:
-                return None, {}  # no commit yet: nothing to be staged against
-            raise
+        entries = staging.staged(self)
         tip = self.tip() if entries else None
         return (tip, entries) if tip else (None, {})
 

@@ -26,9 +26,9 @@ if TYPE_CHECKING:
 LOOK_BACK = 20  # how many former tips (reflog) and ancestors an index left behind is looked for in
 
 
-def staged(repo: Repo, commit: str) -> dict[str, Entry | None]:
-    """Path → its index entry (None: removed there) for every path the index holds unlike `commit`."""
-    out = repo.git("diff-index", "--cached", "-z", "--no-renames", commit, "--")
+def staged(repo: Repo) -> dict[str, Entry | None]:
+    """Path → its index entry (None: removed there) for every path the index holds unlike the tip."""
+    out = repo.at_tip("diff-index", "--cached", "-z", "--no-renames") or b""
     fields = out.split(b"\0")
     found: dict[str, Entry | None] = {}
     for index in range(0, len(fields) - 1, 2):
