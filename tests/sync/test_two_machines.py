@@ -15,17 +15,28 @@ import pytest
 from tests.sync_helpers import a_line_on_both, create_op, memo_op, server_fsck
 
 
-@pytest.fixture
-def pair(machines, git_server):
+def joined(machines, server):
     """A on the server first, B joined from it."""
     a, b = machines
-    a.create(git_server.url())
-    b.join(git_server.url())
-    return a, b, git_server
+    a.create(server.url())
+    b.join(server.url())
+    return a, b, server
 
 
-def test_a_reflection_on_one_machine_reaches_the_other(pair):
-    a, b, server = pair
+@pytest.fixture
+def both(machines, git_server):
+    """Over both transports (git daemon, smart HTTP): what crosses the wire is theirs to carry."""
+    return joined(machines, git_server)
+
+
+@pytest.fixture
+def pair(machines, git_daemon):
+    """Over git daemon: how two histories meet is the same whichever transport brought them."""
+    return joined(machines, git_daemon)
+
+
+def test_a_reflection_on_one_machine_reaches_the_other(both):
+    a, b, server = both
     a.reflect(
         memo_op("strategies", "- Run the linter before every commit."),
         create_op("flaky-tests", "- When a test is flaky, rerun it alone first.\n"),
@@ -81,8 +92,8 @@ def test_both_reflect_on_the_same_memo_section_and_neither_lesson_is_lost(pair):
     server_fsck(server)
 
 
-def test_a_persons_conflicting_commit_is_kept_on_a_branch_named_after_the_machine(pair):
-    a, b, server = pair
+def test_a_persons_conflicting_commit_is_kept_on_a_branch_named_after_the_machine(both):
+    a, b, server = both
     a_line_on_both(a, b, "- Release when ready.")
     for machine, text in ((a, "- Alice: release on Fridays."), (b, "- Bob: never release on Fridays.")):
         machine.reword("- Release when ready.", text, f"{machine.person_name}'s rule")
