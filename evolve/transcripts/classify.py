@@ -304,8 +304,9 @@ _KEYS = ("phrases", "weak", "guards")  # corrections.toml; the user's entries go
 _PHRASES = ("phrases", "weak")
 # cues.toml: what hearing.py weighs together with the agent's text before the message
 CUES = (
-    "failure", "persist", "again", "pushback", "contrast", "contrast_before", "observe", "rule", "scope",
-    "standing", "standing_lead", "speak", "in_language", "retry", "yours", "changed", "claim", "asks",
+    "failure", "persist", "again", "pushback", "challenge", "opener", "scorn", "contrast", "contrast_before",
+    "observe", "rule", "scope", "standing", "standing_lead", "speak", "in_language", "retry", "yours",
+    "changed", "exists", "claim", "asks",
 )  # fmt: skip
 _NOISE = (
     r"(```|~~~).*?(?:\1|\Z)"  # fenced code
@@ -373,7 +374,7 @@ class Lexicons:
     """
 
     def __init__(self, tables: Mapping[str, Mapping[str, list[tuple[str, bool]]]]) -> None:
-        # first word (or character) -> (language, kind, literal, word edge at start, at end)
+        # longest word (or first character) -> (language, kind, literal, word edge at start, at end)
         self._index: dict[str, list[tuple[str, str, str, bool, bool]]] = {}
         self._by_kinds: dict[tuple[str, ...], tuple] = {}  # see _for_kinds
         self._words: tuple[str | None, set[str]] = (None, set())  # the last text's words
@@ -394,10 +395,10 @@ class Lexicons:
         for literal in dict.fromkeys(p for p in (phrase, phrase.replace("'", "")) if p):
             start, end = (_is_word(c) and not re.match(_CJK, c) for c in (literal[0], literal[-1]))
             tokens = _tokens(literal) if start else []
-            if len(tokens) > 1 and literal.startswith(f"{tokens[0]} {tokens[1]}"):
-                key = f"{tokens[0]} {tokens[1]}"  # "i said": not every text with an "i"
-            else:
-                key = tokens[0] if tokens else literal[0]
+            if tokens and _is_word(literal[-1]) and not end:
+                tokens.pop()  # glued to CJK text: the text may hold it inside a longer word
+            # The longest whole word keys it: "i said" by "said", not by every text's "i"
+            key = max(tokens, key=len) if tokens else literal[0]
             self._index.setdefault(key, []).append((lang, kind, literal, start, end))
 
     def matches(self, text: str, kinds: tuple[str, ...]) -> Iterator[tuple[str, str, int, int]]:
@@ -411,9 +412,7 @@ class Lexicons:
         # words are kept for the next pass over the same text (phrases, then guards).
         words = self._words  # one read: another thread may replace it
         if words[0] is not text:
-            tokens = _tokens(text)
-            pairs = map(" ".join, zip(tokens, tokens[1:], strict=False))
-            words = self._words = (text, {*tokens, *pairs})
+            words = self._words = (text, set(_tokens(text)))
         keys = index.keys() & words[1]
         if text.isascii():
             keys.update(char for char in ascii_chars if char in text)
