@@ -21,6 +21,7 @@ from evolve.transcripts.words import stopwords
 # How a person corrects (the kinds `evolve classify` and the metrics report).
 NEGATION, FAILURE_REPORT, PUSHBACK = "negation", "failure_report", "pushback"
 CONTRADICTION, CONVENTION, RULE, FACT = "contradiction", "convention", "rule", "fact"
+UNDO = "undo"
 
 _ANSWER_WORDS = re.compile(r"(?:no|nope|non|nein|nee|не|нет|ne|não|nao)\b[ ,.!]*", re.IGNORECASE)
 # A word, a command, a file name; a run of non-ASCII letters is a word of its own (CJK runs
@@ -28,6 +29,7 @@ _ANSWER_WORDS = re.compile(r"(?:no|nope|non|nein|nee|не|нет|ne|não|nao)\b[
 _TERM = re.compile(r"[a-z0-9_][a-z0-9_./@:+#-]*|[^\x00-\x7f\s\W]+|[^\x00-\x7f\s]+")
 
 _MIN_TERM = 3
+_REPAIR_GAP = 16  # characters between "fix" and the failure it names ("fix the build errors")
 _ASK_WORDS = 12
 _SHORT = 200  # characters: a message this short is a reply, not a new task's spec
 _SENTENCE, _SENTENCE_END = 60, re.compile(r"[.!?\n。！？]")
@@ -129,7 +131,7 @@ _AGENT_KINDS = ("claim", "asks")
 # The cues the rules below weigh with the agent's words (standing ones make preferences only)
 _WEIGHED = frozenset(
     "weak failure persist again pushback challenge opener scorn contrast contrast_before observe rule scope "
-    "changed exists".split()
+    "changed exists undo".split()
 )
 _MESSAGE_KINDS = ("phrases", "weak", *(kind for kind in CUES if kind not in _AGENT_KINDS))
 _FIRST_KINDS = ("phrases", "standing", "standing_lead", "rule")  # a session's first words
@@ -171,6 +173,10 @@ class _Message:
         scorn = [span for span in found.get("scorn", ()) if span[1] < _SHORT]
         if scorn:
             return NEGATION, f"scorns the agent's work: “{self.quote(scorn[0])}”"
+        undo = [span for span in found.get("undo", ()) if span[1] < _SHORT]
+        if undo and "yours" in found:
+            yours = self.quote(found["yours"][0])
+            return UNDO, f"asks to undo what the agent did: “{self.quote(undo[0])}” … “{yours}”"
         asked = self.asked(agent_before)
         agent, said = self.agent_cues(agent_before)
         # It says it did the work, or shows the code it changed (aider's SEARCH/REPLACE blocks)
@@ -182,7 +188,7 @@ class _Message:
             span = (failure or found.get("observe") or again)[0]
             return FAILURE_REPORT, f"reports it still fails: “{self.quote(again[0])}” … “{self.quote(span)}”"
         # near the start (a long new task may mention one), and said, not asked ("is it fixed now?")
-        early = [s for s in failure or () if s[1] < min(_SHORT, _pasted_at(words))]
+        early = [s for s in failure or () if s[1] < min(_SHORT, _pasted_at(words)) and not self.to_repair(s)]
         asks_back = [s for s in early if _is_question_at(words, s[1])]  # "is it fixed now?" asks
         early = [s for s in early if s not in asks_back]
         if claimed and short and any(_NEGATED.search(self.quote(s)) for s in asks_back):
@@ -204,7 +210,7 @@ class _Message:
         if exists and exists[0][1] < _SHORT and found.keys() & {"contrast", "rule", "weak"}:
             return FACT, f"says what the agent would make is already there: “{self.quote(exists[0])}”"
         weak = [s for s in found.get("weak", ()) if s[1] < _SHORT and not _is_question_at(words, s[1])]
-        if weak and claimed:
+        if weak and claimed and not asked:
             return NEGATION, f"pushes back on what the agent said it did: “{self.quote(weak[0])}”"
         if claimed and "observe" in found and ("contrast" in found or weak):
             return (
@@ -216,6 +222,19 @@ class _Message:
         if rule and short and (claimed or not asked):
             return RULE, f"sets a rule for how the agent works: “{self.quote(rule[0])}”"
         return None
+
+    def to_repair(self, span: tuple[str, int, int]) -> bool:
+        """Whether a failure word is what the person asks to fix ("analyse the error"), not a report.
+
+        The verb opens the request and the failure follows it, or comes right before it where
+        the object comes first ("エラーを修正して").
+        """
+        _, start, end = span
+        before = (
+            0 <= start - r_end <= _REPAIR_GAP and _opens_a_sentence(self.words, r_start)
+            for _, r_start, r_end in self.found.get("repair", ())
+        )
+        return any(before) or any(0 <= r_start - end <= 2 for _, r_start, _ in self.found.get("repair", ()))
 
     def agent_cues(self, agent_before: str) -> tuple[str, Spans]:
         """The agent's words and its claims and questions in them, read once and only on need."""
