@@ -21,7 +21,7 @@ from evolve.transcripts.words import stopwords
 # How a person corrects (the kinds `evolve classify` and the metrics report).
 NEGATION, FAILURE_REPORT, PUSHBACK = "negation", "failure_report", "pushback"
 CONTRADICTION, CONVENTION, RULE, FACT = "contradiction", "convention", "rule", "fact"
-UNDO = "undo"
+UNDO, STOP = "undo", "stop"
 
 _ANSWER_WORDS = re.compile(r"(?:no|nope|non|nein|nee|не|нет|ne|não|nao)\b[ ,.!]*", re.IGNORECASE)
 # A word, a command, a file name; a run of non-ASCII letters is a word of its own (CJK runs
@@ -131,7 +131,7 @@ _AGENT_KINDS = ("claim", "asks")
 # The cues the rules below weigh with the agent's words (standing ones make preferences only)
 _WEIGHED = frozenset(
     "weak failure persist again pushback challenge opener scorn contrast contrast_before observe rule scope "
-    "changed exists undo".split()
+    "changed exists undo halt".split()
 )
 _MESSAGE_KINDS = ("phrases", "weak", *(kind for kind in CUES if kind not in _AGENT_KINDS))
 _FIRST_KINDS = ("phrases", "standing", "standing_lead", "rule")  # a session's first words
@@ -173,6 +173,10 @@ class _Message:
         scorn = [span for span in found.get("scorn", ()) if span[1] < _SHORT]
         if scorn:
             return NEGATION, f"scorns the agent's work: “{self.quote(scorn[0])}”"
+        halt = found.get("halt", ())
+        whole = [span for span in halt if span[1] == 0 and not words[span[2] :].strip(" .!。！")]
+        if whole:  # the message is only that word
+            return STOP, f"tells the agent to stop: “{self.quote(whole[0])}”"
         undo = [span for span in found.get("undo", ()) if span[1] < _SHORT]
         if undo and "yours" in found:
             yours = self.quote(found["yours"][0])

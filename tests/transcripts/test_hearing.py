@@ -286,6 +286,9 @@ HEARD_AS = [
     ("홈 화면이 안 열려요", WORKED, "failure_report"),
     ("сторінка не відкривається", WORKED, "failure_report"),
     ("nadal nie działa", WORKED, "negation"),
+    ("Stop", WORKED, "stop"),
+    ("хватит", WORKED, "stop"),
+    ("停下", WORKED, "stop"),
     ("zapomniałeś o testach", WORKED, "negation"),
 ]
 
@@ -306,6 +309,7 @@ NOT_CORRECTIONS = [
     ("add a loading state, but keep the old spinner", DONE),  # "but" inside a request
     ("the settings file already exists, add a theme key to it", DONE),
     ("what do you mean by a worker", ""),  # nothing to challenge yet
+    ("stop the dev server once the tests pass", DONE),  # a stop word in a task
 ]
 
 
