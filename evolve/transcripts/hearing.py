@@ -216,7 +216,7 @@ class _Message:
         weak = [s for s in found.get("weak", ()) if s[1] < _SHORT and not _is_question_at(words, s[1])]
         if weak and claimed and not asked:
             return NEGATION, f"pushes back on what the agent said it did: “{self.quote(weak[0])}”"
-        if claimed and "observe" in found and ("contrast" in found or weak):
+        if claimed and not asked and "observe" in found and ("contrast" in found or weak):
             return (
                 CONTRADICTION,
                 f"contradicts the agent's claim with what they see: “{self.quote(found['observe'][0])}”",
