@@ -311,7 +311,7 @@ NOT_CORRECTIONS = [
     ("what do you mean by a worker", ""),  # nothing to challenge yet
     ("stop the dev server once the tests pass", DONE),  # a stop word in a task
     ("logs/ 也不要提交到 git", "已把 `.env` 加入 .gitignore，git 不再跟踪它。"),  # one more rule
-    ("I reload the page and then it is not there", ASKED),  # the detail the agent asked for
+    ("I reload the page and then it is not there", "I added logging to the login. Let me know what you see."),
 ]
 
 
