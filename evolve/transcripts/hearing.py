@@ -197,9 +197,10 @@ class _Message:
         early = [s for s in early if s not in asks_back]
         if claimed and short and any(_NEGATED.search(self.quote(s)) for s in asks_back):
             return PUSHBACK, f"doubts what the agent said: “{self.quote(asks_back[0])}?”"
-        # what the agent wrote names files or commands (`app.py`): it reports work it did
-        worked = claimed or "`" in agent_before or "yours" in found
-        if early and worked:
+        # what the agent wrote names files or commands (`app.py`): it reports work it did, and
+        # a failure said up front is about that work
+        worked = "`" in agent_before and early and early[0][1] < _SENTENCE or "yours" in found
+        if early and (claimed or worked):
             cue = f"reports a failure right after the agent said it was done: “{self.quote(early[0])}”"
             return FAILURE_REPORT, cue
         used = agent + " " + prose(agent_did, keep_code=True) if agent_did else agent
