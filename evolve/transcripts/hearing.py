@@ -192,14 +192,15 @@ class _Message:
             span = (failure or found.get("observe") or again)[0]
             return FAILURE_REPORT, f"reports it still fails: “{self.quote(again[0])}” … “{self.quote(span)}”"
         # near the start (a long new task may mention one), and said, not asked ("is it fixed now?")
-        early = [s for s in failure or () if s[1] < min(_SHORT, _pasted_at(words)) and not self.to_repair(s)]
+        upto = min(_SHORT, _pasted_at(words)) if failure else 0
+        early = [s for s in failure or () if s[1] < upto and not self.to_repair(s)]
         asks_back = [s for s in early if _is_question_at(words, s[1])]  # "is it fixed now?" asks
         early = [s for s in early if s not in asks_back]
         if claimed and short and any(_NEGATED.search(self.quote(s)) for s in asks_back):
             return PUSHBACK, f"doubts what the agent said: “{self.quote(asks_back[0])}?”"
         # what the agent wrote names files or commands (`app.py`): it reports work it did, and
         # a failure said up front is about that work
-        worked = "`" in agent_before and early and early[0][1] < _SENTENCE or "yours" in found
+        worked = bool(early) and early[0][1] < _SENTENCE and "`" in agent_before or "yours" in found
         if early and (claimed or worked):
             cue = f"reports a failure right after the agent said it was done: “{self.quote(early[0])}”"
             return FAILURE_REPORT, cue
