@@ -164,9 +164,10 @@ class _Message:
             return None  # a retry after an API error or an interruption
         if "retry" in found and not persist and len(words) < 100:
             return None  # "there was a timeout, please continue"
-        if "pushback" in found and ("?" in self.text or "？" in self.text) or "challenge" in found:
-            span = (found.get("challenge") or found["pushback"])[0]
-            return PUSHBACK, f"challenges the agent: “{self.quote(span)}”"
+        if "pushback" in found and ("?" in self.text or "？" in self.text):
+            return PUSHBACK, f"challenges the agent: “{self.quote(found['pushback'][0])}”"
+        if "challenge" in found and not self.asked(agent_before):  # else it asks what the question means
+            return PUSHBACK, f"challenges the agent: “{self.quote(found['challenge'][0])}”"
         opener = found.get("opener")
         if opener and opener[0][1] == 0:
             return CONTRADICTION, f"objects to what the agent said: “{self.quote(opener[0])}” …"

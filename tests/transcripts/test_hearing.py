@@ -309,6 +309,7 @@ NOT_CORRECTIONS = [
     ("add a loading state, but keep the old spinner", DONE),  # "but" inside a request
     ("the settings file already exists, add a theme key to it", DONE),
     ("what do you mean by a worker", ""),  # nothing to challenge yet
+    ("what do you mean by a worker?", ASKED),  # asks what the agent's question means
     ("stop the dev server once the tests pass", DONE),  # a stop word in a task
     ("logs/ 也不要提交到 git", "已把 `.env` 加入 .gitignore，git 不再跟踪它。"),  # one more rule
     ("I reload the page and then it is not there", "I added logging to the login. Let me know what you see."),
