@@ -326,7 +326,7 @@ _TOKEN_RE = re.compile(_TOKEN)
 # table: a missing key costs translate a KeyError), so
 # set(text.translate(_ASCII_GAPS).split()) == set(_TOKEN_RE.findall(text)), in C.
 _ASCII_GAPS = {c: chr(c) if chr(c).isalnum() or chr(c) in "_'" else " " for c in range(128)}
-_CJK = "[\u2e80-\ua4cf\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0010ffff]"  # no spaces
+_CJK = re.compile("[\u2e80-\ua4cf\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0010ffff]")  # no spaces
 
 
 def _strip_marks(text: str) -> str:
@@ -393,7 +393,7 @@ class Lexicons:
             return
         phrase = " ".join(_normalize(entry).split())
         for literal in dict.fromkeys(p for p in (phrase, phrase.replace("'", "")) if p):
-            start, end = (_is_word(c) and not re.match(_CJK, c) for c in (literal[0], literal[-1]))
+            start, end = (_is_word(c) and not _CJK.match(c) for c in (literal[0], literal[-1]))
             tokens = _tokens(literal) if start else []
             if tokens and _is_word(literal[-1]) and not end:
                 tokens.pop()  # glued to CJK text: the text may hold it inside a longer word
