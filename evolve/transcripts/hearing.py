@@ -214,7 +214,9 @@ class _Message:
             cue = f"corrects a fact about “{shared}” the agent relied on: “{self.quote(found['changed'][0])}”"
             return FACT, cue
         exists = found.get("exists")
-        if exists and exists[0][1] < _SHORT and found.keys() & {"contrast", "rule", "weak"}:
+        # with "don't create" or a rule: a bare "not" beside it says nothing of the agent's work
+        refused = [s for k in ("contrast", "rule") for s in found.get(k, ()) if not _bare(self.quote(s))]
+        if exists and exists[0][1] < _SHORT and (refused or "weak" in found):
             return FACT, f"says what the agent would make is already there: “{self.quote(exists[0])}”"
         weak = [s for s in found.get("weak", ()) if s[1] < _SHORT and not _is_question_at(words, s[1])]
         if weak and claimed and not asked:
@@ -300,6 +302,11 @@ def _pasted_at(words: str) -> int:
     """Where pasted program output starts in the message, or its length."""
     found = _PASTED.search(words) if any(char in words for char in _PASTED_CHARS) else None
     return found.start() if found else len(words)
+
+
+def _bare(cue: str) -> bool:
+    """A lone short Latin word ("not", "pas", "nie"): a negation that may be about anything."""
+    return cue.isascii() and cue.isalpha() and len(cue) <= 5
 
 
 def _ends_asking(agent_words: str) -> bool:

@@ -311,6 +311,10 @@ NOT_CORRECTIONS = [
     ("what do you mean by a worker", ""),  # nothing to challenge yet
     ("what do you mean by a worker?", ASKED),  # asks what the agent's question means
     ("stop the dev server once the tests pass", DONE),  # a stop word in a task
+    ("hmm ok, that works. Now add a footer", DONE),  # hesitation is no objection
+    ("Moment handles the dates here, add a helper for time zones", DONE),
+    ("dumb question, but where does the config live?", DONE),
+    ("I already have node installed, not sure the script needs more", DONE),
     ("logs/ 也不要提交到 git", "已把 `.env` 加入 .gitignore，git 不再跟踪它。"),  # one more rule
     ("I reload the page and then it is not there", "I added logging to the login. Let me know what you see."),
 ]
