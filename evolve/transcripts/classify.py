@@ -326,7 +326,13 @@ _TOKEN_RE = re.compile(_TOKEN)
 # table: a missing key costs translate a KeyError), so
 # set(text.translate(_ASCII_GAPS).split()) == set(_TOKEN_RE.findall(text)), in C.
 _ASCII_GAPS = {c: chr(c) if chr(c).isalnum() or chr(c) in "_'" else " " for c in range(128)}
-_CJK = re.compile("[\u2e80-\ua4cf\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0010ffff]")  # no spaces
+_CJK = "[\u2e80-\ua4cf\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0010ffff]"  # no spaces
+
+
+@functools.cache
+def _cjk() -> re.Pattern[str]:
+    """`_CJK` compiled once, on first need: a class up to U+10FFFF costs ms to compile (not at import)."""
+    return re.compile(_CJK)
 
 
 def _strip_marks(text: str) -> str:
@@ -392,10 +398,16 @@ class Lexicons:
             self._regexes.append((lang, kind, _Pattern(source, user=user)))
             return
         phrase = " ".join(_normalize(entry).split())
-        for literal in dict.fromkeys(p for p in (phrase, phrase.replace("'", "")) if p):
-            start, end = (_is_word(c) and not _CJK.match(c) for c in (literal[0], literal[-1]))
+        cjk = _cjk()
+        for literal in (phrase, phrase.replace("'", "")) if "'" in phrase else (phrase,):
+            if not literal:
+                continue
+            first, last = literal[0], literal[-1]
+            start = _is_word(first) and not cjk.match(first)
+            glued = _is_word(last) and cjk.match(last) is not None
+            end = _is_word(last) and not glued
             tokens = _tokens(literal) if start else []
-            if tokens and _is_word(literal[-1]) and not end:
+            if tokens and glued:
                 tokens.pop()  # glued to CJK text: the text may hold it inside a longer word
             # The longest whole word keys it: "i said" by "said", not by every text's "i"
             key = max(tokens, key=len) if tokens else literal[0]
