@@ -304,8 +304,9 @@ _KEYS = ("phrases", "weak", "guards")  # corrections.toml; the user's entries go
 _PHRASES = ("phrases", "weak")
 # cues.toml: what hearing.py weighs together with the agent's text before the message
 CUES = (
-    "failure", "persist", "again", "pushback", "contrast", "contrast_before", "observe", "rule", "scope",
-    "standing", "standing_lead", "speak", "in_language", "retry", "yours", "changed", "claim", "asks",
+    "failure", "persist", "again", "pushback", "challenge", "opener", "scorn", "contrast", "contrast_before",
+    "observe", "rule", "scope", "standing", "standing_lead", "speak", "in_language", "retry", "yours",
+    "changed", "exists", "repair", "undo", "halt", "claim", "asks",
 )  # fmt: skip
 _NOISE = (
     r"(```|~~~).*?(?:\1|\Z)"  # fenced code
@@ -326,6 +327,12 @@ _TOKEN_RE = re.compile(_TOKEN)
 # set(text.translate(_ASCII_GAPS).split()) == set(_TOKEN_RE.findall(text)), in C.
 _ASCII_GAPS = {c: chr(c) if chr(c).isalnum() or chr(c) in "_'" else " " for c in range(128)}
 _CJK = "[\u2e80-\ua4cf\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0010ffff]"  # no spaces
+
+
+@functools.cache
+def _cjk() -> re.Pattern[str]:
+    """`_CJK` compiled once, on first need: a class up to U+10FFFF costs ms to compile (not at import)."""
+    return re.compile(_CJK)
 
 
 def _strip_marks(text: str) -> str:
@@ -373,7 +380,7 @@ class Lexicons:
     """
 
     def __init__(self, tables: Mapping[str, Mapping[str, list[tuple[str, bool]]]]) -> None:
-        # first word (or character) -> (language, kind, literal, word edge at start, at end)
+        # longest word (or first character) -> (language, kind, literal, word edge at start, at end)
         self._index: dict[str, list[tuple[str, str, str, bool, bool]]] = {}
         self._by_kinds: dict[tuple[str, ...], tuple] = {}  # see _for_kinds
         self._words: tuple[str | None, set[str]] = (None, set())  # the last text's words
@@ -391,13 +398,19 @@ class Lexicons:
             self._regexes.append((lang, kind, _Pattern(source, user=user)))
             return
         phrase = " ".join(_normalize(entry).split())
-        for literal in dict.fromkeys(p for p in (phrase, phrase.replace("'", "")) if p):
-            start, end = (_is_word(c) and not re.match(_CJK, c) for c in (literal[0], literal[-1]))
+        cjk = _cjk()
+        for literal in (phrase, phrase.replace("'", "")) if "'" in phrase else (phrase,):
+            if not literal:
+                continue
+            first, last = literal[0], literal[-1]
+            start = _is_word(first) and not cjk.match(first)
+            glued = _is_word(last) and cjk.match(last) is not None
+            end = _is_word(last) and not glued
             tokens = _tokens(literal) if start else []
-            if len(tokens) > 1 and literal.startswith(f"{tokens[0]} {tokens[1]}"):
-                key = f"{tokens[0]} {tokens[1]}"  # "i said": not every text with an "i"
-            else:
-                key = tokens[0] if tokens else literal[0]
+            if tokens and glued:
+                tokens.pop()  # glued to CJK text: the text may hold it inside a longer word
+            # The longest whole word keys it: "i said" by "said", not by every text's "i"
+            key = max(tokens, key=len) if tokens else literal[0]
             self._index.setdefault(key, []).append((lang, kind, literal, start, end))
 
     def matches(self, text: str, kinds: tuple[str, ...]) -> Iterator[tuple[str, str, int, int]]:
@@ -411,9 +424,7 @@ class Lexicons:
         # words are kept for the next pass over the same text (phrases, then guards).
         words = self._words  # one read: another thread may replace it
         if words[0] is not text:
-            tokens = _tokens(text)
-            pairs = map(" ".join, zip(tokens, tokens[1:], strict=False))
-            words = self._words = (text, {*tokens, *pairs})
+            words = self._words = (text, set(_tokens(text)))
         keys = index.keys() & words[1]
         if text.isascii():
             keys.update(char for char in ascii_chars if char in text)

@@ -21,6 +21,7 @@ from evolve.transcripts.words import stopwords
 # How a person corrects (the kinds `evolve classify` and the metrics report).
 NEGATION, FAILURE_REPORT, PUSHBACK = "negation", "failure_report", "pushback"
 CONTRADICTION, CONVENTION, RULE, FACT = "contradiction", "convention", "rule", "fact"
+UNDO, STOP = "undo", "stop"
 
 _ANSWER_WORDS = re.compile(r"(?:no|nope|non|nein|nee|не|нет|ne|não|nao)\b[ ,.!]*", re.IGNORECASE)
 # A word, a command, a file name; a run of non-ASCII letters is a word of its own (CJK runs
@@ -28,6 +29,7 @@ _ANSWER_WORDS = re.compile(r"(?:no|nope|non|nein|nee|не|нет|ne|não|nao)\b[
 _TERM = re.compile(r"[a-z0-9_][a-z0-9_./@:+#-]*|[^\x00-\x7f\s\W]+|[^\x00-\x7f\s]+")
 
 _MIN_TERM = 3
+_REPAIR_GAP = 16  # characters between "fix" and the failure it names ("fix the build errors")
 _ASK_WORDS = 12
 _SHORT = 200  # characters: a message this short is a reply, not a new task's spec
 _SENTENCE, _SENTENCE_END = 60, re.compile(r"[.!?\n。！？]")
@@ -128,7 +130,8 @@ def _by_kind(lexicons: Lexicons, words: str, kinds: tuple[str, ...], guards: boo
 _AGENT_KINDS = ("claim", "asks")
 # The cues the rules below weigh with the agent's words (standing ones make preferences only)
 _WEIGHED = frozenset(
-    "weak failure persist again pushback contrast contrast_before observe rule scope changed".split()
+    "weak failure persist again pushback challenge opener scorn contrast contrast_before observe rule scope "
+    "changed exists undo halt".split()
 )
 _MESSAGE_KINDS = ("phrases", "weak", *(kind for kind in CUES if kind not in _AGENT_KINDS))
 _FIRST_KINDS = ("phrases", "standing", "standing_lead", "rule")  # a session's first words
@@ -139,6 +142,7 @@ class _Message:
 
     def __init__(self, lexicons: Lexicons, text: str, words: str, found: Spans) -> None:
         self.lexicons, self.text, self.words, self.found = lexicons, text, words, found
+        self.agent: tuple[str, Spans] | None = None  # the agent's words and their cues, read on need
 
     def quote(self, span: tuple[str, int, int]) -> str:
         return self.words[span[1] : span[2]].strip()
@@ -151,10 +155,7 @@ class _Message:
         strong = found.get("phrases")
         if not strong and (first or found.keys().isdisjoint(_WEIGHED)):
             return None  # most messages: no cue to weigh, the agent's words need no reading
-        agent = prose(agent_before) if agent_before else ""
-        said = _by_kind(self.lexicons, agent, _AGENT_KINDS, guards=False) if agent else {}
-        asked = bool(agent) and (_ends_asking(agent) or "asks" in said)
-        if strong and not (asked and _only_an_answer(words, strong)):
+        if strong and (not _only_an_answer(words, strong) or not self.asked(agent_before)):
             return NEGATION, f"says the agent got it wrong: “{self.quote(strong[0])}”"
         if first or not (agent_before.strip() or agent_did.strip()):
             return None  # nothing the agent said yet: only outright words count
@@ -165,6 +166,24 @@ class _Message:
             return None  # "there was a timeout, please continue"
         if "pushback" in found and ("?" in self.text or "？" in self.text):
             return PUSHBACK, f"challenges the agent: “{self.quote(found['pushback'][0])}”"
+        if "challenge" in found and not self.asked(agent_before):  # else it asks what the question means
+            return PUSHBACK, f"challenges the agent: “{self.quote(found['challenge'][0])}”"
+        opener = found.get("opener")
+        if opener and opener[0][1] == 0:
+            return CONTRADICTION, f"objects to what the agent said: “{self.quote(opener[0])}” …"
+        scorn = [span for span in found.get("scorn", ()) if span[1] < _SHORT]
+        if scorn:
+            return NEGATION, f"scorns the agent's work: “{self.quote(scorn[0])}”"
+        halt = found.get("halt", ())
+        whole = [span for span in halt if span[1] == 0 and not words[span[2] :].strip(" .!。！")]
+        if whole:  # the message is only that word
+            return STOP, f"tells the agent to stop: “{self.quote(whole[0])}”"
+        undo = [span for span in found.get("undo", ()) if span[1] < _SHORT]
+        if undo and "yours" in found:
+            yours = self.quote(found["yours"][0])
+            return UNDO, f"asks to undo what the agent did: “{self.quote(undo[0])}” … “{yours}”"
+        asked = self.asked(agent_before)
+        agent, said = self.agent_cues(agent_before)
         # It says it did the work, or shows the code it changed (aider's SEARCH/REPLACE blocks)
         claimed = "claim" in said or "```" in agent_before or bool(agent_did)
         short = _size(words) < _SHORT
@@ -174,22 +193,35 @@ class _Message:
             span = (failure or found.get("observe") or again)[0]
             return FAILURE_REPORT, f"reports it still fails: “{self.quote(again[0])}” … “{self.quote(span)}”"
         # near the start (a long new task may mention one), and said, not asked ("is it fixed now?")
-        early = [s for s in failure or () if s[1] < _SHORT and not _is_question_at(words, s[1])]
-        if early and (claimed or "yours" in found):
+        upto = min(_SHORT, _pasted_at(words)) if failure else 0
+        early = [s for s in failure or () if s[1] < upto and not self.to_repair(s)]
+        asks_back = [s for s in early if _is_question_at(words, s[1])]  # "is it fixed now?" asks
+        early = [s for s in early if s not in asks_back]
+        if claimed and short and any(_NEGATED.search(self.quote(s)) for s in asks_back):
+            return PUSHBACK, f"doubts what the agent said: “{self.quote(asks_back[0])}?”"
+        # what the agent wrote names files or commands (`app.py`): it reports work it did, and
+        # a failure said up front is about that work
+        worked = bool(early) and early[0][1] < _SENTENCE and "`" in agent_before or "yours" in found
+        if early and (claimed or worked):
             cue = f"reports a failure right after the agent said it was done: “{self.quote(early[0])}”"
             return FAILURE_REPORT, cue
         used = agent + " " + prose(agent_did, keep_code=True) if agent_did else agent
-        term = self.rejected(used)
+        term = self.rejected(used, short)
         if term:
             return CONVENTION, f"rejects “{term}”, which the agent just used"
         shared = _shared_term(words, used) if "changed" in found and short else None
         if shared:
             cue = f"corrects a fact about “{shared}” the agent relied on: “{self.quote(found['changed'][0])}”"
             return FACT, cue
-        weak = [span for span in found.get("weak", ()) if span[1] < _SHORT]
-        if weak and claimed:
+        exists = found.get("exists")
+        # with "don't create" or a rule: a bare "not" beside it says nothing of the agent's work
+        refused = [s for k in ("contrast", "rule") for s in found.get(k, ()) if not _bare(self.quote(s))]
+        if exists and exists[0][1] < _SHORT and (refused or "weak" in found):
+            return FACT, f"says what the agent would make is already there: “{self.quote(exists[0])}”"
+        weak = [s for s in found.get("weak", ()) if s[1] < _SHORT and not _is_question_at(words, s[1])]
+        if weak and claimed and not asked:
             return NEGATION, f"pushes back on what the agent said it did: “{self.quote(weak[0])}”"
-        if claimed and "observe" in found and ("contrast" in found or weak):
+        if claimed and not asked and "observe" in found and ("contrast" in found or weak):
             return (
                 CONTRADICTION,
                 f"contradicts the agent's claim with what they see: “{self.quote(found['observe'][0])}”",
@@ -200,8 +232,37 @@ class _Message:
             return RULE, f"sets a rule for how the agent works: “{self.quote(rule[0])}”"
         return None
 
-    def rejected(self, agent_words: str) -> str | None:
-        """A word the person rejects ("not npm") that the agent just used, or None."""
+    def to_repair(self, span: tuple[str, int, int]) -> bool:
+        """Whether a failure word is what the person asks to fix ("analyse the error"), not a report.
+
+        The verb opens the request and the failure follows it, or comes right before it where
+        the object comes first ("エラーを修正して").
+        """
+        _, start, end = span
+        before = (
+            0 <= start - r_end <= _REPAIR_GAP and _opens_a_sentence(self.words, r_start)
+            for _, r_start, r_end in self.found.get("repair", ())
+        )
+        return any(before) or any(0 <= r_start - end <= 2 for _, r_start, _ in self.found.get("repair", ()))
+
+    def agent_cues(self, agent_before: str) -> tuple[str, Spans]:
+        """The agent's words and its claims and questions in them, read once and only on need."""
+        if self.agent is None:
+            agent = prose(agent_before) if agent_before else ""
+            said = _by_kind(self.lexicons, agent, _AGENT_KINDS, guards=False) if agent else {}
+            self.agent = agent, said
+        return self.agent
+
+    def asked(self, agent_before: str) -> bool:
+        """Whether the agent's text just before ends asking the person something."""
+        agent, said = self.agent_cues(agent_before)
+        return bool(agent) and (_ends_asking(agent) or "asks" in said)
+
+    def rejected(self, agent_words: str, short: bool) -> str | None:
+        """A word the person rejects ("not npm") that the agent just used, or None.
+
+        In a long message only its opening sentence counts: further on, "not X" is its spec.
+        """
         if "contrast" not in self.found and "contrast_before" not in self.found:
             return None
         words, found = self.words, self.found
@@ -212,7 +273,7 @@ class _Message:
         spans = [(span, "contrast") for span in found.get("contrast", ())]
         spans += [(span, "contrast_before") for span in found.get("contrast_before", ())]
         for (_, start, end), kind in spans:
-            if _is_question_at(words, start):
+            if _is_question_at(words, start) or not short and start > _SENTENCE:
                 continue  # "should it use X, not Y?" asks
             if kind == "contrast":
                 near = _TERM.findall(words[end : end + 40])[:3]
@@ -222,6 +283,30 @@ class _Message:
                 if term in agent_terms and _specific(term):
                     return term
         return None
+
+
+# A failure said in the negative ("can't compile", "不行", "не работает"): asked after a claim, it doubts it
+_NEGATED = re.compile(r"n'?t\b|\bnot?\b|\bcannot\b|不|没|無|无|не\b|ne\b|nie\b|non\b|nicht\b|안 ?|ない")
+
+
+# Where a pasted program output starts ("Traceback", "TypeError:", "[Errno 98]", "Caused by:"):
+# a failure word after it is the tool's, not the person's report.
+_PASTED = re.compile(
+    r"\btraceback\b|\b[a-z]+(?:error|exception):|\bcaused by:|\bat [\w.$]+\("
+    r"|\[(?:errno|info|warn|warning|debug)\b"
+)
+_PASTED_CHARS = ":([k"  # every match holds one (the k of "traceback")
+
+
+def _pasted_at(words: str) -> int:
+    """Where pasted program output starts in the message, or its length."""
+    found = _PASTED.search(words) if any(char in words for char in _PASTED_CHARS) else None
+    return found.start() if found else len(words)
+
+
+def _bare(cue: str) -> bool:
+    """A lone short Latin word ("not", "pas", "nie"): a negation that may be about anything."""
+    return cue.isascii() and cue.isalpha() and len(cue) <= 5
 
 
 def _ends_asking(agent_words: str) -> bool:

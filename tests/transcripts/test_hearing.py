@@ -257,3 +257,74 @@ def test_a_pattern_whose_accents_are_its_syntax_is_matched_as_written():
 def test_empty_text():
     assert not heard("").correction
     assert not heard("   ").correction
+
+
+# Kinds of correction heard with the agent's words before them, in several languages each
+# (written for these tests: how people push back, object, scorn, undo, restate a fact).
+ASKED = "I can add a cache or move the lookup to a worker. Which one would you like?"
+WORKED = "The lookup now goes through `cache.get` in `lookup.py`."
+HEARD_AS = [
+    ("what do you mean by a worker", WORKED, "pushback"),
+    ("那不是又多了一次请求", DONE, "pushback"),
+    ("무슨 말이야 캐시는 이미 있어", DONE, "pushback"),
+    ("что значит без кэша", DONE, "pushback"),
+    ("the build can't find it?", DONE, "pushback"),
+    ("But the old page still loads the same data", DONE, "contradiction"),
+    ("可是我的浏览器不支持这个 API", DONE, "contradiction"),
+    ("Mais le cache ne sert à rien ici", DONE, "contradiction"),
+    ("Aber das macht die Seite langsamer", DONE, "contradiction"),
+    ("this looks ugly as hell", DONE, "negation"),
+    ("c'est moche", DONE, "negation"),
+    ("это ужасно", DONE, "negation"),
+    ("remove what you just added to the config", DONE, "undo"),
+    ("删掉你刚才加的那个依赖", DONE, "undo"),
+    ("supprime ce que tu viens d'ajouter", DONE, "undo"),
+    ("don't create a new helper, it already exists in utils", DONE, "fact"),
+    ("不要新建文件，已经存在了", DONE, "fact"),
+    ("the page is blank", WORKED, "failure_report"),
+    ("页面打不开了", WORKED, "failure_report"),
+    ("홈 화면이 안 열려요", WORKED, "failure_report"),
+    ("сторінка не відкривається", WORKED, "failure_report"),
+    ("nadal nie działa", WORKED, "negation"),
+    ("Stop", WORKED, "stop"),
+    ("хватит", WORKED, "stop"),
+    ("停下", WORKED, "stop"),
+    ("zapomniałeś o testach", WORKED, "negation"),
+]
+
+
+@pytest.mark.parametrize(("text", "before", "kind"), HEARD_AS)
+def test_each_kind_of_correction_is_heard_with_its_cue(text, before, kind):
+    result = heard(text, before=before)
+    assert result.correction and result.kind == kind, result
+    assert result.cue
+
+
+NOT_CORRECTIONS = [
+    ("fix the error in the login form", DONE),  # the task names the error: a request
+    ("проанализируй ошибку", DONE),
+    ("エラーを修正してください", DONE),
+    ("Traceback (most recent call last): File app.py, line 3 KeyError: 'user'", DONE),
+    ("Actually the second option, the worker", ASKED),  # an answer to the agent's question
+    ("add a loading state, but keep the old spinner", DONE),  # "but" inside a request
+    ("the settings file already exists, add a theme key to it", DONE),
+    ("what do you mean by a worker", ""),  # nothing to challenge yet
+    ("what do you mean by a worker?", ASKED),  # asks what the agent's question means
+    ("stop the dev server once the tests pass", DONE),  # a stop word in a task
+    ("hmm ok, that works. Now add a footer", DONE),  # hesitation is no objection
+    ("Moment handles the dates here, add a helper for time zones", DONE),
+    ("dumb question, but where does the config live?", DONE),
+    ("I already have node installed, not sure the script needs more", DONE),
+    ("logs/ 也不要提交到 git", "已把 `.env` 加入 .gitignore，git 不再跟踪它。"),  # one more rule
+    ("I reload the page and then it is not there", "I added logging to the login. Let me know what you see."),
+]
+
+
+@pytest.mark.parametrize(("text", "before"), NOT_CORRECTIONS)
+def test_requests_answers_and_pasted_output_are_no_correction(text, before):
+    assert not heard(text, before=before).correction
+
+
+def test_a_question_about_a_failure_only_doubts_a_claim_when_negative():
+    assert heard("so it can't compile now?").kind == "pushback"
+    assert not heard("is the error fixed now?").correction
