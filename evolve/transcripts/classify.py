@@ -373,6 +373,14 @@ def _is_word(char: str) -> bool:  # Devanagari vowel signs too, unlike \w
     return char.isalnum() or char == "_" or "\u0900" <= char <= "\u097f"
 
 
+def _joins(char: str) -> bool:
+    """Whether a character beside a Latin word makes it part of a longer word.
+
+    CJK text holds no spaces, so a CJK character is an edge ("显示Not Found" holds "not found").
+    """
+    return _is_word(char) and (char.isascii() or not _cjk().match(char))
+
+
 class Lexicons:
     """All languages' entries; literals match whole words (CJK: substrings), by index.
 
@@ -441,8 +449,8 @@ class Lexicons:
                 start = text.find(literal)
                 while start != -1:
                     end = start + len(literal)
-                    if not (at_start and start and _is_word(text[start - 1])) and not (
-                        at_end and end < len(text) and _is_word(text[end])
+                    if not (at_start and start and _joins(text[start - 1])) and not (
+                        at_end and end < len(text) and _joins(text[end])
                     ):
                         yield lang, kind, start, end
                     start = text.find(literal, start + 1)
