@@ -23,6 +23,8 @@ NEGATION, FAILURE_REPORT, PUSHBACK = "negation", "failure_report", "pushback"
 CONTRADICTION, CONVENTION, RULE, FACT = "contradiction", "convention", "rule", "fact"
 UNDO, STOP = "undo", "stop"
 
+# A brief acknowledgment before an objection ("ok. but …", "好的，但是 …")
+_ACKNOWLEDGED = re.compile(r"(?:ok|okay|yes|yeah|sure|alright|fine|好的|好|嗯|はい|да|oui|ja|si)[ ,.!，。]*")
 _ANSWER_WORDS = re.compile(r"(?:no|nope|non|nein|nee|не|нет|ne|não|nao)\b[ ,.!]*", re.IGNORECASE)
 # A word, a command, a file name; a run of non-ASCII letters is a word of its own (CJK runs
 # hold no spaces: "现有skill" is two words, so "skill" can be one the agent used)
@@ -31,6 +33,7 @@ _TERM = re.compile(r"[a-z0-9_][a-z0-9_./@:+#-]*|[^\x00-\x7f\s\W]+|[^\x00-\x7f\s]
 _MIN_TERM = 3
 _REPAIR_GAP = 16  # characters between "fix" and the failure it names ("fix the build errors")
 _ASK_WORDS = 12
+_BRIEF = 40  # characters: a reply this brief says one thing ("the same", "try again")
 _SHORT = 200  # characters: a message this short is a reply, not a new task's spec
 _SENTENCE, _SENTENCE_END = 60, re.compile(r"[.!?\n。！？]")
 _WIDE = re.compile("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")  # kana, CJK, Hangul
@@ -160,7 +163,7 @@ class _Message:
         if first or not (agent_before.strip() or agent_did.strip()):
             return None  # nothing the agent said yet: only outright words count
         persist = found.get("persist")
-        if after_error and ("retry" in found or len(words) < 40):
+        if after_error and ("retry" in found or len(words) < _BRIEF):
             return None  # a retry after an API error or an interruption
         if "retry" in found and not persist and len(words) < 100:
             return None  # "there was a timeout, please continue"
@@ -169,7 +172,7 @@ class _Message:
         if "challenge" in found and not self.asked(agent_before):  # else it asks what the question means
             return PUSHBACK, f"challenges the agent: “{self.quote(found['challenge'][0])}”"
         opener = found.get("opener")
-        if opener and opener[0][1] == 0:
+        if opener and (opener[0][1] == 0 or _ACKNOWLEDGED.fullmatch(words, 0, opener[0][1])):
             return CONTRADICTION, f"objects to what the agent said: “{self.quote(opener[0])}” …"
         scorn = [span for span in found.get("scorn", ()) if span[1] < _SHORT]
         if scorn:
@@ -192,6 +195,8 @@ class _Message:
         if again and (failure or "observe" in found) or persist and claimed and short:
             span = (failure or found.get("observe") or again)[0]
             return FAILURE_REPORT, f"reports it still fails: “{self.quote(again[0])}” … “{self.quote(span)}”"
+        if again and claimed and len(words) < _BRIEF and not words[again[-1][2] :].strip(" .!。！"):
+            return FAILURE_REPORT, f"says nothing changed after the agent's claim: “{self.quote(again[-1])}”"
         # near the start (a long new task may mention one), and said, not asked ("is it fixed now?")
         upto = min(_SHORT, _pasted_at(words)) if failure else 0
         early = [s for s in failure or () if s[1] < upto and not self.to_repair(s)]
@@ -316,8 +321,15 @@ def _ends_asking(agent_words: str) -> bool:
 
 
 def _size(words: str) -> int:
-    """A message's length in Latin characters: a CJK character says about as much as three."""
-    return len(words) + 2 * len(_WIDE.findall(words))
+    """A message's length in Latin characters: a CJK character says about as much as three.
+
+    A link is no prose: a short reply that pastes one ("it should still return <url>") is short.
+    """
+    links = sum(map(len, _LINK.findall(words))) if "://" in words else 0
+    return len(words) - links + 2 * len(_WIDE.findall(words))
+
+
+_LINK = re.compile(r"\w+://\S+")
 
 
 def _only_an_answer(words: str, strong: list[tuple[str, int, int]]) -> bool:
