@@ -294,13 +294,13 @@ class _Message:
 _NEGATED = re.compile(r"n'?t\b|\bnot?\b|\bcannot\b|不|没|無|无|не\b|ne\b|nie\b|non\b|nicht\b|안 ?|ない")
 
 
-# Where a pasted program output starts ("Traceback", "TypeError:", "[Errno 98]", "Caused by:"):
-# a failure word after it is the tool's, not the person's report.
+# Where a pasted program output starts ("Traceback", "TypeError:", "[Errno 98]", "Caused by:",
+# a shell prompt opening the message): a failure word after it is the tool's, not the person's report.
 _PASTED = re.compile(
     r"\btraceback\b|\b[a-z]+(?:error|exception):|\bcaused by:|\bat [\w.$]+\("
-    r"|\[(?:errno|info|warn|warning|debug)\b"
+    r"|\[(?:errno|info|warn|warning|debug)\b|\A\$ "
 )
-_PASTED_CHARS = ":([k"  # every match holds one (the k of "traceback")
+_PASTED_CHARS = ":([k$"  # every match holds one (the k of "traceback")
 
 
 def _pasted_at(words: str) -> int:
@@ -354,7 +354,7 @@ def _specific(term: str) -> bool:
 # Three-letter words too common to show what the person rejects (longer ones: stopwords.txt).
 _COMMON = frozenset(
     "the and but for nor not yes you your our are was has had how its new now old one two all any "
-    "can get got let may out own put run see set too use way who why did does file code "
+    "ask can get got let may out own put run see set too use way who why did does file code "
     "les des une pas que qui est sur par pour avec dans der die das und ist ein nicht los las del "
     "que por con una ".split()
 )
@@ -406,7 +406,9 @@ def _answer_in_a_language(words: str, found: Spans) -> list[tuple[str, int, int]
 
 
 def _is_question_at(words: str, index: int) -> bool:
-    """Whether the sentence holding `index` ends with a question mark."""
-    ends = [words.find(mark, index) for mark in ".!?\n"]
-    ends = [e for e in ends if e != -1]
-    return bool(ends) and words[min(ends)] == "?"
+    """Whether the sentence holding `index` ends with a question mark (the dot of ".env" ends none)."""
+    end = _SENTENCE_MARK.search(words, index)
+    return end is not None and end.group() == "?"
+
+
+_SENTENCE_MARK = re.compile(r"[.!?](?=\s|\Z)|\n")
