@@ -211,7 +211,7 @@ class _Message:
             cue = f"reports a failure right after the agent said it was done: “{self.quote(early[0])}”"
             return FAILURE_REPORT, cue
         used = agent + " " + prose(agent_did, keep_code=True) if agent_did else agent
-        term = self.rejected(used, short)
+        term = self.rejected(used, short, asked)
         if term:
             return CONVENTION, f"rejects “{term}”, which the agent just used"
         shared = _shared_term(words, used) if "changed" in found and short else None
@@ -263,10 +263,12 @@ class _Message:
         agent, said = self.agent_cues(agent_before)
         return bool(agent) and (_ends_asking(agent) or "asks" in said)
 
-    def rejected(self, agent_words: str, short: bool) -> str | None:
+    def rejected(self, agent_words: str, short: bool, asked: bool) -> str | None:
         """A word the person rejects ("not npm") that the agent just used, or None.
 
         In a long message only its opening sentence counts: further on, "not X" is its spec.
+        In the answer to the agent's question only a "not" that opens it objects: further on,
+        "no X" is what the answer asks for ("validate the fields, no remembered login").
         """
         if "contrast" not in self.found and "contrast_before" not in self.found:
             return None
@@ -278,7 +280,7 @@ class _Message:
         spans = [(span, "contrast") for span in found.get("contrast", ())]
         spans += [(span, "contrast_before") for span in found.get("contrast_before", ())]
         for (_, start, end), kind in spans:
-            if _is_question_at(words, start) or not short and start > _SENTENCE:
+            if _is_question_at(words, start) or not short and start > _SENTENCE or asked and start:
                 continue  # "should it use X, not Y?" asks
             if kind == "contrast":
                 near = _TERM.findall(words[end : end + 40])[:3]
