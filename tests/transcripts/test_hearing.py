@@ -290,6 +290,24 @@ HEARD_AS = [
     ("хватит", WORKED, "stop"),
     ("停下", WORKED, "stop"),
     ("zapomniałeś o testach", WORKED, "negation"),
+    # general vocabulary a third round added: each kind's ordinary words, in several languages
+    ("the migration is not done, two tables are left", DONE, "failure_report"),
+    ("the admin panel is unreachable", WORKED, "failure_report"),
+    ("your patch conflicts with the cache decorator", DONE, "failure_report"),
+    ("why do you always rename the variables?", DONE, "pushback"),
+    ("We deploy with docker... wasn't that clear?", DONE, "pushback"),
+    ("I'm rejecting this change, the timeout must stay at 30s", DONE, "negation"),
+    ("点了按钮没有响应", WORKED, "failure_report"),
+    ("我是说侧边栏，不是顶栏", WORKED, "negation"),
+    ("按钮还没有改好", DONE, "failure_report"),
+    ("ボタンが画面に出てきません", WORKED, "failure_report"),
+    ("nó báo lỗi khi mở trang", DONE, "failure_report"),
+    ("ý tôi là trang chủ, không phải trang cài đặt", WORKED, "negation"),
+    ("页面显示Not Found", WORKED, "failure_report"),  # a Latin word glued to CJK text
+    ("ok. but the cache makes it slower, no?", DONE, "contradiction"),  # an objection after "ok"
+    ("the same", DONE, "failure_report"),  # nothing changed, after the agent's claim
+    ("всё так же", DONE, "failure_report"),
+    ("it should still link to https://example.com/" + "a" * 200 + " like before", DONE, "failure_report"),
 ]
 
 
@@ -317,6 +335,15 @@ NOT_CORRECTIONS = [
     ("I already have node installed, not sure the script needs more", DONE),
     ("logs/ 也不要提交到 git", "已把 `.env` 加入 .gitignore，git 不再跟踪它。"),  # one more rule
     ("I reload the page and then it is not there", "I added logging to the login. Let me know what you see."),
+    # look-alikes of the third round's cues
+    ("list the tasks that are not done yet", ASKED),
+    ("resolve the merge conflicts with main", DONE),
+    ("same for the footer please", DONE),  # "the same" that asks for more
+    ("thêm key trong env nhé", DONE),  # "trong" (in) is "trống" (empty) without its marks
+    ("tôi muốn log khi lỗi", DONE),  # errors as the task's topic
+    ("$ ls logs\nls: logs: No such file or directory", DONE),  # pasted at a shell prompt
+    ("this repo has no .env.local file, why?", WORKED),  # a dot in a name ends no sentence
+    ("validate the form, no autofill of the last login", "Shall I also enable autofill of the last login?"),
 ]
 
 
