@@ -378,7 +378,9 @@ def _joins(char: str) -> bool:
 
     CJK text holds no spaces, so a CJK character is an edge ("显示Not Found" holds "not found").
     """
-    return _is_word(char) and (char.isascii() or not _cjk().match(char))
+    if char.isascii():
+        return char.isalnum() or char == "_"
+    return _is_word(char) and not _cjk().match(char)
 
 
 class Lexicons:
@@ -444,9 +446,7 @@ class Lexicons:
             if not any(map(contains, literals)):  # in C: most keys ("i", "you") match nothing
                 continue
             for lang, kind, literal, at_start, at_end in entries:
-                if literal not in text:
-                    continue
-                start = text.find(literal)
+                start = text.find(literal)  # one pass: -1 for the most, which are not there
                 while start != -1:
                     end = start + len(literal)
                     if not (at_start and start and _joins(text[start - 1])) and not (

@@ -365,7 +365,7 @@ _COMMON = frozenset(
 def _preference(words: str, found: dict[str, list[tuple[str, int, int]]]) -> tuple[str, str] | None:
     """(language, cue) when the message states how things should be done from now on."""
     spans = [*found.get("standing", ())]
-    if _size(words) < _SHORT:  # a rule of a long new request is that request's spec
+    if "rule" in found and _size(words) < _SHORT:  # a rule of a long new request is its spec
         spans += found.get("rule", ())
 
     spans += [span for span in found.get("standing_lead", ()) if _opens_a_sentence(words, span[1])]
