@@ -331,7 +331,7 @@ def _size(words: str) -> int:
     return len(words) - links + 2 * len(_WIDE.findall(words))
 
 
-_LINK = re.compile(r"\w+://\S+")
+_LINK = re.compile(r"\b\w+://\S+")  # \b: a run of letters is tried once (linear)
 
 
 def _only_an_answer(words: str, strong: list[tuple[str, int, int]]) -> bool:
