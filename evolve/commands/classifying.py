@@ -30,6 +30,9 @@ def classify_lines(lexicons: classify.Lexicons, lines: Iterable[str]) -> Iterato
         except ValueError:
             yield None, f"line {number}: not JSON"
             continue
+        except RecursionError:  # json's decoder recurses: "[[[[…" a hundred thousand deep
+            yield None, f"line {number}: nested too deep"
+            continue
         problem = _problem(item)
         if problem:
             yield None, f"line {number}: {problem}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from evolve.commands.classifying import classify_lines
 from evolve.transcripts.classify import LONG_REQUEST_CHARS, Classifier, load_lexicons
 from evolve.transcripts.hearing import Heard, hear
 
@@ -355,3 +356,10 @@ def test_requests_answers_and_pasted_output_are_no_correction(text, before):
 def test_a_question_about_a_failure_only_doubts_a_claim_when_negative():
     assert heard("so it can't compile now?").kind == "pushback"
     assert not heard("is the error fixed now?").correction
+
+
+def test_classify_reads_a_line_nested_too_deep_as_one_bad_line():
+    lines = ["[" * 100_000, '{"text": "still failing", "agent_before": "I fixed it"}']
+    (first, problem), (second, _) = classify_lines(load_lexicons(), lines)
+    assert (first, problem) == (None, "line 1: nested too deep")
+    assert second is not None and second.correction
