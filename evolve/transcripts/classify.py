@@ -313,7 +313,8 @@ _NOISE = (
     r"|`[^`\n]*`"  # inline code
     r"|^[ \t]*>.*$"  # quoted lines
     r"|^(?: {4}|\t).*$"  # indented code, pasted logs
-    r'|"[^"\n]{0,200}"|“[^”\n]{0,200}”|«[^»\n]{0,200}»'  # quoted text
+    # quoted text; a quote ends at the next opening mark too: a run of "“" is not read 200 times
+    r'|"[^"\n]{0,200}"|“[^“”\n]{0,200}”|«[^«»\n]{0,200}»'
 )
 # Every noise span starts with one of these characters, or spaces at a line start: a text
 # without them is left alone, and the lookahead spares sre each branch at other positions.

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from evolve.commands.classifying import classify_lines
-from evolve.transcripts.classify import LONG_REQUEST_CHARS, Classifier, load_lexicons
+from evolve.transcripts.classify import LONG_REQUEST_CHARS, Classifier, load_lexicons, prose
 from evolve.transcripts.hearing import Heard, hear
 
 # What the agent said before the person's words, unless a test says otherwise: it claims done.
@@ -196,6 +198,14 @@ def test_code_quotes_and_quoted_lines_are_ignored():
     assert not heard("The log says `that's wrong` at startup, add a retry").correction
     assert not heard('The API answers "that is wrong input", handle it').correction
     assert not heard("I got this:\n> you forgot the token\nAdd auth please.").correction
+    assert not heard("It prints «you forgot the token» and “that is wrong”, add auth").correction
+
+
+@pytest.mark.parametrize("mark", ["“", "«"])
+def test_a_run_of_opening_quotes_costs_what_a_run_of_plain_ones_does(mark):
+    """Each opening mark reads up to the next one, not 200 characters on (once: 25 times slower)."""
+    plain, curly = (_seconds(prose, quote * 400_000) for quote in ('"', mark))
+    assert curly < 5 * plain + 0.05
 
 
 def test_long_messages_are_read_at_the_start_only():
@@ -363,3 +373,9 @@ def test_classify_reads_a_line_nested_too_deep_as_one_bad_line():
     (first, problem), (second, _) = classify_lines(load_lexicons(), lines)
     assert (first, problem) == (None, "line 1: nested too deep")
     assert second is not None and second.correction
+
+
+def _seconds(function, *args) -> float:
+    start = time.perf_counter()
+    function(*args)
+    return time.perf_counter() - start
