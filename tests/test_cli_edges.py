@@ -5,6 +5,7 @@ Each test names the red-team finding it pins (../shared/reviews/red-team-2026-12
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -230,3 +231,13 @@ def test_the_bundles_undone_lessons_are_one_list(capsys, evolve_home):
     assert code == EXIT_OK, err
     section = out.partition("## Reverted or rejected by a person")[2].partition("\n## ")[0]
     assert "\n- When a command fails, read its log first." in section and "- - " not in section, section
+
+
+def test_classify_for_an_agent_says_which_of_its_phrases_it_drops(capsys, evolve_home, monkeypatch):
+    agent = make_agent("a")
+    toml = agent.path / "agent.toml"
+    toml.write_text(toml.read_text() + '[signals]\ncorrection_phrases = { en = ["re:(("] }\n')
+    monkeypatch.setattr(sys, "stdin", io.StringIO('{"text": "fine, thanks"}\n'))
+    assert cli.main(["classify", "--agent", "a"]) == EXIT_OK
+    err = capsys.readouterr().err
+    assert "correction pattern '((': missing )" in err and "ignored" in err

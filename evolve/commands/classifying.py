@@ -88,7 +88,10 @@ def classify_command(home: Home, agent: str | None = None, explain_cues: bool = 
         raise UserError(
             'classify reads JSON lines on stdin, e.g. echo \'{"text": "still failing"}\' | evolve classify'
         )
-    signals = Agent.open(agent, home).config.signals if agent else None
+    config = Agent.open(agent, home).config if agent else None
+    for warning in config.warnings if config else ():  # a phrase it dropped, which it will not hear
+        warn(warning)
+    signals = config.signals if config else None
     lexicons = classify.for_signals(signals).lexicons() if signals else classify.BUILT_IN.lexicons()
     bad = 0
     out = sys.stdout

@@ -13,6 +13,7 @@ import functools
 import itertools
 import os
 import re
+import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
@@ -101,7 +102,9 @@ def _anchor_groups(source: str) -> tuple[tuple[str, ...], ...]:
     try:
         from re import _parser  # type: ignore[attr-defined]  # private: hence the fallback
 
-        groups = _literal_groups(_parser.parse(source, _FLAGS))
+        with warnings.catch_warnings():  # a person's "[[:alpha:]]" would print re's FutureWarning
+            warnings.simplefilter("ignore")
+            groups = _literal_groups(_parser.parse(source, _FLAGS))
     except Exception:
         return ()
     return tuple(tuple(sorted(g)) for g in groups if all(map(_selective, g)))

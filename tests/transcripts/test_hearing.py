@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+import warnings
 
 import pytest
 
@@ -379,3 +380,9 @@ def _seconds(function, *args) -> float:
     start = time.perf_counter()
     function(*args)
     return time.perf_counter() - start
+
+
+def test_a_persons_pattern_that_python_would_warn_about_loads_quietly():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # re's "Possible nested set" on stderr of every hook
+        assert not heard("fine, thanks", {"en": ["re:[[:punct:]]+z"]}).correction
