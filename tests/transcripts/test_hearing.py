@@ -383,6 +383,7 @@ def _seconds(function, *args) -> float:
 
 
 def test_a_persons_pattern_that_python_would_warn_about_loads_quietly():
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # re's "Possible nested set" on stderr of every hook
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")  # re's "Possible nested set" on stderr of every hook
         assert not heard("fine, thanks", {"en": ["re:[[:punct:]]+z"]}).correction
+    assert not said
