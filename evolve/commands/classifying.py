@@ -7,6 +7,7 @@ stdin, one verdict per line out, in order. Nothing is stored and no model is ask
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Iterable, Iterator
 
@@ -40,13 +41,21 @@ def classify_lines(lexicons: classify.Lexicons, lines: Iterable[str]) -> Iterato
         yield (
             hear(
                 lexicons,
-                item["text"],
-                item.get("agent_before") or "",
+                _writable(item["text"]),
+                _writable(item.get("agent_before") or ""),
                 first=bool(item.get("first")),
                 after_error=bool(item.get("after_error")),
             ),
             "",
         )
+
+
+def _writable(text: str) -> str:
+    r"""Lone surrogates (a JSON "\ud800") as U+FFFD: no UTF-8 output can write a cue that quotes one."""
+    return _LONE_SURROGATE.sub("\ufffd", text)
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _problem(item: Any) -> str:

@@ -387,3 +387,10 @@ def test_a_persons_pattern_that_python_would_warn_about_loads_quietly():
         warnings.simplefilter("always")  # re's "Possible nested set" on stderr of every hook
         assert not heard("fine, thanks", {"en": ["re:[[:punct:]]+z"]}).correction
     assert not said
+
+
+def test_classify_quotes_a_lone_surrogate_as_a_character_it_can_write():
+    lines = ['{"text": "wrong\\ud800 path", "agent_before": "I fixed it"}']
+    [(heard, _)] = classify_lines(load_lexicons({"en": ["re:wrong.{0,3}"]}), lines)
+    assert heard is not None and heard.cue is not None and "wrong\ufffd" in heard.cue
+    heard.cue.encode()
