@@ -27,7 +27,7 @@ def classify_lines(lexicons: classify.Lexicons, lines: Iterable[str]) -> Iterato
     """(verdict, problem) per input line: a verdict, or None and why the line was not read."""
     for number, line in enumerate(lines, 1):
         try:
-            item = json.loads(line)
+            item = json.loads(line.removeprefix("\ufeff") if number == 1 else line)  # a file Notepad saved
         except ValueError:
             yield None, f"line {number}: not JSON"
             continue

@@ -369,6 +369,11 @@ def test_a_question_about_a_failure_only_doubts_a_claim_when_negative():
     assert not heard("is the error fixed now?").correction
 
 
+def test_classify_reads_a_file_that_starts_with_a_byte_order_mark():
+    [(heard, problem)] = classify_lines(load_lexicons(), ['\ufeff{"text": "still failing"}\r\n'])
+    assert not problem and heard is not None and heard.correction
+
+
 def test_classify_reads_a_line_nested_too_deep_as_one_bad_line():
     lines = ["[" * 100_000, '{"text": "still failing", "agent_before": "I fixed it"}']
     (first, problem), (second, _) = classify_lines(load_lexicons(), lines)
