@@ -343,9 +343,17 @@ def check_correction_entry(entry: str, language: str) -> tuple[str, str]:
     entry = rest if kind != "phrases" else entry
     if entry.startswith("re:"):
         check_regex(entry[3:], f"{language}: correction pattern")
-    elif not entry.replace("'", "").strip():
-        raise ValueError(f"{language}: correction phrase {entry!r} is empty")
+    elif not _letters(entry):
+        raise ValueError(f"{language}: correction phrase {entry!r} is empty (nothing but marks)")
     return kind, entry
+
+
+def _letters(phrase: str) -> str:
+    """A phrase as matching reads it, less spaces and apostrophes: texts lose their accent marks too."""
+    import unicodedata  # lazily: only phrases need it
+
+    kept = (c for c in unicodedata.normalize("NFKD", phrase) if not unicodedata.combining(c))
+    return "".join(c for c in kept if c not in "'’‘").strip()
 
 
 def _without_refused(key: str, value: Any, where: str) -> tuple[Any, list[str]]:

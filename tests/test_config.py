@@ -231,6 +231,10 @@ def test_every_bad_value_names_file_key_and_problem(tmp_path, text, where, probl
         ("correction_phrases = { en = ['weak:re:([', 'bogus'] }", "en: correction pattern '(['"),
         ("correction_phrases = { en = ['guard:re:a(?=b)', 'bogus'] }", "lookahead cannot run in linear time"),
         ("correction_phrases = { en = [\"''\", 'bogus'] }", "en: correction phrase \"''\" is empty"),
+        (
+            "correction_phrases = { en = ['\u0301 \u093c’', 'bogus'] }",
+            "en: correction phrase '\u0301 \u093c’' is empty",
+        ),
     ],
 )
 def test_a_refused_pattern_is_dropped_with_a_warning_and_the_rest_applies(tmp_path, entries, problem):

@@ -535,8 +535,6 @@ def _tables(extra: Mapping[str, Iterable[str]]) -> dict[str, dict[str, list[tupl
                     entry = "re:" + stripped
                 except ValueError:
                     pass
-            elif not _normalize(entry).replace("'", "").strip():
-                continue  # nothing but marks: it could match nothing
             table[kind].append((entry, True))
     return tables
 
