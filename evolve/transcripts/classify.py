@@ -380,10 +380,11 @@ def _is_word(char: str) -> bool:  # Devanagari vowel signs too, unlike \w
 def _joins(char: str) -> bool:
     """Whether a character beside a Latin word makes it part of a longer word.
 
-    CJK text holds no spaces, so a CJK character is an edge ("显示Not Found" holds "not found").
+    CJK text holds no spaces, so a CJK character is an edge ("显示Not Found" holds "not found");
+    a hyphen joins ("fail-fast", "error-free" name no failure).
     """
     if char.isascii():
-        return char.isalnum() or char == "_"
+        return char.isalnum() or char in "_-"
     return _is_word(char) and not _cjk().match(char)
 
 

@@ -399,3 +399,9 @@ def test_classify_quotes_a_lone_surrogate_as_a_character_it_can_write():
     [(heard, _)] = classify_lines(load_lexicons({"en": ["re:wrong.{0,3}"]}), lines)
     assert heard is not None and heard.cue is not None and "wrong\ufffd" in heard.cue
     heard.cue.encode()
+
+
+@pytest.mark.parametrize("text", ["fail-fast mode is fine here", "the console is error-free now, thanks"])
+def test_a_failure_word_inside_a_hyphenated_one_reports_nothing(text):
+    assert not heard(text).correction
+    assert heard(text.replace("-", " - ")).correction  # a dash between words is an edge
