@@ -241,3 +241,9 @@ def test_classify_for_an_agent_says_which_of_its_phrases_it_drops(capsys, evolve
     assert cli.main(["classify", "--agent", "a"]) == EXIT_OK
     err = capsys.readouterr().err
     assert "correction pattern '((': missing )" in err and "ignored" in err
+
+
+def test_classify_with_stdin_closed_says_what_it_reads(capsys, evolve_home, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", None)
+    assert cli.main(["classify"]) == EXIT_USER
+    assert "classify reads JSON lines on stdin" in capsys.readouterr().err

@@ -93,7 +93,7 @@ def explain(number: int, heard: Heard | None, problem: str) -> str:
 
 def classify_command(home: Home, agent: str | None = None, explain_cues: bool = False) -> int:
     """Judge each JSON line of stdin; exit 1 when a line could not be read (it still gets its line)."""
-    if sys.stdin.isatty():
+    if sys.stdin is None or sys.stdin.isatty():  # None: started with stdin closed
         raise UserError(
             'classify reads JSON lines on stdin, e.g. echo \'{"text": "still failing"}\' | evolve classify'
         )
