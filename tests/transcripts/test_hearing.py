@@ -356,6 +356,12 @@ NOT_CORRECTIONS = [
     ("$ ls logs\nls: logs: No such file or directory", DONE),  # pasted at a shell prompt
     ("this repo has no .env.local file, why?", WORKED),  # a dot in a name ends no sentence
     ("validate the form, no autofill of the last login", "Shall I also enable autofill of the last login?"),
+    # the work is fine now, the person is still busy with it, or asks for the same elsewhere
+    ("No errors anymore. Great job", DONE),
+    ("the build has no more errors, thanks", DONE),
+    ("still reviewing your diff, give me a minute", DONE),
+    ("ok same thing for the tests folder", DONE),
+    ("doesn't matter, either is fine", DONE),
 ]
 
 
