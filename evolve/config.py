@@ -343,9 +343,31 @@ def check_correction_entry(entry: str, language: str) -> tuple[str, str]:
     entry = rest if kind != "phrases" else entry
     if entry.startswith("re:"):
         check_regex(entry[3:], f"{language}: correction pattern")
+        if _matches_every_message(entry[3:]):
+            sweep = _SWEEP[kind]
+            raise ValueError(f"{language}: correction pattern {entry!r} matches every message ({sweep})")
     elif not _letters(entry):
         raise ValueError(f"{language}: correction phrase {entry!r} is empty (nothing but marks)")
+    elif not any(char.isalnum() for char in _letters(entry)):
+        raise ValueError(f"{language}: correction phrase {entry!r} holds no word ({_SWEEP[kind]})")
     return kind, entry
+
+
+# Messages no correction is made of: a pattern matching them all matches every message
+ORDINARY_MESSAGES = ("ok", "thanks!", "add a footer to the page", "merci", "ja bitte")
+_SWEEP = {
+    "phrases": "every message would count as a correction",
+    "weak": "every reply would count as pushing back",
+    "guards": "it would hide every correction",
+}
+
+
+def _matches_every_message(source: str) -> bool:
+    """Whether a person's pattern matches whatever is typed (`.*`, `.`, `[a-z]`, `^` …)."""
+    from evolve import patterns  # lazily: most commands read no pattern
+
+    compiled = patterns.compile(source, ignore_case=True)  # checked by check_regex first
+    return all(compiled.matches(message) for message in ORDINARY_MESSAGES)
 
 
 def _letters(phrase: str) -> str:

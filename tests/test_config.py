@@ -235,6 +235,11 @@ def test_every_bad_value_names_file_key_and_problem(tmp_path, text, where, probl
             "correction_phrases = { en = ['\u0301 \u093c’', 'bogus'] }",
             "en: correction phrase '\u0301 \u093c’' is empty",
         ),
+        # a careless catch-all: every message a correction, or every correction hidden
+        ("correction_phrases = { en = ['re:.+', 'bogus'] }", "matches every message (every message would"),
+        ("correction_phrases = { en = ['guard:re:\\w', 'bogus'] }", "(it would hide every correction)"),
+        ("correction_phrases = { en = ['weak:re:^', 'bogus'] }", "(every reply would count as pushing back)"),
+        ("correction_phrases = { en = [' , ', 'bogus'] }", "en: correction phrase ' , ' holds no word"),
     ],
 )
 def test_a_refused_pattern_is_dropped_with_a_warning_and_the_rest_applies(tmp_path, entries, problem):
