@@ -26,6 +26,16 @@ def _team_pushes(url: str, tmp_path: Path, text: str) -> None:
     team.git("push", "-q", "origin", "main")
 
 
+def _synced_after_the_team_pushes(machines, git_daemon, tmp_path: Path, text: str):
+    """Machine A on the server, then a teammate pushes `text` as guards.toml: (A, A's sync)."""
+    a, _b = machines
+    url = git_daemon.url()
+    a.create(url)
+    assert a.sync()[0] == 0
+    _team_pushes(url, tmp_path, text)
+    return a, a.sync()
+
+
 def test_a_persons_guard_reaches_the_other_machine(machines, git_daemon):
     a, b = machines
     url = git_daemon.url()
@@ -42,14 +52,9 @@ def test_a_persons_guard_reaches_the_other_machine(machines, git_daemon):
 
 
 def test_a_broken_guard_from_the_server_is_held_in_one_line(machines, git_daemon, tmp_path):
-    a, _b = machines
-    url = git_daemon.url()
-    a.create(url)
-    assert a.sync()[0] == 0
     bad = GUARD + '[fetch]\ntool = "WebFetch"\npattern = "x"\nmessage = "m"\n'
     bad += '[back]\ntool = "Bash"\npattern = "(a)\\\\1"\nmessage = "m"\n'
-    _team_pushes(url, tmp_path, bad)
-    code, out = a.sync()
+    a, (code, out) = _synced_after_the_team_pushes(machines, git_daemon, tmp_path, bad)
     assert code == 1 and out.count("\n") <= 1, out
     assert "guards.toml [fetch]: tool 'WebFetch' is not one evolve guards" in out
     assert "guards.toml [back]: pattern refused: backreferences" in out
@@ -59,14 +64,8 @@ def test_a_broken_guard_from_the_server_is_held_in_one_line(machines, git_daemon
 def test_a_pattern_that_backtracks_for_ever_elsewhere_is_taken_and_never_hangs(
     machines, git_daemon, tmp_path
 ):
-    a, _b = machines
-    url = git_daemon.url()
-    a.create(url)
-    assert a.sync()[0] == 0
-    _team_pushes(
-        url, tmp_path, '[slow]\ntool = "Bash"\npattern = "(x+x+)+y"\naction = "deny"\nmessage = "m"\n'
-    )
-    code, out = a.sync()
+    slow = '[slow]\ntool = "Bash"\npattern = "(x+x+)+y"\naction = "deny"\nmessage = "m"\n'
+    a, (code, out) = _synced_after_the_team_pushes(machines, git_daemon, tmp_path, slow)
     assert code == 0, out
     rows, problems, _ = check.load(str(a.path / "guards.toml"))
     assert problems == [] and [r[0] for r in rows] == ["slow"]
@@ -81,14 +80,8 @@ def test_a_deny_on_every_call_from_the_server_is_held_and_a_persons_stays_theirs
     machines, git_daemon, tmp_path
 ):
     """`.*` as deny: one push would refuse every shell call of every machine's sessions."""
-    a, _b = machines
-    url = git_daemon.url()
-    a.create(url)
-    assert a.sync()[0] == 0
-    _team_pushes(
-        url, tmp_path, GUARD + '[stop]\ntool = "shell"\npattern = ".*"\naction = "deny"\nmessage = "m"\n'
-    )
-    code, out = a.sync()
+    every = GUARD + '[stop]\ntool = "shell"\npattern = ".*"\naction = "deny"\nmessage = "m"\n'
+    a, (code, out) = _synced_after_the_team_pushes(machines, git_daemon, tmp_path, every)
     assert code == 1 and out.count("\n") <= 1, out
     assert "guards.toml [stop]: a deny on '.*' refuses every call of shell" in out
     assert not (a.path / "guards.toml").exists()  # nothing was taken
