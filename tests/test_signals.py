@@ -8,8 +8,8 @@ import pytest
 
 from evolve import config
 from evolve.schedule.signals import DEFAULT_WEIGHTS, Scored, SignalSettings, score_run, weakness_keywords
-from evolve.transcripts.classify import load_lexicons
 from evolve.transcripts.hearing import hear
+from evolve.transcripts.lexicons import load_lexicons
 
 PYTEST_FAILURE = """\
 ============================= test session starts ==============================

@@ -16,6 +16,7 @@ from evolve.errors import UserError
 from evolve.home import Home
 from evolve.transcripts import classify
 from evolve.transcripts.hearing import Heard, hear
+from evolve.transcripts.lexicons import Lexicons
 from evolve.workspace.agent import Agent
 
 TYPE_CHECKING = False
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-def classify_lines(lexicons: classify.Lexicons, lines: Iterable[str]) -> Iterator[tuple[Heard | None, str]]:
+def classify_lines(lexicons: Lexicons, lines: Iterable[str]) -> Iterator[tuple[Heard | None, str]]:
     """(verdict, problem) per input line: a verdict, or None and why the line was not read."""
     for number, line in enumerate(lines, 1):
         try:

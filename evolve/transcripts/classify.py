@@ -1,170 +1,36 @@
-"""Observe-time judgements on text: is an error transient, is a request a correction.
+"""Observe-time judgements on text: is an error transient, and the lexicons an agent hears with.
 
 They decide what evolve may learn from: a transient error is the environment failing,
-never a lesson; a correction is the strongest signal there is. A `Classifier` holds one
-agent's `[signals]` additions and is passed to whatever derives facts, so every reader of
-a transcript judges it alike. Standard library only, data files read on first use,
-regexes compiled on need.
+never a lesson; a correction (`hearing`, over `lexicons`) is the strongest signal there
+is. A `Classifier` holds one agent's `[signals]` additions and is passed to whatever
+derives facts, so every reader of a transcript judges it alike. Standard library only,
+data files read on first use, regexes compiled on need.
 """
 
 from __future__ import annotations
 
-import functools
-import itertools
 import os
 import re
-import warnings
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from evolve.errors import ConfigError
+from evolve.transcripts.gated import GatedPattern
+from evolve.transcripts.lexicons import Lexicons, load_lexicons
 
 if TYPE_CHECKING:
     from evolve.config import SignalsConfig
-    from evolve.patterns import LinearPattern
 
 _DATA = os.path.dirname(__file__) + "/data"  # noqa: PTH120 - pathlib costs ms of import
-_FLAGS = re.IGNORECASE | re.MULTILINE
 
-# Long error texts are judged by head and tail, where tools say what failed; long requests
-# (mostly pasted material) by their start
+# Long error texts are judged by head and tail, where tools say what failed
 ERROR_HEAD_CHARS = ERROR_TAIL_CHARS = 8000
-# (a paste with a question on top); anything else by its first READ_CHARS, where people say
-# what went wrong (and what reading costs stays flat, however long the message).
-LONG_REQUEST_CHARS, LONG_REQUEST_WINDOW, READ_CHARS = 1500, 300, 600
-# Matches of one `re:` entry counted in a request: enough for any vote or guard, and what
-# keeps a person's pattern linear (each further match may cost one more pass of the text).
-MAX_REGEX_MATCHES = 32
-
-
-class _Builtin:
-    """One of evolve's own patterns (its data files): Python's re, answering as the door does."""
-
-    def __init__(self, source: str) -> None:
-        self._regex = re.compile(source, _FLAGS)
-
-    def search(self, text: str) -> tuple[int, int] | None:
-        found = self._regex.search(text)
-        return found.span() if found else None
-
-    def finditer(self, text: str) -> Iterator[tuple[int, int]]:
-        return (found.span() for found in self._regex.finditer(text))
-
-
-class _Pattern:
-    r"""A regex compiled on first need, skipped when its required literals are absent.
-
-    Python's re cannot skip ahead on a case-insensitive pattern starting with `\b`: a
-    16 kB text costs ~1 ms per pattern. Substring tests on the lowered text cost µs.
-    A person's pattern (`user`: it came from a config file, maybe a server's) is matched
-    through `evolve.patterns`, in linear time; evolve's own ones through Python's re.
-    """
-
-    def __init__(self, source: str, *, user: bool = False) -> None:
-        self.source = source
-        self.user = user
-        # The most selective group first: a text without it is rejected after one test.
-        # Numbers (status codes) are rarer in error output than words ("error", "with"),
-        # and short words (" in", "en ", "で") are in most texts.
-        self.anchors = tuple(
-            sorted(
-                _anchor_groups(source),
-                key=lambda g: (
-                    not any(char.isdigit() for literal in g for char in literal),
-                    _shortest(g) < _RARE_CHARS and all(literal.isascii() for literal in g),
-                    -min(_shortest(g), _RARE_CHARS),
-                    len(g),
-                ),
-            )
-        )
-
-    @functools.cached_property
-    def regex(self) -> _Builtin | LinearPattern:
-        if self.user:
-            from evolve import patterns  # lazily: only a person's patterns need it
-
-            return patterns.compile(self.source, ignore_case=True)
-        return _Builtin(self.source)
-
-    def possible(self, lowered: str) -> bool:
-        """False when a required literal is missing from the lower-cased text."""
-        for group in self.anchors:
-            for anchor in group:
-                if anchor in lowered:
-                    break
-            else:
-                return False
-        return True
-
-
-def _anchor_groups(source: str) -> tuple[tuple[str, ...], ...]:
-    """Groups of lower-case literals; every match holds one literal of each group."""
-    try:
-        from re import _parser  # type: ignore[attr-defined]  # private: hence the fallback
-
-        with warnings.catch_warnings():  # a person's "[[:alpha:]]" would print re's FutureWarning
-            warnings.simplefilter("ignore")
-            groups = _literal_groups(_parser.parse(source, _FLAGS))
-    except Exception:
-        return ()
-    return tuple(tuple(sorted(g)) for g in groups if all(map(_selective, g)))
-
-
-def _selective(literal: str) -> bool:
-    """Rare enough to gate a regex: three characters, or one CJK character or more."""
-    return len(literal) >= 3 or not literal.isascii()
-
-
-_RARE_CHARS = 5  # an ASCII literal this long is rarely in a text that does not match
-
-
-def _shortest(group: Iterable[str]) -> int:
-    return min(map(len, group))
-
-
-def _literal_groups(items: Iterable[tuple]) -> list[set[str]]:
-    groups: list[set[str]] = []
-    run = ""
-    for op, arg in items:
-        name = getattr(op, "name", "")
-        if name == "LITERAL":
-            run += chr(arg).lower()
-        if name in ("LITERAL", "AT", "ASSERT", "ASSERT_NOT"):  # zero-width: the run goes on
-            continue
-        if name == "BRANCH" and run:  # "do(?:n't| not)": the run goes on into each branch
-            leads = [_lead(branch) for branch in arg[1]]
-            if all(leads):
-                groups.append({run + lead for lead in leads})
-        if run:
-            groups.append({run})
-            run = ""
-        if name == "SUBPATTERN":
-            groups += _literal_groups(arg[-1])
-        elif name.endswith("REPEAT") and arg[0] >= 1:
-            groups += _literal_groups(arg[2])
-        elif name == "BRANCH":
-            best = [max(_literal_groups(b), key=_shortest, default=None) for b in arg[1]]
-            if all(best):
-                groups.append({literal for group in best if group for literal in group})
-    if run:
-        groups.append({run})
-    return groups
-
-
-def _lead(items: Iterable[tuple]) -> str:
-    """The literal characters a branch starts with (lower-cased)."""
-    lead = ""
-    for op, arg in items:
-        if getattr(op, "name", "") != "LITERAL":
-            break
-        lead += chr(arg).lower()
-    return lead
 
 
 class TransientPatterns:
     """Transient patterns plus the `!` overrides that win over them."""
 
-    def __init__(self, positive: list[_Pattern], overrides: list[_Pattern]) -> None:
+    def __init__(self, positive: list[GatedPattern], overrides: list[GatedPattern]) -> None:
         self._positive = positive
         self._overrides = overrides
         self._by_anchor: dict[str, list[int]] = {}  # a first-group literal -> patterns
@@ -224,8 +90,8 @@ def load_transient_patterns(extra: Iterable[str] = ()) -> TransientPatterns:
             entries = [(ln, False) for ln in map(str.strip, f) if ln and not ln.startswith("#")]
         entries += [(entry, True) for entry in key]
         _TRANSIENT_CACHE[key] = TransientPatterns(
-            [_Pattern(e, user=user) for e, user in entries if e[0] != "!"],
-            [_Pattern(e[1:], user=user) for e, user in entries if e[0] == "!"],
+            [GatedPattern(e, user=user) for e, user in entries if e[0] != "!"],
+            [GatedPattern(e[1:], user=user) for e, user in entries if e[0] == "!"],
         )
     return _TRANSIENT_CACHE[key]
 
@@ -301,254 +167,6 @@ def transient_reason(text: str, extra: Iterable[str] = ()) -> str | None:
 def is_transient(text: str, extra: Iterable[str] = ()) -> bool:
     """True when an error text is a timeout, network, rate-limit or overload failure."""
     return transient_reason(text, extra) is not None
-
-
-_KEYS = ("phrases", "weak", "guards")  # corrections.toml; the user's entries go to these
-_PHRASES = ("phrases", "weak")
-# cues.toml: what hearing.py weighs together with the agent's text before the message
-CUES = (
-    "failure", "persist", "again", "pushback", "challenge", "opener", "scorn", "contrast", "contrast_before",
-    "observe", "rule", "scope", "standing", "standing_lead", "speak", "in_language", "retry", "yours",
-    "changed", "exists", "repair", "undo", "halt", "claim", "asks",
-)  # fmt: skip
-_NOISE = (
-    r"(```|~~~).*?(?:\1|\Z)"  # fenced code
-    r"|`[^`\n]*`"  # inline code
-    r"|^[ \t]*>.*$"  # quoted lines
-    r"|^(?: {4}|\t).*$"  # indented code, pasted logs
-    # quoted text; a quote ends at the next opening mark too: a run of "“" is not read 200 times
-    r'|"[^"\n]{0,200}"|“[^“”\n]{0,200}”|«[^«»\n]{0,200}»'
-)
-# Every noise span starts with one of these characters, or spaces at a line start: a text
-# without them is left alone, and the lookahead spares sre each branch at other positions.
-_NOISE_CHARS = '`~>"“«\t'
-_NOISE_RE = re.compile('(?=[`~>"“«]|^[ \t])(?:' + _NOISE + ")", re.MULTILINE | re.DOTALL)
-_INLINE_CODE = re.compile(r"`([^`\n]{1,80})`")
-_TOKEN = r"[\w\u0900-\u097f']+"  # a word, Devanagari vowel signs and apostrophes included
-_TOKEN_RE = re.compile(_TOKEN)
-# ASCII text: every character that is not a token character becomes a space (a full
-# table: a missing key costs translate a KeyError), so
-# set(text.translate(_ASCII_GAPS).split()) == set(_TOKEN_RE.findall(text)), in C.
-_ASCII_GAPS = {c: chr(c) if chr(c).isalnum() or chr(c) in "_'" else " " for c in range(128)}
-_CJK = "[\u2e80-\ua4cf\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0010ffff]"  # no spaces
-
-
-@functools.cache
-def _cjk() -> re.Pattern[str]:
-    """`_CJK` compiled once, on first need: a class up to U+10FFFF costs ms to compile (not at import)."""
-    return re.compile(_CJK)
-
-
-def _strip_marks(text: str) -> str:
-    """Compatibility forms without Latin accents or the Devanagari nukta."""
-    if text.isascii():  # already in both normal forms, no marks: most requests
-        return text
-    import unicodedata  # lazily: only requests need it
-
-    text = re.sub("[\u0300-\u036f\u093c]", "", unicodedata.normalize("NFKD", text))
-    return unicodedata.normalize("NFC", text)
-
-
-def _normalize(text: str) -> str:
-    """Lower case, no Latin accents, full-width forms as ASCII, Traditional Chinese as Simplified."""
-    if text.isascii():
-        return text.lower()
-    text = _strip_marks(text).lower().replace("’", "'").replace("‘", "'")
-    return text.translate(_zh_fold()) if _HAN.search(text) else text
-
-
-_HAN = re.compile("[\u4e00-\u9fff]")
-
-
-@functools.cache
-def _zh_fold() -> dict[int, int]:
-    """Traditional -> Simplified for the characters the lexicons use (data/zh_fold.txt)."""
-    with open(f"{_DATA}/zh_fold.txt", encoding="utf-8") as handle:
-        pairs = [line.strip() for line in handle if line.strip() and not line.startswith("#")]
-    return {ord(pair[0]): ord(pair[1]) for pair in pairs if len(pair) == 2}
-
-
-def _tokens(text: str) -> list[str]:
-    """The words of a text as the index keys them (see `_ASCII_GAPS`)."""
-    return text.translate(_ASCII_GAPS).split() if text.isascii() else _TOKEN_RE.findall(text)
-
-
-def _is_word(char: str) -> bool:  # Devanagari vowel signs too, unlike \w
-    return char.isalnum() or char == "_" or "\u0900" <= char <= "\u097f"
-
-
-def _joins(char: str) -> bool:
-    """Whether a character beside a Latin word makes it part of a longer word.
-
-    CJK text holds no spaces, so a CJK character is an edge ("显示Not Found" holds "not found");
-    a hyphen joins ("fail-fast", "error-free" name no failure).
-    """
-    if char.isascii():
-        return char.isalnum() or char in "_-"
-    return _is_word(char) and not _cjk().match(char)
-
-
-class Lexicons:
-    """All languages' entries; literals match whole words (CJK: substrings), by index.
-
-    A `re:` entry is a regex. The guards of all languages apply to every language.
-    """
-
-    def __init__(self, tables: Mapping[str, Mapping[str, list[tuple[str, bool]]]]) -> None:
-        # longest word (or first character) -> (language, kind, literal, word edge at start, at end)
-        self._index: dict[str, list[tuple[str, str, str, bool, bool]]] = {}
-        self._by_kinds: dict[tuple[str, ...], tuple] = {}  # see _for_kinds
-        self._words: tuple[str | None, set[str]] = (None, set())  # the last text's words
-        self._regexes: list[tuple[str, str, _Pattern]] = []
-        self.languages = list(tables)
-        for lang, table in tables.items():
-            for kind, entries in table.items():
-                for entry, user in entries:
-                    self._add(lang, kind, entry, user)
-
-    def _add(self, lang: str, kind: str, entry: str, user: bool) -> None:
-        """`user`: a person's entry, its marks already stripped where they can be (`_tables`)."""
-        if entry.startswith("re:"):
-            source = entry[3:] if user else _strip_marks(entry[3:])
-            self._regexes.append((lang, kind, _Pattern(source, user=user)))
-            return
-        phrase = " ".join(_normalize(entry).split())
-        cjk = _cjk()
-        for literal in (phrase, phrase.replace("'", "")) if "'" in phrase else (phrase,):
-            if not literal:
-                continue
-            first, last = literal[0], literal[-1]
-            start = _is_word(first) and not cjk.match(first)
-            glued = _is_word(last) and cjk.match(last) is not None
-            end = _is_word(last) and not glued
-            tokens = _tokens(literal) if start else []
-            if tokens and glued:
-                tokens.pop()  # glued to CJK text: the text may hold it inside a longer word
-            # The longest whole word keys it: "i said" by "said", not by every text's "i"
-            key = max(tokens, key=len) if tokens else literal[0]
-            self._index.setdefault(key, []).append((lang, kind, literal, start, end))
-
-    def matches(self, text: str, kinds: tuple[str, ...]) -> Iterator[tuple[str, str, int, int]]:
-        """(language, kind, start, end) of every match of entries of these kinds (any order)."""
-        found = self._by_kinds.get(kinds)
-        if found is None:
-            found = self._by_kinds[kinds] = self._for_kinds(kinds)
-        index, ascii_chars, chars, regexes, gate, anchorless = found
-        # The entries keyed by a word of the text or by one of its characters (as set(text)
-        # would find them); set operations and `in` run in C, a miss costs no find(). The
-        # words are kept for the next pass over the same text (phrases, then guards).
-        words = self._words  # one read: another thread may replace it
-        if words[0] is not text:
-            words = self._words = (text, set(_tokens(text)))
-        keys = index.keys() & words[1]
-        if text.isascii():
-            keys.update(char for char in ascii_chars if char in text)
-        else:
-            keys |= chars.intersection(text)  # in C, however many CJK keys there are
-        contains = text.__contains__
-        for key in keys:
-            literals, entries = index[key]
-            if not any(map(contains, literals)):  # in C: most keys ("i", "you") match nothing
-                continue
-            for lang, kind, literal, at_start, at_end in entries:
-                start = text.find(literal)  # one pass: -1 for the most, which are not there
-                while start != -1:
-                    end = start + len(literal)
-                    if not (at_start and start and _joins(text[start - 1])) and not (
-                        at_end and end < len(text) and _joins(text[end])
-                    ):
-                        yield lang, kind, start, end
-                    start = text.find(literal, start + 1)
-        # The regexes one of whose most selective literals the text holds (each literal
-        # tested once, in C), and those without literals.
-        picked = {i for anchor in gate if anchor in text for i in gate[anchor]}
-        for i in sorted(picked.union(anchorless)) if picked else anchorless:
-            lang, kind, pattern = regexes[i]
-            if not pattern.possible(text):
-                continue
-            for start, end in itertools.islice(pattern.regex.finditer(text), MAX_REGEX_MATCHES):
-                if end > start:
-                    yield lang, kind, start, end
-
-    def _for_kinds(self, kinds: tuple[str, ...]) -> tuple:
-        """(entries by key, ASCII key characters, key characters, regexes, gate, anchorless).
-
-        The gate maps each regex's most selective literals to the regexes they belong to: a
-        text with none of them can only match the regexes without literals.
-        """
-        index = {
-            key: (tuple(e[2] for e in wanted), wanted)
-            for key, entries in self._index.items()
-            if (wanted := [e for e in entries if e[1] in kinds])
-        }
-        chars = [k for k in index if len(k) == 1]
-        regexes = [(lang, kind, pattern) for lang, kind, pattern in self._regexes if kind in kinds]
-        gate: dict[str, list[int]] = {}
-        for i, (_, _, pattern) in enumerate(regexes):
-            for literal in pattern.anchors[0] if pattern.anchors else ():
-                gate.setdefault(literal, []).append(i)
-        anchorless = [i for i, (_, _, pattern) in enumerate(regexes) if not pattern.anchors]
-        return index, [k for k in chars if k.isascii()], frozenset(chars), regexes, gate, anchorless
-
-
-def prose(text: str, keep_code: bool = False) -> str:
-    """What matching reads: normalized (see `_normalize`), spaces collapsed, the start of a long text.
-
-    Code blocks, inline code, quoted lines and "quoted text" are left out (the person's own
-    words decide, not what they paste); `keep_code` keeps inline code's words, where the
-    words a person rejects often are ("not `npm`").
-    """
-    text = _normalize(text)
-    if (
-        any(char in text for char in _NOISE_CHARS) or "\n    " in text or text.startswith("    ")
-    ):  # else no noise span can start: skip the regex
-        if keep_code and "`" in text:
-            text = _INLINE_CODE.sub(lambda m: f" {m.group(1)} ", text)
-        text = _NOISE_RE.sub(" ", text)
-    text = " ".join(text.split())
-    return text[:LONG_REQUEST_WINDOW] if len(text) > LONG_REQUEST_CHARS else text[:READ_CHARS]
-
-
-def _tables(extra: Mapping[str, Iterable[str]]) -> dict[str, dict[str, list[tuple[str, bool]]]]:
-    """Built-in lexicons plus the user's, as (entry, from the user); `weak:` / `guard:` pick the list.
-
-    A person's `re:` pattern loses its accents like the text it is matched against, unless
-    they are part of its syntax (then it is matched as written).
-    """
-    import tomllib  # lazily; loading the config has usually imported it already
-
-    from evolve.config import check_correction_entry, check_regex
-
-    tables: dict[str, dict[str, list[tuple[str, bool]]]] = {}
-    for name, keys in (("corrections.toml", _KEYS), ("cues.toml", CUES)):
-        with open(f"{_DATA}/{name}", "rb") as handle:
-            for lang, table in tomllib.load(handle).items():
-                tables.setdefault(lang, {key: [] for key in _KEYS + CUES}).update(
-                    {key: [(entry, False) for entry in table.get(key, [])] for key in keys}
-                )
-    for lang, entries in extra.items():
-        table = tables.setdefault(lang, {key: [] for key in _KEYS + CUES})
-        for entry in entries:
-            kind, entry = check_correction_entry(entry, lang)
-            if entry.startswith("re:"):
-                try:
-                    check_regex(stripped := _strip_marks(entry[3:]), "correction pattern")
-                    entry = "re:" + stripped
-                except ValueError:
-                    pass
-            table[kind].append((entry, True))
-    return tables
-
-
-_LEXICON_CACHE: dict[tuple[tuple[str, tuple[str, ...]], ...], Lexicons] = {}
-
-
-def load_lexicons(extra_phrases: Mapping[str, Iterable[str]] | None = None) -> Lexicons:
-    """Built-in lexicons plus `extra_phrases` (language -> entries); ValueError if bad."""
-    key = tuple(sorted((lang, tuple(v)) for lang, v in (extra_phrases or {}).items()))
-    if key not in _LEXICON_CACHE:
-        _LEXICON_CACHE[key] = Lexicons(_tables(dict(key)))
-    return _LEXICON_CACHE[key]
 
 
 BUILT_IN = Classifier()  # no user additions: what a fresh config gives

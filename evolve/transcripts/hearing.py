@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from evolve.transcripts.classify import CUES, Lexicons, prose
+from evolve.transcripts.lexicons import CUES, Lexicons, prose
 from evolve.transcripts.words import stopwords
 
 # How a person corrects (the kinds `evolve classify` and the metrics report).

@@ -8,8 +8,9 @@ import warnings
 import pytest
 
 from evolve.commands.classifying import classify_lines
-from evolve.transcripts.classify import LONG_REQUEST_CHARS, Classifier, load_lexicons, prose
+from evolve.transcripts.classify import Classifier
 from evolve.transcripts.hearing import Heard, hear
+from evolve.transcripts.lexicons import LONG_REQUEST_CHARS, load_lexicons, prose
 
 # What the agent said before the person's words, unless a test says otherwise: it claims done.
 DONE = "Done: I renamed the function and the tests pass now."
