@@ -103,6 +103,18 @@ def test_doctor_applies_it_and_says_what_it_fixed(old_install, capsys):
     assert HOOK_MARKER in hook_path(agent.path).read_text()
 
 
+def test_a_home_evolve_init_begins_is_current_and_an_older_one_still_gets_the_check(evolve_home, capsys):
+    home = Home.resolve()
+    assert cli.main(["init", "first"]) == 0
+    assert upgrade.applied(home) == upgrade.LAYOUT  # nothing older here: no check on the next command
+    (home.root / upgrade.VERSION_FILE).unlink()  # as an older evolve left it: agents, no layout recorded
+    hook_path(home.agent_dir("first")).write_text(V1_HOOK.format(python=sys.executable, home=home.root))
+    assert cli.main(["init", "second"]) == 0  # the command's own check brings "first" up to date …
+    assert "first: git setup brought up to date" in capsys.readouterr().err
+    assert hook_path(home.agent_dir("first")).read_text() == precommit_hook_text(home.root)
+    assert upgrade.applied(home) == upgrade.LAYOUT  # … and records it, not the second init
+
+
 def test_a_global_hooks_path_cannot_switch_the_agent_repos_checks_off(evolve_home, tmp_path, monkeypatch):
     elsewhere = tmp_path / "global-hooks"
     elsewhere.mkdir()

@@ -6,8 +6,9 @@ Codex's hooks.json (Codex runs a changed command only once the person trusts it 
 note says so, and `evolve status` shows those installs waiting for trust).
 When evolve changes how they must look, LAYOUT goes up; `ensure_current` rewrites what is
 evolve's (never a person's hook or entry) and records the layout in `<home>/layout-version`,
-so the check costs one small read when nothing is due. Every writing command, the watcher
-and `evolve doctor` call it: nobody has to reinstall after an upgrade.
+so the check costs one small read when nothing is due (a home `evolve init` begins is recorded
+at once: it holds nothing older). Every writing command, the watcher and `evolve doctor` call
+it: nobody has to reinstall after an upgrade.
 
 Layouts: 1 the first; 2 hooks run their interpreter with -P, each agent repository sets
 core.hooksPath itself; 3 agent repositories store files byte for byte (no line-ending
@@ -60,8 +61,13 @@ def ensure_current(home: Home, *, force: bool = False) -> list[str]:
                 notes.append(f"{harness} hook commands not checked: {exc}")
                 done = False
         if done:
-            atomic_write(home.root / VERSION_FILE, f"{LAYOUT}\n".encode("ascii"))
+            record_current(home)
     return notes
+
+
+def record_current(home: Home) -> None:
+    """Record that what this home holds is in today's layout (a home this version made is)."""
+    atomic_write(home.root / VERSION_FILE, f"{LAYOUT}\n".encode("ascii"))
 
 
 def _agent_hooks(home: Home) -> list[str]:
