@@ -377,8 +377,22 @@ class LinearPattern:
 
 
 def compile(source: str, *, ignore_case: bool = False) -> LinearPattern:
-    """`source` compiled for linear-time matching; PatternError (a ValueError) if refused."""
-    return LinearPattern(source, ignore_case)
+    """`source` compiled for linear-time matching; PatternError (a ValueError) if refused.
+
+    Compiled once per process: a config's patterns are checked when it is read, again when
+    the lexicons are built, then matched (thousands of a person's phrases cost seconds each time).
+    """
+    key = (source, ignore_case)
+    found = _COMPILED.get(key)
+    if found is None:
+        if len(_COMPILED) >= _COMPILED_CAP:
+            _COMPILED.clear()
+        found = _COMPILED[key] = LinearPattern(source, ignore_case)
+    return found
+
+
+_COMPILED: dict[tuple[str, bool], LinearPattern] = {}
+_COMPILED_CAP = 20_000
 
 
 def _literal(tree: tuple) -> str | None:
