@@ -272,19 +272,27 @@ def test_the_text_a_pattern_requires():
 
 
 def test_a_persons_patterns_are_compiled_once_however_often_they_are_checked(evolve_home, monkeypatch):
-    """A config's `re:` phrases are checked when it is read, again as the lexicons are built,
-    then matched: each compiles once (thousands of them cost seconds per compile round)."""
-    from tests.helpers import make_agent
+    """Each of a config's `re:` phrases compiles once, however often it is checked and matched.
+
+    They are checked when the config is read, again as the lexicons are built, then matched:
+    thousands of them cost a second per compile round.
+    """
     from evolve.transcripts import lexicons
+    from tests.helpers import make_agent
 
     built = []
     real = patterns.LinearPattern.__init__
-    monkeypatch.setattr(patterns.LinearPattern, "__init__", lambda self, *a: built.append(a[0]) or real(self, *a))
+    monkeypatch.setattr(
+        patterns.LinearPattern, "__init__", lambda self, *a: built.append(a[0]) or real(self, *a)
+    )
     agent = make_agent("demo")
-    phrases = [f"re:\\bwidget{i}\\w* still broken\\b" for i in range(40)]
-    (agent.path / "agent.toml").write_text(f"[signals.correction_phrases]\nen = {phrases!r}\n".replace("'", '"'))
+    fresh = f"w{random.randrange(1 << 60):x}x"  # never compiled before in this process
+    phrases = [f"re:\\b{fresh}{i}\\w* still broken\\b" for i in range(40)]
+    (agent.path / "agent.toml").write_text(
+        f"[signals.correction_phrases]\nen = {phrases!r}\n".replace("'", '"')
+    )
     extra = agent.config.signals.correction_phrases
     lexicons.load_lexicons(extra)
-    found = list(lexicons.load_lexicons(extra).matches("the widget7 is still broken", ("phrases",)))
+    found = list(lexicons.load_lexicons(extra).matches(f"the {fresh}7 is still broken", ("phrases",)))
     assert found and sorted(set(built)) == sorted(built)  # each pattern built once
     assert len(built) == 40
