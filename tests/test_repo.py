@@ -643,3 +643,18 @@ def test_a_remotes_url_is_read_once_per_change_of_the_config(agent, tmp_path, mo
     assert agent.repo.remote_url() == "https://example.invalid/b.git"
     git(agent.path, "config", "--unset", "remote.origin.url")
     assert agent.repo.remote_url() is None
+
+
+def test_a_file_staged_on_a_branch_with_no_commit_is_never_written_over(agent):
+    """The person deleted main (its files still in the index) and staged their own memo.
+
+    With no tip to compare the index with, all of it is their coming commit.
+    """
+    git(agent.path, "update-ref", "-d", "refs/heads/main")
+    (agent.path / "memo.md").write_text("# my own memo, staged\n")
+    git(agent.path, "add", "memo.md")
+    assert "memo.md" in agent.repo.staged_paths()
+    with pytest.raises(EvolveError, match="memo.md"):
+        agent.repo.commit_changes({"memo.md": b"evolve's memo\n"}, "evolve: memo", EVOLVE)
+    assert (agent.path / "memo.md").read_text() == "# my own memo, staged\n"
+    assert git_out(agent.path, "show", ":memo.md") == "# my own memo, staged"

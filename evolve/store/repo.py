@@ -575,9 +575,7 @@ class Repo:
         if (self.git_dir / JOURNAL).exists():
             return None
         tip, entries = self._staged()
-        if tip is None:
-            return None
-        older = staging.left_behind(self, tip, entries)
+        older = staging.left_behind(self, tip, entries) if tip is not None else None
         if older:
             return staging.behind_message(self, older)
         held = staging.under(entries, holds)
@@ -593,14 +591,14 @@ class Repo:
         return set(self._staged()[1])
 
     def _staged(self) -> tuple[str | None, dict[str, Entry | None]]:
-        """(the branch tip, what the index holds unlike it); (None, {}) when nothing is staged.
+        """(the branch tip, what the index holds unlike it); the tip is None when nothing is staged.
 
         One git process in the usual case, nothing staged: the index is compared with the
         branch by name, and the tip is looked up only when something is (every write asks).
+        A branch with no commit has no tip: all its index holds is staged.
         """
         entries = staging.staged(self)
-        tip = self.tip() if entries else None
-        return (tip, entries) if tip else (None, {})
+        return (self.tip() if entries else None), entries
 
     def refuse_staged(self, paths: Iterable[str]) -> None:
         """Raise Busy when a person staged one of `paths`: evolve never writes over their coming commit."""

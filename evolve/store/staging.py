@@ -27,8 +27,13 @@ LOOK_BACK = 20  # how many former tips (reflog) and ancestors an index left behi
 
 
 def staged(repo: Repo) -> dict[str, Entry | None]:
-    """Path → its index entry (None: removed there) for every path the index holds unlike the tip."""
-    out = repo.at_tip("diff-index", "--cached", "-z", "--no-renames") or b""
+    """Path → its index entry (None: removed there) for every path the index holds unlike the tip.
+
+    While the branch has no commit (a person deleted it, say), all the index holds is staged.
+    """
+    out = repo.at_tip("diff-index", "--cached", "-z", "--no-renames")
+    if out is None:
+        return _index_entries(repo)
     fields = out.split(b"\0")
     found: dict[str, Entry | None] = {}
     for index in range(0, len(fields) - 1, 2):
@@ -38,6 +43,16 @@ def staged(repo: Repo) -> dict[str, Entry | None]:
         _old_mode, mode, _old, blob, _status = meta[1:].split()
         path = fields[index + 1].decode("utf-8", "surrogateescape")
         found[path] = None if mode == "000000" or blob == ZERO else (mode, blob)
+    return found
+
+
+def _index_entries(repo: Repo) -> dict[str, Entry | None]:
+    """Path → (mode, blob) of every file the index holds."""
+    found: dict[str, Entry | None] = {}
+    for item in filter(None, repo.git("ls-files", "--stage", "-z").split(b"\0")):
+        meta, _, path = item.partition(b"\t")
+        mode, blob, _stage = meta.decode().split()
+        found[path.decode("utf-8", "surrogateescape")] = (mode, blob)
     return found
 
 
