@@ -149,11 +149,13 @@ def _attempts(agent: Agent, url: str, accept_rewrite: bool, accept_held: bool, p
         from evolve.sync.join import keep_machine_local
 
         with repo.locked(timeout=LOCK_WAIT_S):
-            incoming = _incoming(repo, refs.read(repo, machine))
-            staged = repo.staged_paths() & incoming if incoming else set()
-            agent.commit_human_edits_held(writing=incoming)
-            keep_machine_local(agent)  # a remote added by hand: the machine's settings move first
             view = refs.read(repo, machine)
+            incoming = _incoming(repo, view)
+            staged = repo.staged_paths() & incoming if incoming else set()
+            edits = agent.commit_human_edits_held(writing=incoming)
+            moved = keep_machine_local(agent)  # a remote added by hand: the machine's settings move first
+            if edits or moved:  # main moved on: the view reads it again
+                view = refs.read(repo, machine)
             done = integrate(agent, view, machine, accept_rewrite=accept_rewrite, accept_held=accept_held)
         done.notes += [
             f"{path}: your staged edit is committed as yours first (the server changed it too)"
