@@ -65,13 +65,20 @@ def _cjk() -> re.Pattern[str]:
 
 
 def _strip_marks(text: str) -> str:
-    """Compatibility forms without Latin accents or the Devanagari nukta."""
+    """Compatibility forms without Latin accents or the Devanagari nukta.
+
+    A letter with a stroke (ł, đ, ø) loses it too: NFKD keeps it whole, and people who type
+    Polish or Vietnamese without their marks write "blad" for "błąd".
+    """
     if text.isascii():  # already in both normal forms, no marks: most requests
         return text
     import unicodedata  # lazily: only requests need it
 
     text = re.sub("[\u0300-\u036f\u093c]", "", unicodedata.normalize("NFKD", text))
-    return unicodedata.normalize("NFC", text)
+    return unicodedata.normalize("NFC", text).translate(_STROKED)
+
+
+_STROKED = str.maketrans("łŁđĐøØ", "lLdDoO")
 
 
 def _normalize(text: str) -> str:
