@@ -321,6 +321,23 @@ HEARD_AS = [
     ("the same", DONE, "failure_report"),  # nothing changed, after the agent's claim
     ("всё так же", DONE, "failure_report"),
     ("it should still link to https://example.com/" + "a" * 200 + " like before", DONE, "failure_report"),
+    # the fourth round: each kind's general vocabulary that new people used
+    ("the settings page is not able to load the theme", DONE, "failure_report"),
+    ("the export dosent finish", DONE, "failure_report"),  # a common misspelling
+    ("the upload seems not work", DONE, "failure_report"),
+    ("why is the old banner showing on the home page!", DONE, "failure_report"),  # no "?"
+    ("can't you read the config yourself?", DONE, "pushback"),
+    ("how did you come up with these numbers? the spec says ten", WORKED, "pushback"),
+    ("then how do we keep the old links working?", DONE, "pushback"),
+    ("did you even open the log", DONE, "pushback"),  # scorn without a question mark
+    ("not sure what you did, the game is broken", "Here is a summary of the project layout.", "failure_report"),
+    ("ya but the router does have that route", "The router has no such route.", "contradiction"),
+    ("I don't want you to touch the tests", ASKED, "negation"),  # even in the answer to a question
+    ("no, I wanted you to compare the two files", WORKED, "negation"),
+    ("please un-delete them", DONE, "negation"),
+    ("i was asking about the other folder", WORKED, "negation"),
+    ("tôi đang hỏi về thư mục kia", WORKED, "negation"),
+    ("mam blad przy starcie", "Zmienione. Uruchom ponownie.", "failure_report"),  # Polish without its marks
 ]
 
 
@@ -363,6 +380,11 @@ NOT_CORRECTIONS = [
     ("still reviewing your diff, give me a minute", DONE),
     ("ok same thing for the tests folder", DONE),
     ("doesn't matter, either is fine", DONE),
+    # look-alikes of the fourth round's cues
+    ("why is the banner shown only on mobile?", DONE),  # a neutral "why" asks
+    ("you only need to change the README", ASKED),  # "you only" answering a question
+    ("I want you to add the tests next", DONE),
+    ("ログまたはエラーを出力する関数を追加して", ASKED),  # または ("or") holds no また ("again")
 ]
 
 
