@@ -134,7 +134,7 @@ _AGENT_KINDS = ("claim", "asks")
 # The cues the rules below weigh with the agent's words (standing ones make preferences only)
 _WEIGHED = frozenset(
     "weak failure persist again pushback challenge opener scorn contrast contrast_before observe rule scope "
-    "changed exists undo halt".split()
+    "changed exists undo halt forbid".split()
 )
 _MESSAGE_KINDS = ("phrases", "weak", *(kind for kind in CUES if kind not in _AGENT_KINDS))
 _FIRST_KINDS = ("phrases", "standing", "standing_lead", "rule")  # a session's first words
@@ -160,6 +160,9 @@ class _Message:
             return None  # most messages: no cue to weigh, the agent's words need no reading
         if strong and (not _only_an_answer(words, strong) or not self.asked(agent_before)):
             return NEGATION, f"says the agent got it wrong: “{self.quote(strong[0])}”"
+        forbid = found.get("forbid")  # the interruption says the agent was at work, words or not
+        if after_error and not first and forbid and len(words) < _BRIEF and "retry" not in found:
+            return RULE, f"tells the agent not to, right after stopping it: “{self.quote(forbid[0])}”"
         if first or not (agent_before.strip() or agent_did.strip()):
             return None  # nothing the agent said yet: only outright words count
         persist = found.get("persist")

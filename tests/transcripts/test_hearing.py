@@ -434,3 +434,15 @@ def test_classify_quotes_a_lone_surrogate_as_a_character_it_can_write():
 def test_a_failure_word_inside_a_hyphenated_one_reports_nothing(text):
     assert not heard(text).correction
     assert heard(text.replace("-", " - ")).correction  # a dash between words is an edge
+
+
+@pytest.mark.parametrize("text", ["dont run the migration", "不要改测试", "не надо коммитить"])
+def test_a_prohibition_right_after_an_interruption_says_why_the_person_stopped_the_agent(text):
+    result = hear(load_lexicons(), text, "", after_error=True)  # interrupted mid-tool: no words yet
+    assert result.correction and result.kind == "rule", result
+
+
+@pytest.mark.parametrize("text", ["continue, and don't skip the tests", "do not forget the tests, try again"])
+def test_a_retry_that_holds_a_dont_is_still_a_retry(text):
+    assert not hear(load_lexicons(), text, DONE, after_error=True).correction
+    assert not hear(load_lexicons(), "dont run the migration", "", first=True, after_error=True).correction
