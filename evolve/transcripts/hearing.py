@@ -195,7 +195,9 @@ class _Message:
         short = _size(words) < _SHORT
         failure = found.get("failure")
         again = persist or found.get("again") or []
-        if again and (failure or "observe" in found) or persist and claimed and short:
+        # "yes, the same for the CLI …" takes up the agent's offer: the same work, no failure
+        accepted = asked and not persist and _accepts(words)
+        if again and not accepted and (failure or "observe" in found) or persist and claimed and short:
             span = (failure or found.get("observe") or again)[0]
             return FAILURE_REPORT, f"reports it still fails: “{self.quote(again[0])}” … “{self.quote(span)}”"
         if again and claimed and len(words) < _BRIEF and not words[again[-1][2] :].strip(" .!。！"):
@@ -312,6 +314,12 @@ def _pasted_at(words: str) -> int:
     """Where pasted program output starts in the message, or its length."""
     found = _PASTED.search(words) if any(char in words for char in _PASTED_CHARS) else None
     return found.start() if found else len(words)
+
+
+def _accepts(words: str) -> bool:
+    """Whether the reply opens with a yes ("ja, bitte …", "ok, …"), not a word that starts alike ("jak")."""
+    opening = _ACKNOWLEDGED.match(words)
+    return opening is not None and not opening.group()[-1].isalpha()
 
 
 def _bare(cue: str) -> bool:

@@ -385,6 +385,9 @@ NOT_CORRECTIONS = [
     ("you only need to change the README", ASKED),  # "you only" answering a question
     ("I want you to add the tests next", DONE),
     ("ログまたはエラーを出力する関数を追加して", ASKED),  # または ("or") holds no また ("again")
+    ("where did you save the export?", DONE),  # asks where, doubts nothing
+    ("yes, the same for the error page", "Shall I do the same for the home page?"),  # takes up the offer
+    ("ja, bitte das Gleiche für die Fehlerseite", "Wenn du willst, mache ich das Gleiche für die Startseite."),
 ]
 
 
