@@ -24,7 +24,9 @@ CONTRADICTION, CONVENTION, RULE, FACT = "contradiction", "convention", "rule", "
 UNDO, STOP = "undo", "stop"
 
 # A brief acknowledgment before an objection ("ok. but …", "好的，但是 …")
-_ACKNOWLEDGED = re.compile(r"(?:ok|okay|yes|yeah|ya|yep|yup|right|sure|alright|fine|好的|好|嗯|はい|да|oui|ja|si)[ ,.!，。]*")
+_ACKNOWLEDGED = re.compile(
+    r"(?:ok|okay|yes|yeah|ya|yep|yup|right|sure|alright|fine|好的|好|嗯|はい|да|oui|ja|si)[ ,.!，。]*"
+)
 _ANSWER_WORDS = re.compile(r"(?:no|nope|non|nein|nee|не|нет|ne|não|nao)\b[ ,.!]*", re.IGNORECASE)
 # A word, a command, a file name; a run of non-ASCII letters is a word of its own (CJK runs
 # hold no spaces: "现有skill" is two words, so "skill" can be one the agent used)

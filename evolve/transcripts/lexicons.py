@@ -75,10 +75,14 @@ def _strip_marks(text: str) -> str:
     import unicodedata  # lazily: only requests need it
 
     text = re.sub("[\u0300-\u036f\u093c]", "", unicodedata.normalize("NFKD", text))
-    return unicodedata.normalize("NFC", text).translate(_STROKED)
+    text = unicodedata.normalize("NFC", text)
+    for stroked, plain in _STROKED:  # `in` is a fast scan; translate() costs a lookup a character
+        if stroked in text:
+            text = text.replace(stroked, plain)
+    return text
 
 
-_STROKED = str.maketrans("łŁđĐøØ", "lLdDoO")
+_STROKED = (("ł", "l"), ("Ł", "L"), ("đ", "d"), ("Đ", "D"), ("ø", "o"), ("Ø", "O"))
 
 
 def _normalize(text: str) -> str:

@@ -330,7 +330,7 @@ HEARD_AS = [
     ("how did you come up with these numbers? the spec says ten", WORKED, "pushback"),
     ("then how do we keep the old links working?", DONE, "pushback"),
     ("did you even open the log", DONE, "pushback"),  # scorn without a question mark
-    ("not sure what you did, the game is broken", "Here is a summary of the project layout.", "failure_report"),
+    ("not sure what you did, the game is broken", "Here is a summary of the layout.", "failure_report"),
     ("ya but the router does have that route", "The router has no such route.", "contradiction"),
     ("I don't want you to touch the tests", ASKED, "negation"),  # even in the answer to a question
     ("no, I wanted you to compare the two files", WORKED, "negation"),
@@ -387,7 +387,7 @@ NOT_CORRECTIONS = [
     ("ログまたはエラーを出力する関数を追加して", ASKED),  # または ("or") holds no また ("again")
     ("where did you save the export?", DONE),  # asks where, doubts nothing
     ("yes, the same for the error page", "Shall I do the same for the home page?"),  # takes up the offer
-    ("ja, bitte das Gleiche für die Fehlerseite", "Wenn du willst, mache ich das Gleiche für die Startseite."),
+    ("ja, bitte das Gleiche für die Fehlerseite", "Wenn du willst, mache ich das Gleiche für den Kopf."),
 ]
 
 
