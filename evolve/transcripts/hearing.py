@@ -80,7 +80,11 @@ def hear(
     if not text or not text.strip():
         return NOTHING
     words = prose(text)
-    found = _by_kind(lexicons, words, _FIRST_KINDS if first else _MESSAGE_KINDS)
+    if first:
+        kinds = _FIRST_KINDS
+    else:  # "don't" is looked for only where it can count: most messages need not pay for it
+        kinds = _AFTER_STOP_KINDS if after_error and len(words) < _BRIEF else _MESSAGE_KINDS
+    found = _by_kind(lexicons, words, kinds)
     preference = _preference(words, found)
     message = _Message(lexicons, text, words, found)
     correction = message.correction(agent_before, agent_did, first, after_error)
@@ -138,7 +142,8 @@ _WEIGHED = frozenset(
     "weak failure persist again pushback challenge opener scorn contrast contrast_before observe rule scope "
     "changed exists undo halt forbid".split()
 )
-_MESSAGE_KINDS = ("phrases", "weak", *(kind for kind in CUES if kind not in _AGENT_KINDS))
+_MESSAGE_KINDS = ("phrases", "weak", *(kind for kind in CUES if kind not in (*_AGENT_KINDS, "forbid")))
+_AFTER_STOP_KINDS = (*_MESSAGE_KINDS, "forbid")  # a brief reply right after an interruption
 _FIRST_KINDS = ("phrases", "standing", "standing_lead", "rule")  # a session's first words
 
 
@@ -163,7 +168,7 @@ class _Message:
         if strong and (not _only_an_answer(words, strong) or not self.asked(agent_before)):
             return NEGATION, f"says the agent got it wrong: “{self.quote(strong[0])}”"
         forbid = found.get("forbid")  # the interruption says the agent was at work, words or not
-        if after_error and not first and forbid and len(words) < _BRIEF and "retry" not in found:
+        if forbid and "retry" not in found:  # looked for in a brief reply after an interruption only
             return RULE, f"tells the agent not to, right after stopping it: “{self.quote(forbid[0])}”"
         if first or not (agent_before.strip() or agent_did.strip()):
             return None  # nothing the agent said yet: only outright words count
