@@ -144,8 +144,12 @@ class Lexicons:
             return
         phrase = " ".join(_normalize(entry).split())
         cjk = _cjk()
-        plain = phrase.translate(_UNSTROKED)
-        for literal in dict.fromkeys(v for form in (phrase, plain) for v in (form, form.replace("'", ""))):
+        literals = [phrase]
+        if not phrase.isascii() and (plain := phrase.translate(_UNSTROKED)) != phrase:
+            literals.append(plain)
+        if "'" in phrase:
+            literals += [form.replace("'", "") for form in literals]
+        for literal in literals:
             if not literal:
                 continue
             first, last = literal[0], literal[-1]
