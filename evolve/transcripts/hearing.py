@@ -309,10 +309,11 @@ _NEGATED = re.compile(r"n'?t\b|\bnot?\b|\bcannot\b|不|没|無|无|не\b|ne\b|n
 
 
 # Where a pasted program output starts ("Traceback", "TypeError:", "[Errno 98]", "Caused by:",
-# a shell prompt opening the message): a failure word after it is the tool's, not the person's report.
+# a compiler's coded diagnostic, "error CS1513:", "error[E0308]:", a shell prompt opening the
+# message): a failure word after it is the tool's, not the person's report.
 _PASTED = re.compile(
     r"\btraceback\b|\b[a-z]+(?:error|exception):|\bcaused by:|\bat [\w.$]+\("
-    r"|\[(?:errno|info|warn|warning|debug)\b|\A\$ "
+    r"|\[(?:errno|info|warn|warning|debug)\b|\A\$ |\berror ?\[?[a-z]{1,4}\d{2,5}\]?:"
 )
 _PASTED_CHARS = ":([k$"  # every match holds one (the k of "traceback")
 

@@ -338,6 +338,7 @@ HEARD_AS = [
     ("i was asking about the other folder", WORKED, "negation"),
     ("tôi đang hỏi về thư mục kia", WORKED, "negation"),
     ("mam blad przy starcie", "Zmienione. Uruchom ponownie.", "failure_report"),  # Polish without its marks
+    ("the build fails: error TS2304: cannot find name 'user'", DONE, "failure_report"),  # own words first
 ]
 
 
@@ -386,6 +387,7 @@ NOT_CORRECTIONS = [
     ("I want you to add the tests next", DONE),
     ("ログまたはエラーを出力する関数を追加して", ASKED),  # または ("or") holds no また ("again")
     ("where did you save the export?", DONE),  # asks where, doubts nothing
+    ("Now I get these: Program.cs(12,5): error CS1513: } expected", DONE),  # a compiler's output, pasted
     ("yes, the same for the error page", "Shall I do the same for the home page?"),  # takes up the offer
     ("ja, bitte das Gleiche für die Fehlerseite", "Wenn du willst, mache ich das Gleiche für den Kopf."),
 ]
