@@ -339,6 +339,10 @@ HEARD_AS = [
     ("tôi đang hỏi về thư mục kia", WORKED, "negation"),
     ("mam blad przy starcie", "Zmienione. Uruchom ponownie.", "failure_report"),  # Polish without its marks
     ("the build fails: error TS2304: cannot find name 'user'", DONE, "failure_report"),  # own words first
+    ("我问的是另一个文件夹", WORKED, "negation"),
+    ("je voulais que tu compares les deux fichiers", WORKED, "negation"),
+    ("der Server ist nicht erreichbar", DONE, "failure_report"),
+    ("я спрашивал про другой файл", WORKED, "negation"),
 ]
 
 
