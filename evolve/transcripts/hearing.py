@@ -24,7 +24,9 @@ CONTRADICTION, CONVENTION, RULE, FACT = "contradiction", "convention", "rule", "
 UNDO, STOP = "undo", "stop"
 
 # A brief acknowledgment before an objection ("ok. but …", "好的，但是 …")
-_ACKNOWLEDGED = re.compile(r"(?:ok|okay|yes|yeah|sure|alright|fine|好的|好|嗯|はい|да|oui|ja|si)[ ,.!，。]*")
+_ACKNOWLEDGED = re.compile(
+    r"(?:ok|okay|yes|yeah|ya|yep|yup|right|sure|alright|fine|好的|好|嗯|はい|да|oui|ja|si)[ ,.!，。]*"
+)
 _ANSWER_WORDS = re.compile(r"(?:no|nope|non|nein|nee|не|нет|ne|não|nao)\b[ ,.!]*", re.IGNORECASE)
 # A word, a command, a file name; a run of non-ASCII letters is a word of its own (CJK runs
 # hold no spaces: "现有skill" is two words, so "skill" can be one the agent used)
@@ -78,7 +80,11 @@ def hear(
     if not text or not text.strip():
         return NOTHING
     words = prose(text)
-    found = _by_kind(lexicons, words, _FIRST_KINDS if first else _MESSAGE_KINDS)
+    if first:
+        kinds = _FIRST_KINDS
+    else:  # "don't" is looked for only where it can count: most messages need not pay for it
+        kinds = _AFTER_STOP_KINDS if after_error and len(words) < _BRIEF else _MESSAGE_KINDS
+    found = _by_kind(lexicons, words, kinds)
     preference = _preference(words, found)
     message = _Message(lexicons, text, words, found)
     correction = message.correction(agent_before, agent_did, first, after_error)
@@ -134,9 +140,10 @@ _AGENT_KINDS = ("claim", "asks")
 # The cues the rules below weigh with the agent's words (standing ones make preferences only)
 _WEIGHED = frozenset(
     "weak failure persist again pushback challenge opener scorn contrast contrast_before observe rule scope "
-    "changed exists undo halt".split()
+    "changed exists undo halt forbid".split()
 )
-_MESSAGE_KINDS = ("phrases", "weak", *(kind for kind in CUES if kind not in _AGENT_KINDS))
+_MESSAGE_KINDS = ("phrases", "weak", *(kind for kind in CUES if kind not in (*_AGENT_KINDS, "forbid")))
+_AFTER_STOP_KINDS = (*_MESSAGE_KINDS, "forbid")  # a brief reply right after an interruption
 _FIRST_KINDS = ("phrases", "standing", "standing_lead", "rule")  # a session's first words
 
 
@@ -160,6 +167,9 @@ class _Message:
             return None  # most messages: no cue to weigh, the agent's words need no reading
         if strong and (not _only_an_answer(words, strong) or not self.asked(agent_before)):
             return NEGATION, f"says the agent got it wrong: “{self.quote(strong[0])}”"
+        forbid = found.get("forbid")  # the interruption says the agent was at work, words or not
+        if forbid and "retry" not in found:  # looked for in a brief reply after an interruption only
+            return RULE, f"tells the agent not to, right after stopping it: “{self.quote(forbid[0])}”"
         if first or not (agent_before.strip() or agent_did.strip()):
             return None  # nothing the agent said yet: only outright words count
         persist = found.get("persist")
@@ -192,7 +202,9 @@ class _Message:
         short = _size(words) < _SHORT
         failure = found.get("failure")
         again = persist or found.get("again") or []
-        if again and (failure or "observe" in found) or persist and claimed and short:
+        # "yes, the same for the CLI …" takes up the agent's offer: the same work, no failure
+        accepted = asked and not persist and _accepts(words)
+        if again and not accepted and (failure or "observe" in found) or persist and claimed and short:
             span = (failure or found.get("observe") or again)[0]
             return FAILURE_REPORT, f"reports it still fails: “{self.quote(again[0])}” … “{self.quote(span)}”"
         if again and claimed and len(words) < _BRIEF and not words[again[-1][2] :].strip(" .!。！"):
@@ -297,10 +309,11 @@ _NEGATED = re.compile(r"n'?t\b|\bnot?\b|\bcannot\b|不|没|無|无|не\b|ne\b|n
 
 
 # Where a pasted program output starts ("Traceback", "TypeError:", "[Errno 98]", "Caused by:",
-# a shell prompt opening the message): a failure word after it is the tool's, not the person's report.
+# a compiler's coded diagnostic, "error CS1513:", "error[E0308]:", a shell prompt opening the
+# message): a failure word after it is the tool's, not the person's report.
 _PASTED = re.compile(
     r"\btraceback\b|\b[a-z]+(?:error|exception):|\bcaused by:|\bat [\w.$]+\("
-    r"|\[(?:errno|info|warn|warning|debug)\b|\A\$ "
+    r"|\[(?:errno|info|warn|warning|debug)\b|\A\$ |\berror ?\[?[a-z]{1,4}\d{2,5}\]?:"
 )
 _PASTED_CHARS = ":([k$"  # every match holds one (the k of "traceback")
 
@@ -309,6 +322,12 @@ def _pasted_at(words: str) -> int:
     """Where pasted program output starts in the message, or its length."""
     found = _PASTED.search(words) if any(char in words for char in _PASTED_CHARS) else None
     return found.start() if found else len(words)
+
+
+def _accepts(words: str) -> bool:
+    """Whether the reply opens with a yes ("ja, bitte …", "ok, …"), not a word that starts alike ("jak")."""
+    opening = _ACKNOWLEDGED.match(words)
+    return opening is not None and not opening.group()[-1].isalpha()
 
 
 def _bare(cue: str) -> bool:

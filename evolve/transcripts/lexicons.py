@@ -34,7 +34,7 @@ _PHRASES = ("phrases", "weak")
 CUES = (
     "failure", "persist", "again", "pushback", "challenge", "opener", "scorn", "contrast", "contrast_before",
     "observe", "rule", "scope", "standing", "standing_lead", "speak", "in_language", "retry", "yours",
-    "changed", "exists", "repair", "undo", "halt", "claim", "asks",
+    "changed", "exists", "repair", "undo", "halt", "forbid", "claim", "asks",
 )  # fmt: skip
 _NOISE = (
     r"(```|~~~).*?(?:\1|\Z)"  # fenced code
@@ -72,6 +72,11 @@ def _strip_marks(text: str) -> str:
 
     text = re.sub("[\u0300-\u036f\u093c]", "", unicodedata.normalize("NFKD", text))
     return unicodedata.normalize("NFC", text)
+
+
+# A letter with a stroke keeps it through NFKD, and people who type Polish or Vietnamese
+# without their marks write "blad" for "błąd": an entry is indexed both ways (no cost a message).
+_UNSTROKED = str.maketrans("łđø", "ldo")
 
 
 def _normalize(text: str) -> str:
@@ -139,7 +144,12 @@ class Lexicons:
             return
         phrase = " ".join(_normalize(entry).split())
         cjk = _cjk()
-        for literal in (phrase, phrase.replace("'", "")) if "'" in phrase else (phrase,):
+        literals = [phrase]
+        if not phrase.isascii() and (plain := phrase.translate(_UNSTROKED)) != phrase:
+            literals.append(plain)
+        if "'" in phrase:
+            literals += [form.replace("'", "") for form in literals]
+        for literal in literals:
             if not literal:
                 continue
             first, last = literal[0], literal[-1]

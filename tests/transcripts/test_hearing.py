@@ -321,6 +321,28 @@ HEARD_AS = [
     ("the same", DONE, "failure_report"),  # nothing changed, after the agent's claim
     ("всё так же", DONE, "failure_report"),
     ("it should still link to https://example.com/" + "a" * 200 + " like before", DONE, "failure_report"),
+    # the fourth round: each kind's general vocabulary that new people used
+    ("the settings page is not able to load the theme", DONE, "failure_report"),
+    ("the export dosent finish", DONE, "failure_report"),  # a common misspelling
+    ("the upload seems not work", DONE, "failure_report"),
+    ("why is the old banner showing on the home page!", DONE, "failure_report"),  # no "?"
+    ("can't you read the config yourself?", DONE, "pushback"),
+    ("how did you come up with these numbers? the spec says ten", WORKED, "pushback"),
+    ("then how do we keep the old links working?", DONE, "pushback"),
+    ("did you even open the log", DONE, "pushback"),  # scorn without a question mark
+    ("not sure what you did, the game is broken", "Here is a summary of the layout.", "failure_report"),
+    ("ya but the router does have that route", "The router has no such route.", "contradiction"),
+    ("I don't want you to touch the tests", ASKED, "negation"),  # even in the answer to a question
+    ("no, I wanted you to compare the two files", WORKED, "negation"),
+    ("please un-delete them", DONE, "negation"),
+    ("i was asking about the other folder", WORKED, "negation"),
+    ("tôi đang hỏi về thư mục kia", WORKED, "negation"),
+    ("mam blad przy starcie", "Zmienione. Uruchom ponownie.", "failure_report"),  # Polish without its marks
+    ("the build fails: error TS2304: cannot find name 'user'", DONE, "failure_report"),  # own words first
+    ("我问的是另一个文件夹", WORKED, "negation"),
+    ("je voulais que tu compares les deux fichiers", WORKED, "negation"),
+    ("der Server ist nicht erreichbar", DONE, "failure_report"),
+    ("я спрашивал про другой файл", WORKED, "negation"),
 ]
 
 
@@ -363,6 +385,15 @@ NOT_CORRECTIONS = [
     ("still reviewing your diff, give me a minute", DONE),
     ("ok same thing for the tests folder", DONE),
     ("doesn't matter, either is fine", DONE),
+    # look-alikes of the fourth round's cues
+    ("why is the banner shown only on mobile?", DONE),  # a neutral "why" asks
+    ("you only need to change the README", ASKED),  # "you only" answering a question
+    ("I want you to add the tests next", DONE),
+    ("ログまたはエラーを出力する関数を追加して", ASKED),  # または ("or") holds no また ("again")
+    ("where did you save the export?", DONE),  # asks where, doubts nothing
+    ("Now I get these: Program.cs(12,5): error CS1513: } expected", DONE),  # a compiler's output, pasted
+    ("yes, the same for the error page", "Shall I do the same for the home page?"),  # takes up the offer
+    ("ja, bitte das Gleiche für die Fehlerseite", "Wenn du willst, mache ich das Gleiche für den Kopf."),
 ]
 
 
@@ -412,3 +443,15 @@ def test_classify_quotes_a_lone_surrogate_as_a_character_it_can_write():
 def test_a_failure_word_inside_a_hyphenated_one_reports_nothing(text):
     assert not heard(text).correction
     assert heard(text.replace("-", " - ")).correction  # a dash between words is an edge
+
+
+@pytest.mark.parametrize("text", ["dont run the migration", "不要改测试", "не надо коммитить"])
+def test_a_prohibition_right_after_an_interruption_says_why_the_person_stopped_the_agent(text):
+    result = hear(load_lexicons(), text, "", after_error=True)  # interrupted mid-tool: no words yet
+    assert result.correction and result.kind == "rule", result
+
+
+@pytest.mark.parametrize("text", ["continue, and don't skip the tests", "do not forget the tests, try again"])
+def test_a_retry_that_holds_a_dont_is_still_a_retry(text):
+    assert not hear(load_lexicons(), text, DONE, after_error=True).correction
+    assert not hear(load_lexicons(), "dont run the migration", "", first=True, after_error=True).correction
