@@ -1,6 +1,6 @@
 """What the conformance tests of every agent CLI share: a proxy port, evolve, spool, snapshots.
 
-A closed local port for the proxies, evolve run as a person runs it, the hooks' spool, and
+A closed local port for the proxies, evolve's CLI (in-process), the hooks' spool, and
 the person's project as bytes (for byte-for-byte uninstalls).
 
 The fixtures `closed_port` and `watcher_reaper` are shared through tests/conftest.py.
@@ -8,17 +8,18 @@ The fixtures `closed_port` and `watcher_reaper` are shared through tests/conftes
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import signal
 import socket
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from evolve.cli import main
 from evolve.home import Home
 
 
@@ -67,12 +68,16 @@ def cli_env(proxy_port: int, watcher: bool, **extra: str) -> dict[str, str]:
 
 
 def evolve_cli(*args: str) -> str:
-    """`evolve ARGS` as a person runs it; its stdout."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "evolve", *args], capture_output=True, text=True, timeout=60, check=False
-    )
-    assert proc.returncode == 0, f"evolve {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr}"
-    return proc.stdout
+    """`evolve ARGS` through the console script's own entry point, in this process; its stdout.
+
+    In-process because what these tests check is the agent CLI and the hooks it starts (those
+    run as processes); a fresh Python for each evolve command cost ~0.1 s of CPU apiece.
+    """
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(args))
+    assert code == 0, f"evolve {' '.join(args)} failed ({code}):\n{err.getvalue()}"
+    return out.getvalue()
 
 
 def spool_records(home: Home) -> list[dict]:
