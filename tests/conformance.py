@@ -8,8 +8,6 @@ The fixtures `closed_port` and `watcher_reaper` are shared through tests/conftes
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import signal
@@ -19,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from evolve.cli import main
 from evolve.home import Home
+from tests.helpers import run_cli
 
 
 @pytest.fixture
@@ -68,16 +66,14 @@ def cli_env(proxy_port: int, watcher: bool, **extra: str) -> dict[str, str]:
 
 
 def evolve_cli(*args: str) -> str:
-    """`evolve ARGS` through the console script's own entry point, in this process; its stdout.
+    """`evolve ARGS`, in this process (tests/helpers.py: `run_cli`); its stdout.
 
-    In-process because what these tests check is the agent CLI and the hooks it starts (those
-    run as processes); a fresh Python for each evolve command cost ~0.1 s of CPU apiece.
+    What these tests check is the agent CLI and the hooks it starts, and those run as
+    processes; the commands a person types around them need no fresh Python each.
     """
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(args))
-    assert code == 0, f"evolve {' '.join(args)} failed ({code}):\n{err.getvalue()}"
-    return out.getvalue()
+    proc = run_cli(*args)
+    assert proc.returncode == 0, f"evolve {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr}"
+    return proc.stdout
 
 
 def spool_records(home: Home) -> list[dict]:
