@@ -42,6 +42,10 @@ def isolated_environment(tmp_path_factory, monkeypatch):
     gitconfig.write_text(
         "[user]\n\tname = Test Person\n\temail = person@example.test\n"
         "[init]\n\tdefaultBranch = main\n[commit]\n\tgpgsign = false\n"
+        # no `git maintenance run --auto` after each commit, merge or fetch of a test (nor
+        # `gc --auto` after each push a test's git daemon receives): a process each, ~3 ms of
+        # CPU, that never has anything to do in a repository of a few dozen objects
+        "[maintenance]\n\tauto = false\n[receive]\n\tautogc = false\n"
     )
     for var in list(os.environ):
         if var.startswith(("GIT_", "EVOLVE_", "ANTHROPIC_", "CLAUDE_", "CODEX_")):
