@@ -1,6 +1,6 @@
 """What the conformance tests of every agent CLI share: a proxy port, evolve, spool, snapshots.
 
-A closed local port for the proxies, evolve run as a person runs it, the hooks' spool, and
+A closed local port for the proxies, evolve's CLI (in-process), the hooks' spool, and
 the person's project as bytes (for byte-for-byte uninstalls).
 
 The fixtures `closed_port` and `watcher_reaper` are shared through tests/conftest.py.
@@ -12,14 +12,13 @@ import json
 import os
 import signal
 import socket
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from evolve.home import Home
+from tests.helpers import run_cli
 
 
 @pytest.fixture
@@ -67,10 +66,12 @@ def cli_env(proxy_port: int, watcher: bool, **extra: str) -> dict[str, str]:
 
 
 def evolve_cli(*args: str) -> str:
-    """`evolve ARGS` as a person runs it; its stdout."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "evolve", *args], capture_output=True, text=True, timeout=60, check=False
-    )
+    """`evolve ARGS`, in this process (tests/helpers.py: `run_cli`); its stdout.
+
+    What these tests check is the agent CLI and the hooks it starts, and those run as
+    processes; the commands a person types around them need no fresh Python each.
+    """
+    proc = run_cli(*args)
     assert proc.returncode == 0, f"evolve {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr}"
     return proc.stdout
 

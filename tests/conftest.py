@@ -8,6 +8,7 @@ fails loudly instead of writing there.
 from __future__ import annotations
 
 import os
+import ssl
 import sys
 from pathlib import Path
 
@@ -32,8 +33,26 @@ os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.dont_write_bytecode = False
 
 
+@pytest.fixture(scope="session")
+def one_ca_file(tmp_path_factory) -> Path | None:
+    """A trust store holding one CA of the system's, for SSL_CERT_FILE (None: no system bundle).
+
+    The anthropic SDK builds a TLS context for each client, one per reflection, and loading
+    the system's whole CA bundle into it costs ~30 ms of CPU. The tests' fake APIs and git
+    servers all speak plain HTTP on 127.0.0.1: no test verifies a certificate.
+    """
+    bundle = Path(ssl.get_default_verify_paths().openssl_cafile)
+    end = "-----END CERTIFICATE-----"
+    text = bundle.read_text(errors="replace") if bundle.is_file() else ""
+    if end not in text:
+        return None
+    path = tmp_path_factory.mktemp("trust") / "one-ca.pem"
+    path.write_text(text[: text.index(end) + len(end)] + "\n")
+    return path
+
+
 @pytest.fixture(autouse=True)
-def isolated_environment(tmp_path_factory, monkeypatch):
+def isolated_environment(tmp_path_factory, monkeypatch, one_ca_file):
     """Point HOME, EVOLVE_HOME, XDG dirs and git's config at tmp dirs."""
     root = tmp_path_factory.mktemp("env")
     home = root / "home"
@@ -42,6 +61,10 @@ def isolated_environment(tmp_path_factory, monkeypatch):
     gitconfig.write_text(
         "[user]\n\tname = Test Person\n\temail = person@example.test\n"
         "[init]\n\tdefaultBranch = main\n[commit]\n\tgpgsign = false\n"
+        # no `git maintenance run --auto` after each commit, merge or fetch of a test (nor
+        # `gc --auto` after each push a test's git daemon receives): a process each, ~3 ms of
+        # CPU, that never has anything to do in a repository of a few dozen objects
+        "[maintenance]\n\tauto = false\n[receive]\n\tautogc = false\n"
     )
     for var in list(os.environ):
         if var.startswith(("GIT_", "EVOLVE_", "ANTHROPIC_", "CLAUDE_", "CODEX_")):
@@ -57,6 +80,8 @@ def isolated_environment(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("TZ", "UTC")
+    if one_ca_file is not None:
+        monkeypatch.setenv("SSL_CERT_FILE", str(one_ca_file))
     yield root
 
 

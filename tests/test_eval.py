@@ -27,7 +27,7 @@ from evolve.workspace.agent import Agent
 from tests import agent_clis
 from tests.conformance import cli_env, installed
 from tests.eval_helpers import FollowingModel, Rule, contains, grader, write_case
-from tests.helpers import commit_all, git_out, make_agent, write_skill
+from tests.helpers import commit_all, git_out, make_agent, run_cli, write_skill
 
 pytestmark = [pytest.mark.conformance, pytest.mark.timeout(120, func_only=True)]
 
@@ -152,15 +152,15 @@ def test_each_lesson_is_scored_with_and_without_the_agent(claude_bin, evolve_hom
     assert Path(data["report"]).is_file() and Path(data["report"]).is_relative_to(evolve_home)
     assert not list((evolve_home / "run").glob("eval-*"))
     # evolve lessons and evolve report show it
-    listing = evolve(evolve_env(api, closed_port), "lessons", AGENT, "--json")
+    listing = run_cli("lessons", AGENT, "--json")
     assert listing.returncode == 0, listing.stderr
     listed = json.loads(listing.stdout)
     deltas = {r["id"]: (r["eval"] or {}).get("delta") for r in listed["lessons"]}
     draft = memo_mod.lesson_id(DRAFT)
     assert deltas == {pnpm: 1, vitest: 0, SKILL: 1, draft: None}  # the person's draft: untested
-    text = evolve(evolve_env(api, closed_port), "lessons", AGENT).stdout
+    text = run_cli("lessons", AGENT).stdout
     assert "EVAL Δ" in text.splitlines()[2]
-    report = evolve(evolve_env(api, closed_port), "report", AGENT).stdout
+    report = run_cli("report", AGENT).stdout
     assert "Lessons proven: 2 of 4 improve the agent, 0 make it worse, 1 untested" in report
     print(f"evolve eval, 3 lessons, 1 run per arm: {wall:.1f} s")
 
@@ -207,7 +207,7 @@ def test_a_case_with_a_broken_grader_is_an_error_never_a_result(claude_bin, evol
     try:
         alone = evolve(evolve_env(api, closed_port), "eval", AGENT, "--lesson", pnpm, "--runs", "1", "--json")
         stale = evolve(evolve_env(api, closed_port), "eval", AGENT, "--lesson", "gone-lesson", "--runs", "1")
-        nothing = evolve(evolve_env(api, closed_port), "eval", AGENT, "--lesson", "no-such-lesson")
+        nothing = run_cli("eval", AGENT, "--lesson", "no-such-lesson")
     finally:
         api.close()
     assert alone.returncode == 0, alone.stderr
@@ -291,7 +291,7 @@ def test_a_link_out_of_the_repository_on_main_is_never_evaluated(claude_bin, evo
     (agent.path / "evals" / pnpm / "fixture").symlink_to("/etc/hostname")
     commit_all(agent.path, "eval case with a link", no_verify=True)
     use_claude(evolve_home, claude_bin)
-    proc = evolve({**os.environ}, "eval", AGENT)
+    proc = run_cli("eval", AGENT)
     assert proc.returncode == 1
     assert proc.stderr == (
         f"evolve: error: main holds a link that leads out of the repository (evals/{pnpm}/fixture); "
@@ -300,7 +300,7 @@ def test_a_link_out_of_the_repository_on_main_is_never_evaluated(claude_bin, evo
     assert eval_rows(evolve_home) == [] and not list((evolve_home / "run").glob("eval-*"))
 
 
-def test_without_claude_code_nothing_runs(evolve_home, tmp_path):
+def test_without_claude_code_nothing_runs(evolve_home, tmp_path, monkeypatch):
     agent, (pnpm,) = lesson_agent([PNPM])
     write_case(
         agent.path, pnpm, "How do I install the dependencies?", {"uses-pnpm": contains("pnpm install")}
@@ -310,8 +310,8 @@ def test_without_claude_code_nothing_runs(evolve_home, tmp_path):
     bare = tmp_path / "bin"  # git, no claude
     bare.mkdir()
     (bare / "git").symlink_to(shutil.which("git"))
-    env = {**os.environ, "PATH": str(bare)}
-    proc = evolve(env, "eval", AGENT)
+    monkeypatch.setenv("PATH", str(bare))
+    proc = run_cli("eval", AGENT)
     assert proc.returncode == 1
     assert proc.stderr.splitlines() == [
         "evolve: error: Claude Code is not installed (no `claude` on PATH): install Claude Code "
@@ -321,7 +321,7 @@ def test_without_claude_code_nothing_runs(evolve_home, tmp_path):
     old = bare / "claude"
     old.write_text("#!/bin/sh\necho \"error: unknown command 'eval'\" >&2\nexit 1\n")
     old.chmod(0o755)
-    proc = evolve(env, "eval", AGENT, "--json")
+    proc = run_cli("eval", AGENT, "--json")
     assert proc.returncode == 1 and proc.stdout == ""
     assert json.loads(proc.stderr) == {
         "error": f"{old} has no `claude plugin eval` command (an older Claude Code?); update Claude "

@@ -24,7 +24,7 @@ from evolve.home import Home
 from evolve.integrations import claude_code, codex
 from evolve.session import guards as check
 from evolve.workspace import guards
-from tests.helpers import commit_all, evolve_commit, git_out, make_agent, parsed_trailers
+from tests.helpers import commit_all, evolve_commit, git_out, make_agent, parsed_trailers, run_cli
 
 NO_NPM = """# lessons I enforce
 [no-npm]
@@ -355,12 +355,6 @@ def test_patterns_reach_the_hook_only_through_the_door():
 
 
 # -- `evolve guard`: the person's command --------------------------------------------------------
-def evolve(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "evolve", *args], capture_output=True, text=True, timeout=60, check=False
-    )
-
-
 def test_evolve_guard_lists_and_the_person_turns_one_to_deny(agent):
     mine = NO_NPM.replace('action = "deny"', 'action = "remind"')
     model = '[no-tags]\ntool = "Bash"\npattern = "git push .*--tags"\naction = "remind"\n'
@@ -369,13 +363,13 @@ def test_evolve_guard_lists_and_the_person_turns_one_to_deny(agent):
 
     commit_all(agent.path, "my guard")
     evolve_commit(agent, {"guards.toml": (mine + "\n" + model).encode()})  # a reflection's guard
-    listed = json.loads(evolve("guard", "demo", "--json").stdout)
+    listed = json.loads(run_cli("guard", "demo", "--json").stdout)
     assert [(g["id"], g["action"], g["by"]) for g in listed["guards"]] == [
         ("no-npm", "remind", "person"),
         ("no-tags", "remind", "evolve"),
     ]
     assert listed["problems"] == []
-    text = evolve("guard", "demo").stdout
+    text = run_cli("guard", "demo").stdout
     assert text.splitlines()[0].split() == [
         "ID",
         "TOOL",
@@ -389,7 +383,7 @@ def test_evolve_guard_lists_and_the_person_turns_one_to_deny(agent):
     assert "no-tags  Bash   remind  everywhere  -" in text
 
     before = (agent.path / "guards.toml").read_text()
-    proc = evolve("guard", "demo", "no-tags", "--deny")
+    proc = run_cli("guard", "demo", "no-tags", "--deny")
     assert proc.returncode == 0 and "guard no-tags: remind -> deny" in proc.stdout
     after = (agent.path / "guards.toml").read_text()
     assert after == before.replace(
@@ -402,33 +396,33 @@ def test_evolve_guard_lists_and_the_person_turns_one_to_deny(agent):
     assert trailers["Evolve-Kind"] == "guard" and trailers["Evolve-Source"] == "human"
     assert git_out(agent.path, "show", "--format=", "--stat", "HEAD").split()[0] == "guards.toml"
     assert git_out(agent.path, "status", "--porcelain") == ""
-    listed = json.loads(evolve("guard", "demo", "no-tags", "--json").stdout)["guards"]
+    listed = json.loads(run_cli("guard", "demo", "no-tags", "--json").stdout)["guards"]
     assert [(g["id"], g["action"], g["by"]) for g in listed] == [("no-tags", "deny", "person")]  # now theirs
-    assert "already deny" in evolve("guard", "demo", "no-tags", "--deny").stdout
+    assert "already deny" in run_cli("guard", "demo", "no-tags", "--deny").stdout
     assert git_out(agent.path, "rev-list", "--count", "HEAD") == "4"  # init, mine, model's, the deny
 
 
 def test_evolve_guard_says_what_is_wrong_in_one_line(agent):
-    proc = evolve("guard", "demo", "no-npm", "--deny")
+    proc = run_cli("guard", "demo", "no-npm", "--deny")
     assert proc.returncode == 1
     assert proc.stderr.strip().splitlines() == [
         "evolve: error: agent 'demo' has no usable guard 'no-npm' (guards: none); see `evolve guard demo`"
     ]
-    assert "has no guards" in evolve("guard", "demo").stdout
+    assert "has no guards" in run_cli("guard", "demo").stdout
     (agent.path / "guards.toml").write_text(NO_NPM + '[x]\ntool = "Bash"\n')
-    proc = evolve("guard", "demo")
+    proc = run_cli("guard", "demo")
     assert proc.returncode == 0 and "no-npm" in proc.stdout
     assert "guards.toml [x]: pattern must be a non-empty string; fix or remove it" in proc.stderr
-    proc = evolve("guard", "demo", "--deny")
+    proc = run_cli("guard", "demo", "--deny")
     assert proc.returncode == 1 and "--deny needs the guard's id" in proc.stderr
-    assert evolve("guard", "demo", "x", "--deny", "--off").returncode == 2  # one action at a time
+    assert run_cli("guard", "demo", "x", "--deny", "--off").returncode == 2  # one action at a time
 
 
 def test_doctor_names_each_broken_guard(agent):
     (agent.path / "guards.toml").write_text(
         NO_NPM + '[web]\ntool = "WebFetch"\npattern = "x"\nmessage = "m"\n'
     )
-    found = json.loads(evolve("doctor", "--json").stdout)
+    found = json.loads(run_cli("doctor", "--json").stdout)
     [finding] = [f for f in found["findings"] if f["where"] == "demo: guards.toml"]
     assert finding["level"] == "error"
     assert finding["problem"].startswith("[web]: tool 'WebFetch' is not one evolve guards")
@@ -471,11 +465,11 @@ def test_each_firing_is_counted_by_evolve_guard_and_shown_to_the_next_reflection
     )
     for command in ("npm install a", "npm i b", "pytest -q", "ls"):
         run_command(claude_command(home), {**bash(command), "tool_use_id": f"t-{command}"}, tmp_path)
-    listed = {g["id"]: g for g in json.loads(evolve("guard", "demo", "--json").stdout)["guards"]}
+    listed = {g["id"]: g for g in json.loads(run_cli("guard", "demo", "--json").stdout)["guards"]}
     assert (listed["no-npm"]["fired"], listed["no-npm"]["denied"]) == (2, 2)
     assert (listed["tests"]["fired"], listed["tests"]["denied"]) == (1, 0)
     assert listed["no-npm"]["last_fired_at"] > listed["tests"]["last_fired_at"] - 60
-    text = evolve("guard", "demo").stdout.splitlines()
+    text = run_cli("guard", "demo").stdout.splitlines()
     assert text[0].split()[6] == "FIRED" and text[1].split()[:7] == [
         "no-npm",
         "shell",

@@ -8,6 +8,7 @@ dependency; two cycles once hid behind them). Siblings of one layer (`metrics | 
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -78,10 +79,17 @@ def imports_of(path: Path, known: set[str], *, type_only: bool = True) -> set[st
 
 
 def graph(*, type_only: bool = True) -> dict[str, set[str]]:
+    """Module -> the evolve modules it imports; a copy each call, for a test to change."""
+    return {name: set(targets) for name, targets in _parsed_graph(type_only).items()}
+
+
+@functools.cache
+def _parsed_graph(type_only: bool) -> dict[str, frozenset[str]]:
+    """Every module parsed once per run, not once per test that reads the graph."""
     mods = modules()
     known = set(mods)
     return {
-        name: {m for m in imports_of(path, known, type_only=type_only) if m != name}
+        name: frozenset(m for m in imports_of(path, known, type_only=type_only) if m != name)
         for name, path in mods.items()
     }
 

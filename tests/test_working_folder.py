@@ -14,6 +14,7 @@ keeps the folder. An evolve installed with `pip install --user` is still found.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -27,7 +28,7 @@ import pytest
 from evolve.home import Home
 from evolve.integrations.claude_code import hook_command
 from evolve.watch import service
-from tests.helpers import build_wheel, git, make_agent, skill_text
+from tests.helpers import build_wheel, git, make_agent, run_cli, skill_text
 
 EVOLVE = str(Path(sys.executable).with_name("evolve"))  # the console script, as a person runs it
 LIB = f"lib/python{sys.version_info.major}.{sys.version_info.minor}"
@@ -115,10 +116,13 @@ VARIANTS = {
 
 
 def installed_stop_command(harness: str, folder: Path) -> str:
-    """The Stop hook's command as `evolve install HARNESS` wrote it for a person in `folder`."""
-    subprocess.run(
-        [EVOLVE, "install", harness, "--agent", "demo"], cwd=folder, check=True, capture_output=True
-    )
+    """The Stop hook's command as `evolve install HARNESS` wrote it for a person in `folder`.
+
+    Installed in-process (the hook it writes is the entry point under test, run below).
+    """
+    with contextlib.chdir(folder):
+        proc = run_cli("install", harness, "--agent", "demo")
+    assert proc.returncode == 0, proc.stderr
     if harness == "claude-code":
         doc = json.loads((folder / ".claude" / "settings.local.json").read_text())
     else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 
 import pytest
@@ -12,6 +13,13 @@ from tests.corpus import eval as corpus_eval
 from tests.corpus.loader import cases, load
 
 SCRIPTED = ["typed-correction", "secrets", "skill-ineffective", "person-skill"]
+
+
+@functools.cache
+def replayed(name: str) -> corpus_eval.Round:
+    """The case's one recorded round, replayed once per run: two tests read the same replay."""
+    (round_,) = corpus_eval.evaluate(load(name))
+    return round_
 
 
 def test_every_case_loads_and_every_answer_is_an_apply_reflection_input() -> None:
@@ -32,7 +40,7 @@ def test_every_case_loads_and_every_answer_is_an_apply_reflection_input() -> Non
 @pytest.mark.parametrize("name", SCRIPTED)
 def test_a_scripted_history_replays_through_the_reflection_path(name) -> None:
     case = load(name)
-    (round_,) = corpus_eval.evaluate(case)
+    round_ = replayed(name)
     evidence = round_.evidence
     assert round_.tokens <= round_.budget
     assert evidence["signalled_runs_shown"] == evidence["signalled_runs"] >= 1
@@ -83,8 +91,7 @@ def test_the_eval_prints_a_row_per_history_and_refuses_live_without_a_backend(ca
 def test_each_recorded_lessons_eval_case_is_valid_and_proves_its_lesson(name) -> None:
     case = load(name)
     answer = case.answer(case.answers()[0])
-    (round_,) = corpus_eval.evaluate(case)
-    measured = round_.cases
+    measured = replayed(name).cases
     assert measured is not None and not measured.refused
     assert measured.with_case == sum("eval" in op for op in answer["operations"]) == len(measured.replayed)
     assert [(r.lesson, r.with_lesson, r.without_lesson) for r in measured.replayed if not r.proves] == []
