@@ -139,7 +139,7 @@ def _by_kind(lexicons: Lexicons, words: str, kinds: tuple[str, ...], guards: boo
 _AGENT_KINDS = ("claim", "asks")
 # The cues the rules below weigh with the agent's words (standing ones make preferences only)
 _WEIGHED = frozenset(
-    "weak failure persist again pushback challenge opener scorn contrast contrast_before observe rule scope "
+    "weak failure persist again pushback why challenge opener scorn contrast contrast_before observe rule scope "
     "changed exists undo halt forbid".split()
 )
 _MESSAGE_KINDS = ("phrases", "weak", *(kind for kind in CUES if kind not in (*_AGENT_KINDS, "forbid")))
@@ -204,6 +204,8 @@ class _Message:
         again = persist or found.get("again") or []
         # "yes, the same for the CLI …" takes up the agent's offer: the same work, no failure
         accepted = asked and not persist and _accepts(words)
+        # near the start: further into a long new request, "the same" describes what it wants
+        again = [span for span in again if span[1] < _SHORT]
         if again and not accepted and (failure or "observe" in found) or persist and claimed and short:
             span = (failure or found.get("observe") or again)[0]
             return FAILURE_REPORT, f"reports it still fails: “{self.quote(again[0])}” … “{self.quote(span)}”"
@@ -219,7 +221,7 @@ class _Message:
         # what the agent wrote names files or commands (`app.py`): it reports work it did, and
         # a failure said up front is about that work
         worked = bool(early) and early[0][1] < _SENTENCE and "`" in agent_before or "yours" in found
-        if early and (claimed or worked):
+        if early and (claimed or worked) and not accepted:  # "yes, show the errors too" takes an offer
             cue = f"reports a failure right after the agent said it was done: “{self.quote(early[0])}”"
             return FAILURE_REPORT, cue
         used = agent + " " + prose(agent_did, keep_code=True) if agent_did else agent
@@ -235,6 +237,10 @@ class _Message:
         refused = [s for k in ("contrast", "rule") for s in found.get(k, ()) if not _bare(self.quote(s))]
         if exists and exists[0][1] < _SHORT and (refused or "weak" in found):
             return FACT, f"says what the agent would make is already there: “{self.quote(exists[0])}”"
+        # a "why" opening a short question ("…, why?" after a statement asks about the statement)
+        why = [s for s in found.get("why", ()) if s[1] < _SENTENCE and _asks_from(words, s[2])]
+        if why and short:
+            return PUSHBACK, f"questions what the agent just did: “{self.quote(why[0])} …?”"
         weak = [s for s in found.get("weak", ()) if s[1] < _SHORT and not _is_question_at(words, s[1])]
         if weak and claimed and not asked:
             return NEGATION, f"pushes back on what the agent said it did: “{self.quote(weak[0])}”"
@@ -424,6 +430,12 @@ def _answer_in_a_language(words: str, found: Spans) -> list[tuple[str, int, int]
             for _, v_start, v_end in verbs
         )
     ]
+
+
+def _asks_from(words: str, index: int) -> bool:
+    """Whether words follow `index` in a sentence that ends with a question mark."""
+    end = _SENTENCE_MARK.search(words, index)
+    return end is not None and end.group() == "?" and bool(words[index : end.start()].strip(" ,"))
 
 
 def _is_question_at(words: str, index: int) -> bool:

@@ -32,7 +32,7 @@ _KEYS = ("phrases", "weak", "guards")  # corrections.toml; the user's entries go
 _PHRASES = ("phrases", "weak")
 # cues.toml: what hearing.py weighs together with the agent's text before the message
 CUES = (
-    "failure", "persist", "again", "pushback", "challenge", "opener", "scorn", "contrast", "contrast_before",
+    "failure", "persist", "again", "pushback", "why", "challenge", "opener", "scorn", "contrast", "contrast_before",
     "observe", "rule", "scope", "standing", "standing_lead", "speak", "in_language", "retry", "yours",
     "changed", "exists", "repair", "undo", "halt", "forbid", "claim", "asks",
 )  # fmt: skip
@@ -74,9 +74,10 @@ def _strip_marks(text: str) -> str:
     return unicodedata.normalize("NFC", text)
 
 
-# A letter with a stroke keeps it through NFKD, and people who type Polish or Vietnamese
-# without their marks write "blad" for "błąd": an entry is indexed both ways (no cost a message).
-_UNSTROKED = str.maketrans("łđø", "ldo")
+# A letter with a stroke (and Turkish dotless ı) keeps it through NFKD, and people who type
+# Polish, Vietnamese or Turkish without their marks write "blad" for "błąd", "yanlis" for
+# "yanlış": an entry is indexed both ways (no cost a message).
+_UNSTROKED = str.maketrans("łđøı", "ldoi")
 
 
 def _normalize(text: str) -> str:

@@ -386,7 +386,6 @@ NOT_CORRECTIONS = [
     ("ok same thing for the tests folder", DONE),
     ("doesn't matter, either is fine", DONE),
     # look-alikes of the fourth round's cues
-    ("why is the banner shown only on mobile?", DONE),  # a neutral "why" asks
     ("you only need to change the README", ASKED),  # "you only" answering a question
     ("I want you to add the tests next", DONE),
     ("ログまたはエラーを出力する関数を追加して", ASKED),  # または ("or") holds no また ("again")
@@ -455,3 +454,59 @@ def test_a_prohibition_right_after_an_interruption_says_why_the_person_stopped_t
 def test_a_retry_that_holds_a_dont_is_still_a_retry(text):
     assert not hear(load_lexicons(), text, DONE, after_error=True).correction
     assert not hear(load_lexicons(), "dont run the migration", "", first=True, after_error=True).correction
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "why is the header on two lines?",
+        "warum ist der Button grau?",
+        "pourquoi la page est vide ?",
+        "почему открывается модалка?",
+        "为什么又加了一个文件？",
+        "neden iki tane dosya var?",
+    ],
+)
+def test_a_short_reply_opening_with_why_questions_what_the_agent_just_did(text):
+    result = heard(text)
+    assert result.correction and result.kind == "pushback", result
+    assert result.correction == heard(text, before=ASKED).correction  # also when it had asked
+
+
+@pytest.mark.parametrize(
+    ("text", "before"),
+    [
+        ("why is the header still on two lines?", ""),  # the session's first words: nothing to question
+        ("the header, why? " + "it needs one line on phones and two on wide screens. " * 6, DONE),  # a new spec
+        ("and why does the cache matter here, it is the same either way", DONE),  # no question mark
+    ],
+)
+def test_a_why_that_opens_no_short_question_after_the_agents_work_is_no_pushback(text, before):
+    result = hear(load_lexicons(), text, before, first=not before)
+    assert result.kind != "pushback", result
+
+
+def test_a_yes_to_the_agents_offer_that_names_errors_reports_no_failure():
+    offer = "The form now validates every field. If you'd like, I can show the validation errors in a banner."
+    assert not heard("Yes please, show the validation errors in the banner.", before=offer).correction
+    assert heard("the validation errors are still not shown", before=DONE).correction
+
+
+def test_the_same_far_into_a_long_new_request_is_no_failure_report():
+    text = "build the settings page next. " * 8 + "the layout should be the same as the profile page, same thing"
+    assert not heard(text).correction
+    assert heard("same thing, the page is still blank").correction
+
+
+@pytest.mark.parametrize(
+    "text", ["yanlış anladın, randevuyu müşteri oluşturmuyor", "yanlis anladin, randevuyu musteri olusturmuyor"]
+)
+def test_turkish_is_heard_typed_with_or_without_its_marks(text):
+    result = heard(text)
+    assert result.correction and result.language == "tr", result
+    assert not heard("sorun yok, teşekkürler").correction
+
+
+def test_still_in_russian_said_as_all_the_same_after_the_agents_fix():
+    result = heard("всё равно требует авторизацию на главной", before="Исправил: теперь редирект работает.")
+    assert result.correction and result.kind == "failure_report", result
