@@ -139,8 +139,8 @@ def _by_kind(lexicons: Lexicons, words: str, kinds: tuple[str, ...], guards: boo
 _AGENT_KINDS = ("claim", "asks")
 # The cues the rules below weigh with the agent's words (standing ones make preferences only)
 _WEIGHED = frozenset(
-    "weak failure persist again pushback why challenge opener scorn contrast contrast_before observe rule scope "
-    "changed exists undo halt forbid".split()
+    "weak failure persist again pushback why challenge opener scorn contrast contrast_before observe rule "
+    "scope changed exists undo halt forbid".split()
 )
 _MESSAGE_KINDS = ("phrases", "weak", *(kind for kind in CUES if kind not in (*_AGENT_KINDS, "forbid")))
 _AFTER_STOP_KINDS = (*_MESSAGE_KINDS, "forbid")  # a brief reply right after an interruption

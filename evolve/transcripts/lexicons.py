@@ -32,9 +32,9 @@ _KEYS = ("phrases", "weak", "guards")  # corrections.toml; the user's entries go
 _PHRASES = ("phrases", "weak")
 # cues.toml: what hearing.py weighs together with the agent's text before the message
 CUES = (
-    "failure", "persist", "again", "pushback", "why", "challenge", "opener", "scorn", "contrast", "contrast_before",
-    "observe", "rule", "scope", "standing", "standing_lead", "speak", "in_language", "retry", "yours",
-    "changed", "exists", "repair", "undo", "halt", "forbid", "claim", "asks",
+    "failure", "persist", "again", "pushback", "why", "challenge", "opener", "scorn", "contrast",
+    "contrast_before", "observe", "rule", "scope", "standing", "standing_lead", "speak", "in_language",
+    "retry", "yours", "changed", "exists", "repair", "undo", "halt", "forbid", "claim", "asks",
 )  # fmt: skip
 _NOISE = (
     r"(```|~~~).*?(?:\1|\Z)"  # fenced code

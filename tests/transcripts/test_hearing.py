@@ -477,7 +477,7 @@ def test_a_short_reply_opening_with_why_questions_what_the_agent_just_did(text):
     ("text", "before"),
     [
         ("why is the header still on two lines?", ""),  # the session's first words: nothing to question
-        ("the header, why? " + "it needs one line on phones and two on wide screens. " * 6, DONE),  # a new spec
+        ("the header, why? " + "it needs one line on phones, two on wide screens. " * 6, DONE),  # a spec
         ("and why does the cache matter here, it is the same either way", DONE),  # no question mark
     ],
 )
@@ -493,13 +493,13 @@ def test_a_yes_to_the_agents_offer_that_names_errors_reports_no_failure():
 
 
 def test_the_same_far_into_a_long_new_request_is_no_failure_report():
-    text = "build the settings page next. " * 8 + "the layout should be the same as the profile page, same thing"
+    text = "build the settings page next. " * 8 + "the layout should be like the profile page, same thing"
     assert not heard(text).correction
     assert heard("same thing, the page is still blank").correction
 
 
 @pytest.mark.parametrize(
-    "text", ["yanlış anladın, randevuyu müşteri oluşturmuyor", "yanlis anladin, randevuyu musteri olusturmuyor"]
+    "text", ["yanlış anladın, randevuyu müşteri açmıyor", "yanlis anladin, randevuyu musteri acmiyor"]
 )
 def test_turkish_is_heard_typed_with_or_without_its_marks(text):
     result = heard(text)
