@@ -80,6 +80,7 @@ def hear(
     if not text or not text.strip():
         return NOTHING
     words = prose(text)
+    kinds: tuple[str, ...]
     if first:
         kinds = _FIRST_KINDS
     else:  # "don't" is looked for only where it can count: most messages need not pay for it
