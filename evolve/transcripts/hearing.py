@@ -240,7 +240,7 @@ class _Message:
             return FACT, f"says what the agent would make is already there: “{self.quote(exists[0])}”"
         # a "why" opening a short question ("…, why?" after a statement asks about the statement)
         why = [s for s in found.get("why", ()) if s[1] < _SENTENCE and _asks_from(words, s[2])]
-        if why and short:
+        if why and short and (claimed or not asked):  # a mere question of the agent's is asked back
             return PUSHBACK, f"questions what the agent just did: “{self.quote(why[0])} …?”"
         weak = [s for s in found.get("weak", ()) if s[1] < _SHORT and not _is_question_at(words, s[1])]
         if weak and claimed and not asked:
