@@ -239,7 +239,7 @@ class _Message:
         if exists and exists[0][1] < _SHORT and (refused or "weak" in found):
             return FACT, f"says what the agent would make is already there: “{self.quote(exists[0])}”"
         # a "why" opening a short question ("…, why?" after a statement asks about the statement)
-        why = [s for s in found.get("why", ()) if s[1] < _SENTENCE and _asks_from(words, s[2])]
+        why = [s for s in found.get("why", ()) if s[1] < _SENTENCE and _opens_a_question(words, s)]
         if why and short and (claimed or not asked):  # a mere question of the agent's is asked back
             return PUSHBACK, f"questions what the agent just did: “{self.quote(why[0])} …?”"
         weak = [s for s in found.get("weak", ()) if s[1] < _SHORT and not _is_question_at(words, s[1])]
@@ -433,10 +433,20 @@ def _answer_in_a_language(words: str, found: Spans) -> list[tuple[str, int, int]
     ]
 
 
-def _asks_from(words: str, index: int) -> bool:
-    """Whether words follow `index` in a sentence that ends with a question mark."""
-    end = _SENTENCE_MARK.search(words, index)
-    return end is not None and end.group() == "?" and bool(words[index : end.start()].strip(" ,"))
+_CLAUSE_MARK = re.compile(r"[.!?,;:\n。！？，]")
+
+
+def _opens_a_question(words: str, span: tuple[str, int, int]) -> bool:
+    """Whether the cue opens a clause that asks more than "why not?" (a yes, not a doubt).
+
+    One word may come first ("so why …", "bunu neden …", "你这里为什么 …"); further into a
+    clause it names a reason ("can you explain why this works?").
+    """
+    if len(_CLAUSE_MARK.split(words[: span[1]])[-1].split()) > 1:
+        return False
+    end = _SENTENCE_MARK.search(words, span[2])
+    asked = words[span[2] : end.start()].strip(" ,") if end is not None and end.group() == "?" else ""
+    return bool(asked) and not _NEGATED.fullmatch(asked)
 
 
 def _is_question_at(words: str, index: int) -> bool:

@@ -465,6 +465,9 @@ def test_a_retry_that_holds_a_dont_is_still_a_retry(text):
         "почему открывается модалка?",
         "为什么又加了一个文件？",
         "neden iki tane dosya var?",
+        "so why is the header on two lines?",  # one word may come first
+        "bunu neden sildin?",
+        "你这里为什么用全局变量？",
     ],
 )
 def test_a_short_reply_opening_with_why_questions_what_the_agent_just_did(text):
@@ -479,6 +482,9 @@ def test_a_short_reply_opening_with_why_questions_what_the_agent_just_did(text):
         ("why is the header still on two lines?", ""),  # the session's first words: nothing to question
         ("the header, why? " + "it needs one line on phones, two on wide screens. " * 6, DONE),  # a spec
         ("and why does the cache matter here, it is the same either way", DONE),  # no question mark
+        ("can you explain why this works?", DONE),  # further into its sentence, the why names a reason
+        ("Why not?", DONE),  # a yes
+        ("warum nicht?", DONE),
     ],
 )
 def test_a_why_that_opens_no_short_question_after_the_agents_work_is_no_pushback(text, before):
