@@ -206,3 +206,15 @@ def test_a_broken_eval_case_committed_past_the_hook_is_named(capsys, evolve_home
     assert found["level"] == "warning" and "'pattern' '(a)\\\\1' is refused" in found["problem"]
     assert found["problem"].endswith("; fix it there (the pre-commit hook checks a case)")
     assert about(findings, "a: evals/add-deps/prompt.md") == []
+
+
+def test_an_agent_held_by_staged_work_on_a_branch_with_no_commit_is_named_with_a_command_that_works(
+    capsys, evolve_home
+):
+    """`git restore --staged` fails on a branch with no commit; `git rm --cached` unstages there."""
+    agent = make_agent("a")
+    git(agent.path, "update-ref", "-d", "refs/heads/main")  # every file it held is staged now
+    code, findings = doctor(capsys)
+    [held] = about(findings, "a: git")
+    assert held["level"] == "warning" and "main has no commit" in held["problem"]
+    assert "`git rm --cached memo.md`" in held["problem"] and "restore" not in held["problem"]

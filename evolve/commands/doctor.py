@@ -17,6 +17,7 @@ from evolve.transcripts.redact import secret_warnings
 from evolve.workspace import memo as memo_mod
 from evolve.workspace import skills as skills_mod
 from evolve.workspace.agent import Agent, list_agents
+from evolve.workspace.hold import hold_of
 from evolve.workspace.template import hooks_problems
 
 
@@ -122,6 +123,9 @@ def diagnose(home: Home, leftover: list[Path] | None = None) -> list[dict]:
             add(f"{name}: memo.md", _remedied(problem, "fix it in memo.md (the pre-commit hook checks it)"))
         for warning in secret_warnings(agent.memo_text()):
             add(f"{name}: memo.md", warning, "warning")
+        held = hold_of(agent)  # nothing is learned until the person's git work ends
+        if held:
+            add(f"{name}: git", held.reason, "warning")
         checks.guards(name, agent, add)
         checks.symlinks(name, agent.path, add)
         for problem in remote_problems(agent, syncs.get(name)):

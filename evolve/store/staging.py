@@ -138,6 +138,12 @@ def behind_message(repo: Repo, older: str) -> str:
 
 def staged_message(repo: Repo, path: str) -> str:
     """One line: which staged file holds evolve back, and what frees it."""
+    if repo.tip() is None:  # `git restore --staged` needs a commit to restore from
+        return (
+            f"{repo.path / path} is staged (`git add`) while {repo.branch} has no commit (it was deleted, "
+            f"say), so evolve does not write over it; `git commit` what is staged (or unstage it: "
+            f"`git rm --cached {path}`), then try again"
+        )
     return (
         f"{repo.path / path} is staged (`git add`) for your own commit, so evolve does not write over "
         f"it; commit it (or unstage it: `git restore --staged {path}`), then try again"
