@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -113,6 +114,16 @@ def test_a_home_evolve_init_begins_is_current_and_an_older_one_still_gets_the_ch
     assert "first: git setup brought up to date" in capsys.readouterr().err
     assert hook_path(home.agent_dir("first")).read_text() == precommit_hook_text(home.root)
     assert upgrade.applied(home) == upgrade.LAYOUT  # … and records it, not the second init
+
+
+def test_a_home_with_older_installs_but_no_agents_folder_still_gets_the_check(old_install, capsys):
+    """A person starting over removed the agents folder; the projects' older hook commands remain."""
+    home, agent, settings = old_install
+    shutil.rmtree(home.agents_dir)
+    assert cli.main(["init", "demo"]) == 0
+    assert upgrade.applied(home) < upgrade.LAYOUT  # an older evolve's installs are here
+    assert cli.main(["pause", "demo"]) == 0
+    assert f"demo: Claude Code hook commands in {settings} brought up to date" in capsys.readouterr().err
 
 
 def test_a_global_hooks_path_cannot_switch_the_agent_repos_checks_off(evolve_home, tmp_path, monkeypatch):

@@ -12,9 +12,9 @@ from evolve.workspace.agent import Agent, list_agents
 def init(home: Home, name: str, from_url: str | None = None, as_json: bool = False) -> int:
     if from_url is not None:
         return _join(home, name, from_url, as_json)
-    fresh = not home.agents_dir.is_dir()
+    fresh = upgrade.holds_nothing_older(home)
     agent = Agent.create(name, home)
-    if fresh:  # a home this version began holds nothing older: no command need check it for an upgrade
+    if fresh:  # a home this version began: no command need check it for an upgrade
         upgrade.record_current(home)
     if as_json:
         emit_json({"name": agent.name, "path": str(agent.path), "head": agent.repo.tip()})

@@ -65,6 +65,16 @@ def ensure_current(home: Home, *, force: bool = False) -> list[str]:
     return notes
 
 
+def holds_nothing_older(home: Home) -> bool:
+    """Whether `home` holds nothing an older evolve may have made: no agent, no project's install.
+
+    A person starting over may remove the agents folder, not the hook commands it installed.
+    """
+    from evolve.workspace import links
+
+    return not home.agents_dir.is_dir() and not links.registry_dir(home).exists()
+
+
 def record_current(home: Home) -> None:
     """Record that what this home holds is in today's layout (a home this version made is)."""
     atomic_write(home.root / VERSION_FILE, f"{LAYOUT}\n".encode("ascii"))
