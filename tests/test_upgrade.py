@@ -126,6 +126,14 @@ def test_a_home_with_older_installs_but_no_agents_folder_still_gets_the_check(ol
     assert f"demo: Claude Code hook commands in {settings} brought up to date" in capsys.readouterr().err
 
 
+def test_a_layout_record_that_cannot_be_written_fails_no_command(evolve_home):
+    home = Home.resolve()
+    (home.root / upgrade.VERSION_FILE).mkdir(parents=True)  # garbage where the record goes
+    assert cli.main(["init", "first"]) == 0
+    assert cli.main(["pause", "first"]) == 0
+    assert upgrade.applied(home) == 0
+
+
 def test_a_global_hooks_path_cannot_switch_the_agent_repos_checks_off(evolve_home, tmp_path, monkeypatch):
     elsewhere = tmp_path / "global-hooks"
     elsewhere.mkdir()

@@ -76,8 +76,14 @@ def holds_nothing_older(home: Home) -> bool:
 
 
 def record_current(home: Home) -> None:
-    """Record that what this home holds is in today's layout (a home this version made is)."""
-    atomic_write(home.root / VERSION_FILE, f"{LAYOUT}\n".encode("ascii"))
+    """Record that what this home holds is in today's layout (a home this version made is).
+
+    A record that cannot be written (a folder in its place, say) only costs the next command a check.
+    """
+    try:
+        atomic_write(home.root / VERSION_FILE, f"{LAYOUT}\n".encode("ascii"))
+    except OSError:
+        pass
 
 
 def _agent_hooks(home: Home) -> list[str]:
