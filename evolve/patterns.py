@@ -392,7 +392,7 @@ def compile(source: str, *, ignore_case: bool = False) -> LinearPattern:
 
 
 _COMPILED: dict[tuple[str, bool], LinearPattern] = {}
-_COMPILED_CAP = 20_000
+_COMPILED_CAP = 4_096  # a compiled pattern keeps its automaton's states: ~25 kB once matched
 
 
 def _literal(tree: tuple) -> str | None:

@@ -222,7 +222,10 @@ class _Message:
         # what the agent wrote names files or commands (`app.py`): it reports work it did, and
         # a failure said up front is about that work
         worked = bool(early) and early[0][1] < _SENTENCE and "`" in agent_before or "yours" in found
-        if early and (claimed or worked) and not accepted:  # "yes, show the errors too" takes an offer
+        # "yes, show the errors in a banner" takes up an offer that named them ("yes, errors
+        # everywhere now" reports a failure)
+        offered = accepted and bool(early) and self.quote(early[0]) in agent
+        if early and (claimed or worked) and not offered:
             cue = f"reports a failure right after the agent said it was done: “{self.quote(early[0])}”"
             return FAILURE_REPORT, cue
         used = agent + " " + prose(agent_did, keep_code=True) if agent_did else agent

@@ -516,3 +516,14 @@ def test_turkish_is_heard_typed_with_or_without_its_marks(text):
 def test_still_in_russian_said_as_all_the_same_after_the_agents_fix():
     result = heard("всё равно требует авторизацию на главной", before="Исправил: теперь редирект работает.")
     assert result.correction and result.kind == "failure_report", result
+
+
+@pytest.mark.parametrize("text", ["ok, the login page shows an error now", "yes, errors everywhere now"])
+def test_a_yes_that_reports_a_failure_the_offer_never_named_is_a_failure_report(text):
+    offer = "Done: the login page is fixed and the tests pass. If you'd like, I can also add tests."
+    assert heard(text, before=offer).kind == "failure_report"
+
+
+@pytest.mark.parametrize("text", ["¡Hala, qué rápido! gracias", "Dur de choisir, mais merci"])
+def test_words_other_languages_share_with_turkish_cues_report_nothing(text):
+    assert not heard(text, before="Done ✅ the tests pass.").correction
