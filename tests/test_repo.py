@@ -658,3 +658,17 @@ def test_a_file_staged_on_a_branch_with_no_commit_is_never_written_over(agent):
         agent.repo.commit_changes({"memo.md": b"evolve's memo\n"}, "evolve: memo", EVOLVE)
     assert (agent.path / "memo.md").read_text() == "# my own memo, staged\n"
     assert git_out(agent.path, "show", ":memo.md") == "# my own memo, staged"
+
+
+def test_the_tip_is_what_git_names_whether_the_ref_is_loose_packed_symbolic_or_gone(agent):
+    repo = agent.repo
+    sha = git_out(agent.path, "rev-parse", "main")
+    assert repo.tip() == sha  # its loose file
+    git(agent.path, "pack-refs", "--all")
+    assert not (agent.path / ".git" / "refs" / "heads" / "main").exists() and repo.tip() == sha  # packed
+    git(agent.path, "symbolic-ref", "refs/heads/alias", "refs/heads/main")
+    assert repo.tip("alias") == sha  # a symbolic ref: git resolves it
+    git(agent.path, "branch", "gone")
+    git(agent.path, "pack-refs", "--all")
+    git(agent.path, "branch", "-D", "gone")
+    assert repo.tip("gone") is None and repo.tip("never") is None

@@ -128,8 +128,20 @@ class Repo:
         return git_text(self.path, *args, **kwargs)
 
     def tip(self, branch: str | None = None) -> str | None:
-        ref = f"refs/heads/{branch or self.branch}"
-        out = self.git("rev-parse", "-q", "--verify", ref + "^{commit}", check=False)
+        """The commit the branch names, or None while it has none.
+
+        Read from the ref's file (its loose file, else packed-refs: git writes both by rename)
+        where one names a commit id: every write asks, and a git process costs a thousand
+        times more. Anything else (no such branch, a symbolic ref, a reftable store, a linked
+        worktree's `.git` file) is asked of git. A tip read just before someone moves the
+        branch is as stale as git's answer would be: each write moves it by compare-and-swap.
+        """
+        name = branch or self.branch
+        if not (self.git_dir / "reftable").exists():
+            found = head.branch_tip(self.git_dir, name)
+            if found is not None:
+                return found
+        out = self.git("rev-parse", "-q", "--verify", f"refs/heads/{name}^{{commit}}", check=False)
         return out.decode().strip() or None
 
     def at_tip(self, *args: str) -> bytes | None:
