@@ -672,3 +672,12 @@ def test_the_tip_is_what_git_names_whether_the_ref_is_loose_packed_symbolic_or_g
     git(agent.path, "pack-refs", "--all")
     git(agent.path, "branch", "-D", "gone")
     assert repo.tip("gone") is None and repo.tip("never") is None
+
+
+def test_the_branch_checked_out_is_read_from_head_as_git_names_it(agent):
+    repo = agent.repo
+    assert repo.current_branch() == "main"
+    git(agent.path, "switch", "-q", "-c", "person/idea")
+    assert repo.current_branch() == "person/idea" == git_out(agent.path, "branch", "--show-current")
+    git(agent.path, "switch", "-q", "--detach", "main")
+    assert repo.current_branch() is None and repo.checked_out_elsewhere() == "a detached HEAD"

@@ -27,17 +27,21 @@ def _read(path: str) -> str | None:
         return None
 
 
-def checked_out_elsewhere(git_dir: str | os.PathLike[str], branch: str) -> str | None:
-    """What HEAD holds when it is not `branch` ("branch 'x'", "a detached HEAD"), or None."""
+def checked_out(git_dir: str | os.PathLike[str]) -> str | None:
+    """The branch HEAD names; "" for a detached HEAD; None when there is no HEAD to read."""
     head = _read(os.path.join(git_dir, "HEAD"))
     if head is None:
-        return None  # not a repository (yet): others say so
-    head = head.strip()
-    if head == f"ref: refs/heads/{branch}":
         return None
-    if head.startswith("ref: refs/heads/"):
-        return f"branch '{head.removeprefix('ref: refs/heads/')}'"
-    return "a detached HEAD"
+    head = head.strip()
+    return head.removeprefix("ref: refs/heads/") if head.startswith("ref: refs/heads/") else ""
+
+
+def checked_out_elsewhere(git_dir: str | os.PathLike[str], branch: str) -> str | None:
+    """What HEAD holds when it is not `branch` ("branch 'x'", "a detached HEAD"), or None."""
+    name = checked_out(git_dir)
+    if name is None or name == branch:
+        return None  # None: not a repository (yet), others say so
+    return f"branch '{name}'" if name else "a detached HEAD"
 
 
 def _sha(text: str) -> str | None:

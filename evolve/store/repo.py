@@ -702,8 +702,12 @@ class Repo:
                 )
 
     def current_branch(self) -> str | None:
-        ref = self.git("symbolic-ref", "-q", "HEAD", check=False).decode().strip()
-        return ref.removeprefix("refs/heads/") or None
+        """The branch checked out (None: a detached HEAD), read from `.git/HEAD` as the lock's check does."""
+        name = head.checked_out(self.git_dir)
+        if name is None or (self.git_dir / "reftable").exists():  # HEAD is no file of its own there
+            ref = self.git("symbolic-ref", "-q", "HEAD", check=False).decode().strip()
+            return ref.removeprefix("refs/heads/") or None
+        return name or None
 
     def _blob_entries(self, changes: Mapping[str, bytes | None], links: frozenset[str] = frozenset()) -> str:
         """`git update-index --index-info` lines; the blobs are written to the odb."""
