@@ -296,3 +296,14 @@ def test_a_persons_patterns_are_compiled_once_however_often_they_are_checked(evo
     found = list(lexicons.load_lexicons(extra).matches(f"the {fresh}7 is still broken", ("phrases",)))
     assert found and sorted(set(built)) == sorted(built)  # each pattern built once
     assert len(built) == 40
+
+
+def test_a_persons_pattern_that_python_would_warn_about_loads_quietly():
+    from evolve.transcripts.hearing import hear
+    from evolve.transcripts.lexicons import load_lexicons
+
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")  # re's "Possible nested set" on stderr of every hook
+        lexicons = load_lexicons({"en": ["re:[[:punct:]]+z"]})
+        assert not hear(lexicons, "fine, thanks", "Done: the tests pass now.").correction
+    assert not said

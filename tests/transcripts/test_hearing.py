@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import time
-import warnings
 
 import pytest
 
-from evolve.commands.classifying import classify_lines
 from evolve.transcripts.classify import Classifier
 from evolve.transcripts.hearing import Heard, hear
 from evolve.transcripts.lexicons import LONG_REQUEST_CHARS, load_lexicons, prose
@@ -406,36 +404,10 @@ def test_a_question_about_a_failure_only_doubts_a_claim_when_negative():
     assert not heard("is the error fixed now?").correction
 
 
-def test_classify_reads_a_file_that_starts_with_a_byte_order_mark():
-    [(heard, problem)] = classify_lines(load_lexicons(), ['\ufeff{"text": "still failing"}\r\n'])
-    assert not problem and heard is not None and heard.correction
-
-
-def test_classify_reads_a_line_nested_too_deep_as_one_bad_line():
-    lines = ["[" * 100_000, '{"text": "still failing", "agent_before": "I fixed it"}']
-    (first, problem), (second, _) = classify_lines(load_lexicons(), lines)
-    assert (first, problem) == (None, "line 1: nested too deep")
-    assert second is not None and second.correction
-
-
 def _seconds(function, *args) -> float:
     start = time.perf_counter()
     function(*args)
     return time.perf_counter() - start
-
-
-def test_a_persons_pattern_that_python_would_warn_about_loads_quietly():
-    with warnings.catch_warnings(record=True) as said:
-        warnings.simplefilter("always")  # re's "Possible nested set" on stderr of every hook
-        assert not heard("fine, thanks", {"en": ["re:[[:punct:]]+z"]}).correction
-    assert not said
-
-
-def test_classify_quotes_a_lone_surrogate_as_a_character_it_can_write():
-    lines = ['{"text": "wrong\\ud800 path", "agent_before": "I fixed it"}']
-    [(heard, _)] = classify_lines(load_lexicons({"en": ["re:wrong.{0,3}"]}), lines)
-    assert heard is not None and heard.cue is not None and "wrong\ufffd" in heard.cue
-    heard.cue.encode()
 
 
 @pytest.mark.parametrize("text", ["fail-fast mode is fine here", "the console is error-free now, thanks"])

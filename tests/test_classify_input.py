@@ -1,0 +1,25 @@
+"""`evolve classify` reads what a careless person pipes in: each line judged, a bad one named, none lost."""
+
+from __future__ import annotations
+
+from evolve.commands.classifying import classify_lines
+from evolve.transcripts.lexicons import load_lexicons
+
+
+def test_classify_reads_a_file_that_starts_with_a_byte_order_mark():
+    [(heard, problem)] = classify_lines(load_lexicons(), ['\ufeff{"text": "still failing"}\r\n'])
+    assert not problem and heard is not None and heard.correction
+
+
+def test_classify_reads_a_line_nested_too_deep_as_one_bad_line():
+    lines = ["[" * 100_000, '{"text": "still failing", "agent_before": "I fixed it"}']
+    (first, problem), (second, _) = classify_lines(load_lexicons(), lines)
+    assert (first, problem) == (None, "line 1: nested too deep")
+    assert second is not None and second.correction
+
+
+def test_classify_quotes_a_lone_surrogate_as_a_character_it_can_write():
+    lines = ['{"text": "wrong\\ud800 path", "agent_before": "I fixed it"}']
+    [(heard, _)] = classify_lines(load_lexicons({"en": ["re:wrong.{0,3}"]}), lines)
+    assert heard is not None and heard.cue is not None and "wrong\ufffd" in heard.cue
+    heard.cue.encode()
