@@ -66,8 +66,8 @@ class Applied:
 
 def find_reflection(agent: Agent, reflection_id: str, branch: str | None = None) -> str | None:
     """The sha of the commit carrying `Evolve-Reflection: <id>`, if any (recent history)."""
-    tip = agent.repo.tip(branch) if branch else None  # the agent's branch: read by name, one process
-    if branch and tip is None:
+    tip = agent.repo.tip(branch)
+    if tip is None:
         return None
     for commit in agent.repo.log(tip, limit=500):
         if commit.trailers.get("Evolve-Reflection") == reflection_id:

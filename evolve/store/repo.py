@@ -137,12 +137,17 @@ class Repo:
         branch is as stale as git's answer would be: each write moves it by compare-and-swap.
         """
         name = branch or self.branch
-        if not (self.git_dir / "reftable").exists():
+        if self._refs_in_files:
             found = head.branch_tip(self.git_dir, name)
             if found is not None:
                 return found
         out = self.git("rev-parse", "-q", "--verify", f"refs/heads/{name}^{{commit}}", check=False)
         return out.decode().strip() or None
+
+    @property
+    def _refs_in_files(self) -> bool:
+        """Whether refs and HEAD are files git writes by rename (not a reftable store)."""
+        return not (self.git_dir / "reftable").exists()
 
     def at_tip(self, *args: str) -> bytes | None:
         """`git args… <the branch tip> --`, or None while the branch has no commit.
@@ -703,8 +708,8 @@ class Repo:
 
     def current_branch(self) -> str | None:
         """The branch checked out (None: a detached HEAD), read from `.git/HEAD` as the lock's check does."""
-        name = head.checked_out(self.git_dir)
-        if name is None or (self.git_dir / "reftable").exists():  # HEAD is no file of its own there
+        name = head.checked_out(self.git_dir) if self._refs_in_files else None
+        if name is None:
             ref = self.git("symbolic-ref", "-q", "HEAD", check=False).decode().strip()
             return ref.removeprefix("refs/heads/") or None
         return name or None
