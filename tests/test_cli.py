@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from evolve import cli
+from evolve import arguments, cli
 from evolve.errors import EXIT_OK, EXIT_USAGE, EXIT_USER
 from tests.helpers import evolve_commit, git_out, head, make_agent, skill_text, write_skill
 
@@ -27,17 +27,17 @@ def run_json(capsys, *argv: str):
 
 def test_every_command_reaches_exactly_one_distinct_function():
     functions = {}
-    for name, (target, help_text, configure) in cli.COMMANDS.items():
-        function = cli._resolve(target)
+    for name, (target, help_text, configure) in arguments.COMMANDS.items():
+        function = arguments.resolve(target)
         assert inspect.isfunction(function), name
         assert function.__module__.startswith("evolve.commands."), name
         assert help_text and callable(configure)
         functions[name] = function
     assert len(set(functions.values())) == len(functions)
     # the parser offers exactly these verbs
-    parser = cli._build_parser()
+    parser = arguments.build_parser()
     subparsers = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
-    assert len(subparsers) == 1 and list(subparsers[0].choices) == list(cli.COMMANDS)
+    assert len(subparsers) == 1 and list(subparsers[0].choices) == list(arguments.COMMANDS)
 
 
 @pytest.mark.parametrize(

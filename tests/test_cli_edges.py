@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from evolve import cli
+from evolve import arguments, cli
 from evolve.errors import EXIT_OK, EXIT_USAGE, EXIT_USER
 from tests.helpers import git, make_agent
 
@@ -172,7 +172,9 @@ def test_pause_and_resume_take_json_like_every_writing_command(capsys, evolve_ho
     assert code == EXIT_OK and json.loads(out) == {"agent": "a", "paused": True}, err
     code, out, err = run(capsys, "resume", "a", "--json")
     assert code == EXIT_OK and json.loads(out) == {"agent": "a", "paused": False}, err
-    names = [name for name in cli.COMMANDS if name not in ("hook", "classify")]  # classify prints JSON lines
+    names = [
+        name for name in arguments.COMMANDS if name not in ("hook", "classify")
+    ]  # classify prints JSON lines
     for name in names:
         with pytest.raises(SystemExit):
             cli.main([name, "--help"])
