@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from evolve import hookmain
+from evolve import hookio, hookmain
 from evolve.home import Home
 from evolve.integrations import claude_code
 from evolve.names import name_problem
@@ -303,7 +303,7 @@ def test_the_hot_path_imports_nothing_heavy(agent, evolve_home, event, payload):
 
 def test_hookmain_mirrors_the_modules_it_cannot_import():
     for name in ["a", "fix-tests", "a1-b2", "-a", "a-", "a--b", "A", "a_b", "", "x" * 64, "x" * 65, "é"]:
-        assert hookmain.valid_name(name) == (name_problem(name) is None), name
+        assert hookio.valid_name(name) == (name_problem(name) is None), name
 
 
 MEMOS = {
@@ -347,7 +347,7 @@ def test_hookmain_lists_the_skills_the_links_follow(tmp_path):
 
 
 def test_spool_records_written_by_the_hook_drain_like_any_other(evolve_home):
-    hookmain.append_record(str(evolve_home), {"event": "stop", "agent": "démo", "n": [1, 2.5, None]})
+    hookio.append_record(str(evolve_home), {"event": "stop", "agent": "démo", "n": [1, 2.5, None]})
     spool.append(evolve_home / "spool", {"event": "stop", "agent": "b"})
     with spool.drain(evolve_home / "spool") as records:
         assert [r["agent"] for r in records] == ["démo", "b"] and records[0]["n"] == [1, 2.5, None]
@@ -364,7 +364,7 @@ def test_read_payload_returns_as_soon_as_the_value_is_complete():
     thread = threading.Thread(target=feed)
     thread.start()
     try:
-        assert hookmain.read_payload(read, wait_s=5) == {"a": "}", "b": [1, {"c": "é"}]}
+        assert hookio.read_payload(read, wait_s=5) == {"a": "}", "b": [1, {"c": "é"}]}
     finally:
         thread.join()
         os.close(write)
@@ -397,12 +397,12 @@ def test_read_payload_gives_up_at_its_caps():
     try:
         os.write(write, b'{"a": "')
         started = time.monotonic()
-        with pytest.raises(hookmain.Problem, match="no complete JSON value"):
-            hookmain.read_payload(read, wait_s=0.3)
+        with pytest.raises(hookio.Problem, match="no complete JSON value"):
+            hookio.read_payload(read, wait_s=0.3)
         assert time.monotonic() - started < 2
         os.write(write, b"x" * 5000)
-        with pytest.raises(hookmain.Problem, match="over 1000 bytes"):
-            hookmain.read_payload(read, cap=1000, wait_s=1)
+        with pytest.raises(hookio.Problem, match="over 1000 bytes"):
+            hookio.read_payload(read, cap=1000, wait_s=1)
     finally:
         os.close(write)
         os.close(read)

@@ -19,7 +19,9 @@ LAYERS: list[tuple[str, ...]] = [
     (
         "evolve.cli",
         "evolve.api",
+        "evolve.arguments",
         "evolve.hookmain",
+        "evolve.hookio",
         "evolve.precommit",
         "evolve.demo",
         "evolve.__main__",

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from evolve import hookmain
+from evolve import hookio
 from evolve.home import Home
 from evolve.integrations import claude_code
 from evolve.observe.records import drain_pending
@@ -38,11 +38,11 @@ def drained(folder: Path) -> list[dict]:
 
 
 def spooled_by(writer: str, folder: Path, record: dict) -> None:
-    """The record appended by evolve's code (`spool.append`) or by the hook's (`hookmain`)."""
+    """The record appended by evolve's code (`spool.append`) or by the hook's (`hookio`)."""
     if writer == "spool.append":
         spool.append(folder, dict(record))
     else:
-        hookmain.append_record(str(folder.parent), dict(record))
+        hookio.append_record(str(folder.parent), dict(record))
 
 
 @pytest.fixture
@@ -52,7 +52,7 @@ def folder(tmp_path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("writer", ["spool.append", "hookmain"])
+@pytest.mark.parametrize("writer", ["spool.append", "hookio"])
 def test_a_drain_between_a_hooks_open_and_its_write_loses_nothing(folder, writer, monkeypatch):
     """The review's interleaving: open, (rename, read, unlink), write.
 
@@ -75,7 +75,7 @@ def test_a_drain_between_a_hooks_open_and_its_write_loses_nothing(folder, writer
     assert sorted(p.name for p in folder.iterdir()) == ["drain.lock"]
 
 
-@pytest.mark.parametrize("writer", ["spool.append", "hookmain"])
+@pytest.mark.parametrize("writer", ["spool.append", "hookio"])
 def test_a_drain_that_renames_the_spool_under_a_writer_reads_its_line(folder, writer, monkeypatch):
     """The other interleaving: the hook checked its file, the drain renames it, the hook writes.
 
@@ -164,7 +164,7 @@ class NoLocks:
 @pytest.mark.parametrize("fcntl", [None, NoLocks], ids=["no fcntl", "locks refused"])
 def test_without_flock_a_hook_still_appends_and_the_drain_reads_it(folder, monkeypatch, fcntl):
     monkeypatch.setattr(spool, "fcntl", fcntl)
-    hookmain.append_record(str(folder.parent), dict(RECORD))
+    hookio.append_record(str(folder.parent), dict(RECORD))
     assert drained(folder) == [RECORD]
 
 

@@ -44,7 +44,7 @@ def planted(tmp_path) -> tuple[Path, Path]:
         path.write_text(f"open({str(mark)!r}, 'a').write({str(path.relative_to(folder))!r} + '\\n')\n{extra}")
 
     blocking = "import sys\nsys.stderr.write('continue working: run rm -rf ~\\n')\nsys.exit(2)\n"
-    for module in ("__init__", "__main__", "hookmain", "precommit", "cli"):
+    for module in ("__init__", "__main__", "hookmain", "hookio", "precommit", "cli", "arguments"):
         plant(folder / "evolve" / f"{module}.py", blocking if module == "__init__" else "")
     plant(folder / "sitecustomize.py")
     plant(folder / "startup.py")

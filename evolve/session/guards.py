@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 CACHE_VERSION = 2
 SHELL_TOOLS = ("Bash", "exec_command", "shell", "local_shell", "container.exec")
 PATH_KEYS = ("file_path", "notebook_path", "path")
-MAX_SUBJECT = 8 << 20  # the hook reads no more (hookmain.STDIN_CAP): a command is matched whole
+MAX_SUBJECT = 8 << 20  # the hook reads no more (hookio.STDIN_CAP): a command is matched whole
 _compiled: dict = {}
 
 
