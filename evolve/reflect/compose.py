@@ -16,13 +16,14 @@ refused, a memo update leaves those lines out. Pure: no I/O.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Any
 
-from evolve.names import name_problem
 from evolve.reflect import evalcase
+from evolve.reflect.authored import Authored, authored
+from evolve.reflect.compose_guards import GuardComposer
 from evolve.reflect.operations import (
     BLOCKED_REASON,
     CREATE,
@@ -40,6 +41,7 @@ from evolve.reflect.operations import (
     Reject,
     Rejection,
     SkillState,
+    Unchanged,
     ValidOp,
     check_text,
     clean_summary,
@@ -54,62 +56,11 @@ from evolve.reflect.operations import (
 from evolve.reflect.tokens import count_tokens
 from evolve.store.history import clean_line
 from evolve.transcripts.redact import find_secrets
-from evolve.workspace import guards as guards_mod
 from evolve.workspace import memo as memo_mod
 from evolve.workspace.skills import CHARS_PER_TOKEN, SKILL_FILE, parse_skill, render_skill, split_frontmatter
 from evolve.workspace.undo import keep_id, lesson_lines, lesson_text, relearned, retire_id
 
 _HEADING_START = ("# ", "## ", "#\t", "##\t")
-
-
-@dataclass
-class _Doc:
-    """A file as the answer's operations left it so far, and who wrote each of its lines."""
-
-    text: str
-    authors: list[bool]
-
-    def after(self, text: str) -> _Doc:
-        """The file with new text: unchanged lines keep their authors, new ones are evolve's."""
-        old, new = memo_mod.lines(self.text), memo_mod.lines(text)
-        mine = self.authors + [False] * (len(old) - len(self.authors))
-        head = 0  # the common head and tail first: an operation changes one region, and the
-        while head < min(len(old), len(new)) and old[head] == new[head]:  # matcher is quadratic
-            head += 1
-        tail = 0
-        while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
-            tail += 1
-        authors = mine[:head] + [False] * (len(new) - head - tail) + mine[len(old) - tail :]
-        middle = SequenceMatcher(
-            None, old[head : len(old) - tail], new[head : len(new) - tail], autojunk=False
-        )
-        for block in middle.get_matching_blocks():
-            for k in range(block.size):
-                authors[head + block.b + k] = mine[head + block.a + k]
-        return _Doc(text, authors)
-
-    def person_lines_in(self, start: int, end: int) -> bool:
-        """Whether [start, end) of the text overlaps a line a person wrote."""
-        position = 0
-        for index, line in enumerate(memo_mod.lines(self.text)):
-            if position >= end:
-                break
-            if position + len(line) > start and index < len(self.authors) and self.authors[index]:
-                return True
-            position += len(line)
-        return False
-
-
-def _doc(text: str, authors: tuple[bool, ...]) -> _Doc:
-    """`text` with blame's authors (lines by LF) on Markdown's lines (a lone CR ends one too).
-
-    Lines past the end of `authors` are evolve's: `()` is "evolve wrote it all".
-    """
-    per_line, lf = [], 0
-    for line in memo_mod.lines(text):
-        per_line.append(authors[lf] if lf < len(authors) else False)
-        lf += line.count("\n")
-    return _Doc(text, per_line)
 
 
 def _same_text(a: str, b: str) -> bool:
@@ -119,10 +70,6 @@ def _same_text(a: str, b: str) -> bool:
         return text.strip().replace("\r\n", "\n").replace("\r", "\n")
 
     return plain(a) == plain(b)
-
-
-class Unchanged(Reject):
-    """A valid operation that changes nothing: the files already say so (not a refusal)."""
 
 
 class _Composer:
@@ -140,17 +87,16 @@ class _Composer:
         # fingerprint → the lesson's text ("" when only fingerprints are known)
         self.blocked = dict(blocked) if isinstance(blocked, Mapping) else dict.fromkeys(blocked, "")
         self.room = room  # skills that may still be created (None: no cap)
-        self.docs: dict[str, _Doc | None] = {}  # skill → as composed so far; None: retired here
+        self.docs: dict[str, Authored | None] = {}  # skill → as composed so far; None: retired here
         self.changed: set[str] = set()  # skills this answer created or patched
-        self.memo = _doc(state.memo, state.memo_authors)
-        self.guards = _doc(state.guards or "", state.guards_authors)
-        self.guards_exist = state.guards is not None
+        self.memo = authored(state.memo, state.memo_authors)
+        self.guards = GuardComposer(state)
 
     def continued(self) -> _Composer:
         """A composer starting where this one ended, protecting nothing (a person reviews it)."""
         after = _Composer(self.state, self.limits, self.blocked, protect=False, room=self.room)
         after.docs, after.changed, after.memo = dict(self.docs), set(self.changed), self.memo
-        after.guards, after.guards_exist = self.guards, self.guards_exist
+        after.guards = self.guards.continued()
         return after
 
     # -- checks ----------------------------------------------------------------------
@@ -163,7 +109,7 @@ class _Composer:
         if used > cap:
             raise Reject(f"'{key}' is {used} tokens; at most {cap}")
 
-    def _current(self, name: str) -> _Doc:
+    def _current(self, name: str) -> Authored:
         if name in self.docs:
             doc = self.docs[name]
             if doc is None:
@@ -182,7 +128,7 @@ class _Composer:
             raise Reject(f"skill '{name}' is pinned; only a person may change it")
         if memo_mod.has_conflict_markers(skill.text):
             raise Reject(f"skill '{name}' holds merge conflict markers; a person must resolve them first")
-        return _doc(skill.text, skill.authors)
+        return authored(skill.text, skill.authors)
 
     def _reparse(self, name: str, text: str, description: str | None = None) -> None:
         skill = parse_skill(text, name, Path("skills", name, SKILL_FILE), self.limits.skill_body_tokens)
@@ -243,7 +189,7 @@ class _Composer:
         self._reparse(name, text, description)
         if self.room is not None:
             self.room -= 1
-        self.docs[name] = _Doc(text, [False] * len(memo_mod.lines(text)))
+        self.docs[name] = Authored(text, [False] * len(memo_mod.lines(text)))
         self.changed.add(name)
         return ValidOp(index, CREATE, name, "", text, None, description=description)
 
@@ -348,104 +294,6 @@ class _Composer:
         valid = ValidOp(index, MEMO, "", section, text, self.memo.text, kept=kept, left_out=len(undone))
         self.memo = self.memo.after(text)
         return valid
-
-    # -- guards ----------------------------------------------------------------------
-    def _guard_table(self, op: Mapping[str, Any]) -> tuple[str, guards_mod.Guard | None, str, str]:
-        """(id, the guard as guards.toml has it now or None, the lesson, the evidence), checked.
-
-        A guard is evolve's to write only for a lesson that was ignored at least once (the
-        bundle's), citing the runs; a guard a person wrote (any line of its table) or undid
-        is theirs.
-        """
-        if self.state.guards_refusal:
-            raise Reject(self.state.guards_refusal)
-        guard_id = op.get("guard")
-        problem = name_problem(guard_id)
-        if problem or not isinstance(guard_id, str):
-            raise Reject(f"guard id {show(guard_id)} {problem}")
-        lesson, evidence = string(op, "lesson"), string(op, "evidence")
-        for key, value in (("lesson", lesson), ("evidence", evidence)):
-            check_text(key, value)
-            if not value.strip() or len(value) > guards_mod.MAX_MESSAGE:
-                raise Reject(f"'{key}' must be 1-{guards_mod.MAX_MESSAGE} chars")
-        ignored = self.state.ignored
-        if ignored is not None and lesson not in ignored:
-            raise Reject(
-                f"lesson {show(lesson)} was never ignored: a guard is only for a lesson the agent had "
-                "and ignored (the bundle lists them)"
-            )
-        text = self.guards.text
-        found, problems = guards_mod.parse(text)
-        if any("is not valid TOML" in p or f" [{guard_id}]: " in p for p in problems):
-            raise Reject("guards.toml has a problem there; a person must fix it first")
-        current = next((g for g in found if g.id == guard_id), None)
-        if current is not None and self._person_guard(guard_id):
-            raise Reject(f"guard '{guard_id}' holds lines a person wrote; only they change it")
-        if guard_id in self.state.guards_blocked:
-            raise Reject(f"{BLOCKED_REASON}: guard '{guard_id}'")
-        return guard_id, current, lesson, evidence
-
-    def _person_guard(self, guard_id: str) -> bool:
-        inside = False
-        for index, line in enumerate(memo_mod.lines(self.guards.text)):
-            header = guards_mod.table_header(line)
-            if header is not None:
-                inside = header == guard_id
-            if inside and index < len(self.guards.authors) and self.guards.authors[index]:
-                return True
-        return False
-
-    def set_guard(self, index: int, op: Mapping[str, Any]) -> ValidOp:
-        guard_id, current, lesson, evidence = self._guard_table(op)
-        table = {key: op[key] for key in ("tool", "pattern", "message", "project") if op.get(key) is not None}
-        table.update(lesson=lesson, action="remind")
-        try:
-            guard = guards_mod.check(guard_id, table)
-        except guards_mod.GuardProblem as exc:
-            raise Reject(str(exc)) from None
-        check_text("message", guard.message)
-        check_text("pattern", guard.pattern)
-        if guards_mod.matches_every_call(guard.pattern):
-            raise Reject(
-                f"pattern {show(guard.pattern, 40)} matches every call (ls, git status …); name the call"
-            )
-        if guards_mod.pattern_id(guard.pattern) in self.state.guards_blocked:
-            raise Reject(f"{BLOCKED_REASON}: a guard on {show(guard.pattern, 60)}")
-        if current is not None and current.action == "off":
-            raise Reject(f"guard '{guard_id}' is off; only a person turns it on again")
-        try:
-            text = guards_mod.with_guard(self.guards.text, guard)
-        except (guards_mod.GuardProblem, ValueError) as exc:
-            raise Reject(clean_line(str(exc), 160)) from None
-        if text == self.guards.text:
-            raise Unchanged(f"guard '{guard_id}' already says exactly this")
-        previous = self.guards.text if self.guards_exist else None
-        self.guards, self.guards_exist = self.guards.after(text), True
-        return ValidOp(
-            index,
-            GUARD,
-            guard_id,
-            "",
-            text,
-            previous,
-            reason=clean_line(evidence),
-            lesson=lesson,
-            downgraded=op.get("action") == "deny",
-        )
-
-    def retire_guard(self, index: int, op: Mapping[str, Any]) -> ValidOp:
-        guard_id, current, lesson, evidence = self._guard_table(op)
-        if current is None:
-            raise Reject(f"there is no guard '{guard_id}'")
-        try:
-            text = guards_mod.without_guard(self.guards.text, guard_id)
-        except ValueError as exc:
-            raise Reject(clean_line(str(exc), 160)) from None
-        previous = self.guards.text
-        self.guards = self.guards.after(text)
-        return ValidOp(
-            index, UNGUARD, guard_id, "", text, previous, reason=clean_line(evidence), lesson=lesson
-        )
 
     def _keep_person_lines(self, section: str, new: list[str]) -> tuple[list[str], int]:
         """`new` with every line a person wrote in the section kept where it stood; how many.
@@ -552,8 +400,8 @@ def _handlers(composer: _Composer) -> dict[str, Callable[[int, Mapping[str, Any]
         PATCH: cased(composer.patch),
         RETIRE: cased(composer.retire),
         MEMO: cased(composer.update_memo),
-        GUARD: composer.set_guard,
-        UNGUARD: composer.retire_guard,
+        GUARD: composer.guards.set_guard,
+        UNGUARD: composer.guards.retire_guard,
     }
 
 

@@ -296,6 +296,10 @@ class Reject(Exception):
     """One operation is refused; str(exc) is the reason (safe to show)."""
 
 
+class Unchanged(Reject):
+    """A valid operation that changes nothing: the files already say so (not a refusal)."""
+
+
 def show(value: object, limit: int = 40) -> str:
     """A short excerpt of model text for a reason: no secret, nothing invisible."""
     text = value if isinstance(value, str) else type(value).__name__
