@@ -82,7 +82,7 @@ def load_transient_patterns(extra: Iterable[str] = ()) -> TransientPatterns:
     """
     key = tuple(extra)
     if key not in _TRANSIENT_CACHE:
-        from evolve.config import check_regex  # lazily: only user patterns need it
+        from evolve.signal_entries import check_regex  # lazily: only user patterns need it
 
         for entry in key:
             check_regex(entry.removeprefix("!"), "transient pattern")

@@ -253,7 +253,7 @@ def _tables(extra: Mapping[str, Iterable[str]]) -> dict[str, dict[str, list[tupl
     """
     import tomllib  # lazily; loading the config has usually imported it already
 
-    from evolve.config import check_correction_entry, check_regex
+    from evolve.signal_entries import check_correction_entry, check_regex
 
     tables: dict[str, dict[str, list[tuple[str, bool]]]] = {}
     for name, keys in (("corrections.toml", _KEYS), ("cues.toml", CUES)):
