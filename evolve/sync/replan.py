@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evolve.reflect.apply import answer_targets, changes_of, reflection_message, refusal
+from evolve.reflect.apply import changes_of, reflection_message
 from evolve.reflect.compose import compose
 from evolve.reflect.operations import (
     BLOCKED_REASON,
@@ -32,6 +32,7 @@ from evolve.reflect.operations import (
     SkillSnapshot,
     SkillState,
 )
+from evolve.reflect.planstate import answer_targets, refusal
 from evolve.store.history import FOR_REVIEW, Commit
 from evolve.store.repo import LINK, NOTES, Entry, Repo
 from evolve.workspace import memo as memo_mod
@@ -246,7 +247,7 @@ def _tree_files(repo: Repo, rev: str) -> Callable[[str], list[str]]:
 def state_at(agent: Agent, rev: str, source: Mapping[str, Any], commits: Mapping[str, Commit]) -> SkillState:
     """The skills and memo as commit `rev` holds them, with who wrote each line the answer touches.
 
-    `reflect.apply.current_state` reads the work tree; this reads git objects (a commit that
+    `reflect.planstate.current_state` reads the work tree; this reads git objects (a commit that
     is not checked out). A link is never read: a skill or memo that is one is a symlink snapshot.
     """
     repo, targets = agent.repo, answer_targets(source)
