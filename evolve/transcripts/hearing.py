@@ -37,7 +37,8 @@ _REPAIR_GAP = 16  # characters between "fix" and the failure it names ("fix the 
 _ASK_WORDS = 12
 _BRIEF = 40  # characters: a reply this brief says one thing ("the same", "try again")
 _SHORT = 200  # characters: a message this short is a reply, not a new task's spec
-_SENTENCE, _SENTENCE_END = 60, re.compile(r"[.!?\n。！？]")
+# A line break opens a sentence (`_LEAD`) but ends none: pasted output runs over many lines
+_SENTENCE, _SENTENCE_END = 60, re.compile(r"[.!?。！？]")
 _WIDE = re.compile("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")  # kana, CJK, Hangul
 
 
@@ -436,7 +437,7 @@ def _answer_in_a_language(words: str, found: Spans) -> list[tuple[str, int, int]
     ]
 
 
-_CLAUSE_MARK = re.compile(r"[.!?,;:\n。！？，]")
+_CLAUSE_MARK = re.compile(r"[.!?,;:。！？，]")
 
 
 def _opens_a_question(words: str, span: tuple[str, int, int]) -> bool:
@@ -458,4 +459,4 @@ def _is_question_at(words: str, index: int) -> bool:
     return end is not None and end.group() == "?"
 
 
-_SENTENCE_MARK = re.compile(r"[.!?](?=\s|\Z)|\n")
+_SENTENCE_MARK = re.compile(r"[.!?](?=\s|\Z)")
