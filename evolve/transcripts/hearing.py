@@ -37,8 +37,7 @@ _REPAIR_GAP = 16  # characters between "fix" and the failure it names ("fix the 
 _ASK_WORDS = 12
 _BRIEF = 40  # characters: a reply this brief says one thing ("the same", "try again")
 _SHORT = 200  # characters: a message this short is a reply, not a new task's spec
-# A line break opens a sentence (`_LEAD`) but ends none: pasted output runs over many lines
-_SENTENCE, _SENTENCE_END = 60, re.compile(r"[.!?。！？]")
+_SENTENCE, _SENTENCE_END = 60, re.compile(r"[.!?\n。！？]")
 _WIDE = re.compile("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")  # kana, CJK, Hangul
 
 
@@ -414,10 +413,12 @@ def _opens_a_sentence(words: str, start: int) -> bool:
     return _LEAD.search(before) is not None
 
 
-# What may stand before a sentence-start cue ("Always", "Please always", "And never").
+# What may stand before a sentence-start cue ("Always", "Please always", "And never",
+# "Thanks, always …", "好的，以后 …").
 _LEAD = re.compile(
     r"(?:[.!?;:\n。！？；：]|\b(?:please|pls|and|so|but|also|just|you should|you must|make sure to|"
-    r"s'il te plait|bitte|por favor|per favore|пожалуйста|prosím|tolong))\W*\Z"
+    r"s'il te plait|bitte|por favor|per favore|пожалуйста|prosím|tolong|ok|okay|thanks|thank you|thx|"
+    r"great|perfect|好的|好|谢谢|gracias|merci|danke|grazie|obrigado|спасибо|дякую))\W*\Z"
 )
 
 
@@ -437,7 +438,7 @@ def _answer_in_a_language(words: str, found: Spans) -> list[tuple[str, int, int]
     ]
 
 
-_CLAUSE_MARK = re.compile(r"[.!?,;:。！？，]")
+_CLAUSE_MARK = re.compile(r"[.!?,;:\n。！？，]")
 
 
 def _opens_a_question(words: str, span: tuple[str, int, int]) -> bool:
@@ -459,4 +460,4 @@ def _is_question_at(words: str, index: int) -> bool:
     return end is not None and end.group() == "?"
 
 
-_SENTENCE_MARK = re.compile(r"[.!?](?=\s|\Z)")
+_SENTENCE_MARK = re.compile(r"[.!?](?=\s|\Z)|\n")

@@ -230,9 +230,6 @@ class Lexicons:
 def prose(text: str, keep_code: bool = False) -> str:
     """What matching reads: normalized (see `_normalize`), spaces collapsed, the start of a long text.
 
-    Line breaks stay (one per line with words): where a line starts, a sentence may open
-    ("Always …" / "Never …" in a list of rules).
-
     Code blocks, inline code, quoted lines and "quoted text" are left out (the person's own
     words decide, not what they paste); `keep_code` keeps inline code's words, where the
     words a person rejects often are ("not `npm`").
@@ -244,10 +241,7 @@ def prose(text: str, keep_code: bool = False) -> str:
         if keep_code and "`" in text:
             text = _INLINE_CODE.sub(lambda m: f" {m.group(1)} ", text)
         text = _NOISE_RE.sub(" ", text)
-    if "\n" in text:
-        text = "\n".join(" ".join(line.split()) for line in text.splitlines() if line and not line.isspace())
-    else:
-        text = " ".join(text.split())
+    text = " ".join(text.split())
     return text[:LONG_REQUEST_WINDOW] if len(text) > LONG_REQUEST_CHARS else text[:READ_CHARS]
 
 

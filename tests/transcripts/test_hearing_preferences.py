@@ -1,10 +1,10 @@
 """Hearing a standing preference: how the person wants things done from now on, in every language.
 
-A preference is said as a standing word ("from now on", "以后都"), a word that opens a
-sentence or a line ("Always …", "Never …" in a list of rules), a rule for how the agent
-works ("don't ask me for confirmation"), or a language to answer in. The same words
-inside a task ("after clicking Preview", "set it up in this project", "we don't have
-access") state nothing.
+A preference is said as a standing word ("from now on", "今后"), a word that opens a
+sentence ("Always …", "Thanks, never …"), a rule for how the agent works ("don't ask me for
+confirmation", "New rule: …"), or a language to answer in. The same words inside a task
+("after clicking Preview", "set it up in this project", "we don't have access", "add a new
+rule to the linter") state nothing.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from evolve.transcripts.hearing import hear
-from evolve.transcripts.lexicons import load_lexicons, prose
+from evolve.transcripts.lexicons import load_lexicons
 
 DONE = "Done: I renamed the function and the tests pass now."
 ASKED = "Which package manager should I use for the new workspace?"
@@ -25,19 +25,21 @@ def preference(text: str, before: str = DONE, *, first: bool = False):
 
 PREFERENCES = [
     ("en", "From now on, run the linter before you commit."),
-    ("en", "Rules for this repo:\nNever commit generated files\nAlways run make fmt first"),
+    ("en", "Rules for this repo:\nnever commit generated files"),
     ("en", "New rule: every migration gets a rollback script."),
     ("en", "fix the flaky test and do not ask me for confirmation"),
     ("en", "ask me when you need to push, I will do it myself"),
     ("en", "We don't use mocks in the integration tests."),
+    ("en", "we don't rebase, we merge"),
+    ("en", "Thanks, always use pnpm"),
+    ("en", "From now\non use pnpm for everything"),  # a hard-wrapped line reads as one
     ("zh", "以后都用 pnpm，不要再用 npm 了"),
-    ("zh", "以后遇到这种情况先问我"),
-    ("ja", "コミットの前に必ずテストを走らせるというルールを追加してください"),
-    ("it", "Da ora scrivi i commenti in inglese."),
+    ("zh", "好的，以后用pnpm"),
+    ("ja", "今後は必ずテストを書いてください"),
+    ("it", "D'ora in poi scrivi i commenti in inglese."),
     ("es", "En este proyecto usamos pnpm, no npm."),
     ("pt", "Neste projeto usamos pnpm."),
-    ("ru", "Мы работаем с последней версией Python."),
-    ("uk", "Ми працюємо з останньою версією Node."),
+    ("uk", "Надалі пиши коміти англійською."),
     ("tr", "benimle türkçe konuşacaksın"),
     ("tr", "Benimle turkce konusacaksin lutfen"),
 ]
@@ -52,24 +54,20 @@ def test_a_standing_preference_is_heard_with_its_cue(lang, text):
 NOT_PREFERENCES = [
     "点击预览以后弹出一个窗口",  # "after clicking": 以后 inside a sentence
     "我以后也要用这个报告",
+    "改完以后请跑一下测试",
     "empieza configurando el correo en este proyecto",  # a task set in this project
     "configura il database in questo progetto",
     "We don't have access to the staging server yet.",
     "the page says we do not support this browser",
+    "Add a new rule to the eslint config for unused imports",
+    "Don't ask me, I have no idea what the API returns.",
+    "never mind, fix the other bug first",
 ]
 
 
 @pytest.mark.parametrize("text", NOT_PREFERENCES)
 def test_the_same_words_inside_a_task_state_no_preference(text):
     assert preference(text) is None
-
-
-def test_a_line_break_opens_a_sentence_but_ends_none():
-    """A list of rules, one per line: each line's first word opens a sentence."""
-    words = prose("# Components\nNever place shared code in screens/\n\n\nAlways keep them pure")
-    assert words == "# components\nnever place shared code in screens/\nalways keep them pure"
-    assert preference("Components:\nnever place shared code in screens/") is not None
-    assert preference("the helper is never called twice") is None
 
 
 def test_dont_ask_me_states_a_preference_and_corrects_nothing():
