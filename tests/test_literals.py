@@ -20,7 +20,9 @@ def held(literals: list[str], text: str) -> frozenset[str]:
 # Texts made of keywords, their pieces (an anchor without the rest) and the characters they use
 _PIECES = st.one_of(
     st.sampled_from(KEYWORDS),
-    st.builds(lambda k, a, b: k[a : len(k) - b], st.sampled_from(KEYWORDS), st.integers(0, 3), st.integers(0, 3)),
+    st.builds(
+        lambda k, a, b: k[a : len(k) - b], st.sampled_from(KEYWORDS), st.integers(0, 3), st.integers(0, 3)
+    ),
     st.text(alphabet=sorted(set("".join(KEYWORDS))) + ["x", "é", "中"], max_size=6),
 )
 
