@@ -33,7 +33,7 @@ def _anchor(literal: str) -> str:
     return literal[start : start + _ANCHOR]
 
 
-def trie_pattern(words: Iterable[str]) -> str:
+def _trie_pattern(words: Iterable[str]) -> str:
     """One regex matching any of `words`, shared prefixes written once (the longest wins)."""
     trie: dict = {}
     for word in words:
@@ -69,7 +69,7 @@ class Literals:
         self._scanned = tuple(
             (anchor, tuple(found)) for anchor, found in by_anchor.items() if _rarity(anchor[0]) < _SCANNED
         )
-        self._regex = re.compile(trie_pattern(rare) if rare else "(?!)")
+        self._regex = re.compile(_trie_pattern(rare) if rare else "(?!)")
 
     def present(self, text: str) -> frozenset[str]:
         """The literals `text` holds (most texts: none, told after one scan and a few `in`)."""
