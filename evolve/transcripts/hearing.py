@@ -228,14 +228,16 @@ class _Message:
         if early and (claimed or worked) and not offered:
             cue = f"reports a failure right after the agent said it was done: “{self.quote(early[0])}”"
             return FAILURE_REPORT, cue
-        used = agent + " " + prose(agent_did, keep_code=True) if agent_did else agent
-        term = self.rejected(used, short, asked)
-        if term:
-            return CONVENTION, f"rejects “{term}”, which the agent just used"
-        shared = _shared_term(words, used) if "changed" in found and short else None
-        if shared:
-            cue = f"corrects a fact about “{shared}” the agent relied on: “{self.quote(found['changed'][0])}”"
-            return FACT, cue
+        # what the agent said and did (the words of its tool inputs), read only for a cue that needs it
+        if "contrast" in found or "contrast_before" in found or "changed" in found and short:
+            used = agent + " " + prose(agent_did, keep_code=True) if agent_did else agent
+            term = self.rejected(used, short, asked)
+            if term:
+                return CONVENTION, f"rejects “{term}”, which the agent just used"
+            shared = _shared_term(words, used) if "changed" in found and short else None
+            if shared:
+                changed = self.quote(found["changed"][0])
+                return FACT, f"corrects a fact about “{shared}” the agent relied on: “{changed}”"
         exists = found.get("exists")
         # with "don't create" or a rule: a bare "not" beside it says nothing of the agent's work
         refused = [s for k in ("contrast", "rule") for s in found.get(k, ()) if not _bare(self.quote(s))]

@@ -47,6 +47,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cache
 
+from evolve.transcripts.literals import Literals
+
 Finding = tuple[str, int, int]  # (kind, start, end)
 Known = dict[str, str]  # a secret value found → its kind
 RULES_FILE = os.path.dirname(__file__) + "/data/secrets.toml"  # noqa: PTH120 - pathlib costs ms of import
@@ -221,38 +223,14 @@ def _plausible(checks: tuple[str, ...], value: str) -> bool:
 
 
 @cache
-def _gate() -> tuple[re.Pattern[str], re.Pattern[str], dict[str, frozenset[str]]]:
-    """Every keyword of every rule in one pattern (a trie), searched once per text.
-
-    Most texts hold none: one search decides. Otherwise the same trie, tried at every
-    position, gives each keyword present (with those it contains), and only the rules
-    holding one of them are run.
-    """
-    words = {k for rule in rules() for k in rule.keywords} | set(_assignments().keywords)
-    trie: dict = {}
-    for word in words:
-        node = trie
-        for char in word:
-            node = node.setdefault(char, {})
-        node[""] = {}
-
-    def pattern(node: dict) -> str:
-        branches = [re.escape(char) + pattern(child) for char, child in sorted(node.items()) if char]
-        if not branches:
-            return ""
-        body = branches[0] if len(branches) == 1 else f"(?:{'|'.join(branches)})"
-        return f"(?:{body})?" if "" in node else body
-
-    inside = {word: frozenset(w for w in words if w in word) for word in words}
-    return re.compile(pattern(trie)), re.compile(f"(?=({pattern(trie)}))"), inside
+def _keywords() -> Literals:
+    """Every keyword of every rule, looked for together: most texts hold none."""
+    return Literals([k for rule in rules() for k in rule.keywords] + list(_assignments().keywords))
 
 
 def _keywords_in(lowered: str) -> frozenset[str]:
-    """The keywords `lowered` holds (none, for most texts)."""
-    gate, every, inside = _gate()
-    if not gate.search(lowered):
-        return frozenset()
-    return frozenset().union(*(inside[m.group(1)] for m in every.finditer(lowered)))
+    """The keywords `lowered` holds (none, for most texts): only the rules holding one are run."""
+    return _keywords().present(lowered)
 
 
 _SCOPE: ContextVar[Known | None] = ContextVar("evolve_known_secrets", default=None)

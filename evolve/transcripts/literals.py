@@ -1,0 +1,89 @@
+"""Which of many literals a text holds, in about one pass: the secret rules' keywords.
+
+All the literals as one trie regex cost ~300 instructions a character: sre tries the trie
+wherever a letter opens one of them, nearly everywhere. Here each literal is looked for by
+an anchor instead, two to four of its characters opening at its rarest one. The anchors
+that open with an uncommon character make one regex whose first-character set lets sre skip
+most of a text in C; the few opening with a common character are looked for with `in`. Only
+a literal whose anchor is there is confirmed, with `in`: the answer is exactly the literals
+the text holds. Standard library only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+# Characters from the most to the least common in what transcripts hold (lower-cased prose,
+# paths, commands, code); any other character is rarer than all of them.
+_COMMON_CHARS = " \netaoinsr/.lhdc_u-m:pf\"gw,y=b'v0k12x\\3456789jqz~\t"
+_SCANNED = 16  # an anchor opening with one of this many most common characters: `in`, not the regex
+_ANCHOR = 4  # characters of an anchor at most; at least 2 (a shorter literal: itself)
+
+
+def _rarity(char: str) -> int:
+    found = _COMMON_CHARS.find(char)
+    return len(_COMMON_CHARS) if found < 0 else found
+
+
+def _anchor(literal: str) -> str:
+    """The literal's characters from its rarest one that still leaves two (the earliest of equals)."""
+    least = min(2, len(literal))
+    start = max(range(len(literal) - least + 1), key=lambda i: (_rarity(literal[i]), -i))
+    return literal[start : start + _ANCHOR]
+
+
+def _trie_pattern(words: Iterable[str]) -> str:
+    """One regex matching any of `words`, shared prefixes written once (the longest wins)."""
+    trie: dict = {}
+    for word in words:
+        node = trie
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def pattern(node: dict) -> str:
+        branches = [re.escape(char) + pattern(child) for char, child in sorted(node.items()) if char]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else f"(?:{'|'.join(branches)})"
+        return f"(?:{body})?" if "" in node else body
+
+    return pattern(trie)
+
+
+class Literals:
+    """A set of literals; `present(text)`: those the text holds."""
+
+    def __init__(self, literals: Iterable[str]) -> None:
+        by_anchor: dict[str, set[str]] = {}
+        for literal in set(literals):
+            if literal:
+                by_anchor.setdefault(_anchor(literal), set()).add(literal)
+        rare = [anchor for anchor in by_anchor if _rarity(anchor[0]) >= _SCANNED]
+        # a match is the longest anchor at its start: the shorter ones it opens with are there too
+        self._holds = {
+            anchor: tuple({lit for other in rare if anchor.startswith(other) for lit in by_anchor[other]})
+            for anchor in rare
+        }
+        self._scanned = tuple(
+            (anchor, tuple(found)) for anchor, found in by_anchor.items() if _rarity(anchor[0]) < _SCANNED
+        )
+        self._regex = re.compile(_trie_pattern(rare) if rare else "(?!)")
+
+    def present(self, text: str) -> frozenset[str]:
+        """The literals `text` holds (most texts: none, told after one scan and a few `in`)."""
+        candidates = {lit for anchor, found in self._scanned if anchor in text for lit in found}
+        regex = self._regex
+        match = regex.search(text)
+        if match is None and not candidates:
+            return frozenset()
+        while match is not None:
+            start, end = match.span()
+            candidates.update(self._holds[match.group()])
+            for inner_start in range(start + 1, end):  # an anchor overlapping this one
+                inner = regex.match(text, inner_start)
+                if inner is not None:
+                    candidates.update(self._holds[inner.group()])
+            match = regex.search(text, end)
+        return frozenset(lit for lit in candidates if lit in text)
