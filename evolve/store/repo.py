@@ -140,7 +140,7 @@ class Repo:
         name = branch or self.branch
         if self._refs_in_files:
             found = head.branch_tip(self.git_dir, name)
-            if found is not None:
+            if found is not None or head.no_such_branch(self.git_dir, name):
                 return found
         out = self.git("rev-parse", "-q", "--verify", f"refs/heads/{name}^{{commit}}", check=False)
         return out.decode().strip() or None
