@@ -52,24 +52,27 @@ def _checks(names: list[str]) -> list[tuple[str, str]]:
     return checks
 
 
-def staged_problems(root: Path) -> list[str]:
+def staged_problems(root: Path, names: list[str] | None = None) -> list[str]:
+    """Why the staged files (`names`: those staged, when the caller has them) may not be committed."""
     from evolve import config as config_mod
     from evolve.home import Home
-    from evolve.reflect import evalcase
     from evolve.workspace import memo as memo_mod
     from evolve.workspace import skills as skills_mod
+    from evolve.workspace.cases import case_lesson
 
     try:
         cfg = config_mod.load(Home.resolve().config_file, root / "agent.toml")
     except Exception:  # a broken config must not block a commit that may fix it
         cfg = config_mod.Config()
-    names = _staged_names(root)
+    names = _staged_names(root) if names is None else names
     problems: list[str] = []
     for path in names:
         raw = b"" if path == memo_mod.MEMO_FILE else _staged_bytes(root, path)
         if b"\0" not in raw[:8000] and memo_mod.has_conflict_markers(raw.decode("utf-8", "replace")):
             problems.append(f"{path}: holds merge conflict markers (<<<<<<< ======= >>>>>>>); resolve them")
-        if evalcase.case_lesson(path) is not None:
+        if case_lesson(path) is not None:
+            from evolve.reflect import evalcase  # here: only a commit of a case loads its checks
+
             problems += evalcase.file_problems(path, raw.decode("utf-8", "replace"))
     if "guards.toml" in names:
         from evolve.workspace import guards
@@ -99,23 +102,28 @@ def staged_problems(root: Path) -> list[str]:
     return problems
 
 
-def staged_warnings(root: Path) -> list[str]:
+def staged_warnings(root: Path, names: list[str] | None = None) -> list[str]:
     """What does not refuse a commit but a person should know: secrets in their own text."""
-    from evolve.reflect.evalcase import case_lesson
+    from evolve.workspace.cases import case_lesson
+
+    names = _staged_names(root) if names is None else names
+    checked = [p for _kind, p in _checks(names)] + [p for p in names if case_lesson(p) is not None]
+    if not checked:
+        return []  # the secret rules are not loaded for nothing
     from evolve.transcripts.redact import secret_warnings
 
-    names = _staged_names(root)
     warnings: list[str] = []
-    for path in [p for _kind, p in _checks(names)] + [p for p in names if case_lesson(p) is not None]:
+    for path in checked:
         text = _staged_bytes(root, path).decode("utf-8", "replace")
         warnings += [f"{path}: {w}" for w in secret_warnings(text)]
     return warnings
 
 
 def main() -> int:
-    for warning in staged_warnings(Path.cwd()):
+    names = _staged_names(Path.cwd())  # asked of git once for both
+    for warning in staged_warnings(Path.cwd(), names):
         sys.stderr.write(f"evolve: warning: {warning}\n")
-    problems = staged_problems(Path.cwd())
+    problems = staged_problems(Path.cwd(), names)
     if not problems:
         return 0
     sys.stderr.write("evolve: this commit was refused:\n")

@@ -28,7 +28,8 @@ from evolve import patterns
 from evolve.errors import EvolveError
 from evolve.names import name_problem
 from evolve.transcripts.redact import find_invisible, find_secrets, make_visible, redact, strip_invisible
-from evolve.workspace.lessons import CASES_RESERVED, EVALS, CaseFiles, case_folder, case_lesson
+from evolve.workspace.cases import CASES_RESERVED, EVALS, case_folder, case_lesson
+from evolve.workspace.lessons import CaseFiles
 from evolve.workspace.skills import parse_frontmatter, split_frontmatter
 
 __all__ = ["EVALS", "Case", "CaseError", "CaseFiles", "case_folder", "case_lesson"]

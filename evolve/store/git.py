@@ -139,6 +139,23 @@ def git_text(cwd: Path, *args: str, **kwargs: Any) -> str:
     return git(cwd, *args, **kwargs).decode("utf-8", "replace").strip()
 
 
+def config_values(cwd: Path, *keys: str, local: bool = False) -> dict[str, bytes]:
+    """Each of `keys` that is set → its value as `git config KEY` prints it (the last one set).
+
+    One `git config --get-regexp` for all of them, where each key asked alone is a process.
+    """
+    import re
+
+    pattern = "^(" + "|".join(re.escape(key.lower()) for key in keys) + ")$"
+    out = git(cwd, "config", *(["--local"] if local else []), "-z", "--get-regexp", pattern, check=False)
+    found: dict[str, bytes] = {}
+    for item in out.split(b"\0"):
+        if item:
+            key, _, value = item.partition(b"\n")  # a key set without `=` has no value
+            found[key.decode("utf-8", "replace")] = value
+    return found
+
+
 LOCK_MARK = b"evolve-index-lock pid="
 
 

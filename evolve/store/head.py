@@ -9,7 +9,7 @@ process, no pathlib.
 """
 
 # pathlib costs the session-start hook as much as the rest of its work: os.path it is.
-# ruff: noqa: PTH118, PTH123, PTH208
+# ruff: noqa: PTH110, PTH113, PTH118, PTH123, PTH208
 from __future__ import annotations
 
 import os
@@ -60,6 +60,30 @@ def branch_tip(git_dir: str | os.PathLike[str], branch: str = BRANCH) -> str | N
         if line.endswith(wanted):
             return _sha(line[: -len(wanted)])
     return None
+
+
+def no_such_branch(git_dir: str | os.PathLike[str], branch: str) -> bool:
+    """Whether `refs/heads/<branch>^{commit}` can name nothing: git would find no ref for it.
+
+    Each ref git tries for that name (exactly it, then its `refs/…` readings) is neither a
+    file of its own nor in packed-refs. False for anything unsure: a name git could read as
+    more than a ref, a `.git` that is not a plain folder (a linked worktree's).
+    """
+    name = f"refs/heads/{branch}"
+    if not _PLAIN.issuperset(branch) or ".." in branch or not os.path.isfile(os.path.join(git_dir, "HEAD")):
+        return False
+    if os.path.exists(os.path.join(git_dir, "commondir")):
+        return False
+    tried = [name, *(rule.format(name) for rule in _DWIM)]
+    if any(os.path.lexists(os.path.join(git_dir, *ref.split("/"))) for ref in tried):
+        return False
+    packed = _read(os.path.join(git_dir, "packed-refs")) or ""
+    return not any(line.endswith(f" {ref}") for line in packed.splitlines() for ref in tried)
+
+
+# how git reads a name that is not a full ref (refs.c's rev-parse rules), after the name itself
+_DWIM = ("refs/{}", "refs/tags/{}", "refs/heads/{}", "refs/remotes/{}", "refs/remotes/{}/HEAD")
+_PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_/.")
 
 
 def branch_tips(git_dir: str | os.PathLike[str], prefix: str) -> dict[str, str]:

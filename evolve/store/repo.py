@@ -20,7 +20,7 @@ from pathlib import Path
 from evolve.errors import Busy, EvolveError, PathRefused, UserError
 from evolve.store import head, journal, staging
 from evolve.store.files import atomic_symlink, atomic_write
-from evolve.store.git import ZERO, GitError, acquire_index_lock, git, git_text
+from evolve.store.git import ZERO, GitError, acquire_index_lock, config_values, git, git_text
 from evolve.store.history import Commit, SkillHistory, read_log, read_skill_history
 from evolve.store.journal import JOURNAL, ConcurrentChange, EditedMeanwhile
 from evolve.store.locks import FileLock
@@ -119,6 +119,7 @@ class Repo:
         self.path = path
         self.branch = branch
         self.git_dir = path / ".git"
+        self._staged_memo: tuple[tuple, tuple[dict[str, Entry | None], bool]] | None = None
 
     # -- reading ---------------------------------------------------------------------
     def git(self, *args: str, **kwargs: Any) -> bytes:
@@ -139,7 +140,7 @@ class Repo:
         name = branch or self.branch
         if self._refs_in_files:
             found = head.branch_tip(self.git_dir, name)
-            if found is not None:
+            if found is not None or head.no_such_branch(self.git_dir, name):
                 return found
         out = self.git("rev-parse", "-q", "--verify", f"refs/heads/{name}^{{commit}}", check=False)
         return out.decode().strip() or None
@@ -555,7 +556,12 @@ class Repo:
         if key not in _UNMERGED:
             if len(_UNMERGED) > 4096:
                 _UNMERGED.clear()
-            _UNMERGED[key] = bool(self.git("ls-files", "--unmerged", check=False).strip())
+            try:  # the lock's check asks what is staged next: one git process for both
+                compared = self._against_tip()
+            except GitError:
+                compared = None
+            listed = b"" if compared is not None else self.git("ls-files", "--unmerged", check=False)
+            _UNMERGED[key] = compared[1] if compared is not None else bool(listed.strip())
         return _UNMERGED[key]
 
     def checked_out_elsewhere(self) -> str | None:
@@ -614,8 +620,36 @@ class Repo:
         branch by name, and the tip is looked up only when something is (every write asks).
         A branch with no commit has no tip: all its index holds is staged.
         """
-        entries = staging.staged(self)
+        entries = self._staged_entries()
         return (self.tip() if entries else None), entries
+
+    def _staged_entries(self) -> dict[str, Entry | None]:
+        """`staging.staged`, asked of git again only once the index or the branch tip changed."""
+        compared = self._against_tip()
+        return staging.staged(self) if compared is None else dict(compared[0])
+
+    def _against_tip(self) -> tuple[dict[str, Entry | None], bool] | None:
+        """`staging.against_tip`, remembered while the index and the branch tip stay as they are.
+
+        A write asks three times (unmerged paths and staged files in the lock's check, then
+        whether its own paths are staged), a sync more; what `git diff-index --cached` answers
+        depends on nothing else. The index is known by its file's stat: git and evolve both
+        replace it by rename. None where the tip is no ref file, or the index is missing.
+        """
+        try:
+            st = (self.git_dir / "index").stat()
+        except OSError:
+            return None
+        tip = head.branch_tip(self.git_dir, self.branch) if self._refs_in_files else None
+        if tip is None:
+            return None
+        key = (tip, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        if self._staged_memo is None or self._staged_memo[0] != key:
+            compared = staging.against_tip(self)
+            if compared is None:
+                return None
+            self._staged_memo = (key, compared)
+        return self._staged_memo[1]
 
     def refuse_staged(self, paths: Iterable[str]) -> None:
         """Raise Busy when a person staged one of `paths`: evolve never writes over their coming commit."""
@@ -716,15 +750,28 @@ class Repo:
 
     def _blob_entries(self, changes: Mapping[str, bytes | None], links: frozenset[str] = frozenset()) -> str:
         """`git update-index --index-info` lines; the blobs are written to the odb."""
+        written = sorted(path for path, content in changes.items() if content is not None)
+        blobs = dict(zip(written, self._write_blobs([changes[p] or b"" for p in written]), strict=True))
         lines = []
         for path, content in sorted(changes.items()):
             if content is None:
                 lines.append(f"0 {ZERO}\t{path}")
             else:
-                sha = self.git("hash-object", "-w", "--stdin", input=content).decode().strip()
                 mode = "120000" if path in links else "100755" if self._is_executable(path) else "100644"
-                lines.append(f"{mode} {sha}\t{path}")
+                lines.append(f"{mode} {blobs[path]}\t{path}")
         return "".join(line + "\n" for line in lines)
+
+    def _write_blobs(self, contents: Sequence[bytes]) -> list[str]:
+        """Each content stored as a blob (as is: no filter), its id; one git process for them all."""
+        if len(contents) <= 1:
+            return [self.text("hash-object", "-w", "--stdin", input=data) for data in contents]
+        with self._scratch("evolve-blobs-") as tmp:
+            names = []
+            for number, data in enumerate(contents):
+                (Path(tmp) / str(number)).write_bytes(data)
+                names.append(os.path.relpath(Path(tmp) / str(number), self.path))
+            listed = "".join(name + "\n" for name in names).encode()
+            return self.text("hash-object", "-w", "--no-filters", "--stdin-paths", input=listed).split()
 
     def _is_executable(self, path: str) -> bool:
         target = self.path / path
@@ -976,8 +1023,9 @@ def init_repo(path: Path, files: Mapping[str, bytes], message: str, author: Iden
 
 def person_identity(path: Path, fallback: Identity) -> Identity:
     """The person's configured git identity, else evolve's fallback."""
-    name = git(path, "config", "user.name", check=False).decode().strip()
-    email = git(path, "config", "user.email", check=False).decode().strip()
+    found = config_values(path, "user.name", "user.email")
+    name = found.get("user.name", b"").decode().strip()
+    email = found.get("user.email", b"").decode().strip()
     return Identity(name, email) if name and email else fallback
 
 

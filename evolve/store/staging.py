@@ -31,19 +31,30 @@ def staged(repo: Repo) -> dict[str, Entry | None]:
 
     While the branch has no commit (a person deleted it, say), all the index holds is staged.
     """
+    compared = against_tip(repo)
+    return _index_entries(repo) if compared is None else compared[0]
+
+
+def against_tip(repo: Repo) -> tuple[dict[str, Entry | None], bool] | None:
+    """(`staged`'s answer, whether a path is unmerged) from one `git diff-index`; None: no tip.
+
+    An unmerged path is listed with status U (its entry None), as `ls-files --unmerged` lists it.
+    """
     out = repo.at_tip("diff-index", "--cached", "-z", "--no-renames")
     if out is None:
-        return _index_entries(repo)
+        return None
     fields = out.split(b"\0")
     found: dict[str, Entry | None] = {}
+    unmerged = False
     for index in range(0, len(fields) - 1, 2):
         meta = fields[index].decode()
         if not meta.startswith(":"):
             continue
-        _old_mode, mode, _old, blob, _status = meta[1:].split()
+        _old_mode, mode, _old, blob, status = meta[1:].split()
         path = fields[index + 1].decode("utf-8", "surrogateescape")
         found[path] = None if mode == "000000" or blob == ZERO else (mode, blob)
-    return found
+        unmerged = unmerged or status == "U"
+    return found, unmerged
 
 
 def _index_entries(repo: Repo) -> dict[str, Entry | None]:
@@ -150,4 +161,4 @@ def staged_message(repo: Repo, path: str) -> str:
     )
 
 
-__all__ = ["behind_message", "left_behind", "staged", "staged_message", "under"]
+__all__ = ["against_tip", "behind_message", "left_behind", "staged", "staged_message", "under"]

@@ -51,7 +51,7 @@ class Agent:
             from evolve.workspace.template import install_precommit_hook, template_files  # only here
 
             init_repo(target, template_files(name), message, identity)
-            install_precommit_hook(target, home.root)
+            install_precommit_hook(target, home.root, checked_out=False)
 
         return cls.build_aside(home, name, build)
 

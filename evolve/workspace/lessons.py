@@ -15,12 +15,12 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
-from evolve.names import name_problem
 from evolve.store.git import GitError
 from evolve.store.history import Commit, read_commits
 from evolve.store.repo import Repo
 from evolve.workspace import authorship
 from evolve.workspace import memo as memo_mod
+from evolve.workspace.cases import EVALS, case_folder, case_lesson
 from evolve.workspace.skills import SKILL_FILE
 
 TYPE_CHECKING = False  # typing's own flag without importing typing (a command's start)
@@ -28,8 +28,6 @@ if TYPE_CHECKING:
     from evolve.workspace.agent import Agent
 
 MEMO, SKILL = "memo", "skill"
-EVALS = "evals"  # each lesson's eval case: evals/<lesson id>/ (reflect.evalcase: its schema)
-CASES_RESERVED = ("results",)  # `claude plugin eval` writes its runs to evals/results/
 EVOLVE, PERSON, BOTH = "evolve", "person", "both"
 
 
@@ -191,23 +189,6 @@ class CaseFiles:
 
     paths: tuple[str, ...] = ()
     person: bool = False
-
-
-def case_folder(lesson: str) -> str:
-    return f"{EVALS}/{lesson}"
-
-
-def case_lesson(path: str) -> str | None:
-    """The lesson whose case holds `path` (`evals/<id>/…`), or None (evals/results/, other files)."""
-    parts = path.split("/")
-    if (
-        len(parts) >= 3
-        and parts[0] == EVALS
-        and parts[1] not in CASES_RESERVED
-        and not name_problem(parts[1])
-    ):
-        return parts[1]
-    return None
 
 
 def case_folders(repo: Repo, rev: str | None = None) -> dict[str, str]:

@@ -21,10 +21,11 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from evolve import launch
-from evolve.store.git import git, git_text
+from evolve.store.git import config_values, git
 
 HOOK_MARKER = "evolve-managed-hook: pre-commit"
 HOOKS_PATH = ".git/hooks"  # relative: git resolves it at the work tree's top, wherever the home moves
+CONFIG = ("core.hooksPath", "core.autocrlf")  # the repository's own settings evolve makes
 # The files that make an agent repository a Claude Code and Codex plugin (evolve.integrations.plugin)
 PLUGIN_FILES = (
     ".claude-plugin/plugin.json",
@@ -104,9 +105,13 @@ def hooks_problems(repo_path: Path, home: Path) -> list[str]:
         found.append("evolve's pre-commit hook is missing")
     elif current != precommit_hook_text(home):
         found.append("evolve's pre-commit hook is from an older evolve or another interpreter")
-    if git_text(repo_path, "config", "--local", "core.hooksPath", check=False) != HOOKS_PATH:
+    config = {
+        k: v.decode("utf-8", "replace").strip()
+        for k, v in config_values(repo_path, *CONFIG, local=True).items()
+    }
+    if config.get("core.hookspath", "") != HOOKS_PATH:
         found.append(f"the repository's core.hooksPath is not {HOOKS_PATH}")
-    if git_text(repo_path, "config", "--local", "core.autocrlf", check=False) != "false":
+    if config.get("core.autocrlf", "") != "false":
         found.append("the repository may convert line endings (core.autocrlf is not false)")
     try:
         attributes = (repo_path / ".git" / "info" / "attributes").read_text(encoding="utf-8")
@@ -117,8 +122,12 @@ def hooks_problems(repo_path: Path, home: Path) -> list[str]:
     return found
 
 
-def install_precommit_hook(repo_path: Path, home: Path) -> Path:
-    """Write the agent repo's pre-commit hook (a person's own hook is kept aside) and git setup."""
+def install_precommit_hook(repo_path: Path, home: Path, *, checked_out: bool = True) -> Path:
+    """Write the agent repo's pre-commit hook (a person's own hook is kept aside) and git setup.
+
+    `checked_out=False`: evolve wrote every file itself (a new agent), so no checkout can have
+    converted one and there is nothing to undo.
+    """
     target = hook_path(repo_path)
     target.parent.mkdir(parents=True, exist_ok=True)
     if target.exists() and HOOK_MARKER not in target.read_text(errors="replace"):
@@ -132,7 +141,8 @@ def install_precommit_hook(repo_path: Path, home: Path) -> Path:
     current = info.read_text(encoding="utf-8") if info.exists() else ""
     if BYTE_EXACT not in current:
         info.write_text(current + ("\n" if current and not current.endswith("\n") else "") + BYTE_EXACT)
-    _undo_checkout_conversions(repo_path)
+    if checked_out:
+        _undo_checkout_conversions(repo_path)
     return target
 
 
