@@ -80,21 +80,33 @@ def run(argv: list[str], cwd: Path, env: dict[str, str], log: Path) -> Finished:
     Its stdout and stderr go to `log` (progress for a person who wants it; stdout stays evolve's).
     """
     stopped: list[int] = []
+    proc: subprocess.Popen[bytes] | None = None
+
+    def stop(signum: int, _frame: object) -> None:
+        if proc is not None and proc.poll() is None:  # first: it finishes up, writes a partial result
+            if stopped:
+                _end_group(proc.pid)
+            else:
+                proc.send_signal(signal.SIGINT)
+        stopped.append(signum)
+
     with log.open("w+", encoding="utf-8", errors="replace") as out:
-        proc = subprocess.Popen(
-            argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True
-        )
-
-        def stop(signum: int, _frame: object) -> None:
-            if proc.poll() is None:  # first: it finishes up and writes a partial result; then: it stops
-                if stopped:
-                    _end_group(proc.pid)
-                else:
-                    proc.send_signal(signal.SIGINT)
-            stopped.append(signum)
-
+        # caught before the harness starts: a Ctrl-C while it starts is its too, never a traceback
         previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
         try:
+            proc = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=out,
+                start_new_session=True,
+            )
+            if len(stopped) == 1:  # asked to stop while it started: it is told now
+                proc.send_signal(signal.SIGINT)
+            elif stopped:
+                _end_group(proc.pid)
             code = proc.wait()
         finally:
             for sig, handler in previous.items():
