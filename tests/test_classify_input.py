@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 from evolve.commands.classifying import classify_lines
 from evolve.transcripts.lexicons import load_lexicons
 
@@ -23,3 +27,16 @@ def test_classify_quotes_a_lone_surrogate_as_a_character_it_can_write():
     [(heard, _)] = classify_lines(load_lexicons({"en": ["re:wrong.{0,3}"]}), lines)
     assert heard is not None and heard.cue is not None and "wrong\ufffd" in heard.cue
     heard.cue.encode()
+
+
+def test_a_cue_is_quoted_alike_whatever_the_hash_seed(tmp_path):
+    """Two phrases open at one place ("tu n'as pas", "… compris"): the longer is quoted, every run."""
+    line = '{"text": "tu n\'as pas compris ce que je voulais", "agent_before": "Voilà, c\'est corrigé."}\n'
+    cues = set()
+    for seed in range(1, 9):
+        env = {**os.environ, "PYTHONHASHSEED": str(seed), "EVOLVE_HOME": str(tmp_path)}
+        done = subprocess.run(
+            [sys.executable, "-m", "evolve", "classify"], input=line, env=env, capture_output=True, text=True
+        )
+        cues.add(done.stdout)
+    assert len(cues) == 1 and "tu n'as pas compris”" in cues.pop()

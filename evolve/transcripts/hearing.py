@@ -131,7 +131,9 @@ def _by_kind(lexicons: Lexicons, words: str, kinds: tuple[str, ...], guards: boo
         seen.add((kind, start, end))
         found.setdefault(kind, []).append((lang, start, end))
     for spans in found.values():
-        spans.sort(key=lambda span: span[1])
+        spans.sort(
+            key=lambda span: (span[1], -span[2])
+        )  # the longest of those opening alike first: a stable cue
     return found
 
 
