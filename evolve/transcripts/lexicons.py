@@ -242,6 +242,8 @@ def prose(text: str, keep_code: bool = False) -> str:
             text = _INLINE_CODE.sub(lambda m: f" {m.group(1)} ", text)
         text = _NOISE_RE.sub(" ", text)
     text = " ".join(text.split())
+    if " ," in text:  # "no , not that": no language sets a space before its comma
+        text = text.replace(" ,", ",")
     return text[:LONG_REQUEST_WINDOW] if len(text) > LONG_REQUEST_CHARS else text[:READ_CHARS]
 
 

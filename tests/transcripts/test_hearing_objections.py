@@ -1,0 +1,101 @@
+"""Objections with no "wrong" word, heard where they answer the agent's work.
+
+A denial of the agent's claim, a negative question, a "you should be using …", a failure
+the person pastes or sees right after the agent said done. The same words inside a task's
+text, a product's spec ("you should only see the dashboard") or a session's first request
+are no correction.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from evolve.transcripts.hearing import hear
+from evolve.transcripts.lexicons import load_lexicons
+
+DONE = "Done: the server is up on port 8080 and the tests pass."
+PLAN = "I'll skip the notification step and finish the import first."
+
+
+def heard(text: str, before: str = DONE, *, first: bool = False):
+    return hear(load_lexicons(), text, "" if first else before, first=first)
+
+
+OBJECTIONS = [
+    ("That's not true, the cache is per user.", DONE, "negation"),
+    ("No, this isn't correct: the port is taken by nginx.", DONE, "negation"),
+    ("It runs. That is simply not accurate.", DONE, "negation"),
+    ("Hmm this was not correct either", DONE, "negation"),
+    ("Didn't you read the README first?", DONE, "pushback"),
+    ("But can't you just call the API directly?", PLAN, "pushback"),
+    ("Don't you have shell access in this session ?", PLAN, "pushback"),
+    ("You should be calling the bulk endpoint for this.", PLAN, "rule"),
+    ("you must never touch the vendored folder", PLAN, "rule"),
+    ("the browser says connection refused on 8080", DONE, "failure_report"),
+    ("python: can't open file 'serve.py': no such file", DONE, "failure_report"),
+    ("ページにアクセスできません", "サーバーを起動しました。", "failure_report"),
+    ("沒有按鈕", "已经添加了按钮。", "failure_report"),  # Traditional, folded: "there is no button"
+    ("it crashed again", DONE, "failure_report"),  # "again" beside a failure: it recurred, no retry
+    ("after a reload the socket is disconnected again", DONE, "failure_report"),
+    ("no , use the staging bucket", PLAN, "negation"),  # a space before the comma
+    ("the frontend didnt build", DONE, "failure_report"),
+    ("I don't trust these numbers, rerun the benchmark", DONE, "negation"),
+    ("検索しても何も表示されないんだけど", "検索を直しました。", "failure_report"),
+    ("うーん、思ってたのと違うな", "画面を作り直しました。", "negation"),
+    ("这个函数不是早就已经写好了吗？", "我新建了 utils.py。", "pushback"),
+]
+
+
+def test_a_brief_challenge_right_after_an_interruption_is_no_retry():
+    result = hear(load_lexicons(), "isn't that already in the repo?", PLAN, after_error=True)
+    assert result.correction and result.kind == "pushback"
+
+
+@pytest.mark.parametrize(("text", "before", "kind"), OBJECTIONS)
+def test_an_objection_without_a_wrong_word_is_heard_with_its_cue(text, before, kind):
+    result = heard(text, before)
+    assert result.correction, text
+    assert result.kind == kind, (text, result.why)
+    assert result.cue
+
+
+def test_a_rule_for_how_the_agent_works_is_a_standing_preference_too():
+    result = heard("You should always run the formatter before committing.", PLAN)
+    assert result.correction and result.preference
+
+
+NOT_OBJECTIONS = [
+    # the words inside a sentence of a task: what the code must check
+    ("Write a validator that reports whether this is not correct input.", DONE),
+    ("Add a test that the parser rejects input that is not correct UTF-8.", DONE),
+    # a product's spec: "you" is the user of the product
+    ("After login you should only see the dashboard; add that to the e2e test.", DONE),
+    ("you should see the new header on every page", DONE),
+    # a request, not a challenge: no question mark
+    ("don't you dare push to main before the release", DONE),
+    # the person's own words about the API, the agent did not claim anything yet
+    ("The old endpoint refused large payloads, so add paging", PLAN),
+    ("沒有問題", DONE),  # "no problem"
+    ("没有了", "已完成。还有其他需要吗？"),  # "nothing more"
+    ("太好了！接下来把导出按钮放到右上角", DONE),  # praise shaped like "太慢了"
+    ("好的。接口收到空的用户名时返回错误和 400", DONE),  # an error the code must return
+]
+
+
+@pytest.mark.parametrize("text", ["again", "try it again", "again please"])
+def test_again_with_no_failure_after_an_interruption_is_still_a_retry(text):
+    assert not hear(load_lexicons(), text, DONE, after_error=True).correction
+    assert not heard(text).correction
+
+
+@pytest.mark.parametrize(("text", "before"), NOT_OBJECTIONS)
+def test_the_same_words_in_a_task_or_a_spec_are_no_correction(text, before):
+    result = heard(text, before)
+    assert not result.correction, (text, result.why)
+
+
+@pytest.mark.parametrize(
+    "text", ["Don't you think a queue fits better?", "You should be using the bulk endpoint for imports."]
+)
+def test_a_sessions_first_request_holds_no_objection(text):
+    assert not heard(text, first=True).correction
