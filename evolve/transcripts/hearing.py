@@ -176,12 +176,11 @@ class _Message:
         if first or not (agent_before.strip() or agent_did.strip()):
             return None  # nothing the agent said yet: only outright words count
         persist = found.get("persist")
-        challenged = "pushback" in found and ("?" in self.text or "？" in self.text)
-        if after_error and ("retry" in found or len(words) < _BRIEF and not challenged):
-            return None  # a retry after an API error or an interruption (a challenge is none)
-        if _retries(found) and not persist and len(words) < 100:
+        if after_error and ("retry" in found or len(words) < _BRIEF):
+            return None  # a retry after an API error or an interruption
+        if "retry" in found and not persist and len(words) < 100:
             return None  # "there was a timeout, please continue"
-        if challenged:
+        if "pushback" in found and ("?" in self.text or "？" in self.text):
             return PUSHBACK, f"challenges the agent: “{self.quote(found['pushback'][0])}”"
         if "challenge" in found and not self.asked(agent_before):  # else it asks what the question means
             return PUSHBACK, f"challenges the agent: “{self.quote(found['challenge'][0])}”"
@@ -317,15 +316,6 @@ class _Message:
                 if term in agent_terms and _specific(term):
                     return term
         return None
-
-
-def _retries(found: Spans) -> bool:
-    """Whether the message asks to go on or try again: "again" beside a failure says it recurred."""
-    retry = found.get("retry", ())
-    if "failure" not in found:
-        return bool(retry)
-    recurred = {(start, end) for _, start, end in found.get("again", ())}
-    return any((start, end) not in recurred for _, start, end in retry)
 
 
 # A failure said in the negative ("can't compile", "不行", "не работает"): asked after a claim, it doubts it

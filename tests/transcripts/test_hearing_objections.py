@@ -24,7 +24,6 @@ def heard(text: str, before: str = DONE, *, first: bool = False):
 OBJECTIONS = [
     ("That's not true, the cache is per user.", DONE, "negation"),
     ("No, this isn't correct: the port is taken by nginx.", DONE, "negation"),
-    ("It runs. That is simply not accurate.", DONE, "negation"),
     ("Hmm this was not correct either", DONE, "negation"),
     ("Didn't you read the README first?", DONE, "pushback"),
     ("But can't you just call the API directly?", PLAN, "pushback"),
@@ -32,23 +31,14 @@ OBJECTIONS = [
     ("You should be calling the bulk endpoint for this.", PLAN, "rule"),
     ("you must never touch the vendored folder", PLAN, "rule"),
     ("the browser says connection refused on 8080", DONE, "failure_report"),
-    ("python: can't open file 'serve.py': no such file", DONE, "failure_report"),
-    ("ページにアクセスできません", "サーバーを起動しました。", "failure_report"),
-    ("沒有按鈕", "已经添加了按钮。", "failure_report"),  # Traditional, folded: "there is no button"
-    ("it crashed again", DONE, "failure_report"),  # "again" beside a failure: it recurred, no retry
-    ("after a reload the socket is disconnected again", DONE, "failure_report"),
+    ("接口返回错误了", "已经修好了。", "failure_report"),  # the error is the report, not the topic
+    ("太简单了，边界情况都没处理", "已经完成了。", "failure_report"),
     ("no , use the staging bucket", PLAN, "negation"),  # a space before the comma
     ("the frontend didnt build", DONE, "failure_report"),
     ("I don't trust these numbers, rerun the benchmark", DONE, "negation"),
-    ("検索しても何も表示されないんだけど", "検索を直しました。", "failure_report"),
     ("うーん、思ってたのと違うな", "画面を作り直しました。", "negation"),
     ("这个函数不是早就已经写好了吗？", "我新建了 utils.py。", "pushback"),
 ]
-
-
-def test_a_brief_challenge_right_after_an_interruption_is_no_retry():
-    result = hear(load_lexicons(), "isn't that already in the repo?", PLAN, after_error=True)
-    assert result.correction and result.kind == "pushback"
 
 
 @pytest.mark.parametrize(("text", "before", "kind"), OBJECTIONS)
@@ -76,9 +66,16 @@ NOT_OBJECTIONS = [
     # the person's own words about the API, the agent did not claim anything yet
     ("The old endpoint refused large payloads, so add paging", PLAN),
     ("沒有問題", DONE),  # "no problem"
+    # the person corrects themselves, or quotes what the product must print
+    ("Sorry, that was not correct, I gave you the wrong path: it is src/app.yml", PLAN),
+    ("The quiz should print: That is not correct. Try again!", DONE),
+    # a deduction or a promise, not a rule for how the agent works
+    ("You must be using an old Python, the walrus operator is newer.", DONE),
+    ("I raised the quota, so you should not run into the limit now.", DONE),
+    ("检查一下用户是不是已经登录，如果不是就跳转到登录页，可以吗？", DONE),  # a new task
     ("没有了", "已完成。还有其他需要吗？"),  # "nothing more"
     ("太好了！接下来把导出按钮放到右上角", DONE),  # praise shaped like "太慢了"
-    ("好的。接口收到空的用户名时返回错误和 400", DONE),  # an error the code must return
+    ("好的。缺少参数时抛出错误并记录日志", DONE),  # an error the code must raise
 ]
 
 
@@ -95,7 +92,11 @@ def test_the_same_words_in_a_task_or_a_spec_are_no_correction(text, before):
 
 
 @pytest.mark.parametrize(
-    "text", ["Don't you think a queue fits better?", "You should be using the bulk endpoint for imports."]
+    "text",
+    [
+        "Don't you think a queue fits better?",
+        "You should be using the bulk endpoint for imports.",
+    ],
 )
 def test_a_sessions_first_request_holds_no_objection(text):
     assert not heard(text, first=True).correction
