@@ -28,10 +28,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from evolve.store import threeway
 from evolve.store.files import sha256
 from evolve.store.git import GitError
 from evolve.store.history import PROPOSALS, Commit, build_message
-from evolve.store.repo import LINK, Entry, person_identity
+from evolve.store.repo import Entry, person_identity
+from evolve.store.worktree import LINK
 from evolve.sync.commits import commit_env, from_model, message_of, persons_env, rewritten
 from evolve.sync.refs import MACHINE, SYNCED
 from evolve.sync.remote import FETCHED
@@ -99,7 +101,7 @@ class Replayer:
             if _decided(commit) & (accepted | rejected):
                 return None  # the other machine recorded the same decision
             return self.repo.build_commit(self.tip, {}, message_of(raw), commit_env(raw))
-        entries, left = self.repo.replay_entries(commit.sha, onto=self.tip)
+        entries, left = threeway.replay_entries(self.repo, commit.sha, onto=self.tip)
         if self._by_model(commit):
             if left or self._brings_back_undone(commit):
                 return self._planned_again(commit, raw, entries, left)
@@ -157,7 +159,7 @@ class Replayer:
         for sha, before in changes:
             if not self.repo.changed_paths(before, sha):
                 continue
-            entries, stuck = self.repo.replay_entries(sha, base=before, reverse=True, onto=onto)
+            entries, stuck = threeway.replay_entries(self.repo, sha, base=before, reverse=True, onto=onto)
             left += stuck
             if entries:
                 onto = self.repo.build_commit(onto, entries, message_of(raw), env)
@@ -223,7 +225,7 @@ class Replayer:
         paths = self.repo.changed_paths(twin, commit.sha)
         if not paths:
             return self.tip  # the same content (a reworded message): the server's commit stands
-        entries, left = self.repo.replay_entries(commit.sha, base=twin, onto=self.tip)
+        entries, left = threeway.replay_entries(self.repo, commit.sha, base=twin, onto=self.tip)
         message, env = message_of(raw), commit_env(raw)
         if made_by_evolve(
             next(c for c in self._server_side or () if c.sha == twin), self.agent.evolve_emails
