@@ -15,9 +15,10 @@ import time
 import pytest
 
 from evolve.errors import EvolveError, LockBusy, UserError
+from evolve.store import commit, worktree
 from evolve.store import git as gitcmd
-from evolve.store import repo as repo_mod
 from evolve.store.history import build_message, clean_line
+from evolve.store.journal import write_journal
 from evolve.store.locks import FileLock, is_locked
 from evolve.store.repo import Identity, Repo
 from evolve.workspace import memo
@@ -326,7 +327,7 @@ def test_a_held_index_lock_is_waited_for_and_never_deleted(agent):
 
 def test_a_stuck_index_lock_fails_clearly_and_restores_files(agent, monkeypatch):
     monkeypatch.setattr(
-        repo_mod, "acquire_index_lock", functools.partial(gitcmd.acquire_index_lock, timeout=0.3)
+        commit, "acquire_index_lock", functools.partial(gitcmd.acquire_index_lock, timeout=0.3)
     )
     (agent.path / "memo.md").write_text(MEMO_BEFORE)
     git(agent.path, "commit", "-qam", "memo")
@@ -394,11 +395,11 @@ def _prepare(agent):
 def test_failure_before_the_branch_moves_restores_the_files(agent, monkeypatch):
     before = _prepare(agent)
 
-    def boom(self, *args, **kwargs):
-        assert (self.path / "memo.md").read_text() == "# evolve wrote this\n"  # files were written
+    def boom(repo, *args, **kwargs):
+        assert (repo.path / "memo.md").read_text() == "# evolve wrote this\n"  # files were written
         raise RuntimeError("crash between writing files and moving the branch")
 
-    monkeypatch.setattr(Repo, "_commit_loop", boom)
+    monkeypatch.setattr(commit, "commit_loop", boom)
     with pytest.raises(RuntimeError):
         evolve_commit(
             agent,
@@ -420,13 +421,14 @@ KILLED_WRITER = """
 import os, pathlib, signal, sys
 from evolve.workspace.agent import Agent
 from evolve.store.history import build_message
-from evolve.store.repo import Identity, Repo
+from evolve.store import commit
+from evolve.store.repo import Identity
 where = sys.argv[2]
-real_swap = Repo._swap
-def die_before(self, *a, **k):
+real_swap = commit.swap
+def die_before(*a, **k):
     os.kill(os.getpid(), signal.SIGKILL)
-def die_after(self, *a, **k):
-    result = real_swap(self, *a, **k)
+def die_after(*a, **k):
+    result = real_swap(*a, **k)
     os.kill(os.getpid(), signal.SIGKILL)
 def die_mid_write(self, target):  # the new skill's bytes are in a temp file, not yet renamed
     if target.parent.name == "brand-new":
@@ -434,11 +436,11 @@ def die_mid_write(self, target):  # the new skill's bytes are in a temp file, no
     return real_replace(self, target)
 real_replace = pathlib.Path.replace
 if where == "before":
-    Repo._commit_loop = die_before
+    commit.commit_loop = die_before
 elif where == "mid-write":
     pathlib.Path.replace = die_mid_write
 else:
-    Repo._swap = die_after
+    commit.swap = die_after
 agent = Agent.open(sys.argv[1])
 changes = {"memo.md": b"# evolve wrote this\\n", "skills/kept/SKILL.md": None,
            "skills/brand-new/SKILL.md": b"---\\nname: brand-new\\ndescription: d\\n---\\nx\\n",
@@ -582,15 +584,15 @@ def test_a_branch_move_that_loses_the_race_leaves_the_persons_staged_work_as_it_
     before = (agent.path / ".git" / "index").read_bytes()
     repo = agent.repo
     tip = repo.tip()
-    entries = repo._blob_entries({"skills/x/SKILL.md": b"evolve's\n", "memo.md": b"evolve's memo\n"})
-    new = repo._commit_tree(tip, entries, "reflect(demo): x", EVOLVE.env())
+    entries = commit.blob_entries(repo, {"skills/x/SKILL.md": b"evolve's\n", "memo.md": b"evolve's memo\n"})
+    new = commit.commit_tree(repo, tip, entries, "reflect(demo): x", EVOLVE.env())
     stale = git_out(agent.path, "rev-parse", "HEAD~1")  # not where the branch is any more
-    assert repo._swap("main", new, stale, entries) is False
+    assert commit.swap(repo, "main", new, stale, entries) is False
     assert repo.tip() == tip
     assert (agent.path / ".git" / "index").read_bytes() == before
     assert git_out(agent.path, "diff", "--cached", "--name-only").split() == ["memo.md", "notes.md"]
     assert not (agent.path / ".git" / "index.lock").exists()
-    assert repo._swap("main", new, tip, entries) is True  # and the move that wins stages it
+    assert commit.swap(repo, "main", new, tip, entries) is True  # and the move that wins stages it
     assert "skills/x/SKILL.md" in git_out(agent.path, "ls-files")
 
 
@@ -599,11 +601,11 @@ def test_paths_that_look_like_pathspec_magic_are_files_when_the_index_is_refresh
     # entries and moving the branch, recover puts the index back and the work tree is clean
     repo = agent.repo
     changes = {":!a": b"one\n", ":(exclude)b": b"two\n"}
-    written = repo_mod.journal.write_journal(repo, changes, None, "main")
+    written = write_journal(repo, changes, None, "main")
     for path, content in changes.items():
-        repo._write_file(path, content)
-    entries = repo._blob_entries(changes)
-    repo._index_file((agent.path / ".git" / "index").read_bytes(), entries).replace(
+        worktree.write_file(repo, path, content)
+    entries = commit.blob_entries(repo, changes)
+    commit.index_file(repo, (agent.path / ".git" / "index").read_bytes(), entries).replace(
         agent.path / ".git" / "index"
     )
     assert written and ":!a" in git_out(agent.path, "ls-files")  # staged, the branch never moved

@@ -34,8 +34,8 @@ from evolve.reflect.operations import (
 )
 from evolve.reflect.planstate import answer_targets, current_state
 from evolve.reflect.proposals import branch_for
+from evolve.store.commit import EditedMeanwhile, Extra
 from evolve.store.history import FOR_REVIEW, Commit, build_message
-from evolve.store.repo import EditedMeanwhile, Extra
 from evolve.workspace import undo
 from evolve.workspace.agent import Agent
 from evolve.workspace.curate import eviction_candidates, folder_files, persons_skills

@@ -24,8 +24,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from evolve.errors import UserError
+from evolve.store import threeway
 from evolve.store.history import FOR_REVIEW, FORMAT, PROPOSALS, Commit, build_message, clean_line
-from evolve.store.repo import Identity, Repo, refused_path
+from evolve.store.repo import Identity, Repo
+from evolve.store.worktree import refused_path
 from evolve.workspace import undo
 from evolve.workspace.agent import Agent
 
@@ -197,7 +199,7 @@ def accept(agent: Agent, proposal_id: str) -> Accepted:
         )
     with agent.repo.locked():
         agent.commit_human_edits_held()
-        changes, left = agent.repo.replay_files(proposal.tip, base=proposal.base)
+        changes, left = threeway.replay_files(agent.repo, proposal.tip, base=proposal.base)
         if not changes:
             raise UserError(
                 f"nothing of {proposal.id} applies cleanly ({', '.join(left)} changed since); "
@@ -269,7 +271,7 @@ def _people_steps(agent: Agent, proposal: Proposal, applied: list[str]) -> list[
         if not last and evolve_made[index] and evolve_made[index + 1]:
             continue  # a run of evolve's commits is one step
         if agent.repo.changed_paths(proposal.base, sha, applied):
-            entries, _left = agent.repo.replay_entries(sha, base=proposal.base, only=applied)
+            entries, _left = threeway.replay_entries(agent.repo, sha, base=proposal.base, only=applied)
             state = {**state, **entries}  # a path that does not apply yet keeps its last state
         if steps and state == steps[-1].entries:
             continue  # changed nothing the accept lands

@@ -27,8 +27,8 @@ from evolve.reflect.proposals import branch_for
 from evolve.schedule.cycle import AgentOutcome, agent_state
 from evolve.schedule.rules import Rules, gate
 from evolve.store import ledger
+from evolve.store.commit import ConcurrentChange
 from evolve.store.locks import FileLock
-from evolve.store.repo import ConcurrentChange
 from evolve.workspace import undo
 from evolve.workspace.agent import Agent
 from evolve.workspace.hold import hold_of

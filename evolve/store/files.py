@@ -1,10 +1,14 @@
-"""Atomic file writes: a reader sees the old bytes or the new, never a torn file."""
+"""Atomic file writes (a reader sees the old bytes or the new, never a torn file), scratch folders."""
 
 from __future__ import annotations
 
 import os
 from functools import cache
 from pathlib import Path
+
+TYPE_CHECKING = False  # typing's own flag without importing typing (a command's start)
+if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
 
 
 def atomic_write(path: Path, data: bytes, executable: bool | None = None) -> None:
@@ -58,6 +62,13 @@ def atomic_symlink(path: Path, target: bytes) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def scratch(git_dir: Path, prefix: str) -> AbstractContextManager[str]:
+    """A scratch folder inside .git (same filesystem as the index), removed after."""
+    import tempfile  # here: a command that only reads never loads it
+
+    return tempfile.TemporaryDirectory(dir=git_dir, prefix=prefix)
 
 
 def sha256(data: bytes) -> str:

@@ -1,7 +1,7 @@
 """Commit messages and history as people read them: kinds, trailers, skill metadata.
 
-Reading only (one `git log` process per question); writing lives in repo.py. Any model- or
-user-supplied text put into a subject or trailer is cleaned to one line first.
+Reading only (one `git log` process per question); writing lives in repo.py and commit.py.
+Any model- or user-supplied text put into a subject or trailer is cleaned to one line first.
 """
 
 from __future__ import annotations

@@ -12,7 +12,8 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
-from evolve.errors import UserError
+from evolve.store import worktree
+from evolve.store.commit import ConcurrentChange, entries_at, index_file, swap
 from evolve.store.files import atomic_write, sha256
 from evolve.store.git import ZERO, acquire_index_lock
 
@@ -21,14 +22,6 @@ if TYPE_CHECKING:
     from evolve.store.repo import Entry, Repo
 
 JOURNAL = "evolve-journal.json"
-
-
-class ConcurrentChange(UserError):
-    """A person committed the same files while evolve was writing them (nothing is lost)."""
-
-
-class EditedMeanwhile(ConcurrentChange):
-    """A file evolve is about to write is not what it read: a person saved it meanwhile."""
 
 
 def move_branch(
@@ -50,7 +43,7 @@ def move_branch(
     branch = repo.current_branch() or repo.branch
     diff = _tree_diff(repo, expected, new)
     for path in diff:
-        repo._plain_path(path)  # a bad path is refused before anything touches the disk
+        worktree.plain_path(repo, path)  # a bad path is refused before anything touches the disk
     repo.refuse_staged(diff)  # a person's coming commit is never written over
     changed = [
         p for p, (was, _) in diff.items() if _entry_of(repo, p, len(expected)) != (was[1] if was else None)
@@ -79,12 +72,12 @@ def move_branch(
     try:
         for path in sorted(diff, key=lambda p: diff[p][1] is not None):  # deletions first
             after = diff[path][1]
-            repo._write_file(path, contents[path], after[0] if after else None)
+            worktree.write_file(repo, path, contents[path], after[0] if after else None)
         entries = "".join(
             f"{after[0]} {after[1]}\t{p}\n" if after else f"0 {ZERO}\t{p}\n"
             for p, (_, after) in sorted(diff.items())
         )
-        if not repo._swap(branch, new, expected, entries, refs):
+        if not swap(repo, branch, new, expected, entries, refs):
             raise ConcurrentChange(
                 "someone committed while evolve was bringing the branch up to date; "
                 "nothing was lost — run the command again"
@@ -116,7 +109,7 @@ def _tree_diff(repo: Repo, old: str, new: str) -> dict[str, tuple[Entry | None, 
 
 def _entry_of(repo: Repo, path: str, id_length: int) -> str | None:
     """The blob id the work tree's file (or link) at `path` would have; None when absent."""
-    data = repo._current(path)
+    data = worktree.current(repo, path)
     if data is None:
         return None
     import hashlib  # here: only moving the branch needs it
@@ -171,7 +164,7 @@ def rollback(repo: Repo, journal: dict) -> None:
     olds = [f["old"] for f in journal["files"].values() if f["old"]]
     blobs = repo.read_blobs(olds)
     for path, entry in journal["files"].items():
-        current = repo._current(path)
+        current = worktree.current(repo, path)
         ours = (
             (current is None)
             if entry["new"] is None
@@ -180,7 +173,7 @@ def rollback(repo: Repo, journal: dict) -> None:
         if not ours:
             continue
         old = blobs.get(entry["old"]) if entry["old"] else None
-        repo._write_file(path, old, entry.get("old_mode"))
+        worktree.write_file(repo, path, old, entry.get("old_mode"))
     _remove_leftovers(repo, list(journal["files"]))
 
 
@@ -221,11 +214,11 @@ def recover(repo: Repo) -> None:
 
 def _refresh_index(repo: Repo, tip: str | None, paths: list[str]) -> None:
     """Make the real index agree with `tip` for `paths` (a crash: staged, or left stale)."""
-    entries = repo.entries_at(tip, paths)
+    entries = entries_at(repo, tip, paths)
     real = repo.git_dir / "index"
     fd = acquire_index_lock(repo.git_dir)
     try:
-        repo._index_file(real.read_bytes() if real.exists() else None, entries).replace(real)
+        index_file(repo, real.read_bytes() if real.exists() else None, entries).replace(real)
     finally:
         os.close(fd)
         (repo.git_dir / "index.lock").unlink(missing_ok=True)

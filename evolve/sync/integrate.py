@@ -17,9 +17,11 @@ from dataclasses import dataclass, field
 
 from evolve import config as config_mod
 from evolve.errors import ConfigError
+from evolve.store import threeway
 from evolve.store.git import ZERO
 from evolve.store.history import PROPOSALS, Commit
-from evolve.store.repo import WHY, Repo
+from evolve.store.repo import Repo
+from evolve.store.worktree import WHY
 from evolve.sync.refs import HEADS, MACHINE, Held, Refused, View
 from evolve.workspace.agent import Agent
 
@@ -153,7 +155,7 @@ def _rebase_proposals(agent: Agent, view: View, result: Integrated, old_main: st
         shas = repo.text("rev-list", "--reverse", f"{fork}..{sha}").split()
         raws = repo.read_blobs(shas)
         for commit in shas:
-            entries, left = repo.replay_entries(commit, onto=onto)
+            entries, left = threeway.replay_entries(repo, commit, onto=onto)
             theirs = repo.tree_entries(commit, left)
             entries.update({path: theirs.get(path) for path in left})  # the proposal's own version
             raw = raws.get(commit) or b""

@@ -34,7 +34,8 @@ from evolve.reflect.operations import (
 )
 from evolve.reflect.planstate import answer_targets, refusal
 from evolve.store.history import FOR_REVIEW, Commit
-from evolve.store.repo import LINK, NOTES, Entry, Repo
+from evolve.store.repo import NOTES, Entry, Repo
+from evolve.store.worktree import LINK
 from evolve.workspace import memo as memo_mod
 from evolve.workspace.agent import Agent
 from evolve.workspace.authorship import line_authors, made_by_evolve

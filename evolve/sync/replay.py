@@ -28,17 +28,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from evolve.store import threeway
 from evolve.store.files import sha256
 from evolve.store.git import GitError
 from evolve.store.history import PROPOSALS, Commit, build_message
-from evolve.store.repo import LINK, Entry, person_identity
+from evolve.store.repo import Entry
+from evolve.store.worktree import LINK
 from evolve.sync.commits import commit_env, from_model, message_of, persons_env, rewritten
-from evolve.sync.refs import MACHINE, SYNCED
+from evolve.sync.refs import MACHINE
 from evolve.sync.remote import FETCHED
 from evolve.sync.replan import noted_reflection, removes_lines, replan, union
 from evolve.sync.review import fork_of, merged_on_server
+from evolve.sync.twins import Twins
 from evolve.workspace import undo
-from evolve.workspace.agent import Agent, local_person
+from evolve.workspace.agent import Agent
 from evolve.workspace.authorship import made_by_evolve
 
 
@@ -61,9 +64,7 @@ class Replayer:
         self.server = onto  # the server's main: only its side says what someone else did
         self.result = Replayed(onto)
         self._blocked: Mapping[str, str] | None = None
-        self._server_side: list[Commit] | None = None
-        self._twins: dict[str, str] = {}  # a local commit → the server's commit it replaces
-        self._person: str | None = None  # this machine's person's e-mail (git's user.email)
+        self._twins = Twins(agent, base, onto)  # the server's commits a local one is a new version of
         self._as: dict[str, tuple[str, dict[str, str]]] = {}  # a commit → the message and env it lands with
         self._decided: tuple[set[str], set[str]] | None = None
         self._originals: dict[str, str | None] = {}  # a reflection → the commit holding its operations
@@ -87,7 +88,7 @@ class Replayer:
 
     # -- one commit --------------------------------------------------------------------
     def _replay(self, commit: Commit, raw: bytes) -> str | None:
-        twin = self._twin(commit)
+        twin = self._twins.of(commit)
         if twin is not None:
             return self._amended(commit, raw, twin)
         if not self.repo.changed_paths(commit.parents[0], commit.sha):
@@ -99,7 +100,7 @@ class Replayer:
             if _decided(commit) & (accepted | rejected):
                 return None  # the other machine recorded the same decision
             return self.repo.build_commit(self.tip, {}, message_of(raw), commit_env(raw))
-        entries, left = self.repo.replay_entries(commit.sha, onto=self.tip)
+        entries, left = threeway.replay_entries(self.repo, commit.sha, onto=self.tip)
         if self._by_model(commit):
             if left or self._brings_back_undone(commit):
                 return self._planned_again(commit, raw, entries, left)
@@ -157,7 +158,7 @@ class Replayer:
         for sha, before in changes:
             if not self.repo.changed_paths(before, sha):
                 continue
-            entries, stuck = self.repo.replay_entries(sha, base=before, reverse=True, onto=onto)
+            entries, stuck = threeway.replay_entries(self.repo, sha, base=before, reverse=True, onto=onto)
             left += stuck
             if entries:
                 onto = self.repo.build_commit(onto, entries, message_of(raw), env)
@@ -175,45 +176,6 @@ class Replayer:
         )
         return new
 
-    def _twin(self, commit: Commit) -> str | None:
-        """The server's commit `commit` is a person's new version of (an amend, a rebase here).
-
-        One this machine synced and no longer has on main, with the same parent (or the one
-        its parent replaces), the same author date or subject (an amend keeps both unless
-        told otherwise), and the same reflection if it is one. And the same author — or, for
-        an amend that reset it (`--reset-author`: a new e-mail or name), a commit this
-        machine's person committed here, authored as themselves, that keeps the server
-        commit's author name or e-mail: two people's commits from two machines are never
-        twins (taking one for the other would undo the other person's change).
-        """
-        if not commit.parents:
-            return None
-        if self._server_side is None:
-            synced = self.repo.refs(SYNCED).get(f"{SYNCED}main")  # what this machine had synced
-            seen = synced and self.repo.is_ancestor(synced, self.server)
-            self._server_side = self.repo.log(f"{self.base}..{synced}") if seen else []
-        parent = self._twins.get(commit.parents[0], commit.parents[0])
-        for theirs in self._server_side:
-            if (
-                theirs.parents[:1] == [parent]
-                and self._same_person(theirs, commit)
-                and (theirs.date == commit.date or theirs.subject == commit.subject)
-                and theirs.trailers.get("Evolve-Reflection") == commit.trailers.get("Evolve-Reflection")
-                and theirs.sha not in self._twins.values()
-            ):
-                self._twins[commit.sha] = theirs.sha
-                return theirs.sha
-        return None
-
-    def _same_person(self, theirs: Commit, commit: Commit) -> bool:
-        """Whether `commit` (local) is by the author of `theirs` (the server's), as `_twin` needs."""
-        if (theirs.author, theirs.email) == (commit.author, commit.email):
-            return True
-        if self._person is None:
-            self._person = person_identity(self.agent.path, local_person()).email
-        reset = commit.committer_email == commit.email == self._person  # `--amend --reset-author` here
-        return reset and (theirs.author == commit.author or theirs.email == commit.email)
-
     def _amended(self, commit: Commit, raw: bytes, twin: str) -> str | None:
         """The person's later version of `twin` wins: the change from it to theirs lands on top.
 
@@ -223,11 +185,9 @@ class Replayer:
         paths = self.repo.changed_paths(twin, commit.sha)
         if not paths:
             return self.tip  # the same content (a reworded message): the server's commit stands
-        entries, left = self.repo.replay_entries(commit.sha, base=twin, onto=self.tip)
+        entries, left = threeway.replay_entries(self.repo, commit.sha, base=twin, onto=self.tip)
         message, env = message_of(raw), commit_env(raw)
-        if made_by_evolve(
-            next(c for c in self._server_side or () if c.sha == twin), self.agent.evolve_emails
-        ):
+        if made_by_evolve(self._twins.server_commit(twin), self.agent.evolve_emails):
             # a person rewrote evolve's commit (a reflection): what they changed is theirs
             message, env = self.agent.human_edit_message(paths), persons_env(raw)
             self._as[commit.sha] = message, env

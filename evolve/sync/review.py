@@ -29,7 +29,7 @@ from evolve.reflect.proposals import (
 )
 from evolve.store.git import GitError
 from evolve.store.history import PROPOSALS, Commit, build_message, clean_line
-from evolve.store.repo import WHY
+from evolve.store.worktree import WHY
 from evolve.sync.refs import MACHINE, SYNCED, View
 from evolve.sync.remote import FETCHED
 from evolve.workspace import undo

@@ -34,7 +34,8 @@ from evolve import config as config_mod
 from evolve.reflect import evalcase
 from evolve.reflect.guard import scan_text
 from evolve.store.history import PROPOSALS, clean_line
-from evolve.store.repo import LINK, Entry, Repo
+from evolve.store.repo import Entry, Repo
+from evolve.store.worktree import LINK
 from evolve.sync.refs import SYNCED
 from evolve.transcripts.redact import find_invisible, find_secrets, make_visible, redact
 from evolve.workspace import memo as memo_mod

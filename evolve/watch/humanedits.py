@@ -10,16 +10,19 @@ Editor temp names never start a pending edit (and the repo's .gitignore keeps th
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import sqlite3
 from pathlib import Path
 
+from evolve.errors import Busy
 from evolve.home import Home
 from evolve.store import ledger
 from evolve.store.locks import is_locked
 from evolve.store.repo import LOCK, Repo
 
+log = logging.getLogger("evolve.watch")
 _TEMP = re.compile(
     r"""(
         .*~                                   # vim/emacs backups (and vim's .x.un~)
@@ -123,6 +126,33 @@ def commit_edits(
     with ledger.transaction(conn):
         ledger.add_event(conn, name, "human_edit", {"paths": paths, "commit": sha}, now)
     return sha, paths
+
+
+def commit_or_wait(conn: sqlite3.Connection, home: Home, name: str, repo: Path, now: float) -> bool:
+    """Commit agent `name`'s human edits, logged; False: they wait (a person's git work, evolve writing).
+
+    A secret the edit brought is logged as the pre-commit hook would have said it.
+    """
+    reason = busy_reason(repo)
+    if reason:
+        log.debug("%s: human edits wait: %s", name, reason)
+        return False
+    try:
+        done = commit_edits(conn, home, name, now=now)
+    except Busy as exc:  # evolve writing, or the person's git state since the check above
+        log.debug("%s: human edits wait: %s", name, exc)
+        return False
+    if done:
+        log.info("%s: committed a human edit %s (%s)", name, done[0][:12], ", ".join(done[1]))
+        for found in secrets_in(repo, done[0]):  # what the pre-commit hook says
+            log.warning(
+                "%s: %s; remove it if it should not be there: the agent reads it, and no sync pushes "
+                "it without `evolve sync --push-anyway %s`",
+                name,
+                found,
+                name,
+            )
+    return True
 
 
 def secrets_in(repo: Path, sha: str) -> list[str]:

@@ -15,7 +15,6 @@ import json
 import logging
 import os
 import queue
-import select
 import sqlite3
 import time
 from collections.abc import Callable
@@ -23,7 +22,7 @@ from pathlib import Path
 
 from evolve import config as config_mod
 from evolve.config import ModelConfig, SourcesConfig
-from evolve.errors import Busy, ConfigError, LockBusy
+from evolve.errors import ConfigError, LockBusy
 from evolve.home import Home
 from evolve.observe import ingest as observe
 from evolve.schedule.cycle import Reflector
@@ -37,6 +36,7 @@ from evolve.watch.fs import FsEvent, Watches
 from evolve.watch.settings import Settings
 from evolve.watch.sources import AgentWatch, glob_match, minimal_watches, mtime, stat_sig, watch_root
 from evolve.watch.syncing import SyncSchedule
+from evolve.watch.wakeup import Wakeup
 
 log = logging.getLogger("evolve.watch")
 DEFAULT = object()
@@ -99,9 +99,7 @@ class Watcher:
         self.next_cycle_why = ""
         self.files_read = 0  # observe passes over transcript files (for logs and tests)
         self._stopping = False
-        self._wake_r, self._wake_w = os.pipe()
-        os.set_blocking(self._wake_r, False)
-        os.set_blocking(self._wake_w, False)
+        self._wakeup = Wakeup()
         self._agents_dir = str(home.agents_dir)
         self._spool_dir = str(home.spool_dir)
 
@@ -128,10 +126,10 @@ class Watcher:
             if not self._stopping:
                 self.start()
             while not self._stopping:
-                self._clear_wake()
+                self._wakeup.clear()
                 timeout = self.tick()
                 if not self._stopping:
-                    select.select([self._wake_r], [], [], max(0.0, timeout))
+                    self._wakeup.wait(timeout)
         finally:
             self.close()
 
@@ -148,38 +146,20 @@ class Watcher:
     def stop(self) -> None:
         """Ask the loop to stop after the current unit of work (async-signal-safe)."""
         self._stopping = True
-        self.wake()
-
-    def wake(self) -> None:
-        try:
-            os.write(self._wake_w, b"!")
-        except OSError:  # the pipe is full (a wake-up is pending anyway) or closed
-            pass
-
-    def _clear_wake(self) -> None:
-        try:
-            while os.read(self._wake_r, 512):
-                pass
-        except OSError:
-            pass
+        self._wakeup.wake()
 
     def close(self) -> None:
         self.fs.stop()
         if self._conn is not None:
             self._conn.close()
             self._conn = None
-        for fd in (self._wake_r, self._wake_w):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-        self._wake_r = self._wake_w = -1
+        self._wakeup.close()
         log.info("stopped")
 
     # -- events (observer threads) ---------------------------------------------------
     def _on_event(self, event: FsEvent) -> None:
         self._events.put(event)
-        self.wake()
+        self._wakeup.wake()
 
     def _route(self, event: FsEvent) -> None:
         for path in (event.path, event.dest):
@@ -321,28 +301,10 @@ class Watcher:
             info = self.agents.get(name)
             if info is None or self._stopping or not humanedits.uncommitted(info.path):
                 continue  # the files equal the branch: nothing to commit, nothing to wait for
-            reason = humanedits.busy_reason(info.path)
-            if reason:
-                log.debug("%s: human edits wait: %s", name, reason)
+            if humanedits.commit_or_wait(self.conn, self.home, name, info.path, now=self.wall()):
+                self._repo_seen[name] = humanedits.repo_signature(info.path)
+            else:
                 self._edits.postpone(name, self.clock())
-                continue
-            try:
-                done = humanedits.commit_edits(self.conn, self.home, name, now=self.wall())
-            except Busy as exc:  # evolve writing, or the person's git state since the check above
-                log.debug("%s: human edits wait: %s", name, exc)
-                self._edits.postpone(name, self.clock())
-                continue
-            self._repo_seen[name] = humanedits.repo_signature(info.path)
-            if done:
-                log.info("%s: committed a human edit %s (%s)", name, done[0][:12], ", ".join(done[1]))
-                for found in humanedits.secrets_in(info.path, done[0]):  # what the pre-commit hook says
-                    log.warning(
-                        "%s: %s; remove it if it should not be there: the agent reads it, and no sync pushes "
-                        "it without `evolve sync --push-anyway %s`",
-                        name,
-                        found,
-                        name,
-                    )
 
     def _sync_due(self) -> None:
         self._syncs.poll(self.clock())

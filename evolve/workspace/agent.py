@@ -11,8 +11,9 @@ from pathlib import Path
 from evolve.errors import Busy, ConfigError, UserError
 from evolve.home import Home
 from evolve.names import check_name
+from evolve.store.commit import ConcurrentChange
 from evolve.store.history import Commit, build_message
-from evolve.store.repo import ConcurrentChange, Identity, Repo, init_repo, person_identity
+from evolve.store.repo import Identity, Repo, init_repo, person_identity
 from evolve.workspace import memo as memo_mod
 
 TYPE_CHECKING = False  # typing's own flag without importing typing (a command's start)

@@ -22,11 +22,11 @@ from tests.reflect.scenarios import corrected_session
 # step name -> (object to patch, attribute, when: "before" | "after")
 STEPS = {
     "journal-written": ("evolve.store.journal", "write_journal", "after"),
-    "files-written": ("evolve.store.repo:Repo", "_commit_loop", "before"),
-    "commit-object-made": ("evolve.store.repo:Repo", "_swap", "before"),
+    "files-written": ("evolve.store.commit", "commit_loop", "before"),
+    "commit-object-made": ("evolve.store.commit", "swap", "before"),
     "index-staged": ("evolve.store.repo:Repo", "update_refs", "before"),
     "branch-moved": ("evolve.store.repo:Repo", "update_refs", "after"),
-    "swap-done": ("evolve.store.repo:Repo", "_commit_loop", "after"),
+    "swap-done": ("evolve.store.commit", "commit_loop", "after"),
     "commit-done": ("evolve.reflect.apply", "apply_plan", "after"),
 }
 

@@ -1,0 +1,259 @@
+"""Commits built in a private index and the branch moved by compare-and-swap under index.lock.
+
+A commit's tree is the branch tip plus the exact entries evolve changes, built in a
+scratch index so the person's index is never read; the branch then moves `OLD → NEW` in
+one ref transaction while evolve holds git's own `index.lock`, and the real index is
+refreshed for those paths first. A person's concurrent commit either lands before (evolve
+builds again on top of it) or after (and finds evolve's change in its index). `Repo`
+calls these, and so does the journal, which moves the branch the same way.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from evolve.errors import EvolveError, UserError
+from evolve.store.files import scratch
+from evolve.store.git import ZERO, acquire_index_lock
+from evolve.store.worktree import EXECUTABLE, LINK, is_executable
+
+TYPE_CHECKING = False  # typing's own flag without importing typing (a command's start)
+if TYPE_CHECKING:
+    from evolve.store.repo import Entry, Identity, Repo
+
+LITERAL = {"GIT_LITERAL_PATHSPECS": "1"}  # paths given to git: a file named `:!a` is that file
+
+
+class ConcurrentChange(UserError):
+    """A person committed the same files while evolve was writing them (nothing is lost)."""
+
+
+class EditedMeanwhile(ConcurrentChange):
+    """A file evolve is about to write is not what it read: a person saved it meanwhile."""
+
+
+@dataclass
+class Extra:
+    """A second commit made with another (see `Repo.commit_changes(also=...)`)."""
+
+    branch: str
+    changes: Mapping[str, bytes | None]
+    message: str
+    sha: str | None = None
+
+
+def check_unchanged(repo: Repo, expect: Mapping[str, bytes | None]) -> None:
+    """EditedMeanwhile when a file no longer holds the bytes evolve read (None: absent)."""
+    for path, before in expect.items():
+        target = repo.path / path
+        try:
+            now = None if target.is_symlink() else target.read_bytes()
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            now = None
+        if now != before:
+            raise EditedMeanwhile(
+                f"{target} changed while evolve was writing it; nothing was lost — run the command again"
+            )
+
+
+def blob_entries(repo: Repo, changes: Mapping[str, bytes | None], links: frozenset[str] = frozenset()) -> str:
+    """`git update-index --index-info` lines; the blobs are written to the odb."""
+    written = sorted(path for path, content in changes.items() if content is not None)
+    blobs = dict(zip(written, write_blobs(repo, [changes[p] or b"" for p in written]), strict=True))
+    lines = []
+    for path, content in sorted(changes.items()):
+        if content is None:
+            lines.append(f"0 {ZERO}\t{path}")
+        else:
+            mode = LINK if path in links else EXECUTABLE if is_executable(repo, path) else "100644"
+            lines.append(f"{mode} {blobs[path]}\t{path}")
+    return "".join(line + "\n" for line in lines)
+
+
+def write_blobs(repo: Repo, contents: Sequence[bytes]) -> list[str]:
+    """Each content stored as a blob (as is: no filter), its id; one git process for them all."""
+    if len(contents) <= 1:
+        return [repo.text("hash-object", "-w", "--stdin", input=data) for data in contents]
+    with scratch(repo.git_dir, "evolve-blobs-") as tmp:
+        names = []
+        for number, data in enumerate(contents):
+            (Path(tmp) / str(number)).write_bytes(data)
+            names.append(os.path.relpath(Path(tmp) / str(number), repo.path))
+        listed = "".join(name + "\n" for name in names).encode()
+        return repo.text("hash-object", "-w", "--no-filters", "--stdin-paths", input=listed).split()
+
+
+def commit_loop(
+    repo: Repo,
+    changes: Mapping[str, bytes | None],
+    message: str,
+    author: Identity,
+    branch: str,
+    on_checkout: bool,
+    when: str | None,
+    links: frozenset[str] = frozenset(),
+    also: Extra | None = None,
+) -> str:
+    """Commit `changes` on `branch`'s tip, again on the new tip each time someone moved it first.
+
+    ConcurrentChange once someone committed the same paths meanwhile.
+    """
+    entries = blob_entries(repo, changes, links)
+    extra_entries = blob_entries(repo, also.changes) if also is not None else ""
+    for _attempt in range(50):
+        old = repo.tip(branch)
+        base = old or (repo.tip() if branch != repo.branch else None)
+        new = commit_tree(repo, base, entries, message, author.env(when))
+        refs = []
+        if also is not None:
+            also.sha = commit_tree(repo, new, extra_entries, also.message, author.env(when))
+            refs.append((f"refs/heads/{also.branch}", also.sha, ZERO))
+        if swap(repo, branch, new, old, entries if on_checkout else None, refs):
+            return new
+        if old and _touched_since(repo, old, branch, list(changes)):
+            raise ConcurrentChange(
+                "someone committed changes to the same files while evolve was writing; "
+                "nothing was lost — run the command again"
+            )
+    raise EvolveError("could not update the branch after 50 attempts (constant concurrent commits)")
+
+
+def commit_tree(repo: Repo, base: str | None, entries: str, message: str, env: Mapping[str, str]) -> str:
+    """A commit object: `base`'s tree with `entries` applied, `base` its parent."""
+    with scratch(repo.git_dir, "evolve-idx-") as tmp:
+        index = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+        if base:
+            repo.git("read-tree", base, env=index)
+        if entries:
+            repo.git("update-index", "--index-info", input=_encode(entries), env=index)
+        tree = repo.text("write-tree", env=index)
+    parents = ["-p", base] if base else []
+    try:  # a message read with surrogateescape keeps its bytes
+        data = message.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        data = message.encode("utf-8", "replace")
+    return repo.text("commit-tree", tree, *parents, input=data, env=env)
+
+
+def build_commit(
+    repo: Repo, base: str | None, entries: Mapping[str, Entry | None], message: str, env: Mapping[str, str]
+) -> str:
+    """A commit on `base` (nothing moves): its tree with `entries` (None deletes a path).
+
+    `env` names the author and committer (GIT_AUTHOR_* / GIT_COMMITTER_*).
+    """
+    lines = "".join(
+        f"{entry[0]} {entry[1]}\t{path}\n" if entry else f"0 {ZERO}\t{path}\n"
+        for path, entry in sorted(entries.items())
+    )
+    return commit_tree(repo, base, lines, message, env)
+
+
+def _touched_since(repo: Repo, old: str, branch: str, paths: list[str]) -> bool:
+    new = repo.tip(branch)
+    out = repo.git("diff", "--name-only", old, new or old, "--", *paths, env=LITERAL)
+    return bool(out.strip())
+
+
+def swap(
+    repo: Repo,
+    branch: str,
+    new: str,
+    old: str | None,
+    index_entries: str | None,
+    refs: Sequence[tuple[str, str, str]] = (),
+) -> bool:
+    """Move the branch old→new (and `refs`, in one transaction) under git's index.lock.
+
+    The real index is refreshed too, so a person's next `git commit` starts from it, and
+    it is refreshed first: `git commit` reads HEAD, then the index, and takes index.lock
+    only after, so one that read the moved branch with the old index would drop evolve's
+    change. When the branch does not move, the index is put back as it was (nobody else
+    can write it while evolve holds index.lock).
+    """
+    fd = acquire_index_lock(repo.git_dir)
+    real = repo.git_dir / "index"
+    staged, before = False, None
+    try:
+        if index_entries is not None:
+            before = real.read_bytes() if real.exists() else None
+            index_file(repo, before, index_entries).replace(real)
+            staged = True
+        moved = repo.update_refs([(f"refs/heads/{branch}", new, old or ZERO), *refs])
+        if moved or repo.tip(branch) == new:
+            staged = False
+            return True
+        return False
+    finally:
+        try:
+            if staged and before is None:
+                real.unlink(missing_ok=True)
+            elif staged:
+                index_file(repo, before).replace(real)
+        finally:
+            os.close(fd)
+            (repo.git_dir / "index.lock").unlink(missing_ok=True)
+
+
+def entries_at(repo: Repo, rev: str | None, paths: Sequence[str]) -> str:
+    """`update-index --index-info` lines giving `paths` their entries at `rev` (absent: removed)."""
+    found = {}
+    listed = repo.git("ls-tree", "-z", "--full-tree", rev, "--", *paths, env=LITERAL) if rev else b""
+    for entry in filter(None, listed.split(b"\0")):
+        meta, _, name = entry.partition(b"\t")
+        mode, _kind, sha = meta.decode().split()
+        found[name.decode("utf-8", "surrogateescape")] = f"{mode} {sha}"
+    return "".join(f"{found.get(p, f'0 {ZERO}')}\t{p}\n" for p in paths)
+
+
+def index_file(repo: Repo, data: bytes | None, entries: str = "") -> Path:
+    """An index file beside the real one: `data` (None: empty) with `entries` applied, on disk.
+
+    Call holding index.lock (one at a time); the caller renames it over the index.
+    """
+    ready = repo.git_dir / "evolve-index"
+    if data is None:
+        ready.unlink(missing_ok=True)
+    else:
+        ready.write_bytes(data)
+    if entries:
+        env = {"GIT_INDEX_FILE": str(ready)}
+        repo.git("update-index", "--index-info", input=_encode(entries), env=env)
+    fd = os.open(ready, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return ready
+
+
+def _encode(entries: str) -> bytes:
+    """`--index-info` lines → bytes; a non-UTF-8 file name (surrogate-escaped) keeps its bytes.
+
+    git reads a path that starts with `"` as C-quoted: such a name is quoted, so `"q"` stays
+    `"q"` and does not become `q`.
+    """
+    lines = []
+    for line in entries.split("\n"):
+        meta, tab, path = line.partition("\t")
+        if tab and path.startswith('"'):
+            path = '"' + path.replace("\\", "\\\\").replace('"', '\\"').replace("\t", "\\t") + '"'
+        lines.append(meta + tab + path)
+    return "\n".join(lines).encode("utf-8", "surrogateescape")
+
+
+__all__ = [
+    "ConcurrentChange",
+    "EditedMeanwhile",
+    "Extra",
+    "build_commit",
+    "check_unchanged",
+    "commit_loop",
+    "commit_tree",
+    "entries_at",
+    "index_file",
+    "swap",
+]

@@ -1,0 +1,84 @@
+"""A commit's tree read whole: its entries, a path evolve refuses in it, its files exported.
+
+Reads only, each one git process (`ls-tree`, `archive`); a folder of an old commit is read
+through GitPython's object database, the one place evolve uses it. `Repo` calls these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from evolve.errors import PathRefused
+from evolve.store.worktree import refused_path
+
+TYPE_CHECKING = False  # typing's own flag without importing typing (a command's start)
+if TYPE_CHECKING:
+    from evolve.store.repo import Entry, Repo
+
+
+def refused_in_tree(repo: Repo, rev: str) -> str | None:
+    """The first path of `rev`'s tree evolve never writes (`.gitattributes`, into `.git`, …), or None."""
+    listed = repo.git("ls-tree", "-r", "-z", "--name-only", "--full-tree", rev).split(b"\0")
+    for raw in filter(None, listed):
+        path = raw.decode("utf-8", "surrogateescape")
+        if refused_path(path) or any(part in (".", "") for part in path.split("/")):
+            return path
+    return None
+
+
+def tree_entries(repo: Repo, rev: str, paths: Sequence[str] = ()) -> dict[str, Entry]:
+    """Path → (mode, blob) of every file and link at `rev` (under `paths`, when given)."""
+    out = repo.git("ls-tree", "-r", "-z", "--full-tree", rev, "--", *paths)
+    found: dict[str, Entry] = {}
+    for item in filter(None, out.split(b"\0")):
+        meta, _, name = item.partition(b"\t")
+        mode, kind, blob = meta.decode().split()
+        if kind == "blob":
+            found[name.decode("utf-8", "surrogateescape")] = (mode, blob)
+    return found
+
+
+def export(repo: Repo, rev: str, target: Path) -> None:
+    """`rev`'s tree as plain files in `target` (`git archive`), the repository untouched.
+
+    No hook, filter or checkout runs; a link that leads out of `target` is PathRefused.
+    """
+    import io
+    import tarfile
+
+    data = repo.git("archive", "--format=tar", rev)
+    with tarfile.open(fileobj=io.BytesIO(data)) as archive:
+        try:
+            archive.extractall(target, filter="data")
+        except tarfile.FilterError as exc:
+            raise PathRefused(
+                f"main holds a link that leads out of the repository ({exc.tarinfo.name}); "
+                "evolve never exports it: remove the link"
+            ) from None
+
+
+def folder_at(repo: Repo, rev: str, folder: str) -> dict[str, tuple[str, bytes]]:
+    """Path → (git mode, bytes) of every file and link under `folder` at `rev`.
+
+    Reads through GitPython's object database (the one place evolve uses it: a tree walk
+    over an old commit); the handle is closed so no `git cat-file` process is left.
+    """
+    import git  # GitPython, lazily: only restoring a skill needs it
+
+    handle = git.Repo(repo.path)
+    try:
+        try:
+            tree = handle.commit(rev).tree / folder.rstrip("/")
+        except (KeyError, ValueError, git.BadName):
+            return {}
+        return {
+            str(item.path): (f"{item.mode:o}", item.data_stream.read())
+            for item in tree.traverse()
+            if isinstance(item, git.Blob)
+        }
+    finally:
+        handle.close()
+
+
+__all__ = ["export", "folder_at", "refused_in_tree", "tree_entries"]
