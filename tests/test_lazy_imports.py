@@ -103,3 +103,35 @@ def test_a_sync_with_nothing_to_do_loads_neither_config_nor_typing(
     assert "x: up to date" in proc.stdout
     line = next(line for line in proc.stdout.splitlines() if line.startswith("REPORT"))
     assert json.loads(line[len("REPORT") :]) == [0, []]
+
+
+HOOK_PROBE = """
+import json, sys
+from evolve.transcripts import redact
+before = redact.secret_warnings("- prefer small commits; run the linter first")
+plain = sorted(m for m in sys.modules if m.startswith("evolve.transcripts."))
+compiled_plain = redact.rules.cache_info().currsize
+after = redact.secret_warnings("password = hunter2hunter2")
+print("REPORT" + json.dumps([before, plain, compiled_plain, bool(after), redact.rules.cache_info().currsize]))
+"""
+
+
+def test_the_secret_rules_compile_only_for_a_text_holding_a_keyword():
+    # the pre-commit hook's warnings on a memo commit: no adapter is loaded, no rule's regex
+    # compiled, until a text holds a keyword of one (then every rule is there, as before)
+    before, plain, compiled_plain, warned, compiled_after = _probe(HOOK_PROBE)
+    assert before == []
+    assert plain == ["evolve.transcripts.literals", "evolve.transcripts.redact"]
+    assert compiled_plain == 0
+    assert warned and compiled_after == 1
+
+
+def test_the_transcripts_package_still_gives_its_names_and_its_submodules():
+    import evolve.transcripts as transcripts
+    from evolve.transcripts import ADAPTERS, classify, follow
+
+    assert set(ADAPTERS) == {"claude_code", "codex", "generic", "api"}
+    assert callable(follow) and classify.__name__ == "evolve.transcripts.classify"
+    assert all(getattr(transcripts, name) is not None for name in transcripts.__all__)
+    with pytest.raises(AttributeError):
+        transcripts.no_such_name  # noqa: B018 - the attribute access is the test
