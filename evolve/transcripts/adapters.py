@@ -150,20 +150,3 @@ def parse_messages(
         runs.extend(builder.feed(event))
     last = builder.open_run()
     return mark_superseded(runs + ([last] if last else []))
-
-
-__all__ = [
-    "ADAPTERS",
-    "SOURCES",
-    "Adapter",
-    "Classifier",
-    "Cursor",
-    "Event",
-    "LineReader",
-    "Run",
-    "RunBuilder",
-    "Update",
-    "follow",
-    "parse_file",
-    "parse_messages",
-]
