@@ -476,7 +476,8 @@ def test_pathological_input_is_scanned_in_linear_time(lead, unit, count, tail):
 
     On a loaded machine a linear scan can pass two seconds too, so a slow scan
     must also grow faster than its input: four times the text, at most ten
-    times the time (linear is four, quadratic sixteen)."""
+    times the time (linear is four, quadratic sixteen).
+    """
     find_secrets("password=warm-the-rules")
 
     def scan_time(copies: int, tries: int) -> float:
