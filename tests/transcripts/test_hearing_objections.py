@@ -38,6 +38,11 @@ OBJECTIONS = [
     ("I don't trust these numbers, rerun the benchmark", DONE, "negation"),
     ("うーん、思ってたのと違うな", "画面を作り直しました。", "negation"),
     ("这个函数不是早就已经写好了吗？", "我新建了 utils.py。", "pushback"),
+    ("thats not correct, the limit is per project", DONE, "negation"),  # typed without the apostrophe
+    ("Wait, don't you need the staging key for that?", DONE, "pushback"),
+    ("Hold on, won't you break the old clients this way?", PLAN, "pushback"),
+    ("You mustn't edit the generated files.", PLAN, "rule"),
+    ("you shouldn't ever run migrations on prod from here", PLAN, "rule"),
 ]
 
 
@@ -71,6 +76,7 @@ NOT_OBJECTIONS = [
     ("The quiz should print: That is not correct. Try again!", DONE),
     # a deduction or a promise, not a rule for how the agent works
     ("You must be using an old Python, the walrus operator is newer.", DONE),
+    ("The form says you must not use your old password; add that check.", DONE),  # the product's words
     ("I raised the quota, so you should not run into the limit now.", DONE),
     ("检查一下用户是不是已经登录，如果不是就跳转到登录页，可以吗？", DONE),  # a new task
     ("没有了", "已完成。还有其他需要吗？"),  # "nothing more"
