@@ -418,9 +418,11 @@ def _opens_a_sentence(words: str, start: int) -> bool:
 
 
 # What may stand before a sentence-start cue ("Always", "Please always", "And never",
-# "Thanks, always …", "好的，以后 …").
+# "Thanks, always …", "好的，以后 …"). "so" and "but" only after a mark: bare, they go on
+# a sentence ("so we never have to", a linter's "assigned but never used").
 _LEAD = re.compile(
-    r"(?:[.!?;:\n。！？；：]|\b(?:please|pls|and|so|but|also|just|you should|you must|make sure to|"
+    r"(?:[.!?;:\n。！？；：]|(?:^|[,;.!?]) *(?:so|but)|"
+    r"\b(?:please|pls|and|also|just|you should|you must|make sure to|"
     r"s'il te plait|bitte|por favor|per favore|пожалуйста|prosím|tolong|ok|okay|thanks|thank you|thx|"
     r"great|perfect|好的|好|谢谢|gracias|merci|danke|grazie|obrigado|спасибо|дякую))\W*\Z"
 )

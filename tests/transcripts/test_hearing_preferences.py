@@ -42,6 +42,8 @@ PREFERENCES = [
     ("uk", "Надалі пиши коміти англійською."),
     ("tr", "benimle türkçe konuşacaksın"),
     ("tr", "Benimle turkce konusacaksin lutfen"),
+    ("en", "Keep the public API, but never expose the admin routes."),  # "but" after a comma opens a clause
+    ("en", "Merge it and always squash the fixups."),
 ]
 
 
@@ -62,6 +64,12 @@ NOT_PREFERENCES = [
     "Add a new rule to the eslint config for unused imports",
     "Don't ask me, I have no idea what the API returns.",
     "never mind, fix the other bug first",
+    # a linter's words pasted, a purpose, a status: "but never", "so we never", "is in … now"
+    "src/api.ts\n  12:7  warning  'token' is assigned a value but never used",
+    "Set up the SSH agent so we never have to type the passphrase.",
+    "The old report is in archive/ now, have a look at its totals.",
+    "今後の計画について話し合いましょう",  # "future" before a noun
+    "以后的版本再说，先修这个",
 ]
 
 
