@@ -401,12 +401,27 @@ def _preference(words: str, found: dict[str, list[tuple[str, int, int]]]) -> tup
     if "rule" in found and _size(words) < _SHORT:  # a rule of a long new request is its spec
         spans += found.get("rule", ())
 
-    spans += [span for span in found.get("standing_lead", ()) if _opens_a_sentence(words, span[1])]
+    spans += [
+        span
+        for span in found.get("standing_lead", ())
+        if _opens_a_sentence(words, span[1]) and not _describes(words, span)
+    ]
     spans += _answer_in_a_language(words, found)
     for lang, start, end in sorted(spans, key=lambda span: span[1]):
         if not _is_question_at(words, end):  # "do you always …?" asks, it does not instruct
             return lang, f"states a standing preference: “{words[start:end].strip()}”"
     return None
+
+
+# A finished verb after "always" / "never" ("but never used", "so it always returns null"):
+# what something does, not how to work ("never embed", "always pass" are instructions)
+_DESCRIBED = re.compile(r" +[a-z]+(?:(?<![eb])ed|(?<![sui])s)\b")
+
+
+def _describes(words: str, span: tuple[str, int, int]) -> bool:
+    """Whether an "always" / "never" cue goes on describing, not instructing."""
+    _, start, end = span
+    return words[start:end].strip() in ("always", "never") and _DESCRIBED.match(words, end) is not None
 
 
 def _opens_a_sentence(words: str, start: int) -> bool:
@@ -418,11 +433,9 @@ def _opens_a_sentence(words: str, start: int) -> bool:
 
 
 # What may stand before a sentence-start cue ("Always", "Please always", "And never",
-# "Thanks, always …", "好的，以后 …"). "so" and "but" only after a mark: bare, they go on
-# a sentence ("so we never have to", a linter's "assigned but never used").
+# "Thanks, always …", "好的，以后 …").
 _LEAD = re.compile(
-    r"(?:[.!?;:\n。！？；：]|(?:^|[,;.!?]) *(?:so|but)|"
-    r"\b(?:please|pls|and|also|just|you should|you must|make sure to|"
+    r"(?:[.!?;:\n。！？；：]|\b(?:please|pls|and|so|but|also|just|you should|you must|make sure to|"
     r"s'il te plait|bitte|por favor|per favore|пожалуйста|prosím|tolong|ok|okay|thanks|thank you|thx|"
     r"great|perfect|好的|好|谢谢|gracias|merci|danke|grazie|obrigado|спасибо|дякую))\W*\Z"
 )

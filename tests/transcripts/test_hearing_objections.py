@@ -39,10 +39,6 @@ OBJECTIONS = [
     ("うーん、思ってたのと違うな", "画面を作り直しました。", "negation"),
     ("这个函数不是早就已经写好了吗？", "我新建了 utils.py。", "pushback"),
     ("thats not correct, the limit is per project", DONE, "negation"),  # typed without the apostrophe
-    ("Wait, don't you need the staging key for that?", DONE, "pushback"),
-    ("Hold on, won't you break the old clients this way?", PLAN, "pushback"),
-    ("You mustn't edit the generated files.", PLAN, "rule"),
-    ("you shouldn't ever run migrations on prod from here", PLAN, "rule"),
 ]
 
 

@@ -42,8 +42,12 @@ PREFERENCES = [
     ("uk", "Надалі пиши коміти англійською."),
     ("tr", "benimle türkçe konuşacaksın"),
     ("tr", "Benimle turkce konusacaksin lutfen"),
-    ("en", "Keep the public API, but never expose the admin routes."),  # "but" after a comma opens a clause
-    ("en", "Merge it and always squash the fixups."),
+    ("en", "Keep the public API, but never expose the admin routes."),
+    ("en", "use rebase but never force push"),
+    ("en", "ok so always run the linter first"),
+    ("en", "fyi the fixtures are in tests/data here, not in src"),
+    ("en", "the api keys belong in .env here, never in the code"),
+    ("zh", "今后的代码都用 TypeScript 写"),
 ]
 
 
@@ -64,12 +68,12 @@ NOT_PREFERENCES = [
     "Add a new rule to the eslint config for unused imports",
     "Don't ask me, I have no idea what the API returns.",
     "never mind, fix the other bug first",
-    # a linter's words pasted, a purpose, a status: "but never", "so we never", "is in … now"
+    # what something does, not how to work: a linter's words, a report, a status
     "src/api.ts\n  12:7  warning  'token' is assigned a value but never used",
-    "Set up the SSH agent so we never have to type the passphrase.",
+    "It compiles, but never terminates on the big inputs.",
+    "ok so it always returns null when the cache is cold",
     "The old report is in archive/ now, have a look at its totals.",
-    "今後の計画について話し合いましょう",  # "future" before a noun
-    "以后的版本再说，先修这个",
+    "The spec is in docs. Fix the parser here first.",  # "in … here" across two sentences
 ]
 
 
