@@ -83,8 +83,10 @@ def hear(
     kinds: tuple[str, ...]
     if first:
         kinds = _FIRST_KINDS
-    else:  # "don't" is looked for only where it can count: most messages need not pay for it
-        kinds = _AFTER_STOP_KINDS if after_error and len(words) < _BRIEF else _MESSAGE_KINDS
+    elif after_error:  # "don't" and "no" are looked for only where they count: most messages need not pay
+        kinds = _AFTER_STOP_KINDS if len(words) < _BRIEF else _AFTER_ERROR_KINDS
+    else:
+        kinds = _MESSAGE_KINDS
     found = _by_kind(lexicons, words, kinds)
     preference = _preference(words, found)
     message = _Message(lexicons, text, words, found)
@@ -143,10 +145,12 @@ _AGENT_KINDS = ("claim", "asks")
 # The cues the rules below weigh with the agent's words (standing ones make preferences only)
 _WEIGHED = frozenset(
     "weak failure persist again pushback why challenge opener scorn contrast contrast_before observe rule "
-    "scope changed exists undo halt forbid".split()
+    "scope changed exists undo halt forbid refuse".split()
 )
-_MESSAGE_KINDS = ("phrases", "weak", *(kind for kind in CUES if kind not in (*_AGENT_KINDS, "forbid")))
-_AFTER_STOP_KINDS = (*_MESSAGE_KINDS, "forbid")  # a brief reply right after an interruption
+_AFTER_STOP = ("forbid", "refuse")
+_MESSAGE_KINDS = ("phrases", "weak", *(kind for kind in CUES if kind not in (*_AGENT_KINDS, *_AFTER_STOP)))
+_AFTER_ERROR_KINDS = (*_MESSAGE_KINDS, "refuse")  # a reply right after an interruption or an API error
+_AFTER_STOP_KINDS = (*_AFTER_ERROR_KINDS, "forbid")  # a brief one
 _FIRST_KINDS = ("phrases", "standing", "standing_lead", "rule")  # a session's first words
 
 
@@ -173,12 +177,16 @@ class _Message:
         forbid = found.get("forbid")  # the interruption says the agent was at work, words or not
         if forbid and "retry" not in found:  # looked for in a brief reply after an interruption only
             return RULE, f"tells the agent not to, right after stopping it: “{self.quote(forbid[0])}”"
+        # "no", "not …" opening the reply to a stopped agent: it was doing the wrong thing
+        refuse = [s for s in found.get("refuse", ()) if _opens_the_reply(words, s[1])]
+        if refuse and "retry" not in found:  # looked for right after an interruption or an API error only
+            return NEGATION, f"says no right after stopping the agent: “{self.quote(refuse[0])}”"
         if first or not (agent_before.strip() or agent_did.strip()):
             return None  # nothing the agent said yet: only outright words count
         persist = found.get("persist")
         if after_error and ("retry" in found or len(words) < _BRIEF):
             return None  # a retry after an API error or an interruption
-        if "retry" in found and not persist and len(words) < 100:
+        if _retries(found) and not persist and len(words) < 100:
             return None  # "there was a timeout, please continue"
         if "pushback" in found and ("?" in self.text or "？" in self.text):
             return PUSHBACK, f"challenges the agent: “{self.quote(found['pushback'][0])}”"
@@ -336,6 +344,17 @@ def _pasted_at(words: str) -> int:
     """Where pasted program output starts in the message, or its length."""
     found = _PASTED.search(words) if any(char in words for char in _PASTED_CHARS) else None
     return found.start() if found else len(words)
+
+
+def _retries(found: Spans) -> bool:
+    """A word of retry, other than an "again" beside a failure ("it hangs again" reports)."""
+    again = {span[1:] for span in found.get("again", ())} if "failure" in found else set()
+    return any(span[1:] not in again for span in found.get("retry", ()))
+
+
+def _opens_the_reply(words: str, start: int) -> bool:
+    """Whether a cue opens the message, or follows only a brief "ok" / "wait" ("ok no, …")."""
+    return start == 0 or _ACKNOWLEDGED.fullmatch(words, 0, start) is not None
 
 
 def _accepts(words: str) -> bool:

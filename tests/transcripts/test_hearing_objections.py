@@ -81,6 +81,59 @@ NOT_OBJECTIONS = [
 ]
 
 
+STOPPED = "Let me start by rewriting the config loader:"  # the person stopped the agent here
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "no use the staging bucket instead",
+        "you're not running it inside the container",
+        "ok no keep the old loader",
+        "不是在根目录，在 packages 里",
+        "нет в другой папке",
+        "nein im anderen Ordner",
+    ],
+)
+def test_no_opening_the_reply_to_a_stopped_agent_is_a_correction(text):
+    result = hear(load_lexicons(), text, STOPPED, after_error=True)
+    assert result.correction and result.kind == "negation", (text, result.why)
+    assert not heard(text, first=True).correction  # a session's first words correct nothing
+    assert not heard(text, STOPPED).correction  # the agent was not stopped: "no" may answer anything
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "not sure what happened, continue",
+        "now try again",
+        "nothing to add, go on",
+        "node is installed now, retry",
+    ],
+)
+def test_a_retry_after_an_interruption_is_no_refusal(text):
+    assert not hear(load_lexicons(), text, STOPPED, after_error=True).correction
+
+
+@pytest.mark.parametrize(
+    ("text", "before"),
+    [
+        ("the page can't be reached now", DONE),
+        ("it gets stuck on the login screen", DONE),
+        ("it hangs again on the same step", DONE),  # "again" beside a failure reports, it retries nothing
+        ("Slackで試したけど反応ない", "ボットを起動しました。"),
+        ("页面没有样式", "已经部署好了。"),
+    ],
+)
+def test_a_failure_said_in_everyday_words_after_a_claim_is_heard(text, before):
+    result = heard(text, before)
+    assert result.correction and result.kind == "failure_report", (text, result.why)
+
+
+def test_being_stuck_on_a_choice_is_no_failure():
+    assert not heard("I'm stuck choosing a name for the module, any ideas?").correction
+
+
 @pytest.mark.parametrize("text", ["again", "try it again", "again please"])
 def test_again_with_no_failure_after_an_interruption_is_still_a_retry(text):
     assert not hear(load_lexicons(), text, DONE, after_error=True).correction
