@@ -177,16 +177,17 @@ class _Message:
         forbid = found.get("forbid")  # the interruption says the agent was at work, words or not
         if forbid and "retry" not in found:  # looked for in a brief reply after an interruption only
             return RULE, f"tells the agent not to, right after stopping it: “{self.quote(forbid[0])}”"
-        # "no", "not …" opening the reply to a stopped agent: it was doing the wrong thing
+        # "no", "not that …" opening a short reply to a stopped agent: it was doing the wrong thing
+        # (looked for right after an interruption or an API error only; a "no" may answer its question)
         refuse = [s for s in found.get("refuse", ()) if _opens_the_reply(words, s[1])]
-        if refuse and "retry" not in found:  # looked for right after an interruption or an API error only
+        if refuse and "retry" not in found and _size(words) < _SHORT and not self.asked(agent_before):
             return NEGATION, f"says no right after stopping the agent: “{self.quote(refuse[0])}”"
         if first or not (agent_before.strip() or agent_did.strip()):
             return None  # nothing the agent said yet: only outright words count
         persist = found.get("persist")
         if after_error and ("retry" in found or len(words) < _BRIEF):
             return None  # a retry after an API error or an interruption
-        if _retries(found) and not persist and len(words) < 100:
+        if "retry" in found and not persist and len(words) < 100:
             return None  # "there was a timeout, please continue"
         if "pushback" in found and ("?" in self.text or "？" in self.text):
             return PUSHBACK, f"challenges the agent: “{self.quote(found['pushback'][0])}”"
@@ -224,7 +225,11 @@ class _Message:
             return FAILURE_REPORT, f"says nothing changed after the agent's claim: “{self.quote(again[-1])}”"
         # near the start (a long new task may mention one), and said, not asked ("is it fixed now?")
         upto = min(_SHORT, _pasted_at(words)) if failure else 0
-        early = [s for s in failure or () if s[1] < upto and not self.to_repair(s)]
+        early = [
+            s
+            for s in failure or ()
+            if s[1] < upto and not self.to_repair(s) and not _conditional(words, s[1])
+        ]
         asks_back = [s for s in early if _is_question_at(words, s[1])]  # "is it fixed now?" asks
         early = [s for s in early if s not in asks_back]
         if claimed and short and any(_NEGATED.search(self.quote(s)) for s in asks_back):
@@ -346,15 +351,25 @@ def _pasted_at(words: str) -> int:
     return found.start() if found else len(words)
 
 
-def _retries(found: Spans) -> bool:
-    """A word of retry, other than an "again" beside a failure ("it hangs again" reports)."""
-    again = {span[1:] for span in found.get("again", ())} if "failure" in found else set()
-    return any(span[1:] not in again for span in found.get("retry", ()))
+# "show a banner when the API crashes", "if the job is stuck, cancel it": a failure the work must
+# handle, not one the person saw ("when I open it, it crashes" reports; so does "it crashes when …")
+_CONDITION = re.compile(
+    r"\b(?:when|whenever|if|in case|once|until|unless)\b(?! (?:i|i'm|i've|we|we're)\b)[^.!?;:,\n]*\Z"
+)
+
+
+def _conditional(words: str, start: int) -> bool:
+    """Whether the words at `start` sit inside a "when …" / "if …" clause about the product."""
+    return _CONDITION.search(words, max(0, start - 60), start) is not None
 
 
 def _opens_the_reply(words: str, start: int) -> bool:
     """Whether a cue opens the message, or follows only a brief "ok" / "wait" ("ok no, …")."""
-    return start == 0 or _ACKNOWLEDGED.fullmatch(words, 0, start) is not None
+    return start == 0 or _INTERJECTION.fullmatch(words, 0, start) is not None
+
+
+# What may come before a "no" that opens the reply (not "si", "ja", "да": "si no …" is "if not")
+_INTERJECTION = re.compile(r"(?:ok|okay|wait|hmm|um|uh|ah|oh|sorry|well|好的|嗯)[ ,.!，。]*")
 
 
 def _accepts(words: str) -> bool:

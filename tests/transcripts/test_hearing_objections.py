@@ -90,8 +90,7 @@ STOPPED = "Let me start by rewriting the config loader:"  # the person stopped t
         "no use the staging bucket instead",
         "you're not running it inside the container",
         "ok no keep the old loader",
-        "不是在根目录，在 packages 里",
-        "нет в другой папке",
+        "не та папка, другая",
         "nein im anderen Ordner",
     ],
 )
@@ -105,14 +104,30 @@ def test_no_opening_the_reply_to_a_stopped_agent_is_a_correction(text):
 @pytest.mark.parametrize(
     "text",
     [
+        # a retry, a hedge, "no" as a determiner or a number: a new instruction
         "not sure what happened, continue",
         "now try again",
         "nothing to add, go on",
-        "node is installed now, retry",
+        "not sure, but add a test too",
+        "no idea what happened there, the session crashed",
+        "no tests needed for this one, just ship the change",
+        "No. 3 on the list is next: the exporter",
+        "Not only the loader, update the writer as well",
+        # other languages' "not" opening an ordinary sentence, "si no" ("if not")
+        "не забудь потом обновить README",
+        "不是很急，先把测试加上",
+        "si no funciona, usa el otro archivo",
+        "não sei o que aconteceu, caiu a rede",
     ],
 )
-def test_a_retry_after_an_interruption_is_no_refusal(text):
+def test_a_retry_or_a_new_instruction_after_an_interruption_is_no_refusal(text):
     assert not hear(load_lexicons(), text, STOPPED, after_error=True).correction
+
+
+@pytest.mark.parametrize("text", ["no", "nope, leave it as it is"])
+def test_no_answering_the_agents_question_before_the_error_is_no_refusal(text):
+    asked = "Should I also update the README, or leave it as is?"
+    assert not hear(load_lexicons(), text, asked, after_error=True).correction
 
 
 @pytest.mark.parametrize(
@@ -120,7 +135,6 @@ def test_a_retry_after_an_interruption_is_no_refusal(text):
     [
         ("the page can't be reached now", DONE),
         ("it gets stuck on the login screen", DONE),
-        ("it hangs again on the same step", DONE),  # "again" beside a failure reports, it retries nothing
         ("Slackで試したけど反応ない", "ボットを起動しました。"),
         ("页面没有样式", "已经部署好了。"),
     ],
@@ -130,8 +144,23 @@ def test_a_failure_said_in_everyday_words_after_a_claim_is_heard(text, before):
     assert result.correction and result.kind == "failure_report", (text, result.why)
 
 
-def test_being_stuck_on_a_choice_is_no_failure():
-    assert not heard("I'm stuck choosing a name for the module, any ideas?").correction
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'm stuck choosing a name for the module, any ideas?",
+        # what the product must handle, in a "when" / "if" clause: a task, not a report
+        "thanks! now show a banner when the API can't be reached",
+        "nice. add a watchdog that restarts the worker when it is stuck",
+        "next: if the upload fails, retry it three times",
+    ],
+)
+def test_a_failure_the_work_must_handle_is_no_report(text):
+    assert not heard(text).correction, heard(text).why
+
+
+@pytest.mark.parametrize("text", ["when I open the page it crashes", "it crashes when I click save"])
+def test_a_failure_the_person_saw_in_a_when_clause_is_a_report(text):
+    assert heard(text).kind == "failure_report"
 
 
 @pytest.mark.parametrize("text", ["again", "try it again", "again please"])
