@@ -352,9 +352,10 @@ def _pasted_at(words: str) -> int:
 
 
 # "show a banner when the API crashes", "if the job is stuck, cancel it": a failure the work must
-# handle, not one the person saw ("when I open it, it crashes" reports; so does "it crashes when …")
+# handle, not one the person saw ("when I open it, it crashes" and "when you ran it, it broke"
+# report; so do "it crashes when …" and "once deployed it fails")
 _CONDITION = re.compile(
-    r"\b(?:when|whenever|if|in case|once|until|unless)\b(?! (?:i|i'm|i've|we|we're)\b)[^.!?;:,\n]*\Z"
+    r"\b(?:when|whenever|if|in case|unless)\b(?! (?:i|i'm|i've|we|we're|you|you've)\b)[^.!?;:,\n]*\Z"
 )
 
 
