@@ -177,7 +177,7 @@ class _Message:
         forbid = found.get("forbid")  # the interruption says the agent was at work, words or not
         if forbid and "retry" not in found:  # looked for in a brief reply after an interruption only
             return RULE, f"tells the agent not to, right after stopping it: “{self.quote(forbid[0])}”"
-        # "no", "not that …" opening a short reply to a stopped agent: it was doing the wrong thing
+        # "no, in …", "you're not checking …" opening a short reply to a stopped agent: it did the wrong thing
         # (looked for right after an interruption or an API error only; a "no" may answer its question)
         refuse = [s for s in found.get("refuse", ()) if _opens_the_reply(words, s[1])]
         if refuse and "retry" not in found and _size(words) < _SHORT and not self.asked(agent_before):
@@ -225,11 +225,7 @@ class _Message:
             return FAILURE_REPORT, f"says nothing changed after the agent's claim: “{self.quote(again[-1])}”"
         # near the start (a long new task may mention one), and said, not asked ("is it fixed now?")
         upto = min(_SHORT, _pasted_at(words)) if failure else 0
-        early = [
-            s
-            for s in failure or ()
-            if s[1] < upto and not self.to_repair(s) and not _conditional(words, s[1])
-        ]
+        early = [s for s in failure or () if s[1] < upto and not self.to_repair(s)]
         asks_back = [s for s in early if _is_question_at(words, s[1])]  # "is it fixed now?" asks
         early = [s for s in early if s not in asks_back]
         if claimed and short and any(_NEGATED.search(self.quote(s)) for s in asks_back):
@@ -349,19 +345,6 @@ def _pasted_at(words: str) -> int:
     """Where pasted program output starts in the message, or its length."""
     found = _PASTED.search(words) if any(char in words for char in _PASTED_CHARS) else None
     return found.start() if found else len(words)
-
-
-# "show a banner when the API crashes", "if the job is stuck, cancel it": a failure the work must
-# handle, not one the person saw ("when I open it, it crashes" and "when you ran it, it broke"
-# report; so do "it crashes when …" and "once deployed it fails")
-_CONDITION = re.compile(
-    r"\b(?:when|whenever|if|in case|unless)\b(?! (?:i|i'm|i've|we|we're|you|you've)\b)[^.!?;:,\n]*\Z"
-)
-
-
-def _conditional(words: str, start: int) -> bool:
-    """Whether the words at `start` sit inside a "when …" / "if …" clause about the product."""
-    return _CONDITION.search(words, max(0, start - 60), start) is not None
 
 
 def _opens_the_reply(words: str, start: int) -> bool:

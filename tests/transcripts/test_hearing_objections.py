@@ -87,11 +87,12 @@ STOPPED = "Let me start by rewriting the config loader:"  # the person stopped t
 @pytest.mark.parametrize(
     "text",
     [
-        "no use the staging bucket instead",
+        "no in the other folder, under packages/api",
+        "no i want the staging bucket",
+        "ok no in the root folder please",
         "you're not running it inside the container",
-        "ok no keep the old loader",
-        "не та папка, другая",
-        "nein im anderen Ordner",
+        "не тот файл, другой",
+        "nie ten plik, tylko config",
     ],
 )
 def test_no_opening_the_reply_to_a_stopped_agent_is_a_correction(text):
@@ -111,6 +112,14 @@ def test_no_opening_the_reply_to_a_stopped_agent_is_a_correction(text):
         "not sure, but add a test too",
         "no idea what happened there, the session crashed",
         "no tests needed for this one, just ship the change",
+        # agreeing or apologising after stopping the agent by mistake
+        "no you're right, that approach is better",
+        "no it's fine, I hit escape by accident",
+        "not your fault, the server was down",
+        "no wait i was wrong, your first version was fine",
+        "you're not going to believe it, the bug was in my shell config",
+        "不是那么急，先把测试加上",
+        "違うブランチでも同じ変更をして",
         "No. 3 on the list is next: the exporter",
         "Not only the loader, update the writer as well",
         # other languages' "not" opening an ordinary sentence, "si no" ("if not")
@@ -148,10 +157,7 @@ def test_a_failure_said_in_everyday_words_after_a_claim_is_heard(text, before):
     "text",
     [
         "I'm stuck choosing a name for the module, any ideas?",
-        # what the product must handle, in a "when" / "if" clause: a task, not a report
-        "thanks! now show a banner when the API can't be reached",
-        "nice. add a watchdog that restarts the worker when it is stuck",
-        "next: if the upload fails, retry it three times",
+        "next: if the upload fails, retry it three times",  # what the work must handle
     ],
 )
 def test_a_failure_the_work_must_handle_is_no_report(text):
