@@ -360,7 +360,14 @@ def test_a_newcomers_first_correction_is_learned_by_the_watcher_within_minutes(
         git_out(repo, "log", "-1", "--format=%s") == f"reflect({AGENT}): remember 1 correction from the user"
     )
     assert CORRECTION in (repo / "memo.md").read_text()
-    assert "next cycle: in 12 h (every 12 h)" in evolve_cli("status")
+    # the commit lands before the watcher records the reflection in state.db: status follows soon
+    settled = time.monotonic() + 30
+    while (
+        "next cycle: in 12 h (every 12 h)" not in (status := evolve_cli("status"))
+        and time.monotonic() < settled
+    ):
+        time.sleep(0.2)
+    assert "next cycle: in 12 h (every 12 h)" in status
     evolve_cli("uninstall", "claude-code", "--agent", AGENT, "--project", str(project))  # stops the watcher
 
 
