@@ -48,6 +48,7 @@ PREFERENCES = [
     ("en", "fyi the fixtures are in tests/data here, not in src"),
     ("en", "the api keys belong in .env here, never in the code"),
     ("zh", "今后的代码都用 TypeScript 写"),
+    ("de", "Nie wieder direkt auf main pushen."),
 ]
 
 
@@ -74,6 +75,7 @@ NOT_PREFERENCES = [
     "ok so it always returns null when the cache is cold",
     "The old report is in archive/ now, have a look at its totals.",
     "The spec is in docs. Fix the parser here first.",  # "in … here" across two sentences
+    "nie w tym katalogu, w src",  # Polish "not", which German reads as "never"
 ]
 
 
