@@ -49,6 +49,7 @@ PREFERENCES = [
     ("en", "the api keys belong in .env here, never in the code"),
     ("zh", "今后的代码都用 TypeScript 写"),
     ("de", "Nie wieder direkt auf main pushen."),
+    ("it", "Mai usare var nel frontend."),
 ]
 
 
@@ -76,6 +77,7 @@ NOT_PREFERENCES = [
     "The old report is in archive/ now, have a look at its totals.",
     "The spec is in docs. Fix the parser here first.",  # "in … here" across two sentences
     "nie w tym katalogu, w src",  # Polish "not", which German reads as "never"
+    "mai làm tiếp phần này nhé",  # Vietnamese "tomorrow", which Italian reads as "never"
 ]
 
 
