@@ -1,0 +1,245 @@
+"""Kinds of correction heard with the agent's words before them, in several languages each.
+
+Pushback, objections, scorn, undo, a fact restated, a failure reported after the agent's
+claim; and the same words where they are a request, an answer or pasted output. The lexicon
+per language is in test_hearing.py.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from evolve.transcripts.hearing import Heard, hear
+from evolve.transcripts.lexicons import load_lexicons
+
+# What the agent said before the person's words, unless a test says otherwise: it claims done.
+DONE = "Done: I renamed the function and the tests pass now."
+
+
+def heard(text: str, *, first: bool = False, before: str = DONE) -> Heard:
+    return hear(load_lexicons(), text, "" if first else before, first=first)
+
+
+# Kinds of correction heard with the agent's words before them, in several languages each
+# (written for these tests: how people push back, object, scorn, undo, restate a fact).
+ASKED = "I can add a cache or move the lookup to a worker. Which one would you like?"
+WORKED = "The lookup now goes through `cache.get` in `lookup.py`."
+HEARD_AS = [
+    ("what do you mean by a worker", WORKED, "pushback"),
+    ("那不是又多了一次请求", DONE, "pushback"),
+    ("무슨 말이야 캐시는 이미 있어", DONE, "pushback"),
+    ("что значит без кэша", DONE, "pushback"),
+    ("the build can't find it?", DONE, "pushback"),
+    ("But the old page still loads the same data", DONE, "contradiction"),
+    ("可是我的浏览器不支持这个 API", DONE, "contradiction"),
+    ("Mais le cache ne sert à rien ici", DONE, "contradiction"),
+    ("Aber das macht die Seite langsamer", DONE, "contradiction"),
+    ("this looks ugly as hell", DONE, "negation"),
+    ("c'est moche", DONE, "negation"),
+    ("это ужасно", DONE, "negation"),
+    ("remove what you just added to the config", DONE, "undo"),
+    ("删掉你刚才加的那个依赖", DONE, "undo"),
+    ("supprime ce que tu viens d'ajouter", DONE, "undo"),
+    ("don't create a new helper, it already exists in utils", DONE, "fact"),
+    ("不要新建文件，已经存在了", DONE, "fact"),
+    ("the page is blank", WORKED, "failure_report"),
+    ("页面打不开了", WORKED, "failure_report"),
+    ("홈 화면이 안 열려요", WORKED, "failure_report"),
+    ("сторінка не відкривається", WORKED, "failure_report"),
+    ("nadal nie działa", WORKED, "negation"),
+    ("Stop", WORKED, "stop"),
+    ("хватит", WORKED, "stop"),
+    ("停下", WORKED, "stop"),
+    ("zapomniałeś o testach", WORKED, "negation"),
+    # general vocabulary a third round added: each kind's ordinary words, in several languages
+    ("the migration is not done, two tables are left", DONE, "failure_report"),
+    ("the admin panel is unreachable", WORKED, "failure_report"),
+    ("your patch conflicts with the cache decorator", DONE, "failure_report"),
+    ("why do you always rename the variables?", DONE, "pushback"),
+    ("We deploy with docker... wasn't that clear?", DONE, "pushback"),
+    ("I'm rejecting this change, the timeout must stay at 30s", DONE, "negation"),
+    ("点了按钮没有响应", WORKED, "failure_report"),
+    ("我是说侧边栏，不是顶栏", WORKED, "negation"),
+    ("按钮还没有改好", DONE, "failure_report"),
+    ("ボタンが画面に出てきません", WORKED, "failure_report"),
+    ("nó báo lỗi khi mở trang", DONE, "failure_report"),
+    ("ý tôi là trang chủ, không phải trang cài đặt", WORKED, "negation"),
+    ("页面显示Not Found", WORKED, "failure_report"),  # a Latin word glued to CJK text
+    ("ok. but the cache makes it slower, no?", DONE, "contradiction"),  # an objection after "ok"
+    ("the same", DONE, "failure_report"),  # nothing changed, after the agent's claim
+    ("всё так же", DONE, "failure_report"),
+    ("it should still link to https://example.com/" + "a" * 200 + " like before", DONE, "failure_report"),
+    # the fourth round: each kind's general vocabulary that new people used
+    ("the settings page is not able to load the theme", DONE, "failure_report"),
+    ("the export dosent finish", DONE, "failure_report"),  # a common misspelling
+    ("the upload seems not work", DONE, "failure_report"),
+    ("why is the old banner showing on the home page!", DONE, "failure_report"),  # no "?"
+    ("can't you read the config yourself?", DONE, "pushback"),
+    ("how did you come up with these numbers? the spec says ten", WORKED, "pushback"),
+    ("then how do we keep the old links working?", DONE, "pushback"),
+    ("did you even open the log", DONE, "pushback"),  # scorn without a question mark
+    ("not sure what you did, the game is broken", "Here is a summary of the layout.", "failure_report"),
+    ("ya but the router does have that route", "The router has no such route.", "contradiction"),
+    ("I don't want you to touch the tests", ASKED, "negation"),  # even in the answer to a question
+    ("no, I wanted you to compare the two files", WORKED, "negation"),
+    ("please un-delete them", DONE, "negation"),
+    ("i was asking about the other folder", WORKED, "negation"),
+    ("tôi đang hỏi về thư mục kia", WORKED, "negation"),
+    ("mam blad przy starcie", "Zmienione. Uruchom ponownie.", "failure_report"),  # Polish without its marks
+    ("the build fails: error TS2304: cannot find name 'user'", DONE, "failure_report"),  # own words first
+    ("我问的是另一个文件夹", WORKED, "negation"),
+    ("je voulais que tu compares les deux fichiers", WORKED, "negation"),
+    ("der Server ist nicht erreichbar", DONE, "failure_report"),
+    ("я спрашивал про другой файл", WORKED, "negation"),
+]
+
+
+@pytest.mark.parametrize(("text", "before", "kind"), HEARD_AS)
+def test_each_kind_of_correction_is_heard_with_its_cue(text, before, kind):
+    result = heard(text, before=before)
+    assert result.correction and result.kind == kind, result
+    assert result.cue
+
+
+NOT_CORRECTIONS = [
+    ("fix the error in the login form", DONE),  # the task names the error: a request
+    ("проанализируй ошибку", DONE),
+    ("エラーを修正してください", DONE),
+    ("Traceback (most recent call last): File app.py, line 3 KeyError: 'user'", DONE),
+    ("Actually the second option, the worker", ASKED),  # an answer to the agent's question
+    ("add a loading state, but keep the old spinner", DONE),  # "but" inside a request
+    ("the settings file already exists, add a theme key to it", DONE),
+    ("what do you mean by a worker", ""),  # nothing to challenge yet
+    ("what do you mean by a worker?", ASKED),  # asks what the agent's question means
+    ("stop the dev server once the tests pass", DONE),  # a stop word in a task
+    ("hmm ok, that works. Now add a footer", DONE),  # hesitation is no objection
+    ("Moment handles the dates here, add a helper for time zones", DONE),
+    ("dumb question, but where does the config live?", DONE),
+    ("I already have node installed, not sure the script needs more", DONE),
+    ("logs/ 也不要提交到 git", "已把 `.env` 加入 .gitignore，git 不再跟踪它。"),  # one more rule
+    ("I reload the page and then it is not there", "I added logging to the login. Let me know what you see."),
+    # look-alikes of the third round's cues
+    ("list the tasks that are not done yet", ASKED),
+    ("resolve the merge conflicts with main", DONE),
+    ("same for the footer please", DONE),  # "the same" that asks for more
+    ("thêm key trong env nhé", DONE),  # "trong" (in) is "trống" (empty) without its marks
+    ("tôi muốn log khi lỗi", DONE),  # errors as the task's topic
+    ("$ ls logs\nls: logs: No such file or directory", DONE),  # pasted at a shell prompt
+    ("this repo has no .env.local file, why?", WORKED),  # a dot in a name ends no sentence
+    ("validate the form, no autofill of the last login", "Shall I also enable autofill of the last login?"),
+    # the work is fine now, the person is still busy with it, or asks for the same elsewhere
+    ("No errors anymore. Great job", DONE),
+    ("the build has no more errors, thanks", DONE),
+    ("still reviewing your diff, give me a minute", DONE),
+    ("ok same thing for the tests folder", DONE),
+    ("doesn't matter, either is fine", DONE),
+    # look-alikes of the fourth round's cues
+    ("you only need to change the README", ASKED),  # "you only" answering a question
+    ("I want you to add the tests next", DONE),
+    ("ログまたはエラーを出力する関数を追加して", ASKED),  # または ("or") holds no また ("again")
+    ("where did you save the export?", DONE),  # asks where, doubts nothing
+    ("Now I get these: Program.cs(12,5): error CS1513: } expected", DONE),  # a compiler's output, pasted
+    ("yes, the same for the error page", "Shall I do the same for the home page?"),  # takes up the offer
+    ("ja, bitte das Gleiche für die Fehlerseite", "Wenn du willst, mache ich das Gleiche für den Kopf."),
+]
+
+
+@pytest.mark.parametrize(("text", "before"), NOT_CORRECTIONS)
+def test_requests_answers_and_pasted_output_are_no_correction(text, before):
+    assert not heard(text, before=before).correction
+
+
+def test_a_question_about_a_failure_only_doubts_a_claim_when_negative():
+    assert heard("so it can't compile now?").kind == "pushback"
+    assert not heard("is the error fixed now?").correction
+
+
+@pytest.mark.parametrize("text", ["fail-fast mode is fine here", "the console is error-free now, thanks"])
+def test_a_failure_word_inside_a_hyphenated_one_reports_nothing(text):
+    assert not heard(text).correction
+    assert heard(text.replace("-", " - ")).correction  # a dash between words is an edge
+
+
+@pytest.mark.parametrize("text", ["dont run the migration", "不要改测试", "не надо коммитить"])
+def test_a_prohibition_right_after_an_interruption_says_why_the_person_stopped_the_agent(text):
+    result = hear(load_lexicons(), text, "", after_error=True)  # interrupted mid-tool: no words yet
+    assert result.correction and result.kind == "rule", result
+
+
+@pytest.mark.parametrize("text", ["continue, and don't skip the tests", "do not forget the tests, try again"])
+def test_a_retry_that_holds_a_dont_is_still_a_retry(text):
+    assert not hear(load_lexicons(), text, DONE, after_error=True).correction
+    assert not hear(load_lexicons(), "dont run the migration", "", first=True, after_error=True).correction
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "why is the header on two lines?",
+        "warum ist der Button grau?",
+        "pourquoi la page est vide ?",
+        "почему открывается модалка?",
+        "为什么又加了一个文件？",
+        "neden iki tane dosya var?",
+        "so why is the header on two lines?",  # one word may come first
+        "bunu neden sildin?",
+        "你这里为什么用全局变量？",
+    ],
+)
+def test_a_short_reply_opening_with_why_questions_what_the_agent_just_did(text):
+    result = heard(text)
+    assert result.correction and result.kind == "pushback", result
+    assert not heard(text, before="Hello! What can I help you with?").correction  # it asks back
+
+
+@pytest.mark.parametrize(
+    ("text", "before"),
+    [
+        ("why is the header still on two lines?", ""),  # the session's first words: nothing to question
+        ("the header, why? " + "it needs one line on phones, two on wide screens. " * 6, DONE),  # a spec
+        ("and why does the cache matter here, it is the same either way", DONE),  # no question mark
+        ("can you explain why this works?", DONE),  # further into its sentence, the why names a reason
+        ("Why not?", DONE),  # a yes
+        ("warum nicht?", DONE),
+    ],
+)
+def test_a_why_that_opens_no_short_question_after_the_agents_work_is_no_pushback(text, before):
+    result = hear(load_lexicons(), text, before, first=not before)
+    assert result.kind != "pushback", result
+
+
+def test_a_yes_to_the_agents_offer_that_names_errors_reports_no_failure():
+    offer = "The form now validates every field. If you'd like, I can show the validation errors in a banner."
+    assert not heard("Yes please, show the validation errors in the banner.", before=offer).correction
+    assert heard("the validation errors are still not shown", before=DONE).correction
+
+
+def test_the_same_far_into_a_long_new_request_is_no_failure_report():
+    text = "build the settings page next. " * 8 + "the layout should be like the profile page, same thing"
+    assert not heard(text).correction
+    assert heard("same thing, the page is still blank").correction
+
+
+@pytest.mark.parametrize(
+    "text", ["yanlış anladın, randevuyu müşteri açmıyor", "yanlis anladin, randevuyu musteri acmiyor"]
+)
+def test_turkish_is_heard_typed_with_or_without_its_marks(text):
+    result = heard(text)
+    assert result.correction and result.language == "tr", result
+    assert not heard("sorun yok, teşekkürler").correction
+
+
+def test_still_in_russian_said_as_all_the_same_after_the_agents_fix():
+    result = heard("всё равно требует авторизацию на главной", before="Исправил: теперь редирект работает.")
+    assert result.correction and result.kind == "failure_report", result
+
+
+@pytest.mark.parametrize("text", ["ok, the login page shows an error now", "yes, errors everywhere now"])
+def test_a_yes_that_reports_a_failure_the_offer_never_named_is_a_failure_report(text):
+    offer = "Done: the login page is fixed and the tests pass. If you'd like, I can also add tests."
+    assert heard(text, before=offer).kind == "failure_report"
+
+
+@pytest.mark.parametrize("text", ["¡Hala, qué rápido! gracias", "Dur de choisir, mais merci"])
+def test_words_other_languages_share_with_turkish_cues_report_nothing(text):
+    assert not heard(text, before="Done ✅ the tests pass.").correction
