@@ -194,7 +194,7 @@ class _Message:
         if "challenge" in found and not self.asked(agent_before):  # else it asks what the question means
             return PUSHBACK, f"challenges the agent: “{self.quote(found['challenge'][0])}”"
         opener = found.get("opener")
-        if opener and (opener[0][1] == 0 or _ACKNOWLEDGED.fullmatch(words, 0, opener[0][1])):
+        if opener and _opens_the_reply(words, opener[0][1], after=_ACKNOWLEDGED):
             return CONTRADICTION, f"objects to what the agent said: “{self.quote(opener[0])}” …"
         scorn = [span for span in found.get("scorn", ()) if span[1] < _SHORT]
         if scorn:
@@ -347,13 +347,13 @@ def _pasted_at(words: str) -> int:
     return found.start() if found else len(words)
 
 
-def _opens_the_reply(words: str, start: int) -> bool:
-    """Whether a cue opens the message, or follows only a brief "ok" / "wait" ("ok no, …")."""
-    return start == 0 or _INTERJECTION.fullmatch(words, 0, start) is not None
-
-
 # What may come before a "no" that opens the reply (not "si", "ja", "да": "si no …" is "if not")
 _INTERJECTION = re.compile(r"(?:ok|okay|wait|hmm|um|uh|ah|oh|sorry|well|好的|嗯)[ ,.!，。]*")
+
+
+def _opens_the_reply(words: str, start: int, after: re.Pattern[str] = _INTERJECTION) -> bool:
+    """Whether a cue opens the message, or follows only a brief word (`after`: "ok", "wait" …)."""
+    return start == 0 or after.fullmatch(words, 0, start) is not None
 
 
 def _accepts(words: str) -> bool:
