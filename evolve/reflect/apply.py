@@ -43,6 +43,7 @@ from evolve.workspace.skills import Skill
 
 EVICTION_WAITS = "over max_skills; with a remote, eviction waits for review"
 SAVES_WAITED_FOR = 3  # times a person's save during planning makes evolve plan again
+RECENT = 500  # how far back a reflection is looked for (committed before a crash stopped the bookkeeping)
 
 
 @dataclass
@@ -58,12 +59,19 @@ class Applied:
     already: bool = False  # this reflection id was committed before (exactly-once)
 
 
-def find_reflection(agent: Agent, reflection_id: str, branch: str | None = None) -> str | None:
-    """The sha of the commit carrying `Evolve-Reflection: <id>`, if any (recent history)."""
-    tip = agent.repo.tip(branch)
-    if tip is None:
-        return None
-    for commit in agent.repo.log(tip, limit=500):
+def find_reflection(
+    agent: Agent, reflection_id: str, branch: str | None = None, commits: Sequence[Commit] | None = None
+) -> str | None:
+    """The sha of the commit carrying `Evolve-Reflection: <id>`, if any (recent history).
+
+    `commits`: the branch's history (newest first) when the caller has read it already.
+    """
+    if commits is None:
+        tip = agent.repo.tip(branch)
+        if tip is None:
+            return None
+        commits = agent.repo.log(tip, limit=RECENT)
+    for commit in commits[:RECENT]:
         if commit.trailers.get("Evolve-Reflection") == reflection_id:
             return commit.sha
     return None
@@ -217,12 +225,12 @@ def _apply_once(
 ) -> Applied:
     with agent.repo.locked():
         agent.commit_human_edits_held()
-        done = find_reflection(agent, reflection_id) or find_reflection(
+        commits = agent.repo.log()  # read once: the reflection looked for in it, and the plan made with it
+        done = find_reflection(agent, reflection_id, commits=commits) or find_reflection(
             agent, reflection_id, branch_for(reflection_id)
         )
         if done:
             return Applied(plan, done, already=True)
-        commits = agent.repo.log()
         by_sha = {c.sha: c for c in commits}
         plan = plan_now(
             agent,
