@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from evolve.errors import Busy
-from evolve.store import head, staging
+from evolve.store import head, indexfile, staging
 from evolve.store.git import GitError
 from evolve.store.journal import JOURNAL
 
@@ -113,6 +113,20 @@ def staged_paths(repo: Repo) -> set[str]:
     return set(_staged(repo)[1])
 
 
+def staged_against_head(repo: Repo) -> set[str]:
+    """The paths `git diff --cached --name-only` lists: what the index holds unlike HEAD.
+
+    No git process when HEAD names the branch, the index matches its tip (as the lock's
+    check found it) and holds only plain entries: that diff hides intent-to-add entries,
+    which `git diff-index` compares, so with one of them the answers could differ.
+    """
+    if head.checked_out(repo.git_dir) == repo.branch and indexfile.plain_entries(repo.git_dir):
+        compared = _against_tip(repo)
+        if compared is not None and not compared[0]:
+            return set()
+    return set(repo.text("diff", "--cached", "--name-only", "-z", "--no-renames").split("\0")) - {""}
+
+
 def refuse_staged(repo: Repo, paths: Iterable[str]) -> None:
     """Raise Busy when a person staged one of `paths`: evolve never writes over their coming commit."""
     held = staging.under(staged_paths(repo), list(paths))
@@ -140,14 +154,10 @@ def _against_tip(repo: Repo) -> tuple[dict[str, Entry | None], bool] | None:
     depends on nothing else. The index is known by its file's stat: git and evolve both
     replace it by rename. None where the tip is no ref file, or the index is missing.
     """
-    try:
-        st = (repo.git_dir / "index").stat()
-    except OSError:
-        return None
     tip = head.branch_tip(repo.git_dir, repo.branch) if repo.refs_in_files else None
-    if tip is None:
+    key = _memo_key(repo, tip) if tip is not None else None
+    if key is None:
         return None
-    key = (tip, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
     if repo.staged_memo is None or repo.staged_memo[0] != key:
         compared = staging.against_tip(repo)
         if compared is None:
@@ -156,13 +166,41 @@ def _against_tip(repo: Repo) -> tuple[dict[str, Entry | None], bool] | None:
     return repo.staged_memo[1]
 
 
+def _memo_key(repo: Repo, tip: str) -> tuple | None:
+    """The index as `_against_tip` knows it (its file's stat) against `tip`; None: no index."""
+    try:
+        st = (repo.git_dir / "index").stat()
+    except OSError:
+        return None
+    return (tip, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def index_matches(repo: Repo, tip: str) -> bool:
+    """Whether the index, as its file is now, is known to hold exactly `tip`'s files.
+
+    Known from `_against_tip`'s memo: nothing staged, nothing unmerged. Ask holding index.lock.
+    """
+    memo = repo.staged_memo
+    return memo is not None and memo[0] == _memo_key(repo, tip) and memo[1] == ({}, False)
+
+
+def now_matches(repo: Repo, tip: str) -> None:
+    """The index evolve just wrote (holding index.lock) holds exactly `tip`'s files: nothing to ask git."""
+    key = _memo_key(repo, tip)
+    if key is not None:
+        repo.staged_memo = (key, ({}, False))
+
+
 __all__ = [
     "ABORT",
     "OPERATIONS",
     "behind",
+    "index_matches",
     "index_reason",
+    "now_matches",
     "operation_in_progress",
     "operation_reason",
     "refuse_staged",
+    "staged_against_head",
     "staged_paths",
 ]

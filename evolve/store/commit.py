@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from evolve.store.repo import Entry, Identity, Repo
 
 LITERAL = {"GIT_LITERAL_PATHSPECS": "1"}  # paths given to git: a file named `:!a` is that file
+_BUILT: dict[str, bytes] = {}  # a commit this process made → an index holding exactly its tree
 
 
 class ConcurrentChange(UserError):
@@ -111,7 +112,7 @@ def commit_loop(
         if also is not None:
             also.sha = commit_tree(repo, new, extra_entries, also.message, author.env(when))
             refs.append((f"refs/heads/{also.branch}", also.sha, ZERO))
-        if swap(repo, branch, new, old, entries if on_checkout else None, refs):
+        if swap(repo, branch, new, old, entries if on_checkout else None, refs, builds=True):
             return new
         if old and _touched_since(repo, old, branch, list(changes)):
             raise ConcurrentChange(
@@ -122,20 +123,47 @@ def commit_loop(
 
 
 def commit_tree(repo: Repo, base: str | None, entries: str, message: str, env: Mapping[str, str]) -> str:
-    """A commit object: `base`'s tree with `entries` applied, `base` its parent."""
+    """A commit object: `base`'s tree with `entries` applied, `base` its parent.
+
+    The scratch index starts as `base`'s tree: read by `git read-tree`, or, when this process
+    made commit `base`, the index that built it (a commit names one tree for ever: the same
+    entries, one git process fewer).
+    """
     with scratch(repo.git_dir, "evolve-idx-") as tmp:
-        index = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
-        if base:
+        path = Path(tmp) / "index"
+        index = {"GIT_INDEX_FILE": str(path)}
+        built = _BUILT.get(base) if base else None
+        if built is not None:
+            path.write_bytes(built)
+        elif base:
             repo.git("read-tree", base, env=index)
         if entries:
             repo.git("update-index", "--index-info", input=_encode(entries), env=index)
         tree = repo.text("write-tree", env=index)
+        ready = path.read_bytes()
     parents = ["-p", base] if base else []
     try:  # a message read with surrogateescape keeps its bytes
         data = message.encode("utf-8", "surrogateescape")
     except UnicodeEncodeError:
         data = message.encode("utf-8", "replace")
-    return repo.text("commit-tree", tree, *parents, input=data, env=env)
+    sha = repo.text("commit-tree", tree, *parents, input=data, env=env)
+    remember_index(repo, sha, ready)
+    return sha
+
+
+def remember_index(repo: Repo, sha: str, data: bytes) -> None:
+    """`data`, an index holding exactly commit `sha`'s tree, starts the next commit built on `sha`.
+
+    Not with a split index (`core.splitIndex`): its entries live in a `sharedindex` file beside.
+    """
+    try:
+        if any(repo.git_dir.glob("sharedindex.*")):
+            return
+    except OSError:  # a linked worktree's `.git` file, say
+        return
+    if len(_BUILT) >= 16:
+        _BUILT.clear()
+    _BUILT[sha] = data
 
 
 def build_commit(
@@ -165,8 +193,13 @@ def swap(
     old: str | None,
     index_entries: str | None,
     refs: Sequence[tuple[str, str, str]] = (),
+    *,
+    builds: bool = False,
 ) -> bool:
     """Move the branch old→new (and `refs`, in one transaction) under git's index.lock.
+
+    `builds`: `new` is `old` with `index_entries` applied, so an index that held exactly
+    `old`'s files (nothing staged) now holds `new`'s, and the lock's next check need not ask.
 
     The real index is refreshed too, so a person's next `git commit` starts from it, and
     it is refreshed first: `git commit` reads HEAD, then the index, and takes index.lock
@@ -176,13 +209,16 @@ def swap(
     """
     fd = acquire_index_lock(repo.git_dir)
     real = repo.git_dir / "index"
-    staged, before = False, None
+    staged, before, matched = False, None, False
     try:
         if index_entries is not None:
+            matched = builds and old is not None and branch == repo.branch and repo.index_matches(old)
             before = real.read_bytes() if real.exists() else None
             index_file(repo, before, index_entries).replace(real)
             staged = True
         moved = repo.update_refs([(f"refs/heads/{branch}", new, old or ZERO), *refs])
+        if moved and matched:
+            repo.now_matches(new)
         if moved or repo.tip(branch) == new:
             staged = False
             return True
@@ -255,5 +291,6 @@ __all__ = [
     "commit_tree",
     "entries_at",
     "index_file",
+    "remember_index",
     "swap",
 ]

@@ -319,6 +319,18 @@ class Repo:
         """The paths a person staged (`git add`): the index holds them unlike the branch tip."""
         return busy.staged_paths(self)
 
+    def index_matches(self, tip: str) -> bool:
+        """`busy.index_matches`: whether the index is known to hold exactly `tip`'s files."""
+        return busy.index_matches(self, tip)
+
+    def now_matches(self, tip: str) -> None:
+        """`busy.now_matches`: the index evolve just wrote holds exactly `tip`'s files."""
+        busy.now_matches(self, tip)
+
+    def staged_against_head(self) -> set[str]:
+        """`busy.staged_against_head`: the paths `git diff --cached --name-only` lists."""
+        return busy.staged_against_head(self)
+
     def refuse_staged(self, paths: Iterable[str]) -> None:
         """Raise Busy when a person staged one of `paths`: evolve never writes over their coming commit."""
         busy.refuse_staged(self, paths)
@@ -451,6 +463,7 @@ def init_repo(path: Path, files: Mapping[str, bytes], message: str, author: Iden
     tree = repo.text("write-tree")
     sha = repo.text("commit-tree", tree, input=message.encode(), env=author.env())
     repo.git("update-ref", "refs/heads/main", sha, ZERO)
+    commit.remember_index(repo, sha, (repo.git_dir / "index").read_bytes())  # it holds that tree
     return repo
 
 

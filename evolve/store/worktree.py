@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 
 from evolve.errors import PathRefused
+from evolve.store import indexfile
 from evolve.store.files import atomic_symlink, atomic_write
 
 TYPE_CHECKING = False  # typing's own flag without importing typing (a command's start)
@@ -159,7 +160,11 @@ def _template_ignores() -> list[str]:
 
 
 def _flagged_own_paths(repo: Repo) -> list[str]:
-    """Own files marked assume-unchanged or skip-worktree: one git process per change of the index."""
+    """Own files marked assume-unchanged or skip-worktree.
+
+    Read from the index file while no entry there is flagged at all (the usual case: no git
+    process); else one `git ls-files -v` per change of the index.
+    """
     try:
         st = (repo.git_dir / "index").stat()
     except OSError:
@@ -168,10 +173,15 @@ def _flagged_own_paths(repo: Repo) -> list[str]:
     if key not in _FLAGGED:
         if len(_FLAGGED) > 4096:
             _FLAGGED.clear()
-        listing = repo.git("ls-files", "-v", "-z", "--", *OWN_PATHS).decode("utf-8", "surrogateescape")
-        entries = [e for e in listing.split("\0") if len(e) > 2]
-        _FLAGGED[key] = [e[2:] for e in entries if e[0].islower() or e[0] == "S"]
+        _FLAGGED[key] = [] if indexfile.plain_entries(repo.git_dir) else _flagged_listed(repo)
     return _FLAGGED[key]
+
+
+def _flagged_listed(repo: Repo) -> list[str]:
+    """`_flagged_own_paths` from `git ls-files -v` (lowercase: assume-unchanged, S: skip-worktree)."""
+    listing = repo.git("ls-files", "-v", "-z", "--", *OWN_PATHS).decode("utf-8", "surrogateescape")
+    entries = [e for e in listing.split("\0") if len(e) > 2]
+    return [e[2:] for e in entries if e[0].islower() or e[0] == "S"]
 
 
 __all__ = [

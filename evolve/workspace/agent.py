@@ -244,8 +244,10 @@ class Agent:
                 f"{self.path / conflicted[0]} holds merge conflict markers (<<<<<<< ======= >>>>>>>); "
                 "resolve them, then try again"
             )
-        staged = set(self.repo.text("diff", "--cached", "--name-only", "-z", "--no-renames").split("\0"))
-        if staged - {""}:
+        if not paths:
+            return None
+        staged = self.repo.staged_against_head()
+        if staged:
             edited = set(self.repo.text("diff", "--name-only", "-z", "--no-renames").split("\0"))
             paths = [p for p in paths if p not in staged or p in edited or p in writing]
         if not paths:

@@ -1,0 +1,56 @@
+"""Whether git's index file holds only plain entries: read from the file, not asked of git.
+
+Two questions evolve asks at every write (which own files a person flagged assume-unchanged
+or skip-worktree; what `git diff --cached` lists, which hides intent-to-add entries) have
+one answer whenever no entry carries a flag: version 2 of the format has no room for the
+extended flags (skip-worktree, intent-to-add), so it is enough to read each entry's
+assume-valid bit there. Anything else (version 3 or 4, a split index, a file git would
+refuse) answers False and is asked of git as before.
+"""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+_ENTRY_FIXED = 62  # ctime, mtime, dev, ino, mode, uid, gid, size (4 bytes each, times 8), oid, flags
+_ASSUME_VALID = 0x8000
+_EXTENDED = 0x4000
+_NAME_MASK = 0x0FFF
+
+
+def plain_entries(git_dir: Path) -> bool:
+    """Whether `git_dir`'s index is a version 2 index no entry of which carries a flag.
+
+    False when unsure: a missing or unreadable index, another version, a split index
+    (its shared part holds entries this file does not), or one whose entries do not parse.
+    """
+    try:
+        data = (git_dir / "index").read_bytes()
+        if any(git_dir.glob("sharedindex.*")):
+            return False
+    except OSError:
+        return False
+    if len(data) < 12 or data[:4] != b"DIRC":
+        return False
+    version, count = struct.unpack(">II", data[4:12])
+    if version != 2:
+        return False
+    position = 12
+    for _ in range(count):
+        if position + _ENTRY_FIXED > len(data):
+            return False
+        (flags,) = struct.unpack(">H", data[position + 60 : position + 62])
+        if flags & (_ASSUME_VALID | _EXTENDED):
+            return False
+        length = flags & _NAME_MASK
+        if length == _NAME_MASK:  # a name this long is measured up to its NUL
+            end = data.find(b"\0", position + _ENTRY_FIXED)
+            if end < 0:
+                return False
+            length = end - position - _ENTRY_FIXED
+        position += (_ENTRY_FIXED + length + 8) & ~7  # the name and 1 to 8 NULs: a multiple of 8
+    return position <= len(data)
+
+
+__all__ = ["plain_entries"]
