@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from evolve import clock
+from evolve.store.fixed import asked_once
 from evolve.store.head import PROPOSALS as PROPOSALS  # re-exported: the proposals' branch prefix
 
 TYPE_CHECKING = False  # typing's own flag without importing typing (a command's start)
@@ -143,13 +144,22 @@ _LOG_FIELDS = ["%H", "%P", "%an", "%ae", "%ce", "%at", "%s", "%(trailers:only,un
 
 def read_log(repo: Repo, rev: str | None = None, limit: int | None = None) -> list[Commit]:
     """Every commit from `rev` (default: the branch tip), newest first, trailers parsed."""
-    # separators with a random token: a person's message may hold \x1e or \x1f itself
-    token = os.urandom(8).hex()
-    args = ["log", _log_format(token)]
-    if limit:
-        args.append(f"-n{limit}")
-    out = repo.git(*args, rev, "--") if rev else repo.at_tip(*args)
-    return _parse_log(out.decode("utf-8", "replace"), token) if out else []
+    if rev is None and repo.refs_in_files:  # the tip's id, from its ref file: its history is asked once
+        rev = repo.tip()
+        if rev is None:
+            return []
+
+    def ask() -> bytes:
+        # separators with a random token: a person's message may hold \x1e or \x1f itself
+        token = os.urandom(8).hex()
+        args = ["log", _log_format(token)]
+        if limit:
+            args.append(f"-n{limit}")
+        out = repo.git(*args, rev, "--") if rev else repo.at_tip(*args)
+        return token.encode() + b"\n" + (out or b"")
+
+    token, _, out = asked_once(repo, rev or "", ("log", limit), ask).partition(b"\n")
+    return _parse_log(out.decode("utf-8", "replace"), token.decode()) if out else []
 
 
 def read_commits(repo: Repo, shas: list[str]) -> dict[str, Commit]:

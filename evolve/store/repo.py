@@ -63,6 +63,7 @@ class Repo:
         self.git_dir = path / ".git"
         # what the index holds against the tip, for busy (per Repo: the index and tip it was read at)
         self.staged_memo: tuple[tuple, tuple[dict[str, Entry | None], bool]] | None = None
+        self.fixed_answers: dict[tuple, bytes] = {}  # what git printed about a commit (`fixed.asked_once`)
 
     # -- reading ---------------------------------------------------------------------
     def git(self, *args: str, **kwargs: Any) -> bytes:

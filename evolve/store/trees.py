@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from evolve.errors import PathRefused
+from evolve.store.fixed import asked_once
 from evolve.store.worktree import refused_path
 
 TYPE_CHECKING = False  # typing's own flag without importing typing (a command's start)
@@ -29,7 +30,8 @@ def refused_in_tree(repo: Repo, rev: str) -> str | None:
 
 def tree_entries(repo: Repo, rev: str, paths: Sequence[str] = ()) -> dict[str, Entry]:
     """Path → (mode, blob) of every file and link at `rev` (under `paths`, when given)."""
-    out = repo.git("ls-tree", "-r", "-z", "--full-tree", rev, "--", *paths)
+    args = ("ls-tree", "-r", "-z", "--full-tree", rev, "--", *paths)
+    out = asked_once(repo, rev, args, lambda: repo.git(*args))
     found: dict[str, Entry] = {}
     for item in filter(None, out.split(b"\0")):
         meta, _, name = item.partition(b"\t")

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
+from evolve.store.fixed import asked_once
 from evolve.store.git import GitError
 from evolve.store.history import Commit, read_commits
 from evolve.store.repo import Repo
@@ -221,7 +222,9 @@ def case_files(agent: Agent, commits: Mapping[str, Commit], rev: str | None = No
             paths.setdefault(lesson, []).append(path)
     persons: set[str] = set()
     sha = ""
-    for line in repo.text("log", "--format=%x00%H", "--name-only", tip, "--", EVALS).split("\n"):
+    args = ("log", "--format=%x00%H", "--name-only", tip, "--", EVALS)
+    listed = asked_once(repo, tip, args, lambda: repo.git(*args)).decode("utf-8", "replace").strip()
+    for line in listed.split("\n"):
         if line.startswith("\0"):
             sha = line[1:]
             continue

@@ -22,6 +22,7 @@ import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from evolve.store.fixed import asked_once
 from evolve.store.git import PLAIN_CONFIG
 from evolve.store.history import Commit
 from evolve.store.repo import Repo
@@ -120,27 +121,8 @@ def _changes(repo: Repo, tip: str | None) -> list[tuple[str, dict[str, list[str]
     """(sha, added lines by path, removed lines by path) for every commit up to `tip`, oldest first."""
     if tip is None:
         return []
-    token = secrets.token_hex(8)
-    raw = repo.git(
-        "log",
-        "--reverse",
-        "--no-renames",
-        "--no-merges",
-        "-U0",
-        "--no-color",
-        "--no-ext-diff",
-        "--no-textconv",
-        "--text",  # a .gitattributes `-diff` or `binary` must not hide what a commit removed
-        "--src-prefix=a/",
-        "--dst-prefix=b/",
-        f"--format={token}%H",
-        "-p",
-        tip,
-        "--",
-        MEMO_FILE,
-        "skills/",
-        env=PLAIN_CONFIG,
-    ).decode("utf-8", "replace")
+    answer = asked_once(repo, tip, ("undo-changes",), lambda: _log_patches(repo, tip))
+    token, _, raw = answer.decode("utf-8", "replace").partition("\n")
     out = []
     for record in raw.split(token)[1:]:
         sha, _, patch = record.partition("\n")
@@ -164,6 +146,32 @@ def _changes(repo: Repo, tip: str | None) -> list[tuple[str, dict[str, list[str]
                 removed.setdefault(path, []).append(line[1:])
         out.append((sha.strip(), added, removed))
     return out
+
+
+def _log_patches(repo: Repo, tip: str) -> bytes:
+    """A random token, a newline, then per commit up to `tip`: the token, its id, its patch (memo, skills)."""
+    token = secrets.token_hex(8)
+    raw = repo.git(
+        "log",
+        "--reverse",
+        "--no-renames",
+        "--no-merges",
+        "-U0",
+        "--no-color",
+        "--no-ext-diff",
+        "--no-textconv",
+        "--text",  # a .gitattributes `-diff` or `binary` must not hide what a commit removed
+        "--src-prefix=a/",
+        "--dst-prefix=b/",
+        f"--format={token}%H",
+        "-p",
+        tip,
+        "--",
+        MEMO_FILE,
+        "skills/",
+        env=PLAIN_CONFIG,
+    )
+    return token.encode() + b"\n" + raw
 
 
 def tree_text(repo: Repo, sha: str) -> str:

@@ -1,0 +1,65 @@
+"""What git prints about a commit is asked once per Repo, unless the repository rewrites history.
+
+`fixed.asked_once` keeps `git log` / `git ls-tree` answers keyed on a full commit id; replace
+refs, grafts and a shallow boundary change what git prints for the same id, so with any of
+them evolve asks again.
+"""
+
+from __future__ import annotations
+
+import subprocess
+
+from evolve.store import git as git_module
+from evolve.store.repo import Repo
+from tests.helpers import EVOLVE, evolve_commit, git, git_out, make_agent
+
+
+def _counting(monkeypatch) -> list:
+    spawned: list = []
+    real = subprocess.run
+    monkeypatch.setattr(git_module.subprocess, "run", lambda *a, **k: spawned.append(a) or real(*a, **k))
+    return spawned
+
+
+def test_the_history_of_a_tip_is_asked_once_and_parsed_afresh(monkeypatch):
+    agent = make_agent("fx")
+    evolve_commit(agent, {"memo.md": b"# one\n"})
+    repo = Repo(agent.path)
+    first = repo.log()
+    spawned = _counting(monkeypatch)
+    again = repo.log()
+    assert spawned == []
+    assert [c.sha for c in again] == [c.sha for c in first] and again is not first
+    again.clear()  # a caller's list is its own
+    assert len(repo.log()) == len(first)
+    assert repo.tree_entries(first[0].sha) == repo.tree_entries(first[0].sha)
+    assert len(spawned) == 1  # the ls-tree, once
+
+
+def test_a_new_tip_is_asked_anew():
+    agent = make_agent("fx")
+    repo = Repo(agent.path)
+    before = repo.log()
+    evolve_commit(agent, {"memo.md": b"# two\n"})
+    assert len(repo.log()) == len(before) + 1
+
+
+def test_a_replace_ref_made_meanwhile_is_seen():
+    agent = make_agent("fx")
+    evolve_commit(agent, {"memo.md": b"# one\n"})
+    repo = Repo(agent.path)
+    tip = repo.tip()
+    assert repo.log()[0].subject.startswith("reflect(")
+    other = repo.build_commit(f"{tip}^", {}, "a replacement", EVOLVE.env())
+    git(agent.path, "replace", tip, other)
+    assert repo.log(tip)[0].subject == "a replacement" == git_out(agent.path, "log", "-1", "--format=%s", tip)
+
+
+def test_a_graft_or_shallow_boundary_made_meanwhile_is_seen(tmp_path):
+    agent = make_agent("fx")
+    evolve_commit(agent, {"memo.md": b"# one\n"})
+    repo = Repo(agent.path)
+    tip = repo.tip()
+    assert len(repo.log(tip)) == 2
+    (agent.path / ".git" / "shallow").write_text(tip + "\n")  # what `git fetch --depth 1` writes
+    assert len(repo.log(tip)) == 1 == len(git_out(agent.path, "log", "--format=%H", tip).split())
