@@ -11,6 +11,7 @@ import subprocess
 
 import pytest
 
+from evolve.store import commit as commit_module
 from evolve.store import git as git_module
 from evolve.store import indexfile
 from evolve.store.repo import Repo
@@ -147,3 +148,30 @@ def test_a_file_staged_after_the_locks_check_is_still_seen_after_evolve_commits(
         (agent.path / "memo.md").write_text("# edited\n")
         repo.commit_changes({"memo.md": b"# edited\n"}, "the person's edit", EVOLVE, write_worktree=False)
     assert repo.staged_paths() == {"notes.md"}
+
+
+def _fresh_process(monkeypatch) -> None:
+    """No commit this process made is remembered (a new `evolve` process)."""
+    monkeypatch.setattr(commit_module, "_BUILT", {})
+
+
+def test_a_clean_index_starts_the_commit_without_read_tree(agent, monkeypatch):
+    _fresh_process(monkeypatch)
+    spawned = _spawned(monkeypatch)
+    sha = evolve_commit(agent, {"skills/s/SKILL.md": b"s\n"})
+    assert not [a for a in spawned if "read-tree" in a[0]]
+    monkeypatch.undo()
+    listed = set(git_out(agent.path, "ls-tree", "-r", "--name-only", sha).splitlines())
+    assert listed == set(git_out(agent.path, "ls-files").splitlines()) | {"skills/s/SKILL.md"}
+    git(agent.path, "fsck", "--strict")
+
+
+def test_an_intent_to_add_entry_never_drops_a_file_from_evolves_commit(agent, monkeypatch):
+    """write-tree leaves an intent-to-add entry out, and diff-index may not show it: read-tree then."""
+    (agent.path / "empty.md").write_bytes(b"")
+    commit_all(agent.path, "an empty file")
+    git(agent.path, "rm", "-q", "--cached", "empty.md")
+    git(agent.path, "add", "-N", "empty.md")
+    _fresh_process(monkeypatch)
+    sha = evolve_commit(agent, {"memo.md": b"# kept\n"})
+    assert "empty.md" in git_out(agent.path, "ls-tree", "--name-only", sha).splitlines()

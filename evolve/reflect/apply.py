@@ -64,13 +64,14 @@ def find_reflection(
 ) -> str | None:
     """The sha of the commit carrying `Evolve-Reflection: <id>`, if any (recent history).
 
-    `commits`: the branch's history (newest first) when the caller has read it already.
+    `commits`: the branch's history (newest first) when the caller has read it already. The
+    agent's own branch is read whole: the plan reads that history next (`Repo.log` asks once).
     """
     if commits is None:
         tip = agent.repo.tip(branch)
         if tip is None:
             return None
-        commits = agent.repo.log(tip, limit=RECENT)
+        commits = agent.repo.log(tip, limit=None if branch in (None, agent.repo.branch) else RECENT)
     for commit in commits[:RECENT]:
         if commit.trailers.get("Evolve-Reflection") == reflection_id:
             return commit.sha

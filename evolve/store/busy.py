@@ -9,6 +9,7 @@ module remembers it while the index and the tip stay as they are. `Repo` calls t
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 
 from evolve.errors import Busy
@@ -184,6 +185,29 @@ def index_matches(repo: Repo, tip: str) -> bool:
     return memo is not None and memo[0] == _memo_key(repo, tip) and memo[1] == ({}, False)
 
 
+def index_holding(repo: Repo, tip: str) -> bytes | None:
+    """The index file's bytes, when they hold exactly `tip`'s files and nothing else; else None.
+
+    Known from `_against_tip`'s memo (nothing staged against `tip`) for the very file read
+    (its stat taken on the open file), and only for plain entries (`indexfile`): an
+    intent-to-add entry write-tree leaves out may hide from `git diff-index`.
+    """
+    memo = repo.staged_memo
+    if memo is None or memo[0][0] != tip or memo[1] != ({}, False):
+        return None
+    try:
+        with (repo.git_dir / "index").open("rb") as handle:
+            st = os.fstat(handle.fileno())
+            data = handle.read()
+        if any(repo.git_dir.glob("sharedindex.*")):
+            return None
+    except OSError:
+        return None
+    if (tip, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns) != memo[0]:
+        return None
+    return data if indexfile.plain_data(data) else None
+
+
 def now_matches(repo: Repo, tip: str) -> None:
     """The index evolve just wrote (holding index.lock) holds exactly `tip`'s files: nothing to ask git."""
     key = _memo_key(repo, tip)
@@ -195,6 +219,7 @@ __all__ = [
     "ABORT",
     "OPERATIONS",
     "behind",
+    "index_holding",
     "index_matches",
     "index_reason",
     "now_matches",

@@ -127,12 +127,13 @@ def commit_tree(repo: Repo, base: str | None, entries: str, message: str, env: M
 
     The scratch index starts as `base`'s tree: read by `git read-tree`, or, when this process
     made commit `base`, the index that built it (a commit names one tree for ever: the same
-    entries, one git process fewer).
+    entries, one git process fewer), or the real index when it is known to hold exactly
+    `base`'s files (`Repo.index_holding`).
     """
     with scratch(repo.git_dir, "evolve-idx-") as tmp:
         path = Path(tmp) / "index"
         index = {"GIT_INDEX_FILE": str(path)}
-        built = _BUILT.get(base) if base else None
+        built = (_BUILT.get(base) or repo.index_holding(base)) if base else None
         if built is not None:
             path.write_bytes(built)
         elif base:

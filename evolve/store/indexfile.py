@@ -31,6 +31,11 @@ def plain_entries(git_dir: Path) -> bool:
             return False
     except OSError:
         return False
+    return plain_data(data)
+
+
+def plain_data(data: bytes) -> bool:
+    """`plain_entries` of an index file's bytes (a split index's own part looks plain: check apart)."""
     if len(data) < 12 or data[:4] != b"DIRC":
         return False
     version, count = struct.unpack(">II", data[4:12])
@@ -53,4 +58,4 @@ def plain_entries(git_dir: Path) -> bool:
     return position <= len(data)
 
 
-__all__ = ["plain_entries"]
+__all__ = ["plain_data", "plain_entries"]

@@ -324,6 +324,10 @@ class Repo:
         """`busy.index_matches`: whether the index is known to hold exactly `tip`'s files."""
         return busy.index_matches(self, tip)
 
+    def index_holding(self, tip: str) -> bytes | None:
+        """`busy.index_holding`: the index's bytes when they hold exactly `tip`'s files."""
+        return busy.index_holding(self, tip)
+
     def now_matches(self, tip: str) -> None:
         """`busy.now_matches`: the index evolve just wrote holds exactly `tip`'s files."""
         busy.now_matches(self, tip)
