@@ -14,6 +14,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from evolve.cli import main
 from evolve.home import Home
 from evolve.store import ledger
@@ -83,6 +85,12 @@ def build_wheel(work: Path, *also_left_out: str) -> Path:
 def make_agent(name: str = "demo", home: Path | None = None) -> Agent:
     """A new agent in `home` (default: the test's EVOLVE_HOME)."""
     return Agent.create(name, Home.resolve(home))
+
+
+@pytest.fixture
+def agent(evolve_home) -> Agent:
+    """Agent `demo` in the test's home; a module takes it as `agent = helpers.agent`."""
+    return make_agent("demo")
 
 
 def bundle_of(agent: Agent, now: float | None = None):

@@ -13,12 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import git, git_out, head, make_agent
+from tests import helpers
+from tests.helpers import git, git_out, head
 
-
-@pytest.fixture
-def agent(evolve_home):
-    return make_agent("demo")
+agent = helpers.agent  # the fixture: agent "demo" in the test's home
 
 
 # -- concurrency ------------------------------------------------------------------------

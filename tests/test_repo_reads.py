@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import time
+
 from evolve.store import repo as repo_mod
-from tests.helpers import EVOLVE, evolve_commit, git, git_out, make_agent
+from evolve.store.repo import Repo
+from tests import helpers
+from tests.helpers import EVOLVE, evolve_commit, git, git_out, make_agent, write_skill
+
+agent = helpers.agent  # the fixture: agent "demo" in the test's home
 
 
 def counting(monkeypatch) -> list[tuple[str, ...]]:
@@ -77,3 +84,66 @@ def test_blobs_of_a_commit_of_several_files_are_git_s_own(monkeypatch):
     assert stored == {f"{sha}:{path}": data for path, data in files.items()}
     assert [(p, (agent.path / p).read_bytes()) for p in files] == list(files.items())
     assert git(agent.path, "fsck", "--strict", "--no-dangling").returncode == 0
+
+
+def test_dirty_paths_lists_untracked_and_modified(agent):
+    (agent.path / "memo.md").write_text("changed\n")
+    write_skill(agent.path, "new-one")
+    assert agent.repo.dirty_paths() == ["memo.md", "skills/new-one/SKILL.md"]
+
+
+def test_dirty_paths_is_one_git_process_and_an_unborn_branch_has_none(agent, tmp_path, monkeypatch):
+    # the watcher asks it of every agent at each rescan's sync: one `git status`, nothing else
+    trace = tmp_path / "trace"
+    monkeypatch.setenv("GIT_TRACE", str(trace))
+    (agent.path / "memo.md").write_text("changed\n")
+    assert agent.repo.dirty_paths() == ["memo.md"]
+    assert agent.repo.dirty_paths() == ["memo.md"]
+    assert trace.read_text().count("trace: built-in: git status") == 2
+    assert " rev-parse " not in trace.read_text()
+    unborn = tmp_path / "unborn"
+    git(tmp_path, "init", "-q", "-b", "main", str(unborn))
+    (unborn / "memo.md").write_text("- a line\n")
+    assert Repo(unborn).dirty_paths() == []
+
+
+def test_a_remotes_url_is_read_once_per_change_of_the_config(agent, tmp_path, monkeypatch):
+    # the watcher asks it of every agent at each rescan: git runs again only when .git/config changed
+    trace = tmp_path / "trace"
+    monkeypatch.setenv("GIT_TRACE", str(trace))
+    config = agent.path / ".git" / "config"
+    asked = lambda: trace.read_text().count("built-in: git config --get remote.origin.url")  # noqa: E731
+    git(agent.path, "remote", "add", "origin", "https://example.invalid/a.git")
+    assert agent.repo.remote_url() == agent.repo.remote_url() == "https://example.invalid/a.git"
+    assert asked() == 2  # just written: another write in the same clock tick could look the same
+    old = time.time() - 60
+    os.utime(config, (old, old))  # settled
+    assert agent.repo.remote_url() == Repo(agent.path).remote_url() == "https://example.invalid/a.git"
+    assert asked() == 3
+    git(agent.path, "remote", "set-url", "origin", "https://example.invalid/b.git")  # same length
+    assert agent.repo.remote_url() == "https://example.invalid/b.git"
+    git(agent.path, "config", "--unset", "remote.origin.url")
+    assert agent.repo.remote_url() is None
+
+
+def test_the_tip_is_what_git_names_whether_the_ref_is_loose_packed_symbolic_or_gone(agent):
+    repo = agent.repo
+    sha = git_out(agent.path, "rev-parse", "main")
+    assert repo.tip() == sha  # its loose file
+    git(agent.path, "pack-refs", "--all")
+    assert not (agent.path / ".git" / "refs" / "heads" / "main").exists() and repo.tip() == sha  # packed
+    git(agent.path, "symbolic-ref", "refs/heads/alias", "refs/heads/main")
+    assert repo.tip("alias") == sha  # a symbolic ref: git resolves it
+    git(agent.path, "branch", "gone")
+    git(agent.path, "pack-refs", "--all")
+    git(agent.path, "branch", "-D", "gone")
+    assert repo.tip("gone") is None and repo.tip("never") is None
+
+
+def test_the_branch_checked_out_is_read_from_head_as_git_names_it(agent):
+    repo = agent.repo
+    assert repo.current_branch() == "main"
+    git(agent.path, "switch", "-q", "-c", "person/idea")
+    assert repo.current_branch() == "person/idea" == git_out(agent.path, "branch", "--show-current")
+    git(agent.path, "switch", "-q", "--detach", "main")
+    assert repo.current_branch() is None and repo.checked_out_elsewhere() == "a detached HEAD"
