@@ -31,6 +31,32 @@ def api_error_line(attempt: int, status: int = 529, kind: str = "overloaded_erro
     }
 
 
+def assistant_line(block: dict, msg_id: str, request_id: str) -> dict:
+    """An assistant line of one content block, as Claude Code logs each (before the common keys)."""
+    return {
+        "type": "assistant",
+        "requestId": request_id,
+        "message": {
+            "id": msg_id,
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-x",
+            "content": [block],
+        },
+    }
+
+
+def result_line(tool_id: str, content: str, is_error: bool | None = None, tur=None) -> dict:
+    """A user line of one tool result, with Claude Code's `toolUseResult` when given."""
+    block: dict = {"tool_use_id": tool_id, "type": "tool_result", "content": content}
+    if is_error is not None:
+        block["is_error"] = is_error
+    line = {"type": "user", "message": {"role": "user", "content": [block]}}
+    if tur is not None:
+        line["toolUseResult"] = tur
+    return line
+
+
 def synthetic_line(text: str, msg_id: str) -> dict:
     """The assistant line Claude Code writes when the API failed for good."""
     return {
@@ -85,44 +111,17 @@ class Transcript:
         return self.add({"type": "user", "message": {"role": "user", "content": content}, **extra}, parent)
 
     def text(self, text: str) -> str:
-        msg = f"msg_{self.tag}{self.n:05d}"
-        return self.add(
-            {
-                "type": "assistant",
-                "requestId": f"req_{self.tag}{self.n:05d}",
-                "message": {
-                    "id": msg,
-                    "type": "message",
-                    "role": "assistant",
-                    "model": "claude-x",
-                    "content": [{"type": "text", "text": text}],
-                },
-            }
-        )
+        block = {"type": "text", "text": text}
+        return self.add(assistant_line(block, f"msg_{self.tag}{self.n:05d}", f"req_{self.tag}{self.n:05d}"))
 
     def tool(self, name: str, tool_input: dict) -> str:
         tool_id = f"toolu_{self.tag}{self.n + 1:05d}"
-        self.add(
-            {
-                "type": "assistant",
-                "requestId": f"req_{self.tag}{self.n:05d}",
-                "message": {
-                    "id": f"msg_{self.tag}{self.n:05d}",
-                    "type": "message",
-                    "role": "assistant",
-                    "model": "claude-x",
-                    "content": [{"type": "tool_use", "id": tool_id, "name": name, "input": tool_input}],
-                },
-            }
-        )
+        block = {"type": "tool_use", "id": tool_id, "name": name, "input": tool_input}
+        self.add(assistant_line(block, f"msg_{self.tag}{self.n:05d}", f"req_{self.tag}{self.n:05d}"))
         return tool_id
 
     def result(self, tool_id: str, content: str, is_error: bool | None = None, tur=None) -> str:
-        block = {"tool_use_id": tool_id, "type": "tool_result", "content": content}
-        if is_error is not None:
-            block["is_error"] = is_error
-        extra = {} if tur is None else {"toolUseResult": tur}
-        return self.user([block], **extra)
+        return self.add(result_line(tool_id, content, is_error, tur))
 
     def call(self, name: str, tool_input: dict, output: str = "ok", error: bool = False) -> str:
         tool_id = self.tool(name, tool_input)
