@@ -58,6 +58,10 @@ def memo(section: str, content: str) -> dict:
     return {"op": "update_memo", "section": section, "content": content}
 
 
+def skill(name: str, body: str, description: str = "Use when testing things.") -> dict:
+    return {"op": "create_skill", "name": name, "description": description, "body": body}
+
+
 def person(agent: Agent, *args: str) -> subprocess.CompletedProcess:
     """The person at their terminal, in the agent's repository."""
     return subprocess.run(["git", *args], cwd=agent.path, capture_output=True, text=True)
