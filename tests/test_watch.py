@@ -1,16 +1,16 @@
-"""The watcher with a real watchdog observer on tmp dirs: transcripts, human edits, recovery."""
+"""The watcher with a real watchdog observer on tmp dirs: transcripts observed as they are written.
+
+New files, new agents and changed sources need no restart; a restart or one reconciliation
+scan reads only what changed; a dead observer thread is restarted and an inotify limit
+falls back to polling; hook records in the spool are applied. Human edits are in
+tests/test_watch_human_edits.py, the `evolve watch` process in tests/test_watch_process.py.
+"""
 
 from __future__ import annotations
 
 import errno
 import json
 import logging
-import os
-import re
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -18,18 +18,15 @@ import pytest
 from evolve import cli
 from evolve.home import Home
 from evolve.store import spool
-from evolve.watch import service
 from evolve.watch.debounce import Debouncer
 from evolve.watch.fs import limit_message
-from evolve.watch.humanedits import counts_as_edit, is_editor_temp, repo_path
 from evolve.watch.sources import glob_match, minimal_watches, watch_root
-from tests.helpers import evolve_commit, git_out
+from tests import watch_helpers
 from tests.watch_helpers import (
     Transcript,
     agent_with_sources,
     clear_dirty,
     db,
-    events_of,
     is_dirty,
     new_watcher,
     pump,
@@ -37,28 +34,7 @@ from tests.watch_helpers import (
     settle,
 )
 
-
-@pytest.fixture
-def transcripts(tmp_path) -> Path:
-    folder = tmp_path / "projects" / "-home-me-project"
-    folder.mkdir(parents=True)
-    return folder
-
-
-@pytest.fixture
-def demo(transcripts):
-    return agent_with_sources("demo", [f"{transcripts}/*.jsonl"])
-
-
-@pytest.fixture
-def watcher(demo):
-    w = new_watcher()
-    yield w
-    w.close()
-
-
-def commits(agent) -> int:
-    return int(git_out(agent.path, "rev-list", "--count", "HEAD"))
+transcripts, demo, watcher = watch_helpers.transcripts, watch_helpers.demo, watch_helpers.watcher  # fixtures
 
 
 # -- pure parts ------------------------------------------------------------------------
@@ -90,35 +66,6 @@ def test_watch_roots_and_matching(tmp_path):
         ("/a", True),
         ("/c", False),
     }
-
-
-@pytest.mark.parametrize(
-    "name",
-    [
-        "memo.md~",
-        ".memo.md.swp",
-        ".memo.md.swx",
-        "4913",
-        "5036",
-        "memo.md___jb_tmp___",
-        "memo.md___jb_old___",
-        ".#memo.md",
-        "#memo.md#",
-        ".goutputstream-AB12CD",
-        ".memo.md.x1.evolve-tmp",
-    ],
-)
-def test_editor_temp_names(name):
-    assert is_editor_temp(name) and not counts_as_edit(f"skills/x/{name}")
-
-
-def test_real_names_count_and_git_never_does():
-    for rel in ("memo.md", "agent.toml", "skills/fix-tests/SKILL.md", "notes-2.md"):
-        assert counts_as_edit(rel) and not is_editor_temp(rel.rsplit("/", 1)[-1])
-    assert repo_path("/h/agents", "/h/agents/demo/memo.md") == ("demo", "memo.md")
-    assert repo_path("/h/agents", "/h/agents/demo/.git/index") is None
-    assert repo_path("/h/agents", "/h/agents/.new-demo-x/demo/memo.md") is None
-    assert repo_path("/h/agents", "/h/other/demo/memo.md") is None
 
 
 def test_limit_messages_name_the_sysctl():
@@ -312,208 +259,3 @@ def test_every_reader_judges_corrections_by_the_agents_signals(demo, transcripts
     assert cli.main(["observe", "demo", str(tmp_path / "cli.jsonl")]) == 0
     assert _corrections("demo") == [False, True, False] * 3
     assert _corrections("other") == [False, False, True]
-
-
-# -- human edits -----------------------------------------------------------------------
-FINAL = (
-    "# Memo\n\n## What I do well and where I often stumble\n\n- edited by a person\n\n"
-    "## Strategies for this user and domain\n\n- keep answers short\n"
-)
-
-
-def save_in_place(path: Path, text: str) -> None:
-    with path.open("w") as handle:  # truncated first: an empty file for a moment
-        handle.flush()
-        time.sleep(0.03)
-        for part in (text[:10], text[10:]):
-            handle.write(part)
-            handle.flush()
-            time.sleep(0.03)
-
-
-def save_temp_rename(path: Path, text: str) -> None:
-    temp = path.with_name(".goutputstream-X1Y2Z3")
-    temp.write_text(text)
-    time.sleep(0.03)
-    temp.replace(path)
-
-
-def save_vim(path: Path, text: str) -> None:
-    probe = path.with_name("4913")
-    probe.write_text("")
-    probe.unlink()
-    backup = path.with_name(path.name + "~")
-    path.replace(backup)
-    with path.open("w") as handle:
-        handle.write(text[:5])
-        handle.flush()
-        time.sleep(0.03)
-        handle.write(text[5:])
-    backup.unlink()
-
-
-def save_jetbrains(path: Path, text: str) -> None:
-    temp = path.with_name(path.name + "___jb_tmp___")
-    old = path.with_name(path.name + "___jb_old___")
-    temp.write_text(text)
-    path.replace(old)
-    time.sleep(0.03)
-    temp.replace(path)
-    old.unlink()
-
-
-@pytest.mark.parametrize("save", [save_in_place, save_temp_rename, save_vim, save_jetbrains])
-def test_each_editor_save_style_gives_one_human_edit_commit(watcher, demo, save):
-    before = commits(demo)
-    settle(watcher, 2 * watcher.settings.timings.quiet_s)  # the start-up check of pending edits found nothing
-    assert commits(demo) == before
-    save(demo.memo_path, FINAL)
-    pump(watcher, lambda: commits(demo) == before + 1)
-    settle(watcher, 0.5 + 2 * watcher.settings.timings.quiet_s)  # watchdog holds a rename for up to 0.5 s
-    assert commits(demo) == before + 1
-    assert git_out(demo.path, "show", "HEAD:memo.md") + "\n" == FINAL
-    assert git_out(demo.path, "status", "--porcelain") == ""
-    assert "Evolve-Kind: human_edit" in git_out(demo.path, "log", "-1", "--format=%B")
-    (event,) = events_of("demo")
-    assert event["paths"] == ["memo.md"] and event["commit"] == git_out(demo.path, "rev-parse", "HEAD")
-
-
-def test_a_new_skill_written_by_a_person_is_committed(watcher, demo):
-    before = commits(demo)
-    skill = demo.skills_dir / "run-tests" / "SKILL.md"
-    skill.parent.mkdir(parents=True)
-    skill.write_text("---\nname: run-tests\ndescription: Use when running tests.\n---\n\n- run make test\n")
-    pump(watcher, lambda: commits(demo) == before + 1)
-    (event,) = events_of("demo")
-    assert event["paths"] == ["skills/run-tests/SKILL.md"]
-
-
-def test_evolves_own_writes_are_never_human_edits(watcher, demo):
-    before = commits(demo)
-    evolve_commit(
-        demo,
-        {
-            "memo.md": FINAL.encode(),
-            "skills/a/SKILL.md": b"---\nname: a\ndescription: Use when a.\n---\n\n- a\n",
-        },
-    )
-    settle(watcher, 3 * watcher.settings.timings.quiet_s)
-    assert commits(demo) == before + 1
-    assert "Evolve-Kind: reflection" in git_out(demo.path, "log", "-1", "--format=%B")
-    assert events_of("demo") == []
-
-
-def test_edits_wait_while_evolve_holds_the_agent_lock(watcher, demo):
-    before = commits(demo)
-    with demo.repo.locked():
-        demo.memo_path.write_text(FINAL)
-        settle(watcher, 3 * watcher.settings.timings.quiet_s)
-        assert commits(demo) == before
-    pump(watcher, lambda: commits(demo) == before + 1)
-    assert len(events_of("demo")) == 1
-
-
-def test_an_edit_check_that_finds_the_files_unchanged_asks_git_once(watcher, demo, tmp_path, monkeypatch):
-    # the watcher checks every agent when it starts and whenever its files were touched: when
-    # they equal the branch (a save of the same text), one `git status` and nothing is committed
-    before = commits(demo)
-    settle(watcher, 3 * watcher.settings.timings.quiet_s)  # the start-up check, done
-    trace = tmp_path / "trace"
-    monkeypatch.setenv("GIT_TRACE", str(trace))
-    demo.memo_path.write_text(demo.memo_path.read_text())
-    settle(watcher, 4 * watcher.settings.timings.quiet_s)
-    commands = re.findall(r"trace: built-in: git (\S+)", trace.read_text())
-    assert commands == ["status"], commands
-    assert commits(demo) == before and events_of("demo") == []
-
-
-# -- the process -----------------------------------------------------------------------
-def _spawn_watch(home: Path, *extra: str) -> subprocess.Popen:
-    env = {**os.environ, "EVOLVE_HOME": str(home), "PYTHONUNBUFFERED": "1"}
-    return subprocess.Popen(
-        [sys.executable, "-m", "evolve", "watch", *extra], env=env, stderr=subprocess.PIPE, text=True
-    )
-
-
-def _wait_ready(proc: subprocess.Popen, timeout: float = 15.0) -> list[str]:
-    lines: list[str] = []
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        line = proc.stderr.readline()
-        lines.append(line)
-        if "ready:" in line:
-            return lines
-        if not line and proc.poll() is not None:
-            break
-    raise AssertionError("watch did not become ready:\n" + "".join(lines))
-
-
-def test_sigterm_stops_a_watch_process_cleanly(demo, transcripts, evolve_home):
-    transcript = Transcript(transcripts / "s.jsonl")
-    transcript.turn()
-    (evolve_home / "config.toml").write_text("[watch]\ndebounce_s = 0.05\n")
-    proc = _spawn_watch(evolve_home)
-    try:
-        _wait_ready(proc)
-        home = Home.resolve()
-        assert service.state(home).running and service.state(home).pid == proc.pid
-        transcript.turn("more", "ok")
-        deadline = time.monotonic() + 10
-        while runs_of("demo") < 2 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=10) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.stderr.close()
-    assert runs_of("demo") == 2
-    conn = db()
-    try:
-        (cursor,) = [json.loads(r[0]) for r in conn.execute("SELECT cursor FROM cursors")]
-    finally:
-        conn.close()
-    assert cursor["offset"] == (transcripts / "s.jsonl").stat().st_size
-    assert not service.state(home).running and not service.pid_path(home).exists()
-
-
-def test_a_second_watch_exits_with_a_clear_message(demo, capsys):
-    home = Home.resolve()
-    lock = service.acquire(home)
-    try:
-        assert cli.main(["watch"]) == 1
-        err = capsys.readouterr().err
-        assert "already running" in err and f"pid {os.getpid()}" in err and "--stop" in err
-    finally:
-        service.release(home, lock)
-    assert not service.pid_path(home).exists()
-
-
-def test_a_dead_watchers_pidfile_and_lock_are_recovered(demo):
-    home = Home.resolve()
-    dead = subprocess.Popen([sys.executable, "-c", "pass"])
-    dead.wait()
-    home.run_dir.mkdir(parents=True, exist_ok=True)
-    service.pid_path(home).write_text(f"{dead.pid}\n")
-    service.lock_path(home).write_text(f"{dead.pid}\n")  # flock died with it
-    assert service.read_pidfile(home) is None
-    assert not service.state(home).running
-    lock = service.acquire(home)  # a new watcher starts
-    try:
-        assert service.state(home).pid == os.getpid()
-    finally:
-        service.release(home, lock)
-
-
-def test_a_secret_in_a_persons_edit_is_named_when_the_watcher_commits_it(watcher, demo, caplog):
-    """Red team B6: what the pre-commit hook warns about, the watcher's human-edit commit says too."""
-    token = "ghp_R4nd0mT0k3nV4lu3Abcdefghij0123456789"
-    before = commits(demo)
-    text = demo.memo_path.read_text() + f"- release token is {token}\n"
-    with caplog.at_level(logging.WARNING, logger="evolve.watch"):
-        demo.memo_path.write_text(text)
-        pump(watcher, lambda: commits(demo) == before + 1)
-    number = text.splitlines().index(f"- release token is {token}") + 1
-    assert f"demo: memo.md line {number} holds what looks like a secret (github-token)" in caplog.text
-    assert "--push-anyway demo" in caplog.text and token not in caplog.text
-    assert git_out(demo.path, "show", "HEAD:memo.md") + "\n" == text  # committed as the person wrote it

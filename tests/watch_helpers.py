@@ -1,4 +1,8 @@
-"""Helpers for the watcher and scheduler tests: Claude Code lines, agents with sources, pumping."""
+"""Helpers for the watcher and scheduler tests: Claude Code lines, agents with sources, pumping.
+
+The fixtures `transcripts`, `demo` (an agent watching that folder) and `watcher` are taken by
+a module as `transcripts, demo, watcher = watch_helpers.transcripts, ...`.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +11,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from evolve.home import Home
 from evolve.store import ledger
 from evolve.watch.loop import Watcher
 from evolve.workspace.agent import Agent
-from tests.helpers import make_agent
+from tests.helpers import git_out, make_agent
 
 
 class Transcript:
@@ -149,3 +155,26 @@ def events_of(agent: str, kind: str = "human_edit") -> list[dict]:
         )
     finally:
         conn.close()
+
+
+@pytest.fixture
+def transcripts(tmp_path) -> Path:
+    folder = tmp_path / "projects" / "-home-me-project"
+    folder.mkdir(parents=True)
+    return folder
+
+
+@pytest.fixture
+def demo(transcripts):
+    return agent_with_sources("demo", [f"{transcripts}/*.jsonl"])
+
+
+@pytest.fixture
+def watcher(demo):
+    w = new_watcher()
+    yield w
+    w.close()
+
+
+def commits(agent) -> int:
+    return int(git_out(agent.path, "rev-list", "--count", "HEAD"))
