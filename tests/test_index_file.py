@@ -71,6 +71,26 @@ def test_a_truncated_or_missing_index_is_not_plain(agent):
     assert not indexfile.plain_entries(agent.repo.git_dir)
 
 
+def test_a_sha256_repository_or_a_wrong_trailer_is_not_plain(tmp_path):
+    """Entries of a SHA-256 repository hold 32-byte ids: read as SHA-1 ones, a flag would be missed."""
+    path = tmp_path / "wide"
+    git(tmp_path, "init", "-q", "--object-format=sha256", str(path))
+    for name in ("a.md", "b.md", "c.md"):
+        (path / name).write_text(name)
+    git(path, "add", ".")
+    git(path, "update-index", "--assume-unchanged", "b.md")
+    assert not indexfile.plain_entries(path / ".git")
+    git(path, "update-index", "--no-assume-unchanged", "b.md")
+    assert not indexfile.plain_entries(path / ".git")  # unsure, so git is asked
+    plain = tmp_path / "plain"
+    git(tmp_path, "init", "-q", str(plain))
+    (plain / "a.md").write_text("a")
+    git(plain, "add", ".")
+    data = (plain / ".git" / "index").read_bytes()
+    assert indexfile.plain_data(data)
+    assert not indexfile.plain_data(data[:-1] + bytes([data[-1] ^ 1]))
+
+
 def test_nothing_staged_is_answered_without_git(agent, monkeypatch):
     agent.repo.busy_reason()  # the lock's check: the index compared with the tip once
     spawned = []

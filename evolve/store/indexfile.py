@@ -5,11 +5,14 @@ or skip-worktree; what `git diff --cached` lists, which hides intent-to-add entr
 one answer whenever no entry carries a flag: version 2 of the format has no room for the
 extended flags (skip-worktree, intent-to-add), so it is enough to read each entry's
 assume-valid bit there. Anything else (version 3 or 4, a split index, a file git would
-refuse) answers False and is asked of git as before.
+refuse) answers False and is asked of git as before. So does an index whose trailer is not
+the SHA-1 of its bytes: a SHA-256 repository's (whose entries hold 32-byte ids, which this
+reader would misparse), one written with `index.skipHash`, or a torn or garbage file.
 """
 
 from __future__ import annotations
 
+import hashlib
 import struct
 from pathlib import Path
 
@@ -36,7 +39,7 @@ def plain_entries(git_dir: Path) -> bool:
 
 def plain_data(data: bytes) -> bool:
     """`plain_entries` of an index file's bytes (a split index's own part looks plain: check apart)."""
-    if len(data) < 12 or data[:4] != b"DIRC":
+    if len(data) < 32 or data[:4] != b"DIRC" or hashlib.sha1(data[:-20]).digest() != data[-20:]:
         return False
     version, count = struct.unpack(">II", data[4:12])
     if version != 2:
@@ -55,7 +58,7 @@ def plain_data(data: bytes) -> bool:
                 return False
             length = end - position - _ENTRY_FIXED
         position += (_ENTRY_FIXED + length + 8) & ~7  # the name and 1 to 8 NULs: a multiple of 8
-    return position <= len(data)
+    return position <= len(data) - 20
 
 
 __all__ = ["plain_data", "plain_entries"]
