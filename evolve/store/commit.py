@@ -17,6 +17,7 @@ from pathlib import Path
 
 from evolve.errors import EvolveError, UserError
 from evolve.store.files import scratch
+from evolve.store.fixed import plain_history
 from evolve.store.git import ZERO, acquire_index_lock
 from evolve.store.worktree import EXECUTABLE, LINK, is_executable
 
@@ -128,12 +129,13 @@ def commit_tree(repo: Repo, base: str | None, entries: str, message: str, env: M
     The scratch index starts as `base`'s tree: read by `git read-tree`, or, when this process
     made commit `base`, the index that built it (a commit names one tree for ever: the same
     entries, one git process fewer), or the real index when it is known to hold exactly
-    `base`'s files (`Repo.index_holding`).
+    `base`'s files (`Repo.index_holding`); never where replace refs or grafts make
+    `read-tree` give another tree than the commit's own (`fixed.plain_history`).
     """
     with scratch(repo.git_dir, "evolve-idx-") as tmp:
         path = Path(tmp) / "index"
         index = {"GIT_INDEX_FILE": str(path)}
-        built = (_BUILT.get(base) or repo.index_holding(base)) if base else None
+        built = (_BUILT.get(base) or repo.index_holding(base)) if base and plain_history(repo) else None
         if built is not None:
             path.write_bytes(built)
         elif base:

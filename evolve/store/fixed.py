@@ -24,7 +24,7 @@ _KEPT = 32  # answers kept per Repo (a long-lived watcher's Repo forgets them al
 
 def asked_once(repo: Repo, rev: str, key: tuple, ask: Callable[[], bytes]) -> bytes:
     """`ask()`'s answer about commit `rev`, from the first time `key` was asked of this `repo`."""
-    if not _ID.fullmatch(rev) or not _plain_history(repo):
+    if not _ID.fullmatch(rev) or not plain_history(repo):
         return ask()
     kept = repo.fixed_answers
     full = (rev, *key)
@@ -35,10 +35,14 @@ def asked_once(repo: Repo, rev: str, key: tuple, ask: Callable[[], bytes]) -> by
     return kept[full]
 
 
-def _plain_history(repo: Repo) -> bool:
+def plain_history(repo: Repo) -> bool:
     """Whether git shows commits as they are: no replace refs, grafts or shallow boundary."""
     git_dir = repo.git_dir
-    if not git_dir.is_dir() or not repo.refs_in_files or "GIT_REPLACE_REF_BASE" in os.environ:
+    if (
+        not git_dir.is_dir()
+        or not repo.refs_in_files
+        or {"GIT_REPLACE_REF_BASE", "GIT_GRAFT_FILE"} & set(os.environ)
+    ):
         return False
     if (git_dir / "shallow").exists() or (git_dir / "info" / "grafts").exists():
         return False
@@ -53,4 +57,4 @@ def _plain_history(repo: Repo) -> bool:
     return b" refs/replace/" not in packed
 
 
-__all__ = ["asked_once"]
+__all__ = ["asked_once", "plain_history"]

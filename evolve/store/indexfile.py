@@ -4,10 +4,12 @@ Two questions evolve asks at every write (which own files a person flagged assum
 or skip-worktree; what `git diff --cached` lists, which hides intent-to-add entries) have
 one answer whenever no entry carries a flag: version 2 of the format has no room for the
 extended flags (skip-worktree, intent-to-add), so it is enough to read each entry's
-assume-valid bit there. Anything else (version 3 or 4, a split index, a file git would
-refuse) answers False and is asked of git as before. So does an index whose trailer is not
-the SHA-1 of its bytes: a SHA-256 repository's (whose entries hold 32-byte ids, which this
-reader would misparse), one written with `index.skipHash`, or a torn or garbage file.
+assume-valid bit there. Anything else answers False, and git is asked as before:
+version 3 or 4, a split index, a file git would refuse; an index holding a submodule
+(`git diff-index` may be told to ignore one, so "nothing staged" would not prove its entry
+is the tip's); one whose trailer is not the SHA-1 of its bytes (a SHA-256 repository's,
+whose entries hold 32-byte ids this reader would misparse; one written with
+`index.skipHash`; a torn or garbage file).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ _ENTRY_FIXED = 62  # ctime, mtime, dev, ino, mode, uid, gid, size (4 bytes each,
 _ASSUME_VALID = 0x8000
 _EXTENDED = 0x4000
 _NAME_MASK = 0x0FFF
+_GITLINK = 0o160000  # a submodule: `diff-index` may be told to ignore it (`ignore = all` in .gitmodules)
 
 
 def plain_entries(git_dir: Path) -> bool:
@@ -48,8 +51,9 @@ def plain_data(data: bytes) -> bool:
     for _ in range(count):
         if position + _ENTRY_FIXED > len(data):
             return False
+        (mode,) = struct.unpack(">I", data[position + 24 : position + 28])
         (flags,) = struct.unpack(">H", data[position + 60 : position + 62])
-        if flags & (_ASSUME_VALID | _EXTENDED):
+        if flags & (_ASSUME_VALID | _EXTENDED) or mode & 0o170000 == _GITLINK:
             return False
         length = flags & _NAME_MASK
         if length == _NAME_MASK:  # a name this long is measured up to its NUL
