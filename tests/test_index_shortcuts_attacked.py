@@ -66,3 +66,27 @@ def test_a_persons_edit_to_an_assume_unchanged_memo_in_a_sha256_agent_is_committ
     git(path, "update-index", "--assume-unchanged", "memo.md")
     (path / "memo.md").write_text("# Memo\n\n- my private note\n")
     assert Repo(path).dirty_paths() == ["memo.md"]  # as `git ls-files -v` shows it: flagged, edited
+
+
+def test_a_persons_edit_committed_beside_a_staged_submodule_keeps_the_submodule(tmp_path):
+    """Found by the same attack, older than it: the commit of a person's edits deleted the gitlink."""
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    git(sub, "init", "-q")
+    git(sub, "commit", "-q", "--allow-empty", "-m", "s1")
+    first = git_out(sub, "rev-parse", "HEAD")
+    git(sub, "commit", "-q", "--allow-empty", "-m", "s2")
+    agent = make_agent("sm")
+    (agent.path / ".gitmodules").write_text(
+        f'[submodule "vendor"]\n\tpath = vendor\n\turl = {sub}\n\tignore = all\n'
+    )
+    git(agent.path, "clone", "-q", str(sub), "vendor")
+    git(agent.path / "vendor", "checkout", "-q", first)
+    commit_all(agent.path, "a submodule")
+    git(agent.path / "vendor", "checkout", "-q", "main")
+    git(agent.path, "add", "vendor")
+    (agent.path / "memo.md").write_text("# my own edit\n")
+    sha = agent.commit_human_edits()
+    assert sha is not None and git_out(agent.path, "show", f"{sha}:memo.md") == "# my own edit"
+    assert git_out(agent.path, "ls-tree", sha, "vendor").split()[2] == first
+    assert git_out(agent.path, "diff", "--cached", "--name-only", "--ignore-submodules=none") == "vendor"

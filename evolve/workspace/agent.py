@@ -250,6 +250,9 @@ class Agent:
         if staged:
             edited = set(self.repo.text("diff", "--name-only", "-z", "--no-renames").split("\0"))
             paths = [p for p in paths if p not in staged or p in edited or p in writing]
+        # a submodule (or a nested repository) is the person's: never committed, above all never
+        # as a deletion of its entry (a staged update of it stays staged for their own commit)
+        paths = [p for p in paths if not _is_repository(self.path / p)]
         if not paths:
             return None
         changes: dict[str, bytes | None] = {}
@@ -335,6 +338,11 @@ def local_person() -> Identity:
     except KeyError:  # a uid without a passwd entry (containers)
         login, full = os.environ.get("USER") or os.environ.get("LOGNAME") or "person", ""
     return Identity(full or login, f"{login}@{socket.gethostname() or 'localhost'}")
+
+
+def _is_repository(path: Path) -> bool:
+    """A work tree of its own at `path`: a submodule's (a `.git` file) or a nested clone's."""
+    return not path.is_symlink() and path.is_dir() and (path / ".git").exists()
 
 
 def _holds_conflict(path: Path) -> bool:
