@@ -7,13 +7,20 @@ commits exactly what it did when it asked git every time.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from evolve.home import Home
 from evolve.store import commit as commit_module
 from evolve.store.repo import Repo
+from evolve.workspace.agent import Agent
 from tests.helpers import EVOLVE, commit_all, evolve_commit, git, git_out, make_agent, run_cli
 
 
-def test_a_staged_submodule_bump_diffs_ignore_stays_the_persons(tmp_path):
+def staged_submodule_bump(tmp_path: Path) -> tuple[Agent, str]:
+    """An agent whose submodule `vendor` diffs ignore (`ignore = all`), its update staged by the person.
+
+    Returns the agent and the submodule commit its tip holds.
+    """
     sub = tmp_path / "sub"
     sub.mkdir()
     git(sub, "init", "-q")
@@ -29,6 +36,11 @@ def test_a_staged_submodule_bump_diffs_ignore_stays_the_persons(tmp_path):
     commit_all(agent.path, "a submodule")
     git(agent.path / "vendor", "checkout", "-q", "main")
     git(agent.path, "add", "vendor")  # the person's coming commit
+    return agent, first
+
+
+def test_a_staged_submodule_bump_diffs_ignore_stays_the_persons(tmp_path):
+    agent, first = staged_submodule_bump(tmp_path)
     fresh = Repo(agent.path)  # a new process: nothing it built itself to start from
     commit_module._BUILT.clear()
     with fresh.locked():
@@ -70,21 +82,7 @@ def test_a_persons_edit_to_an_assume_unchanged_memo_in_a_sha256_agent_is_committ
 
 def test_a_persons_edit_committed_beside_a_staged_submodule_keeps_the_submodule(tmp_path):
     """Found by the same attack, older than it: the commit of a person's edits deleted the gitlink."""
-    sub = tmp_path / "sub"
-    sub.mkdir()
-    git(sub, "init", "-q")
-    git(sub, "commit", "-q", "--allow-empty", "-m", "s1")
-    first = git_out(sub, "rev-parse", "HEAD")
-    git(sub, "commit", "-q", "--allow-empty", "-m", "s2")
-    agent = make_agent("sm")
-    (agent.path / ".gitmodules").write_text(
-        f'[submodule "vendor"]\n\tpath = vendor\n\turl = {sub}\n\tignore = all\n'
-    )
-    git(agent.path, "clone", "-q", str(sub), "vendor")
-    git(agent.path / "vendor", "checkout", "-q", first)
-    commit_all(agent.path, "a submodule")
-    git(agent.path / "vendor", "checkout", "-q", "main")
-    git(agent.path, "add", "vendor")
+    agent, first = staged_submodule_bump(tmp_path)
     (agent.path / "memo.md").write_text("# my own edit\n")
     sha = agent.commit_human_edits()
     assert sha is not None and git_out(agent.path, "show", f"{sha}:memo.md") == "# my own edit"
