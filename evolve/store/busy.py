@@ -195,12 +195,12 @@ def index_holding(repo: Repo, tip: str) -> bytes | None:
     memo = repo.staged_memo
     if memo is None or memo[0][0] != tip or memo[1] != ({}, False):
         return None
+    if indexfile.split_index(repo.git_dir):
+        return None
     try:
         with (repo.git_dir / "index").open("rb") as handle:
             st = os.fstat(handle.fileno())
             data = handle.read()
-        if any(repo.git_dir.glob("sharedindex.*")):
-            return None
     except OSError:
         return None
     if (tip, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns) != memo[0]:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evolve.errors import EvolveError, UserError
+from evolve.store import indexfile
 from evolve.store.files import scratch
 from evolve.store.fixed import plain_history
 from evolve.store.git import ZERO, acquire_index_lock
@@ -159,10 +160,7 @@ def remember_index(repo: Repo, sha: str, data: bytes) -> None:
 
     Not with a split index (`core.splitIndex`): its entries live in a `sharedindex` file beside.
     """
-    try:
-        if any(repo.git_dir.glob("sharedindex.*")):
-            return
-    except OSError:  # a linked worktree's `.git` file, say
+    if indexfile.split_index(repo.git_dir):
         return
     if len(_BUILT) >= 16:
         _BUILT.clear()

@@ -31,13 +31,24 @@ def plain_entries(git_dir: Path) -> bool:
     False when unsure: a missing or unreadable index, another version, a split index
     (its shared part holds entries this file does not), or one whose entries do not parse.
     """
+    if split_index(git_dir):
+        return False
     try:
         data = (git_dir / "index").read_bytes()
-        if any(git_dir.glob("sharedindex.*")):
-            return False
     except OSError:
         return False
     return plain_data(data)
+
+
+def split_index(git_dir: Path) -> bool:
+    """Whether the index may be split (`core.splitIndex`): its entries partly in a `sharedindex` file.
+
+    True when unsure (a linked worktree's `.git` file, an unreadable folder).
+    """
+    try:
+        return any(git_dir.glob("sharedindex.*"))
+    except OSError:
+        return True
 
 
 def plain_data(data: bytes) -> bool:
@@ -65,4 +76,4 @@ def plain_data(data: bytes) -> bool:
     return position <= len(data) - 20
 
 
-__all__ = ["plain_data", "plain_entries"]
+__all__ = ["plain_data", "plain_entries", "split_index"]
