@@ -170,9 +170,13 @@ def _against_tip(repo: Repo) -> tuple[dict[str, Entry | None], bool] | None:
 def _memo_key(repo: Repo, tip: str) -> tuple | None:
     """The index as `_against_tip` knows it (its file's stat) against `tip`; None: no index."""
     try:
-        st = (repo.git_dir / "index").stat()
+        return _stat_key(tip, (repo.git_dir / "index").stat())
     except OSError:
         return None
+
+
+def _stat_key(tip: str, st: os.stat_result) -> tuple:
+    """The memo's key: `tip` and the index file's identity and change stamps."""
     return (tip, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
@@ -203,7 +207,7 @@ def index_holding(repo: Repo, tip: str) -> bytes | None:
             data = handle.read()
     except OSError:
         return None
-    if (tip, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns) != memo[0]:
+    if _stat_key(tip, st) != memo[0]:
         return None
     return data if indexfile.plain_data(data) else None
 
