@@ -234,6 +234,31 @@ def test_a_branch_move_that_loses_the_race_leaves_the_persons_staged_work_as_it_
     assert "skills/x/SKILL.md" in git_out(agent.path, "ls-files")
 
 
+def test_a_move_already_lost_never_shows_a_person_evolves_index(agent, monkeypatch):
+    # a person's `git commit` reads the index before it takes index.lock: had evolve put its
+    # entries there for a move that then failed, the person's commit would carry evolve's file
+    # under their name (seen under load: a person's "human 6" holding skills/e0/SKILL.md)
+    repo = agent.repo
+    stale = repo.tip()
+    entries = commit.blob_entries(repo, {"skills/x/SKILL.md": b"evolve's\n"})
+    new = commit.commit_tree(repo, stale, entries, "reflect(demo): x", EVOLVE.env())
+    (agent.path / "notes.md").write_text("the person's note\n")
+    git(agent.path, "add", "notes.md")
+    git(agent.path, "commit", "-q", "--no-verify", "-m", "the person's note")
+    index = agent.path / ".git" / "index"
+    seen = []
+    monkeypatch.setattr(
+        repo, "update_refs", lambda *a, **k: seen.append(git_out(agent.path, "ls-files")) or False
+    )
+    before = index.stat()
+    assert commit.swap(repo, "main", new, stale, entries) is False
+    assert seen == [] and (index.stat().st_ino, index.stat().st_mtime_ns) == (
+        before.st_ino,
+        before.st_mtime_ns,
+    )
+    assert "skills/x/SKILL.md" not in git_out(agent.path, "ls-files")
+
+
 def test_a_file_whose_name_starts_with_a_quote_keeps_its_name(agent):
     # git reads an --index-info path that starts with `"` as C-quoted: evolve quotes it
     names = ['"q"', '"notes" and more.md', '"back\\slash"']

@@ -207,11 +207,17 @@ def swap(
     only after, so one that read the moved branch with the old index would drop evolve's
     change. When the branch does not move, the index is put back as it was (nobody else
     can write it while evolve holds index.lock).
+
+    A branch already moved elsewhere is seen under the lock, before the index is touched:
+    a person's `git commit` reads the index before it takes index.lock, so an index shown
+    for a move that then fails would go into their commit, evolve's change under their name.
     """
     fd = acquire_index_lock(repo.git_dir)
     real = repo.git_dir / "index"
     staged, before, matched = False, None, False
     try:
+        if repo.tip(branch) not in (old, new):
+            return False
         if index_entries is not None:
             matched = builds and old is not None and branch == repo.branch and repo.index_matches(old)
             before = real.read_bytes() if real.exists() else None
