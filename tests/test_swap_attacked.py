@@ -1,0 +1,163 @@
+"""What an attack on the branch move (`commit.swap`) found: a person's git racing evolve's write.
+
+Each test puts the person's step at the exact moment the race needs (a monkeypatched step of
+evolve's own write), so it is deterministic. Each finding is older than the fix it attacked
+(a branch move already lost is seen under index.lock) and still fails on it: the tests are
+marked `xfail(strict=True)`, so the one that starts passing says its fix landed.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from evolve.errors import Busy
+from evolve.store import commit, journal
+from tests import helpers
+from tests.helpers import EVOLVE, evolve_commit, git, git_out, skill_text
+
+agent = helpers.agent  # the fixture: agent "demo" in the test's home
+
+SKILL = "skills/x/SKILL.md"
+
+
+def _person_at_first_build(monkeypatch, step) -> None:
+    """`step()` runs once, as evolve builds its commit: after its checks, before the branch moves."""
+    real = commit.commit_tree
+    done: list[bool] = []
+
+    def build(*args, **kwargs):
+        if not done:
+            done.append(True)
+            step()
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(commit, "commit_tree", build)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="swap stages evolve's entries into whatever branch is checked out at the move "
+    "(on_checkout is decided once, before the build): older than the fix",
+)
+def test_a_branch_switched_to_while_evolve_writes_never_gets_evolves_file_staged(agent, monkeypatch):
+    # the person runs `git switch -c feature` while evolve builds its commit: evolve moves main,
+    # and puts its file into the index the feature branch now has; their next commit carries it
+    _person_at_first_build(monkeypatch, lambda: git(agent.path, "checkout", "-q", "-b", "feature"))
+    try:
+        evolve_commit(agent, {SKILL: skill_text("x").encode()}, "reflect(demo): x")
+    except Busy:
+        pass  # refusing is fine: the person switched away
+    assert git_out(agent.path, "symbolic-ref", "--short", "HEAD") == "feature"
+    assert SKILL not in git_out(agent.path, "diff", "--cached", "--name-only")
+    (agent.path / "feature.md").write_text("the person's feature\n")
+    git(agent.path, "add", "feature.md")
+    git(agent.path, "commit", "-q", "--no-verify", "-m", "my feature")
+    assert git_out(agent.path, "show", "--format=", "--name-only", "feature").splitlines() == ["feature.md"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="move_branch names the branch checked out at its start, and swap stages the "
+    "server's files into whatever branch is checked out at the move: older than the fix",
+)
+def test_a_branch_switched_to_while_a_sync_moves_main_never_gets_its_files_staged(agent, monkeypatch):
+    # a sync brings main up to date (journal.move_branch); the person runs `git switch -c`
+    # just before the move: the files it brings must not be staged on their branch
+    repo = agent.repo
+    old = repo.tip()
+    new = commit.commit_tree(
+        repo, old, commit.blob_entries(repo, {SKILL: b"from the server\n"}), "sync: x", EVOLVE.env()
+    )
+    real = journal.swap
+
+    def switched_first(*args, **kwargs):
+        git(agent.path, "checkout", "-q", "-b", "feature")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(journal, "swap", switched_first)
+    with repo.locked():
+        try:
+            repo.move_branch(new, old)
+        except Busy:
+            pass  # refusing is fine: the person switched away
+    assert git_out(agent.path, "symbolic-ref", "--short", "HEAD") == "feature"
+    assert SKILL not in git_out(agent.path, "diff", "--cached", "--name-only")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="whether main is checked out is decided once, before the build, and not asked "
+    "again under index.lock: evolve moves main without its index while the person is back "
+    "on main (seen in the stress run as a staged deletion): older than the fix",
+)
+def test_a_person_back_on_main_before_the_move_gets_evolves_file_in_index_and_files(agent, monkeypatch):
+    # `git switch -c feature` just after the lock's check, `git switch main` as evolve builds:
+    # evolve, which saw feature checked out, moves main and leaves index and files as they were
+    with agent.repo.locked():
+        git(agent.path, "checkout", "-q", "-b", "feature")
+        _person_at_first_build(monkeypatch, lambda: git(agent.path, "checkout", "-q", "main"))
+        try:
+            agent.repo.commit_changes({SKILL: skill_text("x").encode()}, "reflect(demo): x", EVOLVE)
+        except Busy:
+            pass  # refusing is fine: the person switched away
+    assert git_out(agent.path, "symbolic-ref", "--short", "HEAD") == "main"
+    assert git_out(agent.path, "status", "--porcelain") == ""  # not "D  skills/x/SKILL.md"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="swap writes evolve's entries over the person's staged entry for the same path "
+    "(refuse_staged asked before, not under index.lock): older than the fix",
+)
+def test_a_newer_edit_staged_while_evolve_commits_the_older_one_stays_staged(agent, monkeypatch):
+    # evolve commits the person's saved edit for them (the watcher's path); meanwhile they save
+    # again and `git add` it for their own commit: that staged version must stay staged
+    notes = agent.path / "notes.md"
+    notes.write_text("first draft\n")
+
+    def save_again_and_stage() -> None:
+        notes.write_text("second draft, staged for my commit\n")
+        git(agent.path, "add", "notes.md")
+
+    _person_at_first_build(monkeypatch, save_again_and_stage)
+    agent.commit_human_edits()  # it may commit the first draft, or leave it for later
+    assert git_out(agent.path, "show", ":notes.md") == "second draft, staged for my commit"
+    assert notes.read_text() == "second draft, staged for my commit\n"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a move lost after the check (a person's `git commit` moves the branch once past "
+    "its own index.lock) still shows evolve's index until the failed update-ref: older than "
+    "the fix, which narrowed it to the check → update-ref window; holding the ref's lock "
+    "(update-ref --stdin: prepare, then the index, then commit) would close it",
+)
+def test_a_move_lost_after_the_locks_check_never_shows_a_person_evolves_index(agent, monkeypatch):
+    repo = agent.repo
+    old = repo.tip()
+    entries = commit.blob_entries(repo, {SKILL: b"evolve's\n"})
+    new = commit.commit_tree(repo, old, entries, "reflect(demo): x", EVOLVE.env())
+    tree = git_out(agent.path, "rev-parse", f"{old}^{{tree}}")
+    persons = git_out(agent.path, "commit-tree", tree, "-p", old, "-m", "the person's commit")
+    moved: list[int] = []
+    real = commit.index_file
+
+    def person_moves_now(*args, **kwargs):
+        # a person's as-is `git commit` took and released index.lock before evolve took it:
+        # it moves the branch now, as evolve builds the index it would show
+        if not moved:
+            moved.append(
+                git(agent.path, "update-ref", "refs/heads/main", persons, old, check=False).returncode
+            )
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(commit, "index_file", person_moves_now)
+    index = agent.path / ".git" / "index"
+    before = index.stat()
+    if commit.swap(repo, "main", new, old, entries):  # evolve's move held: the person's failed
+        assert moved != [0] and repo.tip() == new
+    else:  # the person's move landed: their next `git commit` reads an index evolve never touched
+        assert moved == [0] and repo.tip() == persons
+        after = index.stat()
+        assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+        assert SKILL not in git_out(agent.path, "ls-files")
