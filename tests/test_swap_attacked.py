@@ -8,6 +8,8 @@ marked `xfail(strict=True)`, so the one that starts passing says its fix landed.
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from evolve.errors import Busy
@@ -161,3 +163,37 @@ def test_a_move_lost_after_the_locks_check_never_shows_a_person_evolves_index(ag
         after = index.stat()
         assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
         assert SKILL not in git_out(agent.path, "ls-files")
+
+
+def _edit_within_one_second(agent, path) -> bool:
+    """The person commits `path`, then saves it again (same size) in the same second."""
+    while time.time() % 1 > 0.3:  # start at the beginning of a second
+        time.sleep(0.02)
+    second = int(time.time())
+    path.write_text("draft 1\n")
+    git(agent.path, "add", path.name)
+    git(agent.path, "commit", "-q", "--no-verify", "-m", "draft 1")
+    path.write_text("draft 2\n")
+    return int(path.stat().st_mtime) == second == int(time.time())
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="evolve copies the index into a fresh file before `update-index --index-info`: git "
+    "reads that copy's new mtime as the index's, so an entry saved in the same second as the "
+    "person's last commit is no longer racily clean and is never smudged; the second save "
+    "then hides from `git status` and `git commit -a` (seen in the stress run): older than the fix",
+)
+def test_a_file_saved_again_in_the_second_of_its_commit_stays_visible_after_evolve_writes(agent):
+    notes = agent.path / "notes.md"
+    for _attempt in range(5):  # a loaded machine may cross a second meanwhile: start again
+        if _edit_within_one_second(agent, notes):
+            break
+    else:
+        pytest.skip("could not save twice within one second")
+    while int(time.time()) == int(notes.stat().st_mtime):  # evolve writes in a later second
+        time.sleep(0.02)
+    evolve_commit(agent, {SKILL: skill_text("x").encode()}, "reflect(demo): x")
+    assert git_out(agent.path, "diff", "--name-only") == "notes.md"  # git sees the second save
+    git(agent.path, "commit", "-q", "-a", "--no-verify", "-m", "draft 2")
+    assert git_out(agent.path, "show", "HEAD:notes.md") == "draft 2"
