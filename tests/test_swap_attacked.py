@@ -108,8 +108,9 @@ def test_a_person_back_on_main_before_the_move_gets_evolves_file_in_index_and_fi
 
 @pytest.mark.xfail(
     strict=True,
-    reason="swap writes evolve's entries over the person's staged entry for the same path "
-    "(refuse_staged asked before, not under index.lock): older than the fix",
+    reason="swap writes evolve's entries over what the person staged for the same path "
+    "meanwhile (nothing under index.lock compares them; the commit of a person's edits "
+    "does not even ask refuse_staged): older than the fix",
 )
 def test_a_newer_edit_staged_while_evolve_commits_the_older_one_stays_staged(agent, monkeypatch):
     # evolve commits the person's saved edit for them (the watcher's path); meanwhile they save
