@@ -269,9 +269,7 @@ def test_paths_that_look_like_pathspec_magic_are_files_when_the_index_is_refresh
     for path, content in changes.items():
         worktree.write_file(repo, path, content)
     entries = commit.blob_entries(repo, changes)
-    commit.index_file(repo, (agent.path / ".git" / "index").read_bytes(), entries).replace(
-        agent.path / ".git" / "index"
-    )
+    commit.index_file(repo, commit.index_snapshot(repo), entries).replace(agent.path / ".git" / "index")
     assert written and ":!a" in git_out(agent.path, "ls-files")  # staged, the branch never moved
     with repo.locked():
         repo.recover()

@@ -1,9 +1,11 @@
 """What an attack on the branch move (`commit.swap`) found: a person's git racing evolve's write.
 
 Each test puts the person's step at the exact moment the race needs (a monkeypatched step of
-evolve's own write), so it is deterministic. Each finding is older than the fix it attacked
-(a branch move already lost is seen under index.lock) and still fails on it: the tests are
-marked `xfail(strict=True)`, so the one that starts passing says its fix landed.
+evolve's own write), so it is deterministic. All were older than the fix that was attacked
+(a branch move already lost is seen under index.lock). Fixed since: a branch switched while
+evolve writes (asked again under index.lock: Busy) and the index's modification time kept
+by evolve's copy of it. Two are still open and marked `xfail(strict=True)`, so the one that
+starts passing says its fix landed.
 """
 
 from __future__ import annotations
@@ -36,11 +38,6 @@ def _person_at_first_build(monkeypatch, step) -> None:
     monkeypatch.setattr(commit, "commit_tree", build)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="swap stages evolve's entries into whatever branch is checked out at the move "
-    "(on_checkout is decided once, before the build): older than the fix",
-)
 def test_a_branch_switched_to_while_evolve_writes_never_gets_evolves_file_staged(agent, monkeypatch):
     # the person runs `git switch -c feature` while evolve builds its commit: evolve moves main,
     # and puts its file into the index the feature branch now has; their next commit carries it
@@ -57,11 +54,6 @@ def test_a_branch_switched_to_while_evolve_writes_never_gets_evolves_file_staged
     assert git_out(agent.path, "show", "--format=", "--name-only", "feature").splitlines() == ["feature.md"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="move_branch names the branch checked out at its start, and swap stages the "
-    "server's files into whatever branch is checked out at the move: older than the fix",
-)
 def test_a_branch_switched_to_while_a_sync_moves_main_never_gets_its_files_staged(agent, monkeypatch):
     # a sync brings main up to date (journal.move_branch); the person runs `git switch -c`
     # just before the move: the files it brings must not be staged on their branch
@@ -86,12 +78,6 @@ def test_a_branch_switched_to_while_a_sync_moves_main_never_gets_its_files_stage
     assert SKILL not in git_out(agent.path, "diff", "--cached", "--name-only")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="whether main is checked out is decided once, before the build, and not asked "
-    "again under index.lock: evolve moves main without its index while the person is back "
-    "on main (seen in the stress run as a staged deletion): older than the fix",
-)
 def test_a_person_back_on_main_before_the_move_gets_evolves_file_in_index_and_files(agent, monkeypatch):
     # `git switch -c feature` just after the lock's check, `git switch main` as evolve builds:
     # evolve, which saw feature checked out, moves main and leaves index and files as they were
@@ -155,14 +141,18 @@ def test_a_move_lost_after_the_locks_check_never_shows_a_person_evolves_index(ag
         return real(*args, **kwargs)
 
     monkeypatch.setattr(commit, "index_file", person_moves_now)
-    index = agent.path / ".git" / "index"
-    before = index.stat()
+    shown: list[str] = []  # the real index as a person's `git commit` could read it at evolve's move
+    update_refs = repo.update_refs
+    monkeypatch.setattr(
+        repo,
+        "update_refs",
+        lambda *a, **k: shown.append(git_out(agent.path, "ls-files")) or update_refs(*a, **k),
+    )
     if commit.swap(repo, "main", new, old, entries):  # evolve's move held: the person's failed
         assert moved != [0] and repo.tip() == new
-    else:  # the person's move landed: their next `git commit` reads an index evolve never touched
+    else:  # the person's move landed: no index a person could read ever held evolve's file
         assert moved == [0] and repo.tip() == persons
-        after = index.stat()
-        assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+        assert not any(SKILL in listed.splitlines() for listed in shown)
         assert SKILL not in git_out(agent.path, "ls-files")
 
 
@@ -178,13 +168,6 @@ def _edit_within_one_second(agent, path) -> bool:
     return int(path.stat().st_mtime) == second == int(time.time())
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="evolve copies the index into a fresh file before `update-index --index-info`: git "
-    "reads that copy's new mtime as the index's, so an entry saved in the same second as the "
-    "person's last commit is no longer racily clean and is never smudged; the second save "
-    "then hides from `git status` and `git commit -a` (seen in the stress run): older than the fix",
-)
 def test_a_file_saved_again_in_the_second_of_its_commit_stays_visible_after_evolve_writes(agent):
     notes = agent.path / "notes.md"
     for _attempt in range(5):  # a loaded machine may cross a second meanwhile: start again

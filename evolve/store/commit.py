@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from evolve.errors import EvolveError, UserError
+from evolve.errors import Busy, EvolveError, UserError
 from evolve.store import indexfile
 from evolve.store.files import scratch
 from evolve.store.fixed import plain_history
@@ -218,9 +218,13 @@ def swap(
     try:
         if repo.tip(branch) not in (old, new):
             return False
+        if (repo.current_branch() == branch) != (index_entries is not None):
+            raise Busy(
+                "someone switched branches while evolve was writing; nothing was lost — run the command again"
+            )
         if index_entries is not None:
             matched = builds and old is not None and branch == repo.branch and repo.index_matches(old)
-            before = real.read_bytes() if real.exists() else None
+            before = index_snapshot(repo)
             index_file(repo, before, index_entries).replace(real)
             staged = True
         moved = repo.update_refs([(f"refs/heads/{branch}", new, old or ZERO), *refs])
@@ -252,16 +256,29 @@ def entries_at(repo: Repo, rev: str | None, paths: Sequence[str]) -> str:
     return "".join(f"{found.get(p, f'0 {ZERO}')}\t{p}\n" for p in paths)
 
 
-def index_file(repo: Repo, data: bytes | None, entries: str = "") -> Path:
-    """An index file beside the real one: `data` (None: empty) with `entries` applied, on disk.
+def index_snapshot(repo: Repo) -> tuple[bytes, int] | None:
+    """The real index's bytes and modification time (ns); None: there is none."""
+    try:
+        with (repo.git_dir / "index").open("rb") as handle:
+            return handle.read(), os.fstat(handle.fileno()).st_mtime_ns
+    except FileNotFoundError:
+        return None
 
-    Call holding index.lock (one at a time); the caller renames it over the index.
+
+def index_file(repo: Repo, before: tuple[bytes, int] | None, entries: str = "") -> Path:
+    """An index file beside the real one: `before` (`index_snapshot`; None: empty) with `entries` applied.
+
+    The copy keeps the index's modification time: git tells an entry saved in the second
+    the index was written (racily clean) by that time, and a copy stamped now would hide the
+    file's next save from `git status` and `git commit -a`. Call holding index.lock (one at
+    a time); the caller renames it over the index.
     """
     ready = repo.git_dir / "evolve-index"
-    if data is None:
+    if before is None:
         ready.unlink(missing_ok=True)
     else:
-        ready.write_bytes(data)
+        ready.write_bytes(before[0])
+        os.utime(ready, ns=(before[1], before[1]))
     if entries:
         env = {"GIT_INDEX_FILE": str(ready)}
         repo.git("update-index", "--index-info", input=_encode(entries), env=env)
@@ -298,6 +315,7 @@ __all__ = [
     "commit_tree",
     "entries_at",
     "index_file",
+    "index_snapshot",
     "remember_index",
     "swap",
 ]

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
 from evolve.store import worktree
-from evolve.store.commit import ConcurrentChange, entries_at, index_file, swap
+from evolve.store.commit import ConcurrentChange, entries_at, index_file, index_snapshot, swap
 from evolve.store.files import atomic_write, sha256
 from evolve.store.git import ZERO, acquire_index_lock
 
@@ -218,7 +218,7 @@ def _refresh_index(repo: Repo, tip: str | None, paths: list[str]) -> None:
     real = repo.git_dir / "index"
     fd = acquire_index_lock(repo.git_dir)
     try:
-        index_file(repo, real.read_bytes() if real.exists() else None, entries).replace(real)
+        index_file(repo, index_snapshot(repo), entries).replace(real)
     finally:
         os.close(fd)
         (repo.git_dir / "index.lock").unlink(missing_ok=True)
