@@ -22,6 +22,7 @@ from evolve.store import ledger
 from evolve.store.history import build_message
 from evolve.store.repo import Identity
 from evolve.workspace.agent import Agent
+from tests.agent_template import new_agent
 
 EVOLVE = Identity("evolve", "evolve@localhost")
 ROOT = Path(__file__).resolve().parents[1]
@@ -83,8 +84,11 @@ def build_wheel(work: Path, *also_left_out: str) -> Path:
 
 
 def make_agent(name: str = "demo", home: Path | None = None) -> Agent:
-    """A new agent in `home` (default: the test's EVOLVE_HOME)."""
-    return Agent.create(name, Home.resolve(home))
+    """A new agent in `home` (default: the test's EVOLVE_HOME), as `Agent.create` makes it.
+
+    Copied from one built earlier in this process where the copy cannot differ (tests.agent_template).
+    """
+    return new_agent(name, Home.resolve(home))
 
 
 @pytest.fixture

@@ -31,6 +31,7 @@ from evolve.observe.records import drain_pending
 from evolve.store import ledger
 from evolve.store.history import build_message
 from evolve.workspace.agent import Agent
+from tests.agent_template import new_agent
 from tests.helpers import EVOLVE, commit_all, evolve_commit, git
 from tests.shared_data import CLAUDE_DATA
 
@@ -98,7 +99,7 @@ class Case:
 
     def setup(self, home: Home) -> Agent:
         """A fresh agent in `home` with this case's start and its history observed."""
-        agent = Agent.create(self.agent, home)
+        agent = new_agent(self.agent, home)  # Agent.create's, copied in a test (tests.agent_template)
         changes = self.start_files()
         if self.agent_toml:
             toml = (agent.path / "agent.toml").read_text(encoding="utf-8")
