@@ -2,10 +2,13 @@
 
 Fix 1 asks again, under git's index.lock, which branch is checked out. But `git switch -c` /
 `git checkout -b` (a new branch at HEAD, as a person types it: without -q) takes no
-index.lock: git 2.39 skips the work tree and the index when both stay as they are. So a person's new branch still lands between the lock's
-check and evolve's update-ref. Each test puts the person's step at that moment through a
-monkeypatched step of evolve's own write, so it is deterministic. Open findings are marked
-`xfail(strict=True)`, so the one that starts passing says its fix landed.
+index.lock: git 2.39 skips the work tree and the index when both stay as they are. So a
+person's new branch still lands between the lock's check and evolve's update-ref. And a
+sync (journal.move_branch) moves whichever branch HEAD names when it starts, so a branch
+made before that is moved in main's place. Each test puts the person's step at that moment
+(a monkeypatched step of evolve's own write, or inside evolve's lock), so it is
+deterministic. Open findings are marked `xfail(strict=True)`, so the one that starts
+passing says its fix landed.
 """
 
 from __future__ import annotations
@@ -86,3 +89,26 @@ def test_a_branch_made_after_the_locks_check_in_a_sync_never_gets_its_files_stag
             pass  # refusing is fine: the person switched away
     assert git_out(agent.path, "symbolic-ref", "--short", "HEAD") == "feature"
     assert SKILL not in git_out(agent.path, "diff", "--cached", "--name-only")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="journal.move_branch moves whichever branch HEAD names when it starts, not the one the "
+    "caller read its tip from (main): a person's `git checkout -b` at main's tip just before gets "
+    "the sync (or an accepted proposal) on their new branch, and main stays behind, no Busy "
+    "(swap's check compares HEAD with that same branch; main: the same)",
+)
+def test_a_branch_made_just_before_a_sync_moves_main_never_takes_mains_move(agent):
+    repo = agent.repo
+    old = repo.tip()
+    new = commit.commit_tree(
+        repo, old, commit.blob_entries(repo, {SKILL: b"from the server\n"}), "sync: x", EVOLVE.env()
+    )
+    with repo.locked():  # it asks what is checked out: main
+        git(agent.path, "checkout", "-b", "feature")  # between the sync's read of main and its move
+        try:
+            repo.move_branch(new, old)
+        except Busy:
+            pass  # refusing is fine: the person switched away
+    assert git_out(agent.path, "rev-parse", "feature") == old  # the person's branch is theirs
+    assert repo.tip() in (old, new)
