@@ -3,12 +3,12 @@
 Fix 1 asks again, under git's index.lock, which branch is checked out. But `git switch -c` /
 `git checkout -b` (a new branch at HEAD, as a person types it: without -q) takes no
 index.lock: git 2.39 skips the work tree and the index when both stay as they are. So a
-person's new branch still lands between the lock's check and evolve's update-ref. And a
-sync (journal.move_branch) moves whichever branch HEAD names when it starts, so a branch
-made before that is moved in main's place. Each test puts the person's step at that moment
-(a monkeypatched step of evolve's own write, or inside evolve's lock), so it is
-deterministic. Open findings are marked `xfail(strict=True)`, so the one that starts
-passing says its fix landed.
+person's new branch still lands between the lock's check and evolve's update-ref (open).
+And a sync (journal.move_branch) moved whichever branch HEAD named when it started, so a
+branch made before that was moved in main's place (fixed: it moves the agent's branch, and
+HEAD on another is Busy). Each test puts the person's step at that moment (a monkeypatched
+step of evolve's own write, or inside evolve's lock), so it is deterministic. Open findings
+are marked `xfail(strict=True)`, so the one that starts passing says its fix landed.
 """
 
 from __future__ import annotations
@@ -91,13 +91,6 @@ def test_a_branch_made_after_the_locks_check_in_a_sync_never_gets_its_files_stag
     assert SKILL not in git_out(agent.path, "diff", "--cached", "--name-only")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="journal.move_branch moves whichever branch HEAD names when it starts, not the one the "
-    "caller read its tip from (main): a person's `git checkout -b` at main's tip just before gets "
-    "the sync (or an accepted proposal) on their new branch, and main stays behind, no Busy "
-    "(swap's check compares HEAD with that same branch; main: the same)",
-)
 def test_a_branch_made_just_before_a_sync_moves_main_never_takes_mains_move(agent):
     repo = agent.repo
     old = repo.tip()

@@ -32,7 +32,7 @@ def move_branch(
     refs: Sequence[tuple[str, str, str]] = (),
     journal_id: str | None = None,
 ) -> list[str]:
-    """Move the checked-out branch from `expected` to `new` (any commit), its files too.
+    """Move the agent's branch, checked out, from `expected` to `new` (any commit), its files too.
 
     Call inside `locked()` once a person's edits are committed. A file that differs and
     that the person staged raises Busy; every other one is checked to be still as
@@ -40,7 +40,7 @@ def move_branch(
     (links as links, modes as git has them), then the branch, `refs` ((ref, new, old); new
     ZERO deletes) and the real index move in one transaction. Returns the paths written.
     """
-    branch = repo.current_branch() or repo.branch
+    branch = repo.branch  # the caller read `expected` from it; HEAD on another is Busy (swap)
     diff = _tree_diff(repo, expected, new)
     for path in diff:
         worktree.plain_path(repo, path)  # a bad path is refused before anything touches the disk
