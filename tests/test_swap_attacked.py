@@ -24,24 +24,25 @@ agent = helpers.agent  # the fixture: agent "demo" in the test's home
 SKILL = "skills/x/SKILL.md"
 
 
-def _person_at_first_build(monkeypatch, step) -> None:
-    """`step()` runs once, as evolve builds its commit: after its checks, before the branch moves."""
-    real = commit.commit_tree
+def person_once_at(monkeypatch, step_of_evolve: str, step) -> None:
+    """`step()` (the person's) runs once, just before evolve's `commit.<step_of_evolve>` first runs."""
+    real = getattr(commit, step_of_evolve)
     done: list[bool] = []
 
-    def build(*args, **kwargs):
+    def first(*args, **kwargs):
         if not done:
             done.append(True)
             step()
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(commit, "commit_tree", build)
+    monkeypatch.setattr(commit, step_of_evolve, first)
 
 
-def test_a_branch_switched_to_while_evolve_writes_never_gets_evolves_file_staged(agent, monkeypatch):
-    # the person runs `git switch -c feature` while evolve builds its commit: evolve moves main,
-    # and puts its file into the index the feature branch now has; their next commit carries it
-    _person_at_first_build(monkeypatch, lambda: git(agent.path, "checkout", "-q", "-b", "feature"))
+def evolve_commits_and_feature_stays_the_persons(agent) -> None:
+    """Evolve commits while the person makes branch `feature`; their commits there stay theirs.
+
+    Refusing is fine, but their index and their next commit on `feature` never hold evolve's file.
+    """
     try:
         evolve_commit(agent, {SKILL: skill_text("x").encode()}, "reflect(demo): x")
     except Busy:
@@ -54,21 +55,9 @@ def test_a_branch_switched_to_while_evolve_writes_never_gets_evolves_file_staged
     assert git_out(agent.path, "show", "--format=", "--name-only", "feature").splitlines() == ["feature.md"]
 
 
-def test_a_branch_switched_to_while_a_sync_moves_main_never_gets_its_files_staged(agent, monkeypatch):
-    # a sync brings main up to date (journal.move_branch); the person runs `git switch -c`
-    # just before the move: the files it brings must not be staged on their branch
+def sync_moves_and_feature_stays_clean(agent, old: str, new: str) -> None:
+    """A sync moves main old → new while the person makes `feature`: nothing of it staged there."""
     repo = agent.repo
-    old = repo.tip()
-    new = commit.commit_tree(
-        repo, old, commit.blob_entries(repo, {SKILL: b"from the server\n"}), "sync: x", EVOLVE.env()
-    )
-    real = journal.swap
-
-    def switched_first(*args, **kwargs):
-        git(agent.path, "checkout", "-q", "-b", "feature")
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(journal, "swap", switched_first)
     with repo.locked():
         try:
             repo.move_branch(new, old)
@@ -76,6 +65,40 @@ def test_a_branch_switched_to_while_a_sync_moves_main_never_gets_its_files_stage
             pass  # refusing is fine: the person switched away
     assert git_out(agent.path, "symbolic-ref", "--short", "HEAD") == "feature"
     assert SKILL not in git_out(agent.path, "diff", "--cached", "--name-only")
+
+
+def server_commit(repo):
+    """(main's tip, a commit on it bringing SKILL as a sync would) — nothing moves."""
+    old = repo.tip()
+    entries = commit.blob_entries(repo, {SKILL: b"from the server\n"})
+    return old, commit.commit_tree(repo, old, entries, "sync: x", EVOLVE.env())
+
+
+def _person_at_first_build(monkeypatch, step) -> None:
+    """`step()` runs once, as evolve builds its commit: after its checks, before the branch moves."""
+    person_once_at(monkeypatch, "commit_tree", step)
+
+
+def test_a_branch_switched_to_while_evolve_writes_never_gets_evolves_file_staged(agent, monkeypatch):
+    # the person runs `git switch -c feature` while evolve builds its commit: evolve moves main,
+    # and puts its file into the index the feature branch now has; their next commit carries it
+    _person_at_first_build(monkeypatch, lambda: git(agent.path, "checkout", "-q", "-b", "feature"))
+    evolve_commits_and_feature_stays_the_persons(agent)
+
+
+def test_a_branch_switched_to_while_a_sync_moves_main_never_gets_its_files_staged(agent, monkeypatch):
+    # a sync brings main up to date (journal.move_branch); the person runs `git switch -c`
+    # just before the move: the files it brings must not be staged on their branch
+    repo = agent.repo
+    old, new = server_commit(repo)
+    real = journal.swap
+
+    def switched_first(*args, **kwargs):
+        git(agent.path, "checkout", "-q", "-b", "feature")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(journal, "swap", switched_first)
+    sync_moves_and_feature_stays_clean(agent, old, new)
 
 
 def test_a_person_back_on_main_before_the_move_gets_evolves_file_in_index_and_files(agent, monkeypatch):

@@ -18,7 +18,13 @@ import pytest
 from evolve.errors import Busy
 from evolve.store import commit, journal
 from tests import helpers
-from tests.helpers import EVOLVE, evolve_commit, git, git_out, skill_text
+from tests.helpers import git, git_out
+from tests.test_swap_attacked import (
+    evolve_commits_and_feature_stays_the_persons,
+    person_once_at,
+    server_commit,
+    sync_moves_and_feature_stays_clean,
+)
 
 agent = helpers.agent  # the fixture: agent "demo" in the test's home
 
@@ -27,16 +33,7 @@ SKILL = "skills/x/SKILL.md"
 
 def _person_after_the_locks_check(monkeypatch, step) -> None:
     """`step()` runs once, as swap builds the index: after its check of HEAD, before update-ref."""
-    real = commit.index_file
-    done: list[bool] = []
-
-    def build(*args, **kwargs):
-        if not done:
-            done.append(True)
-            step()
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(commit, "index_file", build)
+    person_once_at(monkeypatch, "index_file", step)
 
 
 def test_git_checkout_b_needs_no_index_lock(agent):
@@ -57,16 +54,7 @@ def test_git_checkout_b_needs_no_index_lock(agent):
 )
 def test_a_branch_made_after_the_locks_check_never_gets_evolves_file_staged(agent, monkeypatch):
     _person_after_the_locks_check(monkeypatch, lambda: git(agent.path, "checkout", "-b", "feature"))
-    try:
-        evolve_commit(agent, {SKILL: skill_text("x").encode()}, "reflect(demo): x")
-    except Busy:
-        pass  # refusing is fine: the person switched away
-    assert git_out(agent.path, "symbolic-ref", "--short", "HEAD") == "feature"
-    assert SKILL not in git_out(agent.path, "diff", "--cached", "--name-only")
-    (agent.path / "feature.md").write_text("the person's feature\n")
-    git(agent.path, "add", "feature.md")
-    git(agent.path, "commit", "-q", "--no-verify", "-m", "my feature")
-    assert git_out(agent.path, "show", "--format=", "--name-only", "feature").splitlines() == ["feature.md"]
+    evolve_commits_and_feature_stays_the_persons(agent)
 
 
 @pytest.mark.xfail(
@@ -76,27 +64,15 @@ def test_a_branch_made_after_the_locks_check_never_gets_evolves_file_staged(agen
 )
 def test_a_branch_made_after_the_locks_check_in_a_sync_never_gets_its_files_staged(agent, monkeypatch):
     repo = agent.repo
-    old = repo.tip()
-    new = commit.commit_tree(
-        repo, old, commit.blob_entries(repo, {SKILL: b"from the server\n"}), "sync: x", EVOLVE.env()
-    )
+    old, new = server_commit(repo)
     _person_after_the_locks_check(monkeypatch, lambda: git(agent.path, "checkout", "-b", "feature"))
     assert journal.swap is commit.swap
-    with repo.locked():
-        try:
-            repo.move_branch(new, old)
-        except Busy:
-            pass  # refusing is fine: the person switched away
-    assert git_out(agent.path, "symbolic-ref", "--short", "HEAD") == "feature"
-    assert SKILL not in git_out(agent.path, "diff", "--cached", "--name-only")
+    sync_moves_and_feature_stays_clean(agent, old, new)
 
 
 def test_a_branch_made_just_before_a_sync_moves_main_never_takes_mains_move(agent):
     repo = agent.repo
-    old = repo.tip()
-    new = commit.commit_tree(
-        repo, old, commit.blob_entries(repo, {SKILL: b"from the server\n"}), "sync: x", EVOLVE.env()
-    )
+    old, new = server_commit(repo)
     with repo.locked():  # it asks what is checked out: main
         git(agent.path, "checkout", "-b", "feature")  # between the sync's read of main and its move
         try:
