@@ -15,7 +15,11 @@ The rules are scored on the same held-out sets. The lexicons and rules were writ
 reading these sets, so neither side's numbers are blind; what the comparison shows is
 whether learning the weights adds anything to the same evidence.
 
-    python -m tests.hearing.learned [--threshold T]
+With `--unread SET` (a set whose messages no rule was read from, e.g. `grown-blind10`) it
+trains once on every other set and scores that one alone, beside the rules: the only
+comparison in which neither side has seen the people it is scored on.
+
+    python -m tests.hearing.learned [--threshold T] [--unread SET]
 """
 
 from __future__ import annotations
@@ -108,13 +112,18 @@ class Model:
         return self
 
 
-def held_out(labelled: dict[str, list[dict]], variant: str) -> Iterable[tuple[str, bool, float]]:
-    """(set, clear, probability) of every strict message, each scored by a model that never saw its set."""
+def held_out(
+    labelled: dict[str, list[dict]], variant: str, only: str | None = None
+) -> Iterable[tuple[str, bool, float]]:
+    """(set, clear, probability) of every strict message, each scored by a model that never saw its set.
+
+    `only`: score that set alone (one model, trained on all the others).
+    """
     rows = {
         name: [(features(item, variant), item["label"] == "yes-clear") for item in items]
         for name, items in labelled.items()
     }
-    for name in rows:
+    for name in [only] if only else rows:
         model = Model().train([row for other, part in rows.items() if other != name for row in part])
         for x, clear in rows[name]:
             yield name, clear, model.probability(x)
@@ -123,12 +132,16 @@ def held_out(labelled: dict[str, list[dict]], variant: str) -> Iterable[tuple[st
 def main(argv: list[str]) -> int:
     threshold = float(argv[argv.index("--threshold") + 1]) if "--threshold" in argv else 0.5
     labelled = {
-        name: [item for item in items if item["label"] != "yes-borderline"]
+        name.removeprefix("grown: "): [item for item in items if item["label"] != "yes-borderline"]
         for name, items in sets(["dev", "grown"])
     }
+    unread = argv[argv.index("--unread") + 1] if "--unread" in argv else None
+    if unread is not None and unread not in labelled:
+        sys.stderr.write(f"learned: no set named {unread!r}; the sets: {', '.join(labelled)}\n")
+        return 2
     say = sys.stdout.write
     rules = Tally()
-    for items in labelled.values():
+    for items in [labelled[unread]] if unread else labelled.values():
         for item in items:
             first = bool(item.get("first_message"))
             after_error = bool(item.get("prev_api_error") or item.get("prev_interrupted"))
@@ -136,9 +149,10 @@ def main(argv: list[str]) -> int:
                 LEXICONS, item["text"], item.get("agent_before") or "", first=first, after_error=after_error
             )
             rules.add(heard.correction, item["label"] == "yes-clear")
-    say(f"rules (each set as it is)            {rules.row()}\n")
+    scope = f"on {unread}" if unread else "(each set as it is)"
+    say(f"rules {scope:30} {rules.row()}\n")
     for variant in VARIANTS:
-        scored = list(held_out(labelled, variant))
+        scored = list(held_out(labelled, variant, unread))
         for cut in sorted({threshold, 0.3, 0.5, 0.7}):
             tally = Tally()
             for _name, clear, probability in scored:
