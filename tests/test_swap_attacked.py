@@ -3,9 +3,10 @@
 Each test puts the person's step at the exact moment the race needs (a monkeypatched step of
 evolve's own write), so it is deterministic. All were older than the fix that was attacked
 (a branch move already lost is seen under index.lock). Fixed since: a branch switched while
-evolve writes (asked again under index.lock: Busy) and the index's modification time kept
-by evolve's copy of it. Two are still open and marked `xfail(strict=True)`, so the one that
-starts passing says its fix landed.
+evolve writes (asked again under index.lock: Busy), the index's modification time kept
+by evolve's copy of it, a move lost after the lock's check (the index is shown only while
+git's ref transaction holds the branch: prepare, the index, commit) and a person's newer
+`git add` of a file evolve commits for them (compared under index.lock: theirs stays).
 """
 
 from __future__ import annotations
@@ -38,15 +39,17 @@ def person_once_at(monkeypatch, step_of_evolve: str, step) -> None:
     monkeypatch.setattr(commit, step_of_evolve, first)
 
 
-def evolve_commits_and_feature_stays_the_persons(agent) -> None:
+def evolve_commits_and_feature_stays_the_persons(agent, then=lambda: None) -> None:
     """Evolve commits while the person makes branch `feature`; their commits there stay theirs.
 
-    Refusing is fine, but their index and their next commit on `feature` never hold evolve's file.
+    Refusing is fine, but their index and their next commit on `feature` never hold evolve's
+    file. `then()`: the person's next step once evolve is done.
     """
     try:
         evolve_commit(agent, {SKILL: skill_text("x").encode()}, "reflect(demo): x")
     except Busy:
         pass  # refusing is fine: the person switched away
+    then()
     assert git_out(agent.path, "symbolic-ref", "--short", "HEAD") == "feature"
     assert SKILL not in git_out(agent.path, "diff", "--cached", "--name-only")
     (agent.path / "feature.md").write_text("the person's feature\n")
@@ -55,7 +58,7 @@ def evolve_commits_and_feature_stays_the_persons(agent) -> None:
     assert git_out(agent.path, "show", "--format=", "--name-only", "feature").splitlines() == ["feature.md"]
 
 
-def sync_moves_and_feature_stays_clean(agent, old: str, new: str) -> None:
+def sync_moves_and_feature_stays_clean(agent, old: str, new: str, then=lambda: None) -> None:
     """A sync moves main old → new while the person makes `feature`: nothing of it staged there."""
     repo = agent.repo
     with repo.locked():
@@ -63,6 +66,7 @@ def sync_moves_and_feature_stays_clean(agent, old: str, new: str) -> None:
             repo.move_branch(new, old)
         except Busy:
             pass  # refusing is fine: the person switched away
+    then()
     assert git_out(agent.path, "symbolic-ref", "--short", "HEAD") == "feature"
     assert SKILL not in git_out(agent.path, "diff", "--cached", "--name-only")
 
@@ -115,12 +119,6 @@ def test_a_person_back_on_main_before_the_move_gets_evolves_file_in_index_and_fi
     assert git_out(agent.path, "status", "--porcelain") == ""  # not "D  skills/x/SKILL.md"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="swap writes evolve's entries over what the person staged for the same path "
-    "meanwhile (nothing under index.lock compares them; the commit of a person's edits "
-    "does not even ask refuse_staged): older than the fix",
-)
 def test_a_newer_edit_staged_while_evolve_commits_the_older_one_stays_staged(agent, monkeypatch):
     # evolve commits the person's saved edit for them (the watcher's path); meanwhile they save
     # again and `git add` it for their own commit: that staged version must stay staged
@@ -137,13 +135,6 @@ def test_a_newer_edit_staged_while_evolve_commits_the_older_one_stays_staged(age
     assert notes.read_text() == "second draft, staged for my commit\n"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a move lost after the check (a person's `git commit` moves the branch once past "
-    "its own index.lock) still shows evolve's index until the failed update-ref: older than "
-    "the fix, which narrowed it to the check → update-ref window; holding the ref's lock "
-    "(update-ref --stdin: prepare, then the index, then commit) would close it",
-)
 def test_a_move_lost_after_the_locks_check_never_shows_a_person_evolves_index(agent, monkeypatch):
     repo = agent.repo
     old = repo.tip()
@@ -152,7 +143,14 @@ def test_a_move_lost_after_the_locks_check_never_shows_a_person_evolves_index(ag
     tree = git_out(agent.path, "rev-parse", f"{old}^{{tree}}")
     persons = git_out(agent.path, "commit-tree", tree, "-p", old, "-m", "the person's commit")
     moved: list[int] = []
+    shown: list[str] = []  # the real index each time evolve renames a file over it, as a person reads it
     real = commit.index_file
+
+    class Shown(type(agent.path)):  # the index file evolve builds; its rename in is watched
+        def replace(self, target):
+            done = super().replace(target)
+            shown.append(git_out(agent.path, "ls-files"))
+            return done
 
     def person_moves_now(*args, **kwargs):
         # a person's as-is `git commit` took and released index.lock before evolve took it:
@@ -161,16 +159,9 @@ def test_a_move_lost_after_the_locks_check_never_shows_a_person_evolves_index(ag
             moved.append(
                 git(agent.path, "update-ref", "refs/heads/main", persons, old, check=False).returncode
             )
-        return real(*args, **kwargs)
+        return Shown(real(*args, **kwargs))
 
     monkeypatch.setattr(commit, "index_file", person_moves_now)
-    shown: list[str] = []  # the real index as a person's `git commit` could read it at evolve's move
-    update_refs = repo.update_refs
-    monkeypatch.setattr(
-        repo,
-        "update_refs",
-        lambda *a, **k: shown.append(git_out(agent.path, "ls-files")) or update_refs(*a, **k),
-    )
     if commit.swap(repo, "main", new, old, entries):  # evolve's move held: the person's failed
         assert moved != [0] and repo.tip() == new
     else:  # the person's move landed: no index a person could read ever held evolve's file

@@ -19,7 +19,7 @@ from evolve.errors import Busy, EvolveError, UserError
 from evolve.store import indexfile
 from evolve.store.files import scratch
 from evolve.store.fixed import plain_history
-from evolve.store.git import ZERO, acquire_index_lock
+from evolve.store.git import ZERO, RefTransaction, acquire_index_lock, update_lines
 from evolve.store.worktree import EXECUTABLE, LINK, is_executable
 
 TYPE_CHECKING = False  # typing's own flag without importing typing (a command's start)
@@ -32,6 +32,10 @@ _BUILT: dict[str, bytes] = {}  # a commit this process made → an index holding
 
 class ConcurrentChange(UserError):
     """A person committed the same files while evolve was writing them (nothing is lost)."""
+
+
+class StagedMeanwhile(ConcurrentChange):
+    """A file evolve commits was staged otherwise (`git add`) after evolve read the index: theirs wins."""
 
 
 class EditedMeanwhile(ConcurrentChange):
@@ -208,15 +212,31 @@ def swap(
     change. When the branch does not move, the index is put back as it was (nobody else
     can write it while evolve holds index.lock).
 
-    A branch already moved elsewhere is seen under the lock, before the index is touched:
-    a person's `git commit` reads the index before it takes index.lock, so an index shown
-    for a move that then fails would go into their commit, evolve's change under their name.
+    The index is shown only inside the ref transaction (`RefTransaction`): once `prepare`
+    has locked the branch at `old` (and HEAD, which names it), a person's `git commit`,
+    which read the index before it took index.lock, cannot move the branch any more, nor
+    can `git checkout -b` (no index.lock) point HEAD at a new branch; so no index evolve
+    shows belongs to a move that fails or to the person's other branch. A path the person
+    staged otherwise since evolve read the index keeps their entry (StagedMeanwhile).
     """
     fd = acquire_index_lock(repo.git_dir)
     real = repo.git_dir / "index"
     staged, before, matched = False, None, False
+    transaction = None
     try:
-        if repo.tip(branch) not in (old, new):
+        tip = repo.tip(branch)
+        if tip not in (old, new):
+            return False
+        if index_entries is not None and repo.staged_meanwhile(index_entries):
+            raise StagedMeanwhile(
+                "a file evolve was committing was staged (`git add`) meanwhile; it stays staged "
+                "for your commit and nothing was lost — run the command again"
+            )
+        ref = f"refs/heads/{branch}"
+        # already at `new` (a move git reported lost that landed): held there while the index is shown
+        lines = update_lines([(ref, new, old or ZERO), *refs]) if tip != new else [f"verify {ref} {new}"]
+        transaction = RefTransaction(repo.path, lines, "evolve: commit")
+        if not transaction.prepare():
             return False
         if (repo.current_branch() == branch) != (index_entries is not None):
             raise Busy(
@@ -227,7 +247,7 @@ def swap(
             before = index_snapshot(repo)
             index_file(repo, before, index_entries).replace(real)
             staged = True
-        moved = repo.update_refs([(f"refs/heads/{branch}", new, old or ZERO), *refs])
+        moved = transaction.commit()
         if moved and matched:
             repo.now_matches(new)
         if moved or repo.tip(branch) == new:
@@ -236,13 +256,17 @@ def swap(
         return False
     finally:
         try:
-            if staged and before is None:
+            if staged and before is None:  # back while the refs are still locked, then abort
                 real.unlink(missing_ok=True)
             elif staged:
                 index_file(repo, before).replace(real)
         finally:
-            os.close(fd)
-            (repo.git_dir / "index.lock").unlink(missing_ok=True)
+            try:
+                if transaction is not None:
+                    transaction.close()
+            finally:
+                os.close(fd)
+                (repo.git_dir / "index.lock").unlink(missing_ok=True)
 
 
 def entries_at(repo: Repo, rev: str | None, paths: Sequence[str]) -> str:
@@ -309,6 +333,7 @@ __all__ = [
     "ConcurrentChange",
     "EditedMeanwhile",
     "Extra",
+    "StagedMeanwhile",
     "build_commit",
     "check_unchanged",
     "commit_loop",
