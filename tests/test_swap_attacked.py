@@ -12,6 +12,7 @@ git's ref transaction holds the branch: prepare, the index, commit) and a person
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 
@@ -135,7 +136,40 @@ def test_a_newer_edit_staged_while_evolve_commits_the_older_one_stays_staged(age
     assert notes.read_text() == "second draft, staged for my commit\n"
 
 
-def test_a_move_lost_after_the_locks_check_never_shows_a_person_evolves_index(agent, monkeypatch):
+def person_at(monkeypatch, window: str, step) -> list[str]:
+    """`step()` runs once in swap's `window`; returns the real index listed after each rename evolve makes.
+
+    "building": as evolve builds the index it will show, after the lock's check of the tip,
+    before the ref transaction; "showing": as it renames that index in, the refs prepared.
+    """
+    shown: list[str] = []  # the real index each time evolve renames a file over it, as a person reads it
+    real = commit.index_file
+    done: list[bool] = []
+
+    def once() -> None:
+        if not done:
+            done.append(True)
+            step()
+
+    class Shown(type(Path())):  # the index file evolve built: its rename in is watched
+        def replace(self, target):
+            if window == "showing":
+                once()
+            moved = super().replace(target)
+            shown.append(git_out(target.parent.parent, "ls-files"))
+            return moved
+
+    def building(*args, **kwargs):
+        if window == "building":
+            once()
+        return Shown(real(*args, **kwargs))
+
+    monkeypatch.setattr(commit, "index_file", building)
+    return shown
+
+
+@pytest.mark.parametrize("window", ["building", "showing"])
+def test_a_move_lost_after_the_locks_check_never_shows_a_person_evolves_index(agent, monkeypatch, window):
     repo = agent.repo
     old = repo.tip()
     entries = commit.blob_entries(repo, {SKILL: b"evolve's\n"})
@@ -143,31 +177,22 @@ def test_a_move_lost_after_the_locks_check_never_shows_a_person_evolves_index(ag
     tree = git_out(agent.path, "rev-parse", f"{old}^{{tree}}")
     persons = git_out(agent.path, "commit-tree", tree, "-p", old, "-m", "the person's commit")
     moved: list[int] = []
-    shown: list[str] = []  # the real index each time evolve renames a file over it, as a person reads it
-    real = commit.index_file
-
-    class Shown(type(agent.path)):  # the index file evolve builds; its rename in is watched
-        def replace(self, target):
-            done = super().replace(target)
-            shown.append(git_out(agent.path, "ls-files"))
-            return done
-
-    def person_moves_now(*args, **kwargs):
-        # a person's as-is `git commit` took and released index.lock before evolve took it:
-        # it moves the branch now, as evolve builds the index it would show
-        if not moved:
-            moved.append(
-                git(agent.path, "update-ref", "refs/heads/main", persons, old, check=False).returncode
-            )
-        return Shown(real(*args, **kwargs))
-
-    monkeypatch.setattr(commit, "index_file", person_moves_now)
+    # a person's as-is `git commit` took and released index.lock before evolve took it: it
+    # moves the branch now, as evolve builds (or shows) the index
+    shown = person_at(
+        monkeypatch,
+        window,
+        lambda: moved.append(
+            git(agent.path, "update-ref", "refs/heads/main", persons, old, check=False).returncode
+        ),
+    )
     if commit.swap(repo, "main", new, old, entries):  # evolve's move held: the person's failed
         assert moved != [0] and repo.tip() == new
     else:  # the person's move landed: no index a person could read ever held evolve's file
         assert moved == [0] and repo.tip() == persons
         assert not any(SKILL in listed.splitlines() for listed in shown)
         assert SKILL not in git_out(agent.path, "ls-files")
+    assert not list((agent.path / ".git").glob("*.lock")) and not (agent.path / ".git" / "evolve-index").exists()
 
 
 def _edit_within_one_second(agent, path) -> bool:

@@ -14,13 +14,15 @@ before its fix.
 
 from __future__ import annotations
 
+import pytest
+
 from evolve.errors import Busy
 from evolve.store import commit, journal
 from tests import helpers
 from tests.helpers import git, git_out
 from tests.test_swap_attacked import (
     evolve_commits_and_feature_stays_the_persons,
-    person_once_at,
+    person_at,
     server_commit,
     sync_moves_and_feature_stays_clean,
 )
@@ -28,11 +30,6 @@ from tests.test_swap_attacked import (
 agent = helpers.agent  # the fixture: agent "demo" in the test's home
 
 SKILL = "skills/x/SKILL.md"
-
-
-def _person_after_the_locks_check(monkeypatch, step) -> None:
-    """`step()` runs once, as swap builds the index: after its check of HEAD, before update-ref."""
-    person_once_at(monkeypatch, "index_file", step)
 
 
 def test_git_checkout_b_needs_no_index_lock(agent):
@@ -66,21 +63,29 @@ def _branch_as_typed(agent, refused: list[str]):
     return step, then
 
 
-def test_a_branch_made_after_the_locks_check_never_gets_evolves_file_staged(agent, monkeypatch):
-    step, then = _branch_as_typed(agent, [])
-    _person_after_the_locks_check(monkeypatch, step)
+WINDOWS = pytest.mark.parametrize("window", ["building", "showing"])  # `person_at`: before / in the prepared move
+
+
+@WINDOWS
+def test_a_branch_made_after_the_locks_check_never_gets_evolves_file_staged(agent, monkeypatch, window):
+    refused: list[str] = []
+    step, then = _branch_as_typed(agent, refused)
+    person_at(monkeypatch, window, step)
     evolve_commits_and_feature_stays_the_persons(agent, then)
-    assert git_out(agent.path, "ls-tree", "--name-only", "-r", "main", "skills/x") == SKILL  # evolve's landed
+    landed = git_out(agent.path, "ls-tree", "--name-only", "-r", "main", "skills/x") == SKILL
+    assert landed == bool(refused)  # git refused the person inside evolve's move; else evolve refused
 
 
-def test_a_branch_made_after_the_locks_check_in_a_sync_never_gets_its_files_staged(agent, monkeypatch):
+@WINDOWS
+def test_a_branch_made_after_the_locks_check_in_a_sync_never_gets_its_files_staged(agent, monkeypatch, window):
     repo = agent.repo
     old, new = server_commit(repo)
-    step, then = _branch_as_typed(agent, [])
-    _person_after_the_locks_check(monkeypatch, step)
+    refused: list[str] = []
+    step, then = _branch_as_typed(agent, refused)
+    person_at(monkeypatch, window, step)
     assert journal.swap is commit.swap
     sync_moves_and_feature_stays_clean(agent, old, new, then)
-    assert repo.tip() == new  # the sync landed
+    assert repo.tip() == (new if refused else old)  # git refused the person inside the move; else evolve
 
 
 def test_a_branch_made_just_before_a_sync_moves_main_never_takes_mains_move(agent):

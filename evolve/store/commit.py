@@ -222,7 +222,7 @@ def swap(
     fd = acquire_index_lock(repo.git_dir)
     real = repo.git_dir / "index"
     staged, before, matched = False, None, False
-    transaction = None
+    transaction, ready = None, None
     try:
         tip = repo.tip(branch)
         if tip not in (old, new):
@@ -232,6 +232,10 @@ def swap(
                 "a file evolve was committing was staged (`git add`) meanwhile; it stays staged "
                 "for your commit and nothing was lost — run the command again"
             )
+        if index_entries is not None:  # built first: the refs stay locked for a rename only
+            matched = builds and old is not None and branch == repo.branch and repo.index_matches(old)
+            before = index_snapshot(repo)
+            ready = index_file(repo, before, index_entries)
         ref = f"refs/heads/{branch}"
         # already at `new` (a move git reported lost that landed): held there while the index is shown
         lines = update_lines([(ref, new, old or ZERO), *refs]) if tip != new else [f"verify {ref} {new}"]
@@ -242,10 +246,8 @@ def swap(
             raise Busy(
                 "someone switched branches while evolve was writing; nothing was lost — run the command again"
             )
-        if index_entries is not None:
-            matched = builds and old is not None and branch == repo.branch and repo.index_matches(old)
-            before = index_snapshot(repo)
-            index_file(repo, before, index_entries).replace(real)
+        if ready is not None:
+            ready.replace(real)
             staged = True
         moved = transaction.commit()
         if moved and matched:
@@ -260,6 +262,8 @@ def swap(
                 real.unlink(missing_ok=True)
             elif staged:
                 index_file(repo, before).replace(real)
+            elif ready is not None:  # never shown
+                ready.unlink(missing_ok=True)
         finally:
             try:
                 if transaction is not None:
