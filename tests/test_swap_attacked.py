@@ -192,7 +192,10 @@ def test_a_move_lost_after_the_locks_check_never_shows_a_person_evolves_index(ag
         assert moved == [0] and repo.tip() == persons
         assert not any(SKILL in listed.splitlines() for listed in shown)
         assert SKILL not in git_out(agent.path, "ls-files")
-    assert not list((agent.path / ".git").glob("*.lock")) and not (agent.path / ".git" / "evolve-index").exists()
+    left = [p.name for p in (agent.path / ".git").rglob("*.lock")] + ["evolve-index"] * (
+        agent.path / ".git" / "evolve-index"
+    ).exists()
+    assert left == []  # git's lock files gone, evolve's unshown index too
 
 
 def _edit_within_one_second(agent, path) -> bool:

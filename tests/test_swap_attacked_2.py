@@ -63,7 +63,7 @@ def _branch_as_typed(agent, refused: list[str]):
     return step, then
 
 
-WINDOWS = pytest.mark.parametrize("window", ["building", "showing"])  # `person_at`: before / in the prepared move
+WINDOWS = pytest.mark.parametrize("window", ["building", "showing"])  # `person_at`: before / in the move
 
 
 @WINDOWS
@@ -77,7 +77,9 @@ def test_a_branch_made_after_the_locks_check_never_gets_evolves_file_staged(agen
 
 
 @WINDOWS
-def test_a_branch_made_after_the_locks_check_in_a_sync_never_gets_its_files_staged(agent, monkeypatch, window):
+def test_a_branch_made_after_the_locks_check_in_a_sync_never_gets_its_files_staged(
+    agent, monkeypatch, window
+):
     repo = agent.repo
     old, new = server_commit(repo)
     refused: list[str] = []
