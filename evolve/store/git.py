@@ -105,14 +105,7 @@ class Background:
 
     def __init__(self, cwd: Path, *args: str, timeout: float | None = None) -> None:
         self.args, self.timeout = args, timeout
-        self.proc = subprocess.Popen(
-            _argv(args),
-            cwd=cwd,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=git_env(),
-        )
+        self.proc = _spawn(cwd, args, subprocess.DEVNULL)
 
     def wait(self) -> bytes:
         """Its stdout once it ends; GitError as `git()` raises it."""
@@ -149,14 +142,7 @@ class RefTransaction:
         self.script = "start\n" + "".join(line + "\n" for line in updates) + "prepare\n"
         self.error = ""
         self._buffer = b""
-        self.proc = subprocess.Popen(
-            _argv(self.args),
-            cwd=cwd,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=git_env(),
-        )
+        self.proc = _spawn(cwd, self.args, subprocess.PIPE)
 
     def prepare(self) -> bool:
         """Lock the refs and compare their old values: False (and ended) when git refuses.
@@ -237,6 +223,13 @@ class RefTransaction:
         for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
             if stream is not None:
                 stream.close()
+
+
+def _spawn(cwd: Path, args: Sequence[str], stdin: int) -> subprocess.Popen[bytes]:
+    """A git process running beside evolve, its stdout and stderr piped back."""
+    return subprocess.Popen(
+        _argv(args), cwd=cwd, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=git_env()
+    )
 
 
 def _argv(args: Sequence[str]) -> list[str]:
