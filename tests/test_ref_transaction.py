@@ -111,6 +111,15 @@ def test_a_move_git_does_not_commit_puts_the_index_back(agent, monkeypatch):
     assert index.read_bytes() == before and head(agent.path) == old and _locks(agent) == []
 
 
+def test_a_move_that_leaves_the_branch_where_it_is_still_moves_the_other_refs(agent):
+    # a sync that brings nothing new, and drops a proposal branch in the same transaction
+    repo = agent.repo
+    tip = repo.tip()
+    git(agent.path, "branch", "proposals/p1", tip)
+    moved = commit.swap(repo, "main", tip, tip, "", [("refs/heads/proposals/p1", "0" * 40, tip)])
+    assert moved and repo.tip() == tip and "proposals/p1" not in git_out(agent.path, "branch")
+
+
 def test_one_git_process_moves_the_branch(agent, monkeypatch):
     spawned: list[list[str]] = []
     real = subprocess.Popen

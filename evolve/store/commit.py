@@ -237,8 +237,9 @@ def swap(
             before = index_snapshot(repo)
             ready = index_file(repo, before, index_entries)
         ref = f"refs/heads/{branch}"
-        # already at `new` (a move git reported lost that landed): held there while the index is shown
-        lines = update_lines([(ref, new, old or ZERO), *refs]) if tip != new else [f"verify {ref} {new}"]
+        lines = update_lines([(ref, new, old or ZERO), *refs])
+        if tip == new != old:  # already moved (a move git reported lost that landed): held there
+            lines = [f"verify {ref} {new}"]
         transaction = RefTransaction(repo.path, lines, "evolve: commit")
         if not transaction.prepare():
             return False
