@@ -111,6 +111,37 @@ def test_a_move_git_does_not_commit_puts_the_index_back(agent, monkeypatch):
     assert index.read_bytes() == before and head(agent.path) == old and _locks(agent) == []
 
 
+def _hook(agent, body: str) -> None:
+    """The repository's `reference-transaction` hook: git runs it at prepare, commit and abort."""
+    hook = agent.path / ".git" / "hooks" / "reference-transaction"
+    hook.write_text("#!/bin/sh\n" + body)
+    hook.chmod(0o755)
+
+
+def test_a_hook_that_prints_a_lot_does_not_stall_the_move(agent):
+    # its stdout goes to git's stderr: a pipe nobody read filled at 64 KiB and git waited
+    # there, inside `prepare`, until evolve's timeout ended it (30 s, then no commit)
+    _hook(agent, "head -c 300000 /dev/zero | tr '\\0' x\n")
+    old, new, _ = _next_commit(agent)
+    move = RefTransaction(agent.path, update_lines([("refs/heads/main", new, old)]), "test", timeout=10)
+    started = time.monotonic()
+    assert move.prepare() and move.commit()
+    assert time.monotonic() - started < 5
+    assert head(agent.path) == new and _locks(agent) == []
+    assert move.error.startswith("xxx") and len(move.error) <= 65536
+
+
+def test_a_hook_that_refuses_leaves_the_index_and_branch_and_says_why(agent):
+    _hook(agent, 'if [ "$1" = prepared ]; then echo "no moves today" >&2; exit 1; fi\n')
+    old, new, entries = _next_commit(agent)
+    move = RefTransaction(agent.path, update_lines([("refs/heads/main", new, old)]), "test")
+    assert not move.prepare() and "no moves today" in move.error
+    before = (agent.path / ".git" / "index").read_bytes()
+    assert commit.swap(agent.repo, "main", new, old, entries) is False
+    assert (agent.path / ".git" / "index").read_bytes() == before
+    assert head(agent.path) == old and _locks(agent) == []
+
+
 def test_a_move_that_leaves_the_branch_where_it_is_still_moves_the_other_refs(agent):
     # a sync that brings nothing new, and drops a proposal branch in the same transaction
     repo = agent.repo

@@ -141,8 +141,10 @@ class RefTransaction:
         self.args, self.timeout = ("update-ref", "-m", reason, "--stdin"), timeout
         self.script = "start\n" + "".join(line + "\n" for line in updates) + "prepare\n"
         self.error = ""
-        self._buffer = b""
+        self._buffer, self._stderr = b"", b""
         self.proc = _spawn(cwd, self.args, subprocess.PIPE)
+        assert self.proc.stdout is not None and self.proc.stderr is not None
+        self._open = {self.proc.stdout.fileno(), self.proc.stderr.fileno()}
 
     def prepare(self) -> bool:
         """Lock the refs and compare their old values: False (and ended) when git refuses.
@@ -172,12 +174,15 @@ class RefTransaction:
             self.proc.stdin.close()
         except OSError:
             pass
+        deadline = time.monotonic() + self.timeout
         try:
-            self.proc.wait(timeout=self.timeout)
-        except subprocess.TimeoutExpired:
+            while self._open and self._read(deadline):
+                pass
+            self.proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except (GitError, subprocess.TimeoutExpired):
             self._end()
             return
-        self.error = self.proc.stderr.read().decode("utf-8", "replace").strip()
+        self.error = self._stderr.decode("utf-8", "replace").strip()
         self._streams_closed()
 
     def _ask(self, lines: str, answers: Sequence[str]) -> bool:
@@ -192,22 +197,39 @@ class RefTransaction:
 
     def _line(self) -> str | None:
         """The next line git prints (None at EOF); GitError, the process ended, past the timeout."""
+        assert self.proc.stdout is not None
+        out = self.proc.stdout.fileno()
+        deadline = time.monotonic() + self.timeout
+        while b"\n" not in self._buffer:
+            if out not in self._open:
+                return None
+            if not self._read(deadline):
+                self._end()
+                raise GitError(self.args, -1, f"timed out after {self.timeout:g} s")
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return line.decode("utf-8", "replace")
+
+    def _read(self, deadline: float) -> bool:
+        """Read what git (or a hook it runs) printed on stdout or stderr; False past `deadline`.
+
+        Both pipes are read as they fill: a `reference-transaction` hook's output goes to
+        git's stderr, and a full stderr pipe nobody reads would stall git until the timeout.
+        Only stderr's first 64 KiB are kept (`error`).
+        """
         import select
 
         assert self.proc.stdout is not None
-        fd = self.proc.stdout.fileno()
-        deadline = time.monotonic() + self.timeout
-        while b"\n" not in self._buffer:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
-                self._end()
-                raise GitError(self.args, -1, f"timed out after {self.timeout:g} s")
-            chunk = os.read(fd, 4096)
+        left = deadline - time.monotonic()
+        ready = select.select(sorted(self._open), [], [], left)[0] if left > 0 else []
+        for fd in ready:
+            chunk = os.read(fd, 65536)
             if not chunk:
-                return None
-            self._buffer += chunk
-        line, _, self._buffer = self._buffer.partition(b"\n")
-        return line.decode("utf-8", "replace")
+                self._open.discard(fd)
+            elif fd == self.proc.stdout.fileno():
+                self._buffer += chunk
+            elif len(self._stderr) < 65536:
+                self._stderr += chunk
+        return bool(ready)
 
     def _end(self) -> None:
         """SIGTERM (git's handler removes its lock files), SIGKILL if that is not enough."""
