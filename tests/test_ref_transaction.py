@@ -87,7 +87,8 @@ def test_a_branch_a_persons_git_is_moving_leaves_evolves_index_unshown(agent):
     held = agent.path / ".git" / "refs" / "heads" / "main.lock"
     held.write_text(old + "\n")  # a person's git is moving main: prepare is refused
     try:
-        assert commit.swap(agent.repo, "main", new, old, entries) is False
+        with pytest.raises(commit.RefRefused, match="main.lock"):
+            commit.swap(agent.repo, "main", new, old, entries)
     finally:
         held.unlink()
     assert index.read_bytes() == before and head(agent.path) == old
@@ -137,9 +138,36 @@ def test_a_hook_that_refuses_leaves_the_index_and_branch_and_says_why(agent):
     move = RefTransaction(agent.path, update_lines([("refs/heads/main", new, old)]), "test")
     assert not move.prepare() and "no moves today" in move.error
     before = (agent.path / ".git" / "index").read_bytes()
-    assert commit.swap(agent.repo, "main", new, old, entries) is False
+    with pytest.raises(commit.RefRefused, match="main: ref updates aborted by hook — nothing was lost"):
+        commit.swap(agent.repo, "main", new, old, entries)
     assert (agent.path / ".git" / "index").read_bytes() == before
     assert head(agent.path) == old and _locks(agent) == []
+
+
+@pytest.mark.parametrize("lock", ["refs/heads/main.lock", "HEAD.lock"])
+def test_a_lock_a_killed_git_left_is_named_in_one_line_after_three_tries(agent, monkeypatch, lock):
+    # was: 50 attempts (~8 s, a process each) ending "constant concurrent commits", the lock unnamed
+    left = agent.path / ".git" / lock
+    left.write_text("\n")
+    prepares: list[int] = []
+    real = RefTransaction.prepare
+
+    def counted(self):
+        prepares.append(1)
+        return real(self)
+
+    monkeypatch.setattr(RefTransaction, "prepare", counted)
+    old, before = head(agent.path), (agent.path / ".git" / "index").read_bytes()
+    with pytest.raises(commit.RefRefused) as refused:
+        evolve_commit(agent, {SKILL: skill_text("x").encode()}, "reflect(demo): x")
+    message = str(refused.value)
+    assert "\n" not in message and str(left) in message and "remove it" in message
+    assert len(prepares) == 3 and head(agent.path) == old
+    assert (agent.path / ".git" / "index").read_bytes() == before
+    assert not (agent.path / ".git" / "evolve-index").exists()
+    left.unlink()
+    sha = evolve_commit(agent, {SKILL: skill_text("x").encode()}, "reflect(demo): x")
+    assert head(agent.path) == sha and _locks(agent) == []
 
 
 def test_a_move_that_leaves_the_branch_where_it_is_still_moves_the_other_refs(agent):

@@ -38,6 +38,10 @@ class StagedMeanwhile(ConcurrentChange):
     """A file evolve commits was staged otherwise (`git add`) after evolve read the index: theirs wins."""
 
 
+class RefRefused(Busy):
+    """git would not lock the branch nobody moved: a lock a git holds (or left when killed), or a hook."""
+
+
 class EditedMeanwhile(ConcurrentChange):
     """A file evolve is about to write is not what it read: a person saved it meanwhile."""
 
@@ -110,6 +114,7 @@ def commit_loop(
     """
     entries = blob_entries(repo, changes, links)
     extra_entries = blob_entries(repo, also.changes) if also is not None else ""
+    refused = 0
     for _attempt in range(50):
         old = repo.tip(branch)
         base = old or (repo.tip() if branch != repo.branch else None)
@@ -118,8 +123,14 @@ def commit_loop(
         if also is not None:
             also.sha = commit_tree(repo, new, extra_entries, also.message, author.env(when))
             refs.append((f"refs/heads/{also.branch}", also.sha, ZERO))
-        if swap(repo, branch, new, old, entries if on_checkout else None, refs, builds=True):
-            return new
+        try:
+            if swap(repo, branch, new, old, entries if on_checkout else None, refs, builds=True):
+                return new
+        except RefRefused:
+            refused += 1
+            if refused == 3:  # git waited for the lock each time (core.filesRefLockTimeout)
+                raise
+            continue
         if old and _touched_since(repo, old, branch, list(changes)):
             raise ConcurrentChange(
                 "someone committed changes to the same files while evolve was writing; "
@@ -242,6 +253,8 @@ def swap(
             lines = [f"verify {ref} {new}"]
         transaction = RefTransaction(repo.path, lines, "evolve: commit")
         if not transaction.prepare():
+            if repo.tip(branch) == tip:  # not a lost race: retrying would meet the same refusal
+                raise RefRefused(_refusal(branch, transaction.error))
             return False
         if (repo.current_branch() == branch) != (index_entries is not None):
             raise Busy(
@@ -272,6 +285,17 @@ def swap(
             finally:
                 os.close(fd)
                 (repo.git_dir / "index.lock").unlink(missing_ok=True)
+
+
+def _refusal(branch: str, error: str) -> str:
+    """One line: git's reason for not locking `branch` (its `fatal:` line), and what to do."""
+    lines = [line.strip() for line in error.splitlines() if line.strip()]
+    said = [line for line in lines if line.startswith(("fatal:", "error:"))] or lines or ["no reason given"]
+    reason = said[-1].removeprefix("fatal: ").removeprefix("error: ").removeprefix("prepare: ")
+    return (
+        f"git would not move {branch}: {reason} — nothing was lost; run the command again once "
+        "that git is done (a lock file left by a git that was killed: remove it)"
+    )
 
 
 def entries_at(repo: Repo, rev: str | None, paths: Sequence[str]) -> str:
@@ -338,6 +362,7 @@ __all__ = [
     "ConcurrentChange",
     "EditedMeanwhile",
     "Extra",
+    "RefRefused",
     "StagedMeanwhile",
     "build_commit",
     "check_unchanged",

@@ -214,7 +214,7 @@ class RefTransaction:
 
         Both pipes are read as they fill: a `reference-transaction` hook's output goes to
         git's stderr, and a full stderr pipe nobody reads would stall git until the timeout.
-        Only stderr's first 64 KiB are kept (`error`).
+        Only stderr's last 64 KiB are kept (`error`: git's own reason comes after a hook's output).
         """
         import select
 
@@ -227,8 +227,8 @@ class RefTransaction:
                 self._open.discard(fd)
             elif fd == self.proc.stdout.fileno():
                 self._buffer += chunk
-            elif len(self._stderr) < 65536:
-                self._stderr += chunk
+            else:
+                self._stderr = (self._stderr + chunk)[-65536:]
         return bool(ready)
 
     def _end(self) -> None:
