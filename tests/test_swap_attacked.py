@@ -116,6 +116,8 @@ def test_a_person_back_on_main_before_the_move_gets_evolves_file_in_index_and_fi
             agent.repo.commit_changes({SKILL: skill_text("x").encode()}, "reflect(demo): x", EVOLVE)
         except Busy:
             pass  # refusing is fine: the person switched away
+    if git_out(agent.path, "symbolic-ref", "--short", "HEAD") == "feature":
+        git(agent.path, "checkout", "-q", "main")  # evolve refused before it built (attack35): their step
     assert git_out(agent.path, "symbolic-ref", "--short", "HEAD") == "main"
     assert git_out(agent.path, "status", "--porcelain") == ""  # not "D  skills/x/SKILL.md"
 
