@@ -9,8 +9,10 @@ from __future__ import annotations
 import pytest
 
 from evolve.errors import Busy
+from evolve.store import commit
 from tests import helpers
-from tests.helpers import EVOLVE, git, git_out, skill_text
+from tests.helpers import EVOLVE, evolve_commit, git, git_out, head, skill_text
+from tests.test_swap_attacked import person_once_at
 
 agent = helpers.agent  # the fixture: agent "demo" in the test's home
 
@@ -35,3 +37,23 @@ def test_a_switch_that_read_main_before_evolves_move_never_stages_evolves_file_d
     git(agent.path, "symbolic-ref", "HEAD", "refs/heads/main")  # switch: HEAD written
     assert repo.tip() == old and git_out(agent.path, "status", "--porcelain") == ""
     assert not (agent.path / SKILL).exists()  # evolve's file went back with its refusal
+
+
+@pytest.mark.parametrize(
+    "step",
+    [["stash", "-q"], ["checkout", "--", SKILL], ["reset", "-q", "--hard"]],
+    ids=["stash", "checkout-file", "reset-hard"],
+)
+def test_a_persons_git_that_puts_evolves_written_file_back_stops_the_move(agent, monkeypatch, step):
+    # evolve writes its file, then builds the commit: a `git stash` (or checkout, reset --hard)
+    # then put the file back as HEAD has it, and evolve's move left the work tree undoing its
+    # lesson (` M`): the person's next `git commit -a` reverted it under their name
+    evolve_commit(agent, {SKILL: skill_text("x").encode()}, "reflect(demo): x")
+    old = head(agent.path)
+    (agent.path / "memo.md").write_text("the person's memo\n")
+    person_once_at(monkeypatch, "commit_tree", lambda: git(agent.path, *step))
+    with pytest.raises(commit.EditedMeanwhile):
+        evolve_commit(agent, {SKILL: b"evolve's second\n"}, "reflect(demo): x2")
+    assert head(agent.path) == old
+    assert SKILL not in git_out(agent.path, "status", "--porcelain")
+    assert (agent.path / SKILL).read_bytes() == skill_text("x").encode()

@@ -107,10 +107,12 @@ def commit_loop(
     when: str | None,
     links: frozenset[str] = frozenset(),
     also: Extra | None = None,
+    wrote: bool = False,
 ) -> str:
     """Commit `changes` on `branch`'s tip, again on the new tip each time someone moved it first.
 
-    ConcurrentChange once someone committed the same paths meanwhile.
+    ConcurrentChange once someone committed the same paths meanwhile. `wrote`: evolve wrote
+    `changes` into the work tree (each move checks they are still there: `swap`).
     """
     entries = blob_entries(repo, changes, links)
     extra_entries = blob_entries(repo, also.changes) if also is not None else ""
@@ -124,7 +126,8 @@ def commit_loop(
             also.sha = commit_tree(repo, new, extra_entries, also.message, author.env(when))
             refs.append((f"refs/heads/{also.branch}", also.sha, ZERO))
         try:
-            if swap(repo, branch, new, old, entries if on_checkout else None, refs, builds=True):
+            shown = entries if on_checkout else None
+            if swap(repo, branch, new, old, shown, refs, builds=True, wrote=changes if wrote else None):
                 return new
         except RefRefused:
             refused += 1
@@ -211,6 +214,7 @@ def swap(
     refs: Sequence[tuple[str, str, str]] = (),
     *,
     builds: bool = False,
+    wrote: Mapping[str, bytes | None] | None = None,
 ) -> bool:
     """Move the branch old→new (and `refs`, in one transaction) under git's index.lock.
 
@@ -229,6 +233,10 @@ def swap(
     can `git checkout -b` (no index.lock) point HEAD at a new branch; so no index evolve
     shows belongs to a move that fails or to the person's other branch. A path the person
     staged otherwise since evolve read the index keeps their entry (StagedMeanwhile).
+
+    `wrote`: the files evolve wrote into the work tree for this move, checked under the lock
+    (EditedMeanwhile): a `git stash`, `checkout -- file` or `reset --hard` since put one back
+    as HEAD has it, and the move would leave the work tree undoing evolve's change.
     """
     fd = acquire_index_lock(repo.git_dir)
     real = repo.git_dir / "index"
@@ -243,6 +251,8 @@ def swap(
                 "a file evolve was committing was staged (`git add`) meanwhile; it stays staged "
                 "for your commit and nothing was lost — run the command again"
             )
+        if wrote:
+            check_unchanged(repo, wrote)
         if index_entries is not None:  # built first: the refs stay locked for a rename only
             matched = builds and old is not None and branch == repo.branch and repo.index_matches(old)
             before = index_snapshot(repo)

@@ -410,7 +410,9 @@ class Repo:
                 written = journal.write_journal(self, changes, journal_id, branch)
                 for path, content in changes.items():
                     worktree.write_file(self, path, content)
-            sha = commit.commit_loop(self, changes, message, author, branch, on_checkout, when, links, also)
+            sha = commit.commit_loop(
+                self, changes, message, author, branch, on_checkout, when, links, also, wrote=write_worktree
+            )
         except BaseException:
             if written is not None:
                 journal.rollback(self, written)  # if this fails, the journal stays for recover()
