@@ -132,6 +132,17 @@ def test_a_hook_that_prints_a_lot_does_not_stall_the_move(agent):
     assert move.error.startswith("xxx") and len(move.error) <= 65536
 
 
+def test_a_hook_that_leaves_a_child_holding_stderr_does_not_stall_the_end(agent):
+    # git has ended, but the hook's background child still holds the pipe: no EOF for 8 s
+    _hook(agent, "sleep 8 &\necho from the hook\n")
+    old, new, _ = _next_commit(agent)
+    move = RefTransaction(agent.path, update_lines([("refs/heads/main", new, old)]), "test", timeout=10)
+    started = time.monotonic()
+    assert move.prepare() and move.commit()
+    assert time.monotonic() - started < 5 and move.proc.returncode == 0
+    assert head(agent.path) == new and "from the hook" in move.error
+
+
 def test_a_hook_that_refuses_leaves_the_index_and_branch_and_says_why(agent):
     _hook(agent, 'if [ "$1" = prepared ]; then echo "no moves today" >&2; exit 1; fi\n')
     old, new, entries = _next_commit(agent)

@@ -175,13 +175,15 @@ class RefTransaction:
         except OSError:
             pass
         deadline = time.monotonic() + self.timeout
-        try:
-            while self._open and self._read(deadline):
-                pass
-            self.proc.wait(timeout=max(0.0, deadline - time.monotonic()))
-        except (GitError, subprocess.TimeoutExpired):
-            self._end()
-            return
+        while self._open and self.proc.poll() is None:
+            if time.monotonic() >= deadline:
+                self._end()
+                return
+            self._read(min(deadline, time.monotonic() + 0.05))
+        # what it printed before it ended; not up to EOF: a hook's background child may hold the pipe
+        while self._open and time.monotonic() < deadline and self._read(time.monotonic()):
+            pass
+        self.proc.wait()
         self.error = self._stderr.decode("utf-8", "replace").strip()
         self._streams_closed()
 
@@ -203,14 +205,14 @@ class RefTransaction:
         while b"\n" not in self._buffer:
             if out not in self._open:
                 return None
-            if not self._read(deadline):
+            if time.monotonic() >= deadline or not self._read(deadline):
                 self._end()
                 raise GitError(self.args, -1, f"timed out after {self.timeout:g} s")
         line, _, self._buffer = self._buffer.partition(b"\n")
         return line.decode("utf-8", "replace")
 
     def _read(self, deadline: float) -> bool:
-        """Read what git (or a hook it runs) printed on stdout or stderr; False past `deadline`.
+        """Read what git (or a hook it runs) printed on stdout or stderr; False: nothing by `deadline`.
 
         Both pipes are read as they fill: a `reference-transaction` hook's output goes to
         git's stderr, and a full stderr pipe nobody reads would stall git until the timeout.
@@ -219,8 +221,8 @@ class RefTransaction:
         import select
 
         assert self.proc.stdout is not None
-        left = deadline - time.monotonic()
-        ready = select.select(sorted(self._open), [], [], left)[0] if left > 0 else []
+        left = max(0.0, deadline - time.monotonic())  # 0: only what is there already
+        ready = select.select(sorted(self._open), [], [], left)[0]
         for fd in ready:
             chunk = os.read(fd, 65536)
             if not chunk:
