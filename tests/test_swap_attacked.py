@@ -3,14 +3,16 @@
 Each test puts the person's step at the exact moment the race needs (a monkeypatched step of
 evolve's own write), so it is deterministic. All were older than the fix that was attacked
 (a branch move already lost is seen under index.lock). Fixed since: a branch switched while
-evolve writes (asked again under index.lock: Busy) and the index's modification time kept
-by evolve's copy of it. Two are still open and marked `xfail(strict=True)`, so the one that
-starts passing says its fix landed.
+evolve writes (asked again under index.lock: Busy), the index's modification time kept
+by evolve's copy of it, a move lost after the lock's check (the index is shown only while
+git's ref transaction holds the branch: prepare, the index, commit) and a person's newer
+`git add` of a file evolve commits for them (compared under index.lock: theirs stays).
 """
 
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 
@@ -38,15 +40,17 @@ def person_once_at(monkeypatch, step_of_evolve: str, step) -> None:
     monkeypatch.setattr(commit, step_of_evolve, first)
 
 
-def evolve_commits_and_feature_stays_the_persons(agent) -> None:
+def evolve_commits_and_feature_stays_the_persons(agent, then=lambda: None) -> None:
     """Evolve commits while the person makes branch `feature`; their commits there stay theirs.
 
-    Refusing is fine, but their index and their next commit on `feature` never hold evolve's file.
+    Refusing is fine, but their index and their next commit on `feature` never hold evolve's
+    file. `then()`: the person's next step once evolve is done.
     """
     try:
         evolve_commit(agent, {SKILL: skill_text("x").encode()}, "reflect(demo): x")
     except Busy:
         pass  # refusing is fine: the person switched away
+    then()
     assert git_out(agent.path, "symbolic-ref", "--short", "HEAD") == "feature"
     assert SKILL not in git_out(agent.path, "diff", "--cached", "--name-only")
     (agent.path / "feature.md").write_text("the person's feature\n")
@@ -55,7 +59,7 @@ def evolve_commits_and_feature_stays_the_persons(agent) -> None:
     assert git_out(agent.path, "show", "--format=", "--name-only", "feature").splitlines() == ["feature.md"]
 
 
-def sync_moves_and_feature_stays_clean(agent, old: str, new: str) -> None:
+def sync_moves_and_feature_stays_clean(agent, old: str, new: str, then=lambda: None) -> None:
     """A sync moves main old → new while the person makes `feature`: nothing of it staged there."""
     repo = agent.repo
     with repo.locked():
@@ -63,6 +67,7 @@ def sync_moves_and_feature_stays_clean(agent, old: str, new: str) -> None:
             repo.move_branch(new, old)
         except Busy:
             pass  # refusing is fine: the person switched away
+    then()
     assert git_out(agent.path, "symbolic-ref", "--short", "HEAD") == "feature"
     assert SKILL not in git_out(agent.path, "diff", "--cached", "--name-only")
 
@@ -111,16 +116,12 @@ def test_a_person_back_on_main_before_the_move_gets_evolves_file_in_index_and_fi
             agent.repo.commit_changes({SKILL: skill_text("x").encode()}, "reflect(demo): x", EVOLVE)
         except Busy:
             pass  # refusing is fine: the person switched away
+    if git_out(agent.path, "symbolic-ref", "--short", "HEAD") == "feature":
+        git(agent.path, "checkout", "-q", "main")  # evolve refused before it built (attack35): their step
     assert git_out(agent.path, "symbolic-ref", "--short", "HEAD") == "main"
     assert git_out(agent.path, "status", "--porcelain") == ""  # not "D  skills/x/SKILL.md"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="swap writes evolve's entries over what the person staged for the same path "
-    "meanwhile (nothing under index.lock compares them; the commit of a person's edits "
-    "does not even ask refuse_staged): older than the fix",
-)
 def test_a_newer_edit_staged_while_evolve_commits_the_older_one_stays_staged(agent, monkeypatch):
     # evolve commits the person's saved edit for them (the watcher's path); meanwhile they save
     # again and `git add` it for their own commit: that staged version must stay staged
@@ -137,14 +138,40 @@ def test_a_newer_edit_staged_while_evolve_commits_the_older_one_stays_staged(age
     assert notes.read_text() == "second draft, staged for my commit\n"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a move lost after the check (a person's `git commit` moves the branch once past "
-    "its own index.lock) still shows evolve's index until the failed update-ref: older than "
-    "the fix, which narrowed it to the check → update-ref window; holding the ref's lock "
-    "(update-ref --stdin: prepare, then the index, then commit) would close it",
-)
-def test_a_move_lost_after_the_locks_check_never_shows_a_person_evolves_index(agent, monkeypatch):
+def person_at(monkeypatch, window: str, step) -> list[str]:
+    """`step()` runs once in swap's `window`; returns the real index listed after each rename evolve makes.
+
+    "building": as evolve builds the index it will show, after the lock's check of the tip,
+    before the ref transaction; "showing": as it renames that index in, the refs prepared.
+    """
+    shown: list[str] = []  # the real index each time evolve renames a file over it, as a person reads it
+    real = commit.index_file
+    done: list[bool] = []
+
+    def once() -> None:
+        if not done:
+            done.append(True)
+            step()
+
+    class Shown(type(Path())):  # the index file evolve built: its rename in is watched
+        def replace(self, target):
+            if window == "showing":
+                once()
+            moved = super().replace(target)
+            shown.append(git_out(target.parent.parent, "ls-files"))
+            return moved
+
+    def building(*args, **kwargs):
+        if window == "building":
+            once()
+        return Shown(real(*args, **kwargs))
+
+    monkeypatch.setattr(commit, "index_file", building)
+    return shown
+
+
+@pytest.mark.parametrize("window", ["building", "showing"])
+def test_a_move_lost_after_the_locks_check_never_shows_a_person_evolves_index(agent, monkeypatch, window):
     repo = agent.repo
     old = repo.tip()
     entries = commit.blob_entries(repo, {SKILL: b"evolve's\n"})
@@ -152,24 +179,14 @@ def test_a_move_lost_after_the_locks_check_never_shows_a_person_evolves_index(ag
     tree = git_out(agent.path, "rev-parse", f"{old}^{{tree}}")
     persons = git_out(agent.path, "commit-tree", tree, "-p", old, "-m", "the person's commit")
     moved: list[int] = []
-    real = commit.index_file
-
-    def person_moves_now(*args, **kwargs):
-        # a person's as-is `git commit` took and released index.lock before evolve took it:
-        # it moves the branch now, as evolve builds the index it would show
-        if not moved:
-            moved.append(
-                git(agent.path, "update-ref", "refs/heads/main", persons, old, check=False).returncode
-            )
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(commit, "index_file", person_moves_now)
-    shown: list[str] = []  # the real index as a person's `git commit` could read it at evolve's move
-    update_refs = repo.update_refs
-    monkeypatch.setattr(
-        repo,
-        "update_refs",
-        lambda *a, **k: shown.append(git_out(agent.path, "ls-files")) or update_refs(*a, **k),
+    # a person's as-is `git commit` took and released index.lock before evolve took it: it
+    # moves the branch now, as evolve builds (or shows) the index
+    shown = person_at(
+        monkeypatch,
+        window,
+        lambda: moved.append(
+            git(agent.path, "update-ref", "refs/heads/main", persons, old, check=False).returncode
+        ),
     )
     if commit.swap(repo, "main", new, old, entries):  # evolve's move held: the person's failed
         assert moved != [0] and repo.tip() == new
@@ -177,6 +194,10 @@ def test_a_move_lost_after_the_locks_check_never_shows_a_person_evolves_index(ag
         assert moved == [0] and repo.tip() == persons
         assert not any(SKILL in listed.splitlines() for listed in shown)
         assert SKILL not in git_out(agent.path, "ls-files")
+    left = [p.name for p in (agent.path / ".git").rglob("*.lock")] + ["evolve-index"] * (
+        agent.path / ".git" / "evolve-index"
+    ).exists()
+    assert left == []  # git's lock files gone, evolve's unshown index too
 
 
 def _edit_within_one_second(agent, path) -> bool:

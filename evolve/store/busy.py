@@ -121,8 +121,10 @@ def staged_against_head(repo: Repo) -> set[str]:
     check found it) and holds only plain entries: that diff hides intent-to-add entries,
     which `git diff-index` compares, so with one of them the answers could differ.
     """
+    repo.index_read = repo.staged_memo  # what the caller decides on (at worst older: the lock's check)
     if head.checked_out(repo.git_dir) == repo.branch and indexfile.plain_entries(repo.git_dir):
         compared = _against_tip(repo)
+        repo.index_read = repo.staged_memo
         if compared is not None and not compared[0]:
             return set()
     return set(repo.text("diff", "--cached", "--name-only", "-z", "--no-renames").split("\0")) - {""}
@@ -133,6 +135,34 @@ def refuse_staged(repo: Repo, paths: Iterable[str]) -> None:
     held = staging.under(staged_paths(repo), list(paths))
     if held:
         raise Busy(staging.staged_message(repo, held[0]))
+    repo.index_read = repo.staged_memo
+
+
+def staged_meanwhile(repo: Repo, entries: str) -> list[str]:
+    """Paths of `entries` (`--index-info` lines) a person staged otherwise since the write read the index.
+
+    The write decided what to stage on `repo.index_read` (`refuse_staged`, `staged_against_head`).
+    Unchanged index file: nothing to ask. Else one `git diff-index`: a path staged neither as
+    then nor as evolve is about to stage it is the person's newer `git add` (theirs wins).
+    Call holding index.lock, before the index is written.
+    """
+    seen = repo.index_read
+    if seen is None or _memo_key(repo, seen[0][0]) == seen[0]:
+        return []
+    compared = _against_tip(repo)
+    if compared is None:
+        return []
+    then, now = seen[1][0], compared[0]
+    held = []
+    for line in filter(None, entries.split("\n")):
+        meta, _, path = line.partition("\t")
+        mode, blob = meta.split()
+        wanted = None if blob.strip("0") == "" else (mode, blob)
+        if path in now and now[path] != wanted and (path not in then or then[path] != now[path]):
+            held.append(path)
+        elif path not in now and path in then:
+            held.append(path)  # unstaged meanwhile (`git restore --staged`): theirs, too
+    return held
 
 
 def _staged(repo: Repo) -> tuple[str | None, dict[str, Entry | None]]:
@@ -231,5 +261,6 @@ __all__ = [
     "operation_reason",
     "refuse_staged",
     "staged_against_head",
+    "staged_meanwhile",
     "staged_paths",
 ]

@@ -19,7 +19,7 @@ from evolve.errors import Busy, EvolveError, UserError
 from evolve.store import indexfile
 from evolve.store.files import scratch
 from evolve.store.fixed import plain_history
-from evolve.store.git import ZERO, acquire_index_lock
+from evolve.store.git import ZERO, RefTransaction, acquire_index_lock, update_lines
 from evolve.store.worktree import EXECUTABLE, LINK, is_executable
 
 TYPE_CHECKING = False  # typing's own flag without importing typing (a command's start)
@@ -32,6 +32,14 @@ _BUILT: dict[str, bytes] = {}  # a commit this process made → an index holding
 
 class ConcurrentChange(UserError):
     """A person committed the same files while evolve was writing them (nothing is lost)."""
+
+
+class StagedMeanwhile(ConcurrentChange):
+    """A file evolve commits was staged otherwise (`git add`) after evolve read the index: theirs wins."""
+
+
+class RefRefused(Busy):
+    """git would not lock the branch nobody moved: a lock a git holds (or left when killed), or a hook."""
 
 
 class EditedMeanwhile(ConcurrentChange):
@@ -99,13 +107,16 @@ def commit_loop(
     when: str | None,
     links: frozenset[str] = frozenset(),
     also: Extra | None = None,
+    wrote: bool = False,
 ) -> str:
     """Commit `changes` on `branch`'s tip, again on the new tip each time someone moved it first.
 
-    ConcurrentChange once someone committed the same paths meanwhile.
+    ConcurrentChange once someone committed the same paths meanwhile. `wrote`: evolve wrote
+    `changes` into the work tree (each move checks they are still there: `swap`).
     """
     entries = blob_entries(repo, changes, links)
     extra_entries = blob_entries(repo, also.changes) if also is not None else ""
+    refused = 0
     for _attempt in range(50):
         old = repo.tip(branch)
         base = old or (repo.tip() if branch != repo.branch else None)
@@ -114,8 +125,15 @@ def commit_loop(
         if also is not None:
             also.sha = commit_tree(repo, new, extra_entries, also.message, author.env(when))
             refs.append((f"refs/heads/{also.branch}", also.sha, ZERO))
-        if swap(repo, branch, new, old, entries if on_checkout else None, refs, builds=True):
-            return new
+        try:
+            shown = entries if on_checkout else None
+            if swap(repo, branch, new, old, shown, refs, builds=True, wrote=changes if wrote else None):
+                return new
+        except RefRefused:
+            refused += 1
+            if refused == 3:  # git waited for the lock each time (core.filesRefLockTimeout)
+                raise
+            continue
         if old and _touched_since(repo, old, branch, list(changes)):
             raise ConcurrentChange(
                 "someone committed changes to the same files while evolve was writing; "
@@ -196,6 +214,7 @@ def swap(
     refs: Sequence[tuple[str, str, str]] = (),
     *,
     builds: bool = False,
+    wrote: Mapping[str, bytes | None] | None = None,
 ) -> bool:
     """Move the branch old→new (and `refs`, in one transaction) under git's index.lock.
 
@@ -208,26 +227,53 @@ def swap(
     change. When the branch does not move, the index is put back as it was (nobody else
     can write it while evolve holds index.lock).
 
-    A branch already moved elsewhere is seen under the lock, before the index is touched:
-    a person's `git commit` reads the index before it takes index.lock, so an index shown
-    for a move that then fails would go into their commit, evolve's change under their name.
+    The index is shown only inside the ref transaction (`RefTransaction`): once `prepare`
+    has locked the branch at `old` (and HEAD, which names it), a person's `git commit`,
+    which read the index before it took index.lock, cannot move the branch any more, nor
+    can `git checkout -b` (no index.lock) point HEAD at a new branch; so no index evolve
+    shows belongs to a move that fails or to the person's other branch. A path the person
+    staged otherwise since evolve read the index keeps their entry (StagedMeanwhile).
+
+    `wrote`: the files evolve wrote into the work tree for this move, checked under the lock
+    (EditedMeanwhile): a `git stash`, `checkout -- file` or `reset --hard` since put one back
+    as HEAD has it, and the move would leave the work tree undoing evolve's change.
     """
     fd = acquire_index_lock(repo.git_dir)
     real = repo.git_dir / "index"
     staged, before, matched = False, None, False
+    transaction, ready = None, None
     try:
-        if repo.tip(branch) not in (old, new):
+        tip = repo.tip(branch)
+        if tip not in (old, new):
+            return False
+        if index_entries is not None and repo.staged_meanwhile(index_entries):
+            raise StagedMeanwhile(
+                "a file evolve was committing was staged (`git add`) meanwhile; it stays staged "
+                "for your commit and nothing was lost — run the command again"
+            )
+        if wrote:
+            check_unchanged(repo, wrote)
+        if index_entries is not None:  # built first: the refs stay locked for a rename only
+            matched = builds and old is not None and branch == repo.branch and repo.index_matches(old)
+            before = index_snapshot(repo)
+            ready = index_file(repo, before, index_entries)
+        ref = f"refs/heads/{branch}"
+        lines = update_lines([(ref, new, old or ZERO), *refs])
+        if tip == new != old:  # already moved (a move git reported lost that landed): held there
+            lines = [f"verify {ref} {new}"]
+        transaction = RefTransaction(repo.path, lines, "evolve: commit")
+        if not transaction.prepare():
+            if repo.tip(branch) == tip:  # not a lost race: retrying would meet the same refusal
+                raise RefRefused(_refusal(branch, transaction.error))
             return False
         if (repo.current_branch() == branch) != (index_entries is not None):
             raise Busy(
                 "someone switched branches while evolve was writing; nothing was lost — run the command again"
             )
-        if index_entries is not None:
-            matched = builds and old is not None and branch == repo.branch and repo.index_matches(old)
-            before = index_snapshot(repo)
-            index_file(repo, before, index_entries).replace(real)
+        if ready is not None:
+            ready.replace(real)
             staged = True
-        moved = repo.update_refs([(f"refs/heads/{branch}", new, old or ZERO), *refs])
+        moved = transaction.commit()
         if moved and matched:
             repo.now_matches(new)
         if moved or repo.tip(branch) == new:
@@ -236,13 +282,30 @@ def swap(
         return False
     finally:
         try:
-            if staged and before is None:
+            if staged and before is None:  # back while the refs are still locked, then abort
                 real.unlink(missing_ok=True)
             elif staged:
                 index_file(repo, before).replace(real)
+            elif ready is not None:  # never shown
+                ready.unlink(missing_ok=True)
         finally:
-            os.close(fd)
-            (repo.git_dir / "index.lock").unlink(missing_ok=True)
+            try:
+                if transaction is not None:
+                    transaction.close()
+            finally:
+                os.close(fd)
+                (repo.git_dir / "index.lock").unlink(missing_ok=True)
+
+
+def _refusal(branch: str, error: str) -> str:
+    """One line: git's reason for not locking `branch` (its `fatal:` line), and what to do."""
+    lines = [line.strip() for line in error.splitlines() if line.strip()]
+    said = [line for line in lines if line.startswith(("fatal:", "error:"))] or lines or ["no reason given"]
+    reason = said[-1].removeprefix("fatal: ").removeprefix("error: ").removeprefix("prepare: ")
+    return (
+        f"git would not move {branch}: {reason} — nothing was lost; run the command again once "
+        "that git is done (a lock file left by a git that was killed: remove it)"
+    )
 
 
 def entries_at(repo: Repo, rev: str | None, paths: Sequence[str]) -> str:
@@ -309,6 +372,8 @@ __all__ = [
     "ConcurrentChange",
     "EditedMeanwhile",
     "Extra",
+    "RefRefused",
+    "StagedMeanwhile",
     "build_commit",
     "check_unchanged",
     "commit_loop",

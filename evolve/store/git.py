@@ -105,14 +105,7 @@ class Background:
 
     def __init__(self, cwd: Path, *args: str, timeout: float | None = None) -> None:
         self.args, self.timeout = args, timeout
-        self.proc = subprocess.Popen(
-            _argv(args),
-            cwd=cwd,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=git_env(),
-        )
+        self.proc = _spawn(cwd, args, subprocess.DEVNULL)
 
     def wait(self) -> bytes:
         """Its stdout once it ends; GitError as `git()` raises it."""
@@ -123,6 +116,144 @@ class Background:
             self.proc.communicate()
             raise GitError(self.args, -1, f"timed out after {self.timeout:g} s") from None
         return _result(self.args, self.proc.returncode, out, err, True)
+
+
+def update_lines(updates: Sequence[tuple[str, str, str | None]]) -> list[str]:
+    """`update-ref --stdin` lines moving each (ref, new, old); ZERO as new deletes, as old creates.
+
+    An `old` of None moves the ref whatever it holds.
+    """
+    return [f"update {ref} {to} {was or ''}".rstrip() for ref, to, was in updates]
+
+
+class RefTransaction:
+    """`git update-ref --stdin` driven a line at a time: refs held locked between `prepare` and `commit`.
+
+    Once `prepare` answers, every ref named is locked and at its old value (and HEAD is
+    locked too when it names one of them: git writes its reflog in the same transaction),
+    so what the caller does before `commit` (show its index) cannot meet a person's move of
+    that branch or a `git checkout -b`. Each answer is awaited alone, within `timeout`; a
+    process that does not answer is ended (SIGTERM: git removes its lock files), and one
+    whose stdin closes before `commit` aborts: nothing moves. One git process, as before.
+    """
+
+    def __init__(self, cwd: Path, updates: Sequence[str], reason: str, timeout: float = 30.0) -> None:
+        self.args, self.timeout = ("update-ref", "-m", reason, "--stdin"), timeout
+        self.script = "start\n" + "".join(line + "\n" for line in updates) + "prepare\n"
+        self.error = ""
+        self._buffer, self._stderr = b"", b""
+        self.proc = _spawn(cwd, self.args, subprocess.PIPE)
+        assert self.proc.stdout is not None and self.proc.stderr is not None
+        self._open = {self.proc.stdout.fileno(), self.proc.stderr.fileno()}
+
+    def prepare(self) -> bool:
+        """Lock the refs and compare their old values: False (and ended) when git refuses.
+
+        GitError when git does not answer within the timeout (it is ended: nothing moved).
+        """
+        if self._ask(self.script, ("start: ok", "prepare: ok")):
+            return True
+        self.close()
+        return False
+
+    def commit(self) -> bool:
+        """Move the prepared refs; False when git did not say it did (ask the ref what it holds)."""
+        try:
+            done = self._ask("commit\n", ("commit: ok",))
+        except GitError:
+            done = False
+        self.close()
+        return done and self.proc.returncode == 0
+
+    def close(self) -> None:
+        """End the process: stdin closed before `commit` aborts the transaction; ended if it hangs."""
+        if self.proc.returncode is not None:
+            return
+        assert self.proc.stdin is not None and self.proc.stderr is not None
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        deadline = time.monotonic() + self.timeout
+        while self._open and self.proc.poll() is None:
+            if time.monotonic() >= deadline:
+                self._end()
+                return
+            self._read(min(deadline, time.monotonic() + 0.05))
+        # what it printed before it ended; not up to EOF: a hook's background child may hold the pipe
+        while self._open and time.monotonic() < deadline and self._read(time.monotonic()):
+            pass
+        self.proc.wait()
+        self.error = self._stderr.decode("utf-8", "replace").strip()
+        self._streams_closed()
+
+    def _ask(self, lines: str, answers: Sequence[str]) -> bool:
+        """Send `lines`, then read one line per expected answer; False at the first other line or EOF."""
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.write(lines.encode("utf-8", "surrogateescape"))
+            self.proc.stdin.flush()
+        except OSError:  # git ended already: its stderr says why
+            return False
+        return all(self._line() == answer for answer in answers)
+
+    def _line(self) -> str | None:
+        """The next line git prints (None at EOF); GitError, the process ended, past the timeout."""
+        assert self.proc.stdout is not None
+        out = self.proc.stdout.fileno()
+        deadline = time.monotonic() + self.timeout
+        while b"\n" not in self._buffer:
+            if out not in self._open:
+                return None
+            if time.monotonic() >= deadline or not self._read(deadline):
+                self._end()
+                raise GitError(self.args, -1, f"timed out after {self.timeout:g} s")
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return line.decode("utf-8", "replace")
+
+    def _read(self, deadline: float) -> bool:
+        """Read what git (or a hook it runs) printed on stdout or stderr; False: nothing by `deadline`.
+
+        Both pipes are read as they fill: a `reference-transaction` hook's output goes to
+        git's stderr, and a full stderr pipe nobody reads would stall git until the timeout.
+        Only stderr's last 64 KiB are kept (`error`: git's own reason comes after a hook's output).
+        """
+        import select
+
+        assert self.proc.stdout is not None
+        left = max(0.0, deadline - time.monotonic())  # 0: only what is there already
+        ready = select.select(sorted(self._open), [], [], left)[0]
+        for fd in ready:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                self._open.discard(fd)
+            elif fd == self.proc.stdout.fileno():
+                self._buffer += chunk
+            else:
+                self._stderr = (self._stderr + chunk)[-65536:]
+        return bool(ready)
+
+    def _end(self) -> None:
+        """SIGTERM (git's handler removes its lock files), SIGKILL if that is not enough."""
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self._streams_closed()
+
+    def _streams_closed(self) -> None:
+        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                stream.close()
+
+
+def _spawn(cwd: Path, args: Sequence[str], stdin: int) -> subprocess.Popen[bytes]:
+    """A git process running beside evolve, its stdout and stderr piped back."""
+    return subprocess.Popen(
+        _argv(args), cwd=cwd, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=git_env()
+    )
 
 
 def _argv(args: Sequence[str]) -> list[str]:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from evolve.errors import Busy, UserError
 from evolve.store import busy, commit, head, journal, threeway, trees, worktree
-from evolve.store.git import ZERO, GitError, config_values, git, git_text
+from evolve.store.git import ZERO, GitError, config_values, git, git_text, update_lines
 from evolve.store.history import Commit, SkillHistory, read_log, read_skill_history
 from evolve.store.journal import JOURNAL
 from evolve.store.locks import FileLock
@@ -63,6 +63,8 @@ class Repo:
         self.git_dir = path / ".git"
         # what the index holds against the tip, for busy (per Repo: the index and tip it was read at)
         self.staged_memo: tuple[tuple, tuple[dict[str, Entry | None], bool]] | None = None
+        # the memo as it was when this lock's write decided what to stage (`busy.staged_meanwhile`)
+        self.index_read: tuple[tuple, tuple[dict[str, Entry | None], bool]] | None = None
         self.fixed_answers: dict[tuple, bytes] = {}  # what git printed about a commit (`fixed.asked_once`)
 
     # -- reading ---------------------------------------------------------------------
@@ -232,9 +234,7 @@ class Repo:
         False when a ref was not at its `old` value (someone moved it): nothing moved then.
         An `old` of None moves the ref whatever it holds.
         """
-        script = "start\n" + "".join(
-            f"update {ref} {to} {was or ''}".rstrip() + "\n" for ref, to, was in updates
-        )
+        script = "start\n" + "".join(line + "\n" for line in update_lines(updates))
         try:
             self.git("update-ref", "-m", reason, "--stdin", input=(script + "prepare\ncommit\n").encode())
         except GitError:
@@ -336,6 +336,10 @@ class Repo:
         """`busy.staged_against_head`: the paths `git diff --cached --name-only` lists."""
         return busy.staged_against_head(self)
 
+    def staged_meanwhile(self, entries: str) -> list[str]:
+        """`busy.staged_meanwhile`: paths of `entries` staged otherwise since the write read the index."""
+        return busy.staged_meanwhile(self, entries)
+
     def refuse_staged(self, paths: Iterable[str]) -> None:
         """Raise Busy when a person staged one of `paths`: evolve never writes over their coming commit."""
         busy.refuse_staged(self, paths)
@@ -350,6 +354,7 @@ class Repo:
         commit that checkout's files to main, or undo the commit the branch moved to).
         """
         with FileLock(self.git_dir / LOCK, timeout=timeout):
+            self.index_read = None  # each write decides on the index as it reads it under this lock
             reason = busy.operation_reason(self)
             if reason:
                 raise Busy(reason)
@@ -385,6 +390,10 @@ class Repo:
         if write_worktree:  # evolve's content for these files, composed from the work tree
             self.refuse_staged(changes)
         on_checkout = branch == self.current_branch()
+        if branch == self.branch and not on_checkout:  # the lock's check saw it checked out
+            raise Busy(
+                "someone switched branches while evolve was writing; nothing was lost — run the command again"
+            )
         write_worktree = write_worktree and on_checkout
         if write_worktree:
             for path in changes:
@@ -401,7 +410,9 @@ class Repo:
                 written = journal.write_journal(self, changes, journal_id, branch)
                 for path, content in changes.items():
                     worktree.write_file(self, path, content)
-            sha = commit.commit_loop(self, changes, message, author, branch, on_checkout, when, links, also)
+            sha = commit.commit_loop(
+                self, changes, message, author, branch, on_checkout, when, links, also, wrote=write_worktree
+            )
         except BaseException:
             if written is not None:
                 journal.rollback(self, written)  # if this fails, the journal stays for recover()

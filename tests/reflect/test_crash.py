@@ -24,8 +24,8 @@ STEPS = {
     "journal-written": ("evolve.store.journal", "write_journal", "after"),
     "files-written": ("evolve.store.commit", "commit_loop", "before"),
     "commit-object-made": ("evolve.store.commit", "swap", "before"),
-    "index-staged": ("evolve.store.repo:Repo", "update_refs", "before"),
-    "branch-moved": ("evolve.store.repo:Repo", "update_refs", "after"),
+    "index-staged": ("evolve.store.git:RefTransaction", "commit", "before"),  # the refs prepared
+    "branch-moved": ("evolve.store.git:RefTransaction", "commit", "after"),
     "swap-done": ("evolve.store.commit", "commit_loop", "after"),
     "commit-done": ("evolve.reflect.apply", "apply_plan", "after"),
 }
