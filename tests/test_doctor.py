@@ -165,6 +165,34 @@ def test_symlinks_and_leftover_temp_files_are_reported_and_fixed(capsys, evolve_
     assert not [f for f in findings if "killed" in f["problem"] and f["level"] != "hint"]
 
 
+def test_a_ref_lock_a_killed_git_left_is_reported_and_fixed_and_commits_move_again(capsys, evolve_home):
+    # a whole process group killed while git held the branch's and HEAD's locks: every move
+    # of main stops (evolve's RefRefused, the person's "Unable to create … main.lock")
+    agent = make_agent("a")
+    git_dir = agent.path / ".git"
+    tip = agent.repo.tip()
+    hour_ago = time.time() - 7200
+    left = [git_dir / "refs" / "heads" / "main.lock", git_dir / "HEAD.lock"]
+    left[0].write_text(tip + "\n")
+    left[1].write_text("")
+    for path in left:
+        os.utime(path, (hour_ago, hour_ago))
+    fresh = git_dir / "refs" / "heads" / "feature.lock"  # a git at work right now: not a leftover
+    fresh.write_text(tip + "\n")
+    person = git(agent.path, "commit", "--allow-empty", "-qm", "mine", check=False)
+    assert person.returncode != 0 and ".lock" in person.stderr
+    code, findings = doctor(capsys)
+    locks = {f["where"]: f["problem"] for f in findings if "git lock" in f["problem"]}
+    assert set(locks) == {"agents/a/.git/refs/heads/main.lock", "agents/a/.git/HEAD.lock"} and code == 1
+    assert all("evolve doctor --fix" in problem for problem in locks.values())
+    code, findings = doctor(capsys, "--fix")
+    assert not any(path.exists() for path in left) and fresh.exists()
+    assert git(agent.path, "commit", "--allow-empty", "-qm", "mine").returncode == 0
+    fresh.unlink()
+    write_skill(agent.path, "after")
+    assert agent.commit_human_edits()
+
+
 def test_what_makes_evolve_quietly_do_nothing(capsys, evolve_home, monkeypatch):
     """C2: no sources, no watcher, claude-cli without `claude` on PATH."""
     make_agent("a")

@@ -140,7 +140,7 @@ def symlinks(name: str, repo: Path, add: Add) -> None:
 
 
 def leftovers(home: Home, agents: list[str]) -> list[Path]:
-    """The temp files and staging folders of evolve processes that no longer live."""
+    """The temp files and staging folders of evolve processes that no longer live, and stale git ref locks."""
     found: list[Path] = []
     now = time.time()
     try:
@@ -156,16 +156,44 @@ def leftovers(home: Home, agents: list[str]) -> list[Path]:
         for root, dirs, files in os.walk(repo):
             dirs[:] = [d for d in dirs if d != ".git"]
             found += [Path(root, f) for f in files if f.endswith(".evolve-tmp")]
+        found += stale_ref_locks(repo / ".git", now)
     return found
+
+
+def stale_ref_locks(git_dir: Path, now: float) -> list[Path]:
+    """HEAD's, packed-refs' and the refs' lock files older than STALE_S: a killed git's.
+
+    git holds these for the moment of a ref's move, so an hour-old one has no live owner,
+    and it stops every move of that ref, evolve's and the person's. index.lock is not among
+    them: a person's `git commit` holds it while their editor is open.
+    """
+    candidates = [git_dir / "HEAD.lock", git_dir / "packed-refs.lock"]
+    candidates += sorted((git_dir / "refs").rglob("*.lock"))
+    found = []
+    for path in candidates:
+        try:
+            if path.is_file() and not path.is_symlink() and now - path.stat().st_mtime > STALE_S:
+                found.append(path)
+        except OSError:
+            continue
+    return found
+
+
+def _is_git_lock(path: Path) -> bool:
+    return path.name.endswith(".lock") and ".git" in path.parts
 
 
 def report_leftovers(home: Home, found: list[Path], add: Add) -> None:
     for path in found:
-        add(
-            str(path.relative_to(home.root)),
-            "left behind by an evolve process that was killed; `evolve doctor --fix` deletes it",
-            "warning",
-        )
+        if _is_git_lock(path):  # it stops work, so it is an error
+            problem = (
+                "a git lock left by a git that was killed over an hour ago: no commit can move that ref, "
+                "evolve's or yours; `evolve doctor --fix` deletes it"
+            )
+            add(str(path.relative_to(home.root)), problem, "error")
+        else:
+            problem = "left behind by an evolve process that was killed; `evolve doctor --fix` deletes it"
+            add(str(path.relative_to(home.root)), problem, "warning")
 
 
 def fix_leftovers(found: list[Path]) -> list[str]:
@@ -176,7 +204,8 @@ def fix_leftovers(found: list[Path]) -> list[str]:
             shutil.rmtree(path, ignore_errors=True)
         else:
             path.unlink(missing_ok=True)
-        notes.append(f"{path}: deleted (left behind by a killed evolve process)")
+        killed = "git" if _is_git_lock(path) else "evolve process"
+        notes.append(f"{path}: deleted (left behind by a killed {killed})")
     return notes
 
 

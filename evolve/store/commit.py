@@ -304,7 +304,8 @@ def _refusal(branch: str, error: str) -> str:
     reason = said[-1].removeprefix("fatal: ").removeprefix("error: ").removeprefix("prepare: ")
     return (
         f"git would not move {branch}: {reason} — nothing was lost; run the command again once "
-        "that git is done (a lock file left by a git that was killed: remove it)"
+        "that git is done (a lock file left by a git that was killed: remove it; `evolve doctor --fix` "
+        "deletes one an hour old)"
     )
 
 
