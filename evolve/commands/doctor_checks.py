@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -143,6 +144,7 @@ def leftovers(home: Home, agents: list[str]) -> list[Path]:
     """The temp files and staging folders of evolve processes that no longer live, and stale git ref locks."""
     found: list[Path] = []
     now = time.time()
+    gits = live_git_folders()
     try:
         staging = [p for p in home.agents_dir.iterdir() if p.name.startswith(".new-")]
     except OSError:
@@ -156,27 +158,69 @@ def leftovers(home: Home, agents: list[str]) -> list[Path]:
         for root, dirs, files in os.walk(repo):
             dirs[:] = [d for d in dirs if d != ".git"]
             found += [Path(root, f) for f in files if f.endswith(".evolve-tmp")]
-        found += stale_ref_locks(repo / ".git", now)
+        found += stale_ref_locks(repo / ".git", now, gits)
     return found
 
 
-def stale_ref_locks(git_dir: Path, now: float) -> list[Path]:
+def stale_ref_locks(git_dir: Path, now: float, gits: list[str]) -> list[Path]:
     """HEAD's, packed-refs' and the refs' lock files older than STALE_S: a killed git's.
 
     git holds these for the moment of a ref's move, so an hour-old one has no live owner,
     and it stops every move of that ref, evolve's and the person's. index.lock is not among
-    them: a person's `git commit` holds it while their editor is open.
+    them: a person's `git commit` holds it while their editor is open. A symlinked agent
+    folder, `.git`, refs folder or lock is never followed: `--fix` deletes only in the home.
+    `gits`: the folders live gits run in (`live_git_folders`); none of a repo's locks is
+    stale while one of them runs in it.
     """
+    repo = git_dir.parent
+    if repo.is_symlink() or git_dir.is_symlink() or not git_dir.is_dir():
+        return []
+    top = os.path.realpath(repo)
+    if any(cwd == top or cwd.startswith(top + os.sep) for cwd in gits):
+        return []
     candidates = [git_dir / "HEAD.lock", git_dir / "packed-refs.lock"]
-    candidates += sorted((git_dir / "refs").rglob("*.lock"))
+    refs = git_dir / "refs"
+    if not refs.is_symlink():
+        for root, _dirs, files in os.walk(refs):  # a symlinked folder is listed, never entered
+            candidates += [Path(root, f) for f in files if f.endswith(".lock")]
     found = []
-    for path in candidates:
+    for path in sorted(candidates):
         try:
-            if path.is_file() and not path.is_symlink() and now - path.stat().st_mtime > STALE_S:
-                found.append(path)
+            info = path.lstat()
         except OSError:
             continue
+        if stat.S_ISREG(info.st_mode) and now - info.st_mtime > STALE_S:
+            found.append(path)
     return found
+
+
+def live_git_folders() -> list[str]:
+    """The folders live gits run in (Linux's /proc; elsewhere none, and the hour alone decides).
+
+    A lock's mtime is its creation: a reference-transaction hook that waits, or a person's
+    `git update-ref --stdin` left prepared, holds an hour-old lock it will still commit.
+    git runs in the work tree's top folder, and while its hooks run it waits there.
+    """
+    try:
+        pids = [entry.name for entry in Path("/proc").iterdir() if entry.name.isdigit()]
+    except OSError:
+        return []
+    folders = []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/comm", encoding="utf-8", errors="replace") as comm:
+                if not comm.read().startswith("git"):
+                    continue
+            folders.append(str(Path(f"/proc/{pid}/cwd").readlink()))
+        except OSError:  # ended meanwhile, or another user's
+            continue
+    return folders
+
+
+def _shown(path: Path | str) -> str:
+    """A path on one line of valid UTF-8: a file's name may hold a newline or undecodable bytes."""
+    text = os.fsencode(path).decode("utf-8", "backslashreplace")
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
 def _is_git_lock(path: Path) -> bool:
@@ -190,10 +234,10 @@ def report_leftovers(home: Home, found: list[Path], add: Add) -> None:
                 "a git lock left by a git that was killed over an hour ago: no commit can move that ref, "
                 "evolve's or yours; `evolve doctor --fix` deletes it"
             )
-            add(str(path.relative_to(home.root)), problem, "error")
+            add(_shown(path.relative_to(home.root)), problem, "error")
         else:
             problem = "left behind by an evolve process that was killed; `evolve doctor --fix` deletes it"
-            add(str(path.relative_to(home.root)), problem, "warning")
+            add(_shown(path.relative_to(home.root)), problem, "warning")
 
 
 def fix_leftovers(found: list[Path]) -> list[str]:
@@ -205,7 +249,7 @@ def fix_leftovers(found: list[Path]) -> list[str]:
         else:
             path.unlink(missing_ok=True)
         killed = "git" if _is_git_lock(path) else "evolve process"
-        notes.append(f"{path}: deleted (left behind by a killed {killed})")
+        notes.append(f"{_shown(path)}: deleted (left behind by a killed {killed})")
     return notes
 
 
