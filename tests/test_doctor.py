@@ -268,6 +268,33 @@ def test_a_lock_named_with_a_newline_or_undecodable_bytes_is_one_line_of_valid_u
     assert [entry.name for entry in Path(os.fsdecode(heads)).iterdir()] == ["main"]
 
 
+@pytest.mark.parametrize("enclosed", [False, True], ids=["alone", "inside-another-repository"])
+def test_an_agent_whose_git_folder_is_empty_is_one_finding_and_fix_touches_no_repository(
+    capsys, evolve_home, enclosed
+):
+    # a half-made agent (its .git emptied): doctor and --fix stopped at exit 3 and every other
+    # finding was lost; inside a repository of the person's (a dotfiles home), git asked in the
+    # agent's folder answers for that one, where --fix must set nothing up
+    make_agent("a")
+    make_agent("b")
+    (evolve_home / "agents" / "b" / "skills" / "x").mkdir()  # a finding about the sound agent
+    (evolve_home / "agents" / "b" / "skills" / "x" / "SKILL.md").write_text("no frontmatter\n")
+    if enclosed:
+        git(evolve_home, "init", "-q")
+    broken = evolve_home / "agents" / "a" / ".git"
+    shutil.rmtree(broken)
+    broken.mkdir()
+    for extra in ((), ("--fix",)):
+        code, findings = doctor(capsys, *extra)
+        [repo] = about(findings, "a: .git")
+        assert code == 1 and "is not a git repository" in repo["problem"] and repo["level"] == "error"
+        assert about(findings, "b: skills/x/SKILL.md")
+        assert not [f for f in findings if f["where"].startswith("a: .git/hooks")]
+    assert list(broken.iterdir()) == []
+    if enclosed:
+        assert git(evolve_home, "config", "--local", "core.hooksPath", check=False).stdout == ""
+
+
 def test_what_makes_evolve_quietly_do_nothing(capsys, evolve_home, monkeypatch):
     """C2: no sources, no watcher, claude-cli without `claude` on PATH."""
     make_agent("a")

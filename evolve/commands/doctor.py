@@ -123,15 +123,16 @@ def diagnose(home: Home, leftover: list[Path] | None = None) -> list[dict]:
             add(f"{name}: memo.md", _remedied(problem, "fix it in memo.md (the pre-commit hook checks it)"))
         for warning in secret_warnings(agent.memo_text()):
             add(f"{name}: memo.md", warning, "warning")
-        held = hold_of(agent)  # nothing is learned until the person's git work ends
-        if held:
-            add(f"{name}: git", held.reason, "warning")
         checks.guards(name, agent, add)
         checks.symlinks(name, agent.path, add)
-        for problem in remote_problems(agent, syncs.get(name)):
-            add(f"{name}: remote", problem)
-        for problem in hooks_problems(agent.path, home.root):
-            add(f"{name}: .git/hooks/pre-commit", f"{problem}; run `evolve doctor --fix`", "warning")
+        if checks.repository(name, agent.path, add):  # else git answers for no repository of its own
+            held = hold_of(agent)  # nothing is learned until the person's git work ends
+            if held:
+                add(f"{name}: git", held.reason, "warning")
+            for problem in remote_problems(agent, syncs.get(name)):
+                add(f"{name}: remote", problem)
+            for problem in hooks_problems(agent.path, home.root):
+                add(f"{name}: .git/hooks/pre-commit", f"{problem}; run `evolve doctor --fix`", "warning")
     checks.report_leftovers(home, checks.leftovers(home, agents) if leftover is None else leftover, add)
     checks.environment(home, agents, configs, add)
     return found

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from evolve.config import Config, ModelConfig
 from evolve.home import Home
-from evolve.store.git import git_text
+from evolve.store.git import git_text, is_own_repository
 from evolve.store.locks import is_locked
 from evolve.store.repo import LOCK
 from evolve.workspace import links
@@ -114,6 +114,23 @@ def guards(name: str, agent: Agent, add: Add) -> None:
 
     for problem in problems(text):
         add(f"{name}: guards.toml", problem.removeprefix("guards.toml "))
+
+
+def repository(name: str, repo: Path, add: Add) -> bool:
+    """Whether the agent's folder is its own git repository; if not, one finding saying so.
+
+    An empty or damaged `.git` (or none) is not a repository, and git asked there answers
+    for whatever repository encloses the folder, if any: no git check may run for it then.
+    """
+    if is_own_repository(repo):
+        return True
+    add(
+        f"{name}: .git",
+        "is not a git repository (missing, empty or damaged): nothing is committed, observed or "
+        "synced for this agent; restore its .git from a backup, or clone the agent's remote into "
+        "a new folder and move its files there",
+    )
+    return False
 
 
 def symlinks(name: str, repo: Path, add: Add) -> None:

@@ -48,11 +48,16 @@ def ensure_current(home: Home, *, force: bool = False) -> list[str]:
     """
     if not home.agents_dir.is_dir() or (applied(home) >= LAYOUT and not force):
         return []
+    from evolve.store.git import is_own_repository
     from evolve.workspace import links
+    from evolve.workspace.agent import list_agents
 
+    # an agent whose .git is missing or damaged is left alone (doctor names it): git set up
+    # there would be done in whatever repository encloses its folder
+    agents = [name for name in list_agents(home) if is_own_repository(home.agent_dir(name))]
     with FileLock(home.run_dir / "upgrade.lock", timeout=30):
-        notes = _agent_hooks(home)
-        plugins, done = _plugins(home)
+        notes = _agent_hooks(home, agents)
+        plugins, done = _plugins(home, agents)
         notes += plugins
         for harness, refresh in (("Claude Code", _claude_code_hooks), ("Codex", _codex_hooks)):
             try:
@@ -86,12 +91,11 @@ def record_current(home: Home) -> None:
         pass
 
 
-def _agent_hooks(home: Home) -> list[str]:
-    from evolve.workspace.agent import list_agents
+def _agent_hooks(home: Home, agents: list[str]) -> list[str]:
     from evolve.workspace.template import hooks_problems, install_precommit_hook
 
     notes = []
-    for name in list_agents(home):
+    for name in agents:
         path = home.agent_dir(name)
         problems = hooks_problems(path, home.root)
         if problems:
@@ -100,15 +104,15 @@ def _agent_hooks(home: Home) -> list[str]:
     return notes
 
 
-def _plugins(home: Home) -> tuple[list[str], bool]:
+def _plugins(home: Home, agents: list[str]) -> tuple[list[str], bool]:
     """Each agent a plugin (the files it lacks, one commit); and whether none was busy."""
     from evolve.errors import Busy, UserError
     from evolve.integrations.plugin import add_plugin
-    from evolve.workspace.agent import Agent, list_agents
+    from evolve.workspace.agent import Agent
 
     notes: list[str] = []
     done = True
-    for name in list_agents(home):
+    for name in agents:
         try:
             notes += add_plugin(Agent(home, name))
         except Busy:  # a reflection or a person's git work: the next command tries again

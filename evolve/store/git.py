@@ -270,6 +270,16 @@ def git_text(cwd: Path, *args: str, **kwargs: Any) -> str:
     return git(cwd, *args, **kwargs).decode("utf-8", "replace").strip()
 
 
+def is_own_repository(folder: Path) -> bool:
+    """Whether `folder` is a git repository of its own (its `.git` is what git finds there).
+
+    A missing, empty or damaged `.git` is not, and git asked there would answer for
+    whatever repository encloses the folder, if any.
+    """
+    found = git_text(folder, "rev-parse", "--absolute-git-dir", check=False)
+    return bool(found) and os.path.realpath(found) == os.path.realpath(folder / ".git")
+
+
 def config_values(cwd: Path, *keys: str, local: bool = False) -> dict[str, bytes]:
     """Each of `keys` that is set → its value as `git config KEY` prints it (the last one set).
 
