@@ -295,6 +295,30 @@ def test_an_agent_whose_git_folder_is_empty_is_one_finding_and_fix_touches_no_re
         assert git(evolve_home, "config", "--local", "core.hooksPath", check=False).stdout == ""
 
 
+@pytest.mark.parametrize("damage", ["index", "objects"])
+def test_an_agent_whose_repository_git_cannot_read_is_one_finding_and_doctor_goes_on(
+    capsys, evolve_home, damage
+):
+    # .git is the agent's own (is_own_repository holds) but its index is cut short or its
+    # objects are gone: the layout upgrade and the hold check raised GitError, doctor exit 3
+    make_agent("a")
+    make_agent("b")
+    (evolve_home / "agents" / "b" / "skills" / "x").mkdir()  # a finding about the sound agent
+    (evolve_home / "agents" / "b" / "skills" / "x" / "SKILL.md").write_text("no frontmatter\n")
+    dot = evolve_home / "agents" / "a" / ".git"
+    if damage == "index":
+        (dot / "index").write_bytes(b"DIRC cut short")
+    else:
+        shutil.rmtree(dot / "objects")
+        (dot / "objects").mkdir()
+    for extra in ((), ("--fix",)):
+        code, findings = doctor(capsys, *extra)
+        [repo] = about(findings, "a: .git")
+        assert code == 1 and repo["problem"].startswith("git fails in this repository (fatal: ")
+        assert repo["level"] == "error" and "git -C " in repo["problem"]
+        assert about(findings, "b: skills/x/SKILL.md")
+
+
 def test_what_makes_evolve_quietly_do_nothing(capsys, evolve_home, monkeypatch):
     """C2: no sources, no watcher, claude-cli without `claude` on PATH."""
     make_agent("a")

@@ -12,6 +12,7 @@ from evolve.commands.output import emit_json, say
 from evolve.errors import ConfigError, UserError
 from evolve.home import Home
 from evolve.store import ledger
+from evolve.store.git import GitError
 from evolve.sync.status import remote_problems
 from evolve.transcripts.redact import secret_warnings
 from evolve.workspace import memo as memo_mod
@@ -126,11 +127,14 @@ def diagnose(home: Home, leftover: list[Path] | None = None) -> list[dict]:
         checks.guards(name, agent, add)
         checks.symlinks(name, agent.path, add)
         if checks.repository(name, agent.path, add):  # else git answers for no repository of its own
-            held = hold_of(agent)  # nothing is learned until the person's git work ends
-            if held:
-                add(f"{name}: git", held.reason, "warning")
-            for problem in remote_problems(agent, syncs.get(name)):
-                add(f"{name}: remote", problem)
+            try:
+                held = hold_of(agent)  # nothing is learned until the person's git work ends
+                if held:
+                    add(f"{name}: git", held.reason, "warning")
+                for problem in remote_problems(agent, syncs.get(name)):
+                    add(f"{name}: remote", problem)
+            except GitError as exc:  # a damaged index or lost objects: one finding, doctor goes on
+                checks.git_failure(name, agent.path, exc, add)
             for problem in hooks_problems(agent.path, home.root):
                 add(f"{name}: .git/hooks/pre-commit", f"{problem}; run `evolve doctor --fix`", "warning")
     checks.report_leftovers(home, checks.leftovers(home, agents) if leftover is None else leftover, add)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from evolve.config import Config, ModelConfig
 from evolve.home import Home
-from evolve.store.git import git_text, is_own_repository
+from evolve.store.git import GitError, git_text, is_own_repository
 from evolve.store.locks import is_locked
 from evolve.store.repo import LOCK
 from evolve.workspace import links
@@ -131,6 +131,16 @@ def repository(name: str, repo: Path, add: Add) -> bool:
         "a new folder and move its files there",
     )
     return False
+
+
+def git_failure(name: str, repo: Path, exc: GitError, add: Add) -> None:
+    """A repository git finds but cannot read (a damaged index, lost objects): one error."""
+    said = exc.stderr.splitlines()[-1] if exc.stderr else str(exc)
+    add(
+        f"{name}: .git",
+        f"git fails in this repository ({said}): nothing is committed, observed or synced for "
+        f"this agent; run `git -C {repo} fsck` and repair it, or restore its .git from a backup",
+    )
 
 
 def symlinks(name: str, repo: Path, add: Add) -> None:

@@ -108,6 +108,7 @@ def _plugins(home: Home, agents: list[str]) -> tuple[list[str], bool]:
     """Each agent a plugin (the files it lacks, one commit); and whether none was busy."""
     from evolve.errors import Busy, UserError
     from evolve.integrations.plugin import add_plugin
+    from evolve.store.git import GitError
     from evolve.workspace.agent import Agent
 
     notes: list[str] = []
@@ -117,7 +118,7 @@ def _plugins(home: Home, agents: list[str]) -> tuple[list[str], bool]:
             notes += add_plugin(Agent(home, name))
         except Busy:  # a reflection or a person's git work: the next command tries again
             done = False
-        except UserError as exc:
+        except (UserError, GitError) as exc:  # GitError: a damaged index or lost objects (doctor names it)
             notes.append(f"{name}: plugin files not added ({exc})")
             done = False
     return notes, done
