@@ -319,6 +319,18 @@ def test_an_agent_whose_repository_git_cannot_read_is_one_finding_and_doctor_goe
         assert about(findings, "b: skills/x/SKILL.md")
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a folder to another user needs root")
+def test_an_agent_owned_by_another_user_is_named_as_that_not_as_a_damaged_git(capsys, evolve_home):
+    # git refuses a repository another user owns (safe.directory): the agent is sound, and
+    # "missing, empty or damaged … restore from a backup" sent the person to the wrong remedy
+    agent = make_agent("a")
+    subprocess.run(["chown", "-R", "12345:12345", str(agent.path)], check=True)
+    code, findings = doctor(capsys)
+    [repo] = about(findings, "a: .git")
+    assert code == 1 and "owned by another user" in repo["problem"] and "damaged" not in repo["problem"]
+    assert "safe.directory" in repo["problem"]
+
+
 def test_what_makes_evolve_quietly_do_nothing(capsys, evolve_home, monkeypatch):
     """C2: no sources, no watcher, claude-cli without `claude` on PATH."""
     make_agent("a")

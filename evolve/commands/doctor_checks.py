@@ -124,6 +124,18 @@ def repository(name: str, repo: Path, add: Add) -> bool:
     """
     if is_own_repository(repo):
         return True
+    try:
+        git_text(repo, "rev-parse", "--absolute-git-dir")
+    except GitError as exc:
+        if "dubious ownership" in exc.stderr:  # sound, but owned by another user: git refuses it
+            add(
+                f"{name}: .git",
+                "git refuses this repository: it is owned by another user (safe.directory); nothing "
+                "is committed, observed or synced for this agent; run evolve as the folder's owner, or "
+                "`chown -R` the folder to this user, or "
+                f"`git config --global --add safe.directory {repo}`",
+            )
+            return False
     add(
         f"{name}: .git",
         "is not a git repository (missing, empty or damaged): nothing is committed, observed or "
