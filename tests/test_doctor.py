@@ -16,7 +16,7 @@ import pytest
 
 from evolve import cli
 from evolve import config as config_mod
-from evolve.errors import EXIT_OK
+from evolve.errors import EXIT_OK, UserError
 from evolve.home import Home
 from tests.helpers import git, make_agent, write_skill
 
@@ -329,6 +329,23 @@ def test_an_agent_owned_by_another_user_is_named_as_that_not_as_a_damaged_git(ca
     [repo] = about(findings, "a: .git")
     assert code == 1 and "owned by another user" in repo["problem"] and "damaged" not in repo["problem"]
     assert "safe.directory" in repo["problem"]
+
+
+def test_no_write_to_an_agent_whose_git_folder_is_empty_reaches_the_repository_around_it(evolve_home):
+    # the home inside a person's repository (dotfiles): git run in the agent's folder would
+    # commit evolve's files there, on the person's branch
+    agent = make_agent("a")
+    git(evolve_home, "init", "-q")
+    git(evolve_home, "commit", "-q", "--allow-empty", "-m", "the person's")
+    theirs = git(evolve_home, "rev-parse", "HEAD").stdout
+    shutil.rmtree(agent.path / ".git")
+    (agent.path / ".git").mkdir()
+    write_skill(agent.path, "lesson")
+    with pytest.raises(UserError, match="is not a git repository"):
+        agent.commit_human_edits()
+    assert git(evolve_home, "rev-parse", "HEAD").stdout == theirs
+    assert git(evolve_home, "status", "--porcelain", "--", "agents/a").stdout.startswith("??")
+    assert list((agent.path / ".git").iterdir()) == []
 
 
 def test_what_makes_evolve_quietly_do_nothing(capsys, evolve_home, monkeypatch):
