@@ -331,21 +331,28 @@ def test_an_agent_owned_by_another_user_is_named_as_that_not_as_a_damaged_git(ca
     assert "safe.directory" in repo["problem"]
 
 
-def test_no_write_to_an_agent_whose_git_folder_is_empty_reaches_the_repository_around_it(evolve_home):
-    # the home inside a person's repository (dotfiles): git run in the agent's folder would
-    # commit evolve's files there, on the person's branch
+@pytest.mark.parametrize("left", [(), ("HEAD",), ("HEAD", "refs")], ids=["empty", "head", "head-refs"])
+def test_no_write_to_a_half_made_git_folder_reaches_the_repository_around_it(evolve_home, left):
+    # the home inside a person's repository (dotfiles): git run in the agent's folder takes a
+    # .git without HEAD, objects/ and refs/ for none, and would commit evolve's files there
     agent = make_agent("a")
     git(evolve_home, "init", "-q")
     git(evolve_home, "commit", "-q", "--allow-empty", "-m", "the person's")
     theirs = git(evolve_home, "rev-parse", "HEAD").stdout
     shutil.rmtree(agent.path / ".git")
     (agent.path / ".git").mkdir()
+    for name in left:
+        if name == "refs":
+            (agent.path / ".git" / name).mkdir()
+        else:
+            (agent.path / ".git" / name).write_text("ref: refs/heads/main\n")
+    before = sorted(p.name for p in (agent.path / ".git").iterdir())
     write_skill(agent.path, "lesson")
     with pytest.raises(UserError, match="is not a git repository"):
         agent.commit_human_edits()
     assert git(evolve_home, "rev-parse", "HEAD").stdout == theirs
     assert git(evolve_home, "status", "--porcelain", "--", "agents/a").stdout.startswith("??")
-    assert list((agent.path / ".git").iterdir()) == []
+    assert sorted(p.name for p in (agent.path / ".git").iterdir()) == before
 
 
 def test_what_makes_evolve_quietly_do_nothing(capsys, evolve_home, monkeypatch):

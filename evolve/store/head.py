@@ -9,7 +9,7 @@ process, no pathlib.
 """
 
 # pathlib costs the session-start hook as much as the rest of its work: os.path it is.
-# ruff: noqa: PTH110, PTH113, PTH118, PTH123, PTH208
+# ruff: noqa: PTH110, PTH112, PTH113, PTH118, PTH123, PTH208
 from __future__ import annotations
 
 import os
@@ -34,6 +34,20 @@ def checked_out(git_dir: str | os.PathLike[str]) -> str | None:
         return None
     head = head.strip()
     return head.removeprefix("ref: refs/heads/") if head.startswith("ref: refs/heads/") else ""
+
+
+def is_git_dir(git_dir: str | os.PathLike[str]) -> bool:
+    """Whether git takes the folder for a repository: HEAD naming a ref or a commit, objects/, refs/.
+
+    Else git looks further up, at any repository enclosing it.
+    """
+    head = _read(os.path.join(git_dir, "HEAD"))
+    if head is None:
+        return False
+    named = head.strip()
+    if not (named.startswith("ref: refs/") or (len(named) in (40, 64) and set(named) <= _HEX)):
+        return False
+    return os.path.isdir(os.path.join(git_dir, "objects")) and os.path.isdir(os.path.join(git_dir, "refs"))
 
 
 def checked_out_elsewhere(git_dir: str | os.PathLike[str], branch: str) -> str | None:

@@ -353,7 +353,7 @@ class Repo:
         the branch moved without its work tree: nothing evolve does may commit then (it would
         commit that checkout's files to main, or undo the commit the branch moved to).
         """
-        if not (self.git_dir / "HEAD").is_file():  # emptied or half made: git would find an enclosing one
+        if not head.is_git_dir(self.git_dir):  # emptied or half made: git would find an enclosing one
             raise UserError(
                 f"{self.path}: .git is not a git repository (missing, empty or damaged); nothing was "
                 "written — `evolve doctor` says what to do"
