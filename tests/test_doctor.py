@@ -268,6 +268,14 @@ def test_a_lock_named_with_a_newline_or_undecodable_bytes_is_one_line_of_valid_u
     assert [entry.name for entry in Path(os.fsdecode(heads)).iterdir()] == ["main"]
 
 
+def agents_a_and_a_sound_b_with_a_finding(evolve_home: Path) -> None:
+    """Agents a (to be damaged) and b, whose broken skill doctor must still report."""
+    make_agent("a")
+    make_agent("b")
+    (evolve_home / "agents" / "b" / "skills" / "x").mkdir()
+    (evolve_home / "agents" / "b" / "skills" / "x" / "SKILL.md").write_text("no frontmatter\n")
+
+
 @pytest.mark.parametrize("enclosed", [False, True], ids=["alone", "inside-another-repository"])
 def test_an_agent_whose_git_folder_is_empty_is_one_finding_and_fix_touches_no_repository(
     capsys, evolve_home, enclosed
@@ -275,10 +283,7 @@ def test_an_agent_whose_git_folder_is_empty_is_one_finding_and_fix_touches_no_re
     # a half-made agent (its .git emptied): doctor and --fix stopped at exit 3 and every other
     # finding was lost; inside a repository of the person's (a dotfiles home), git asked in the
     # agent's folder answers for that one, where --fix must set nothing up
-    make_agent("a")
-    make_agent("b")
-    (evolve_home / "agents" / "b" / "skills" / "x").mkdir()  # a finding about the sound agent
-    (evolve_home / "agents" / "b" / "skills" / "x" / "SKILL.md").write_text("no frontmatter\n")
+    agents_a_and_a_sound_b_with_a_finding(evolve_home)
     if enclosed:
         git(evolve_home, "init", "-q")
     broken = evolve_home / "agents" / "a" / ".git"
@@ -301,10 +306,7 @@ def test_an_agent_whose_repository_git_cannot_read_is_one_finding_and_doctor_goe
 ):
     # .git is the agent's own (is_own_repository holds) but its index is cut short or its
     # objects are gone: the layout upgrade and the hold check raised GitError, doctor exit 3
-    make_agent("a")
-    make_agent("b")
-    (evolve_home / "agents" / "b" / "skills" / "x").mkdir()  # a finding about the sound agent
-    (evolve_home / "agents" / "b" / "skills" / "x" / "SKILL.md").write_text("no frontmatter\n")
+    agents_a_and_a_sound_b_with_a_finding(evolve_home)
     dot = evolve_home / "agents" / "a" / ".git"
     if damage == "index":
         (dot / "index").write_bytes(b"DIRC cut short")
