@@ -38,6 +38,9 @@ class StagedMeanwhile(ConcurrentChange):
     """A file evolve commits was staged otherwise (`git add`) after evolve read the index: theirs wins."""
 
 
+SWITCHED = "someone switched branches while evolve was writing; nothing was lost — run the command again"
+
+
 class RefRefused(Busy):
     """git would not lock the branch nobody moved: a lock a git holds (or left when killed), or a hook."""
 
@@ -267,9 +270,7 @@ def swap(
                 raise RefRefused(_refusal(branch, transaction.error))
             return False
         if (repo.current_branch() == branch) != (index_entries is not None):
-            raise Busy(
-                "someone switched branches while evolve was writing; nothing was lost — run the command again"
-            )
+            raise Busy(SWITCHED)
         if ready is not None:
             ready.replace(real)
             staged = True
@@ -370,6 +371,7 @@ def _encode(entries: str) -> bytes:
 
 
 __all__ = [
+    "SWITCHED",
     "ConcurrentChange",
     "EditedMeanwhile",
     "Extra",

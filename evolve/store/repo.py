@@ -396,9 +396,7 @@ class Repo:
             self.refuse_staged(changes)
         on_checkout = branch == self.current_branch()
         if branch == self.branch and not on_checkout:  # the lock's check saw it checked out
-            raise Busy(
-                "someone switched branches while evolve was writing; nothing was lost — run the command again"
-            )
+            raise Busy(commit.SWITCHED)
         write_worktree = write_worktree and on_checkout
         if write_worktree:
             for path in changes:
