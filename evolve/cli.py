@@ -160,6 +160,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UserError as exc:
         return _fail(f"error: {exc}", EXIT_USER, as_json)
     except Exception as exc:
+        damage = _damaged_repository(exc)
+        if damage:
+            return _fail(f"error: {damage}", EXIT_USER, as_json)
         if _read_only(exc):
             return _fail(
                 f"error: the evolve home is read-only ({exc}); reading commands still work, this one "
@@ -177,6 +180,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     except KeyboardInterrupt:
         return _fail("interrupted", EXIT_INTERRUPTED, as_json)
+
+
+def _damaged_repository(exc: Exception) -> str | None:
+    """What to say when git failed because the agent's repository is damaged (not evolve's bug)."""
+    if not isinstance(exc, EvolveError) or getattr(exc, "cwd", None) is None:
+        return None  # only a GitError carries where git ran; the git module is loaded only then
+    from evolve.store import git
+
+    if not isinstance(exc, git.GitError) or exc.cwd is None or not git.damaged(exc):
+        return None
+    return f"{exc.cwd}: {git.damage_remedy(exc.cwd, exc)}"
 
 
 def _fail(message: str, code: int, as_json: bool) -> int:

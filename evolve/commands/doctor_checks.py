@@ -15,7 +15,7 @@ from pathlib import Path
 
 from evolve.config import Config, ModelConfig
 from evolve.home import Home
-from evolve.store.git import GitError, git_text, is_own_repository
+from evolve.store.git import GitError, damage_remedy, git_text, is_own_repository
 from evolve.store.locks import is_locked
 from evolve.store.repo import LOCK
 from evolve.workspace import links
@@ -116,6 +116,13 @@ def guards(name: str, agent: Agent, add: Add) -> None:
         add(f"{name}: guards.toml", problem.removeprefix("guards.toml "))
 
 
+NOT_A_REPOSITORY = (
+    "is not a git repository (missing, empty or damaged): nothing is committed, observed or "
+    "synced for this agent; restore its .git from a backup, or clone the agent's remote into "
+    "a new folder and move its files there"
+)
+
+
 def repository(name: str, repo: Path, add: Add) -> bool:
     """Whether the agent's folder is its own git repository; if not, one finding saying so.
 
@@ -136,23 +143,13 @@ def repository(name: str, repo: Path, add: Add) -> bool:
                 f"`git config --global --add safe.directory {repo}`",
             )
             return False
-    add(
-        f"{name}: .git",
-        "is not a git repository (missing, empty or damaged): nothing is committed, observed or "
-        "synced for this agent; restore its .git from a backup, or clone the agent's remote into "
-        "a new folder and move its files there",
-    )
+    add(f"{name}: .git", NOT_A_REPOSITORY)
     return False
 
 
 def git_failure(name: str, repo: Path, exc: GitError, add: Add) -> None:
     """A repository git finds but cannot read (a damaged index, lost objects): one error."""
-    said = exc.stderr.splitlines()[-1] if exc.stderr else str(exc)
-    add(
-        f"{name}: .git",
-        f"git fails in this repository ({said}): nothing is committed, observed or synced for "
-        f"this agent; run `git -C {repo} fsck` and repair it, or restore its .git from a backup",
-    )
+    add(f"{name}: .git", damage_remedy(repo, exc))
 
 
 def symlinks(name: str, repo: Path, add: Add) -> None:

@@ -36,6 +36,53 @@ def _last_in_history(agent: Agent) -> str | None:
     return _iso(float(out)) if out.strip().isdigit() else None
 
 
+def _agent_or_problem(
+    conn: sqlite3.Connection, home: Home, name: str, row, synced=None, follows: dict | None = None
+) -> dict:
+    """The agent's status; one whose repository git cannot read says so, and the others still show.
+
+    A `.git` git would not take for a repository is not asked at all: git would answer for
+    whatever repository encloses the folder (a home kept in a dotfiles repository).
+    """
+    from evolve.commands.doctor_checks import NOT_A_REPOSITORY
+    from evolve.store.git import GitError, damage_remedy, damaged
+    from evolve.store.head import is_git_dir
+
+    folder = home.agent_dir(name)
+    if not is_git_dir(folder / ".git"):
+        return _unreadable(name, row, NOT_A_REPOSITORY)
+    try:
+        return _agent_status(conn, home, name, row, synced, follows)
+    except GitError as exc:
+        if not damaged(exc):
+            raise
+        return _unreadable(name, row, damage_remedy(folder, exc))
+
+
+def _unreadable(name: str, row, problem: str) -> dict:
+    """The status of an agent whose repository cannot be read: what state.db knows, and the problem."""
+    return {
+        "name": name,
+        "dirty": bool(row and row["dirty"]),
+        "dirty_since": _iso(row["dirty_at"]) if row else None,
+        "pending_runs": 0,
+        "pending_edits": 0,
+        "pending_best_score": 0.0,
+        "worth_reflecting": False,
+        "last_reflection_at": _iso(row["last_reflection_at"] if row else None),
+        "last_failure": None,
+        "config_problem": None,
+        "config_warnings": [],
+        "paused": bool(row and row["paused"]),
+        "busy": False,
+        "held": None,
+        "proposals": [],
+        "sync": None,
+        "watcher_cannot_reflect": None,
+        "repository_problem": problem,
+    }
+
+
 def _agent_status(
     conn: sqlite3.Connection, home: Home, name: str, row, synced=None, follows: dict | None = None
 ) -> dict:
@@ -77,6 +124,7 @@ def _agent_status(
         "proposals": [p.id for p in proposals.pending(Agent(home, name))],  # waiting for a person
         "sync": sync_state(Agent(home, name), synced),  # None: no remote
         "watcher_cannot_reflect": cannot_reflect(follows, name, agent.lenient_config.model),
+        "repository_problem": None,
     }
 
 
@@ -122,7 +170,7 @@ def status(home: Home, as_json: bool = False) -> int:
         codex = _codex_states(conn, home)
         rows, syncs = ledger.agent_rows(conn), ledger.sync_rows(conn)
         agents = [
-            _agent_status(conn, home, name, rows.get(name), syncs.get(name), follows["data"])
+            _agent_or_problem(conn, home, name, rows.get(name), syncs.get(name), follows["data"])
             for name in list_agents(home)
         ]
         last = ledger.last_cycle_at(conn)
@@ -198,6 +246,7 @@ def _print_status(data: dict, last: float | None, next_at: float | None) -> None
             (f"held by {a['held']['what']}" if a["held"] else "", a["held"]),
             ("busy", a["busy"]),
             ("held", a["held"]),
+            ("repository broken", a["repository_problem"]),
             ("config broken", a["config_problem"]),
             ("last reflection failed", a["last_failure"]),
             (waiting, waiting),
@@ -212,6 +261,8 @@ def _print_status(data: dict, last: float | None, next_at: float | None) -> None
                 state or "-",
             ]
         )
+        if a["repository_problem"]:
+            notes.append(f"{a['name']}: .git: {a['repository_problem']}")
         if a["held"]:
             notes.append(f"{a['name']}: nothing is written or reflected until then: {a['held']['reason']}")
         if a["config_problem"]:

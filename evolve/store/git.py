@@ -47,10 +47,13 @@ ZERO = "0" * 40
 class GitError(EvolveError):
     """A git command failed; carries its stderr (and stdout: `git push --porcelain` reports there)."""
 
-    def __init__(self, args: Sequence[str], code: int, stderr: str, stdout: str = "") -> None:
+    def __init__(
+        self, args: Sequence[str], code: int, stderr: str, stdout: str = "", cwd: Path | None = None
+    ) -> None:
         self.code = code
         self.stderr = stderr.strip()
         self.stdout = stdout
+        self.cwd = cwd  # where it ran: `damaged` asks git about that repository
         super().__init__(f"git {' '.join(args[:3])} failed ({code}): {self.stderr[:500]}")
 
 
@@ -97,7 +100,7 @@ def git(
         )
     except subprocess.TimeoutExpired:
         raise GitError(args, -1, f"timed out after {timeout:g} s") from None
-    return _result(args, proc.returncode, proc.stdout, proc.stderr, check)
+    return _result(args, proc.returncode, proc.stdout, proc.stderr, check, cwd)
 
 
 class Background:
@@ -260,9 +263,11 @@ def _argv(args: Sequence[str]) -> list[str]:
     return ["git", "-c", "core.quotepath=off", *args]
 
 
-def _result(args: Sequence[str], code: int, stdout: bytes, stderr: bytes, check: bool) -> bytes:
+def _result(
+    args: Sequence[str], code: int, stdout: bytes, stderr: bytes, check: bool, cwd: Path | None = None
+) -> bytes:
     if check and code != 0:
-        raise GitError(args, code, stderr.decode("utf-8", "replace"), stdout.decode("utf-8", "replace"))
+        raise GitError(args, code, stderr.decode("utf-8", "replace"), stdout.decode("utf-8", "replace"), cwd)
     return stdout
 
 
@@ -278,6 +283,33 @@ def is_own_repository(folder: Path) -> bool:
     """
     found = git_text(folder, "rev-parse", "--absolute-git-dir", check=False)
     return bool(found) and os.path.realpath(found) == os.path.realpath(folder / ".git")
+
+
+def damaged(exc: GitError) -> bool:
+    """Whether the repository a git command failed in is damaged (git's own check fails there).
+
+    Asked only once a command failed: a damaged repository (lost objects, a corrupt index, an
+    emptied `.git`) is the person's to repair, not a bug of evolve's. A repository git finds
+    sound is not, whatever the failure was.
+    """
+    if exc.cwd is None or exc.code == -1:  # -1: timed out, git never said
+        return False
+    if not is_own_repository(exc.cwd):
+        return True
+    try:
+        git(exc.cwd, "fsck", "--connectivity-only", "--no-dangling", "--no-progress", timeout=60)
+    except GitError as again:
+        return again.code != -1
+    return False
+
+
+def damage_remedy(repo: Path, exc: GitError) -> str:
+    """What a person reads about a repository git cannot read: what git said and what to do."""
+    said = exc.stderr.splitlines()[-1] if exc.stderr else str(exc)
+    return (
+        f"git fails in this repository ({said}): nothing is committed, observed or synced for "
+        f"this agent; run `git -C {repo} fsck` and repair it, or restore its .git from a backup"
+    )
 
 
 def config_values(cwd: Path, *keys: str, local: bool = False) -> dict[str, bytes]:

@@ -1,0 +1,108 @@
+"""An agent whose repository git cannot read: `status` shows every agent, a command on it says so.
+
+A command on that agent is one line (exit 1), never "internal error" (exit 3).
+
+A person's disk fills, a sync tool drops `.git/objects`, an index is cut short: the repository
+is theirs to repair. Before, one damaged agent made `evolve status` exit 3 with a traceback in
+crash.log and show no agent at all, and `skills`, `lessons`, `log`, `report` and `reflect` did
+the same; a `.git` emptied inside a person's own repository (a dotfiles home) was read through:
+`status` answered for the person's repository.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from evolve.commands import lifecycle
+from evolve.store.git import GitError
+from tests.helpers import git, make_agent, run_cli
+
+
+def damage(agent_path: Path, how: str) -> None:
+    dot = agent_path / ".git"
+    if how == "objects":
+        shutil.rmtree(dot / "objects")
+        (dot / "objects").mkdir()
+    elif how == "index":
+        (dot / "index").write_bytes(b"DIRC cut short")
+    else:  # emptied
+        shutil.rmtree(dot)
+        dot.mkdir()
+
+
+@pytest.mark.parametrize("how", ["objects", "index", "emptied"])
+def test_status_shows_every_agent_and_names_the_damaged_one(evolve_home, how):
+    sound, broken = make_agent("sound"), make_agent("broken")
+    damage(broken.path, how)
+    text = run_cli("status")
+    assert text.returncode == 0, text.stderr
+    assert "crash.log" not in text.stderr
+    lines = text.stdout.splitlines()
+    rows = {line.split()[0]: line for line in lines if line.startswith(("sound ", "broken "))}
+    assert rows["broken"].rstrip().endswith("repository broken")
+    assert rows["sound"].rstrip().endswith("-")
+    [note] = [line for line in text.stdout.splitlines() if line.startswith("broken: .git: ")]
+    expected = "is not a git repository" if how == "emptied" else "git fails in this repository (fatal: "
+    assert expected in note and "nothing is committed, observed or synced" in note
+    as_json = run_cli("status", "--json")
+    assert as_json.returncode == 0, as_json.stderr
+    problems = {a["name"]: a["repository_problem"] for a in json.loads(as_json.stdout)["agents"]}
+    assert problems["sound"] is None and expected in problems["broken"]
+    assert not (evolve_home / "logs" / "crash.log").exists()
+    assert sound.memo_text()  # the sound agent is read as before
+
+
+def test_status_does_not_read_the_persons_repository_around_an_emptied_git(evolve_home):
+    # the home kept inside the person's dotfiles repository: git asked in the agent's folder
+    # would answer for theirs (its branch, its files) and status showed that as the agent
+    make_agent("a")
+    git(evolve_home, "init", "-q")
+    git(evolve_home, "commit", "-q", "--allow-empty", "-m", "the person's")
+    assert run_cli("status").returncode == 0  # its state.db made before the person's view is taken
+    before = git(evolve_home, "status", "--porcelain", "--ignored").stdout
+    damage(evolve_home / "agents" / "a", "emptied")
+    out = run_cli("status", "--json")
+    assert out.returncode == 0, out.stderr
+    [agent] = json.loads(out.stdout)["agents"]
+    assert "is not a git repository" in agent["repository_problem"]
+    assert git(evolve_home, "log", "--format=%s").stdout == "the person's\n"
+    assert git(evolve_home, "status", "--porcelain", "--ignored").stdout == before
+
+
+@pytest.mark.parametrize(
+    ("how", "command"),
+    [("objects", c) for c in ("skills", "lessons", "log", "report", "reflect")] + [("index", "reflect")],
+)
+def test_a_command_on_a_damaged_agent_is_one_line_and_exit_1(evolve_home, how, command):
+    # (an index cut short stops only what reads the index: the reading commands still answer)
+    make_agent("sound")
+    broken = make_agent("broken")
+    damage(broken.path, how)
+    out = run_cli(command, "broken")
+    assert out.returncode == 1, (out.returncode, out.stderr)
+    *upgrade, line = out.stderr.splitlines()  # the layout upgrade before every command notes its own failure
+    assert all(note.startswith("evolve: broken: ") for note in upgrade)
+    assert line.startswith(f"evolve: error: {broken.path}: git fails in this repository (")
+    assert line.endswith("or restore its .git from a backup") and f"git -C {broken.path} fsck" in line
+    assert not (evolve_home / "logs" / "crash.log").exists()
+    as_json = run_cli(command, "broken", "--json")
+    assert as_json.returncode == 1 and json.loads(as_json.stderr.splitlines()[-1])["exit_code"] == 1
+    assert run_cli("skills", "sound").returncode == 0  # the other agent is not held up
+
+
+def test_a_git_failure_in_a_sound_repository_is_still_a_bug(evolve_home, monkeypatch):
+    # git's own check passes there: the failure is evolve's (exit 3, traceback in crash.log),
+    # never blamed on the person's repository
+    agent = make_agent("demo")
+
+    def fails(*args, **kwargs):
+        raise GitError(["rev-parse", "nowhere"], 128, "fatal: ambiguous argument 'nowhere'", cwd=agent.path)
+
+    monkeypatch.setattr(lifecycle, "_agent_status", fails)
+    out = run_cli("status")
+    assert out.returncode == 3 and "crash.log" in out.stderr
+    assert (evolve_home / "logs" / "crash.log").exists()
