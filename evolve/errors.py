@@ -2,7 +2,8 @@
 
 Exit codes (also in README):
   0  success
-  1  a user error: the message says what to do (UserError)
+  1  a user error: the message says what to do (UserError; a git failure in a damaged
+     agent repository, `store.git.damaged`)
   2  usage error (bad arguments)
   3  an internal error: a bug, logged with a traceback under the home
   75 busy: try again later (another evolve process holds the agent, or a person's git
