@@ -28,10 +28,40 @@ def _staged_names(root: Path) -> list[str]:
     return [name for name in names.decode("utf-8", "surrogateescape").split("\0") if name]
 
 
-def _staged_bytes(root: Path, path: str) -> bytes:
-    from evolve.store.git import git
+class Staged:
+    """The staged content of the paths the checks read, asked of git once (b"": not staged).
 
-    return git(root, "cat-file", "-p", f":{path}", check=False, keep_index=True)
+    One `git cat-file --batch` for all of them: a process per file and per check was six
+    processes for a commit of the memo and one skill.
+    """
+
+    def __init__(self, root: Path, paths: list[str]) -> None:
+        self.root = root
+        self.blobs: dict[str, bytes] = {}
+        batched = [p for p in dict.fromkeys(paths) if "\n" not in p]  # a line per path
+        if batched:
+            from evolve.store.git import git
+
+            specs = "".join(f":{path}\n" for path in batched).encode("utf-8", "surrogateescape")
+            out = git(root, "cat-file", "--batch", input=specs, keep_index=True)
+            position = 0
+            for path in batched:
+                end = out.index(b"\n", position)
+                header = out[position:end]
+                position = end + 1
+                if header.endswith((b" missing", b" ambiguous")):
+                    self.blobs[path] = b""
+                    continue
+                size = int(header.split()[2])
+                self.blobs[path] = out[position : position + size]
+                position += size + 1
+
+    def __getitem__(self, path: str) -> bytes:
+        if path not in self.blobs:
+            from evolve.store.git import git
+
+            self.blobs[path] = git(self.root, "cat-file", "-p", f":{path}", check=False, keep_index=True)
+        return self.blobs[path]
 
 
 def _checks(names: list[str]) -> list[tuple[str, str]]:
@@ -52,8 +82,8 @@ def _checks(names: list[str]) -> list[tuple[str, str]]:
     return checks
 
 
-def staged_problems(root: Path, names: list[str] | None = None) -> list[str]:
-    """Why the staged files (`names`: those staged, when the caller has them) may not be committed."""
+def staged_problems(root: Path, names: list[str], staged: Staged) -> list[str]:
+    """Why the staged files (`names`, their content in `staged`) may not be committed."""
     from evolve import config as config_mod
     from evolve.home import Home
     from evolve.workspace import memo as memo_mod
@@ -64,10 +94,9 @@ def staged_problems(root: Path, names: list[str] | None = None) -> list[str]:
         cfg = config_mod.load(Home.resolve().config_file, root / "agent.toml")
     except Exception:  # a broken config must not block a commit that may fix it
         cfg = config_mod.Config()
-    names = _staged_names(root) if names is None else names
     problems: list[str] = []
     for path in names:
-        raw = b"" if path == memo_mod.MEMO_FILE else _staged_bytes(root, path)
+        raw = b"" if path == memo_mod.MEMO_FILE else staged[path]
         if b"\0" not in raw[:8000] and memo_mod.has_conflict_markers(raw.decode("utf-8", "replace")):
             problems.append(f"{path}: holds merge conflict markers (<<<<<<< ======= >>>>>>>); resolve them")
         if case_lesson(path) is not None:
@@ -77,13 +106,13 @@ def staged_problems(root: Path, names: list[str] | None = None) -> list[str]:
     if "guards.toml" in names:
         from evolve.workspace import guards
 
-        raw = _staged_bytes(root, guards.FILE)
+        raw = staged[guards.FILE]
         try:
             problems += guards.problems(raw.decode("utf-8"))
         except UnicodeDecodeError:
             problems.append(f"{guards.FILE}: not UTF-8 text")
     for kind, path in _checks(names):
-        raw = _staged_bytes(root, path)
+        raw = staged[path]
         if kind == "skill":
             folder = path.split("/")[1]
             if not raw:
@@ -102,11 +131,10 @@ def staged_problems(root: Path, names: list[str] | None = None) -> list[str]:
     return problems
 
 
-def staged_warnings(root: Path, names: list[str] | None = None) -> list[str]:
+def staged_warnings(names: list[str], staged: Staged) -> list[str]:
     """What does not refuse a commit but a person should know: secrets in their own text."""
     from evolve.workspace.cases import case_lesson
 
-    names = _staged_names(root) if names is None else names
     checked = [p for _kind, p in _checks(names)] + [p for p in names if case_lesson(p) is not None]
     if not checked:
         return []  # the secret rules are not loaded for nothing
@@ -114,16 +142,21 @@ def staged_warnings(root: Path, names: list[str] | None = None) -> list[str]:
 
     warnings: list[str] = []
     for path in checked:
-        text = _staged_bytes(root, path).decode("utf-8", "replace")
+        text = staged[path].decode("utf-8", "replace")
         warnings += [f"{path}: {w}" for w in secret_warnings(text)]
     return warnings
 
 
 def main() -> int:
-    names = _staged_names(Path.cwd())  # asked of git once for both
-    for warning in staged_warnings(Path.cwd(), names):
+    root = Path.cwd()
+    names = _staged_names(root)
+    if not names:
+        return 0
+    # every staged file is looked at (conflict markers), the skills' SKILL.md and guards.toml too
+    staged = Staged(root, names + [path for _kind, path in _checks(names)])
+    for warning in staged_warnings(names, staged):
         sys.stderr.write(f"evolve: warning: {warning}\n")
-    problems = staged_problems(Path.cwd(), names)
+    problems = staged_problems(root, names, staged)
     if not problems:
         return 0
     sys.stderr.write("evolve: this commit was refused:\n")

@@ -238,3 +238,31 @@ def test_a_broken_guard_is_refused_in_one_line_and_a_good_one_commits(agent):
         [line] = [x for x in proc.stderr.splitlines() if x.startswith("  ")]
         assert said in line
         assert head(agent.path) == before and guards.read_text() == broken  # their text stays theirs
+
+
+def test_the_hook_asks_git_twice_however_many_files_it_checks(agent, monkeypatch, capsys):
+    # what is staged, then every staged file at once (`cat-file --batch`): a process per file and
+    # per check was six for a commit of the memo and one skill, each paid on a person's commit
+    from evolve import precommit
+    from evolve.store import git as git_module
+
+    write_skill(agent.path, "one")
+    write_skill(agent.path, "two", text=BROKEN.replace("other-name", "elsewhere"))
+    (agent.path / "memo.md").write_text(agent.memo_text() + "\n- Use pnpm, not npm.\n")
+    (agent.path / "guards.toml").write_text('[g]\ntool = "Bash"\npattern = "npm"\nmessage = "pnpm"\n')
+    (agent.path / "notes\nodd.md").write_text("<<<<<<< ours\na\n=======\nb\n>>>>>>> theirs\n")
+    git(agent.path, "add", "-A")
+    calls = []
+    real = git_module.git
+
+    def counted(cwd, *args, **kwargs):
+        calls.append(args[0])
+        return real(cwd, *args, **kwargs)
+
+    monkeypatch.setattr(git_module, "git", counted)
+    monkeypatch.chdir(agent.path)
+    assert precommit.main() == precommit.REFUSED
+    err = capsys.readouterr().err
+    assert "skills/two/SKILL.md: name 'elsewhere' differs from its folder 'two'" in err
+    assert "odd.md: holds merge conflict markers" in err
+    assert calls == ["diff", "cat-file", "cat-file"]  # the third: a name `--batch`'s lines cannot carry
