@@ -83,6 +83,7 @@ def diagnose(home: Home, leftover: list[Path] | None = None) -> list[dict]:
         except UserError as exc:
             add("eval", str(exc))
     agents = list_agents(home)
+    checks.unlisted(home, agents, add)
     checks.installs(home, agents, add)
     _check_codex_trust(home, add)
     with ledger.opened(home.state_db) as conn:

@@ -30,6 +30,41 @@ Add = Callable[..., None]
 STALE_S = 3600.0  # a staging folder of `evolve init` older than this has no live owner
 
 
+def unlisted(home: Home, agents: list[str], add: Add) -> None:
+    """Folders of the agents' folder that look like an agent but are not one evolve lists.
+
+    An agent is a folder whose `.git` is the repository folder: one whose `.git` is a file (a
+    linked worktree, a submodule, `--separate-git-dir`) or that lost its `.git` (copied without
+    it) is not listed, observed, reflected or synced, and nothing else says where it went.
+    """
+    try:
+        entries = sorted(os.scandir(home.agents_dir), key=lambda e: e.name)
+    except OSError:
+        return
+    for entry in entries:
+        if entry.name.startswith(".") or entry.name in agents or not entry.is_dir(follow_symlinks=False):
+            continue
+        folder = Path(entry.path)
+        dot = folder / ".git"
+        if dot.is_file() or dot.is_symlink():
+            add(
+                f"agents/{entry.name}",
+                "is not listed as an agent: its .git is a file or a link, not the repository folder (a "
+                "linked worktree, a submodule or `git clone --separate-git-dir`), and evolve reads and "
+                f"writes .git in place; clone it into a plain repository (`git clone {folder} NEW`, "
+                "commit or copy what is not committed) and put that folder here instead",
+                "warning",
+            )
+        elif not dot.exists() and any((folder / name).is_file() for name in ("memo.md", "agent.toml")):
+            add(
+                f"agents/{entry.name}",
+                "is not listed as an agent: it holds an agent's files but no .git (copied without it?), "
+                "so nothing is observed, reflected or synced for it; restore its .git from where it was "
+                f"copied, or move the folder away, run `evolve init {entry.name}` and copy its files back",
+                "warning",
+            )
+
+
 def installs(home: Home, agents: list[str], add: Add) -> None:
     """Installs whose agent, interpreter or hook entries have gone away (every harness)."""
     import json
