@@ -42,7 +42,9 @@ class Staged:
         if batched:
             from evolve.store.git import git
 
-            specs = "".join(f":{path}\n" for path in batched).encode("utf-8", "surrogateescape")
+            # `:0:` names the index entry even of a file named like `1:notes.md` (`:1:notes.md`
+            # would be the first stage of a conflicted `notes.md`)
+            specs = "".join(f":0:{path}\n" for path in batched).encode("utf-8", "surrogateescape")
             out = git(root, "cat-file", "--batch", input=specs, keep_index=True)
             position = 0
             for path in batched:
@@ -60,7 +62,7 @@ class Staged:
         if path not in self.blobs:
             from evolve.store.git import git
 
-            self.blobs[path] = git(self.root, "cat-file", "-p", f":{path}", check=False, keep_index=True)
+            self.blobs[path] = git(self.root, "cat-file", "-p", f":0:{path}", check=False, keep_index=True)
         return self.blobs[path]
 
 

@@ -266,3 +266,13 @@ def test_the_hook_asks_git_twice_however_many_files_it_checks(agent, monkeypatch
     assert "skills/two/SKILL.md: name 'elsewhere' differs from its folder 'two'" in err
     assert "odd.md: holds merge conflict markers" in err
     assert calls == ["diff", "cat-file", "cat-file"]  # the third: a name `--batch`'s lines cannot carry
+
+
+def test_a_file_named_like_a_stage_of_another_is_checked_as_itself(agent):
+    # `:1:notes.md` is the first stage of a conflicted notes.md, not the file "1:notes.md": its
+    # conflict markers went through unread
+    before = head(agent.path)
+    (agent.path / "1:notes.md").write_text("<<<<<<< ours\na\n=======\nb\n>>>>>>> theirs\n")
+    proc = commit_all(agent.path, "notes", check=False)
+    assert proc.returncode != 0 and "1:notes.md: holds merge conflict markers" in proc.stderr
+    assert head(agent.path) == before
