@@ -12,6 +12,7 @@ the same; a `.git` emptied inside a person's own repository (a dotfiles home) wa
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -106,3 +107,26 @@ def test_a_git_failure_in_a_sound_repository_is_still_a_bug(evolve_home, monkeyp
     out = run_cli("status")
     assert out.returncode == 3 and "crash.log" in out.stderr
     assert (evolve_home / "logs" / "crash.log").exists()
+
+
+@pytest.mark.parametrize("cause", ["settings", "owner"])
+def test_a_sound_repository_git_refuses_is_not_called_damaged(evolve_home, cause):
+    # a ~/.gitconfig that does not parse, or a folder another user owns: git fails in every
+    # repository, which is sound; "restore its .git from a backup" would lose what it holds
+    agent = make_agent("demo")
+    if cause == "settings":
+        with open(os.environ["GIT_CONFIG_GLOBAL"], "a") as config:
+            config.write("[broken\n")
+        expected = "git fails with your git settings (fatal: bad config line"
+    else:
+        if os.geteuid() != 0:
+            pytest.skip("giving the folder to another user needs root")
+        for path in [agent.path, *agent.path.rglob("*")]:
+            os.lchown(path, 65534, 65534)
+        expected = "git refuses this repository: it is owned by another user"
+    out = run_cli("skills", "demo")
+    assert out.returncode == 1, out.stderr
+    line = out.stderr.splitlines()[-1]
+    assert line.startswith(f"evolve: error: {agent.path}: {expected}") and "backup" not in line
+    [row] = json.loads(run_cli("status", "--json").stdout)["agents"]
+    assert row["repository_problem"].startswith(expected)

@@ -15,7 +15,14 @@ from pathlib import Path
 
 from evolve.config import Config, ModelConfig
 from evolve.home import Home
-from evolve.store.git import GitError, damage_remedy, git_text, is_own_repository
+from evolve.store.git import (
+    GitError,
+    damage_remedy,
+    git_text,
+    is_own_repository,
+    owned_by_another,
+    refused_as_others,
+)
 from evolve.store.locks import is_locked
 from evolve.store.repo import LOCK
 from evolve.workspace import links
@@ -131,18 +138,9 @@ def repository(name: str, repo: Path, add: Add) -> bool:
     """
     if is_own_repository(repo):
         return True
-    try:
-        git_text(repo, "rev-parse", "--absolute-git-dir")
-    except GitError as exc:
-        if "dubious ownership" in exc.stderr:  # sound, but owned by another user: git refuses it
-            add(
-                f"{name}: .git",
-                "git refuses this repository: it is owned by another user (safe.directory); nothing "
-                "is committed, observed or synced for this agent; run evolve as the folder's owner, or "
-                "`chown -R` the folder to this user, or "
-                f"`git config --global --add safe.directory {repo}`",
-            )
-            return False
+    if refused_as_others(repo):  # sound, but owned by another user: git refuses it
+        add(f"{name}: .git", owned_by_another(repo))
+        return False
     add(f"{name}: .git", NOT_A_REPOSITORY)
     return False
 

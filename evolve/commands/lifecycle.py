@@ -45,7 +45,7 @@ def _agent_or_problem(
     whatever repository encloses the folder (a home kept in a dotfiles repository).
     """
     from evolve.commands.doctor_checks import NOT_A_REPOSITORY
-    from evolve.store.git import GitError, damage_remedy, damaged
+    from evolve.store.git import GitError, repository_problem
     from evolve.store.head import is_git_dir
 
     folder = home.agent_dir(name)
@@ -54,9 +54,10 @@ def _agent_or_problem(
     try:
         return _agent_status(conn, home, name, row, synced, follows)
     except GitError as exc:
-        if not damaged(exc):
+        problem = repository_problem(exc)
+        if problem is None:
             raise
-        return _unreadable(name, row, damage_remedy(folder, exc))
+        return _unreadable(name, row, problem)
 
 
 def _unreadable(name: str, row, problem: str) -> dict:

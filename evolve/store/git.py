@@ -275,41 +275,75 @@ def git_text(cwd: Path, *args: str, **kwargs: Any) -> str:
     return git(cwd, *args, **kwargs).decode("utf-8", "replace").strip()
 
 
-def is_own_repository(folder: Path) -> bool:
+def is_own_repository(folder: Path, env: Mapping[str, str] | None = None) -> bool:
     """Whether `folder` is a git repository of its own (its `.git` is what git finds there).
 
     A missing, empty or damaged `.git` is not, and git asked there would answer for
-    whatever repository encloses the folder, if any.
+    whatever repository encloses the folder, if any. `env`: PLAIN_CONFIG asks it without
+    the person's global and system settings.
     """
-    found = git_text(folder, "rev-parse", "--absolute-git-dir", check=False)
+    found = git_text(folder, "rev-parse", "--absolute-git-dir", check=False, env=env)
     return bool(found) and os.path.realpath(found) == os.path.realpath(folder / ".git")
 
 
-def damaged(exc: GitError) -> bool:
-    """Whether the repository a git command failed in is damaged (git's own check fails there).
-
-    Asked only once a command failed: a damaged repository (lost objects, a corrupt index, an
-    emptied `.git`) is the person's to repair, not a bug of evolve's. A repository git finds
-    sound is not, whatever the failure was.
-    """
-    if exc.cwd is None or exc.code == -1:  # -1: timed out, git never said
-        return False
-    if not is_own_repository(exc.cwd):
-        return True
+def refused_as_others(folder: Path) -> bool:
+    """Whether git refuses the repository at `folder` because another user owns it (safe.directory)."""
     try:
-        git(exc.cwd, "fsck", "--connectivity-only", "--no-dangling", "--no-progress", timeout=60)
-    except GitError as again:
-        return again.code != -1
+        git(folder, "rev-parse", "--absolute-git-dir")
+    except GitError as exc:
+        return "dubious ownership" in exc.stderr
     return False
+
+
+def repository_problem(exc: GitError) -> str | None:
+    """What the person reads when git failed for a reason of theirs; None: evolve's own bug.
+
+    Asked only once a command failed. A damaged repository (lost objects, a corrupt index, an
+    emptied `.git`: git's own check fails there), a repository git refuses because another
+    user owns it, a git setting of the person's that does not parse: each is theirs to
+    repair, and each has its own remedy (restoring a `.git` from a backup would lose what a
+    sound one holds). A repository git finds sound is not, whatever the failure was.
+    """
+    repo = exc.cwd
+    if repo is None or exc.code == -1:  # -1: timed out, git never said
+        return None
+    if not is_own_repository(repo):
+        if refused_as_others(repo):
+            return owned_by_another(repo)
+        if is_own_repository(repo, env=PLAIN_CONFIG):
+            return (
+                f"git fails with your git settings ({_said(exc)}): nothing is committed, observed "
+                "or synced for this agent; repair or remove the setting git names (the repository is sound)"
+            )
+        return damage_remedy(repo, exc)
+    try:
+        git(repo, "fsck", "--connectivity-only", "--no-dangling", "--no-progress", timeout=60)
+    except GitError as again:
+        return damage_remedy(repo, exc) if again.code != -1 else None
+    return None
+
+
+def owned_by_another(repo: Path) -> str:
+    """What a person reads about a sound repository git refuses: another user owns it."""
+    return (
+        "git refuses this repository: it is owned by another user (safe.directory); nothing "
+        "is committed, observed or synced for this agent; run evolve as the folder's owner, or "
+        "`chown -R` the folder to this user, or "
+        f"`git config --global --add safe.directory {repo}`"
+    )
 
 
 def damage_remedy(repo: Path, exc: GitError) -> str:
     """What a person reads about a repository git cannot read: what git said and what to do."""
-    said = exc.stderr.splitlines()[-1] if exc.stderr else str(exc)
     return (
-        f"git fails in this repository ({said}): nothing is committed, observed or synced for "
+        f"git fails in this repository ({_said(exc)}): nothing is committed, observed or synced for "
         f"this agent; run `git -C {repo} fsck` and repair it, or restore its .git from a backup"
     )
+
+
+def _said(exc: GitError) -> str:
+    """The last line git printed: the one that names what failed."""
+    return exc.stderr.splitlines()[-1] if exc.stderr else str(exc)
 
 
 def config_values(cwd: Path, *keys: str, local: bool = False) -> dict[str, bytes]:
