@@ -72,6 +72,10 @@ def test_status_does_not_read_the_persons_repository_around_an_emptied_git(evolv
     assert "is not a git repository" in agent["repository_problem"]
     assert git(evolve_home, "log", "--format=%s").stdout == "the person's\n"
     assert git(evolve_home, "status", "--porcelain", "--ignored").stdout == before
+    for command in ("log", "skills", "lessons", "report"):  # what reads the agent's history
+        out = run_cli(command, "a")
+        assert "the person's" not in out.stdout and "the person's" not in out.stderr, command
+    assert git(evolve_home, "log", "--format=%s").stdout == "the person's\n"
 
 
 @pytest.mark.parametrize(

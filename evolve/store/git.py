@@ -82,12 +82,17 @@ def git(
     check: bool = True,
     keep_index: bool = False,
     timeout: float | None = None,
+    own: bool = False,
 ) -> bytes:
     """Run `git -C cwd args…`; return stdout bytes; raise GitError on failure.
 
     `timeout` (network commands): the process is killed after that many seconds and the
-    failure is a GitError whose stderr says it timed out.
+    failure is a GitError whose stderr says it timed out. `own`: cwd's own `.git` is the
+    repository, and git never looks above cwd for another (an emptied `.git` in a home kept
+    inside a person's repository would have git answer for theirs).
     """
+    if own:
+        env = {**(env or {}), "GIT_CEILING_DIRECTORIES": str(Path(os.path.realpath(cwd)).parent)}
     try:
         proc = subprocess.run(
             _argv(args),
