@@ -12,6 +12,7 @@ the same; a `.git` emptied inside a person's own repository (a dotfiles home) wa
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 from pathlib import Path
@@ -21,6 +22,7 @@ import pytest
 from evolve.commands import lifecycle
 from evolve.store.git import GitError
 from tests.helpers import git, make_agent, run_cli
+from tests.watch_helpers import commits, new_watcher, pump
 
 
 def damage(agent_path: Path, how: str) -> None:
@@ -134,3 +136,21 @@ def test_a_sound_repository_git_refuses_is_not_called_damaged(evolve_home, cause
     assert line.startswith(f"evolve: error: {agent.path}: {expected}") and "backup" not in line
     [row] = json.loads(run_cli("status", "--json").stdout)["agents"]
     assert row["repository_problem"].startswith(expected)
+
+
+def test_the_watcher_commits_the_other_agents_edits_past_a_damaged_one(evolve_home, caplog):
+    # edits are due together when the watcher starts: the damaged agent's failure used to end
+    # the step, and the agents after it had their edits forgotten until they were edited again
+    broken, sound = make_agent("broken"), make_agent("sound")
+    for agent in (broken, sound):
+        agent.memo_path.write_text(agent.memo_text() + "\n- a person's line\n")
+    damage(broken.path, "index")
+    before = commits(sound)
+    watcher = new_watcher()
+    try:
+        with caplog.at_level(logging.WARNING, logger="evolve"):
+            pump(watcher, lambda: commits(sound) == before + 1)
+    finally:
+        watcher.close()
+    [line] = [r.getMessage() for r in caplog.records if r.getMessage().startswith("broken: ")]
+    assert "human edits are not committed: git fails in this repository (fatal: " in line
