@@ -154,3 +154,27 @@ def test_the_watcher_commits_the_other_agents_edits_past_a_damaged_one(evolve_ho
         watcher.close()
     [line] = [r.getMessage() for r in caplog.records if r.getMessage().startswith("broken: ")]
     assert "human edits are not committed: git fails in this repository (fatal: " in line
+
+
+@pytest.mark.parametrize("how", ["removed", "a gitdir file"])
+def test_an_agent_whose_git_folder_is_lost_is_named_not_hidden(evolve_home, how):
+    # no other command takes the folder for an agent, and `evolve init` refuses its name: status
+    # used to list only the others, and a command said "no agent …; create it with evolve init"
+    make_agent("sound")
+    broken = make_agent("broken")
+    dot = broken.path / ".git"
+    if how == "removed":
+        shutil.rmtree(dot)
+    else:
+        dot.rename(broken.path.parent / ".broken.git")
+        dot.write_text(f"gitdir: {broken.path.parent / '.broken.git'}\n")
+    out = run_cli("status", "--json")
+    assert out.returncode == 0, out.stderr
+    problems = {a["name"]: a["repository_problem"] for a in json.loads(out.stdout)["agents"]}
+    assert problems["sound"] is None and problems["broken"].startswith("is not a git repository")
+    command = run_cli("skills", "broken")
+    assert command.returncode == 1
+    assert command.stderr.startswith(
+        f"evolve: error: agent 'broken' at {broken.path}: .git is not a git repository"
+    )
+    assert "evolve init" not in command.stderr and run_cli("init", "broken").returncode == 1

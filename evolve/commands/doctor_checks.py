@@ -16,6 +16,7 @@ from pathlib import Path
 from evolve.config import Config, ModelConfig
 from evolve.home import Home
 from evolve.store.git import (
+    NOT_A_REPOSITORY,
     GitError,
     damage_remedy,
     git_text,
@@ -121,13 +122,6 @@ def guards(name: str, agent: Agent, add: Add) -> None:
 
     for problem in problems(text):
         add(f"{name}: guards.toml", problem.removeprefix("guards.toml "))
-
-
-NOT_A_REPOSITORY = (
-    "is not a git repository (missing, empty or damaged): nothing is committed, observed or "
-    "synced for this agent; restore its .git from a backup, or clone the agent's remote into "
-    "a new folder and move its files there"
-)
 
 
 def repository(name: str, repo: Path, add: Add) -> bool:

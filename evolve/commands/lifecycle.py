@@ -44,8 +44,7 @@ def _agent_or_problem(
     A `.git` git would not take for a repository is not asked at all: git would answer for
     whatever repository encloses the folder (a home kept in a dotfiles repository).
     """
-    from evolve.commands.doctor_checks import NOT_A_REPOSITORY
-    from evolve.store.git import GitError, repository_problem
+    from evolve.store.git import NOT_A_REPOSITORY, GitError, repository_problem
     from evolve.store.head import is_git_dir
 
     folder = home.agent_dir(name)
@@ -58,6 +57,16 @@ def _agent_or_problem(
         if problem is None:
             raise
         return _unreadable(name, row, problem)
+
+
+def _listed(home: Home) -> list[str]:
+    """The agents, and each folder holding an agent.toml whose `.git` is gone or no folder.
+
+    Such a folder is no agent to any other command, and `evolve init` refuses its name:
+    status is where the person learns that its repository is lost.
+    """
+    lost = {p.parent.name for p in home.agents_dir.glob("*/agent.toml") if not p.parent.name.startswith(".")}
+    return sorted(set(list_agents(home)) | lost)
 
 
 def _unreadable(name: str, row, problem: str) -> dict:
@@ -172,7 +181,7 @@ def status(home: Home, as_json: bool = False) -> int:
         rows, syncs = ledger.agent_rows(conn), ledger.sync_rows(conn)
         agents = [
             _agent_or_problem(conn, home, name, rows.get(name), syncs.get(name), follows["data"])
-            for name in list_agents(home)
+            for name in _listed(home)
         ]
         last = ledger.last_cycle_at(conn)
     next_at = follows["next_cycle_at"]

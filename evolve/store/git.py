@@ -300,6 +300,14 @@ def refused_as_others(folder: Path) -> bool:
     return False
 
 
+# An agent folder whose `.git` git would not take for a repository, and what to do.
+NOT_A_REPOSITORY = (
+    "is not a git repository (missing, empty or damaged): nothing is committed, observed or "
+    "synced for this agent; restore its .git from a backup, or clone the agent's remote into "
+    "a new folder and move its files there"
+)
+
+
 def repository_problem(exc: GitError) -> str | None:
     """What the person reads when git failed for a reason of theirs; None: evolve's own bug.
 
