@@ -178,3 +178,14 @@ def test_an_agent_whose_git_folder_is_lost_is_named_not_hidden(evolve_home, how)
         f"evolve: error: agent 'broken' at {broken.path}: .git is not a git repository"
     )
     assert "evolve init" not in command.stderr and run_cli("init", "broken").returncode == 1
+
+
+def test_a_command_on_an_emptied_git_is_not_sent_to_fsck(evolve_home):
+    # git's fsck has no repository there to check: the remedy is the one status gives
+    broken = make_agent("broken")
+    damage(broken.path, "emptied")
+    out = run_cli("reflect", "broken")
+    assert out.returncode == 1, out.stderr
+    line = out.stderr.splitlines()[-1]
+    assert line.startswith(f"evolve: error: {broken.path}: is not a git repository (fatal: not a git")
+    assert "fsck" not in line and line.endswith("into a new folder and move its files there")

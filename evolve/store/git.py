@@ -300,12 +300,16 @@ def refused_as_others(folder: Path) -> bool:
     return False
 
 
-# An agent folder whose `.git` git would not take for a repository, and what to do.
-NOT_A_REPOSITORY = (
-    "is not a git repository (missing, empty or damaged): nothing is committed, observed or "
-    "synced for this agent; restore its .git from a backup, or clone the agent's remote into "
-    "a new folder and move its files there"
-)
+def not_a_repository(why: str = "missing, empty or damaged") -> str:
+    """What a person reads about an agent folder whose `.git` git does not take for a repository."""
+    return (
+        f"is not a git repository ({why}): nothing is committed, observed or synced for this "
+        "agent; restore its .git from a backup, or clone the agent's remote into a new folder "
+        "and move its files there"
+    )
+
+
+NOT_A_REPOSITORY = not_a_repository()
 
 
 def repository_problem(exc: GitError) -> str | None:
@@ -328,7 +332,7 @@ def repository_problem(exc: GitError) -> str | None:
                 f"git fails with your git settings ({_said(exc)}): nothing is committed, observed "
                 "or synced for this agent; repair or remove the setting git names (the repository is sound)"
             )
-        return damage_remedy(repo, exc)
+        return not_a_repository(_said(exc))  # no repository there for git's fsck to check
     try:
         git(repo, "fsck", "--connectivity-only", "--no-dangling", "--no-progress", timeout=60)
     except GitError as again:
