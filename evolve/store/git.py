@@ -18,7 +18,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from evolve.errors import EvolveError
+from evolve.errors import Busy, EvolveError
 
 TYPE_CHECKING = False  # typing's own flag without importing typing (a command's start)
 if TYPE_CHECKING:
@@ -400,8 +400,8 @@ def acquire_index_lock(git_dir: Path, timeout: float = 30.0) -> int:
             if _stale_evolve_lock(path):
                 path.unlink(missing_ok=True)
                 continue
-            if time.monotonic() >= deadline:
-                raise EvolveError(
+            if time.monotonic() >= deadline:  # a person's git at work, or one killed: not evolve's bug
+                raise Busy(
                     f"{path} exists for over {timeout:.0f}s; if no git process is running, "
                     "remove it by hand and retry"
                 ) from None
