@@ -178,6 +178,8 @@ def test_an_agent_whose_git_folder_is_lost_is_named_not_hidden(evolve_home, how)
         f"evolve: error: agent 'broken' at {broken.path}: .git is not a git repository"
     )
     assert "evolve init" not in command.stderr and run_cli("init", "broken").returncode == 1
+    doctor = run_cli("doctor")
+    assert doctor.returncode == 1 and "error: broken: .git: is not a git repository" in doctor.stdout
 
 
 def test_a_command_on_an_emptied_git_is_not_sent_to_fsck(evolve_home):

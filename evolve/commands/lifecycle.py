@@ -18,7 +18,7 @@ from evolve.store import ledger
 from evolve.store.locks import FileLock, holder, is_locked
 from evolve.store.repo import LOCK
 from evolve.watch import service
-from evolve.workspace.agent import Agent, list_agents
+from evolve.workspace.agent import Agent, list_agents, lost_agents
 from evolve.workspace.hold import hold_of
 
 
@@ -57,16 +57,6 @@ def _agent_or_problem(
         if problem is None:
             raise
         return _unreadable(name, row, problem)
-
-
-def _listed(home: Home) -> list[str]:
-    """The agents, and each folder holding an agent.toml whose `.git` is gone or no folder.
-
-    Such a folder is no agent to any other command, and `evolve init` refuses its name:
-    status is where the person learns that its repository is lost.
-    """
-    lost = {p.parent.name for p in home.agents_dir.glob("*/agent.toml") if not p.parent.name.startswith(".")}
-    return sorted(set(list_agents(home)) | lost)
 
 
 def _unreadable(name: str, row, problem: str) -> dict:
@@ -181,7 +171,7 @@ def status(home: Home, as_json: bool = False) -> int:
         rows, syncs = ledger.agent_rows(conn), ledger.sync_rows(conn)
         agents = [
             _agent_or_problem(conn, home, name, rows.get(name), syncs.get(name), follows["data"])
-            for name in _listed(home)
+            for name in sorted({*list_agents(home), *lost_agents(home)})
         ]
         last = ledger.last_cycle_at(conn)
     next_at = follows["next_cycle_at"]

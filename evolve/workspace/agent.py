@@ -395,3 +395,15 @@ def list_agents(home: Home, known: frozenset[str] | set[str] = frozenset()) -> l
         for name, path in folders
         if name in known or os.path.isdir(path + "/.git")  # noqa: PTH112 - hot, see above
     )
+
+
+def lost_agents(home: Home) -> list[str]:
+    """Agent folders (an agent.toml) whose `.git` is gone or is no folder: `list_agents` skips them.
+
+    No command takes them for agents and `evolve init` refuses their names: status and doctor
+    name them, so the person learns the repository is lost.
+    """
+    if not home.agents_dir.is_dir():
+        return []
+    found = {p.parent.name for p in home.agents_dir.glob("*/agent.toml") if not p.parent.name.startswith(".")}
+    return sorted(name for name in found if not (home.agent_dir(name) / ".git").is_dir())
