@@ -245,7 +245,6 @@ def _print_status(data: dict, last: float | None, next_at: float | None) -> None
             ("paused", a["paused"]),
             (f"held by {a['held']['what']}" if a["held"] else "", a["held"]),
             ("busy", a["busy"]),
-            ("held", a["held"]),
             ("repository broken", a["repository_problem"]),
             ("config broken", a["config_problem"]),
             ("last reflection failed", a["last_failure"]),
