@@ -21,7 +21,7 @@ import pytest
 
 from evolve.commands import lifecycle
 from evolve.store.git import GitError
-from tests.helpers import git, make_agent, run_cli
+from tests.helpers import git, make_agent, run_cli, write_skill
 from tests.watch_helpers import commits, new_watcher, pump
 
 
@@ -191,3 +191,24 @@ def test_a_command_on_an_emptied_git_is_not_sent_to_fsck(evolve_home):
     line = out.stderr.splitlines()[-1]
     assert line.startswith(f"evolve: error: {broken.path}: is not a git repository (fatal: not a git")
     assert "fsck" not in line and line.endswith("into a new folder and move its files there")
+
+
+@pytest.mark.parametrize("content", ["", "garbage\n"])
+def test_a_branch_file_naming_no_commit_is_damage_not_busy(evolve_home, content):
+    # emptied by a crash, or overwritten: "busy, run the command again once that git is done"
+    # never ended, and status took the agent for one whose branch has no commit yet
+    agent = make_agent("demo")
+    write_skill(agent.path, "run-tests")
+    (agent.path / ".git" / "refs" / "heads" / "main").write_text(content)
+    out = run_cli("pin", "demo", "run-tests")
+    assert out.returncode == 1, out.stderr
+    assert out.stderr.splitlines()[-1].startswith(
+        f"evolve: error: {agent.path}: refs/heads/main names no commit"
+    )
+    [row] = json.loads(run_cli("status", "--json").stdout)["agents"]
+    assert row["repository_problem"].startswith("refs/heads/main names no commit") and row["held"] is None
+    last = (agent.path / ".git" / "logs" / "refs" / "heads" / "main").read_text().splitlines()[-1].split()[1]
+    (agent.path / ".git" / "refs" / "heads" / "main").unlink()  # the remedy it names
+    git(agent.path, "update-ref", "refs/heads/main", last)
+    [row] = json.loads(run_cli("status", "--json").stdout)["agents"]
+    assert row["repository_problem"] is None

@@ -44,12 +44,14 @@ def _agent_or_problem(
     A `.git` git would not take for a repository is not asked at all: git would answer for
     whatever repository encloses the folder (a home kept in a dotfiles repository).
     """
-    from evolve.store.git import NOT_A_REPOSITORY, GitError, repository_problem
-    from evolve.store.head import is_git_dir
+    from evolve.store.git import NOT_A_REPOSITORY, GitError, broken_branch_remedy, repository_problem
+    from evolve.store.head import BRANCH, broken_branch, is_git_dir
 
     folder = home.agent_dir(name)
     if not is_git_dir(folder / ".git"):
         return _unreadable(name, row, NOT_A_REPOSITORY)
+    if broken_branch(folder / ".git"):  # else read as a branch with no commit yet
+        return _unreadable(name, row, broken_branch_remedy(folder, BRANCH))
     try:
         return _agent_status(conn, home, name, row, synced, follows)
     except GitError as exc:

@@ -350,6 +350,16 @@ def owned_by_another(repo: Path) -> str:
     )
 
 
+def broken_branch_remedy(repo: Path, branch: str) -> str:
+    """What a person reads about a branch whose ref file names no commit (`head.broken_branch`)."""
+    return (
+        f"refs/heads/{branch} names no commit (its file is damaged): nothing is committed, observed "
+        f"or synced for this agent; remove the file and point the branch at its last commit (the "
+        f"last line of .git/logs/refs/heads/{branch} names it: `rm {repo}/.git/refs/heads/{branch} && "
+        f"git -C {repo} update-ref refs/heads/{branch} COMMIT`), or restore its .git from a backup"
+    )
+
+
 def damage_remedy(repo: Path, exc: GitError) -> str:
     """What a person reads about a repository git cannot read: what git said and what to do."""
     return (
