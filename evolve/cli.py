@@ -183,14 +183,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _damaged_repository(exc: Exception) -> str | None:
-    """What to say when git failed because the agent's repository is damaged (not evolve's bug)."""
+    """What to say when git failed for a reason of the person's (a damaged repository …), not evolve's bug."""
     if not isinstance(exc, EvolveError) or getattr(exc, "cwd", None) is None:
         return None  # only a GitError carries where git ran; the git module is loaded only then
     from evolve.store import git
 
-    if not isinstance(exc, git.GitError) or exc.cwd is None or not git.damaged(exc):
+    if not isinstance(exc, git.GitError):
         return None
-    return f"{exc.cwd}: {git.damage_remedy(exc.cwd, exc)}"
+    problem = git.repository_problem(exc)
+    return f"{exc.cwd}: {problem}" if problem else None
 
 
 def _fail(message: str, code: int, as_json: bool) -> int:

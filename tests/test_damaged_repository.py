@@ -12,6 +12,8 @@ the same; a `.git` emptied inside a person's own repository (a dotfiles home) wa
 from __future__ import annotations
 
 import json
+import logging
+import os
 import shutil
 from pathlib import Path
 
@@ -19,7 +21,8 @@ import pytest
 
 from evolve.commands import lifecycle
 from evolve.store.git import GitError
-from tests.helpers import git, make_agent, run_cli
+from tests.helpers import git, make_agent, run_cli, write_skill
+from tests.watch_helpers import commits, new_watcher, pump
 
 
 def damage(agent_path: Path, how: str) -> None:
@@ -71,6 +74,10 @@ def test_status_does_not_read_the_persons_repository_around_an_emptied_git(evolv
     assert "is not a git repository" in agent["repository_problem"]
     assert git(evolve_home, "log", "--format=%s").stdout == "the person's\n"
     assert git(evolve_home, "status", "--porcelain", "--ignored").stdout == before
+    for command in ("log", "skills", "lessons", "report"):  # what reads the agent's history
+        out = run_cli(command, "a")
+        assert "the person's" not in out.stdout and "the person's" not in out.stderr, command
+    assert git(evolve_home, "log", "--format=%s").stdout == "the person's\n"
 
 
 @pytest.mark.parametrize(
@@ -106,3 +113,114 @@ def test_a_git_failure_in_a_sound_repository_is_still_a_bug(evolve_home, monkeyp
     out = run_cli("status")
     assert out.returncode == 3 and "crash.log" in out.stderr
     assert (evolve_home / "logs" / "crash.log").exists()
+
+
+@pytest.mark.parametrize("cause", ["settings", "owner"])
+def test_a_sound_repository_git_refuses_is_not_called_damaged(evolve_home, cause):
+    # a ~/.gitconfig that does not parse, or a folder another user owns: git fails in every
+    # repository, which is sound; "restore its .git from a backup" would lose what it holds
+    agent = make_agent("demo")
+    if cause == "settings":
+        with open(os.environ["GIT_CONFIG_GLOBAL"], "a") as config:
+            config.write("[broken\n")
+        expected = "git fails with your git settings (fatal: bad config line"
+    else:
+        if os.geteuid() != 0:
+            pytest.skip("giving the folder to another user needs root")
+        for path in [agent.path, *agent.path.rglob("*")]:
+            os.lchown(path, 65534, 65534)
+        expected = "git refuses this repository: it is owned by another user"
+    out = run_cli("skills", "demo")
+    assert out.returncode == 1, out.stderr
+    line = out.stderr.splitlines()[-1]
+    assert line.startswith(f"evolve: error: {agent.path}: {expected}") and "backup" not in line
+    [row] = json.loads(run_cli("status", "--json").stdout)["agents"]
+    assert row["repository_problem"].startswith(expected)
+
+
+def test_the_watcher_commits_the_other_agents_edits_past_a_damaged_one(evolve_home, caplog):
+    # edits are due together when the watcher starts: the damaged agent's failure used to end
+    # the step, and the agents after it had their edits forgotten until they were edited again
+    broken, sound = make_agent("broken"), make_agent("sound")
+    for agent in (broken, sound):
+        agent.memo_path.write_text(agent.memo_text() + "\n- a person's line\n")
+    damage(broken.path, "index")
+    before = commits(sound)
+    watcher = new_watcher()
+    try:
+        with caplog.at_level(logging.WARNING, logger="evolve"):
+            pump(watcher, lambda: commits(sound) == before + 1)
+    finally:
+        watcher.close()
+    [line] = [r.getMessage() for r in caplog.records if r.getMessage().startswith("broken: ")]
+    assert "human edits are not committed: git fails in this repository (fatal: " in line
+
+
+@pytest.mark.parametrize("how", ["removed", "a gitdir file"])
+def test_an_agent_whose_git_folder_is_lost_is_named_not_hidden(evolve_home, how):
+    # no other command takes the folder for an agent, and `evolve init` refuses its name: status
+    # used to list only the others, and a command said "no agent …; create it with evolve init"
+    make_agent("sound")
+    broken = make_agent("broken")
+    dot = broken.path / ".git"
+    if how == "removed":
+        shutil.rmtree(dot)
+    else:
+        dot.rename(broken.path.parent / ".broken.git")
+        dot.write_text(f"gitdir: {broken.path.parent / '.broken.git'}\n")
+    out = run_cli("status", "--json")
+    assert out.returncode == 0, out.stderr
+    problems = {a["name"]: a["repository_problem"] for a in json.loads(out.stdout)["agents"]}
+    assert problems["sound"] is None and problems["broken"].startswith("is not a git repository")
+    command = run_cli("skills", "broken")
+    assert command.returncode == 1
+    assert command.stderr.startswith(
+        f"evolve: error: agent 'broken' at {broken.path}: .git is not a git repository"
+    )
+    assert "evolve init" not in command.stderr and run_cli("init", "broken").returncode == 1
+    doctor = run_cli("doctor")
+    assert doctor.returncode == 1 and "error: broken: .git: is not a git repository" in doctor.stdout
+
+
+def test_a_command_on_an_emptied_git_is_not_sent_to_fsck(evolve_home):
+    # git's fsck has no repository there to check: the remedy is the one status gives
+    broken = make_agent("broken")
+    damage(broken.path, "emptied")
+    out = run_cli("reflect", "broken")
+    assert out.returncode == 1, out.stderr
+    line = out.stderr.splitlines()[-1]
+    assert line.startswith(f"evolve: error: {broken.path}: is not a git repository (fatal: not a git")
+    assert "fsck" not in line and line.endswith("into a new folder and move its files there")
+
+
+@pytest.mark.parametrize("content", ["", "garbage\n"])
+def test_a_branch_file_naming_no_commit_is_damage_not_busy(evolve_home, content):
+    # emptied by a crash, or overwritten: "busy, run the command again once that git is done"
+    # never ended, and status took the agent for one whose branch has no commit yet
+    agent = make_agent("demo")
+    write_skill(agent.path, "run-tests")
+    (agent.path / ".git" / "refs" / "heads" / "main").write_text(content)
+    out = run_cli("pin", "demo", "run-tests")
+    assert out.returncode == 1, out.stderr
+    assert out.stderr.splitlines()[-1].startswith(
+        f"evolve: error: {agent.path}: refs/heads/main names no commit"
+    )
+    [row] = json.loads(run_cli("status", "--json").stdout)["agents"]
+    assert row["repository_problem"].startswith("refs/heads/main names no commit") and row["held"] is None
+    last = (agent.path / ".git" / "logs" / "refs" / "heads" / "main").read_text().splitlines()[-1].split()[1]
+    (agent.path / ".git" / "refs" / "heads" / "main").unlink()  # the remedy it names
+    git(agent.path, "update-ref", "refs/heads/main", last)
+    [row] = json.loads(run_cli("status", "--json").stdout)["agents"]
+    assert row["repository_problem"] is None
+
+
+def test_an_agent_whose_git_folder_is_lost_can_be_removed(evolve_home):
+    # status names it "repository broken"; `evolve remove` said "no agent" and kept it there
+    make_agent("sound")
+    broken = make_agent("broken")
+    shutil.rmtree(broken.path / ".git")
+    out = run_cli("remove", "broken", "--json")
+    assert out.returncode == 0, out.stderr
+    archived = Path(json.loads(out.stdout)["archived_to"])
+    assert (archived / "memo.md").is_file() and not broken.path.exists()
+    assert [a["name"] for a in json.loads(run_cli("status", "--json").stdout)["agents"]] == ["sound"]

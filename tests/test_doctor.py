@@ -410,20 +410,3 @@ def test_an_agent_held_by_staged_work_on_a_branch_with_no_commit_is_named_with_a
     [held] = about(findings, "a: git")
     assert held["level"] == "warning" and "main has no commit" in held["problem"]
     assert "`git rm --cached memo.md`" in held["problem"] and "restore" not in held["problem"]
-
-
-def test_a_folder_that_looks_like_an_agent_but_is_not_listed_is_named(capsys, evolve_home):
-    # an agent whose .git is a file (a linked worktree) or that was copied without its .git
-    # vanished from `evolve agents` and `status` with no word anywhere of why
-    sound = make_agent("sound")
-    agents = evolve_home / "agents"
-    git(sound.path, "worktree", "add", "-q", str(agents / "linked"), "-b", "side")
-    (agents / "copied").mkdir()
-    (agents / "copied" / "memo.md").write_text("# Memo\n")
-    (agents / "scratch").mkdir()  # no agent's files: not an agent, nothing to say
-    code, findings = doctor(capsys)
-    [linked] = about(findings, "agents/linked")
-    [copied] = about(findings, "agents/copied")
-    assert "its .git is a file or a link" in linked["problem"] and linked["level"] == "warning"
-    assert "no .git" in copied["problem"] and "evolve init copied" in copied["problem"]
-    assert not about(findings, "agents/scratch") and not about(findings, "agents/sound")

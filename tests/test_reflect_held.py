@@ -88,6 +88,7 @@ def test_reflect_during_a_git_operation_exits_75_with_its_abort_and_never_offers
     out = capsys.readouterr().out
     row = next(line for line in out.splitlines() if line.startswith("a "))
     assert f"held by a {operation}" in row and ABORT[operation] in out
+    assert row.rstrip().endswith(f"held by a {operation}")  # once: not "held by …, held"
 
 
 def test_conflict_markers_committed_past_the_hook_hold_the_agent_until_resolved(agent, ans, capsys):

@@ -76,6 +76,23 @@ def test_a_stuck_index_lock_fails_clearly_and_restores_files(agent, monkeypatch)
     assert not (agent.path / ".git" / "evolve-journal.json").exists()
 
 
+def test_a_stuck_index_lock_is_busy_not_a_bug(agent, evolve_home, monkeypatch):
+    # a person's git holding the index (or one killed, its lock left): exit 75 and its line,
+    # not exit 3 with a traceback in crash.log
+    from evolve.store import journal
+
+    quick = functools.partial(gitcmd.acquire_index_lock, timeout=0.3)
+    monkeypatch.setattr(commit, "acquire_index_lock", quick)
+    monkeypatch.setattr(journal, "acquire_index_lock", quick)
+    write_skill(agent.path, "run-tests")
+    commit_all(agent.path, "a skill of mine")
+    (agent.path / ".git" / "index.lock").write_text("")
+    out = helpers.run_cli("pin", "demo", "run-tests")
+    assert out.returncode == 75, out.stderr
+    assert "index.lock exists for over 0s; if no git process is running" in out.stderr
+    assert not (evolve_home / "logs" / "crash.log").exists()
+
+
 HOLD_FLOCK = """
 import sys, time
 from pathlib import Path

@@ -12,12 +12,12 @@ from evolve.commands.output import emit_json, say
 from evolve.errors import ConfigError, UserError
 from evolve.home import Home
 from evolve.store import ledger
-from evolve.store.git import GitError
+from evolve.store.git import NOT_A_REPOSITORY, GitError
 from evolve.sync.status import remote_problems
 from evolve.transcripts.redact import secret_warnings
 from evolve.workspace import memo as memo_mod
 from evolve.workspace import skills as skills_mod
-from evolve.workspace.agent import Agent, list_agents
+from evolve.workspace.agent import Agent, list_agents, lost_agents
 from evolve.workspace.hold import hold_of
 from evolve.workspace.template import hooks_problems
 
@@ -83,7 +83,8 @@ def diagnose(home: Home, leftover: list[Path] | None = None) -> list[dict]:
         except UserError as exc:
             add("eval", str(exc))
     agents = list_agents(home)
-    checks.unlisted(home, agents, add)
+    for name in lost_agents(home):
+        add(f"{name}: .git", NOT_A_REPOSITORY)
     checks.installs(home, agents, add)
     _check_codex_trust(home, add)
     with ledger.opened(home.state_db) as conn:

@@ -15,7 +15,15 @@ from pathlib import Path
 
 from evolve.config import Config, ModelConfig
 from evolve.home import Home
-from evolve.store.git import GitError, damage_remedy, git_text, is_own_repository
+from evolve.store.git import (
+    NOT_A_REPOSITORY,
+    GitError,
+    damage_remedy,
+    git_text,
+    is_own_repository,
+    owned_by_another,
+    refused_as_others,
+)
 from evolve.store.locks import is_locked
 from evolve.store.repo import LOCK
 from evolve.workspace import links
@@ -28,41 +36,6 @@ if TYPE_CHECKING:
 
 Add = Callable[..., None]
 STALE_S = 3600.0  # a staging folder of `evolve init` older than this has no live owner
-
-
-def unlisted(home: Home, agents: list[str], add: Add) -> None:
-    """Folders of the agents' folder that look like an agent but are not one evolve lists.
-
-    An agent is a folder whose `.git` is the repository folder: one whose `.git` is a file (a
-    linked worktree, a submodule, `--separate-git-dir`) or that lost its `.git` (copied without
-    it) is not listed, observed, reflected or synced, and nothing else says where it went.
-    """
-    try:
-        entries = sorted(os.scandir(home.agents_dir), key=lambda e: e.name)
-    except OSError:
-        return
-    for entry in entries:
-        if entry.name.startswith(".") or entry.name in agents or not entry.is_dir(follow_symlinks=False):
-            continue
-        folder = Path(entry.path)
-        dot = folder / ".git"
-        if dot.is_file() or dot.is_symlink():
-            add(
-                f"agents/{entry.name}",
-                "is not listed as an agent: its .git is a file or a link, not the repository folder (a "
-                "linked worktree, a submodule or `git clone --separate-git-dir`), and evolve reads and "
-                f"writes .git in place; clone it into a plain repository (`git clone {folder} NEW`, "
-                "commit or copy what is not committed) and put that folder here instead",
-                "warning",
-            )
-        elif not dot.exists() and any((folder / name).is_file() for name in ("memo.md", "agent.toml")):
-            add(
-                f"agents/{entry.name}",
-                "is not listed as an agent: it holds an agent's files but no .git (copied without it?), "
-                "so nothing is observed, reflected or synced for it; restore its .git from where it was "
-                f"copied, or move the folder away, run `evolve init {entry.name}` and copy its files back",
-                "warning",
-            )
 
 
 def installs(home: Home, agents: list[str], add: Add) -> None:
@@ -151,13 +124,6 @@ def guards(name: str, agent: Agent, add: Add) -> None:
         add(f"{name}: guards.toml", problem.removeprefix("guards.toml "))
 
 
-NOT_A_REPOSITORY = (
-    "is not a git repository (missing, empty or damaged): nothing is committed, observed or "
-    "synced for this agent; restore its .git from a backup, or clone the agent's remote into "
-    "a new folder and move its files there"
-)
-
-
 def repository(name: str, repo: Path, add: Add) -> bool:
     """Whether the agent's folder is its own git repository; if not, one finding saying so.
 
@@ -166,18 +132,9 @@ def repository(name: str, repo: Path, add: Add) -> bool:
     """
     if is_own_repository(repo):
         return True
-    try:
-        git_text(repo, "rev-parse", "--absolute-git-dir")
-    except GitError as exc:
-        if "dubious ownership" in exc.stderr:  # sound, but owned by another user: git refuses it
-            add(
-                f"{name}: .git",
-                "git refuses this repository: it is owned by another user (safe.directory); nothing "
-                "is committed, observed or synced for this agent; run evolve as the folder's owner, or "
-                "`chown -R` the folder to this user, or "
-                f"`git config --global --add safe.directory {repo}`",
-            )
-            return False
+    if refused_as_others(repo):  # sound, but owned by another user: git refuses it
+        add(f"{name}: .git", owned_by_another(repo))
+        return False
     add(f"{name}: .git", NOT_A_REPOSITORY)
     return False
 

@@ -18,7 +18,7 @@ from evolve.store import ledger
 from evolve.store.locks import FileLock, holder, is_locked
 from evolve.store.repo import LOCK
 from evolve.watch import service
-from evolve.workspace.agent import Agent, list_agents
+from evolve.workspace.agent import Agent, list_agents, lost_agents
 from evolve.workspace.hold import hold_of
 
 
@@ -44,19 +44,21 @@ def _agent_or_problem(
     A `.git` git would not take for a repository is not asked at all: git would answer for
     whatever repository encloses the folder (a home kept in a dotfiles repository).
     """
-    from evolve.commands.doctor_checks import NOT_A_REPOSITORY
-    from evolve.store.git import GitError, damage_remedy, damaged
-    from evolve.store.head import is_git_dir
+    from evolve.store.git import NOT_A_REPOSITORY, GitError, broken_branch_remedy, repository_problem
+    from evolve.store.head import BRANCH, broken_branch, is_git_dir
 
     folder = home.agent_dir(name)
     if not is_git_dir(folder / ".git"):
         return _unreadable(name, row, NOT_A_REPOSITORY)
+    if broken_branch(folder / ".git"):  # else read as a branch with no commit yet
+        return _unreadable(name, row, broken_branch_remedy(folder, BRANCH))
     try:
         return _agent_status(conn, home, name, row, synced, follows)
     except GitError as exc:
-        if not damaged(exc):
+        problem = repository_problem(exc)
+        if problem is None:
             raise
-        return _unreadable(name, row, damage_remedy(folder, exc))
+        return _unreadable(name, row, problem)
 
 
 def _unreadable(name: str, row, problem: str) -> dict:
@@ -171,7 +173,7 @@ def status(home: Home, as_json: bool = False) -> int:
         rows, syncs = ledger.agent_rows(conn), ledger.sync_rows(conn)
         agents = [
             _agent_or_problem(conn, home, name, rows.get(name), syncs.get(name), follows["data"])
-            for name in list_agents(home)
+            for name in sorted({*list_agents(home), *lost_agents(home)})
         ]
         last = ledger.last_cycle_at(conn)
     next_at = follows["next_cycle_at"]
@@ -245,7 +247,6 @@ def _print_status(data: dict, last: float | None, next_at: float | None) -> None
             ("paused", a["paused"]),
             (f"held by {a['held']['what']}" if a["held"] else "", a["held"]),
             ("busy", a["busy"]),
-            ("held", a["held"]),
             ("repository broken", a["repository_problem"]),
             ("config broken", a["config_problem"]),
             ("last reflection failed", a["last_failure"]),
@@ -384,15 +385,18 @@ def remove(home: Home, name: str, purge: bool = False, as_json: bool = False) ->
     path = home.agent_dir(name)
     with ledger.opened(home.state_db) as conn:
         known = ledger.agent_row(conn, name) is not None
-        if not (path / ".git").is_dir() and not (purge and known):
+        # an agent's folder whose .git is lost (status says "repository broken") is archived as it is
+        lost = name in lost_agents(home)
+        if not (path / ".git").is_dir() and not lost and not (purge and known):
             raise UserError(f"no agent {name!r} in {home.root}; see `evolve agents`")
         archived = None
         uninstalled: list[str] = []
         left: list[tuple[str, str]] = []
-        if (path / ".git").is_dir():
-            lock = FileLock(path / ".git" / LOCK, timeout=0)
+        if (path / ".git").is_dir() or lost:
+            lock = FileLock(path / ".git" / LOCK, timeout=0) if not lost else None
             try:
-                lock.acquire()
+                if lock is not None:
+                    lock.acquire()
             except LockBusy:
                 who = holder(path / ".git" / LOCK) or "another process"
                 raise UserError(
@@ -406,9 +410,10 @@ def remove(home: Home, name: str, purge: bool = False, as_json: bool = False) ->
                 path.rename(archived)
                 local = home.local_config(name)  # a synced agent's own settings go with it
                 if local.exists():
-                    local.rename(archived / ".git" / local.name)
+                    local.rename((archived if lost else archived / ".git") / local.name)
             finally:
-                lock.release()
+                if lock is not None:
+                    lock.release()
             with ledger.transaction(conn):
                 ledger.mark_removed(conn, name)
         else:  # removed before: installs an older evolve left behind go now

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evolve.errors import Busy, EvolveError, UserError
-from evolve.store import indexfile
+from evolve.store import head, indexfile
 from evolve.store.files import scratch
 from evolve.store.fixed import plain_history
-from evolve.store.git import ZERO, RefTransaction, acquire_index_lock, update_lines
+from evolve.store.git import ZERO, RefTransaction, acquire_index_lock, broken_branch_remedy, update_lines
 from evolve.store.worktree import EXECUTABLE, LINK, is_executable
 
 TYPE_CHECKING = False  # typing's own flag without importing typing (a command's start)
@@ -267,6 +267,8 @@ def swap(
         transaction = RefTransaction(repo.path, lines, "evolve: commit")
         if not transaction.prepare():
             if repo.tip(branch) == tip:  # not a lost race: retrying would meet the same refusal
+                if head.broken_branch(repo.git_dir, branch):  # no git is at work: it never ends
+                    raise UserError(f"{repo.path}: {broken_branch_remedy(repo.path, branch)}")
                 raise RefRefused(_refusal(branch, transaction.error))
             return False
         if (repo.current_branch() == branch) != (index_entries is not None):

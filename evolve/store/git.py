@@ -18,7 +18,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from evolve.errors import EvolveError
+from evolve.errors import Busy, EvolveError
 
 TYPE_CHECKING = False  # typing's own flag without importing typing (a command's start)
 if TYPE_CHECKING:
@@ -82,12 +82,17 @@ def git(
     check: bool = True,
     keep_index: bool = False,
     timeout: float | None = None,
+    own: bool = False,
 ) -> bytes:
     """Run `git -C cwd args…`; return stdout bytes; raise GitError on failure.
 
     `timeout` (network commands): the process is killed after that many seconds and the
-    failure is a GitError whose stderr says it timed out.
+    failure is a GitError whose stderr says it timed out. `own`: cwd's own `.git` is the
+    repository, and git never looks above cwd for another (an emptied `.git` in a home kept
+    inside a person's repository would have git answer for theirs).
     """
+    if own:
+        env = {**(env or {}), "GIT_CEILING_DIRECTORIES": str(Path(os.path.realpath(cwd)).parent)}
     try:
         proc = subprocess.run(
             _argv(args),
@@ -275,41 +280,97 @@ def git_text(cwd: Path, *args: str, **kwargs: Any) -> str:
     return git(cwd, *args, **kwargs).decode("utf-8", "replace").strip()
 
 
-def is_own_repository(folder: Path) -> bool:
+def is_own_repository(folder: Path, env: Mapping[str, str] | None = None) -> bool:
     """Whether `folder` is a git repository of its own (its `.git` is what git finds there).
 
     A missing, empty or damaged `.git` is not, and git asked there would answer for
-    whatever repository encloses the folder, if any.
+    whatever repository encloses the folder, if any. `env`: PLAIN_CONFIG asks it without
+    the person's global and system settings.
     """
-    found = git_text(folder, "rev-parse", "--absolute-git-dir", check=False)
+    found = git_text(folder, "rev-parse", "--absolute-git-dir", check=False, env=env)
     return bool(found) and os.path.realpath(found) == os.path.realpath(folder / ".git")
 
 
-def damaged(exc: GitError) -> bool:
-    """Whether the repository a git command failed in is damaged (git's own check fails there).
-
-    Asked only once a command failed: a damaged repository (lost objects, a corrupt index, an
-    emptied `.git`) is the person's to repair, not a bug of evolve's. A repository git finds
-    sound is not, whatever the failure was.
-    """
-    if exc.cwd is None or exc.code == -1:  # -1: timed out, git never said
-        return False
-    if not is_own_repository(exc.cwd):
-        return True
+def refused_as_others(folder: Path) -> bool:
+    """Whether git refuses the repository at `folder` because another user owns it (safe.directory)."""
     try:
-        git(exc.cwd, "fsck", "--connectivity-only", "--no-dangling", "--no-progress", timeout=60)
-    except GitError as again:
-        return again.code != -1
+        git(folder, "rev-parse", "--absolute-git-dir")
+    except GitError as exc:
+        return "dubious ownership" in exc.stderr
     return False
+
+
+def not_a_repository(why: str = "missing, empty or damaged") -> str:
+    """What a person reads about an agent folder whose `.git` git does not take for a repository."""
+    return (
+        f"is not a git repository ({why}): nothing is committed, observed or synced for this "
+        "agent; restore its .git from a backup, or clone the agent's remote into a new folder "
+        "and move its files there"
+    )
+
+
+NOT_A_REPOSITORY = not_a_repository()
+
+
+def repository_problem(exc: GitError) -> str | None:
+    """What the person reads when git failed for a reason of theirs; None: evolve's own bug.
+
+    Asked only once a command failed. A damaged repository (lost objects, a corrupt index, an
+    emptied `.git`: git's own check fails there), a repository git refuses because another
+    user owns it, a git setting of the person's that does not parse: each is theirs to
+    repair, and each has its own remedy (restoring a `.git` from a backup would lose what a
+    sound one holds). A repository git finds sound is not, whatever the failure was.
+    """
+    repo = exc.cwd
+    if repo is None or exc.code == -1:  # -1: timed out, git never said
+        return None
+    if not is_own_repository(repo):
+        if refused_as_others(repo):
+            return owned_by_another(repo)
+        if is_own_repository(repo, env=PLAIN_CONFIG):
+            return (
+                f"git fails with your git settings ({_said(exc)}): nothing is committed, observed "
+                "or synced for this agent; repair or remove the setting git names (the repository is sound)"
+            )
+        return not_a_repository(_said(exc))  # no repository there for git's fsck to check
+    try:
+        git(repo, "fsck", "--connectivity-only", "--no-dangling", "--no-progress", timeout=60)
+    except GitError as again:
+        return damage_remedy(repo, exc) if again.code != -1 else None
+    return None
+
+
+def owned_by_another(repo: Path) -> str:
+    """What a person reads about a sound repository git refuses: another user owns it."""
+    return (
+        "git refuses this repository: it is owned by another user (safe.directory); nothing "
+        "is committed, observed or synced for this agent; run evolve as the folder's owner, or "
+        "`chown -R` the folder to this user, or "
+        f"`git config --global --add safe.directory {repo}`"
+    )
+
+
+def broken_branch_remedy(repo: Path, branch: str) -> str:
+    """What a person reads about a branch whose ref file names no commit (`head.broken_branch`)."""
+    return (
+        f"refs/heads/{branch} names no commit (its file is damaged): nothing is committed, observed "
+        f"or synced for this agent; remove the file and point the branch at its last commit (the "
+        f"last line of .git/logs/refs/heads/{branch} names it: `rm {repo}/.git/refs/heads/{branch} && "
+        f"git -C {repo} update-ref refs/heads/{branch} COMMIT`), or restore its .git from a backup"
+    )
 
 
 def damage_remedy(repo: Path, exc: GitError) -> str:
     """What a person reads about a repository git cannot read: what git said and what to do."""
-    said = exc.stderr.splitlines()[-1] if exc.stderr else str(exc)
     return (
-        f"git fails in this repository ({said}): nothing is committed, observed or synced for "
+        f"git fails in this repository ({_said(exc)}): nothing is committed, observed or synced for "
         f"this agent; run `git -C {repo} fsck` and repair it, or restore its .git from a backup"
     )
+
+
+def _said(exc: GitError) -> str:
+    """The last line git printed: the one that names what failed."""
+    return exc.stderr.splitlines()[-1] if exc.stderr else str(exc)
 
 
 def config_values(cwd: Path, *keys: str, local: bool = False) -> dict[str, bytes]:
@@ -349,8 +410,8 @@ def acquire_index_lock(git_dir: Path, timeout: float = 30.0) -> int:
             if _stale_evolve_lock(path):
                 path.unlink(missing_ok=True)
                 continue
-            if time.monotonic() >= deadline:
-                raise EvolveError(
+            if time.monotonic() >= deadline:  # a person's git at work, or one killed: not evolve's bug
+                raise Busy(
                     f"{path} exists for over {timeout:.0f}s; if no git process is running, "
                     "remove it by hand and retry"
                 ) from None

@@ -97,6 +97,20 @@ def no_such_branch(git_dir: str | os.PathLike[str], branch: str) -> bool:
 
 # how git reads a name that is not a full ref (refs.c's rev-parse rules), after the name itself
 _DWIM = ("refs/{}", "refs/tags/{}", "refs/heads/{}", "refs/remotes/{}", "refs/remotes/{}/HEAD")
+
+
+def broken_branch(git_dir: str | os.PathLike[str], branch: str = BRANCH) -> bool:
+    """Whether `refs/heads/<branch>` is a file naming no commit (emptied by a crash, overwritten).
+
+    git takes the branch for broken then: nothing moves it until a person points it at a commit.
+    """
+    loose = _read(os.path.join(git_dir, "refs", "heads", branch))
+    text = (loose or "").strip()
+    return loose is not None and not (
+        text.startswith("ref: ") or (len(text) in (40, 64) and set(text) <= _HEX)
+    )
+
+
 _PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_/.")
 
 

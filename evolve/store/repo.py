@@ -69,10 +69,10 @@ class Repo:
 
     # -- reading ---------------------------------------------------------------------
     def git(self, *args: str, **kwargs: Any) -> bytes:
-        return git(self.path, *args, **kwargs)
+        return git(self.path, *args, own=True, **kwargs)
 
     def text(self, *args: str, **kwargs: Any) -> str:
-        return git_text(self.path, *args, **kwargs)
+        return git_text(self.path, *args, own=True, **kwargs)
 
     def tip(self, branch: str | None = None) -> str | None:
         """The commit the branch names, or None while it has none.

@@ -27,6 +27,7 @@ from evolve.home import Home
 from evolve.observe import ingest as observe
 from evolve.schedule.cycle import Reflector
 from evolve.store import ledger, spool
+from evolve.store.git import GitError, repository_problem
 from evolve.store.repo import Repo
 from evolve.transcripts import classify
 from evolve.transcripts.classify import BUILT_IN
@@ -297,14 +298,26 @@ class Watcher:
             log.info("%s: %s %s", name, path, result.error or f"{result.runs} run(s) added or updated")
 
     def _commit_due_edits(self) -> None:
-        for name in self._edits.due(self.clock()):
+        for name in self._edits.due(self.clock()):  # forgotten once due: each is tried here
             info = self.agents.get(name)
-            if info is None or self._stopping or not humanedits.uncommitted(info.path):
-                continue  # the files equal the branch: nothing to commit, nothing to wait for
-            if humanedits.commit_or_wait(self.conn, self.home, name, info.path, now=self.wall()):
-                self._repo_seen[name] = humanedits.repo_signature(info.path)
-            else:
-                self._edits.postpone(name, self.clock())
+            if info is None or self._stopping:
+                continue
+            try:
+                self._commit_edits_of(name, info.path)
+            except Exception as exc:  # one agent's failure (a damaged repository) never drops the next ones'
+                problem = repository_problem(exc) if isinstance(exc, GitError) else None
+                if problem is None:
+                    log.exception("%s: committing human edits failed", name)
+                else:
+                    log.warning("%s: human edits are not committed: %s", name, problem)
+
+    def _commit_edits_of(self, name: str, path: Path) -> None:
+        if not humanedits.uncommitted(path):
+            return  # the files equal the branch: nothing to commit, nothing to wait for
+        if humanedits.commit_or_wait(self.conn, self.home, name, path, now=self.wall()):
+            self._repo_seen[name] = humanedits.repo_signature(path)
+        else:
+            self._edits.postpone(name, self.clock())
 
     def _sync_due(self) -> None:
         self._syncs.poll(self.clock())

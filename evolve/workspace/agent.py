@@ -12,6 +12,7 @@ from evolve.errors import Busy, ConfigError, UserError
 from evolve.home import Home
 from evolve.names import check_name
 from evolve.store.commit import ConcurrentChange
+from evolve.store.git import NOT_A_REPOSITORY
 from evolve.store.history import Commit, build_message
 from evolve.store.repo import Identity, Repo, init_repo, person_identity
 from evolve.workspace import memo as memo_mod
@@ -38,6 +39,8 @@ class Agent:
         check_name(name, "agent")
         agent = cls(home, name)
         if not (agent.path / ".git").is_dir():
+            if (agent.path / "agent.toml").is_file():  # an agent's folder whose repository is lost
+                raise UserError(f"agent {name!r} at {agent.path}: .git {NOT_A_REPOSITORY}")
             raise UserError(f"no agent {name!r} in {home.root}; create it with `evolve init {name}`")
         return agent
 
@@ -392,3 +395,15 @@ def list_agents(home: Home, known: frozenset[str] | set[str] = frozenset()) -> l
         for name, path in folders
         if name in known or os.path.isdir(path + "/.git")  # noqa: PTH112 - hot, see above
     )
+
+
+def lost_agents(home: Home) -> list[str]:
+    """Agent folders (an agent.toml) whose `.git` is gone or is no folder: `list_agents` skips them.
+
+    No command takes them for agents and `evolve init` refuses their names: status and doctor
+    name them, so the person learns the repository is lost.
+    """
+    if not home.agents_dir.is_dir():
+        return []
+    found = {p.parent.name for p in home.agents_dir.glob("*/agent.toml") if not p.parent.name.startswith(".")}
+    return sorted(name for name in found if not (home.agent_dir(name) / ".git").is_dir())
