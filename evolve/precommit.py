@@ -38,7 +38,8 @@ class Staged:
     def __init__(self, root: Path, paths: list[str]) -> None:
         self.root = root
         self.blobs: dict[str, bytes] = {}
-        batched = [p for p in dict.fromkeys(paths) if "\n" not in p]  # a line per path
+        # a line per path, which git reads without its trailing CR: such a name is read alone
+        batched = [p for p in dict.fromkeys(paths) if "\n" not in p and not p.endswith("\r")]
         if batched:
             from evolve.store.git import git
 
@@ -149,6 +150,11 @@ def staged_warnings(names: list[str], staged: Staged) -> list[str]:
     return warnings
 
 
+def _one_line(text: str) -> str:
+    """`text` with its control characters escaped: a name's CR would wipe the line it heads."""
+    return "".join(c if c >= " " or c == "\t" else repr(c)[1:-1] for c in text)
+
+
 def main() -> int:
     root = Path.cwd()
     names = _staged_names(root)
@@ -157,13 +163,13 @@ def main() -> int:
     # every staged file is looked at (conflict markers), the skills' SKILL.md and guards.toml too
     staged = Staged(root, names + [path for _kind, path in _checks(names)])
     for warning in staged_warnings(names, staged):
-        sys.stderr.write(f"evolve: warning: {warning}\n")
+        sys.stderr.write(f"evolve: warning: {_one_line(warning)}\n")
     problems = staged_problems(root, names, staged)
     if not problems:
         return 0
     sys.stderr.write("evolve: this commit was refused:\n")
     for problem in problems:
-        sys.stderr.write(f"  {problem}\n")
+        sys.stderr.write(f"  {_one_line(problem)}\n")
     sys.stderr.write("Fix the files and commit again, or commit anyway with `git commit --no-verify`.\n")
     return REFUSED
 

@@ -276,3 +276,16 @@ def test_a_file_named_like_a_stage_of_another_is_checked_as_itself(agent):
     proc = commit_all(agent.path, "notes", check=False)
     assert proc.returncode != 0 and "1:notes.md: holds merge conflict markers" in proc.stderr
     assert head(agent.path) == before
+
+
+def test_a_name_ending_in_a_carriage_return_is_checked_as_itself(agent):
+    # `cat-file --batch` drops a line's trailing CR: `notes.md\r` was read as `notes.md` (clean)
+    # or as missing, and its conflict markers reached the branch
+    (agent.path / "notes.md").write_text("clean\n")
+    (agent.path / "notes.md\r").write_text("<<<<<<< ours\na\n=======\nb\n>>>>>>> theirs\n")
+    (agent.path / "alone\r").write_text("<<<<<<< ours\nc\n=======\nd\n>>>>>>> theirs\n")
+    proc = commit_all(agent.path, "odd names", check=False)
+    assert proc.returncode != 0
+    # named with the CR shown, which printed as it is sent the line's start back over the name
+    assert "  notes.md\\r: holds merge conflict markers" in proc.stderr
+    assert "  alone\\r: holds merge conflict markers" in proc.stderr
