@@ -224,3 +224,39 @@ def test_an_agent_whose_git_folder_is_lost_can_be_removed(evolve_home):
     archived = Path(json.loads(out.stdout)["archived_to"])
     assert (archived / "memo.md").is_file() and not broken.path.exists()
     assert [a["name"] for a in json.loads(run_cli("status", "--json").stdout)["agents"]] == ["sound"]
+
+
+def test_removing_an_agent_whose_git_is_a_link_to_another_agents_writes_nothing_there(evolve_home):
+    # its machine-local settings went into the linked `.git`: the other agent's repository
+    from evolve.home import Home
+
+    other = make_agent("other")
+    linked = make_agent("linked")
+    shutil.rmtree(linked.path / ".git")
+    (linked.path / ".git").symlink_to(other.path / ".git")
+    local = Home.resolve().local_config("linked")
+    local.write_text("[sync]\n")
+    before = sorted(p.name for p in (other.path / ".git").iterdir())
+    out = run_cli("remove", "linked", "--json")
+    assert out.returncode == 0, out.stderr
+    archived = Path(json.loads(out.stdout)["archived_to"])
+    # the repository's own lock, taken while the folder moved, is all that may be new there
+    assert set(p.name for p in (other.path / ".git").iterdir()) - set(before) <= {"evolve.lock"}
+    assert (archived / local.name).read_text() == "[sync]\n" and not local.exists()
+
+
+def test_removing_a_lost_agent_keeps_its_own_file_named_like_the_local_settings(evolve_home):
+    # the machine's settings were moved over a file of the agent's folder with the same name
+    from evolve.home import Home
+
+    lost = make_agent("lost")
+    shutil.rmtree(lost.path / ".git")
+    local = Home.resolve().local_config("lost")
+    (lost.path / local.name).write_text("the person's own\n")
+    local.write_text("[sync]\n")
+    out = run_cli("remove", "lost", "--json")
+    assert out.returncode == 0, out.stderr
+    archived = Path(json.loads(out.stdout)["archived_to"])
+    assert (archived / local.name).read_text() == "the person's own\n"
+    kept = [p for p in archived.iterdir() if p.is_file() and p.read_bytes() == b"[sync]\n"]
+    assert len(kept) == 1 and not local.exists()

@@ -6,6 +6,7 @@ import json
 import sqlite3
 import sys
 import time
+from pathlib import Path
 
 from evolve.clock import stamp
 from evolve.commands.output import emit_json, say, table, warn
@@ -350,6 +351,24 @@ def _archive_target(home: Home, name: str) -> str:
     return target
 
 
+def _keep_local_config(home: Home, name: str, archived: Path) -> None:
+    """Move a synced agent's machine-local settings into its archive, over nothing of the agent's.
+
+    Into its own `.git` folder; beside its files when that is lost, or a link (to another
+    agent's repository, which is not this agent's to write in).
+    """
+    local = home.local_config(name)
+    if not local.exists():
+        return
+    dot = archived / ".git"
+    folder = dot if dot.is_dir() and not dot.is_symlink() else archived
+    target, number = folder / local.name, 1
+    while target.exists() or target.is_symlink():
+        number += 1
+        target = folder / f"{name}.local-{number}.toml"
+    local.rename(target)
+
+
 def _uninstall_all(home: Home, name: str) -> tuple[list[str], list[tuple[str, str]]]:
     """Remove the agent's installs: hooks naming a removed agent fail in every session.
 
@@ -408,9 +427,7 @@ def remove(home: Home, name: str, purge: bool = False, as_json: bool = False) ->
                 home.archive_dir.mkdir(parents=True, exist_ok=True)
                 archived = home.archive_dir / _archive_target(home, name)
                 path.rename(archived)
-                local = home.local_config(name)  # a synced agent's own settings go with it
-                if local.exists():
-                    local.rename((archived if lost else archived / ".git") / local.name)
+                _keep_local_config(home, name, archived)
             finally:
                 if lock is not None:
                     lock.release()
