@@ -16,7 +16,9 @@ person's own skill or memo is only warned about: their words are theirs to chang
 from __future__ import annotations
 
 import sys
+from collections.abc import Collection
 from pathlib import Path
+from typing import IO
 
 REFUSED = 65
 
@@ -28,36 +30,70 @@ def _staged_names(root: Path) -> list[str]:
     return [name for name in names.decode("utf-8", "surrogateescape").split("\0") if name]
 
 
+PROBE = 8000  # a file with a NUL in its first PROBE bytes is binary: no conflict check reads on
+
+
 class Staged:
     """The staged content of the paths the checks read, asked of git once (b"": not staged).
 
     One `git cat-file --batch` for all of them: a process per file and per check was six
-    processes for a commit of the memo and one skill.
+    processes for a commit of the memo and one skill. Read as git writes it, and a binary
+    file outside `whole` (the paths a check parses) kept to its first PROBE bytes: a commit of big files
+    held them all in memory at once, twice.
     """
 
-    def __init__(self, root: Path, paths: list[str]) -> None:
+    def __init__(self, root: Path, paths: list[str], whole: Collection[str] = ()) -> None:
         self.root = root
         self.blobs: dict[str, bytes] = {}
         # a line per path, which git reads without its trailing CR: such a name is read alone
         batched = [p for p in dict.fromkeys(paths) if "\n" not in p and not p.endswith("\r")]
         if batched:
-            from evolve.store.git import git
-
             # `:0:` names the index entry even of a file named like `1:notes.md` (`:1:notes.md`
             # would be the first stage of a conflicted `notes.md`)
             specs = "".join(f":0:{path}\n" for path in batched).encode("utf-8", "surrogateescape")
-            out = git(root, "cat-file", "--batch", input=specs, keep_index=True)
-            position = 0
-            for path in batched:
-                end = out.index(b"\n", position)
-                header = out[position:end]
-                position = end + 1
-                if header.endswith((b" missing", b" ambiguous")):
-                    self.blobs[path] = b""
-                    continue
-                size = int(header.split()[2])
-                self.blobs[path] = out[position : position + size]
-                position += size + 1
+            self._read_batch(batched, specs, set(whole))
+
+    def _read_batch(self, batched: list[str], specs: bytes, whole: set[str]) -> None:
+        import subprocess
+        import threading
+
+        from evolve.store.git import GitError, git_env
+
+        args = ("cat-file", "--batch")
+        proc = subprocess.Popen(
+            ["git", *args],
+            cwd=self.root,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=git_env(keep_index=True),
+        )
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        # fed beside the reading: git answers as it reads, and both pipes fill
+        feeder = threading.Thread(target=_feed, args=(proc.stdin, specs), daemon=True)
+        feeder.start()
+        out = proc.stdout
+        for path in batched:
+            header = out.readline()
+            if not header:
+                break
+            if header.endswith((b" missing\n", b" ambiguous\n")):
+                self.blobs[path] = b""
+                continue
+            size = int(header.split()[2])
+            blob = out.read(min(size, PROBE))
+            if path in whole or b"\0" not in blob:
+                blob += out.read(size - len(blob))
+            else:
+                _skip(out, size - len(blob))
+            self.blobs[path] = blob
+            out.read(1)
+        feeder.join()
+        out.close()
+        stderr = proc.stderr.read()
+        proc.stderr.close()
+        if proc.wait() != 0 or len(self.blobs) < len(batched):
+            raise GitError(args, proc.returncode, stderr.decode("utf-8", "replace"), cwd=self.root)
 
     def __getitem__(self, path: str) -> bytes:
         if path not in self.blobs:
@@ -65,6 +101,22 @@ class Staged:
 
             self.blobs[path] = git(self.root, "cat-file", "-p", f":0:{path}", check=False, keep_index=True)
         return self.blobs[path]
+
+
+def _feed(stream: IO[bytes], data: bytes) -> None:
+    try:
+        stream.write(data)
+        stream.close()
+    except OSError:  # git stopped reading: its exit code and stderr say why
+        pass
+
+
+def _skip(stream: IO[bytes], size: int) -> None:
+    while size > 0:
+        chunk = stream.read(min(size, 1 << 20))
+        if not chunk:  # git ended early: the next header is missing, and that is said
+            return
+        size -= len(chunk)
 
 
 def _checks(names: list[str]) -> list[tuple[str, str]]:
@@ -100,7 +152,7 @@ def staged_problems(root: Path, names: list[str], staged: Staged) -> list[str]:
     problems: list[str] = []
     for path in names:
         raw = b"" if path == memo_mod.MEMO_FILE else staged[path]
-        if b"\0" not in raw[:8000] and memo_mod.has_conflict_markers(raw.decode("utf-8", "replace")):
+        if b"\0" not in raw[:PROBE] and memo_mod.has_conflict_markers(raw.decode("utf-8", "replace")):
             problems.append(f"{path}: holds merge conflict markers (<<<<<<< ======= >>>>>>>); resolve them")
         if case_lesson(path) is not None:
             from evolve.reflect import evalcase  # here: only a commit of a case loads its checks
@@ -160,8 +212,13 @@ def main() -> int:
     names = _staged_names(root)
     if not names:
         return 0
-    # every staged file is looked at (conflict markers), the skills' SKILL.md and guards.toml too
-    staged = Staged(root, names + [path for _kind, path in _checks(names)])
+    from evolve.workspace.cases import case_lesson
+
+    # every staged file is looked at (conflict markers), the skills' SKILL.md and guards.toml too;
+    # those a check parses are read whole, binary or not
+    checked = [path for _kind, path in _checks(names)]
+    parsed = checked + [p for p in names if p == "guards.toml" or case_lesson(p) is not None]
+    staged = Staged(root, names + checked, parsed)
     for warning in staged_warnings(names, staged):
         sys.stderr.write(f"evolve: warning: {_one_line(warning)}\n")
     problems = staged_problems(root, names, staged)

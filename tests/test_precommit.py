@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 
 import pytest
@@ -244,7 +245,6 @@ def test_the_hook_asks_git_twice_however_many_files_it_checks(agent, monkeypatch
     # what is staged, then every staged file at once (`cat-file --batch`): a process per file and
     # per check was six for a commit of the memo and one skill, each paid on a person's commit
     from evolve import precommit
-    from evolve.store import git as git_module
 
     write_skill(agent.path, "one")
     write_skill(agent.path, "two", text=BROKEN.replace("other-name", "elsewhere"))
@@ -253,13 +253,13 @@ def test_the_hook_asks_git_twice_however_many_files_it_checks(agent, monkeypatch
     (agent.path / "notes\nodd.md").write_text("<<<<<<< ours\na\n=======\nb\n>>>>>>> theirs\n")
     git(agent.path, "add", "-A")
     calls = []
-    real = git_module.git
+    real = subprocess.Popen
 
-    def counted(cwd, *args, **kwargs):
-        calls.append(args[0])
-        return real(cwd, *args, **kwargs)
+    def counted(argv, *args, **kwargs):  # every git process, however the hook starts it
+        calls.append(next(a for a in argv if a in ("diff", "cat-file")))
+        return real(argv, *args, **kwargs)
 
-    monkeypatch.setattr(git_module, "git", counted)
+    monkeypatch.setattr(subprocess, "Popen", counted)
     monkeypatch.chdir(agent.path)
     assert precommit.main() == precommit.REFUSED
     err = capsys.readouterr().err
@@ -289,3 +289,38 @@ def test_a_name_ending_in_a_carriage_return_is_checked_as_itself(agent):
     # named with the CR shown, which printed as it is sent the line's start back over the name
     assert "  notes.md\\r: holds merge conflict markers" in proc.stderr
     assert "  alone\\r: holds merge conflict markers" in proc.stderr
+
+
+def test_big_binary_files_are_not_held_in_memory_at_once(agent, monkeypatch):
+    # the one `cat-file --batch` answer held every staged file at once, and each again as its own
+    # bytes: 600 MB staged took 1.2 GB. A binary file's head is all the conflict check reads
+    import os
+    import tracemalloc
+
+    from evolve import precommit
+
+    for number in range(4):
+        (agent.path / f"data{number}.bin").write_bytes(b"\0" + os.urandom(8 << 20))
+    (agent.path / "after.md").write_text("<<<<<<< ours\na\n=======\nb\n>>>>>>> theirs\n")
+    (agent.path / "cases").mkdir(exist_ok=True)
+    git(agent.path, "add", "-A")
+    monkeypatch.chdir(agent.path)
+    names = precommit._staged_names(agent.path)
+    tracemalloc.start()
+    try:
+        staged = precommit.Staged(agent.path, names, ["data3.bin"])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 20 << 20  # one file whole (asked for), the others their head: not 32 MB twice
+    assert len(staged["data0.bin"]) == precommit.PROBE and len(staged["data3.bin"]) == (8 << 20) + 1
+    assert staged["after.md"].startswith(b"<<<<<<< ours")  # read past the ones skipped
+    assert precommit.main() == precommit.REFUSED
+
+
+def test_a_skill_with_a_nul_early_is_still_checked_whole(agent):
+    # binary files are read only as far as tells them binary; a SKILL.md is parsed, so read whole
+    text = "---\nname: my-skill\ndescription: d\n---\n\0" + "x" * 20_010
+    write_skill(agent.path, "my-skill", text=text)
+    proc = commit_all(agent.path, "long", check=False)
+    assert proc.returncode != 0 and "skills/my-skill/SKILL.md:" in proc.stderr and "tokens" in proc.stderr
