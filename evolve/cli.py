@@ -184,14 +184,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _damaged_repository(exc: Exception) -> str | None:
     """What to say when git failed for a reason of the person's (a damaged repository …), not evolve's bug."""
-    if not isinstance(exc, EvolveError) or getattr(exc, "cwd", None) is None:
+    cwd = getattr(exc, "cwd", None)
+    if not isinstance(exc, EvolveError) or cwd is None:
         return None  # only a GitError carries where git ran; the git module is loaded only then
-    from evolve.store import git
+    from evolve.store.git import repository_problem
 
-    if not isinstance(exc, git.GitError):
-        return None
-    problem = git.repository_problem(exc)
-    return f"{exc.cwd}: {problem}" if problem else None
+    problem = repository_problem(exc)
+    return f"{cwd}: {problem}" if problem else None
 
 
 def _fail(message: str, code: int, as_json: bool) -> int:

@@ -57,17 +57,10 @@ class Staged:
         import subprocess
         import threading
 
-        from evolve.store.git import GitError, git_env
+        from evolve.store.git import GitError, spawn
 
         args = ("cat-file", "--batch")
-        proc = subprocess.Popen(
-            ["git", *args],
-            cwd=self.root,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=git_env(keep_index=True),
-        )
+        proc = spawn(self.root, args, subprocess.PIPE, keep_index=True)
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         # fed beside the reading: git answers as it reads, and both pipes fill
         feeder = threading.Thread(target=_feed, args=(proc.stdin, specs), daemon=True)

@@ -119,15 +119,21 @@ def _hook(agent, body: str) -> None:
     hook.chmod(0o755)
 
 
-def test_a_hook_that_prints_a_lot_does_not_stall_the_move(agent):
-    # its stdout goes to git's stderr: a pipe nobody read filled at 64 KiB and git waited
-    # there, inside `prepare`, until evolve's timeout ended it (30 s, then no commit)
-    _hook(agent, "head -c 300000 /dev/zero | tr '\\0' x\n")
+def _timed_move(agent) -> tuple[RefTransaction, str, float]:
+    """The agent's main moved to a new commit in one transaction: (it, the new commit, its seconds)."""
     old, new, _ = _next_commit(agent)
     move = RefTransaction(agent.path, update_lines([("refs/heads/main", new, old)]), "test", timeout=10)
     started = time.monotonic()
     assert move.prepare() and move.commit()
-    assert time.monotonic() - started < 5
+    return move, new, time.monotonic() - started
+
+
+def test_a_hook_that_prints_a_lot_does_not_stall_the_move(agent):
+    # its stdout goes to git's stderr: a pipe nobody read filled at 64 KiB and git waited
+    # there, inside `prepare`, until evolve's timeout ended it (30 s, then no commit)
+    _hook(agent, "head -c 300000 /dev/zero | tr '\\0' x\n")
+    move, new, seconds = _timed_move(agent)
+    assert seconds < 5
     assert head(agent.path) == new and _locks(agent) == []
     assert move.error.startswith("xxx") and len(move.error) <= 65536
 
@@ -135,11 +141,8 @@ def test_a_hook_that_prints_a_lot_does_not_stall_the_move(agent):
 def test_a_hook_that_leaves_a_child_holding_stderr_does_not_stall_the_end(agent):
     # git has ended, but the hook's background child still holds the pipe: no EOF for 8 s
     _hook(agent, "sleep 8 &\necho from the hook\n")
-    old, new, _ = _next_commit(agent)
-    move = RefTransaction(agent.path, update_lines([("refs/heads/main", new, old)]), "test", timeout=10)
-    started = time.monotonic()
-    assert move.prepare() and move.commit()
-    assert time.monotonic() - started < 5 and move.proc.returncode == 0
+    move, new, seconds = _timed_move(agent)
+    assert seconds < 5 and move.proc.returncode == 0
     assert head(agent.path) == new and "from the hook" in move.error
 
 

@@ -113,7 +113,7 @@ class Background:
 
     def __init__(self, cwd: Path, *args: str, timeout: float | None = None) -> None:
         self.args, self.timeout = args, timeout
-        self.proc = _spawn(cwd, args, subprocess.DEVNULL)
+        self.proc = spawn(cwd, args, subprocess.DEVNULL)
 
     def wait(self) -> bytes:
         """Its stdout once it ends; GitError as `git()` raises it."""
@@ -150,7 +150,7 @@ class RefTransaction:
         self.script = "start\n" + "".join(line + "\n" for line in updates) + "prepare\n"
         self.error = ""
         self._buffer, self._stderr = b"", b""
-        self.proc = _spawn(cwd, self.args, subprocess.PIPE)
+        self.proc = spawn(cwd, self.args, subprocess.PIPE)
         assert self.proc.stdout is not None and self.proc.stderr is not None
         self._open = {self.proc.stdout.fileno(), self.proc.stderr.fileno()}
 
@@ -257,10 +257,15 @@ class RefTransaction:
                 stream.close()
 
 
-def _spawn(cwd: Path, args: Sequence[str], stdin: int) -> subprocess.Popen[bytes]:
+def spawn(cwd: Path, args: Sequence[str], stdin: int, *, keep_index: bool = False) -> subprocess.Popen[bytes]:
     """A git process running beside evolve, its stdout and stderr piped back."""
     return subprocess.Popen(
-        _argv(args), cwd=cwd, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=git_env()
+        _argv(args),
+        cwd=cwd,
+        stdin=stdin,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=git_env(keep_index=keep_index),
     )
 
 
@@ -312,7 +317,7 @@ def not_a_repository(why: str = "missing, empty or damaged") -> str:
 NOT_A_REPOSITORY = not_a_repository()
 
 
-def repository_problem(exc: GitError) -> str | None:
+def repository_problem(exc: BaseException) -> str | None:
     """What the person reads when git failed for a reason of theirs; None: evolve's own bug.
 
     Asked only once a command failed. A damaged repository (lost objects, a corrupt index, an
@@ -321,6 +326,8 @@ def repository_problem(exc: GitError) -> str | None:
     repair, and each has its own remedy (restoring a `.git` from a backup would lose what a
     sound one holds). A repository git finds sound is not, whatever the failure was.
     """
+    if not isinstance(exc, GitError):  # any other failure is evolve's own
+        return None
     repo = exc.cwd
     if repo is None or exc.code == -1:  # -1: timed out, git never said
         return None

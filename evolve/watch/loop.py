@@ -27,7 +27,7 @@ from evolve.home import Home
 from evolve.observe import ingest as observe
 from evolve.schedule.cycle import Reflector
 from evolve.store import ledger, spool
-from evolve.store.git import GitError, repository_problem
+from evolve.store.git import repository_problem
 from evolve.store.repo import Repo
 from evolve.transcripts import classify
 from evolve.transcripts.classify import BUILT_IN
@@ -305,7 +305,7 @@ class Watcher:
             try:
                 self._commit_edits_of(name, info.path)
             except Exception as exc:  # one agent's failure (a damaged repository) never drops the next ones'
-                problem = repository_problem(exc) if isinstance(exc, GitError) else None
+                problem = repository_problem(exc)
                 if problem is None:
                     log.exception("%s: committing human edits failed", name)
                 else:
