@@ -18,6 +18,7 @@ import pytest
 
 from evolve.cli import main
 from evolve.home import Home
+from evolve.integrations import upgrade
 from evolve.store import ledger
 from evolve.store.history import build_message
 from evolve.store.repo import Identity
@@ -84,11 +85,18 @@ def build_wheel(work: Path, *also_left_out: str) -> Path:
 
 
 def make_agent(name: str = "demo", home: Path | None = None) -> Agent:
-    """A new agent in `home` (default: the test's EVOLVE_HOME), as `Agent.create` makes it.
+    """A new agent in `home` (default: the test's EVOLVE_HOME), as `evolve init` makes it.
 
-    Copied from one built earlier in this process where the copy cannot differ (tests.agent_template).
+    Copied from one built earlier in this process where the copy cannot differ
+    (tests.agent_template). A home it begins records today's layout, as `evolve init` does:
+    its commands need no upgrade check (tests/test_upgrade.py removes the record to have one).
     """
-    return new_agent(name, Home.resolve(home))
+    resolved = Home.resolve(home)
+    fresh = upgrade.holds_nothing_older(resolved)
+    made = new_agent(name, resolved)
+    if fresh:
+        upgrade.record_current(resolved)
+    return made
 
 
 @pytest.fixture
