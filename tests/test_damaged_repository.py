@@ -260,3 +260,47 @@ def test_removing_a_lost_agent_keeps_its_own_file_named_like_the_local_settings(
     assert (archived / local.name).read_text() == "the person's own\n"
     kept = [p for p in archived.iterdir() if p.is_file() and p.read_bytes() == b"[sync]\n"]
     assert len(kept) == 1 and not local.exists()
+
+
+@pytest.mark.parametrize("how", ["cut", "garbage"])
+def test_a_damaged_packed_refs_is_damage_not_an_agent_without_history(evolve_home, how):
+    # with main only in packed-refs, a file cut short (a full disk) or overwritten read as
+    # "no history yet": `log` printed nothing and exited 0, `lessons` listed the memo as unlanded
+    agent = make_agent("demo")
+    git(agent.path, "pack-refs", "--all")
+    packed = agent.path / ".git" / "packed-refs"
+    assert not (agent.path / ".git" / "refs" / "heads" / "main").exists()
+    assert "refs/heads/main" in packed.read_text()
+    sound = run_cli("log", "demo")
+    assert sound.returncode == 0 and "init(demo)" in sound.stdout  # a sound packed-refs is read as before
+    text = packed.read_text()
+    cut = text[: text.index("refs/heads/main") - 20]
+    packed.write_text(cut if how == "cut" else text + "not a ref line\n")
+    for command in ("log", "lessons"):
+        out = run_cli(command, "demo")
+        assert out.returncode == 1, (command, out.returncode, out.stdout, out.stderr)
+        last = out.stderr.splitlines()[-1]
+        assert last.startswith(f"evolve: error: {agent.path}: git fails in this repository (")
+    [row] = json.loads(run_cli("status", "--json").stdout)["agents"]
+    assert "packed-refs" in row["repository_problem"]
+    assert not (evolve_home / "logs" / "crash.log").exists()
+
+
+def test_a_repository_too_big_to_check_in_time_is_named_not_a_crash(evolve_home, monkeypatch):
+    # git's check did not finish in time: the failure was taken for evolve's own (exit 3, a
+    # traceback in crash.log) and `status` showed no agent at all
+    from evolve.store import git as git_mod
+
+    make_agent("sound")
+    broken = make_agent("broken")
+    damage(broken.path, "objects")
+    monkeypatch.setattr(git_mod, "FSCK_TIMEOUT_S", 0.001)
+    out = run_cli("status", "--json")
+    assert out.returncode == 0, out.stderr
+    problems = {a["name"]: a["repository_problem"] for a in json.loads(out.stdout)["agents"]}
+    assert problems["sound"] is None
+    assert "git's own check did not finish in 0.001 s" in problems["broken"]
+    assert f"run `git -C {broken.path} fsck`" in problems["broken"]
+    log = run_cli("log", "broken")
+    assert log.returncode == 1 and "did not finish" in log.stderr.splitlines()[-1]
+    assert not (evolve_home / "logs" / "crash.log").exists()

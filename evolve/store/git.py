@@ -341,10 +341,19 @@ def repository_problem(exc: BaseException) -> str | None:
             )
         return not_a_repository(_said(exc))  # no repository there for git's fsck to check
     try:
-        git(repo, "fsck", "--connectivity-only", "--no-dangling", "--no-progress", timeout=60)
+        git(repo, "fsck", "--connectivity-only", "--no-dangling", "--no-progress", timeout=FSCK_TIMEOUT_S)
     except GitError as again:
-        return damage_remedy(repo, exc) if again.code != -1 else None
+        if again.code == -1:  # a repository too big to check now: what git said, and the check to run
+            return (
+                f"git fails in this repository ({_said(exc)}), and git's own check did not finish in "
+                f"{FSCK_TIMEOUT_S:g} s: run `git -C {repo} fsck`; if it finds nothing wrong, this is "
+                "evolve's bug: please report it"
+            )
+        return damage_remedy(repo, exc)
     return None
+
+
+FSCK_TIMEOUT_S = 60  # `fsck --connectivity-only` of 5,000 commits and 2,000 skills: 1.4 s
 
 
 def owned_by_another(repo: Path) -> str:

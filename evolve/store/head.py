@@ -92,7 +92,22 @@ def no_such_branch(git_dir: str | os.PathLike[str], branch: str) -> bool:
     if any(os.path.lexists(os.path.join(git_dir, *ref.split("/"))) for ref in tried):
         return False
     packed = _read(os.path.join(git_dir, "packed-refs")) or ""
+    if not _packed_sound(packed):  # cut short or overwritten: git says what it makes of it
+        return False
     return not any(line.endswith(f" {ref}") for line in packed.splitlines() for ref in tried)
+
+
+def _packed_sound(packed: str) -> bool:
+    """Whether every line of packed-refs is one git writes: its header, `<id> <ref>` or a peeled `^<id>`."""
+    if packed and not packed.endswith("\n"):
+        return False
+    for line in packed.splitlines():
+        if line.startswith("#"):
+            continue
+        sha, _, ref = line.removeprefix("^").partition(" ")
+        if len(sha) not in (40, 64) or not _HEX.issuperset(sha) or (ref == "") != line.startswith("^"):
+            return False
+    return True
 
 
 # how git reads a name that is not a full ref (refs.c's rev-parse rules), after the name itself

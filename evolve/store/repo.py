@@ -88,7 +88,12 @@ class Repo:
             found = head.branch_tip(self.git_dir, name)
             if found is not None or head.no_such_branch(self.git_dir, name):
                 return found
-        out = self.git("rev-parse", "-q", "--verify", f"refs/heads/{name}^{{commit}}", check=False)
+        try:
+            out = self.git("rev-parse", "-q", "--verify", f"refs/heads/{name}^{{commit}}")
+        except GitError as exc:
+            if exc.code == 1:  # git's quiet answer for "names no commit"
+                return None
+            raise  # git could not read the refs (a cut packed-refs): not "no history yet"
         return out.decode().strip() or None
 
     @property
