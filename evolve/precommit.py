@@ -37,14 +37,15 @@ class Staged:
     """The staged content of the paths the checks read, asked of git once (b"": not staged).
 
     One `git cat-file --batch` for all of them: a process per file and per check was six
-    processes for a commit of the memo and one skill. Read as git writes it, and a binary
-    file outside `whole` (the paths a check parses) kept to its first PROBE bytes: a commit of big files
-    held them all in memory at once, twice.
+    processes for a commit of the memo and one skill. Read as git writes it; a file outside
+    `whole` (the paths a check parses) is looked at for conflict markers as it arrives and
+    kept to its first PROBE bytes: a commit of big files held them all in memory at once.
     """
 
     def __init__(self, root: Path, paths: list[str], whole: Collection[str] = ()) -> None:
         self.root = root
         self.blobs: dict[str, bytes] = {}
+        self._conflicted: dict[str, bool] = {}  # path → whether it holds a merge's markers
         # a line per path, which git reads without its trailing CR: such a name is read alone
         batched = [p for p in dict.fromkeys(paths) if "\n" not in p and not p.endswith("\r")]
         if batched:
@@ -75,10 +76,13 @@ class Staged:
                 continue
             size = int(header.split()[2])
             blob = out.read(min(size, PROBE))
-            if path in whole or b"\0" not in blob:
+            if path in whole:
                 blob += out.read(size - len(blob))
-            else:
+            elif b"\0" in blob:  # binary: no markers to look for
                 _skip(out, size - len(blob))
+                self._conflicted[path] = False
+            else:
+                self._conflicted[path] = _has_markers(_read_whole(out, blob, size))
             self.blobs[path] = blob
             out.read(1)
         feeder.join()
@@ -89,11 +93,42 @@ class Staged:
             raise GitError(args, proc.returncode, stderr.decode("utf-8", "replace"), cwd=self.root)
 
     def __getitem__(self, path: str) -> bytes:
+        """The staged bytes; of a file no check parses (outside `whole`), the first PROBE only."""
         if path not in self.blobs:
             from evolve.store.git import git
 
             self.blobs[path] = git(self.root, "cat-file", "-p", f":0:{path}", check=False, keep_index=True)
         return self.blobs[path]
+
+    def conflicted(self, path: str) -> bool:
+        """Whether the staged file is text holding a merge's conflict markers."""
+        if path not in self._conflicted:
+            self._conflicted[path] = _has_markers(self[path])
+        return self._conflicted[path]
+
+
+def _has_markers(raw: bytes | bytearray) -> bool:
+    """Whether `raw` is text holding a merge's markers (most files hold none of the three: not decoded)."""
+    if b"\0" in raw[:PROBE] or any(marker not in raw for marker in (b"<<<<<<<", b"=======", b">>>>>>>")):
+        return False
+    from evolve.workspace import memo as memo_mod
+
+    return memo_mod.has_conflict_markers(raw.decode("utf-8", "replace"))
+
+
+def _read_whole(stream: IO[bytes], head: bytes, size: int) -> bytearray:
+    """A blob of `size` bytes whose `head` was read: the rest read into one buffer, not copied after."""
+    whole = bytearray(size)
+    whole[: len(head)] = head
+    view, done = memoryview(whole), len(head)
+    while done < size:
+        got = stream.readinto(view[done:])  # type: ignore[attr-defined]
+        if not got:  # git ended early: the next header is missing, and that is said
+            del whole[done:]
+            break
+        done += got
+    view.release()
+    return whole
 
 
 def _feed(stream: IO[bytes], data: bytes) -> None:
@@ -144,13 +179,12 @@ def staged_problems(root: Path, names: list[str], staged: Staged) -> list[str]:
         cfg = config_mod.Config()
     problems: list[str] = []
     for path in names:
-        raw = b"" if path == memo_mod.MEMO_FILE else staged[path]
-        if b"\0" not in raw[:PROBE] and memo_mod.has_conflict_markers(raw.decode("utf-8", "replace")):
+        if path != memo_mod.MEMO_FILE and staged.conflicted(path):  # the memo's own check says it
             problems.append(f"{path}: holds merge conflict markers (<<<<<<< ======= >>>>>>>); resolve them")
         if case_lesson(path) is not None:
             from evolve.reflect import evalcase  # here: only a commit of a case loads its checks
 
-            problems += evalcase.file_problems(path, raw.decode("utf-8", "replace"))
+            problems += evalcase.file_problems(path, staged[path].decode("utf-8", "replace"))
     if "guards.toml" in names:
         from evolve.workspace import guards
 

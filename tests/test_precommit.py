@@ -318,6 +318,31 @@ def test_big_binary_files_are_not_held_in_memory_at_once(agent, monkeypatch):
     assert precommit.main() == precommit.REFUSED
 
 
+def test_big_text_files_are_checked_one_at_a_time(agent, monkeypatch):
+    # every staged text file was held whole until the checks ran: four of 8 MB, 32 MB at once
+    import tracemalloc
+
+    from evolve import precommit
+
+    line = "a line of notes, nothing to resolve\n"
+    for number in range(4):
+        (agent.path / f"notes{number}.md").write_text(line * ((8 << 20) // len(line)))
+    (agent.path / "notes4.md").write_text("<<<<<<< ours\na\n=======\nb\n>>>>>>> theirs\n" + line * 1000)
+    git(agent.path, "add", "-A")
+    monkeypatch.chdir(agent.path)
+    names = precommit._staged_names(agent.path)
+    tracemalloc.start()
+    try:
+        staged = precommit.Staged(agent.path, names)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 12 << 20, peak  # one file at a time
+    assert [staged.conflicted(f"notes{n}.md") for n in range(5)] == [False, False, False, False, True]
+    assert all(len(staged[f"notes{n}.md"]) == precommit.PROBE for n in range(5))
+    assert precommit.main() == precommit.REFUSED
+
+
 def test_a_skill_with_a_nul_early_is_still_checked_whole(agent):
     # binary files are read only as far as tells them binary; a SKILL.md is parsed, so read whole
     text = "---\nname: my-skill\ndescription: d\n---\n\0" + "x" * 20_010
