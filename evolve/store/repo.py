@@ -21,7 +21,7 @@ from pathlib import Path
 
 from evolve.errors import Busy, UserError
 from evolve.store import busy, commit, head, journal, threeway, trees, worktree
-from evolve.store.git import ZERO, GitError, config_values, git, git_text, update_lines
+from evolve.store.git import ZERO, GitError, broken_branch_remedy, config_values, git, git_text, update_lines
 from evolve.store.history import Commit, SkillHistory, read_log, read_skill_history
 from evolve.store.journal import JOURNAL
 from evolve.store.locks import FileLock
@@ -91,9 +91,11 @@ class Repo:
         try:
             out = self.git("rev-parse", "-q", "--verify", f"refs/heads/{name}^{{commit}}")
         except GitError as exc:
-            if exc.code == 1:  # git's quiet answer for "names no commit"
-                return None
-            raise  # git could not read the refs (a cut packed-refs): not "no history yet"
+            if exc.code != 1:  # git could not read the refs (a cut packed-refs): not "no history yet"
+                raise
+            if self.refs_in_files and head.broken_branch(self.git_dir, name):  # emptied, overwritten
+                raise UserError(f"{self.path}: {broken_branch_remedy(self.path, name)}") from None
+            return None  # git's quiet answer: the branch names no commit yet
         return out.decode().strip() or None
 
     @property
