@@ -120,14 +120,14 @@ def _read_whole(stream: IO[bytes], head: bytes, size: int) -> bytearray:
     """A blob of `size` bytes whose `head` was read: the rest read into one buffer, not copied after."""
     whole = bytearray(size)
     whole[: len(head)] = head
-    view, done = memoryview(whole), len(head)
-    while done < size:
-        got = stream.readinto(view[done:])  # type: ignore[attr-defined]
-        if not got:  # git ended early: the next header is missing, and that is said
-            del whole[done:]
-            break
-        done += got
-    view.release()
+    done = len(head)
+    with memoryview(whole) as view:
+        while done < size:
+            got = stream.readinto(view[done:])  # type: ignore[attr-defined]
+            if not got:  # git ended early: the next header is missing, and that is said
+                break
+            done += got
+    del whole[done:]  # (a buffer in use by a view cannot be cut)
     return whole
 
 

@@ -305,3 +305,34 @@ def test_a_repository_too_big_to_check_in_time_is_named_not_a_crash(evolve_home,
     log = run_cli("log", "broken")
     assert log.returncode == 1 and "did not finish" in log.stderr.splitlines()[-1]
     assert not (evolve_home / "logs" / "crash.log").exists()
+
+
+def test_doctor_names_a_broken_branch_and_diagnoses_every_other_agent(evolve_home):
+    # doctor stopped at the agent whose branch file names no commit: one error line, exit 1,
+    # and nothing said of any other agent
+    make_agent("sound")
+    broken = make_agent("broken")
+    (broken.path / ".git" / "refs" / "heads" / "main").write_text("")
+    (make_agent("stale").path / ".git" / "hooks" / "pre-commit").write_text("#!/bin/sh\n")
+    out = run_cli("doctor", "--json")
+    assert out.stdout, out.stderr
+    findings = json.loads(out.stdout)["findings"]
+    where = {f["where"]: f["problem"] for f in findings}
+    assert where["broken: .git"].startswith("refs/heads/main names no commit")
+    assert any(w.startswith("stale: .git/hooks/pre-commit") for w in where)
+    assert not (evolve_home / "logs" / "crash.log").exists()
+
+
+def test_sync_names_a_broken_branch_not_the_server(evolve_home, tmp_path):
+    # the fetch failed on the local branch and sync said "could not fetch (bad object
+    # refs/heads/main …)", blaming the server and naming no repair
+    agent = make_agent("demo")
+    server = tmp_path / "server.git"
+    git(tmp_path, "clone", "-q", "--bare", str(agent.path), str(server))
+    assert run_cli("remote", "demo", server.as_uri()).returncode == 0
+    (agent.path / ".git" / "refs" / "heads" / "main").write_text("garbage\n")
+    out = run_cli("sync", "demo", "--json")
+    [row] = json.loads(out.stdout) if out.stdout else [None]
+    assert row is not None, out.stderr
+    assert row["state"] == "failed" and "refs/heads/main names no commit" in row["detail"], row
+    assert "fetch" not in row["detail"]

@@ -343,6 +343,29 @@ def test_big_text_files_are_checked_one_at_a_time(agent, monkeypatch):
     assert precommit.main() == precommit.REFUSED
 
 
+def test_an_object_git_cannot_read_to_its_end_is_gits_error_not_a_crash(agent, monkeypatch):
+    # git wrote the header of a damaged object, then stopped: the buffer being filled could not
+    # be cut while it was in use (BufferError), where git's own words were meant
+    import random
+
+    from evolve import precommit
+    from evolve.store.git import GitError
+
+    rng = random.Random(7)
+    (agent.path / "notes.md").write_text("".join(rng.choice("abcdef \n") for _ in range(200_000)))
+    git(agent.path, "add", "notes.md")
+    blob = git_out(agent.path, "rev-parse", ":notes.md")
+    loose = agent.path / ".git" / "objects" / blob[:2] / blob[2:]
+    data = bytearray(loose.read_bytes())
+    data[len(data) // 2 : len(data) // 2 + 64] = bytes(64)
+    loose.chmod(0o644)
+    loose.write_bytes(bytes(data))
+    monkeypatch.chdir(agent.path)
+    with pytest.raises(GitError) as raised:
+        precommit.Staged(agent.path, ["notes.md"])
+    assert "unable to stream" in raised.value.stderr  # git names the object it could not read
+
+
 def test_a_skill_with_a_nul_early_is_still_checked_whole(agent):
     # binary files are read only as far as tells them binary; a SKILL.md is parsed, so read whole
     text = "---\nname: my-skill\ndescription: d\n---\n\0" + "x" * 20_010

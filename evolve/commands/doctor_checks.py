@@ -18,12 +18,14 @@ from evolve.home import Home
 from evolve.store.git import (
     NOT_A_REPOSITORY,
     GitError,
+    broken_branch_remedy,
     damage_remedy,
     git_text,
     is_own_repository,
     owned_by_another,
     refused_as_others,
 )
+from evolve.store.head import BRANCH, broken_branch
 from evolve.store.locks import is_locked
 from evolve.store.repo import LOCK
 from evolve.workspace import links
@@ -131,6 +133,9 @@ def repository(name: str, repo: Path, add: Add) -> bool:
     for whatever repository encloses the folder, if any: no git check may run for it then.
     """
     if is_own_repository(repo):
+        if broken_branch(repo / ".git"):  # git reads nothing of it: every git check would fail
+            add(f"{name}: .git", broken_branch_remedy(repo, BRANCH))
+            return False
         return True
     if refused_as_others(repo):  # sound, but owned by another user: git refuses it
         add(f"{name}: .git", owned_by_another(repo))

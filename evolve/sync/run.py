@@ -14,7 +14,8 @@ import time
 from dataclasses import dataclass, field
 
 from evolve.errors import Busy, UserError
-from evolve.store import ledger
+from evolve.store import head, ledger
+from evolve.store.git import broken_branch_remedy
 from evolve.store.locks import FileLock
 from evolve.store.repo import Repo
 from evolve.sync import refs, remote
@@ -110,6 +111,8 @@ def _sync(
         remote.check_url(url)
     except UserError as exc:
         raise Refused(f"{exc}; set it again with `evolve remote {agent.name} URL`") from None
+    if head.broken_branch(repo.git_dir):  # else the fetch fails on it, as if the server were to blame
+        raise UserError(f"{repo.path}: {broken_branch_remedy(repo.path, head.BRANCH)}")
     with FileLock(repo.git_dir / SYNC_LOCK, timeout=LOCK_WAIT_S):  # one sync of an agent at a time
         pushed = _pushed_ahead(agent, url) if push_first and not accept_rewrite else None
         return pushed or _attempts(agent, url, accept_rewrite, accept_held, push_anyway)
