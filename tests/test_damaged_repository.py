@@ -193,13 +193,16 @@ def test_a_command_on_an_emptied_git_is_not_sent_to_fsck(evolve_home):
     assert "fsck" not in line and line.endswith("into a new folder and move its files there")
 
 
-@pytest.mark.parametrize("content", ["", "garbage\n"])
+@pytest.mark.parametrize("content", ["", "garbage\n", None])
 def test_a_branch_file_naming_no_commit_is_damage_not_busy(evolve_home, content):
     # emptied by a crash, or overwritten: "busy, run the command again once that git is done"
-    # never ended, and status took the agent for one whose branch has no commit yet
+    # never ended, and status took the agent for one whose branch has no commit yet; deleted
+    # (None), its reflog left: status and doctor advised `git commit` of what is staged, which
+    # starts a history of its own that sync then refuses
     agent = make_agent("demo")
     write_skill(agent.path, "run-tests")
-    (agent.path / ".git" / "refs" / "heads" / "main").write_text(content)
+    ref = agent.path / ".git" / "refs" / "heads" / "main"
+    ref.unlink() if content is None else ref.write_text(content)
     for command in ("pin", "log", "lessons"):  # the reading ones printed no history, exit 0
         out = run_cli(command, "demo", *(["run-tests"] if command == "pin" else []))
         assert out.returncode == 1, (command, out.stdout, out.stderr)
@@ -209,7 +212,7 @@ def test_a_branch_file_naming_no_commit_is_damage_not_busy(evolve_home, content)
     [row] = json.loads(run_cli("status", "--json").stdout)["agents"]
     assert row["repository_problem"].startswith("refs/heads/main names no commit") and row["held"] is None
     last = (agent.path / ".git" / "logs" / "refs" / "heads" / "main").read_text().splitlines()[-1].split()[1]
-    (agent.path / ".git" / "refs" / "heads" / "main").unlink()  # the remedy it names
+    ref.unlink(missing_ok=True)  # the remedy it names (`rm -f`)
     git(agent.path, "update-ref", "refs/heads/main", last)
     [row] = json.loads(run_cli("status", "--json").stdout)["agents"]
     assert row["repository_problem"] is None

@@ -369,9 +369,9 @@ def owned_by_another(repo: Path) -> str:
 def broken_branch_remedy(repo: Path, branch: str) -> str:
     """What a person reads about a branch whose ref file names no commit (`head.broken_branch`)."""
     return (
-        f"refs/heads/{branch} names no commit (its file is damaged): nothing is committed, observed "
-        f"or synced for this agent; remove the file and point the branch at its last commit (the "
-        f"last line of .git/logs/refs/heads/{branch} names it: `rm {repo}/.git/refs/heads/{branch} && "
+        f"refs/heads/{branch} names no commit (its file is damaged or gone): nothing is committed, "
+        f"observed or synced for this agent; remove the file and point the branch at its last commit (the "
+        f"last line of .git/logs/refs/heads/{branch} names it: `rm -f {repo}/.git/refs/heads/{branch} && "
         f"git -C {repo} update-ref refs/heads/{branch} COMMIT`), or restore its .git from a backup"
     )
 

@@ -115,15 +115,30 @@ _DWIM = ("refs/{}", "refs/tags/{}", "refs/heads/{}", "refs/remotes/{}", "refs/re
 
 
 def broken_branch(git_dir: str | os.PathLike[str], branch: str = BRANCH) -> bool:
-    """Whether `refs/heads/<branch>` is a file naming no commit (emptied by a crash, overwritten).
+    """Whether `refs/heads/<branch>` names no commit although it had one.
 
-    git takes the branch for broken then: nothing moves it until a person points it at a commit.
+    Its file emptied or overwritten (a crash), or gone while its reflog still names where it
+    was (a file deleted by hand or a sync tool). git takes the first for broken, the second
+    for a branch without commits, on which a person's `git commit` would start a history of
+    its own: both wait for a person to point the branch at its commit again.
     """
-    loose = _read(os.path.join(git_dir, "refs", "heads", branch))
-    text = (loose or "").strip()
-    return loose is not None and not (
-        text.startswith("ref: ") or (len(text) in (40, 64) and set(text) <= _HEX)
-    )
+    path = os.path.join(git_dir, "refs", "heads", branch)
+    loose = _read(path)
+    if loose is None:
+        return not os.path.lexists(path) and _lost(git_dir, branch)
+    text = loose.strip()
+    return not (text.startswith("ref: ") or (len(text) in (40, 64) and set(text) <= _HEX))
+
+
+def _lost(git_dir: str | os.PathLike[str], branch: str) -> bool:
+    """Whether the branch is in no ref file while its reflog's last entry names a commit."""
+    packed = _read(os.path.join(git_dir, "packed-refs")) or ""
+    wanted = f" refs/heads/{branch}"
+    if not _packed_sound(packed) or any(line.endswith(wanted) for line in packed.splitlines()):
+        return False  # a damaged packed-refs is git's to name
+    entries = (_read(os.path.join(git_dir, "logs", "refs", "heads", branch)) or "").splitlines()
+    last = entries[-1].split(" ", 2) if entries else []
+    return len(last) == 3 and len(last[1]) in (40, 64) and _HEX.issuperset(last[1]) and set(last[1]) != {"0"}
 
 
 _PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_/.")

@@ -86,8 +86,12 @@ class Repo:
         name = branch or self.branch
         if self.refs_in_files:
             found = head.branch_tip(self.git_dir, name)
-            if found is not None or head.no_such_branch(self.git_dir, name):
+            if found is not None:
                 return found
+            if head.no_such_branch(self.git_dir, name):
+                if head.broken_branch(self.git_dir, name):  # its file deleted: its reflog says where it was
+                    raise UserError(f"{self.path}: {broken_branch_remedy(self.path, name)}")
+                return None
         try:
             out = self.git("rev-parse", "-q", "--verify", f"refs/heads/{name}^{{commit}}")
         except GitError as exc:
