@@ -15,6 +15,7 @@ person's own skill or memo is only warned about: their words are theirs to chang
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Collection
 from pathlib import Path
@@ -42,8 +43,11 @@ class Staged:
     kept to its first PROBE bytes: a commit of big files held them all in memory at once.
     """
 
-    def __init__(self, root: Path, paths: list[str], whole: Collection[str] = ()) -> None:
+    def __init__(
+        self, root: Path, paths: list[str], whole: Collection[str] = (), in_fences: bool = False
+    ) -> None:
         self.root = root
+        self.in_fences = in_fences  # markers inside code blocks count too (`has_conflict_markers`)
         self.blobs: dict[str, bytes] = {}
         self._conflicted: dict[str, bool] = {}  # path → whether it holds a merge's markers
         # a line per path, which git reads without its trailing CR: such a name is read alone
@@ -82,7 +86,7 @@ class Staged:
                 _skip(out, size - len(blob))
                 self._conflicted[path] = False
             else:
-                self._conflicted[path] = _has_markers(_read_whole(out, blob, size))
+                self._conflicted[path] = _has_markers(_read_whole(out, blob, size), self.in_fences)
             self.blobs[path] = blob
             out.read(1)
         feeder.join()
@@ -103,17 +107,17 @@ class Staged:
     def conflicted(self, path: str) -> bool:
         """Whether the staged file is text holding a merge's conflict markers."""
         if path not in self._conflicted:
-            self._conflicted[path] = _has_markers(self[path])
+            self._conflicted[path] = _has_markers(self[path], self.in_fences)
         return self._conflicted[path]
 
 
-def _has_markers(raw: bytes | bytearray) -> bool:
+def _has_markers(raw: bytes | bytearray, in_fences: bool) -> bool:
     """Whether `raw` is text holding a merge's markers (most files hold none of the three: not decoded)."""
     if b"\0" in raw[:PROBE] or any(marker not in raw for marker in (b"<<<<<<<", b"=======", b">>>>>>>")):
         return False
     from evolve.workspace import memo as memo_mod
 
-    return memo_mod.has_conflict_markers(raw.decode("utf-8", "replace"))
+    return memo_mod.has_conflict_markers(raw.decode("utf-8", "replace"), in_fences)
 
 
 def _read_whole(stream: IO[bytes], head: bytes, size: int) -> bytearray:
@@ -179,7 +183,11 @@ def staged_problems(root: Path, names: list[str], staged: Staged) -> list[str]:
         cfg = config_mod.Config()
     problems: list[str] = []
     for path in names:
-        if path != memo_mod.MEMO_FILE and staged.conflicted(path):  # the memo's own check says it
+        # the memo's own check (below) says it, but for a merge's conflict inside a code block
+        said_below = path == memo_mod.MEMO_FILE and (
+            not staged.in_fences or memo_mod.has_conflict_markers(staged[path].decode("utf-8", "replace"))
+        )
+        if not said_below and staged.conflicted(path):
             problems.append(f"{path}: holds merge conflict markers (<<<<<<< ======= >>>>>>>); resolve them")
         if case_lesson(path) is not None:
             from evolve.reflect import evalcase  # here: only a commit of a case loads its checks
@@ -229,6 +237,18 @@ def staged_warnings(names: list[str], staged: Staged) -> list[str]:
     return warnings
 
 
+def _merging(root: Path) -> bool:
+    """Whether the commit ends a merge, cherry-pick, revert or rebase: git may have marked a conflict."""
+    dot = root / ".git"
+    git_dir = Path(os.environ.get("GIT_DIR") or dot)
+    if dot.is_file():  # a linked worktree's: "gitdir: <its folder in the main repository>"
+        line = dot.read_text(encoding="utf-8", errors="replace").strip()
+        if line.startswith("gitdir:"):
+            git_dir = root / line.removeprefix("gitdir:").strip()
+    names = ("MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "rebase-merge", "rebase-apply")
+    return any(os.path.lexists(git_dir / name) for name in names)
+
+
 def _one_line(text: str) -> str:
     """`text` with its control characters escaped: a name's CR would wipe the line it heads."""
     return "".join(c if c >= " " or c == "\t" else repr(c)[1:-1] for c in text)
@@ -245,7 +265,7 @@ def main() -> int:
     # those a check parses are read whole, binary or not
     checked = [path for _kind, path in _checks(names)]
     parsed = checked + [p for p in names if p == "guards.toml" or case_lesson(p) is not None]
-    staged = Staged(root, names + checked, parsed)
+    staged = Staged(root, names + checked, parsed, in_fences=_merging(root))
     for warning in staged_warnings(names, staged):
         sys.stderr.write(f"evolve: warning: {_one_line(warning)}\n")
     problems = staged_problems(root, names, staged)

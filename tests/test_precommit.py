@@ -366,6 +366,35 @@ def test_an_object_git_cannot_read_to_its_end_is_gits_error_not_a_crash(agent, m
     assert "unable to stream" in raised.value.stderr  # git names the object it could not read
 
 
+@pytest.mark.parametrize("path", ["notes/deploy.md", "memo.md", "skills/deploy/SKILL.md"])
+def test_a_merge_conflict_inside_a_code_block_is_refused_in_the_merge(agent, path):
+    # git marks a conflict of lines inside a fence inside the fence: the check took it for an
+    # example of markers, and the merge was committed with both sides in the file
+    start = {
+        "memo.md": agent.memo_text(),
+        "skills/deploy/SKILL.md": skill_text("deploy", "Deploy the app."),
+    }.get(path, "# Deploy\n")
+    target = agent.path / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(start + "\n```sh\nmake deploy\n```\n")
+    commit_all(agent.path, "base")
+    git(agent.path, "checkout", "-q", "-b", "side")
+    target.write_text(start + "\n```sh\nmake deploy ENV=staging\n```\n")
+    commit_all(agent.path, "side")
+    git(agent.path, "checkout", "-q", "main")
+    target.write_text(start + "\n```sh\nmake deploy ENV=prod\n```\n")
+    commit_all(agent.path, "main")
+    assert git(agent.path, "merge", "-q", "side", check=False).returncode != 0  # a conflict
+    assert "<<<<<<< HEAD\nmake deploy ENV=prod\n=======" in target.read_text()
+    proc = commit_all(agent.path, "merged", check=False)
+    assert proc.returncode != 0 and f"{path}: holds merge conflict markers" in proc.stderr, proc.stderr
+    assert proc.stderr.count("conflict markers") == 1
+    git(agent.path, "merge", "--abort")
+    # outside a merge, the same block is an example of markers and is committed
+    target.write_text(target.read_text() + "\n```\n<<<<<<< HEAD\nours\n=======\ntheirs\n>>>>>>> side\n```\n")
+    assert commit_all(agent.path, "an example", check=False).returncode == 0
+
+
 def test_a_skill_with_a_nul_early_is_still_checked_whole(agent):
     # binary files are read only as far as tells them binary; a SKILL.md is parsed, so read whole
     text = "---\nname: my-skill\ndescription: d\n---\n\0" + "x" * 20_010

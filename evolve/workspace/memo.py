@@ -211,17 +211,21 @@ def newline_of(text: str) -> str:
     return "\n"
 
 
-def has_conflict_markers(text: str) -> bool:
+def has_conflict_markers(text: str, in_fences: bool = False) -> bool:
     """The full `<<<<<<< ` / `=======` / `>>>>>>> ` triple of a merge, opened outside a fence.
 
     Only the opening marker is judged by the fences: an example inside a code block starts
     inside it, while a real conflict starts outside and may hold fence lines of both sides
-    (which leave the rest of the file "fenced" to a Markdown reader).
+    (which leave the rest of the file "fenced" to a Markdown reader). `in_fences`: while a
+    merge is being committed, a conflict of lines inside a code block (git marks it there) counts.
     """
     seen = 0  # 1: the opening marker, 2: and the separator after it
-    for _start, line, _heading, fenced in _scan(text):
+    for start, line, _heading, fenced in _scan(text):
         body = line.rstrip("\r\n")
-        if seen == 0 and not fenced and (body.startswith("<<<<<<< ") or body == "<<<<<<<"):
+        if start == 0:
+            body = body.removeprefix(BOM)
+        opens = body.startswith("<<<<<<< ") or body == "<<<<<<<"
+        if seen == 0 and (in_fences or not fenced) and opens:
             seen = 1
         elif seen == 1 and body == "=======":
             seen = 2
