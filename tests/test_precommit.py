@@ -395,6 +395,25 @@ def test_a_merge_conflict_inside_a_code_block_is_refused_in_the_merge(agent, pat
     assert commit_all(agent.path, "an example", check=False).returncode == 0
 
 
+def test_a_check_that_fails_lets_the_commit_through_and_says_so(agent):
+    # the hook said "evolve: not installed at … any more" of an evolve that was there and failed
+    import random
+
+    rng = random.Random(11)
+    (agent.path / "notes.md").write_text("".join(rng.choice("abcdef \n") for _ in range(200_000)))
+    git(agent.path, "add", "notes.md")
+    blob = git_out(agent.path, "rev-parse", ":notes.md")
+    loose = agent.path / ".git" / "objects" / blob[:2] / blob[2:]
+    data = bytearray(loose.read_bytes())
+    data[len(data) // 2 : len(data) // 2 + 64] = bytes(64)
+    loose.chmod(0o644)
+    loose.write_bytes(bytes(data))
+    proc = git(agent.path, "commit", "-q", "-m", "notes", check=False)
+    assert "not installed" not in proc.stderr
+    said = "evolve: the check of this commit failed (exit 1; what it said is above)"
+    assert said in proc.stderr, proc.stderr
+
+
 def test_a_skill_with_a_nul_early_is_still_checked_whole(agent):
     # binary files are read only as far as tells them binary; a SKILL.md is parsed, so read whole
     text = "---\nname: my-skill\ndescription: d\n---\n\0" + "x" * 20_010

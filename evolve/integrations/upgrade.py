@@ -20,7 +20,8 @@ project's), naming evolve's own folder when an isolated interpreter would not fi
 an agent lacks, as one commit of evolve's; an agent busy now is tried again by the next command);
 6 the PreToolUse entry that enforces guards.toml joins every install of Claude Code and Codex,
 and the plugin's hooks.json gains it too; 7 the plugin's launcher (hooks/evolve-hook) starts
-evolve for a guard's table written after blanks too, as the installed hook does.
+evolve for a guard's table written after blanks too, as the installed hook does; 8 the
+pre-commit hook says that evolve's check failed, where it said evolve was not installed.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from evolve.home import Home
 from evolve.store.files import atomic_write
 from evolve.store.locks import FileLock
 
-LAYOUT = 7
+LAYOUT = 8
 VERSION_FILE = "layout-version"
 
 
