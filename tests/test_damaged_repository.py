@@ -339,3 +339,25 @@ def test_sync_names_a_broken_branch_not_the_server(evolve_home, tmp_path):
     assert row is not None, out.stderr
     assert row["state"] == "failed" and "refs/heads/main names no commit" in row["detail"], row
     assert "fetch" not in row["detail"]
+
+
+@pytest.mark.parametrize("how", ["a byte lost", "a folder"])
+def test_a_packed_refs_git_quietly_skips_is_damage_not_no_history(evolve_home, how):
+    # git answers "no such branch" (exit 1, no word) when main's line is unreadable: read as an
+    # agent with no history, status advised a `git commit` that would orphan the history
+    agent = make_agent("demo")
+    git(agent.path, "pack-refs", "--all")
+    packed = agent.path / ".git" / "packed-refs"
+    text = packed.read_text()
+    if how == "a folder":
+        packed.unlink()
+        packed.mkdir()
+    else:
+        at = text.index(" refs/heads/main") - 30
+        packed.write_text(text[:at] + text[at + 1 :])
+    out = run_cli("log", "demo")
+    assert out.returncode == 1, (out.stdout, out.stderr)
+    last = out.stderr.splitlines()[-1]
+    assert last.startswith(f"evolve: error: {agent.path}: git fails in this repository (")
+    assert "packed-refs" in last
+    assert not (evolve_home / "logs" / "crash.log").exists()

@@ -91,10 +91,19 @@ def no_such_branch(git_dir: str | os.PathLike[str], branch: str) -> bool:
     tried = [name, *(rule.format(name) for rule in _DWIM)]
     if any(os.path.lexists(os.path.join(git_dir, *ref.split("/"))) for ref in tried):
         return False
-    packed = _read(os.path.join(git_dir, "packed-refs")) or ""
-    if not _packed_sound(packed):  # cut short or overwritten: git says what it makes of it
+    if packed_refs_damaged(git_dir):  # cut short, overwritten, a folder: git says what it makes of it
         return False
+    packed = _read(os.path.join(git_dir, "packed-refs")) or ""
     return not any(line.endswith(f" {ref}") for line in packed.splitlines() for ref in tried)
+
+
+def packed_refs_damaged(git_dir: str | os.PathLike[str]) -> bool:
+    """Whether `.git/packed-refs` is there but not as git writes it (cut, overwritten, a folder)."""
+    path = os.path.join(git_dir, "packed-refs")
+    if not os.path.lexists(path):
+        return False
+    packed = _read(path)
+    return packed is None or not _packed_sound(packed)
 
 
 def _packed_sound(packed: str) -> bool:
@@ -132,10 +141,11 @@ def broken_branch(git_dir: str | os.PathLike[str], branch: str = BRANCH) -> bool
 
 def _lost(git_dir: str | os.PathLike[str], branch: str) -> bool:
     """Whether the branch is in no ref file while its reflog's last entry names a commit."""
+    if packed_refs_damaged(git_dir):
+        return False  # named as what it is (`Repo.tip`)
     packed = _read(os.path.join(git_dir, "packed-refs")) or ""
-    wanted = f" refs/heads/{branch}"
-    if not _packed_sound(packed) or any(line.endswith(wanted) for line in packed.splitlines()):
-        return False  # a damaged packed-refs is git's to name
+    if any(line.endswith(f" refs/heads/{branch}") for line in packed.splitlines()):
+        return False
     entries = (_read(os.path.join(git_dir, "logs", "refs", "heads", branch)) or "").splitlines()
     last = entries[-1].split(" ", 2) if entries else []
     return len(last) == 3 and len(last[1]) in (40, 64) and _HEX.issuperset(last[1]) and set(last[1]) != {"0"}

@@ -21,7 +21,16 @@ from pathlib import Path
 
 from evolve.errors import Busy, UserError
 from evolve.store import busy, commit, head, journal, threeway, trees, worktree
-from evolve.store.git import ZERO, GitError, broken_branch_remedy, config_values, git, git_text, update_lines
+from evolve.store.git import (
+    ZERO,
+    GitError,
+    broken_branch_remedy,
+    config_values,
+    damage_remedy,
+    git,
+    git_text,
+    update_lines,
+)
 from evolve.store.history import Commit, SkillHistory, read_log, read_skill_history
 from evolve.store.journal import JOURNAL
 from evolve.store.locks import FileLock
@@ -99,6 +108,11 @@ class Repo:
                 raise
             if self.refs_in_files and head.broken_branch(self.git_dir, name):  # emptied, overwritten
                 raise UserError(f"{self.path}: {broken_branch_remedy(self.path, name)}") from None
+            if self.refs_in_files and head.packed_refs_damaged(self.git_dir):  # git quietly skips it
+                said = GitError(
+                    exc.args, 1, ".git/packed-refs holds what git never writes there", cwd=self.path
+                )
+                raise UserError(f"{self.path}: {damage_remedy(self.path, said)}") from None
             return None  # git's quiet answer: the branch names no commit yet
         return out.decode().strip() or None
 
