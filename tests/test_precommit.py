@@ -343,23 +343,28 @@ def test_big_text_files_are_checked_one_at_a_time(agent, monkeypatch):
     assert precommit.main() == precommit.REFUSED
 
 
-def test_an_object_git_cannot_read_to_its_end_is_gits_error_not_a_crash(agent, monkeypatch):
-    # git wrote the header of a damaged object, then stopped: the buffer being filled could not
-    # be cut while it was in use (BufferError), where git's own words were meant
+def stage_a_damaged_object(repo):
+    """Stage notes.md, then zero 64 bytes inside its object: git streams its start and stops."""
     import random
 
-    from evolve import precommit
-    from evolve.store.git import GitError
-
     rng = random.Random(7)
-    (agent.path / "notes.md").write_text("".join(rng.choice("abcdef \n") for _ in range(200_000)))
-    git(agent.path, "add", "notes.md")
-    blob = git_out(agent.path, "rev-parse", ":notes.md")
-    loose = agent.path / ".git" / "objects" / blob[:2] / blob[2:]
+    (repo / "notes.md").write_text("".join(rng.choice("abcdef \n") for _ in range(200_000)))
+    git(repo, "add", "notes.md")
+    blob = git_out(repo, "rev-parse", ":notes.md")
+    loose = repo / ".git" / "objects" / blob[:2] / blob[2:]
     data = bytearray(loose.read_bytes())
     data[len(data) // 2 : len(data) // 2 + 64] = bytes(64)
     loose.chmod(0o644)
     loose.write_bytes(bytes(data))
+
+
+def test_an_object_git_cannot_read_to_its_end_is_gits_error_not_a_crash(agent, monkeypatch):
+    # git wrote the header of a damaged object, then stopped: the buffer being filled could not
+    # be cut while it was in use (BufferError), where git's own words were meant
+    from evolve import precommit
+    from evolve.store.git import GitError
+
+    stage_a_damaged_object(agent.path)
     monkeypatch.chdir(agent.path)
     with pytest.raises(GitError) as raised:
         precommit.Staged(agent.path, ["notes.md"])
@@ -397,17 +402,7 @@ def test_a_merge_conflict_inside_a_code_block_is_refused_in_the_merge(agent, pat
 
 def test_a_check_that_fails_lets_the_commit_through_and_says_so(agent):
     # the hook said "evolve: not installed at … any more" of an evolve that was there and failed
-    import random
-
-    rng = random.Random(11)
-    (agent.path / "notes.md").write_text("".join(rng.choice("abcdef \n") for _ in range(200_000)))
-    git(agent.path, "add", "notes.md")
-    blob = git_out(agent.path, "rev-parse", ":notes.md")
-    loose = agent.path / ".git" / "objects" / blob[:2] / blob[2:]
-    data = bytearray(loose.read_bytes())
-    data[len(data) // 2 : len(data) // 2 + 64] = bytes(64)
-    loose.chmod(0o644)
-    loose.write_bytes(bytes(data))
+    stage_a_damaged_object(agent.path)
     proc = git(agent.path, "commit", "-q", "-m", "notes", check=False)
     assert "not installed" not in proc.stderr
     said = "evolve: the check of this commit failed (exit 1; what it said is above)"
