@@ -98,23 +98,26 @@ class Repo:
             if found is not None:
                 return found
             if head.no_such_branch(self.git_dir, name):
-                if head.broken_branch(self.git_dir, name):  # its file deleted: its reflog says where it was
-                    raise UserError(f"{self.path}: {broken_branch_remedy(self.path, name)}")
+                self._refuse_damaged(name)
                 return None
         try:
             out = self.git("rev-parse", "-q", "--verify", f"refs/heads/{name}^{{commit}}")
         except GitError as exc:
             if exc.code != 1:  # git could not read the refs (a cut packed-refs): not "no history yet"
                 raise
-            if self.refs_in_files and head.broken_branch(self.git_dir, name):  # emptied, overwritten
-                raise UserError(f"{self.path}: {broken_branch_remedy(self.path, name)}") from None
-            if self.refs_in_files and head.packed_refs_damaged(self.git_dir):  # git quietly skips it
-                said = GitError(
-                    exc.args, 1, ".git/packed-refs holds what git never writes there", cwd=self.path
-                )
-                raise UserError(f"{self.path}: {damage_remedy(self.path, said)}") from None
-            return None  # git's quiet answer: the branch names no commit yet
+            self._refuse_damaged(name)  # git's quiet answer, also over refs it cannot read
+            return None
         return out.decode().strip() or None
+
+    def _refuse_damaged(self, name: str) -> None:
+        """UserError when the branch names no commit because its ref files are damaged."""
+        if self.refs_in_files and head.broken_branch(self.git_dir, name):  # emptied, overwritten, deleted
+            raise UserError(f"{self.path}: {broken_branch_remedy(self.path, name)}")
+        if self.refs_in_files and head.packed_refs_damaged(self.git_dir):  # git skips what it cannot read
+            said = GitError(
+                ["rev-parse"], 1, ".git/packed-refs holds what git never writes there", cwd=self.path
+            )
+            raise UserError(f"{self.path}: {damage_remedy(self.path, said)}")
 
     @property
     def refs_in_files(self) -> bool:
