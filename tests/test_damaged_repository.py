@@ -361,3 +361,20 @@ def test_a_packed_refs_git_quietly_skips_is_damage_not_no_history(evolve_home, h
     assert last.startswith(f"evolve: error: {agent.path}: git fails in this repository (")
     assert "packed-refs" in last
     assert not (evolve_home / "logs" / "crash.log").exists()
+
+
+def test_syncing_every_agent_goes_past_a_damaged_one(evolve_home, tmp_path):
+    # `evolve sync` stopped at the damaged agent: the next one's new commit was not pushed
+    for name in ("a", "b"):
+        agent = make_agent(name)
+        git(tmp_path, "clone", "-q", "--bare", str(agent.path), str(tmp_path / f"{name}.git"))
+        assert run_cli("remote", name, (tmp_path / f"{name}.git").as_uri()).returncode == 0
+    write_skill(evolve_home / "agents" / "b", "run-tests")
+    assert run_cli("pin", "b", "run-tests").returncode == 0  # a commit of evolve's, to push
+    damage(evolve_home / "agents" / "a", "objects")
+    out = run_cli("sync", "--json")
+    assert out.returncode == 1, out.stderr
+    rows = {row["agent"]: row for row in json.loads(out.stdout)}
+    assert rows["a"]["state"] == "failed" and "git fails in this repository" in rows["a"]["detail"]
+    assert rows["b"]["state"] == "synced", rows["b"]
+    assert not (evolve_home / "logs" / "crash.log").exists()

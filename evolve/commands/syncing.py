@@ -97,10 +97,7 @@ def sync(
     ):
         if given and len(names) != 1:
             raise UserError(f"{flag} takes exactly one agent: `evolve sync {flag} NAME`")
-    outcomes = [
-        sync_agent(agent, accept_rewrite=accept_rewrite, accept_held=accept_held, push_anyway=push_anyway)
-        for agent in agents
-    ]
+    outcomes = [_each(agent, accept_rewrite, accept_held, push_anyway) for agent in agents]
     if as_json:
         emit_json([o.to_dict() for o in outcomes])
     elif not outcomes:
@@ -108,6 +105,21 @@ def sync(
     for outcome in outcomes if not as_json else ():
         say(outcome.line())
     return _code(outcomes)
+
+
+def _each(agent: Agent, accept_rewrite: bool, accept_held: bool, push_anyway: bool) -> Outcome:
+    """One agent's sync; a repository of the person's to repair is its outcome, and the others still sync."""
+    from evolve.store.git import repository_problem
+
+    try:
+        return sync_agent(
+            agent, accept_rewrite=accept_rewrite, accept_held=accept_held, push_anyway=push_anyway
+        )
+    except Exception as exc:
+        problem = repository_problem(exc)
+        if problem is None:
+            raise
+        return Outcome(agent.name, "failed", f"{agent.path}: {problem}")
 
 
 def _shared(home: Home) -> list[Agent]:
