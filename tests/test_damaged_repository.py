@@ -378,3 +378,37 @@ def test_syncing_every_agent_goes_past_a_damaged_one(evolve_home, tmp_path):
     assert rows["a"]["state"] == "failed" and "git fails in this repository" in rows["a"]["detail"]
     assert rows["b"]["state"] == "synced", rows["b"]
     assert not (evolve_home / "logs" / "crash.log").exists()
+    # nothing was fetched into it: a fetch beside the failed read brought back the lost
+    # objects, and git's check, once it had, found a sound repository (exit 3, now and then)
+    assert not any((evolve_home / "agents" / "a" / ".git" / "objects").iterdir())
+
+
+@pytest.mark.parametrize("how", ["index", "a broken branch file", "packed-refs cut", "emptied"])
+def test_a_damaged_agent_never_stops_the_others_in_sync(evolve_home, tmp_path, how):
+    # whatever the damage, the other agent still syncs and no crash is written; the damaged
+    # one is named where git can still say it has a remote (an emptied .git says nothing)
+    for name in ("a", "b"):
+        agent = make_agent(name)
+        git(tmp_path, "clone", "-q", "--bare", str(agent.path), str(tmp_path / f"{name}.git"))
+        assert run_cli("remote", name, (tmp_path / f"{name}.git").as_uri()).returncode == 0
+    write_skill(evolve_home / "agents" / "b", "run-tests")
+    assert run_cli("pin", "b", "run-tests").returncode == 0
+    broken = evolve_home / "agents" / "a"
+    if how == "a broken branch file":
+        (broken / ".git" / "refs" / "heads" / "main").write_text("garbage\n")
+    elif how == "packed-refs cut":
+        git(broken, "pack-refs", "--all")
+        text = (broken / ".git" / "packed-refs").read_text()
+        (broken / ".git" / "packed-refs").write_text(text[: text.index("refs/heads/main") - 20])
+    else:
+        damage(broken, how)
+    out = run_cli("sync", "--json")
+    assert out.returncode in (0, 1), out.stderr
+    rows = {row["agent"]: row for row in json.loads(out.stdout)}
+    assert rows["b"]["state"] == "synced", rows["b"]
+    fields = {"agent", "state", "ok", "detail", "received", "sent", "notes"}
+    assert all(set(row) == fields for row in rows.values())
+    if how != "emptied":
+        assert rows["a"]["state"] == "failed" and str(broken) in rows["a"]["detail"], rows["a"]
+        assert out.returncode == 1
+    assert not (evolve_home / "logs" / "crash.log").exists()

@@ -108,24 +108,6 @@ def git(
     return _result(args, proc.returncode, proc.stdout, proc.stderr, check, cwd)
 
 
-class Background:
-    """A git command that runs while evolve reads locally (a fetch while the work tree is checked)."""
-
-    def __init__(self, cwd: Path, *args: str, timeout: float | None = None) -> None:
-        self.args, self.timeout = args, timeout
-        self.proc = spawn(cwd, args, subprocess.DEVNULL)
-
-    def wait(self) -> bytes:
-        """Its stdout once it ends; GitError as `git()` raises it."""
-        try:
-            out, err = self.proc.communicate(timeout=self.timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.communicate()
-            raise GitError(self.args, -1, f"timed out after {self.timeout:g} s") from None
-        return _result(self.args, self.proc.returncode, out, err, True)
-
-
 def update_lines(updates: Sequence[tuple[str, str, str | None]]) -> list[str]:
     """`update-ref --stdin` lines moving each (ref, new, old); ZERO as new deletes, as old creates.
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from evolve.errors import UserError
-from evolve.store.git import Background, GitError, git
+from evolve.store.git import GitError, git
 from evolve.store.repo import Repo
 
 REMOTE = "origin"
@@ -317,39 +317,34 @@ def failure(exc: GitError, what: str) -> UserError:
     return UserError(f"could not {what} ({reason})")
 
 
-def start_fetch(repo: Repo, url: str, machine: str = "") -> Background:
-    """Start fetching the server's branches into refs/evolve/fetched/ (not other machines' `machine/`).
+def fetch(repo: Repo, url: str, machine: str = "") -> None:
+    """Fetch the server's branches into refs/evolve/fetched/ (not other machines' `machine/`).
 
     With `machine`: main, `proposals/*` and that machine's own `machine/<machine>*` branches
     (so a push to one is leased on what the server really holds there); without, every
-    branch but `machine/*`. `finish(job, "fetch")` waits for it: local work can run meanwhile.
+    branch but `machine/*`. A failure is one line (`failure`): Offline when worth trying later.
     """
     if machine:  # globs: a server without one of them (an empty one) is no error
         names = ("main", "proposals/", f"machine/{machine}")
         wanted = [f"+refs/heads/{name}*:{FETCHED}{name}*" for name in names]
     else:
         wanted = [f"+refs/heads/*:{FETCHED}*", "^refs/heads/machine/*"]
-    return Background(
-        repo.path,
-        *NETWORK,
-        "fetch",
-        "--quiet",
-        "--prune",
-        "--no-tags",
-        "--no-write-fetch-head",
-        "--no-recurse-submodules",
-        *local_side("fetch", url),
-        REMOTE,
-        *wanted,
-        timeout=TIMEOUT_S,
-    )
-
-
-def finish(job: Background, what: str) -> bytes:
     try:
-        return job.wait()
+        repo.git(
+            *NETWORK,
+            "fetch",
+            "--quiet",
+            "--prune",
+            "--no-tags",
+            "--no-write-fetch-head",
+            "--no-recurse-submodules",
+            *local_side("fetch", url),
+            REMOTE,
+            *wanted,
+            timeout=TIMEOUT_S,
+        )
     except GitError as exc:
-        raise failure(exc, what) from None
+        raise failure(exc, "fetch") from None
 
 
 def push(repo: Repo, url: str, updates: list[tuple[str, str | None, str | None]]) -> Pushed:

@@ -142,9 +142,12 @@ def _pushed_ahead(agent: Agent, url: str) -> Outcome | None:
 def _attempts(agent: Agent, url: str, accept_rewrite: bool, accept_held: bool, push_anyway: bool) -> Outcome:
     repo, machine = agent.repo, agent.home.machine()
     for _attempt in range(ATTEMPTS):
-        fetching = remote.start_fetch(repo, url, machine)
-        dirty = repo.dirty_paths()  # read while the fetch waits on the network
-        remote.finish(fetching, "fetch")
+        # The work tree is read before the fetch, never beside it: a fetch writes objects, and
+        # one into a repository that lost them brings back what the server has. Running beside
+        # a read that failed there, it could finish before the failure was diagnosed, and
+        # `repository_problem`'s fsck found a sound repository: evolve's crash, not damage.
+        dirty = repo.dirty_paths()
+        remote.fetch(repo, url, machine)
         view = refs.read(repo, machine)
         if view.quiet() and not accept_rewrite and not dirty:
             return Outcome(agent.name, "up to date")
