@@ -18,7 +18,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from evolve.errors import Busy, EvolveError
+from evolve.errors import Busy, EvolveError, UserError
 
 TYPE_CHECKING = False  # typing's own flag without importing typing (a command's start)
 if TYPE_CHECKING:
@@ -55,6 +55,14 @@ class GitError(EvolveError):
         self.stdout = stdout
         self.cwd = cwd  # where it ran: `damaged` asks git about that repository
         super().__init__(f"git {' '.join(args[:3])} failed ({code}): {self.stderr[:500]}")
+
+
+class RepositoryDamaged(UserError):
+    """A repository evolve found damaged itself, before any git failed: `problem` says what and the repair."""
+
+    def __init__(self, repo: Path, problem: str) -> None:
+        self.problem = problem
+        super().__init__(f"{repo}: {problem}")
 
 
 # For reading history as it is: a person's global and system settings (blame.ignoreRevsFile,
@@ -308,6 +316,8 @@ def repository_problem(exc: BaseException) -> str | None:
     repair, and each has its own remedy (restoring a `.git` from a backup would lose what a
     sound one holds). A repository git finds sound is not, whatever the failure was.
     """
+    if isinstance(exc, RepositoryDamaged):  # named already (a broken branch file, a packed-refs git skips)
+        return exc.problem
     if not isinstance(exc, GitError):  # any other failure is evolve's own
         return None
     repo = exc.cwd

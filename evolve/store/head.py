@@ -20,8 +20,8 @@ _HEX = frozenset("0123456789abcdef")
 
 
 def _read(path: str) -> str | None:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
+    try:  # newline="": a CR stays a CR, as git reads it (a packed-refs line ending in one names no ref)
+        with open(path, encoding="utf-8", errors="replace", newline="") as handle:
             return handle.read()
     except OSError:
         return None
@@ -64,13 +64,19 @@ def _sha(text: str) -> str | None:
 
 
 def branch_tip(git_dir: str | os.PathLike[str], branch: str = BRANCH) -> str | None:
-    """The commit `refs/heads/<branch>` names (its loose file, else packed-refs), or None."""
+    """The commit `refs/heads/<branch>` names (its loose file, else packed-refs), or None.
+
+    None too (unsure: ask git) for a packed-refs git does not write, where git's own lookup
+    may find another line or none (`packed_refs_damaged`).
+    """
     loose = _read(os.path.join(git_dir, "refs", "heads", branch))
     if loose is not None:
         return _sha(loose)
     packed = _read(os.path.join(git_dir, "packed-refs")) or ""
+    if not _packed_sound(packed):
+        return None
     wanted = f" refs/heads/{branch}"
-    for line in packed.splitlines():
+    for line in packed.split("\n"):
         if line.endswith(wanted):
             return _sha(line[: -len(wanted)])
     return None
@@ -98,7 +104,10 @@ def no_such_branch(git_dir: str | os.PathLike[str], branch: str) -> bool:
 
 
 def packed_refs_damaged(git_dir: str | os.PathLike[str]) -> bool:
-    """Whether `.git/packed-refs` is there but not as git writes it (cut, overwritten, a folder)."""
+    """Whether `.git/packed-refs` is there but not as git writes it (cut, overwritten, a folder, unsorted).
+
+    git may read such a file otherwise than a line-by-line read does (`_packed_sound`).
+    """
     path = os.path.join(git_dir, "packed-refs")
     if not os.path.lexists(path):
         return False
@@ -107,16 +116,42 @@ def packed_refs_damaged(git_dir: str | os.PathLike[str]) -> bool:
 
 
 def _packed_sound(packed: str) -> bool:
-    """Whether every line of packed-refs is one git writes: its header, `<id> <ref>` or a peeled `^<id>`."""
+    """Whether packed-refs is as git writes it, so git finds each ref on the line a read finds it.
+
+    Its header (the first line only), then `<id> <ref>` lines, each ref after the one before
+    (git looks a ref up by binary search in a file its header calls sorted: a line out of
+    place it never finds, of a ref listed twice it finds the one it lands on), each line
+    followed by at most one peeled `^<id>`; the last line ends. A ref holding a space, a
+    control character or a byte that is not UTF-8 is unsure too (two spaces, a CR: git
+    reads another name).
+    """
     if packed and not packed.endswith("\n"):
         return False
-    for line in packed.splitlines():
+    last, peelable = "", False
+    for number, line in enumerate(packed.split("\n")[:-1]):
         if line.startswith("#"):
+            if number or not line.startswith(_HEADER):
+                return False
             continue
-        sha, _, ref = line.removeprefix("^").partition(" ")
-        if len(sha) not in (40, 64) or not _HEX.issuperset(sha) or (ref == "") != line.startswith("^"):
+        if line.startswith("^"):
+            if not peelable or not _is_id(line[1:]):
+                return False
+            peelable = False
+            continue
+        sha, _, ref = line.partition(" ")
+        if not _is_id(sha) or not ref.startswith("refs/") or ref <= last or not _NOT_IN_A_REF.isdisjoint(ref):
             return False
+        last, peelable = ref, True
     return True
+
+
+def _is_id(text: str) -> bool:
+    return len(text) in (40, 64) and _HEX.issuperset(text)
+
+
+_HEADER = "# pack-refs with:"
+# what no ref git writes holds: space, control characters, a byte read as not UTF-8 (U+FFFD)
+_NOT_IN_A_REF = frozenset(" \x7f\ufffd" + "".join(map(chr, range(32))))
 
 
 # how git reads a name that is not a full ref (refs.c's rev-parse rules), after the name itself

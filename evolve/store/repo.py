@@ -24,6 +24,7 @@ from evolve.store import busy, commit, head, journal, threeway, trees, worktree
 from evolve.store.git import (
     ZERO,
     GitError,
+    RepositoryDamaged,
     broken_branch_remedy,
     config_values,
     damage_remedy,
@@ -110,14 +111,14 @@ class Repo:
         return out.decode().strip() or None
 
     def _refuse_damaged(self, name: str) -> None:
-        """UserError when the branch names no commit because its ref files are damaged."""
+        """RepositoryDamaged when the branch names no commit because its ref files are damaged."""
         if self.refs_in_files and head.broken_branch(self.git_dir, name):  # emptied, overwritten, deleted
-            raise UserError(f"{self.path}: {broken_branch_remedy(self.path, name)}")
+            raise RepositoryDamaged(self.path, broken_branch_remedy(self.path, name))
         if self.refs_in_files and head.packed_refs_damaged(self.git_dir):  # git skips what it cannot read
             said = GitError(
                 ["rev-parse"], 1, ".git/packed-refs holds what git never writes there", cwd=self.path
             )
-            raise UserError(f"{self.path}: {damage_remedy(self.path, said)}")
+            raise RepositoryDamaged(self.path, damage_remedy(self.path, said))
 
     @property
     def refs_in_files(self) -> bool:
