@@ -82,7 +82,8 @@ def test_status_does_not_read_the_persons_repository_around_an_emptied_git(evolv
 
 @pytest.mark.parametrize(
     ("how", "command"),
-    [("objects", c) for c in ("skills", "lessons", "log", "report", "reflect")] + [("index", "reflect")],
+    [("objects", c) for c in ("skills", "lessons", "log", "report", "reflect", "review")]
+    + [("index", "reflect")],
 )
 def test_a_command_on_a_damaged_agent_is_one_line_and_exit_1(evolve_home, how, command):
     # (an index cut short stops only what reads the index: the reading commands still answer)

@@ -144,6 +144,11 @@ class Repo:
         out = self.git("rev-parse", "-q", "--verify", "--end-of-options", rev + "^{commit}", check=False)
         sha = out.decode().strip()
         if not sha:
+            # git answers a lost commit as quietly as one never made: where the branch's own
+            # commit cannot be read either, the repository is damaged, and git's error says so
+            tip = self.tip()
+            if tip is not None:
+                self.git("log", "-1", "--format=", tip, "--")
             raise UserError(f"no commit {rev!r} in {self.path}; see `evolve log`")
         return sha
 
