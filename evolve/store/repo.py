@@ -16,7 +16,6 @@ import re
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 from evolve.errors import Busy, UserError
@@ -25,13 +24,13 @@ from evolve.store.git import (
     ZERO,
     GitError,
     broken_branch_remedy,
-    config_values,
     damage_remedy,
     git,
     git_text,
     update_lines,
 )
 from evolve.store.history import Commit, SkillHistory, read_log, read_skill_history
+from evolve.store.identity import Identity
 from evolve.store.journal import JOURNAL
 from evolve.store.locks import FileLock
 
@@ -44,23 +43,6 @@ LOCK = "evolve.lock"
 Entry = tuple[str, str]  # a tree entry: (git mode, blob id)
 _REMOTE_URLS: dict[tuple[str, str, int, int, int], str | None] = {}  # .git/config stat → a remote's URL
 RACY_NS = 2_000_000_000  # a file younger than this may change again without its stat showing it
-
-
-@dataclass(frozen=True)
-class Identity:
-    name: str
-    email: str
-
-    def env(self, when: str | None = None) -> dict[str, str]:
-        env = {
-            "GIT_AUTHOR_NAME": self.name,
-            "GIT_AUTHOR_EMAIL": self.email,
-            "GIT_COMMITTER_NAME": self.name,
-            "GIT_COMMITTER_EMAIL": self.email,
-        }
-        if when:
-            env["GIT_AUTHOR_DATE"] = env["GIT_COMMITTER_DATE"] = when
-        return env
 
 
 class Repo:
@@ -514,12 +496,4 @@ def init_repo(path: Path, files: Mapping[str, bytes], message: str, author: Iden
     return repo
 
 
-def person_identity(path: Path, fallback: Identity) -> Identity:
-    """The person's configured git identity, else evolve's fallback."""
-    found = config_values(path, "user.name", "user.email")
-    name = found.get("user.name", b"").decode().strip()
-    email = found.get("user.email", b"").decode().strip()
-    return Identity(name, email) if name and email else fallback
-
-
-__all__ = ["Entry", "Identity", "LOCK", "NOTES", "Repo", "init_repo", "person_identity"]
+__all__ = ["Entry", "LOCK", "NOTES", "Repo", "init_repo"]

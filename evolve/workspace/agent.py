@@ -14,7 +14,8 @@ from evolve.names import check_name
 from evolve.store.commit import ConcurrentChange
 from evolve.store.git import NOT_A_REPOSITORY
 from evolve.store.history import Commit, build_message
-from evolve.store.repo import Identity, Repo, init_repo, person_identity
+from evolve.store.identity import Identity, person_identity
+from evolve.store.repo import Repo, init_repo
 from evolve.workspace import memo as memo_mod
 
 TYPE_CHECKING = False  # typing's own flag without importing typing (a command's start)
