@@ -361,3 +361,29 @@ def test_a_packed_refs_git_quietly_skips_is_damage_not_no_history(evolve_home, h
     assert last.startswith(f"evolve: error: {agent.path}: git fails in this repository (")
     assert "packed-refs" in last
     assert not (evolve_home / "logs" / "crash.log").exists()
+
+
+def test_a_check_stopped_by_a_signal_is_not_taken_for_a_timeout_or_damage(evolve_home, monkeypatch, tmp_path):
+    # a git killed by SIGHUP exits -1, which read as evolve's timeout ("did not finish in 60 s"),
+    # and one killed by another signal (the kernel's out-of-memory killer) as a damaged repository
+    import shutil
+    import signal
+
+    broken = make_agent("broken")
+    damage(broken.path, "objects")
+    real = shutil.which("git")
+    for number in (signal.SIGHUP, signal.SIGKILL):
+        bin_dir = tmp_path / f"bin{number}"
+        bin_dir.mkdir()
+        wrapper = bin_dir / "git"
+        kill = f'for a in "$@"; do [ "$a" = fsck ] && kill -{int(number)} $$; done'
+        wrapper.write_text(f'#!/bin/sh\n{kill}\nexec {real} "$@"\n')
+        wrapper.chmod(0o755)
+        monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+        out = run_cli("status", "--json")
+        assert out.returncode == 0, out.stderr
+        [row] = json.loads(out.stdout)["agents"]
+        assert (
+            f"git's own check did not finish (stopped by signal {int(number)})" in row["repository_problem"]
+        )
+    assert not (evolve_home / "logs" / "crash.log").exists()
