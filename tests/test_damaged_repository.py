@@ -193,7 +193,9 @@ def test_a_command_on_an_emptied_git_is_not_sent_to_fsck(evolve_home):
     assert "fsck" not in line and line.endswith("into a new folder and move its files there")
 
 
-@pytest.mark.parametrize("content", ["", "garbage\n", None])
+@pytest.mark.parametrize(
+    "content", ["", "garbage\n", None, "ref: refs/heads/main\n", "ref: refs/heads/gone\n", "its tree"]
+)
 def test_a_branch_file_naming_no_commit_is_damage_not_busy(evolve_home, content):
     # emptied by a crash, or overwritten: "busy, run the command again once that git is done"
     # never ended, and status took the agent for one whose branch has no commit yet; deleted
@@ -202,8 +204,12 @@ def test_a_branch_file_naming_no_commit_is_damage_not_busy(evolve_home, content)
     agent = make_agent("demo")
     write_skill(agent.path, "run-tests")
     ref = agent.path / ".git" / "refs" / "heads" / "main"
+    commands = ["pin", "log", "lessons"]
+    if content == "its tree":  # a commit's tree where the commit belongs: `git log` shows nothing
+        content = git(agent.path, "rev-parse", "HEAD^{tree}").stdout
+        commands.remove("lessons")  # read from that tree: the files as they are, no commit to name
     ref.unlink() if content is None else ref.write_text(content)
-    for command in ("pin", "log", "lessons"):  # the reading ones printed no history, exit 0
+    for command in commands:  # the reading ones printed no history, exit 0
         out = run_cli(command, "demo", *(["run-tests"] if command == "pin" else []))
         assert out.returncode == 1, (command, out.stdout, out.stderr)
         assert out.stderr.splitlines()[-1].startswith(

@@ -45,7 +45,13 @@ def _agent_or_problem(
     A `.git` git would not take for a repository is not asked at all: git would answer for
     whatever repository encloses the folder (a home kept in a dotfiles repository).
     """
-    from evolve.store.git import NOT_A_REPOSITORY, GitError, broken_branch_remedy, repository_problem
+    from evolve.store.git import (
+        NOT_A_REPOSITORY,
+        BrokenBranch,
+        GitError,
+        broken_branch_remedy,
+        repository_problem,
+    )
     from evolve.store.head import BRANCH, broken_branch, is_git_dir
 
     folder = home.agent_dir(name)
@@ -55,6 +61,8 @@ def _agent_or_problem(
         return _unreadable(name, row, broken_branch_remedy(folder, BRANCH))
     try:
         return _agent_status(conn, home, name, row, synced, follows)
+    except BrokenBranch as exc:  # one its ref file alone does not show (a tree where the commit belongs)
+        return _unreadable(name, row, exc.remedy)
     except GitError as exc:
         problem = repository_problem(exc)
         if problem is None:

@@ -18,7 +18,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from evolve.errors import Busy, EvolveError
+from evolve.errors import Busy, EvolveError, UserError
 
 TYPE_CHECKING = False  # typing's own flag without importing typing (a command's start)
 if TYPE_CHECKING:
@@ -386,6 +386,14 @@ def broken_branch_remedy(repo: Path, branch: str) -> str:
         f"last line of .git/logs/refs/heads/{branch} names it: `rm -f {repo}/.git/refs/heads/{branch} && "
         f"git -C {repo} update-ref refs/heads/{branch} COMMIT`), or restore its .git from a backup"
     )
+
+
+class BrokenBranch(UserError):
+    """A branch whose ref file names no commit: the person's to repair (`remedy` says how)."""
+
+    def __init__(self, repo: Path, branch: str) -> None:
+        self.remedy = broken_branch_remedy(repo, branch)
+        super().__init__(f"{repo}: {self.remedy}")
 
 
 def damage_remedy(repo: Path, exc: GitError) -> str:

@@ -22,8 +22,8 @@ from evolve.errors import Busy, UserError
 from evolve.store import busy, commit, head, journal, threeway, trees, worktree
 from evolve.store.git import (
     ZERO,
+    BrokenBranch,
     GitError,
-    broken_branch_remedy,
     damage_remedy,
     git,
     git_text,
@@ -94,7 +94,7 @@ class Repo:
     def _refuse_damaged(self, name: str) -> None:
         """UserError when the branch names no commit because its ref files are damaged."""
         if self.refs_in_files and head.broken_branch(self.git_dir, name):  # emptied, overwritten, deleted
-            raise UserError(f"{self.path}: {broken_branch_remedy(self.path, name)}")
+            raise BrokenBranch(self.path, name)
         if self.refs_in_files and head.packed_refs_damaged(self.git_dir):  # git skips what it cannot read
             said = GitError(
                 ["rev-parse"], 1, ".git/packed-refs holds what git never writes there", cwd=self.path
@@ -114,9 +114,17 @@ class Repo:
         try:
             return self.git(*args, f"refs/heads/{self.branch}^{{commit}}", "--")
         except GitError:
-            if self.tip() is None:
+            tip = self.tip()
+            if tip is None:
                 return None  # no commit yet
+            self.refuse_non_commit(tip)
             raise
+
+    def refuse_non_commit(self, tip: str) -> None:
+        """UserError when the branch file names a tree or a blob where its commit belongs (damage)."""
+        kind = self.git("cat-file", "-t", tip, check=False).decode().strip()
+        if kind and kind != "commit":
+            raise BrokenBranch(self.path, self.branch)
 
     def resolve(self, rev: str) -> str:
         """A user-given revision → full sha; refuses option-like input."""
