@@ -168,18 +168,17 @@ def test_an_agent_whose_git_folder_is_lost_is_named_not_hidden(evolve_home, how)
     else:
         dot.rename(broken.path.parent / ".broken.git")
         dot.write_text(f"gitdir: {broken.path.parent / '.broken.git'}\n")
+    said = "is not a git repository" if how == "removed" else "is a file naming a repository kept elsewhere"
     out = run_cli("status", "--json")
     assert out.returncode == 0, out.stderr
     problems = {a["name"]: a["repository_problem"] for a in json.loads(out.stdout)["agents"]}
-    assert problems["sound"] is None and problems["broken"].startswith("is not a git repository")
+    assert problems["sound"] is None and problems["broken"].startswith(said)
     command = run_cli("skills", "broken")
     assert command.returncode == 1
-    assert command.stderr.startswith(
-        f"evolve: error: agent 'broken' at {broken.path}: .git is not a git repository"
-    )
+    assert command.stderr.startswith(f"evolve: error: agent 'broken' at {broken.path}: .git {said}")
     assert "evolve init" not in command.stderr and run_cli("init", "broken").returncode == 1
     doctor = run_cli("doctor")
-    assert doctor.returncode == 1 and "error: broken: .git: is not a git repository" in doctor.stdout
+    assert doctor.returncode == 1 and f"error: broken: .git: {said}" in doctor.stdout
 
 
 def test_a_command_on_an_emptied_git_is_not_sent_to_fsck(evolve_home):
@@ -392,4 +391,21 @@ def test_a_check_stopped_by_a_signal_is_not_taken_for_a_timeout_or_damage(evolve
         assert (
             f"git's own check did not finish (stopped by signal {int(number)})" in row["repository_problem"]
         )
+    assert not (evolve_home / "logs" / "crash.log").exists()
+
+
+def test_an_agent_folder_that_is_a_linked_worktree_is_named_as_one(evolve_home, tmp_path):
+    # its `.git` is a file naming a repository kept elsewhere: every command said the repository
+    # was "missing, empty or damaged" and to restore its .git from a backup
+    agent = make_agent("demo")
+    elsewhere = tmp_path / "elsewhere"
+    shutil.move(agent.path, elsewhere)
+    git(elsewhere, "worktree", "add", "-q", "-b", "side", str(agent.path))
+    said = "is a file naming a repository kept elsewhere (`gitdir: "
+    [row] = json.loads(run_cli("status", "--json").stdout)["agents"]
+    assert row["repository_problem"].startswith(said), row
+    assert f"`git clone <that repository> {agent.path}`" in row["repository_problem"]
+    out = run_cli("log", "demo")
+    assert out.returncode == 1 and said in out.stderr.splitlines()[-1]
+    assert said in run_cli("doctor").stdout + run_cli("doctor").stderr
     assert not (evolve_home / "logs" / "crash.log").exists()

@@ -328,6 +328,27 @@ def not_a_repository(why: str = "missing, empty or damaged") -> str:
 NOT_A_REPOSITORY = not_a_repository()
 
 
+def no_repository_in(folder: Path) -> str:
+    """Why an agent folder holds no repository of its own, in words.
+
+    A `.git` file (a linked worktree's or a submodule's: the repository kept elsewhere) is
+    named as what it is; anything else is NOT_A_REPOSITORY.
+    """
+    try:
+        with open(folder / ".git", "rb") as handle:
+            first = handle.read(4096).split(b"\n", 1)[0].decode("utf-8", "replace").strip()
+    except OSError:  # a folder, or nothing at all
+        return NOT_A_REPOSITORY
+    if not first.startswith("gitdir:"):
+        return NOT_A_REPOSITORY
+    return (
+        f"is a file naming a repository kept elsewhere (`{first[:200]}`; a linked worktree or a "
+        "submodule): evolve keeps each agent in a repository of its own, so nothing is committed, "
+        "observed or synced for this agent; move the folder aside and clone that repository in its "
+        f"place (`git clone <that repository> {folder}`), then copy back any file it lacks"
+    )
+
+
 def repository_problem(exc: BaseException) -> str | None:
     """What the person reads when git failed for a reason of theirs; None: evolve's own bug.
 
