@@ -37,7 +37,7 @@ from evolve.config import WatchConfig  # noqa: E402
 from evolve.home import Home  # noqa: E402
 from evolve.store import ledger  # noqa: E402
 from evolve.store.history import build_message  # noqa: E402
-from evolve.store.repo import Identity  # noqa: E402
+from evolve.store.identity import Identity  # noqa: E402
 from evolve.sync import join  # noqa: E402
 from evolve.sync.run import sync  # noqa: E402
 from evolve.workspace.agent import Agent  # noqa: E402

@@ -21,7 +21,7 @@ from evolve.home import Home
 from evolve.integrations import upgrade
 from evolve.store import ledger
 from evolve.store.history import build_message
-from evolve.store.repo import Identity
+from evolve.store.identity import Identity
 from evolve.workspace.agent import Agent
 from tests.agent_template import new_agent
 

@@ -169,18 +169,17 @@ def test_an_agent_whose_git_folder_is_lost_is_named_not_hidden(evolve_home, how)
     else:
         dot.rename(broken.path.parent / ".broken.git")
         dot.write_text(f"gitdir: {broken.path.parent / '.broken.git'}\n")
+    said = "is not a git repository" if how == "removed" else "is a file naming a repository kept elsewhere"
     out = run_cli("status", "--json")
     assert out.returncode == 0, out.stderr
     problems = {a["name"]: a["repository_problem"] for a in json.loads(out.stdout)["agents"]}
-    assert problems["sound"] is None and problems["broken"].startswith("is not a git repository")
+    assert problems["sound"] is None and problems["broken"].startswith(said)
     command = run_cli("skills", "broken")
     assert command.returncode == 1
-    assert command.stderr.startswith(
-        f"evolve: error: agent 'broken' at {broken.path}: .git is not a git repository"
-    )
+    assert command.stderr.startswith(f"evolve: error: agent 'broken' at {broken.path}: .git {said}")
     assert "evolve init" not in command.stderr and run_cli("init", "broken").returncode == 1
     doctor = run_cli("doctor")
-    assert doctor.returncode == 1 and "error: broken: .git: is not a git repository" in doctor.stdout
+    assert doctor.returncode == 1 and f"error: broken: .git: {said}" in doctor.stdout
 
 
 def test_a_command_on_an_emptied_git_is_not_sent_to_fsck(evolve_home):
@@ -194,7 +193,9 @@ def test_a_command_on_an_emptied_git_is_not_sent_to_fsck(evolve_home):
     assert "fsck" not in line and line.endswith("into a new folder and move its files there")
 
 
-@pytest.mark.parametrize("content", ["", "garbage\n", None])
+@pytest.mark.parametrize(
+    "content", ["", "garbage\n", None, "ref: refs/heads/main\n", "ref: refs/heads/gone\n", "its tree"]
+)
 def test_a_branch_file_naming_no_commit_is_damage_not_busy(evolve_home, content):
     # emptied by a crash, or overwritten: "busy, run the command again once that git is done"
     # never ended, and status took the agent for one whose branch has no commit yet; deleted
@@ -203,8 +204,12 @@ def test_a_branch_file_naming_no_commit_is_damage_not_busy(evolve_home, content)
     agent = make_agent("demo")
     write_skill(agent.path, "run-tests")
     ref = agent.path / ".git" / "refs" / "heads" / "main"
+    commands = ["pin", "log", "lessons"]
+    if content == "its tree":  # a commit's tree where the commit belongs: `git log` shows nothing
+        content = git(agent.path, "rev-parse", "HEAD^{tree}").stdout
+        commands.remove("lessons")  # read from that tree: the files as they are, no commit to name
     ref.unlink() if content is None else ref.write_text(content)
-    for command in ("pin", "log", "lessons"):  # the reading ones printed no history, exit 0
+    for command in commands:  # the reading ones printed no history, exit 0
         out = run_cli(command, "demo", *(["run-tests"] if command == "pin" else []))
         assert out.returncode == 1, (command, out.stdout, out.stderr)
         assert out.stderr.splitlines()[-1].startswith(
@@ -412,4 +417,46 @@ def test_a_damaged_agent_never_stops_the_others_in_sync(evolve_home, tmp_path, h
     if how != "emptied":
         assert rows["a"]["state"] == "failed" and str(broken) in rows["a"]["detail"], rows["a"]
         assert out.returncode == 1
+
+
+def test_a_check_stopped_by_a_signal_is_not_taken_for_a_timeout_or_damage(evolve_home, monkeypatch, tmp_path):
+    # a git killed by SIGHUP exits -1, which read as evolve's timeout ("did not finish in 60 s"),
+    # and one killed by another signal (the kernel's out-of-memory killer) as a damaged repository
+    import shutil
+    import signal
+
+    broken = make_agent("broken")
+    damage(broken.path, "objects")
+    real = shutil.which("git")
+    for number in (signal.SIGHUP, signal.SIGKILL):
+        bin_dir = tmp_path / f"bin{number}"
+        bin_dir.mkdir()
+        wrapper = bin_dir / "git"
+        kill = f'for a in "$@"; do [ "$a" = fsck ] && kill -{int(number)} $$; done'
+        wrapper.write_text(f'#!/bin/sh\n{kill}\nexec {real} "$@"\n')
+        wrapper.chmod(0o755)
+        monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+        out = run_cli("status", "--json")
+        assert out.returncode == 0, out.stderr
+        [row] = json.loads(out.stdout)["agents"]
+        assert (
+            f"git's own check did not finish (stopped by signal {int(number)})" in row["repository_problem"]
+        )
+    assert not (evolve_home / "logs" / "crash.log").exists()
+
+
+def test_an_agent_folder_that_is_a_linked_worktree_is_named_as_one(evolve_home, tmp_path):
+    # its `.git` is a file naming a repository kept elsewhere: every command said the repository
+    # was "missing, empty or damaged" and to restore its .git from a backup
+    agent = make_agent("demo")
+    elsewhere = tmp_path / "elsewhere"
+    shutil.move(agent.path, elsewhere)
+    git(elsewhere, "worktree", "add", "-q", "-b", "side", str(agent.path))
+    said = "is a file naming a repository kept elsewhere (`gitdir: "
+    [row] = json.loads(run_cli("status", "--json").stdout)["agents"]
+    assert row["repository_problem"].startswith(said), row
+    assert f"`git clone <that repository> {agent.path}`" in row["repository_problem"]
+    out = run_cli("log", "demo")
+    assert out.returncode == 1 and said in out.stderr.splitlines()[-1]
+    assert said in run_cli("doctor").stdout + run_cli("doctor").stderr
     assert not (evolve_home / "logs" / "crash.log").exists()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -227,6 +228,42 @@ def test_conflict_markers_are_found_outside_fences_only():
     fenced = "# Memo\n```\n<<<<<<< HEAD\n=======\n>>>>>>> x\n```\n"
     assert not memo.has_conflict_markers(fenced)
     assert not memo.has_conflict_markers("<<<<<<< only an opening\n- text\n")
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_conflict_markers_are_whole_lines_whatever_the_line_endings(newline):
+    def text(*lines: str) -> str:
+        return newline.join(lines) + newline
+
+    assert memo.has_conflict_markers(text("\ufeff<<<<<<< ours", "a", "=======", "b", ">>>>>>>"))
+    assert memo.has_conflict_markers(text("x", "<<<<<<<", "a", "=======", ">>>>>>> theirs"))
+    # a marker inside a line, a longer run of the character, a tab after it: not a marker line
+    assert not memo.has_conflict_markers(text("a <<<<<<< b", "=======", ">>>>>>> c"))
+    assert not memo.has_conflict_markers(text("<<<<<<< a", "========", ">>>>>>> c"))
+    assert not memo.has_conflict_markers(text("<<<<<<<\ta", "=======", ">>>>>>> c"))
+    assert not memo.has_conflict_markers(text("<<<<<<< a", ">>>>>>> c", "======="))  # out of order
+    # the opening inside a fence is an example; the one after it opens a conflict
+    fenced = text("```", "<<<<<<< a", "```", "b", "<<<<<<< a", "c", "=======", ">>>>>>> d")
+    assert memo.has_conflict_markers(fenced)
+    assert not memo.has_conflict_markers(text("~~~", "<<<<<<< a", "=======", ">>>>>>> d", "~~~"))
+    assert memo.has_conflict_markers(text("~~~", "<<<<<<< a", "=======", ">>>>>>> d", "~~~"), in_fences=True)
+
+
+def test_conflict_markers_in_millions_of_lines_are_found_without_holding_a_line_each():
+    # the check walked every line into a tuple: 8 MB of blank lines took 2 GB and 28 s
+    import tracemalloc
+
+    blank = "\n" * (4 << 20)
+    text = "<<<<<<< ours\n" + blank + "=======\n" + blank + ">>>>>>> theirs\n"
+    fenced = "```\n<<<<<<< example\n```\n" + text
+    tracemalloc.start()
+    try:
+        found = memo.has_conflict_markers(text), memo.has_conflict_markers(fenced)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert found == (True, True)
+    assert peak < 1 << 20, peak
 
 
 # -- lessons: a bullet's id, and which bullets a session's text showed --------------------

@@ -212,7 +212,7 @@ import os, signal, sys
 from evolve.workspace.agent import Agent
 from evolve.store.git import RefTransaction
 from evolve.store.history import build_message
-from evolve.store.repo import Identity
+from evolve.store.identity import Identity
 def killed(self):  # evolve's index is in, the refs prepared, commit not yet sent
     os.kill(os.getpid(), signal.SIGKILL)
 RefTransaction.commit = killed

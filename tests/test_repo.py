@@ -13,7 +13,7 @@ import pytest
 from evolve.errors import EvolveError, UserError
 from evolve.store import commit
 from evolve.store.history import build_message, clean_line
-from evolve.store.repo import Identity
+from evolve.store.identity import Identity
 from tests import helpers
 from tests.helpers import (
     EVOLVE,

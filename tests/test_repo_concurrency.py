@@ -25,7 +25,7 @@ import random, sys, time
 from pathlib import Path
 from evolve.workspace.agent import Agent
 from evolve.store.history import build_message
-from evolve.store.repo import Identity
+from evolve.store.identity import Identity
 name, go, count = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
 while not go.exists():
     time.sleep(0.001)

@@ -172,7 +172,7 @@ import os, pathlib, signal, sys
 from evolve.workspace.agent import Agent
 from evolve.store.history import build_message
 from evolve.store import commit
-from evolve.store.repo import Identity
+from evolve.store.identity import Identity
 where = sys.argv[2]
 real_swap = commit.swap
 def die_before(*a, **k):

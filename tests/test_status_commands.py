@@ -211,6 +211,9 @@ def test_remove_refuses_while_a_reflection_holds_the_lock(capsys, home):
     ],
 )
 def test_print_service(capsys, home, monkeypatch, platform, name, needle):
+    # imported on this platform first: urllib.request, imported on "darwin", wants macOS's _scproxy
+    import xml.sax.saxutils  # noqa: F401
+
     monkeypatch.setattr(sys, "platform", platform)
     code, out, err = run(capsys, "watch", "--print-service")
     assert code == EXIT_OK and "{{" not in out and "evolve-managed" in out

@@ -12,7 +12,7 @@ from evolve.commands.output import emit_json, say
 from evolve.errors import ConfigError, UserError
 from evolve.home import Home
 from evolve.store import ledger
-from evolve.store.git import NOT_A_REPOSITORY, GitError
+from evolve.store.git import GitError, no_repository_in
 from evolve.sync.status import remote_problems
 from evolve.transcripts.redact import secret_warnings
 from evolve.workspace import memo as memo_mod
@@ -84,7 +84,7 @@ def diagnose(home: Home, leftover: list[Path] | None = None) -> list[dict]:
             add("eval", str(exc))
     agents = list_agents(home)
     for name in lost_agents(home):
-        add(f"{name}: .git", NOT_A_REPOSITORY)
+        add(f"{name}: .git", no_repository_in(home.agent_dir(name)))
     checks.installs(home, agents, add)
     _check_codex_trust(home, add)
     with ledger.opened(home.state_db) as conn:

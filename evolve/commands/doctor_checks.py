@@ -16,12 +16,12 @@ from pathlib import Path
 from evolve.config import Config, ModelConfig
 from evolve.home import Home
 from evolve.store.git import (
-    NOT_A_REPOSITORY,
     GitError,
     broken_branch_remedy,
     damage_remedy,
     git_text,
     is_own_repository,
+    no_repository_in,
     owned_by_another,
     refused_as_others,
 )
@@ -140,7 +140,7 @@ def repository(name: str, repo: Path, add: Add) -> bool:
     if refused_as_others(repo):  # sound, but owned by another user: git refuses it
         add(f"{name}: .git", owned_by_another(repo))
         return False
-    add(f"{name}: .git", NOT_A_REPOSITORY)
+    add(f"{name}: .git", no_repository_in(repo))
     return False
 
 

@@ -46,17 +46,17 @@ def _agent_or_problem(
     whatever repository encloses the folder (a home kept in a dotfiles repository).
     """
     from evolve.store.git import (
-        NOT_A_REPOSITORY,
         GitError,
         RepositoryDamaged,
         broken_branch_remedy,
+        no_repository_in,
         repository_problem,
     )
     from evolve.store.head import BRANCH, broken_branch, is_git_dir
 
     folder = home.agent_dir(name)
     if not is_git_dir(folder / ".git"):
-        return _unreadable(name, row, NOT_A_REPOSITORY)
+        return _unreadable(name, row, no_repository_in(folder))
     if broken_branch(folder / ".git"):  # else read as a branch with no commit yet
         return _unreadable(name, row, broken_branch_remedy(folder, BRANCH))
     try:

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from evolve.errors import UserError
 from evolve.store import threeway
 from evolve.store.history import FOR_REVIEW, FORMAT, PROPOSALS, Commit, build_message, clean_line
-from evolve.store.repo import Identity, Repo
+from evolve.store.identity import Identity
+from evolve.store.repo import Repo
 from evolve.store.worktree import refused_path
 from evolve.workspace import undo
 from evolve.workspace.agent import Agent

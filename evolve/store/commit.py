@@ -24,7 +24,8 @@ from evolve.store.worktree import EXECUTABLE, LINK, is_executable
 
 TYPE_CHECKING = False  # typing's own flag without importing typing (a command's start)
 if TYPE_CHECKING:
-    from evolve.store.repo import Entry, Identity, Repo
+    from evolve.store.identity import Identity
+    from evolve.store.repo import Entry, Repo
 
 LITERAL = {"GIT_LITERAL_PATHSPECS": "1"}  # paths given to git: a file named `:!a` is that file
 _BUILT: dict[str, bytes] = {}  # a commit this process made → an index holding exactly its tree

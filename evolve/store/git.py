@@ -44,8 +44,14 @@ _SCRUB_PREFIXES = ("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_")
 ZERO = "0" * 40
 
 
+TIMED_OUT = -1000  # a GitError's code when evolve stopped git at its timeout: no exit status, no signal
+
+
 class GitError(EvolveError):
-    """A git command failed; carries its stderr (and stdout: `git push --porcelain` reports there)."""
+    """A git command failed; carries its stderr (and stdout: `git push --porcelain` reports there).
+
+    `code` is git's exit status, minus the signal that killed it, or TIMED_OUT.
+    """
 
     def __init__(
         self, args: Sequence[str], code: int, stderr: str, stdout: str = "", cwd: Path | None = None
@@ -55,6 +61,11 @@ class GitError(EvolveError):
         self.stdout = stdout
         self.cwd = cwd  # where it ran: `damaged` asks git about that repository
         super().__init__(f"git {' '.join(args[:3])} failed ({code}): {self.stderr[:500]}")
+
+    @property
+    def timed_out(self) -> bool:
+        """Stopped by evolve at its timeout (a git killed by a signal, say a hang-up, is not)."""
+        return self.code == TIMED_OUT
 
 
 class RepositoryDamaged(UserError):
@@ -112,7 +123,7 @@ def git(
             timeout=timeout,
         )
     except subprocess.TimeoutExpired:
-        raise GitError(args, -1, f"timed out after {timeout:g} s") from None
+        raise GitError(args, TIMED_OUT, f"timed out after {timeout:g} s") from None
     return _result(args, proc.returncode, proc.stdout, proc.stderr, check, cwd)
 
 
@@ -205,7 +216,7 @@ class RefTransaction:
                 return None
             if time.monotonic() >= deadline or not self._read(deadline):
                 self._end()
-                raise GitError(self.args, -1, f"timed out after {self.timeout:g} s")
+                raise GitError(self.args, TIMED_OUT, f"timed out after {self.timeout:g} s")
         line, _, self._buffer = self._buffer.partition(b"\n")
         return line.decode("utf-8", "replace")
 
@@ -307,6 +318,27 @@ def not_a_repository(why: str = "missing, empty or damaged") -> str:
 NOT_A_REPOSITORY = not_a_repository()
 
 
+def no_repository_in(folder: Path) -> str:
+    """Why an agent folder holds no repository of its own, in words.
+
+    A `.git` file (a linked worktree's or a submodule's: the repository kept elsewhere) is
+    named as what it is; anything else is NOT_A_REPOSITORY.
+    """
+    try:
+        with open(folder / ".git", "rb") as handle:
+            first = handle.read(4096).split(b"\n", 1)[0].decode("utf-8", "replace").strip()
+    except OSError:  # a folder, or nothing at all
+        return NOT_A_REPOSITORY
+    if not first.startswith("gitdir:"):
+        return NOT_A_REPOSITORY
+    return (
+        f"is a file naming a repository kept elsewhere (`{first[:200]}`; a linked worktree or a "
+        "submodule): evolve keeps each agent in a repository of its own, so nothing is committed, "
+        "observed or synced for this agent; move the folder aside and clone that repository in its "
+        f"place (`git clone <that repository> {folder}`), then copy back any file it lacks"
+    )
+
+
 def repository_problem(exc: BaseException) -> str | None:
     """What the person reads when git failed for a reason of theirs; None: evolve's own bug.
 
@@ -321,7 +353,7 @@ def repository_problem(exc: BaseException) -> str | None:
     if not isinstance(exc, GitError):  # any other failure is evolve's own
         return None
     repo = exc.cwd
-    if repo is None or exc.code == -1:  # -1: timed out, git never said
+    if repo is None or exc.timed_out:  # git never said
         return None
     if not is_own_repository(repo):
         if refused_as_others(repo):
@@ -335,10 +367,11 @@ def repository_problem(exc: BaseException) -> str | None:
     try:
         git(repo, "fsck", "--connectivity-only", "--no-dangling", "--no-progress", timeout=FSCK_TIMEOUT_S)
     except GitError as again:
-        if again.code == -1:  # a repository too big to check now: what git said, and the check to run
+        if again.timed_out or again.code < 0:  # too big to check now, or stopped: the check to run
+            stopped = f"in {FSCK_TIMEOUT_S:g} s" if again.timed_out else f"(stopped by signal {-again.code})"
             return (
-                f"git fails in this repository ({_said(exc)}), and git's own check did not finish in "
-                f"{FSCK_TIMEOUT_S:g} s: run `git -C {repo} fsck`; if it finds nothing wrong, this is "
+                f"git fails in this repository ({_said(exc)}), and git's own check did not finish "
+                f"{stopped}: run `git -C {repo} fsck`; if it finds nothing wrong, this is "
                 "evolve's bug: please report it"
             )
         return damage_remedy(repo, exc)
@@ -366,6 +399,13 @@ def broken_branch_remedy(repo: Path, branch: str) -> str:
         f"last line of .git/logs/refs/heads/{branch} names it: `rm -f {repo}/.git/refs/heads/{branch} && "
         f"git -C {repo} update-ref refs/heads/{branch} COMMIT`), or restore its .git from a backup"
     )
+
+
+class BrokenBranch(RepositoryDamaged):
+    """A branch whose ref file names no commit: the person's to repair, `problem` says how."""
+
+    def __init__(self, repo: Path, branch: str) -> None:
+        super().__init__(repo, broken_branch_remedy(repo, branch))
 
 
 def damage_remedy(repo: Path, exc: GitError) -> str:

@@ -171,7 +171,28 @@ def broken_branch(git_dir: str | os.PathLike[str], branch: str = BRANCH) -> bool
     if loose is None:
         return not os.path.lexists(path) and _lost(git_dir, branch)
     text = loose.strip()
-    return not (text.startswith("ref: ") or (len(text) in (40, 64) and set(text) <= _HEX))
+    if text.startswith("ref: "):
+        return _dangling(git_dir, text)
+    return not (len(text) in (40, 64) and set(text) <= _HEX)
+
+
+def _dangling(git_dir: str | os.PathLike[str], symref: str) -> bool:
+    """Whether a branch file's `ref: …` leads to no ref at all: to itself, round a loop, or to nothing.
+
+    git ignores such a branch quietly ("dangling symref") and reads it as holding no commits.
+    """
+    seen: set[str] = set()
+    while symref.startswith("ref: "):
+        target = symref[5:].strip()
+        if target in seen or len(seen) >= 5 or not target.startswith("refs/"):
+            return True
+        seen.add(target)
+        loose = _read(os.path.join(git_dir, *target.split("/")))
+        if loose is None:
+            packed = _read(os.path.join(git_dir, "packed-refs")) or ""
+            return not any(line.endswith(f" {target}") for line in packed.splitlines())
+        symref = loose.strip()
+    return False
 
 
 def _lost(git_dir: str | os.PathLike[str], branch: str) -> bool:

@@ -144,7 +144,8 @@ _LOG_FIELDS = ["%H", "%P", "%an", "%ae", "%ce", "%at", "%s", "%(trailers:only,un
 
 def read_log(repo: Repo, rev: str | None = None, limit: int | None = None) -> list[Commit]:
     """Every commit from `rev` (default: the branch tip), newest first, trailers parsed."""
-    if rev is None and repo.refs_in_files:  # the tip's id, from its ref file: its history is asked once
+    from_tip = rev is None and repo.refs_in_files
+    if from_tip:  # the tip's id, from its ref file: its history is asked once
         rev = repo.tip()
         if rev is None:
             return []
@@ -159,6 +160,8 @@ def read_log(repo: Repo, rev: str | None = None, limit: int | None = None) -> li
         return token.encode() + b"\n" + (out or b"")
 
     token, _, out = asked_once(repo, rev or "", ("log", limit), ask).partition(b"\n")
+    if from_tip and not out and rev:  # a commit logs itself: the branch file names a tree or a blob
+        repo.refuse_non_commit(rev)
     return _parse_log(out.decode("utf-8", "replace"), token.decode()) if out else []
 
 

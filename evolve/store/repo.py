@@ -16,23 +16,22 @@ import re
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 from evolve.errors import Busy, UserError
 from evolve.store import busy, commit, head, journal, threeway, trees, worktree
 from evolve.store.git import (
     ZERO,
+    BrokenBranch,
     GitError,
     RepositoryDamaged,
-    broken_branch_remedy,
-    config_values,
     damage_remedy,
     git,
     git_text,
     update_lines,
 )
 from evolve.store.history import Commit, SkillHistory, read_log, read_skill_history
+from evolve.store.identity import Identity
 from evolve.store.journal import JOURNAL
 from evolve.store.locks import FileLock
 
@@ -45,23 +44,6 @@ LOCK = "evolve.lock"
 Entry = tuple[str, str]  # a tree entry: (git mode, blob id)
 _REMOTE_URLS: dict[tuple[str, str, int, int, int], str | None] = {}  # .git/config stat → a remote's URL
 RACY_NS = 2_000_000_000  # a file younger than this may change again without its stat showing it
-
-
-@dataclass(frozen=True)
-class Identity:
-    name: str
-    email: str
-
-    def env(self, when: str | None = None) -> dict[str, str]:
-        env = {
-            "GIT_AUTHOR_NAME": self.name,
-            "GIT_AUTHOR_EMAIL": self.email,
-            "GIT_COMMITTER_NAME": self.name,
-            "GIT_COMMITTER_EMAIL": self.email,
-        }
-        if when:
-            env["GIT_AUTHOR_DATE"] = env["GIT_COMMITTER_DATE"] = when
-        return env
 
 
 class Repo:
@@ -113,7 +95,7 @@ class Repo:
     def _refuse_damaged(self, name: str) -> None:
         """RepositoryDamaged when the branch names no commit because its ref files are damaged."""
         if self.refs_in_files and head.broken_branch(self.git_dir, name):  # emptied, overwritten, deleted
-            raise RepositoryDamaged(self.path, broken_branch_remedy(self.path, name))
+            raise BrokenBranch(self.path, name)
         if self.refs_in_files and head.packed_refs_damaged(self.git_dir):  # git skips what it cannot read
             said = GitError(
                 ["rev-parse"], 1, ".git/packed-refs holds what git never writes there", cwd=self.path
@@ -133,9 +115,17 @@ class Repo:
         try:
             return self.git(*args, f"refs/heads/{self.branch}^{{commit}}", "--")
         except GitError:
-            if self.tip() is None:
+            tip = self.tip()
+            if tip is None:
                 return None  # no commit yet
+            self.refuse_non_commit(tip)
             raise
+
+    def refuse_non_commit(self, tip: str) -> None:
+        """UserError when the branch file names a tree or a blob where its commit belongs (damage)."""
+        kind = self.git("cat-file", "-t", tip, check=False).decode().strip()
+        if kind and kind != "commit":
+            raise BrokenBranch(self.path, self.branch)
 
     def resolve(self, rev: str) -> str:
         """A user-given revision → full sha; refuses option-like input."""
@@ -520,12 +510,4 @@ def init_repo(path: Path, files: Mapping[str, bytes], message: str, author: Iden
     return repo
 
 
-def person_identity(path: Path, fallback: Identity) -> Identity:
-    """The person's configured git identity, else evolve's fallback."""
-    found = config_values(path, "user.name", "user.email")
-    name = found.get("user.name", b"").decode().strip()
-    email = found.get("user.email", b"").decode().strip()
-    return Identity(name, email) if name and email else fallback
-
-
-__all__ = ["Entry", "Identity", "LOCK", "NOTES", "Repo", "init_repo", "person_identity"]
+__all__ = ["Entry", "LOCK", "NOTES", "Repo", "init_repo"]

@@ -310,9 +310,10 @@ def failure(exc: GitError, what: str) -> UserError:
     """A failed network command as one line: Offline when it is worth trying again later."""
     text = redact(exc.stderr)
     lines = [line.removeprefix("fatal: ").strip() for line in text.splitlines() if line.strip()]
-    reason = "; ".join(lines[-2:])[:300] or f"git exited with {exc.code}"
+    ended = f"git was stopped by signal {-exc.code}" if exc.code < 0 else f"git exited with {exc.code}"
+    reason = "; ".join(lines[-2:])[:300] or ended
     lowered = text.lower()
-    if any(word in lowered for word in _TRANSIENT) or exc.code == -1:
+    if any(word in lowered for word in _TRANSIENT) or exc.timed_out:
         return Offline(f"cannot reach the server to {what} ({reason}); evolve tries again later")
     return UserError(f"could not {what} ({reason})")
 

@@ -7,7 +7,7 @@ rewritten) and only what changed between the two lands on top (`Replayer._amende
 from __future__ import annotations
 
 from evolve.store.history import Commit
-from evolve.store.repo import person_identity
+from evolve.store.identity import person_identity
 from evolve.sync.refs import SYNCED
 from evolve.workspace.agent import Agent, local_person
 

@@ -12,9 +12,10 @@ from evolve.errors import Busy, ConfigError, UserError
 from evolve.home import Home
 from evolve.names import check_name
 from evolve.store.commit import ConcurrentChange
-from evolve.store.git import NOT_A_REPOSITORY
+from evolve.store.git import no_repository_in
 from evolve.store.history import Commit, build_message
-from evolve.store.repo import Identity, Repo, init_repo, person_identity
+from evolve.store.identity import Identity, person_identity
+from evolve.store.repo import Repo, init_repo
 from evolve.workspace import memo as memo_mod
 
 TYPE_CHECKING = False  # typing's own flag without importing typing (a command's start)
@@ -40,7 +41,7 @@ class Agent:
         agent = cls(home, name)
         if not (agent.path / ".git").is_dir():
             if (agent.path / "agent.toml").is_file():  # an agent's folder whose repository is lost
-                raise UserError(f"agent {name!r} at {agent.path}: .git {NOT_A_REPOSITORY}")
+                raise UserError(f"agent {name!r} at {agent.path}: .git {no_repository_in(agent.path)}")
             raise UserError(f"no agent {name!r} in {home.root}; create it with `evolve init {name}`")
         return agent
 

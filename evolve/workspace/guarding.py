@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from evolve.errors import UserError
 from evolve.store.history import Commit, build_message
-from evolve.store.repo import person_identity
+from evolve.store.identity import person_identity
 from evolve.workspace import guards
 from evolve.workspace.agent import Agent, local_person
 from evolve.workspace.authorship import line_authors, made_by_evolve

@@ -13,6 +13,10 @@ lesson id (what the hook records as shown) is computed with C modules only.
 
 from __future__ import annotations
 
+TYPE_CHECKING = False  # typing's own flag without importing typing (the hot path)
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
 SELF = "self"
 STRATEGIES = "strategies"
 HEADINGS = {
@@ -47,16 +51,22 @@ def _lines(text: str) -> list[str]:
     if "\r" not in text:
         parts = text.split("\n")
         return [part + "\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
-    lines, start, size = [], 0, len(text)
+    return list(_each_line(text))
+
+
+def _each_line(text: str) -> Iterator[str]:
+    """The lines of `_lines`, one at a time: a walk that may stop early holds one line, not the file's."""
+    start, size = 0, len(text)
+    crs = "\r" in text
     while start < size:
-        n, r = text.find("\n", start), text.find("\r", start)
+        n = text.find("\n", start)
+        r = text.find("\r", start) if crs else -1
         if n < 0 and r < 0:
-            lines.append(text[start:])
-            break
+            yield text[start:]
+            return
         end = n if r < 0 or (0 <= n < r) else (r + 1 if n == r + 1 else r)
-        lines.append(text[start : end + 1])
+        yield text[start : end + 1]
         start = end + 1
-    return lines
 
 
 def _indent(body: str) -> tuple[int, str]:
@@ -130,19 +140,18 @@ def _starts_block(columns: int, rest: str) -> bool:
     )
 
 
-def _scan(text: str) -> list[tuple[int, str, str | None, bool]]:
-    """(position, line, heading text or None, inside fenced code) for every line.
+def _scan(text: str) -> Iterator[tuple[int, str, str | None, bool]]:
+    """(position, line, heading text or None, inside fenced code) for every line, in order.
 
     A top-level ATX `##` outside fenced code counts; a fence inside a list item ends with
-    the item. The one walk behind sections() and has_conflict_markers().
+    the item. The one walk behind sections() and has_conflict_markers(), a line at a time.
     """
-    out: list[tuple[int, str, str | None, bool]] = []
     position = 0
     fence: tuple[str, int] | None = None
     base = 0  # the columns a fence's lines are indented by (a fence inside a list item)
     item: int | None = None  # the content column of the list item the lines belong to
     paragraph = False  # the item's last line was paragraph text (a lazy line may follow)
-    for line in _lines(text):
+    for line in _each_line(text):
         body = line.rstrip("\r\n")
         if position == 0:
             body = body.removeprefix(BOM)
@@ -152,7 +161,7 @@ def _scan(text: str) -> list[tuple[int, str, str | None, bool]]:
         if fence is not None and not (base and rest and columns < base):
             if columns - base <= 3 and _closes(rest, fence):
                 fence = None
-            out.append((position, line, None, True))
+            yield position, line, None, True
             position += len(line)
             continue
         fence = None  # a less indented line ends the list item, and its fence with it
@@ -182,9 +191,8 @@ def _scan(text: str) -> list[tuple[int, str, str | None, bool]]:
                 if (found := _fence(content)) is not None:
                     fence, base = found, item
                 paragraph = bool(content) and fence is None
-        out.append((position, line, heading, fence is not None))
+        yield position, line, heading, fence is not None
         position += len(line)
-    return out
 
 
 def _sections(text: str) -> list[Section]:
@@ -218,20 +226,58 @@ def has_conflict_markers(text: str, in_fences: bool = False) -> bool:
     inside it, while a real conflict starts outside and may hold fence lines of both sides
     (which leave the rest of the file "fenced" to a Markdown reader). `in_fences`: while a
     merge is being committed, a conflict of lines inside a code block (git marks it there) counts.
+    The markers are found by str.find, line by line only where fences decide: a file of
+    millions of lines is read in C.
     """
-    seen = 0  # 1: the opening marker, 2: and the separator after it
-    for start, line, _heading, fenced in _scan(text):
-        body = line.rstrip("\r\n")
-        if start == 0:
-            body = body.removeprefix(BOM)
-        opens = body.startswith("<<<<<<< ") or body == "<<<<<<<"
-        if seen == 0 and (in_fences or not fenced) and opens:
-            seen = 1
-        elif seen == 1 and body == "=======":
-            seen = 2
-        elif seen == 2 and (body.startswith(">>>>>>> ") or body == ">>>>>>>"):
-            return True
-    return False
+    if "=======" not in text:
+        return False
+    if in_fences or ("```" not in text and "~~~" not in text):
+        opening = _marker_line(text, "<<<<<<<", 0, True)
+    else:
+        opening = next(
+            (at for at, line, _heading, fenced in _scan(text) if not fenced and _opens(line, at == 0)), -1
+        )
+    if opening < 0:
+        return False
+    separator = _marker_line(text, "=======", opening + 7, False)
+    return separator >= 0 and _marker_line(text, ">>>>>>>", separator + 7, True) >= 0
+
+
+def _opens(line: str, first: bool) -> bool:
+    """Whether a line is a merge's opening marker (`<<<<<<< ours` or the bare marker)."""
+    body = line.rstrip("\r\n")
+    if first:
+        body = body.removeprefix(BOM)
+    return body.startswith("<<<<<<< ") or body == "<<<<<<<"
+
+
+def _marker_line(text: str, marker: str, start: int, labelled: bool) -> int:
+    """Where the first line from `start` that is `marker` starts (`labelled`: or `marker label`); -1.
+
+    A candidate that does not start a line sends the search to the next line: each line
+    is looked at once per marker.
+    """
+    at = text.find(marker, start)
+    crs = at >= 0 and "\r" in text
+    while at >= 0:
+        after = at + len(marker)
+        starts = at == 0 or text[at - 1] in "\r\n" or (at == 1 and text[0] == BOM)
+        ends = after == len(text) or text[after] in "\r\n" or (labelled and text[after] == " ")
+        if starts and ends:
+            return at
+        newline = _next_line(text, at, crs)
+        if newline < 0:
+            return -1
+        at = text.find(marker, newline)
+    return -1
+
+
+def _next_line(text: str, at: int, crs: bool) -> int:
+    """Where the line after the one holding `at` starts; -1 on the last line (`crs`: text has CRs)."""
+    n = text.find("\n", at)
+    r = text.find("\r", at, n if n >= 0 else len(text)) if crs else -1
+    end = n if r < 0 else r
+    return end + 1 if end >= 0 else -1
 
 
 def lines(text: str) -> list[str]:
