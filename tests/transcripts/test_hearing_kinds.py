@@ -243,3 +243,12 @@ def test_a_yes_that_reports_a_failure_the_offer_never_named_is_a_failure_report(
 @pytest.mark.parametrize("text", ["¡Hala, qué rápido! gracias", "Dur de choisir, mais merci"])
 def test_words_other_languages_share_with_turkish_cues_report_nothing(text):
     assert not heard(text, before="Done ✅ the tests pass.").correction
+
+
+def test_a_cjk_reply_after_an_interruption_is_as_brief_as_what_it_says():
+    # seventeen characters, as much as a fifty-letter English reply: not a bare retry
+    stopped = "正在修改配置文件。"
+    result = hear(load_lexicons(), "这个配置文件不是之前就已经改好了吗？", stopped, after_error=True)
+    assert result.correction and result.kind == "pushback", result
+    assert not hear(load_lexicons(), "好的，重新来一次吧", stopped, after_error=True).correction
+
