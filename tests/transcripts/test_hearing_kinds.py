@@ -252,3 +252,33 @@ def test_a_cjk_reply_after_an_interruption_is_as_brief_as_what_it_says():
     assert result.correction and result.kind == "pushback", result
     assert not hear(load_lexicons(), "好的，重新来一次吧", stopped, after_error=True).correction
 
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Shouldn't this use the existing HTTP client?",
+        "so wouldn't the map be simpler here?",
+        "¿No debería ir en el módulo de red?",
+        "Não deveria ficar no módulo de rede?",
+        "Ça ne devrait pas être dans le module réseau ?",
+        "Non dovrebbe stare nel modulo di rete?",
+        "Разве это не должно быть в сетевом модуле?",
+        "Хіба це не має бути в мережевому модулі?",
+        "ここは enum で十分なのでは？",
+    ],
+)
+def test_a_negative_question_opening_the_reply_challenges_the_agents_work(text):
+    result = heard(text)
+    assert result.correction and result.kind == "pushback", result
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "shouldn't matter, go ahead with the rename",  # no question
+        "Shouldn't take long: add the flag and run the tests.",
+        "one more idea, shouldn't we log the retries too",  # not its opening, no question mark
+    ],
+)
+def test_a_negative_modal_that_asks_nothing_is_no_pushback(text):
+    assert heard(text).kind != "pushback"
