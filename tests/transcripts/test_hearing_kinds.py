@@ -282,3 +282,12 @@ def test_a_negative_question_opening_the_reply_challenges_the_agents_work(text):
 )
 def test_a_negative_modal_that_asks_nothing_is_no_pushback(text):
     assert heard(text).kind != "pushback"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["ダークモードの切り替えがうまく動作していないです", "保存ボタンが機能しません", "刷新按钮点了不管用"],
+)
+def test_it_does_not_work_said_in_everyday_japanese_and_chinese_after_the_agents_claim(text):
+    result = heard(text)
+    assert result.correction and result.kind == "failure_report", result
