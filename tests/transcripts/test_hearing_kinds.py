@@ -291,3 +291,32 @@ def test_a_negative_modal_that_asks_nothing_is_no_pushback(text):
 def test_it_does_not_work_said_in_everyday_japanese_and_chinese_after_the_agents_claim(text):
     result = heard(text)
     assert result.correction and result.kind == "failure_report", result
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "你真笨，又改错了文件",
+        "笨死了",
+        "ты тупой?",
+        "bist du dumm?",
+        "t'es débile ou quoi",
+        "bodoh sekali",
+        "aptal mısın",
+    ],
+)
+def test_calling_the_agent_stupid_is_scorn_in_every_lexicon_language(text):
+    result = heard(text)
+    assert result.correction and result.kind == "negation", result
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "这个函数有点笨重，拆成两个",
+        "バカみたいに簡単なタスクです。READMEを書いて",
+        "Это тупой вопрос, но где лежит конфиг?",
+    ],
+)
+def test_words_that_only_look_like_calling_the_agent_stupid_are_no_scorn(text):
+    assert heard(text).kind != "negation"
