@@ -185,7 +185,7 @@ class _Message:
         if first or not (agent_before.strip() or agent_did.strip()):
             return None  # nothing the agent said yet: only outright words count
         persist = found.get("persist")
-        if after_error and ("retry" in found or len(words) < _BRIEF):
+        if after_error and ("retry" in found or _size(words) < _BRIEF):
             return None  # a retry after an API error or an interruption
         if "retry" in found and not persist and len(words) < 100:
             return None  # "there was a timeout, please continue"

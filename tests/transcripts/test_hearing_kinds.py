@@ -243,3 +243,80 @@ def test_a_yes_that_reports_a_failure_the_offer_never_named_is_a_failure_report(
 @pytest.mark.parametrize("text", ["¡Hala, qué rápido! gracias", "Dur de choisir, mais merci"])
 def test_words_other_languages_share_with_turkish_cues_report_nothing(text):
     assert not heard(text, before="Done ✅ the tests pass.").correction
+
+
+def test_a_cjk_reply_after_an_interruption_is_as_brief_as_what_it_says():
+    # seventeen characters, as much as a fifty-letter English reply: not a bare retry
+    stopped = "正在修改配置文件。"
+    result = hear(load_lexicons(), "这个配置文件不是之前就已经改好了吗？", stopped, after_error=True)
+    assert result.correction and result.kind == "pushback", result
+    assert not hear(load_lexicons(), "好的，重新来一次吧", stopped, after_error=True).correction
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Shouldn't this use the existing HTTP client?",
+        "so wouldn't the map be simpler here?",
+        "¿No debería ir en el módulo de red?",
+        "Não deveria ficar no módulo de rede?",
+        "Ça ne devrait pas être dans le module réseau ?",
+        "Non dovrebbe stare nel modulo di rete?",
+        "Разве это не должно быть в сетевом модуле?",
+        "Хіба це не має бути в мережевому модулі?",
+        "ここは enum で十分なのでは？",
+    ],
+)
+def test_a_negative_question_opening_the_reply_challenges_the_agents_work(text):
+    result = heard(text)
+    assert result.correction and result.kind == "pushback", result
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "shouldn't matter, go ahead with the rename",  # no question
+        "Shouldn't take long: add the flag and run the tests.",
+        "one more idea, shouldn't we log the retries too",  # not its opening, no question mark
+    ],
+)
+def test_a_negative_modal_that_asks_nothing_is_no_pushback(text):
+    assert heard(text).kind != "pushback"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["ダークモードの切り替えがうまく動作していないです", "保存ボタンが機能しません", "刷新按钮点了不管用"],
+)
+def test_it_does_not_work_said_in_everyday_japanese_and_chinese_after_the_agents_claim(text):
+    result = heard(text)
+    assert result.correction and result.kind == "failure_report", result
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "你真笨，又改错了文件",
+        "笨死了",
+        "ты тупой?",
+        "bist du dumm?",
+        "t'es débile ou quoi",
+        "bodoh sekali",
+        "aptal mısın",
+    ],
+)
+def test_calling_the_agent_stupid_is_scorn_in_every_lexicon_language(text):
+    result = heard(text)
+    assert result.correction and result.kind == "negation", result
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "这个函数有点笨重，拆成两个",
+        "バカみたいに簡単なタスクです。READMEを書いて",
+        "Это тупой вопрос, но где лежит конфиг?",
+    ],
+)
+def test_words_that_only_look_like_calling_the_agent_stupid_are_no_scorn(text):
+    assert heard(text).kind != "negation"

@@ -50,6 +50,15 @@ PREFERENCES = [
     ("zh", "今后的代码都用 TypeScript 写"),
     ("de", "Nie wieder direkt auf main pushen."),
     ("it", "Mai usare var nel frontend."),
+    # a scope of "wherever it applies": how to work, not this one task
+    ("en", "prefer pure functions over classes wherever possible"),
+    ("en", "Reuse the shared fixtures whenever possible."),
+    ("de", "Nutze wo möglich die Standardbibliothek."),
+    ("es", "Usa tipos estrictos siempre que sea posible."),
+    ("fr", "Évite les dépendances externes dans la mesure du possible."),
+    ("pt", "Use async sempre que possível."),
+    ("it", "Usa le funzioni pure ove possibile."),
+    ("ru", "По возможности пиши тесты до кода."),
 ]
 
 
@@ -78,6 +87,7 @@ NOT_PREFERENCES = [
     "The spec is in docs. Fix the parser here first.",  # "in … here" across two sentences
     "nie w tym katalogu, w src",  # Polish "not", which German reads as "never"
     "mai làm tiếp phần này nhé",  # Vietnamese "tomorrow", which Italian reads as "never"
+    "if possible, add a test for the parser too",  # this task's wish, not a standing scope
 ]
 
 
