@@ -55,18 +55,26 @@ def _lines(text: str) -> list[str]:
 
 
 def _each_line(text: str) -> Iterator[str]:
-    """The lines of `_lines`, one at a time: a walk that may stop early holds one line, not the file's."""
+    """The lines of `_lines`, one at a time: a walk that may stop early holds one line, not the file's.
+
+    Where the next LF and the next CR are is remembered until passed: each is searched for
+    once per line break, never across the rest of the text for every line.
+    """
     start, size = 0, len(text)
-    crs = "\r" in text
+    n = r = -2  # where the next LF / CR is: -2 not looked for yet, -1 none left
     while start < size:
-        n = text.find("\n", start)
-        r = text.find("\r", start) if crs else -1
+        n, r = _next_break(text, "\n", n, start), _next_break(text, "\r", r, start)
         if n < 0 and r < 0:
             yield text[start:]
             return
         end = n if r < 0 or (0 <= n < r) else (r + 1 if n == r + 1 else r)
         yield text[start : end + 1]
         start = end + 1
+
+
+def _next_break(text: str, char: str, known: int, start: int) -> int:
+    """The next `char` at or after `start`, given where the last search found it (`known`)."""
+    return text.find(char, start) if -1 != known < start else known
 
 
 def _indent(body: str) -> tuple[int, str]:
@@ -254,30 +262,22 @@ def _opens(line: str, first: bool) -> bool:
 def _marker_line(text: str, marker: str, start: int, labelled: bool) -> int:
     """Where the first line from `start` that is `marker` starts (`labelled`: or `marker label`); -1.
 
-    A candidate that does not start a line sends the search to the next line: each line
-    is looked at once per marker.
+    A candidate that does not start a line sends the search to the next line; the line
+    breaks are searched for forwards only, so the whole walk reads the text a few times.
     """
     at = text.find(marker, start)
-    crs = at >= 0 and "\r" in text
+    n = r = -2  # where the next LF / CR is (as in `_each_line`)
     while at >= 0:
         after = at + len(marker)
         starts = at == 0 or text[at - 1] in "\r\n" or (at == 1 and text[0] == BOM)
         ends = after == len(text) or text[after] in "\r\n" or (labelled and text[after] == " ")
         if starts and ends:
             return at
-        newline = _next_line(text, at, crs)
-        if newline < 0:
+        n, r = _next_break(text, "\n", n, at), _next_break(text, "\r", r, at)
+        if n < 0 and r < 0:
             return -1
-        at = text.find(marker, newline)
+        at = text.find(marker, (n if r < 0 or 0 <= n < r else r) + 1)
     return -1
-
-
-def _next_line(text: str, at: int, crs: bool) -> int:
-    """Where the line after the one holding `at` starts; -1 on the last line (`crs`: text has CRs)."""
-    n = text.find("\n", at)
-    r = text.find("\r", at, n if n >= 0 else len(text)) if crs else -1
-    end = n if r < 0 else r
-    return end + 1 if end >= 0 else -1
 
 
 def lines(text: str) -> list[str]:
