@@ -194,7 +194,18 @@ def test_a_command_on_an_emptied_git_is_not_sent_to_fsck(evolve_home):
 
 
 @pytest.mark.parametrize(
-    "content", ["", "garbage\n", None, "ref: refs/heads/main\n", "ref: refs/heads/gone\n", "its tree"]
+    "content",
+    [
+        "",
+        "garbage\n",
+        None,
+        "ref: refs/heads/main\n",
+        "ref: refs/heads/gone\n",
+        "its tree",
+        " {sha}\n",  # a space before the id: git reads no id
+        "{sha}{sha}\n"[:65] + "\n",  # 64 digits in a SHA-1 repository
+        "five hops",  # git follows four
+    ],
 )
 def test_a_branch_file_naming_no_commit_is_damage_not_busy(evolve_home, content):
     # emptied by a crash, or overwritten: "busy, run the command again once that git is done"
@@ -205,6 +216,14 @@ def test_a_branch_file_naming_no_commit_is_damage_not_busy(evolve_home, content)
     write_skill(agent.path, "run-tests")
     ref = agent.path / ".git" / "refs" / "heads" / "main"
     commands = ["pin", "log", "lessons"]
+    sha = git(agent.path, "rev-parse", "HEAD").stdout.strip()
+    if content == "five hops":
+        git(agent.path, "update-ref", "refs/heads/h5", sha)
+        for hop in range(4, 0, -1):
+            git(agent.path, "symbolic-ref", f"refs/heads/h{hop}", f"refs/heads/h{hop + 1}")
+        content = "ref: refs/heads/h1\n"
+    if content is not None and "{sha}" in content:
+        content = content.replace("{sha}", sha)
     if content == "its tree":  # a commit's tree where the commit belongs: `git log` shows nothing
         content = git(agent.path, "rev-parse", "HEAD^{tree}").stdout
         commands.remove("lessons")  # read from that tree: the files as they are, no commit to name
@@ -460,3 +479,43 @@ def test_an_agent_folder_that_is_a_linked_worktree_is_named_as_one(evolve_home, 
     assert out.returncode == 1 and said in out.stderr.splitlines()[-1]
     assert said in run_cli("doctor").stdout + run_cli("doctor").stderr
     assert not (evolve_home / "logs" / "crash.log").exists()
+
+
+@pytest.mark.parametrize("command", ["log", "lessons"])
+def test_a_read_whose_git_is_killed_by_a_signal_is_named_not_a_crash(
+    evolve_home, monkeypatch, tmp_path, command
+):
+    # git killed by the out-of-memory killer (or a hang-up) mid-read: its repository is sound,
+    # so git's check found nothing and the failure was taken for evolve's bug (exit 3, crash.log)
+    import shutil
+
+    agent = make_agent("demo")
+    write_skill(agent.path, "run-tests")
+    assert run_cli("pin", "demo", "run-tests").returncode == 0
+    real = shutil.which("git")
+    wrapper = tmp_path / "bin" / "git"
+    wrapper.parent.mkdir()
+    wrapper.write_text(f'#!/bin/sh\nfor a in "$@"; do [ "$a" = log ] && kill -9 $$; done\nexec {real} "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{wrapper.parent}:{os.environ['PATH']}")
+    out = run_cli(command, "demo")
+    assert out.returncode == 1, (out.returncode, out.stderr)
+    assert "git was stopped by signal 9" in out.stderr.splitlines()[-1]
+    assert not (evolve_home / "logs" / "crash.log").exists()
+
+
+@pytest.mark.parametrize("content", ["{SHA}\n", "{sha}   \n", "ref:refs/heads/h1\n", "four hops"])
+def test_a_branch_file_git_reads_is_no_damage(evolve_home, content):
+    # what git takes for the commit (upper-case digits, no space after `ref:`, four symref
+    # hops) must not read as a broken branch
+    agent = make_agent("demo")
+    sha = git(agent.path, "rev-parse", "HEAD").stdout.strip()
+    git(agent.path, "update-ref", "refs/heads/h4", sha)
+    for hop in range(3, 0, -1):
+        git(agent.path, "symbolic-ref", f"refs/heads/h{hop}", f"refs/heads/h{hop + 1}")
+    content = "ref: refs/heads/h1\n" if content == "four hops" else content
+    (agent.path / ".git" / "refs" / "heads" / "main").write_text(content.format(sha=sha, SHA=sha.upper()))
+    [row] = json.loads(run_cli("status", "--json").stdout)["agents"]
+    assert row["repository_problem"] is None, row
+    out = run_cli("log", "demo")
+    assert out.returncode == 0 and out.stdout.strip(), out.stderr

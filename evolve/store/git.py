@@ -350,6 +350,11 @@ def repository_problem(exc: BaseException) -> str | None:
     """
     if isinstance(exc, RepositoryDamaged):  # named already (a broken branch file, a packed-refs git skips)
         return exc.problem
+    if isinstance(exc, GitError) and exc.code < 0 and not exc.timed_out:  # killed from outside
+        return (
+            f"git was stopped by signal {-exc.code} (the system short of memory, a closed terminal, "
+            "a kill): nothing of the repository is known to be wrong; run the command again"
+        )
     if not isinstance(exc, GitError):  # any other failure is evolve's own
         return None
     repo = exc.cwd

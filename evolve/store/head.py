@@ -59,7 +59,8 @@ def checked_out_elsewhere(git_dir: str | os.PathLike[str], branch: str) -> str |
 
 
 def _sha(text: str) -> str | None:
-    text = text.strip()
+    """The commit id a ref's text names as git writes it, else None (unsure: ask git)."""
+    text = text.rstrip()  # a space before the id is no id to git
     return text if len(text) == 40 and set(text) <= _HEX else None
 
 
@@ -170,10 +171,16 @@ def broken_branch(git_dir: str | os.PathLike[str], branch: str = BRANCH) -> bool
     loose = _read(path)
     if loose is None:
         return not os.path.lexists(path) and _lost(git_dir, branch)
-    text = loose.strip()
-    if text.startswith("ref: "):
+    text = loose.rstrip()  # as git reads it: a space before the id breaks it, one after does not
+    if text.startswith("ref:"):
         return _dangling(git_dir, text)
-    return not (len(text) in (40, 64) and set(text) <= _HEX)
+    return not (len(text) == _id_length(git_dir) and set(text.lower()) <= _HEX)
+
+
+def _id_length(git_dir: str | os.PathLike[str]) -> int:
+    """The length of the repository's object ids: 64 where it uses SHA-256, else 40."""
+    config = (_read(os.path.join(git_dir, "config")) or "").lower()
+    return 64 if "objectformat" in config and "sha256" in config else 40
 
 
 def _dangling(git_dir: str | os.PathLike[str], symref: str) -> bool:
@@ -182,9 +189,9 @@ def _dangling(git_dir: str | os.PathLike[str], symref: str) -> bool:
     git ignores such a branch quietly ("dangling symref") and reads it as holding no commits.
     """
     seen: set[str] = set()
-    while symref.startswith("ref: "):
-        target = symref[5:].strip()
-        if target in seen or len(seen) >= 5 or not target.startswith("refs/"):
+    while symref.startswith("ref:"):
+        target = symref[4:].strip()
+        if target in seen or len(seen) >= 4 or not target.startswith("refs/"):  # git follows 4 hops
             return True
         seen.add(target)
         loose = _read(os.path.join(git_dir, *target.split("/")))
