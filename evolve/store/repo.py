@@ -13,13 +13,12 @@ a kill); `Repo` calls them.
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 from evolve.errors import Busy, UserError
-from evolve.store import busy, commit, head, journal, threeway, trees, worktree
+from evolve.store import busy, commit, head, journal, remotes, threeway, trees, worktree
 from evolve.store.git import (
     ZERO,
     BrokenBranch,
@@ -42,8 +41,6 @@ if TYPE_CHECKING:
 NOTES = "refs/notes/evolve"  # what evolve keeps beside its commits (a reflection's operations)
 LOCK = "evolve.lock"
 Entry = tuple[str, str]  # a tree entry: (git mode, blob id)
-_REMOTE_URLS: dict[tuple[str, str, int, int, int], str | None] = {}  # .git/config stat → a remote's URL
-RACY_NS = 2_000_000_000  # a file younger than this may change again without its stat showing it
 
 
 class Repo:
@@ -283,28 +280,8 @@ class Repo:
         return self.text("merge-base", a, b, check=False) or None
 
     def remote_url(self, remote: str = "origin") -> str | None:
-        """The URL a remote of the repository points at (git's config), or None.
-
-        One git process per change of `.git/config` (git rewrites it whole, by rename), not per
-        question: the watcher syncs every agent at each rescan. A file written in the last
-        seconds is asked every time (as git treats a racy index entry): another write within
-        the same clock tick could keep its size, mtime and even its inode number.
-        """
-        try:
-            st = (self.git_dir / "config").stat()
-        except OSError:
-            st = None
-        settled = st is not None and time.time_ns() - st.st_mtime_ns > RACY_NS
-        key = (str(self.git_dir), remote, st.st_ino, st.st_size, st.st_mtime_ns) if st and settled else None
-        if key is not None and key in _REMOTE_URLS:
-            return _REMOTE_URLS[key]
-        out = self.git("config", "--get", f"remote.{remote}.url", check=False)
-        url = out.decode("utf-8", "replace").strip() or None
-        if key is not None:
-            if len(_REMOTE_URLS) > 4096:
-                _REMOTE_URLS.clear()
-            _REMOTE_URLS[key] = url
-        return url
+        """The URL a remote of the repository points at (git's config), or None: `remotes.remote_url`."""
+        return remotes.remote_url(self, remote)
 
     def delete_branch(self, branch: str, expected: str) -> None:
         """Delete `branch` if it still points at `expected` (compare-and-swap)."""
