@@ -15,6 +15,7 @@ import json
 import logging
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -451,7 +452,11 @@ def test_a_check_stopped_by_a_signal_is_not_taken_for_a_timeout_or_damage(evolve
         bin_dir = tmp_path / f"bin{number}"
         bin_dir.mkdir()
         wrapper = bin_dir / "git"
-        kill = f'for a in "$@"; do [ "$a" = fsck ] && kill -{int(number)} $$; done'
+        # python resets the signal first: a shell started under nohup cannot undo an ignored SIGHUP
+        n = int(number)
+        reset = f"{n} == signal.SIGKILL or signal.signal({n}, signal.SIG_DFL)"
+        die = f"import os, signal; {reset}; os.kill(os.getpid(), {n})"
+        kill = f'for a in "$@"; do [ "$a" = fsck ] && exec {sys.executable} -c "{die}"; done'
         wrapper.write_text(f'#!/bin/sh\n{kill}\nexec {real} "$@"\n')
         wrapper.chmod(0o755)
         monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
