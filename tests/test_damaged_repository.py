@@ -194,56 +194,6 @@ def test_a_command_on_an_emptied_git_is_not_sent_to_fsck(evolve_home):
     assert "fsck" not in line and line.endswith("into a new folder and move its files there")
 
 
-@pytest.mark.parametrize(
-    "content",
-    [
-        "",
-        "garbage\n",
-        None,
-        "ref: refs/heads/main\n",
-        "ref: refs/heads/gone\n",
-        "its tree",
-        " {sha}\n",  # a space before the id: git reads no id
-        "{sha}{sha}\n"[:65] + "\n",  # 64 digits in a SHA-1 repository
-        "five hops",  # git follows four
-    ],
-)
-def test_a_branch_file_naming_no_commit_is_damage_not_busy(evolve_home, content):
-    # emptied by a crash, or overwritten: "busy, run the command again once that git is done"
-    # never ended, and status took the agent for one whose branch has no commit yet; deleted
-    # (None), its reflog left: status and doctor advised `git commit` of what is staged, which
-    # starts a history of its own that sync then refuses
-    agent = make_agent("demo")
-    write_skill(agent.path, "run-tests")
-    ref = agent.path / ".git" / "refs" / "heads" / "main"
-    commands = ["pin", "log", "lessons"]
-    sha = git(agent.path, "rev-parse", "HEAD").stdout.strip()
-    if content == "five hops":
-        git(agent.path, "update-ref", "refs/heads/h5", sha)
-        for hop in range(4, 0, -1):
-            git(agent.path, "symbolic-ref", f"refs/heads/h{hop}", f"refs/heads/h{hop + 1}")
-        content = "ref: refs/heads/h1\n"
-    if content is not None and "{sha}" in content:
-        content = content.replace("{sha}", sha)
-    if content == "its tree":  # a commit's tree where the commit belongs: `git log` shows nothing
-        content = git(agent.path, "rev-parse", "HEAD^{tree}").stdout
-        commands.remove("lessons")  # read from that tree: the files as they are, no commit to name
-    ref.unlink() if content is None else ref.write_text(content)
-    for command in commands:  # the reading ones printed no history, exit 0
-        out = run_cli(command, "demo", *(["run-tests"] if command == "pin" else []))
-        assert out.returncode == 1, (command, out.stdout, out.stderr)
-        assert out.stderr.splitlines()[-1].startswith(
-            f"evolve: error: {agent.path}: refs/heads/main names no commit"
-        )
-    [row] = json.loads(run_cli("status", "--json").stdout)["agents"]
-    assert row["repository_problem"].startswith("refs/heads/main names no commit") and row["held"] is None
-    last = (agent.path / ".git" / "logs" / "refs" / "heads" / "main").read_text().splitlines()[-1].split()[1]
-    ref.unlink(missing_ok=True)  # the remedy it names (`rm -f`)
-    git(agent.path, "update-ref", "refs/heads/main", last)
-    [row] = json.loads(run_cli("status", "--json").stdout)["agents"]
-    assert row["repository_problem"] is None
-
-
 def test_an_agent_whose_git_folder_is_lost_can_be_removed(evolve_home):
     # status names it "repository broken"; `evolve remove` said "no agent" and kept it there
     make_agent("sound")
@@ -334,37 +284,6 @@ def test_a_repository_too_big_to_check_in_time_is_named_not_a_crash(evolve_home,
     log = run_cli("log", "broken")
     assert log.returncode == 1 and "did not finish" in log.stderr.splitlines()[-1]
     assert not (evolve_home / "logs" / "crash.log").exists()
-
-
-def test_doctor_names_a_broken_branch_and_diagnoses_every_other_agent(evolve_home):
-    # doctor stopped at the agent whose branch file names no commit: one error line, exit 1,
-    # and nothing said of any other agent
-    make_agent("sound")
-    broken = make_agent("broken")
-    (broken.path / ".git" / "refs" / "heads" / "main").write_text("")
-    (make_agent("stale").path / ".git" / "hooks" / "pre-commit").write_text("#!/bin/sh\n")
-    out = run_cli("doctor", "--json")
-    assert out.stdout, out.stderr
-    findings = json.loads(out.stdout)["findings"]
-    where = {f["where"]: f["problem"] for f in findings}
-    assert where["broken: .git"].startswith("refs/heads/main names no commit")
-    assert any(w.startswith("stale: .git/hooks/pre-commit") for w in where)
-    assert not (evolve_home / "logs" / "crash.log").exists()
-
-
-def test_sync_names_a_broken_branch_not_the_server(evolve_home, tmp_path):
-    # the fetch failed on the local branch and sync said "could not fetch (bad object
-    # refs/heads/main …)", blaming the server and naming no repair
-    agent = make_agent("demo")
-    server = tmp_path / "server.git"
-    git(tmp_path, "clone", "-q", "--bare", str(agent.path), str(server))
-    assert run_cli("remote", "demo", server.as_uri()).returncode == 0
-    (agent.path / ".git" / "refs" / "heads" / "main").write_text("garbage\n")
-    out = run_cli("sync", "demo", "--json")
-    [row] = json.loads(out.stdout) if out.stdout else [None]
-    assert row is not None, out.stderr
-    assert row["state"] == "failed" and "refs/heads/main names no commit" in row["detail"], row
-    assert "fetch" not in row["detail"]
 
 
 @pytest.mark.parametrize("how", ["a byte lost", "a folder"])
@@ -507,20 +426,3 @@ def test_a_read_whose_git_is_killed_by_a_signal_is_named_not_a_crash(
     assert out.returncode == 1, (out.returncode, out.stderr)
     assert "git was stopped by signal 9" in out.stderr.splitlines()[-1]
     assert not (evolve_home / "logs" / "crash.log").exists()
-
-
-@pytest.mark.parametrize("content", ["{SHA}\n", "{sha}   \n", "ref:refs/heads/h1\n", "four hops"])
-def test_a_branch_file_git_reads_is_no_damage(evolve_home, content):
-    # what git takes for the commit (upper-case digits, no space after `ref:`, four symref
-    # hops) must not read as a broken branch
-    agent = make_agent("demo")
-    sha = git(agent.path, "rev-parse", "HEAD").stdout.strip()
-    git(agent.path, "update-ref", "refs/heads/h4", sha)
-    for hop in range(3, 0, -1):
-        git(agent.path, "symbolic-ref", f"refs/heads/h{hop}", f"refs/heads/h{hop + 1}")
-    content = "ref: refs/heads/h1\n" if content == "four hops" else content
-    (agent.path / ".git" / "refs" / "heads" / "main").write_text(content.format(sha=sha, SHA=sha.upper()))
-    [row] = json.loads(run_cli("status", "--json").stdout)["agents"]
-    assert row["repository_problem"] is None, row
-    out = run_cli("log", "demo")
-    assert out.returncode == 0 and out.stdout.strip(), out.stderr
