@@ -196,8 +196,7 @@ def _dangling(git_dir: str | os.PathLike[str], symref: str) -> bool:
         seen.add(target)
         loose = _read(os.path.join(git_dir, *target.split("/")))
         if loose is None:
-            packed = _read(os.path.join(git_dir, "packed-refs")) or ""
-            return not any(line.endswith(f" {target}") for line in packed.splitlines())
+            return not _packed_holds(git_dir, target)
         symref = loose.strip()
     return False
 
@@ -206,12 +205,17 @@ def _lost(git_dir: str | os.PathLike[str], branch: str) -> bool:
     """Whether the branch is in no ref file while its reflog's last entry names a commit."""
     if packed_refs_damaged(git_dir):
         return False  # named as what it is (`Repo.tip`)
-    packed = _read(os.path.join(git_dir, "packed-refs")) or ""
-    if any(line.endswith(f" refs/heads/{branch}") for line in packed.splitlines()):
+    if _packed_holds(git_dir, f"refs/heads/{branch}"):
         return False
     entries = (_read(os.path.join(git_dir, "logs", "refs", "heads", branch)) or "").splitlines()
     last = entries[-1].split(" ", 2) if entries else []
     return len(last) == 3 and len(last[1]) in (40, 64) and _HEX.issuperset(last[1]) and set(last[1]) != {"0"}
+
+
+def _packed_holds(git_dir: str | os.PathLike[str], ref: str) -> bool:
+    """Whether `.git/packed-refs` has a line for `ref`."""
+    packed = _read(os.path.join(git_dir, "packed-refs")) or ""
+    return any(line.endswith(f" {ref}") for line in packed.splitlines())
 
 
 _PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_/.")

@@ -119,7 +119,7 @@ class Repo:
             raise
 
     def refuse_non_commit(self, tip: str) -> None:
-        """UserError when the branch file names a tree or a blob where its commit belongs (damage)."""
+        """BrokenBranch when the branch file names a tree or a blob where its commit belongs."""
         kind = self.git("cat-file", "-t", tip, check=False).decode().strip()
         if kind and kind != "commit":
             raise BrokenBranch(self.path, self.branch)
