@@ -16,6 +16,9 @@ import re
 from dataclasses import dataclass
 
 from evolve.transcripts.lexicons import CUES, Lexicons, prose
+from evolve.transcripts.preferences import Spans
+from evolve.transcripts.preferences import preference as standing_preference
+from evolve.transcripts.sentences import SENTENCE, SHORT, is_question_at, opens_a_sentence, sentence_end, size
 from evolve.transcripts.words import stopwords
 
 # How a person corrects (the kinds `evolve classify` and the metrics report).
@@ -36,9 +39,6 @@ _MIN_TERM = 3
 _REPAIR_GAP = 16  # characters between "fix" and the failure it names ("fix the build errors")
 _ASK_WORDS = 12
 _BRIEF = 40  # characters: a reply this brief says one thing ("the same", "try again")
-_SHORT = 200  # characters: a message this short is a reply, not a new task's spec
-_SENTENCE, _SENTENCE_END = 60, re.compile(r"[.!?\n。！？]")
-_WIDE = re.compile("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")  # kana, CJK, Hangul
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +88,7 @@ def hear(
     else:
         kinds = _MESSAGE_KINDS
     found = _by_kind(lexicons, words, kinds)
-    preference = _preference(words, found)
+    preference = standing_preference(words, found)
     message = _Message(lexicons, text, words, found)
     correction = message.correction(agent_before, agent_did, first, after_error)
     if correction is None and preference is None:
@@ -97,9 +97,6 @@ def hear(
     language = _language(lexicons, found)
     preference_cue = preference[1] if preference else None
     return Heard(correction is not None, preference is not None, kind, cue, preference_cue, language)
-
-
-Spans = dict[str, list[tuple[str, int, int]]]  # kind -> (language, start, end), in text order
 
 
 def _language(lexicons: Lexicons, found: Spans) -> str | None:
@@ -180,13 +177,17 @@ class _Message:
         # "no, in …", "you're not checking …" opening a short reply to a stopped agent: it did the wrong thing
         # (looked for right after an interruption or an API error only; a "no" may answer its question)
         refuse = [s for s in found.get("refuse", ()) if _opens_the_reply(words, s[1])]
-        if refuse and "retry" not in found and _size(words) < _SHORT and not self.asked(agent_before):
+        if refuse and "retry" not in found and size(words) < SHORT and not self.asked(agent_before):
             return NEGATION, f"says no right after stopping the agent: “{self.quote(refuse[0])}”"
         if first or not (agent_before.strip() or agent_did.strip()):
             return None  # nothing the agent said yet: only outright words count
         persist = found.get("persist")
-        if after_error and ("retry" in found or _size(words) < _BRIEF):
+        if after_error and ("retry" in found or size(words) < _BRIEF):
             return None  # a retry after an API error or an interruption
+        # "…, not in my project", "no use X, I want Y": the person stopped the agent at work to turn it
+        turn = self.redirects(words) if after_error and size(words) < SHORT else None
+        if turn and not self.asked(agent_before):
+            return NEGATION, f"turns the agent it just stopped: “{self.quote(turn)}”"
         if "retry" in found and not persist and len(words) < 100:
             return None  # "there was a timeout, please continue"
         if "pushback" in found and ("?" in self.text or "？" in self.text):
@@ -196,14 +197,14 @@ class _Message:
         opener = found.get("opener")
         if opener and _opens_the_reply(words, opener[0][1], after=_ACKNOWLEDGED):
             return CONTRADICTION, f"objects to what the agent said: “{self.quote(opener[0])}” …"
-        scorn = [span for span in found.get("scorn", ()) if span[1] < _SHORT]
+        scorn = [span for span in found.get("scorn", ()) if span[1] < SHORT]
         if scorn:
             return NEGATION, f"scorns the agent's work: “{self.quote(scorn[0])}”"
         halt = found.get("halt", ())
         whole = [span for span in halt if span[1] == 0 and not words[span[2] :].strip(" .!。！")]
         if whole:  # the message is only that word
             return STOP, f"tells the agent to stop: “{self.quote(whole[0])}”"
-        undo = [span for span in found.get("undo", ()) if span[1] < _SHORT]
+        undo = [span for span in found.get("undo", ()) if span[1] < SHORT]
         if undo and "yours" in found:
             yours = self.quote(found["yours"][0])
             return UNDO, f"asks to undo what the agent did: “{self.quote(undo[0])}” … “{yours}”"
@@ -211,28 +212,28 @@ class _Message:
         agent, said = self.agent_cues(agent_before)
         # It says it did the work, or shows the code it changed (aider's SEARCH/REPLACE blocks)
         claimed = "claim" in said or "```" in agent_before or bool(agent_did)
-        short = _size(words) < _SHORT
+        short = size(words) < SHORT
         failure = found.get("failure")
         again = persist or found.get("again") or []
         # "yes, the same for the CLI …" takes up the agent's offer: the same work, no failure
         accepted = asked and not persist and _accepts(words)
         # near the start: further into a long new request, "the same" describes what it wants
-        again = [span for span in again if span[1] < _SHORT]
+        again = [span for span in again if span[1] < SHORT]
         if again and not accepted and (failure or "observe" in found) or persist and claimed and short:
             span = (failure or found.get("observe") or again)[0]
             return FAILURE_REPORT, f"reports it still fails: “{self.quote(again[0])}” … “{self.quote(span)}”"
         if again and claimed and len(words) < _BRIEF and not words[again[-1][2] :].strip(" .!。！"):
             return FAILURE_REPORT, f"says nothing changed after the agent's claim: “{self.quote(again[-1])}”"
         # near the start (a long new task may mention one), and said, not asked ("is it fixed now?")
-        upto = min(_SHORT, _pasted_at(words)) if failure else 0
+        upto = min(SHORT, _pasted_at(words)) if failure else 0
         early = [s for s in failure or () if s[1] < upto and not self.to_repair(s)]
-        asks_back = [s for s in early if _is_question_at(words, s[1])]  # "is it fixed now?" asks
+        asks_back = [s for s in early if is_question_at(words, s[1])]  # "is it fixed now?" asks
         early = [s for s in early if s not in asks_back]
         if claimed and short and any(_NEGATED.search(self.quote(s)) for s in asks_back):
             return PUSHBACK, f"doubts what the agent said: “{self.quote(asks_back[0])}?”"
         # what the agent wrote names files or commands (`app.py`): it reports work it did, and
         # a failure said up front is about that work
-        worked = bool(early) and early[0][1] < _SENTENCE and "`" in agent_before or "yours" in found
+        worked = bool(early) and early[0][1] < SENTENCE and "`" in agent_before or "yours" in found
         # "yes, show the errors in a banner" takes up an offer that named them ("yes, errors
         # everywhere now" reports a failure)
         offered = accepted and bool(early) and self.quote(early[0]) in agent
@@ -252,13 +253,13 @@ class _Message:
         exists = found.get("exists")
         # with "don't create" or a rule: a bare "not" beside it says nothing of the agent's work
         refused = [s for k in ("contrast", "rule") for s in found.get(k, ()) if not _bare(self.quote(s))]
-        if exists and exists[0][1] < _SHORT and (refused or "weak" in found):
+        if exists and exists[0][1] < SHORT and (refused or "weak" in found):
             return FACT, f"says what the agent would make is already there: “{self.quote(exists[0])}”"
         # a "why" opening a short question ("…, why?" after a statement asks about the statement)
-        why = [s for s in found.get("why", ()) if s[1] < _SENTENCE and _opens_a_question(words, s)]
+        why = [s for s in found.get("why", ()) if s[1] < SENTENCE and _opens_a_question(words, s)]
         if why and short and (claimed or not asked):  # a mere question of the agent's is asked back
             return PUSHBACK, f"questions what the agent just did: “{self.quote(why[0])} …?”"
-        weak = [s for s in found.get("weak", ()) if s[1] < _SHORT and not _is_question_at(words, s[1])]
+        weak = [s for s in found.get("weak", ()) if s[1] < SHORT and not is_question_at(words, s[1])]
         if weak and claimed and not asked:
             return NEGATION, f"pushes back on what the agent said it did: “{self.quote(weak[0])}”"
         if claimed and not asked and "observe" in found and ("contrast" in found or weak):
@@ -272,6 +273,31 @@ class _Message:
             return RULE, f"sets a rule for how the agent works: “{self.quote(rule[0])}”"
         return None
 
+    def redirects(self, words: str) -> tuple[str, int, int] | None:
+        """A "not" / "instead of" said, not asked, in the opening sentence of a reply to a stopped agent.
+
+        Not one after "if" ("if not, …", "se não for …": a condition), nor an aside ("not sure",
+        "not your fault", "not only …"): the person may have stopped the agent only to add
+        something; nor a bare "no" opening the reply, which may agree or wait ("no you're
+        right", "no wait"): whether it refuses is the `refuse` cue's to say.
+        """
+        spans = (s for kind in ("contrast", "contrast_before") for s in self.found.get(kind, ()))
+        first_end = sentence_end(words, 0)
+        return next(
+            (
+                span
+                for span in spans
+                if span[1] < SENTENCE
+                and (first_end is None or span[1] < first_end.start())
+                and not is_question_at(words, span[1])
+                and not _CONDITION.search(words, max(0, span[1] - 12), span[1])
+                and not _ASIDE.match(words, span[1])
+                and not _SELF.search(words, max(0, span[1] - 5), span[1])
+                and not (_opens_the_reply(words, span[1]) and _ANSWER_WORDS.fullmatch(self.quote(span) + " "))
+            ),
+            None,
+        )
+
     def to_repair(self, span: tuple[str, int, int]) -> bool:
         """Whether a failure word is what the person asks to fix ("analyse the error"), not a report.
 
@@ -280,7 +306,7 @@ class _Message:
         """
         _, start, end = span
         before = (
-            0 <= start - r_end <= _REPAIR_GAP and _opens_a_sentence(self.words, r_start)
+            0 <= start - r_end <= _REPAIR_GAP and opens_a_sentence(self.words, r_start)
             for _, r_start, r_end in self.found.get("repair", ())
         )
         return any(before) or any(0 <= r_start - end <= 2 for _, r_start, _ in self.found.get("repair", ()))
@@ -315,7 +341,7 @@ class _Message:
         spans = [(span, "contrast") for span in found.get("contrast", ())]
         spans += [(span, "contrast_before") for span in found.get("contrast_before", ())]
         for (_, start, end), kind in spans:
-            if _is_question_at(words, start) or not short and start > _SENTENCE or asked and start:
+            if is_question_at(words, start) or not short and start > SENTENCE or asked and start:
                 continue  # "should it use X, not Y?" asks
             if kind == "contrast":
                 near = _TERM.findall(words[end : end + 40])[:3]
@@ -347,6 +373,13 @@ def _pasted_at(words: str) -> int:
     return found.start() if found else len(words)
 
 
+# "if" before a "not" makes it a condition ("if not, …", "si no funciona", "se não for …")
+_CONDITION = re.compile(r"\b(?:if|si|se|wenn|falls|если|якщо|jeśli|jeżeli|pokud|kalau|jika|nếu|eğer)\W+\Z")
+# a person who stopped the agent only to add something ("not sure, but …", "not only …")
+# or speaks of themselves ("I'm not at my desk")
+_ASIDE = re.compile(r"(?:not|no) (?:sure|certain|your fault|a big deal|idea|clue|worries|only|just|going)\b")
+_SELF = re.compile(r"\bi(?:'m| am)? \Z")
+
 # What may come before a "no" that opens the reply (not "si", "ja", "да": "si no …" is "if not")
 _INTERJECTION = re.compile(r"(?:ok|okay|wait|hmm|um|uh|ah|oh|sorry|well|好的|嗯)[ ,.!，。]*")
 
@@ -371,18 +404,6 @@ def _ends_asking(agent_words: str) -> bool:
     """A question mark among the agent's last dozen words."""
     mark = max(agent_words.rfind("?"), agent_words.rfind("？"))
     return mark != -1 and len(agent_words[mark + 1 :].split()) <= _ASK_WORDS
-
-
-def _size(words: str) -> int:
-    """A message's length in Latin characters: a CJK character says about as much as three.
-
-    A link is no prose: a short reply that pastes one ("it should still return <url>") is short.
-    """
-    links = sum(map(len, _LINK.findall(words))) if "://" in words else 0
-    return len(words) - links + 2 * len(_WIDE.findall(words))
-
-
-_LINK = re.compile(r"\b\w+://\S+")  # \b: a run of letters is tried once (linear)
 
 
 def _only_an_answer(words: str, strong: list[tuple[str, int, int]]) -> bool:
@@ -413,68 +434,6 @@ _COMMON = frozenset(
 )
 
 
-def _preference(words: str, found: dict[str, list[tuple[str, int, int]]]) -> tuple[str, str] | None:
-    """(language, cue) when the message states how things should be done from now on."""
-    spans = [*found.get("standing", ())]
-    if "rule" in found and _size(words) < _SHORT:  # a rule of a long new request is its spec
-        spans += found.get("rule", ())
-
-    spans += [
-        span
-        for span in found.get("standing_lead", ())
-        if _opens_a_sentence(words, span[1]) and not _describes(words, span)
-    ]
-    spans += _answer_in_a_language(words, found)
-    for lang, start, end in sorted(spans, key=lambda span: span[1]):
-        if not _is_question_at(words, end):  # "do you always …?" asks, it does not instruct
-            return lang, f"states a standing preference: “{words[start:end].strip()}”"
-    return None
-
-
-# A finished verb after "always" / "never" ("but never used", "so it always returns null"):
-# what something does, not how to work ("never embed", "always pass" are instructions)
-_DESCRIBED = re.compile(r" +[a-z]+(?:(?<![eb])ed|(?<![sui])s)\b")
-
-
-def _describes(words: str, span: tuple[str, int, int]) -> bool:
-    """Whether an "always" / "never" cue goes on describing, not instructing."""
-    _, start, end = span
-    return words[start:end].strip() in ("always", "never") and _DESCRIBED.match(words, end) is not None
-
-
-def _opens_a_sentence(words: str, start: int) -> bool:
-    """Whether a cue at `start` opens a sentence (or follows "please", "and", "you should" …)."""
-    before = words[max(0, start - 30) : start]
-    if start <= 30 and not before.strip(" \"'*-([“«"):
-        return True  # the message's first words
-    return _LEAD.search(before) is not None
-
-
-# What may stand before a sentence-start cue ("Always", "Please always", "And never",
-# "Thanks, always …", "好的，以后 …").
-_LEAD = re.compile(
-    r"(?:[.!?;:\n。！？；：]|\b(?:please|pls|and|so|but|also|just|you should|you must|make sure to|"
-    r"s'il te plait|bitte|por favor|per favore|пожалуйста|prosím|tolong|ok|okay|thanks|thank you|thx|"
-    r"great|perfect|好的|好|谢谢|gracias|merci|danke|grazie|obrigado|спасибо|дякую))\W*\Z"
-)
-
-
-def _answer_in_a_language(words: str, found: Spans) -> list[tuple[str, int, int]]:
-    """A verb of speaking and a language in one sentence ("answer in German", "пиши на русском")."""
-    verbs = found.get("speak")
-    if not verbs:
-        return []
-    return [
-        (lang, start, end)
-        for lang, start, end in found.get("in_language", ())
-        if any(
-            abs(start - v_start) < _SENTENCE
-            and not _SENTENCE_END.search(words, min(v_end, end), max(v_start, start))
-            for _, v_start, v_end in verbs
-        )
-    ]
-
-
 _CLAUSE_MARK = re.compile(r"[.!?,;:\n。！？，]")
 
 
@@ -486,15 +445,6 @@ def _opens_a_question(words: str, span: tuple[str, int, int]) -> bool:
     """
     if len(_CLAUSE_MARK.split(words[: span[1]])[-1].split()) > 1:
         return False
-    end = _SENTENCE_MARK.search(words, span[2])
+    end = sentence_end(words, span[2])
     asked = words[span[2] : end.start()].strip(" ,") if end is not None and end.group() == "?" else ""
     return bool(asked) and not _NEGATED.fullmatch(asked)
-
-
-def _is_question_at(words: str, index: int) -> bool:
-    """Whether the sentence holding `index` ends with a question mark (the dot of ".env" ends none)."""
-    end = _SENTENCE_MARK.search(words, index)
-    return end is not None and end.group() == "?"
-
-
-_SENTENCE_MARK = re.compile(r"[.!?](?=\s|\Z)|\n")

@@ -190,3 +190,48 @@ def test_the_same_words_in_a_task_or_a_spec_are_no_correction(text, before):
 )
 def test_a_sessions_first_request_holds_no_objection(text):
     assert not heard(text, first=True).correction
+
+
+# The person stopped the agent at work and, in the opening sentence of a short reply, says
+# what not to do or where instead: the agent was heading the wrong way.
+REDIRECTS = [
+    "put the new helper in utils/strings.py, not in the models module",
+    "use the staging bucket instead of the production one for these uploads",
+    "coloque o relatório na pasta docs e não na raiz do projeto",
+    "это надо делать в тестах, а не в основном коде сервиса",
+    "bitte die Tests anpassen, nicht den Produktionscode im Modul",
+    "不要再改数据库迁移脚本了，这次只需要改前端页面里的表单校验代码，其他文件都先别碰",
+]
+
+
+@pytest.mark.parametrize("text", REDIRECTS)
+def test_a_not_in_the_reply_to_a_stopped_agent_turns_it(text):
+    result = hear(load_lexicons(), text, STOPPED, after_error=True)
+    assert result.correction and result.kind == "negation", (text, result.why)
+    assert "stopped" in (result.cue or ""), result.why
+    assert not heard(text, first=True).correction  # a session's first words correct nothing
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a condition, an aside, the person speaking of themselves: nothing the agent did wrong
+        "if not, leave the loader alone and move on to the writer module",
+        "not sure it matters much, but also add a docstring to the loader",
+        "I'm not at my desk for a while, just finish the loader on your own",
+        # asked, or further on than the opening sentence: a question or a new remark
+        "could we keep the old loader around for now and not delete it right away?",
+        "Add a docstring to the loader as well. Not urgent, do it at the end.",
+        # a bare "no" opening the reply is the refuse cue's to weigh ("no you're right", "no wait")
+        "no you're right, rewriting the loader first is the better order",
+    ],
+)
+def test_a_not_after_a_stop_that_turns_nothing_is_no_correction(text):
+    assert not hear(load_lexicons(), text, STOPPED, after_error=True).correction, text
+
+
+def test_a_redirect_needs_the_stop_and_no_question_of_the_agents():
+    text = REDIRECTS[0]
+    assert not heard(text, STOPPED).correction  # not stopped: "not in X" may be the spec of a new task
+    asked = "Should the helper go into utils/strings.py or into the models module?"
+    assert not hear(load_lexicons(), text, asked, after_error=True).correction  # it answers the question

@@ -1,0 +1,59 @@
+"""Hearing a standing preference: the person says how things are done from now on.
+
+"Always …", "from now on …", "we use X here", "answer in German": the cues of cues.toml
+(`standing`, `standing_lead`, `rule`, `speak` with `in_language`), weighed by where they
+stand in the message. Standard library only (the observer's path).
+"""
+
+from __future__ import annotations
+
+import re
+
+from evolve.transcripts.sentences import SENTENCE, SENTENCE_END, SHORT, is_question_at, opens_a_sentence, size
+
+Spans = dict[str, list[tuple[str, int, int]]]  # kind -> (language, start, end), in text order
+
+
+def preference(words: str, found: Spans) -> tuple[str, str] | None:
+    """(language, cue) when the message states how things should be done from now on."""
+    spans = [*found.get("standing", ())]
+    if "rule" in found and size(words) < SHORT:  # a rule of a long new request is its spec
+        spans += found.get("rule", ())
+
+    spans += [
+        span
+        for span in found.get("standing_lead", ())
+        if opens_a_sentence(words, span[1]) and not _describes(words, span)
+    ]
+    spans += _answer_in_a_language(words, found)
+    for lang, start, end in sorted(spans, key=lambda span: span[1]):
+        if not is_question_at(words, end):  # "do you always …?" asks, it does not instruct
+            return lang, f"states a standing preference: “{words[start:end].strip()}”"
+    return None
+
+
+# A finished verb after "always" / "never" ("but never used", "so it always returns null"):
+# what something does, not how to work ("never embed", "always pass" are instructions)
+_DESCRIBED = re.compile(r" +[a-z]+(?:(?<![eb])ed|(?<![sui])s)\b")
+
+
+def _describes(words: str, span: tuple[str, int, int]) -> bool:
+    """Whether an "always" / "never" cue goes on describing, not instructing."""
+    _, start, end = span
+    return words[start:end].strip() in ("always", "never") and _DESCRIBED.match(words, end) is not None
+
+
+def _answer_in_a_language(words: str, found: Spans) -> list[tuple[str, int, int]]:
+    """A verb of speaking and a language in one sentence ("answer in German", "пиши на русском")."""
+    verbs = found.get("speak")
+    if not verbs:
+        return []
+    return [
+        (lang, start, end)
+        for lang, start, end in found.get("in_language", ())
+        if any(
+            abs(start - v_start) < SENTENCE
+            and not SENTENCE_END.search(words, min(v_end, end), max(v_start, start))
+            for _, v_start, v_end in verbs
+        )
+    ]

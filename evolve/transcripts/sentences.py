@@ -1,0 +1,53 @@
+"""The shape of a message: how long it is, where its sentences open and whether they ask.
+
+Shared by hearing (is it a correction?) and preferences (does it state a standing rule?):
+neither reads a word's meaning here, only its place. Standard library only; every pattern
+is a literal class or an anchored alternation (linear time).
+"""
+
+from __future__ import annotations
+
+import re
+
+SENTENCE, SENTENCE_END = 60, re.compile(r"[.!?\n。！？]")
+SHORT = 200  # characters: a message this short is a reply, not a new task's spec
+_WIDE = re.compile("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")  # kana, CJK, Hangul
+_LINK = re.compile(r"\b\w+://\S+")  # \b: a run of letters is tried once (linear)
+_SENTENCE_MARK = re.compile(r"[.!?](?=\s|\Z)|\n")
+
+
+def size(words: str) -> int:
+    """A message's length in Latin characters: a CJK character says about as much as three.
+
+    A link is no prose: a short reply that pastes one ("it should still return <url>") is short.
+    """
+    links = sum(map(len, _LINK.findall(words))) if "://" in words else 0
+    return len(words) - links + 2 * len(_WIDE.findall(words))
+
+
+def sentence_end(words: str, index: int) -> re.Match[str] | None:
+    """The mark that ends the sentence holding `index` (the dot of ".env" ends none)."""
+    return _SENTENCE_MARK.search(words, index)
+
+
+def is_question_at(words: str, index: int) -> bool:
+    """Whether the sentence holding `index` ends with a question mark."""
+    end = sentence_end(words, index)
+    return end is not None and end.group() == "?"
+
+
+def opens_a_sentence(words: str, start: int) -> bool:
+    """Whether a cue at `start` opens a sentence (or follows "please", "and", "you should" …)."""
+    before = words[max(0, start - 30) : start]
+    if start <= 30 and not before.strip(" \"'*-([“«"):
+        return True  # the message's first words
+    return _LEAD.search(before) is not None
+
+
+# What may stand before a sentence-start cue ("Always", "Please always", "And never",
+# "Thanks, always …", "好的，以后 …").
+_LEAD = re.compile(
+    r"(?:[.!?;:\n。！？；：]|\b(?:please|pls|and|so|but|also|just|you should|you must|make sure to|"
+    r"s'il te plait|bitte|por favor|per favore|пожалуйста|prosím|tolong|ok|okay|thanks|thank you|thx|"
+    r"great|perfect|好的|好|谢谢|gracias|merci|danke|grazie|obrigado|спасибо|дякую))\W*\Z"
+)
