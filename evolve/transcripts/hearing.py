@@ -142,11 +142,15 @@ _AGENT_KINDS = ("claim", "asks")
 # The cues the rules below weigh with the agent's words (standing ones make preferences only)
 _WEIGHED = frozenset(
     "weak failure persist again pushback why challenge opener scorn contrast contrast_before observe rule "
-    "scope changed exists undo halt forbid refuse".split()
+    "scope changed exists undo halt forbid refuse subject".split()
 )
-_AFTER_STOP = ("forbid", "refuse")
+_AFTER_STOP = ("forbid", "refuse", "subject")
 _MESSAGE_KINDS = ("phrases", "weak", *(kind for kind in CUES if kind not in (*_AGENT_KINDS, *_AFTER_STOP)))
-_AFTER_ERROR_KINDS = (*_MESSAGE_KINDS, "refuse")  # a reply right after an interruption or an API error
+_AFTER_ERROR_KINDS = (
+    *_MESSAGE_KINDS,
+    "refuse",
+    "subject",
+)  # a reply right after an interruption or API error
 _AFTER_STOP_KINDS = (*_AFTER_ERROR_KINDS, "forbid")  # a brief one
 _FIRST_KINDS = ("phrases", "standing", "standing_lead", "rule")  # a session's first words
 
@@ -184,10 +188,9 @@ class _Message:
         persist = found.get("persist")
         if after_error and ("retry" in found or size(words) < _BRIEF):
             return None  # a retry after an API error or an interruption
-        # "…, not in my project", "no use X, I want Y": the person stopped the agent at work to turn it
-        turn = self.redirects(words) if after_error and size(words) < SHORT else None
-        if turn and not self.asked(agent_before):
-            return NEGATION, f"turns the agent it just stopped: “{self.quote(turn)}”"
+        turned = self.turned(agent_before) if after_error and size(words) < SHORT else None
+        if turned:
+            return turned
         if "retry" in found and not persist and len(words) < 100:
             return None  # "there was a timeout, please continue"
         if "pushback" in found and ("?" in self.text or "？" in self.text):
@@ -271,6 +274,24 @@ class _Message:
         rule = found.get("rule") or found.get("scope")
         if rule and short and (claimed or not asked):
             return RULE, f"sets a rule for how the agent works: “{self.quote(rule[0])}”"
+        return None
+
+    def turned(self, agent_before: str) -> tuple[str, str] | None:
+        """(kind, cue) when a short reply to the agent the person just stopped at work says it went wrong.
+
+        "…, not in my project", "use X instead of Y" turn it; "the sdk is at ~/sdk", "our line
+        length is 80" tell it how things are (an order opens with its verb). Not when the stop
+        was a mistake ("my bad, I hit escape") or the agent had asked something.
+        """
+        words = self.words
+        if _UNMEANT.search(words) or self.asked(agent_before):
+            return None
+        turn = self.redirects(words)
+        if turn:
+            return NEGATION, f"turns the agent it just stopped: “{self.quote(turn)}”"
+        said = [s for s in self.found.get("subject", ()) if _opens_the_reply(words, s[1])]
+        if said and not is_question_at(words, said[0][1]):
+            return FACT, f"tells the agent it just stopped how things are: “{self.quote(said[0])} …”"
         return None
 
     def redirects(self, words: str) -> tuple[str, int, int] | None:
@@ -373,6 +394,8 @@ def _pasted_at(words: str) -> int:
     return found.start() if found else len(words)
 
 
+# the person stopped the agent by mistake ("my bad, I hit escape by accident"): nothing to correct
+_UNMEANT = re.compile(r"\b(?:by (?:accident|mistake)|accidentally|my (?:bad|mistake|fault)|wrong key)\b")
 # "if" before a "not" makes it a condition ("if not, …", "si no funciona", "se não for …")
 _CONDITION = re.compile(r"\b(?:if|si|se|wenn|falls|если|якщо|jeśli|jeżeli|pokud|kalau|jika|nếu|eğer)\W+\Z")
 # a person who stopped the agent only to add something ("not sure, but …", "not only …")

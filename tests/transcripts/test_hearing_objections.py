@@ -235,3 +235,34 @@ def test_a_redirect_needs_the_stop_and_no_question_of_the_agents():
     assert not heard(text, STOPPED).correction  # not stopped: "not in X" may be the spec of a new task
     asked = "Should the helper go into utils/strings.py or into the models module?"
     assert not hear(load_lexicons(), text, asked, after_error=True).correction  # it answers the question
+
+
+# Right after the person stopped the agent, a short statement opening with a definite subject
+# tells it how things are (where a thing is, what a setting is): the agent was working from a
+# wrong picture. An order opens with its verb; a stop by mistake corrects nothing.
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the vendored sdk already lives in third_party/sdk, next to the build scripts",
+        "our staging database is the one on port 5433, the other is production",
+        "this module is generated from the schema, edits to it are overwritten",
+    ],
+)
+def test_a_statement_to_a_stopped_agent_tells_it_how_things_are(text):
+    result = hear(load_lexicons(), text, STOPPED, after_error=True)
+    assert result.correction and result.kind == "fact", (text, result.why)
+    assert not heard(text, STOPPED).correction  # not stopped: a statement may open any new request
+    assert not heard(text, first=True).correction
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "add a second loader for the yaml files, then run the whole test suite",
+        "the meeting just ended, where were we with the loader rewrite?",
+        "that was my mistake, I pressed escape by accident while typing",
+        "this looks fine so far, keep going with the loader",
+    ],
+)
+def test_an_order_a_question_or_a_stop_by_mistake_is_no_statement_of_fact(text):
+    assert not hear(load_lexicons(), text, STOPPED, after_error=True).correction, text
