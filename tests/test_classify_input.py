@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -40,3 +41,19 @@ def test_a_cue_is_quoted_alike_whatever_the_hash_seed(tmp_path):
         )
         cues.add(done.stdout)
     assert len(cues) == 1 and "tu n'as pas compris”" in cues.pop()
+
+
+def test_classify_hears_a_reply_to_a_stopped_agent_only_with_after_error():
+    """`after_error` carries the stop: the same reply turns a stopped agent, and is a new task otherwise."""
+    stopped = "Let me start by rewriting the loader:"
+    reply = "write it in utils/loading.py, not in the models module please"
+    statement = "our loader already lives in utils/loading.py, beside the writer"
+    lines = [
+        json.dumps({"text": reply, "agent_before": stopped, "after_error": True}),
+        json.dumps({"text": reply, "agent_before": stopped, "after_error": False}),
+        json.dumps({"text": statement, "agent_before": stopped, "after_error": True}),
+    ]
+    (turned, _), (asked, _), (told, _) = classify_lines(load_lexicons(), lines)
+    assert turned is not None and turned.correction and "stopped" in (turned.cue or "")
+    assert asked is not None and not asked.correction
+    assert told is not None and told.correction and told.kind == "fact", told.why
