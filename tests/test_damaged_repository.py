@@ -330,8 +330,8 @@ def test_syncing_every_agent_goes_past_a_damaged_one(evolve_home, tmp_path):
 
 @pytest.mark.parametrize("how", ["index", "a broken branch file", "packed-refs cut", "emptied"])
 def test_a_damaged_agent_never_stops_the_others_in_sync(evolve_home, tmp_path, how):
-    # whatever the damage, the other agent still syncs and no crash is written; the damaged
-    # one is named where git can still say it has a remote (an emptied .git says nothing)
+    # whatever the damage, the other agent still syncs, no crash is written and the damaged
+    # one is named (an emptied .git says nothing of a remote: it was left out, unsaid)
     for name in ("a", "b"):
         agent = make_agent(name)
         git(tmp_path, "clone", "-q", "--bare", str(agent.path), str(tmp_path / f"{name}.git"))
@@ -353,9 +353,26 @@ def test_a_damaged_agent_never_stops_the_others_in_sync(evolve_home, tmp_path, h
     assert rows["b"]["state"] == "synced", rows["b"]
     fields = {"agent", "state", "ok", "detail", "received", "sent", "notes"}
     assert all(set(row) == fields for row in rows.values())
-    if how != "emptied":
-        assert rows["a"]["state"] == "failed" and str(broken) in rows["a"]["detail"], rows["a"]
-        assert out.returncode == 1
+    assert rows["a"]["state"] == "failed" and str(broken) in rows["a"]["detail"], rows["a"]
+    assert out.returncode == 1
+    assert list(rows) == ["a", "b"]  # in the order of their names, as ever
+
+
+def test_sync_names_an_agent_whose_repository_is_gone(evolve_home, tmp_path):
+    # its folder and agent.toml are there, .git is not: every agent with a remote syncs and
+    # this one says why it cannot, on its own line, in words and in --json
+    for name in ("gone", "kept"):
+        agent = make_agent(name)
+        git(tmp_path, "clone", "-q", "--bare", str(agent.path), str(tmp_path / f"{name}.git"))
+        assert run_cli("remote", name, (tmp_path / f"{name}.git").as_uri()).returncode == 0
+    shutil.rmtree(evolve_home / "agents" / "gone" / ".git")
+    out = run_cli("sync")
+    assert out.returncode == 1, out.stderr
+    lines = out.stdout.splitlines()
+    gone = evolve_home / "agents" / "gone"
+    assert lines[0].startswith(f"gone: failed: {gone}: .git is not a git repository"), lines
+    assert lines[1] == "kept: up to date", lines
+    assert not (evolve_home / "logs" / "crash.log").exists()
 
 
 def test_a_check_stopped_by_a_signal_is_not_taken_for_a_timeout_or_damage(evolve_home, monkeypatch, tmp_path):

@@ -10,7 +10,7 @@ from evolve.store import ledger
 from evolve.sync.remote import REMOTE, redact
 from evolve.sync.run import Outcome
 from evolve.sync.run import sync as sync_agent
-from evolve.workspace.agent import Agent, list_agents
+from evolve.workspace.agent import Agent, list_agents, lost_agents
 
 
 def remote(home: Home, name: str, url: str | None = None, remove: bool = False, as_json: bool = False) -> int:
@@ -89,7 +89,7 @@ def sync(
     push_anyway: bool = False,
 ) -> int:
     """Fetch, integrate, push for each agent (default: every agent with a remote)."""
-    agents = [Agent.open(name, home) for name in names] if names else _shared(home)
+    targets = [Agent.open(name, home) for name in names] if names else _shared(home)
     for flag, given in (
         ("--accept-rewrite", accept_rewrite),
         ("--accept-held", accept_held),
@@ -97,7 +97,10 @@ def sync(
     ):
         if given and len(names) != 1:
             raise UserError(f"{flag} takes exactly one agent: `evolve sync {flag} NAME`")
-    outcomes = [_each(agent, accept_rewrite, accept_held, push_anyway) for agent in agents]
+    outcomes = [
+        target if isinstance(target, Outcome) else _each(target, accept_rewrite, accept_held, push_anyway)
+        for target in targets
+    ]
     if as_json:
         emit_json([o.to_dict() for o in outcomes])
     elif not outcomes:
@@ -122,9 +125,23 @@ def _each(agent: Agent, accept_rewrite: bool, accept_held: bool, push_anyway: bo
         return Outcome(agent.name, "failed", f"{agent.path}: {problem}")
 
 
-def _shared(home: Home) -> list[Agent]:
-    agents = [Agent(home, name) for name in list_agents(home)]
-    return [agent for agent in agents if agent.repo.remote_url(REMOTE) is not None]
+def _shared(home: Home) -> list[Agent | Outcome]:
+    """The agents with a remote, and in its place a failed outcome for each whose repository git cannot read.
+
+    An emptied or lost `.git` says nothing of a remote it may have had: left out unsaid, the
+    person would take the agent for synced.
+    """
+    from evolve.store.git import no_repository_in
+    from evolve.store.head import is_git_dir
+
+    targets: list[Agent | Outcome] = []
+    for name in sorted({*list_agents(home), *lost_agents(home)}):
+        agent = Agent(home, name)
+        if not is_git_dir(agent.repo.git_dir):
+            targets.append(Outcome(name, "failed", f"{agent.path}: .git {no_repository_in(agent.path)}"))
+        elif agent.repo.remote_url(REMOTE) is not None:
+            targets.append(agent)
+    return targets
 
 
 def _code(outcomes: list[Outcome]) -> int:
