@@ -443,3 +443,39 @@ def test_a_read_whose_git_is_killed_by_a_signal_is_named_not_a_crash(
     assert out.returncode == 1, (out.returncode, out.stderr)
     assert "git was stopped by signal 9" in out.stderr.splitlines()[-1]
     assert not (evolve_home / "logs" / "crash.log").exists()
+
+
+def test_status_and_sync_check_each_damaged_agent_briefly(evolve_home, monkeypatch, tmp_path):
+    # git's check of a big damaged repository may take minutes: status (and sync) waited up to
+    # 60 s for each such agent before showing any; each is now checked briefly and says how to check it
+    import time
+
+    from evolve.store import git as git_module
+
+    for name in ("big1", "big2"):
+        agent = make_agent(name)
+        git(tmp_path, "clone", "-q", "--bare", str(agent.path), str(tmp_path / f"{name}.git"))
+        assert run_cli("remote", name, (tmp_path / f"{name}.git").as_uri()).returncode == 0
+        damage(agent.path, "objects")
+    real = shutil.which("git")
+    wrapper = tmp_path / "bin" / "git"
+    wrapper.parent.mkdir()
+    wrapper.write_text(
+        f'#!/bin/sh\nfor a in "$@"; do [ "$a" = fsck ] && exec sleep 30; done\nexec {real} "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{wrapper.parent}:{os.environ['PATH']}")
+    monkeypatch.setattr(git_module, "QUICK_CHECK_S", 0.5)
+    started = time.monotonic()
+    out = run_cli("status", "--json")
+    assert time.monotonic() - started < 20, "status waited for git's whole check"
+    assert out.returncode == 0, out.stderr
+    rows = json.loads(out.stdout)["agents"]
+    assert [row["name"] for row in rows] == ["big1", "big2"]
+    for row in rows:
+        assert "git's own check did not finish in 0.5 s: run `git -C " in row["repository_problem"], row
+    synced = json.loads(run_cli("sync", "--json").stdout)  # every agent's sync: the same brief check
+    assert [row["state"] for row in synced] == ["failed", "failed"]
+    assert all("did not finish in 0.5 s" in row["detail"] for row in synced), synced
+    assert time.monotonic() - started < 30
+    assert not (evolve_home / "logs" / "crash.log").exists()

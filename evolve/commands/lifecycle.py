@@ -46,6 +46,7 @@ def _agent_or_problem(
     whatever repository encloses the folder (a home kept in a dotfiles repository).
     """
     from evolve.store.git import (
+        QUICK_CHECK_S,
         GitError,
         RepositoryDamaged,
         broken_branch_remedy,
@@ -62,7 +63,7 @@ def _agent_or_problem(
     try:
         return _agent_status(conn, home, name, row, synced, follows)
     except (GitError, RepositoryDamaged) as exc:
-        problem = repository_problem(exc)
+        problem = repository_problem(exc, QUICK_CHECK_S)
         if problem is None:
             raise
         return _unreadable(name, row, problem)

@@ -98,7 +98,9 @@ def sync(
         if given and len(names) != 1:
             raise UserError(f"{flag} takes exactly one agent: `evolve sync {flag} NAME`")
     outcomes = [
-        target if isinstance(target, Outcome) else _each(target, accept_rewrite, accept_held, push_anyway)
+        target
+        if isinstance(target, Outcome)
+        else _each(target, accept_rewrite, accept_held, push_anyway, not names)
         for target in targets
     ]
     if as_json:
@@ -110,16 +112,19 @@ def sync(
     return _code(outcomes)
 
 
-def _each(agent: Agent, accept_rewrite: bool, accept_held: bool, push_anyway: bool) -> Outcome:
-    """One agent's sync; a repository of the person's to repair is its outcome, and the others still sync."""
-    from evolve.store.git import repository_problem
+def _each(agent: Agent, accept_rewrite: bool, accept_held: bool, push_anyway: bool, every: bool) -> Outcome:
+    """One agent's sync; a repository of the person's to repair is its outcome, and the others still sync.
+
+    `every`: one of every agent's syncs, whose repository git checks briefly (QUICK_CHECK_S).
+    """
+    from evolve.store.git import FSCK_TIMEOUT_S, QUICK_CHECK_S, repository_problem
 
     try:
         return sync_agent(
             agent, accept_rewrite=accept_rewrite, accept_held=accept_held, push_anyway=push_anyway
         )
     except Exception as exc:
-        problem = repository_problem(exc)
+        problem = repository_problem(exc, QUICK_CHECK_S if every else FSCK_TIMEOUT_S)
         if problem is None:
             raise
         return Outcome(agent.name, "failed", f"{agent.path}: {problem}")

@@ -339,7 +339,7 @@ def no_repository_in(folder: Path) -> str:
     )
 
 
-def repository_problem(exc: BaseException) -> str | None:
+def repository_problem(exc: BaseException, check_s: float | None = None) -> str | None:
     """What the person reads when git failed for a reason of theirs; None: evolve's own bug.
 
     Asked only once a command failed. A damaged repository (lost objects, a corrupt index, an
@@ -347,6 +347,8 @@ def repository_problem(exc: BaseException) -> str | None:
     user owns it, a git setting of the person's that does not parse: each is theirs to
     repair, and each has its own remedy (restoring a `.git` from a backup would lose what a
     sound one holds). A repository git finds sound is not, whatever the failure was.
+    `check_s`: how long git's check may take (FSCK_TIMEOUT_S; a command over every agent
+    gives each QUICK_CHECK_S, so that a few big damaged repositories do not hold it for minutes).
     """
     if isinstance(exc, RepositoryDamaged):  # named already (a broken branch file, a packed-refs git skips)
         return exc.problem
@@ -369,11 +371,12 @@ def repository_problem(exc: BaseException) -> str | None:
                 "or synced for this agent; repair or remove the setting git names (the repository is sound)"
             )
         return not_a_repository(_said(exc))  # no repository there for git's fsck to check
+    check_s = FSCK_TIMEOUT_S if check_s is None else check_s
     try:
-        git(repo, "fsck", "--connectivity-only", "--no-dangling", "--no-progress", timeout=FSCK_TIMEOUT_S)
+        git(repo, "fsck", "--connectivity-only", "--no-dangling", "--no-progress", timeout=check_s)
     except GitError as again:
         if again.timed_out or again.code < 0:  # too big to check now, or stopped: the check to run
-            stopped = f"in {FSCK_TIMEOUT_S:g} s" if again.timed_out else f"(stopped by signal {-again.code})"
+            stopped = f"in {check_s:g} s" if again.timed_out else f"(stopped by signal {-again.code})"
             return (
                 f"git fails in this repository ({_said(exc)}), and git's own check did not finish "
                 f"{stopped}: run `git -C {repo} fsck`; if it finds nothing wrong, this is "
@@ -384,6 +387,7 @@ def repository_problem(exc: BaseException) -> str | None:
 
 
 FSCK_TIMEOUT_S = 60  # `fsck --connectivity-only` of 5,000 commits and 2,000 skills: 1.4 s
+QUICK_CHECK_S = 5  # each agent's check in `status` and `sync` over every agent
 
 
 def owned_by_another(repo: Path) -> str:
