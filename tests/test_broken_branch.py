@@ -28,6 +28,7 @@ from tests.helpers import git, make_agent, run_cli, write_skill
         " {sha}\n",  # a space before the id: git reads no id
         "{sha}{sha}\n"[:65] + "\n",  # 64 digits in a SHA-1 repository
         "five hops",  # git follows four
+        "a symref to a tree",  # by hand: `ref: refs/heads/side`, side naming a tree
     ],
 )
 def test_a_branch_file_naming_no_commit_is_damage_not_busy(evolve_home, content):
@@ -47,6 +48,12 @@ def test_a_branch_file_naming_no_commit_is_damage_not_busy(evolve_home, content)
         content = "ref: refs/heads/h1\n"
     if content is not None and "{sha}" in content:
         content = content.replace("{sha}", sha)
+    if content == "a symref to a tree":
+        (agent.path / ".git" / "refs" / "heads" / "side").write_text(
+            git(agent.path, "rev-parse", "HEAD^{tree}").stdout
+        )
+        content = "ref: refs/heads/side\n"
+        commands.remove("lessons")  # read from that tree, as below
     if content == "its tree":  # a commit's tree where the commit belongs: `git log` shows nothing
         content = git(agent.path, "rev-parse", "HEAD^{tree}").stdout
         commands.remove("lessons")  # read from that tree: the files as they are, no commit to name
@@ -112,3 +119,27 @@ def test_a_branch_file_git_reads_is_no_damage(evolve_home, content):
     assert row["repository_problem"] is None, row
     out = run_cli("log", "demo")
     assert out.returncode == 0 and out.stdout.strip(), out.stderr
+
+
+def test_a_branch_file_naming_a_tag_is_named_where_a_commit_is_refused(evolve_home):
+    # an annotated tag's id in refs/heads/main: git reads through it (log, lessons show the
+    # history) but commits on none, and pin said "git fails in this repository: run fsck,
+    # or restore .git from a backup", which would lose what the sound repository holds
+    agent = make_agent("demo")
+    write_skill(agent.path, "run-tests")
+    git(agent.path, "tag", "-a", "v1", "-m", "a tag")
+    tag = git(agent.path, "rev-parse", "v1").stdout.strip()
+    (agent.path / ".git" / "refs" / "heads" / "main").write_text(tag + "\n")
+    assert "init(demo)" in run_cli("log", "demo").stdout  # read through the tag, as git does
+    for args in (["pin", "demo", "run-tests"], ["unpin", "demo", "run-tests"]):
+        out = run_cli(*args)
+        assert out.returncode == 1, (args, out.stdout, out.stderr)
+        assert out.stderr.splitlines()[-1].startswith(
+            f"evolve: error: {agent.path}: refs/heads/main names no commit"
+        )
+    doctor = run_cli("doctor")
+    assert (
+        doctor.returncode == 1
+        and "demo: .git: refs/heads/main names no commit" in doctor.stdout + doctor.stderr
+    )
+    assert git(agent.path, "cat-file", "-t", "refs/heads/main").stdout.strip() == "tag"  # nothing moved it

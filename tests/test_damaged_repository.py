@@ -274,7 +274,8 @@ def test_a_repository_too_big_to_check_in_time_is_named_not_a_crash(evolve_home,
     make_agent("sound")
     broken = make_agent("broken")
     damage(broken.path, "objects")
-    monkeypatch.setattr(git_mod, "FSCK_TIMEOUT_S", 0.001)
+    monkeypatch.setattr(git_mod, "FSCK_TIMEOUT_S", 0.001)  # a command on the agent
+    monkeypatch.setattr(git_mod, "QUICK_CHECK_S", 0.001)  # status, over every agent
     out = run_cli("status", "--json")
     assert out.returncode == 0, out.stderr
     problems = {a["name"]: a["repository_problem"] for a in json.loads(out.stdout)["agents"]}

@@ -133,7 +133,7 @@ def repository(name: str, repo: Path, add: Add) -> bool:
     for whatever repository encloses the folder, if any: no git check may run for it then.
     """
     if is_own_repository(repo):
-        if broken_branch(repo / ".git"):  # git reads nothing of it: every git check would fail
+        if broken_branch(repo / ".git") or _names_no_commit(repo):  # every git check would fail
             add(f"{name}: .git", broken_branch_remedy(repo, BRANCH))
             return False
         return True
@@ -142,6 +142,12 @@ def repository(name: str, repo: Path, add: Add) -> bool:
         return False
     add(f"{name}: .git", no_repository_in(repo))
     return False
+
+
+def _names_no_commit(repo: Path) -> bool:
+    """Whether the branch file names a tag, a tree or a blob: git reads through a tag, commits on none."""
+    kind = git_text(repo, "cat-file", "-t", f"refs/heads/{BRANCH}", check=False)
+    return kind not in ("", "commit")
 
 
 def git_failure(name: str, repo: Path, exc: GitError, add: Add) -> None:

@@ -19,7 +19,14 @@ from evolve.errors import Busy, EvolveError, UserError
 from evolve.store import head, indexfile
 from evolve.store.files import scratch
 from evolve.store.fixed import plain_history
-from evolve.store.git import ZERO, RefTransaction, acquire_index_lock, broken_branch_remedy, update_lines
+from evolve.store.git import (
+    ZERO,
+    GitError,
+    RefTransaction,
+    acquire_index_lock,
+    broken_branch_remedy,
+    update_lines,
+)
 from evolve.store.worktree import EXECUTABLE, LINK, is_executable
 
 TYPE_CHECKING = False  # typing's own flag without importing typing (a command's start)
@@ -124,7 +131,12 @@ def commit_loop(
     for _attempt in range(50):
         old = repo.tip(branch)
         base = old or (repo.tip() if branch != repo.branch else None)
-        new = commit_tree(repo, base, entries, message, author.env(when))
+        try:
+            new = commit_tree(repo, base, entries, message, author.env(when))
+        except GitError:
+            if base is not None:  # git cannot build on what the branch file names: say which file
+                repo.refuse_non_commit(base, branch if old else repo.branch)
+            raise
         refs = []
         if also is not None:
             also.sha = commit_tree(repo, new, extra_entries, also.message, author.env(when))

@@ -86,6 +86,10 @@ class Repo:
             if exc.code != 1:  # git could not read the refs (a cut packed-refs): not "no history yet"
                 raise
             self._refuse_damaged(name)  # git's quiet answer, also over refs it cannot read
+            if self.git("rev-parse", "-q", "--verify", f"refs/heads/{name}", check=False).strip():
+                raise BrokenBranch(
+                    self.path, name
+                ) from None  # it names a tree or a blob (through a symref too)
             return None
         return out.decode().strip() or None
 
@@ -118,11 +122,11 @@ class Repo:
             self.refuse_non_commit(tip)
             raise
 
-    def refuse_non_commit(self, tip: str) -> None:
-        """BrokenBranch when the branch file names a tree or a blob where its commit belongs."""
+    def refuse_non_commit(self, tip: str, branch: str | None = None) -> None:
+        """BrokenBranch when the branch file names a tag, a tree or a blob where its commit belongs."""
         kind = self.git("cat-file", "-t", tip, check=False).decode().strip()
         if kind and kind != "commit":
-            raise BrokenBranch(self.path, self.branch)
+            raise BrokenBranch(self.path, branch or self.branch)
 
     def resolve(self, rev: str) -> str:
         """A user-given revision → full sha; refuses option-like input."""
