@@ -247,6 +247,12 @@ def test_conflict_markers_are_whole_lines_whatever_the_line_endings(newline):
     assert memo.has_conflict_markers(fenced)
     assert not memo.has_conflict_markers(text("~~~", "<<<<<<< a", "=======", ">>>>>>> d", "~~~"))
     assert memo.has_conflict_markers(text("~~~", "<<<<<<< a", "=======", ">>>>>>> d", "~~~"), in_fences=True)
+    # a person's conflict-marker-size makes all three longer, alike; a longer run alone is no marker
+    assert memo.has_conflict_markers(text("<" * 10 + " ours", "a", "=" * 10, "b", ">" * 10 + " theirs"))
+    assert memo.has_conflict_markers(text("```", "<" * 9 + " a", "```", "<" * 9, "=" * 9, ">" * 9))
+    assert not memo.has_conflict_markers(text("<" * 10 + " ours", "a", "=======", "b", ">>>>>>> theirs"))
+    assert not memo.has_conflict_markers(text("<" * 10 + " ours", "=" * 10, ">" * 11 + " theirs"))
+    assert not memo.has_conflict_markers(text("<" * 6 + " ours", "=" * 6, ">" * 6))  # git never writes fewer
 
 
 def test_conflict_markers_in_millions_of_lines_are_found_without_holding_a_line_each():

@@ -415,3 +415,22 @@ def test_a_skill_with_a_nul_early_is_still_checked_whole(agent):
     write_skill(agent.path, "my-skill", text=text)
     proc = commit_all(agent.path, "long", check=False)
     assert proc.returncode != 0 and "skills/my-skill/SKILL.md:" in proc.stderr and "tokens" in proc.stderr
+
+
+def test_a_conflict_with_the_persons_marker_size_is_refused(agent):
+    # `conflict-marker-size=10` in the person's .gitattributes: git writes ten-character markers,
+    # which the check (seven exactly) let through to the memo the agent reads
+    (agent.path / ".gitattributes").write_text("*.md conflict-marker-size=10\n")
+    target = agent.path / "memo.md"
+    target.write_text(agent.memo_text() + "\n- deploy with make deploy\n")
+    commit_all(agent.path, "base")
+    git(agent.path, "checkout", "-q", "-b", "side")
+    target.write_text(agent.memo_text().replace("make deploy", "make deploy ENV=staging"))
+    commit_all(agent.path, "side")
+    git(agent.path, "checkout", "-q", "main")
+    target.write_text(agent.memo_text().replace("make deploy", "make deploy ENV=prod"))
+    commit_all(agent.path, "main")
+    assert git(agent.path, "merge", "-q", "side", check=False).returncode != 0  # a conflict
+    assert "<<<<<<<<<< HEAD\n" in target.read_text()
+    proc = commit_all(agent.path, "merged", check=False)
+    assert proc.returncode != 0 and "memo.md holds merge conflict markers" in proc.stderr, proc.stderr

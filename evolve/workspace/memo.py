@@ -234,50 +234,78 @@ def has_conflict_markers(text: str, in_fences: bool = False) -> bool:
     inside it, while a real conflict starts outside and may hold fence lines of both sides
     (which leave the rest of the file "fenced" to a Markdown reader). `in_fences`: while a
     merge is being committed, a conflict of lines inside a code block (git marks it there) counts.
+    A marker is 7 characters, or as many as the opening's (`conflict-marker-size` in a
+    person's .gitattributes makes them longer), the same in all three.
     The markers are found by str.find, line by line only where fences decide: a file of
     millions of lines is read in C.
     """
     if "=======" not in text:
         return False
     if in_fences or ("```" not in text and "~~~" not in text):
-        opening = _marker_line(text, "<<<<<<<", 0, True)
+        opening, size = _marker_line(text, "<", 0, True)
     else:
-        opening = next(
-            (at for at, line, _heading, fenced in _scan(text) if not fenced and _opens(line, at == 0)), -1
+        opening, size = next(
+            (
+                (at, size)
+                for at, line, _heading, fenced in _scan(text)
+                if not fenced and (size := _opening_size(line, at == 0))
+            ),
+            (-1, 0),
         )
     if opening < 0:
         return False
-    separator = _marker_line(text, "=======", opening + 7, False)
-    return separator >= 0 and _marker_line(text, ">>>>>>>", separator + 7, True) >= 0
+    separator, _ = _marker_line(text, "=", opening + size, False, size)
+    return separator >= 0 and _marker_line(text, ">", separator + size, True, size)[0] >= 0
 
 
-def _opens(line: str, first: bool) -> bool:
-    """Whether a line is a merge's opening marker (`<<<<<<< ours` or the bare marker)."""
+MARKER_SIZE = 7  # git's, unless a person's conflict-marker-size says more
+
+
+def _run_end(text: str, char: str, at: int) -> int:
+    """Where the run of `char` going on at `at` ends: strides that double, then halve (in C; no re here)."""
+    stride = 8
+    while text.startswith(char * stride, at):
+        at += stride
+        stride *= 2
+    while stride > 1:
+        stride //= 2
+        if text.startswith(char * stride, at):
+            at += stride
+    return at
+
+
+def _opening_size(line: str, first: bool) -> int:
+    """The size of a merge's opening marker the line is (`<<<<<<< ours` or the bare marker); 0: none."""
     body = line.rstrip("\r\n")
     if first:
         body = body.removeprefix(BOM)
-    return body.startswith("<<<<<<< ") or body == "<<<<<<<"
+    size = len(body) - len(body.lstrip("<"))
+    return size if size >= MARKER_SIZE and body[size : size + 1] in ("", " ") else 0
 
 
-def _marker_line(text: str, marker: str, start: int, labelled: bool) -> int:
-    """Where the first line from `start` that is `marker` starts (`labelled`: or `marker label`); -1.
+def _marker_line(text: str, char: str, start: int, labelled: bool, size: int = 0) -> tuple[int, int]:
+    """(start, size) of the first line from `start` that is a marker of `char`s; (-1, 0) if none.
 
-    A candidate that does not start a line sends the search to the next line; the line
-    breaks are searched for forwards only, so the whole walk reads the text a few times.
+    The marker is `size` characters, or (0) any run of at least MARKER_SIZE; `labelled`: a
+    label may follow it after a space. A candidate that does not start a line sends the search
+    to the next line; the line breaks are searched for forwards only, so the whole walk reads
+    the text a few times.
     """
-    at = text.find(marker, start)
+    at = text.find(char * (size or MARKER_SIZE), start)
     n = r = -2  # where the next LF / CR is (as in `_each_line`)
     while at >= 0:
-        after = at + len(marker)
         starts = at == 0 or text[at - 1] in "\r\n" or (at == 1 and text[0] == BOM)
+        after = at + (size or MARKER_SIZE)
+        if starts and not size and text[after : after + 1] == char:  # longer than git's own size
+            after = _run_end(text, char, after)
         ends = after == len(text) or text[after] in "\r\n" or (labelled and text[after] == " ")
         if starts and ends:
-            return at
+            return at, after - at
         n, r = _next_break(text, "\n", n, at), _next_break(text, "\r", r, at)
         if n < 0 and r < 0:
-            return -1
-        at = text.find(marker, (n if r < 0 or 0 <= n < r else r) + 1)
-    return -1
+            return -1, 0
+        at = text.find(char * (size or MARKER_SIZE), (n if r < 0 or 0 <= n < r else r) + 1)
+    return -1, 0
 
 
 def lines(text: str) -> list[str]:
