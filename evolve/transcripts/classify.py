@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from evolve.errors import ConfigError
-from evolve.transcripts.gated import GatedPattern
+from evolve.transcripts.gated import GatedPattern, by_prefix
 from evolve.transcripts.lexicons import Lexicons, load_lexicons
 
 if TYPE_CHECKING:
@@ -41,9 +41,9 @@ class TransientPatterns:
         self._anchorless = [i for i, p in enumerate(self._positive) if not p.anchors]
         # Most error texts hold none of those literals: testing only the ones that hold no
         # other ("time", not "timed" or "timeout of ") says so in fewer passes.
-        self._gate = tuple(
-            a for a in self._anchors if not any(other != a and other in a for other in self._anchors)
-        )
+        # (by the prefixes they share: see `by_prefix`)
+        innermost = [a for a in self._anchors if not any(o != a and o in a for o in self._anchors)]
+        self._gate = tuple(by_prefix(innermost))
 
     def reason(self, text: str) -> str | None:
         """The matched words that make `text` transient, or None (not transient)."""
