@@ -201,11 +201,11 @@ class Lexicons:
                             yield lang, kind, start, end
         # The regexes one of whose most selective literals the text holds (each literal
         # tested once, in C; an ASCII text holds no other literal), and those without literals.
+        prefixes, groups = gates[is_ascii]
         picked = {
             i
-            for prefix, group in gates[is_ascii]
-            if prefix in text
-            for anchor, found in group
+            for prefix in filter(contains, prefixes)  # in C: a text holds few of them
+            for anchor, found in groups[prefix]
             if anchor in text
             for i in found
         }
@@ -242,12 +242,13 @@ class Lexicons:
 
 
 def _gate(regexes_by_literal: dict[str, list[int]], ascii_only: bool) -> tuple:
-    """((prefix, ((literal, regexes), ...)), ...): the literals by a prefix they share."""
+    """(prefixes, {prefix: ((literal, regexes), ...)}): the literals by a prefix they share."""
     literals = [literal for literal in regexes_by_literal if literal.isascii() or not ascii_only]
-    return tuple(
-        (prefix, tuple((literal, tuple(regexes_by_literal[literal])) for literal in group))
+    groups = {
+        prefix: tuple((literal, tuple(regexes_by_literal[literal])) for literal in group)
         for prefix, group in by_prefix(literals).items()
-    )
+    }
+    return tuple(groups), groups
 
 
 def prose(text: str, keep_code: bool = False) -> str:
