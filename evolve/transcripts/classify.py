@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from evolve.errors import ConfigError
-from evolve.transcripts.gated import GatedPattern
+from evolve.transcripts.gated import GatedPattern, by_prefix
 from evolve.transcripts.lexicons import Lexicons, load_lexicons
 
 if TYPE_CHECKING:
@@ -37,13 +37,11 @@ class TransientPatterns:
         for index, pattern in enumerate(self._positive):
             for anchor in pattern.anchors[0] if pattern.anchors else ():
                 self._by_anchor.setdefault(anchor, []).append(index)
-        self._anchors = tuple(self._by_anchor)
         self._anchorless = [i for i, p in enumerate(self._positive) if not p.anchors]
-        # Most error texts hold none of those literals: testing only the ones that hold no
-        # other ("time", not "timed" or "timeout of ") says so in fewer passes.
-        self._gate = tuple(
-            a for a in self._anchors if not any(other != a and other in a for other in self._anchors)
-        )
+        # The literals by a prefix they share (see `by_prefix`): most error texts hold none
+        # of those prefixes, and a prefix held costs only its own literals a test.
+        self._by_prefix = by_prefix(self._by_anchor)
+        self._prefixes = tuple(self._by_prefix)
 
     def reason(self, text: str) -> str | None:
         """The matched words that make `text` transient, or None (not transient)."""
@@ -52,13 +50,15 @@ class TransientPatterns:
         if len(text) > ERROR_HEAD_CHARS + ERROR_TAIL_CHARS:
             text = text[:ERROR_HEAD_CHARS] + "\n" + text[-ERROR_TAIL_CHARS:]
         lowered = text.lower()
-        if not self._anchorless and not any(map(lowered.__contains__, self._gate)):
-            return None
-        # One pass in C over every pattern's most selective literals picks the few patterns
-        # worth a look, then they are tried in their order.
+        # One pass in C over the prefixes of every pattern's most selective literals picks
+        # the few patterns worth a look, then they are tried in their order.
         candidates = set(self._anchorless)
-        for anchor in filter(lowered.__contains__, self._anchors):
-            candidates.update(self._by_anchor[anchor])
+        for prefix in filter(lowered.__contains__, self._prefixes):
+            for anchor in self._by_prefix[prefix]:
+                if anchor in lowered:
+                    candidates.update(self._by_anchor[anchor])
+        if not candidates:
+            return None
         for index in sorted(candidates):
             pattern = self._positive[index]
             if pattern.possible(lowered) and (found := pattern.regex.search(text)):

@@ -79,7 +79,7 @@ def decode_line(line: bytes, asks: Container[str] | None = None) -> dict | None:
     answers a question asked (a tool id in `asks`), a tool result's output only when it may
     be an error's text or the person's answer: the rest stay undecoded.
     """
-    decode, decode_str, decode_output, decode_any, errors = _decoder()
+    decode, decode_str, decode_output, decode_any, errors = _DECODERS or _decoder()
     try:
         obj = decode(line)
         if obj.get("type") == "user":  # tool results: the only readers of what stays raw
@@ -107,6 +107,9 @@ def decode_line(line: bytes, asks: Container[str] | None = None) -> dict | None:
     except errors:
         return loads_object(line)  # an unexpected type somewhere, or a corrupt line
     return obj
+
+
+_DECODERS: tuple = ()  # `_decoder()`, once made: read per line without a call
 
 
 @functools.cache
@@ -167,13 +170,15 @@ def _decoder() -> tuple[
             "content": Any,
         },
     )
-    return (
+    global _DECODERS
+    _DECODERS = (
         msgspec.json.Decoder(line).decode,
         msgspec.json.Decoder(str).decode,
         msgspec.json.Decoder(str | list[item] | None).decode,  # type: ignore[valid-type]
         msgspec.json.Decoder().decode,
         (msgspec.DecodeError, msgspec.ValidationError, RecursionError),
     )
+    return _DECODERS
 
 
 def parse_object(obj: dict, offset: int, end: int, state: dict) -> Sequence[Event]:
@@ -193,13 +198,19 @@ def parse_object(obj: dict, offset: int, end: int, state: dict) -> Sequence[Even
     uuid = get("uuid")
     uuid = uuid if isinstance(uuid, str) else None
     parent = get("parentUuid")
+    stamp = get("timestamp")
+    # iso_utc's fast path for the usual "2025-07-20T18:27:41.846Z", inlined: every line has one
+    if isinstance(stamp, str) and len(stamp) >= 20 and stamp[10] == "T" and stamp[19] in ".Z":
+        stamp = stamp[:19] + "Z" if stamp[-1] == "Z" else iso_utc(stamp)
+    else:
+        stamp = iso_utc(stamp)
     # Events are built as Event(kind, *head, ...): positional fields cost ~4x less than
     # keywords; the Head is made by tuple.__new__, without its Python-level constructor.
     head = _make_head(
         Head,
         (
             state.get("session_id") or "",
-            iso_utc(get("timestamp")),
+            stamp,
             offset,
             end,
             uuid,

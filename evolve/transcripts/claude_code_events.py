@@ -309,12 +309,14 @@ def _tool_results(obj: dict, results: list[dict], head: Head, state: dict) -> li
         is_error = block.get("is_error") is True
         if not is_error and len(results) == 1 and isinstance(summary, str) and summary.startswith("Error: "):
             is_error = True
-        text = block_text(block.get("content"))
+        content = block.get("content")  # None unless it may be an error's text or an answer
+        text = "" if content is None else block_text(content)
         result = tool_result(raw_id if isinstance(raw_id, str) else "", text, is_error, summary, head, state)
         events.append(result)
-        reply = _reply(result, text, summary, head, state)
-        if reply is not None:
-            events.append(reply)
+        if result.rejected or state.get("asks"):  # else no reply: most results
+            reply = _reply(result, text, summary, head, state)
+            if reply is not None:
+                events.append(reply)
     return events
 
 

@@ -15,7 +15,7 @@ import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
 
-from evolve.transcripts.gated import GatedPattern
+from evolve.transcripts.gated import GatedPattern, by_prefix
 
 _DATA = os.path.dirname(__file__) + "/data"  # noqa: PTH120 - pathlib costs ms of import
 
@@ -170,7 +170,7 @@ class Lexicons:
         found = self._by_kinds.get(kinds)
         if found is None:
             found = self._by_kinds[kinds] = self._for_kinds(kinds)
-        index, ascii_chars, chars, regexes, gate, anchorless = found
+        index, ascii_chars, chars, regexes, gates, anchorless = found
         # The entries keyed by a word of the text or by one of its characters (as set(text)
         # would find them); set operations and `in` run in C, a miss costs no find(). The
         # words are kept for the next pass over the same text (phrases, then guards).
@@ -178,27 +178,37 @@ class Lexicons:
         if words[0] is not text:
             words = self._words = (text, set(_tokens(text)))
         keys = index.keys() & words[1]
-        if text.isascii():
-            keys.update(char for char in ascii_chars if char in text)
-        else:
+        is_ascii = text.isascii()
+        if not is_ascii:
             keys |= chars.intersection(text)  # in C, however many CJK keys there are
+        elif ascii_chars:
+            keys.update(char for char in ascii_chars if char in text)
         contains = text.__contains__
         for key in keys:
-            literals, entries = index[key]
-            if not any(map(contains, literals)):  # in C: most keys ("i", "you") match nothing
-                continue
-            for lang, kind, literal, at_start, at_end in entries:
-                start = text.find(literal)  # one pass: -1 for the most, which are not there
-                while start != -1:
-                    end = start + len(literal)
-                    if not (at_start and start and _joins(text[start - 1])) and not (
-                        at_end and end < len(text) and _joins(text[end])
-                    ):
-                        yield lang, kind, start, end
-                    start = text.find(literal, start + 1)
+            by_literal = index[key]
+            # in C: most keys ("i", "you") match nothing, the others a literal or two of many
+            for literal in filter(contains, by_literal):
+                size = len(literal)
+                starts = [start := text.find(literal)]
+                while (start := text.find(literal, start + 1)) != -1:
+                    starts.append(start)
+                for lang, kind, at_start, at_end in by_literal[literal]:
+                    for start in starts:
+                        end = start + size
+                        if not (at_start and start and _joins(text[start - 1])) and not (
+                            at_end and end < len(text) and _joins(text[end])
+                        ):
+                            yield lang, kind, start, end
         # The regexes one of whose most selective literals the text holds (each literal
-        # tested once, in C), and those without literals.
-        picked = {i for anchor in gate if anchor in text for i in gate[anchor]}
+        # tested once, in C; an ASCII text holds no other literal), and those without literals.
+        prefixes, groups = gates[is_ascii]
+        picked = {
+            i
+            for prefix in filter(contains, prefixes)  # in C: a text holds few of them
+            for anchor, found in groups[prefix]
+            if anchor in text
+            for i in found
+        }
         for i in sorted(picked.union(anchorless)) if picked else anchorless:
             lang, kind, pattern = regexes[i]
             if not pattern.possible(text):
@@ -208,16 +218,18 @@ class Lexicons:
                     yield lang, kind, start, end
 
     def _for_kinds(self, kinds: tuple[str, ...]) -> tuple:
-        """(entries by key, ASCII key characters, key characters, regexes, gate, anchorless).
+        """(entries by key then literal, ASCII key characters, key characters, regexes, gates, anchorless).
 
-        The gate maps each regex's most selective literals to the regexes they belong to: a
-        text with none of them can only match the regexes without literals.
+        A gate holds each regex's most selective literals (by a prefix they share, tested
+        first: see `by_prefix`) with the regexes they belong to: a text with none of them can
+        only match the regexes without literals. `gates[True]`, for an ASCII text, leaves
+        out the literals it cannot hold.
         """
-        index = {
-            key: (tuple(e[2] for e in wanted), wanted)
-            for key, entries in self._index.items()
-            if (wanted := [e for e in entries if e[1] in kinds])
-        }
+        index: dict[str, dict[str, list[tuple[str, str, bool, bool]]]] = {}
+        for key, entries in self._index.items():
+            for lang, kind, literal, at_start, at_end in entries:
+                if kind in kinds:  # entries of one literal keep their order: the first language wins a span
+                    index.setdefault(key, {}).setdefault(literal, []).append((lang, kind, at_start, at_end))
         chars = [k for k in index if len(k) == 1]
         regexes = [(lang, kind, pattern) for lang, kind, pattern in self._regexes if kind in kinds]
         gate: dict[str, list[int]] = {}
@@ -225,7 +237,18 @@ class Lexicons:
             for literal in pattern.anchors[0] if pattern.anchors else ():
                 gate.setdefault(literal, []).append(i)
         anchorless = [i for i, (_, _, pattern) in enumerate(regexes) if not pattern.anchors]
-        return index, [k for k in chars if k.isascii()], frozenset(chars), regexes, gate, anchorless
+        gates = (_gate(gate, ascii_only=False), _gate(gate, ascii_only=True))
+        return index, [k for k in chars if k.isascii()], frozenset(chars), regexes, gates, anchorless
+
+
+def _gate(regexes_by_literal: dict[str, list[int]], ascii_only: bool) -> tuple:
+    """(prefixes, {prefix: ((literal, regexes), ...)}): the literals by a prefix they share."""
+    literals = [literal for literal in regexes_by_literal if literal.isascii() or not ascii_only]
+    groups = {
+        prefix: tuple((literal, tuple(regexes_by_literal[literal])) for literal in group)
+        for prefix, group in by_prefix(literals).items()
+    }
+    return tuple(groups), groups
 
 
 def prose(text: str, keep_code: bool = False) -> str:
@@ -237,7 +260,7 @@ def prose(text: str, keep_code: bool = False) -> str:
     """
     text = _normalize(text)
     if (
-        any(char in text for char in _NOISE_CHARS) or "\n    " in text or text.startswith("    ")
+        any(map(text.__contains__, _NOISE_CHARS)) or "\n    " in text or text.startswith("    ")
     ):  # else no noise span can start: skip the regex
         if keep_code and "`" in text:
             text = _INLINE_CODE.sub(lambda m: f" {m.group(1)} ", text)

@@ -66,18 +66,20 @@ class Literals:
             anchor: tuple({lit for other in rare if anchor.startswith(other) for lit in by_anchor[other]})
             for anchor in rare
         }
-        self._scanned = tuple(
-            (anchor, tuple(found)) for anchor, found in by_anchor.items() if _rarity(anchor[0]) < _SCANNED
-        )
+        self._scanned = {
+            anchor: tuple(found) for anchor, found in by_anchor.items() if _rarity(anchor[0]) < _SCANNED
+        }
+        self._scanned_anchors = tuple(self._scanned)
         self._regex = re.compile(_trie_pattern(rare) if rare else "(?!)")
 
     def present(self, text: str) -> frozenset[str]:
         """The literals `text` holds (most texts: none, told after one scan and a few `in`)."""
-        candidates = {lit for anchor, found in self._scanned if anchor in text for lit in found}
+        held = [*filter(text.__contains__, self._scanned_anchors)]  # in C
         regex = self._regex
         match = regex.search(text)
-        if match is None and not candidates:
+        if match is None and not held:
             return frozenset()
+        candidates = {lit for anchor in held for lit in self._scanned[anchor]}
         while match is not None:
             start, end = match.span()
             candidates.update(self._holds[match.group()])
