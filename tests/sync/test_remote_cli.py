@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
 from evolve.errors import EXIT_BUSY
+from tests.helpers import git, make_agent, run_cli
 from tests.sync_helpers import memo_op
 
 
@@ -92,3 +94,19 @@ def test_doctor_names_a_password_set_by_hand_without_printing_it(machines):
     a.git("remote", "add", "origin", "https://alice:hunter2hunter2@example.test/agent.git")
     code, out, _err = a.evolve("doctor")
     assert "a: remote" in out and "carries a password or token" in out and "hunter2" not in out
+
+
+def test_a_git_setting_that_does_not_parse_is_no_agent_without_a_remote(evolve_home, tmp_path):
+    # a ~/.gitconfig git cannot parse hides every remote: `evolve sync` said "no agent has a
+    # remote" (exit 0) and `evolve sync NAME` "no remote: set one"; each agent is named instead
+    agent = make_agent("a")
+    git(tmp_path, "clone", "-q", "--bare", str(agent.path), str(tmp_path / "a.git"))
+    assert run_cli("remote", "a", (tmp_path / "a.git").as_uri()).returncode == 0
+    with open(os.environ["GIT_CONFIG_GLOBAL"], "a") as config:
+        config.write("[broken\n")
+    for args in (("sync",), ("sync", "a")):
+        out = run_cli(*args)
+        assert out.returncode == 1, (out.stdout, out.stderr)
+        assert out.stdout.startswith(f"a: failed: {agent.path}: git fails with your git settings"), out.stdout
+    [row] = json.loads(run_cli("sync", "--json").stdout)
+    assert row["state"] == "failed" and not row["ok"]
