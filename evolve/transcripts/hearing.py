@@ -290,7 +290,7 @@ class _Message:
         if turn:
             return NEGATION, f"turns the agent it just stopped: “{self.quote(turn)}”"
         said = [s for s in self.found.get("subject", ()) if _opens_the_reply(words, s[1])]
-        if said and not is_question_at(words, said[0][1]):
+        if said and not is_question_at(words, said[0][1]) and not _carries_on(words):
             return FACT, f"tells the agent it just stopped how things are: “{self.quote(said[0])} …”"
         return None
 
@@ -313,7 +313,7 @@ class _Message:
                 and not is_question_at(words, span[1])
                 and not _CONDITION.search(words, max(0, span[1] - 12), span[1])
                 and not _ASIDE.match(words, span[1])
-                and not _SELF.search(words, max(0, span[1] - 5), span[1])
+                and not _SELF.search(words, max(0, span[1] - 7), span[1])
                 and not (_opens_the_reply(words, span[1]) and _ANSWER_WORDS.fullmatch(self.quote(span) + " "))
             ),
             None,
@@ -396,12 +396,33 @@ def _pasted_at(words: str) -> int:
 
 # the person stopped the agent by mistake ("my bad, I hit escape by accident"): nothing to correct
 _UNMEANT = re.compile(r"\b(?:by (?:accident|mistake)|accidentally|my (?:bad|mistake|fault)|wrong key)\b")
+# a statement that lets the stopped agent go on ("the tests pass now, go ahead", "my laptop
+# slept, pick up where you left off") or praises its work ("this part is done right, now …")
+_CARRY_ON = re.compile(
+    r"\b(?:go ahead|proceed|move on|keep (?:on|working)|pick (?:it )?up|re-?run"
+    r"|where you (?:left off|stopped|were))\b"
+)
+_PRAISE = re.compile(
+    r"\b(?:is|are|looks?|seems?|was|were) (?:\w+ )?(?:fine|good|great|right|correct|perfect)\b"
+)
+_BUT = re.compile(r"\bbut\b")
+
+
+def _carries_on(words: str) -> bool:
+    """Whether a reply to a stopped agent lets it go on, or praises it with no "but" (no correction)."""
+    return _CARRY_ON.search(words) is not None or (
+        _PRAISE.search(words) is not None and not _BUT.search(words)
+    )
+
+
 # "if" before a "not" makes it a condition ("if not, …", "si no funciona", "se não for …")
 _CONDITION = re.compile(r"\b(?:if|si|se|wenn|falls|если|якщо|jeśli|jeżeli|pokud|kalau|jika|nếu|eğer)\W+\Z")
 # a person who stopped the agent only to add something ("not sure, but …", "not only …")
-# or speaks of themselves ("I'm not at my desk")
-_ASIDE = re.compile(r"(?:not|no) (?:sure|certain|your fault|a big deal|idea|clue|worries|only|just|going)\b")
-_SELF = re.compile(r"\bi(?:'m| am)? \Z")
+# or speaks of themselves ("I'm not at my desk", "I have not read it yet")
+_ASIDE = re.compile(
+    r"(?:not|no) (?:sure|certain|your fault|a big deal|idea|clue|worries|only|just|going|urgent|you)\b"
+)
+_SELF = re.compile(r"\bi(?:'m| am| have| had| did| do| was)? \Z")
 
 # What may come before a "no" that opens the reply (not "si", "ja", "да": "si no …" is "if not")
 _INTERJECTION = re.compile(r"(?:ok|okay|wait|hmm|um|uh|ah|oh|sorry|well|好的|嗯)[ ,.!，。]*")
