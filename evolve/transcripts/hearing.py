@@ -394,8 +394,15 @@ def _pasted_at(words: str) -> int:
     return found.start() if found else len(words)
 
 
-# the person stopped the agent by mistake ("my bad, I hit escape by accident"): nothing to correct
-_UNMEANT = re.compile(r"\b(?:by (?:accident|mistake)|accidentally|my (?:bad|mistake|fault)|wrong key)\b")
+# the person stopped the agent by mistake ("my bad, I hit escape by accident", "par erreur",
+# "sem querer", "不小心"): nothing to correct (words as `prose` leaves them: no accents, 间 for 間)
+_UNMEANT = re.compile(
+    r"\b(?:by (?:accident|mistake)|accidentally|my (?:bad|mistake|fault)|wrong key"
+    r"|par (?:erreur|accident|megarde)|aus versehen|versehentlich|sin querer|sem querer"
+    r"|por (?:error|accidente|equivocacion|engano|acidente)"
+    r"|nao (?:era|queria) (?:para )?parar|no queria (?:parar|detener)|случаино|по ошибке)\b"
+    r"|不小心|误按|按错|间違え|うっかり"
+)
 # a statement that lets the stopped agent go on ("the tests pass now, go ahead", "my laptop
 # slept, pick up where you left off") or praises its work ("this part is done right, now …")
 _CARRY_ON = re.compile(

@@ -266,6 +266,10 @@ def test_a_statement_to_a_stopped_agent_tells_it_how_things_are(text):
         "add a second loader for the yaml files, then run the whole test suite",
         "the meeting just ended, where were we with the loader rewrite?",
         "that was my mistake, I pressed escape by accident while typing",
+        "Desculpa, não era para parar, pode seguir com o refactor do módulo de carga",  # by mistake
+        "Entschuldigung, das Stoppen war aus Versehen, nicht absichtlich; bitte den Loader zu Ende schreiben",
+        "Perdón, te detuve sin querer, no era mi intención; termina el cargador por favor",
+        "Извини, остановил тебя случайно, это не нарочно, допиши загрузчик пожалуйста",
         "this looks fine so far, keep going with the loader",
         # a statement that lets the stopped agent go on, or praises it with no "but"
         "the tests pass now on my machine, please go ahead with the loader rewrite",
