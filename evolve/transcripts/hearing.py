@@ -429,7 +429,7 @@ _CONDITION = re.compile(r"\b(?:if|si|se|wenn|falls|если|якщо|jeśli|jeż
 _ASIDE = re.compile(
     r"(?:not|no) (?:sure|certain|your fault|a big deal|idea|clue|worries|only|just|going|urgent|you)\b"
 )
-_SELF = re.compile(r"\bi(?:'m| am| have| had| did| do| was)? \Z")
+_SELF = re.compile(r"\bi(?:'m| am|'ve| have| had| did| do| was)? \Z")
 
 # What may come before a "no" that opens the reply (not "si", "ja", "да": "si no …" is "if not")
 _INTERJECTION = re.compile(r"(?:ok|okay|wait|hmm|um|uh|ah|oh|sorry|well|好的|嗯)[ ,.!，。]*")

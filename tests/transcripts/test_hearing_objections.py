@@ -220,6 +220,7 @@ def test_a_not_in_the_reply_to_a_stopped_agent_turns_it(text):
         "not sure it matters much, but also add a docstring to the loader",
         "I'm not at my desk for a while, just finish the loader on your own",
         "I have not read your plan for the loader yet, but start with the writer module",
+        "I’ve not read your plan for the loader yet, but start with the writer module",
         "it's not urgent, take your time and finish the loader rewrite properly",
         "it was not you, my build machine rebooted; run the loader tests once more",
         "not a big deal, the network just hiccupped, carry on with the loader please",
