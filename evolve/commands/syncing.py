@@ -159,11 +159,21 @@ def _unreadable(agent: Agent, quick: bool) -> Outcome | None:
     (`--local`: in a folder git refuses as another user's, git reads no repository and says 1).
     `quick`: one of every agent's checks (QUICK_CHECK_S).
     """
-    from evolve.store.git import FSCK_TIMEOUT_S, QUICK_CHECK_S, GitError, no_repository_in, repository_problem
+    from evolve.store.git import (
+        FSCK_TIMEOUT_S,
+        QUICK_CHECK_S,
+        GitError,
+        no_repository_in,
+        repository_problem,
+        shared_repository,
+    )
     from evolve.store.head import is_git_dir
 
     if not is_git_dir(agent.repo.git_dir):
         return Outcome(agent.name, "failed", f"{agent.path}: .git {no_repository_in(agent.path)}")
+    shared = shared_repository(agent.path)
+    if shared is not None:
+        return Outcome(agent.name, "failed", f"{agent.path}: .git {shared}")
     if agent.repo.remote_url(REMOTE) is not None:
         return None
     try:
