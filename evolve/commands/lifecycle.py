@@ -52,9 +52,8 @@ def _agent_or_problem(
         broken_branch_remedy,
         no_repository_in,
         repository_problem,
-        shared_repository,
     )
-    from evolve.store.head import BRANCH, broken_branch, is_git_dir
+    from evolve.store.head import BRANCH, broken_branch, is_git_dir, shared_repository
 
     folder = home.agent_dir(name)
     if not is_git_dir(folder / ".git"):

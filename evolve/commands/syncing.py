@@ -165,9 +165,8 @@ def _unreadable(agent: Agent, quick: bool) -> Outcome | None:
         GitError,
         no_repository_in,
         repository_problem,
-        shared_repository,
     )
-    from evolve.store.head import is_git_dir
+    from evolve.store.head import is_git_dir, shared_repository
 
     if not is_git_dir(agent.repo.git_dir):
         return Outcome(agent.name, "failed", f"{agent.path}: .git {no_repository_in(agent.path)}")

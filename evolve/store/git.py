@@ -339,29 +339,6 @@ def no_repository_in(folder: Path) -> str:
     )
 
 
-def shared_repository(folder: Path) -> str | None:
-    """Why an agent folder's `.git` is another folder's repository, in words, or None.
-
-    A `.git` linked to another work tree's `.git` (`ln -s ../other/.git .git`) puts two
-    folders on one index: each commit takes the other's files for edits of its own, and
-    `evolve sync` pushed one agent's memo and name into the other's history. A link to a
-    repository kept alone (`/disk/agent.git`) is the folder's own.
-    """
-    dot = folder / ".git"
-    if not dot.is_symlink():
-        return None
-    target = Path(os.path.realpath(dot))
-    owner = target.parent
-    if target.name != ".git" or str(owner) == os.path.realpath(folder):
-        return None
-    return (
-        f"is a link to {target}, the repository of the folder {owner}: two folders would commit "
-        "into one history, each taking the other's files for edits, so nothing is committed, "
-        f"observed or synced for this agent; remove the link (`rm {dot}`) and clone the agent's "
-        "remote into a new folder, then copy back any file it lacks"
-    )
-
-
 def repository_problem(exc: BaseException, check_s: float | None = None) -> str | None:
     """What the person reads when git failed for a reason of theirs; None: evolve's own bug.
 

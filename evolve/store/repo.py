@@ -27,7 +27,6 @@ from evolve.store.git import (
     damage_remedy,
     git,
     git_text,
-    shared_repository,
     update_lines,
 )
 from evolve.store.history import Commit, SkillHistory, read_log, read_skill_history
@@ -364,7 +363,7 @@ class Repo:
                 f"{self.path}: .git is not a git repository (missing, empty or damaged); nothing was "
                 "written — `evolve doctor` says what to do"
             )
-        shared = shared_repository(self.path)
+        shared = head.shared_repository(self.path)
         if shared is not None:  # another folder's work tree on this index: its files are no edits
             raise RepositoryDamaged(self.path, f".git {shared}")
         with FileLock(self.git_dir / LOCK, timeout=timeout):

@@ -290,7 +290,8 @@ class _Message:
         if turn:
             return NEGATION, f"turns the agent it just stopped: “{self.quote(turn)}”"
         said = [s for s in self.found.get("subject", ()) if _opens_the_reply(words, s[1])]
-        if said and not is_question_at(words, said[0][1]) and not _carries_on(words):
+        carries_on = _CARRY_ON.search(words) or _PRAISE.search(words) and not _BUT.search(words)
+        if said and not is_question_at(words, said[0][1]) and not carries_on:
             return FACT, f"tells the agent it just stopped how things are: “{self.quote(said[0])} …”"
         return None
 
@@ -404,7 +405,7 @@ _UNMEANT = re.compile(
     r"|不小心|误按|按错|间違え|うっかり"
 )
 # a statement that lets the stopped agent go on ("the tests pass now, go ahead", "my laptop
-# slept, pick up where you left off") or praises its work ("this part is done right, now …")
+# slept, pick up where you left off") or praises its work with no "but" ("this part is done right, now …")
 _CARRY_ON = re.compile(
     r"\b(?:go ahead|proceed|move on|keep (?:on|working)|pick (?:it )?up|re-?run"
     r"|where you (?:left off|stopped|were))\b"
@@ -413,13 +414,6 @@ _PRAISE = re.compile(
     r"\b(?:is|are|looks?|seems?|was|were) (?:\w+ )?(?:fine|good|great|right|correct|perfect)\b"
 )
 _BUT = re.compile(r"\bbut\b")
-
-
-def _carries_on(words: str) -> bool:
-    """Whether a reply to a stopped agent lets it go on, or praises it with no "but" (no correction)."""
-    return _CARRY_ON.search(words) is not None or (
-        _PRAISE.search(words) is not None and not _BUT.search(words)
-    )
 
 
 # "if" before a "not" makes it a condition ("if not, …", "si no funciona", "se não for …")
