@@ -139,3 +139,5 @@ def test_an_agent_whose_git_is_a_link_to_another_agents_is_refused(evolve_home, 
     with pytest.raises(RepositoryDamaged), Agent.open("b").repo.locked():  # every writer's door
         pass
     assert "repository broken" in run_cli("status").stdout
+    doctor = run_cli("doctor")
+    assert doctor.returncode == 1 and f"b: .git: is a link to {a / '.git'}" in doctor.stdout + doctor.stderr
