@@ -291,7 +291,7 @@ class _Message:
             return NEGATION, f"turns the agent it just stopped: “{self.quote(turn)}”"
         said = [s for s in self.found.get("subject", ()) if _opens_the_reply(words, s[1])]
         carries_on = _CARRY_ON.search(words) or _PRAISE.search(words) and not _BUT.search(words)
-        if said and not is_question_at(words, said[0][1]) and not carries_on:
+        if said and "?" not in words and not carries_on:  # a question anywhere: it asks, tells nothing
             return FACT, f"tells the agent it just stopped how things are: “{self.quote(said[0])} …”"
         return None
 
@@ -411,7 +411,8 @@ _CARRY_ON = re.compile(
     r"|where you (?:left off|stopped|were))\b"
 )
 _PRAISE = re.compile(
-    r"\b(?:is|are|looks?|seems?|was|were) (?:\w+ )?(?:fine|good|great|right|correct|perfect)\b"
+    r"\b(?:(?:is|are|looks?|seems?|sounds?|was|were) (?:\w+ )?(?:fine|good|great|right|correct|perfect)"
+    r"|thanks|thank you|awesome|love it|makes sense)\b"
 )
 _BUT = re.compile(r"\bbut\b")
 

@@ -277,6 +277,9 @@ def test_a_statement_to_a_stopped_agent_tells_it_how_things_are(text):
         "my laptop went to sleep halfway through, please pick up where you left off",
         "the second loader is fine as well, now also add a test for an empty file",
         "that is exactly right, thanks, now please move on to the writer module",
+        "The loader tests pass now. Should I merge the branch or wait for the review first?",
+        "the new loader is awesome, love it, now do the same for the writer module",
+        "the plan sounds good to me, start with step one and show me the diff afterwards",
     ],
 )
 def test_an_order_a_question_or_a_stop_by_mistake_is_no_statement_of_fact(text):
