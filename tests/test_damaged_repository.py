@@ -329,10 +329,15 @@ def test_syncing_every_agent_goes_past_a_damaged_one(evolve_home, tmp_path):
     assert not any((evolve_home / "agents" / "a" / ".git" / "objects").iterdir())
 
 
-@pytest.mark.parametrize("how", ["index", "a broken branch file", "packed-refs cut", "emptied"])
+@pytest.mark.parametrize(
+    "how", ["index", "a broken branch file", "packed-refs cut", "emptied", "config", "another user's"]
+)
 def test_a_damaged_agent_never_stops_the_others_in_sync(evolve_home, tmp_path, how):
     # whatever the damage, the other agent still syncs, no crash is written and the damaged
-    # one is named (an emptied .git says nothing of a remote: it was left out, unsaid)
+    # one is named, with or without its name (an emptied .git, a .git/config git cannot parse,
+    # a folder another user owns say nothing of a remote: left out unsaid, or "no remote")
+    if how == "another user's" and os.geteuid() != 0:
+        pytest.skip("giving the folder to another user needs root")
     for name in ("a", "b"):
         agent = make_agent(name)
         git(tmp_path, "clone", "-q", "--bare", str(agent.path), str(tmp_path / f"{name}.git"))
@@ -346,6 +351,12 @@ def test_a_damaged_agent_never_stops_the_others_in_sync(evolve_home, tmp_path, h
         git(broken, "pack-refs", "--all")
         text = (broken / ".git" / "packed-refs").read_text()
         (broken / ".git" / "packed-refs").write_text(text[: text.index("refs/heads/main") - 20])
+    elif how == "config":
+        with (broken / ".git" / "config").open("a") as config:
+            config.write("[broken\n")
+    elif how == "another user's":
+        for path in [broken, *broken.rglob("*")]:
+            os.lchown(path, 65534, 65534)
     else:
         damage(broken, how)
     out = run_cli("sync", "--json")
@@ -357,6 +368,8 @@ def test_a_damaged_agent_never_stops_the_others_in_sync(evolve_home, tmp_path, h
     assert rows["a"]["state"] == "failed" and str(broken) in rows["a"]["detail"], rows["a"]
     assert out.returncode == 1
     assert list(rows) == ["a", "b"]  # in the order of their names, as ever
+    named = run_cli("sync", "a")
+    assert named.returncode == 1 and named.stdout.startswith(f"a: failed: {broken}: "), named.stdout
 
 
 def test_sync_names_an_agent_whose_repository_is_gone(evolve_home, tmp_path):

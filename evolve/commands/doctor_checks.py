@@ -25,7 +25,7 @@ from evolve.store.git import (
     owned_by_another,
     refused_as_others,
 )
-from evolve.store.head import BRANCH, broken_branch
+from evolve.store.head import BRANCH, broken_branch, shared_repository
 from evolve.store.locks import is_locked
 from evolve.store.repo import LOCK
 from evolve.workspace import links
@@ -133,6 +133,10 @@ def repository(name: str, repo: Path, add: Add) -> bool:
     for whatever repository encloses the folder, if any: no git check may run for it then.
     """
     if is_own_repository(repo):
+        shared = shared_repository(repo)  # another folder's .git: each takes the other's files for edits
+        if shared is not None:
+            add(f"{name}: .git", shared)
+            return False
         if broken_branch(repo / ".git") or _names_no_commit(repo):  # every git check would fail
             add(f"{name}: .git", broken_branch_remedy(repo, BRANCH))
             return False

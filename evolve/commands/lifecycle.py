@@ -53,11 +53,14 @@ def _agent_or_problem(
         no_repository_in,
         repository_problem,
     )
-    from evolve.store.head import BRANCH, broken_branch, is_git_dir
+    from evolve.store.head import BRANCH, broken_branch, is_git_dir, shared_repository
 
     folder = home.agent_dir(name)
     if not is_git_dir(folder / ".git"):
         return _unreadable(name, row, no_repository_in(folder))
+    shared = shared_repository(folder)
+    if shared is not None:
+        return _unreadable(name, row, shared)
     if broken_branch(folder / ".git"):  # else read as a branch with no commit yet
         return _unreadable(name, row, broken_branch_remedy(folder, BRANCH))
     try:

@@ -89,7 +89,11 @@ def sync(
     push_anyway: bool = False,
 ) -> int:
     """Fetch, integrate, push for each agent (default: every agent with a remote)."""
-    targets = [Agent.open(name, home) for name in names] if names else _shared(home)
+    if names:
+        opened = [Agent.open(name, home) for name in names]
+        targets: list[Agent | Outcome] = [_unreadable(agent, quick=False) or agent for agent in opened]
+    else:
+        targets = _shared(home)
     for flag, given in (
         ("--accept-rewrite", accept_rewrite),
         ("--accept-held", accept_held),
@@ -133,20 +137,52 @@ def _each(agent: Agent, accept_rewrite: bool, accept_held: bool, push_anyway: bo
 def _shared(home: Home) -> list[Agent | Outcome]:
     """The agents with a remote, and in its place a failed outcome for each whose repository git cannot read.
 
-    An emptied or lost `.git` says nothing of a remote it may have had: left out unsaid, the
-    person would take the agent for synced.
+    An emptied or lost `.git`, a `.git/config` that does not parse, a folder another user
+    owns, a ~/.gitconfig that does not parse: git says nothing of a remote there. Left out
+    unsaid, the person would take the agent for synced ("no agent has a remote", exit 0).
     """
-    from evolve.store.git import no_repository_in
-    from evolve.store.head import is_git_dir
-
     targets: list[Agent | Outcome] = []
     for name in sorted({*list_agents(home), *lost_agents(home)}):
         agent = Agent(home, name)
-        if not is_git_dir(agent.repo.git_dir):
-            targets.append(Outcome(name, "failed", f"{agent.path}: .git {no_repository_in(agent.path)}"))
+        unreadable = _unreadable(agent, quick=True)
+        if unreadable is not None:
+            targets.append(unreadable)
         elif agent.repo.remote_url(REMOTE) is not None:
             targets.append(agent)
     return targets
+
+
+def _unreadable(agent: Agent, quick: bool) -> Outcome | None:
+    """A failed outcome for an agent whose repository or remote git cannot read, else None.
+
+    No remote set is git's exit 1 to `config --local --get`; anything else is git failing to read
+    (`--local`: in a folder git refuses as another user's, git reads no repository and says 1).
+    `quick`: one of every agent's checks (QUICK_CHECK_S).
+    """
+    from evolve.store.git import (
+        FSCK_TIMEOUT_S,
+        QUICK_CHECK_S,
+        GitError,
+        no_repository_in,
+        repository_problem,
+    )
+    from evolve.store.head import is_git_dir, shared_repository
+
+    if not is_git_dir(agent.repo.git_dir):
+        return Outcome(agent.name, "failed", f"{agent.path}: .git {no_repository_in(agent.path)}")
+    shared = shared_repository(agent.path)
+    if shared is not None:
+        return Outcome(agent.name, "failed", f"{agent.path}: .git {shared}")
+    if agent.repo.remote_url(REMOTE) is not None:
+        return None
+    try:
+        agent.repo.git("config", "--local", "--get", f"remote.{REMOTE}.url")
+    except GitError as exc:
+        if exc.code == 1:
+            return None  # no remote
+        problem = repository_problem(exc, QUICK_CHECK_S if quick else FSCK_TIMEOUT_S)
+        return Outcome(agent.name, "failed", f"{agent.path}: {problem or exc}")
+    return None
 
 
 def _code(outcomes: list[Outcome]) -> int:

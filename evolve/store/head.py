@@ -9,7 +9,7 @@ process, no pathlib.
 """
 
 # pathlib costs the session-start hook as much as the rest of its work: os.path it is.
-# ruff: noqa: PTH110, PTH112, PTH113, PTH118, PTH123, PTH208
+# ruff: noqa: PTH110, PTH112, PTH113, PTH114, PTH118, PTH119, PTH120, PTH123, PTH208
 from __future__ import annotations
 
 import os
@@ -48,6 +48,29 @@ def is_git_dir(git_dir: str | os.PathLike[str]) -> bool:
     if not (named.startswith("ref: refs/") or (len(named) in (40, 64) and set(named) <= _HEX)):
         return False
     return os.path.isdir(os.path.join(git_dir, "objects")) and os.path.isdir(os.path.join(git_dir, "refs"))
+
+
+def shared_repository(folder: str | os.PathLike[str]) -> str | None:
+    """Why an agent folder's `.git` is another folder's repository, in words, or None.
+
+    A `.git` linked to another work tree's `.git` (`ln -s ../other/.git .git`) puts two
+    folders on one index: each commit takes the other's files for edits of its own, and
+    `evolve sync` pushed one agent's memo and name into the other's history. A link to a
+    repository kept alone (`/disk/agent.git`) is the folder's own.
+    """
+    dot = os.path.join(folder, ".git")
+    if not os.path.islink(dot):
+        return None
+    target = os.path.realpath(dot)
+    owner = os.path.dirname(target)
+    if os.path.basename(target) != ".git" or owner == os.path.realpath(folder):
+        return None
+    return (
+        f"is a link to {target}, the repository of the folder {owner}: two folders would commit "
+        "into one history, each taking the other's files for edits, so nothing is committed, "
+        f"observed or synced for this agent; remove the link (`rm {dot}`) and clone the agent's "
+        "remote into a new folder, then copy back any file it lacks"
+    )
 
 
 def checked_out_elsewhere(git_dir: str | os.PathLike[str], branch: str) -> str | None:

@@ -363,6 +363,9 @@ class Repo:
                 f"{self.path}: .git is not a git repository (missing, empty or damaged); nothing was "
                 "written — `evolve doctor` says what to do"
             )
+        shared = head.shared_repository(self.path)
+        if shared is not None:  # another folder's work tree on this index: its files are no edits
+            raise RepositoryDamaged(self.path, f".git {shared}")
         with FileLock(self.git_dir / LOCK, timeout=timeout):
             self.index_read = None  # each write decides on the index as it reads it under this lock
             reason = busy.operation_reason(self)

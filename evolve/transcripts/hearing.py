@@ -290,7 +290,8 @@ class _Message:
         if turn:
             return NEGATION, f"turns the agent it just stopped: “{self.quote(turn)}”"
         said = [s for s in self.found.get("subject", ()) if _opens_the_reply(words, s[1])]
-        if said and not is_question_at(words, said[0][1]):
+        carries_on = _CARRY_ON.search(words) or _PRAISE.search(words) and not _BUT.search(words)
+        if said and "?" not in words and not carries_on:  # a question anywhere: it asks, tells nothing
             return FACT, f"tells the agent it just stopped how things are: “{self.quote(said[0])} …”"
         return None
 
@@ -313,7 +314,7 @@ class _Message:
                 and not is_question_at(words, span[1])
                 and not _CONDITION.search(words, max(0, span[1] - 12), span[1])
                 and not _ASIDE.match(words, span[1])
-                and not _SELF.search(words, max(0, span[1] - 5), span[1])
+                and not _SELF.search(words, max(0, span[1] - 7), span[1])
                 and not (_opens_the_reply(words, span[1]) and _ANSWER_WORDS.fullmatch(self.quote(span) + " "))
             ),
             None,
@@ -394,14 +395,36 @@ def _pasted_at(words: str) -> int:
     return found.start() if found else len(words)
 
 
-# the person stopped the agent by mistake ("my bad, I hit escape by accident"): nothing to correct
-_UNMEANT = re.compile(r"\b(?:by (?:accident|mistake)|accidentally|my (?:bad|mistake|fault)|wrong key)\b")
+# the person stopped the agent by mistake ("my bad, I hit escape by accident", "par erreur",
+# "sem querer", "不小心"): nothing to correct (words as `prose` leaves them: no accents, 间 for 間)
+_UNMEANT = re.compile(
+    r"\b(?:by (?:accident|mistake)|accidentally|my (?:bad|mistake|fault)|wrong key"
+    r"|par (?:erreur|accident|megarde)|aus versehen|versehentlich|sin querer|sem querer"
+    r"|por (?:error|accidente|equivocacion|engano|acidente)"
+    r"|nao (?:era|queria) (?:para )?parar|no queria (?:parar|detener)|случаино|по ошибке)\b"
+    r"|不小心|误按|按错|间違え|うっかり"
+)
+# a statement that lets the stopped agent go on ("the tests pass now, go ahead", "my laptop
+# slept, pick up where you left off") or praises its work with no "but" ("this part is done right, now …")
+_CARRY_ON = re.compile(
+    r"\b(?:go ahead|proceed|move on|keep (?:on|working)|pick (?:it )?up|re-?run"
+    r"|where you (?:left off|stopped|were))\b"
+)
+_PRAISE = re.compile(
+    r"\b(?:(?:is|are|looks?|seems?|sounds?|was|were) (?:\w+ )?(?:fine|good|great|right|correct|perfect)"
+    r"|thanks|thank you|awesome|love it|makes sense)\b"
+)
+_BUT = re.compile(r"\bbut\b")
+
+
 # "if" before a "not" makes it a condition ("if not, …", "si no funciona", "se não for …")
 _CONDITION = re.compile(r"\b(?:if|si|se|wenn|falls|если|якщо|jeśli|jeżeli|pokud|kalau|jika|nếu|eğer)\W+\Z")
 # a person who stopped the agent only to add something ("not sure, but …", "not only …")
-# or speaks of themselves ("I'm not at my desk")
-_ASIDE = re.compile(r"(?:not|no) (?:sure|certain|your fault|a big deal|idea|clue|worries|only|just|going)\b")
-_SELF = re.compile(r"\bi(?:'m| am)? \Z")
+# or speaks of themselves ("I'm not at my desk", "I have not read it yet")
+_ASIDE = re.compile(
+    r"(?:not|no) (?:sure|certain|your fault|a big deal|idea|clue|worries|only|just|going|urgent|you)\b"
+)
+_SELF = re.compile(r"\bi(?:'m| am|'ve| have| had| did| do| was)? \Z")
 
 # What may come before a "no" that opens the reply (not "si", "ja", "да": "si no …" is "if not")
 _INTERJECTION = re.compile(r"(?:ok|okay|wait|hmm|um|uh|ah|oh|sorry|well|好的|嗯)[ ,.!，。]*")

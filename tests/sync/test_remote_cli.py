@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 
+import pytest
+
 from evolve.errors import EXIT_BUSY
+from evolve.store.git import RepositoryDamaged
+from evolve.workspace.agent import Agent
+from tests.helpers import git, git_out, make_agent, run_cli
 from tests.sync_helpers import memo_op
 
 
@@ -92,3 +99,45 @@ def test_doctor_names_a_password_set_by_hand_without_printing_it(machines):
     a.git("remote", "add", "origin", "https://alice:hunter2hunter2@example.test/agent.git")
     code, out, _err = a.evolve("doctor")
     assert "a: remote" in out and "carries a password or token" in out and "hunter2" not in out
+
+
+def test_a_git_setting_that_does_not_parse_is_no_agent_without_a_remote(evolve_home, tmp_path):
+    # a ~/.gitconfig git cannot parse hides every remote: `evolve sync` said "no agent has a
+    # remote" (exit 0) and `evolve sync NAME` "no remote: set one"; each agent is named instead
+    agent = make_agent("a")
+    git(tmp_path, "clone", "-q", "--bare", str(agent.path), str(tmp_path / "a.git"))
+    assert run_cli("remote", "a", (tmp_path / "a.git").as_uri()).returncode == 0
+    with open(os.environ["GIT_CONFIG_GLOBAL"], "a") as config:
+        config.write("[broken\n")
+    for args in (("sync",), ("sync", "a")):
+        out = run_cli(*args)
+        assert out.returncode == 1, (out.stdout, out.stderr)
+        assert out.stdout.startswith(f"a: failed: {agent.path}: git fails with your git settings"), out.stdout
+    [row] = json.loads(run_cli("sync", "--json").stdout)
+    assert row["state"] == "failed" and not row["ok"]
+
+
+def test_an_agent_whose_git_is_a_link_to_another_agents_is_refused(evolve_home, tmp_path):
+    # `ln -s ../a/.git b/.git`: two work trees on one index. `evolve sync` committed b's memo,
+    # name and plugin files into a's history as a person's edit and pushed them to a's server
+    for name in ("a", "b"):
+        agent = make_agent(name)
+        git(tmp_path, "clone", "-q", "--bare", str(agent.path), str(tmp_path / f"{name}.git"))
+        assert run_cli("remote", name, (tmp_path / f"{name}.git").as_uri()).returncode == 0
+    a, b = evolve_home / "agents" / "a", evolve_home / "agents" / "b"
+    (b / "memo.md").write_text((b / "memo.md").read_text() + "\n- b's own line\n")
+    shutil.rmtree(b / ".git")
+    (b / ".git").symlink_to("../a/.git")
+    server_before = git_out(tmp_path / "a.git", "rev-parse", "main")
+    out = run_cli("sync", "--json")
+    assert out.returncode == 1, out.stderr
+    rows = {row["agent"]: row for row in json.loads(out.stdout)}
+    assert rows["a"]["ok"] and rows["b"]["state"] == "failed", rows
+    assert f"is a link to {a / '.git'}" in rows["b"]["detail"], rows["b"]
+    assert git_out(tmp_path / "a.git", "rev-parse", "main") == server_before
+    assert git_out(a, "status", "--porcelain") == ""  # a's files are its commit's still
+    with pytest.raises(RepositoryDamaged), Agent.open("b").repo.locked():  # every writer's door
+        pass
+    assert "repository broken" in run_cli("status").stdout
+    doctor = run_cli("doctor")
+    assert doctor.returncode == 1 and f"b: .git: is a link to {a / '.git'}" in doctor.stdout + doctor.stderr

@@ -219,6 +219,11 @@ def test_a_not_in_the_reply_to_a_stopped_agent_turns_it(text):
         "if not, leave the loader alone and move on to the writer module",
         "not sure it matters much, but also add a docstring to the loader",
         "I'm not at my desk for a while, just finish the loader on your own",
+        "I have not read your plan for the loader yet, but start with the writer module",
+        "I’ve not read your plan for the loader yet, but start with the writer module",
+        "it's not urgent, take your time and finish the loader rewrite properly",
+        "it was not you, my build machine rebooted; run the loader tests once more",
+        "not a big deal, the network just hiccupped, carry on with the loader please",
         # asked, or further on than the opening sentence: a question or a new remark
         "could we keep the old loader around for now and not delete it right away?",
         "Add a docstring to the loader as well. Not urgent, do it at the end.",
@@ -246,6 +251,7 @@ def test_a_redirect_needs_the_stop_and_no_question_of_the_agents():
         "the vendored sdk already lives in third_party/sdk, next to the build scripts",
         "our staging database is the one on port 5433, the other is production",
         "this module is generated from the schema, edits to it are overwritten",
+        "the loader looks good, but the schema file lives in config/schema.json now",  # praise, "but"
     ],
 )
 def test_a_statement_to_a_stopped_agent_tells_it_how_things_are(text):
@@ -261,7 +267,19 @@ def test_a_statement_to_a_stopped_agent_tells_it_how_things_are(text):
         "add a second loader for the yaml files, then run the whole test suite",
         "the meeting just ended, where were we with the loader rewrite?",
         "that was my mistake, I pressed escape by accident while typing",
+        "Desculpa, não era para parar, pode seguir com o refactor do módulo de carga",  # by mistake
+        "Entschuldigung, das Stoppen war aus Versehen, nicht absichtlich; bitte den Loader zu Ende schreiben",
+        "Perdón, te detuve sin querer, no era mi intención; termina el cargador por favor",
+        "Извини, остановил тебя случайно, это не нарочно, допиши загрузчик пожалуйста",
         "this looks fine so far, keep going with the loader",
+        # a statement that lets the stopped agent go on, or praises it with no "but"
+        "the tests pass now on my machine, please go ahead with the loader rewrite",
+        "my laptop went to sleep halfway through, please pick up where you left off",
+        "the second loader is fine as well, now also add a test for an empty file",
+        "that is exactly right, thanks, now please move on to the writer module",
+        "The loader tests pass now. Should I merge the branch or wait for the review first?",
+        "the new loader is awesome, love it, now do the same for the writer module",
+        "the plan sounds good to me, start with step one and show me the diff afterwards",
     ],
 )
 def test_an_order_a_question_or_a_stop_by_mistake_is_no_statement_of_fact(text):
