@@ -187,7 +187,7 @@ def _damaged_repository(exc: Exception) -> str | None:
     cwd = getattr(exc, "cwd", None)
     if not isinstance(exc, EvolveError) or cwd is None:
         return None  # only a GitError carries where git ran; the git module is loaded only then
-    from evolve.store.git import repository_problem
+    from evolve.store.diagnosis import repository_problem
 
     problem = repository_problem(exc)
     return f"{cwd}: {problem}" if problem else None

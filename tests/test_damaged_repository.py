@@ -269,13 +269,13 @@ def test_a_damaged_packed_refs_is_damage_not_an_agent_without_history(evolve_hom
 def test_a_repository_too_big_to_check_in_time_is_named_not_a_crash(evolve_home, monkeypatch):
     # git's check did not finish in time: the failure was taken for evolve's own (exit 3, a
     # traceback in crash.log) and `status` showed no agent at all
-    from evolve.store import git as git_mod
+    from evolve.store import diagnosis
 
     make_agent("sound")
     broken = make_agent("broken")
     damage(broken.path, "objects")
-    monkeypatch.setattr(git_mod, "FSCK_TIMEOUT_S", 0.001)  # a command on the agent
-    monkeypatch.setattr(git_mod, "QUICK_CHECK_S", 0.001)  # status, over every agent
+    monkeypatch.setattr(diagnosis, "FSCK_TIMEOUT_S", 0.001)  # a command on the agent
+    monkeypatch.setattr(diagnosis, "QUICK_CHECK_S", 0.001)  # status, over every agent
     out = run_cli("status", "--json")
     assert out.returncode == 0, out.stderr
     problems = {a["name"]: a["repository_problem"] for a in json.loads(out.stdout)["agents"]}
@@ -464,7 +464,7 @@ def test_status_and_sync_check_each_damaged_agent_briefly(evolve_home, monkeypat
     # 60 s for each such agent before showing any; each is now checked briefly and says how to check it
     import time
 
-    from evolve.store import git as git_module
+    from evolve.store import diagnosis
 
     for name in ("big1", "big2"):
         agent = make_agent(name)
@@ -479,7 +479,7 @@ def test_status_and_sync_check_each_damaged_agent_briefly(evolve_home, monkeypat
     )
     wrapper.chmod(0o755)
     monkeypatch.setenv("PATH", f"{wrapper.parent}:{os.environ['PATH']}")
-    monkeypatch.setattr(git_module, "QUICK_CHECK_S", 0.5)
+    monkeypatch.setattr(diagnosis, "QUICK_CHECK_S", 0.5)
     started = time.monotonic()
     out = run_cli("status", "--json")
     assert time.monotonic() - started < 20, "status waited for git's whole check"

@@ -12,7 +12,8 @@ from evolve.commands.output import emit_json, say
 from evolve.errors import ConfigError, UserError
 from evolve.home import Home
 from evolve.store import ledger
-from evolve.store.git import GitError, no_repository_in
+from evolve.store.diagnosis import no_repository_in
+from evolve.store.git import GitError
 from evolve.sync.status import remote_problems
 from evolve.transcripts.redact import secret_warnings
 from evolve.workspace import memo as memo_mod

@@ -15,16 +15,14 @@ from pathlib import Path
 
 from evolve.config import Config, ModelConfig
 from evolve.home import Home
-from evolve.store.git import (
-    GitError,
-    broken_branch_remedy,
+from evolve.store.diagnosis import (
     damage_remedy,
-    git_text,
     is_own_repository,
     no_repository_in,
     owned_by_another,
     refused_as_others,
 )
+from evolve.store.git import GitError, broken_branch_remedy, git_text
 from evolve.store.head import BRANCH, broken_branch, shared_repository
 from evolve.store.locks import is_locked
 from evolve.store.repo import LOCK

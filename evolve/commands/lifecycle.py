@@ -45,14 +45,8 @@ def _agent_or_problem(
     A `.git` git would not take for a repository is not asked at all: git would answer for
     whatever repository encloses the folder (a home kept in a dotfiles repository).
     """
-    from evolve.store.git import (
-        QUICK_CHECK_S,
-        GitError,
-        RepositoryDamaged,
-        broken_branch_remedy,
-        no_repository_in,
-        repository_problem,
-    )
+    from evolve.store.diagnosis import QUICK_CHECK_S, no_repository_in, repository_problem
+    from evolve.store.git import GitError, RepositoryDamaged, broken_branch_remedy
     from evolve.store.head import BRANCH, broken_branch, is_git_dir, shared_repository
 
     folder = home.agent_dir(name)

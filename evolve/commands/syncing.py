@@ -121,7 +121,7 @@ def _each(agent: Agent, accept_rewrite: bool, accept_held: bool, push_anyway: bo
 
     `every`: one of every agent's syncs, whose repository git checks briefly (QUICK_CHECK_S).
     """
-    from evolve.store.git import FSCK_TIMEOUT_S, QUICK_CHECK_S, repository_problem
+    from evolve.store.diagnosis import FSCK_TIMEOUT_S, QUICK_CHECK_S, repository_problem
 
     try:
         return sync_agent(
@@ -159,13 +159,8 @@ def _unreadable(agent: Agent, quick: bool) -> Outcome | None:
     (`--local`: in a folder git refuses as another user's, git reads no repository and says 1).
     `quick`: one of every agent's checks (QUICK_CHECK_S).
     """
-    from evolve.store.git import (
-        FSCK_TIMEOUT_S,
-        QUICK_CHECK_S,
-        GitError,
-        no_repository_in,
-        repository_problem,
-    )
+    from evolve.store.diagnosis import FSCK_TIMEOUT_S, QUICK_CHECK_S, no_repository_in, repository_problem
+    from evolve.store.git import GitError
     from evolve.store.head import is_git_dir, shared_repository
 
     if not is_git_dir(agent.repo.git_dir):

@@ -49,7 +49,7 @@ def ensure_current(home: Home, *, force: bool = False) -> list[str]:
     """
     if not home.agents_dir.is_dir() or (applied(home) >= LAYOUT and not force):
         return []
-    from evolve.store.git import is_own_repository
+    from evolve.store.diagnosis import is_own_repository
     from evolve.workspace import links
     from evolve.workspace.agent import list_agents
 

@@ -19,16 +19,8 @@ from pathlib import Path
 
 from evolve.errors import Busy, UserError
 from evolve.store import busy, commit, head, journal, remotes, threeway, trees, worktree
-from evolve.store.git import (
-    ZERO,
-    BrokenBranch,
-    GitError,
-    RepositoryDamaged,
-    damage_remedy,
-    git,
-    git_text,
-    update_lines,
-)
+from evolve.store.diagnosis import damage_remedy
+from evolve.store.git import ZERO, BrokenBranch, GitError, RepositoryDamaged, git, git_text, update_lines
 from evolve.store.history import Commit, SkillHistory, read_log, read_skill_history
 from evolve.store.identity import Identity
 from evolve.store.journal import JOURNAL

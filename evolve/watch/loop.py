@@ -27,7 +27,7 @@ from evolve.home import Home
 from evolve.observe import ingest as observe
 from evolve.schedule.cycle import Reflector
 from evolve.store import ledger, spool
-from evolve.store.git import repository_problem
+from evolve.store.diagnosis import repository_problem
 from evolve.store.repo import Repo
 from evolve.transcripts import classify
 from evolve.transcripts.classify import BUILT_IN
