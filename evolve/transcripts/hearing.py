@@ -246,7 +246,7 @@ class _Message:
         # what the agent said and did (the words of its tool inputs), read only for a cue that needs it
         if "contrast" in found or "contrast_before" in found or "changed" in found and short:
             used = agent + " " + prose(agent_did, keep_code=True) if agent_did else agent
-            term = self.rejected(used, short, asked)
+            term = self.rejected(used, asked)
             if term:
                 return CONVENTION, f"rejects “{term}”, which the agent just used"
             shared = _shared_term(words, used) if "changed" in found and short else None
@@ -345,10 +345,11 @@ class _Message:
         agent, said = self.agent_cues(agent_before)
         return bool(agent) and (_ends_asking(agent) or "asks" in said)
 
-    def rejected(self, agent_words: str, short: bool, asked: bool) -> str | None:
+    def rejected(self, agent_words: str, asked: bool) -> str | None:
         """A word the person rejects ("not npm") that the agent just used, or None.
 
-        In a long message only its opening sentence counts: further on, "not X" is its spec.
+        Only the message's opening sentence counts, in a short reply too: further on, "not X"
+        is the spec of new work ("…; the scripts should not use npm").
         In the answer to the agent's question only a "not" that opens it objects: further on,
         "no X" is what the answer asks for ("validate the fields, no remembered login").
         """
@@ -362,7 +363,7 @@ class _Message:
         spans = [(span, "contrast") for span in found.get("contrast", ())]
         spans += [(span, "contrast_before") for span in found.get("contrast_before", ())]
         for (_, start, end), kind in spans:
-            if is_question_at(words, start) or not short and start > SENTENCE or asked and start:
+            if is_question_at(words, start) or start > SENTENCE or asked and start:
                 continue  # "should it use X, not Y?" asks
             if kind == "contrast":
                 near = _TERM.findall(words[end : end + 40])[:3]
