@@ -30,6 +30,13 @@ UNDO, STOP = "undo", "stop"
 _ACKNOWLEDGED = re.compile(
     r"(?:ok|okay|yes|yeah|ya|yep|yup|right|sure|alright|fine|好的|好|嗯|はい|да|oui|ja|si)[ ,.!，。]*"
 )
+# A reply opening with praise of the agent's work ("Great!", "nice.", "完美", "отлично"): it took
+# the work, and what follows asks for more (not "nice try", not "ok": a bare yes may still object)
+_PRAISED = re.compile(
+    r"(?:so,? )?(?:nice(?! try)|great|perfect|excellent|awesome|amazing|good|cool|very good|"
+    r"parfait|génial|genial|perfecto|excelente|perfeito|ótimo|otimo|perfekt|prima|super|"
+    r"很好|太好了|不错|完美|완벽|좋아|完璧|отлично|супер|świetnie|ottimo)[ ,.!，。！]"
+)
 _ANSWER_WORDS = re.compile(r"(?:no|nope|non|nein|nee|не|нет|ne|não|nao)\b[ ,.!]*", re.IGNORECASE)
 # A word, a command, a file name; a run of non-ASCII letters is a word of its own (CJK runs
 # hold no spaces: "现有skill" is two words, so "skill" can be one the agent used)
@@ -211,6 +218,8 @@ class _Message:
         if undo and "yours" in found:
             yours = self.quote(found["yours"][0])
             return UNDO, f"asks to undo what the agent did: “{self.quote(undo[0])}” … “{yours}”"
+        if _PRAISED.match(words) and not persist and "again" not in found:
+            return None  # "Great! Now the footer should …": a "still" after the praise reports a failure
         asked = self.asked(agent_before)
         agent, said = self.agent_cues(agent_before)
         # It says it did the work, or shows the code it changed (aider's SEARCH/REPLACE blocks)
