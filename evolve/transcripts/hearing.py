@@ -30,6 +30,13 @@ UNDO, STOP = "undo", "stop"
 _ACKNOWLEDGED = re.compile(
     r"(?:ok|okay|yes|yeah|ya|yep|yup|right|sure|alright|fine|好的|好|嗯|はい|да|oui|ja|si)[ ,.!，。]*"
 )
+# A reply opening with praise of the agent's work ("Great!", "nice.", "完美", "отлично"): it took
+# the work, and what follows asks for more (not "nice try", not "ok": a bare yes may still object)
+_PRAISED = re.compile(
+    r"(?:so,? )?(?:nice(?! try)|great|perfect|excellent|awesome|amazing|good|cool|very good|"
+    r"parfait|génial|genial|perfecto|excelente|perfeito|ótimo|otimo|perfekt|prima|super|"
+    r"很好|太好了|不错|完美|완벽|좋아|完璧|отлично|супер|świetnie|ottimo)[ ,.!，。！]"
+)
 _ANSWER_WORDS = re.compile(r"(?:no|nope|non|nein|nee|не|нет|ne|não|nao)\b[ ,.!]*", re.IGNORECASE)
 # A word, a command, a file name; a run of non-ASCII letters is a word of its own (CJK runs
 # hold no spaces: "现有skill" is two words, so "skill" can be one the agent used)
@@ -211,6 +218,8 @@ class _Message:
         if undo and "yours" in found:
             yours = self.quote(found["yours"][0])
             return UNDO, f"asks to undo what the agent did: “{self.quote(undo[0])}” … “{yours}”"
+        if _PRAISED.match(words) and not persist and "again" not in found:
+            return None  # "Great! Now the footer should …": a "still" after the praise reports a failure
         asked = self.asked(agent_before)
         agent, said = self.agent_cues(agent_before)
         # It says it did the work, or shows the code it changed (aider's SEARCH/REPLACE blocks)
@@ -246,7 +255,7 @@ class _Message:
         # what the agent said and did (the words of its tool inputs), read only for a cue that needs it
         if "contrast" in found or "contrast_before" in found or "changed" in found and short:
             used = agent + " " + prose(agent_did, keep_code=True) if agent_did else agent
-            term = self.rejected(used, short, asked)
+            term = self.rejected(used, asked)
             if term:
                 return CONVENTION, f"rejects “{term}”, which the agent just used"
             shared = _shared_term(words, used) if "changed" in found and short else None
@@ -346,10 +355,11 @@ class _Message:
         agent, said = self.agent_cues(agent_before)
         return bool(agent) and (_ends_asking(agent) or "asks" in said)
 
-    def rejected(self, agent_words: str, short: bool, asked: bool) -> str | None:
+    def rejected(self, agent_words: str, asked: bool) -> str | None:
         """A word the person rejects ("not npm") that the agent just used, or None.
 
-        In a long message only its opening sentence counts: further on, "not X" is its spec.
+        Only the message's opening sentence counts, in a short reply too: further on, "not X"
+        is the spec of new work ("…; the scripts should not use npm").
         In the answer to the agent's question only a "not" that opens it objects: further on,
         "no X" is what the answer asks for ("validate the fields, no remembered login").
         """
@@ -363,7 +373,7 @@ class _Message:
         spans = [(span, "contrast") for span in found.get("contrast", ())]
         spans += [(span, "contrast_before") for span in found.get("contrast_before", ())]
         for (_, start, end), kind in spans:
-            if is_question_at(words, start) or not short and start > SENTENCE or asked and start:
+            if is_question_at(words, start) or start > SENTENCE or asked and start:
                 continue  # "should it use X, not Y?" asks
             if kind == "contrast":
                 near = _TERM.findall(words[end : end + 40])[:3]

@@ -284,3 +284,43 @@ def test_a_statement_to_a_stopped_agent_tells_it_how_things_are(text):
 )
 def test_an_order_a_question_or_a_stop_by_mistake_is_no_statement_of_fact(text):
     assert not hear(load_lexicons(), text, STOPPED, after_error=True).correction, text
+
+
+NPM_DONE = "I installed the dependencies with npm and started the dev server on port 3000."
+
+
+def test_a_reply_opening_with_not_x_rejects_the_agents_word():
+    assert heard("not npm, this repo uses pnpm", NPM_DONE).kind == "convention"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Next, add a pagination bar under the orders table and keep the filters above it. "
+        "The scripts should not use npm here.",
+        "Next, add a pagination bar under the orders table and keep the filters above it; "
+        "the build scripts are not npm based.",
+    ],
+)
+def test_a_not_x_past_the_opening_sentence_is_the_requests_spec(text):
+    """Even in a reply under 200 characters, a "not X" further on describes the new work."""
+    assert not heard(text, NPM_DONE).correction
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Nice. Why does the sidebar use a grid there?",
+        "Excellent. I don't want a modal for this, put the form inline.",
+        "完美。为什么导出按钮在菜单里？",
+    ],
+)
+def test_a_reply_opening_with_praise_takes_the_work_and_asks_for_more(text):
+    assert not heard(text).correction
+
+
+@pytest.mark.parametrize(
+    "text", ["Perfect, but it still crashes when I save a file", "nice try, the page is still blank"]
+)
+def test_praise_then_still_failing_is_a_failure_report(text):
+    assert heard(text).kind == "failure_report"
