@@ -142,6 +142,7 @@ def _shared(home: Home) -> list[Agent | Outcome]:
     unsaid, the person would take the agent for synced ("no agent has a remote", exit 0).
     """
     targets: list[Agent | Outcome] = []
+    remoteless = []
     for name in sorted({*list_agents(home), *lost_agents(home)}):
         agent = Agent(home, name)
         unreadable = _unreadable(agent, quick=True)
@@ -149,7 +150,27 @@ def _shared(home: Home) -> list[Agent | Outcome]:
             targets.append(unreadable)
         elif agent.repo.remote_url(REMOTE) is not None:
             targets.append(agent)
+        else:
+            remoteless.append(agent)
+    if remoteless:  # one that synced before lost its remote with .git/config: said, not skipped
+        with ledger.opened(home.state_db) as conn:
+            synced = ledger.sync_rows(conn)
+        targets += [
+            _remote_gone(agent, synced[agent.name]["at"]) for agent in remoteless if agent.name in synced
+        ]
+        targets.sort(key=lambda target: target.agent if isinstance(target, Outcome) else target.name)
     return targets
+
+
+def _remote_gone(agent: Agent, last_at: float) -> Outcome:
+    """An agent that synced whose .git/config names no server now (`remote NAME --remove` forgets it)."""
+    name = agent.name
+    return Outcome(
+        name,
+        "failed",
+        f"no remote any more, though it synced (last {stamp(last_at)}): {agent.path}/.git/config lost "
+        f"it; set it again with `evolve remote {name} URL`, or `evolve remote {name} --remove` if it is done",
+    )
 
 
 def _unreadable(agent: Agent, quick: bool) -> Outcome | None:

@@ -321,6 +321,11 @@ def record_sync(conn: sqlite3.Connection, agent: str, at: float, state: str, det
     return failures
 
 
+def forget_sync(conn: sqlite3.Connection, agent: str) -> None:
+    """The agent syncs no more (its remote removed): no last sync is kept for it."""
+    conn.execute("DELETE FROM syncs WHERE agent = ?", (agent,))
+
+
 def sync_rows(conn: sqlite3.Connection) -> dict[str, sqlite3.Row]:
     """Each agent's last sync: at, state, detail, ok_at (the last success), failures in a row."""
     return {row["agent"]: row for row in conn.execute("SELECT * FROM syncs")}

@@ -55,6 +55,10 @@ def remove_remote(agent: Agent) -> str | None:
     if url is not None:
         agent.repo.git("remote", "remove", remote.REMOTE)
     refs.forget(agent.repo)
+    with ledger.opened(agent.home.state_db) as conn, ledger.transaction(conn):
+        ledger.forget_sync(
+            conn, agent.name
+        )  # else `evolve sync` takes the agent for one whose remote was lost
     return url
 
 

@@ -141,3 +141,24 @@ def test_an_agent_whose_git_is_a_link_to_another_agents_is_refused(evolve_home, 
     assert "repository broken" in run_cli("status").stdout
     doctor = run_cli("doctor")
     assert doctor.returncode == 1 and f"b: .git: is a link to {a / '.git'}" in doctor.stdout + doctor.stderr
+
+
+def test_an_agent_whose_remote_was_lost_with_its_config_is_named_until_removed(evolve_home, tmp_path):
+    # .git/config replaced (a restore, a sync tool): the remote is gone and `evolve sync` left
+    # the agent out, exit 0, though it had synced; `evolve remote NAME --remove` says it is done
+    for name in ("a", "b"):
+        agent = make_agent(name)
+        git(tmp_path, "clone", "-q", "--bare", str(agent.path), str(tmp_path / f"{name}.git"))
+        assert run_cli("remote", name, (tmp_path / f"{name}.git").as_uri()).returncode == 0
+    git(evolve_home / "agents" / "a", "remote", "remove", "origin")  # as a lost config leaves it
+    out = run_cli("sync")
+    assert out.returncode == 1, (out.stdout, out.stderr)
+    first, second = out.stdout.splitlines()
+    assert first.startswith("a: failed: no remote any more, though it synced (last "), first
+    assert "`evolve remote a URL`, or `evolve remote a --remove`" in first
+    assert second == "b: up to date"
+    assert run_cli("remote", "a", "--remove").returncode == 0
+    out = run_cli("sync", "--json")
+    assert out.returncode == 0 and [row["agent"] for row in json.loads(out.stdout)] == ["b"], out.stdout
+    make_agent("c")  # one that never had a remote is no agent to sync, as ever
+    assert [row["agent"] for row in json.loads(run_cli("sync", "--json").stdout)] == ["b"]
