@@ -18,7 +18,16 @@ from dataclasses import dataclass
 from evolve.transcripts.lexicons import CUES, Lexicons, prose
 from evolve.transcripts.preferences import Spans
 from evolve.transcripts.preferences import preference as standing_preference
-from evolve.transcripts.sentences import SENTENCE, SHORT, is_question_at, opens_a_sentence, sentence_end, size
+from evolve.transcripts.sentences import (
+    SENTENCE,
+    SHORT,
+    ends_asking,
+    is_question_at,
+    opens_a_sentence,
+    opens_the_reply,
+    sentence_end,
+    size,
+)
 from evolve.transcripts.words import stopwords
 
 # How a person corrects (the kinds `evolve classify` and the metrics report).
@@ -44,7 +53,6 @@ _TERM = re.compile(r"[a-z0-9_][a-z0-9_./@:+#-]*|[^\x00-\x7f\s\W]+|[^\x00-\x7f\s]
 
 _MIN_TERM = 3
 _REPAIR_GAP = 16  # characters between "fix" and the failure it names ("fix the build errors")
-_ASK_WORDS = 12
 _BRIEF = 40  # characters: a reply this brief says one thing ("the same", "try again")
 
 
@@ -187,7 +195,7 @@ class _Message:
             return RULE, f"tells the agent not to, right after stopping it: “{self.quote(forbid[0])}”"
         # "no, in …", "you're not checking …" opening a short reply to a stopped agent: it did the wrong thing
         # (looked for right after an interruption or an API error only; a "no" may answer its question)
-        refuse = [s for s in found.get("refuse", ()) if _opens_the_reply(words, s[1])]
+        refuse = [s for s in found.get("refuse", ()) if opens_the_reply(words, s[1])]
         if refuse and "retry" not in found and size(words) < SHORT and not self.asked(agent_before):
             return NEGATION, f"says no right after stopping the agent: “{self.quote(refuse[0])}”"
         if first or not (agent_before.strip() or agent_did.strip()):
@@ -205,7 +213,7 @@ class _Message:
         if "challenge" in found and not self.asked(agent_before):  # else it asks what the question means
             return PUSHBACK, f"challenges the agent: “{self.quote(found['challenge'][0])}”"
         opener = found.get("opener")
-        if opener and _opens_the_reply(words, opener[0][1], after=_ACKNOWLEDGED):
+        if opener and opens_the_reply(words, opener[0][1], after=_ACKNOWLEDGED):
             return CONTRADICTION, f"objects to what the agent said: “{self.quote(opener[0])}” …"
         scorn = [span for span in found.get("scorn", ()) if span[1] < SHORT]
         if scorn:
@@ -298,7 +306,7 @@ class _Message:
         turn = self.redirects(words)
         if turn:
             return NEGATION, f"turns the agent it just stopped: “{self.quote(turn)}”"
-        said = [s for s in self.found.get("subject", ()) if _opens_the_reply(words, s[1])]
+        said = [s for s in self.found.get("subject", ()) if opens_the_reply(words, s[1])]
         carries_on = _CARRY_ON.search(words) or _PRAISE.search(words) and not _BUT.search(words)
         if said and "?" not in words and not carries_on:  # a question anywhere: it asks, tells nothing
             return FACT, f"tells the agent it just stopped how things are: “{self.quote(said[0])} …”"
@@ -324,7 +332,7 @@ class _Message:
                 and not _CONDITION.search(words, max(0, span[1] - 12), span[1])
                 and not _ASIDE.match(words, span[1])
                 and not _SELF.search(words, max(0, span[1] - 7), span[1])
-                and not (_opens_the_reply(words, span[1]) and _ANSWER_WORDS.fullmatch(self.quote(span) + " "))
+                and not (opens_the_reply(words, span[1]) and _ANSWER_WORDS.fullmatch(self.quote(span) + " "))
             ),
             None,
         )
@@ -353,7 +361,7 @@ class _Message:
     def asked(self, agent_before: str) -> bool:
         """Whether the agent's text just before ends asking the person something."""
         agent, said = self.agent_cues(agent_before)
-        return bool(agent) and (_ends_asking(agent) or "asks" in said)
+        return bool(agent) and (ends_asking(agent) or "asks" in said)
 
     def rejected(self, agent_words: str, asked: bool) -> str | None:
         """A word the person rejects ("not npm") that the agent just used, or None.
@@ -436,14 +444,6 @@ _ASIDE = re.compile(
 )
 _SELF = re.compile(r"\bi(?:'m| am|'ve| have| had| did| do| was)? \Z")
 
-# What may come before a "no" that opens the reply (not "si", "ja", "да": "si no …" is "if not")
-_INTERJECTION = re.compile(r"(?:ok|okay|wait|hmm|um|uh|ah|oh|sorry|well|好的|嗯)[ ,.!，。]*")
-
-
-def _opens_the_reply(words: str, start: int, after: re.Pattern[str] = _INTERJECTION) -> bool:
-    """Whether a cue opens the message, or follows only a brief word (`after`: "ok", "wait" …)."""
-    return start == 0 or after.fullmatch(words, 0, start) is not None
-
 
 def _accepts(words: str) -> bool:
     """Whether the reply opens with a yes ("ja, bitte …", "ok, …"), not a word that starts alike ("jak")."""
@@ -454,12 +454,6 @@ def _accepts(words: str) -> bool:
 def _bare(cue: str) -> bool:
     """A lone short Latin word ("not", "pas", "nie"): a negation that may be about anything."""
     return cue.isascii() and cue.isalpha() and len(cue) <= 5
-
-
-def _ends_asking(agent_words: str) -> bool:
-    """A question mark among the agent's last dozen words."""
-    mark = max(agent_words.rfind("?"), agent_words.rfind("？"))
-    return mark != -1 and len(agent_words[mark + 1 :].split()) <= _ASK_WORDS
 
 
 def _only_an_answer(words: str, strong: list[tuple[str, int, int]]) -> bool:

@@ -51,3 +51,19 @@ _LEAD = re.compile(
     r"s'il te plait|bitte|por favor|per favore|пожалуйста|prosím|tolong|ok|okay|thanks|thank you|thx|"
     r"great|perfect|好的|好|谢谢|gracias|merci|danke|grazie|obrigado|спасибо|дякую))\W*\Z"
 )
+
+
+# What may come before a "no" that opens the reply (not "si", "ja", "да": "si no …" is "if not")
+_INTERJECTION = re.compile(r"(?:ok|okay|wait|hmm|um|uh|ah|oh|sorry|well|好的|嗯)[ ,.!，。]*")
+_ASK_WORDS = 12  # the agent's last words a question mark must be among to be its question
+
+
+def opens_the_reply(words: str, start: int, after: re.Pattern[str] = _INTERJECTION) -> bool:
+    """Whether a cue opens the message, or follows only a brief word (`after`: "ok", "wait" …)."""
+    return start == 0 or after.fullmatch(words, 0, start) is not None
+
+
+def ends_asking(agent_words: str) -> bool:
+    """A question mark among the agent's last dozen words."""
+    mark = max(agent_words.rfind("?"), agent_words.rfind("？"))
+    return mark != -1 and len(agent_words[mark + 1 :].split()) <= _ASK_WORDS
