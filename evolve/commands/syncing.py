@@ -171,7 +171,7 @@ def _unreadable(agent: Agent, quick: bool) -> Outcome | None:
     if agent.repo.remote_url(REMOTE) is not None:
         return None
     try:
-        agent.repo.git("config", "--local", "--get", f"remote.{REMOTE}.url")
+        agent.repo.git("config", "--local", "--includes", "--get", f"remote.{REMOTE}.url")
     except GitError as exc:
         if exc.code == 1:
             return None  # no remote

@@ -100,11 +100,7 @@ def repository_problem(exc: BaseException, check_s: float | None = None) -> str 
                 "or synced for this agent; repair or remove the setting git names (the repository is sound)"
             )
         if _settings_unreadable(repo):
-            return (
-                f"git cannot read this repository's settings ({_said(exc)}): nothing is committed, observed "
-                f"or synced for this agent; fix or remove the line git names in {repo}/.git/config (nothing "
-                "else of the repository is known to be wrong)"
-            )
+            return settings_unreadable(repo, _said(exc))
         return not_a_repository(_said(exc))  # no repository there for git's fsck to check
     check_s = FSCK_TIMEOUT_S if check_s is None else check_s
     try:
@@ -143,16 +139,30 @@ def damage_remedy(repo: Path, exc: GitError) -> str:
     )
 
 
-def _settings_unreadable(repo: Path) -> bool:
-    """Whether the repository's own `.git/config` does not parse: one bad line, not a lost repository."""
+def settings_unreadable(repo: Path, said: str) -> str:
+    """What a person reads about a repository whose `.git/config` (or a file it includes) does not parse."""
+    return (
+        f"git cannot read this repository's settings ({said}): nothing is committed, observed "
+        f"or synced for this agent; fix or remove the line git names in {repo}/.git/config or a file "
+        "it includes (nothing else of the repository is known to be wrong)"
+    )
+
+
+def unreadable_settings(repo: Path) -> str | None:
+    """`settings_unreadable` when the repository's own settings do not parse (doctor asks it), else None."""
     config = repo / ".git" / "config"
     if not config.is_file():
-        return False
+        return None
     try:
         git(repo, "config", "--file", str(config), "--list", timeout=10)
-    except GitError:
-        return True
-    return False
+    except GitError as exc:
+        return settings_unreadable(repo, _said(exc))
+    return None
+
+
+def _settings_unreadable(repo: Path) -> bool:
+    """Whether the repository's own `.git/config` does not parse: one bad line, not a lost repository."""
+    return unreadable_settings(repo) is not None
 
 
 def _said(exc: GitError) -> str:
