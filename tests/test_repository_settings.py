@@ -51,3 +51,13 @@ def test_a_bad_line_in_an_included_file_is_named_by_doctor_and_sync(evolve_home,
     [row] = json.loads(out.stdout) if out.stdout else [None]
     assert row is not None and row["state"] == "failed" and said in row["detail"], (row, out.stderr)
     assert not (evolve_home / "logs" / "crash.log").exists()
+
+
+def test_doctor_names_a_bad_line_in_the_persons_own_git_settings(evolve_home, tmp_path, monkeypatch):
+    # doctor said "is not a git repository … restore its .git from a backup" of a sound repository
+    agent = make_agent("demo")
+    (tmp_path / "global.cfg").write_bytes(b"[x\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path / "global.cfg"))
+    where = {f["where"]: f["problem"] for f in json.loads(run_cli("doctor", "--json").stdout)["findings"]}
+    assert where["demo: .git"].startswith("git fails with your git settings (fatal: bad config line 1"), where
+    assert "backup" not in where["demo: .git"] and str(agent.path) not in where["demo: .git"]

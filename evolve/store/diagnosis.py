@@ -95,10 +95,7 @@ def repository_problem(exc: BaseException, check_s: float | None = None) -> str 
         if refused_as_others(repo):
             return owned_by_another(repo)
         if is_own_repository(repo, env=PLAIN_CONFIG):
-            return (
-                f"git fails with your git settings ({_said(exc)}): nothing is committed, observed "
-                "or synced for this agent; repair or remove the setting git names (the repository is sound)"
-            )
+            return _your_settings(_said(exc))
         if _settings_unreadable(repo):
             return settings_unreadable(repo, _said(exc))
         return not_a_repository(_said(exc))  # no repository there for git's fsck to check
@@ -149,20 +146,37 @@ def settings_unreadable(repo: Path, said: str) -> str:
 
 
 def unreadable_settings(repo: Path) -> str | None:
-    """`settings_unreadable` when the repository's own settings do not parse (doctor asks it), else None."""
-    config = repo / ".git" / "config"
-    if not config.is_file():
-        return None
+    """Why git reads no repository for a setting that does not parse (yours or its own); else None.
+
+    Doctor asks it for a folder git takes for no repository: a bad line is no lost `.git`.
+    """
     try:
-        git(repo, "config", "--file", str(config), "--list", timeout=10)
+        git(repo, "rev-parse", "--absolute-git-dir")
     except GitError as exc:
-        return settings_unreadable(repo, _said(exc))
+        if is_own_repository(repo, env=PLAIN_CONFIG):
+            return _your_settings(_said(exc))
+        if _settings_unreadable(repo):
+            return settings_unreadable(repo, _said(exc))
     return None
+
+
+def _your_settings(said: str) -> str:
+    return (
+        f"git fails with your git settings ({said}): nothing is committed, observed "
+        "or synced for this agent; repair or remove the setting git names (the repository is sound)"
+    )
 
 
 def _settings_unreadable(repo: Path) -> bool:
     """Whether the repository's own `.git/config` does not parse: one bad line, not a lost repository."""
-    return unreadable_settings(repo) is not None
+    config = repo / ".git" / "config"
+    if not config.is_file():
+        return False
+    try:
+        git(repo, "config", "--file", str(config), "--list", timeout=10)
+    except GitError:
+        return True
+    return False
 
 
 def _said(exc: GitError) -> str:
