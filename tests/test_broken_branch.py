@@ -142,6 +142,8 @@ def test_a_branch_file_naming_a_tag_is_named_where_a_commit_is_refused(evolve_ho
         doctor.returncode == 1
         and "demo: .git: refs/heads/main names no commit" in doctor.stdout + doctor.stderr
     )
+    [row] = json.loads(run_cli("status", "--json").stdout)["agents"]  # it said nothing was wrong
+    assert row["repository_problem"].startswith("refs/heads/main names no commit"), row
     assert git(agent.path, "cat-file", "-t", "refs/heads/main").stdout.strip() == "tag"  # nothing moved it
 
 
