@@ -164,3 +164,16 @@ def test_sync_names_a_branch_file_naming_a_tag_not_the_server(evolve_home, tmp_p
     assert row is not None, out.stderr
     assert row["state"] == "failed" and "refs/heads/main names no commit" in row["detail"], row
     assert not (evolve_home / "logs" / "crash.log").exists()
+
+
+def test_a_branch_file_that_is_a_symref_to_a_tag_is_named_not_busy(evolve_home):
+    # `ref: refs/tags/v1`: git reads the history through the tag and moves the branch from
+    # none: pin said "busy: git would not move main … run the command again", exit 75, for good
+    agent = make_agent("demo")
+    write_skill(agent.path, "run-tests")
+    git(agent.path, "tag", "-a", "v1", "-m", "a tag")
+    (agent.path / ".git" / "refs" / "heads" / "main").write_text("ref: refs/tags/v1\n")
+    out = run_cli("pin", "demo", "run-tests")
+    assert out.returncode == 1, (out.stdout, out.stderr)
+    said = f"evolve: error: {agent.path}: refs/heads/main names no commit"
+    assert out.stderr.splitlines()[-1].startswith(said)
