@@ -61,3 +61,21 @@ def test_doctor_names_a_bad_line_in_the_persons_own_git_settings(evolve_home, tm
     where = {f["where"]: f["problem"] for f in json.loads(run_cli("doctor", "--json").stdout)["findings"]}
     assert where["demo: .git"].startswith("git fails with your git settings (fatal: bad config line 1"), where
     assert "backup" not in where["demo: .git"] and str(agent.path) not in where["demo: .git"]
+
+
+def test_a_config_that_is_a_folder_is_named_not_a_lost_repository(evolve_home, tmp_path):
+    # git reads "unknown error occurred while reading the configuration files": every command
+    # said to restore .git from a backup, and sync over every agent left it out unsaid
+    agent = make_agent("demo")
+    git(tmp_path, "init", "-q", "--bare", str(tmp_path / "server.git"))
+    assert run_cli("remote", "demo", (tmp_path / "server.git").as_uri()).returncode == 0
+    config = agent.path / ".git" / "config"
+    config.rename(agent.path / ".git" / "config.kept")
+    config.mkdir()
+    [row] = json.loads(run_cli("status", "--json").stdout)["agents"]
+    assert ".git/config is a folder" in row["repository_problem"], row
+    out = run_cli("sync", "--json")
+    [row] = json.loads(out.stdout) if out.stdout else [None]
+    assert row is not None and row["state"] == "failed" and ".git/config is a folder" in row["detail"], out
+    where = {f["where"]: f["problem"] for f in json.loads(run_cli("doctor", "--json").stdout)["findings"]}
+    assert ".git/config is a folder" in where["demo: .git"] and "backup" not in where["demo: .git"]

@@ -138,6 +138,13 @@ def damage_remedy(repo: Path, exc: GitError) -> str:
 
 def settings_unreadable(repo: Path, said: str) -> str:
     """What a person reads about a repository whose `.git/config` (or a file it includes) does not parse."""
+    if (repo / ".git" / "config").is_dir():
+        return (
+            f"git cannot read this repository's settings ({said}): {repo}/.git/config is a folder, where "
+            "git keeps a file; nothing is committed, observed or synced for this agent; move the folder "
+            "aside (git then reads the repository's default settings; set its remote again with "
+            "`evolve remote`)"
+        )
     return (
         f"git cannot read this repository's settings ({said}): nothing is committed, observed "
         f"or synced for this agent; fix or remove the line git names in {repo}/.git/config or a file "
@@ -170,6 +177,8 @@ def _your_settings(said: str) -> str:
 def _settings_unreadable(repo: Path) -> bool:
     """Whether the repository's own `.git/config` does not parse: one bad line, not a lost repository."""
     config = repo / ".git" / "config"
+    if config.is_dir():  # git reads it as "unknown error occurred while reading the configuration files"
+        return True
     if not config.is_file():
         return False
     try:
