@@ -142,4 +142,38 @@ def test_a_branch_file_naming_a_tag_is_named_where_a_commit_is_refused(evolve_ho
         doctor.returncode == 1
         and "demo: .git: refs/heads/main names no commit" in doctor.stdout + doctor.stderr
     )
+    [row] = json.loads(run_cli("status", "--json").stdout)["agents"]  # it said nothing was wrong
+    assert row["repository_problem"].startswith("refs/heads/main names no commit"), row
     assert git(agent.path, "cat-file", "-t", "refs/heads/main").stdout.strip() == "tag"  # nothing moved it
+
+
+@pytest.mark.parametrize("how", ["its id", "a symref to it"])
+def test_sync_names_a_branch_file_naming_a_tag_not_the_server(evolve_home, tmp_path, how):
+    # the push of a tag to the server's branch was refused: sync said "the server refused the
+    # push (main: [remote rejected] (atomic transaction failed))", naming neither file nor repair
+    agent = make_agent("demo")
+    server = tmp_path / "server.git"
+    git(tmp_path, "clone", "-q", "--bare", str(agent.path), str(server))
+    assert run_cli("remote", "demo", server.as_uri()).returncode == 0
+    git(agent.path, "tag", "-a", "v1", "-m", "a tag")
+    tag = git(agent.path, "rev-parse", "v1").stdout.strip()
+    ref = agent.path / ".git" / "refs" / "heads" / "main"
+    ref.write_text(tag + "\n" if how == "its id" else "ref: refs/tags/v1\n")
+    out = run_cli("sync", "demo", "--json")
+    [row] = json.loads(out.stdout) if out.stdout else [None]
+    assert row is not None, out.stderr
+    assert row["state"] == "failed" and "refs/heads/main names no commit" in row["detail"], row
+    assert not (evolve_home / "logs" / "crash.log").exists()
+
+
+def test_a_branch_file_that_is_a_symref_to_a_tag_is_named_not_busy(evolve_home):
+    # `ref: refs/tags/v1`: git reads the history through the tag and moves the branch from
+    # none: pin said "busy: git would not move main … run the command again", exit 75, for good
+    agent = make_agent("demo")
+    write_skill(agent.path, "run-tests")
+    git(agent.path, "tag", "-a", "v1", "-m", "a tag")
+    (agent.path / ".git" / "refs" / "heads" / "main").write_text("ref: refs/tags/v1\n")
+    out = run_cli("pin", "demo", "run-tests")
+    assert out.returncode == 1, (out.stdout, out.stderr)
+    said = f"evolve: error: {agent.path}: refs/heads/main names no commit"
+    assert out.stderr.splitlines()[-1].startswith(said)

@@ -253,6 +253,10 @@ def test_conflict_markers_are_whole_lines_whatever_the_line_endings(newline):
     assert not memo.has_conflict_markers(text("<" * 10 + " ours", "a", "=======", "b", ">>>>>>> theirs"))
     assert not memo.has_conflict_markers(text("<" * 10 + " ours", "=" * 10, ">" * 11 + " theirs"))
     assert not memo.has_conflict_markers(text("<" * 6 + " ours", "=" * 6, ">" * 6))  # git never writes fewer
+    # a line of "<" with no separator of its size before a real conflict hides nothing
+    assert memo.has_conflict_markers(text("<" * 20, "x", "<<<<<<< a", "b", "=======", ">>>>>>> c"))
+    assert memo.has_conflict_markers(text("```", "```", "<" * 8 + " todo", "<" * 10, "=" * 10, ">" * 10))
+    assert memo.has_conflict_markers(text("<<<<<<< a", ">>>>>>> b", "<" * 9 + " a", "=" * 9, ">" * 9 + " c"))
 
 
 def test_conflict_markers_in_millions_of_lines_are_found_without_holding_a_line_each():

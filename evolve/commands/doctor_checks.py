@@ -21,6 +21,7 @@ from evolve.store.diagnosis import (
     no_repository_in,
     owned_by_another,
     refused_as_others,
+    unreadable_settings,
 )
 from evolve.store.git import GitError, broken_branch_remedy, git_text
 from evolve.store.head import BRANCH, broken_branch, shared_repository
@@ -142,7 +143,7 @@ def repository(name: str, repo: Path, add: Add) -> bool:
     if refused_as_others(repo):  # sound, but owned by another user: git refuses it
         add(f"{name}: .git", owned_by_another(repo))
         return False
-    add(f"{name}: .git", no_repository_in(repo))
+    add(f"{name}: .git", unreadable_settings(repo) or no_repository_in(repo))  # a bad line: no lost .git
     return False
 
 

@@ -46,7 +46,7 @@ def _agent_or_problem(
     whatever repository encloses the folder (a home kept in a dotfiles repository).
     """
     from evolve.store.diagnosis import QUICK_CHECK_S, no_repository_in, repository_problem
-    from evolve.store.git import GitError, RepositoryDamaged, broken_branch_remedy
+    from evolve.store.git import GitError, RepositoryDamaged, broken_branch_remedy, git_text
     from evolve.store.head import BRANCH, broken_branch, is_git_dir, shared_repository
 
     folder = home.agent_dir(name)
@@ -56,6 +56,9 @@ def _agent_or_problem(
     if shared is not None:
         return _unreadable(name, row, shared)
     if broken_branch(folder / ".git"):  # else read as a branch with no commit yet
+        return _unreadable(name, row, broken_branch_remedy(folder, BRANCH))
+    # a tag's id (or a symref to one): git reads the history through it, and commits on none
+    if git_text(folder, "cat-file", "-t", f"refs/heads/{BRANCH}", check=False) not in ("", "commit"):
         return _unreadable(name, row, broken_branch_remedy(folder, BRANCH))
     try:
         return _agent_status(conn, home, name, row, synced, follows)

@@ -192,7 +192,9 @@ def _unreadable(agent: Agent, quick: bool) -> Outcome | None:
     if agent.repo.remote_url(REMOTE) is not None:
         return None
     try:
-        agent.repo.git("config", "--local", "--get", f"remote.{REMOTE}.url")
+        if (agent.repo.git_dir / "config").is_dir():  # git reads no settings, and says 1 for the remote
+            agent.repo.git("rev-parse", "--git-dir")
+        agent.repo.git("config", "--local", "--includes", "--get", f"remote.{REMOTE}.url")
     except GitError as exc:
         if exc.code == 1:
             return None  # no remote

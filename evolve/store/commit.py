@@ -282,6 +282,9 @@ def swap(
             if repo.tip(branch) == tip:  # not a lost race: retrying would meet the same refusal
                 if head.broken_branch(repo.git_dir, branch):  # no git is at work: it never ends
                     raise UserError(f"{repo.path}: {broken_branch_remedy(repo.path, branch)}")
+                named = repo.git("rev-parse", "-q", "--verify", f"refs/heads/{branch}", check=False)
+                if named.strip():  # a symref to a tag: read through, never moved ("busy" for good)
+                    repo.refuse_non_commit(named.decode().strip(), branch)
                 raise RefRefused(_refusal(branch, transaction.error))
             return False
         if (repo.current_branch() == branch) != (index_entries is not None):

@@ -95,16 +95,9 @@ def repository_problem(exc: BaseException, check_s: float | None = None) -> str 
         if refused_as_others(repo):
             return owned_by_another(repo)
         if is_own_repository(repo, env=PLAIN_CONFIG):
-            return (
-                f"git fails with your git settings ({_said(exc)}): nothing is committed, observed "
-                "or synced for this agent; repair or remove the setting git names (the repository is sound)"
-            )
+            return _your_settings(_said(exc))
         if _settings_unreadable(repo):
-            return (
-                f"git cannot read this repository's settings ({_said(exc)}): nothing is committed, observed "
-                f"or synced for this agent; fix or remove the line git names in {repo}/.git/config (nothing "
-                "else of the repository is known to be wrong)"
-            )
+            return settings_unreadable(repo, _said(exc))
         return not_a_repository(_said(exc))  # no repository there for git's fsck to check
     check_s = FSCK_TIMEOUT_S if check_s is None else check_s
     try:
@@ -143,9 +136,49 @@ def damage_remedy(repo: Path, exc: GitError) -> str:
     )
 
 
+def settings_unreadable(repo: Path, said: str) -> str:
+    """What a person reads about a repository whose `.git/config` (or a file it includes) does not parse."""
+    if (repo / ".git" / "config").is_dir():
+        return (
+            f"git cannot read this repository's settings ({said}): {repo}/.git/config is a folder, where "
+            "git keeps a file; nothing is committed, observed or synced for this agent; move the folder "
+            "aside (git then reads the repository's default settings; set its remote again with "
+            "`evolve remote`)"
+        )
+    return (
+        f"git cannot read this repository's settings ({said}): nothing is committed, observed "
+        f"or synced for this agent; fix or remove the line git names in {repo}/.git/config or a file "
+        "it includes (nothing else of the repository is known to be wrong)"
+    )
+
+
+def unreadable_settings(repo: Path) -> str | None:
+    """Why git reads no repository for a setting that does not parse (yours or its own); else None.
+
+    Doctor asks it for a folder git takes for no repository: a bad line is no lost `.git`.
+    """
+    try:
+        git(repo, "rev-parse", "--absolute-git-dir")
+    except GitError as exc:
+        if is_own_repository(repo, env=PLAIN_CONFIG):
+            return _your_settings(_said(exc))
+        if _settings_unreadable(repo):
+            return settings_unreadable(repo, _said(exc))
+    return None
+
+
+def _your_settings(said: str) -> str:
+    return (
+        f"git fails with your git settings ({said}): nothing is committed, observed "
+        "or synced for this agent; repair or remove the setting git names (the repository is sound)"
+    )
+
+
 def _settings_unreadable(repo: Path) -> bool:
     """Whether the repository's own `.git/config` does not parse: one bad line, not a lost repository."""
     config = repo / ".git" / "config"
+    if config.is_dir():  # git reads it as "unknown error occurred while reading the configuration files"
+        return True
     if not config.is_file():
         return False
     try:

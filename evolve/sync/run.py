@@ -193,6 +193,8 @@ def _attempts(agent: Agent, url: str, accept_rewrite: bool, accept_held: bool, p
             if pushed.behind:
                 continue
             if pushed.rejected:
+                if done.main:  # a branch file naming a tag: the server takes no tag for a branch
+                    repo.refuse_non_commit(done.main)
                 why = "; ".join(f"{b}: {r}" for b, r in sorted(pushed.rejected.items()))
                 return Outcome(agent.name, "failed", f"the server refused the push ({why})", notes=done.notes)
         taken = [update for update in updates if update[0] not in refused]

@@ -226,8 +226,15 @@ class _Message:
         if undo and "yours" in found:
             yours = self.quote(found["yours"][0])
             return UNDO, f"asks to undo what the agent did: “{self.quote(undo[0])}” … “{yours}”"
-        if _PRAISED.match(words) and not persist and "again" not in found:
-            return None  # "Great! Now the footer should …": a "still" after the praise reports a failure
+        praised = _PRAISED.match(words)
+        if praised and not persist and "again" not in found:
+            # "perfect… except it crashes", "Perfecto, ahora no compila": a failure in the sentence
+            # after the praise is sarcasm ("Great, thanks. The error is gone." is not)
+            after = len(words) - len(words[praised.end() :].lstrip(" ,.!…，。！"))
+            end = sentence_end(words, after)
+            stop = end.start() if end else len(words)
+            if not any(after <= span[1] < stop for span in found.get("failure", ())):
+                return None  # "Great! Now the footer should …": a "still" after the praise reports a failure
         asked = self.asked(agent_before)
         agent, said = self.agent_cues(agent_before)
         # It says it did the work, or shows the code it changed (aider's SEARCH/REPLACE blocks)

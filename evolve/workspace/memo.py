@@ -236,26 +236,60 @@ def has_conflict_markers(text: str, in_fences: bool = False) -> bool:
     merge is being committed, a conflict of lines inside a code block (git marks it there) counts.
     A marker is 7 characters, or as many as the opening's (`conflict-marker-size` in a
     person's .gitattributes makes them longer), the same in all three.
-    The markers are found by str.find, line by line only where fences decide: a file of
-    millions of lines is read in C.
+    Every opening counts, the first of each size (a line of `<` of another size, a label
+    after it, no separator of its own, hides no conflict after it). The markers are found
+    by str.find, line by line only where fences decide: a file of millions of lines is read in C.
     """
     if "=======" not in text:
         return False
     if in_fences or ("```" not in text and "~~~" not in text):
-        opening, size = _marker_line(text, "<", 0, True)
+        openings: Iterator[tuple[int, int]] = _marker_lines(text, "<", True)
     else:
-        opening, size = next(
-            (
-                (at, size)
-                for at, line, _heading, fenced in _scan(text)
-                if not fenced and (size := _opening_size(line, at == 0))
-            ),
-            (-1, 0),
+        openings = (
+            (at, size)
+            for at, line, _heading, fenced in _scan(text)
+            if not fenced and (size := _opening_size(line, at == 0))
         )
-    if opening < 0:
-        return False
-    separator, _ = _marker_line(text, "=", opening + size, False, size)
-    return separator >= 0 and _marker_line(text, ">", separator + size, True, size)[0] >= 0
+    tried: set[int] = set()  # only the first opening of a size matters: a later one finds less after it
+    later: list[dict[int, list[int]]] = []  # every separator's and closing's line, by size (read once)
+    for opening, size in openings:
+        if size in tried:
+            continue
+        tried.add(size)
+        if not later:
+            later += [_by_size(_marker_lines(text, "=", False)), _by_size(_marker_lines(text, ">", True))]
+        separator = _first_after(later[0].get(size, []), opening)
+        if separator >= 0 and _first_after(later[1].get(size, []), separator) >= 0:
+            return True
+    return False
+
+
+def _marker_lines(text: str, char: str, labelled: bool) -> Iterator[tuple[int, int]]:
+    """(start, size) of every marker line of `char`s, any size from MARKER_SIZE, in order."""
+    at, size = _marker_line(text, char, 0, labelled)
+    while at >= 0:
+        yield at, size
+        at, size = _marker_line(text, char, at + size, labelled)
+
+
+def _by_size(lines: Iterator[tuple[int, int]]) -> dict[int, list[int]]:
+    """Where the lines of each size start, in order."""
+    found: dict[int, list[int]] = {}
+    for at, size in lines:
+        found.setdefault(size, []).append(at)
+    return found
+
+
+def _first_after(positions: list[int], at: int) -> int:
+    """The first of the ordered `positions` after `at`; -1 if none (a binary search: no bisect import)."""
+    low, high = 0, len(positions)
+    while low < high:
+        middle = (low + high) // 2
+        if positions[middle] > at:
+            high = middle
+        else:
+            low = middle + 1
+    return positions[low] if low < len(positions) else -1
 
 
 MARKER_SIZE = 7  # git's, unless a person's conflict-marker-size says more

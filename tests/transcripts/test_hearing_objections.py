@@ -313,6 +313,7 @@ def test_a_not_x_past_the_opening_sentence_is_the_requests_spec(text):
         "Nice. Why does the sidebar use a grid there?",
         "Excellent. I don't want a modal for this, put the form inline.",
         "完美。为什么导出按钮在菜单里？",
+        "Great, thanks. The error is gone.",  # a failure word past the sentence after the praise
     ],
 )
 def test_a_reply_opening_with_praise_takes_the_work_and_asks_for_more(text):
@@ -320,7 +321,13 @@ def test_a_reply_opening_with_praise_takes_the_work_and_asks_for_more(text):
 
 
 @pytest.mark.parametrize(
-    "text", ["Perfect, but it still crashes when I save a file", "nice try, the page is still blank"]
+    "text",
+    [
+        "Perfect, but it still crashes when I save a file",
+        "nice try, the page is still blank",
+        "perfect… except it crashes on startup",  # sarcasm: a failure in the opening sentence
+        "Perfecto, ahora no compila nada",
+    ],
 )
 def test_praise_then_still_failing_is_a_failure_report(text):
     assert heard(text).kind == "failure_report"
