@@ -57,3 +57,19 @@ def test_classify_hears_a_reply_to_a_stopped_agent_only_with_after_error():
     assert turned is not None and turned.correction and "stopped" in (turned.cue or "")
     assert asked is not None and not asked.correction
     assert told is not None and told.correction and told.kind == "fact", told.why
+
+
+def test_the_eval_leaves_an_excluded_set_out_unread(tmp_path, monkeypatch, capsys):
+    """`python -m tests.hearing.eval --exclude NAME`: a set being built blind is never opened."""
+    from tests.hearing import eval as hearing_eval
+
+    row = {"id": "x-1", "text": "still failing", "agent_before": "I fixed it", "label": "yes-clear"}
+    (tmp_path / "grown-read.jsonl").write_text(json.dumps(row) + "\n", encoding="utf-8")
+    (tmp_path / "grown-blind99.jsonl").write_text("not json: opening it would fail\n", encoding="utf-8")
+    monkeypatch.setattr(hearing_eval, "HERE", tmp_path)
+    assert hearing_eval.main(["grown", "--exclude", "grown-blind99", "--exclude=other.jsonl"]) == 0
+    out = capsys.readouterr().out
+    assert "grown-blind99 left out unread" in out and "grown: grown-read" in out
+    misses, names, exclude = hearing_eval._options(["--misses", "--exclude=grown-blind99.jsonl", "dev"])
+    assert misses and names == ["dev"] and exclude == ["grown-blind99.jsonl"]
+    assert [name for name, _ in hearing_eval.sets(["grown"], exclude)] == ["grown: grown-read"]

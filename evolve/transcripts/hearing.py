@@ -28,6 +28,7 @@ from evolve.transcripts.sentences import (
     sentence_end,
     size,
 )
+from evolve.transcripts.stopped import ASIDE, BUT, CARRY_ON, CONDITION, PRAISE, SELF, UNMEANT
 from evolve.transcripts.words import stopwords
 
 # How a person corrects (the kinds `evolve classify` and the metrics report).
@@ -198,15 +199,17 @@ class _Message:
         refuse = [s for s in found.get("refuse", ()) if opens_the_reply(words, s[1])]
         if refuse and "retry" not in found and size(words) < SHORT and not self.asked(agent_before):
             return NEGATION, f"says no right after stopping the agent: “{self.quote(refuse[0])}”"
-        if first or not (agent_before.strip() or agent_did.strip()):
+        if first:
             return None  # nothing the agent said yet: only outright words count
+        # Not the first message, but no agent text (a prompt-only log, a turn of tools only): the
+        # agent answered, what it said is unknown; the rules that need no claim or question still count
         persist = found.get("persist")
         if after_error and ("retry" in found or size(words) < _BRIEF):
             return None  # a retry after an API error or an interruption
         turned = self.turned(agent_before) if after_error and size(words) < SHORT else None
         if turned:
             return turned
-        if "retry" in found and not persist and len(words) < 100:
+        if "retry" in found and not persist and len(words) < 100 and not _still_fails(found):
             return None  # "there was a timeout, please continue"
         if "pushback" in found and ("?" in self.text or "？" in self.text):
             return PUSHBACK, f"challenges the agent: “{self.quote(found['pushback'][0])}”"
@@ -308,13 +311,13 @@ class _Message:
         was a mistake ("my bad, I hit escape") or the agent had asked something.
         """
         words = self.words
-        if _UNMEANT.search(words) or self.asked(agent_before):
+        if UNMEANT.search(words) or self.asked(agent_before):
             return None
         turn = self.redirects(words)
         if turn:
             return NEGATION, f"turns the agent it just stopped: “{self.quote(turn)}”"
         said = [s for s in self.found.get("subject", ()) if opens_the_reply(words, s[1])]
-        carries_on = _CARRY_ON.search(words) or _PRAISE.search(words) and not _BUT.search(words)
+        carries_on = CARRY_ON.search(words) or PRAISE.search(words) and not BUT.search(words)
         if said and "?" not in words and not carries_on:  # a question anywhere: it asks, tells nothing
             return FACT, f"tells the agent it just stopped how things are: “{self.quote(said[0])} …”"
         return None
@@ -336,9 +339,9 @@ class _Message:
                 if span[1] < SENTENCE
                 and (first_end is None or span[1] < first_end.start())
                 and not is_question_at(words, span[1])
-                and not _CONDITION.search(words, max(0, span[1] - 12), span[1])
-                and not _ASIDE.match(words, span[1])
-                and not _SELF.search(words, max(0, span[1] - 7), span[1])
+                and not CONDITION.search(words, max(0, span[1] - 12), span[1])
+                and not ASIDE.match(words, span[1])
+                and not SELF.search(words, max(0, span[1] - 7), span[1])
                 and not (opens_the_reply(words, span[1]) and _ANSWER_WORDS.fullmatch(self.quote(span) + " "))
             ),
             None,
@@ -420,36 +423,13 @@ def _pasted_at(words: str) -> int:
     return found.start() if found else len(words)
 
 
-# the person stopped the agent by mistake ("my bad, I hit escape by accident", "par erreur",
-# "sem querer", "不小心"): nothing to correct (words as `prose` leaves them: no accents, 间 for 間)
-_UNMEANT = re.compile(
-    r"\b(?:by (?:accident|mistake)|accidentally|my (?:bad|mistake|fault)|wrong key"
-    r"|par (?:erreur|accident|megarde)|aus versehen|versehentlich|sin querer|sem querer"
-    r"|por (?:error|accidente|equivocacion|engano|acidente)"
-    r"|nao (?:era|queria) (?:para )?parar|no queria (?:parar|detener)|случаино|по ошибке)\b"
-    r"|不小心|误按|按错|间違え|うっかり"
-)
-# a statement that lets the stopped agent go on ("the tests pass now, go ahead", "my laptop
-# slept, pick up where you left off") or praises its work with no "but" ("this part is done right, now …")
-_CARRY_ON = re.compile(
-    r"\b(?:go ahead|proceed|move on|keep (?:on|working)|pick (?:it )?up|re-?run"
-    r"|where you (?:left off|stopped|were))\b"
-)
-_PRAISE = re.compile(
-    r"\b(?:(?:is|are|looks?|seems?|sounds?|was|were) (?:\w+ )?(?:fine|good|great|right|correct|perfect)"
-    r"|thanks|thank you|awesome|love it|makes sense)\b"
-)
-_BUT = re.compile(r"\bbut\b")
-
-
-# "if" before a "not" makes it a condition ("if not, …", "si no funciona", "se não for …")
-_CONDITION = re.compile(r"\b(?:if|si|se|wenn|falls|если|якщо|jeśli|jeżeli|pokud|kalau|jika|nếu|eğer)\W+\Z")
-# a person who stopped the agent only to add something ("not sure, but …", "not only …")
-# or speaks of themselves ("I'm not at my desk", "I have not read it yet")
-_ASIDE = re.compile(
-    r"(?:not|no) (?:sure|certain|your fault|a big deal|idea|clue|worries|only|just|going|urgent|you)\b"
-)
-_SELF = re.compile(r"\bi(?:'m| am|'ve| have| had| did| do| was)? \Z")
+def _still_fails(found: Spans) -> bool:
+    """Whether every "go on" word is a "still" before a failure too ("sigue el mismo error")."""
+    failure = found.get("failure")
+    if not failure:
+        return False
+    again = {start for kind in ("again", "persist") for _, start, _ in found.get(kind, ())}
+    return all(start in again and start < failure[-1][1] for _, start, _ in found["retry"])
 
 
 def _accepts(words: str) -> bool:

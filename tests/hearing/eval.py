@@ -13,7 +13,9 @@ lenient scoring counts both. Nothing here is learned from the data (the detector
 and lexicons), so there is nothing to cross-validate; the sets are split by person all the
 same, and each set's people are reported apart.
 
-    python -m tests.hearing.eval [--misses] [SET ...]     SET: dev, grown (default: both)
+    python -m tests.hearing.eval [--misses] [--exclude NAME ...] [SET ...]
+        SET: dev, grown (default: both); --exclude NAME (repeatable) leaves the grown set
+        NAME (`grown-blind16`, or its file name) out unread: a set being built blind
 """
 
 from __future__ import annotations
@@ -170,8 +172,9 @@ def judged(items: list[dict]) -> Iterator[tuple[dict, Heard]]:
         yield item, heard
 
 
-def sets(names: Iterable[str]) -> Iterator[tuple[str, list[dict]]]:
-    """(name, messages) of each set asked for that is here."""
+def sets(names: Iterable[str], exclude: Iterable[str] = ()) -> Iterator[tuple[str, list[dict]]]:
+    """(name, messages) of each set asked for that is here; an excluded grown set is never opened."""
+    left_out = {Path(name).name.removesuffix(".jsonl") for name in exclude}
     for name in names:
         if name == "dev":
             if not DEV.is_file():
@@ -181,6 +184,9 @@ def sets(names: Iterable[str]) -> Iterator[tuple[str, list[dict]]]:
             yield "dev (../shared, 32 people)", load(DEV, annotations)
         elif name == "grown":
             for path in sorted(HERE.glob("grown-*.jsonl")):
+                if path.stem in left_out:
+                    sys.stdout.write(f"({path.stem} left out unread: --exclude)\n")
+                    continue
                 yield f"grown: {path.stem}", load(path)
 
 
@@ -191,11 +197,27 @@ def report(name: str, items: list[dict]) -> Report:
     return result
 
 
+def _options(argv: list[str]) -> tuple[bool, list[str], list[str]]:
+    """(--misses, the sets asked for, the sets --exclude leaves out)."""
+    misses, names, exclude = False, [], []
+    args = iter(argv)
+    for arg in args:
+        if arg == "--misses":
+            misses = True
+        elif arg == "--exclude" or arg.startswith("--exclude="):
+            value = arg.partition("=")[2] or next(args, "")
+            if not value:
+                raise SystemExit("--exclude needs a set's name (grown-blind16)")
+            exclude.append(value)
+        elif not arg.startswith("-"):
+            names.append(arg)
+    return misses, names or ["dev", "grown"], exclude
+
+
 def main(argv: list[str]) -> int:
-    misses = "--misses" in argv
-    names = [a for a in argv if not a.startswith("-")] or ["dev", "grown"]
+    misses, names, exclude = _options(argv)
     every: list[dict] = []
-    for name, items in sets(names):
+    for name, items in sets(names, exclude):
         report(name, items).print(misses)
         if name.startswith("grown"):
             every += items

@@ -109,7 +109,7 @@ NOT_CORRECTIONS = [
     ("Actually the second option, the worker", ASKED),  # an answer to the agent's question
     ("add a loading state, but keep the old spinner", DONE),  # "but" inside a request
     ("the settings file already exists, add a theme key to it", DONE),
-    ("what do you mean by a worker", ""),  # nothing to challenge yet
+    ("what do you mean by a worker", "Hello! How can I help you today?"),  # nothing to challenge yet
     ("what do you mean by a worker?", ASKED),  # asks what the agent's question means
     ("stop the dev server once the tests pass", DONE),  # a stop word in a task
     ("hmm ok, that works. Now add a footer", DONE),  # hesitation is no objection
@@ -320,3 +320,44 @@ def test_calling_the_agent_stupid_is_scorn_in_every_lexicon_language(text):
 )
 def test_words_that_only_look_like_calling_the_agent_stupid_are_no_scorn(text):
     assert heard(text).kind != "negation"
+
+
+# Twelfth round: a later message whose agent text is unknown (a prompt-only log, a turn of tools
+# only) is weighed by the rules that need no claim; the session's first words still are not.
+@pytest.mark.parametrize(
+    "text",
+    [
+        "still the same error when I open the page",
+        "всё равно та же ошибка",
+        "还是同样的错误",
+        "immer noch derselbe Fehler beim Start",
+    ],
+)
+def test_a_later_message_with_no_agent_text_still_reports_a_failure(text):
+    assert hear(load_lexicons(), text, "").correction
+    assert not hear(load_lexicons(), text, "", first=True).correction  # nothing done yet to fail
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the page is blank",  # a symptom weighs only against the agent's claim
+        "add a footer with the error count",
+        "show me the errors again",
+        "Fix the login error again please",
+    ],
+)
+def test_a_later_message_with_no_agent_text_needs_more_than_a_failure_word(text):
+    assert not hear(load_lexicons(), text, "").correction
+
+
+# A word that is both "go on" and "still" (Spanish "sigue", Portuguese "continua") before a
+# failure reports that it still fails; alone, or with no failure after it, it lets the agent go on.
+@pytest.mark.parametrize("text", ["sigue saliendo el mismo error", "continua dando o mesmo erro na tela"])
+def test_go_on_that_is_still_before_a_failure_reports_it(text):
+    assert heard(text).correction
+
+
+@pytest.mark.parametrize("text", ["sigue", "sigue con el siguiente paso", "continua por favor"])
+def test_go_on_with_no_failure_after_it_is_a_retry(text):
+    assert not heard(text).correction
