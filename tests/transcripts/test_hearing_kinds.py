@@ -361,3 +361,35 @@ def test_go_on_that_is_still_before_a_failure_reports_it(text):
 @pytest.mark.parametrize("text", ["sigue", "sigue con el siguiente paso", "continua por favor"])
 def test_go_on_with_no_failure_after_it_is_a_retry(text):
     assert not heard(text).correction
+
+
+# Praise followed by "nothing works" is sarcasm: the failure after the praise reports it; a
+# success said with a failure word ("no more errors", "nothing is broken", stopped "by mistake") is none.
+@pytest.mark.parametrize(
+    "text",
+    [
+        "great, now nothing works",
+        "Super, jetzt geht gar nichts mehr",
+        "génial, maintenant plus rien ne marche",
+        "perfecto, ahora nada funciona",
+        "ótimo, agora nada funciona",
+    ],
+)
+def test_praise_then_nothing_works_is_a_failure_report(text):
+    assert heard(text).kind == "failure_report"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ошибок больше нет, спасибо",
+        "нет ошибок",
+        "nothing is broken, I just wanted to look at the logs",
+        "it isn't broken, just curious how it works",
+        "je l'ai arrêté par erreur",
+        "lo paré por error",
+        "Es funktioniert, nichts geht mehr schief",
+    ],
+)
+def test_a_success_or_a_stop_by_mistake_said_with_a_failure_word_is_no_correction(text):
+    assert not heard(text).correction
