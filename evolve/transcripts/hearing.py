@@ -104,7 +104,7 @@ def hear(
     else:
         kinds = _MESSAGE_KINDS
     found = _by_kind(lexicons, words, kinds)
-    preference = standing_preference(words, found)
+    preference = standing_preference(words, found, first)
     message = _Message(lexicons, text, words, found)
     correction = message.correction(agent_before, agent_did, first, after_error)
     if correction is None and preference is None:
@@ -168,7 +168,7 @@ _AFTER_ERROR_KINDS = (
     "subject",
 )  # a reply right after an interruption or API error
 _AFTER_STOP_KINDS = (*_AFTER_ERROR_KINDS, "forbid")  # a brief one
-_FIRST_KINDS = ("phrases", "standing", "standing_lead", "rule")  # a session's first words
+_FIRST_KINDS = ("phrases", "standing", "standing_lead", "rule", "speak", "in_language")  # a session's first words
 
 
 class _Message:
@@ -485,3 +485,4 @@ def _opens_a_question(words: str, span: tuple[str, int, int]) -> bool:
     end = sentence_end(words, span[2])
     asked = words[span[2] : end.start()].strip(" ,") if end is not None and end.group() == "?" else ""
     return bool(asked) and not _NEGATED.fullmatch(asked)
+

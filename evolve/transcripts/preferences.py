@@ -14,8 +14,13 @@ from evolve.transcripts.sentences import SENTENCE, SENTENCE_END, SHORT, is_quest
 Spans = dict[str, list[tuple[str, int, int]]]  # kind -> (language, start, end), in text order
 
 
-def preference(words: str, found: Spans) -> tuple[str, str] | None:
-    """(language, cue) when the message states how things should be done from now on."""
+def preference(words: str, found: Spans, first: bool = False) -> tuple[str, str] | None:
+    """(language, cue) when the message states how things should be done from now on.
+
+    In a session's first message, a language to speak in counts in its opening sentence only
+    ("Talk to me in Portuguese, …" sets the session; ".md files all in Japanese" deep in a
+    long first task is about its documents).
+    """
     spans = [*found.get("standing", ())]
     if "rule" in found and size(words) < SHORT:  # a rule of a long new request is its spec
         spans += found.get("rule", ())
@@ -25,7 +30,7 @@ def preference(words: str, found: Spans) -> tuple[str, str] | None:
         for span in found.get("standing_lead", ())
         if opens_a_sentence(words, span[1]) and not _describes(words, span)
     ]
-    spans += _answer_in_a_language(words, found)
+    spans += [span for span in _answer_in_a_language(words, found) if not first or _opening(words, span)]
     for lang, start, end in sorted(spans, key=lambda span: span[1]):
         if not is_question_at(words, end):  # "do you always …?" asks, it does not instruct
             return lang, f"states a standing preference: “{words[start:end].strip()}”"
@@ -41,6 +46,12 @@ def _describes(words: str, span: tuple[str, int, int]) -> bool:
     """Whether an "always" / "never" cue goes on describing, not instructing."""
     _, start, end = span
     return words[start:end].strip() in ("always", "never") and _DESCRIBED.match(words, end) is not None
+
+
+def _opening(words: str, span: tuple[str, int, int]) -> bool:
+    """Whether a cue stands in the message's opening sentence."""
+    end = SENTENCE_END.search(words)
+    return span[1] < SENTENCE and (end is None or span[2] <= end.start())
 
 
 def _answer_in_a_language(words: str, found: Spans) -> list[tuple[str, int, int]]:

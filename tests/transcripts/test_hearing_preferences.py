@@ -99,3 +99,31 @@ def test_the_same_words_inside_a_task_state_no_preference(text):
 def test_dont_ask_me_states_a_preference_and_corrects_nothing():
     heard = hear(load_lexicons(), "just fix it and do not ask me for confirmation", DONE)
     assert heard.preference and not heard.correction
+
+
+# Twelfth round: a session's first message that opens by setting the language to talk in sets it
+# for the session; the same words deep in a long first task are about its documents.
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Talk to me in Spanish, we are setting up the project today",
+        "Fale comigo em português, preciso configurar o deploy",
+        "Отвечай на русском. Сначала посмотри структуру проекта",
+        "用中文回答，先帮我看看这个项目的结构",
+        "Antworte auf Deutsch und richte zuerst die Tests ein",
+    ],
+)
+def test_a_first_message_opening_with_the_language_to_talk_in_states_a_preference(text):
+    assert preference(text, first=True)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Build the landing page from PLAN.md with a hero section, a pricing table and a contact form. "
+        "Write the release notes in Japanese.",
+        "Set up the CI pipeline for the monorepo first. Then translate the README, write it in German.",
+    ],
+)
+def test_a_language_deep_in_a_long_first_task_is_about_its_documents(text):
+    assert preference(text, first=True) is None
