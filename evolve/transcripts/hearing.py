@@ -168,7 +168,8 @@ _AFTER_ERROR_KINDS = (
     "subject",
 )  # a reply right after an interruption or API error
 _AFTER_STOP_KINDS = (*_AFTER_ERROR_KINDS, "forbid")  # a brief one
-_FIRST_KINDS = ("phrases", "standing", "standing_lead", "rule", "speak", "in_language")  # a session's first words
+# a session's first words (and the language to talk in, said in its opening sentence)
+_FIRST_KINDS = ("phrases", "standing", "standing_lead", "rule", "speak", "in_language")
 
 
 class _Message:
@@ -485,4 +486,3 @@ def _opens_a_question(words: str, span: tuple[str, int, int]) -> bool:
     end = sentence_end(words, span[2])
     asked = words[span[2] : end.start()].strip(" ,") if end is not None and end.group() == "?" else ""
     return bool(asked) and not _NEGATED.fullmatch(asked)
-
