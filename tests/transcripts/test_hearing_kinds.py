@@ -393,3 +393,21 @@ def test_praise_then_nothing_works_is_a_failure_report(text):
 )
 def test_a_success_or_a_stop_by_mistake_said_with_a_failure_word_is_no_correction(text):
     assert not heard(text).correction
+
+
+# "It is not working" in its progressive and "seems" forms, after the agent's claim
+@pytest.mark.parametrize(
+    "text",
+    [
+        "that didn't seem to work",
+        "o login não está funcionando",
+        "el botón no está funcionando",
+        "non sta funzionando",
+    ],
+)
+def test_it_is_not_working_said_in_its_progressive_form_reports_a_failure(text):
+    assert heard(text).kind == "failure_report"
+
+
+def test_it_is_not_working_inside_a_new_task_is_its_spec():
+    assert not heard("add a banner that says when the sync is not working", before=ASKED).correction
