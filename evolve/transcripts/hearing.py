@@ -25,6 +25,7 @@ from evolve.transcripts.sentences import (
     is_question_at,
     opens_a_sentence,
     opens_the_reply,
+    pasted_at,
     sentence_end,
     size,
 )
@@ -55,6 +56,7 @@ _TERM = re.compile(r"[a-z0-9_][a-z0-9_./@:+#-]*|[^\x00-\x7f\s\W]+|[^\x00-\x7f\s]
 _MIN_TERM = 3
 _REPAIR_GAP = 16  # characters between "fix" and the failure it names ("fix the build errors")
 _BRIEF = 40  # characters: a reply this brief says one thing ("the same", "try again")
+_URGENT = 80  # characters: a "don't …!" this brief forbids what the agent is about to do
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,9 +103,13 @@ def hear(
         kinds = _FIRST_KINDS
     elif after_error:  # "don't" and "no" are looked for only where they count: most messages need not pay
         kinds = _AFTER_STOP_KINDS if len(words) < _BRIEF else _AFTER_ERROR_KINDS
+    elif len(words) < _URGENT and ("!" in words or "！" in words):  # "don't delete that folder!"
+        kinds = (*_MESSAGE_KINDS, "forbid")
     else:
         kinds = _MESSAGE_KINDS
     found = _by_kind(lexicons, words, kinds)
+    if "forbid" in found and not after_error and not _urgent(words, found["forbid"]):
+        del found["forbid"]  # outside a stop, only a "don't …!" opening a brief reply forbids
     preference = standing_preference(words, found, first)
     message = _Message(lexicons, text, words, found)
     correction = message.correction(agent_before, agent_did, first, after_error)
@@ -193,8 +199,10 @@ class _Message:
         if strong and (not _only_an_answer(words, strong) or not self.asked(agent_before)):
             return NEGATION, f"says the agent got it wrong: “{self.quote(strong[0])}”"
         forbid = found.get("forbid")  # the interruption says the agent was at work, words or not
-        if forbid and "retry" not in found:  # looked for in a brief reply after an interruption only
+        if forbid and "retry" not in found and after_error:  # looked for in a brief reply after a stop
             return RULE, f"tells the agent not to, right after stopping it: “{self.quote(forbid[0])}”"
+        if forbid and not after_error and agent_before.strip() and not self.asked(agent_before):  # "don't …!"
+            return RULE, f"tells the agent not to, urgently: “{self.quote(forbid[0])}” …!"
         # "no, in …", "you're not checking …" opening a short reply to a stopped agent: it did the wrong thing
         # (looked for right after an interruption or an API error only; a "no" may answer its question)
         refuse = [s for s in found.get("refuse", ()) if opens_the_reply(words, s[1])]
@@ -256,7 +264,7 @@ class _Message:
         if again and claimed and len(words) < _BRIEF and not words[again[-1][2] :].strip(" .!。！"):
             return FAILURE_REPORT, f"says nothing changed after the agent's claim: “{self.quote(again[-1])}”"
         # near the start (a long new task may mention one), and said, not asked ("is it fixed now?")
-        upto = min(SHORT, _pasted_at(words)) if failure else 0
+        upto = min(SHORT, pasted_at(words)) if failure else 0
         early = [s for s in failure or () if s[1] < upto and not self.to_repair(s)]
         asks_back = [s for s in early if is_question_at(words, s[1])]  # "is it fixed now?" asks
         early = [s for s in early if s not in asks_back]
@@ -408,20 +416,11 @@ class _Message:
 _NEGATED = re.compile(r"n'?t\b|\bnot?\b|\bcannot\b|不|没|無|无|не\b|ne\b|nie\b|non\b|nicht\b|안 ?|ない")
 
 
-# Where a pasted program output starts ("Traceback", "TypeError:", "[Errno 98]", "Caused by:",
-# a compiler's coded diagnostic, "error CS1513:", "error[E0308]:", a shell prompt opening the
-# message): a failure word after it is the tool's, not the person's report.
-_PASTED = re.compile(
-    r"\btraceback\b|\b[a-z]+(?:error|exception):|\bcaused by:|\bat [\w.$]+\("
-    r"|\[(?:errno|info|warn|warning|debug)\b|\A\$ |\berror ?\[?[a-z]{1,4}\d{2,5}\]?:"
-)
-_PASTED_CHARS = ":([k$"  # every match holds one (the k of "traceback")
-
-
-def _pasted_at(words: str) -> int:
-    """Where pasted program output starts in the message, or its length."""
-    found = _PASTED.search(words) if any(char in words for char in _PASTED_CHARS) else None
-    return found.start() if found else len(words)
+def _urgent(words: str, forbid: list[tuple[str, int, int]]) -> bool:
+    """A "don't" opening a brief reply whose opening sentence ends with "!" ("don't delete it!")."""
+    end = sentence_end(words, 0)
+    bang = end is not None and end.group() == "!" or words.rstrip().endswith(("!", "！"))
+    return bang and opens_the_reply(words, forbid[0][1])
 
 
 def _still_fails(found: Spans) -> bool:

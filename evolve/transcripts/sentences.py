@@ -67,3 +67,19 @@ def ends_asking(agent_words: str) -> bool:
     """A question mark among the agent's last dozen words."""
     mark = max(agent_words.rfind("?"), agent_words.rfind("？"))
     return mark != -1 and len(agent_words[mark + 1 :].split()) <= _ASK_WORDS
+
+
+# Where a pasted program output starts ("Traceback", "TypeError:", "[Errno 98]", "Caused by:",
+# a compiler's coded diagnostic, "error CS1513:", "error[E0308]:", a shell prompt opening the
+# message): a failure word after it is the tool's, not the person's report.
+_PASTED = re.compile(
+    r"\btraceback\b|\b[a-z]+(?:error|exception):|\bcaused by:|\bat [\w.$]+\("
+    r"|\[(?:errno|info|warn|warning|debug)\b|\A\$ |\berror ?\[?[a-z]{1,4}\d{2,5}\]?:"
+)
+_PASTED_CHARS = ":([k$"  # every match holds one (the k of "traceback")
+
+
+def pasted_at(words: str) -> int:
+    """Where pasted program output starts in the message, or its length."""
+    found = _PASTED.search(words) if any(char in words for char in _PASTED_CHARS) else None
+    return found.start() if found else len(words)

@@ -411,3 +411,32 @@ def test_it_is_not_working_said_in_its_progressive_form_reports_a_failure(text):
 
 def test_it_is_not_working_inside_a_new_task_is_its_spec():
     assert not heard("add a banner that says when the sync is not working", before=ASKED).correction
+
+
+# An urgent "don't …!" opening a brief reply forbids what the agent is about to do or did, in
+# any lexicon language; not a "don't worry!", a question, an answer to the agent's question, nor
+# a "don't" further into a request.
+ABOUT_TO = "I'll remove the build directory now and reset the database."
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["don't delete that directory!", "Do not touch the database!", "不要删除这个文件夹！", "не трогай базу!"],
+)
+def test_an_urgent_dont_opening_a_brief_reply_forbids(text):
+    assert heard(text, before=ABOUT_TO).kind == "rule"
+
+
+@pytest.mark.parametrize(
+    ("text", "before"),
+    [
+        ("don't worry!", ABOUT_TO),
+        ("don't forget the tests!", ABOUT_TO),
+        ("don't delete that directory?", ABOUT_TO),
+        ("please add a test first. don't mock the db!", ABOUT_TO),
+        ("don't delete that directory!", "Should I remove the build directory?"),  # answers it
+        ("Great work, don't change anything else!", DONE),
+    ],
+)
+def test_a_dont_that_is_no_urgent_order_forbids_nothing(text, before):
+    assert not heard(text, before=before).correction
