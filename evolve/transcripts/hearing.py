@@ -91,8 +91,9 @@ def hear(
     """Judge one message the person typed.
 
     `agent_before`: the agent's last text before it; `agent_did`: what it just did (tool
-    inputs: commands, files), where the words a person rejects show up too; `first`: the
-    session's first message (nothing to correct yet: only outright words count);
+    inputs: commands, files), where the words a person rejects show up too (both empty in a
+    later message: the agent answered, what it said is unknown); `first`: the session's first
+    message (nothing to correct yet: only outright words count);
     `after_error`: the turn before ended in an API error or an interruption.
     """
     if not text or not text.strip():
