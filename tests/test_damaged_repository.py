@@ -386,6 +386,15 @@ def test_sync_names_an_agent_whose_repository_is_gone(evolve_home, tmp_path):
     gone = evolve_home / "agents" / "gone"
     assert lines[0].startswith(f"gone: failed: {gone}: .git is not a git repository"), lines
     assert lines[1] == "kept: up to date", lines
+    named = run_cli("sync", "--json", "gone")  # by name too: its row, where it was an error on stderr alone
+    assert named.returncode == 1, named.stderr
+    (row,) = json.loads(named.stdout)
+    assert row["agent"] == "gone" and row["state"] == "failed", row
+    assert row["detail"].startswith(f"{gone}: .git is not a git repository"), row
+    said = run_cli("sync", "gone")
+    assert said.returncode == 1 and said.stdout.startswith(
+        f"gone: failed: {gone}: .git is not a git repository"
+    )
     assert not (evolve_home / "logs" / "crash.log").exists()
 
 
@@ -492,4 +501,52 @@ def test_status_and_sync_check_each_damaged_agent_briefly(evolve_home, monkeypat
     assert [row["state"] for row in synced] == ["failed", "failed"]
     assert all("did not finish in 0.5 s" in row["detail"] for row in synced), synced
     assert time.monotonic() - started < 30
+    assert not (evolve_home / "logs" / "crash.log").exists()
+
+
+def test_status_and_sync_check_the_damaged_agents_side_by_side(evolve_home, monkeypatch, tmp_path):
+    # three big damaged repositories held status (and sync) for three checks one after another;
+    # git's checks now run at once: each check here answers only once all three have started, and
+    # run one at a time, each would have run out of its time instead
+    from evolve.store import diagnosis
+
+    for name in ("big1", "big2", "big3"):
+        agent = make_agent(name)
+        git(tmp_path, "clone", "-q", "--bare", str(agent.path), str(tmp_path / f"{name}.git"))
+        assert run_cli("remote", name, (tmp_path / f"{name}.git").as_uri()).returncode == 0
+        damage(agent.path, "objects")
+    started = tmp_path / "started"
+    real = shutil.which("git")
+    wrapper = tmp_path / "bin" / "git"
+    wrapper.parent.mkdir()
+    wrapper.write_text(
+        "#!/bin/sh\n"
+        'for a in "$@"; do if [ "$a" = fsck ]; then\n'
+        f"  mkdir -p {started}; touch {started}/$$; n=0\n"
+        f'  while [ "$(ls {started} | wc -l)" -lt 3 ] && [ $n -lt 200 ]; do sleep 0.1; n=$((n+1)); done\n'
+        f'  [ "$(ls {started} | wc -l)" -ge 3 ] && {{ echo "missing blob" >&2; exit 1; }}\n'
+        "  exec sleep 60\n"
+        "fi; done\n"
+        f'exec {real} "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{wrapper.parent}:{os.environ['PATH']}")
+    monkeypatch.setattr(diagnosis, "QUICK_CHECK_S", 15)
+    out = run_cli("status", "--json")
+    assert out.returncode == 0, out.stderr
+    rows = json.loads(out.stdout)["agents"]
+    assert [row["name"] for row in rows] == ["big1", "big2", "big3"]
+    for row in rows:  # git's check answered: the damage is named, not a check that ran out of time
+        assert row["repository_problem"].startswith("git fails in this repository ("), row
+        assert "did not finish" not in row["repository_problem"], row
+    shutil.rmtree(started)
+    synced = json.loads(run_cli("sync", "--json").stdout)
+    assert [(row["agent"], row["state"]) for row in synced] == [
+        ("big1", "failed"),
+        ("big2", "failed"),
+        ("big3", "failed"),
+    ]
+    assert all(
+        "did not finish" not in row["detail"] and "fsck` and repair it" in row["detail"] for row in synced
+    )
     assert not (evolve_home / "logs" / "crash.log").exists()

@@ -39,13 +39,14 @@ def _last_in_history(agent: Agent) -> str | None:
 
 def _agent_or_problem(
     conn: sqlite3.Connection, home: Home, name: str, row, synced=None, follows: dict | None = None
-) -> dict:
+) -> dict | Exception:
     """The agent's status; one whose repository git cannot read says so, and the others still show.
 
     A `.git` git would not take for a repository is not asked at all: git would answer for
-    whatever repository encloses the folder (a home kept in a dotfiles repository).
+    whatever repository encloses the folder (a home kept in a dotfiles repository). Where
+    git fails, its failure is returned, for `_checked` to ask git's check with the others'.
     """
-    from evolve.store.diagnosis import QUICK_CHECK_S, no_repository_in, repository_problem
+    from evolve.store.diagnosis import no_repository_in
     from evolve.store.git import GitError, RepositoryDamaged, broken_branch_remedy, git_text
     from evolve.store.head import BRANCH, broken_branch, is_git_dir, shared_repository
 
@@ -63,10 +64,27 @@ def _agent_or_problem(
     try:
         return _agent_status(conn, home, name, row, synced, follows)
     except (GitError, RepositoryDamaged) as exc:
-        problem = repository_problem(exc, QUICK_CHECK_S)
-        if problem is None:
-            raise
-        return _unreadable(name, row, problem)
+        return exc
+
+
+def _checked(found: list[dict | Exception], names: list[str], rows: dict) -> list[dict]:
+    """Each agent's status; where git failed, the problem its check names.
+
+    Git checks the failed agents' repositories side by side, each for QUICK_CHECK_S.
+    """
+    from evolve.store.diagnosis import QUICK_CHECK_S, repository_problems
+
+    failures = {at: entry for at, entry in enumerate(found) if isinstance(entry, Exception)}
+    problems = dict(zip(failures, repository_problems(list(failures.values()), QUICK_CHECK_S), strict=True))
+    statuses = []
+    for at, entry in enumerate(found):
+        if isinstance(entry, Exception):
+            problem = problems[at]
+            if problem is None:  # a sound repository: evolve's own failure
+                raise entry
+            entry = _unreadable(names[at], rows.get(names[at]), problem)
+        statuses.append(entry)
+    return statuses
 
 
 def _unreadable(name: str, row, problem: str) -> dict:
@@ -179,10 +197,15 @@ def status(home: Home, as_json: bool = False) -> int:
     with ledger.opened(home.state_db) as conn:
         codex = _codex_states(conn, home)
         rows, syncs = ledger.agent_rows(conn), ledger.sync_rows(conn)
-        agents = [
-            _agent_or_problem(conn, home, name, rows.get(name), syncs.get(name), follows["data"])
-            for name in sorted({*list_agents(home), *lost_agents(home)})
-        ]
+        names = sorted({*list_agents(home), *lost_agents(home)})
+        agents = _checked(
+            [
+                _agent_or_problem(conn, home, name, rows.get(name), syncs.get(name), follows["data"])
+                for name in names
+            ],
+            names,
+            rows,
+        )
         last = ledger.last_cycle_at(conn)
     next_at = follows["next_cycle_at"]
     data = {

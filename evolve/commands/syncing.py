@@ -90,8 +90,7 @@ def sync(
 ) -> int:
     """Fetch, integrate, push for each agent (default: every agent with a remote)."""
     if names:
-        opened = [Agent.open(name, home) for name in names]
-        targets: list[Agent | Outcome] = [_unreadable(agent, quick=False) or agent for agent in opened]
+        targets: list[Agent | Outcome] = [_named(home, name) for name in names]
     else:
         targets = _shared(home)
     for flag, given in (
@@ -101,12 +100,13 @@ def sync(
     ):
         if given and len(names) != 1:
             raise UserError(f"{flag} takes exactly one agent: `evolve sync {flag} NAME`")
-    outcomes = [
-        target
-        if isinstance(target, Outcome)
-        else _each(target, accept_rewrite, accept_held, push_anyway, not names)
-        for target in targets
-    ]
+    outcomes = _told(
+        [
+            target if isinstance(target, Outcome) else _each(target, accept_rewrite, accept_held, push_anyway)
+            for target in targets
+        ],
+        every=not names,
+    )
     if as_json:
         emit_json([o.to_dict() for o in outcomes])
     elif not outcomes:
@@ -116,22 +116,50 @@ def sync(
     return _code(outcomes)
 
 
-def _each(agent: Agent, accept_rewrite: bool, accept_held: bool, push_anyway: bool, every: bool) -> Outcome:
-    """One agent's sync; a repository of the person's to repair is its outcome, and the others still sync.
-
-    `every`: one of every agent's syncs, whose repository git checks briefly (QUICK_CHECK_S).
-    """
-    from evolve.store.diagnosis import FSCK_TIMEOUT_S, QUICK_CHECK_S, repository_problem
-
+def _each(
+    agent: Agent, accept_rewrite: bool, accept_held: bool, push_anyway: bool
+) -> Outcome | tuple[Agent, Exception]:
+    """One agent's sync, or its failure for `_told` to ask git about, and the others still sync."""
     try:
         return sync_agent(
             agent, accept_rewrite=accept_rewrite, accept_held=accept_held, push_anyway=push_anyway
         )
     except Exception as exc:
-        problem = repository_problem(exc, QUICK_CHECK_S if every else FSCK_TIMEOUT_S)
-        if problem is None:
-            raise
-        return Outcome(agent.name, "failed", f"{agent.path}: {problem}")
+        return agent, exc
+
+
+def _told(results: list[Outcome | tuple[Agent, Exception]], every: bool) -> list[Outcome]:
+    """Each sync's outcome: a failed sync in a repository of the person's to repair names the repair.
+
+    Git checks the failed agents' repositories side by side; `every`: a sync of every agent,
+    which gives each check QUICK_CHECK_S. A failure in a repository git finds sound is evolve's
+    own, raised.
+    """
+    from evolve.store.diagnosis import FSCK_TIMEOUT_S, QUICK_CHECK_S, repository_problems
+
+    failures = [result for result in results if not isinstance(result, Outcome)]
+    problems = repository_problems([exc for _, exc in failures], QUICK_CHECK_S if every else FSCK_TIMEOUT_S)
+    named = {id(failure): problem for failure, problem in zip(failures, problems, strict=True)}
+    outcomes = []
+    for result in results:
+        if not isinstance(result, Outcome):
+            agent, exc = result
+            if named[id(result)] is None:
+                raise exc
+            result = Outcome(agent.name, "failed", f"{agent.path}: {named[id(result)]}")
+        outcomes.append(result)
+    return outcomes
+
+
+def _named(home: Home, name: str) -> Agent | Outcome:
+    """An agent named to sync, or the failed outcome of one git cannot read, as a sync of every agent says.
+
+    An agent folder whose `.git` is lost is named so too (under --json, its row), not an error.
+    """
+    if name in lost_agents(home):
+        return _unreadable(Agent(home, name), quick=False) or Agent.open(name, home)
+    agent = Agent.open(name, home)
+    return _unreadable(agent, quick=False) or agent
 
 
 def _shared(home: Home) -> list[Agent | Outcome]:
