@@ -26,6 +26,12 @@ def name_problem(name: object) -> str | None:
     return None
 
 
+def suggested_name(name: str) -> str:
+    """A valid name near `name`, offered where a folder's name is refused ('My Agent' -> 'my-agent')."""
+    words = re.findall(r"[a-z0-9]+", name.lower())
+    return "-".join(words)[:MAX_NAME].strip("-") or "agent"
+
+
 def check_name(name: object, what: str = "skill") -> str:
     """Return `name` if valid, else raise NameRefused with the remedy."""
     problem = name_problem(name)

@@ -18,7 +18,7 @@ from evolve.sync.status import remote_problems
 from evolve.transcripts.redact import secret_warnings
 from evolve.workspace import memo as memo_mod
 from evolve.workspace import skills as skills_mod
-from evolve.workspace.agent import Agent, list_agents, lost_agents
+from evolve.workspace.agent import Agent, list_agents, lost_agents, misnamed_agents
 from evolve.workspace.hold import hold_of
 from evolve.workspace.template import hooks_problems
 
@@ -86,6 +86,8 @@ def diagnose(home: Home, leftover: list[Path] | None = None) -> list[dict]:
     agents = list_agents(home)
     for name in lost_agents(home):
         add(f"{name}: .git", no_repository_in(home.agent_dir(name)))
+    for folder in misnamed_agents(home):
+        add("agents", folder.said())
     checks.installs(home, agents, add)
     _check_codex_trust(home, add)
     with ledger.opened(home.state_db) as conn:

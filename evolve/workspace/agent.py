@@ -10,7 +10,7 @@ from pathlib import Path
 
 from evolve.errors import Busy, ConfigError, UserError
 from evolve.home import Home
-from evolve.names import check_name
+from evolve.names import check_name, name_problem, suggested_name
 from evolve.store.commit import ConcurrentChange
 from evolve.store.diagnosis import no_repository_in
 from evolve.store.history import Commit, build_message
@@ -394,7 +394,7 @@ def list_agents(home: Home, known: frozenset[str] | set[str] = frozenset()) -> l
     return sorted(
         name
         for name, path in folders
-        if name in known or os.path.isdir(path + "/.git")  # noqa: PTH112 - hot, see above
+        if name in known or (os.path.isdir(path + "/.git") and name_problem(name) is None)  # noqa: PTH112 - hot
     )
 
 
@@ -407,4 +407,46 @@ def lost_agents(home: Home) -> list[str]:
     if not home.agents_dir.is_dir():
         return []
     found = {p.parent.name for p in home.agents_dir.glob("*/agent.toml") if not p.parent.name.startswith(".")}
-    return sorted(name for name in found if not (home.agent_dir(name) / ".git").is_dir())
+    return sorted(
+        name for name in found if not (home.agent_dir(name) / ".git").is_dir() and name_problem(name) is None
+    )
+
+
+@dataclass(frozen=True)
+class MisnamedFolder:
+    """An agent folder (a `.git` or an agent.toml) whose name no command takes, and a name it could have."""
+
+    folder: Path
+
+    @property
+    def rename_to(self) -> Path:
+        return self.folder.with_name(suggested_name(self.folder.name))
+
+    def said(self) -> str:
+        """The one line a person reads (quoted: a name may hold a newline)."""
+        return (
+            f"{str(self.folder)!r} is no agent: its name {name_problem(self.folder.name)}, so no command "
+            "takes it and nothing is observed, reflected or synced there; rename the folder, e.g. to "
+            f"{str(self.rename_to)!r}"
+        )
+
+    def to_dict(self) -> dict:
+        return {"folder": str(self.folder), "rename_to": str(self.rename_to), "problem": self.said()}
+
+
+def misnamed_agents(home: Home) -> list[MisnamedFolder]:
+    """Agent folders whose name no command takes: `list_agents` and `lost_agents` skip them.
+
+    A repository cloned or copied in by hand as `My Agent` was listed, and every command on it
+    refused its name; status and doctor name it instead, with a name it could have.
+    """
+    try:
+        with os.scandir(home.agents_dir) as entries:
+            folders = [Path(e.path) for e in entries if e.is_dir() and not e.name.startswith(".")]
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    return [
+        MisnamedFolder(folder)
+        for folder in sorted(folders)
+        if name_problem(folder.name) and ((folder / ".git").exists() or (folder / "agent.toml").exists())
+    ]
