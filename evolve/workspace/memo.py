@@ -255,12 +255,19 @@ def has_conflict_markers(text: str, in_fences: bool = False) -> bool:
     for opening, size in openings:
         if size in tried:
             continue
+        if not tried:  # the first opening, looked for directly: a real conflict is read no further
+            separator = _marker_line(text, "=", opening, False, size)[0]
+            if separator >= 0 and _marker_line(text, ">", separator, True, size)[0] >= 0:
+                return True
+        else:
+            if not later:
+                later += [_by_size(_marker_lines(text, "=", False)), _by_size(_marker_lines(text, ">", True))]
+            separator = _first_after(later[0].get(size, []), opening)
+            if separator >= 0 and _first_after(later[1].get(size, []), separator) >= 0:
+                return True
         tried.add(size)
-        if not later:
-            later += [_by_size(_marker_lines(text, "=", False)), _by_size(_marker_lines(text, ">", True))]
-        separator = _first_after(later[0].get(size, []), opening)
-        if separator >= 0 and _first_after(later[1].get(size, []), separator) >= 0:
-            return True
+        if later and tried >= later[0].keys() & later[1].keys():  # no size left that could close one
+            return False
     return False
 
 
