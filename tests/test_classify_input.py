@@ -70,6 +70,26 @@ def test_the_eval_leaves_an_excluded_set_out_unread(tmp_path, monkeypatch, capsy
     assert hearing_eval.main(["grown", "--exclude", "grown-blind99", "--exclude=other.jsonl"]) == 0
     out = capsys.readouterr().out
     assert "grown-blind99 left out unread" in out and "grown: grown-read" in out
-    misses, names, exclude = hearing_eval._options(["--misses", "--exclude=grown-blind99.jsonl", "dev"])
-    assert misses and names == ["dev"] and exclude == ["grown-blind99.jsonl"]
+    misses, names, exclude, with_answers = hearing_eval._options(
+        ["--misses", "--exclude=grown-blind99.jsonl", "dev"]
+    )
+    assert misses and names == ["dev"] and exclude == ["grown-blind99.jsonl"] and with_answers
     assert [name for name, _ in hearing_eval.sets(["grown"], exclude)] == ["grown: grown-read"]
+
+
+def test_the_eval_gives_each_message_the_agents_answer_unless_told_not_to(tmp_path, monkeypatch, capsys):
+    """agent-after.jsonl: the agent's answer after a message is its `agent_after` (not --without-answers)."""
+    from tests.hearing import eval as hearing_eval
+
+    said = "the vis library sets group.visible itself, less work"
+    row = {"id": "x-1", "text": said, "agent_before": "I loop over the items.", "label": "yes-clear"}
+    (tmp_path / "grown-read.jsonl").write_text(json.dumps(row) + "\n", encoding="utf-8")
+    answer = {"id": "x-1", "agent_after": "You're absolutely right! The media query hides it."}
+    (tmp_path / "agent-after.jsonl").write_text(json.dumps(answer) + "\n", encoding="utf-8")
+    monkeypatch.setattr(hearing_eval, "HERE", tmp_path)
+    ((_, items),) = hearing_eval.sets(["grown"])
+    ((_, heard),) = hearing_eval.judged(items)
+    assert heard.correction and heard.cue == 'the agent answered "you\'re absolutely right"'
+    ((_, alone),) = hearing_eval.sets(["grown"], with_answers=False)
+    assert "agent_after" not in alone[0]
+    assert hearing_eval._options(["--without-answers"])[3] is False

@@ -15,6 +15,7 @@ from evolve.commands.output import warn
 from evolve.errors import UserError
 from evolve.home import Home
 from evolve.transcripts import classify
+from evolve.transcripts.acknowledged import answered
 from evolve.transcripts.hearing import Heard, hear
 from evolve.transcripts.lexicons import Lexicons
 from evolve.workspace.agent import Agent
@@ -39,16 +40,11 @@ def classify_lines(lexicons: Lexicons, lines: Iterable[str]) -> Iterator[tuple[H
         if problem:
             yield None, f"line {number}: {problem}"
             continue
-        yield (
-            hear(
-                lexicons,
-                _writable(item["text"]),
-                _writable(item.get("agent_before") or ""),
-                first=bool(item.get("first")),
-                after_error=bool(item.get("after_error")),
-            ),
-            "",
+        first, before = bool(item.get("first")), _writable(item.get("agent_before") or "")
+        heard = hear(
+            lexicons, _writable(item["text"]), before, first=first, after_error=bool(item.get("after_error"))
         )
+        yield answered(heard, _writable(item.get("agent_after") or ""), before, first), ""
 
 
 def _writable(text: str) -> str:
@@ -65,8 +61,9 @@ def _problem(item: Any) -> str:
         return 'expected an object like {"text": "…"}'
     if not isinstance(item.get("text"), str):
         return '"text" must be a string'
-    if not isinstance(item.get("agent_before", ""), (str, type(None))):
-        return '"agent_before" must be a string'
+    for key in ("agent_before", "agent_after"):
+        if not isinstance(item.get(key, ""), (str, type(None))):
+            return f'"{key}" must be a string'
     for key in ("first", "after_error"):
         if not isinstance(item.get(key, False), bool):
             return f'"{key}" must be true or false'

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from evolve.transcripts import calls
+from evolve.transcripts.acknowledged import ACKNOWLEDGED, admission, answer_cue
 from evolve.transcripts.classify import BUILT_IN, Classifier
 from evolve.transcripts.hearing import Heard, hear
 from evolve.transcripts.model import (
@@ -44,6 +45,7 @@ from evolve.transcripts.model import (
     meaningful_text,
 )
 from evolve.transcripts.redact import Known, redact, strip_invisible
+from evolve.transcripts.sentences import ends_asking
 
 TAILS_CAP = 1000  # tail uuids of completed runs remembered for rewind detection
 PENDING_CAP = 64  # calls of the open run awaiting their result (the oldest go first)
@@ -67,6 +69,11 @@ _FRESH_TRACK: dict = {
     "tried": 0,
     "said": "",
     "halted": False,
+    "answering": False,  # the agent's next text answers the person's words (no failed call between)
+    "reply": "",  # those words, when they were a reply mid-run
+    # what the agent answers may admit a correction: not after a session's first words (nothing to
+    # correct yet), nor after its own question ("You're right" agrees with the person's pick)
+    "may_admit": False,
 }
 
 
@@ -176,6 +183,8 @@ class RunBuilder:
         self._track["halted"] = kind in (API_ERROR, INTERRUPT)
         if kind == ASSISTANT_TEXT:
             if event.text.strip():
+                if self._track["answering"]:
+                    self._answered(run, event.text)
                 self._track["said"] = event.text[-SAID_CAP:]
             return _NONE
         if kind == TOOL_CALL:
@@ -243,8 +252,9 @@ class RunBuilder:
             superseded_from=superseded_from,
         )
         self._heard_preference(self._run, heard, text)
+        admits = self._next > 0 and not ends_asking(before["said"])
+        self._track = {**_FRESH_TRACK, "failing": [], "answering": True, "may_admit": admits}
         self._next += 1
-        self._track = {**_FRESH_TRACK, "failing": []}
         self._pending = {}
         return done
 
@@ -276,6 +286,7 @@ class RunBuilder:
             run.transient_errors += 1
         elif event.is_error:
             run.errors += 1
+            track["answering"] = False  # its next words may admit its own failure, not the person's point
             self._real_error(run, event.text, call)
         else:
             track["last_bad"] = False
@@ -308,6 +319,22 @@ class RunBuilder:
             run.correction_reply = cut(words, REQUEST_CAP)
             run.correction_cue, run.correction_kind = heard.cue or "", heard.kind or ""
         self._heard_preference(run, heard, words)
+        track = self._track
+        track["answering"], track["reply"] = True, words
+        track["may_admit"] = not ends_asking(track["said"] or event.text)
+
+    def _answered(self, run: Run, text: str) -> None:
+        """The agent's first words after the person's: an admission ("You're right") answered a correction."""
+        track = self._track
+        track["answering"] = False
+        if run.correction or not track["may_admit"]:
+            return
+        said = admission(text)
+        if said is not None:
+            run.correction = True
+            run.correction_cue, run.correction_kind = answer_cue(said), ACKNOWLEDGED
+            if track["reply"]:
+                run.correction_reply = cut(track["reply"], REQUEST_CAP)
 
     @staticmethod
     def _heard_preference(run: Run, heard: Heard, words: str) -> None:

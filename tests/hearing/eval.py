@@ -163,6 +163,7 @@ def judged(items: list[dict]) -> Iterator[tuple[dict, Heard]]:
                 "agent_before": item.get("agent_before") or "",
                 "first": bool(item.get("first_message")),
                 "after_error": bool(item.get("prev_api_error") or item.get("prev_interrupted")),
+                "agent_after": item.get("agent_after") or "",
             }
         )
         for item in items
@@ -172,9 +173,22 @@ def judged(items: list[dict]) -> Iterator[tuple[dict, Heard]]:
         yield item, heard
 
 
-def sets(names: Iterable[str], exclude: Iterable[str] = ()) -> Iterator[tuple[str, list[dict]]]:
-    """(name, messages) of each set asked for that is here; an excluded grown set is never opened."""
+def answers() -> dict[str, dict]:
+    """The agent's answer after each message, by id, where its source was read (agent-after.jsonl)."""
+    path = HERE / "agent-after.jsonl"
+    return {a["id"]: {"agent_after": a["agent_after"]} for a in load(path)} if path.is_file() else {}
+
+
+def sets(
+    names: Iterable[str], exclude: Iterable[str] = (), with_answers: bool = True
+) -> Iterator[tuple[str, list[dict]]]:
+    """(name, messages) of each set asked for that is here; an excluded grown set is never opened.
+
+    `with_answers`: each grown message carries the agent's answer after it where it is known
+    (as observe reads a transcript); without, only what a classifier of lone messages gets.
+    """
     left_out = {Path(name).name.removesuffix(".jsonl") for name in exclude}
+    after = answers() if with_answers else {}
     for name in names:
         if name == "dev":
             if not DEV.is_file():
@@ -187,7 +201,7 @@ def sets(names: Iterable[str], exclude: Iterable[str] = ()) -> Iterator[tuple[st
                 if path.stem in left_out:
                     sys.stdout.write(f"({path.stem} left out unread: --exclude)\n")
                     continue
-                yield f"grown: {path.stem}", load(path)
+                yield f"grown: {path.stem}", load(path, after)
 
 
 def report(name: str, items: list[dict]) -> Report:
@@ -197,13 +211,15 @@ def report(name: str, items: list[dict]) -> Report:
     return result
 
 
-def _options(argv: list[str]) -> tuple[bool, list[str], list[str]]:
-    """(--misses, the sets asked for, the sets --exclude leaves out)."""
-    misses, names, exclude = False, [], []
+def _options(argv: list[str]) -> tuple[bool, list[str], list[str], bool]:
+    """(--misses, the sets asked for, the sets --exclude leaves out, not --without-answers)."""
+    misses, names, exclude, with_answers = False, [], [], True
     args = iter(argv)
     for arg in args:
         if arg == "--misses":
             misses = True
+        elif arg == "--without-answers":
+            with_answers = False
         elif arg == "--exclude" or arg.startswith("--exclude="):
             value = arg.partition("=")[2] or next(args, "")
             if not value:
@@ -211,13 +227,13 @@ def _options(argv: list[str]) -> tuple[bool, list[str], list[str]]:
             exclude.append(value)
         elif not arg.startswith("-"):
             names.append(arg)
-    return misses, names or ["dev", "grown"], exclude
+    return misses, names or ["dev", "grown"], exclude, with_answers
 
 
 def main(argv: list[str]) -> int:
-    misses, names, exclude = _options(argv)
+    misses, names, exclude, with_answers = _options(argv)
     every: list[dict] = []
-    for name, items in sets(names, exclude):
+    for name, items in sets(names, exclude, with_answers):
         report(name, items).print(misses)
         if name.startswith("grown"):
             every += items

@@ -1,0 +1,108 @@
+"""The agent's answer as evidence: a reply opening "You're right", "Sorry, my mistake" followed a correction.
+
+People correct in words no lexicon lists ("the header is gone on mobile"); the agent they
+correct answers in a few words that hardly vary: it admits the point or the mistake, in the
+person's language. So the first words of the agent's answer tell that the message before
+them corrected it, whoever typed it. Read only in the opening of the agent's first text after
+the person's message, and never after a session's first message (nothing to correct yet). A
+refusal ("Sorry, I can't help with that") admits nothing. Standard library only (the
+observer's path); every pattern is linear.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from evolve.transcripts.hearing import Heard
+from evolve.transcripts.sentences import ends_asking
+
+ACKNOWLEDGED = "acknowledged"  # the kind of correction: the agent's answer admitted it
+
+LEAD = 40  # characters of the opening an admission may start after ("Oh no! You're right")
+OPENING = 160  # characters of the agent's answer read
+
+# What an agent answers to a correction: the person's point, or its own mistake. Not a bare
+# "sorry" or "that's right" (a refusal, a yes to a question), not "great idea" (a new request)
+_ADMISSION = re.compile(
+    r"you(?:'re| are)(?: absolutely| totally| completely| quite| entirely| so)? (?:right|correct)\b"
+    r"|(?:good|great|nice|sharp|excellent) (?:catch|eye|spot)\b|well spotted|good call\b"
+    r"|(?:good|great|fair|valid|excellent) (?:point|observation)\b"
+    r"|my (?:mistake|bad|apologies|error)\b|i apologi[sz]e|apologies for|oops\b|oh no\b"
+    r"|sorry (?:about that|for (?:that|my|the (?:confusion|mistake|error|oversight|misunderstanding)))\b"
+    r"|i (?:was wrong|stand corrected|misunderstood|misread)\b"
+    r"|i made (?:a|an) (?:mistake|error)\b|that(?:'s| is| was) (?:on me|my mistake|my fault)"
+    r"|thanks? (?:you )?for (?:catching|pointing|the correction|correcting)"
+    # es, pt, fr, de, it, nl
+    r"|tienes? (?:toda la )?razón|perdón|disculpa|lo siento|mi error|buena observación|bien visto"
+    r"|(?:você|voce) (?:está certo|tem razão)|tem razão|tens razão|desculp[ae]|peço desculpas|meu erro"
+    r"|vous avez (?:tout à fait )?raison|tu as (?:tout à fait )?raison|désolée?\b|mes excuses|je m'excuse"
+    r"|bien vu|mon erreur|c'est ma faute"
+    r"|(?:du hast|sie haben) (?:völlig |vollkommen |absolut )?recht|entschuldig|mein fehler|gut erkannt"
+    r"|hai (?:perfettamente |assolutamente )?ragione|ha (?:perfettamente )?ragione|mi scuso|scusami"
+    r"|errore mio|colpa mia|je hebt gelijk|u heeft gelijk|mijn fout"
+    # pl, cs, ru, uk, tr, id, vi
+    r"|masz rację|przepraszam|mój błąd|máte pravdu|máš pravdu|omlouvám|moje chyba"
+    r"|вы (?:абсолютно |совершенно )?правы|ты (?:абсолютно |совершенно )?прав|извините|прошу прощения"
+    r"|моя ошибка|ви праві|ти прав|перепрошую|вибачте|моя помилка"
+    r"|haklısınız|haklısın|özür dilerim|(?:anda|kamu) benar|mohon maaf|bạn nói đúng|xin lỗi"
+    # ja, zh, ko
+    r"|おっしゃる(?:通り|とおり)|ご指摘|申し訳|失礼しました|すみません"
+    r"|说得对|说的对|說得對|抱歉|对不起|對不起|是我的错|我的错|不好意思"
+    r"|죄송|지적해 주셔서|제 실수"
+)
+# "Sorry, I can't …": a refusal follows the admission in the same sentence
+_REFUSAL = re.compile(
+    r"\b(?:can't|cannot|can not|unable|not able|won't be able)\b|无法|不能|没法|できません|できない"
+    r"|no puedo|não (?:consigo|posso)|je ne peux|ich kann (?:das )?nicht|non posso|не могу|할 수 없"
+)
+# "Yes, you're right": the agent confirms what the person asked, it admits nothing
+_CONFIRMING = (
+    "yes",
+    "yeah",
+    "absolutely",
+    "exactly",
+    "indeed",
+    "correct",
+    "sí",
+    "sim",
+    "oui",
+    "ja,",
+    "да",
+    "はい",
+)
+_DECORATION = " \t\r\n*_#>`-•🙏😅😬🤦‍♂️"
+
+
+def admission(agent_after: str) -> str | None:
+    """The admission opening the agent's answer, in its words, or None."""
+    opening = _opening(agent_after)
+    found = _ADMISSION.search(opening, 0, LEAD + 40)
+    if found is None or found.start() > LEAD or opening.startswith(_CONFIRMING):
+        return None
+    sentence = opening[found.end() :].split(".", 1)[0].split("\n", 1)[0]
+    if _REFUSAL.search(sentence):
+        return None
+    return found.group()
+
+
+def _opening(agent_after: str) -> str:
+    """The first OPENING characters of the answer, lower case, without its Markdown and emoji."""
+    return agent_after[:OPENING].lstrip(_DECORATION).lower().replace("\u2019", "'")
+
+
+def answered(heard: Heard, agent_after: str, agent_before: str = "", first: bool = False) -> Heard:
+    """`heard`, a correction too where the agent's answer to the message admits one.
+
+    Never a session's first message (nothing to correct yet), nor an answer to the agent's
+    question (`agent_before` asked: "You're right" agrees with the person's pick).
+    """
+    if heard.correction or first or not agent_after or ends_asking(agent_before):
+        return heard
+    said = admission(agent_after)
+    return heard if said is None else replace(heard, correction=True, kind=ACKNOWLEDGED, cue=answer_cue(said))
+
+
+def answer_cue(said: str) -> str:
+    """Why a message counts as a correction when the agent's answer admitted it, in words."""
+    return f'the agent answered "{said}"'

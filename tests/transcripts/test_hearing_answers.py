@@ -1,0 +1,151 @@
+"""The agent's answer as evidence: a message it answers with an admission is a correction.
+
+Written from how coding agents answer a correction (not from the labelled data): the person
+says something no rule reads as a correction ("the vis library sets that itself"), and the
+agent opens its answer with "You're absolutely right!" or "Sorry about that, my mistake", in
+the person's language. A refusal, a session's first message, an answer after the agent's
+own failed call, an answer to the agent's own question, a "Yes, you're right" confirming what
+the person asked, and everyday openings ("Great idea", "Sure", "That's right") are not.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from evolve.cli import main
+from evolve.transcripts.acknowledged import admission
+from tests.helpers import make_agent
+from tests.reflect.scenarios import Transcript
+
+
+@pytest.mark.parametrize(
+    ("answer", "said"),
+    [
+        ("You're absolutely right! The library sets it already.", "you're absolutely right"),
+        ("**You are correct** — the loop is not needed.", "you are correct"),
+        ("Oh no! You’re right, the navigation went missing.", "oh no"),
+        ("Ah, good catch. The test used the old path.", "good catch"),
+        ("Good point: a package.json keeps it cross-platform.", "good point"),
+        ("Sorry about that, I misread the config.", "sorry about that"),
+        ("My apologies, I edited the wrong file.", "my apologies"),
+        ("I apologize for the confusion.", "i apologize"),
+        ("Thanks for catching that! Fixed the import.", "thanks for catching"),
+        ("Tienes toda la razón, el botón debe quedarse.", "tienes toda la razón"),
+        ("Você tem razão, o arquivo é outro.", "você tem razão"),
+        ("Vous avez raison, je corrige le chemin.", "vous avez raison"),
+        ("Du hast völlig recht, das ist die falsche Datei.", "du hast völlig recht"),
+        ("Hai ragione, ho sbagliato file.", "hai ragione"),
+        ("Вы правы, я перепутал файлы.", "вы правы"),
+        ("申し訳ありません、ファイルを間違えました。", "申し訳"),
+        ("你说得对，我改错了文件。", "说得对"),
+        ("죄송합니다. 잘못된 파일을 수정했습니다.", "죄송"),
+    ],
+)
+def test_an_admission_opening_the_answer_is_found(answer, said):
+    assert admission(answer) == said
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Sorry, I can't help with deleting another user's files.",
+        "I apologize, but I cannot access that URL.",
+        "Great idea! I'll add a dark mode toggle.",
+        "Sure, let me run the tests.",
+        "That's right: the config lives in ~/.config/app.",
+        "I'll look into the failing test. " + "x" * 60 + " you're right about the cache.",  # not its opening
+        "Sorry for the wait, here is the summary.",
+        "Yes, you're absolutely correct! Claude Code can read several folders.",  # confirms a question
+        "抱歉，目前我无法直接搜索这个平台。",  # a refusal, in the person's language
+        "Lo siento, no puedo abrir ese enlace.",
+        "",
+    ],
+)
+def test_no_admission_where_the_agent_admits_nothing(answer):
+    assert admission(answer) is None
+
+
+def _classify(capsys, monkeypatch, rows: list[dict]) -> list[dict]:
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("".join(json.dumps(r) + "\n" for r in rows)))
+    assert main(["classify"]) == 0
+    return [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+
+
+def test_classify_hears_the_answer_but_never_after_a_sessions_first_message(capsys, monkeypatch, evolve_home):
+    said = "the vis library sets group.visible itself, less work"
+    out = _classify(
+        capsys,
+        monkeypatch,
+        [
+            {"text": said, "agent_before": "I loop over the items."},
+            {"text": said, "agent_before": "I loop.", "agent_after": "You're right! Using it."},
+            {"text": said, "first": True, "agent_after": "You're right! Using it."},
+            {"text": said, "agent_after": "Sorry, I can't do that."},
+            {
+                "text": "npm",
+                "agent_before": "Which package manager?",
+                "agent_after": "You're right, npm it is.",
+            },
+        ],
+    )
+    assert [row["correction"] for row in out] == [False, True, False, False, False]
+    assert out[1]["cue"] == 'the agent answered "you\'re right"'
+
+
+def _observed(tmp_path, capsys, build) -> list[dict]:
+    make_agent()
+    t = Transcript(tmp_path / "session.jsonl", cwd="/home/dev/app")
+    build(t)
+    assert main(["observe", "demo", "--format", "claude_code", str(t.path)]) == 0
+    capsys.readouterr()
+    assert main(["score", "demo", "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_observe_hears_a_correction_the_agent_admitted(tmp_path, capsys):
+    said = "the vis library sets group.visible itself, less work"
+
+    def build(t: Transcript) -> None:
+        t.user("Hide the empty groups in the timeline")
+        t.tool("Edit", {"file_path": "src/timeline.js", "old_string": "a", "new_string": "b"}, "ok")
+        t.say("I loop over the items and hide each empty group.")
+        t.user(said)
+        t.say("You're absolutely right! Using the library's visible property is much cleaner.")
+        t.tool("Edit", {"file_path": "src/timeline.js", "old_string": "b", "new_string": "c"}, "ok")
+        t.say("Done: the groups use group.visible now.")
+
+    runs = _observed(tmp_path, capsys, build)
+    corrected = [r for r in runs if "user_correction" in r["signals"]]
+    assert [r["request"] for r in corrected] == [said]
+    assert corrected[0]["correction_cue"] == 'the agent answered "you\'re absolutely right"'
+
+
+def test_observe_leaves_a_first_message_and_an_answer_to_its_own_failure_alone(tmp_path, capsys):
+    def build(t: Transcript) -> None:
+        t.user("Add a dark mode toggle")
+        t.say("You're right to want one! I'll add it to the header.")  # a session's first message
+        t.tool("Edit", {"file_path": "src/header.js", "old_string": "a", "new_string": "b"}, "ok")
+        t.user("Now run the tests")
+        t.tool("Bash", {"command": "npm tset"}, "npm ERR! unknown command: tset", error=True)
+        t.say("Oops, my mistake: a typo in the command.")  # its own failure, not the person's point
+        t.tool("Bash", {"command": "npm test"}, "12 passing")
+        t.say("All 12 tests pass.")
+
+    runs = _observed(tmp_path, capsys, build)
+    assert not [r for r in runs if "user_correction" in r["signals"]], runs
+
+
+def test_observe_leaves_an_answer_to_the_agents_question_alone(tmp_path, capsys):
+    def build(t: Transcript) -> None:
+        t.user("Set up the project")
+        t.say("Should I use npm or pnpm?")
+        t.user("pnpm")
+        t.say("You're right, pnpm fits the monorepo. Installing.")
+        t.tool("Bash", {"command": "pnpm install"}, "done")
+
+    runs = _observed(tmp_path, capsys, build)
+    assert not [r for r in runs if "user_correction" in r["signals"]], runs
