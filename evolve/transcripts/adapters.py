@@ -18,7 +18,7 @@ from evolve.transcripts import claude_code, codex, generic
 from evolve.transcripts.classify import BUILT_IN, Classifier
 from evolve.transcripts.messages import message_events
 from evolve.transcripts.model import Event, Run
-from evolve.transcripts.reader import Cursor, LineReader
+from evolve.transcripts.reader import CHUNK, Cursor, LineReader
 from evolve.transcripts.runs import RunBuilder, mark_superseded
 
 
@@ -78,7 +78,7 @@ def follow(
     path: str | os.PathLike,
     cursor: Cursor | None = None,
     adapter: str = "claude_code",
-    chunk_size: int = 1 << 20,
+    chunk_size: int = CHUNK,
     max_bytes: int | None = None,
     classifier: Classifier = BUILT_IN,
 ) -> Update:

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from evolve.errors import ConfigError
-from evolve.transcripts.gated import GatedPattern, by_prefix
+from evolve.transcripts.gated import GatedPattern
 from evolve.transcripts.lexicons import Lexicons, load_lexicons
 
 if TYPE_CHECKING:
@@ -31,6 +31,8 @@ class TransientPatterns:
     """Transient patterns plus the `!` overrides that win over them."""
 
     def __init__(self, positive: list[GatedPattern], overrides: list[GatedPattern]) -> None:
+        from evolve.transcripts.literals import Literals  # lazily: only judging errors needs it
+
         self._positive = positive
         self._overrides = overrides
         self._by_anchor: dict[str, list[int]] = {}  # a first-group literal -> patterns
@@ -38,10 +40,9 @@ class TransientPatterns:
             for anchor in pattern.anchors[0] if pattern.anchors else ():
                 self._by_anchor.setdefault(anchor, []).append(index)
         self._anchorless = [i for i, p in enumerate(self._positive) if not p.anchors]
-        # The literals by a prefix they share (see `by_prefix`): most error texts hold none
-        # of those prefixes, and a prefix held costs only its own literals a test.
-        self._by_prefix = by_prefix(self._by_anchor)
-        self._prefixes = tuple(self._by_prefix)
+        # Which of those literals a text holds, in about one pass (`Literals`): most error
+        # texts hold none, and ~60 substring tests cost more than the pass.
+        self._anchors = Literals(self._by_anchor)
 
     def reason(self, text: str) -> str | None:
         """The matched words that make `text` transient, or None (not transient)."""
@@ -50,13 +51,11 @@ class TransientPatterns:
         if len(text) > ERROR_HEAD_CHARS + ERROR_TAIL_CHARS:
             text = text[:ERROR_HEAD_CHARS] + "\n" + text[-ERROR_TAIL_CHARS:]
         lowered = text.lower()
-        # One pass in C over the prefixes of every pattern's most selective literals picks
-        # the few patterns worth a look, then they are tried in their order.
+        # One pass over the text picks the few patterns worth a look (those one of whose
+        # most selective literals it holds), then they are tried in their order.
         candidates = set(self._anchorless)
-        for prefix in filter(lowered.__contains__, self._prefixes):
-            for anchor in self._by_prefix[prefix]:
-                if anchor in lowered:
-                    candidates.update(self._by_anchor[anchor])
+        for anchor in self._anchors.present(lowered):
+            candidates.update(self._by_anchor[anchor])
         if not candidates:
             return None
         for index in sorted(candidates):

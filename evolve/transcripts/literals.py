@@ -71,21 +71,34 @@ class Literals:
         }
         self._scanned_anchors = tuple(self._scanned)
         self._regex = re.compile(_trie_pattern(rare) if rare else "(?!)")
+        # The literals of the anchors that may start inside a match of another (its tail opens
+        # one, or one is its tail's start): matches do not overlap, those are confirmed instead.
+        self._inside = {
+            anchor: tuple(
+                {
+                    lit
+                    for i in range(1, len(anchor))
+                    for other in rare
+                    if other.startswith(anchor[i:]) or anchor[i:].startswith(other)
+                    for lit in by_anchor[other]
+                }
+            )
+            for anchor in rare
+        }
 
     def present(self, text: str) -> frozenset[str]:
-        """The literals `text` holds (most texts: none, told after one scan and a few `in`)."""
+        """The literals `text` holds (most texts: none, told after one scan and a few `in`).
+
+        The scan finds the longest anchor at each position it stops at, in C; a literal
+        whose anchor starts inside a match is among the candidates of that match. Every
+        candidate is confirmed with `in`: the answer is exact.
+        """
         held = [*filter(text.__contains__, self._scanned_anchors)]  # in C
-        regex = self._regex
-        match = regex.search(text)
-        if match is None and not held:
+        found = self._regex.findall(text)
+        if not found and not held:
             return frozenset()
         candidates = {lit for anchor in held for lit in self._scanned[anchor]}
-        while match is not None:
-            start, end = match.span()
-            candidates.update(self._holds[match.group()])
-            for inner_start in range(start + 1, end):  # an anchor overlapping this one
-                inner = regex.match(text, inner_start)
-                if inner is not None:
-                    candidates.update(self._holds[inner.group()])
-            match = regex.search(text, end)
+        for anchor in set(found):
+            candidates.update(self._holds[anchor])
+            candidates.update(self._inside[anchor])
         return frozenset(lit for lit in candidates if lit in text)
