@@ -52,6 +52,15 @@ def _trie_pattern(words: Iterable[str]) -> str:
     return pattern(trie)
 
 
+def _prefixes_in(text: str, known: dict) -> set[str]:
+    """The prefixes of `text` that are keys of `known`."""
+    return {text[:end] for end in range(1, len(text) + 1) if text[:end] in known}
+
+
+def _literals(by_anchor: dict[str, set[str]], anchors: Iterable[str]) -> tuple[str, ...]:
+    return tuple({lit for anchor in anchors for lit in by_anchor[anchor]})
+
+
 class Literals:
     """A set of literals; `present(text)`: those the text holds."""
 
@@ -61,11 +70,13 @@ class Literals:
             if literal:
                 by_anchor.setdefault(_anchor(literal), set()).add(literal)
         rare = [anchor for anchor in by_anchor if _rarity(anchor[0]) >= _SCANNED]
+        # The anchors each string opens (every prefix of every anchor): which could start where.
+        opening: dict[str, set[str]] = {}
+        for anchor in rare:
+            for end in range(1, len(anchor) + 1):
+                opening.setdefault(anchor[:end], set()).add(anchor)
         # a match is the longest anchor at its start: the shorter ones it opens with are there too
-        self._holds = {
-            anchor: tuple({lit for other in rare if anchor.startswith(other) for lit in by_anchor[other]})
-            for anchor in rare
-        }
+        self._holds = {anchor: _literals(by_anchor, _prefixes_in(anchor, by_anchor)) for anchor in rare}
         self._scanned = {
             anchor: tuple(found) for anchor, found in by_anchor.items() if _rarity(anchor[0]) < _SCANNED
         }
@@ -74,14 +85,13 @@ class Literals:
         # The literals of the anchors that may start inside a match of another (its tail opens
         # one, or one is its tail's start): matches do not overlap, those are confirmed instead.
         self._inside = {
-            anchor: tuple(
+            anchor: _literals(
+                by_anchor,
                 {
-                    lit
-                    for i in range(1, len(anchor))
-                    for other in rare
-                    if other.startswith(anchor[i:]) or anchor[i:].startswith(other)
-                    for lit in by_anchor[other]
-                }
+                    other
+                    for tail in (anchor[start:] for start in range(1, len(anchor)))
+                    for other in opening.get(tail, set()) | _prefixes_in(tail, self._holds)
+                },
             )
             for anchor in rare
         }
