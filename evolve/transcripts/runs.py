@@ -196,6 +196,7 @@ class RunBuilder:
                 run.skills.append({"name": event.name, "tool_use_id": event.tool_use_id})
         elif kind == INTERRUPT:
             run.aborted = True
+            self._track["answering"] = False  # what it says next answers the stop, not the message
         elif kind == REPLY:
             self._reply(run, event)
         elif kind == API_ERROR:
@@ -282,12 +283,14 @@ class RunBuilder:
         if event.rejected:
             run.aborted = True
             track["last_bad"] = False
-        elif event.is_error and judged_transient(event, self._classifier):
-            run.transient_errors += 1
         elif event.is_error:
-            run.errors += 1
-            track["answering"] = False  # its next words may admit its own failure, not the person's point
-            self._real_error(run, event.text, call)
+            # its next words may admit its own failed call, a timed-out one too, not the person's point
+            track["answering"] = False
+            if judged_transient(event, self._classifier):
+                run.transient_errors += 1
+            else:
+                run.errors += 1
+                self._real_error(run, event.text, call)
         else:
             track["last_bad"] = False
             looked = isinstance(call, Event) and call.name in calls.LOOK_TOOLS

@@ -149,3 +149,24 @@ def test_observe_leaves_an_answer_to_the_agents_question_alone(tmp_path, capsys)
 
     runs = _observed(tmp_path, capsys, build)
     assert not [r for r in runs if "user_correction" in r["signals"]], runs
+
+
+def test_observe_leaves_an_answer_to_its_own_timed_out_call_or_a_stop_alone(tmp_path, capsys):
+    def build(t: Transcript) -> None:
+        t.user("Add a rates module")
+        t.tool("Edit", {"file_path": "src/rates.py", "old_string": "a", "new_string": "b"}, "ok")
+        t.say("Added src/rates.py.")
+        t.user("Now fetch the latest rates from the API")
+        t.tool(
+            "Bash",
+            {"command": "curl https://api.example.com/rates"},
+            "curl: (28) Connection timed out",
+            error=True,
+        )
+        t.say("Sorry about that, the request timed out. Retrying.")  # a transient failure of its own
+        t.user("Then store them in the cache table")
+        t.user_interrupt()
+        t.say("Sorry about that, stopping here.")  # answers the stop, not the message
+
+    runs = _observed(tmp_path, capsys, build)
+    assert not [r for r in runs if "user_correction" in r["signals"]], runs
