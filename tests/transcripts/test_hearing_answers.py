@@ -25,7 +25,12 @@ from tests.reflect.scenarios import Transcript
     [
         ("You're absolutely right! The library sets it already.", "you're absolutely right"),
         ("**You are correct** — the loop is not needed.", "you are correct"),
-        ("Oh no! You’re right, the navigation went missing.", "oh no"),
+        ("Oh no! You’re right, the navigation went missing.", "you're right"),
+        ("You\u200b’re right, I can't believe I missed that.", "you're right"),  # not a refusal
+        ("Ｙｏｕ＇ｒｅ ｒｉｇｈｔ, the flag is set twice.", "you're right"),
+        ("Thanks for the heads-up, the cache is stale.", "thanks for the heads-up"),
+        ("Da hast du recht, der Button fehlt.", "hast du recht"),
+        ("Você está certa, o botão sumiu.", "você está certa"),
         ("Ah, good catch. The test used the old path.", "good catch"),
         ("Good point: a package.json keeps it cross-platform.", "good point"),
         ("Sorry about that, I misread the config.", "sorry about that"),
@@ -60,6 +65,9 @@ def test_an_admission_opening_the_answer_is_found(answer, said):
         "Yes, you're absolutely correct! Claude Code can read several folders.",  # confirms a question
         "抱歉，目前我无法直接搜索这个平台。",  # a refusal, in the person's language
         "Lo siento, no puedo abrir ese enlace.",
+        "Oops — the linter found 3 problems in utils.py.",  # a reaction to what it found, no admission
+        "Oh no, 12 tests fail after the upgrade.",
+        "I don't think you're right: save() invalidates the cache.",  # disputes the point
         "",
     ],
 )
