@@ -19,6 +19,7 @@ from evolve.transcripts.acknowledged import ACKNOWLEDGED, admission, answer_cue
 from evolve.transcripts.classify import BUILT_IN, Classifier
 from evolve.transcripts.hearing import Heard, hear
 from evolve.transcripts.model import (
+    ANSWER,
     API_ERROR,
     ASSISTANT_TEXT,
     FILES_CAP,
@@ -324,7 +325,8 @@ class RunBuilder:
         self._heard_preference(run, heard, words)
         track = self._track
         track["answering"], track["reply"] = True, words
-        track["may_admit"] = not ends_asking(track["said"] or event.text)
+        # typed into the agent's question form: its question, whatever its words before it said
+        track["may_admit"] = event.name != ANSWER and not ends_asking(track["said"] or event.text)
 
     def _answered(self, run: Run, text: str) -> None:
         """The agent's first words after the person's: an admission ("You're right") answered a correction."""

@@ -178,3 +178,17 @@ def test_observe_leaves_an_answer_to_its_own_timed_out_call_or_a_stop_alone(tmp_
 
     runs = _observed(tmp_path, capsys, build)
     assert not [r for r in runs if "user_correction" in r["signals"]], runs
+
+
+def test_observe_leaves_words_typed_into_the_agents_question_form_alone(tmp_path, capsys):
+    def build(t: Transcript) -> None:
+        t.user("Add a rates module")
+        t.say("Added src/rates.py.")
+        t.user("Set up the package tooling")
+        t.say("Let me ask a couple of things first.")  # its words before the form ask nothing
+        question = "Which package manager should I use?"
+        t.ask({question: ["npm", "pnpm"]}, {question: "use bun, it is faster"})  # typed, no option
+        t.say("You're right, bun is faster. Installing.")
+
+    runs = _observed(tmp_path, capsys, build)
+    assert not [r for r in runs if "user_correction" in r["signals"]], runs
