@@ -192,3 +192,18 @@ def test_observe_leaves_words_typed_into_the_agents_question_form_alone(tmp_path
 
     runs = _observed(tmp_path, capsys, build)
     assert not [r for r in runs if "user_correction" in r["signals"]], runs
+
+
+def test_observe_hears_the_answer_after_claude_codes_empty_text_placeholder(tmp_path, capsys):
+    said = "the vis library sets group.visible itself, less work"
+
+    def build(t: Transcript) -> None:
+        t.user("Hide the empty groups in the timeline")
+        t.say("I loop over the items and hide each empty group.")
+        t.user(said)
+        t.say("(no content)")  # Claude Code's text block for an empty one, before a call
+        t.tool("Read", {"file_path": "src/timeline.js"}, "const groups = …")
+        t.say("You're absolutely right! The library's visible property does it.")
+
+    runs = _observed(tmp_path, capsys, build)
+    assert [r["request"] for r in runs if "user_correction" in r["signals"]] == [said]
