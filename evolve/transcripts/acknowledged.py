@@ -61,6 +61,12 @@ _APOLOGY = re.compile(
 )
 # Before the admission in its opening: "I don't think you're right" disputes the point
 _DISPUTED = re.compile(r"\b(?:don't|do not) think\b|\bnot (?:sure|convinced)\b|\bdisagree")
+# A sentence of thanks opening the answer ("Thanks! You're right that the retry helps", "Glad
+# to hear it!"): it answers praise. Not "Thanks, good catch" nor "Thanks for catching that"
+_THANKED = re.compile(
+    r"(?:thanks|thank you|glad\b[^.!\n]*|gracias|merci|danke|obrigad[oa]|grazie|спасибо"
+    r"|谢谢|ありがとう\w*|감사\w*) ?[.!！。]"
+)
 # "Sorry, I can't …": a refusal follows the admission in the same sentence
 _REFUSAL = re.compile(
     r"\b(?:can't|cannot|can not|unable|not able|won't be able)\b|无法|不能|没法|できません|できない"
@@ -90,7 +96,7 @@ def admission(agent_after: str) -> str | None:
     found = _ADMISSION.search(opening, 0, LEAD + 40)
     if found is None or found.start() > LEAD or opening.startswith(_CONFIRMING):
         return None
-    if _DISPUTED.search(opening, 0, found.start()):
+    if _DISPUTED.search(opening, 0, found.start()) or _THANKED.match(opening, 0, found.start()):
         return None
     sentence = opening[found.end() :].split(".", 1)[0].split("\n", 1)[0]
     if _APOLOGY.search(found.group()) and _REFUSAL.search(sentence):

@@ -29,6 +29,7 @@ from tests.reflect.scenarios import Transcript
         ("You\u200b’re right, I can't believe I missed that.", "you're right"),  # not a refusal
         ("Ｙｏｕ＇ｒｅ ｒｉｇｈｔ, the flag is set twice.", "you're right"),
         ("Thanks for the heads-up, the cache is stale.", "thanks for the heads-up"),
+        ("Thanks, good catch: the path was stale.", "good catch"),
         ("Da hast du recht, der Button fehlt.", "hast du recht"),
         ("Você está certa, o botão sumiu.", "você está certa"),
         ("Ah, good catch. The test used the old path.", "good catch"),
@@ -68,6 +69,9 @@ def test_an_admission_opening_the_answer_is_found(answer, said):
         "Oops — the linter found 3 problems in utils.py.",  # a reaction to what it found, no admission
         "Oh no, 12 tests fail after the upgrade.",
         "I don't think you're right: save() invalidates the cache.",  # disputes the point
+        "Thanks! You're right that the retry loop makes it sturdier.",  # answers praise
+        "Glad to hear it works! My apologies for the slow start.",
+        "Merci ! Vous avez raison, la boucle suffit.",
         "",
     ],
 )
