@@ -60,7 +60,8 @@ _APOLOGY = re.compile(
     r"|申し訳|失礼|すみません|抱歉|对不起|對不起|不好意思|죄송"
 )
 # Before the admission in its opening: "I don't think you're right" disputes the point
-_DISPUTED = re.compile(r"\b(?:don't|do not) think\b|\bnot (?:sure|convinced)\b|\bdisagree")
+# (right before it: "Not sure what I was thinking — you're right" admits)
+_DISPUTED = re.compile(r"\b(?:(?:don't|do not) think|not (?:sure|convinced))(?: that| if)? \Z")
 # A sentence of thanks opening the answer ("Thanks! You're right that the retry helps", "Glad
 # to hear it!"): it answers praise. Not "Thanks, good catch" nor "Thanks for catching that"
 _THANKED = re.compile(

@@ -30,6 +30,7 @@ from tests.reflect.scenarios import Transcript
         ("Ｙｏｕ＇ｒｅ ｒｉｇｈｔ, the flag is set twice.", "you're right"),
         ("Thanks for the heads-up, the cache is stale.", "thanks for the heads-up"),
         ("Thanks, good catch: the path was stale.", "good catch"),
+        ("Not sure what I was thinking. You're right, the loop is not needed.", "you're right"),
         ("Da hast du recht, der Button fehlt.", "hast du recht"),
         ("Você está certa, o botão sumiu.", "você está certa"),
         ("Ah, good catch. The test used the old path.", "good catch"),
@@ -69,6 +70,7 @@ def test_an_admission_opening_the_answer_is_found(answer, said):
         "Oops — the linter found 3 problems in utils.py.",  # a reaction to what it found, no admission
         "Oh no, 12 tests fail after the upgrade.",
         "I don't think you're right: save() invalidates the cache.",  # disputes the point
+        "I'm not sure that you're right; the cache is rebuilt on save.",
         "Thanks! You're right that the retry loop makes it sturdier.",  # answers praise
         "Glad to hear it works! My apologies for the slow start.",
         "Merci ! Vous avez raison, la boucle suffit.",
