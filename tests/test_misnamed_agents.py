@@ -8,6 +8,9 @@ doctor told them to run `evolve install … --agent My Agent`, and every command
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 from evolve.home import Home
 from evolve.names import name_problem, suggested_name
@@ -111,3 +114,18 @@ def test_the_name_offered_is_free_so_following_it_moves_nothing_inside_an_agent(
         "my-agent",
         "my-agent-2",
     ]
+
+
+def test_a_folder_name_no_utf8_decodes_leaves_status_json_valid(evolve_home):
+    make_agent("kept")
+    raw = os.fsencode(evolve_home / "agents") + b"/bad\xff name"
+    (evolve_home / "agents" / os.fsdecode(b"bad\xff name") / ".git").mkdir(parents=True)
+    env = {
+        **os.environ,
+        "EVOLVE_HOME": str(evolve_home),
+        "PYTHONIOENCODING": "utf-8:strict",
+    }  # a UTF-8 terminal
+    done = subprocess.run([sys.executable, "-m", "evolve", "status", "--json"], env=env, capture_output=True)
+    assert done.returncode == 0, done.stderr
+    [folder] = json.loads(done.stdout.decode("utf-8"))["misnamed_folders"]
+    assert os.fsencode(folder["folder"]) == raw  # the exact name, for a script to rename it
