@@ -8,6 +8,8 @@ case collisions cannot exist.
 from __future__ import annotations
 
 import re
+import unicodedata
+from collections.abc import Collection
 
 from evolve.errors import NameRefused
 
@@ -26,10 +28,20 @@ def name_problem(name: object) -> str | None:
     return None
 
 
-def suggested_name(name: str) -> str:
-    """A valid name near `name`, offered where a folder's name is refused ('My Agent' -> 'my-agent')."""
-    words = re.findall(r"[a-z0-9]+", name.lower())
-    return "-".join(words)[:MAX_NAME].strip("-") or "agent"
+def suggested_name(name: str, taken: Collection[str] = ()) -> str:
+    """A valid name near `name`, offered where a folder's name is refused ('My Agent' -> 'my-agent').
+
+    Accents go, not their letters ('Ünïcode' -> 'unicode'). Never one of `taken`, in any case:
+    renaming 'Helper' onto the 'helper' beside it would move it inside that agent ('helper-2').
+    """
+    plain = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode().lower()
+    base = "-".join(re.findall(r"[a-z0-9]+", plain))[:MAX_NAME].strip("-") or "agent"
+    folded = {other.lower() for other in taken}
+    offered, number = base, 1
+    while offered in folded:
+        number += 1
+        offered = f"{base[: MAX_NAME - len(str(number)) - 1].rstrip('-')}-{number}"
+    return offered
 
 
 def check_name(name: object, what: str = "skill") -> str:

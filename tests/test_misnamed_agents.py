@@ -8,6 +8,9 @@ doctor told them to run `evolve install … --agent My Agent`, and every command
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 from evolve.home import Home
 from evolve.names import name_problem, suggested_name
@@ -77,10 +80,52 @@ def test_the_name_offered_is_always_one_evolve_takes():
         ("My Agent", "my-agent"),
         ("two\nlines", "two-lines"),
         ("--x__y--", "x-y"),
-        ("Ünïcode", "n-code"),
+        ("Ünïcode", "unicode"),
         ("агент", "agent"),
         ("a" * 70 + "-b", "a" * 64),
         ("x" * 63 + " y", "x" * 63),
     ]:
         assert suggested_name(given) == offered, given
         assert name_problem(offered) is None
+    assert suggested_name("Helper", ["helper", "helper-2"]) == "helper-3"  # never a name already there
+    assert suggested_name("x" * 70, ["x" * 64]) == "x" * 62 + "-2"
+
+
+def test_the_name_offered_is_free_so_following_it_moves_nothing_inside_an_agent(evolve_home, tmp_path):
+    make_agent("helper")
+    agents = evolve_home / "agents"
+    for copy in ("Helper", "-helper", "My Agent", "my agent"):
+        git(tmp_path, "clone", "-q", str(agents / "helper"), str(agents / copy))
+    data = json.loads(run_cli("status", "--json").stdout)
+    offered = {f["folder"]: f["rename_to"] for f in data["misnamed_folders"]}
+    assert offered == {
+        str(agents / "-helper"): str(agents / "helper-2"),
+        str(agents / "Helper"): str(agents / "helper-3"),
+        str(agents / "My Agent"): str(agents / "my-agent"),
+        str(agents / "my agent"): str(agents / "my-agent-2"),
+    }
+    for folder, new in offered.items():  # the person does as told: each becomes an agent of its own
+        (agents / folder).rename(new)
+    after = json.loads(run_cli("status", "--json").stdout)
+    assert [a["name"] for a in after["agents"]] == [
+        "helper",
+        "helper-2",
+        "helper-3",
+        "my-agent",
+        "my-agent-2",
+    ]
+
+
+def test_a_folder_name_no_utf8_decodes_leaves_status_json_valid(evolve_home):
+    make_agent("kept")
+    raw = os.fsencode(evolve_home / "agents") + b"/bad\xff name"
+    (evolve_home / "agents" / os.fsdecode(b"bad\xff name") / ".git").mkdir(parents=True)
+    env = {
+        **os.environ,
+        "EVOLVE_HOME": str(evolve_home),
+        "PYTHONIOENCODING": "utf-8:strict",
+    }  # a UTF-8 terminal
+    done = subprocess.run([sys.executable, "-m", "evolve", "status", "--json"], env=env, capture_output=True)
+    assert done.returncode == 0, done.stderr
+    [folder] = json.loads(done.stdout.decode("utf-8"))["misnamed_folders"]
+    assert os.fsencode(folder["folder"]) == raw  # the exact name, for a script to rename it

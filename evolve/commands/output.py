@@ -11,7 +11,19 @@ if TYPE_CHECKING:
 
 
 def emit_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+    """`data` as JSON, always valid UTF-8.
+
+    A path from the file system may hold bytes no UTF-8 decodes (a folder named "bad" and 0xff):
+    Python keeps them as lone surrogates, which a UTF-8 terminal refuses (an internal error)
+    or a C locale writes raw (no JSON reader takes it). Then the whole output is written in
+    ASCII escapes, which give the same string back to a reader.
+    """
+    text = json.dumps(data, indent=2, ensure_ascii=False, default=str)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(data, indent=2, default=str)
+    sys.stdout.write(text + "\n")
 
 
 def table(rows: list[list[str]], headers: list[str]) -> str:

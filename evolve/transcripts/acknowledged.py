@@ -12,6 +12,7 @@ observer's path); every pattern is linear.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import replace
 
 from evolve.transcripts.hearing import Heard
@@ -28,17 +29,18 @@ _ADMISSION = re.compile(
     r"you(?:'re| are)(?: absolutely| totally| completely| quite| entirely| so)? (?:right|correct)\b"
     r"|(?:good|great|nice|sharp|excellent) (?:catch|eye|spot)\b|well spotted|good call\b"
     r"|(?:good|great|fair|valid|excellent) (?:point|observation)\b"
-    r"|my (?:mistake|bad|apologies|error)\b|i apologi[sz]e|apologies for|oops\b|oh no\b"
+    r"|my (?:mistake|bad|apologies|error)\b|i apologi[sz]e|apologies for"
     r"|sorry (?:about that|for (?:that|my|the (?:confusion|mistake|error|oversight|misunderstanding)))\b"
     r"|i (?:was wrong|stand corrected|misunderstood|misread)\b"
     r"|i made (?:a|an) (?:mistake|error)\b|that(?:'s| is| was) (?:on me|my mistake|my fault)"
-    r"|thanks? (?:you )?for (?:catching|pointing|the correction|correcting)"
+    r"|thanks? (?:you )?for (?:catching|pointing|the correction|correcting|flagging|noticing|the heads.up)"
     # es, pt, fr, de, it, nl
-    r"|tienes? (?:toda la )?razón|perdón|disculpa|lo siento|mi error|buena observación|bien visto"
-    r"|(?:você|voce) (?:está certo|tem razão)|tem razão|tens razão|desculp[ae]|peço desculpas|meu erro"
+    r"|(?:tienes?|tenés) (?:toda la )?razón|perdón|disculpa|lo siento|mi error|buena observación|bien visto"
+    r"|(?:você|voce) (?:está cert[oa]|tem razão)|tem razão|tens razão|desculp[ae]|peço desculpas|meu erro"
     r"|vous avez (?:tout à fait )?raison|tu as (?:tout à fait )?raison|désolée?\b|mes excuses|je m'excuse"
     r"|bien vu|mon erreur|c'est ma faute"
-    r"|(?:du hast|sie haben) (?:völlig |vollkommen |absolut )?recht|entschuldig|mein fehler|gut erkannt"
+    r"|(?:du hast|hast du|sie haben|haben sie) (?:völlig |vollkommen |absolut )?recht"
+    r"|entschuldig|mein fehler|gut erkannt"
     r"|hai (?:perfettamente |assolutamente )?ragione|ha (?:perfettamente )?ragione|mi scuso|scusami"
     r"|errore mio|colpa mia|je hebt gelijk|u heeft gelijk|mijn fout"
     # pl, cs, ru, uk, tr, id, vi
@@ -50,6 +52,21 @@ _ADMISSION = re.compile(
     r"|おっしゃる(?:通り|とおり)|ご指摘|申し訳|失礼しました|すみません"
     r"|说得对|说的对|說得對|抱歉|对不起|對不起|是我的错|我的错|不好意思"
     r"|죄송|지적해 주셔서|제 실수"
+)
+# An apology may open a refusal ("Sorry, I can't …"); "You're right, I can't believe I missed it" admits
+_APOLOGY = re.compile(
+    r"sorry|apolog|siento|perdón|disculp|desculp|désolé|excuse|entschuldig|scus|przepraszam|omlouvám"
+    r"|извин|прощения|перепрошую|вибачте|özür|maaf|xin lỗi"
+    r"|申し訳|失礼|すみません|抱歉|对不起|對不起|不好意思|죄송"
+)
+# Before the admission in its opening: "I don't think you're right" disputes the point
+# (right before it: "Not sure what I was thinking — you're right" admits)
+_DISPUTED = re.compile(r"\b(?:(?:don't|do not) think|not (?:sure|convinced))(?: that| if)? \Z")
+# A sentence of thanks opening the answer ("Thanks! You're right that the retry helps", "Glad
+# to hear it!"): it answers praise. Not "Thanks, good catch" nor "Thanks for catching that"
+_THANKED = re.compile(
+    r"(?:thanks|thank you|glad\b[^.!\n]*|gracias|merci|danke|obrigad[oa]|grazie|спасибо"
+    r"|谢谢|ありがとう\w*|감사\w*) ?[.!！。]"
 )
 # "Sorry, I can't …": a refusal follows the admission in the same sentence
 _REFUSAL = re.compile(
@@ -80,15 +97,27 @@ def admission(agent_after: str) -> str | None:
     found = _ADMISSION.search(opening, 0, LEAD + 40)
     if found is None or found.start() > LEAD or opening.startswith(_CONFIRMING):
         return None
+    if _DISPUTED.search(opening, 0, found.start()) or _THANKED.match(opening, 0, found.start()):
+        return None
     sentence = opening[found.end() :].split(".", 1)[0].split("\n", 1)[0]
-    if _REFUSAL.search(sentence):
+    if _APOLOGY.search(found.group()) and _REFUSAL.search(sentence):
         return None
     return found.group()
 
 
 def _opening(agent_after: str) -> str:
-    """The first OPENING characters of the answer, lower case, without its Markdown and emoji."""
-    return agent_after[:OPENING].lstrip(_DECORATION).lower().replace("\u2019", "'")
+    """The first OPENING characters of the answer, lower case, without its Markdown and emoji.
+
+    Compatibility forms folded (fullwidth letters, a "ʼ" or "’" for the apostrophe) and
+    invisible characters dropped: a zero-width space inside "you're" hides no admission.
+    """
+    opening = unicodedata.normalize("NFKC", agent_after[:OPENING]).translate(_INVISIBLE_AND_APOSTROPHES)
+    return opening.lstrip(_DECORATION).lower()
+
+
+_INVISIBLE_AND_APOSTROPHES = str.maketrans(
+    "\u2019\u02bc", "''", "\u200b\u200c\u200d\u200e\u200f\u2060\ufeff"
+)  # "’" and "ʼ" read as "'"; zero-width and direction marks dropped
 
 
 def answered(heard: Heard, agent_after: str, agent_before: str = "", first: bool = False) -> Heard:

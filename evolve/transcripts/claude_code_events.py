@@ -159,12 +159,17 @@ def seen_before(state: dict, key: str) -> bool:
     return False
 
 
+# What Claude Code writes for a text block the model left empty: no words of the agent's (its
+# first words after a message are the answer to it, the words before one are what it asked)
+NO_CONTENT = "(no content)"
+
+
 def said(text: object, prefix: str | None, head: HeadFields, state: dict, events: list[Event]) -> None:
     """A text block: one assistant_text event, unless empty or a duplicate.
 
     `head` is a Head or a plain tuple of its fields.
     """
-    if not isinstance(text, str) or not text or text.isspace():  # strip() would copy it
+    if not isinstance(text, str) or not text or text.isspace() or text == NO_CONTENT:  # strip() would copy it
         return
     # the block by its length and a checksum of its start, never its words (the cursor's
     # state is kept in state.db)

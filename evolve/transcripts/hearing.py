@@ -49,9 +49,10 @@ _PRAISED = re.compile(
     r"很好|太好了|不错|完美|완벽|좋아|完璧|отлично|супер|świetnie|ottimo)[ ,.!，。！]"
 )
 _ANSWER_WORDS = re.compile(r"(?:no|nope|non|nein|nee|не|нет|ne|não|nao)\b[ ,.!]*", re.IGNORECASE)
-# A word, a command, a file name; a run of non-ASCII letters is a word of its own (CJK runs
-# hold no spaces: "现有skill" is two words, so "skill" can be one the agent used)
-_TERM = re.compile(r"[a-z0-9_][a-z0-9_./@:+#-]*|[^\x00-\x7f\s\W]+|[^\x00-\x7f\s]+")
+# A word, a command, a file name, without the period or colon after it ("with jquery." names
+# jquery); a run of non-ASCII letters is a word of its own (CJK runs hold no spaces:
+# "现有skill" is two words, so "skill" can be one the agent used)
+_TERM = re.compile(r"[a-z0-9_](?:[a-z0-9_./@:+#-]*[a-z0-9_/@+#-])?|[^\x00-\x7f\s\W]+|[^\x00-\x7f\s]+")
 
 _MIN_TERM = 3
 _REPAIR_GAP = 16  # characters between "fix" and the failure it names ("fix the build errors")

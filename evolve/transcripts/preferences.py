@@ -67,4 +67,19 @@ def _answer_in_a_language(words: str, found: Spans) -> list[tuple[str, int, int]
             and not SENTENCE_END.search(words, min(v_end, end), max(v_start, start))
             for _, v_start, v_end in verbs
         )
+        and not _OTHER_SPEAKER.search(_sentence_before(words, start))
     ]
+
+
+# Someone or something else that speaks: "a bot that replies in Italian", "so users can
+# speak to it in German", "write the app's UI in Spanish" set the language of the work
+_OTHER_SPEAKER = re.compile(
+    r"\b(?:users?|customers?|visitors?|people|(?:chat)?bots?|apps?|ui|website|site)\b"
+)
+
+
+def _sentence_before(words: str, at: int) -> str:
+    """The words of the sentence holding `at`, up to it (at most SENTENCE characters)."""
+    window = words[max(0, at - SENTENCE) : at]
+    ends = [*SENTENCE_END.finditer(window)]
+    return window[ends[-1].end() :] if ends else window

@@ -19,6 +19,7 @@ from evolve.transcripts.acknowledged import ACKNOWLEDGED, admission, answer_cue
 from evolve.transcripts.classify import BUILT_IN, Classifier
 from evolve.transcripts.hearing import Heard, hear
 from evolve.transcripts.model import (
+    ANSWER,
     API_ERROR,
     ASSISTANT_TEXT,
     FILES_CAP,
@@ -196,6 +197,7 @@ class RunBuilder:
                 run.skills.append({"name": event.name, "tool_use_id": event.tool_use_id})
         elif kind == INTERRUPT:
             run.aborted = True
+            self._track["answering"] = False  # what it says next answers the stop, not the message
         elif kind == REPLY:
             self._reply(run, event)
         elif kind == API_ERROR:
@@ -282,12 +284,14 @@ class RunBuilder:
         if event.rejected:
             run.aborted = True
             track["last_bad"] = False
-        elif event.is_error and judged_transient(event, self._classifier):
-            run.transient_errors += 1
         elif event.is_error:
-            run.errors += 1
-            track["answering"] = False  # its next words may admit its own failure, not the person's point
-            self._real_error(run, event.text, call)
+            # its next words may admit its own failed call, a timed-out one too, not the person's point
+            track["answering"] = False
+            if judged_transient(event, self._classifier):
+                run.transient_errors += 1
+            else:
+                run.errors += 1
+                self._real_error(run, event.text, call)
         else:
             track["last_bad"] = False
             looked = isinstance(call, Event) and call.name in calls.LOOK_TOOLS
@@ -321,7 +325,8 @@ class RunBuilder:
         self._heard_preference(run, heard, words)
         track = self._track
         track["answering"], track["reply"] = True, words
-        track["may_admit"] = not ends_asking(track["said"] or event.text)
+        # typed into the agent's question form: its question, whatever its words before it said
+        track["may_admit"] = event.name != ANSWER and not ends_asking(track["said"] or event.text)
 
     def _answered(self, run: Run, text: str) -> None:
         """The agent's first words after the person's: an admission ("You're right") answered a correction."""

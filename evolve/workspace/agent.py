@@ -414,13 +414,10 @@ def lost_agents(home: Home) -> list[str]:
 
 @dataclass(frozen=True)
 class MisnamedFolder:
-    """An agent folder (a `.git` or an agent.toml) whose name no command takes, and a name it could have."""
+    """An agent folder (a `.git` or an agent.toml) whose name no command takes, and a free name for it."""
 
     folder: Path
-
-    @property
-    def rename_to(self) -> Path:
-        return self.folder.with_name(suggested_name(self.folder.name))
+    rename_to: Path
 
     def said(self) -> str:
         """The one line a person reads (quoted: a name may hold a newline)."""
@@ -442,11 +439,14 @@ def misnamed_agents(home: Home) -> list[MisnamedFolder]:
     """
     try:
         with os.scandir(home.agents_dir) as entries:
-            folders = [Path(e.path) for e in entries if e.is_dir() and not e.name.startswith(".")]
+            listed = [(e.name, e.is_dir()) for e in entries]
     except (FileNotFoundError, NotADirectoryError):
         return []
-    return [
-        MisnamedFolder(folder)
-        for folder in sorted(folders)
-        if name_problem(folder.name) and ((folder / ".git").exists() or (folder / "agent.toml").exists())
-    ]
+    taken = [name for name, _ in listed]  # and each name offered: two folders are never offered one
+    found = []
+    for folder in sorted(home.agents_dir / name for name, is_dir in listed if is_dir and name[0] != "."):
+        if name_problem(folder.name) and ((folder / ".git").exists() or (folder / "agent.toml").exists()):
+            offered = suggested_name(folder.name, [name for name in taken if name != folder.name])
+            taken.append(offered)
+            found.append(MisnamedFolder(folder, folder.with_name(offered)))
+    return found

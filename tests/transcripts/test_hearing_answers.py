@@ -25,7 +25,14 @@ from tests.reflect.scenarios import Transcript
     [
         ("You're absolutely right! The library sets it already.", "you're absolutely right"),
         ("**You are correct** — the loop is not needed.", "you are correct"),
-        ("Oh no! You’re right, the navigation went missing.", "oh no"),
+        ("Oh no! You’re right, the navigation went missing.", "you're right"),
+        ("You\u200b’re right, I can't believe I missed that.", "you're right"),  # not a refusal
+        ("Ｙｏｕ＇ｒｅ ｒｉｇｈｔ, the flag is set twice.", "you're right"),
+        ("Thanks for the heads-up, the cache is stale.", "thanks for the heads-up"),
+        ("Thanks, good catch: the path was stale.", "good catch"),
+        ("Not sure what I was thinking. You're right, the loop is not needed.", "you're right"),
+        ("Da hast du recht, der Button fehlt.", "hast du recht"),
+        ("Você está certa, o botão sumiu.", "você está certa"),
         ("Ah, good catch. The test used the old path.", "good catch"),
         ("Good point: a package.json keeps it cross-platform.", "good point"),
         ("Sorry about that, I misread the config.", "sorry about that"),
@@ -60,6 +67,13 @@ def test_an_admission_opening_the_answer_is_found(answer, said):
         "Yes, you're absolutely correct! Claude Code can read several folders.",  # confirms a question
         "抱歉，目前我无法直接搜索这个平台。",  # a refusal, in the person's language
         "Lo siento, no puedo abrir ese enlace.",
+        "Oops — the linter found 3 problems in utils.py.",  # a reaction to what it found, no admission
+        "Oh no, 12 tests fail after the upgrade.",
+        "I don't think you're right: save() invalidates the cache.",  # disputes the point
+        "I'm not sure that you're right; the cache is rebuilt on save.",
+        "Thanks! You're right that the retry loop makes it sturdier.",  # answers praise
+        "Glad to hear it works! My apologies for the slow start.",
+        "Merci ! Vous avez raison, la boucle suffit.",
         "",
     ],
 )
@@ -149,3 +163,53 @@ def test_observe_leaves_an_answer_to_the_agents_question_alone(tmp_path, capsys)
 
     runs = _observed(tmp_path, capsys, build)
     assert not [r for r in runs if "user_correction" in r["signals"]], runs
+
+
+def test_observe_leaves_an_answer_to_its_own_timed_out_call_or_a_stop_alone(tmp_path, capsys):
+    def build(t: Transcript) -> None:
+        t.user("Add a rates module")
+        t.tool("Edit", {"file_path": "src/rates.py", "old_string": "a", "new_string": "b"}, "ok")
+        t.say("Added src/rates.py.")
+        t.user("Now fetch the latest rates from the API")
+        t.tool(
+            "Bash",
+            {"command": "curl https://api.example.com/rates"},
+            "curl: (28) Connection timed out",
+            error=True,
+        )
+        t.say("Sorry about that, the request timed out. Retrying.")  # a transient failure of its own
+        t.user("Then store them in the cache table")
+        t.user_interrupt()
+        t.say("Sorry about that, stopping here.")  # answers the stop, not the message
+
+    runs = _observed(tmp_path, capsys, build)
+    assert not [r for r in runs if "user_correction" in r["signals"]], runs
+
+
+def test_observe_leaves_words_typed_into_the_agents_question_form_alone(tmp_path, capsys):
+    def build(t: Transcript) -> None:
+        t.user("Add a rates module")
+        t.say("Added src/rates.py.")
+        t.user("Set up the package tooling")
+        t.say("Let me ask a couple of things first.")  # its words before the form ask nothing
+        question = "Which package manager should I use?"
+        t.ask({question: ["npm", "pnpm"]}, {question: "use bun, it is faster"})  # typed, no option
+        t.say("You're right, bun is faster. Installing.")
+
+    runs = _observed(tmp_path, capsys, build)
+    assert not [r for r in runs if "user_correction" in r["signals"]], runs
+
+
+def test_observe_hears_the_answer_after_claude_codes_empty_text_placeholder(tmp_path, capsys):
+    said = "the vis library sets group.visible itself, less work"
+
+    def build(t: Transcript) -> None:
+        t.user("Hide the empty groups in the timeline")
+        t.say("I loop over the items and hide each empty group.")
+        t.user(said)
+        t.say("(no content)")  # Claude Code's text block for an empty one, before a call
+        t.tool("Read", {"file_path": "src/timeline.js"}, "const groups = …")
+        t.say("You're absolutely right! The library's visible property does it.")
+
+    runs = _observed(tmp_path, capsys, build)
+    assert [r["request"] for r in runs if "user_correction" in r["signals"]] == [said]

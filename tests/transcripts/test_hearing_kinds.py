@@ -389,6 +389,8 @@ def test_praise_then_nothing_works_is_a_failure_report(text):
         "je l'ai arrêté par erreur",
         "lo paré por error",
         "Es funktioniert, nichts geht mehr schief",
+        "Awesome, nothing works better than a simple loop.",  # praise of a way of doing it
+        "nothing works like a cold restart, let's keep it",
     ],
 )
 def test_a_success_or_a_stop_by_mistake_said_with_a_failure_word_is_no_correction(text):
@@ -432,6 +434,8 @@ def test_an_urgent_dont_opening_a_brief_reply_forbids(text):
     [
         ("don't worry!", ABOUT_TO),
         ("don't forget the tests!", ABOUT_TO),
+        ("Nicht vergessen: die Tests!", ABOUT_TO),  # a reminder, in any language
+        ("N'oublie pas les tests !", DONE),
         ("don't delete that directory?", ABOUT_TO),
         ("please add a test first. don't mock the db!", ABOUT_TO),
         ("don't delete that directory!", "Should I remove the build directory?"),  # answers it

@@ -294,6 +294,13 @@ def test_a_reply_opening_with_not_x_rejects_the_agents_word():
 
 
 @pytest.mark.parametrize(
+    "before", ["I added the dropdown with jQuery.", "Dropdown added, built on jquery: done"]
+)
+def test_the_agents_word_ending_its_sentence_is_rejected_like_any_other(before):
+    assert heard("Don't use jquery, the project is React", before).kind == "convention"
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "Next, add a pagination bar under the orders table and keep the filters above it. "

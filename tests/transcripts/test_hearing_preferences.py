@@ -127,3 +127,17 @@ def test_a_first_message_opening_with_the_language_to_talk_in_states_a_preferenc
 )
 def test_a_language_deep_in_a_long_first_task_is_about_its_documents(text):
     assert preference(text, first=True) is None
+
+
+# The language something else speaks (a bot, the users, the app's UI) is the work's, first
+# message or later
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Build a chatbot that replies in Italian",
+        "Add i18n so users can speak to the bot in Italian",
+        "Write the app's UI in Spanish: a todo list with due dates",
+    ],
+)
+def test_the_language_another_speaker_talks_in_is_no_preference(text):
+    assert preference(text, first=True) is None and preference(text) is None
