@@ -7,6 +7,7 @@ fails loudly instead of writing there.
 
 from __future__ import annotations
 
+import gc
 import os
 import ssl
 import sys
@@ -31,6 +32,20 @@ REAL_HOME = str(Path("~").expanduser())
 # import, so pytest-xdist's workers inherit it.
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.dont_write_bytecode = False
+
+
+def pytest_collection_finish(session) -> None:
+    """Freeze what collection built out of the cyclic garbage collector, and collect less often.
+
+    The imported modules, their functions and the test items live as long as the process, yet
+    each full collection walked them all again; and the default threshold (700 allocations) ran
+    ~2,200 collections over 480 in-process tests. Frozen, with a threshold of 10,000, those tests
+    spend ~0.5 s of CPU in the collector instead of ~1.7 s, for ~30 MB more memory per process.
+    The tests' own cyclic garbage is still collected, in larger batches.
+    """
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(10_000, 10, 10)
 
 
 @pytest.fixture(scope="session")
