@@ -21,14 +21,14 @@ def preference(words: str, found: Spans, first: bool = False) -> tuple[str, str]
     ("Talk to me in Portuguese, …" sets the session; ".md files all in Japanese" deep in a
     long first task is about its documents).
     """
-    spans = [*found.get("standing", ())]
+    spans = [span for span in found.get("standing", ()) if not _reminds(words, span)]
     if "rule" in found and size(words) < SHORT:  # a rule of a long new request is its spec
         spans += found.get("rule", ())
 
     spans += [
         span
         for span in found.get("standing_lead", ())
-        if opens_a_sentence(words, span[1]) and not _describes(words, span)
+        if opens_a_sentence(words, span[1]) and not _describes(words, span) and not _reminds(words, span)
     ]
     spans += [span for span in _answer_in_a_language(words, found) if not first or _opening(words, span)]
     for lang, start, end in sorted(spans, key=lambda span: span[1]):
@@ -48,6 +48,24 @@ def _describes(words: str, span: tuple[str, int, int]) -> bool:
     return words[start:end].strip() in ("always", "never") and _DESCRIBED.match(words, end) is not None
 
 
+# "remember" before a fact of the task at hand ("remember we already have a logger", "remember
+# when fixing it that …", "remember this only applies to …"): a reminder, not a rule for later.
+# The words are folded: "já", "già" are read as "ja", "gia"
+_REMINDER = re.compile(r"(?:remember|recuerda|lembre-se|lembra|rappelle-toi|ricorda)(?: that| que| che)?\Z")
+_FACT_OF_THE_TASK = re.compile(
+    r",? +(?:(?:that|que|che) )?"
+    r"(?:we(?:'re|'ll| already| will| won't| have| had| are| were)|when|this (?:only|is)|it(?:'s| is)"
+    r"|ya|ja|gia)\b"
+)
+
+
+def _reminds(words: str, span: tuple[str, int, int]) -> bool:
+    """Whether a "remember" cue reminds of a fact of this task rather than setting a rule."""
+    _, start, end = span
+    reminder = _REMINDER.match(words[start:end].strip()) is not None
+    return reminder and _FACT_OF_THE_TASK.match(words, end) is not None
+
+
 def _opening(words: str, span: tuple[str, int, int]) -> bool:
     """Whether a cue stands in the message's opening sentence."""
     end = SENTENCE_END.search(words)
@@ -55,8 +73,12 @@ def _opening(words: str, span: tuple[str, int, int]) -> bool:
 
 
 def _answer_in_a_language(words: str, found: Spans) -> list[tuple[str, int, int]]:
-    """A verb of speaking and a language in one sentence ("answer in German", "пиши на русском")."""
-    verbs = found.get("speak")
+    """A language and, in its sentence, a verb of speaking or "all" / "always".
+
+    "answer in German", "пиши на русском"; "put all titles in English", "todo el código siempre en
+    inglés": the language of whatever the agent writes, not of one answer or one file.
+    """
+    verbs = [*found.get("speak", ()), *found.get("whole", ())]
     if not verbs:
         return []
     return [
