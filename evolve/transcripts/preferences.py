@@ -8,6 +8,7 @@ stand in the message. Standard library only (the observer's path).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from evolve.transcripts.sentences import SENTENCE, SENTENCE_END, SHORT, is_question_at, opens_a_sentence, size
 
@@ -76,17 +77,47 @@ def _answer_in_a_language(words: str, found: Spans) -> list[tuple[str, int, int]
     """A language and, in its sentence, a verb of speaking or "all" / "always".
 
     "answer in German", "пиши на русском"; "put all titles in English", "todo el código siempre en
-    inglés": the language of whatever the agent writes, not of one answer or one file.
+    inglés": the language of whatever the agent writes, not of one answer or one file. Beside "all",
+    not a state ("the labels are all in English"), a sight or a translation's language.
     """
-    verbs = [*found.get("speak", ()), *found.get("whole", ())]
-    if not verbs:
-        return []
+    languages = found.get("in_language", ())
+    spoken = _beside(words, languages, found.get("speak", ()))
+    told = [span for span in _beside(words, languages, found.get("whole", ())) if not _as_it_is(words, span)]
+    return spoken + told
+
+
+def _beside(
+    words: str, languages: Sequence[tuple[str, int, int]], cues: Sequence[tuple[str, int, int]]
+) -> list[tuple[str, int, int]]:
+    """The languages with one of `cues` in their sentence."""
     return [
         (lang, start, end)
-        for lang, start, end in found.get("in_language", ())
+        for lang, start, end in languages
         if any(
-            abs(start - v_start) < SENTENCE
-            and not SENTENCE_END.search(words, min(v_end, end), max(v_start, start))
-            for _, v_start, v_end in verbs
+            abs(start - c_start) < SENTENCE
+            and not SENTENCE_END.search(words, min(c_end, end), max(c_start, start))
+            for _, c_start, c_end in cues
         )
     ]
+
+
+# "… are (all) in English", "… están en inglés", "I see all the labels in English": what is, not how
+# to write; "translate all …": the language is the task's (the words are folded: "están" is "estan")
+_STATE = re.compile(
+    r"\b(?:is|are|was|were|esta|estan|son|sind|ist|sont|est|sao|sono)"
+    r" +(?:(?:all|todos|todas|todo|alle|tous|toutes|tutti|tutte|tudo) +)?\Z"
+)
+_TRANSLATION_OR_SIGHT = re.compile(
+    r"translat|tradu[cz]|tradui|ubersetz|翻译|翻訳|перев[ео]д"
+    r"|\b(?:i (?:can )?see|i get|it shows|veo|vejo|je vois|ich sehe|я вижу)\b|我看到|看到的"
+)
+
+
+def _as_it_is(words: str, span: tuple[str, int, int]) -> bool:
+    """Whether a language beside "all" names a state, a sight or a translation rather than how to write."""
+    _, start, end = span
+    opening = max((m.end() for m in SENTENCE_END.finditer(words, max(0, start - SENTENCE), start)), default=0)
+    closing = SENTENCE_END.search(words, end)
+    stop = closing.start() if closing else len(words)
+    state = _STATE.search(words, max(0, start - 30), start)
+    return state is not None or _TRANSLATION_OR_SIGHT.search(words, opening, stop) is not None

@@ -105,6 +105,12 @@ NOT_PREFERENCES = [
     "recuerda que ya tenemos un cliente http en utils",
     "lembre-se que já temos um cliente http em utils",
     "Are all the error messages in English now?",  # asks, does not set the language
+    # beside "all", a language that names what is, what is seen or what to translate
+    "The error messages are all in English, the docs too.",
+    "todos los textos están en inglés y el menú también",
+    "I see all the labels in English although the locale is German",
+    "Translate all the strings in English to German.",
+    "Alle Texte sind auf Englisch, bitte übersetzen.",
 ]
 
 
