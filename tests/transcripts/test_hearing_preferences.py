@@ -68,6 +68,8 @@ PREFERENCES = [
     ("fr", "Tous les messages de commit en anglais, s'il te plaît."),
     ("ru", "Все комментарии в коде на английском."),
     ("en", "Remember to always run the formatter before you commit."),
+    ("en", "Remember when you open a PR to add a changelog entry."),
+    ("en", "Remember we use tabs, not spaces."),
 ]
 
 
@@ -100,7 +102,6 @@ NOT_PREFERENCES = [
     # "remember" before a fact of the task at hand reminds, it sets no rule
     "Drop the extra helper, and remember we already have a retry wrapper in utils.",
     "Remember that we already have a logger, so reuse it here.",
-    "fix the date parser. remember when you change it that the CLI imports it too",
     "Remember this only applies to the staging config.",
     "recuerda que ya tenemos un cliente http en utils",
     "lembre-se que já temos um cliente http em utils",
