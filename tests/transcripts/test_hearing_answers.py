@@ -68,6 +68,8 @@ def test_an_admission_opening_the_answer_is_found(answer, said):
         "抱歉，目前我无法直接搜索这个平台。",  # a refusal, in the person's language
         "Lo siento, no puedo abrir ese enlace.",
         "네, 맞습니다. 설정은 ~/.config 에 있습니다.",  # "yes, correct": confirms a question
+        "这不是我的问题，是服务器返回了 500。",  # "this is not my problem"
+        "这不是操作失误，是依赖版本不兼容。",
         "Frustrating timeouts like these usually come from the proxy.",  # names a frustration, owns none
         "",
     ],
