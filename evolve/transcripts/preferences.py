@@ -79,7 +79,9 @@ def _answer_in_a_language(words: str, found: Spans) -> list[tuple[str, int, int]
     inglés": the language of whatever the agent writes, not of one answer or one file. Beside "all",
     not a state ("the labels are all in English"), a sight or a translation's language.
     """
-    languages = found.get("in_language", ())
+    languages = found.get("in_language")
+    if not languages:
+        return []
     spoken = _beside(words, languages, found.get("speak", ()))
     told = [span for span in _beside(words, languages, found.get("whole", ())) if not _as_it_is(words, span)]
     return spoken + told
