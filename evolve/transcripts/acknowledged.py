@@ -34,6 +34,13 @@ _ADMISSION = re.compile(
     r"|i (?:was wrong|stand corrected|misunderstood|misread)\b"
     r"|i made (?:a|an) (?:mistake|error)\b|that(?:'s| is| was) (?:on me|my mistake|my fault)"
     r"|thanks? (?:you )?for (?:catching|pointing|the correction|correcting|flagging|noticing|the heads.up)"
+    # the person's frustration, owned ("I know this is frustrating", "entiendo tu frustración")
+    r"|i (?:know|understand|hear|get) (?:that )?(?:this is|this has been|it's|it is|you're|you are|your)"
+    r" (?:so |very |really |incredibly |extremely )?frustrat(?:ing|ed)|sorry for the frustration"
+    r"|entiendo (?:tu|su) frustración|entendo (?:a |sua |a sua )frustração"
+    r"|je comprends (?:votre|ta) frustration|ich verstehe (?:deine|ihre) frustration"
+    r"|capisco (?:la tua|la sua) frustrazione"
+    r"|понимаю ваше (?:раздражение|разочарование)|理解你的沮丧|理解您的沮丧"
     # es, pt, fr, de, it, nl
     r"|(?:tienes?|tenés) (?:toda la )?razón|perdón|disculpa|lo siento|mi error|buena observación|bien visto"
     r"|(?:você|voce) (?:está cert[oa]|tem razão)|tem razão|tens razão|desculp[ae]|peço desculpas|meu erro"
@@ -51,7 +58,8 @@ _ADMISSION = re.compile(
     # ja, zh, ko
     r"|おっしゃる(?:通り|とおり)|ご指摘|申し訳|失礼しました|すみません"
     r"|说得对|说的对|說得對|抱歉|对不起|對不起|是我的错|我的错|不好意思"
-    r"|죄송|지적해 주셔서|제 실수"
+    r"|是我的问题(?<!不是我的问题)|我的失误(?<!不是我的失误)|操作失误(?<!不是操作失误)|我疏忽|我搞错了|我弄错了|我理解错了|我误解了|私のミス|私の間違い"
+    r"|죄송|지적해 주셔서|제 실수|맞습니다|맞아요|맞네요"
 )
 # An apology may open a refusal ("Sorry, I can't …"); "You're right, I can't believe I missed it" admits
 _APOLOGY = re.compile(
@@ -87,6 +95,9 @@ _CONFIRMING = (
     "ja,",
     "да",
     "はい",
+    "네,",
+    "네.",
+    "네 ",
 )
 _DECORATION = " \t\r\n*_#>`-•🙏😅😬🤦‍♂️"
 

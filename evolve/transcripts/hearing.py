@@ -110,6 +110,8 @@ def hear(
     else:
         kinds = _MESSAGE_KINDS
     found = _by_kind(lexicons, words, kinds)
+    if "in_language" in found and "speak" not in found:  # "all" / "always" counts beside a language only
+        found.update(_by_kind(lexicons, words, _BESIDE_A_LANGUAGE))
     if "forbid" in found and not after_error and not _urgent(words, found["forbid"]):
         del found["forbid"]  # outside a stop, only a "don't …!" opening a brief reply forbids
     preference = standing_preference(words, found, first)
@@ -169,7 +171,12 @@ _WEIGHED = frozenset(
     "scope changed exists undo halt forbid refuse subject".split()
 )
 _AFTER_STOP = ("forbid", "refuse", "subject")
-_MESSAGE_KINDS = ("phrases", "weak", *(kind for kind in CUES if kind not in (*_AGENT_KINDS, *_AFTER_STOP)))
+_BESIDE_A_LANGUAGE = ("whole",)  # looked for only in a message that names a language
+_MESSAGE_KINDS = (
+    "phrases",
+    "weak",
+    *(kind for kind in CUES if kind not in (*_AGENT_KINDS, *_AFTER_STOP, *_BESIDE_A_LANGUAGE)),
+)
 _AFTER_ERROR_KINDS = (
     *_MESSAGE_KINDS,
     "refuse",

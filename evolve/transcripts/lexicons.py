@@ -34,8 +34,8 @@ _PHRASES = ("phrases", "weak")
 CUES = (
     "failure", "persist", "again", "pushback", "why", "challenge", "opener", "scorn", "contrast",
     "contrast_before", "observe", "rule", "scope", "standing", "standing_lead", "speak", "in_language",
-    "retry", "yours", "changed", "exists", "repair", "undo", "halt", "forbid", "refuse", "subject", "claim",
-    "asks",
+    "whole", "retry", "yours", "changed", "exists", "repair", "undo", "halt", "forbid", "refuse", "subject",
+    "claim", "asks",
 )  # fmt: skip
 _NOISE = (
     r"(```|~~~).*?(?:\1|\Z)"  # fenced code

@@ -8,6 +8,7 @@ stand in the message. Standard library only (the observer's path).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from evolve.transcripts.sentences import SENTENCE, SENTENCE_END, SHORT, is_question_at, opens_a_sentence, size
 
@@ -21,14 +22,14 @@ def preference(words: str, found: Spans, first: bool = False) -> tuple[str, str]
     ("Talk to me in Portuguese, …" sets the session; ".md files all in Japanese" deep in a
     long first task is about its documents).
     """
-    spans = [*found.get("standing", ())]
+    spans = [span for span in found.get("standing", ()) if not _reminds(words, span)]
     if "rule" in found and size(words) < SHORT:  # a rule of a long new request is its spec
         spans += found.get("rule", ())
 
     spans += [
         span
         for span in found.get("standing_lead", ())
-        if opens_a_sentence(words, span[1]) and not _describes(words, span)
+        if opens_a_sentence(words, span[1]) and not _describes(words, span) and not _reminds(words, span)
     ]
     spans += [span for span in _answer_in_a_language(words, found) if not first or _opening(words, span)]
     for lang, start, end in sorted(spans, key=lambda span: span[1]):
@@ -48,6 +49,23 @@ def _describes(words: str, span: tuple[str, int, int]) -> bool:
     return words[start:end].strip() in ("always", "never") and _DESCRIBED.match(words, end) is not None
 
 
+# "remember" before a fact of the task at hand ("remember we already have a logger", "remember we
+# will have custom tables", "remember this only applies to …"): a reminder, not a rule for later
+# ("remember when you open a PR, …" and "remember, we are a tabs shop" may be rules). The words are
+# folded: "já", "già" are read as "ja", "gia"
+_REMINDER = re.compile(r"(?:remember|recuerda|lembre-se|lembra|rappelle-toi|ricorda)(?: that| que| che)?\Z")
+_FACT_OF_THE_TASK = re.compile(
+    r",? +(?:(?:that|que|che) )?(?:we(?:'ll| already| will| won't| have| had)|this only|ya|ja|gia)\b"
+)
+
+
+def _reminds(words: str, span: tuple[str, int, int]) -> bool:
+    """Whether a "remember" cue reminds of a fact of this task rather than setting a rule."""
+    _, start, end = span
+    reminder = _REMINDER.match(words[start:end].strip()) is not None
+    return reminder and _FACT_OF_THE_TASK.match(words, end) is not None
+
+
 def _opening(words: str, span: tuple[str, int, int]) -> bool:
     """Whether a cue stands in the message's opening sentence."""
     end = SENTENCE_END.search(words)
@@ -55,17 +73,31 @@ def _opening(words: str, span: tuple[str, int, int]) -> bool:
 
 
 def _answer_in_a_language(words: str, found: Spans) -> list[tuple[str, int, int]]:
-    """A verb of speaking and a language in one sentence ("answer in German", "пиши на русском")."""
-    verbs = found.get("speak")
-    if not verbs:
+    """A language and, in its sentence, a verb of speaking or "all" / "always".
+
+    "answer in German", "пиши на русском"; "put all titles in English", "todo el código siempre en
+    inglés": the language of whatever the agent writes, not of one answer or one file. Beside "all",
+    not a state ("the labels are all in English"), a sight or a translation's language.
+    """
+    languages = found.get("in_language")
+    if not languages:
         return []
+    spoken = _beside(words, languages, found.get("speak", ()))
+    told = [span for span in _beside(words, languages, found.get("whole", ())) if not _as_it_is(words, span)]
+    return spoken + told
+
+
+def _beside(
+    words: str, languages: Sequence[tuple[str, int, int]], cues: Sequence[tuple[str, int, int]]
+) -> list[tuple[str, int, int]]:
+    """The languages with one of `cues` in their sentence."""
     return [
         (lang, start, end)
-        for lang, start, end in found.get("in_language", ())
+        for lang, start, end in languages
         if any(
-            abs(start - v_start) < SENTENCE
-            and not SENTENCE_END.search(words, min(v_end, end), max(v_start, start))
-            for _, v_start, v_end in verbs
+            abs(start - c_start) < SENTENCE
+            and not SENTENCE_END.search(words, min(c_end, end), max(c_start, start))
+            for _, c_start, c_end in cues
         )
         and not _OTHER_SPEAKER.search(_sentence_before(words, start))
     ]
@@ -83,3 +115,25 @@ def _sentence_before(words: str, at: int) -> str:
     window = words[max(0, at - SENTENCE) : at]
     ends = [*SENTENCE_END.finditer(window)]
     return window[ends[-1].end() :] if ends else window
+
+
+# "… are (all) in English", "… están en inglés", "I see all the labels in English": what is, not how
+# to write; "translate all …": the language is the task's (the words are folded: "están" is "estan")
+_STATE = re.compile(
+    r"\b(?:is|are|was|were|esta|estan|son|sind|ist|sont|est|sao|sono)"
+    r" +(?:(?:all|todos|todas|todo|alle|tous|toutes|tutti|tutte|tudo) +)?\Z"
+)
+_TRANSLATION_OR_SIGHT = re.compile(
+    r"translat|tradu[cz]|tradui|ubersetz|翻译|翻訳|перев[ео]д"
+    r"|\b(?:i (?:can )?see|i get|it shows|veo|vejo|je vois|ich sehe|я вижу)\b|我看到|看到的"
+)
+
+
+def _as_it_is(words: str, span: tuple[str, int, int]) -> bool:
+    """Whether a language beside "all" names a state, a sight or a translation rather than how to write."""
+    _, start, end = span
+    opening = max((m.end() for m in SENTENCE_END.finditer(words, max(0, start - SENTENCE), start)), default=0)
+    closing = SENTENCE_END.search(words, end)
+    stop = closing.start() if closing else len(words)
+    state = _STATE.search(words, max(0, start - 30), start)
+    return state is not None or _TRANSLATION_OR_SIGHT.search(words, opening, stop) is not None

@@ -48,6 +48,13 @@ from tests.reflect.scenarios import Transcript
         ("申し訳ありません、ファイルを間違えました。", "申し訳"),
         ("你说得对，我改错了文件。", "说得对"),
         ("죄송합니다. 잘못된 파일을 수정했습니다.", "죄송"),
+        # thirteenth round: the agent owns its mistake, or the person's frustration
+        ("这是我的失误：我删掉了旧的配置文件。", "我的失误"),
+        ("对，是我的问题，我没有读完整个文件。", "是我的问题"),
+        ("맞습니다! 설정 파일 경로가 틀렸네요.", "맞습니다"),
+        ("I know this is frustrating! The cache still holds the old build.", "i know this is frustrating"),
+        ("I understand you're frustrated. The port is still taken.", "i understand you're frustrated"),
+        ("Entiendo tu frustración, el puerto sigue ocupado.", "entiendo tu frustración"),
     ],
 )
 def test_an_admission_opening_the_answer_is_found(answer, said):
@@ -74,6 +81,10 @@ def test_an_admission_opening_the_answer_is_found(answer, said):
         "Thanks! You're right that the retry loop makes it sturdier.",  # answers praise
         "Glad to hear it works! My apologies for the slow start.",
         "Merci ! Vous avez raison, la boucle suffit.",
+        "네, 맞습니다. 설정은 ~/.config 에 있습니다.",  # "yes, correct": confirms a question
+        "这不是我的问题，是服务器返回了 500。",  # "this is not my problem"
+        "这不是操作失误，是依赖版本不兼容。",
+        "Frustrating timeouts like these usually come from the proxy.",  # names a frustration, owns none
         "",
     ],
 )

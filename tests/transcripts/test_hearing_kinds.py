@@ -444,3 +444,32 @@ def test_an_urgent_dont_opening_a_brief_reply_forbids(text):
 )
 def test_a_dont_that_is_no_urgent_order_forbids_nothing(text, before):
     assert not heard(text, before=before).correction
+
+
+# Thirteenth round: telling the agent it wastes the person's time, in the lexicon languages
+@pytest.mark.parametrize(
+    "text",
+    [
+        "are you even reading the logs or are you wasting my time?",
+        "you're wasting my time, the build is red again",
+        "no me hagas perder el tiempo con eso",
+        "tu me fais perdre mon temps avec ces essais",
+        "du verschwendest meine Zeit",
+        "ты тратишь моё время",
+        "你在浪费我的时间",
+    ],
+)
+def test_telling_the_agent_it_wastes_the_persons_time_is_a_correction(text):
+    assert heard(text).correction
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Write a compose file so that setting up won't waste my time again",
+        "Automate the release so I stop wasting my time on it",
+        "this script saves me from wasting my time on manual deploys",
+    ],
+)
+def test_the_person_wasting_their_own_time_is_no_correction(text):
+    assert not heard(text).correction

@@ -59,6 +59,17 @@ PREFERENCES = [
     ("pt", "Use async sempre que possível."),
     ("it", "Usa le funzioni pure ove possibile."),
     ("ru", "По возможности пиши тесты до кода."),
+    # the language of everything the agent writes: "all" / "always" and a language in one sentence
+    ("en", "Please keep all commit messages and code comments in English."),
+    ("es", "Todos los comentarios del código siempre en inglés, por favor."),
+    ("pt", "Todo texto da interface deve ser em português."),
+    ("zh", "注释和提交信息全部用中文"),
+    ("de", "Bitte alle Kommentare auf Englisch."),
+    ("fr", "Tous les messages de commit en anglais, s'il te plaît."),
+    ("ru", "Все комментарии в коде на английском."),
+    ("en", "Remember to always run the formatter before you commit."),
+    ("en", "Remember when you open a PR to add a changelog entry."),
+    ("en", "Remember we use tabs, not spaces."),
 ]
 
 
@@ -88,6 +99,19 @@ NOT_PREFERENCES = [
     "nie w tym katalogu, w src",  # Polish "not", which German reads as "never"
     "mai làm tiếp phần này nhé",  # Vietnamese "tomorrow", which Italian reads as "never"
     "if possible, add a test for the parser too",  # this task's wish, not a standing scope
+    # "remember" before a fact of the task at hand reminds, it sets no rule
+    "Drop the extra helper, and remember we already have a retry wrapper in utils.",
+    "Remember that we already have a logger, so reuse it here.",
+    "Remember this only applies to the staging config.",
+    "recuerda que ya tenemos un cliente http en utils",
+    "lembre-se que já temos um cliente http em utils",
+    "Are all the error messages in English now?",  # asks, does not set the language
+    # beside "all", a language that names what is, what is seen or what to translate
+    "The error messages are all in English, the docs too.",
+    "todos los textos están en inglés y el menú también",
+    "I see all the labels in English although the locale is German",
+    "Translate all the strings in English to German.",
+    "Alle Texte sind auf Englisch, bitte übersetzen.",
 ]
 
 
