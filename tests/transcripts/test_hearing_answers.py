@@ -149,64 +149,62 @@ def test_observe_hears_a_correction_the_agent_admitted(tmp_path, capsys):
     assert corrected[0]["correction_cue"] == 'the agent answered "you\'re absolutely right"'
 
 
-def test_observe_leaves_a_first_message_and_an_answer_to_its_own_failure_alone(tmp_path, capsys):
-    def build(t: Transcript) -> None:
-        t.user("Add a dark mode toggle")
-        t.say("You're right to want one! I'll add it to the header.")  # a session's first message
-        t.tool("Edit", {"file_path": "src/header.js", "old_string": "a", "new_string": "b"}, "ok")
-        t.user("Now run the tests")
-        t.tool("Bash", {"command": "npm tset"}, "npm ERR! unknown command: tset", error=True)
-        t.say("Oops, my mistake: a typo in the command.")  # its own failure, not the person's point
-        t.tool("Bash", {"command": "npm test"}, "12 passing")
-        t.say("All 12 tests pass.")
-
-    runs = _observed(tmp_path, capsys, build)
-    assert not [r for r in runs if "user_correction" in r["signals"]], runs
+def _a_first_message_and_an_answer_to_its_own_failure(t: Transcript) -> None:
+    t.user("Add a dark mode toggle")
+    t.say("You're right to want one! I'll add it to the header.")  # a session's first message
+    t.tool("Edit", {"file_path": "src/header.js", "old_string": "a", "new_string": "b"}, "ok")
+    t.user("Now run the tests")
+    t.tool("Bash", {"command": "npm tset"}, "npm ERR! unknown command: tset", error=True)
+    t.say("Oops, my mistake: a typo in the command.")  # its own failure, not the person's point
+    t.tool("Bash", {"command": "npm test"}, "12 passing")
+    t.say("All 12 tests pass.")
 
 
-def test_observe_leaves_an_answer_to_the_agents_question_alone(tmp_path, capsys):
-    def build(t: Transcript) -> None:
-        t.user("Set up the project")
-        t.say("Should I use npm or pnpm?")
-        t.user("pnpm")
-        t.say("You're right, pnpm fits the monorepo. Installing.")
-        t.tool("Bash", {"command": "pnpm install"}, "done")
-
-    runs = _observed(tmp_path, capsys, build)
-    assert not [r for r in runs if "user_correction" in r["signals"]], runs
+def _an_answer_to_the_agents_question(t: Transcript) -> None:
+    t.user("Set up the project")
+    t.say("Should I use npm or pnpm?")
+    t.user("pnpm")
+    t.say("You're right, pnpm fits the monorepo. Installing.")
+    t.tool("Bash", {"command": "pnpm install"}, "done")
 
 
-def test_observe_leaves_an_answer_to_its_own_timed_out_call_or_a_stop_alone(tmp_path, capsys):
-    def build(t: Transcript) -> None:
-        t.user("Add a rates module")
-        t.tool("Edit", {"file_path": "src/rates.py", "old_string": "a", "new_string": "b"}, "ok")
-        t.say("Added src/rates.py.")
-        t.user("Now fetch the latest rates from the API")
-        t.tool(
-            "Bash",
-            {"command": "curl https://api.example.com/rates"},
-            "curl: (28) Connection timed out",
-            error=True,
-        )
-        t.say("Sorry about that, the request timed out. Retrying.")  # a transient failure of its own
-        t.user("Then store them in the cache table")
-        t.user_interrupt()
-        t.say("Sorry about that, stopping here.")  # answers the stop, not the message
-
-    runs = _observed(tmp_path, capsys, build)
-    assert not [r for r in runs if "user_correction" in r["signals"]], runs
+def _an_answer_to_its_own_timed_out_call_or_a_stop(t: Transcript) -> None:
+    t.user("Add a rates module")
+    t.tool("Edit", {"file_path": "src/rates.py", "old_string": "a", "new_string": "b"}, "ok")
+    t.say("Added src/rates.py.")
+    t.user("Now fetch the latest rates from the API")
+    t.tool(
+        "Bash",
+        {"command": "curl https://api.example.com/rates"},
+        "curl: (28) Connection timed out",
+        error=True,
+    )
+    t.say("Sorry about that, the request timed out. Retrying.")  # a transient failure of its own
+    t.user("Then store them in the cache table")
+    t.user_interrupt()
+    t.say("Sorry about that, stopping here.")  # answers the stop, not the message
 
 
-def test_observe_leaves_words_typed_into_the_agents_question_form_alone(tmp_path, capsys):
-    def build(t: Transcript) -> None:
-        t.user("Add a rates module")
-        t.say("Added src/rates.py.")
-        t.user("Set up the package tooling")
-        t.say("Let me ask a couple of things first.")  # its words before the form ask nothing
-        question = "Which package manager should I use?"
-        t.ask({question: ["npm", "pnpm"]}, {question: "use bun, it is faster"})  # typed, no option
-        t.say("You're right, bun is faster. Installing.")
+def _words_typed_into_the_agents_question_form(t: Transcript) -> None:
+    t.user("Add a rates module")
+    t.say("Added src/rates.py.")
+    t.user("Set up the package tooling")
+    t.say("Let me ask a couple of things first.")  # its words before the form ask nothing
+    question = "Which package manager should I use?"
+    t.ask({question: ["npm", "pnpm"]}, {question: "use bun, it is faster"})  # typed, no option
+    t.say("You're right, bun is faster. Installing.")
 
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        _a_first_message_and_an_answer_to_its_own_failure,
+        _an_answer_to_the_agents_question,
+        _an_answer_to_its_own_timed_out_call_or_a_stop,
+        _words_typed_into_the_agents_question_form,
+    ],
+)
+def test_observe_leaves_answers_that_admit_nothing_to_the_person_alone(build, tmp_path, capsys):
     runs = _observed(tmp_path, capsys, build)
     assert not [r for r in runs if "user_correction" in r["signals"]], runs
 
