@@ -40,11 +40,13 @@ def classify_lines(lexicons: Lexicons, lines: Iterable[str]) -> Iterator[tuple[H
         if problem:
             yield None, f"line {number}: {problem}"
             continue
-        first, before = bool(item.get("first")), _writable(item.get("agent_before") or "")
-        heard = hear(
-            lexicons, _writable(item["text"]), before, first=first, after_error=bool(item.get("after_error"))
+        first, before, text = (
+            bool(item.get("first")),
+            _writable(item.get("agent_before") or ""),
+            _writable(item["text"]),
         )
-        yield answered(heard, _writable(item.get("agent_after") or ""), before, first), ""
+        heard = hear(lexicons, text, before, first=first, after_error=bool(item.get("after_error")))
+        yield answered(heard, _writable(item.get("agent_after") or ""), before, first, text), ""
 
 
 def _writable(text: str) -> str:

@@ -131,13 +131,31 @@ _INVISIBLE_AND_APOSTROPHES = str.maketrans(
 )  # "’" and "ʼ" read as "'"; zero-width and direction marks dropped
 
 
-def answered(heard: Heard, agent_after: str, agent_before: str = "", first: bool = False) -> Heard:
+# The person asked for the words themselves: "translate 'I'm sorry' into French", "how do I
+# say excuse me in Japanese?", "write an apology note": the answer's "Désolé" admits nothing
+_ASKS_FOR_WORDS = re.compile(
+    r"translat|tradu[cçzi]|übersetz|翻译|翻訳|перевед|переклад"
+    r"|\bhow (?:do (?:i|you|we) |would (?:i|you) |to |can i )say\b"
+    r"|\bapolog(?:y|ies|ize|ise)\b[^.?!\n]{0,40}\b(?:note|letter|e-?mail|message|text|post|tweet|reply)"
+    r"|\b(?:note|letter|e-?mail|message|text|reply) (?:of|to) apolog"
+)
+
+
+def asks_for_words(text: str) -> bool:
+    """Whether the message asks for words an admission may be made of (a translation, an apology)."""
+    return _ASKS_FOR_WORDS.search(text.lower()) is not None
+
+
+def answered(
+    heard: Heard, agent_after: str, agent_before: str = "", first: bool = False, text: str = ""
+) -> Heard:
     """`heard`, a correction too where the agent's answer to the message admits one.
 
     Never a session's first message (nothing to correct yet), nor an answer to the agent's
-    question (`agent_before` asked: "You're right" agrees with the person's pick).
+    question (`agent_before` asked: "You're right" agrees with the person's pick), nor one to
+    a message (`text`) asking for the words themselves.
     """
-    if heard.correction or first or not agent_after or ends_asking(agent_before):
+    if heard.correction or first or not agent_after or ends_asking(agent_before) or asks_for_words(text):
         return heard
     said = admission(agent_after)
     return heard if said is None else replace(heard, correction=True, kind=ACKNOWLEDGED, cue=answer_cue(said))

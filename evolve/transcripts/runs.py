@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from evolve.transcripts import calls
-from evolve.transcripts.acknowledged import ACKNOWLEDGED, admission, answer_cue
+from evolve.transcripts.acknowledged import ACKNOWLEDGED, admission, answer_cue, asks_for_words
 from evolve.transcripts.classify import BUILT_IN, Classifier
 from evolve.transcripts.hearing import Heard, hear
 from evolve.transcripts.model import (
@@ -254,7 +254,7 @@ class RunBuilder:
             superseded_from=superseded_from,
         )
         self._heard_preference(self._run, heard, text)
-        admits = self._next > 0 and not ends_asking(before["said"])
+        admits = self._next > 0 and not ends_asking(before["said"]) and not asks_for_words(text)
         self._track = {**_FRESH_TRACK, "failing": [], "answering": True, "may_admit": admits}
         self._next += 1
         self._pending = {}
@@ -326,7 +326,11 @@ class RunBuilder:
         track = self._track
         track["answering"], track["reply"] = True, words
         # typed into the agent's question form: its question, whatever its words before it said
-        track["may_admit"] = event.name != ANSWER and not ends_asking(track["said"] or event.text)
+        track["may_admit"] = (
+            event.name != ANSWER
+            and not ends_asking(track["said"] or event.text)
+            and not asks_for_words(words)
+        )
 
     def _answered(self, run: Run, text: str) -> None:
         """The agent's first words after the person's: an admission ("You're right") answered a correction."""

@@ -121,6 +121,29 @@ def test_classify_hears_the_answer_but_never_after_a_sessions_first_message(caps
     assert out[1]["cue"] == 'the agent answered "you\'re right"'
 
 
+def test_classify_leaves_an_answer_that_gives_the_words_asked_for(capsys, monkeypatch, evolve_home):
+    before = "I added the greeting screen."
+    rows = [
+        ("Translate 'I'm sorry, the shop is closed' into French", "Désolé, la boutique est fermée."),
+        ("how do I say excuse me in Japanese?", "すみません (sumimasen) is the usual way."),
+        ("write an apology note for the late delivery", "My apologies for the delay in your order …"),
+        ("the greeting screen shows twice", "You're right, it is mounted twice."),  # a correction still
+    ]
+    out = _classify(
+        capsys,
+        monkeypatch,
+        [{"text": text, "agent_before": before, "agent_after": after} for text, after in rows],
+    )
+    assert [row["correction"] for row in out] == [False, False, False, True]
+
+
+def _the_words_asked_for(t: Transcript) -> None:
+    t.user("Add a greeting screen")
+    t.say("Added the greeting screen.")
+    t.user("How do I say 'sorry for the wait' in Spanish? It goes on the banner.")
+    t.say("Perdón por la espera. I put it on the banner.")
+
+
 def _observed(tmp_path, capsys, build) -> list[dict]:
     make_agent()
     t = Transcript(tmp_path / "session.jsonl", cwd="/home/dev/app")
@@ -202,6 +225,7 @@ def _words_typed_into_the_agents_question_form(t: Transcript) -> None:
         _an_answer_to_the_agents_question,
         _an_answer_to_its_own_timed_out_call_or_a_stop,
         _words_typed_into_the_agents_question_form,
+        _the_words_asked_for,
     ],
 )
 def test_observe_leaves_answers_that_admit_nothing_to_the_person_alone(build, tmp_path, capsys):
