@@ -131,10 +131,11 @@ _INVISIBLE_AND_APOSTROPHES = str.maketrans(
 )  # "’" and "ʼ" read as "'"; zero-width and direction marks dropped
 
 
-# The person asked for the words themselves: "translate 'I'm sorry' into French", "how do I
-# say excuse me in Japanese?", "write an apology note": the answer's "Désolé" admits nothing
+# The person asked for the words themselves: "translate 'I'm sorry' into French", "how do I say
+# excuse me in Japanese?", "write an apology note": the answer's "Désolé" admits nothing. A
+# request only: "the French translation is wrong" may still be answered "You're right"
 _ASKS_FOR_WORDS = re.compile(
-    r"translat|tradu[cçzi]|übersetz|翻译|翻訳|перевед|переклад"
+    r"\btranslate\b|\btraduc(?:e|ir|i)\b|\btraduz|\btraduire\b|\bübersetze?\b|翻译成|翻訳して|\bпереведи|\bпереклади"
     r"|\bhow (?:do (?:i|you|we) |would (?:i|you) |to |can i )say\b"
     r"|\bapolog(?:y|ies|ize|ise)\b[^.?!\n]{0,40}\b(?:note|letter|e-?mail|message|text|post|tweet|reply)"
     r"|\b(?:note|letter|e-?mail|message|text|reply) (?:of|to) apolog"
