@@ -128,13 +128,14 @@ def test_classify_leaves_an_answer_that_gives_the_words_asked_for(capsys, monkey
         ("how do I say excuse me in Japanese?", "すみません (sumimasen) is the usual way."),
         ("write an apology note for the late delivery", "My apologies for the delay in your order …"),
         ("the greeting screen shows twice", "You're right, it is mounted twice."),  # a correction still
+        ("the French translation of the banner shows English", "You're right, the key was missing."),
     ]
     out = _classify(
         capsys,
         monkeypatch,
         [{"text": text, "agent_before": before, "agent_after": after} for text, after in rows],
     )
-    assert [row["correction"] for row in out] == [False, False, False, True]
+    assert [row["correction"] for row in out] == [False, False, False, True, True]
 
 
 def _the_words_asked_for(t: Transcript) -> None:
