@@ -144,7 +144,12 @@ _ASKS_FOR_WORDS = re.compile(
 
 def asks_for_words(text: str) -> bool:
     """Whether the message asks for words an admission may be made of (a translation, an apology)."""
-    return _ASKS_FOR_WORDS.search(text.lower()) is not None
+    lowered = text.lower()
+    return any(hint in lowered for hint in _WORDS_HINTS) and _ASKS_FOR_WORDS.search(lowered) is not None
+
+
+# A literal every alternative of _ASKS_FOR_WORDS holds: most messages hold none (searched in C)
+_WORDS_HINTS = ("transl", "tradu", "übersetz", "翻译", "翻訳", "перев", "перекл", "say", "apolog")
 
 
 def answered(
@@ -156,10 +161,14 @@ def answered(
     question (`agent_before` asked: "You're right" agrees with the person's pick), nor one to
     a message (`text`) asking for the words themselves.
     """
-    if heard.correction or first or not agent_after or ends_asking(agent_before) or asks_for_words(text):
+    if heard.correction or first or not agent_after or ends_asking(agent_before):
         return heard
     said = admission(agent_after)
-    return heard if said is None else replace(heard, correction=True, kind=ACKNOWLEDGED, cue=answer_cue(said))
+    return (
+        heard
+        if said is None or asks_for_words(text)
+        else replace(heard, correction=True, kind=ACKNOWLEDGED, cue=answer_cue(said))
+    )
 
 
 def answer_cue(said: str) -> str:

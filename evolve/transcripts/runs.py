@@ -254,7 +254,7 @@ class RunBuilder:
             superseded_from=superseded_from,
         )
         self._heard_preference(self._run, heard, text)
-        admits = self._next > 0 and not ends_asking(before["said"]) and not asks_for_words(text)
+        admits = self._next > 0 and not ends_asking(before["said"])
         self._track = {**_FRESH_TRACK, "failing": [], "answering": True, "may_admit": admits}
         self._next += 1
         self._pending = {}
@@ -326,11 +326,7 @@ class RunBuilder:
         track = self._track
         track["answering"], track["reply"] = True, words
         # typed into the agent's question form: its question, whatever its words before it said
-        track["may_admit"] = (
-            event.name != ANSWER
-            and not ends_asking(track["said"] or event.text)
-            and not asks_for_words(words)
-        )
+        track["may_admit"] = event.name != ANSWER and not ends_asking(track["said"] or event.text)
 
     def _answered(self, run: Run, text: str) -> None:
         """The agent's first words after the person's: an admission ("You're right") answered a correction."""
@@ -339,7 +335,7 @@ class RunBuilder:
         if run.correction or not track["may_admit"]:
             return
         said = admission(text)
-        if said is not None:
+        if said is not None and not asks_for_words(track["reply"] or run.request):  # rare: asked last
             run.correction = True
             run.correction_cue, run.correction_kind = answer_cue(said), ACKNOWLEDGED
             if track["reply"]:
