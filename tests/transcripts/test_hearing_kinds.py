@@ -457,6 +457,9 @@ def test_a_dont_that_is_no_urgent_order_forbids_nothing(text, before):
         "du verschwendest meine Zeit",
         "ты тратишь моё время",
         "你在浪费我的时间",
+        # the order to stop, said to the agent at the start of a sentence
+        "Stop wasting my time and run the tests.",
+        "ok. quit wasting my time, just fix the import",
     ],
 )
 def test_telling_the_agent_it_wastes_the_persons_time_is_a_correction(text):
@@ -469,6 +472,7 @@ def test_telling_the_agent_it_wastes_the_persons_time_is_a_correction(text):
         "Write a compose file so that setting up won't waste my time again",
         "Automate the release so I stop wasting my time on it",
         "this script saves me from wasting my time on manual deploys",
+        "Add a button so reviewers stop wasting my time with pings",
     ],
 )
 def test_the_person_wasting_their_own_time_is_no_correction(text):
