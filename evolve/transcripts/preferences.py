@@ -125,7 +125,9 @@ _STATE = re.compile(
 )
 _TRANSLATION_OR_SIGHT = re.compile(
     r"translat|tradu[cz]|tradui|ubersetz|翻译|翻訳|перев[ео]д"
-    r"|\b(?:i (?:can )?see|i get|it shows|veo|vejo|je vois|ich sehe|я вижу)\b|我看到|看到的"
+    r"|\b(?:i (?:can )?see|i get|veo|vejo|je vois|ich sehe|я вижу)\b|我看到|看到的"
+    # what a product shows ("the app shows / muestra todo en inglés") is a sight, not how to write
+    r"|\b(?:shows|displays|muestra|muestran|affiche|affichent|zeigt|zeigen|mostra|mostram|показывает)\b"
 )
 
 

@@ -112,6 +112,9 @@ NOT_PREFERENCES = [
     "I see all the labels in English although the locale is German",
     "Translate all the strings in English to German.",
     "Alle Texte sind auf Englisch, bitte übersetzen.",
+    # what a product shows is a sight too, whoever shows it
+    "La aplicación muestra todo en inglés aunque el navegador esté en español.",
+    "The dashboard displays all dates in English even with a French locale, why?",
 ]
 
 
