@@ -212,3 +212,16 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
         except SystemExit as exc:  # argparse's usage errors
             code = int(exc.code or 0)
     return subprocess.CompletedProcess(["evolve", *args], code, out.getvalue(), err.getvalue())
+
+
+def damage(agent_path: Path, how: str) -> None:
+    """Break an agent's repository as a full disk or a sync tool does: objects lost, index cut, .git gone."""
+    dot = agent_path / ".git"
+    if how == "objects":
+        shutil.rmtree(dot / "objects")
+        (dot / "objects").mkdir()
+    elif how == "index":
+        (dot / "index").write_bytes(b"DIRC cut short")
+    else:  # emptied
+        shutil.rmtree(dot)
+        dot.mkdir()
