@@ -104,9 +104,21 @@ def _beside(
 
 
 # Someone or something else that speaks: "a bot that replies in Italian", "so users can
-# speak to it in German", "write the app's UI in Spanish" set the language of the work
+# speak to it in German", "write the app's UI in Spanish", "the product's labels always in English"
+# set the language of the work, in every lexicon language (the words are folded: "aplicación" is
+# "aplicacion"; kanji read as simplified Chinese, so Japanese by its katakana)
 _OTHER_SPEAKER = re.compile(
-    r"\b(?:users?|customers?|visitors?|people|(?:chat)?bots?|apps?|ui|website|site)\b"
+    r"\b(?:users?|customers?|visitors?|people|(?:chat)?bots?|apps?|ui|website|site|products?|labels?"
+    r"|usuari[oa]s?|clientes?|productos?|aplicacion|etiquetas?|sitio"
+    r"|produtos?|aplicativo|aplicacao|rotulos?"
+    r"|utilisateurs?|clients?|produits?|application|etiquettes?"
+    r"|benutzer|nutzer|kunden|produkte?|anwendung|beschriftung(?:en)?|webseite"
+    r"|utenti|prodott[oi]|applicazione|etichett[ae]|sito"
+    r"|uzytkownik\w*|klient\w*|produkt\w*|aplikac\w*|uzivatel\w*|zakaznik\w*"
+    r"|пользовател\w*|клиент\w*|продукт\w*|приложени\w*|сайт\w*"
+    r"|користувач\w*|продукт\w*|застосун\w*"
+    r"|kullanici\w*|musteri\w*|urun\w*|uygulama\w*|pengguna|produk|aplikasi)\b"
+    r"|用户|客户|产品|应用|网站|页面|标签|ユーザー|アプリ|プロダクト|サイト|ラベル|사용자|유저|고객|제품|앱|라벨"
 )
 
 
