@@ -24,7 +24,7 @@ def preference(words: str, found: Spans, first: bool = False) -> tuple[str, str]
     """
     spans = [span for span in found.get("standing", ()) if not _reminds(words, span)]
     if "rule" in found and size(words) < SHORT:  # a rule of a long new request is its spec
-        spans += found.get("rule", ())
+        spans += [span for span in found["rule"] if not _STOP_ORDER.match(words, span[1])]
 
     spans += [
         span
@@ -36,6 +36,16 @@ def preference(words: str, found: Spans, first: bool = False) -> tuple[str, str]
         if not is_question_at(words, end):  # "do you always …?" asks, it does not instruct
             return lang, f"states a standing preference: “{words[start:end].strip()}”"
     return None
+
+
+# "stop using X", "deja de …", "хватит …": an order to stop what the agent is doing now (a
+# correction of the moment), not how to work from now on ("never use X", "without asking me" and
+# "stop asking me" are)
+_STOP_ORDER = re.compile(
+    r"(?:stop|hor auf|deja de|arrete de|pare de|para de|prestan|перестань|хватит|berhenti|smetti(?:la)? di"
+    r"|досить|przestan),? "
+    r"(?!(?:zu |se |me |mi )?(?:ask|frag|pregunt|demand|pergunt|спраш|питат|pyta|chied|bertanya|pt))"
+)
 
 
 # A finished verb after "always" / "never" ("but never used", "so it always returns null"):

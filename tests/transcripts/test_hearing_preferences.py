@@ -196,3 +196,31 @@ def test_not_wasting_the_persons_time_with_a_way_of_talking_is_a_preference(text
 )
 def test_time_wasted_on_this_task_sets_no_preference(text):
     assert preference(text) is None
+
+
+# Fourteenth round: an order to stop what the agent is doing now corrects it; it sets no standing
+# preference, unless it stops the agent asking
+@pytest.mark.parametrize(
+    "text",
+    [
+        "stop using the old client, call the new one",
+        "Para de tentar abrir o arquivo",
+        "хватит гадать, поищи в документации",
+        "deja de usar npm en este paso",
+    ],
+)
+def test_an_order_to_stop_what_the_agent_does_now_sets_no_preference(text):
+    assert preference(text) is None and hear(load_lexicons(), text, DONE).correction
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "stop asking me for confirmation",
+        "Перестань спрашивать меня",
+        "hör auf zu fragen",
+        "deja de preguntarme",
+    ],
+)
+def test_an_order_to_stop_asking_is_a_preference(text):
+    assert preference(text) is not None
