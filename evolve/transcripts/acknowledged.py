@@ -6,8 +6,9 @@ person's language. So the first words of the agent's answer tell that the messag
 them corrected it, whoever typed it. Read only in the opening of the agent's first text after
 the person's message, and never after a session's first message (nothing to correct yet). A
 refusal ("Sorry, I can't help with that"), a polite disagreement ("I apologize, but …"), a
-cheered agreement ("You're absolutely right!", said to new requests as often) and a quoted
-dialogue admit nothing. Standard library only (the observer's path); every pattern is linear.
+cheered agreement ("You're absolutely right!", said to new requests as often; not "You're
+right! My mistake, …") and a quoted dialogue admit nothing. Standard library only (the
+observer's path); every pattern is linear.
 """
 
 from __future__ import annotations
@@ -124,7 +125,9 @@ def admission(agent_after: str) -> str | None:
     if "\n" in opening[: found.start()] or ":" in opening[: found.start()]:
         return None  # not its own opening words: a dialogue quoted ("User: …\nAssistant: You're right")
     if _AGREED.search(found.group()) and _CHEERED.match(opening, found.end()):
-        return None
+        found = _ADMISSION.search(opening, found.end(), found.end() + LEAD)  # "You're right! My mistake, …"
+        if found is None or _AGREED.search(found.group()):
+            return None
     if _DISPUTED.search(opening, 0, found.start()) or _THANKED.match(opening, 0, found.start()):
         return None
     sentence = opening[found.end() :].split(".", 1)[0].split("\n", 1)[0]

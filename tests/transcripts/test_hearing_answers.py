@@ -29,6 +29,8 @@ from tests.reflect.scenarios import Transcript
         ("You're absolutely right - I created placeholder content, not the docs.", "you're absolutely right"),
         ("You're right to be skeptical! I claimed results I never measured.", "you're right"),
         ("My apologies! I edited the wrong file.", "my apologies"),
+        ("You're absolutely right! I apologize for the confusion.", "i apologize"),  # cheered, then owned
+        ("You're absolutely right! My mistake, the loop ran twice.", "my mistake"),
         ("**You are correct** — the loop is not needed.", "you are correct"),
         ("Oh no! You’re right, the navigation went missing.", "you're right"),
         ("You\u200b’re right, I can't believe I missed that.", "you're right"),  # not a refusal
@@ -98,6 +100,8 @@ def test_an_admission_opening_the_answer_is_found(answer, said):
         "Você está certo! Vou criar uma versão melhorada.",
         "您说得对！让我添加这个功能。",
         "맞습니다! 그 기능을 추가하겠습니다.",
+        "You're absolutely right! Good catch, adding the guard.",
+        "Great point! Sorry, I can't change the vendor's schema.",
         # a polite disagreement after an apology
         "I apologize, but the button is still there on my end.",
         "Sorry, but the test passes here: the fixture loads the old data.",
