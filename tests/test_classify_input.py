@@ -84,7 +84,7 @@ def test_the_eval_gives_each_message_the_agents_answer_unless_told_not_to(tmp_pa
     said = "the vis library sets group.visible itself, less work"
     row = {"id": "x-1", "text": said, "agent_before": "I loop over the items.", "label": "yes-clear"}
     (tmp_path / "grown-read.jsonl").write_text(json.dumps(row) + "\n", encoding="utf-8")
-    answer = {"id": "x-1", "agent_after": "You're absolutely right! The media query hides it."}
+    answer = {"id": "x-1", "agent_after": "You're absolutely right. The media query hides it."}
     (tmp_path / "agent-after.jsonl").write_text(json.dumps(answer) + "\n", encoding="utf-8")
     monkeypatch.setattr(hearing_eval, "HERE", tmp_path)
     ((_, items),) = hearing_eval.sets(["grown"])

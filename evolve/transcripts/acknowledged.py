@@ -5,7 +5,9 @@ correct answers in a few words that hardly vary: it admits the point or the mist
 person's language. So the first words of the agent's answer tell that the message before
 them corrected it, whoever typed it. Read only in the opening of the agent's first text after
 the person's message, and never after a session's first message (nothing to correct yet). A
-refusal ("Sorry, I can't help with that") admits nothing. Standard library only (the
+refusal ("Sorry, I can't help with that"), a polite disagreement ("I apologize, but …"), a
+cheered agreement ("You're absolutely right!", said to new requests as often; not "You're
+right! My mistake, …") and a quoted dialogue admit nothing. Standard library only (the
 observer's path); every pattern is linear.
 """
 
@@ -100,6 +102,18 @@ _CONFIRMING = (
     "네 ",
 )
 _DECORATION = " \t\r\n*_#>`-•🙏😅😬🤦‍♂️"
+# "I apologize, but the button is still there": a polite disagreement, right after the apology
+_APOLOGY_BUT = re.compile(
+    r"[,，、;:]? *(?:(?:but|however|pero|mas|mais|aber|ma|ale|ama|tapi|nhưng|но|але|однако)\b"
+    r"|(?:ありません|ございません)?(?:が|けど)|하지만|합니다만|但|不过)"
+)
+# Agreement cheered ("You're absolutely right!", "Great point!"): agents cheer a new request or the
+# person's own idea as often as they admit a mistake; "You're right, the X …" or an apology admits
+_AGREED = re.compile(
+    r"right|correct|point|observation|catch|spot|eye|call|razón|razão|raison|recht|ragione|gelijk|rację"
+    r"|cert[oa]|pravdu|прав|haklı|benar|đúng|通り|说得对|說得對|说的对|맞"
+)
+_CHEERED = re.compile(r" ?[!！]")
 
 
 def admission(agent_after: str) -> str | None:
@@ -108,10 +122,16 @@ def admission(agent_after: str) -> str | None:
     found = _ADMISSION.search(opening, 0, LEAD + 40)
     if found is None or found.start() > LEAD or opening.startswith(_CONFIRMING):
         return None
+    if "\n" in opening[: found.start()] or ":" in opening[: found.start()]:
+        return None  # not its own opening words: a dialogue quoted ("User: …\nAssistant: You're right")
+    if _AGREED.search(found.group()) and _CHEERED.match(opening, found.end()):
+        found = _ADMISSION.search(opening, found.end(), found.end() + LEAD)  # "You're right! My mistake, …"
+        if found is None or _AGREED.search(found.group()):
+            return None
     if _DISPUTED.search(opening, 0, found.start()) or _THANKED.match(opening, 0, found.start()):
         return None
     sentence = opening[found.end() :].split(".", 1)[0].split("\n", 1)[0]
-    if _APOLOGY.search(found.group()) and _REFUSAL.search(sentence):
+    if _APOLOGY.search(found.group()) and (_REFUSAL.search(sentence) or _APOLOGY_BUT.match(sentence)):
         return None
     return found.group()
 

@@ -24,7 +24,7 @@ def preference(words: str, found: Spans, first: bool = False) -> tuple[str, str]
     """
     spans = [span for span in found.get("standing", ()) if not _reminds(words, span)]
     if "rule" in found and size(words) < SHORT:  # a rule of a long new request is its spec
-        spans += found.get("rule", ())
+        spans += [span for span in found["rule"] if not _STOP_ORDER.match(words, span[1])]
 
     spans += [
         span
@@ -36,6 +36,16 @@ def preference(words: str, found: Spans, first: bool = False) -> tuple[str, str]
         if not is_question_at(words, end):  # "do you always …?" asks, it does not instruct
             return lang, f"states a standing preference: “{words[start:end].strip()}”"
     return None
+
+
+# "stop using X", "deja de …", "хватит …": an order to stop what the agent is doing now (a
+# correction of the moment), not how to work from now on ("never use X", "without asking me" and
+# "stop asking me" are)
+_STOP_ORDER = re.compile(
+    r"(?:stop|hor auf|deja de|arrete de|pare de|para de|prestan|перестань|хватит|berhenti|smetti(?:la)? di"
+    r"|досить|przestan),? "
+    r"(?!(?:zu |se |me |mi )?(?:ask|frag|pregunt|demand|pergunt|спраш|питат|pyta|chied|bertanya|pt))"
+)
 
 
 # A finished verb after "always" / "never" ("but never used", "so it always returns null"):
@@ -104,9 +114,21 @@ def _beside(
 
 
 # Someone or something else that speaks: "a bot that replies in Italian", "so users can
-# speak to it in German", "write the app's UI in Spanish" set the language of the work
+# speak to it in German", "write the app's UI in Spanish", "the product's labels always in English"
+# set the language of the work, in every lexicon language (the words are folded: "aplicación" is
+# "aplicacion"; kanji read as simplified Chinese, so Japanese by its katakana)
 _OTHER_SPEAKER = re.compile(
-    r"\b(?:users?|customers?|visitors?|people|(?:chat)?bots?|apps?|ui|website|site)\b"
+    r"\b(?:users?|customers?|visitors?|people|(?:chat)?bots?|apps?|ui|website|site|products?|labels?"
+    r"|usuari[oa]s?|clientes?|productos?|aplicacion|etiquetas?|sitio"
+    r"|produtos?|aplicativo|aplicacao|rotulos?"
+    r"|utilisateurs?|clients?|produits?|application|etiquettes?"
+    r"|benutzer|nutzer|kunden|produkte?|anwendung|beschriftung(?:en)?|webseite"
+    r"|utenti|prodott[oi]|applicazione|etichett[ae]|sito"
+    r"|uzytkownik\w*|klient\w*|produkt\w*|aplikac\w*|uzivatel\w*|zakaznik\w*"
+    r"|пользовател\w*|клиент\w*|продукт\w*|приложени\w*|сайт\w*"
+    r"|користувач\w*|продукт\w*|застосун\w*"
+    r"|kullanici\w*|musteri\w*|urun\w*|uygulama\w*|pengguna|produk|aplikasi)\b"
+    r"|用户|客户|产品|应用|网站|页面|标签|ユーザー|アプリ|プロダクト|サイト|ラベル|사용자|유저|고객|제품|앱|라벨"
 )
 
 

@@ -2,10 +2,12 @@
 
 Written from how coding agents answer a correction (not from the labelled data): the person
 says something no rule reads as a correction ("the vis library sets that itself"), and the
-agent opens its answer with "You're absolutely right!" or "Sorry about that, my mistake", in
-the person's language. A refusal, a session's first message, an answer after the agent's
-own failed call, an answer to the agent's own question, a "Yes, you're right" confirming what
-the person asked, and everyday openings ("Great idea", "Sure", "That's right") are not.
+agent opens its answer with "You're absolutely right." or "Sorry about that, my mistake", in
+the person's language. A refusal, a polite disagreement ("I apologize, but …"), a cheered
+"You're absolutely right!" (said to a new request as often), a quoted dialogue, a session's
+first message, an answer after the agent's own failed call, an answer to the agent's own
+question, a "Yes, you're right" confirming what the person asked, and everyday openings
+("Great idea", "Sure", "That's right") are not.
 """
 
 from __future__ import annotations
@@ -23,7 +25,12 @@ from tests.reflect.scenarios import Transcript
 @pytest.mark.parametrize(
     ("answer", "said"),
     [
-        ("You're absolutely right! The library sets it already.", "you're absolutely right"),
+        ("You're absolutely right. The library sets it already.", "you're absolutely right"),
+        ("You're absolutely right - I created placeholder content, not the docs.", "you're absolutely right"),
+        ("You're right to be skeptical! I claimed results I never measured.", "you're right"),
+        ("My apologies! I edited the wrong file.", "my apologies"),
+        ("You're absolutely right! I apologize for the confusion.", "i apologize"),  # cheered, then owned
+        ("You're absolutely right! My mistake, the loop ran twice.", "my mistake"),
         ("**You are correct** — the loop is not needed.", "you are correct"),
         ("Oh no! You’re right, the navigation went missing.", "you're right"),
         ("You\u200b’re right, I can't believe I missed that.", "you're right"),  # not a refusal
@@ -51,7 +58,7 @@ from tests.reflect.scenarios import Transcript
         # thirteenth round: the agent owns its mistake, or the person's frustration
         ("这是我的失误：我删掉了旧的配置文件。", "我的失误"),
         ("对，是我的问题，我没有读完整个文件。", "是我的问题"),
-        ("맞습니다! 설정 파일 경로가 틀렸네요.", "맞습니다"),
+        ("맞습니다. 설정 파일 경로가 틀렸네요.", "맞습니다"),
         ("I know this is frustrating! The cache still holds the old build.", "i know this is frustrating"),
         ("I understand you're frustrated. The port is still taken.", "i understand you're frustrated"),
         ("Entiendo tu frustración, el puerto sigue ocupado.", "entiendo tu frustración"),
@@ -85,6 +92,27 @@ def test_an_admission_opening_the_answer_is_found(answer, said):
         "这不是我的问题，是服务器返回了 500。",  # "this is not my problem"
         "这不是操作失误，是依赖版本不兼容。",
         "Frustrating timeouts like these usually come from the proxy.",  # names a frustration, owns none
+        # fourteenth round: agreement cheered, as agents answer a new request or the person's idea
+        "You're absolutely right! Let me rename the endpoints to readable names.",
+        "Excellent point! Here's the architecture using composition.",
+        "Good catch! I'll add the guard as well.",
+        "Tienes razón! Voy a crear una versión mejorada.",
+        "Você está certo! Vou criar uma versão melhorada.",
+        "您说得对！让我添加这个功能。",
+        "맞습니다! 그 기능을 추가하겠습니다.",
+        "You're absolutely right! Good catch, adding the guard.",
+        "Great point! Sorry, I can't change the vendor's schema.",
+        # a polite disagreement after an apology
+        "I apologize, but the button is still there on my end.",
+        "Sorry, but the test passes here: the fixture loads the old data.",
+        "Lo siento, pero el archivo sigue ahí.",
+        "Désolé, mais le fichier est bien là.",
+        "申し訳ありませんが、ボタンはまだ表示されています。",
+        "抱歉，但是这个按钮在我这里还在。",
+        "죄송하지만 버튼은 아직 있습니다.",
+        # a dialogue the agent quotes, not its own opening words
+        "User: the header is gone\nAssistant: You're right, I removed it.",
+        "Example:\nYou're right, my mistake.",
         "",
     ],
 )
@@ -107,8 +135,8 @@ def test_classify_hears_the_answer_but_never_after_a_sessions_first_message(caps
         monkeypatch,
         [
             {"text": said, "agent_before": "I loop over the items."},
-            {"text": said, "agent_before": "I loop.", "agent_after": "You're right! Using it."},
-            {"text": said, "first": True, "agent_after": "You're right! Using it."},
+            {"text": said, "agent_before": "I loop.", "agent_after": "You're right, using it."},
+            {"text": said, "first": True, "agent_after": "You're right, using it."},
             {"text": said, "agent_after": "Sorry, I can't do that."},
             {
                 "text": "npm",
@@ -163,7 +191,7 @@ def test_observe_hears_a_correction_the_agent_admitted(tmp_path, capsys):
         t.tool("Edit", {"file_path": "src/timeline.js", "old_string": "a", "new_string": "b"}, "ok")
         t.say("I loop over the items and hide each empty group.")
         t.user(said)
-        t.say("You're absolutely right! Using the library's visible property is much cleaner.")
+        t.say("You're absolutely right. Using the library's visible property is much cleaner.")
         t.tool("Edit", {"file_path": "src/timeline.js", "old_string": "b", "new_string": "c"}, "ok")
         t.say("Done: the groups use group.visible now.")
 
@@ -243,7 +271,7 @@ def test_observe_hears_the_answer_after_claude_codes_empty_text_placeholder(tmp_
         t.user(said)
         t.say("(no content)")  # Claude Code's text block for an empty one, before a call
         t.tool("Read", {"file_path": "src/timeline.js"}, "const groups = …")
-        t.say("You're absolutely right! The library's visible property does it.")
+        t.say("You're absolutely right. The library's visible property does it.")
 
     runs = _observed(tmp_path, capsys, build)
     assert [r["request"] for r in runs if "user_correction" in r["signals"]] == [said]

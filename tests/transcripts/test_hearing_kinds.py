@@ -460,6 +460,20 @@ def test_a_dont_that_is_no_urgent_order_forbids_nothing(text, before):
         # the order to stop, said to the agent at the start of a sentence
         "Stop wasting my time and run the tests.",
         "ok. quit wasting my time, just fix the import",
+        # fourteenth round: the order, "don't waste" too, in every lexicon language
+        "Don't waste my time, the build still fails",
+        "Deja de hacerme perder el tiempo",
+        "Arrête de me faire perdre mon temps",
+        "Verschwende nicht meine Zeit",
+        "Не трать моё время",
+        "Не марнуй мій час",
+        "Nie marnuj mojego czasu",
+        "Non farmi perdere tempo",
+        "Não me faça perder tempo",
+        "别浪费我的时间",
+        "時間を無駄にしないで",
+        "내 시간 낭비하지 마",
+        "jangan buang waktu saya",
     ],
 )
 def test_telling_the_agent_it_wastes_the_persons_time_is_a_correction(text):
@@ -473,6 +487,8 @@ def test_telling_the_agent_it_wastes_the_persons_time_is_a_correction(text):
         "Automate the release so I stop wasting my time on it",
         "this script saves me from wasting my time on manual deploys",
         "Add a button so reviewers stop wasting my time with pings",
+        "I don't waste my time on flaky tests, delete them",
+        "don't waste time on the old parser, rewrite it",
     ],
 )
 def test_the_person_wasting_their_own_time_is_no_correction(text):

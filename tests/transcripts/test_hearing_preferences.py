@@ -164,7 +164,63 @@ def test_a_language_deep_in_a_long_first_task_is_about_its_documents(text):
         "Build a chatbot that replies in Italian",
         "Add i18n so users can speak to the bot in Italian",
         "Write the app's UI in Spanish: a todo list with due dates",
+        # fourteenth round: a product's words, in every lexicon language
+        "Make sure the product's labels are always in English",
+        "Asegúrate de que las etiquetas del producto estén siempre en inglés",
+        "Stelle sicher, dass die Beschriftungen des Produkts immer auf Englisch sind",
+        "确保产品的标签全部用英文",
     ],
 )
 def test_the_language_another_speaker_talks_in_is_no_preference(text):
     assert preference(text, first=True) is None and preference(text) is None
+
+
+# Fourteenth round: how the agent talks from now on, said as "don't waste my time with …"
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Don't waste my time with long explanations",
+        "No me hagas perder el tiempo con explicaciones largas",
+        "Verschwende nicht meine Zeit mit langen Erklärungen",
+        "Не трать моё время на длинные объяснения",
+        "Ne me fais pas perdre mon temps avec de longues explications",
+    ],
+)
+def test_not_wasting_the_persons_time_with_a_way_of_talking_is_a_preference(text):
+    assert preference(text) is not None
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["don't waste my time, the build still fails", "I don't waste my time with flaky tests, delete them"],
+)
+def test_time_wasted_on_this_task_sets_no_preference(text):
+    assert preference(text) is None
+
+
+# Fourteenth round: an order to stop what the agent is doing now corrects it; it sets no standing
+# preference, unless it stops the agent asking
+@pytest.mark.parametrize(
+    "text",
+    [
+        "stop using the old client, call the new one",
+        "Para de tentar abrir o arquivo",
+        "хватит гадать, поищи в документации",
+        "deja de usar npm en este paso",
+    ],
+)
+def test_an_order_to_stop_what_the_agent_does_now_sets_no_preference(text):
+    assert preference(text) is None and hear(load_lexicons(), text, DONE).correction
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "stop asking me for confirmation",
+        "Перестань спрашивать меня",
+        "hör auf zu fragen",
+        "deja de preguntarme",
+    ],
+)
+def test_an_order_to_stop_asking_is_a_preference(text):
+    assert preference(text) is not None
