@@ -16,6 +16,7 @@ from evolve.store.diagnosis import no_repository_in
 from evolve.store.history import Commit, build_message
 from evolve.store.identity import Identity, person_identity
 from evolve.store.repo import Repo, init_repo
+from evolve.workspace import conflicts
 from evolve.workspace import memo as memo_mod
 
 TYPE_CHECKING = False  # typing's own flag without importing typing (a command's start)
@@ -190,8 +191,13 @@ class Agent:
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             return ""
 
-    def memo_problems(self) -> list[str]:
-        return memo_mod.problems(self.memo_text(), self.config.limits.memo_section_chars)
+    def memo_problems(self, section_chars: int | None = None) -> list[str]:
+        """memo.md's problems, its conflict markers by its own conflict-marker-size."""
+        text = self.memo_text()
+        if section_chars is None:
+            section_chars = self.config.limits.memo_section_chars
+        size = conflicts.smallest_markers(self.path, {memo_mod.MEMO_FILE: text})[memo_mod.MEMO_FILE]
+        return memo_mod.problems(text, section_chars, size)
 
     def skill_records(self) -> list[dict]:
         """Every skill with its validity and git-derived history, for `evolve skills`."""
@@ -242,7 +248,9 @@ class Agent:
         and waiting for them would hold every machine's lessons back.
         """
         paths = self.repo.dirty_paths()
-        conflicted = [p for p in paths if _holds_conflict(self.path / p)]
+        texts = {path: text for path in paths if (text := _text_of(self.path / path)) is not None}
+        marked = conflicts.conflicted(self.path, texts)  # by each file's own conflict-marker-size
+        conflicted = [p for p in paths if p in marked]
         if conflicted:  # e.g. a stash pop's conflict marked resolved with `git add` alone
             raise Busy(
                 f"{self.path / conflicted[0]} holds merge conflict markers (<<<<<<< ======= >>>>>>>); "
@@ -296,7 +304,7 @@ class Agent:
                     for p in skills_mod.load_skill(folder, limits.skill_body_tokens).problems
                 ]
         if memo_mod.MEMO_FILE in paths:
-            found += memo_mod.problems(self.memo_text(), limits.memo_section_chars)
+            found += self.memo_problems(limits.memo_section_chars)
         if "guards.toml" in paths:
             from evolve.workspace import guards
 
@@ -349,19 +357,15 @@ def _is_repository(path: Path) -> bool:
     return not path.is_symlink() and path.is_dir() and (path / ".git").exists()
 
 
-def _holds_conflict(path: Path) -> bool:
-    """Whether a person's text file holds a merge's conflict markers (links are not read)."""
+def _text_of(path: Path) -> str | None:
+    """A person's text file that could hold a merge's conflict markers, decoded; else None (no link read)."""
     try:
         if path.is_symlink() or not path.is_file() or path.stat().st_size > 4 << 20:
-            return False
+            return None
         raw = path.read_bytes()
     except OSError:
-        return False
-    return (
-        b"<<<<<<<" in raw
-        and b"\0" not in raw[:8000]
-        and memo_mod.has_conflict_markers(raw.decode("utf-8", "replace"))
-    )
+        return None
+    return raw.decode("utf-8", "replace") if conflicts.may_hold(raw) else None
 
 
 def _refuse_removed(home: Home, name: str) -> None:
