@@ -17,7 +17,7 @@ from evolve.store.git import GitError
 from evolve.sync.status import remote_problems
 from evolve.transcripts.redact import secret_warnings
 from evolve.workspace import skills as skills_mod
-from evolve.workspace.agent import Agent, list_agents, lost_agents, misnamed_agents
+from evolve.workspace.agent import Agent, linked_folders, list_agents, lost_agents, misnamed_agents
 from evolve.workspace.hold import hold_of
 from evolve.workspace.template import hooks_problems
 
@@ -87,6 +87,8 @@ def diagnose(home: Home, leftover: list[Path] | None = None) -> list[dict]:
         add(f"{name}: .git", no_repository_in(home.agent_dir(name)))
     for folder in misnamed_agents(home):
         add("agents", folder.said())
+    for link in linked_folders(home):
+        add("agents", link.said(), "warning")
     checks.installs(home, agents, add)
     _check_codex_trust(home, add)
     with ledger.opened(home.state_db) as conn:
