@@ -21,6 +21,8 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import IO
 
+from evolve.workspace.conflicts import PROBE  # a NUL in a file's first PROBE bytes: binary, no check reads on
+
 REFUSED = 65
 
 
@@ -29,9 +31,6 @@ def _staged_names(root: Path) -> list[str]:
 
     names = git(root, "diff", "--cached", "--name-only", "-z", "--diff-filter=ACMR", keep_index=True)
     return [name for name in names.decode("utf-8", "surrogateescape").split("\0") if name]
-
-
-PROBE = 8000  # a file with a NUL in its first PROBE bytes is binary: no conflict check reads on
 
 
 class Staged:
@@ -50,6 +49,8 @@ class Staged:
         self.in_fences = in_fences  # markers inside code blocks count too (`has_conflict_markers`)
         self.blobs: dict[str, bytes] = {}
         self._conflicted: dict[str, bool] = {}  # path → whether it holds a merge's markers
+        self.marker_sizes: dict[str, int] = {}  # of the files that could hold short markers only
+        self._unsure: dict[str, str] = {}  # path → text that may hold a conflict of shorter markers
         # a line per path, which git reads without its trailing CR: such a name is read alone
         batched = [p for p in dict.fromkeys(paths) if "\n" not in p and not p.endswith("\r")]
         if batched:
@@ -82,13 +83,15 @@ class Staged:
             blob = out.read(min(size, PROBE))
             if path in whole:
                 blob += out.read(size - len(blob))
+                self._judge(path, blob)
             elif b"\0" in blob:  # binary: no markers to look for
                 _skip(out, size - len(blob))
                 self._conflicted[path] = False
             else:
-                self._conflicted[path] = _has_markers(_read_whole(out, blob, size), self.in_fences)
+                self._judge(path, _read_whole(out, blob, size))
             self.blobs[path] = blob
             out.read(1)
+        self._settle()
         feeder.join()
         out.close()
         stderr = proc.stderr.read()
@@ -107,17 +110,42 @@ class Staged:
     def conflicted(self, path: str) -> bool:
         """Whether the staged file is text holding a merge's conflict markers."""
         if path not in self._conflicted:
-            self._conflicted[path] = _has_markers(self[path], self.in_fences)
+            self._judge(path, self[path])
+            self._settle()
         return self._conflicted[path]
 
+    def marker_size(self, path: str) -> int:
+        """The smallest conflict marker that counts in the staged file (its conflict-marker-size below 7)."""
+        from evolve.workspace.memo import MARKER_SIZE
 
-def _has_markers(raw: bytes | bytearray, in_fences: bool) -> bool:
-    """Whether `raw` is text holding a merge's markers (most files hold none of the three: not decoded)."""
-    if b"\0" in raw[:PROBE] or any(marker not in raw for marker in (b"<<<<<<<", b"=======", b">>>>>>>")):
-        return False
-    from evolve.workspace import memo as memo_mod
+        self.conflicted(path)
+        return self.marker_sizes.get(path, MARKER_SIZE)
 
-    return memo_mod.has_conflict_markers(raw.decode("utf-8", "replace"), in_fences)
+    def _judge(self, path: str, raw: bytes | bytearray) -> None:
+        """Decide whether `raw` holds markers; a file that could hold only shorter ones waits for _settle."""
+        from evolve.workspace import conflicts, memo
+
+        text = raw.decode("utf-8", "replace") if conflicts.may_hold(raw) else ""
+        if memo.has_conflict_markers(text, self.in_fences):
+            self._conflicted[path] = True
+        elif text:
+            self._unsure[path] = text
+        else:
+            self._conflicted[path] = False
+
+    def _settle(self) -> None:
+        """The waiting files judged by their own marker size: one `git check-attr` for all of them."""
+        if not self._unsure:
+            return
+        from evolve.workspace import conflicts, memo
+
+        sizes = conflicts.smallest_markers(self.root, self._unsure, self.in_fences)
+        for path, text in self._unsure.items():
+            self.marker_sizes[path] = sizes[path]
+            self._conflicted[path] = sizes[path] < memo.MARKER_SIZE and memo.has_conflict_markers(
+                text, self.in_fences, sizes[path]
+            )
+        self._unsure.clear()
 
 
 def _read_whole(stream: IO[bytes], head: bytes, size: int) -> bytearray:
@@ -185,7 +213,10 @@ def staged_problems(root: Path, names: list[str], staged: Staged) -> list[str]:
     for path in names:
         # the memo's own check (below) says it, but for a merge's conflict inside a code block
         said_below = path == memo_mod.MEMO_FILE and (
-            not staged.in_fences or memo_mod.has_conflict_markers(staged[path].decode("utf-8", "replace"))
+            not staged.in_fences
+            or memo_mod.has_conflict_markers(
+                staged[path].decode("utf-8", "replace"), marker_size=staged.marker_size(path)
+            )
         )
         if not said_below and staged.conflicted(path):
             problems.append(f"{path}: holds merge conflict markers (<<<<<<< ======= >>>>>>>); resolve them")
@@ -217,7 +248,8 @@ def staged_problems(root: Path, names: list[str], staged: Staged) -> list[str]:
             problems += [f"{path}: {p}" for p in skill.problems]
         else:
             text = raw.decode("utf-8", "replace")
-            problems += [f"{path}: {p}" for p in memo_mod.problems(text, cfg.limits.memo_section_chars)]
+            size = staged.marker_size(path)
+            problems += [f"{path}: {p}" for p in memo_mod.problems(text, cfg.limits.memo_section_chars, size)]
     return problems
 
 

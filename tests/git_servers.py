@@ -2,7 +2,8 @@
 
 - `GitDaemon`: `git daemon --export-all --enable=receive-pack` (git://) on a free port;
 - `SmartHttp`: `git http-backend` (smart HTTP, protocol v2, gzip and chunked bodies) behind a
-  small threaded Python HTTP server, with REMOTE_USER set so pushes are allowed;
+  small threaded Python HTTP server, with REMOTE_USER set so pushes are allowed; the bodies
+  stream both ways, so the client sees each byte the backend writes as it writes it;
 - `CutProxy`: a TCP proxy in front of a server that can be told to drop the connection once a
   client has sent N bytes (the server going away in the middle of a push).
 
@@ -130,22 +131,45 @@ class SmartHttp(Server):
             def do_POST(self) -> None:  # noqa: N802
                 self._cgi()
 
-            def _body(self) -> bytes:
+            def _feed(self, stdin) -> None:
+                """The request body into the backend as it arrives (chunked or not), then EOF.
+
+                Read whole even if the backend stops reading (its answer says why): what is
+                left would be taken for the connection's next request.
+                """
+                for data in self._body_parts():
+                    try:
+                        stdin.write(data)
+                        stdin.flush()
+                    except OSError:
+                        pass
+                try:
+                    stdin.close()
+                except OSError:
+                    pass
+
+            def _body_parts(self):
                 if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
-                    data = b""
-                    while True:
-                        size = int(self.rfile.readline().strip().split(b";")[0], 16)
-                        if size == 0:
-                            self.rfile.readline()
-                            return data
-                        data += self.rfile.read(size)
+                    while size := int(self.rfile.readline().strip().split(b";")[0], 16):
+                        yield self.rfile.read(size)
                         self.rfile.readline()
-                return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                    self.rfile.readline()  # the empty line after the last chunk
+                    return
+                left = int(self.headers.get("Content-Length") or 0)
+                while left > 0 and (data := self.rfile.read(min(left, 65536))):
+                    yield data
+                    left -= len(data)
+
+            def _send_chunk(self, data: bytes) -> None:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
 
             def _cgi(self) -> None:
+                # the backend's bytes go to the client as it writes them (chunked, the connection
+                # kept alive): an answer held until the backend exited left the client without a
+                # byte, even receive-pack's keep-alive packets, while a loaded machine ran it, and
+                # the client's low-speed limit cut the push ("Operation too slow")
                 path, _, query = self.path.partition("?")
                 server.requests.append(f"{self.command} {path}")
-                body = self._body() if self.command == "POST" else b""
                 env = {
                     "PATH": os.environ.get("PATH", ""),
                     "GIT_PROJECT_ROOT": str(server.root),
@@ -156,14 +180,30 @@ class SmartHttp(Server):
                     "PATH_INFO": path,
                     "QUERY_STRING": query,
                     "CONTENT_TYPE": self.headers.get("Content-Type", ""),
-                    "CONTENT_LENGTH": str(len(body)),
                     "HTTP_CONTENT_ENCODING": self.headers.get("Content-Encoding", ""),
                     "GIT_PROTOCOL": self.headers.get("Git-Protocol", ""),
                     "GIT_CONFIG_NOSYSTEM": "1",
                     "HOME": str(server.root),
                 }
-                proc = subprocess.run([backend], input=body, env=env, capture_output=True)
-                head, _, payload = proc.stdout.partition(b"\r\n\r\n")
+                if self.command == "POST" and self.headers.get("Content-Length"):
+                    env["CONTENT_LENGTH"] = self.headers["Content-Length"]  # else read to EOF (chunked)
+                proc = subprocess.Popen(
+                    [backend],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                    env=env,
+                )
+                assert proc.stdin is not None and proc.stdout is not None
+                feeder = threading.Thread(target=self._feed, args=(proc.stdin,), daemon=True)
+                if self.command == "POST":
+                    feeder.start()
+                else:
+                    proc.stdin.close()
+                head = b""
+                while b"\r\n\r\n" not in head and (data := proc.stdout.read1(65536)):
+                    head += data
+                head, _, payload = head.partition(b"\r\n\r\n")
                 status, headers = 200, []
                 for line in head.decode("latin-1").split("\r\n"):
                     key, _, value = line.partition(":")
@@ -174,9 +214,17 @@ class SmartHttp(Server):
                 self.send_response(status)
                 for key, value in headers:
                     self.send_header(key, value)
-                self.send_header("Content-Length", str(len(payload)))
+                self.send_header("Transfer-Encoding", "chunked")
                 self.end_headers()
-                self.wfile.write(payload)
+                if payload:
+                    self._send_chunk(payload)
+                while data := proc.stdout.read1(65536):
+                    self._send_chunk(data)
+                self.wfile.write(b"0\r\n\r\n")
+                proc.stdout.close()
+                proc.wait()
+                if self.command == "POST":
+                    feeder.join()  # the body read whole: the connection's next request follows it
 
             def log_message(self, format: str, *args: object) -> None:  # noqa: A002
                 pass

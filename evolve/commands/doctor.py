@@ -16,9 +16,8 @@ from evolve.store.diagnosis import no_repository_in
 from evolve.store.git import GitError
 from evolve.sync.status import remote_problems
 from evolve.transcripts.redact import secret_warnings
-from evolve.workspace import memo as memo_mod
 from evolve.workspace import skills as skills_mod
-from evolve.workspace.agent import Agent, list_agents, lost_agents, misnamed_agents
+from evolve.workspace.agent import Agent, linked_folders, list_agents, lost_agents, misnamed_agents
 from evolve.workspace.hold import hold_of
 from evolve.workspace.template import hooks_problems
 
@@ -88,6 +87,8 @@ def diagnose(home: Home, leftover: list[Path] | None = None) -> list[dict]:
         add(f"{name}: .git", no_repository_in(home.agent_dir(name)))
     for folder in misnamed_agents(home):
         add("agents", folder.said())
+    for link in linked_folders(home):
+        add("agents", link.said(), "warning")
     checks.installs(home, agents, add)
     _check_codex_trust(home, add)
     with ledger.opened(home.state_db) as conn:
@@ -125,7 +126,7 @@ def diagnose(home: Home, leftover: list[Path] | None = None) -> list[dict]:
             )
         for rel, problem in _case_problems(agent.path):
             add(f"{name}: {rel}", f"{problem}; fix it there (the pre-commit hook checks a case)", "warning")
-        for problem in memo_mod.problems(agent.memo_text(), limits.memo_section_chars):
+        for problem in agent.memo_problems(limits.memo_section_chars):
             add(f"{name}: memo.md", _remedied(problem, "fix it in memo.md (the pre-commit hook checks it)"))
         for warning in secret_warnings(agent.memo_text()):
             add(f"{name}: memo.md", warning, "warning")

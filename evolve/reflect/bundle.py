@@ -34,8 +34,8 @@ from evolve.schedule import pending
 from evolve.store import ledger
 from evolve.transcripts import classify
 from evolve.transcripts.redact import Known, redact, remembered
+from evolve.workspace import conflicts, undo
 from evolve.workspace import memo as memo_mod
-from evolve.workspace import undo
 from evolve.workspace.authorship import text_authors
 
 MAX_SESSIONS = 5
@@ -228,7 +228,7 @@ def build_bundle(
 def _build(conn: sqlite3.Connection, agent, known: Known, now: float | None, reverted: list[str]) -> Bundle:
     config = agent.config
     memo_text = agent.memo_text()
-    if memo_mod.has_conflict_markers(memo_text):  # both sides of a merge are no evidence
+    if conflicts.conflicted(agent.path, {memo_mod.MEMO_FILE: memo_text}):  # both sides: no evidence
         memo_text = ""
     scored = pending.scored_runs(conn, agent.name, config, memo_text, judge=agent)
     since = ledger.last_reflection_at(conn, agent.name)

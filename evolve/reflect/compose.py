@@ -126,7 +126,7 @@ class _Composer:
             raise Reject(f"skill '{name}' is broken; a person must fix it first")
         if skill.pinned:
             raise Reject(f"skill '{name}' is pinned; only a person may change it")
-        if memo_mod.has_conflict_markers(skill.text):
+        if memo_mod.has_conflict_markers(skill.text, marker_size=skill.marker_size):
             raise Reject(f"skill '{name}' holds merge conflict markers; a person must resolve them first")
         return authored(skill.text, skill.authors)
 

@@ -23,6 +23,7 @@ from evolve.reflect.evalcase import CaseFiles
 from evolve.store.history import clean_line
 from evolve.transcripts.redact import find_invisible, find_secrets, make_visible, redact
 from evolve.workspace import memo as memo_mod
+from evolve.workspace.memo import MARKER_SIZE
 from evolve.workspace.skills import SKILL_FILE, Skill
 
 CREATE, PATCH, RETIRE, MEMO, NOTHING, GUARD, UNGUARD = (
@@ -140,7 +141,8 @@ class SkillSnapshot:
     """One skill folder as the plan needs it (`text` is the whole SKILL.md).
 
     `authors`: per line of `text`, True when a person wrote it; `person_files`: a person
-    wrote another file of the folder; `symlink`: SKILL.md (or its folder) is a link.
+    wrote another file of the folder; `symlink`: SKILL.md (or its folder) is a link;
+    `marker_size`: its `conflict-marker-size` when below git's 7 (workspace.conflicts).
     """
 
     name: str
@@ -151,6 +153,7 @@ class SkillSnapshot:
     authors: tuple[bool, ...] = ()
     person_files: bool = False
     symlink: bool = False
+    marker_size: int = MARKER_SIZE
 
 
 @dataclass(frozen=True)

@@ -14,11 +14,12 @@ from typing import Any
 
 from evolve.reflect.operations import GUARD_OPS, GUARDS_FILE, SkillSnapshot, SkillState
 from evolve.store.history import Commit
+from evolve.workspace import conflicts
 from evolve.workspace.agent import Agent
 from evolve.workspace.authorship import line_authors
 from evolve.workspace.curate import folder_files
 from evolve.workspace.lessons import case_files
-from evolve.workspace.memo import MEMO_FILE, has_conflict_markers
+from evolve.workspace.memo import MEMO_FILE
 
 
 def answer_targets(source: Mapping[str, Any]) -> set[str]:
@@ -52,7 +53,9 @@ def current_state(
     """
     targets = answer_targets(source)
     snapshots = []
-    for skill in agent.skills():
+    skills = agent.skills()
+    sizes = conflicts.smallest_markers(agent.path, {f"skills/{s.name}/SKILL.md": s.text for s in skills})
+    for skill in skills:
         link = skill.path.is_symlink() or skill.path.parent.is_symlink()
         authors: tuple[bool, ...] = ()
         if skill.name in targets and not link:
@@ -67,13 +70,14 @@ def current_state(
                 authors,
                 skill.name in targets and person_files(agent, skill.name, commits),
                 link,
+                sizes[f"skills/{skill.name}/SKILL.md"],
             )
         )
     return SkillState.build(
         snapshots,
         agent.memo_text(),
         memo_authors=_authors(agent, MEMO_FILE, agent.memo_text(), commits),
-        memo_refusal=_unwritable(agent.memo_path, "a file") or _conflicted(agent.memo_text()),
+        memo_refusal=_unwritable(agent.memo_path, "a file") or _conflicted(agent),
         skills_refusal=_unwritable(agent.skills_dir, "a folder"),
         cases=case_files(agent, commits),
         **_guards_state(agent, source, commits),
@@ -106,8 +110,8 @@ def _authors(agent: Agent, path: str, text: str, commits: Mapping[str, Commit]) 
     return tuple(authors) if authors is not None else (True,) * (text.count("\n") + 1)
 
 
-def _conflicted(text: str) -> str:
-    if has_conflict_markers(text):
+def _conflicted(agent: Agent) -> str:
+    if conflicts.conflicted(agent.path, {MEMO_FILE: agent.memo_text()}):
         return "memo.md holds merge conflict markers; a person must resolve them first"
     return ""
 

@@ -1,17 +1,18 @@
 """The memo as a new session sees it: the one renderer, for the hook and `evolve prompt`.
 
-On the session-start hot path: the standard library (os) and evolve.workspace.memo
-only. Every section with content is shown, in the memo's order, the person's own
-sections and any text above the first section included: what a person wrote for the
-agent is never silently dropped. `memo_view` also says which bullets (lessons) made it
-into the text whole: what the session's context carried, recorded with its impressions.
+On the session-start hot path: the standard library (os), evolve.workspace.memo and
+conflicts (git only for a memo that could hold short conflict markers). Every section
+with content is shown, in the memo's order, the person's own sections and any text above
+the first section included: what a person wrote for the agent is never silently dropped.
+`memo_view` also says which bullets (lessons) made it into the text whole: what the
+session's context carried, recorded with its impressions.
 """
 
 from __future__ import annotations
 
 import os
 
-from evolve.workspace import memo
+from evolve.workspace import conflicts, memo
 
 MEMO_TITLE = "# Memo (what I learned in earlier sessions)"
 DEFAULT_PROMPT_CHARS = 8000  # = config.LimitsConfig (a test checks): no TOML parse when unset
@@ -56,7 +57,8 @@ def memo_view(
     ids. A bullet the budget cut, or a memo left out, is not shown: only lessons the
     session could read count as in its context.
     """
-    if memo.has_conflict_markers(memo_text):
+    folder = os.path.dirname(memo_path)  # noqa: PTH120 - no pathlib on the hot path
+    if conflicts.conflicted(folder, {memo.MEMO_FILE: memo_text}):
         note = f"{MEMO_TITLE}\n\n(left out: {os.fspath(memo_path)} holds unresolved merge conflict markers)"
         return (note if len(note) <= room else ""), {}
     parts = []

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,7 @@ from evolve.reflect.planstate import answer_targets, refusal
 from evolve.store.history import FOR_REVIEW, Commit
 from evolve.store.repo import NOTES, Entry, Repo
 from evolve.store.worktree import LINK
+from evolve.workspace import conflicts
 from evolve.workspace import memo as memo_mod
 from evolve.workspace.agent import Agent
 from evolve.workspace.authorship import line_authors, made_by_evolve
@@ -266,6 +267,9 @@ def state_at(agent: Agent, rev: str, source: Mapping[str, Any], commits: Mapping
         return tuple(line_authors(repo, path, commits, agent.evolve_emails, rev) or ())
 
     snapshots = []
+    sizes = conflicts.smallest_markers(  # the skills' conflict-marker-size, as the work tree says
+        agent.path, {p: _decoded(blobs.get(entries[p][1])) for p in wanted if p.endswith(f"/{SKILL_FILE}")}
+    )
     for name, files in sorted(folders.items()):
         skill_md = files.get(SKILL_FILE)
         link = any(e[0] == LINK for e in (skill_md, files.get("")) if e)  # the file or the folder
@@ -277,7 +281,9 @@ def state_at(agent: Agent, rev: str, source: Mapping[str, Any], commits: Mapping
         mine = name in targets
         others = mine and any(any(authors(f"skills/{name}/{r}")) for r in files if r not in (SKILL_FILE, ""))
         lines = authors(f"skills/{name}/{SKILL_FILE}") if mine else ()
-        snapshots.append(SkillSnapshot(name, skill.valid, skill.pinned, skill.body, text, lines, others))
+        size = sizes[f"skills/{name}/{SKILL_FILE}"]
+        snapshot = SkillSnapshot(name, skill.valid, skill.pinned, skill.body, text, lines, others)
+        snapshots.append(replace(snapshot, marker_size=size))
     memo = entries.get(memo_mod.MEMO_FILE)
     memo_link = memo is not None and memo[0] == LINK
     memo_text = "" if memo is None or memo_link else _decoded(blobs.get(memo[1]))

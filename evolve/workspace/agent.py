@@ -16,6 +16,7 @@ from evolve.store.diagnosis import no_repository_in
 from evolve.store.history import Commit, build_message
 from evolve.store.identity import Identity, person_identity
 from evolve.store.repo import Repo, init_repo
+from evolve.workspace import conflicts
 from evolve.workspace import memo as memo_mod
 
 TYPE_CHECKING = False  # typing's own flag without importing typing (a command's start)
@@ -39,6 +40,8 @@ class Agent:
         home = home if isinstance(home, Home) else Home.resolve(home)
         check_name(name, "agent")
         agent = cls(home, name)
+        if agent.path.is_symlink() and (link := linked_folder(home, name)) is not None:
+            raise UserError(link.said())  # one repository under two names would be two agents
         if not (agent.path / ".git").is_dir():
             if (agent.path / "agent.toml").is_file():  # an agent's folder whose repository is lost
                 raise UserError(f"agent {name!r} at {agent.path}: .git {no_repository_in(agent.path)}")
@@ -190,8 +193,13 @@ class Agent:
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             return ""
 
-    def memo_problems(self) -> list[str]:
-        return memo_mod.problems(self.memo_text(), self.config.limits.memo_section_chars)
+    def memo_problems(self, section_chars: int | None = None) -> list[str]:
+        """memo.md's problems, its conflict markers by its own conflict-marker-size."""
+        text = self.memo_text()
+        if section_chars is None:
+            section_chars = self.config.limits.memo_section_chars
+        size = conflicts.smallest_markers(self.path, {memo_mod.MEMO_FILE: text})[memo_mod.MEMO_FILE]
+        return memo_mod.problems(text, section_chars, size)
 
     def skill_records(self) -> list[dict]:
         """Every skill with its validity and git-derived history, for `evolve skills`."""
@@ -242,7 +250,9 @@ class Agent:
         and waiting for them would hold every machine's lessons back.
         """
         paths = self.repo.dirty_paths()
-        conflicted = [p for p in paths if _holds_conflict(self.path / p)]
+        texts = {path: text for path in paths if (text := _text_of(self.path / path)) is not None}
+        marked = conflicts.conflicted(self.path, texts)  # by each file's own conflict-marker-size
+        conflicted = [p for p in paths if p in marked]
         if conflicted:  # e.g. a stash pop's conflict marked resolved with `git add` alone
             raise Busy(
                 f"{self.path / conflicted[0]} holds merge conflict markers (<<<<<<< ======= >>>>>>>); "
@@ -296,7 +306,7 @@ class Agent:
                     for p in skills_mod.load_skill(folder, limits.skill_body_tokens).problems
                 ]
         if memo_mod.MEMO_FILE in paths:
-            found += memo_mod.problems(self.memo_text(), limits.memo_section_chars)
+            found += self.memo_problems(limits.memo_section_chars)
         if "guards.toml" in paths:
             from evolve.workspace import guards
 
@@ -349,19 +359,15 @@ def _is_repository(path: Path) -> bool:
     return not path.is_symlink() and path.is_dir() and (path / ".git").exists()
 
 
-def _holds_conflict(path: Path) -> bool:
-    """Whether a person's text file holds a merge's conflict markers (links are not read)."""
+def _text_of(path: Path) -> str | None:
+    """A person's text file that could hold a merge's conflict markers, decoded; else None (no link read)."""
     try:
         if path.is_symlink() or not path.is_file() or path.stat().st_size > 4 << 20:
-            return False
+            return None
         raw = path.read_bytes()
     except OSError:
-        return False
-    return (
-        b"<<<<<<<" in raw
-        and b"\0" not in raw[:8000]
-        and memo_mod.has_conflict_markers(raw.decode("utf-8", "replace"))
-    )
+        return None
+    return raw.decode("utf-8", "replace") if conflicts.may_hold(raw) else None
 
 
 def _refuse_removed(home: Home, name: str) -> None:
@@ -386,16 +392,76 @@ def list_agents(home: Home, known: frozenset[str] | set[str] = frozenset()) -> l
     `known`: names the caller knows to be agents already (the ledger's): their folder is
     enough, so a cycle over 1,000 agents makes no stat call per agent.
     """
-    try:
-        with os.scandir(home.agents_dir) as entries:
-            folders = [(e.name, e.path) for e in entries if e.is_dir() and not e.name.startswith(".")]
-    except (FileNotFoundError, NotADirectoryError):
-        return []
+    folders = _folders(home)
+    links = _links(home, folders)
     return sorted(
         name
-        for name, path in folders
-        if name in known or (os.path.isdir(path + "/.git") and name_problem(name) is None)  # noqa: PTH112 - hot
+        for name, path, _link in folders
+        if name not in links
+        and (name in known or (os.path.isdir(path + "/.git") and name_problem(name) is None))  # noqa: PTH112 - hot
     )
+
+
+def _folders(home: Home) -> list[tuple[str, str, bool]]:
+    """(name, path, is a link) of each folder under agents/ (a link to a folder too), dot-folders left out."""
+    try:
+        with os.scandir(home.agents_dir) as entries:
+            return [
+                (e.name, e.path, e.is_symlink()) for e in entries if e.is_dir() and not e.name.startswith(".")
+            ]
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
+def _links(home: Home, folders: list[tuple[str, str, bool]]) -> dict[str, str]:
+    """Link name → the agent it leads to, for each link under agents/ to a folder another name holds.
+
+    One repository reached under two names would be observed, reflected and synced twice,
+    two writers of one branch: only one name is the agent — the folder itself, or, for links
+    to a folder outside agents/, the first link by name. Only links cost a realpath.
+    """
+    if not any(link for _name, _path, link in folders):
+        return {}
+    inside = os.path.realpath(home.agents_dir)
+    owners = {os.path.join(inside, name): name for name, _path, link in folders if not link}  # noqa: PTH118
+    aliases: dict[str, str] = {}
+    for name, path, link in sorted(folders):
+        if link:
+            real = os.path.realpath(path)
+            if real in owners:
+                aliases[name] = owners[real]
+            else:
+                owners[real] = name
+    return aliases
+
+
+@dataclass(frozen=True)
+class LinkedFolder:
+    """A link under agents/ to another agent's folder: a second name for that agent, not an agent."""
+
+    folder: Path
+    agent: str
+
+    def said(self) -> str:
+        """The one line a person reads (quoted: a name may hold a newline)."""
+        return (
+            f"{str(self.folder)!r} is a link to agent {self.agent!r}, not an agent of its own: nothing is "
+            f"observed, reflected or synced through it; use {self.agent!r} (the link may be removed)"
+        )
+
+    def to_dict(self) -> dict:
+        return {"folder": str(self.folder), "agent": self.agent, "problem": self.said()}
+
+
+def linked_folders(home: Home) -> list[LinkedFolder]:
+    """The links under agents/ that lead to another agent's folder, by name."""
+    links = _links(home, _folders(home))
+    return [LinkedFolder(home.agents_dir / name, agent) for name, agent in sorted(links.items())]
+
+
+def linked_folder(home: Home, name: str) -> LinkedFolder | None:
+    """The link `name` under agents/ if it leads to another agent's folder, else None."""
+    return next((link for link in linked_folders(home) if link.folder.name == name), None)
 
 
 def lost_agents(home: Home) -> list[str]:
@@ -407,8 +473,11 @@ def lost_agents(home: Home) -> list[str]:
     if not home.agents_dir.is_dir():
         return []
     found = {p.parent.name for p in home.agents_dir.glob("*/agent.toml") if not p.parent.name.startswith(".")}
+    links = _links(home, _folders(home))
     return sorted(
-        name for name in found if not (home.agent_dir(name) / ".git").is_dir() and name_problem(name) is None
+        name
+        for name in found - links.keys()
+        if not (home.agent_dir(name) / ".git").is_dir() and name_problem(name) is None
     )
 
 
@@ -443,7 +512,9 @@ def misnamed_agents(home: Home) -> list[MisnamedFolder]:
     except (FileNotFoundError, NotADirectoryError):
         return []
     taken = [name for name, _ in listed]  # and each name offered: two folders are never offered one
+    links = _links(home, _folders(home))  # a second name for an agent: no agent to rename
     found = []
+    listed = [(name, is_dir) for name, is_dir in listed if name not in links]
     for folder in sorted(home.agents_dir / name for name, is_dir in listed if is_dir and name[0] != "."):
         if name_problem(folder.name) and ((folder / ".git").exists() or (folder / "agent.toml").exists()):
             offered = suggested_name(folder.name, [name for name in taken if name != folder.name])

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from evolve.workspace import conflicts
 from evolve.workspace import memo as memo_mod
 from evolve.workspace.agent import LEARNED, Agent
 
@@ -66,17 +67,20 @@ def marked_files(agent: Agent) -> list[str]:
     skills = agent.skills_dir
     if skills.is_dir() and not skills.is_symlink():
         paths += sorted(f"skills/{entry.name}/SKILL.md" for entry in skills.iterdir() if entry.is_dir())
-    return [path for path in paths if _marked(agent, path)]
+    texts = {path: text for path in paths if (text := _text(agent, path)) is not None}
+    marked = conflicts.conflicted(agent.path, texts)  # by each file's own conflict-marker-size
+    return [path for path in paths if path in marked]
 
 
-def _marked(agent: Agent, path: str) -> bool:
+def _text(agent: Agent, path: str) -> str | None:
+    """The file's text if it could hold conflict markers (never through a link)."""
     target = agent.path / path
     try:
         if target.is_symlink() or target.parent.is_symlink() or not target.is_file():
-            return False
+            return None
         if target.stat().st_size > MAX_READ:
-            return False
+            return None
         raw = target.read_bytes()
     except OSError:
-        return False
-    return b"<<<<<<<" in raw and memo_mod.has_conflict_markers(raw.decode("utf-8", "replace"))
+        return None
+    return raw.decode("utf-8", "replace") if conflicts.may_hold(raw) else None

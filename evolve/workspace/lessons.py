@@ -19,7 +19,7 @@ from evolve.store.fixed import asked_once
 from evolve.store.git import GitError
 from evolve.store.history import Commit, read_commits
 from evolve.store.repo import Repo
-from evolve.workspace import authorship
+from evolve.workspace import authorship, conflicts
 from evolve.workspace import memo as memo_mod
 from evolve.workspace.cases import EVALS, case_folder, case_lesson
 from evolve.workspace.skills import SKILL_FILE
@@ -79,7 +79,7 @@ def skill_lesson(name: str, text: str) -> Lesson:
 def current(agent: Agent) -> list[Lesson]:
     """The agent's lessons as its files hold them now: memo bullets, then skills by name."""
     memo_text = agent.memo_text()
-    if memo_mod.has_conflict_markers(memo_text):
+    if conflicts.conflicted(agent.path, {memo_mod.MEMO_FILE: memo_text}):
         memo_text = ""  # both sides of a merge are no lesson
     return memo_lessons(memo_text) + [skill_lesson(s.name, s.text) for s in agent.skills()]
 
@@ -99,7 +99,7 @@ class Snapshot:
                 f"{self.rev}:{memo_mod.MEMO_FILE}"
             )
             decoded = (text or b"").decode("utf-8", "replace")
-            if memo_mod.has_conflict_markers(decoded):
+            if conflicts.conflicted(self.repo.path, {memo_mod.MEMO_FILE: decoded}):
                 decoded = ""
             self._memo = {lesson.id: lesson for lesson in memo_lessons(decoded)}
         return self._memo

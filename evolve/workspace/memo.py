@@ -227,7 +227,10 @@ def newline_of(text: str) -> str:
     return "\n"
 
 
-def has_conflict_markers(text: str, in_fences: bool = False) -> bool:
+MARKER_SIZE = 7  # git's, unless a person's conflict-marker-size says more
+
+
+def has_conflict_markers(text: str, in_fences: bool = False, marker_size: int = MARKER_SIZE) -> bool:
     """The full `<<<<<<< ` / `=======` / `>>>>>>> ` triple of a merge, opened outside a fence.
 
     Only the opening marker is judged by the fences: an example inside a code block starts
@@ -235,20 +238,23 @@ def has_conflict_markers(text: str, in_fences: bool = False) -> bool:
     (which leave the rest of the file "fenced" to a Markdown reader). `in_fences`: while a
     merge is being committed, a conflict of lines inside a code block (git marks it there) counts.
     A marker is 7 characters, or as many as the opening's (`conflict-marker-size` in a
-    person's .gitattributes makes them longer), the same in all three.
+    person's .gitattributes makes them longer), the same in all three. `marker_size`: the
+    file's own `conflict-marker-size` when below 7 (workspace.conflicts reads it from git):
+    shorter markers count only then, as `>>>` quotes and `===` underlines are ordinary text.
     Every opening counts, the first of each size (a line of `<` of another size, a label
     after it, no separator of its own, hides no conflict after it). The markers are found
     by str.find, line by line only where fences decide: a file of millions of lines is read in C.
     """
-    if "=======" not in text:
+    smallest = min(marker_size, MARKER_SIZE)  # a larger size: git's and longer still count
+    if "=" * smallest not in text:
         return False
     if in_fences or ("```" not in text and "~~~" not in text):
-        openings: Iterator[tuple[int, int]] = _marker_lines(text, "<", True)
+        openings: Iterator[tuple[int, int]] = _marker_lines(text, "<", True, smallest)
     else:
         openings = (
             (at, size)
             for at, line, _heading, fenced in _scan(text)
-            if not fenced and (size := _opening_size(line, at == 0))
+            if not fenced and (size := _opening_size(line, at == 0, smallest))
         )
     tried: set[int] = set()  # only the first opening of a size matters: a later one finds less after it
     later: list[dict[int, list[int]]] = []  # every separator's and closing's line, by size (read once)
@@ -256,12 +262,12 @@ def has_conflict_markers(text: str, in_fences: bool = False) -> bool:
         if size in tried:
             continue
         if not tried:  # the first opening, looked for directly: a real conflict is read no further
-            separator = _marker_line(text, "=", opening, False, size)[0]
-            if separator >= 0 and _marker_line(text, ">", separator, True, size)[0] >= 0:
+            separator = _marker_line(text, "=", opening, False, smallest, size)[0]
+            if separator >= 0 and _marker_line(text, ">", separator, True, smallest, size)[0] >= 0:
                 return True
         else:
             if not later:
-                later += [_by_size(_marker_lines(text, "=", False)), _by_size(_marker_lines(text, ">", True))]
+                later += [_by_size(_marker_lines(text, c, c == ">", smallest)) for c in "=>"]
             separator = _first_after(later[0].get(size, []), opening)
             if separator >= 0 and _first_after(later[1].get(size, []), separator) >= 0:
                 return True
@@ -271,12 +277,12 @@ def has_conflict_markers(text: str, in_fences: bool = False) -> bool:
     return False
 
 
-def _marker_lines(text: str, char: str, labelled: bool) -> Iterator[tuple[int, int]]:
-    """(start, size) of every marker line of `char`s, any size from MARKER_SIZE, in order."""
-    at, size = _marker_line(text, char, 0, labelled)
+def _marker_lines(text: str, char: str, labelled: bool, smallest: int) -> Iterator[tuple[int, int]]:
+    """(start, size) of every marker line of `char`s, any size from `smallest`, in order."""
+    at, size = _marker_line(text, char, 0, labelled, smallest)
     while at >= 0:
         yield at, size
-        at, size = _marker_line(text, char, at + size, labelled)
+        at, size = _marker_line(text, char, at + size, labelled, smallest)
 
 
 def _by_size(lines: Iterator[tuple[int, int]]) -> dict[int, list[int]]:
@@ -299,9 +305,6 @@ def _first_after(positions: list[int], at: int) -> int:
     return positions[low] if low < len(positions) else -1
 
 
-MARKER_SIZE = 7  # git's, unless a person's conflict-marker-size says more
-
-
 def _run_end(text: str, char: str, at: int) -> int:
     """Where the run of `char` going on at `at` ends: strides that double, then halve (in C; no re here)."""
     stride = 8
@@ -315,28 +318,30 @@ def _run_end(text: str, char: str, at: int) -> int:
     return at
 
 
-def _opening_size(line: str, first: bool) -> int:
+def _opening_size(line: str, first: bool, smallest: int) -> int:
     """The size of a merge's opening marker the line is (`<<<<<<< ours` or the bare marker); 0: none."""
     body = line.rstrip("\r\n")
     if first:
         body = body.removeprefix(BOM)
     size = len(body) - len(body.lstrip("<"))
-    return size if size >= MARKER_SIZE and body[size : size + 1] in ("", " ") else 0
+    return size if size >= smallest and body[size : size + 1] in ("", " ") else 0
 
 
-def _marker_line(text: str, char: str, start: int, labelled: bool, size: int = 0) -> tuple[int, int]:
+def _marker_line(
+    text: str, char: str, start: int, labelled: bool, smallest: int, size: int = 0
+) -> tuple[int, int]:
     """(start, size) of the first line from `start` that is a marker of `char`s; (-1, 0) if none.
 
-    The marker is `size` characters, or (0) any run of at least MARKER_SIZE; `labelled`: a
+    The marker is `size` characters, or (0) any run of at least `smallest`; `labelled`: a
     label may follow it after a space. A candidate that does not start a line sends the search
     to the next line; the line breaks are searched for forwards only, so the whole walk reads
     the text a few times.
     """
-    at = text.find(char * (size or MARKER_SIZE), start)
+    at = text.find(char * (size or smallest), start)
     n = r = -2  # where the next LF / CR is (as in `_each_line`)
     while at >= 0:
         starts = at == 0 or text[at - 1] in "\r\n" or (at == 1 and text[0] == BOM)
-        after = at + (size or MARKER_SIZE)
+        after = at + (size or smallest)
         if starts and not size and text[after : after + 1] == char:  # longer than git's own size
             after = _run_end(text, char, after)
         ends = after == len(text) or text[after] in "\r\n" or (labelled and text[after] == " ")
@@ -345,7 +350,7 @@ def _marker_line(text: str, char: str, start: int, labelled: bool, size: int = 0
         n, r = _next_break(text, "\n", n, at), _next_break(text, "\r", r, at)
         if n < 0 and r < 0:
             return -1, 0
-        at = text.find(char * (size or MARKER_SIZE), (n if r < 0 or 0 <= n < r else r) + 1)
+        at = text.find(char * (size or smallest), (n if r < 0 or 0 <= n < r else r) + 1)
     return -1, 0
 
 
@@ -386,8 +391,11 @@ def replace_section(text: str, key: str, content: str) -> str:
     return f"{text}{separator}{newline}## {heading}{newline}{newline}{body}{newline}"
 
 
-def problems(text: str, section_chars: int) -> list[str]:
-    """Structural and length problems; a person's memo over a cap is reported, not cut."""
+def problems(text: str, section_chars: int, marker_size: int = MARKER_SIZE) -> list[str]:
+    """Structural and length problems; a person's memo over a cap is reported, not cut.
+
+    `marker_size`: the memo's `conflict-marker-size` (see has_conflict_markers).
+    """
     found = _sections(text)
     headings = [s.heading for s in found]
     issues = []
@@ -399,7 +407,7 @@ def problems(text: str, section_chars: int) -> list[str]:
         length = len(section_content(text, key))
         if length > section_chars:
             issues.append(f"memo section '{heading}' is {length} chars; at most {section_chars}")
-    if has_conflict_markers(text):
+    if has_conflict_markers(text, marker_size=marker_size):
         issues.append("memo.md holds merge conflict markers (<<<<<<< ======= >>>>>>>); resolve them")
     extra = [h for h in headings if h not in HEADINGS.values()]
     if extra:

@@ -1,0 +1,98 @@
+"""A link under agents/ to another agent's folder is a second name for that agent, not an agent.
+
+`ln -s alpha agents/beta` listed beta as an agent of its own (and `ln -s alpha "agents/My
+Link"` was offered a rename that would have made one): status, sync and the cycle would
+have worked on alpha's one repository under two names, two writers of one branch. Status
+and doctor say it in one line, offer no rename, and no command takes the link's name.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from evolve.home import Home
+from evolve.workspace.agent import linked_folders, list_agents, lost_agents, misnamed_agents
+from tests.helpers import git, git_out, make_agent, run_cli
+
+
+@pytest.fixture
+def links(evolve_home):
+    make_agent("alpha")
+    agents = evolve_home / "agents"
+    (agents / "beta").symlink_to("alpha")  # as `ln -s alpha beta` in agents/
+    (agents / "My Link").symlink_to(agents / "alpha")
+    return agents
+
+
+def said(agents, link: str) -> str:
+    return (
+        f"{str(agents / link)!r} is a link to agent 'alpha', not an agent of its own: nothing is observed, "
+        "reflected or synced through it; use 'alpha' (the link may be removed)"
+    )
+
+
+def test_status_says_each_link_in_one_line_and_offers_no_rename(links):
+    out = run_cli("status")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert [line for line in lines if "is a link to agent" in line] == [
+        said(links, "My Link"),
+        said(links, "beta"),
+    ]
+    assert not [line for line in lines if "rename" in line or "is no agent" in line]
+    data = json.loads(run_cli("status", "--json").stdout)
+    assert [a["name"] for a in data["agents"]] == ["alpha"] and data["misnamed_folders"] == []
+    assert data["linked_folders"] == [
+        {"folder": str(links / name), "agent": "alpha", "problem": said(links, name)}
+        for name in ("My Link", "beta")
+    ]
+    home = Home.resolve()
+    assert list_agents(home) == list_agents(home, {"alpha", "beta"}) == ["alpha"]  # a ledger's name too
+    assert misnamed_agents(home) == [] and lost_agents(home) == []
+
+
+def test_doctor_says_it_once_and_no_command_takes_the_links_name(links):
+    out = run_cli("doctor", "--json")
+    found = [p for p in json.loads(out.stdout)["findings"] if "is a link to agent" in p["problem"]]
+    assert [p["problem"] for p in found] == [said(links, "My Link"), said(links, "beta")]
+    assert all(p["level"] == "warning" for p in found)
+    for args in (
+        ["reflect", "beta", "--force"],
+        ["sync", "beta"],
+        ["observe", "beta"],
+        ["skills", "beta"],
+        ["remote", "beta"],
+    ):
+        refused = run_cli(*args)
+        assert refused.returncode == 1 and said(links, "beta") in refused.stderr, (args, refused.stderr)
+
+
+def test_a_sync_commits_and_pushes_once_through_the_agents_own_name(links, tmp_path):
+    server = tmp_path / "server.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(server)], check=True)
+    assert run_cli("remote", "alpha", str(server)).returncode == 0
+    alpha = links / "alpha"
+    (alpha / "memo.md").write_text((alpha / "memo.md").read_text() + "\n- a person's line\n")
+    before = int(git_out(alpha, "rev-list", "--count", "HEAD"))
+    out = run_cli("sync", "--json")
+    assert out.returncode == 0, out.stderr
+    assert [o["agent"] for o in json.loads(out.stdout)] == ["alpha"]
+    assert int(git_out(alpha, "rev-list", "--count", "HEAD")) == before + 1  # the person's edit, once
+    assert git_out(alpha, "rev-parse", "HEAD") == git(server, "rev-parse", "main").stdout.strip()
+    assert run_cli("sync", "--json").returncode == 0
+    assert int(git_out(alpha, "rev-list", "--count", "HEAD")) == before + 1
+
+
+def test_a_link_to_a_folder_outside_the_home_is_still_that_agent(evolve_home, tmp_path):
+    # a person who keeps the repository elsewhere and links it in: one name, one agent
+    make_agent("kept")
+    outside = tmp_path / "elsewhere"
+    (evolve_home / "agents" / "kept").rename(outside)
+    (evolve_home / "agents" / "kept").symlink_to(outside)
+    (evolve_home / "agents" / "second").symlink_to(outside)
+    home = Home.resolve()
+    assert list_agents(home) == ["kept"]
+    assert [(link.folder.name, link.agent) for link in linked_folders(home)] == [("second", "kept")]
