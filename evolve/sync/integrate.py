@@ -58,7 +58,7 @@ def integrate(
         rewritten = before is not None and not repo.is_ancestor(before, server)
         if rewritten and not accept_rewrite:
             raise Refused(_rewrite_message(agent, before or "", server))
-        forward = repo.is_ancestor(local, server)
+        forward = not rewritten if before == local else repo.is_ancestor(local, server)  # one git call fewer
         base = local if forward else (before if rewritten else None) or repo.merge_base(local, server)
         if base is None:
             raise Refused(

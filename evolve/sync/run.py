@@ -278,5 +278,7 @@ def _server_after(view: refs.View, updates: list[tuple[str, str | None, str | No
 
 
 def _count(agent: Agent, old: str | None, new: str) -> int:
+    if old == new:  # nothing between a commit and itself: no git process to say so
+        return 0
     span = f"{old}..{new}" if old else new
     return int(agent.repo.text("rev-list", "--count", span) or 0)
