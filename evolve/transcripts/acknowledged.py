@@ -114,6 +114,22 @@ _AGREED = re.compile(
     r"|cert[oa]|pravdu|прав|haklı|benar|đúng|通り|说得对|說得對|说的对|맞"
 )
 _CHEERED = re.compile(r" ?[!！]")
+# The agent owning a mistake in its own words, right after a cheer ("You're right! I used the wrong
+# file", "Tienes razón! Me equivoqué") or after "Sorry, but" ("I apologize, but I misread the
+# config"): an admission still. A past verb before "the wrong" ("I'll add the wrong-type check" owns
+# nothing); the verbs of a mistake in each lexicon language
+_OWNED = re.compile(
+    r"\bi(?:'ve|'d| have| had| must have)?(?: (?:accidentally|mistakenly|completely|totally|also))?"
+    r" (?:forgot|missed|overlooked|broke|messed up|mixed up|misread|misunderstood|confused"
+    r"|(?:[a-z]+ed|put|chose|took|wrote|read|ran|set|made|gave|had|got|sent|built|hit|went|did|left)"
+    r"(?: [a-z]+){0,3} (?:the |a )?wrong)\b"
+    r"|me equivoqu|me confund|(?:se me )?olvid[éó]|equivocad|errei|me enganei|esqueci|errad[oa]"
+    r"|je me suis tromp|j'ai (?:oublié|cassé|mal )|ich habe (?:\w+ ){0,3}(?:falsch|vergessen|übersehen)"
+    r"|hab mich vertan|habe mich geirrt|ho sbagliato|mi sono sbagliat|ho dimenticato|sbagliat[oa]"
+    r"|ошиб|перепутал|забыл|не тот|не ту|помилив|переплутав|забув|pomylił|zapomniał|błędn"
+    r"|改错|弄错|搞错|写错|看错|用错|删错|忘了|漏了|遗漏|疏忽|間違え|見落と|勘違い|忘れて"
+    r"|잘못|놓쳤|깜빡|실수|yanlış|unuttum|saya salah|keliru|nhầm|quên|spletl|zapomněl"
+)
 
 
 def admission(agent_after: str) -> str | None:
@@ -124,16 +140,29 @@ def admission(agent_after: str) -> str | None:
         return None
     if "\n" in opening[: found.start()] or ":" in opening[: found.start()]:
         return None  # not its own opening words: a dialogue quoted ("User: …\nAssistant: You're right")
-    if _AGREED.search(found.group()) and _CHEERED.match(opening, found.end()):
+    if _AGREED.search(found.group()) and (cheer := _CHEERED.match(opening, found.end())):
+        if _OWNED.search(_next_sentence(opening, cheer.end())):
+            return found.group()  # "You're right! I used the wrong file."
         found = _ADMISSION.search(opening, found.end(), found.end() + LEAD)  # "You're right! My mistake, …"
         if found is None or _AGREED.search(found.group()):
             return None
     if _DISPUTED.search(opening, 0, found.start()) or _THANKED.match(opening, 0, found.start()):
         return None
     sentence = opening[found.end() :].split(".", 1)[0].split("\n", 1)[0]
-    if _APOLOGY.search(found.group()) and (_REFUSAL.search(sentence) or _APOLOGY_BUT.match(sentence)):
+    disagrees = _APOLOGY_BUT.match(sentence) and not _OWNED.search(sentence)  # not "Sorry, but I broke it"
+    if _APOLOGY.search(found.group()) and (_REFUSAL.search(sentence) or disagrees):
         return None
     return found.group()
+
+
+def _next_sentence(opening: str, start: int) -> str:
+    """The sentence opening at `start`, past the Markdown and emoji between ("! **I used …**")."""
+    rest = opening[start : start + 2 * LEAD].lstrip(_DECORATION)
+    end = _SENTENCE_END.search(rest)
+    return rest[: end.start()] if end else rest
+
+
+_SENTENCE_END = re.compile(r"[.!?。！？\n]")
 
 
 def _opening(agent_after: str) -> str:

@@ -62,6 +62,17 @@ from tests.reflect.scenarios import Transcript
         ("I know this is frustrating! The cache still holds the old build.", "i know this is frustrating"),
         ("I understand you're frustrated. The port is still taken.", "i understand you're frustrated"),
         ("Entiendo tu frustración, el puerto sigue ocupado.", "entiendo tu frustración"),
+        # a cheer, then the agent owns its mistake in its own words; "but" owning one too
+        ("Good catch! I forgot to bump the version in the lockfile.", "good catch"),
+        ("**You're right!** I pointed the script at the wrong bucket.", "you're right"),
+        ("¡Tienes razón! Me equivoqué de rama.", "tienes razón"),
+        ("Vous avez raison ! J'ai oublié la migration.", "vous avez raison"),
+        ("Du hast recht! Ich habe den Port falsch gesetzt.", "du hast recht"),
+        ("您说得对！我把端口写错了。", "说得对"),
+        ("Вы правы! Я забыл про миграцию.", "вы правы"),
+        ("맞습니다! 제가 포트를 잘못 설정했습니다.", "맞습니다"),
+        ("My apologies, but I overlooked the second call site.", "my apologies"),
+        ("Perdón, pero me confundí de servidor.", "perdón"),
     ],
 )
 def test_an_admission_opening_the_answer_is_found(answer, said):
