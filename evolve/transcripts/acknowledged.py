@@ -114,6 +114,10 @@ _AGREED = re.compile(
     r"|cert[oa]|pravdu|прав|haklı|benar|đúng|通り|说得对|說得對|说的对|맞"
 )
 _CHEERED = re.compile(r" ?[!！]")
+# A label's colon before the admission ("Assistant: You're right", "Example:\n"; "：" is folded to
+# ":"): a quoted dialogue. Not the colon of a time or an address ("At 09:15 — sorry about that"),
+# nor a line break alone ("Hmm!\nYou're right, …" are its own words)
+_LABEL = re.compile(r":(?![0-9/])")
 # The agent owning a mistake in its own words, right after a cheer ("You're right! I used the wrong
 # file", "Tienes razón! Me equivoqué") or after "Sorry, but" ("I apologize, but I misread the
 # config"): an admission still. A past verb before "the wrong" ("I'll add the wrong-type check" owns
@@ -138,7 +142,7 @@ def admission(agent_after: str) -> str | None:
     found = _ADMISSION.search(opening, 0, LEAD + 40)
     if found is None or found.start() > LEAD or opening.startswith(_CONFIRMING):
         return None
-    if "\n" in opening[: found.start()] or ":" in opening[: found.start()]:
+    if _LABEL.search(opening, 0, found.start()):
         return None  # not its own opening words: a dialogue quoted ("User: …\nAssistant: You're right")
     if _AGREED.search(found.group()) and (cheer := _CHEERED.match(opening, found.end())):
         if _OWNED.search(_next_sentence(opening, cheer.end())):

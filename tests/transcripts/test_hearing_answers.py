@@ -73,6 +73,10 @@ from tests.reflect.scenarios import Transcript
         ("맞습니다! 제가 포트를 잘못 설정했습니다.", "맞습니다"),
         ("My apologies, but I overlooked the second call site.", "my apologies"),
         ("Perdón, pero me confundí de servidor.", "perdón"),
+        # a line break or a colon before its own admission quotes nothing
+        ("Hmm!\nYou're right, the cron runs in UTC.", "you're right"),
+        ("Ok.\n\nMy mistake, the bucket name had a typo.", "my mistake"),
+        ("At 09:15 — sorry about that, the job ran twice.", "sorry about that"),
     ],
 )
 def test_an_admission_opening_the_answer_is_found(answer, said):
@@ -124,6 +128,8 @@ def test_an_admission_opening_the_answer_is_found(answer, said):
         # a dialogue the agent quotes, not its own opening words
         "User: the header is gone\nAssistant: You're right, I removed it.",
         "Example:\nYou're right, my mistake.",
+        'A typical reply would be: "Sorry about that, fixed."',
+        "Assistant：你说得对，我改错了。",
         "",
     ],
 )
