@@ -127,6 +127,8 @@ _OWNED = re.compile(
     r" (?:forgot|missed|overlooked|broke|messed up|mixed up|misread|misunderstood|confused"
     r"|(?:[a-z]+ed|put|chose|took|wrote|read|ran|set|made|gave|had|got|sent|built|hit|went|did|left)"
     r"(?: [a-z]+){0,3} (?:the |a )?wrong)\b"
+    r"|\bi(?:'ve| have)? (?:accidentally|mistakenly|wrongly|incorrectly)\b"
+    r"|\bi made an? (?:[a-z]+ )?(?:mistake|error)\b"
     r"|me equivoqu|me confund|(?:se me )?olvid[éó]|equivocad|errei|me enganei|esqueci|errad[oa]"
     r"|je me suis tromp|j'ai (?:oublié|cassé|mal )|ich habe (?:\w+ ){0,3}(?:falsch|vergessen|übersehen)"
     r"|hab mich vertan|habe mich geirrt|ho sbagliato|mi sono sbagliat|ho dimenticato|sbagliat[oa]"

@@ -73,6 +73,8 @@ from tests.reflect.scenarios import Transcript
         ("맞습니다! 제가 포트를 잘못 설정했습니다.", "맞습니다"),
         ("My apologies, but I overlooked the second call site.", "my apologies"),
         ("Perdón, pero me confundí de servidor.", "perdón"),
+        ("You're absolutely right! I made a silly error in the regex.", "you're absolutely right"),
+        ("Good point! I accidentally dropped the index in the migration.", "good point"),
         # a line break or a colon before its own admission quotes nothing
         ("Hmm!\nYou're right, the cron runs in UTC.", "you're right"),
         ("Ok.\n\nMy mistake, the bucket name had a typo.", "my mistake"),
