@@ -111,9 +111,11 @@ _APOLOGY_BUT = re.compile(
 # person's own idea as often as they admit a mistake; "You're right, the X …" or an apology admits
 _AGREED = re.compile(
     r"right|correct|point|observation|catch|spot|eye|call|razón|razão|raison|recht|ragione|gelijk|rację"
-    r"|cert[oa]|pravdu|прав|haklı|benar|đúng|通り|说得对|說得對|说的对|맞"
+    r"|cert[oa]|pravdu|прав|haklı|benar|đúng|通り|说得对|說得對|说的对|맞|observación|visto|vu|erkannt"
 )
-_CHEERED = re.compile(r" ?[!！]")
+# "!", or an emoji of cheer ("You're absolutely right 🎯", "**Great catch**!"); not a sheepish one
+# ("You're right 😅, the path was stale" admits)
+_CHEERED = re.compile(r"[ *_]*(?:[!！‼]|(?![🙏😅😬🤦])[\U0001F300-\U0001FAFF\u2600-\u27BF])")
 # A label's colon before the admission ("Assistant: You're right", "Example:\n"; "：" is folded to
 # ":"): a quoted dialogue. Not the colon of a time or an address ("At 09:15 — sorry about that"),
 # nor a line break alone ("Hmm!\nYou're right, …" are its own words)

@@ -79,6 +79,7 @@ from tests.reflect.scenarios import Transcript
         ("Hmm!\nYou're right, the cron runs in UTC.", "you're right"),
         ("Ok.\n\nMy mistake, the bucket name had a typo.", "my mistake"),
         ("At 09:15 — sorry about that, the job ran twice.", "sorry about that"),
+        ("You're right 😅, the cron string was off by an hour.", "you're right"),  # sheepish, no cheer
     ],
 )
 def test_an_admission_opening_the_answer_is_found(answer, said):
@@ -119,6 +120,11 @@ def test_an_admission_opening_the_answer_is_found(answer, said):
         "맞습니다! 그 기능을 추가하겠습니다.",
         "You're absolutely right! Good catch, adding the guard.",
         "Great point! Sorry, I can't change the vendor's schema.",
+        "You're absolutely right 🎯 Let me wire up the webhook.",  # an emoji cheers as "!" does
+        "**Great catch**! Adding the retry too.",
+        "¡Buena observación! Agrego la paginación.",
+        "Bien vu ! J'ajoute la pagination.",
+        "Gut erkannt! Ich ergänze die Paginierung.",
         # a polite disagreement after an apology
         "I apologize, but the button is still there on my end.",
         "Sorry, but the test passes here: the fixture loads the old data.",
