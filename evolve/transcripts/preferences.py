@@ -10,7 +10,15 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from evolve.transcripts.sentences import SENTENCE, SENTENCE_END, SHORT, is_question_at, opens_a_sentence, size
+from evolve.transcripts.sentences import (
+    SENTENCE,
+    SENTENCE_END,
+    SHORT,
+    is_question_at,
+    opens_a_sentence,
+    sentence_end,
+    size,
+)
 
 Spans = dict[str, list[tuple[str, int, int]]]  # kind -> (language, start, end), in text order
 
@@ -23,13 +31,16 @@ def preference(words: str, found: Spans, first: bool = False) -> tuple[str, str]
     long first task is about its documents).
     """
     spans = [span for span in found.get("standing", ()) if not _reminds(words, span)]
-    if "rule" in found and size(words) < SHORT:  # a rule of a long new request is its spec
-        spans += [span for span in found["rule"] if not _STOP_ORDER.match(words, span[1])]
+    rules = found.get("rule", []) if size(words) < SHORT else []  # a rule of a long new request is its spec
+    stops = [span for span in rules if _STOP_ORDER.match(words, span[1])]
+    spans += [span for span in rules if span not in stops]
 
     spans += [
         span
         for span in found.get("standing_lead", ())
-        if opens_a_sentence(words, span[1]) and not _describes(words, span) and not _reminds(words, span)
+        if (opens_a_sentence(words, span[1]) or _instead_of_a_stop(words, span, stops))
+        and not _describes(words, span)
+        and not _reminds(words, span)
     ]
     spans += [span for span in _answer_in_a_language(words, found) if not first or _opening(words, span)]
     for lang, start, end in sorted(spans, key=lambda span: span[1]):
@@ -46,6 +57,22 @@ _STOP_ORDER = re.compile(
     r"|досить|przestan),? "
     r"(?!(?:zu |se |me |mi )?(?:ask|frag|pregunt|demand|pergunt|спраш|питат|pyta|chied|bertanya|pt))"
 )
+
+
+def _instead_of_a_stop(words: str, span: tuple[str, int, int], stops: Sequence[tuple[str, int, int]]) -> bool:
+    """Whether an "always" / "never" cue follows a stop order in its sentence: what to do instead.
+
+    "stop using var, always use const", "deja de usar var, usa siempre const": the stop order
+    sets a rule for later once the same sentence says how to work from now on.
+    """
+    start = span[1]
+    return any(end <= start and _sentence_end_at(words, end) >= start for _, _, end in stops)
+
+
+def _sentence_end_at(words: str, index: int) -> int:
+    """Where the sentence holding `index` ends (the dot of "moment.js" ends none)."""
+    mark = sentence_end(words, index)
+    return mark.start() if mark else len(words)
 
 
 # A finished verb after "always" / "never" ("but never used", "so it always returns null"):

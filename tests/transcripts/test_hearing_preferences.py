@@ -224,3 +224,21 @@ def test_an_order_to_stop_what_the_agent_does_now_sets_no_preference(text):
 )
 def test_an_order_to_stop_asking_is_a_preference(text):
     assert preference(text) is not None
+
+
+@pytest.mark.parametrize(
+    ("text", "cue"),
+    [
+        ("stop using moment.js, always use date-fns", "always"),
+        ("stop adding type: ignore, never silence mypy again", "never"),
+        ("deja de usar console.log, usa siempre el logger", "siempre"),
+        ("хватит писать комментарии, всегда пиши docstring", "всегда"),
+        ("przestań używać print, zawsze używaj loggera", "zawsze"),
+    ],
+)
+def test_a_stop_order_saying_what_to_do_always_instead_is_a_preference(text, cue):
+    assert preference(text) == f"states a standing preference: “{cue}”"
+
+
+def test_a_stop_order_beside_what_always_happens_sets_no_preference():
+    assert preference("stop using the mock server, it always returns 200") is None
