@@ -474,6 +474,9 @@ def test_a_dont_that_is_no_urgent_order_forbids_nothing(text, before):
         "時間を無駄にしないで",
         "내 시간 낭비하지 마",
         "jangan buang waktu saya",
+        # after a dash, or as a list item: a sentence's start too
+        "fine - stop wasting my time with the mocks",
+        "Two things: 1) don't waste my time, 2) read the logs",
     ],
 )
 def test_telling_the_agent_it_wastes_the_persons_time_is_a_correction(text):

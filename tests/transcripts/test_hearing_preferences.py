@@ -184,6 +184,7 @@ def test_the_language_another_speaker_talks_in_is_no_preference(text):
         "Verschwende nicht meine Zeit mit langen Erklärungen",
         "Не трать моё время на длинные объяснения",
         "Ne me fais pas perdre mon temps avec de longues explications",
+        "For the review:\n- don't waste my time with recaps\n- show the diff",
     ],
 )
 def test_not_wasting_the_persons_time_with_a_way_of_talking_is_a_preference(text):
