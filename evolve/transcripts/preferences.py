@@ -136,7 +136,7 @@ def _beside(
             and not SENTENCE_END.search(words, min(c_end, end), max(c_start, start))
             for _, c_start, c_end in cues
         )
-        and not _OTHER_SPEAKER.search(_sentence_before(words, start))
+        and not _OTHER_SPEAKER.search(_clause_before(words, start))
     ]
 
 
@@ -159,11 +159,18 @@ _OTHER_SPEAKER = re.compile(
 )
 
 
-def _sentence_before(words: str, at: int) -> str:
-    """The words of the sentence holding `at`, up to it (at most SENTENCE characters)."""
+def _clause_before(words: str, at: int) -> str:
+    """The words of the clause holding `at`, up to it (at most SENTENCE characters).
+
+    A comma or a colon closes the clause: "as a product manager, answer me in English" and
+    "我是产品经理，用中文回答我" name the person, not what speaks in the language.
+    """
     window = words[max(0, at - SENTENCE) : at]
-    ends = [*SENTENCE_END.finditer(window)]
+    ends = [*_CLAUSE_END.finditer(window)]
     return window[ends[-1].end() :] if ends else window
+
+
+_CLAUSE_END = re.compile(r"[.!?\n。！？,;:，；：、]")
 
 
 # "… are (all) in English", "… están en inglés", "I see all the labels in English": what is, not how

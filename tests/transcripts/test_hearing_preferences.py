@@ -175,6 +175,20 @@ def test_the_language_another_speaker_talks_in_is_no_preference(text):
     assert preference(text, first=True) is None and preference(text) is None
 
 
+# A product's word in a clause of its own names the person or the topic, not what speaks
+@pytest.mark.parametrize(
+    "text",
+    [
+        "As the product lead, I want your replies in English",
+        "Regardless of the app's locale, answer me in Spanish",
+        "als Produktmanagerin: antworte mir auf Deutsch",
+        "我是产品经理，用中文回答我",
+    ],
+)
+def test_a_product_word_in_a_clause_of_its_own_hides_no_language_preference(text):
+    assert preference(text) is not None
+
+
 # Fourteenth round: how the agent talks from now on, said as "don't waste my time with …"
 @pytest.mark.parametrize(
     "text",
