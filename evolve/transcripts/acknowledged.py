@@ -123,12 +123,14 @@ _LABEL = re.compile(r":(?![0-9/])")
 # The agent owning a mistake in its own words, right after a cheer ("You're right! I used the wrong
 # file", "Tienes razón! Me equivoqué") or after "Sorry, but" ("I apologize, but I misread the
 # config"): an admission still. A past verb before "the wrong" ("I'll add the wrong-type check" owns
-# nothing); the verbs of a mistake in each lexicon language
+# nothing), not one guarding against it ("I added a check for the wrong type", "… to reject the
+# wrong token"); the verbs of a mistake in each lexicon language
 _OWNED = re.compile(
     r"\bi(?:'ve|'d| have| had| must have)?(?: (?:accidentally|mistakenly|completely|totally|also))?"
     r" (?:forgot|missed|overlooked|broke|messed up|mixed up|misread|misunderstood|confused"
     r"|(?:[a-z]+ed|put|chose|took|wrote|read|ran|set|made|gave|had|got|sent|built|hit|went|did|left)"
-    r"(?: [a-z]+){0,3} (?:the |a )?wrong)\b"
+    r"(?: (?!for\b|against\b|when\b|if\b|reject|catch|handl|detect|block|flag|ignor|skip|warn)[a-z]+){0,3}"
+    r" (?:the |a )?wrong)\b"
     r"|\bi(?:'ve| have)? (?:accidentally|mistakenly|wrongly|incorrectly)\b"
     r"|\bi made an? (?:[a-z]+ )?(?:mistake|error)\b"
     r"|me equivoqu|me confund|(?:se me )?olvid[éó]|equivocad|errei|me enganei|esqueci|errad[oa]"

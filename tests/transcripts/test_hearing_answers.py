@@ -125,6 +125,8 @@ def test_an_admission_opening_the_answer_is_found(answer, said):
         "¡Buena observación! Agrego la paginación.",
         "Bien vu ! J'ajoute la pagination.",
         "Gut erkannt! Ich ergänze die Paginierung.",
+        "You're absolutely right! I added a guard for the wrong content type.",  # guards, owns nothing
+        "You're absolutely right! I wrote tests to reject the wrong token.",
         # a polite disagreement after an apology
         "I apologize, but the button is still there on my end.",
         "Sorry, but the test passes here: the fixture loads the old data.",
