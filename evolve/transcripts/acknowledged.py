@@ -102,9 +102,11 @@ _CONFIRMING = (
     "네 ",
 )
 _DECORATION = " \t\r\n*_#>`-•🙏😅😬🤦‍♂️"
-# "I apologize, but the button is still there": a polite disagreement, right after the apology
+# "I apologize, but the button is still there": a polite disagreement, right after the apology, its
+# word ended ("Entschuldigung, aber", "omlouvám se, ale") and after a dash or an ellipsis too
 _APOLOGY_BUT = re.compile(
-    r"[,，、;:]? *(?:(?:but|however|pero|mas|mais|aber|ma|ale|ama|tapi|nhưng|но|але|однако)\b"
+    r"\w*(?: se)?(?:[ ,，、;:—–-]|\.\.\.|…)*"
+    r"(?:(?:but|however|though|pero|mas|mais|aber|ma|ale|ama|tapi|nhưng|но|але|однако)\b"
     r"|(?:ありません|ございません)?(?:が|けど)|하지만|합니다만|但|不过)"
 )
 # Agreement cheered ("You're absolutely right!", "Great point!"): agents cheer a new request or the
@@ -159,7 +161,8 @@ def admission(agent_after: str) -> str | None:
     if _DISPUTED.search(opening, 0, found.start()) or _THANKED.match(opening, 0, found.start()):
         return None
     sentence = opening[found.end() :].split(".", 1)[0].split("\n", 1)[0]
-    disagrees = _APOLOGY_BUT.match(sentence) and not _OWNED.search(sentence)  # not "Sorry, but I broke it"
+    but = _APOLOGY_BUT.match(opening, found.end())
+    disagrees = but and not _OWNED.search(_next_sentence(opening, but.end()))  # not "Sorry, but I broke it"
     if _APOLOGY.search(found.group()) and (_REFUSAL.search(sentence) or disagrees):
         return None
     return found.group()

@@ -135,6 +135,10 @@ def test_an_admission_opening_the_answer_is_found(answer, said):
         "申し訳ありませんが、ボタンはまだ表示されています。",
         "抱歉，但是这个按钮在我这里还在。",
         "죄송하지만 버튼은 아직 있습니다.",
+        "Entschuldigung, aber die Datei liegt im richtigen Ordner.",  # the apology's word ended
+        "Omlouvám se, ale soubor tam je.",
+        "I apologize — but the migration already ran on staging.",
+        "Sorry about that... but the job is green on CI.",
         # a dialogue the agent quotes, not its own opening words
         "User: the header is gone\nAssistant: You're right, I removed it.",
         "Example:\nYou're right, my mistake.",
