@@ -32,7 +32,7 @@ def preference(words: str, found: Spans, first: bool = False) -> tuple[str, str]
     """
     spans = [span for span in found.get("standing", ()) if not _reminds(words, span)]
     rules = found.get("rule", []) if size(words) < SHORT else []  # a rule of a long new request is its spec
-    stops = [span for span in rules if _STOP_ORDER.match(words, span[1])]
+    stops = [span for span in rules if _STOP_ORDER.match(words, span[1]) and not _scoped(words, span)]
     spans += [span for span in rules if span not in stops]
 
     spans += [
@@ -57,6 +57,17 @@ _STOP_ORDER = re.compile(
     r"|досить|przestan),? "
     r"(?!(?:zu |se |me |mi )?(?:ask|frag|pregunt|demand|pergunt|спраш|питат|pyta|chied|bertanya|pt))"
 )
+
+
+# Beyond the moment, in the stop order's sentence: "stop using tabs in this project", "stop adding
+# emojis, ever" (the other lexicon languages' "en este proyecto", "nie wieder" are standing cues)
+_STANDING_SCOPE = re.compile(r"\b(?:in (?:this|our) (?:project|repo|repository|codebase)|ever)\b")
+
+
+def _scoped(words: str, span: tuple[str, int, int]) -> bool:
+    """Whether a stop order's sentence says it holds beyond this task."""
+    end = span[2]
+    return _STANDING_SCOPE.search(words, end, _sentence_end_at(words, end)) is not None
 
 
 def _instead_of_a_stop(words: str, span: tuple[str, int, int], stops: Sequence[tuple[str, int, int]]) -> bool:

@@ -255,5 +255,17 @@ def test_a_stop_order_saying_what_to_do_always_instead_is_a_preference(text, cue
     assert preference(text) == f"states a standing preference: “{cue}”"
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "stop adding emoji to the commit messages in this repo",
+        "stop creating helper files, ever",
+        "Please stop using relative imports in our codebase",
+    ],
+)
+def test_a_stop_order_for_the_whole_project_or_for_ever_is_a_preference(text):
+    assert preference(text) is not None
+
+
 def test_a_stop_order_beside_what_always_happens_sets_no_preference():
     assert preference("stop using the mock server, it always returns 200") is None
