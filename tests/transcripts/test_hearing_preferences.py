@@ -199,6 +199,8 @@ def test_a_product_word_in_a_clause_of_its_own_hides_no_language_preference(text
         "Не трать моё время на длинные объяснения",
         "Ne me fais pas perdre mon temps avec de longues explications",
         "For the review:\n- don't waste my time with recaps\n- show the diff",
+        "No pierdas mi tiempo con resúmenes largos",
+        "Verschwende meine Zeit nicht mit Zusammenfassungen",
     ],
 )
 def test_not_wasting_the_persons_time_with_a_way_of_talking_is_a_preference(text):
