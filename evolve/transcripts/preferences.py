@@ -32,7 +32,7 @@ def preference(words: str, found: Spans, first: bool = False) -> tuple[str, str]
     """
     spans = [span for span in found.get("standing", ()) if not _reminds(words, span)]
     rules = found.get("rule", []) if size(words) < SHORT else []  # a rule of a long new request is its spec
-    stops = [span for span in rules if _STOP_ORDER.match(words, span[1]) and not _scoped(words, span)]
+    stops = [span for span in rules if _of_the_moment(words, span) and not _scoped(words, span)]
     spans += [span for span in rules if span not in stops]
 
     spans += [
@@ -57,6 +57,19 @@ _STOP_ORDER = re.compile(
     r"|досить|przestan),? "
     r"(?!(?:zu |se |me |mi )?(?:ask|frag|pregunt|demand|pergunt|спраш|питат|pyta|chied|bertanya|pt))"
 )
+
+
+# "내 시간 낭비하지 마" ("don't waste my time"): its "하지 마" ("don't") is no rule for later
+_WASTING = re.compile(r"낭비(?:하게 )?\Z")
+
+
+def _of_the_moment(words: str, span: tuple[str, int, int]) -> bool:
+    """Whether a rule cue orders the agent to stop what it does now, or to stop wasting time."""
+    start = span[1]
+    return (
+        _STOP_ORDER.match(words, start) is not None
+        or _WASTING.search(words, max(0, start - 8), start) is not None
+    )
 
 
 # Beyond the moment, in the stop order's sentence: "stop using tabs in this project", "stop adding

@@ -209,7 +209,12 @@ def test_not_wasting_the_persons_time_with_a_way_of_talking_is_a_preference(text
 
 @pytest.mark.parametrize(
     "text",
-    ["don't waste my time, the build still fails", "I don't waste my time with flaky tests, delete them"],
+    [
+        "don't waste my time, the build still fails",
+        "I don't waste my time with flaky tests, delete them",
+        "내 시간 낭비하지 마",  # its "하지 마" ("don't") is the order of the moment
+        "시간 낭비하게 하지 마, 로그부터 봐",
+    ],
 )
 def test_time_wasted_on_this_task_sets_no_preference(text):
     assert preference(text) is None
