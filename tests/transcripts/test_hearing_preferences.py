@@ -229,6 +229,8 @@ def test_time_wasted_on_this_task_sets_no_preference(text):
         "Para de tentar abrir o arquivo",
         "хватит гадать, поищи в документации",
         "deja de usar npm en este paso",
+        "Stop guessing, read the schema first",
+        "stop assuming the API returns JSON",
     ],
 )
 def test_an_order_to_stop_what_the_agent_does_now_sets_no_preference(text):
