@@ -134,7 +134,7 @@ _OWNED = re.compile(
     r"(?: (?!for\b|against\b|when\b|if\b|reject|catch|handl|detect|block|flag|ignor|skip|warn)[a-z]+){0,3}"
     r" (?:the |a )?wrong)\b"
     r"|\bi(?:'ve| have)? (?:accidentally|mistakenly|wrongly|incorrectly)\b"
-    r"|\bi made an? (?:[a-z]+ )?(?:mistake|error)\b"
+    r"|\bi made an? (?:[a-z]+ )?(?:mistake|error)\b|\bi (?:should|shouldn't|should not) have\b"
     r"|me equivoqu|me confund|(?:se me )?olvid[éó]|equivocad|errei|me enganei|esqueci|errad[oa]"
     r"|je me suis tromp|j'ai (?:oublié|cassé|mal )|ich habe (?:\w+ ){0,3}(?:falsch|vergessen|übersehen)"
     r"|hab mich vertan|habe mich geirrt|ho sbagliato|mi sono sbagliat|ho dimenticato|sbagliat[oa]"

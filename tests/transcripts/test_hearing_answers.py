@@ -75,6 +75,7 @@ from tests.reflect.scenarios import Transcript
         ("Perdón, pero me confundí de servidor.", "perdón"),
         ("You're absolutely right! I made a silly error in the regex.", "you're absolutely right"),
         ("Good point! I accidentally dropped the index in the migration.", "good point"),
+        ("You're absolutely right! I should have read the README before editing.", "you're absolutely right"),
         # a line break or a colon before its own admission quotes nothing
         ("Hmm!\nYou're right, the cron runs in UTC.", "you're right"),
         ("Ok.\n\nMy mistake, the bucket name had a typo.", "my mistake"),
