@@ -186,15 +186,18 @@ _OTHER_SPEAKER = re.compile(
 def _clause_before(words: str, at: int) -> str:
     """The words of the clause holding `at`, up to it (at most SENTENCE characters).
 
-    A comma or a colon closes the clause: "as a product manager, answer me in English" and
-    "我是产品经理，用中文回答我" name the person, not what speaks in the language.
+    A comma, a colon or a "but" closes the clause: "as a product manager, answer me in English",
+    "我是产品经理，用中文回答我" and "the app is in Spanish but answer me in English" name the
+    person or the product, not what speaks in the language.
     """
     window = words[max(0, at - SENTENCE) : at]
     ends = [*_CLAUSE_END.finditer(window)]
     return window[ends[-1].end() :] if ends else window
 
 
-_CLAUSE_END = re.compile(r"[.!?\n。！？,;:，；：、]")
+_CLAUSE_END = re.compile(
+    r"[.!?\n。！？,;:，；：、]|\b(?:but|pero|mais|aber|ma|mas|но|але|ale|ama|tapi)\b|但是|可是|不过"
+)
 
 
 # "… are (all) in English", "… están en inglés", "I see all the labels in English": what is, not how

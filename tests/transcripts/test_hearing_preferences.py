@@ -183,6 +183,9 @@ def test_the_language_another_speaker_talks_in_is_no_preference(text):
         "Regardless of the app's locale, answer me in Spanish",
         "als Produktmanagerin: antworte mir auf Deutsch",
         "我是产品经理，用中文回答我",
+        "The app is in Spanish but answer me in English",
+        "the users speak German but talk to me in English",
+        "产品是英文的但是用中文回答我",
     ],
 )
 def test_a_product_word_in_a_clause_of_its_own_hides_no_language_preference(text):
