@@ -186,6 +186,7 @@ def test_the_language_another_speaker_talks_in_is_no_preference(text):
         "The app is in Spanish but answer me in English",
         "the users speak German but talk to me in English",
         "产品是英文的但是用中文回答我",
+        "Como product manager, respóndeme en inglés",  # "me" glued on the verb
     ],
 )
 def test_a_product_word_in_a_clause_of_its_own_hides_no_language_preference(text):
