@@ -38,7 +38,10 @@ def preference(words: str, found: Spans, first: bool = False) -> tuple[str, str]
     spans += [
         span
         for span in found.get("standing_lead", ())
-        if (opens_a_sentence(words, span[1]) or _instead_of_a_stop(words, span, stops))
+        if (
+            opens_a_sentence(words, span[1])
+            or _instead_of_a_stop(words, span, stops, found.get("failure", ()))
+        )
         and not _describes(words, span)
         and not _reminds(words, span)
     ]
@@ -83,14 +86,36 @@ def _scoped(words: str, span: tuple[str, int, int]) -> bool:
     return _STANDING_SCOPE.search(words, end, _sentence_end_at(words, end)) is not None
 
 
-def _instead_of_a_stop(words: str, span: tuple[str, int, int], stops: Sequence[tuple[str, int, int]]) -> bool:
+def _instead_of_a_stop(
+    words: str,
+    span: tuple[str, int, int],
+    stops: Sequence[tuple[str, int, int]],
+    failures: Sequence[tuple[str, int, int]],
+) -> bool:
     """Whether an "always" / "never" cue follows a stop order in its sentence: what to do instead.
 
     "stop using var, always use const", "deja de usar var, usa siempre const": the stop order
-    sets a rule for later once the same sentence says how to work from now on.
+    sets a rule for later once the same sentence says how to work from now on. Not what the
+    stopped thing does: "…, it's always wrong", "…, siempre falla" (a failure right after).
     """
-    start = span[1]
-    return any(end <= start and _sentence_end_at(words, end) >= start for _, _, end in stops)
+    _, start, end = span
+    after = [
+        stop_end
+        for _, _, stop_end in stops
+        if stop_end <= start and _sentence_end_at(words, stop_end) >= start
+    ]
+    if not after:
+        return False
+    clause = _CLAUSE_BREAK.split(words[max(after) : start])[-1].strip()
+    fails = any(0 <= f_start - end <= 1 for _, f_start, _ in failures)
+    return not _SUBJECT.match(clause) and not fails
+
+
+_CLAUSE_BREAK = re.compile(r"[,;，；]")
+# A subject opening the clause before "always": it tells what something does, not how to work
+_SUBJECT = re.compile(
+    r"(?:it|it's|that|that's|this|they|which|he|she|eso|esto|c'est|il|elle|das|es|er|sie|это|он|она|оно)\b"
+)
 
 
 def _sentence_end_at(words: str, index: int) -> int:

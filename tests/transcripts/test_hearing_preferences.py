@@ -280,5 +280,14 @@ def test_a_stop_order_for_the_whole_project_or_for_ever_is_a_preference(text):
     assert preference(text) is not None
 
 
-def test_a_stop_order_beside_what_always_happens_sets_no_preference():
-    assert preference("stop using the mock server, it always returns 200") is None
+@pytest.mark.parametrize(
+    "text",
+    [
+        "stop using the mock server, it always returns 200",
+        "stop using moment, it is always slow",
+        "stop using var, it's always wrong",
+        "deja de usar var, siempre falla",
+    ],
+)
+def test_a_stop_order_beside_what_always_happens_sets_no_preference(text):
+    assert preference(text) is None
