@@ -118,10 +118,12 @@ _AGREED = re.compile(
 # "!", or an emoji of cheer ("You're absolutely right 🎯", "**Great catch**!"); not a sheepish one
 # ("You're right 😅, the path was stale" admits)
 _CHEERED = re.compile(r"[ *_]*(?:[!！‼]|(?![🙏😅😬🤦])[\U0001F300-\U0001FAFF\u2600-\u27BF])")
-# A label's colon before the admission ("Assistant: You're right", "Example:\n"; "：" is folded to
-# ":"): a quoted dialogue. Not the colon of a time or an address ("At 09:15 — sorry about that"),
-# nor a line break alone ("Hmm!\nYou're right, …" are its own words)
-_LABEL = re.compile(r":(?![0-9/])")
+# A label's colon before the admission, a word or two opening a line ("Assistant: You're right";
+# "：" is folded to ":"), or a colon before a quote or a line break ('A reply would be: "Sorry …"',
+# "Example:\n"): a quoted dialogue. Not the colon of a time or an address ("At 09:15 — sorry about
+# that"), nor one in its own sentence ("Here's what happened: my mistake, …"), nor a line break
+# alone ("Hmm!\nYou're right, …" are its own words)
+_LABEL = re.compile(r"(?:^|\n)\W*\w+(?: \w+)?:(?![0-9/])|:[ \t]*[\"“«「\n]")
 # The agent owning a mistake in its own words, right after a cheer ("You're right! I used the wrong
 # file", "Tienes razón! Me equivoqué") or after "Sorry, but" ("I apologize, but I misread the
 # config"): an admission still. A past verb before "the wrong" ("I'll add the wrong-type check" owns

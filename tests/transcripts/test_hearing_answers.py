@@ -80,6 +80,7 @@ from tests.reflect.scenarios import Transcript
         ("Hmm!\nYou're right, the cron runs in UTC.", "you're right"),
         ("Ok.\n\nMy mistake, the bucket name had a typo.", "my mistake"),
         ("At 09:15 — sorry about that, the job ran twice.", "sorry about that"),
+        ("Here's what happened: my mistake, the env var was unset.", "my mistake"),
         ("You're right 😅, the cron string was off by an hour.", "you're right"),  # sheepish, no cheer
     ],
 )
