@@ -7,8 +7,9 @@ them corrected it, whoever typed it. Read only in the opening of the agent's fir
 the person's message, and never after a session's first message (nothing to correct yet). A
 refusal ("Sorry, I can't help with that"), a polite disagreement ("I apologize, but …"), a
 cheered agreement ("You're absolutely right!", said to new requests as often; not "You're
-right! My mistake, …") and a quoted dialogue admit nothing. Standard library only (the
-observer's path); every pattern is linear.
+right! My mistake, …" nor "… I used the wrong file") and a quoted dialogue admit nothing; a
+bare "Sorry" admits when its sentence owns a mistake ("Sorry, but I broke it"). Standard
+library only (the observer's path); every pattern is linear.
 """
 
 from __future__ import annotations
@@ -150,7 +151,9 @@ def admission(agent_after: str) -> str | None:
     """The admission opening the agent's answer, in its words, or None."""
     opening = _opening(agent_after)
     found = _ADMISSION.search(opening, 0, LEAD + 40)
-    if found is None or found.start() > LEAD or opening.startswith(_CONFIRMING):
+    if found is None or found.start() > LEAD:
+        found = _owned_after_apology(opening)  # "Sorry, but I broke it", "Oops, sorry! I forgot …"
+    if found is None or opening.startswith(_CONFIRMING):
         return None
     if _LABEL.search(opening, 0, found.start()):
         return None  # not its own opening words: a dialogue quoted ("User: …\nAssistant: You're right")
@@ -168,6 +171,20 @@ def admission(agent_after: str) -> str | None:
     if _APOLOGY.search(found.group()) and (_REFUSAL.search(sentence) or disagrees):
         return None
     return found.group()
+
+
+def _owned_after_apology(opening: str) -> re.Match[str] | None:
+    """A bare "sorry" opening the answer whose sentence owns a mistake ("Sorry, but I broke it")."""
+    apology = _BARE_APOLOGY.search(opening, 0, LEAD)
+    if apology is None:
+        return None
+    rest = _APOLOGY_REST.match(opening, apology.end())
+    return apology if rest and _OWNED.search(_next_sentence(opening, rest.end())) else None
+
+
+# An apology's word from its start ("sorry", not the "scus" of "discuss"), and what ends it
+_BARE_APOLOGY = re.compile(rf"(?<![a-z])(?:{_APOLOGY.pattern})")
+_APOLOGY_REST = re.compile(r"\w*[ !！,，、.;:—–-]*")
 
 
 def _next_sentence(opening: str, start: int) -> str:

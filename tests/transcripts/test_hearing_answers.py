@@ -73,6 +73,9 @@ from tests.reflect.scenarios import Transcript
         ("맞습니다! 제가 포트를 잘못 설정했습니다.", "맞습니다"),
         ("My apologies, but I overlooked the second call site.", "my apologies"),
         ("Perdón, pero me confundí de servidor.", "perdón"),
+        ("Sorry, but I broke the login form with that refactor.", "sorry"),  # a bare apology, owned
+        ("Oops, sorry! I forgot to commit the lockfile.", "sorry"),
+        ("I'm sorry — I deleted the wrong branch.", "sorry"),
         ("You're absolutely right! I made a silly error in the regex.", "you're absolutely right"),
         ("Good point! I accidentally dropped the index in the migration.", "good point"),
         ("You're absolutely right! I should have read the README before editing.", "you're absolutely right"),
@@ -132,6 +135,8 @@ def test_an_admission_opening_the_answer_is_found(answer, said):
         # a polite disagreement after an apology
         "I apologize, but the button is still there on my end.",
         "Sorry, but the test passes here: the fixture loads the old data.",
+        "Sorry for the wait. I missed nothing in the spec, here is the list.",  # another sentence
+        "Let me discuss what I missed in the design doc.",  # no apology: the "scus" of "discuss"
         "Lo siento, pero el archivo sigue ahí.",
         "Désolé, mais le fichier est bien là.",
         "申し訳ありませんが、ボタンはまだ表示されています。",
