@@ -452,6 +452,7 @@ def test_a_dont_that_is_no_urgent_order_forbids_nothing(text, before):
     [
         "are you even reading the logs or are you wasting my time?",
         "you're wasting my time, the build is red again",
+        "You keep wasting my time with the same patch",
         "no me hagas perder el tiempo con eso",
         "tu me fais perdre mon temps avec ces essais",
         "du verschwendest meine Zeit",
