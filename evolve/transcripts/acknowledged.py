@@ -7,8 +7,9 @@ them corrected it, whoever typed it. Read only in the opening of the agent's fir
 the person's message, and never after a session's first message (nothing to correct yet). A
 refusal ("Sorry, I can't help with that"), a polite disagreement ("I apologize, but …"), a
 cheered agreement ("You're absolutely right!", said to new requests as often; not "You're
-right! My mistake, …") and a quoted dialogue admit nothing. Standard library only (the
-observer's path); every pattern is linear.
+right! My mistake, …" nor "… I used the wrong file") and a quoted dialogue admit nothing; a
+bare "Sorry" admits when its sentence owns a mistake ("Sorry, but I broke it"). Standard
+library only (the observer's path); every pattern is linear.
 """
 
 from __future__ import annotations
@@ -102,38 +103,98 @@ _CONFIRMING = (
     "네 ",
 )
 _DECORATION = " \t\r\n*_#>`-•🙏😅😬🤦‍♂️"
-# "I apologize, but the button is still there": a polite disagreement, right after the apology
+# "I apologize, but the button is still there": a polite disagreement, right after the apology, its
+# word ended ("Entschuldigung, aber", "omlouvám se, ale") and after a dash or an ellipsis too
 _APOLOGY_BUT = re.compile(
-    r"[,，、;:]? *(?:(?:but|however|pero|mas|mais|aber|ma|ale|ama|tapi|nhưng|но|але|однако)\b"
+    r"\w*(?: se)?(?:[ ,，、;:—–-]|\.\.\.|…)*"
+    r"(?:(?:but|however|though|pero|mas|mais|aber|ma|ale|ama|tapi|nhưng|но|але|однако)\b"
     r"|(?:ありません|ございません)?(?:が|けど)|하지만|합니다만|但|不过)"
 )
 # Agreement cheered ("You're absolutely right!", "Great point!"): agents cheer a new request or the
 # person's own idea as often as they admit a mistake; "You're right, the X …" or an apology admits
 _AGREED = re.compile(
     r"right|correct|point|observation|catch|spot|eye|call|razón|razão|raison|recht|ragione|gelijk|rację"
-    r"|cert[oa]|pravdu|прав|haklı|benar|đúng|通り|说得对|說得對|说的对|맞"
+    r"|cert[oa]|pravdu|прав|haklı|benar|đúng|通り|说得对|說得對|说的对|맞|observación|visto|vu|erkannt"
 )
-_CHEERED = re.compile(r" ?[!！]")
+# "!", or an emoji of cheer ("You're absolutely right 🎯", "**Great catch**!"); not a sheepish one
+# ("You're right 😅, the path was stale" admits)
+_CHEERED = re.compile(r"[ *_]*(?:[!！‼]|(?![🙏😅😬🤦])[\U0001F300-\U0001FAFF\u2600-\u27BF])")
+# A label's colon before the admission, a word or two opening a line ("Assistant: You're right";
+# "：" is folded to ":"), or a colon before a quote or a line break ('A reply would be: "Sorry …"',
+# "Example:\n"): a quoted dialogue. Not the colon of a time or an address ("At 09:15 — sorry about
+# that"), nor one in its own sentence ("Here's what happened: my mistake, …"), nor a line break
+# alone ("Hmm!\nYou're right, …" are its own words)
+_LABEL = re.compile(r"(?:^|\n)\W*\w+(?: \w+)?:(?![0-9/])|:[ \t]*[\"“«「\n]")
+# The agent owning a mistake in its own words, right after a cheer ("You're right! I used the wrong
+# file", "Tienes razón! Me equivoqué") or after "Sorry, but" ("I apologize, but I misread the
+# config"): an admission still. A past verb before "the wrong" ("I'll add the wrong-type check" owns
+# nothing), not one guarding against it ("I added a check for the wrong type", "… to reject the
+# wrong token"); the verbs of a mistake in each lexicon language
+_OWNED = re.compile(
+    r"\bi(?:'ve|'d| have| had| must have)?(?: (?:accidentally|mistakenly|completely|totally|also))?"
+    r" (?:forgot|missed|overlooked|broke|messed up|mixed up|misread|misunderstood|confused"
+    r"|(?:[a-z]+ed|put|chose|took|wrote|read|ran|set|made|gave|had|got|sent|built|hit|went|did|left)"
+    r"(?: (?!for\b|against\b|when\b|if\b|reject|catch|handl|detect|block|flag|ignor|skip|warn)[a-z]+){0,3}"
+    r" (?:the |a )?wrong)\b"
+    r"|\bi(?:'ve| have)? (?:accidentally|mistakenly|wrongly|incorrectly)\b"
+    r"|\bi made an? (?:[a-z]+ )?(?:mistake|error)\b|\bi (?:should|shouldn't|should not) have\b"
+    r"|me equivoqu|me confund|(?:se me )?olvid[éó]|equivocad|errei|me enganei|esqueci|errad[oa]"
+    r"|je me suis tromp|j'ai (?:oublié|cassé|mal )|ich habe (?:\w+ ){0,3}(?:falsch|vergessen|übersehen)"
+    r"|hab mich vertan|habe mich geirrt|ho sbagliato|mi sono sbagliat|ho dimenticato|sbagliat[oa]"
+    r"|ошиб|перепутал|забыл|не тот|не ту|помилив|переплутав|забув|pomylił|zapomniał|błędn"
+    r"|改错|弄错|搞错|写错|看错|用错|删错|忘了|漏了|遗漏|疏忽|間違え|見落と|勘違い|忘れて"
+    r"|잘못|놓쳤|깜빡|실수|yanlış|unuttum|saya salah|keliru|nhầm|quên|spletl|zapomněl"
+)
 
 
 def admission(agent_after: str) -> str | None:
     """The admission opening the agent's answer, in its words, or None."""
     opening = _opening(agent_after)
     found = _ADMISSION.search(opening, 0, LEAD + 40)
-    if found is None or found.start() > LEAD or opening.startswith(_CONFIRMING):
+    if found is None or found.start() > LEAD:
+        found = _owned_after_apology(opening)  # "Sorry, but I broke it", "Oops, sorry! I forgot …"
+    if found is None or opening.startswith(_CONFIRMING):
         return None
-    if "\n" in opening[: found.start()] or ":" in opening[: found.start()]:
+    if _LABEL.search(opening, 0, found.start()):
         return None  # not its own opening words: a dialogue quoted ("User: …\nAssistant: You're right")
-    if _AGREED.search(found.group()) and _CHEERED.match(opening, found.end()):
+    if _AGREED.search(found.group()) and (cheer := _CHEERED.match(opening, found.end())):
+        if _OWNED.search(_next_sentence(opening, cheer.end())):
+            return found.group()  # "You're right! I used the wrong file."
         found = _ADMISSION.search(opening, found.end(), found.end() + LEAD)  # "You're right! My mistake, …"
         if found is None or _AGREED.search(found.group()):
             return None
     if _DISPUTED.search(opening, 0, found.start()) or _THANKED.match(opening, 0, found.start()):
         return None
     sentence = opening[found.end() :].split(".", 1)[0].split("\n", 1)[0]
-    if _APOLOGY.search(found.group()) and (_REFUSAL.search(sentence) or _APOLOGY_BUT.match(sentence)):
+    but = _APOLOGY_BUT.match(opening, found.end())
+    disagrees = but and not _OWNED.search(_next_sentence(opening, but.end()))  # not "Sorry, but I broke it"
+    if _APOLOGY.search(found.group()) and (_REFUSAL.search(sentence) or disagrees):
         return None
     return found.group()
+
+
+def _owned_after_apology(opening: str) -> re.Match[str] | None:
+    """A bare "sorry" opening the answer whose sentence owns a mistake ("Sorry, but I broke it")."""
+    apology = _BARE_APOLOGY.search(opening, 0, LEAD)
+    if apology is None:
+        return None
+    rest = _APOLOGY_REST.match(opening, apology.end())
+    return apology if rest and _OWNED.search(_next_sentence(opening, rest.end())) else None
+
+
+# An apology's word from its start ("sorry", not the "scus" of "discuss"), and what ends it
+_BARE_APOLOGY = re.compile(rf"(?<![a-z])(?:{_APOLOGY.pattern})")
+_APOLOGY_REST = re.compile(r"\w*[ !！,，、.;:—–-]*")
+
+
+def _next_sentence(opening: str, start: int) -> str:
+    """The sentence opening at `start`, past the Markdown and emoji between ("! **I used …**")."""
+    rest = opening[start : start + 2 * LEAD].lstrip(_DECORATION)
+    end = _SENTENCE_END.search(rest)
+    return rest[: end.start()] if end else rest
+
+
+_SENTENCE_END = re.compile(r"[.!?。！？\n]")
 
 
 def _opening(agent_after: str) -> str:

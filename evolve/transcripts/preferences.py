@@ -10,7 +10,15 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from evolve.transcripts.sentences import SENTENCE, SENTENCE_END, SHORT, is_question_at, opens_a_sentence, size
+from evolve.transcripts.sentences import (
+    SENTENCE,
+    SENTENCE_END,
+    SHORT,
+    is_question_at,
+    opens_a_sentence,
+    sentence_end,
+    size,
+)
 
 Spans = dict[str, list[tuple[str, int, int]]]  # kind -> (language, start, end), in text order
 
@@ -23,13 +31,19 @@ def preference(words: str, found: Spans, first: bool = False) -> tuple[str, str]
     long first task is about its documents).
     """
     spans = [span for span in found.get("standing", ()) if not _reminds(words, span)]
-    if "rule" in found and size(words) < SHORT:  # a rule of a long new request is its spec
-        spans += [span for span in found["rule"] if not _STOP_ORDER.match(words, span[1])]
+    rules = found.get("rule", []) if size(words) < SHORT else []  # a rule of a long new request is its spec
+    stops = [span for span in rules if _of_the_moment(words, span) and not _scoped(words, span)]
+    spans += [span for span in rules if span not in stops]
 
     spans += [
         span
         for span in found.get("standing_lead", ())
-        if opens_a_sentence(words, span[1]) and not _describes(words, span) and not _reminds(words, span)
+        if (
+            opens_a_sentence(words, span[1])
+            or _instead_of_a_stop(words, span, stops, found.get("failure", ()))
+        )
+        and not _describes(words, span)
+        and not _reminds(words, span)
     ]
     spans += [span for span in _answer_in_a_language(words, found) if not first or _opening(words, span)]
     for lang, start, end in sorted(spans, key=lambda span: span[1]):
@@ -46,6 +60,68 @@ _STOP_ORDER = re.compile(
     r"|досить|przestan),? "
     r"(?!(?:zu |se |me |mi )?(?:ask|frag|pregunt|demand|pergunt|спраш|питат|pyta|chied|bertanya|pt))"
 )
+
+
+# "내 시간 낭비하지 마" ("don't waste my time"): its "하지 마" ("don't") is no rule for later
+_WASTING = re.compile(r"낭비(?:하게 )?\Z")
+
+
+def _of_the_moment(words: str, span: tuple[str, int, int]) -> bool:
+    """Whether a rule cue orders the agent to stop what it does now, or to stop wasting time."""
+    start = span[1]
+    return (
+        _STOP_ORDER.match(words, start) is not None
+        or _WASTING.search(words, max(0, start - 8), start) is not None
+    )
+
+
+# Beyond the moment, in the stop order's sentence: "stop using tabs in this project", "stop adding
+# emojis, ever" (the other lexicon languages' "en este proyecto", "nie wieder" are standing cues)
+_STANDING_SCOPE = re.compile(r"\b(?:in (?:this|our) (?:project|repo|repository|codebase)|ever)\b")
+
+
+def _scoped(words: str, span: tuple[str, int, int]) -> bool:
+    """Whether a stop order's sentence says it holds beyond this task."""
+    end = span[2]
+    return _STANDING_SCOPE.search(words, end, _sentence_end_at(words, end)) is not None
+
+
+def _instead_of_a_stop(
+    words: str,
+    span: tuple[str, int, int],
+    stops: Sequence[tuple[str, int, int]],
+    failures: Sequence[tuple[str, int, int]],
+) -> bool:
+    """Whether an "always" / "never" cue follows a stop order in its sentence: what to do instead.
+
+    "stop using var, always use const", "deja de usar var, usa siempre const": the stop order
+    sets a rule for later once the same sentence says how to work from now on. Not what the
+    stopped thing does: "…, it's always wrong", "…, siempre falla" (a failure right after).
+    """
+    _, start, end = span
+    after = [
+        stop_end
+        for _, _, stop_end in stops
+        if stop_end <= start and _sentence_end_at(words, stop_end) >= start
+    ]
+    if not after:
+        return False
+    clause = _CLAUSE_BREAK.split(words[max(after) : start])[-1].strip()
+    fails = any(0 <= f_start - end <= 1 for _, f_start, _ in failures)
+    return not _SUBJECT.match(clause) and not fails
+
+
+_CLAUSE_BREAK = re.compile(r"[,;，；]")
+# A subject opening the clause before "always": it tells what something does, not how to work
+_SUBJECT = re.compile(
+    r"(?:it|it's|that|that's|this|they|which|he|she|eso|esto|c'est|il|elle|das|es|er|sie|это|он|она|оно)\b"
+)
+
+
+def _sentence_end_at(words: str, index: int) -> int:
+    """Where the sentence holding `index` ends (the dot of "moment.js" ends none)."""
+    mark = sentence_end(words, index)
+    return mark.start() if mark else len(words)
 
 
 # A finished verb after "always" / "never" ("but never used", "so it always returns null"):
@@ -109,7 +185,7 @@ def _beside(
             and not SENTENCE_END.search(words, min(c_end, end), max(c_start, start))
             for _, c_start, c_end in cues
         )
-        and not _OTHER_SPEAKER.search(_sentence_before(words, start))
+        and not _OTHER_SPEAKER.search(_clause_before(words, start))
     ]
 
 
@@ -132,11 +208,21 @@ _OTHER_SPEAKER = re.compile(
 )
 
 
-def _sentence_before(words: str, at: int) -> str:
-    """The words of the sentence holding `at`, up to it (at most SENTENCE characters)."""
+def _clause_before(words: str, at: int) -> str:
+    """The words of the clause holding `at`, up to it (at most SENTENCE characters).
+
+    A comma, a colon or a "but" closes the clause: "as a product manager, answer me in English",
+    "我是产品经理，用中文回答我" and "the app is in Spanish but answer me in English" name the
+    person or the product, not what speaks in the language.
+    """
     window = words[max(0, at - SENTENCE) : at]
-    ends = [*SENTENCE_END.finditer(window)]
+    ends = [*_CLAUSE_END.finditer(window)]
     return window[ends[-1].end() :] if ends else window
+
+
+_CLAUSE_END = re.compile(
+    r"[.!?\n。！？,;:，；：、]|\b(?:but|pero|mais|aber|ma|mas|но|але|ale|ama|tapi)\b|但是|可是|不过"
+)
 
 
 # "… are (all) in English", "… están en inglés", "I see all the labels in English": what is, not how

@@ -62,6 +62,29 @@ from tests.reflect.scenarios import Transcript
         ("I know this is frustrating! The cache still holds the old build.", "i know this is frustrating"),
         ("I understand you're frustrated. The port is still taken.", "i understand you're frustrated"),
         ("Entiendo tu frustración, el puerto sigue ocupado.", "entiendo tu frustración"),
+        # a cheer, then the agent owns its mistake in its own words; "but" owning one too
+        ("Good catch! I forgot to bump the version in the lockfile.", "good catch"),
+        ("**You're right!** I pointed the script at the wrong bucket.", "you're right"),
+        ("¡Tienes razón! Me equivoqué de rama.", "tienes razón"),
+        ("Vous avez raison ! J'ai oublié la migration.", "vous avez raison"),
+        ("Du hast recht! Ich habe den Port falsch gesetzt.", "du hast recht"),
+        ("您说得对！我把端口写错了。", "说得对"),
+        ("Вы правы! Я забыл про миграцию.", "вы правы"),
+        ("맞습니다! 제가 포트를 잘못 설정했습니다.", "맞습니다"),
+        ("My apologies, but I overlooked the second call site.", "my apologies"),
+        ("Perdón, pero me confundí de servidor.", "perdón"),
+        ("Sorry, but I broke the login form with that refactor.", "sorry"),  # a bare apology, owned
+        ("Oops, sorry! I forgot to commit the lockfile.", "sorry"),
+        ("I'm sorry — I deleted the wrong branch.", "sorry"),
+        ("You're absolutely right! I made a silly error in the regex.", "you're absolutely right"),
+        ("Good point! I accidentally dropped the index in the migration.", "good point"),
+        ("You're absolutely right! I should have read the README before editing.", "you're absolutely right"),
+        # a line break or a colon before its own admission quotes nothing
+        ("Hmm!\nYou're right, the cron runs in UTC.", "you're right"),
+        ("Ok.\n\nMy mistake, the bucket name had a typo.", "my mistake"),
+        ("At 09:15 — sorry about that, the job ran twice.", "sorry about that"),
+        ("Here's what happened: my mistake, the env var was unset.", "my mistake"),
+        ("You're right 😅, the cron string was off by an hour.", "you're right"),  # sheepish, no cheer
     ],
 )
 def test_an_admission_opening_the_answer_is_found(answer, said):
@@ -102,17 +125,32 @@ def test_an_admission_opening_the_answer_is_found(answer, said):
         "맞습니다! 그 기능을 추가하겠습니다.",
         "You're absolutely right! Good catch, adding the guard.",
         "Great point! Sorry, I can't change the vendor's schema.",
+        "You're absolutely right 🎯 Let me wire up the webhook.",  # an emoji cheers as "!" does
+        "**Great catch**! Adding the retry too.",
+        "¡Buena observación! Agrego la paginación.",
+        "Bien vu ! J'ajoute la pagination.",
+        "Gut erkannt! Ich ergänze die Paginierung.",
+        "You're absolutely right! I added a guard for the wrong content type.",  # guards, owns nothing
+        "You're absolutely right! I wrote tests to reject the wrong token.",
         # a polite disagreement after an apology
         "I apologize, but the button is still there on my end.",
         "Sorry, but the test passes here: the fixture loads the old data.",
+        "Sorry for the wait. I missed nothing in the spec, here is the list.",  # another sentence
+        "Let me discuss what I missed in the design doc.",  # no apology: the "scus" of "discuss"
         "Lo siento, pero el archivo sigue ahí.",
         "Désolé, mais le fichier est bien là.",
         "申し訳ありませんが、ボタンはまだ表示されています。",
         "抱歉，但是这个按钮在我这里还在。",
         "죄송하지만 버튼은 아직 있습니다.",
+        "Entschuldigung, aber die Datei liegt im richtigen Ordner.",  # the apology's word ended
+        "Omlouvám se, ale soubor tam je.",
+        "I apologize — but the migration already ran on staging.",
+        "Sorry about that... but the job is green on CI.",
         # a dialogue the agent quotes, not its own opening words
         "User: the header is gone\nAssistant: You're right, I removed it.",
         "Example:\nYou're right, my mistake.",
+        'A typical reply would be: "Sorry about that, fixed."',
+        "Assistant：你说得对，我改错了。",
         "",
     ],
 )

@@ -452,6 +452,7 @@ def test_a_dont_that_is_no_urgent_order_forbids_nothing(text, before):
     [
         "are you even reading the logs or are you wasting my time?",
         "you're wasting my time, the build is red again",
+        "You keep wasting my time with the same patch",
         "no me hagas perder el tiempo con eso",
         "tu me fais perdre mon temps avec ces essais",
         "du verschwendest meine Zeit",
@@ -474,6 +475,19 @@ def test_a_dont_that_is_no_urgent_order_forbids_nothing(text, before):
         "時間を無駄にしないで",
         "내 시간 낭비하지 마",
         "jangan buang waktu saya",
+        # after a dash, or as a list item: a sentence's start too
+        "fine - stop wasting my time with the mocks",
+        "Two things: 1) don't waste my time, 2) read the logs",
+        # the everyday form of the order, word order and politeness of each language
+        "No pierdas mi tiempo, revisa el log",
+        "Não perca meu tempo, leia o erro",
+        "Ne perds pas mon temps, lis la trace",
+        "Verschwende meine Zeit nicht, lies das Log",
+        "Non sprecare il mio tempo, leggi il log",
+        "不要再浪费我的时间了，先看日志",
+        "Не тратьте моё время, посмотрите лог",
+        "Не марнуйте мій час",
+        "Zamanımı boşa harcama",
     ],
 )
 def test_telling_the_agent_it_wastes_the_persons_time_is_a_correction(text):

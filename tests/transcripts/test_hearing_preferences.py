@@ -175,6 +175,24 @@ def test_the_language_another_speaker_talks_in_is_no_preference(text):
     assert preference(text, first=True) is None and preference(text) is None
 
 
+# A product's word in a clause of its own names the person or the topic, not what speaks
+@pytest.mark.parametrize(
+    "text",
+    [
+        "As the product lead, I want your replies in English",
+        "Regardless of the app's locale, answer me in Spanish",
+        "als Produktmanagerin: antworte mir auf Deutsch",
+        "我是产品经理，用中文回答我",
+        "The app is in Spanish but answer me in English",
+        "the users speak German but talk to me in English",
+        "产品是英文的但是用中文回答我",
+        "Como product manager, respóndeme en inglés",  # "me" glued on the verb
+    ],
+)
+def test_a_product_word_in_a_clause_of_its_own_hides_no_language_preference(text):
+    assert preference(text) is not None
+
+
 # Fourteenth round: how the agent talks from now on, said as "don't waste my time with …"
 @pytest.mark.parametrize(
     "text",
@@ -184,6 +202,9 @@ def test_the_language_another_speaker_talks_in_is_no_preference(text):
         "Verschwende nicht meine Zeit mit langen Erklärungen",
         "Не трать моё время на длинные объяснения",
         "Ne me fais pas perdre mon temps avec de longues explications",
+        "For the review:\n- don't waste my time with recaps\n- show the diff",
+        "No pierdas mi tiempo con resúmenes largos",
+        "Verschwende meine Zeit nicht mit Zusammenfassungen",
     ],
 )
 def test_not_wasting_the_persons_time_with_a_way_of_talking_is_a_preference(text):
@@ -192,7 +213,12 @@ def test_not_wasting_the_persons_time_with_a_way_of_talking_is_a_preference(text
 
 @pytest.mark.parametrize(
     "text",
-    ["don't waste my time, the build still fails", "I don't waste my time with flaky tests, delete them"],
+    [
+        "don't waste my time, the build still fails",
+        "I don't waste my time with flaky tests, delete them",
+        "내 시간 낭비하지 마",  # its "하지 마" ("don't") is the order of the moment
+        "시간 낭비하게 하지 마, 로그부터 봐",
+    ],
 )
 def test_time_wasted_on_this_task_sets_no_preference(text):
     assert preference(text) is None
@@ -207,6 +233,8 @@ def test_time_wasted_on_this_task_sets_no_preference(text):
         "Para de tentar abrir o arquivo",
         "хватит гадать, поищи в документации",
         "deja de usar npm en este paso",
+        "Stop guessing, read the schema first",
+        "stop assuming the API returns JSON",
     ],
 )
 def test_an_order_to_stop_what_the_agent_does_now_sets_no_preference(text):
@@ -224,3 +252,42 @@ def test_an_order_to_stop_what_the_agent_does_now_sets_no_preference(text):
 )
 def test_an_order_to_stop_asking_is_a_preference(text):
     assert preference(text) is not None
+
+
+@pytest.mark.parametrize(
+    ("text", "cue"),
+    [
+        ("stop using moment.js, always use date-fns", "always"),
+        ("stop adding type: ignore, never silence mypy again", "never"),
+        ("deja de usar console.log, usa siempre el logger", "siempre"),
+        ("хватит писать комментарии, всегда пиши docstring", "всегда"),
+        ("przestań używać print, zawsze używaj loggera", "zawsze"),
+    ],
+)
+def test_a_stop_order_saying_what_to_do_always_instead_is_a_preference(text, cue):
+    assert preference(text) == f"states a standing preference: “{cue}”"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "stop adding emoji to the commit messages in this repo",
+        "stop creating helper files, ever",
+        "Please stop using relative imports in our codebase",
+    ],
+)
+def test_a_stop_order_for_the_whole_project_or_for_ever_is_a_preference(text):
+    assert preference(text) is not None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "stop using the mock server, it always returns 200",
+        "stop using moment, it is always slow",
+        "stop using var, it's always wrong",
+        "deja de usar var, siempre falla",
+    ],
+)
+def test_a_stop_order_beside_what_always_happens_sets_no_preference(text):
+    assert preference(text) is None
