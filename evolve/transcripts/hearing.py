@@ -94,7 +94,7 @@ def hear(
     `agent_before`: the agent's last text before it; `agent_did`: what it just did (tool
     inputs: commands, files), where the words a person rejects show up too (both empty in a
     later message: the agent answered, what it said is unknown); `first`: the session's first
-    message (nothing to correct yet: only outright words count);
+    message (nothing to correct yet: only outright words in its opening count);
     `after_error`: the turn before ended in an API error or an interruption.
     """
     if not text or not text.strip():
@@ -203,6 +203,9 @@ class _Message:
         """(kind, cue) of a correction, or None."""
         words, found = self.words, self.found
         strong = found.get("phrases")
+        if first and strong:  # further into a session's first message, they describe the task
+            opening = _opening_end(words)
+            strong = [span for span in strong if span[1] < opening]
         if not strong and (first or found.keys().isdisjoint(_WEIGHED)):
             return None  # most messages: no cue to weigh, the agent's words need no reading
         if strong and (not _only_an_answer(words, strong) or not self.asked(agent_before)):
@@ -423,6 +426,17 @@ class _Message:
 
 # A failure said in the negative ("can't compile", "不行", "не работает"): asked after a claim, it doubts it
 _NEGATED = re.compile(r"n'?t\b|\bnot?\b|\bcannot\b|不|没|無|无|не\b|ne\b|nie\b|non\b|nicht\b|안 ?|ない")
+
+
+_LEAD_IN = re.compile("[:;]")  # "Task: …", "Issues: - …; - …": what follows is a brief or a list
+
+
+def _opening_end(words: str) -> int:
+    """Where a message's opening ends: its first sentence mark, or a colon or semicolon before it."""
+    end = sentence_end(words, 0)
+    stop = end.start() if end else len(words)
+    lead_in = _LEAD_IN.search(words, 0, stop)
+    return lead_in.start() if lead_in else stop
 
 
 def _urgent(words: str, forbid: list[tuple[str, int, int]]) -> bool:
