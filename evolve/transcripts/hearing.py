@@ -384,7 +384,7 @@ class _Message:
     def agent_cues(self, agent_before: str) -> tuple[str, Spans]:
         """The agent's words and its claims and questions in them, read once and only on need."""
         if self.agent is None:
-            agent = prose(agent_before) if agent_before else ""
+            agent = prose(_past_a_cut_fence(agent_before)) if agent_before else ""
             said = _by_kind(self.lexicons, agent, _AGENT_KINDS, guards=False) if agent else {}
             self.agent = agent, said
         return self.agent
@@ -426,6 +426,17 @@ class _Message:
 
 # A failure said in the negative ("can't compile", "不行", "не работает"): asked after a claim, it doubts it
 _NEGATED = re.compile(r"n'?t\b|\bnot?\b|\bcannot\b|不|没|無|无|не\b|ne\b|nie\b|non\b|nicht\b|안 ?|ない")
+
+
+def _past_a_cut_fence(agent_tail: str) -> str:
+    """The agent's last words from the end of a code block its tail opens inside (an odd number of fences).
+
+    The tail kept of the agent's text may start inside a code block: read as is, its closing
+    fence would open a block that runs to the end and hide the agent's closing words.
+    """
+    if agent_tail.count("```") % 2:
+        return agent_tail.partition("```")[2]
+    return agent_tail
 
 
 _LEAD_IN = re.compile("[:;]")  # "Task: …", "Issues: - …; - …": what follows is a brief or a list

@@ -234,6 +234,15 @@ def test_a_first_message_counts_outright_words_in_its_opening_only():
     assert heard(brief).correction  # a later message: the agent's work is there to be wrong
 
 
+def test_the_agents_tail_may_start_inside_a_code_block():
+    """The kept end of the agent's text opens past a fence: its closing fence hides no closing words."""
+    cut = "psql -f migrate.sql\n```\nShall I run it against the production database?"
+    whole = "Run this:\n```\npsql -f migrate.sql\n```\nShall I run it against the production database?"
+    for before in (cut, whole):
+        assert not heard("No, the staging one.", before=before).correction  # it answers the question
+    assert heard("No, the staging one.", before="psql -f migrate.sql\n```\nDone.").correction
+
+
 def test_weak_phrases_need_the_start_and_not_a_first_request():
     assert heard("Actually, use pnpm.").correction
     assert not heard("Actually, use pnpm.", first=True).correction
