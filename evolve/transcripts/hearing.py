@@ -512,10 +512,14 @@ def _opens_a_question(words: str, span: tuple[str, int, int]) -> bool:
     """Whether the cue opens a clause that asks more than "why not?" (a yes, not a doubt).
 
     One word may come first ("so why …", "bunu neden …", "你这里为什么 …"); further into a
-    clause it names a reason ("can you explain why this works?").
+    clause it names a reason ("can you explain why this works?"). Opening the message, it asks
+    without its question mark too ("why is the old logo back").
     """
     if len(_CLAUSE_MARK.split(words[: span[1]])[-1].split()) > 1:
         return False
     end = sentence_end(words, span[2])
-    asked = words[span[2] : end.start()].strip(" ,") if end is not None and end.group() == "?" else ""
+    if span[1] == 0:
+        asked = words[span[2] : end.start() if end is not None else len(words)].strip(" ,")
+    else:
+        asked = words[span[2] : end.start()].strip(" ,") if end is not None and end.group() == "?" else ""
     return bool(asked) and not _NEGATED.fullmatch(asked)

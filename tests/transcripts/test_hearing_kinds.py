@@ -193,6 +193,24 @@ def test_a_short_reply_opening_with_why_questions_what_the_agent_just_did(text):
 
 
 @pytest.mark.parametrize(
+    "text",
+    [
+        "why is the header on two lines",
+        "why the build is not running in CI",
+        "Why was it faster before. check the old branch",
+        "warum ist der Button grau",
+        "pourquoi le bouton est bleu",
+        "почему кнопка серая",
+        "为什么页面用了两种字体",
+    ],
+)
+def test_a_why_opening_a_short_reply_questions_the_agent_without_a_question_mark(text):
+    result = heard(text)
+    assert result.correction and result.kind == "pushback", result
+    assert not heard(text, before="Hello! What can I help you with?").correction  # it asks back
+
+
+@pytest.mark.parametrize(
     ("text", "before"),
     [
         ("why is the header still on two lines?", ""),  # the session's first words: nothing to question
@@ -201,6 +219,7 @@ def test_a_short_reply_opening_with_why_questions_what_the_agent_just_did(text):
         ("can you explain why this works?", DONE),  # further into its sentence, the why names a reason
         ("Why not?", DONE),  # a yes
         ("warum nicht?", DONE),
+        ("why not", DONE),
     ],
 )
 def test_a_why_that_opens_no_short_question_after_the_agents_work_is_no_pushback(text, before):
