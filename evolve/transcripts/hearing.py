@@ -273,6 +273,9 @@ class _Message:
         if again and not accepted and (failure or "observe" in found) or persist and claimed and short:
             span = (failure or found.get("observe") or again)[0]
             return FAILURE_REPORT, f"reports it still fails: “{self.quote(again[0])}” … “{self.quote(span)}”"
+        # "still the old title", "всё равно …" opening a brief reply: nothing changed, claimed or not
+        if persist and persist[0][1] == 0 and len(words) < _URGENT and not asked:
+            return FAILURE_REPORT, f"says it is still so: “{self.quote(persist[0])}” …"
         if again and claimed and len(words) < _BRIEF and not words[again[-1][2] :].strip(" .!。！"):
             return FAILURE_REPORT, f"says nothing changed after the agent's claim: “{self.quote(again[-1])}”"
         # near the start (a long new task may mention one), and said, not asked ("is it fixed now?")

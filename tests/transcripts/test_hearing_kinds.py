@@ -227,6 +227,26 @@ def test_a_why_that_opens_no_short_question_after_the_agents_work_is_no_pushback
     assert result.kind != "pushback", result
 
 
+EXPLAINED = "The title comes from `layout.tsx`; the dev server reloads it when the file is saved."
+
+
+@pytest.mark.parametrize(
+    "text", ["still the old title", "всё равно старый заголовок", "todavía el título viejo", "还是旧的标题"]
+)
+def test_a_still_opening_a_brief_reply_reports_nothing_changed_claimed_or_not(text):
+    result = heard(text, before=EXPLAINED)
+    assert result.correction and result.kind == "failure_report", result
+    assert heard(text, before="").correction  # a later message whose agent text is unknown
+    assert not heard(text, before="Should I rename the tab's title too?").correction  # it answers
+    assert not heard(text, first=True).correction
+
+
+def test_a_still_further_into_a_reply_or_a_long_one_is_no_report_without_a_claim():
+    assert not heard("the header is fine, still the footer needs a link", before=EXPLAINED).correction
+    spec = "still on the title: it should read the project name, then the section, then the app, in pale grey"
+    assert not heard(spec, before=EXPLAINED).correction
+
+
 def test_a_yes_to_the_agents_offer_that_names_errors_reports_no_failure():
     offer = "The form now validates every field. If you'd like, I can show the validation errors in a banner."
     assert not heard("Yes please, show the validation errors in the banner.", before=offer).correction
