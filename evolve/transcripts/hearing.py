@@ -94,7 +94,7 @@ def hear(
     `agent_before`: the agent's last text before it; `agent_did`: what it just did (tool
     inputs: commands, files), where the words a person rejects show up too (both empty in a
     later message: the agent answered, what it said is unknown); `first`: the session's first
-    message (nothing to correct yet: only outright words count);
+    message (nothing to correct yet: only outright words in its opening count);
     `after_error`: the turn before ended in an API error or an interruption.
     """
     if not text or not text.strip():
@@ -203,6 +203,9 @@ class _Message:
         """(kind, cue) of a correction, or None."""
         words, found = self.words, self.found
         strong = found.get("phrases")
+        if first and strong:  # further into a session's first message, they describe the task
+            opening = _opening_end(words)
+            strong = [span for span in strong if span[1] < opening]
         if not strong and (first or found.keys().isdisjoint(_WEIGHED)):
             return None  # most messages: no cue to weigh, the agent's words need no reading
         if strong and (not _only_an_answer(words, strong) or not self.asked(agent_before)):
@@ -270,6 +273,9 @@ class _Message:
         if again and not accepted and (failure or "observe" in found) or persist and claimed and short:
             span = (failure or found.get("observe") or again)[0]
             return FAILURE_REPORT, f"reports it still fails: “{self.quote(again[0])}” … “{self.quote(span)}”"
+        # "still the old title", "всё равно …" opening a brief reply: nothing changed, claimed or not
+        if persist and persist[0][1] == 0 and len(words) < _URGENT and not asked:
+            return FAILURE_REPORT, f"says it is still so: “{self.quote(persist[0])}” …"
         if again and claimed and len(words) < _BRIEF and not words[again[-1][2] :].strip(" .!。！"):
             return FAILURE_REPORT, f"says nothing changed after the agent's claim: “{self.quote(again[-1])}”"
         # near the start (a long new task may mention one), and said, not asked ("is it fixed now?")
@@ -381,7 +387,7 @@ class _Message:
     def agent_cues(self, agent_before: str) -> tuple[str, Spans]:
         """The agent's words and its claims and questions in them, read once and only on need."""
         if self.agent is None:
-            agent = prose(agent_before) if agent_before else ""
+            agent = prose(_past_a_cut_fence(agent_before)) if agent_before else ""
             said = _by_kind(self.lexicons, agent, _AGENT_KINDS, guards=False) if agent else {}
             self.agent = agent, said
         return self.agent
@@ -423,6 +429,28 @@ class _Message:
 
 # A failure said in the negative ("can't compile", "不行", "не работает"): asked after a claim, it doubts it
 _NEGATED = re.compile(r"n'?t\b|\bnot?\b|\bcannot\b|不|没|無|无|не\b|ne\b|nie\b|non\b|nicht\b|안 ?|ない")
+
+
+def _past_a_cut_fence(agent_tail: str) -> str:
+    """The agent's last words from the end of a code block its tail opens inside (an odd number of fences).
+
+    The tail kept of the agent's text may start inside a code block: read as is, its closing
+    fence would open a block that runs to the end and hide the agent's closing words.
+    """
+    if agent_tail.count("```") % 2:
+        return agent_tail.partition("```")[2]
+    return agent_tail
+
+
+_LEAD_IN = re.compile("[:;]")  # "Task: …", "Issues: - …; - …": what follows is a brief or a list
+
+
+def _opening_end(words: str) -> int:
+    """Where a message's opening ends: its first sentence mark, or a colon or semicolon before it."""
+    end = sentence_end(words, 0)
+    stop = end.start() if end else len(words)
+    lead_in = _LEAD_IN.search(words, 0, stop)
+    return lead_in.start() if lead_in else stop
 
 
 def _urgent(words: str, forbid: list[tuple[str, int, int]]) -> bool:
@@ -487,10 +515,14 @@ def _opens_a_question(words: str, span: tuple[str, int, int]) -> bool:
     """Whether the cue opens a clause that asks more than "why not?" (a yes, not a doubt).
 
     One word may come first ("so why …", "bunu neden …", "你这里为什么 …"); further into a
-    clause it names a reason ("can you explain why this works?").
+    clause it names a reason ("can you explain why this works?"). Opening the message, it asks
+    without its question mark too ("why is the old logo back").
     """
     if len(_CLAUSE_MARK.split(words[: span[1]])[-1].split()) > 1:
         return False
     end = sentence_end(words, span[2])
-    asked = words[span[2] : end.start()].strip(" ,") if end is not None and end.group() == "?" else ""
+    if span[1] == 0:
+        asked = words[span[2] : end.start() if end is not None else len(words)].strip(" ,")
+    else:
+        asked = words[span[2] : end.start()].strip(" ,") if end is not None and end.group() == "?" else ""
     return bool(asked) and not _NEGATED.fullmatch(asked)

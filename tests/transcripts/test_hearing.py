@@ -217,6 +217,32 @@ def test_long_messages_are_read_at_the_start_only():
     assert heard("You forgot the tests. Log:\n" + "step ok\n" * 400).correction
 
 
+def test_a_first_message_counts_outright_words_in_its_opening_only():
+    """Further into a session's first message, outright words describe the task, not the agent's work."""
+    brief = (
+        "Take-home task: build a booking page for the clinic with a calendar and reminders. "
+        "We expect the agent to slip now and then; when you see that's wrong, steer it back."
+    )
+    issues = (
+        "请优化这些前端问题：\n- 登录页按钮颜色太浅；\n"
+        "- 保存后列表刷新不及时（显示不对）；\n- 图标换成线框风格。"
+    )
+    for text in (brief, issues):
+        assert not heard(text, first=True).correction, text
+    assert heard("That's wrong, the config lives in ~/.config", first=True).correction
+    assert heard("不对，应该用 pnpm", first=True).correction
+    assert heard(brief).correction  # a later message: the agent's work is there to be wrong
+
+
+def test_the_agents_tail_may_start_inside_a_code_block():
+    """The kept end of the agent's text opens past a fence: its closing fence hides no closing words."""
+    cut = "psql -f migrate.sql\n```\nShall I run it against the production database?"
+    whole = "Run this:\n```\npsql -f migrate.sql\n```\nShall I run it against the production database?"
+    for before in (cut, whole):
+        assert not heard("No, the staging one.", before=before).correction  # it answers the question
+    assert heard("No, the staging one.", before="psql -f migrate.sql\n```\nDone.").correction
+
+
 def test_weak_phrases_need_the_start_and_not_a_first_request():
     assert heard("Actually, use pnpm.").correction
     assert not heard("Actually, use pnpm.", first=True).correction

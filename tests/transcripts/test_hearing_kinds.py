@@ -193,6 +193,24 @@ def test_a_short_reply_opening_with_why_questions_what_the_agent_just_did(text):
 
 
 @pytest.mark.parametrize(
+    "text",
+    [
+        "why is the header on two lines",
+        "why the build is not running in CI",
+        "Why was it faster before. check the old branch",
+        "warum ist der Button grau",
+        "pourquoi le bouton est bleu",
+        "почему кнопка серая",
+        "为什么页面用了两种字体",
+    ],
+)
+def test_a_why_opening_a_short_reply_questions_the_agent_without_a_question_mark(text):
+    result = heard(text)
+    assert result.correction and result.kind == "pushback", result
+    assert not heard(text, before="Hello! What can I help you with?").correction  # it asks back
+
+
+@pytest.mark.parametrize(
     ("text", "before"),
     [
         ("why is the header still on two lines?", ""),  # the session's first words: nothing to question
@@ -201,11 +219,32 @@ def test_a_short_reply_opening_with_why_questions_what_the_agent_just_did(text):
         ("can you explain why this works?", DONE),  # further into its sentence, the why names a reason
         ("Why not?", DONE),  # a yes
         ("warum nicht?", DONE),
+        ("why not", DONE),
     ],
 )
 def test_a_why_that_opens_no_short_question_after_the_agents_work_is_no_pushback(text, before):
     result = hear(load_lexicons(), text, before, first=not before)
     assert result.kind != "pushback", result
+
+
+EXPLAINED = "The title comes from `layout.tsx`; the dev server reloads it when the file is saved."
+
+
+@pytest.mark.parametrize(
+    "text", ["still the old title", "всё равно старый заголовок", "todavía el título viejo", "还是旧的标题"]
+)
+def test_a_still_opening_a_brief_reply_reports_nothing_changed_claimed_or_not(text):
+    result = heard(text, before=EXPLAINED)
+    assert result.correction and result.kind == "failure_report", result
+    assert heard(text, before="").correction  # a later message whose agent text is unknown
+    assert not heard(text, before="Should I rename the tab's title too?").correction  # it answers
+    assert not heard(text, first=True).correction
+
+
+def test_a_still_further_into_a_reply_or_a_long_one_is_no_report_without_a_claim():
+    assert not heard("the header is fine, still the footer needs a link", before=EXPLAINED).correction
+    spec = "still on the title: it should read the project name, then the section, then the app, in pale grey"
+    assert not heard(spec, before=EXPLAINED).correction
 
 
 def test_a_yes_to_the_agents_offer_that_names_errors_reports_no_failure():
