@@ -6,6 +6,8 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: install test soak demo bench eval eval-signals lint agent-clis clean
 
+# Editable: a plain path entry to this folder in a .pth file (pyproject.toml's package-dir says
+# why), rebuilt whenever pyproject.toml changes: a venv built with the old finder is replaced.
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip

@@ -4,8 +4,9 @@ A wheel is built from a copy of the source (offline, no build isolation) and ins
 with `--no-deps` into a fresh venv under the workdir. None of evolve's third-party
 dependencies is installed there on purpose: the hooks must need the standard library
 only, so a hook importing one would fail, log it, and fail this bench (the log must stay
-empty and every hook must have spooled its record). An editable install would hide costs:
-its import finder loads pathlib and re at interpreter start.
+empty and every hook must have spooled its record). An editable install's import finder
+(what setuptools writes for most layouts; not this one's) would hide costs: it loads
+pathlib and re at interpreter start.
 
 The agent (200 skills in one commit, a memo) is made with this process's evolve. Each
 hook runs as the command `evolve install claude-code` writes, with its JSON on stdin,

@@ -13,7 +13,7 @@ a site (its .pth files too) before site-packages, where the user site would have
 Standard library only and cheap: the SessionStart hook uses it to start the watcher.
 """
 
-# ruff: noqa: PTH100, PTH120
+# ruff: noqa: PTH100, PTH118, PTH120, PTH208
 import functools
 import os
 import sys
@@ -44,8 +44,9 @@ def argv(python: str, body: str, *args: str) -> list[str]:
 def evolve_site() -> str | None:
     """The folder this process found evolve through, if an isolated interpreter would miss it.
 
-    None when an isolated interpreter finds this very evolve in its site-packages, directly
-    or through an import hook a .pth file there installs (an editable install's finder).
+    None when an isolated interpreter finds this very evolve in its site-packages: directly,
+    in a folder a .pth file there names (an editable install's path entry), or through an
+    import hook a .pth file there installs (an editable install's finder).
     """
     import site
     from importlib.machinery import PathFinder
@@ -59,7 +60,7 @@ def evolve_site() -> str | None:
         return isinstance(found, str) and os.path.realpath(found) == origin
 
     sites = site.getsitepackages()
-    if finds(PathFinder.find_spec("evolve", sites)):
+    if finds(PathFinder.find_spec("evolve", _isolated_path(sites))):
         return None
     owners = {os.path.realpath(s) for s in sites}
     through = None
@@ -79,6 +80,32 @@ def evolve_site() -> str | None:
         if hit and through is None:
             through = where
     return through
+
+
+def _isolated_path(sites: list[str]) -> list[str]:
+    """Each site-packages folder, then the folders its .pth files name: sys.path as -I builds it.
+
+    -I still runs `site`, which reads the .pth files (only -S skips them); a line that runs
+    code ("import …") is not followed: at worst the command names a folder it did not need.
+    """
+    path = []
+    for folder in sites:
+        path.append(folder)
+        try:
+            names = sorted(n for n in os.listdir(folder) if n.endswith(".pth") and not n.startswith("."))
+        except OSError:
+            continue
+        for name in names:
+            try:
+                with open(os.path.join(folder, name), encoding="utf-8") as file:
+                    lines = file.read().splitlines()
+            except (OSError, UnicodeDecodeError):
+                continue
+            for line in lines:
+                entry = line.rstrip()
+                if entry and not entry.startswith(("#", "import ", "import\t")):
+                    path.append(os.path.join(folder, entry))
+    return path
 
 
 def _is_this(python: str) -> bool:

@@ -288,7 +288,8 @@ HEAVY = {
 def test_the_hot_path_imports_nothing_heavy(agent, evolve_home, event, payload):
     argv = argv_for(event)[4:]
     code = LIGHT_PROBE.format(argv=argv)
-    # -S: no site (whose editable-install finder imports pathlib), so every import shows
+    # -S: no site (an import line of a .pth file, or an editable install's finder, loads modules
+    # of its own), so every import shows
     proc = subprocess.run(
         [sys.executable, "-S", "-P", "-c", code],
         input=json.dumps(payload).encode(),

@@ -1,7 +1,7 @@
 """What `evolve init` lays down in a new agent repository: the skeleton and its git setup.
 
-The skeleton comes from `template_workspace/` and the hook from `hooks/pre-commit` (both
-package data); the skeleton makes the repository a Claude Code and Codex plugin too
+The skeleton comes from `evolve/template_workspace/` and the hook from `evolve/hooks/pre-commit`
+(both package data); the skeleton makes the repository a Claude Code and Codex plugin too
 (`PLUGIN_FILES`, evolve.integrations.plugin). The hook runs this interpreter isolated (`-I`,
 evolve.launch), so neither a folder named `evolve` in the repository nor a PYTHON* variable
 of the person's shell runs in evolve's place, and the repository's own `core.hooksPath`
