@@ -367,3 +367,29 @@ def test_a_stop_order_over_everything_the_agent_writes_is_a_preference():
 @pytest.mark.parametrize("text", ["추측하지 마", "거짓말하지 마, 로그를 봐"])
 def test_a_korean_dont_guess_is_an_order_of_the_moment(text):
     assert preference(text) is None
+
+
+# Sixteenth round: a request to record a rule where the agent keeps it states the rule
+@pytest.mark.parametrize(
+    "text",
+    [
+        "good catch, add this to your memory",
+        "Add this to the ruleset: every handler logs its request id.",
+        "put that in your instructions so it sticks",
+        "write a short note in docs/ recording this preference",
+    ],
+)
+def test_asking_to_record_a_rule_is_a_preference(text):
+    assert preference(text) is not None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "add this to the readme under Setup",
+        "add a new rule to the linter config",
+        "add this route to the router",
+    ],
+)
+def test_adding_a_thing_to_a_file_or_tool_records_no_rule(text):
+    assert preference(text) is None
