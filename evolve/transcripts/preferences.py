@@ -68,10 +68,10 @@ _CHOICE = re.compile(
 
 # "configure it to always use this key", "set up so we never have to log in", "настроить …
 # без моего разрешения", "今後は…設定ファイルを書き換えて": a setting is asked for and will hold the
-# rule; the agent has nothing to keep in mind (the words are folded: "設定" is read as "设定")
+# rule; the agent has nothing to keep in mind (the words are folded: "設定" is read as "设定", "й" as "и")
 _CONFIGURE = re.compile(
-    r"\b(?:configure|config|set (?:it |this |that |things |everything )?up|setup|gitignore"
-    r"|configur[a-z]*|konfigur[a-z]*|einstell[a-z]*|настро[а-я]*|конфиг[а-я]*)\b|设定|配置|全局"
+    r"\b(?:configure[ds]?|configuring|set (?:it |this |that |things |everything )?up so|gitignore"
+    r"|configur(?:ar|er|ez|a|e)|konfigurier[a-z]*|einstellen|настро(?:и|ите|ить|ил|ила|или))\b|设定|配置|全局"
 )
 
 

@@ -314,9 +314,12 @@ def test_a_setting_that_will_keep_the_rule_is_no_preference(text):
     [
         "From now on, always run the type checker before you push.",
         "We use tabs here, never spaces.",  # no setting named in the sentence
+        "Always keep the config in sync with the docs.",  # a config named, not one asked for
+        "From now on, set up a venv for every new project.",
+        "From now on, update the settings page when you add a flag.",
     ],
 )
-def test_a_rule_with_no_setting_named_is_still_a_preference(text):
+def test_a_rule_that_asks_for_no_setting_is_still_a_preference(text):
     assert preference(text) is not None
 
 
