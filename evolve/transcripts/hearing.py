@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 
 from evolve.transcripts.lexicons import CUES, Lexicons, prose
-from evolve.transcripts.preferences import Spans
+from evolve.transcripts.preferences import Spans, says_always
 from evolve.transcripts.preferences import preference as standing_preference
 from evolve.transcripts.sentences import (
     SENTENCE,
@@ -114,8 +114,8 @@ def hear(
         found.update(_by_kind(lexicons, words, _BESIDE_A_LANGUAGE))
     if "forbid" in found and not after_error and not _urgent(words, found["forbid"]):
         del found["forbid"]  # outside a stop, only a "don't …!" opening a brief reply forbids
-    preference = standing_preference(words, found, first)
     message = _Message(lexicons, text, words, found)
+    preference = standing_preference(words, found, first, lambda: message.offered(agent_before))
     correction = message.correction(agent_before, agent_did, first, after_error)
     if correction is None and preference is None:
         return NOTHING
@@ -123,6 +123,10 @@ def hear(
     language = _language(lexicons, found)
     preference_cue = preference[1] if preference else None
     return Heard(correction is not None, preference is not None, kind, cue, preference_cue, language)
+
+
+# "which do you prefer", "ou prefere descartá-las", "¿cuál prefieres?" in the agent's words (folded)
+_PREFERS = re.compile(r"\bpref(?:er|ere|eres|erisc|ier|eri)[a-z]*")
 
 
 def _language(lexicons: Lexicons, found: Spans) -> str | None:
@@ -224,7 +228,8 @@ class _Message:
             return None  # nothing the agent said yet: only outright words count
         # Not the first message, but no agent text (a prompt-only log, a turn of tools only): the
         # agent answered, what it said is unknown; the rules that need no claim or question still count
-        persist = found.get("persist")
+        # "toujours" opening a sentence says "always" as often as "still" ("j'ai toujours …" says still)
+        persist = [span for span in found.get("persist", ()) if not says_always(self.words, span, found)]
         if after_error and ("retry" in found or size(words) < _BRIEF):
             return None  # a retry after an API error or an interruption
         turned = self.turned(agent_before) if after_error and size(words) < SHORT else None
@@ -396,6 +401,10 @@ class _Message:
         """Whether the agent's text just before ends asking the person something."""
         agent, said = self.agent_cues(agent_before)
         return bool(agent) and (ends_asking(agent) or "asks" in said)
+
+    def offered(self, agent_before: str) -> bool:
+        """Whether the agent just offered options: it asked, or named what the person prefers."""
+        return self.asked(agent_before) or _PREFERS.search(self.agent_cues(agent_before)[0]) is not None
 
     def rejected(self, agent_words: str, asked: bool) -> str | None:
         """A word the person rejects ("not npm") that the agent just used, or None.

@@ -8,7 +8,7 @@ stand in the message. Standard library only (the observer's path).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from evolve.transcripts.sentences import (
     SENTENCE,
@@ -23,12 +23,15 @@ from evolve.transcripts.sentences import (
 Spans = dict[str, list[tuple[str, int, int]]]  # kind -> (language, start, end), in text order
 
 
-def preference(words: str, found: Spans, first: bool = False) -> tuple[str, str] | None:
+def preference(
+    words: str, found: Spans, first: bool = False, offered: Callable[[], bool] = lambda: False
+) -> tuple[str, str] | None:
     """(language, cue) when the message states how things should be done from now on.
 
     In a session's first message, a language to speak in counts in its opening sentence only
     ("Talk to me in Portuguese, …" sets the session; ".md files all in Japanese" deep in a
-    long first task is about its documents).
+    long first task is about its documents). `offered`: whether the agent's text before offered
+    options ("I prefer the second one" then picks one).
     """
     spans = [span for span in found.get("standing", ()) if not _reminds(words, span)]
     rules = found.get("rule", []) if size(words) < SHORT else []  # a rule of a long new request is its spec
@@ -44,12 +47,63 @@ def preference(words: str, found: Spans, first: bool = False) -> tuple[str, str]
         )
         and not _describes(words, span)
         and not _reminds(words, span)
+        and not _means_still(words, span, found)
+        and not (span[1] == 0 and _CHOICE.match(words) and offered())
     ]
+    spans = [span for span in spans if not _configures(words, span[1])]
     spans += [span for span in _answer_in_a_language(words, found) if not first or _opening(words, span)]
     for lang, start, end in sorted(spans, key=lambda span: span[1]):
         if not is_question_at(words, end):  # "do you always …?" asks, it does not instruct
             return lang, f"states a standing preference: “{words[start:end].strip()}”"
     return None
+
+
+# "I prefer …", "prefiro …" opening the answer to the agent's question: it picks one of the options
+# offered, for this task ("I prefer to drop them", "prefiro a segunda")
+_CHOICE = re.compile(
+    r"(?:i|we|je|on) (?:prefer|prefere)\b|(?:i'd|i would) rather\b|prefiro|prefiero|preferisco|preferimos"
+    r"|preferiamo|prefere|preferuj"
+)
+
+
+# "configure it to always use this key", "set up so we never have to log in", "настроить …
+# без моего разрешения", "今後は…設定ファイルを書き換えて": a setting is asked for and will hold the
+# rule; the agent has nothing to keep in mind (the words are folded: "設定" is read as "设定", "й" as "и")
+_CONFIGURE = re.compile(
+    r"\b(?:configure[ds]?|configuring|set (?:it |this |that |things |everything )?up so|gitignore"
+    r"|configur(?:ar|er|ez|a|e)|konfigurier[a-z]*|einstellen|настро(?:и|ите|ить|ил|ила|или))\b|设定|配置|全局"
+)
+
+
+def _configures(words: str, at: int) -> bool:
+    """Whether the sentence holding a standing cue asks to configure something that will keep it."""
+    opening = max((m.end() for m in SENTENCE_END.finditer(words, max(0, at - SENTENCE), at)), default=0)
+    return _CONFIGURE.search(words, opening, _sentence_end_at(words, at)) is not None
+
+
+# "toujours" is "always" and "still", "immer" opens "immer noch" ("still"): inside a "still", a
+# standing cue says still when the sentence ends there, a negation or "the same" follows, or the
+# sentence reports a failure ("toujours pas", "toujours la même erreur", "toujours ...")
+_STILL_AFTER = re.compile(
+    r" *(?:[.…!?,;:]|\Z)| +(?:pas|rien|aucune?|plus|le meme|la meme|les memes|pareil|pareille)\b"
+)
+
+
+def says_always(words: str, span: tuple[str, int, int], found: Spans) -> bool:
+    """Whether a "still" (persist) cue opening a sentence is a standing "always" cue here."""
+    leads = found.get("standing_lead", ())
+    return span in leads and opens_a_sentence(words, span[1]) and not _means_still(words, span, found)
+
+
+def _means_still(words: str, span: tuple[str, int, int], found: Spans) -> bool:
+    """Whether a cue that is also a "still" (persist) cue reads as "still" here, not "always"."""
+    _, start, end = span
+    holding = [p_end for _, p_start, p_end in found.get("persist", ()) if p_start <= start and end <= p_end]
+    if not holding:
+        return False
+    stop = _sentence_end_at(words, end)
+    fails = any(end <= f_start < stop for _, f_start, _ in found.get("failure", ()))
+    return max(holding) > end or fails or _STILL_AFTER.match(words, end) is not None
 
 
 # "stop using X", "deja de …", "хватит …": an order to stop what the agent is doing now (a
@@ -62,8 +116,9 @@ _STOP_ORDER = re.compile(
 )
 
 
-# "내 시간 낭비하지 마" ("don't waste my time"): its "하지 마" ("don't") is no rule for later
-_WASTING = re.compile(r"낭비(?:하게 )?\Z")
+# "내 시간 낭비하지 마" ("don't waste my time"), "추측하지 마" ("stop guessing"), "거짓말하지 마": what
+# the agent does wrong now, like English "stop guessing"; its "하지 마" ("don't") is no rule for later
+_WASTING = re.compile(r"(?:낭비(?:하게 )?|추측|짐작|가정|거짓말|지어내|무시|과장)\Z")
 
 
 def _of_the_moment(words: str, span: tuple[str, int, int]) -> bool:
@@ -77,7 +132,11 @@ def _of_the_moment(words: str, span: tuple[str, int, int]) -> bool:
 
 # Beyond the moment, in the stop order's sentence: "stop using tabs in this project", "stop adding
 # emojis, ever" (the other lexicon languages' "en este proyecto", "nie wieder" are standing cues)
-_STANDING_SCOPE = re.compile(r"\b(?:in (?:this|our) (?:project|repo|repository|codebase)|ever)\b")
+# "stop using em dashes in anything you write" (what the agent writes, from now on)
+_STANDING_SCOPE = re.compile(
+    r"\b(?:in (?:this|our) (?:project|repo|repository|codebase)|ever"
+    r"|(?:any|every)thing you (?:write|say|send|produce|generate))\b"
+)
 
 
 def _scoped(words: str, span: tuple[str, int, int]) -> bool:

@@ -291,3 +291,108 @@ def test_a_stop_order_for_the_whole_project_or_for_ever_is_a_preference(text):
 )
 def test_a_stop_order_beside_what_always_happens_sets_no_preference(text):
     assert preference(text) is None
+
+
+# Sixteenth round: a setting asked for carries the rule; "I prefer …" picks one of the agent's
+# options; "toujours" says "still" as well as "always"; a stop order over all the agent writes holds
+@pytest.mark.parametrize(
+    "text",
+    [
+        "configure git so that from now on it signs every commit",
+        "set it up so we never have to type the token again",
+        "add the build folder to gitignore so it stays out going forward",
+        "настрой линтер так, чтобы он запускался без моего участия",
+        "今後は毎回ドライランで起動するように設定ファイルを書き換えてください",
+    ],
+)
+def test_a_setting_that_will_keep_the_rule_is_no_preference(text):
+    assert preference(text) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "From now on, always run the type checker before you push.",
+        "We use tabs here, never spaces.",  # no setting named in the sentence
+        "Always keep the config in sync with the docs.",  # a config named, not one asked for
+        "From now on, set up a venv for every new project.",
+        "From now on, update the settings page when you add a flag.",
+    ],
+)
+def test_a_rule_that_asks_for_no_setting_is_still_a_preference(text):
+    assert preference(text) is not None
+
+
+@pytest.mark.parametrize(
+    ("text", "before"),
+    [
+        ("I prefer the second approach", ASKED),
+        ("Prefiro a versão com menos arquivos", "Posso manter as duas versões, ou prefere a mais curta."),
+        ("I'd rather keep both handlers for now", "Both handlers work. Which one do you prefer"),
+    ],
+)
+def test_i_prefer_opening_the_answer_to_the_agents_options_picks_one(text, before):
+    assert preference(text, before) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I prefer small commits with one change each.",  # after the agent's claim: how to work
+        "Ok. I prefer named exports over default ones.",  # not opening the reply
+    ],
+)
+def test_i_prefer_after_no_offer_is_a_preference(text):
+    assert preference(text) is not None
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Toujours pas.", "toujours rien", "Toujours la même erreur", "Immer noch kaputt.", "toujours ..."],
+)
+def test_toujours_saying_still_is_no_preference(text):
+    assert preference(text) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Toujours répondre en français.", "Toujours utiliser const dans ce projet", "Immer Tabs verwenden."],
+)
+def test_toujours_opening_an_instruction_is_a_preference_and_no_failure(text):
+    heard = hear(load_lexicons(), text, DONE)
+    assert heard.preference and not heard.correction
+
+
+def test_a_stop_order_over_everything_the_agent_writes_is_a_preference():
+    assert preference("Stop using em dashes in anything you write for me") is not None
+
+
+@pytest.mark.parametrize("text", ["추측하지 마", "거짓말하지 마, 로그를 봐"])
+def test_a_korean_dont_guess_is_an_order_of_the_moment(text):
+    assert preference(text) is None
+
+
+# Sixteenth round: a request to record a rule where the agent keeps it states the rule
+@pytest.mark.parametrize(
+    "text",
+    [
+        "good catch, add this to your memory",
+        "Add this to the ruleset: every handler logs its request id.",
+        "put that in your instructions so it sticks",
+        "write a short note in docs/ recording this preference",
+    ],
+)
+def test_asking_to_record_a_rule_is_a_preference(text):
+    assert preference(text) is not None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "add this to the readme under Setup",
+        "add a new rule to the linter config",
+        "add this route to the router",
+    ],
+)
+def test_adding_a_thing_to_a_file_or_tool_records_no_rule(text):
+    assert preference(text) is None
