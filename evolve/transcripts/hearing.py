@@ -445,9 +445,17 @@ def _past_a_cut_fence(agent_tail: str) -> str:
 _LEAD_IN = re.compile("[:;]")  # "Task: …", "Issues: - …; - …": what follows is a brief or a list
 
 
+# A first sentence this brief ("Hi!", "Good morning.", "¡Hola!", "你好！") greets or names the
+# agent: the opening is the sentence after it ("Hi! You broke the build yesterday")
+_GREETING_WORDS, _GREETING_SIZE = 2, 15
+
+
 def _opening_end(words: str) -> int:
     """Where a message's opening ends: its first sentence mark, or a colon or semicolon before it."""
     end = sentence_end(words, 0)
+    greeting = words[: end.start()] if end else ""
+    if end and len(greeting.split()) <= _GREETING_WORDS and size(greeting) <= _GREETING_SIZE:
+        end = sentence_end(words, end.end())
     stop = end.start() if end else len(words)
     lead_in = _LEAD_IN.search(words, 0, stop)
     return lead_in.start() if lead_in else stop

@@ -234,6 +234,18 @@ def test_a_first_message_counts_outright_words_in_its_opening_only():
     assert heard(brief).correction  # a later message: the agent's work is there to be wrong
 
 
+def test_a_greeting_before_a_first_messages_opening_is_not_its_opening():
+    """A greeting ("Hi!") ends a sentence of its own: the correction right after it is the opening."""
+    for text in (
+        "Hey there! You messed up the release notes last night, the dates are off.",
+        "¡Buenas! Eso está mal otra vez: la fecha sale en inglés.",
+        "Guten Morgen. Das ist falsch: der Export speichert nichts.",
+        "Salut... tu as cassé la page de connexion hier.",
+    ):
+        assert heard(text, first=True).correction, text
+    assert not heard("Fix the tests first. We will decide later if that's wrong.", first=True).correction
+
+
 def test_the_agents_tail_may_start_inside_a_code_block():
     """The kept end of the agent's text opens past a fence: its closing fence hides no closing words."""
     cut = "psql -f migrate.sql\n```\nShall I run it against the production database?"
