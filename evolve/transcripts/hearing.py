@@ -435,11 +435,17 @@ def _past_a_cut_fence(agent_tail: str) -> str:
     """The agent's last words from the end of a code block its tail opens inside (an odd number of fences).
 
     The tail kept of the agent's text may start inside a code block: read as is, its closing
-    fence would open a block that runs to the end and hide the agent's closing words.
+    fence would open a block that runs to the end and hide the agent's closing words. Its
+    first fence is "```" or "~~~" (prose reads both); it closes a block only if nothing
+    follows it on its line: "```python" opens one, its prose before it is the agent's.
     """
-    if agent_tail.count("```") % 2:
-        return agent_tail.partition("```")[2]
-    return agent_tail
+    fences = [(at, fence) for fence in ("```", "~~~") if (at := agent_tail.find(fence)) != -1]
+    if not fences:
+        return agent_tail
+    at, fence = min(fences)
+    after = agent_tail[at + len(fence) :]
+    info = after.partition("\n")[0].strip("`~ \t")
+    return after if agent_tail.count(fence) % 2 and not info else agent_tail
 
 
 _LEAD_IN = re.compile("[:;]")  # "Task: …", "Issues: - …; - …": what follows is a brief or a list

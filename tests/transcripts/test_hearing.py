@@ -255,6 +255,15 @@ def test_the_agents_tail_may_start_inside_a_code_block():
     assert heard("No, the staging one.", before="psql -f migrate.sql\n```\nDone.").correction
 
 
+def test_the_agents_tail_cut_inside_a_tilde_block_or_ending_in_an_opened_one():
+    """A "~~~" block's closing fence is one too; a fence with a language opens a block, never closes one."""
+    tilde = "SELECT count(*) FROM orders;\n~~~\n¿Quieres que lo ejecute también en producción?"
+    opened = "Je peux aussi ajouter la colonne à l'export, tu veux ?\n```sql\nALTER TABLE orders ADD note;"
+    for before in (tilde, opened):
+        assert not heard("No, solo en staging.", before=before).correction, before  # it answers
+    assert heard("No, solo en staging.", before="SELECT 1;\n~~~\nListo.").correction
+
+
 def test_weak_phrases_need_the_start_and_not_a_first_request():
     assert heard("Actually, use pnpm.").correction
     assert not heard("Actually, use pnpm.", first=True).correction
