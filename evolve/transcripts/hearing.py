@@ -274,7 +274,7 @@ class _Message:
             span = (failure or found.get("observe") or again)[0]
             return FAILURE_REPORT, f"reports it still fails: “{self.quote(again[0])}” … “{self.quote(span)}”"
         # "still the old title", "всё равно …" opening a brief reply: nothing changed, claimed or not
-        if persist and persist[0][1] == 0 and len(words) < _URGENT and not asked:
+        if persist and persist[0][1] == 0 and len(words) < _URGENT and not asked and _still_so(words, found):
             return FAILURE_REPORT, f"says it is still so: “{self.quote(persist[0])}” …"
         if again and claimed and len(words) < _BRIEF and not words[again[-1][2] :].strip(" .!。！"):
             return FAILURE_REPORT, f"says nothing changed after the agent's claim: “{self.quote(again[-1])}”"
@@ -481,6 +481,26 @@ def _still_fails(found: Spans) -> bool:
         return False
     again = {start for kind in ("again", "persist") for _, start, _ in found.get(kind, ())}
     return all(start in again and start < failure[-1][1] for _, start, _ in found["retry"])
+
+
+# After a "still" opening a reply: a clause mark makes it "nevertheless" ("still, let's ship it",
+# "Still — good work", "всё равно, спасибо")
+_CONCESSIVE = re.compile(r" ?(?:[,;:—–，；：]|- )")
+
+
+def _still_so(words: str, found: Spans) -> bool:
+    """Whether the "still" opening a brief reply says things are still so, with nothing else said.
+
+    Not "still, …" (nevertheless), "still here?" (it asks), "toujours en français" (the same word
+    means "always": a standing cue too), "还是用 npm 吧" (rather: a suggestion), nor thanks or a go-ahead.
+    """
+    still = found["persist"][0]
+    if _CONCESSIVE.match(words, still[2]) or is_question_at(words, 0):
+        return False
+    if any(span[1:] == still[1:] for kind in ("standing", "standing_lead") for span in found.get(kind, ())):
+        return False
+    suggested = words.rstrip(" .!。！").endswith("吧")
+    return not suggested and not PRAISE.search(words) and not CARRY_ON.search(words)
 
 
 def _accepts(words: str) -> bool:

@@ -247,6 +247,22 @@ def test_a_still_further_into_a_reply_or_a_long_one_is_no_report_without_a_claim
     assert not heard(spec, before=EXPLAINED).correction
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "still, merge it as it is",  # nevertheless
+        "Still — nice job on the parser",
+        "всё равно, давай оставим так",
+        "still around?",  # it asks
+        "toujours en anglais, les messages de commit",  # "always": a standing rule
+        "还是换成 pnpm 吧",  # rather: a suggestion
+        "still, thank you for trying",
+    ],
+)
+def test_a_still_opening_a_brief_reply_that_says_nothing_stayed_so_reports_nothing(text):
+    assert not heard(text, before=EXPLAINED).correction
+
+
 def test_a_yes_to_the_agents_offer_that_names_errors_reports_no_failure():
     offer = "The form now validates every field. If you'd like, I can show the validation errors in a banner."
     assert not heard("Yes please, show the validation errors in the banner.", before=offer).correction
