@@ -428,7 +428,9 @@ class _Message:
 
 
 # A failure said in the negative ("can't compile", "不行", "не работает"): asked after a claim, it doubts it
-_NEGATED = re.compile(r"n'?t\b|\bnot?\b|\bcannot\b|不|没|無|无|не\b|ne\b|nie\b|non\b|nicht\b|안 ?|ない")
+_NEGATED = re.compile(
+    r"n'?t\b|\bnot?\b|\bpas\b|\bcannot\b|不|没|無|无|не\b|ne\b|nie\b|non\b|nicht\b|안 ?|ない"
+)
 
 
 def _past_a_cut_fence(agent_tail: str) -> str:
@@ -550,13 +552,16 @@ def _opens_a_question(words: str, span: tuple[str, int, int]) -> bool:
 
     One word may come first ("so why …", "bunu neden …", "你这里为什么 …"); further into a
     clause it names a reason ("can you explain why this works?"). Opening the message, it asks
-    without its question mark too ("why is the old logo back").
+    without its question mark too ("why is the old logo back"), up to its clause's end: "why
+    not, go ahead", "why, thank you", "why yes, it works", "为什么不呢" say yes.
     """
     if len(_CLAUSE_MARK.split(words[: span[1]])[-1].split()) > 1:
         return False
     end = sentence_end(words, span[2])
     if span[1] == 0:
-        asked = words[span[2] : end.start() if end is not None else len(words)].strip(" ,")
+        clause_end = _CLAUSE_MARK.search(words, span[2])
+        asked = words[span[2] : clause_end.start() if clause_end else len(words)].strip(" ,")
     else:
         asked = words[span[2] : end.start()].strip(" ,") if end is not None and end.group() == "?" else ""
-    return bool(asked) and not _NEGATED.fullmatch(asked)
+    asked = asked.rstrip("呢吧啊呀")  # a closing particle asks nothing of its own ("为什么不呢")
+    return bool(asked) and not _NEGATED.fullmatch(asked) and not _ACKNOWLEDGED.fullmatch(asked)

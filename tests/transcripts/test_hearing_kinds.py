@@ -211,6 +211,20 @@ def test_a_why_opening_a_short_reply_questions_the_agent_without_a_question_mark
 
 
 @pytest.mark.parametrize(
+    "text",
+    [
+        "why not, ship it",
+        "Why, thanks a lot",
+        "why yes, that works",
+        "为什么不呢，就这么办",
+        "pourquoi pas, lance-le",
+    ],
+)
+def test_a_why_opening_a_reply_whose_clause_says_yes_questions_nothing(text):
+    assert not heard(text).correction
+
+
+@pytest.mark.parametrize(
     ("text", "before"),
     [
         ("why is the header still on two lines?", ""),  # the session's first words: nothing to question
