@@ -118,6 +118,7 @@ GUARDED = {
         "¿Por qué está mal la fecha?",
         "No está mal, ahora agrega pruebas",
         "¿Qué está mal en el build?",
+        "por qué no, hazlo así",  # why not: a yes
     ],
     "fr": [
         "Pas de problème, merci",
@@ -146,7 +147,10 @@ GUARDED = {
         "O que está errado no build?",
         "Não, obrigado, eu faço isso",
         "Nada errado com a abordagem, continue",
+        "por que não, pode seguir",  # why not: a yes
     ],
+    "ru": ["почему бы и нет, делай"],  # why not: a yes
+    "pl": ["czemu nie, rób"],
 }
 
 FRESH = {
