@@ -547,6 +547,9 @@ def test_a_dont_that_is_no_urgent_order_forbids_nothing(text, before):
         # after a dash, or as a list item: a sentence's start too
         "fine - stop wasting my time with the mocks",
         "Two things: 1) don't waste my time, 2) read the logs",
+        # after a word that opens the sentence, on its own line or not ("ok\nstop …" reads "ok stop …")
+        "ok\nstop wasting my time and read the trace",
+        "seriously stop wasting my time",
         # the everyday form of the order, word order and politeness of each language
         "No pierdas mi tiempo, revisa el log",
         "Não perca meu tempo, leia o erro",
