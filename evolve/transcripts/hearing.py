@@ -493,13 +493,12 @@ _CONCESSIVE = re.compile(r" ?(?:[,;:—–，；：]|- )")
 def _still_so(words: str, found: Spans) -> bool:
     """Whether the "still" opening a brief reply says things are still so, with nothing else said.
 
-    Not "still, …" (nevertheless), "still here?" (it asks), "toujours en français" (the same word
-    means "always": a standing cue too), "还是用 npm 吧" (rather: a suggestion), nor thanks or a go-ahead.
+    Not "still, …" (nevertheless), "still here?" (it asks), "还是用 npm 吧" (rather: a suggestion),
+    nor thanks or a go-ahead. ("toujours" means "always" too, but "toujours le vieux titre" is
+    still so: the word alone cannot tell.)
     """
     still = found["persist"][0]
     if _CONCESSIVE.match(words, still[2]) or is_question_at(words, 0):
-        return False
-    if any(span[1:] == still[1:] for kind in ("standing", "standing_lead") for span in found.get(kind, ())):
         return False
     suggested = words.rstrip(" .!。！").endswith("吧")
     return not suggested and not PRAISE.search(words) and not CARRY_ON.search(words)

