@@ -208,6 +208,13 @@ def test_code_quotes_and_quoted_lines_are_ignored():
     assert not heard("It prints «you forgot the token» and “that is wrong”, add auth").correction
 
 
+def test_a_quoted_or_indented_line_hides_only_itself():
+    """A person quotes the agent's line, or pastes an indented log, then corrects it below."""
+    assert heard("> I renamed the helper to parse_rows\nthat's wrong, put the old name back").correction
+    assert heard("    at Grid.render (grid.tsx:88)\nYou broke the grid with the last refactor").correction
+    assert heard("> Ich habe den Cache geleert\nDas ist falsch, der Cache ist noch voll").correction
+
+
 @pytest.mark.parametrize("mark", ["“", "«"])
 def test_a_run_of_opening_quotes_costs_what_a_run_of_plain_ones_does(mark):
     """Each opening mark reads up to the next one, not 200 characters on (once: 25 times slower)."""
