@@ -450,7 +450,9 @@ def _past_a_cut_fence(agent_tail: str) -> str:
     return after if agent_tail.count(fence) % 2 and not info else agent_tail
 
 
-_LEAD_IN = re.compile("[:;]")  # "Task: …", "Issues: - …; - …": what follows is a brief or a list
+# "Task: …", "Issues: - …; - …": what follows is a brief or a list (not the colon of a link or a
+# time: "http://localhost:3000/login - you broke it", "at 10:30 you broke it")
+_LEAD_IN = re.compile(r";|:(?![/\d])")
 
 
 # A first sentence this brief ("Hi!", "Good morning.", "¡Hola!", "你好！") greets or names the

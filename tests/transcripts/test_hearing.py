@@ -257,6 +257,13 @@ def test_a_greeting_before_a_first_messages_opening_is_not_its_opening():
     assert not heard("Fix the tests first. We will decide later if that's wrong.", first=True).correction
 
 
+def test_the_colon_of_a_link_or_a_time_leads_into_no_brief():
+    """A "Task:" leads into a brief; "http://…" and "10:30" do not end a first message's opening."""
+    assert heard("http://localhost:8080/admin - you broke the admin page", first=True).correction
+    assert heard("At 9:15 you broke the nightly build, again", first=True).correction
+    assert not heard("Task: tidy the admin page; that's wrong in places", first=True).correction
+
+
 def test_the_agents_tail_may_start_inside_a_code_block():
     """The kept end of the agent's text opens past a fence: its closing fence hides no closing words."""
     cut = "psql -f migrate.sql\n```\nShall I run it against the production database?"
