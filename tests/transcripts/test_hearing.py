@@ -97,6 +97,8 @@ GUARDED = {
         "Nothing wrong with the approach, go on",
         "I know you're busy; add a note about the new API",
         "It actually works now, thanks!",
+        "still need the changelog entry too",  # work still wanted, no failure
+        "Still want a dark theme for the settings page",
     ],
     "zh": [
         "不错，继续吧",
