@@ -496,14 +496,17 @@ def _still_so(words: str, found: Spans) -> bool:
     """Whether the "still" opening a brief reply says things are still so, with nothing else said.
 
     Not "still, …" (nevertheless), "still here?" (it asks), "还是用 npm 吧" (rather: a suggestion),
-    nor thanks or a go-ahead. ("toujours" means "always" too, but "toujours le vieux titre" is
-    still so: the word alone cannot tell.)
+    nor praise or a go-ahead in its clause ("still looks good", not "still the old logo, thanks").
+    ("toujours" means "always" too, but "toujours le vieux titre" is still so: the word alone
+    cannot tell.)
     """
     still = found["persist"][0]
     if _CONCESSIVE.match(words, still[2]) or is_question_at(words, 0):
         return False
+    clause_end = _CLAUSE_MARK.search(words, still[2])
+    clause = words[still[2] : clause_end.start() if clause_end else len(words)]
     suggested = words.rstrip(" .!。！").endswith("吧")
-    return not suggested and not PRAISE.search(words) and not CARRY_ON.search(words)
+    return not suggested and not PRAISE.search(clause) and not CARRY_ON.search(clause)
 
 
 def _accepts(words: str) -> bool:

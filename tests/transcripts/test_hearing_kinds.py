@@ -283,6 +283,11 @@ def test_a_still_opening_a_brief_reply_that_says_nothing_stayed_so_reports_nothi
     assert not heard(text, before=EXPLAINED).correction
 
 
+def test_thanks_after_a_still_that_reports_nothing_changed_takes_nothing_back():
+    assert heard("still the old logo in the navbar, thanks", before=EXPLAINED).correction
+    assert not heard("still looks fine on my phone", before=EXPLAINED).correction
+
+
 def test_a_yes_to_the_agents_offer_that_names_errors_reports_no_failure():
     offer = "The form now validates every field. If you'd like, I can show the validation errors in a banner."
     assert not heard("Yes please, show the validation errors in the banner.", before=offer).correction
