@@ -461,13 +461,16 @@ _GREETING_WORDS, _GREETING_SIZE = 2, 15
 
 
 def _opening_end(words: str) -> int:
-    """Where a message's opening ends: its first sentence mark, or a colon or semicolon before it."""
+    """Where a message's opening ends: its first sentence mark, or a colon or semicolon before it.
+
+    Not a colon of pasted program output ("TypeError: …"): the person's lead-in comes before it.
+    """
     end = sentence_end(words, 0)
     greeting = words[: end.start()] if end else ""
     if end and len(greeting.split()) <= _GREETING_WORDS and size(greeting) <= _GREETING_SIZE:
         end = sentence_end(words, end.end())
     stop = end.start() if end else len(words)
-    lead_in = _LEAD_IN.search(words, 0, stop)
+    lead_in = _LEAD_IN.search(words, 0, min(stop, pasted_at(words)))
     return lead_in.start() if lead_in else stop
 
 

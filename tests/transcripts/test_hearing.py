@@ -264,6 +264,9 @@ def test_the_colon_of_a_link_or_a_time_leads_into_no_brief():
     assert heard("http://localhost:8080/admin - you broke the admin page", first=True).correction
     assert heard("At 9:15 you broke the nightly build, again", first=True).correction
     assert not heard("Task: tidy the admin page; that's wrong in places", first=True).correction
+    # pasted output's own colons: the person's words after it are the opening still
+    pasted = "ReferenceError: user is not defined\n    at Profile.tsx:41\nYou broke the profile page again"
+    assert heard(pasted, first=True).correction
 
 
 def test_the_agents_tail_may_start_inside_a_code_block():
