@@ -130,6 +130,7 @@ GUARDED = {
         "Ne t'inquiète pas pour la doc",
     ],
     "ja": [
+        "なんでもいいので進めてください",  # anything: not the why it starts with
         "問題ないです、続けてください",
         "大丈夫です。次は README を追加して",
         "何が違うのか教えて",
@@ -153,6 +154,8 @@ GUARDED = {
     ],
     "ru": ["почему бы и нет, делай"],  # why not: a yes
     "pl": ["czemu nie, rób"],
+    "ko": ["왜냐하면 스테이징에서 먼저 봐야 해서요"],  # because: not the why it starts with
+    "id": ["kenapa tidak, lanjutkan saja"],  # why not: a yes
 }
 
 FRESH = {
