@@ -554,18 +554,22 @@ _COMMON = frozenset(
 _CLAUSE_MARK = re.compile(r"[.!?,;:\n。！？，]")
 
 
+_BECAUSE_TOO = frozenset({"perche"})  # Italian "perché" (as matched: no accent) is "why" and "because"
+
+
 def _opens_a_question(words: str, span: tuple[str, int, int]) -> bool:
     """Whether the cue opens a clause that asks more than "why not?" (a yes, not a doubt).
 
     One word may come first ("so why …", "bunu neden …", "你这里为什么 …"); further into a
     clause it names a reason ("can you explain why this works?"). Opening the message, it asks
     without its question mark too ("why is the old logo back"), up to its clause's end: "why
-    not, go ahead", "why, thank you", "why yes, it works", "为什么不呢" say yes.
+    not, go ahead", "why, thank you", "why yes, it works", "为什么不呢" say yes. Not a word that
+    means "because" too ("perché serve in produzione"): that one asks with its question mark only.
     """
     if len(_CLAUSE_MARK.split(words[: span[1]])[-1].split()) > 1:
         return False
     end = sentence_end(words, span[2])
-    if span[1] == 0:
+    if span[1] == 0 and words[: span[2]] not in _BECAUSE_TOO:
         clause_end = _CLAUSE_MARK.search(words, span[2])
         asked = words[span[2] : clause_end.start() if clause_end else len(words)].strip(" ,")
     else:

@@ -224,6 +224,12 @@ def test_a_why_opening_a_reply_whose_clause_says_yes_questions_nothing(text):
     assert not heard(text).correction
 
 
+def test_a_why_that_means_because_too_asks_with_its_question_mark_only():
+    """Italian "perché" opens a reason as often as a question."""
+    assert not heard("perché serve anche in staging, procedi").correction
+    assert heard("perché la pagina è ancora vuota?").correction
+
+
 @pytest.mark.parametrize(
     ("text", "before"),
     [
