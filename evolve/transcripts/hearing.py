@@ -491,8 +491,8 @@ def _still_fails(found: Spans) -> bool:
 
 
 # After a "still" opening a reply: a clause mark makes it "nevertheless" ("still, let's ship it",
-# "Still — good work", "всё равно, спасибо")
-_CONCESSIVE = re.compile(r" ?(?:[,;:—–，；：]|- )")
+# "Still — good work", "всё равно, спасибо", "まだ、大丈夫です")
+_CONCESSIVE = re.compile(r" ?(?:[,;:—–，、；：]|- )")
 
 
 def _still_so(words: str, found: Spans) -> bool:

@@ -280,6 +280,7 @@ def test_a_still_further_into_a_reply_or_a_long_one_is_no_report_without_a_claim
         "still, merge it as it is",  # nevertheless
         "Still — nice job on the parser",
         "всё равно, давай оставим так",
+        "まだ、このままでいいです",
         "still around?",  # it asks
         "还是换成 pnpm 吧",  # rather: a suggestion
         "still, thank you for trying",
