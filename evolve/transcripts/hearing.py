@@ -429,7 +429,8 @@ class _Message:
 
 # A failure said in the negative ("can't compile", "不行", "не работает"): asked after a claim, it doubts it
 _NEGATED = re.compile(
-    r"n'?t\b|\bnot?\b|\bpas\b|\bcannot\b|不|没|無|无|не\b|ne\b|nie\b|non\b|nicht\b|안 ?|ない"
+    r"n'?t\b|\bnot?\b|\bpas\b|\bcannot\b|\bnao\b|\bkhong\b|\btidak\b"
+    r"|不|没|無|无|не\b|ne\b|nie\b|non\b|nicht\b|안 ?|ない"
 )
 
 

@@ -218,6 +218,7 @@ def test_a_why_opening_a_short_reply_questions_the_agent_without_a_question_mark
         "why yes, that works",
         "为什么不呢，就这么办",
         "pourquoi pas, lance-le",
+        "tại sao không, cứ làm đi",  # the negation of each lexicon language
     ],
 )
 def test_a_why_opening_a_reply_whose_clause_says_yes_questions_nothing(text):
