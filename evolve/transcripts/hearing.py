@@ -224,7 +224,7 @@ class _Message:
             return None  # nothing the agent said yet: only outright words count
         # Not the first message, but no agent text (a prompt-only log, a turn of tools only): the
         # agent answered, what it said is unknown; the rules that need no claim or question still count
-        persist = found.get("persist")
+        persist = [span for span in found.get("persist", ()) if not _offers_a_choice(words, span)]
         if after_error and ("retry" in found or size(words) < _BRIEF):
             return None  # a retry after an API error or an interruption
         turned = self.turned(agent_before) if after_error and size(words) < SHORT else None
@@ -274,7 +274,8 @@ class _Message:
             span = (failure or found.get("observe") or again)[0]
             return FAILURE_REPORT, f"reports it still fails: “{self.quote(again[0])}” … “{self.quote(span)}”"
         # "still the old title", "всё равно …" opening a brief reply: nothing changed, claimed or not
-        if persist and persist[0][1] == 0 and len(words) < _URGENT and not asked and _still_so(words, found):
+        opening_still = persist and persist[0][1] == 0 and len(words) < _URGENT and not asked
+        if opening_still and _still_so(words, persist[0]):
             return FAILURE_REPORT, f"says it is still so: “{self.quote(persist[0])}” …"
         if again and claimed and len(words) < _BRIEF and not words[again[-1][2] :].strip(" .!。！"):
             return FAILURE_REPORT, f"says nothing changed after the agent's claim: “{self.quote(again[-1])}”"
@@ -496,7 +497,7 @@ def _still_fails(found: Spans) -> bool:
 _CONCESSIVE = re.compile(r" ?(?:[,;:—–，、；：]|- )")
 
 
-def _still_so(words: str, found: Spans) -> bool:
+def _still_so(words: str, still: tuple[str, int, int]) -> bool:
     """Whether the "still" opening a brief reply says things are still so, with nothing else said.
 
     Not "still, …" (nevertheless), "still here?" (it asks), "还是用 npm 吧" (rather: a suggestion),
@@ -504,13 +505,17 @@ def _still_so(words: str, found: Spans) -> bool:
     ("toujours" means "always" too, but "toujours le vieux titre" is still so: the word alone
     cannot tell.)
     """
-    still = found["persist"][0]
     if _CONCESSIVE.match(words, still[2]) or is_question_at(words, 0):
         return False
     clause_end = _CLAUSE_MARK.search(words, still[2])
     clause = words[still[2] : clause_end.start() if clause_end else len(words)]
     suggested = words.rstrip(" .!。！").endswith("吧")
     return not suggested and not PRAISE.search(clause) and not CARRY_ON.search(clause)
+
+
+def _offers_a_choice(words: str, still: tuple[str, int, int]) -> bool:
+    """Whether a "还是" asks "or" ("用 npm 还是 pnpm？", "…吗？还是你来？"): in a question, past its start."""
+    return still[1] > 0 and words[still[1] : still[2]] == "还是" and is_question_at(words, still[1])
 
 
 def _accepts(words: str) -> bool:

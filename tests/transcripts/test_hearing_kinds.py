@@ -291,6 +291,13 @@ def test_a_still_opening_a_brief_reply_that_says_nothing_stayed_so_reports_nothi
     assert not heard(text, before=EXPLAINED).correction
 
 
+@pytest.mark.parametrize("text", ["部署用 docker 还是 k8s？", "这个我自己合并吗？还是你来合并？"])
+def test_a_haishi_that_asks_or_reports_nothing_still_so(text):
+    """Chinese "还是" is "still", and "or" in a question past its start."""
+    assert not heard(text).correction  # after the agent's claim
+    assert heard("还是旧的标题？").correction
+
+
 def test_thanks_after_a_still_that_reports_nothing_changed_takes_nothing_back():
     assert heard("still the old logo in the navbar, thanks", before=EXPLAINED).correction
     assert not heard("still looks fine on my phone", before=EXPLAINED).correction
