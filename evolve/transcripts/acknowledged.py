@@ -166,7 +166,9 @@ def admission(agent_after: str) -> str | None:
     if _DISPUTED.search(opening, 0, found.start()) or _THANKED.match(opening, 0, found.start()):
         return None
     sentence = opening[found.end() :].split(".", 1)[0].split("\n", 1)[0]
-    but = _APOLOGY_BUT.match(opening, found.end())
+    # right after the apology's word, or after what it is for ("Apologies for the confusion, but")
+    cause = _APOLOGY_FOR.match(opening, found.end())
+    but = _APOLOGY_BUT.match(opening, found.end()) or (cause and _APOLOGY_BUT.match(opening, cause.end()))
     disagrees = but and not _OWNED.search(_next_sentence(opening, but.end()))  # not "Sorry, but I broke it"
     if _APOLOGY.search(found.group()) and (_REFUSAL.search(sentence) or disagrees):
         return None
@@ -185,6 +187,8 @@ def _owned_after_apology(opening: str) -> re.Match[str] | None:
 # An apology's word from its start ("sorry", not the "scus" of "discuss"), and what ends it
 _BARE_APOLOGY = re.compile(rf"(?<![a-z])(?:{_APOLOGY.pattern})")
 _APOLOGY_REST = re.compile(r"\w*[ !！,，、.;:—–-]*")
+# What an apology is for, up to its clause's end ("for the confusion", "la confusión", "за путаницу")
+_APOLOGY_FOR = re.compile(r"[^,，、;:—–.!?。！？\n]{0,40}")
 
 
 def _next_sentence(opening: str, start: int) -> str:

@@ -228,8 +228,13 @@ class _Message:
             return None  # nothing the agent said yet: only outright words count
         # Not the first message, but no agent text (a prompt-only log, a turn of tools only): the
         # agent answered, what it said is unknown; the rules that need no claim or question still count
-        # "toujours" opening a sentence says "always" as often as "still" ("j'ai toujours …" says still)
-        persist = [span for span in found.get("persist", ()) if not says_always(self.words, span, found)]
+        # "toujours" opening a sentence says "always" as often as "still" ("j'ai toujours …" says still);
+        # a "还是" inside a question asks "or"
+        persist = [
+            span
+            for span in found.get("persist", ())
+            if not says_always(words, span, found) and not _offers_a_choice(words, span)
+        ]
         if after_error and ("retry" in found or size(words) < _BRIEF):
             return None  # a retry after an API error or an interruption
         turned = self.turned(agent_before) if after_error and size(words) < SHORT else None
@@ -279,7 +284,8 @@ class _Message:
             span = (failure or found.get("observe") or again)[0]
             return FAILURE_REPORT, f"reports it still fails: “{self.quote(again[0])}” … “{self.quote(span)}”"
         # "still the old title", "всё равно …" opening a brief reply: nothing changed, claimed or not
-        if persist and persist[0][1] == 0 and len(words) < _URGENT and not asked:
+        opening_still = persist and persist[0][1] == 0 and len(words) < _URGENT and not asked
+        if opening_still and _still_so(words, persist[0]):
             return FAILURE_REPORT, f"says it is still so: “{self.quote(persist[0])}” …"
         if again and claimed and len(words) < _BRIEF and not words[again[-1][2] :].strip(" .!。！"):
             return FAILURE_REPORT, f"says nothing changed after the agent's claim: “{self.quote(again[-1])}”"
@@ -437,28 +443,50 @@ class _Message:
 
 
 # A failure said in the negative ("can't compile", "不行", "не работает"): asked after a claim, it doubts it
-_NEGATED = re.compile(r"n'?t\b|\bnot?\b|\bcannot\b|不|没|無|无|не\b|ne\b|nie\b|non\b|nicht\b|안 ?|ない")
+_NEGATED = re.compile(
+    r"n'?t\b|\bnot?\b|\bpas\b|\bcannot\b|\bnao\b|\bkhong\b|\btidak\b"
+    r"|不|没|無|无|не\b|ne\b|nie\b|non\b|nicht\b|안 ?|ない"
+)
 
 
 def _past_a_cut_fence(agent_tail: str) -> str:
     """The agent's last words from the end of a code block its tail opens inside (an odd number of fences).
 
     The tail kept of the agent's text may start inside a code block: read as is, its closing
-    fence would open a block that runs to the end and hide the agent's closing words.
+    fence would open a block that runs to the end and hide the agent's closing words. Its
+    first fence is "```" or "~~~" (prose reads both); it closes a block only if nothing
+    follows it on its line: "```python" opens one, its prose before it is the agent's.
     """
-    if agent_tail.count("```") % 2:
-        return agent_tail.partition("```")[2]
-    return agent_tail
+    fences = [(at, fence) for fence in ("```", "~~~") if (at := agent_tail.find(fence)) != -1]
+    if not fences:
+        return agent_tail
+    at, fence = min(fences)
+    after = agent_tail[at + len(fence) :]
+    info = after.partition("\n")[0].strip("`~ \t")
+    return after if agent_tail.count(fence) % 2 and not info else agent_tail
 
 
-_LEAD_IN = re.compile("[:;]")  # "Task: …", "Issues: - …; - …": what follows is a brief or a list
+# "Task: …", "Issues: - …; - …": what follows is a brief or a list (not the colon of a link or a
+# time: "http://localhost:3000/login - you broke it", "at 10:30 you broke it")
+_LEAD_IN = re.compile(r";|:(?![/\d])")
+
+
+# A first sentence this brief ("Hi!", "Good morning.", "¡Hola!", "你好！") greets or names the
+# agent: the opening is the sentence after it ("Hi! You broke the build yesterday")
+_GREETING_WORDS, _GREETING_SIZE = 2, 15
 
 
 def _opening_end(words: str) -> int:
-    """Where a message's opening ends: its first sentence mark, or a colon or semicolon before it."""
+    """Where a message's opening ends: its first sentence mark, or a colon or semicolon before it.
+
+    Not a colon of pasted program output ("TypeError: …"): the person's lead-in comes before it.
+    """
     end = sentence_end(words, 0)
+    greeting = words[: end.start()] if end else ""
+    if end and len(greeting.split()) <= _GREETING_WORDS and size(greeting) <= _GREETING_SIZE:
+        end = sentence_end(words, end.end())
     stop = end.start() if end else len(words)
-    lead_in = _LEAD_IN.search(words, 0, stop)
+    lead_in = _LEAD_IN.search(words, 0, min(stop, pasted_at(words)))
     return lead_in.start() if lead_in else stop
 
 
@@ -476,6 +504,32 @@ def _still_fails(found: Spans) -> bool:
         return False
     again = {start for kind in ("again", "persist") for _, start, _ in found.get(kind, ())}
     return all(start in again and start < failure[-1][1] for _, start, _ in found["retry"])
+
+
+# After a "still" opening a reply: a clause mark makes it "nevertheless" ("still, let's ship it",
+# "Still — good work", "всё равно, спасибо", "まだ、大丈夫です")
+_CONCESSIVE = re.compile(r" ?(?:[,;:—–，、；：]|- )")
+
+
+def _still_so(words: str, still: tuple[str, int, int]) -> bool:
+    """Whether the "still" opening a brief reply says things are still so, with nothing else said.
+
+    Not "still, …" (nevertheless), "still here?" (it asks), "还是用 npm 吧" (rather: a suggestion),
+    nor praise or a go-ahead in its clause ("still looks good", not "still the old logo, thanks").
+    ("toujours" means "always" too, but "toujours le vieux titre" is still so: the word alone
+    cannot tell.)
+    """
+    if _CONCESSIVE.match(words, still[2]) or is_question_at(words, 0):
+        return False
+    clause_end = _CLAUSE_MARK.search(words, still[2])
+    clause = words[still[2] : clause_end.start() if clause_end else len(words)]
+    suggested = words.rstrip(" .!。！").endswith("吧")
+    return not suggested and not PRAISE.search(clause) and not CARRY_ON.search(clause)
+
+
+def _offers_a_choice(words: str, still: tuple[str, int, int]) -> bool:
+    """Whether a "还是" asks "or" ("用 npm 还是 pnpm？", "…吗？还是你来？"): in a question, past its start."""
+    return still[1] > 0 and words[still[1] : still[2]] == "还是" and is_question_at(words, still[1])
 
 
 def _accepts(words: str) -> bool:
@@ -520,18 +574,25 @@ _COMMON = frozenset(
 _CLAUSE_MARK = re.compile(r"[.!?,;:\n。！？，]")
 
 
+_BECAUSE_TOO = frozenset({"perche"})  # Italian "perché" (as matched: no accent) is "why" and "because"
+
+
 def _opens_a_question(words: str, span: tuple[str, int, int]) -> bool:
     """Whether the cue opens a clause that asks more than "why not?" (a yes, not a doubt).
 
     One word may come first ("so why …", "bunu neden …", "你这里为什么 …"); further into a
     clause it names a reason ("can you explain why this works?"). Opening the message, it asks
-    without its question mark too ("why is the old logo back").
+    without its question mark too ("why is the old logo back"), up to its clause's end: "why
+    not, go ahead", "why, thank you", "why yes, it works", "为什么不呢" say yes. Not a word that
+    means "because" too ("perché serve in produzione"): that one asks with its question mark only.
     """
     if len(_CLAUSE_MARK.split(words[: span[1]])[-1].split()) > 1:
         return False
     end = sentence_end(words, span[2])
-    if span[1] == 0:
-        asked = words[span[2] : end.start() if end is not None else len(words)].strip(" ,")
+    if span[1] == 0 and words[: span[2]] not in _BECAUSE_TOO:
+        clause_end = _CLAUSE_MARK.search(words, span[2])
+        asked = words[span[2] : clause_end.start() if clause_end else len(words)].strip(" ,")
     else:
         asked = words[span[2] : end.start()].strip(" ,") if end is not None and end.group() == "?" else ""
-    return bool(asked) and not _NEGATED.fullmatch(asked)
+    asked = asked.rstrip("呢吧啊呀")  # a closing particle asks nothing of its own ("为什么不呢")
+    return bool(asked) and not _NEGATED.fullmatch(asked) and not _ACKNOWLEDGED.fullmatch(asked)

@@ -40,8 +40,8 @@ CUES = (
 _NOISE = (
     r"(```|~~~).*?(?:\1|\Z)"  # fenced code
     r"|`[^`\n]*`"  # inline code
-    r"|^[ \t]*>.*$"  # quoted lines
-    r"|^(?: {4}|\t).*$"  # indented code, pasted logs
+    r"|^[ \t]*>[^\n]*"  # quoted lines (each a line: DOTALL's "." would run to the text's end)
+    r"|^(?: {4}|\t)[^\n]*"  # indented code, pasted logs
     # quoted text; a quote ends at the next opening mark too: a run of "“" is not read 200 times
     r'|"[^"\n]{0,200}"|“[^“”\n]{0,200}”|«[^«»\n]{0,200}»'
 )

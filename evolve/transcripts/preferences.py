@@ -82,10 +82,12 @@ def _configures(words: str, at: int) -> bool:
 
 
 # "toujours" is "always" and "still", "immer" opens "immer noch" ("still"): inside a "still", a
-# standing cue says still when the sentence ends there, a negation or "the same" follows, or the
-# sentence reports a failure ("toujours pas", "toujours la même erreur", "toujours ...")
+# standing cue says still when the sentence ends there, a negation, "the same" or a noun's article
+# follows (what is still there, not what to do: "toujours le vieux titre" against "toujours utiliser
+# const"), or the sentence reports a failure ("toujours pas", "toujours la même erreur", "toujours ...")
 _STILL_AFTER = re.compile(
-    r" *(?:[.…!?,;:]|\Z)| +(?:pas|rien|aucune?|plus|le meme|la meme|les memes|pareil|pareille)\b"
+    r" *(?:[.…!?,;:]|\Z)| +(?:pas|rien|aucune?|plus|pareil|pareille"
+    r"|le|la|les|l|un|une|des|du|ce|cet|cette|ces)\b"
 )
 
 

@@ -97,6 +97,8 @@ GUARDED = {
         "Nothing wrong with the approach, go on",
         "I know you're busy; add a note about the new API",
         "It actually works now, thanks!",
+        "still need the changelog entry too",  # work still wanted, no failure
+        "Still want a dark theme for the settings page",
     ],
     "zh": [
         "不错，继续吧",
@@ -118,6 +120,7 @@ GUARDED = {
         "¿Por qué está mal la fecha?",
         "No está mal, ahora agrega pruebas",
         "¿Qué está mal en el build?",
+        "por qué no, hazlo así",  # why not: a yes
     ],
     "fr": [
         "Pas de problème, merci",
@@ -127,6 +130,7 @@ GUARDED = {
         "Ne t'inquiète pas pour la doc",
     ],
     "ja": [
+        "なんでもいいので進めてください",  # anything: not the why it starts with
         "問題ないです、続けてください",
         "大丈夫です。次は README を追加して",
         "何が違うのか教えて",
@@ -146,7 +150,12 @@ GUARDED = {
         "O que está errado no build?",
         "Não, obrigado, eu faço isso",
         "Nada errado com a abordagem, continue",
+        "por que não, pode seguir",  # why not: a yes
     ],
+    "ru": ["почему бы и нет, делай"],  # why not: a yes
+    "pl": ["czemu nie, rób"],
+    "ko": ["왜냐하면 스테이징에서 먼저 봐야 해서요"],  # because: not the why it starts with
+    "id": ["kenapa tidak, lanjutkan saja"],  # why not: a yes
 }
 
 FRESH = {
@@ -204,6 +213,13 @@ def test_code_quotes_and_quoted_lines_are_ignored():
     assert not heard("It prints «you forgot the token» and “that is wrong”, add auth").correction
 
 
+def test_a_quoted_or_indented_line_hides_only_itself():
+    """A person quotes the agent's line, or pastes an indented log, then corrects it below."""
+    assert heard("> I renamed the helper to parse_rows\nthat's wrong, put the old name back").correction
+    assert heard("    at Grid.render (grid.tsx:88)\nYou broke the grid with the last refactor").correction
+    assert heard("> Ich habe den Cache geleert\nDas ist falsch, der Cache ist noch voll").correction
+
+
 @pytest.mark.parametrize("mark", ["“", "«"])
 def test_a_run_of_opening_quotes_costs_what_a_run_of_plain_ones_does(mark):
     """Each opening mark reads up to the next one, not 200 characters on (once: 25 times slower)."""
@@ -234,6 +250,28 @@ def test_a_first_message_counts_outright_words_in_its_opening_only():
     assert heard(brief).correction  # a later message: the agent's work is there to be wrong
 
 
+def test_a_greeting_before_a_first_messages_opening_is_not_its_opening():
+    """A greeting ("Hi!") ends a sentence of its own: the correction right after it is the opening."""
+    for text in (
+        "Hey there! You messed up the release notes last night, the dates are off.",
+        "¡Buenas! Eso está mal otra vez: la fecha sale en inglés.",
+        "Guten Morgen. Das ist falsch: der Export speichert nichts.",
+        "Salut... tu as cassé la page de connexion hier.",
+    ):
+        assert heard(text, first=True).correction, text
+    assert not heard("Fix the tests first. We will decide later if that's wrong.", first=True).correction
+
+
+def test_the_colon_of_a_link_or_a_time_leads_into_no_brief():
+    """A "Task:" leads into a brief; "http://…" and "10:30" do not end a first message's opening."""
+    assert heard("http://localhost:8080/admin - you broke the admin page", first=True).correction
+    assert heard("At 9:15 you broke the nightly build, again", first=True).correction
+    assert not heard("Task: tidy the admin page; that's wrong in places", first=True).correction
+    # pasted output's own colons: the person's words after it are the opening still
+    pasted = "ReferenceError: user is not defined\n    at Profile.tsx:41\nYou broke the profile page again"
+    assert heard(pasted, first=True).correction
+
+
 def test_the_agents_tail_may_start_inside_a_code_block():
     """The kept end of the agent's text opens past a fence: its closing fence hides no closing words."""
     cut = "psql -f migrate.sql\n```\nShall I run it against the production database?"
@@ -241,6 +279,15 @@ def test_the_agents_tail_may_start_inside_a_code_block():
     for before in (cut, whole):
         assert not heard("No, the staging one.", before=before).correction  # it answers the question
     assert heard("No, the staging one.", before="psql -f migrate.sql\n```\nDone.").correction
+
+
+def test_the_agents_tail_cut_inside_a_tilde_block_or_ending_in_an_opened_one():
+    """A "~~~" block's closing fence is one too; a fence with a language opens a block, never closes one."""
+    tilde = "SELECT count(*) FROM orders;\n~~~\n¿Quieres que lo ejecute también en producción?"
+    opened = "Je peux aussi ajouter la colonne à l'export, tu veux ?\n```sql\nALTER TABLE orders ADD note;"
+    for before in (tilde, opened):
+        assert not heard("No, solo en staging.", before=before).correction, before  # it answers
+    assert heard("No, solo en staging.", before="SELECT 1;\n~~~\nListo.").correction
 
 
 def test_weak_phrases_need_the_start_and_not_a_first_request():

@@ -75,6 +75,10 @@ from tests.reflect.scenarios import Transcript
         ("Perdón, pero me confundí de servidor.", "perdón"),
         ("Sorry, but I broke the login form with that refactor.", "sorry"),  # a bare apology, owned
         ("Oops, sorry! I forgot to commit the lockfile.", "sorry"),
+        (
+            "Apologies for the mix-up, but I deleted the wrong fixture.",
+            "apologies for",
+        ),  # owned after the but
         ("I'm sorry — I deleted the wrong branch.", "sorry"),
         ("You're absolutely right! I made a silly error in the regex.", "you're absolutely right"),
         ("Good point! I accidentally dropped the index in the migration.", "good point"),
@@ -146,6 +150,11 @@ def test_an_admission_opening_the_answer_is_found(answer, said):
         "Omlouvám se, ale soubor tam je.",
         "I apologize — but the migration already ran on staging.",
         "Sorry about that... but the job is green on CI.",
+        # … and after what the apology is for
+        "Apologies for the mix-up, but the endpoint already returns JSON.",
+        "I apologize for any confusion, but the cache is cleared on every deploy.",
+        "Perdón por la confusión, pero la tabla ya tenía ese índice.",
+        "Извините за путаницу, но миграция уже применена.",
         # a dialogue the agent quotes, not its own opening words
         "User: the header is gone\nAssistant: You're right, I removed it.",
         "Example:\nYou're right, my mistake.",

@@ -211,6 +211,27 @@ def test_a_why_opening_a_short_reply_questions_the_agent_without_a_question_mark
 
 
 @pytest.mark.parametrize(
+    "text",
+    [
+        "why not, ship it",
+        "Why, thanks a lot",
+        "why yes, that works",
+        "为什么不呢，就这么办",
+        "pourquoi pas, lance-le",
+        "tại sao không, cứ làm đi",  # the negation of each lexicon language
+    ],
+)
+def test_a_why_opening_a_reply_whose_clause_says_yes_questions_nothing(text):
+    assert not heard(text).correction
+
+
+def test_a_why_that_means_because_too_asks_with_its_question_mark_only():
+    """Italian "perché" opens a reason as often as a question."""
+    assert not heard("perché serve anche in staging, procedi").correction
+    assert heard("perché la pagina è ancora vuota?").correction
+
+
+@pytest.mark.parametrize(
     ("text", "before"),
     [
         ("why is the header still on two lines?", ""),  # the session's first words: nothing to question
@@ -231,7 +252,14 @@ EXPLAINED = "The title comes from `layout.tsx`; the dev server reloads it when t
 
 
 @pytest.mark.parametrize(
-    "text", ["still the old title", "всё равно старый заголовок", "todavía el título viejo", "还是旧的标题"]
+    "text",
+    [
+        "still the old title",
+        "всё равно старый заголовок",
+        "todavía el título viejo",
+        "还是旧的标题",
+        "toujours le vieux titre",
+    ],
 )
 def test_a_still_opening_a_brief_reply_reports_nothing_changed_claimed_or_not(text):
     result = heard(text, before=EXPLAINED)
@@ -245,6 +273,34 @@ def test_a_still_further_into_a_reply_or_a_long_one_is_no_report_without_a_claim
     assert not heard("the header is fine, still the footer needs a link", before=EXPLAINED).correction
     spec = "still on the title: it should read the project name, then the section, then the app, in pale grey"
     assert not heard(spec, before=EXPLAINED).correction
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "still, merge it as it is",  # nevertheless
+        "Still — nice job on the parser",
+        "всё равно, давай оставим так",
+        "まだ、このままでいいです",
+        "still around?",  # it asks
+        "还是换成 pnpm 吧",  # rather: a suggestion
+        "still, thank you for trying",
+    ],
+)
+def test_a_still_opening_a_brief_reply_that_says_nothing_stayed_so_reports_nothing(text):
+    assert not heard(text, before=EXPLAINED).correction
+
+
+@pytest.mark.parametrize("text", ["部署用 docker 还是 k8s？", "这个我自己合并吗？还是你来合并？"])
+def test_a_haishi_that_asks_or_reports_nothing_still_so(text):
+    """Chinese "还是" is "still", and "or" in a question past its start."""
+    assert not heard(text).correction  # after the agent's claim
+    assert heard("还是旧的标题？").correction
+
+
+def test_thanks_after_a_still_that_reports_nothing_changed_takes_nothing_back():
+    assert heard("still the old logo in the navbar, thanks", before=EXPLAINED).correction
+    assert not heard("still looks fine on my phone", before=EXPLAINED).correction
 
 
 def test_a_yes_to_the_agents_offer_that_names_errors_reports_no_failure():
@@ -517,6 +573,9 @@ def test_a_dont_that_is_no_urgent_order_forbids_nothing(text, before):
         # after a dash, or as a list item: a sentence's start too
         "fine - stop wasting my time with the mocks",
         "Two things: 1) don't waste my time, 2) read the logs",
+        # after a word that opens the sentence, on its own line or not ("ok\nstop …" reads "ok stop …")
+        "ok\nstop wasting my time and read the trace",
+        "seriously stop wasting my time",
         # the everyday form of the order, word order and politeness of each language
         "No pierdas mi tiempo, revisa el log",
         "Não perca meu tempo, leia o erro",

@@ -203,6 +203,7 @@ def test_a_product_word_in_a_clause_of_its_own_hides_no_language_preference(text
         "Не трать моё время на длинные объяснения",
         "Ne me fais pas perdre mon temps avec de longues explications",
         "For the review:\n- don't waste my time with recaps\n- show the diff",
+        "fine\n\ndon't waste my time with summaries of the diff",
         "No pierdas mi tiempo con resúmenes largos",
         "Verschwende meine Zeit nicht mit Zusammenfassungen",
     ],
