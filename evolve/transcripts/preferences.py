@@ -48,9 +48,9 @@ def preference(
         and not _describes(words, span)
         and not _reminds(words, span)
         and not _means_still(words, span, found)
-        and not (span[1] == 0 and _CHOICE.match(words) and offered())
+        and not (span[1] == 0 and _picks(words, found, offered))
     ]
-    spans = [span for span in spans if not _configures(words, span[1])]
+    spans = [span for span in spans if not _configures(words, span)]
     spans += [span for span in _answer_in_a_language(words, found) if not first or _opening(words, span)]
     for lang, start, end in sorted(spans, key=lambda span: span[1]):
         if not is_question_at(words, end):  # "do you always …?" asks, it does not instruct
@@ -66,6 +66,21 @@ _CHOICE = re.compile(
 )
 
 
+def _picks(words: str, found: Spans, offered: Callable[[], bool]) -> bool:
+    """Whether "I prefer …" opening the message picks one of the options the agent offered.
+
+    An "always" / "never" in its sentence makes it a rule for later, whatever was asked ("I prefer
+    you always ask before installing", "prefiro que você sempre escreva os testes primeiro").
+    """
+    if not _CHOICE.match(words):
+        return False
+    stop = _sentence_end_at(words, 0)
+    for span in found.get("standing_lead", ()):
+        if 0 < span[1] < stop and not _describes(words, span) and not _means_still(words, span, found):
+            return False
+    return offered()
+
+
 # "configure it to always use this key", "set up so we never have to log in", "настроить …
 # без моего разрешения", "今後は…設定ファイルを書き換えて": a setting is asked for and will hold the
 # rule; the agent has nothing to keep in mind (the words are folded: "設定" is read as "设定", "й" as "и")
@@ -75,10 +90,24 @@ _CONFIGURE = re.compile(
 )
 
 
-def _configures(words: str, at: int) -> bool:
-    """Whether the sentence holding a standing cue asks to configure something that will keep it."""
+# Between a standing cue and the configuring verb it rules: "always configure", "from now on always
+# configure", "never, configure" (at most one word: "from now on, configure git so …" is too far off)
+_BEFORE_THE_VERB = re.compile(r"[ ,]*(?:[^\W\d_]+ )?")
+
+
+def _configures(words: str, span: tuple[str, int, int]) -> bool:
+    """Whether the sentence holding a standing cue asks to configure something that will keep it.
+
+    A cue just before the configuring verb ("always configure new services with TLS", "nunca
+    configures nada globalmente") makes configuring the habit asked for, not a setting that keeps
+    a rule.
+    """
+    _, at, end = span
     opening = max((m.end() for m in SENTENCE_END.finditer(words, max(0, at - SENTENCE), at)), default=0)
-    return _CONFIGURE.search(words, opening, _sentence_end_at(words, at)) is not None
+    return any(
+        verb.start() < end or _BEFORE_THE_VERB.fullmatch(words, end, verb.start()) is None
+        for verb in _CONFIGURE.finditer(words, opening, _sentence_end_at(words, at))
+    )
 
 
 # "toujours" is "always" and "still", "immer" opens "immer noch" ("still"): inside a "still", a

@@ -397,3 +397,48 @@ def test_asking_to_record_a_rule_is_a_preference(text):
 )
 def test_adding_a_thing_to_a_file_or_tool_records_no_rule(text):
     assert preference(text) is None
+
+
+# A standing cue on the configuring verb itself makes configuring the habit asked for: no setting
+# will keep the rule, the agent must (attack46)
+@pytest.mark.parametrize(
+    "text",
+    [
+        "From now on always configure new services with TLS.",
+        "Never configure anything globally, keep it per project.",
+        "Siempre configura el logging antes de todo.",
+        "Nunca configures nada globalmente.",
+    ],
+)
+def test_a_standing_cue_on_the_configuring_verb_is_a_preference(text):
+    assert preference(text) is not None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Configure prettier to always use single quotes.",
+        "Configura eslint para que siempre use comillas simples.",
+        "set it up so we never have to log in again",
+    ],
+)
+def test_a_standing_cue_inside_the_setting_asked_for_is_still_no_preference(text):
+    assert preference(text) is None
+
+
+# "I prefer …" answering the agent's question picks an option, unless an "always" / "never" in its
+# sentence makes it a rule for later (attack46)
+@pytest.mark.parametrize(
+    ("text", "before"),
+    [
+        ("I prefer that you always run the tests before committing.", "Want me to commit now?"),
+        ("I prefer you always ask before installing packages.", "Shall I install lodash?"),
+        ("Prefiro que você sempre escreva testes primeiro.", "Quer que eu comece?"),
+    ],
+)
+def test_i_prefer_with_a_standing_cue_answering_a_question_is_a_preference(text, before):
+    assert preference(text, before) is not None
+
+
+def test_i_prefer_describing_what_always_happens_still_picks_an_option():
+    assert preference("I prefer the one that always returns a list", "Which one do you prefer?") is None
