@@ -442,3 +442,25 @@ def test_i_prefer_with_a_standing_cue_answering_a_question_is_a_preference(text,
 
 def test_i_prefer_describing_what_always_happens_still_picks_an_option():
     assert preference("I prefer the one that always returns a list", "Which one do you prefer?") is None
+
+
+# A request to record a rule names the agent's memory or rules, not a part of a document nor a
+# tool's rule set (attack46)
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Add this to the instructions section of the README.",
+        "Put it in the guidelines doc under testing.",
+        "Add this rule to eslintrc: no-console.",
+        "add this rule to the linter config",
+    ],
+)
+def test_adding_to_a_document_part_or_a_tools_rules_records_no_rule(text):
+    assert preference(text) is None
+
+
+@pytest.mark.parametrize(
+    "text", ["add this rule to CLAUDE.md", "save that in memory", "Please add this rule: no default exports."]
+)
+def test_recording_a_rule_where_the_agent_keeps_it_is_a_preference(text):
+    assert preference(text) is not None
