@@ -134,7 +134,13 @@ def _means_still(words: str, span: tuple[str, int, int], found: Spans) -> bool:
         return False
     stop = _sentence_end_at(words, end)
     fails = any(end <= f_start < stop for _, f_start, _ in found.get("failure", ()))
-    return max(holding) > end or fails or _STILL_AFTER.match(words, end) is not None
+    still_after = _STILL_AFTER.match(words, end) is not None and not _FIRST.search(words, end, stop)
+    return max(holding) > end or fails or still_after
+
+
+# An order of work says how to work, not what is still there: "toujours les tests d'abord" (always
+# tests first), "immer die Doku zuerst", against "toujours le vieux titre"
+_FIRST = re.compile(r"\b(?:d'abord|en premier|avant tout|en priorite|zuerst|als erstes)\b")
 
 
 # "stop using X", "deja de …", "хватит …": an order to stop what the agent is doing now (a

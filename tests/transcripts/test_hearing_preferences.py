@@ -464,3 +464,19 @@ def test_adding_to_a_document_part_or_a_tools_rules_records_no_rule(text):
 )
 def test_recording_a_rule_where_the_agent_keeps_it_is_a_preference(text):
     assert preference(text) is not None
+
+
+# An article after "toujours" says "still" ("toujours le vieux titre") unless the sentence orders
+# the work: "toujours les tests d'abord" is "always tests first" (attack46)
+@pytest.mark.parametrize(
+    "text", ["Toujours les tests d'abord.", "Toujours la doc en premier, ensuite le code."]
+)
+def test_toujours_before_an_order_of_work_is_a_preference_and_no_failure(text):
+    heard = hear(load_lexicons(), text, DONE)
+    assert heard.preference and not heard.correction
+
+
+@pytest.mark.parametrize("text", ["Toujours le vieux titre.", "Toujours la même erreur d'abord sur staging."])
+def test_toujours_before_what_is_still_there_reports_it(text):
+    heard = hear(load_lexicons(), text, DONE)
+    assert heard.correction and not heard.preference
