@@ -480,3 +480,21 @@ def test_toujours_before_an_order_of_work_is_a_preference_and_no_failure(text):
 def test_toujours_before_what_is_still_there_reports_it(text):
     heard = hear(load_lexicons(), text, DONE)
     assert heard.correction and not heard.preference
+
+
+# An open question ("Anything else?") or the agent's own taste ("I prefer to …") offers no
+# options: "I prefer …" after it states how to work (attack46)
+@pytest.mark.parametrize(
+    ("text", "before"),
+    [
+        ("I prefer single quotes in Python.", "Done, the tests pass. Anything else?"),
+        ("Prefiro commits pequenos.", "Pronto. Mais alguma coisa?"),
+        ("I prefer tabs.", "Done. I prefer to keep helpers private, so I moved it."),
+    ],
+)
+def test_i_prefer_after_no_options_offered_is_a_preference(text, before):
+    assert preference(text, before) is not None
+
+
+def test_i_prefer_answering_which_the_person_would_prefer_still_picks_one():
+    assert preference("I prefer B.", "Would you prefer A or B") is None
