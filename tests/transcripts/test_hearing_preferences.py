@@ -498,3 +498,33 @@ def test_i_prefer_after_no_options_offered_is_a_preference(text, before):
 
 def test_i_prefer_answering_which_the_person_would_prefer_still_picks_one():
     assert preference("I prefer B.", "Would you prefer A or B") is None
+
+
+# A request to record a rule is heard in the other lexicon languages too (attack46)
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Guarda esto en tu memoria.",
+        "Ajoute ça à tes instructions.",
+        "Salve isso na sua memória.",
+        "Запиши это себе в память.",
+        "把这条加到你的记忆里。",
+        "これをメモリに保存して。",
+    ],
+)
+def test_asking_to_record_a_rule_is_a_preference_in_every_language(text):
+    assert preference(text) is not None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Guarda esto en la carpeta docs.",
+        "Ajoute ça à la liste des tâches.",
+        "Добавь это в правила линтера.",
+        "把这条加到 eslint 规则里。",
+        "eslintのルールに追加して。",
+    ],
+)
+def test_adding_to_a_folder_or_a_tools_rules_records_no_rule_in_any_language(text):
+    assert preference(text) is None
