@@ -83,10 +83,15 @@ def _picks(words: str, found: Spans, offered: Callable[[], bool]) -> bool:
 
 # "configure it to always use this key", "set up so we never have to log in", "настроить …
 # без моего разрешения", "今後は…設定ファイルを書き換えて": a setting is asked for and will hold the
-# rule; the agent has nothing to keep in mind (the words are folded: "設定" is read as "设定", "й" as "и")
+# rule; the agent has nothing to keep in mind (the words are folded: "設定" is read as "设定", "й" as "и").
+# A settings file or page named is no setting asked for unless it is changed ("いつも設定ファイルを
+# 確認してから始めて" is how to work, as "Always keep the config in sync" is)
 _CONFIGURE = re.compile(
     r"\b(?:configure[ds]?|configuring|set (?:it |this |that |things |everything )?up so|gitignore"
-    r"|configur(?:ar|er|ez|a|e)|konfigurier[a-z]*|einstellen|настро(?:и|ите|ить|ил|ила|или))\b|设定|配置|全局"
+    r"|configur(?:ar|er|ez|a|e)|konfigurier[a-z]*|einstellen|настро(?:и|ите|ить|ил|ила|или))\b"
+    r"|(?:设定|配置)(?!ファイル|文件|档|画面|页|项|值|値)|全局"
+    r"|(?:设定|配置)(?:ファイル|文件|档)[^。!?]{0,40}?(?:書き换|変更|变更|編集|编辑|修改|更新|改成|写入|書い)"
+    r"|(?:修改|更新|编辑|改)(?:一下)?(?:设定|配置)"
 )
 
 

@@ -528,3 +528,24 @@ def test_asking_to_record_a_rule_is_a_preference_in_every_language(text):
 )
 def test_adding_to_a_folder_or_a_tools_rules_records_no_rule_in_any_language(text):
     assert preference(text) is None
+
+
+# A settings file named is no setting asked for unless it is changed (attack46; the English
+# "Always keep the config in sync" above)
+@pytest.mark.parametrize(
+    "text", ["これからはいつも設定ファイルを確認してから始めて。", "以后总是先看一下配置文件再开始。"]
+)
+def test_reading_a_settings_file_as_a_habit_is_a_preference(text):
+    assert preference(text) is not None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "以后每次都修改配置文件来关闭遥测。",
+        "以后把配置文件改成每次都关闭遥测。",
+        "今後は必ずキャッシュを無効にするように、設定ファイル（config/app.yml）を変更して。",
+    ],
+)
+def test_changing_a_settings_file_so_it_keeps_the_rule_is_no_preference(text):
+    assert preference(text) is None
