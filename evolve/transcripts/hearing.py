@@ -125,8 +125,20 @@ def hear(
     return Heard(correction is not None, preference is not None, kind, cue, preference_cue, language)
 
 
-# "which do you prefer", "ou prefere descartá-las", "¿cuál prefieres?" in the agent's words (folded)
-_PREFERS = re.compile(r"\bpref(?:er|ere|eres|erisc|ier|eri)[a-z]*")
+# "which do you prefer", "ou prefere descartá-las", "¿cuál prefieres?" in the agent's words (folded);
+# not the agent's own taste ("I prefer to keep helpers private", "je préfère …"), which offers nothing
+_PREFERS = re.compile(
+    r"(?<!\bi )(?<!\bi'd )(?<!would )(?<!\bwe )(?<!\bje )\bpref(?:er|ere|eres|erisc|ier|eri)[a-z]*"
+)
+
+# An open question closing the agent's text ("Anything else?", "Mais alguma coisa?") offers no
+# options: a person's "I prefer …" after it states how to work (folded words, the text's last chars)
+_OPEN_QUESTION = re.compile(
+    r"(?:anything else|something else|any other (?:questions?|changes?)|mais alguma coisa|algo mais"
+    r"|algo mas|autre chose|sonst noch (?:etwas|was)|что-(?:то|нибудь) еще|还有(?:什么|其他|别的)"
+    r"|他に何か)[^.!?\n]*\?\W*\Z"
+)
+_OPEN_QUESTION_TAIL = 80
 
 
 def _language(lexicons: Lexicons, found: Spans) -> str | None:
@@ -410,7 +422,10 @@ class _Message:
 
     def offered(self, agent_before: str) -> bool:
         """Whether the agent just offered options: it asked, or named what the person prefers."""
-        return self.asked(agent_before) or _PREFERS.search(self.agent_cues(agent_before)[0]) is not None
+        agent = self.agent_cues(agent_before)[0]
+        if self.asked(agent_before) and not _OPEN_QUESTION.search(agent[-_OPEN_QUESTION_TAIL:]):
+            return True
+        return _PREFERS.search(agent) is not None
 
     def rejected(self, agent_words: str, asked: bool) -> str | None:
         """A word the person rejects ("not npm") that the agent just used, or None.

@@ -41,7 +41,9 @@ _NOISE = (
     r"(```|~~~).*?(?:\1|\Z)"  # fenced code
     r"|`[^`\n]*`"  # inline code
     r"|^[ \t]*>[^\n]*"  # quoted lines (each a line: DOTALL's "." would run to the text's end)
-    r"|^(?: {4}|\t)[^\n]*"  # indented code, pasted logs
+    # indented code, pasted logs; not a nested Markdown bullet, the person's own words ("- Style:\n
+    # - always use pnpm"); an indented numbered list stays out (a pasted prompt's "1. Never …")
+    r"|^(?: {4}|\t)(?![ \t]*[-*+•] +[^\W\d_])[^\n]*"
     # quoted text; a quote ends at the next opening mark too: a run of "“" is not read 200 times
     r'|"[^"\n]{0,200}"|“[^“”\n]{0,200}”|«[^«»\n]{0,200}»'
 )

@@ -48,9 +48,9 @@ def preference(
         and not _describes(words, span)
         and not _reminds(words, span)
         and not _means_still(words, span, found)
-        and not (span[1] == 0 and _CHOICE.match(words) and offered())
+        and not (span[1] == 0 and _picks(words, found, offered))
     ]
-    spans = [span for span in spans if not _configures(words, span[1])]
+    spans = [span for span in spans if not _configures(words, span)]
     spans += [span for span in _answer_in_a_language(words, found) if not first or _opening(words, span)]
     for lang, start, end in sorted(spans, key=lambda span: span[1]):
         if not is_question_at(words, end):  # "do you always …?" asks, it does not instruct
@@ -66,19 +66,53 @@ _CHOICE = re.compile(
 )
 
 
+def _picks(words: str, found: Spans, offered: Callable[[], bool]) -> bool:
+    """Whether "I prefer …" opening the message picks one of the options the agent offered.
+
+    An "always" / "never" in its sentence makes it a rule for later, whatever was asked ("I prefer
+    you always ask before installing", "prefiro que você sempre escreva os testes primeiro").
+    """
+    if not _CHOICE.match(words):
+        return False
+    stop = _sentence_end_at(words, 0)
+    for span in found.get("standing_lead", ()):
+        if 0 < span[1] < stop and not _describes(words, span) and not _means_still(words, span, found):
+            return False
+    return offered()
+
+
 # "configure it to always use this key", "set up so we never have to log in", "настроить …
 # без моего разрешения", "今後は…設定ファイルを書き換えて": a setting is asked for and will hold the
-# rule; the agent has nothing to keep in mind (the words are folded: "設定" is read as "设定", "й" as "и")
+# rule; the agent has nothing to keep in mind (the words are folded: "設定" is read as "设定", "й" as "и").
+# A settings file or page named is no setting asked for unless it is changed ("いつも設定ファイルを
+# 確認してから始めて" is how to work, as "Always keep the config in sync" is)
 _CONFIGURE = re.compile(
     r"\b(?:configure[ds]?|configuring|set (?:it |this |that |things |everything )?up so|gitignore"
-    r"|configur(?:ar|er|ez|a|e)|konfigurier[a-z]*|einstellen|настро(?:и|ите|ить|ил|ила|или))\b|设定|配置|全局"
+    r"|configur(?:ar|er|ez|a|e)|konfigurier[a-z]*|einstellen|настро(?:и|ите|ить|ил|ила|или))\b"
+    r"|(?:设定|配置)(?!ファイル|文件|档|画面|页|项|值|値)|全局"
+    r"|(?:设定|配置)(?:ファイル|文件|档)[^。!?]{0,40}?(?:書き换|変更|变更|編集|编辑|修改|更新|改成|写入|書い)"
+    r"|(?:修改|更新|编辑|改)(?:一下)?(?:设定|配置)"
 )
 
 
-def _configures(words: str, at: int) -> bool:
-    """Whether the sentence holding a standing cue asks to configure something that will keep it."""
+# Between a standing cue and the configuring verb it rules: "always configure", "from now on always
+# configure", "never, configure" (at most one word: "from now on, configure git so …" is too far off)
+_BEFORE_THE_VERB = re.compile(r"[ ,]*(?:[^\W\d_]+ )?")
+
+
+def _configures(words: str, span: tuple[str, int, int]) -> bool:
+    """Whether the sentence holding a standing cue asks to configure something that will keep it.
+
+    A cue just before the configuring verb ("always configure new services with TLS", "nunca
+    configures nada globalmente") makes configuring the habit asked for, not a setting that keeps
+    a rule.
+    """
+    _, at, end = span
     opening = max((m.end() for m in SENTENCE_END.finditer(words, max(0, at - SENTENCE), at)), default=0)
-    return _CONFIGURE.search(words, opening, _sentence_end_at(words, at)) is not None
+    return any(
+        verb.start() < end or _BEFORE_THE_VERB.fullmatch(words, end, verb.start()) is None
+        for verb in _CONFIGURE.finditer(words, opening, _sentence_end_at(words, at))
+    )
 
 
 # "toujours" is "always" and "still", "immer" opens "immer noch" ("still"): inside a "still", a
@@ -105,7 +139,13 @@ def _means_still(words: str, span: tuple[str, int, int], found: Spans) -> bool:
         return False
     stop = _sentence_end_at(words, end)
     fails = any(end <= f_start < stop for _, f_start, _ in found.get("failure", ()))
-    return max(holding) > end or fails or _STILL_AFTER.match(words, end) is not None
+    still_after = _STILL_AFTER.match(words, end) is not None and not _FIRST.search(words, end, stop)
+    return max(holding) > end or fails or still_after
+
+
+# An order of work says how to work, not what is still there: "toujours les tests d'abord" (always
+# tests first), "immer die Doku zuerst", against "toujours le vieux titre"
+_FIRST = re.compile(r"\b(?:d'abord|en premier|avant tout|en priorite|zuerst|als erstes)\b")
 
 
 # "stop using X", "deja de …", "хватит …": an order to stop what the agent is doing now (a

@@ -220,6 +220,14 @@ def test_a_quoted_or_indented_line_hides_only_itself():
     assert heard("> Ich habe den Cache geleert\nDas ist falsch, der Cache ist noch voll").correction
 
 
+def test_a_nested_markdown_bullet_is_the_persons_own_words():
+    """Four spaces before "- " nest a list item the person wrote (attack46); other indents are pasted."""
+    assert heard("Rules for this repo:\n- Style:\n    - always use pnpm\n    - never push to main").preference
+    assert heard("Konventionen:\n- Tests:\n    - ab jetzt immer zuerst die Tests schreiben").preference
+    assert not heard("The prompt I use:\n    RULES:\n    1. Never spend more than $1.\nthoughts?").preference
+    assert not heard("Log:\n    WARN never use the v1 API\nwhat does it mean?").preference
+
+
 @pytest.mark.parametrize("mark", ["“", "«"])
 def test_a_run_of_opening_quotes_costs_what_a_run_of_plain_ones_does(mark):
     """Each opening mark reads up to the next one, not 200 characters on (once: 25 times slower)."""
