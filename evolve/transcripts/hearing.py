@@ -18,6 +18,20 @@ from dataclasses import dataclass
 from evolve.transcripts.lexicons import CUES, Lexicons, prose
 from evolve.transcripts.preferences import Spans, says_always
 from evolve.transcripts.preferences import preference as standing_preference
+from evolve.transcripts.replies import (
+    ACKNOWLEDGED,
+    ANSWER_WORDS,
+    NEGATED,
+    PRAISED,
+    accepts,
+    offers_a_choice,
+    only_an_answer,
+    opening_end,
+    opens_a_question,
+    past_a_cut_fence,
+    still_so,
+    urgent,
+)
 from evolve.transcripts.sentences import (
     SENTENCE,
     SHORT,
@@ -37,18 +51,6 @@ NEGATION, FAILURE_REPORT, PUSHBACK = "negation", "failure_report", "pushback"
 CONTRADICTION, CONVENTION, RULE, FACT = "contradiction", "convention", "rule", "fact"
 UNDO, STOP = "undo", "stop"
 
-# A brief acknowledgment before an objection ("ok. but …", "好的，但是 …")
-_ACKNOWLEDGED = re.compile(
-    r"(?:ok|okay|yes|yeah|ya|yep|yup|right|sure|alright|fine|好的|好|嗯|はい|да|oui|ja|si)[ ,.!，。]*"
-)
-# A reply opening with praise of the agent's work ("Great!", "nice.", "完美", "отлично"): it took
-# the work, and what follows asks for more (not "nice try", not "ok": a bare yes may still object)
-_PRAISED = re.compile(
-    r"(?:so,? )?(?:nice(?! try)|great|perfect|excellent|awesome|amazing|good|cool|very good|"
-    r"parfait|génial|genial|perfecto|excelente|perfeito|ótimo|otimo|perfekt|prima|super|"
-    r"很好|太好了|不错|完美|완벽|좋아|完璧|отлично|супер|świetnie|ottimo)[ ,.!，。！]"
-)
-_ANSWER_WORDS = re.compile(r"(?:no|nope|non|nein|nee|не|нет|ne|não|nao)\b[ ,.!]*", re.IGNORECASE)
 # A word, a command, a file name, without the period or colon after it ("with jquery." names
 # jquery); a run of non-ASCII letters is a word of its own (CJK runs hold no spaces:
 # "现有skill" is two words, so "skill" can be one the agent used)
@@ -112,7 +114,7 @@ def hear(
     found = _by_kind(lexicons, words, kinds)
     if "in_language" in found and "speak" not in found:  # "all" / "always" counts beside a language only
         found.update(_by_kind(lexicons, words, _BESIDE_A_LANGUAGE))
-    if "forbid" in found and not after_error and not _urgent(words, found["forbid"]):
+    if "forbid" in found and not after_error and not urgent(words, found["forbid"]):
         del found["forbid"]  # outside a stop, only a "don't …!" opening a brief reply forbids
     message = _Message(lexicons, text, words, found)
     preference = standing_preference(words, found, first, lambda: message.offered(agent_before))
@@ -220,11 +222,11 @@ class _Message:
         words, found = self.words, self.found
         strong = found.get("phrases")
         if first and strong:  # further into a session's first message, they describe the task
-            opening = _opening_end(words)
+            opening = opening_end(words)
             strong = [span for span in strong if span[1] < opening]
         if not strong and (first or found.keys().isdisjoint(_WEIGHED)):
             return None  # most messages: no cue to weigh, the agent's words need no reading
-        if strong and (not _only_an_answer(words, strong) or not self.asked(agent_before)):
+        if strong and (not only_an_answer(words, strong) or not self.asked(agent_before)):
             return NEGATION, f"says the agent got it wrong: “{self.quote(strong[0])}”"
         forbid = found.get("forbid")  # the interruption says the agent was at work, words or not
         if forbid and "retry" not in found and after_error:  # looked for in a brief reply after a stop
@@ -245,7 +247,7 @@ class _Message:
         persist = [
             span
             for span in found.get("persist", ())
-            if not says_always(words, span, found) and not _offers_a_choice(words, span)
+            if not says_always(words, span, found) and not offers_a_choice(words, span)
         ]
         if after_error and ("retry" in found or size(words) < _BRIEF):
             return None  # a retry after an API error or an interruption
@@ -259,7 +261,7 @@ class _Message:
         if "challenge" in found and not self.asked(agent_before):  # else it asks what the question means
             return PUSHBACK, f"challenges the agent: “{self.quote(found['challenge'][0])}”"
         opener = found.get("opener")
-        if opener and opens_the_reply(words, opener[0][1], after=_ACKNOWLEDGED):
+        if opener and opens_the_reply(words, opener[0][1], after=ACKNOWLEDGED):
             return CONTRADICTION, f"objects to what the agent said: “{self.quote(opener[0])}” …"
         scorn = [span for span in found.get("scorn", ()) if span[1] < SHORT]
         if scorn:
@@ -272,7 +274,7 @@ class _Message:
         if undo and "yours" in found:
             yours = self.quote(found["yours"][0])
             return UNDO, f"asks to undo what the agent did: “{self.quote(undo[0])}” … “{yours}”"
-        praised = _PRAISED.match(words)
+        praised = PRAISED.match(words)
         if praised and not persist and "again" not in found:
             # "perfect… except it crashes", "Perfecto, ahora no compila": a failure in the sentence
             # after the praise is sarcasm ("Great, thanks. The error is gone." is not)
@@ -289,7 +291,7 @@ class _Message:
         failure = found.get("failure")
         again = persist or found.get("again") or []
         # "yes, the same for the CLI …" takes up the agent's offer: the same work, no failure
-        accepted = asked and not persist and _accepts(words)
+        accepted = asked and not persist and accepts(words)
         # near the start: further into a long new request, "the same" describes what it wants
         again = [span for span in again if span[1] < SHORT]
         if again and not accepted and (failure or "observe" in found) or persist and claimed and short:
@@ -297,7 +299,7 @@ class _Message:
             return FAILURE_REPORT, f"reports it still fails: “{self.quote(again[0])}” … “{self.quote(span)}”"
         # "still the old title", "всё равно …" opening a brief reply: nothing changed, claimed or not
         opening_still = persist and persist[0][1] == 0 and len(words) < _URGENT and not asked
-        if opening_still and _still_so(words, persist[0]):
+        if opening_still and still_so(words, persist[0]):
             return FAILURE_REPORT, f"says it is still so: “{self.quote(persist[0])}” …"
         if again and claimed and len(words) < _BRIEF and not words[again[-1][2] :].strip(" .!。！"):
             return FAILURE_REPORT, f"says nothing changed after the agent's claim: “{self.quote(again[-1])}”"
@@ -306,7 +308,7 @@ class _Message:
         early = [s for s in failure or () if s[1] < upto and not self.to_repair(s)]
         asks_back = [s for s in early if is_question_at(words, s[1])]  # "is it fixed now?" asks
         early = [s for s in early if s not in asks_back]
-        if claimed and short and any(_NEGATED.search(self.quote(s)) for s in asks_back):
+        if claimed and short and any(NEGATED.search(self.quote(s)) for s in asks_back):
             return PUSHBACK, f"doubts what the agent said: “{self.quote(asks_back[0])}?”"
         # what the agent wrote names files or commands (`app.py`): it reports work it did, and
         # a failure said up front is about that work
@@ -333,7 +335,7 @@ class _Message:
         if exists and exists[0][1] < SHORT and (refused or "weak" in found):
             return FACT, f"says what the agent would make is already there: “{self.quote(exists[0])}”"
         # a "why" opening a short question ("…, why?" after a statement asks about the statement)
-        why = [s for s in found.get("why", ()) if s[1] < SENTENCE and _opens_a_question(words, s)]
+        why = [s for s in found.get("why", ()) if s[1] < SENTENCE and opens_a_question(words, s)]
         if why and short and (claimed or not asked):  # a mere question of the agent's is asked back
             return PUSHBACK, f"questions what the agent just did: “{self.quote(why[0])} …?”"
         weak = [s for s in found.get("weak", ()) if s[1] < SHORT and not is_question_at(words, s[1])]
@@ -389,7 +391,7 @@ class _Message:
                 and not CONDITION.search(words, max(0, span[1] - 12), span[1])
                 and not ASIDE.match(words, span[1])
                 and not SELF.search(words, max(0, span[1] - 7), span[1])
-                and not (opens_the_reply(words, span[1]) and _ANSWER_WORDS.fullmatch(self.quote(span) + " "))
+                and not (opens_the_reply(words, span[1]) and ANSWER_WORDS.fullmatch(self.quote(span) + " "))
             ),
             None,
         )
@@ -410,7 +412,7 @@ class _Message:
     def agent_cues(self, agent_before: str) -> tuple[str, Spans]:
         """The agent's words and its claims and questions in them, read once and only on need."""
         if self.agent is None:
-            agent = prose(_past_a_cut_fence(agent_before)) if agent_before else ""
+            agent = prose(past_a_cut_fence(agent_before)) if agent_before else ""
             said = _by_kind(self.lexicons, agent, _AGENT_KINDS, guards=False) if agent else {}
             self.agent = agent, said
         return self.agent
@@ -457,61 +459,6 @@ class _Message:
         return None
 
 
-# A failure said in the negative ("can't compile", "不行", "не работает"): asked after a claim, it doubts it
-_NEGATED = re.compile(
-    r"n'?t\b|\bnot?\b|\bpas\b|\bcannot\b|\bnao\b|\bkhong\b|\btidak\b"
-    r"|不|没|無|无|не\b|ne\b|nie\b|non\b|nicht\b|안 ?|ない"
-)
-
-
-def _past_a_cut_fence(agent_tail: str) -> str:
-    """The agent's last words from the end of a code block its tail opens inside (an odd number of fences).
-
-    The tail kept of the agent's text may start inside a code block: read as is, its closing
-    fence would open a block that runs to the end and hide the agent's closing words. Its
-    first fence is "```" or "~~~" (prose reads both); it closes a block only if nothing
-    follows it on its line: "```python" opens one, its prose before it is the agent's.
-    """
-    fences = [(at, fence) for fence in ("```", "~~~") if (at := agent_tail.find(fence)) != -1]
-    if not fences:
-        return agent_tail
-    at, fence = min(fences)
-    after = agent_tail[at + len(fence) :]
-    info = after.partition("\n")[0].strip("`~ \t")
-    return after if agent_tail.count(fence) % 2 and not info else agent_tail
-
-
-# "Task: …", "Issues: - …; - …": what follows is a brief or a list (not the colon of a link or a
-# time: "http://localhost:3000/login - you broke it", "at 10:30 you broke it")
-_LEAD_IN = re.compile(r";|:(?![/\d])")
-
-
-# A first sentence this brief ("Hi!", "Good morning.", "¡Hola!", "你好！") greets or names the
-# agent: the opening is the sentence after it ("Hi! You broke the build yesterday")
-_GREETING_WORDS, _GREETING_SIZE = 2, 15
-
-
-def _opening_end(words: str) -> int:
-    """Where a message's opening ends: its first sentence mark, or a colon or semicolon before it.
-
-    Not a colon of pasted program output ("TypeError: …"): the person's lead-in comes before it.
-    """
-    end = sentence_end(words, 0)
-    greeting = words[: end.start()] if end else ""
-    if end and len(greeting.split()) <= _GREETING_WORDS and size(greeting) <= _GREETING_SIZE:
-        end = sentence_end(words, end.end())
-    stop = end.start() if end else len(words)
-    lead_in = _LEAD_IN.search(words, 0, min(stop, pasted_at(words)))
-    return lead_in.start() if lead_in else stop
-
-
-def _urgent(words: str, forbid: list[tuple[str, int, int]]) -> bool:
-    """A "don't" opening a brief reply whose opening sentence ends with "!" ("don't delete it!")."""
-    end = sentence_end(words, 0)
-    bang = end is not None and end.group() == "!" or words.rstrip().endswith(("!", "！"))
-    return bang and opens_the_reply(words, forbid[0][1])
-
-
 def _still_fails(found: Spans) -> bool:
     """Whether every "go on" word is a "still" before a failure too ("sigue el mismo error")."""
     failure = found.get("failure")
@@ -521,47 +468,9 @@ def _still_fails(found: Spans) -> bool:
     return all(start in again and start < failure[-1][1] for _, start, _ in found["retry"])
 
 
-# After a "still" opening a reply: a clause mark makes it "nevertheless" ("still, let's ship it",
-# "Still — good work", "всё равно, спасибо", "まだ、大丈夫です")
-_CONCESSIVE = re.compile(r" ?(?:[,;:—–，、；：]|- )")
-
-
-def _still_so(words: str, still: tuple[str, int, int]) -> bool:
-    """Whether the "still" opening a brief reply says things are still so, with nothing else said.
-
-    Not "still, …" (nevertheless), "still here?" (it asks), "还是用 npm 吧" (rather: a suggestion),
-    nor praise or a go-ahead in its clause ("still looks good", not "still the old logo, thanks").
-    ("toujours" means "always" too, but "toujours le vieux titre" is still so: the word alone
-    cannot tell.)
-    """
-    if _CONCESSIVE.match(words, still[2]) or is_question_at(words, 0):
-        return False
-    clause_end = _CLAUSE_MARK.search(words, still[2])
-    clause = words[still[2] : clause_end.start() if clause_end else len(words)]
-    suggested = words.rstrip(" .!。！").endswith("吧")
-    return not suggested and not PRAISE.search(clause) and not CARRY_ON.search(clause)
-
-
-def _offers_a_choice(words: str, still: tuple[str, int, int]) -> bool:
-    """Whether a "还是" asks "or" ("用 npm 还是 pnpm？", "…吗？还是你来？"): in a question, past its start."""
-    return still[1] > 0 and words[still[1] : still[2]] == "还是" and is_question_at(words, still[1])
-
-
-def _accepts(words: str) -> bool:
-    """Whether the reply opens with a yes ("ja, bitte …", "ok, …"), not a word that starts alike ("jak")."""
-    opening = _ACKNOWLEDGED.match(words)
-    return opening is not None and not opening.group()[-1].isalpha()
-
-
 def _bare(cue: str) -> bool:
     """A lone short Latin word ("not", "pas", "nie"): a negation that may be about anything."""
     return cue.isascii() and cue.isalpha() and len(cue) <= 5
-
-
-def _only_an_answer(words: str, strong: list[tuple[str, int, int]]) -> bool:
-    """The only outright word is a "no" that opens the message: an answer to the agent's question."""
-    [(_, start, end), *more] = strong
-    return not more and start == 0 and _ANSWER_WORDS.fullmatch(words[start:end] + " ") is not None
 
 
 def _shared_term(words: str, agent_words: str) -> str | None:
@@ -584,30 +493,3 @@ _COMMON = frozenset(
     "les des une pas que qui est sur par pour avec dans der die das und ist ein nicht los las del "
     "que por con una ".split()
 )
-
-
-_CLAUSE_MARK = re.compile(r"[.!?,;:\n。！？，]")
-
-
-_BECAUSE_TOO = frozenset({"perche"})  # Italian "perché" (as matched: no accent) is "why" and "because"
-
-
-def _opens_a_question(words: str, span: tuple[str, int, int]) -> bool:
-    """Whether the cue opens a clause that asks more than "why not?" (a yes, not a doubt).
-
-    One word may come first ("so why …", "bunu neden …", "你这里为什么 …"); further into a
-    clause it names a reason ("can you explain why this works?"). Opening the message, it asks
-    without its question mark too ("why is the old logo back"), up to its clause's end: "why
-    not, go ahead", "why, thank you", "why yes, it works", "为什么不呢" say yes. Not a word that
-    means "because" too ("perché serve in produzione"): that one asks with its question mark only.
-    """
-    if len(_CLAUSE_MARK.split(words[: span[1]])[-1].split()) > 1:
-        return False
-    end = sentence_end(words, span[2])
-    if span[1] == 0 and words[: span[2]] not in _BECAUSE_TOO:
-        clause_end = _CLAUSE_MARK.search(words, span[2])
-        asked = words[span[2] : clause_end.start() if clause_end else len(words)].strip(" ,")
-    else:
-        asked = words[span[2] : end.start()].strip(" ,") if end is not None and end.group() == "?" else ""
-    asked = asked.rstrip("呢吧啊呀")  # a closing particle asks nothing of its own ("为什么不呢")
-    return bool(asked) and not _NEGATED.fullmatch(asked) and not _ACKNOWLEDGED.fullmatch(asked)

@@ -1,0 +1,147 @@
+"""How a reply opens: a yes, a "still", a "why", a first message's lead-in, the agent's cut-off tail.
+
+What these say depends on the few words around them ("still, let's ship it" is no failure; "why
+not, go ahead" asks nothing; "Hi! You broke the build" opens at its second sentence), so hearing
+asks these questions of a message's shape before it weighs a cue. Standard library only (the
+observer's path).
+"""
+
+from __future__ import annotations
+
+import re
+
+from evolve.transcripts.sentences import is_question_at, opens_the_reply, pasted_at, sentence_end, size
+from evolve.transcripts.stopped import CARRY_ON, PRAISE
+
+# A brief acknowledgment before an objection ("ok. but …", "好的，但是 …")
+ACKNOWLEDGED = re.compile(
+    r"(?:ok|okay|yes|yeah|ya|yep|yup|right|sure|alright|fine|好的|好|嗯|はい|да|oui|ja|si)[ ,.!，。]*"
+)
+
+# A reply opening with praise of the agent's work ("Great!", "nice.", "完美", "отлично"): it took
+# the work, and what follows asks for more (not "nice try", not "ok": a bare yes may still object)
+PRAISED = re.compile(
+    r"(?:so,? )?(?:nice(?! try)|great|perfect|excellent|awesome|amazing|good|cool|very good|"
+    r"parfait|génial|genial|perfecto|excelente|perfeito|ótimo|otimo|perfekt|prima|super|"
+    r"很好|太好了|不错|完美|완벽|좋아|完璧|отлично|супер|świetnie|ottimo)[ ,.!，。！]"
+)
+# A "no" opening a reply: it may answer the agent's question
+ANSWER_WORDS = re.compile(r"(?:no|nope|non|nein|nee|не|нет|ne|não|nao)\b[ ,.!]*", re.IGNORECASE)
+# A failure said in the negative ("can't compile", "不行", "не работает"): asked after a claim, it doubts it
+NEGATED = re.compile(
+    r"n'?t\b|\bnot?\b|\bpas\b|\bcannot\b|\bnao\b|\bkhong\b|\btidak\b"
+    r"|不|没|無|无|не\b|ne\b|nie\b|non\b|nicht\b|안 ?|ない"
+)
+
+
+def past_a_cut_fence(agent_tail: str) -> str:
+    """The agent's last words from the end of a code block its tail opens inside (an odd number of fences).
+
+    The tail kept of the agent's text may start inside a code block: read as is, its closing
+    fence would open a block that runs to the end and hide the agent's closing words. Its
+    first fence is "```" or "~~~" (prose reads both); it closes a block only if nothing
+    follows it on its line: "```python" opens one, its prose before it is the agent's.
+    """
+    fences = [(at, fence) for fence in ("```", "~~~") if (at := agent_tail.find(fence)) != -1]
+    if not fences:
+        return agent_tail
+    at, fence = min(fences)
+    after = agent_tail[at + len(fence) :]
+    info = after.partition("\n")[0].strip("`~ \t")
+    return after if agent_tail.count(fence) % 2 and not info else agent_tail
+
+
+# "Task: …", "Issues: - …; - …": what follows is a brief or a list (not the colon of a link or a
+# time: "http://localhost:3000/login - you broke it", "at 10:30 you broke it")
+_LEAD_IN = re.compile(r";|:(?![/\d])")
+
+
+# A first sentence this brief ("Hi!", "Good morning.", "¡Hola!", "你好！") greets or names the
+# agent: the opening is the sentence after it ("Hi! You broke the build yesterday")
+_GREETING_WORDS, _GREETING_SIZE = 2, 15
+
+
+def opening_end(words: str) -> int:
+    """Where a message's opening ends: its first sentence mark, or a colon or semicolon before it.
+
+    Not a colon of pasted program output ("TypeError: …"): the person's lead-in comes before it.
+    """
+    end = sentence_end(words, 0)
+    greeting = words[: end.start()] if end else ""
+    if end and len(greeting.split()) <= _GREETING_WORDS and size(greeting) <= _GREETING_SIZE:
+        end = sentence_end(words, end.end())
+    stop = end.start() if end else len(words)
+    lead_in = _LEAD_IN.search(words, 0, min(stop, pasted_at(words)))
+    return lead_in.start() if lead_in else stop
+
+
+def urgent(words: str, forbid: list[tuple[str, int, int]]) -> bool:
+    """A "don't" opening a brief reply whose opening sentence ends with "!" ("don't delete it!")."""
+    end = sentence_end(words, 0)
+    bang = end is not None and end.group() == "!" or words.rstrip().endswith(("!", "！"))
+    return bang and opens_the_reply(words, forbid[0][1])
+
+
+# After a "still" opening a reply: a clause mark makes it "nevertheless" ("still, let's ship it",
+# "Still — good work", "всё равно, спасибо", "まだ、大丈夫です")
+_CONCESSIVE = re.compile(r" ?(?:[,;:—–，、；：]|- )")
+
+
+def still_so(words: str, still: tuple[str, int, int]) -> bool:
+    """Whether the "still" opening a brief reply says things are still so, with nothing else said.
+
+    Not "still, …" (nevertheless), "still here?" (it asks), "还是用 npm 吧" (rather: a suggestion),
+    nor praise or a go-ahead in its clause ("still looks good", not "still the old logo, thanks").
+    ("toujours" means "always" too, but "toujours le vieux titre" is still so: the word alone
+    cannot tell.)
+    """
+    if _CONCESSIVE.match(words, still[2]) or is_question_at(words, 0):
+        return False
+    clause_end = _CLAUSE_MARK.search(words, still[2])
+    clause = words[still[2] : clause_end.start() if clause_end else len(words)]
+    suggested = words.rstrip(" .!。！").endswith("吧")
+    return not suggested and not PRAISE.search(clause) and not CARRY_ON.search(clause)
+
+
+def offers_a_choice(words: str, still: tuple[str, int, int]) -> bool:
+    """Whether a "还是" asks "or" ("用 npm 还是 pnpm？", "…吗？还是你来？"): in a question, past its start."""
+    return still[1] > 0 and words[still[1] : still[2]] == "还是" and is_question_at(words, still[1])
+
+
+def accepts(words: str) -> bool:
+    """Whether the reply opens with a yes ("ja, bitte …", "ok, …"), not a word that starts alike ("jak")."""
+    opening = ACKNOWLEDGED.match(words)
+    return opening is not None and not opening.group()[-1].isalpha()
+
+
+_CLAUSE_MARK = re.compile(r"[.!?,;:\n。！？，]")
+
+
+_BECAUSE_TOO = frozenset({"perche"})  # Italian "perché" (as matched: no accent) is "why" and "because"
+
+
+def opens_a_question(words: str, span: tuple[str, int, int]) -> bool:
+    """Whether the cue opens a clause that asks more than "why not?" (a yes, not a doubt).
+
+    One word may come first ("so why …", "bunu neden …", "你这里为什么 …"); further into a
+    clause it names a reason ("can you explain why this works?"). Opening the message, it asks
+    without its question mark too ("why is the old logo back"), up to its clause's end: "why
+    not, go ahead", "why, thank you", "why yes, it works", "为什么不呢" say yes. Not a word that
+    means "because" too ("perché serve in produzione"): that one asks with its question mark only.
+    """
+    if len(_CLAUSE_MARK.split(words[: span[1]])[-1].split()) > 1:
+        return False
+    end = sentence_end(words, span[2])
+    if span[1] == 0 and words[: span[2]] not in _BECAUSE_TOO:
+        clause_end = _CLAUSE_MARK.search(words, span[2])
+        asked = words[span[2] : clause_end.start() if clause_end else len(words)].strip(" ,")
+    else:
+        asked = words[span[2] : end.start()].strip(" ,") if end is not None and end.group() == "?" else ""
+    asked = asked.rstrip("呢吧啊呀")  # a closing particle asks nothing of its own ("为什么不呢")
+    return bool(asked) and not NEGATED.fullmatch(asked) and not ACKNOWLEDGED.fullmatch(asked)
+
+
+def only_an_answer(words: str, strong: list[tuple[str, int, int]]) -> bool:
+    """The only outright word is a "no" that opens the message: an answer to the agent's question."""
+    [(_, start, end), *more] = strong
+    return not more and start == 0 and ANSWER_WORDS.fullmatch(words[start:end] + " ") is not None
