@@ -11,7 +11,8 @@ import pytest
 from evolve.errors import UserError
 from evolve.home import Home
 from evolve.workspace import memo
-from evolve.workspace.agent import Agent, list_agents
+from evolve.workspace.agent import Agent
+from evolve.workspace.folders import list_agents
 from evolve.workspace.template import HOOK_MARKER
 from tests.helpers import (
     commit_all,

@@ -14,7 +14,7 @@ import subprocess
 import pytest
 
 from evolve.home import Home
-from evolve.workspace.agent import linked_folders, list_agents, lost_agents, misnamed_agents
+from evolve.workspace.folders import linked_folders, list_agents, lost_agents, misnamed_agents
 from tests.helpers import git, git_out, make_agent, run_cli
 
 

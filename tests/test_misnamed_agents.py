@@ -14,7 +14,7 @@ import sys
 
 from evolve.home import Home
 from evolve.names import name_problem, suggested_name
-from evolve.workspace.agent import list_agents, lost_agents
+from evolve.workspace.folders import list_agents, lost_agents
 from tests.helpers import git, make_agent, run_cli
 
 

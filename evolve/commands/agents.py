@@ -6,7 +6,8 @@ from evolve.commands.output import emit_json, say, table
 from evolve.errors import ConfigError
 from evolve.home import Home
 from evolve.integrations import upgrade
-from evolve.workspace.agent import Agent, list_agents
+from evolve.workspace.agent import Agent
+from evolve.workspace.folders import list_agents
 
 
 def init(home: Home, name: str, from_url: str | None = None, as_json: bool = False) -> int:

@@ -17,7 +17,8 @@ from evolve.store.git import GitError
 from evolve.sync.status import remote_problems
 from evolve.transcripts.redact import secret_warnings
 from evolve.workspace import skills as skills_mod
-from evolve.workspace.agent import Agent, linked_folders, list_agents, lost_agents, misnamed_agents
+from evolve.workspace.agent import Agent
+from evolve.workspace.folders import linked_folders, list_agents, lost_agents, misnamed_agents
 from evolve.workspace.hold import hold_of
 from evolve.workspace.template import hooks_problems
 

@@ -19,7 +19,8 @@ from evolve.store import ledger
 from evolve.store.locks import FileLock, holder, is_locked
 from evolve.store.repo import LOCK
 from evolve.watch import service
-from evolve.workspace.agent import Agent, linked_folders, list_agents, lost_agents, misnamed_agents
+from evolve.workspace.agent import Agent
+from evolve.workspace.folders import linked_folders, list_agents, lost_agents, misnamed_agents
 from evolve.workspace.hold import hold_of
 
 

@@ -18,7 +18,8 @@ from evolve.errors import UserError
 from evolve.home import Home
 from evolve.reflect import keys
 from evolve.watch import service
-from evolve.workspace.agent import Agent, list_agents
+from evolve.workspace.agent import Agent
+from evolve.workspace.folders import list_agents
 
 OFFLINE = "no model is called: a correction you type becomes a memo rule, in your words"
 CHOOSE = (

@@ -10,7 +10,8 @@ from evolve.store import ledger
 from evolve.sync.remote import REMOTE, redact
 from evolve.sync.run import Outcome
 from evolve.sync.run import sync as sync_agent
-from evolve.workspace.agent import Agent, list_agents, lost_agents
+from evolve.workspace.agent import Agent
+from evolve.workspace.folders import list_agents, lost_agents
 
 
 def remote(home: Home, name: str, url: str | None = None, remove: bool = False, as_json: bool = False) -> int:

@@ -45,7 +45,8 @@ def watch(
 def _print_service(home: Home, as_json: bool) -> int:
     """The unit for this platform, carrying where the keys of every agent's [model] come from."""
     from evolve import config as config_mod
-    from evolve.workspace.agent import Agent, list_agents
+    from evolve.workspace.agent import Agent
+    from evolve.workspace.folders import list_agents
 
     models = [config_mod.load(home.config_file).model]
     models += [Agent(home, name).lenient_config.model for name in list_agents(home)]
@@ -161,7 +162,7 @@ def cycle(home: Home, now: bool = False, dry_run: bool = False, as_json: bool = 
         return 0
     from evolve.commands.observing import catch_up
     from evolve.watch.loop import reflector
-    from evolve.workspace.agent import list_agents
+    from evolve.workspace.folders import list_agents
 
     home.ensure()
     catch_up(home, list_agents(home))

@@ -51,7 +51,7 @@ def ensure_current(home: Home, *, force: bool = False) -> list[str]:
         return []
     from evolve.store.diagnosis import is_own_repository
     from evolve.workspace import links
-    from evolve.workspace.agent import list_agents
+    from evolve.workspace.folders import list_agents
 
     # an agent whose .git is missing or damaged is left alone (doctor names it): git set up
     # there would be done in whatever repository encloses its folder

@@ -155,7 +155,7 @@ def maintain(
 ) -> dict:
     """The cycle's housekeeping: retention, then fresh rate caches (for `names`, or all)."""
     from evolve import config as config_mod
-    from evolve.workspace.agent import list_agents
+    from evolve.workspace.folders import list_agents
 
     now = now or time.time()
     retention = config_mod.load(home.config_file).limits.retention_days

@@ -20,7 +20,8 @@ from evolve.schedule.rules import NOTHING_NEW, AgentState, CyclePlan, Rules, pla
 from evolve.store import ledger
 from evolve.store.locks import is_locked
 from evolve.store.repo import LOCK
-from evolve.workspace.agent import Agent, list_agents
+from evolve.workspace.agent import Agent
+from evolve.workspace.folders import list_agents
 from evolve.workspace.hold import hold_of
 
 

@@ -382,7 +382,7 @@ class Watcher:
         return observed
 
     def _load_agents(self) -> None:
-        from evolve.workspace.agent import list_agents
+        from evolve.workspace.folders import list_agents
 
         names = list_agents(self.home)
         for gone in set(self.agents) - set(names):

@@ -1,0 +1,154 @@
+"""Which folders under agents/ are agents, and the ones a person should hear about that are not.
+
+An agent is a folder holding a git repository under a name commands take. A link to another
+agent's folder is a second name for it, a folder with an agent.toml but no .git has lost its
+repository, and a folder named `My Agent` is one no command takes: status and doctor name each
+of them, with what to do. Plain strings and scandir: every cycle lists all agents.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from evolve.home import Home
+from evolve.names import name_problem, suggested_name
+
+
+def list_agents(home: Home, known: frozenset[str] | set[str] = frozenset()) -> list[str]:
+    """Names of the agents in a home (folders holding a git repository).
+
+    Plain strings and scandir: every cycle lists all agents, and pathlib costs ~5x more.
+    `known`: names the caller knows to be agents already (the ledger's): their folder is
+    enough, so a cycle over 1,000 agents makes no stat call per agent.
+    """
+    folders = _folders(home)
+    links = _links(home, folders)
+    return sorted(
+        name
+        for name, path, _link in folders
+        if name not in links
+        and (name in known or (os.path.isdir(path + "/.git") and name_problem(name) is None))  # noqa: PTH112 - hot
+    )
+
+
+def _folders(home: Home) -> list[tuple[str, str, bool]]:
+    """(name, path, is a link) of each folder under agents/ (a link to a folder too), dot-folders left out."""
+    try:
+        with os.scandir(home.agents_dir) as entries:
+            return [
+                (e.name, e.path, e.is_symlink()) for e in entries if e.is_dir() and not e.name.startswith(".")
+            ]
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
+def _links(home: Home, folders: list[tuple[str, str, bool]]) -> dict[str, str]:
+    """Link name → the agent it leads to, for each link under agents/ to a folder another name holds.
+
+    One repository reached under two names would be observed, reflected and synced twice,
+    two writers of one branch: only one name is the agent — the folder itself, or, for links
+    to a folder outside agents/, the first link by name. Only links cost a realpath.
+    """
+    if not any(link for _name, _path, link in folders):
+        return {}
+    inside = os.path.realpath(home.agents_dir)
+    owners = {os.path.join(inside, name): name for name, _path, link in folders if not link}  # noqa: PTH118
+    aliases: dict[str, str] = {}
+    for name, path, link in sorted(folders):
+        if link:
+            real = os.path.realpath(path)
+            if real in owners:
+                aliases[name] = owners[real]
+            else:
+                owners[real] = name
+    return aliases
+
+
+@dataclass(frozen=True)
+class LinkedFolder:
+    """A link under agents/ to another agent's folder: a second name for that agent, not an agent."""
+
+    folder: Path
+    agent: str
+
+    def said(self) -> str:
+        """The one line a person reads (quoted: a name may hold a newline)."""
+        return (
+            f"{str(self.folder)!r} is a link to agent {self.agent!r}, not an agent of its own: nothing is "
+            f"observed, reflected or synced through it; use {self.agent!r} (the link may be removed)"
+        )
+
+    def to_dict(self) -> dict:
+        return {"folder": str(self.folder), "agent": self.agent, "problem": self.said()}
+
+
+def linked_folders(home: Home) -> list[LinkedFolder]:
+    """The links under agents/ that lead to another agent's folder, by name."""
+    links = _links(home, _folders(home))
+    return [LinkedFolder(home.agents_dir / name, agent) for name, agent in sorted(links.items())]
+
+
+def linked_folder(home: Home, name: str) -> LinkedFolder | None:
+    """The link `name` under agents/ if it leads to another agent's folder, else None."""
+    return next((link for link in linked_folders(home) if link.folder.name == name), None)
+
+
+def lost_agents(home: Home) -> list[str]:
+    """Agent folders (an agent.toml) whose `.git` is gone or is no folder: `list_agents` skips them.
+
+    No command takes them for agents and `evolve init` refuses their names: status and doctor
+    name them, so the person learns the repository is lost.
+    """
+    if not home.agents_dir.is_dir():
+        return []
+    found = {p.parent.name for p in home.agents_dir.glob("*/agent.toml") if not p.parent.name.startswith(".")}
+    links = _links(home, _folders(home))
+    return sorted(
+        name
+        for name in found - links.keys()
+        if not (home.agent_dir(name) / ".git").is_dir() and name_problem(name) is None
+    )
+
+
+@dataclass(frozen=True)
+class MisnamedFolder:
+    """An agent folder (a `.git` or an agent.toml) whose name no command takes, and a free name for it."""
+
+    folder: Path
+    rename_to: Path
+
+    def said(self) -> str:
+        """The one line a person reads (quoted: a name may hold a newline)."""
+        return (
+            f"{str(self.folder)!r} is no agent: its name {name_problem(self.folder.name)}, so no command "
+            "takes it and nothing is observed, reflected or synced there; rename the folder, e.g. to "
+            f"{str(self.rename_to)!r}"
+        )
+
+    def to_dict(self) -> dict:
+        return {"folder": str(self.folder), "rename_to": str(self.rename_to), "problem": self.said()}
+
+
+def misnamed_agents(home: Home) -> list[MisnamedFolder]:
+    """Agent folders whose name no command takes: `list_agents` and `lost_agents` skip them.
+
+    A repository cloned or copied in by hand as `My Agent` was listed, and every command on it
+    refused its name; status and doctor name it instead, with a name it could have.
+    """
+    try:
+        with os.scandir(home.agents_dir) as entries:
+            listed = [(e.name, e.is_dir()) for e in entries]
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    taken = [name for name, _ in listed]  # and each name offered: two folders are never offered one
+    links = _links(home, _folders(home))  # a second name for an agent: no agent to rename
+    found = []
+    listed = [(name, is_dir) for name, is_dir in listed if name not in links]
+    for folder in sorted(home.agents_dir / name for name, is_dir in listed if is_dir and name[0] != "."):
+        if name_problem(folder.name) and ((folder / ".git").exists() or (folder / "agent.toml").exists()):
+            offered = suggested_name(folder.name, [name for name in taken if name != folder.name])
+            taken.append(offered)
+            found.append(MisnamedFolder(folder, folder.with_name(offered)))
+    return found
