@@ -9,16 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from evolve.transcripts.hearing import Heard, hear
+from evolve.transcripts.hearing import hear
 from evolve.transcripts.lexicons import load_lexicons
-
-# What the agent said before the person's words, unless a test says otherwise: it claims done.
-DONE = "Done: I renamed the function and the tests pass now."
-
-
-def heard(text: str, *, first: bool = False, before: str = DONE) -> Heard:
-    return hear(load_lexicons(), text, "" if first else before, first=first)
-
+from tests.transcripts.hearing_cases import DONE, heard
 
 # Kinds of correction heard with the agent's words before them, in several languages each
 # (written for these tests: how people push back, object, scorn, undo, restate a fact).
@@ -170,137 +163,6 @@ def test_a_prohibition_right_after_an_interruption_says_why_the_person_stopped_t
 def test_a_retry_that_holds_a_dont_is_still_a_retry(text):
     assert not hear(load_lexicons(), text, DONE, after_error=True).correction
     assert not hear(load_lexicons(), "dont run the migration", "", first=True, after_error=True).correction
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "why is the header on two lines?",
-        "warum ist der Button grau?",
-        "pourquoi la page est vide ?",
-        "почему открывается модалка?",
-        "为什么又加了一个文件？",
-        "neden iki tane dosya var?",
-        "so why is the header on two lines?",  # one word may come first
-        "bunu neden sildin?",
-        "你这里为什么用全局变量？",
-    ],
-)
-def test_a_short_reply_opening_with_why_questions_what_the_agent_just_did(text):
-    result = heard(text)
-    assert result.correction and result.kind == "pushback", result
-    assert not heard(text, before="Hello! What can I help you with?").correction  # it asks back
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "why is the header on two lines",
-        "why the build is not running in CI",
-        "Why was it faster before. check the old branch",
-        "warum ist der Button grau",
-        "pourquoi le bouton est bleu",
-        "почему кнопка серая",
-        "为什么页面用了两种字体",
-    ],
-)
-def test_a_why_opening_a_short_reply_questions_the_agent_without_a_question_mark(text):
-    result = heard(text)
-    assert result.correction and result.kind == "pushback", result
-    assert not heard(text, before="Hello! What can I help you with?").correction  # it asks back
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "why not, ship it",
-        "Why, thanks a lot",
-        "why yes, that works",
-        "为什么不呢，就这么办",
-        "pourquoi pas, lance-le",
-        "tại sao không, cứ làm đi",  # the negation of each lexicon language
-    ],
-)
-def test_a_why_opening_a_reply_whose_clause_says_yes_questions_nothing(text):
-    assert not heard(text).correction
-
-
-def test_a_why_that_means_because_too_asks_with_its_question_mark_only():
-    """Italian "perché" opens a reason as often as a question."""
-    assert not heard("perché serve anche in staging, procedi").correction
-    assert heard("perché la pagina è ancora vuota?").correction
-
-
-@pytest.mark.parametrize(
-    ("text", "before"),
-    [
-        ("why is the header still on two lines?", ""),  # the session's first words: nothing to question
-        ("the header, why? " + "it needs one line on phones, two on wide screens. " * 6, DONE),  # a spec
-        ("and why does the cache matter here, it is the same either way", DONE),  # no question mark
-        ("can you explain why this works?", DONE),  # further into its sentence, the why names a reason
-        ("Why not?", DONE),  # a yes
-        ("warum nicht?", DONE),
-        ("why not", DONE),
-    ],
-)
-def test_a_why_that_opens_no_short_question_after_the_agents_work_is_no_pushback(text, before):
-    result = hear(load_lexicons(), text, before, first=not before)
-    assert result.kind != "pushback", result
-
-
-EXPLAINED = "The title comes from `layout.tsx`; the dev server reloads it when the file is saved."
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "still the old title",
-        "всё равно старый заголовок",
-        "todavía el título viejo",
-        "还是旧的标题",
-        "toujours le vieux titre",
-    ],
-)
-def test_a_still_opening_a_brief_reply_reports_nothing_changed_claimed_or_not(text):
-    result = heard(text, before=EXPLAINED)
-    assert result.correction and result.kind == "failure_report", result
-    assert heard(text, before="").correction  # a later message whose agent text is unknown
-    assert not heard(text, before="Should I rename the tab's title too?").correction  # it answers
-    assert not heard(text, first=True).correction
-
-
-def test_a_still_further_into_a_reply_or_a_long_one_is_no_report_without_a_claim():
-    assert not heard("the header is fine, still the footer needs a link", before=EXPLAINED).correction
-    spec = "still on the title: it should read the project name, then the section, then the app, in pale grey"
-    assert not heard(spec, before=EXPLAINED).correction
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "still, merge it as it is",  # nevertheless
-        "Still — nice job on the parser",
-        "всё равно, давай оставим так",
-        "まだ、このままでいいです",
-        "still around?",  # it asks
-        "还是换成 pnpm 吧",  # rather: a suggestion
-        "still, thank you for trying",
-    ],
-)
-def test_a_still_opening_a_brief_reply_that_says_nothing_stayed_so_reports_nothing(text):
-    assert not heard(text, before=EXPLAINED).correction
-
-
-@pytest.mark.parametrize("text", ["部署用 docker 还是 k8s？", "这个我自己合并吗？还是你来合并？"])
-def test_a_haishi_that_asks_or_reports_nothing_still_so(text):
-    """Chinese "还是" is "still", and "or" in a question past its start."""
-    assert not heard(text).correction  # after the agent's claim
-    assert heard("还是旧的标题？").correction
-
-
-def test_thanks_after_a_still_that_reports_nothing_changed_takes_nothing_back():
-    assert heard("still the old logo in the navbar, thanks", before=EXPLAINED).correction
-    assert not heard("still looks fine on my phone", before=EXPLAINED).correction
 
 
 def test_a_yes_to_the_agents_offer_that_names_errors_reports_no_failure():
