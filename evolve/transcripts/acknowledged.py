@@ -4,7 +4,8 @@ People correct in words no lexicon lists ("the header is gone on mobile"); the a
 correct answers in a few words that hardly vary: it admits the point or the mistake, in the
 person's language. So the first words of the agent's answer tell that the message before
 them corrected it, whoever typed it. Read only in the opening of the agent's first text after
-the person's message, and never after a session's first message (nothing to correct yet). A
+the person's message, never after a session's first message (nothing to correct yet) nor a brief
+pick answering the agent's question ("pnpm": its "You're right" agrees with the pick). A
 refusal ("Sorry, I can't help with that"), a polite disagreement ("I apologize, but …"), a
 cheered agreement ("You're absolutely right!", said to new requests as often; not "You're
 right! My mistake, …" nor "… I used the wrong file") and a quoted dialogue admit nothing; a
@@ -19,7 +20,8 @@ import unicodedata
 from dataclasses import replace
 
 from evolve.transcripts.hearing import Heard
-from evolve.transcripts.sentences import ends_asking
+from evolve.transcripts.lexicons import prose
+from evolve.transcripts.sentences import ends_asking, size
 
 ACKNOWLEDGED = "acknowledged"  # the kind of correction: the agent's answer admitted it
 
@@ -237,16 +239,27 @@ def asks_for_words(text: str) -> bool:
 _WORDS_HINTS = ("transl", "tradu", "übersetz", "翻译", "翻訳", "перев", "перекл", "say", "apolog")
 
 
+# Characters (a CJK one as three) under which the answer to the agent's question picks an option
+# ("pnpm", "the second one"); a longer one may push back ("There is already a .env.sample at
+# the root, how does this factor in?"), and the agent's admission then tells a correction
+_PICK = 20
+
+
+def picks_an_option(agent_before: str, text: str) -> bool:
+    """Whether the message briefly answers the agent's question: its "You're right" agrees with the pick."""
+    return ends_asking(agent_before) and size(prose(text)) < _PICK
+
+
 def answered(
     heard: Heard, agent_after: str, agent_before: str = "", first: bool = False, text: str = ""
 ) -> Heard:
     """`heard`, a correction too where the agent's answer to the message admits one.
 
-    Never a session's first message (nothing to correct yet), nor an answer to the agent's
-    question (`agent_before` asked: "You're right" agrees with the person's pick), nor one to
-    a message (`text`) asking for the words themselves.
+    Never a session's first message (nothing to correct yet), nor a brief answer to the
+    agent's question (`agent_before` asked: "You're right" agrees with the person's pick), nor
+    one to a message (`text`) asking for the words themselves.
     """
-    if heard.correction or first or not agent_after or ends_asking(agent_before):
+    if heard.correction or first or not agent_after or picks_an_option(agent_before, text):
         return heard
     said = admission(agent_after)
     return (

@@ -15,7 +15,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from evolve.transcripts import calls
-from evolve.transcripts.acknowledged import ACKNOWLEDGED, admission, answer_cue, asks_for_words
+from evolve.transcripts.acknowledged import (
+    ACKNOWLEDGED,
+    admission,
+    answer_cue,
+    asks_for_words,
+    picks_an_option,
+)
 from evolve.transcripts.classify import BUILT_IN, Classifier
 from evolve.transcripts.hearing import Heard, hear
 from evolve.transcripts.model import (
@@ -46,7 +52,6 @@ from evolve.transcripts.model import (
     meaningful_text,
 )
 from evolve.transcripts.redact import Known, redact, strip_invisible
-from evolve.transcripts.sentences import ends_asking
 
 TAILS_CAP = 1000  # tail uuids of completed runs remembered for rewind detection
 PENDING_CAP = 64  # calls of the open run awaiting their result (the oldest go first)
@@ -254,7 +259,7 @@ class RunBuilder:
             superseded_from=superseded_from,
         )
         self._heard_preference(self._run, heard, text)
-        admits = self._next > 0 and not ends_asking(before["said"])
+        admits = self._next > 0 and not picks_an_option(before["said"], text)
         self._track = {**_FRESH_TRACK, "failing": [], "answering": True, "may_admit": admits}
         self._next += 1
         self._pending = {}
@@ -326,7 +331,7 @@ class RunBuilder:
         track = self._track
         track["answering"], track["reply"] = True, words
         # typed into the agent's question form: its question, whatever its words before it said
-        track["may_admit"] = event.name != ANSWER and not ends_asking(track["said"] or event.text)
+        track["may_admit"] = event.name != ANSWER and not picks_an_option(track["said"] or event.text, words)
 
     def _answered(self, run: Run, text: str) -> None:
         """The agent's first words after the person's: an admission ("You're right") answered a correction."""

@@ -5,8 +5,8 @@ says something no rule reads as a correction ("the vis library sets that itself"
 agent opens its answer with "You're absolutely right." or "Sorry about that, my mistake", in
 the person's language. A refusal, a polite disagreement ("I apologize, but …"), a cheered
 "You're absolutely right!" (said to a new request as often), a quoted dialogue, a session's
-first message, an answer after the agent's own failed call, an answer to the agent's own
-question, a "Yes, you're right" confirming what the person asked, and everyday openings
+first message, an answer after the agent's own failed call, a brief pick answering the agent's
+own question, a "Yes, you're right" confirming what the person asked, and everyday openings
 ("Great idea", "Sure", "That's right") are not.
 """
 
@@ -196,6 +196,24 @@ def test_classify_hears_the_answer_but_never_after_a_sessions_first_message(caps
     assert out[1]["cue"] == 'the agent answered "you\'re right"'
 
 
+def test_classify_hears_an_answer_to_the_agents_question_that_pushes_back(capsys, monkeypatch, evolve_home):
+    asked = "I'll add a config.example.yaml at the root. Should I also document each key?"
+    rows = [
+        ("there is a config.sample.yaml in docs/ already, why a second one?", "You're right, I'll reuse it."),
+        ("non, le fichier existe déjà dans docs/, regarde avant", "Vous avez raison, je me suis trompé."),
+        ("yes", "You're right, documenting them helps."),  # a pick: the agent agrees with it
+        ("the second option", "Sorry, I misread: the second one."),
+        ("是的，都写上", "你说得对，我都加上。"),  # 6 characters, each as three: a pick still
+        ("document each key and the defaults", "You're absolutely right! Adding both."),  # a cheer
+    ]
+    out = _classify(
+        capsys,
+        monkeypatch,
+        [{"text": text, "agent_before": asked, "agent_after": after} for text, after in rows],
+    )
+    assert [row["correction"] for row in out] == [True, True, False, False, False, False]
+
+
 def test_classify_leaves_an_answer_that_gives_the_words_asked_for(capsys, monkeypatch, evolve_home):
     before = "I added the greeting screen."
     rows = [
@@ -322,3 +340,18 @@ def test_observe_hears_the_answer_after_claude_codes_empty_text_placeholder(tmp_
 
     runs = _observed(tmp_path, capsys, build)
     assert [r["request"] for r in runs if "user_correction" in r["signals"]] == [said]
+
+
+def test_observe_hears_an_answer_to_its_question_that_pushes_back(tmp_path, capsys):
+    said = "there is a config.sample.yaml in docs/ already, why a second one?"
+
+    def build(t: Transcript) -> None:
+        t.user("Add an example config")
+        t.say("I'll add config.example.yaml at the root. Should I document each key too?")
+        t.user(said)
+        t.say("You're right, I missed the one in docs/. Reusing it.")
+        t.tool("Edit", {"file_path": "docs/config.sample.yaml", "old_string": "a", "new_string": "b"}, "ok")
+
+    runs = _observed(tmp_path, capsys, build)
+    corrected = [r for r in runs if "user_correction" in r["signals"]]
+    assert [r["request"] for r in corrected] == [said]
