@@ -29,6 +29,7 @@ from evolve.transcripts.replies import (
     opening_end,
     opens_a_question,
     past_a_cut_fence,
+    says_nothing_still,
     still_so,
     urgent,
 )
@@ -294,7 +295,9 @@ class _Message:
         accepted = asked and not persist and accepts(words)
         # near the start: further into a long new request, "the same" describes what it wants
         again = [span for span in again if span[1] < SHORT]
-        if again and not accepted and (failure or "observe" in found) or persist and claimed and short:
+        # a "still" opening the reply that says nothing is still so ("still, great work", "immer noch super")
+        persists = persist and not (persist[0][1] == 0 and says_nothing_still(words, persist[0]))
+        if again and not accepted and (failure or "observe" in found) or persists and claimed and short:
             span = (failure or found.get("observe") or again)[0]
             return FAILURE_REPORT, f"reports it still fails: “{self.quote(again[0])}” … “{self.quote(span)}”"
         # "still the old title", "всё равно …" opening a brief reply: nothing changed, claimed or not

@@ -90,17 +90,27 @@ _CONCESSIVE = re.compile(r" ?(?:[,;:—–，、；：]|- )")
 def still_so(words: str, still: tuple[str, int, int]) -> bool:
     """Whether the "still" opening a brief reply says things are still so, with nothing else said.
 
-    Not "still, …" (nevertheless), "still here?" (it asks), "还是用 npm 吧" (rather: a suggestion),
-    nor praise or a go-ahead in its clause ("still looks good", not "still the old logo, thanks").
-    ("toujours" means "always" too, but "toujours le vieux titre" is still so: the word alone
-    cannot tell.)
+    Not "still here?" (it asks), "还是用 npm 吧" (rather: a suggestion), nor what `says_nothing_still`
+    leaves out. ("toujours" means "always" too, but "toujours le vieux titre" is still so: the word
+    alone cannot tell.)
     """
-    if _CONCESSIVE.match(words, still[2]) or is_question_at(words, 0):
+    if is_question_at(words, 0) or says_nothing_still(words, still):
         return False
+    return not words.rstrip(" .!。！").endswith("吧")
+
+
+def says_nothing_still(words: str, still: tuple[str, int, int]) -> bool:
+    """Whether a "still" opening the reply says nothing is still so.
+
+    "still, …" (nevertheless), or praise or a go-ahead in its clause ("still looks good", "immer
+    noch super"; not "still the old logo, thanks").
+    """
+    if _CONCESSIVE.match(words, still[2]):
+        return True
     clause_end = _CLAUSE_MARK.search(words, still[2])
     clause = words[still[2] : clause_end.start() if clause_end else len(words)]
-    suggested = words.rstrip(" .!。！").endswith("吧")
-    return not suggested and not PRAISE.search(clause) and not CARRY_ON.search(clause)
+    praised = PRAISED.match(words[still[2] :].lstrip()) or PRAISE.search(clause)
+    return bool(praised or CARRY_ON.search(clause))
 
 
 def offers_a_choice(words: str, still: tuple[str, int, int]) -> bool:

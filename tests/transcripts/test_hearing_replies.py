@@ -142,3 +142,41 @@ def test_a_haishi_that_asks_or_reports_nothing_still_so(text):
 def test_thanks_after_a_still_that_reports_nothing_changed_takes_nothing_back():
     assert heard("still the old logo in the navbar, thanks", before=EXPLAINED).correction
     assert not heard("still looks fine on my phone", before=EXPLAINED).correction
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "still, great work on the parser",  # nevertheless, after the agent's claim too
+        "Still — nice job, thanks",
+        "immer noch super, danke",
+        "还是很好，谢谢",
+        "still looks good, go ahead",
+    ],
+)
+def test_praise_after_a_still_opening_a_reply_reports_nothing_after_the_agents_claim(text):
+    assert not heard(text).correction  # DONE: the agent claimed its work
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I still haven't tested it, I'll try tonight",
+        "todavía no lo he probado",
+        "je n'ai toujours pas testé",
+        "ainda não testei",
+        "まだです",
+        "まだ試していません",
+        "还没试",
+    ],
+)
+def test_not_tried_yet_is_no_failure_report(text):
+    assert not heard(text).correction
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["still the same after your fix", "still broken?", "todavía no funciona", "まだ動かない", "还没看到按钮"],
+)
+def test_a_still_that_reports_a_failure_after_the_agents_claim_is_heard(text):
+    assert heard(text).correction
