@@ -180,3 +180,26 @@ def test_not_tried_yet_is_no_failure_report(text):
 )
 def test_a_still_that_reports_a_failure_after_the_agents_claim_is_heard(text):
     assert heard(text).correction
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "why don't we also add a dark mode toggle?",
+        "why not also cache the results?",
+        "pourquoi ne pas aussi ajouter un test ?",
+        "¿por qué no agregamos también un test?",
+        "warum fügen wir nicht auch einen Test hinzu?",
+        "por que não também adicionar um teste?",
+    ],
+)
+def test_why_not_also_suggests_more_work_and_challenges_nothing(text):
+    assert not heard(text).correction
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["why don't you use the existing helper?", "why did you also delete the tests?", "¿por qué no funciona?"],
+)
+def test_why_not_without_also_still_challenges_the_agent(text):
+    assert heard(text).correction
