@@ -43,6 +43,7 @@ def preference(
         for span in found.get("standing_lead", ())
         if (
             opens_a_sentence(words, span[1])
+            or _after_ne(words, span)
             or _instead_of_a_stop(words, span, stops, found.get("failure", ()))
         )
         and not _describes(words, span)
@@ -108,10 +109,31 @@ def _configures(words: str, span: tuple[str, int, int]) -> bool:
     a rule.
     """
     _, at, end = span
-    opening = max((m.end() for m in SENTENCE_END.finditer(words, max(0, at - SENTENCE), at)), default=0)
+    opening = _sentence_start(words, at)
+    framed = _after_ne(words, span)  # "Ne configure jamais …": the verb inside "ne … jamais" is the habit
     return any(
-        verb.start() < end or _BEFORE_THE_VERB.fullmatch(words, end, verb.start()) is None
+        not (framed and verb.end() <= at)
+        and (verb.start() < end or _BEFORE_THE_VERB.fullmatch(words, end, verb.start()) is None)
         for verb in _CONFIGURE.finditer(words, opening, _sentence_end_at(words, at))
+    )
+
+
+def _sentence_start(words: str, at: int) -> int:
+    """Where the sentence holding `at` opens, past its spaces."""
+    opening = max((m.end() for m in SENTENCE_END.finditer(words, max(0, at - SENTENCE), at)), default=0)
+    return len(words) - len(words[opening:].lstrip()) if opening < at else opening
+
+
+# French puts "jamais" after its verb: "Ne configure jamais le proxy", "N'utilise jamais var" and
+# "Ne jamais utiliser var" open a sentence with a rule as "Never …" does
+_NE = re.compile(r"(?:ne |n')(?:[^\W\d_]+ )?")
+
+
+def _after_ne(words: str, span: tuple[str, int, int]) -> bool:
+    """Whether a standing cue comes right after the "ne" (and one verb) opening its sentence."""
+    _, at, _ = span
+    return (
+        words[at:].startswith("jamais") and _NE.fullmatch(words, _sentence_start(words, at), at) is not None
     )
 
 

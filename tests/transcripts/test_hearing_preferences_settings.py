@@ -270,3 +270,28 @@ def test_reading_a_settings_file_as_a_habit_is_a_preference(text):
 )
 def test_changing_a_settings_file_so_it_keeps_the_rule_is_no_preference(text):
     assert preference(text) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Ne configure jamais le proxy à la main.",  # the configuring verb is the habit ruled
+        "Ne jamais utiliser var.",
+        "Merci. Ne pousse jamais sur main sans me demander.",
+    ],
+)
+def test_ne_before_jamais_opens_a_french_rule_as_never_does(text):
+    assert preference(text) == "states a standing preference: “jamais”"
+    assert preference(text, first=True) == "states a standing preference: “jamais”"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Je ne l'ai jamais vu.",  # what happened, not how to work
+        "Ça ne marche jamais.",
+        "Configure le proxy pour ne jamais demander le mot de passe.",  # a setting keeps the rule
+    ],
+)
+def test_jamais_inside_a_statement_or_a_setting_states_no_preference(text):
+    assert preference(text) is None
