@@ -295,3 +295,20 @@ def test_ne_before_jamais_opens_a_french_rule_as_never_does(text):
 )
 def test_jamais_inside_a_statement_or_a_setting_states_no_preference(text):
     assert preference(text) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "note this down in CLAUDE.md for future sessions",
+        "Jot that down in your memory: the staging db is read-only.",
+        "in future sessions, run the linter before committing",
+    ],
+)
+def test_a_note_to_keep_for_future_sessions_is_a_preference(text):
+    assert preference(text) is not None
+
+
+@pytest.mark.parametrize("text", ["note this down in the README", "note it down in the changelog"])
+def test_a_note_in_a_project_document_is_a_task(text):
+    assert preference(text) is None
