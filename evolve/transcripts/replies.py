@@ -57,8 +57,27 @@ _LEAD_IN = re.compile(r";|:(?![/\d])")
 
 
 # A first sentence this brief ("Hi!", "Good morning.", "¡Hola!", "你好！") greets or names the
-# agent: the opening is the sentence after it ("Hi! You broke the build yesterday")
-_GREETING_WORDS, _GREETING_SIZE = 2, 15
+# agent, and so does a longer one of greetings and a name or two ("Hi there Claude, hello!", "Hey
+# Claude, good morning."; not "Hi, I need a login page"): the opening is the sentence after it
+# ("Hi! You broke the build yesterday")
+_GREETING_WORDS, _GREETING_SIZE, _GREETED_SIZE = 2, 15, 40
+_GREETS = re.compile(
+    r"(?<![^\W_])(?:hi|hello|hey|howdy|greetings|good (?:morning|afternoon|evening)|bonjour|salut|hola"
+    r"|buenos dias|buenas|ola|oi|bom dia|boa tarde|hallo|guten (?:morgen|tag)|moin|servus|ciao|buongiorno"
+    r"|salve|привет|здравствуй(?:те)?|здравствуи(?:те)?|добр(?:ый|ыи) день|доброе утро|cze[sś][cć]"
+    r"|dzie[nń] dobry|ahoj|dobr[yý] den|你好|您好|嗨|こんにちは|おはよう|안녕)(?![^\W_])"
+)
+
+
+def _greets(sentence: str) -> bool:
+    """Whether a first sentence only greets or names the agent."""
+    if len(sentence.split()) <= _GREETING_WORDS and size(sentence) <= _GREETING_SIZE:
+        return True
+    if size(sentence) > _GREETED_SIZE:
+        return False
+    lowered = sentence.lower()
+    rest = _GREETS.sub(" ", lowered)
+    return rest != lowered and len(rest.replace(",", " ").split()) <= _GREETING_WORDS
 
 
 def opening_end(words: str) -> int:
@@ -67,8 +86,7 @@ def opening_end(words: str) -> int:
     Not a colon of pasted program output ("TypeError: …"): the person's lead-in comes before it.
     """
     end = sentence_end(words, 0)
-    greeting = words[: end.start()] if end else ""
-    if end and len(greeting.split()) <= _GREETING_WORDS and size(greeting) <= _GREETING_SIZE:
+    if end and _greets(words[: end.start()]):
         end = sentence_end(words, end.end())
     stop = end.start() if end else len(words)
     lead_in = _LEAD_IN.search(words, 0, min(stop, pasted_at(words)))

@@ -203,3 +203,20 @@ def test_why_not_also_suggests_more_work_and_challenges_nothing(text):
 )
 def test_why_not_without_also_still_challenges_the_agent(text):
     assert heard(text).correction
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Hi there Claude, hello! That's wrong, the API is v2.",
+        "Hey Claude, good morning. This is wrong: use pnpm.",
+        "Bonjour Claude, salut ! C'est faux, l'API est en v2.",
+        "Здравствуй, Claude! Это неправильно, API v2.",
+    ],
+)
+def test_a_greeting_of_a_few_words_before_a_first_messages_correction_is_skipped(text):
+    assert heard(text, first=True).correction
+
+
+def test_a_first_sentence_that_greets_and_asks_is_the_opening():
+    assert not heard("Hi, I need a login page. That's wrong in the old one.", first=True).correction
