@@ -40,15 +40,21 @@ def past_a_cut_fence(agent_tail: str) -> str:
     The tail kept of the agent's text may start inside a code block: read as is, its closing
     fence would open a block that runs to the end and hide the agent's closing words. Its
     first fence is "```" or "~~~" (prose reads both); it closes a block only if nothing
-    follows it on its line: "```python" opens one, its prose before it is the agent's.
+    follows it on its line: "```python" opens one, its prose before it is the agent's. A fence
+    opens or closes a block only at a line's start: one inside the code (`marker = '```'`) is code.
     """
-    fences = [(at, fence) for fence in ("```", "~~~") if (at := agent_tail.find(fence)) != -1]
+    fences = list(_FENCE.finditer(agent_tail))
     if not fences:
         return agent_tail
-    at, fence = min(fences)
-    after = agent_tail[at + len(fence) :]
+    first = fences[0]
+    fence = first.group(1)
+    after = agent_tail[first.end() :]
     info = after.partition("\n")[0].strip("`~ \t")
-    return after if agent_tail.count(fence) % 2 and not info else agent_tail
+    odd = sum(found.group(1) == fence for found in fences) % 2
+    return after if odd and not info else agent_tail
+
+
+_FENCE = re.compile(r"^[ \t]*(```|~~~)", re.MULTILINE)
 
 
 # "Task: …", "Issues: - …; - …": what follows is a brief or a list (not the colon of a link or a

@@ -298,6 +298,15 @@ def test_the_agents_tail_cut_inside_a_tilde_block_or_ending_in_an_opened_one():
     assert heard("No, solo en staging.", before="SELECT 1;\n~~~\nListo.").correction
 
 
+def test_a_fence_inside_the_agents_code_is_code_not_a_block_edge():
+    """A "```" inside a string of the code the tail is cut in neither opens nor closes a block."""
+    cut = "    marker = '```'\n    return marker\n```\nShall I run it against the production database?"
+    inline = "    s = 'a ``` b'\n```\nShall I run it against the production database?"
+    for before in (cut, inline):
+        assert not heard("No, the staging one.", before=before).correction, before  # it answers
+    assert heard("No, the staging one.", before="    marker = '```'\n```\nDone.").correction
+
+
 def test_weak_phrases_need_the_start_and_not_a_first_request():
     assert heard("Actually, use pnpm.").correction
     assert not heard("Actually, use pnpm.", first=True).correction
