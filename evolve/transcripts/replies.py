@@ -114,27 +114,28 @@ _CONCESSIVE = re.compile(r" ?(?:[,;:—–，、；：]|- )")
 def still_so(words: str, still: tuple[str, int, int]) -> bool:
     """Whether the "still" opening a brief reply says things are still so, with nothing else said.
 
-    Not "still here?" (it asks), "还是用 npm 吧" (rather: a suggestion), nor what `says_nothing_still`
-    leaves out. ("toujours" means "always" too, but "toujours le vieux titre" is still so: the word
-    alone cannot tell.)
+    Not "still here?" (it asks), "还是用 npm 吧" (rather: a suggestion), praise in its clause ("still
+    looks good", not "still the old logo, thanks"), nor what `says_nothing_still` leaves out.
+    ("toujours" means "always" too, but "toujours le vieux titre" is still so: the word alone
+    cannot tell.)
     """
     if is_question_at(words, 0) or says_nothing_still(words, still):
         return False
-    return not words.rstrip(" .!。！").endswith("吧")
+    clause_end = _CLAUSE_MARK.search(words, still[2])
+    clause = words[still[2] : clause_end.start() if clause_end else len(words)]
+    return not PRAISE.search(clause) and not words.rstrip(" .!。！").endswith("吧")
 
 
 def says_nothing_still(words: str, still: tuple[str, int, int]) -> bool:
-    """Whether a "still" opening the reply says nothing is still so.
+    """Whether a "still" opening the reply says nothing is still so, even after the agent's claim.
 
-    "still, …" (nevertheless), or praise or a go-ahead in its clause ("still looks good", "immer
-    noch super"; not "still the old logo, thanks").
+    "still, …" (nevertheless), praise right after it ("immer noch super", "还是很好") or a go-ahead
+    in its clause ("still fine, go ahead"); not "still looks too good to be true".
     """
-    if _CONCESSIVE.match(words, still[2]):
+    if _CONCESSIVE.match(words, still[2]) or PRAISED.match(words[still[2] :].lstrip()):
         return True
     clause_end = _CLAUSE_MARK.search(words, still[2])
-    clause = words[still[2] : clause_end.start() if clause_end else len(words)]
-    praised = PRAISED.match(words[still[2] :].lstrip()) or PRAISE.search(clause)
-    return bool(praised or CARRY_ON.search(clause))
+    return CARRY_ON.search(words, still[2], clause_end.start() if clause_end else len(words)) is not None
 
 
 def offers_a_choice(words: str, still: tuple[str, int, int]) -> bool:

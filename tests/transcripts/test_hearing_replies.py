@@ -151,7 +151,6 @@ def test_thanks_after_a_still_that_reports_nothing_changed_takes_nothing_back():
         "Still — nice job, thanks",
         "immer noch super, danke",
         "还是很好，谢谢",
-        "still looks good, go ahead",
     ],
 )
 def test_praise_after_a_still_opening_a_reply_reports_nothing_after_the_agents_claim(text):
@@ -176,9 +175,17 @@ def test_not_tried_yet_is_no_failure_report(text):
 
 @pytest.mark.parametrize(
     "text",
-    ["still the same after your fix", "still broken?", "todavía no funciona", "まだ動かない", "还没看到按钮"],
+    [
+        "still the same after your fix",
+        "still broken?",
+        "todavía no funciona",
+        "まだ動かない",
+        "还没看到按钮",
+        "Still looks too good to be true, test it more carefully",
+    ],
 )
 def test_a_still_that_reports_a_failure_after_the_agents_claim_is_heard(text):
+    """Praise further into its clause is no praise of the work ("still looks too good to be true")."""
     assert heard(text).correction
 
 
