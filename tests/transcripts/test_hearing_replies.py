@@ -182,6 +182,11 @@ def test_not_tried_yet_is_no_failure_report(text):
         "まだ動かない",
         "还没看到按钮",
         "Still looks too good to be true, test it more carefully",
+        "still super slow",  # "super" intensifies what follows: no praise
+        "immer noch super langsam",
+        "ancora super lento",
+        "ainda super lento",
+        "всё ещё супер медленно",
     ],
 )
 def test_a_still_that_reports_a_failure_after_the_agents_claim_is_heard(text):
