@@ -211,6 +211,25 @@ def test_why_not_also_suggests_more_work_and_challenges_nothing(text):
 
 @pytest.mark.parametrize(
     "text",
+    [
+        "why not also fix the bug you introduced?",
+        "why don't you also restore the tests you deleted?",
+        "why not also read the instructions I gave you?",
+        "pourquoi ne pas aussi corriger le bug que tu as introduit ?",
+        "pourquoi pas aussi lire les consignes que je t'ai données ?",
+        "¿por qué no arreglas también el bug que introdujiste?",
+        "warum nicht auch den Bug fixen, den du eingebaut hast?",
+        "por que não também corrigir o bug que você introduziu?",
+    ],
+)
+def test_why_not_also_undo_what_the_agent_did_wrong_challenges_it(text):
+    """More work that mends the agent's own doing, or heeds what it was told, is a challenge."""
+    assert heard(text).correction
+    assert not heard("why don't we also add tests for the endpoint you added?").correction
+
+
+@pytest.mark.parametrize(
+    "text",
     ["why don't you use the existing helper?", "why did you also delete the tests?", "¿por qué no funciona?"],
 )
 def test_why_not_without_also_still_challenges_the_agent(text):
