@@ -309,6 +309,18 @@ def test_a_note_to_keep_for_future_sessions_is_a_preference(text):
     assert preference(text) is not None
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Use port 4000 for now, not for future sessions.",
+        "Skip the slow tests this time only, not in future sessions.",
+        "Answer tersely today, but not in future conversations.",
+    ],
+)
+def test_a_one_off_request_not_for_future_sessions_is_no_preference(text):
+    assert preference(text) is None
+
+
 @pytest.mark.parametrize("text", ["note this down in the README", "note it down in the changelog"])
 def test_a_note_in_a_project_document_is_a_task(text):
     assert preference(text) is None
