@@ -291,6 +291,8 @@ def test_ne_before_jamais_opens_a_french_rule_as_never_does(text):
         "Je ne l'ai jamais vu.",  # what happened, not how to work
         "Ça ne marche jamais.",
         "Configure le proxy pour ne jamais demander le mot de passe.",  # a setting keeps the rule
+        "Ne marche jamais sur Firefox, ton correctif.",  # "(ça) ne marche jamais": it never works
+        "Ne fonctionne jamais au premier lancement.",
     ],
 )
 def test_jamais_inside_a_statement_or_a_setting_states_no_preference(text):
