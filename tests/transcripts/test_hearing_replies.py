@@ -176,6 +176,24 @@ def test_not_tried_yet_is_no_failure_report(text):
 @pytest.mark.parametrize(
     "text",
     [
+        "you still haven't tested it",
+        "You still didn't run the tests!",
+        "tu n'as toujours pas testé",
+        "vous n'avez toujours pas vérifié",
+        "你还没测试",
+        "您还没试就说好了",
+        "まだテストしていないですよね",
+        "まだ確認してないでしょ",
+    ],
+)
+def test_the_agent_not_having_tried_yet_is_a_complaint(text):
+    """Said of the agent ("you still haven't tested it"), not of the person: a claim doubted."""
+    assert heard(text).correction
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
         "still the same after your fix",
         "still broken?",
         "todavía no funciona",
