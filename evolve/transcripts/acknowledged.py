@@ -4,8 +4,8 @@ People correct in words no lexicon lists ("the header is gone on mobile"); the a
 correct answers in a few words that hardly vary: it admits the point or the mistake, in the
 person's language. So the first words of the agent's answer tell that the message before
 them corrected it, whoever typed it. Read only in the opening of the agent's first text after
-the person's message, never after a session's first message (nothing to correct yet) nor a brief
-pick answering the agent's question ("pnpm": its "You're right" agrees with the pick). A
+the person's message, never after a session's first message (nothing to correct yet) nor a pick
+answering the agent's question ("pnpm", "yes, memory is enough": its "You're right" agrees). A
 refusal ("Sorry, I can't help with that"), a polite disagreement ("I apologize, but …"), a
 cheered agreement ("You're absolutely right!", said to new requests as often; not "You're
 right! My mistake, …" nor "… I used the wrong file") and a quoted dialogue admit nothing; a
@@ -21,6 +21,8 @@ from dataclasses import replace
 
 from evolve.transcripts.hearing import Heard
 from evolve.transcripts.lexicons import prose
+from evolve.transcripts.replies import ACKNOWLEDGED as A_YES
+from evolve.transcripts.replies import accepts
 from evolve.transcripts.sentences import ends_asking, size
 
 ACKNOWLEDGED = "acknowledged"  # the kind of correction: the agent's answer admitted it
@@ -243,11 +245,21 @@ _WORDS_HINTS = ("transl", "tradu", "übersetz", "翻译", "翻訳", "перев"
 # ("pnpm", "the second one"); a longer one may push back ("There is already a .env.sample at
 # the root, how does this factor in?"), and the agent's admission then tells a correction
 _PICK = 20
+# An objection right after the yes opening an answer ("yeah but Redis is already running")
+_BUT = re.compile(r"(?:but|pero|mais|aber|mas|ma|ale|но|однако)\b|但|不过|でも|하지만")
 
 
 def picks_an_option(agent_before: str, text: str) -> bool:
-    """Whether the message briefly answers the agent's question: its "You're right" agrees with the pick."""
-    return ends_asking(agent_before) and size(prose(text)) < _PICK
+    """Whether the message answers the agent's question with a pick: its "You're right" agrees with it.
+
+    A brief answer, or a yes opening one at any length ("Oui, en mémoire, c'est plus simple"): it
+    takes the offer and says why. Not a yes followed by an objection ("yes but Redis is running").
+    """
+    if not ends_asking(agent_before):
+        return False
+    words = prose(text)
+    yes = A_YES.match(words) if accepts(words) else None
+    return size(words) < _PICK or yes is not None and not _BUT.match(words, yes.end())
 
 
 def answered(
@@ -255,7 +267,7 @@ def answered(
 ) -> Heard:
     """`heard`, a correction too where the agent's answer to the message admits one.
 
-    Never a session's first message (nothing to correct yet), nor a brief answer to the
+    Never a session's first message (nothing to correct yet), nor a pick answering the
     agent's question (`agent_before` asked: "You're right" agrees with the person's pick), nor
     one to a message (`text`) asking for the words themselves.
     """

@@ -125,8 +125,9 @@ def _sentence_start(words: str, at: int) -> int:
 
 
 # French puts "jamais" after its verb: "Ne configure jamais le proxy", "N'utilise jamais var" and
-# "Ne jamais utiliser var" open a sentence with a rule as "Never …" does
-_NE = re.compile(r"(?:ne |n')(?:[^\W\d_]+ )?")
+# "Ne jamais utiliser var" open a sentence with a rule as "Never …" does; not a verb of working
+# whose subject was dropped ("(ça) ne marche jamais sur Firefox": it reports, it asks no habit)
+_NE = re.compile(r"(?:ne |n')(?!(?:marche|fonctionne) )(?:[^\W\d_]+ )?")
 
 
 def _after_ne(words: str, span: tuple[str, int, int]) -> bool:

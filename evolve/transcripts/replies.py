@@ -126,13 +126,20 @@ def still_so(words: str, still: tuple[str, int, int]) -> bool:
     return not PRAISE.search(clause) and not words.rstrip(" .!。！").endswith("吧")
 
 
+# "super" before another word intensifies it: the praise, if any, is that word's ("super lento")
+_INTENSIFIER = re.compile(r"(?:super|супер) (?=[^\W\d_])")
+
+
 def says_nothing_still(words: str, still: tuple[str, int, int]) -> bool:
     """Whether a "still" opening the reply says nothing is still so, even after the agent's claim.
 
     "still, …" (nevertheless), praise right after it ("immer noch super", "还是很好") or a go-ahead
-    in its clause ("still fine, go ahead"); not "still looks too good to be true".
+    in its clause ("still fine, go ahead"); not "still looks too good to be true", nor "super"
+    intensifying a word of no praise ("still super slow", "immer noch super langsam").
     """
-    if _CONCESSIVE.match(words, still[2]) or PRAISED.match(words[still[2] :].lstrip()):
+    after = words[still[2] :].lstrip()
+    intensified = _INTENSIFIER.match(after)
+    if _CONCESSIVE.match(words, still[2]) or PRAISED.match(after, intensified.end() if intensified else 0):
         return True
     clause_end = _CLAUSE_MARK.search(words, still[2])
     return CARRY_ON.search(words, still[2], clause_end.start() if clause_end else len(words)) is not None

@@ -214,6 +214,25 @@ def test_classify_hears_an_answer_to_the_agents_question_that_pushes_back(capsys
     assert [row["correction"] for row in out] == [True, True, False, False, False, False]
 
 
+def test_classify_leaves_a_long_yes_taking_the_agents_offer(capsys, monkeypatch, evolve_home):
+    """A yes opening the answer takes the offer at any length; its "You're right" agrees with it."""
+    asked = "I can cache the results in memory or in Redis. Which one do you prefer?"
+    rows = [
+        ("Yes, memory is enough for now, we have one instance only", "You're right, memory keeps it simple."),
+        ("Oui, en mémoire, c'est plus simple pour l'instant", "Vous avez raison, c'est plus simple."),
+        ("Sí, en memoria, con una sola instancia alcanza", "Tienes razón, alcanza con memoria."),
+        ("好的，先放内存里，反正只有一个实例", "您说得对，内存就够了。"),
+        ("yes but Redis is already running, you set it up yesterday", "You're right, I forgot it was there."),
+        ("Ja, aber Redis läuft schon, seit gestern", "Du hast recht, das hatte ich vergessen."),
+    ]
+    out = _classify(
+        capsys,
+        monkeypatch,
+        [{"text": text, "agent_before": asked, "agent_after": after} for text, after in rows],
+    )
+    assert [row["correction"] for row in out] == [False, False, False, False, True, True]
+
+
 def test_classify_leaves_an_answer_that_gives_the_words_asked_for(capsys, monkeypatch, evolve_home):
     before = "I added the greeting screen."
     rows = [

@@ -291,6 +291,8 @@ def test_ne_before_jamais_opens_a_french_rule_as_never_does(text):
         "Je ne l'ai jamais vu.",  # what happened, not how to work
         "Ça ne marche jamais.",
         "Configure le proxy pour ne jamais demander le mot de passe.",  # a setting keeps the rule
+        "Ne marche jamais sur Firefox, ton correctif.",  # "(ça) ne marche jamais": it never works
+        "Ne fonctionne jamais au premier lancement.",
     ],
 )
 def test_jamais_inside_a_statement_or_a_setting_states_no_preference(text):
@@ -307,6 +309,18 @@ def test_jamais_inside_a_statement_or_a_setting_states_no_preference(text):
 )
 def test_a_note_to_keep_for_future_sessions_is_a_preference(text):
     assert preference(text) is not None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Use port 4000 for now, not for future sessions.",
+        "Skip the slow tests this time only, not in future sessions.",
+        "Answer tersely today, but not in future conversations.",
+    ],
+)
+def test_a_one_off_request_not_for_future_sessions_is_no_preference(text):
+    assert preference(text) is None
 
 
 @pytest.mark.parametrize("text", ["note this down in the README", "note it down in the changelog"])

@@ -176,12 +176,35 @@ def test_not_tried_yet_is_no_failure_report(text):
 @pytest.mark.parametrize(
     "text",
     [
+        "you still haven't tested it",
+        "You still didn't run the tests!",
+        "tu n'as toujours pas testé",
+        "vous n'avez toujours pas vérifié",
+        "你还没测试",
+        "您还没试就说好了",
+        "まだテストしていないですよね",
+        "まだ確認してないでしょ",
+    ],
+)
+def test_the_agent_not_having_tried_yet_is_a_complaint(text):
+    """Said of the agent ("you still haven't tested it"), not of the person: a claim doubted."""
+    assert heard(text).correction
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
         "still the same after your fix",
         "still broken?",
         "todavía no funciona",
         "まだ動かない",
         "还没看到按钮",
         "Still looks too good to be true, test it more carefully",
+        "still super slow",  # "super" intensifies what follows: no praise
+        "immer noch super langsam",
+        "ancora super lento",
+        "ainda super lento",
+        "всё ещё супер медленно",
     ],
 )
 def test_a_still_that_reports_a_failure_after_the_agents_claim_is_heard(text):
@@ -202,6 +225,25 @@ def test_a_still_that_reports_a_failure_after_the_agents_claim_is_heard(text):
 )
 def test_why_not_also_suggests_more_work_and_challenges_nothing(text):
     assert not heard(text).correction
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "why not also fix the bug you introduced?",
+        "why don't you also restore the tests you deleted?",
+        "why not also read the instructions I gave you?",
+        "pourquoi ne pas aussi corriger le bug que tu as introduit ?",
+        "pourquoi pas aussi lire les consignes que je t'ai données ?",
+        "¿por qué no arreglas también el bug que introdujiste?",
+        "warum nicht auch den Bug fixen, den du eingebaut hast?",
+        "por que não também corrigir o bug que você introduziu?",
+    ],
+)
+def test_why_not_also_undo_what_the_agent_did_wrong_challenges_it(text):
+    """More work that mends the agent's own doing, or heeds what it was told, is a challenge."""
+    assert heard(text).correction
+    assert not heard("why don't we also add tests for the endpoint you added?").correction
 
 
 @pytest.mark.parametrize(
