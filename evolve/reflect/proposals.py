@@ -342,7 +342,11 @@ def _diff(agent: Agent, old: str, new: str, *excluded: str) -> list[str]:
 
 def lessons_of(agent: Agent, old: str, new: str) -> dict[str, str]:
     """Fingerprint → line, for every lesson line the change `old..new` adds to the memo or skills."""
-    return undo.lesson_lines("\n".join(_added(_diff(agent, old, new))))
+    return _lessons(_diff(agent, old, new))
+
+
+def _lessons(diff: list[str]) -> dict[str, str]:
+    return undo.lesson_lines("\n".join(_added(diff)))
 
 
 def removals_of(agent: Agent, old: str, new: str) -> tuple[list[str], list[str]]:
@@ -356,7 +360,7 @@ def removals_of(agent: Agent, old: str, new: str) -> tuple[list[str], list[str]]
 def taught_and_removed(agent: Agent, old: str, new: str) -> tuple[dict[str, str], list[str], list[str]]:
     """`lessons_of` and `removals_of` together, from one `git diff` of `old..new` (not three)."""
     diff = _diff(agent, old, new)
-    return (undo.lesson_lines("\n".join(_added(diff))), *_removals(agent, old, new, diff))
+    return (_lessons(diff), *_removals(agent, old, new, diff))
 
 
 def _removals(agent: Agent, old: str, new: str, diff: list[str]) -> tuple[list[str], list[str]]:
