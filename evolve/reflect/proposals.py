@@ -320,10 +320,8 @@ def reject(agent: Agent, proposal_id: str) -> Proposal:
     """
     proposal = get(agent, proposal_id)
     parent, sha = proposal.base, proposal.tip
-    retired, removed = removals_of(agent, parent, sha)
-    message = reject_message(
-        agent, proposal.id, proposal.commit.subject, lessons_of(agent, parent, sha), retired, removed
-    )
+    lessons, retired, removed = taught_and_removed(agent, parent, sha)
+    message = reject_message(agent, proposal.id, proposal.commit.subject, lessons, retired, removed)
     with agent.repo.locked():
         agent.commit_human_edits_held()
         agent.repo.commit_changes({}, message, agent.evolve_identity)
@@ -331,9 +329,8 @@ def reject(agent: Agent, proposal_id: str) -> Proposal:
     return proposal
 
 
-def _added(agent: Agent, old: str, new: str, *excluded: str) -> list[str]:
-    """The lines the change `old..new` adds to the memo and skills (not under `excluded`)."""
-    diff = _diff(agent, old, new, *excluded)
+def _added(diff: list[str]) -> list[str]:
+    """The lines a diff (`_diff`) adds."""
     return [line[1:] for line in diff if line.startswith("+") and not line.startswith("+++")]
 
 
@@ -345,7 +342,11 @@ def _diff(agent: Agent, old: str, new: str, *excluded: str) -> list[str]:
 
 def lessons_of(agent: Agent, old: str, new: str) -> dict[str, str]:
     """Fingerprint → line, for every lesson line the change `old..new` adds to the memo or skills."""
-    return undo.lesson_lines("\n".join(_added(agent, old, new)))
+    return _lessons(_diff(agent, old, new))
+
+
+def _lessons(diff: list[str]) -> dict[str, str]:
+    return undo.lesson_lines("\n".join(_added(diff)))
 
 
 def removals_of(agent: Agent, old: str, new: str) -> tuple[list[str], list[str]]:
@@ -353,13 +354,25 @@ def removals_of(agent: Agent, old: str, new: str) -> tuple[list[str], list[str]]
 
     A line it only moves is no removal; a retire is blocked as a whole, not line by line.
     """
+    return _removals(agent, old, new, _diff(agent, old, new))
+
+
+def taught_and_removed(agent: Agent, old: str, new: str) -> tuple[dict[str, str], list[str], list[str]]:
+    """`lessons_of` and `removals_of` together, from one `git diff` of `old..new` (not three)."""
+    diff = _diff(agent, old, new)
+    return (_lessons(diff), *_removals(agent, old, new, diff))
+
+
+def _removals(agent: Agent, old: str, new: str, diff: list[str]) -> tuple[list[str], list[str]]:
+    """`removals_of`, given the change's `_diff`: asked again only without the files it deletes."""
     gone = agent.repo.text("diff", "--name-only", "--diff-filter=D", "-z", old, new, "--", "skills/")
     deleted = [p for p in gone.split("\0") if p]
     retired = sorted({p.split("/")[1] for p in deleted if p.endswith("/SKILL.md") and p.count("/") == 2})
-    added = set(_added(agent, old, new))
+    added = set(_added(diff))
+    kept = _diff(agent, old, new, *deleted) if deleted else diff
     removed = [
         line[1:]
-        for line in _diff(agent, old, new, *deleted)
+        for line in kept
         if line.startswith("-") and not line.startswith("---") and line[1:] not in added
     ]
     return retired, removed

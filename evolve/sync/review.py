@@ -26,6 +26,7 @@ from evolve.reflect.proposals import (
     reject_message,
     removals_of,
     rest_of,
+    taught_and_removed,
 )
 from evolve.store.git import GitError
 from evolve.store.history import PROPOSALS, Commit, build_message, clean_line
@@ -171,11 +172,8 @@ def _all_blocked(agent: Agent, sha: str, main: str, blocked: dict[str, undo.Bloc
     fork = fork_of(agent, sha, main)
     if _persons_commits(agent, fork, sha):
         return False
-    retired, removed = removals_of(agent, fork, sha)
-    ids = [
-        *lessons_of(agent, fork, sha),
-        *(i.split(" ", 1)[0] for i in undo.rejected_removals(removed, retired)),
-    ]
+    lessons, retired, removed = taught_and_removed(agent, fork, sha)
+    ids = [*lessons, *(i.split(" ", 1)[0] for i in undo.rejected_removals(removed, retired))]
     return bool(ids) and all(i in blocked for i in ids)
 
 
@@ -204,7 +202,7 @@ def _settle(agent: Agent, done: Reviewed, branch: str, sha: str, decided: set[st
         done.notes.append(f"{branch}: merged on the server: accepted")
     else:
         partly = ", partly merged" if len(missing) < len(lessons) else ""
-        retired, removed = _removals_left(agent, fork_of(agent, sha, done.main), sha, done.main)
+        retired, removed = _removals_left(agent, fork, sha, done.main)
         how = f" (deleted on the server{partly})"
         message = reject_message(agent, name, subject, missing, retired, removed, how)
         done.notes.append(
