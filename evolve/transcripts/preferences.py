@@ -282,7 +282,7 @@ def _opening(words: str, span: tuple[str, int, int]) -> bool:
 
 
 def _answer_in_a_language(words: str, found: Spans) -> list[tuple[str, int, int]]:
-    """A language and, in its sentence, a verb of speaking or "all" / "always".
+    """A language and, in its sentence, a verb of speaking or "all" / "always", or nothing but a "please".
 
     "answer in German", "пиши на русском"; "put all titles in English", "todo el código siempre en
     inglés": the language of whatever the agent writes, not of one answer or one file. Beside "all",
@@ -293,7 +293,29 @@ def _answer_in_a_language(words: str, found: Spans) -> list[tuple[str, int, int]
         return []
     spoken = _beside(words, languages, found.get("speak", ()))
     told = [span for span in _beside(words, languages, found.get("whole", ())) if not _as_it_is(words, span)]
-    return spoken + told
+    return spoken + told + [span for span in languages if _alone(words, span)]
+
+
+# What may stand beside a language that is a sentence of its own: "日本語でお願いします", "em
+# português", "en anglais !", "In German please" ask the agent to talk in it (the words are folded:
+# "proszę" is read as "prosze", "й" as "и")
+_POLITE = frozenset(
+    (
+        "please", "pls", "plz", "por favor", "bitte", "per favore", "prosim", "prosze", "tolong", "lutfen",
+        "пожалуиста", "будь ласка", "s'il te plait", "s'il vous plait", "お願いします", "お願い",
+        "请", "谢谢", "부탁해요", "부탁합니다", "",
+    )
+)  # fmt: skip
+_BESIDE = " ,.!;:-–—…。！，、"
+
+
+def _alone(words: str, span: tuple[str, int, int]) -> bool:
+    """Whether a language is a sentence of its own, with at most a "please" before or after it."""
+    _, start, end = span
+    before = words[_sentence_start(words, start) : start].strip(_BESIDE)
+    closing = SENTENCE_END.search(words, end)  # "。" too: "日本語でお願いします。現在…"
+    after = words[end : closing.start() if closing else len(words)].strip(_BESIDE)
+    return before in _POLITE and after in _POLITE
 
 
 def _beside(

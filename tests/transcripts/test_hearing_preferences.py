@@ -284,3 +284,37 @@ def test_a_stop_order_for_the_whole_project_or_for_ever_is_a_preference(text):
 )
 def test_a_stop_order_beside_what_always_happens_sets_no_preference(text):
     assert preference(text) is None
+
+
+# Eighteenth round: a language that is a sentence of its own, with at most a "please", asks the
+# agent to talk in it (no verb of speaking needed); beside other words it names what is in it
+@pytest.mark.parametrize(
+    "text",
+    [
+        "In German please.",
+        "en français s'il te plaît",
+        "Auf Deutsch, bitte! Dann die Tests.",
+        "em português. Agora rode os testes",
+        "日本語でお願いします。テストも実行してください",
+        "한국어로 부탁해요",
+        "po polsku, proszę",
+        "по-русски пожалуйста",
+    ],
+)
+def test_a_language_alone_in_its_sentence_asks_to_talk_in_it(text):
+    assert preference(text) is not None
+    assert preference(text, first=True) is not None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "in German?",  # asks
+        "the error pages in German are broken",
+        "Add a toggle for the docs in German",
+        "the second screenshot, in Spanish, shows the bug",
+        "Is the changelog en français aussi ?",
+    ],
+)
+def test_a_language_beside_other_words_of_its_sentence_asks_nothing(text):
+    assert preference(text) is None
