@@ -258,11 +258,15 @@ def _describes(words: str, span: tuple[str, int, int]) -> bool:
     return words[start:end].strip() in ("always", "never") and _DESCRIBED.match(words, end) is not None
 
 
-# "remember" before a fact of the task at hand ("remember we already have a logger", "remember we
-# will have custom tables", "remember this only applies to …"): a reminder, not a rule for later
+# "remember" (or "I remind you") before a fact of the task at hand ("remember we already have a
+# logger", "remember we will have custom tables", "remember this only applies to …", "I remind you
+# that we already …"): a reminder, not a rule for later
 # ("remember when you open a PR, …" and "remember, we are a tabs shop" may be rules). The words are
 # folded: "já", "già" are read as "ja", "gia"
-_REMINDER = re.compile(r"(?:remember|recuerda|lembre-se|lembra|rappelle-toi|ricorda)(?: that| que| che)?\Z")
+_REMINDER = re.compile(
+    r"(?:remember|recuerda|lembre-se|lembra|rappelle-toi|ricorda"
+    r"|(?:i )?remind you|te recuerdo|je te rappelle|ti ricordo|te lembro)(?: that| que| che)?\Z"
+)
 _FACT_OF_THE_TASK = re.compile(
     r",? +(?:(?:that|que|che) )?(?:we(?:'ll| already| will| won't| have| had)|this only|ya|ja|gia)\b"
 )

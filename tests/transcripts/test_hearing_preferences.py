@@ -318,3 +318,39 @@ def test_a_language_alone_in_its_sentence_asks_to_talk_in_it(text):
 )
 def test_a_language_beside_other_words_of_its_sentence_asks_nothing(text):
     assert preference(text) is None
+
+
+# Eighteenth round: a rule the person says was given before ("I keep telling you", "I remind you
+# …", "in case you forget again") holds beyond this task, in every lexicon language
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I keep telling you: run the formatter before every commit.",
+        "I've told you this before, tabs not spaces in the templates.",
+        "Just to remind you that the public API must stay backward compatible.",
+        "I remind you the release notes go in CHANGES.md, not in the README.",
+        "write the steps into a file in case you forget again",
+        "te recuerdo que los mensajes de commit van en inglés",
+        "je te rappelle que les commits sont en anglais",
+        "ich erinnere dich daran, dass wir Tabs benutzen",
+        "напоминаю: коммиты пишем на английском",
+        "przypominam, commity piszemy po angielsku",
+        "提醒你一下，提交信息一律写英文",
+    ],
+)
+def test_a_rule_said_again_is_a_standing_preference(text):
+    assert preference(text) is not None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I remind you that we already have a logger in utils.",  # a fact of this task
+        "te recuerdo que ya tenemos un logger en utils",
+        "Remind me how the cache is invalidated.",
+        "how many times does the retry loop run",
+        "I keep getting the same timeout on the upload",
+    ],
+)
+def test_a_reminder_of_a_fact_or_a_repeated_symptom_states_no_rule(text):
+    assert preference(text) is None
