@@ -54,9 +54,19 @@ def preference(
     spans = [span for span in spans if not _configures(words, span)]
     spans += [span for span in _answer_in_a_language(words, found) if not first or _opening(words, span)]
     for lang, start, end in sorted(spans, key=lambda span: span[1]):
-        if not is_question_at(words, end):  # "do you always …?" asks, it does not instruct
+        if not is_question_at(words, end) or _SAID_AGAIN.search(words, start, end):
             return lang, f"states a standing preference: “{words[start:end].strip()}”"
     return None
+
+
+# "do you always …?" asks, it does not instruct; "how many times do I have to tell you …?", "we
+# keep mentioning this, why …?", "already forgot …?" only sound like questions: the rule was given
+# before (the `standing` cues of a rule said again, in every lexicon language; the words are folded)
+_SAID_AGAIN = re.compile(
+    r"\b(?:keep (?:telling|saying|mentioning|asking|repeating)|how many times|forgot|forget)\b"
+    r"|olvid|oubli|vergess|dimentic|esquec|zapomnia|забыл|забув|忘|cuantas veces|combien de fois|wie oft"
+    r"|quante volte|quantas vezes|сколько раз|скільки разів|ile razy|多少次|多少遍|何度|何回"
+)
 
 
 # "I prefer …", "prefiro …" opening the answer to the agent's question: it picks one of the options

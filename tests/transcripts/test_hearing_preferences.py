@@ -354,3 +354,22 @@ def test_a_rule_said_again_is_a_standing_preference(text):
 )
 def test_a_reminder_of_a_fact_or_a_repeated_symptom_states_no_rule(text):
     assert preference(text) is None
+
+
+# A rule said again only sounds like a question: "how many times do I have to tell you …?"
+@pytest.mark.parametrize(
+    "text",
+    [
+        "How many times do I have to tell you to use pnpm?",
+        "we keep mentioning this, why don't you rebuild after every change?",
+        "you forgot again to run the migrations?",
+        "¿ya se te olvidó que los tests van primero?",
+        "już zapomniałeś, że testy piszemy najpierw?",
+    ],
+)
+def test_a_rule_said_again_as_a_question_is_still_a_preference(text):
+    assert preference(text) is not None
+
+
+def test_a_standing_word_in_a_real_question_states_nothing():
+    assert preference("Do you always squash before merging?") is None
