@@ -373,3 +373,14 @@ def test_a_rule_said_again_as_a_question_is_still_a_preference(text):
 
 def test_a_standing_word_in_a_real_question_states_nothing():
     assert preference("Do you always squash before merging?") is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I keep asking the API for a token and it returns 401",
+        "I keep telling myself the build is fine but it takes ten minutes",
+    ],
+)
+def test_keep_asking_something_else_is_no_rule_said_again(text):
+    assert preference(text) is None
