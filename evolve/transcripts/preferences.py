@@ -54,9 +54,19 @@ def preference(
     spans = [span for span in spans if not _configures(words, span)]
     spans += [span for span in _answer_in_a_language(words, found) if not first or _opening(words, span)]
     for lang, start, end in sorted(spans, key=lambda span: span[1]):
-        if not is_question_at(words, end):  # "do you always …?" asks, it does not instruct
+        if not is_question_at(words, end) or _SAID_AGAIN.search(words, start, end):
             return lang, f"states a standing preference: “{words[start:end].strip()}”"
     return None
+
+
+# "do you always …?" asks, it does not instruct; "how many times do I have to tell you …?", "we
+# keep mentioning this, why …?", "already forgot …?" only sound like questions: the rule was given
+# before (the `standing` cues of a rule said again, in every lexicon language; the words are folded)
+_SAID_AGAIN = re.compile(
+    r"\b(?:keep (?:telling|saying|mentioning|asking|repeating)|how many times|forgot|forget)\b"
+    r"|olvid|oubli|vergess|dimentic|esquec|zapomnia|забыл|забув|忘|cuantas veces|combien de fois|wie oft"
+    r"|quante volte|quantas vezes|сколько раз|скільки разів|ile razy|多少次|多少遍|何度|何回"
+)
 
 
 # "I prefer …", "prefiro …" opening the answer to the agent's question: it picks one of the options
@@ -259,11 +269,15 @@ def _describes(words: str, span: tuple[str, int, int]) -> bool:
     return words[start:end].strip() in ("always", "never") and _DESCRIBED.match(words, end) is not None
 
 
-# "remember" before a fact of the task at hand ("remember we already have a logger", "remember we
-# will have custom tables", "remember this only applies to …"): a reminder, not a rule for later
+# "remember" (or "I remind you") before a fact of the task at hand ("remember we already have a
+# logger", "remember we will have custom tables", "remember this only applies to …", "I remind you
+# that we already …"): a reminder, not a rule for later
 # ("remember when you open a PR, …" and "remember, we are a tabs shop" may be rules). The words are
 # folded: "já", "già" are read as "ja", "gia"
-_REMINDER = re.compile(r"(?:remember|recuerda|lembre-se|lembra|rappelle-toi|ricorda)(?: that| que| che)?\Z")
+_REMINDER = re.compile(
+    r"(?:remember|recuerda|lembre-se|lembra|rappelle-toi|ricorda"
+    r"|(?:i )?remind you|te recuerdo|je te rappelle|ti ricordo|te lembro)(?: that| que| che)?\Z"
+)
 _FACT_OF_THE_TASK = re.compile(
     r",? +(?:(?:that|que|che) )?(?:we(?:'ll| already| will| won't| have| had)|this only|ya|ja|gia)\b"
 )
@@ -283,7 +297,7 @@ def _opening(words: str, span: tuple[str, int, int]) -> bool:
 
 
 def _answer_in_a_language(words: str, found: Spans) -> list[tuple[str, int, int]]:
-    """A language and, in its sentence, a verb of speaking or "all" / "always".
+    """A language and, in its sentence, a verb of speaking or "all" / "always", or nothing but a "please".
 
     "answer in German", "пиши на русском"; "put all titles in English", "todo el código siempre en
     inglés": the language of whatever the agent writes, not of one answer or one file. Beside "all",
@@ -294,7 +308,29 @@ def _answer_in_a_language(words: str, found: Spans) -> list[tuple[str, int, int]
         return []
     spoken = _beside(words, languages, found.get("speak", ()))
     told = [span for span in _beside(words, languages, found.get("whole", ())) if not _as_it_is(words, span)]
-    return spoken + told
+    return spoken + told + [span for span in languages if _alone(words, span)]
+
+
+# What may stand beside a language that is a sentence of its own: "日本語でお願いします", "em
+# português", "en anglais !", "In German please" ask the agent to talk in it (the words are folded:
+# "proszę" is read as "prosze", "й" as "и")
+_POLITE = frozenset(
+    (
+        "please", "pls", "plz", "por favor", "bitte", "per favore", "prosim", "prosze", "tolong", "lutfen",
+        "пожалуиста", "будь ласка", "s'il te plait", "s'il vous plait", "お願いします", "お願い",
+        "请", "谢谢", "부탁해요", "부탁합니다", "",
+    )
+)  # fmt: skip
+_BESIDE = " ,.!;:-–—…。！，、"
+
+
+def _alone(words: str, span: tuple[str, int, int]) -> bool:
+    """Whether a language is a sentence of its own, with at most a "please" before or after it."""
+    _, start, end = span
+    before = words[_sentence_start(words, start) : start].strip(_BESIDE)
+    closing = SENTENCE_END.search(words, end)  # "。" too: "日本語でお願いします。現在…"
+    after = words[end : closing.start() if closing else len(words)].strip(_BESIDE)
+    return before in _POLITE and after in _POLITE
 
 
 def _beside(

@@ -284,3 +284,103 @@ def test_a_stop_order_for_the_whole_project_or_for_ever_is_a_preference(text):
 )
 def test_a_stop_order_beside_what_always_happens_sets_no_preference(text):
     assert preference(text) is None
+
+
+# Eighteenth round: a language that is a sentence of its own, with at most a "please", asks the
+# agent to talk in it (no verb of speaking needed); beside other words it names what is in it
+@pytest.mark.parametrize(
+    "text",
+    [
+        "In German please.",
+        "en français s'il te plaît",
+        "Auf Deutsch, bitte! Dann die Tests.",
+        "em português. Agora rode os testes",
+        "日本語でお願いします。テストも実行してください",
+        "한국어로 부탁해요",
+        "po polsku, proszę",
+        "по-русски пожалуйста",
+    ],
+)
+def test_a_language_alone_in_its_sentence_asks_to_talk_in_it(text):
+    assert preference(text) is not None
+    assert preference(text, first=True) is not None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "in German?",  # asks
+        "the error pages in German are broken",
+        "Add a toggle for the docs in German",
+        "the second screenshot, in Spanish, shows the bug",
+        "Is the changelog en français aussi ?",
+    ],
+)
+def test_a_language_beside_other_words_of_its_sentence_asks_nothing(text):
+    assert preference(text) is None
+
+
+# Eighteenth round: a rule the person says was given before ("I keep telling you", "I remind you
+# …", "in case you forget again") holds beyond this task, in every lexicon language
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I keep telling you: run the formatter before every commit.",
+        "I've told you this before, tabs not spaces in the templates.",
+        "Just to remind you that the public API must stay backward compatible.",
+        "I remind you the release notes go in CHANGES.md, not in the README.",
+        "write the steps into a file in case you forget again",
+        "te recuerdo que los mensajes de commit van en inglés",
+        "je te rappelle que les commits sont en anglais",
+        "ich erinnere dich daran, dass wir Tabs benutzen",
+        "напоминаю: коммиты пишем на английском",
+        "przypominam, commity piszemy po angielsku",
+        "提醒你一下，提交信息一律写英文",
+    ],
+)
+def test_a_rule_said_again_is_a_standing_preference(text):
+    assert preference(text) is not None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I remind you that we already have a logger in utils.",  # a fact of this task
+        "te recuerdo que ya tenemos un logger en utils",
+        "Remind me how the cache is invalidated.",
+        "how many times does the retry loop run",
+        "I keep getting the same timeout on the upload",
+    ],
+)
+def test_a_reminder_of_a_fact_or_a_repeated_symptom_states_no_rule(text):
+    assert preference(text) is None
+
+
+# A rule said again only sounds like a question: "how many times do I have to tell you …?"
+@pytest.mark.parametrize(
+    "text",
+    [
+        "How many times do I have to tell you to use pnpm?",
+        "we keep mentioning this, why don't you rebuild after every change?",
+        "you forgot again to run the migrations?",
+        "¿ya se te olvidó que los tests van primero?",
+        "już zapomniałeś, że testy piszemy najpierw?",
+    ],
+)
+def test_a_rule_said_again_as_a_question_is_still_a_preference(text):
+    assert preference(text) is not None
+
+
+def test_a_standing_word_in_a_real_question_states_nothing():
+    assert preference("Do you always squash before merging?") is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I keep asking the API for a token and it returns 401",
+        "I keep telling myself the build is fine but it takes ten minutes",
+    ],
+)
+def test_keep_asking_something_else_is_no_rule_said_again(text):
+    assert preference(text) is None
