@@ -199,6 +199,7 @@ def accept(agent: Agent, proposal_id: str) -> Accepted:
             f"or `evolve reject {agent.name} {proposal.id}`"
         )
     with agent.repo.locked():
+        agent.repo.refuse_worktrees([proposal.branch])  # before anything is written
         agent.commit_human_edits_held()
         changes, left = threeway.replay_files(agent.repo, proposal.tip, base=proposal.base)
         if not changes:
@@ -325,6 +326,7 @@ def reject(agent: Agent, proposal_id: str) -> Proposal:
         agent, proposal.id, proposal.commit.subject, lessons_of(agent, parent, sha), retired, removed
     )
     with agent.repo.locked():
+        agent.repo.refuse_worktrees([proposal.branch])  # before anything is written
         agent.commit_human_edits_held()
         agent.repo.commit_changes({}, message, agent.evolve_identity)
         agent.repo.delete_branch(proposal.branch, proposal.tip)
