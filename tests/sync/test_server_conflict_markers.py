@@ -133,3 +133,28 @@ def test_a_conflicting_reflection_is_not_planned_onto_a_memo_taken_with_its_mark
     assert "\n=======\n" in tip_memo and "a lesson of this machine's" not in tip_memo  # not in their conflict
     (proposal,) = a.agent.repo.branches("proposals/")  # the lesson waits for a person, not lost
     assert "a lesson of this machine's" in a.out("show", f"{proposal}:memo.md")
+
+
+def test_a_gitattributes_this_machine_committed_is_never_pushed_to_stop_the_others(machines, git_daemon):
+    # every other machine refuses a server main holding it (check_tree): pushed, it stopped their syncs
+    a, b = machines
+    a.create(git_daemon.url())
+    assert a.sync()[0] == 0
+    b.join(git_daemon.url())
+    a.write(".gitattributes", "memo.md conflict-marker-size=4\n")
+    a.person_rule("- a rule typed with it")
+    server = git_daemon.git("agent", "rev-parse", "main")
+    code, out = a.sync()
+    assert (
+        code == 1 and out.count("\n") == 1 and "'.gitattributes'" in out and ".git/info/attributes" in out
+    ), out
+    assert git_daemon.git("agent", "rev-parse", "main") == server  # nothing pushed
+    with (a.path / ".git/info/attributes").open("a") as info:
+        info.write(a.read(".gitattributes"))
+    a.git("rm", "-q", ".gitattributes")
+    a.git("commit", "-qm", "the attribute stays mine")
+    code, out = a.sync()
+    assert code == 0, out
+    code, out = b.sync()
+    assert code == 0, out
+    assert "a rule typed with it" in b.read("memo.md")
