@@ -145,6 +145,8 @@ def test_a_link_loop_or_a_link_to_a_moved_agent_is_one_line_and_stops_no_command
     (links / "work").rename(moved)
     (links / "work").symlink_to(moved)
     moved.rename(tmp_path / "renamed")  # the person moved the repository again: the link leads nowhere
+    (tmp_path / "dotfiles.toml").write_text("[sources]\n")
+    (links / "alpha.local.toml").symlink_to(tmp_path / "dotfiles.toml")  # a file kept elsewhere: no alarm
     status = run_cli("status", "--json")
     assert status.returncode == 0, status.stderr
     data = json.loads(status.stdout)
@@ -155,10 +157,10 @@ def test_a_link_loop_or_a_link_to_a_moved_agent_is_one_line_and_stops_no_command
         (str(links / "y"), "x"),
     ]
     said = run_cli("status").stdout
-    assert f"{str(links / 'work')!r} is a link to {str(moved)!r}, which is no folder" in said, said
+    assert f"{str(links / 'work')!r} is a link to {str(moved)!r}, which leads nowhere" in said, said
     for args in (["doctor"], ["sync"], ["cycle"]):
         out = run_cli(*args)
         assert "internal error" not in out.stderr and "Too many levels" not in out.stderr, (args, out.stderr)
     refused = run_cli("init", "work")
-    assert refused.returncode == 1 and "which is no folder" in refused.stderr, refused.stderr
+    assert refused.returncode == 1 and "which leads nowhere" in refused.stderr, refused.stderr
     assert (links / "work").is_symlink()  # nothing of the person's is touched

@@ -109,7 +109,7 @@ def linked_folder(home: Home, name: str) -> LinkedFolder | None:
 
 @dataclass(frozen=True)
 class BrokenLink:
-    """A link under agents/ that leads to no folder: its target moved or deleted, or a loop."""
+    """A link under agents/ that leads nowhere: its target moved or deleted, or a loop."""
 
     folder: Path
     target: str
@@ -117,7 +117,7 @@ class BrokenLink:
     def said(self) -> str:
         """The one line a person reads: the agent did not vanish in silence."""
         return (
-            f"{str(self.folder)!r} is a link to {self.target!r}, which is no folder (moved, deleted, or a "
+            f"{str(self.folder)!r} is a link to {self.target!r}, which leads nowhere (moved, deleted, or a "
             "loop of links): nothing is observed, reflected or synced through it; point the link at the "
             "agent's folder again, or remove it"
         )
@@ -127,10 +127,17 @@ class BrokenLink:
 
 
 def broken_links(home: Home) -> list[BrokenLink]:
-    """The links under agents/ (dot-names aside) that lead to no folder, by name."""
+    """The links under agents/ (dot-names aside) that lead nowhere, by name.
+
+    A link to a file is no agent and no loss (a person's `a.local.toml` kept in their dotfiles).
+    """
     try:
         with os.scandir(home.agents_dir) as entries:
-            found = [e for e in entries if e.is_symlink() and not _is_dir(e) and not e.name.startswith(".")]
+            found = [
+                e
+                for e in entries
+                if e.is_symlink() and not os.path.exists(e.path) and not e.name.startswith(".")  # noqa: PTH110
+            ]
     except (FileNotFoundError, NotADirectoryError):
         return []
     return [BrokenLink(Path(e.path), _target(Path(e.path))) for e in sorted(found, key=lambda e: e.name)]
