@@ -360,3 +360,14 @@ def test_an_accepted_fix_lands_without_for_review_in_its_subject(evolve_home, ca
     _park_fix(agent, "0a1b2c3d4e5f6a7b", "db-migrate", ["patch_skill db-migrate"])
     assert main(["accept", "demo", "0a1b2c3d4e5f6a7b"]) == 0
     assert git_out(agent.path, "log", "-1", "--format=%s") == "reflect(demo): patch skill db-migrate"
+
+
+def test_a_looping_skill_link_is_one_broken_skill_not_a_session_without_lessons(evolve_home):
+    # scandir's is_dir() raised ELOOP: every session of the agent started with no memo and no skills
+    agent = make_agent()
+    write_skill(agent.path, "deploy", "Use when deploying.")
+    (agent.path / "skills" / "loop1").symlink_to("loop2")
+    (agent.path / "skills" / "loop2").symlink_to("loop1")
+    agent.memo_path.write_text(replace_section(agent.memo_text(), STRATEGIES, "- Use pnpm, not npm."))
+    text = render(Home.resolve(), agent.name).text
+    assert "Use pnpm, not npm." in text and "deploy" in text and "loop1" not in text

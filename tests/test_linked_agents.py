@@ -9,13 +9,20 @@ and doctor say it in one line, offer no rename, and no command takes the link's 
 from __future__ import annotations
 
 import json
+import os
+import shlex
 import subprocess
+import sys
 
 import pytest
 
 from evolve.home import Home
+from evolve.integrations import claude_code
+from evolve.observe.records import drain_pending
+from evolve.store import ledger
 from evolve.workspace.folders import linked_folders, list_agents, lost_agents, misnamed_agents
-from tests.helpers import git, git_out, make_agent, run_cli
+from tests.helpers import commit_all, git, git_out, make_agent, run_cli
+from tests.observe_helpers import Transcript
 
 
 @pytest.fixture
@@ -96,3 +103,64 @@ def test_a_link_to_a_folder_outside_the_home_is_still_that_agent(evolve_home, tm
     home = Home.resolve()
     assert list_agents(home) == ["kept"]
     assert [(link.folder.name, link.agent) for link in linked_folders(home)] == [("second", "kept")]
+
+
+def test_hooks_installed_under_a_name_that_became_a_link_count_for_its_agent(links, tmp_path):
+    # beta's hooks predate the link (two agents merged, the old name kept as a link): their
+    # sessions are alpha's, never a ledger of a name nothing observes or reflects
+    memo = links / "alpha" / "memo.md"
+    heading = "## Strategies for this user and domain\n"
+    memo.write_text(memo.read_text().replace(heading, heading + "\n- Use pnpm, not npm.\n"))
+    commit_all(links / "alpha", "a rule")
+    session = Transcript()
+    session.run("Run the tests please")
+    transcript = session.write(tmp_path / "s1.jsonl")
+    env = {**os.environ, "EVOLVE_NO_WATCHER": "1"}
+    for event, payload in (
+        ("session-start", {"session_id": "s1", "source": "startup"}),
+        ("stop", {"session_id": "s1", "transcript_path": str(transcript)}),
+    ):
+        argv = shlex.split(claude_code.hook_command(sys.executable, Home.resolve(), "beta", event, True))
+        proc = subprocess.run(argv, input=json.dumps(payload).encode(), capture_output=True, env=env)
+        assert proc.returncode == 0 and (event != "session-start" or b"Use pnpm" in proc.stdout), proc
+    conn = ledger.connect(Home.resolve().state_db)
+    try:
+        counts = drain_pending(conn, Home.resolve())
+        assert counts == {"impressions": 1, "observed": 1}, counts
+        agents = {
+            table: {row[0] for row in conn.execute(f"SELECT DISTINCT agent FROM {table}")}  # noqa: S608
+            for table in ("runs", "session_starts", "memo_impressions")
+        }
+    finally:
+        conn.close()
+    assert agents == {"runs": {"alpha"}, "session_starts": {"alpha"}, "memo_impressions": {"alpha"}}, agents
+
+
+def test_a_link_loop_or_a_link_to_a_moved_agent_is_one_line_and_stops_no_command(links, tmp_path):
+    # scandir's is_dir() raised ELOOP: one looping link stopped status, doctor, sync and the cycle
+    (links / "x").symlink_to("y")
+    (links / "y").symlink_to("x")
+    moved = tmp_path / "work-agent"
+    make_agent("work")
+    (links / "work").rename(moved)
+    (links / "work").symlink_to(moved)
+    moved.rename(tmp_path / "renamed")  # the person moved the repository again: the link leads nowhere
+    (tmp_path / "dotfiles.toml").write_text("[sources]\n")
+    (links / "alpha.local.toml").symlink_to(tmp_path / "dotfiles.toml")  # a file kept elsewhere: no alarm
+    status = run_cli("status", "--json")
+    assert status.returncode == 0, status.stderr
+    data = json.loads(status.stdout)
+    assert [a["name"] for a in data["agents"]] == ["alpha"]
+    assert [(b["folder"], b["target"]) for b in data["broken_links"]] == [
+        (str(links / "work"), str(moved)),
+        (str(links / "x"), "y"),
+        (str(links / "y"), "x"),
+    ]
+    said = run_cli("status").stdout
+    assert f"{str(links / 'work')!r} is a link to {str(moved)!r}, which leads nowhere" in said, said
+    for args in (["doctor"], ["sync"], ["cycle"]):
+        out = run_cli(*args)
+        assert "internal error" not in out.stderr and "Too many levels" not in out.stderr, (args, out.stderr)
+    refused = run_cli("init", "work")
+    assert refused.returncode == 1 and "which leads nowhere" in refused.stderr, refused.stderr
+    assert (links / "work").is_symlink()  # nothing of the person's is touched

@@ -18,7 +18,7 @@ from evolve.sync.status import remote_problems
 from evolve.transcripts.redact import secret_warnings
 from evolve.workspace import skills as skills_mod
 from evolve.workspace.agent import Agent
-from evolve.workspace.folders import linked_folders, list_agents, lost_agents, misnamed_agents
+from evolve.workspace.folders import broken_links, linked_folders, list_agents, lost_agents, misnamed_agents
 from evolve.workspace.hold import hold_of
 from evolve.workspace.template import hooks_problems
 
@@ -88,8 +88,8 @@ def diagnose(home: Home, leftover: list[Path] | None = None) -> list[dict]:
         add(f"{name}: .git", no_repository_in(home.agent_dir(name)))
     for folder in misnamed_agents(home):
         add("agents", folder.said())
-    for link in linked_folders(home):
-        add("agents", link.said(), "warning")
+    for said in [link.said() for link in linked_folders(home)] + [link.said() for link in broken_links(home)]:
+        add("agents", said, "warning")
     checks.installs(home, agents, add)
     _check_codex_trust(home, add)
     with ledger.opened(home.state_db) as conn:

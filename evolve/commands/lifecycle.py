@@ -20,7 +20,7 @@ from evolve.store.locks import FileLock, holder, is_locked
 from evolve.store.repo import LOCK
 from evolve.watch import service
 from evolve.workspace.agent import Agent
-from evolve.workspace.folders import linked_folders, list_agents, lost_agents, misnamed_agents
+from evolve.workspace.folders import broken_links, linked_folders, list_agents, lost_agents, misnamed_agents
 from evolve.workspace.hold import hold_of
 
 
@@ -219,6 +219,7 @@ def status(home: Home, as_json: bool = False) -> int:
         "agents": agents,
         "misnamed_folders": [folder.to_dict() for folder in misnamed_agents(home)],
         "linked_folders": [link.to_dict() for link in linked_folders(home)],
+        "broken_links": [link.to_dict() for link in broken_links(home)],
         "codex": codex,
     }
     if as_json:
@@ -271,7 +272,7 @@ def _print_status(data: dict, last: float | None, next_at: float | None) -> None
             "start it with `evolve watch --detach`"
         )
     say(f"last cycle: {ago(now - last) + ' ago' if last else 'never'}")
-    for folder in [*data["misnamed_folders"], *data["linked_folders"]]:
+    for folder in [*data["misnamed_folders"], *data["linked_folders"], *data["broken_links"]]:
         say(folder["problem"])
     if not data["agents"]:
         say("no agents; create one with `evolve init NAME`")

@@ -15,6 +15,7 @@ from evolve.clock import stamp
 from evolve.home import Home
 from evolve.names import name_problem, own_skill
 from evolve.store import ledger
+from evolve.workspace.folders import agent_named
 from evolve.workspace.memo import HEADINGS, is_lesson_id
 
 IMPRESSIONS = "impressions"  # spool record kinds (the `event` key)
@@ -51,13 +52,15 @@ def record_skill_read(
 
 
 # -- spool records -----------------------------------------------------------------------
-def _agent(home: Home, record: dict) -> str:
+def spooled_agent(home: Home, record: dict) -> str:
+    """The agent a hook's record is for (a link's name counts for the agent it leads to)."""
     name = record.get("agent")
     if not isinstance(name, str) or name_problem(name):
         raise ValueError("no valid agent")
-    if not (home.agent_dir(name) / ".git").is_dir():
+    agent = agent_named(home, name)
+    if agent is None:
         raise ValueError(f"no agent {name!r}")
-    return name
+    return agent
 
 
 def _session(record: dict) -> str | None:
@@ -76,7 +79,7 @@ def handle_impressions(conn: sqlite3.Connection, home: Home, record: dict) -> st
     The skills listed become impressions; `memo` (section → ids of the bullets shown) and
     `tip` (the agent branch's commit) become the session's context for lesson_ignored.
     """
-    name = _agent(home, record)
+    name = spooled_agent(home, record)
     session, skills = _session(record), record.get("skills")
     if not isinstance(session, str) or not session or not isinstance(skills, list):
         raise ValueError("impressions need a session and a list of skills")
@@ -101,7 +104,7 @@ def _is_sha(value: object) -> bool:
 
 def handle_invocation(conn: sqlite3.Connection, home: Home, record: dict) -> str:
     """`{"event": "invocation", "agent", "skill", "session_id", "tool_use_id"?, "source"?}`."""
-    name = _agent(home, record)
+    name = spooled_agent(home, record)
     skill, session = record.get("skill"), _session(record)
     skill = own_skill(name, skill) if isinstance(skill, str) else skill
     if not isinstance(skill, str) or name_problem(skill):

@@ -15,7 +15,6 @@ from pathlib import Path
 from evolve import config
 from evolve.home import Home
 from evolve.metrics import usage
-from evolve.names import check_name
 from evolve.observe import ingest as observe
 from evolve.store import codex_rollouts, ledger, spool
 from evolve.transcripts import classify
@@ -26,16 +25,6 @@ log = logging.getLogger("evolve.watch")
 Handler = Callable[[sqlite3.Connection, Home, dict], str]
 
 
-def _agent_of(home: Home, record: dict) -> str:
-    name = record.get("agent")
-    if not isinstance(name, str):
-        raise ValueError("no agent")
-    check_name(name, "agent")
-    if not (home.agent_dir(name) / ".git").is_dir():
-        raise ValueError(f"no agent {name!r}")
-    return name
-
-
 def observe_transcript(conn: sqlite3.Connection, home: Home, record: dict) -> str:
     """A run ended (Stop, SessionEnd, StopFailure): observe that transcript now.
 
@@ -43,7 +32,7 @@ def observe_transcript(conn: sqlite3.Connection, home: Home, record: dict) -> st
     observed anyway, in the record's format (Claude Code's when it names none), since the
     hook named it for this agent.
     """
-    name = _agent_of(home, record)
+    name = usage.spooled_agent(home, record)
     fmt = record.get("format") or "claude_code"
     if fmt not in observe.FORMATS:
         raise ValueError(f"unknown transcript format {fmt!r}")
@@ -64,7 +53,7 @@ def observe_transcript(conn: sqlite3.Connection, home: Home, record: dict) -> st
 
 def guard_fired(conn: sqlite3.Connection, home: Home, record: dict) -> str:
     """A guard reminded or denied a tool call: an event (`evolve guard` counts it, the bundle shows it)."""
-    name = _agent_of(home, record)
+    name = usage.spooled_agent(home, record)
     ids = record.get("guards")
     if not isinstance(ids, list) or not ids or not all(isinstance(i, str) and len(i) <= 64 for i in ids):
         raise ValueError("no guard ids")

@@ -77,7 +77,7 @@ def current_state(
         snapshots,
         agent.memo_text(),
         memo_authors=_authors(agent, MEMO_FILE, agent.memo_text(), commits),
-        memo_refusal=_unwritable(agent.memo_path, "a file") or _conflicted(agent),
+        memo_refusal=_unwritable(agent.memo_path, "a file") or conflicted_memo(agent.path, agent.memo_text()),
         skills_refusal=_unwritable(agent.skills_dir, "a folder"),
         cases=case_files(agent, commits),
         **_guards_state(agent, source, commits),
@@ -110,8 +110,9 @@ def _authors(agent: Agent, path: str, text: str, commits: Mapping[str, Commit]) 
     return tuple(authors) if authors is not None else (True,) * (text.count("\n") + 1)
 
 
-def _conflicted(agent: Agent) -> str:
-    if conflicts.conflicted(agent.path, {MEMO_FILE: agent.memo_text()}):
+def conflicted_memo(folder: Path, text: str) -> str:
+    """Why no model may write a memo holding a merge's markers (it would write into their conflict), or ""."""
+    if conflicts.conflicted(folder, {MEMO_FILE: text}):
         return "memo.md holds merge conflict markers; a person must resolve them first"
     return ""
 

@@ -199,6 +199,7 @@ def accept(agent: Agent, proposal_id: str) -> Accepted:
             f"or `evolve reject {agent.name} {proposal.id}`"
         )
     with agent.repo.locked():
+        agent.repo.refuse_worktrees([proposal.branch])  # before anything is written
         agent.commit_human_edits_held()
         changes, left = threeway.replay_files(agent.repo, proposal.tip, base=proposal.base)
         if not changes:
@@ -323,6 +324,7 @@ def reject(agent: Agent, proposal_id: str) -> Proposal:
     lessons, retired, removed = taught_and_removed(agent, parent, sha)
     message = reject_message(agent, proposal.id, proposal.commit.subject, lessons, retired, removed)
     with agent.repo.locked():
+        agent.repo.refuse_worktrees([proposal.branch])  # before anything is written
         agent.commit_human_edits_held()
         agent.repo.commit_changes({}, message, agent.evolve_identity)
         agent.repo.delete_branch(proposal.branch, proposal.tip)

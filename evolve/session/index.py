@@ -183,7 +183,8 @@ def load(skills_dir: Path, cache_file: Path, max_body_tokens: int) -> list[Entry
             folders = sorted(
                 (e.name, e.path, e.is_symlink())
                 for e in scan
-                if not e.name.startswith(".") and (e.is_dir() or e.is_symlink())
+                # a link first: is_dir() raises ELOOP for a loop of links, which left every session bare
+                if not e.name.startswith(".") and (e.is_symlink() or e.is_dir())
             )
     except (FileNotFoundError, NotADirectoryError):
         folders = []

@@ -87,6 +87,24 @@ def operation_reason(repo: Repo) -> str | None:
     return None
 
 
+def worktree_reason(repo: Repo, branches: Iterable[str]) -> str | None:
+    """Why evolve may not move or delete one of `branches`: a linked worktree has it checked out.
+
+    Its index and files would no longer match the branch (deleted: every file staged as new;
+    moved: a commit there undoes the move), which git's own `git branch -d` and `-f` refuse.
+    """
+    held = head.worktree_branches(repo.git_dir)
+    branch = next((b for b in branches if b in held), None)
+    if branch is None:
+        return None
+    where = held[branch]
+    return (
+        f"{branch} is checked out in {where} (a worktree of {repo.path}); evolve never moves or deletes a "
+        f"branch a worktree has checked out: `git -C {where} switch --detach` (or `git worktree remove "
+        f"{where}`), then try again"
+    )
+
+
 def index_reason(repo: Repo, holds: Sequence[str] = ()) -> str | None:
     """The index left behind by a branch move, or (with `holds`) a staged file under them; or None.
 

@@ -81,6 +81,22 @@ def checked_out_elsewhere(git_dir: str | os.PathLike[str], branch: str) -> str |
     return f"branch '{name}'" if name else "a detached HEAD"
 
 
+def worktree_branches(git_dir: str | os.PathLike[str]) -> dict[str, str]:
+    """Branch → the folder of the linked worktree (`git worktree add`) that has it checked out."""
+    base = os.path.join(git_dir, "worktrees")
+    try:
+        names = sorted(os.listdir(base))
+    except OSError:
+        return {}
+    found: dict[str, str] = {}
+    for name in names:
+        ref = (_read(os.path.join(base, name, "HEAD")) or "").strip()
+        if ref.startswith("ref: refs/heads/"):
+            gitdir = (_read(os.path.join(base, name, "gitdir")) or "").strip()  # <worktree>/.git
+            found.setdefault(ref.removeprefix("ref: refs/heads/"), os.path.dirname(gitdir) or name)
+    return found
+
+
 def _sha(text: str) -> str | None:
     """The commit id a ref's text names as git writes it, else None (unsure: ask git)."""
     text = text.rstrip()  # a space before the id is no id to git

@@ -283,6 +283,12 @@ class Repo:
         """Delete `branch` if it still points at `expected` (compare-and-swap)."""
         self.git("update-ref", "-d", f"refs/heads/{branch}", expected)
 
+    def refuse_worktrees(self, branches: Iterable[str]) -> None:
+        """Busy when a linked worktree has one of `branches` checked out (`busy.worktree_reason`)."""
+        reason = busy.worktree_reason(self, branches)
+        if reason:
+            raise Busy(reason)
+
     def branches(self, prefix: str) -> dict[str, str]:
         """Branch name → tip sha for branches under `prefix` (e.g. 'proposals/')."""
         out = self.text("for-each-ref", "--format=%(refname:strip=2) %(objectname)", f"refs/heads/{prefix}")
@@ -457,6 +463,7 @@ class Repo:
         journal_id: str | None = None,
     ) -> list[str]:
         """`journal.move_branch`: the checked-out branch (and its files) moved to `new`."""
+        self.refuse_worktrees([self.branch, *(ref.removeprefix("refs/heads/") for ref, _new, _old in refs)])
         return journal.move_branch(self, new, expected, refs=refs, journal_id=journal_id)
 
     def journalled(

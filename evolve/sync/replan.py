@@ -32,7 +32,7 @@ from evolve.reflect.operations import (
     SkillSnapshot,
     SkillState,
 )
-from evolve.reflect.planstate import answer_targets, refusal
+from evolve.reflect.planstate import answer_targets, conflicted_memo, refusal
 from evolve.store.history import FOR_REVIEW, Commit
 from evolve.store.repo import NOTES, Entry, Repo
 from evolve.store.worktree import LINK
@@ -267,7 +267,7 @@ def state_at(agent: Agent, rev: str, source: Mapping[str, Any], commits: Mapping
         return tuple(line_authors(repo, path, commits, agent.evolve_emails, rev) or ())
 
     snapshots = []
-    sizes = conflicts.smallest_markers(  # the skills' conflict-marker-size, as the work tree says
+    sizes = conflicts.smallest_markers(  # this machine's attributes: a server's .gitattributes is refused
         agent.path, {p: _decoded(blobs.get(entries[p][1])) for p in wanted if p.endswith(f"/{SKILL_FILE}")}
     )
     for name, files in sorted(folders.items()):
@@ -302,7 +302,10 @@ def state_at(agent: Agent, rev: str, source: Mapping[str, Any], commits: Mapping
         snapshots,
         memo_text,
         memo_authors=authors(memo_mod.MEMO_FILE),
-        memo_refusal=refusal(memo_mod.MEMO_FILE, "a file", link=memo_link, other_kind=folder_memo),
+        memo_refusal=refusal(memo_mod.MEMO_FILE, "a file", link=memo_link, other_kind=folder_memo)
+        or conflicted_memo(
+            agent.path, memo_text
+        ),  # the server's memo, taken with its markers (--accept-held)
         skills_refusal=refusal(
             "skills", "a folder", link=bool(skills and skills[0] == LINK), other_kind=skills is not None
         ),

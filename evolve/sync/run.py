@@ -18,6 +18,7 @@ from evolve.store import head, ledger
 from evolve.store.git import broken_branch_remedy
 from evolve.store.locks import FileLock
 from evolve.store.repo import Repo
+from evolve.store.worktree import WHY
 from evolve.sync import refs, remote
 from evolve.sync.refs import Held, Refused
 from evolve.sync.remote import Offline
@@ -125,7 +126,7 @@ def _pushed_ahead(agent: Agent, url: str) -> Outcome | None:
     main, before = view.local.get("main"), view.synced.get("main")
     if not main or not before or main == before or not repo.is_ancestor(before, main) or repo.dirty_paths():
         return None
-    if _links_out(repo, before, main) or _secrets_out(repo, before, main):
+    if _links_out(repo, before, main) or _secrets_out(repo, before, main) or _refused_out(repo, before, main):
         return None  # the full sync says why nothing goes
     updates = [
         (b, view.local.get(b), view.synced.get(b))
@@ -178,6 +179,13 @@ def _attempts(agent: Agent, url: str, accept_rewrite: bool, accept_held: bool, p
                 '(`cp --remove-destination "$(readlink -f PATH)" PATH`), commit, then sync'
             )
         server = view.fetched.get("main")
+        refused_path = _refused_out(repo, server, done.main)
+        if refused_path:
+            raise Refused(
+                f"main holds {refused_path!r}, which every other machine refuses to take from the server "
+                f"({WHY}); nothing was pushed. Remove it from main (`git rm {refused_path}`, commit; an "
+                "attribute of yours can live in .git/info/attributes instead), then sync"
+            )
         secrets = [] if push_anyway else _secrets_out(repo, server, done.main)
         if secrets:  # a person's own secret: never rewritten, never pushed without their word
             from evolve.sync.secrets import held_push_message
@@ -239,6 +247,14 @@ def _links_out(repo: Repo, server: str | None, main: str) -> list[str]:
     from evolve.sync.screen import leaving_links
 
     return leaving_links(repo, server, main)
+
+
+def _refused_out(repo: Repo, server: str | None, main: str) -> str | None:
+    """A path main would send that every other machine refuses (`integrate.check_tree`), new to the server."""
+    path = repo.refused_in_tree(main)
+    if path is None or (server and repo.tree_entries(server, [path])):
+        return None  # a server that has it already stops the others anyway: this push changes nothing
+    return path
 
 
 def _secrets_out(repo: Repo, server: str | None, main: str) -> list[str]:

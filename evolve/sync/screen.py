@@ -38,6 +38,7 @@ from evolve.store.repo import Entry, Repo
 from evolve.store.worktree import LINK
 from evolve.sync.refs import SYNCED
 from evolve.transcripts.redact import find_invisible, find_secrets, make_visible, redact
+from evolve.workspace import conflicts
 from evolve.workspace import memo as memo_mod
 from evolve.workspace.agent import Agent
 from evolve.workspace.skills import SKILL_FILE, parse_skill
@@ -71,6 +72,7 @@ def screen(agent: Agent, server: str, known: list[str]) -> list[str]:
         olds = [before.get(f"{rev}:{path}") for rev in known]
         reasons += _content(path, data, [old for old in olds if old is not None])
         reasons += _structure(agent, config, path, data, olds[0] if olds else None)
+    reasons += _conflicted(agent, {path: blobs.get(new[path][1]) or b"" for path in readable}, before)
     if "agent.toml" not in theirs and any("agent.toml" in tree for tree in ours):
         reasons += _settings(agent, config, "")  # deleted: the defaults, review off among them
     reasons += _skill_count(theirs, ours[0] if ours else {}, config.limits.max_skills)
@@ -155,6 +157,27 @@ def _content(path: str, data: bytes, olds: list[bytes]) -> list[str]:
     if secrets:
         found.append(f"{path} holds a secret ({', '.join(sorted({kind for kind, _, _ in secrets}))})")
     return found
+
+
+def _conflicted(agent: Agent, files: dict[str, bytes], before: dict[str, bytes | None]) -> list[str]:
+    """Files the server brings holding a merge's conflict markers that no known version of them held.
+
+    Pushed past a hook (`--no-verify`), they would stop every reader here (the session leaves
+    the memo out, reflection holds). Each file by this machine's conflict-marker-size: a
+    server tree with a `.gitattributes` of its own never gets here (`integrate.check_tree`).
+    `before`: the known versions, `rev:path` → bytes.
+    """
+    texts = {
+        path: data.decode("utf-8", "replace") for path, data in files.items() if conflicts.may_hold(data)
+    }
+    marked = conflicts.conflicted(agent.path, texts)
+    for rev in {spec.split(":", 1)[0] for spec in before} if marked else ():
+        olds = {path: before.get(f"{rev}:{path}") or b"" for path in marked}
+        marked -= conflicts.conflicted(
+            agent.path,
+            {path: old.decode("utf-8", "replace") for path, old in olds.items() if conflicts.may_hold(old)},
+        )
+    return [f"{path} holds merge conflict markers nobody resolved" for path in sorted(marked)]
 
 
 def _structure(

@@ -18,7 +18,7 @@ from evolve.store.identity import Identity, person_identity
 from evolve.store.repo import Repo, init_repo
 from evolve.workspace import conflicts
 from evolve.workspace import memo as memo_mod
-from evolve.workspace.folders import linked_folder
+from evolve.workspace.folders import BrokenLink, linked_folder
 
 TYPE_CHECKING = False  # typing's own flag without importing typing (a command's start)
 if TYPE_CHECKING:
@@ -76,6 +76,8 @@ class Agent:
         agent = cls(home, name)
         if agent.path.exists():
             raise UserError(f"agent {name!r} already exists at {agent.path}; pick another name")
+        if agent.path.is_symlink():  # a link leading nowhere: the agent it named may be moved, not gone
+            raise UserError(BrokenLink(agent.path, str(agent.path.readlink())).said())
         _refuse_removed(home, name)
         import shutil  # here: only creating an agent needs them
         import tempfile

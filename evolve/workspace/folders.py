@@ -38,10 +38,22 @@ def _folders(home: Home) -> list[tuple[str, str, bool]]:
     try:
         with os.scandir(home.agents_dir) as entries:
             return [
-                (e.name, e.path, e.is_symlink()) for e in entries if e.is_dir() and not e.name.startswith(".")
+                (e.name, e.path, e.is_symlink()) for e in entries if _is_dir(e) and not e.name.startswith(".")
             ]
     except (FileNotFoundError, NotADirectoryError):
         return []
+
+
+def _is_dir(entry: os.DirEntry) -> bool:
+    """Whether the entry is a folder or a link to one; a link loop (`x -> y -> x`) is neither.
+
+    scandir's is_dir() raises ELOOP where os.path.isdir says False: one looping link a person
+    left under agents/ stopped status, doctor, sync and the cycle for every agent.
+    """
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
 
 
 def _links(home: Home, folders: list[tuple[str, str, bool]]) -> dict[str, str]:
@@ -95,6 +107,63 @@ def linked_folder(home: Home, name: str) -> LinkedFolder | None:
     return next((link for link in linked_folders(home) if link.folder.name == name), None)
 
 
+@dataclass(frozen=True)
+class BrokenLink:
+    """A link under agents/ that leads nowhere: its target moved or deleted, or a loop."""
+
+    folder: Path
+    target: str
+
+    def said(self) -> str:
+        """The one line a person reads: the agent did not vanish in silence."""
+        return (
+            f"{str(self.folder)!r} is a link to {self.target!r}, which leads nowhere (moved, deleted, or a "
+            "loop of links): nothing is observed, reflected or synced through it; point the link at the "
+            "agent's folder again, or remove it"
+        )
+
+    def to_dict(self) -> dict:
+        return {"folder": str(self.folder), "target": self.target, "problem": self.said()}
+
+
+def broken_links(home: Home) -> list[BrokenLink]:
+    """The links under agents/ (dot-names aside) that lead nowhere, by name.
+
+    A link to a file is no agent and no loss (a person's `a.local.toml` kept in their dotfiles).
+    """
+    try:
+        with os.scandir(home.agents_dir) as entries:
+            found = [
+                e
+                for e in entries
+                if e.is_symlink() and not os.path.exists(e.path) and not e.name.startswith(".")  # noqa: PTH110
+            ]
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    return [BrokenLink(Path(e.path), _target(Path(e.path))) for e in sorted(found, key=lambda e: e.name)]
+
+
+def _target(link: Path) -> str:
+    try:
+        return str(link.readlink())
+    except OSError:  # removed meanwhile
+        return ""
+
+
+def agent_named(home: Home, name: str) -> str | None:
+    """The agent `name` stands for: its own folder's, the agent its link leads to, or None (no agent).
+
+    Hooks installed under a name that later became a link (two agents merged, the old name
+    kept as a link) still name it: their sessions are that agent's, never a ledger of a name
+    nothing observes or reflects.
+    """
+    path = home.agent_dir(name)
+    if not (path / ".git").is_dir():
+        return None
+    linked = linked_folder(home, name) if path.is_symlink() else None
+    return linked.agent if linked else name
+
+
 def lost_agents(home: Home) -> list[str]:
     """Agent folders (an agent.toml) whose `.git` is gone or is no folder: `list_agents` skips them.
 
@@ -139,7 +208,7 @@ def misnamed_agents(home: Home) -> list[MisnamedFolder]:
     """
     try:
         with os.scandir(home.agents_dir) as entries:
-            listed = [(e.name, e.is_dir()) for e in entries]
+            listed = [(e.name, _is_dir(e)) for e in entries]
     except (FileNotFoundError, NotADirectoryError):
         return []
     taken = [name for name, _ in listed]  # and each name offered: two folders are never offered one

@@ -1,0 +1,29 @@
+"""A branch a person has checked out in a worktree of the agent (`git worktree add`) is theirs for now.
+
+Sync moves and deletes `proposals/*` as the server decides; under a worktree that has one
+checked out, the person's index and files would no longer match it (deleted: every file
+staged as new there). The sync waits (busy, one line) until that worktree lets go of it.
+"""
+
+from __future__ import annotations
+
+from evolve.errors import EXIT_BUSY
+from tests.sync_helpers import Clone, memo_op, only_proposal, review_on
+
+
+def test_a_proposal_the_server_deleted_stays_while_a_worktree_has_it(machines, git_daemon, tmp_path):
+    a, _b = machines
+    review_on(a, git_daemon.url())
+    a.reflect(memo_op("strategies", "- a lesson to review"))
+    assert a.sync()[0] == 0
+    branch = only_proposal(a)
+    review = tmp_path / "review"
+    a.git("worktree", "add", "-q", str(review), branch)
+    Clone(tmp_path / "team", git_daemon.url()).delete(branch)  # declined on the server
+    main = a.head()
+    code, out = a.sync()
+    assert code == EXIT_BUSY and out.count("\n") == 1 and f"{branch} is checked out in {review}" in out, out
+    assert a.agent.repo.branches("proposals/") and a.head() == main
+    a.git("-C", str(review), "switch", "-q", "--detach")
+    code, out = a.sync()
+    assert code == 0 and not a.agent.repo.branches("proposals/"), out
