@@ -371,3 +371,29 @@ def test_a_looping_skill_link_is_one_broken_skill_not_a_session_without_lessons(
     agent.memo_path.write_text(replace_section(agent.memo_text(), STRATEGIES, "- Use pnpm, not npm."))
     text = render(Home.resolve(), agent.name).text
     assert "Use pnpm, not npm." in text and "deploy" in text and "loop1" not in text
+
+
+def test_a_fifo_for_a_memo_or_a_skill_never_holds_up_the_session(evolve_home):
+    # harden47: open() on a FIFO with no writer waits forever, and the SessionStart hook with it
+    agent = make_agent()
+    write_skill(agent.path, "deploy", "Use when deploying.")
+    write_skill(agent.path, "piped", "Use when piping.")
+    skill_file = agent.path / "skills" / "piped" / "SKILL.md"
+    skill_file.unlink()
+    os.mkfifo(skill_file)
+    memo = agent.memo_path
+    memo.unlink()
+    os.mkfifo(memo)
+    (agent.path / "agent.toml").unlink(missing_ok=True)
+    os.mkfifo(agent.path / "agent.toml")
+    Home.resolve().config_file.write_text("[limits]\nprompt_chars = 9000\n")  # the config read goes on
+    proc = subprocess.run(
+        [sys.executable, "-m", "evolve", "prompt", agent.name],
+        capture_output=True,
+        timeout=60,
+        env={**os.environ, "EVOLVE_NO_WATCHER": "1"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert b"deploy" in proc.stdout and b"piped" not in proc.stdout
+    skill = load_skill(skill_file.parent)
+    assert skill.problems and "not a regular file" in skill.problems[0]

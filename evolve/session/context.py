@@ -1,6 +1,6 @@
 """The memo as a new session sees it: the one renderer, for the hook and `evolve prompt`.
 
-On the session-start hot path: the standard library (os), evolve.workspace.memo and
+On the session-start hot path: the standard library (os), evolve.store.files, evolve.workspace.memo and
 conflicts (git only for a memo that could hold short conflict markers). Every section
 with content is shown, in the memo's order, the person's own sections and any text above
 the first section included: what a person wrote for the agent is never silently dropped.
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 
+from evolve.store.files import read_regular
 from evolve.workspace import conflicts, memo
 
 MEMO_TITLE = "# Memo (what I learned in earlier sessions)"
@@ -27,16 +28,16 @@ def limits(home_config: str, agent_config: str) -> tuple[int, int]:
     """
     if os.path.islink(agent_config):  # noqa: PTH114 - never read through a link (it may leave the repo)
         agent_config = os.devnull
-    files = (home_config, agent_config)
-    for name in files:
+    files = [home_config, agent_config]
+    found = False
+    for at, name in enumerate(files):
         try:
-            with open(name, "rb") as handle:
-                data = handle.read()
+            data = read_regular(name)  # a FIFO here would hold up the session, and config.load too
         except OSError:
+            files[at] = os.devnull
             continue
-        if any(key in data for key in _LIMIT_KEYS):
-            break
-    else:
+        found = found or any(key in data for key in _LIMIT_KEYS)
+    if not found:
         return DEFAULT_PROMPT_CHARS, DEFAULT_BODY_TOKENS
     from pathlib import Path
 

@@ -15,6 +15,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from evolve.store.files import read_regular
+
 VERSION = 1
 SKILL_FILE = "SKILL.md"
 _KEYS = frozenset({"name", "description", "license", "compatibility", "metadata", "allowed-tools"})
@@ -138,7 +140,7 @@ def read_entry(folder: Path, max_body_tokens: int) -> Entry:
     if os.path.islink(folder / SKILL_FILE):  # noqa: PTH114 - never followed (it may leave the repo)
         return Entry(name, "", False, False)
     try:
-        text = (folder / SKILL_FILE).read_bytes().decode("utf-8")
+        text = read_regular(folder / SKILL_FILE).decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return Entry(name, "", False, False)
     raw, body = skills.split_frontmatter(text)

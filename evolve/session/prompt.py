@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from evolve.home import Home
 from evolve.session.context import MEMO_TITLE, limits, memo_view
+from evolve.store.files import read_regular
 from evolve.store.head import BRANCH, branch_tip, checked_out_elsewhere
 
 MATURE_RUNS = 20  # runs shown before a skill's invocation rate may push it out
@@ -158,7 +159,7 @@ def render(
     entries = [e for e in entries if e.valid]
     memo_file = path / "memo.md"
     try:
-        memo_text = "" if memo_file.is_symlink() else memo_file.read_text(encoding="utf-8")
+        memo_text = "" if memo_file.is_symlink() else read_regular(memo_file).decode("utf-8")
     except (OSError, UnicodeDecodeError):
         memo_text = ""
     header = (

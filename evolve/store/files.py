@@ -1,14 +1,30 @@
-"""Atomic file writes (a reader sees the old bytes or the new, never a torn file), scratch folders."""
+"""Atomic file writes, reads that never wait, scratch folders."""
 
 from __future__ import annotations
 
 import os
 from functools import cache
-from pathlib import Path
 
 TYPE_CHECKING = False  # typing's own flag without importing typing (a command's start)
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
+    from pathlib import Path
+
+
+def read_regular(path: Path | str) -> bytes:
+    """A regular file's bytes; OSError for anything else.
+
+    A FIFO or a device where a memo or SKILL.md belongs would make a plain read wait forever
+    (the session hook with it, and the agent behind the hook): opened without blocking, it is
+    refused before any read.
+    """
+    import stat  # here: only readers of a person's files need it
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        return handle.read()
 
 
 def atomic_write(path: Path, data: bytes, executable: bool | None = None) -> None:
@@ -17,6 +33,7 @@ def atomic_write(path: Path, data: bytes, executable: bool | None = None) -> Non
     The file keeps its permissions; `executable` (True/False) sets them as git would.
     """
     import tempfile  # here: a command that writes nothing never loads it
+    from pathlib import Path  # here too: the session hook reads through this module without it
 
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".evolve-tmp")

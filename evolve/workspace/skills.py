@@ -16,6 +16,7 @@ from pathlib import Path
 
 from evolve.config import LimitsConfig
 from evolve.names import name_problem
+from evolve.store.files import read_regular
 
 TYPE_CHECKING = False  # typing's own flag without importing typing (a command's start)
 if TYPE_CHECKING:
@@ -179,7 +180,7 @@ def load_skill(folder: Path, max_body_tokens: int = LimitsConfig.skill_body_toke
         return Skill(name=folder.name, path=path, problems=[SYMLINKED])
     why = name_problem(folder.name)
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = read_regular(path).decode("utf-8")
     except FileNotFoundError:
         return Skill(name=folder.name, path=path, problems=[f"{SKILL_FILE} is missing"])
     except (OSError, UnicodeDecodeError) as exc:
