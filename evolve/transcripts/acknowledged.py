@@ -8,7 +8,8 @@ the person's message, never after a session's first message (nothing to correct 
 answering the agent's question ("pnpm", "yes, memory is enough": its "You're right" agrees). A
 refusal ("Sorry, I can't help with that"), a polite disagreement ("I apologize, but …"), a
 cheered agreement ("You're absolutely right!", said to new requests as often; not "You're
-right! My mistake, …" nor "… I used the wrong file") and a quoted dialogue admit nothing; a
+right! My mistake, …" nor "… I used the wrong file"), a suggestion taken up ("Good call", "Good
+point", however said; not "Good point, I missed it") and a quoted dialogue admit nothing; a
 bare "Sorry" admits when its sentence owns a mistake ("Sorry, but I broke it"). Standard
 library only (the observer's path); every pattern is linear.
 """
@@ -120,6 +121,13 @@ _AGREED = re.compile(
     r"right|correct|point|observation|catch|spot|eye|call|razón|razão|raison|recht|ragione|gelijk|rację"
     r"|cert[oa]|pravdu|прав|haklı|benar|đúng|通り|说得对|說得對|说的对|맞|observación|visto|vu|erkannt"
 )
+# A suggestion taken up, however said ("Good call — let me measure it", "Good point. Currently it …"):
+# agents answer the person's new idea so, and a correction with "You're right" or an apology;
+# it admits only with an owned mistake after it ("Good point, I missed the header")
+_TAKEN_UP = re.compile(
+    r"good call|(?:good|great|fair|valid|excellent) (?:point|observation)|buena observación"
+)
+_PAUSE = re.compile(r"[ ,，、.;:—–-]*")
 # "!", or an emoji of cheer ("You're absolutely right 🎯", "**Great catch**!"); not a sheepish one
 # ("You're right 😅, the path was stale" admits)
 _CHEERED = re.compile(r"[ *_]*(?:[!！‼]|(?![🙏😅😬🤦])[\U0001F300-\U0001FAFF\u2600-\u27BF])")
@@ -161,9 +169,11 @@ def admission(agent_after: str) -> str | None:
         return None
     if _LABEL.search(opening, 0, found.start()):
         return None  # not its own opening words: a dialogue quoted ("User: …\nAssistant: You're right")
-    if _AGREED.search(found.group()) and (cheer := _CHEERED.match(opening, found.end())):
-        if _OWNED.search(_next_sentence(opening, cheer.end())):
-            return found.group()  # "You're right! I used the wrong file."
+    cheer = _CHEERED.match(opening, found.end()) if _AGREED.search(found.group()) else None
+    if cheer or _TAKEN_UP.fullmatch(found.group()):
+        said = cheer or _PAUSE.match(opening, found.end())  # the cheer, or the pause after the words
+        if said and _OWNED.search(_next_sentence(opening, said.end())):
+            return found.group()  # "You're right! I used the wrong file.", "Good point, I missed it"
         found = _ADMISSION.search(opening, found.end(), found.end() + LEAD)  # "You're right! My mistake, …"
         if found is None or _AGREED.search(found.group()):
             return None
