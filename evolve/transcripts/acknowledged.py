@@ -4,7 +4,8 @@ People correct in words no lexicon lists ("the header is gone on mobile"); the a
 correct answers in a few words that hardly vary: it admits the point or the mistake, in the
 person's language. So the first words of the agent's answer tell that the message before
 them corrected it, whoever typed it. Read only in the opening of the agent's first text after
-the person's message, never after a session's first message (nothing to correct yet) nor a pick
+the person's message, never after a session's first message with no agent text before it (nothing
+to correct yet; a resumed session's first message follows the agent's) nor a pick
 answering the agent's question ("pnpm", "yes, memory is enough": its "You're right" agrees). A
 refusal ("Sorry, I can't help with that"), a polite disagreement ("I apologize, but …"), a
 cheered agreement ("You're absolutely right!", said to new requests as often; not "You're
@@ -277,11 +278,13 @@ def answered(
 ) -> Heard:
     """`heard`, a correction too where the agent's answer to the message admits one.
 
-    Never a session's first message (nothing to correct yet), nor a pick answering the
+    Never a session's first message with nothing before it to correct (a resumed session's
+    first message follows the agent's text, and may correct it), nor a pick answering the
     agent's question (`agent_before` asked: "You're right" agrees with the person's pick), nor
     one to a message (`text`) asking for the words themselves.
     """
-    if heard.correction or first or not agent_after or picks_an_option(agent_before, text):
+    fresh = first and not agent_before.strip()
+    if heard.correction or fresh or not agent_after or picks_an_option(agent_before, text):
         return heard
     said = admission(agent_after)
     return (

@@ -213,6 +213,20 @@ def test_classify_hears_the_answer_but_never_after_a_sessions_first_message(caps
     assert out[1]["cue"] == 'the agent answered "you\'re right"'
 
 
+def test_classify_hears_the_answer_to_a_resumed_sessions_first_message(capsys, monkeypatch, evolve_home):
+    """A session resumed after the agent's text: its first message may correct that text."""
+    before = "I split the backend into eight apps: users, tenants, missions, matching and four more."
+    rows = [
+        {"text": "do we really need that many apps?", "first": True, "agent_before": before},
+        {"text": "do we really need that many apps?", "first": True, "agent_before": " \n"},
+        {"text": "do we really need that many apps?", "first": True},
+    ]
+    for row in rows:
+        row["agent_after"] = "You're right, two of them own no models. Folding them into missions."
+    out = _classify(capsys, monkeypatch, rows)
+    assert [row["correction"] for row in out] == [True, False, False]
+
+
 def test_classify_hears_an_answer_to_the_agents_question_that_pushes_back(capsys, monkeypatch, evolve_home):
     asked = "I'll add a config.example.yaml at the root. Should I also document each key?"
     rows = [
