@@ -4,11 +4,13 @@ People correct in words no lexicon lists ("the header is gone on mobile"); the a
 correct answers in a few words that hardly vary: it admits the point or the mistake, in the
 person's language. So the first words of the agent's answer tell that the message before
 them corrected it, whoever typed it. Read only in the opening of the agent's first text after
-the person's message, never after a session's first message (nothing to correct yet) nor a pick
+the person's message, never after a session's first message with no agent text before it (nothing
+to correct yet; a resumed session's first message follows the agent's) nor a pick
 answering the agent's question ("pnpm", "yes, memory is enough": its "You're right" agrees). A
 refusal ("Sorry, I can't help with that"), a polite disagreement ("I apologize, but …"), a
 cheered agreement ("You're absolutely right!", said to new requests as often; not "You're
-right! My mistake, …" nor "… I used the wrong file") and a quoted dialogue admit nothing; a
+right! My mistake, …" nor "… I used the wrong file"), a suggestion taken up ("Good call", "Good
+point", however said; not "Good point, I missed it") and a quoted dialogue admit nothing; a
 bare "Sorry" admits when its sentence owns a mistake ("Sorry, but I broke it"). Standard
 library only (the observer's path); every pattern is linear.
 """
@@ -120,6 +122,13 @@ _AGREED = re.compile(
     r"right|correct|point|observation|catch|spot|eye|call|razón|razão|raison|recht|ragione|gelijk|rację"
     r"|cert[oa]|pravdu|прав|haklı|benar|đúng|通り|说得对|說得對|说的对|맞|observación|visto|vu|erkannt"
 )
+# A suggestion taken up, however said ("Good call — let me measure it", "Good point. Currently it …"):
+# agents answer the person's new idea so, and a correction with "You're right" or an apology;
+# it admits only with an owned mistake after it ("Good point, I missed the header")
+_TAKEN_UP = re.compile(
+    r"good call|(?:good|great|fair|valid|excellent) (?:point|observation)|buena observación"
+)
+_PAUSE = re.compile(r"[ ,，、.;:—–-]*")
 # "!", or an emoji of cheer ("You're absolutely right 🎯", "**Great catch**!"); not a sheepish one
 # ("You're right 😅, the path was stale" admits)
 _CHEERED = re.compile(r"[ *_]*(?:[!！‼]|(?![🙏😅😬🤦])[\U0001F300-\U0001FAFF\u2600-\u27BF])")
@@ -161,9 +170,11 @@ def admission(agent_after: str) -> str | None:
         return None
     if _LABEL.search(opening, 0, found.start()):
         return None  # not its own opening words: a dialogue quoted ("User: …\nAssistant: You're right")
-    if _AGREED.search(found.group()) and (cheer := _CHEERED.match(opening, found.end())):
-        if _OWNED.search(_next_sentence(opening, cheer.end())):
-            return found.group()  # "You're right! I used the wrong file."
+    cheer = _CHEERED.match(opening, found.end()) if _AGREED.search(found.group()) else None
+    if cheer or _TAKEN_UP.fullmatch(found.group()):
+        said = cheer or _PAUSE.match(opening, found.end())  # the cheer, or the pause after the words
+        if said and _OWNED.search(_next_sentence(opening, said.end())):
+            return found.group()  # "You're right! I used the wrong file.", "Good point, I missed it"
         found = _ADMISSION.search(opening, found.end(), found.end() + LEAD)  # "You're right! My mistake, …"
         if found is None or _AGREED.search(found.group()):
             return None
@@ -267,11 +278,13 @@ def answered(
 ) -> Heard:
     """`heard`, a correction too where the agent's answer to the message admits one.
 
-    Never a session's first message (nothing to correct yet), nor a pick answering the
+    Never a session's first message with nothing before it to correct (a resumed session's
+    first message follows the agent's text, and may correct it), nor a pick answering the
     agent's question (`agent_before` asked: "You're right" agrees with the person's pick), nor
     one to a message (`text`) asking for the words themselves.
     """
-    if heard.correction or first or not agent_after or picks_an_option(agent_before, text):
+    fresh = first and not agent_before.strip()
+    if heard.correction or fresh or not agent_after or picks_an_option(agent_before, text):
         return heard
     said = admission(agent_after)
     return (

@@ -6,8 +6,9 @@ agent opens its answer with "You're absolutely right." or "Sorry about that, my 
 the person's language. A refusal, a polite disagreement ("I apologize, but …"), a cheered
 "You're absolutely right!" (said to a new request as often), a quoted dialogue, a session's
 first message, an answer after the agent's own failed call, a brief pick answering the agent's
-own question, a "Yes, you're right" confirming what the person asked, and everyday openings
-("Great idea", "Sure", "That's right") are not.
+own question, a "Yes, you're right" confirming what the person asked, a suggestion taken up ("Good
+call", "Good point", with no mistake owned after it) and everyday openings ("Great idea", "Sure",
+"That's right") are not.
 """
 
 from __future__ import annotations
@@ -41,7 +42,6 @@ from tests.reflect.scenarios import Transcript
         ("Da hast du recht, der Button fehlt.", "hast du recht"),
         ("Você está certa, o botão sumiu.", "você está certa"),
         ("Ah, good catch. The test used the old path.", "good catch"),
-        ("Good point: a package.json keeps it cross-platform.", "good point"),
         ("Sorry about that, I misread the config.", "sorry about that"),
         ("My apologies, I edited the wrong file.", "my apologies"),
         ("I apologize for the confusion.", "i apologize"),
@@ -89,6 +89,12 @@ from tests.reflect.scenarios import Transcript
         ("At 09:15 — sorry about that, the job ran twice.", "sorry about that"),
         ("Here's what happened: my mistake, the env var was unset.", "my mistake"),
         ("You're right 😅, the cron string was off by an hour.", "you're right"),  # sheepish, no cheer
+        # nineteenth round: a suggestion taken up admits only with an owned mistake after it
+        ("Good point, I missed the header row in the export.", "good point"),
+        ("Good point. I forgot to bump the version in the lockfile.", "good point"),
+        ("Good call — my mistake, the loop ran twice.", "my mistake"),
+        ("Fair point: I should have read the changelog first.", "fair point"),
+        ("Buena observación: me equivoqué de rama.", "buena observación"),
     ],
 )
 def test_an_admission_opening_the_answer_is_found(answer, said):
@@ -136,6 +142,17 @@ def test_an_admission_opening_the_answer_is_found(answer, said):
         "Gut erkannt! Ich ergänze die Paginierung.",
         "You're absolutely right! I added a guard for the wrong content type.",  # guards, owns nothing
         "You're absolutely right! I wrote tests to reject the wrong token.",
+        # nineteenth round: a suggestion taken up, however said, as agents answer the person's new idea
+        "Good point: a package.json keeps it cross-platform.",
+        "Good call — let me measure it against the live API rather than guess.",
+        "**B — Dashboard grid.** Good call: it keeps every panel in view.",
+        "Good point. Currently the history lists every download, not what was applied.",
+        "Great point, I'll add a second approach for the archive.",
+        "Fair point — the review flag comes straight from the API.",
+        "Valid observation; the list can be paginated as well.",
+        "Excellent observation. Adding the cache header now.",
+        "Good call, you're right that one file is simpler.",
+        "Buena observación, agrego la paginación.",
         # a polite disagreement after an apology
         "I apologize, but the button is still there on my end.",
         "Sorry, but the test passes here: the fixture loads the old data.",
@@ -196,6 +213,20 @@ def test_classify_hears_the_answer_but_never_after_a_sessions_first_message(caps
     assert out[1]["cue"] == 'the agent answered "you\'re right"'
 
 
+def test_classify_hears_the_answer_to_a_resumed_sessions_first_message(capsys, monkeypatch, evolve_home):
+    """A session resumed after the agent's text: its first message may correct that text."""
+    before = "I split the backend into eight apps: users, tenants, missions, matching and four more."
+    rows = [
+        {"text": "do we really need that many apps?", "first": True, "agent_before": before},
+        {"text": "do we really need that many apps?", "first": True, "agent_before": " \n"},
+        {"text": "do we really need that many apps?", "first": True},
+    ]
+    for row in rows:
+        row["agent_after"] = "You're right, two of them own no models. Folding them into missions."
+    out = _classify(capsys, monkeypatch, rows)
+    assert [row["correction"] for row in out] == [True, False, False]
+
+
 def test_classify_hears_an_answer_to_the_agents_question_that_pushes_back(capsys, monkeypatch, evolve_home):
     asked = "I'll add a config.example.yaml at the root. Should I also document each key?"
     rows = [
@@ -212,6 +243,22 @@ def test_classify_hears_an_answer_to_the_agents_question_that_pushes_back(capsys
         [{"text": text, "agent_before": asked, "agent_after": after} for text, after in rows],
     )
     assert [row["correction"] for row in out] == [True, True, False, False, False, False]
+
+
+def test_classify_leaves_a_pick_the_agent_takes_up(capsys, monkeypatch, evolve_home):
+    """A longer pick that opens with no yes, answered "Good call": the agent agrees, it admits nothing."""
+    asked = "I can keep the layout in one file (A) or split it per panel (B). Which one do you want?"
+    rows = [
+        ("Let's go with option B since it keeps each panel small", "Good call — B keeps each panel small."),
+        ("B, and default the grid to three columns please", "Good call. Splitting per panel now."),
+        ("Let's go with option B since A is already in the repo", "Good point, I missed that A exists."),
+    ]
+    out = _classify(
+        capsys,
+        monkeypatch,
+        [{"text": text, "agent_before": asked, "agent_after": after} for text, after in rows],
+    )
+    assert [row["correction"] for row in out] == [False, False, True]
 
 
 def test_classify_leaves_a_long_yes_taking_the_agents_offer(capsys, monkeypatch, evolve_home):

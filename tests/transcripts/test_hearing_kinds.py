@@ -467,3 +467,45 @@ def test_telling_the_agent_it_wastes_the_persons_time_is_a_correction(text):
 )
 def test_the_person_wasting_their_own_time_is_no_correction(text):
     assert not heard(text).correction
+
+
+# Nineteenth round, the leftovers of attack48: "it doesn't compile" and a red build in the languages
+# whose lexicon lacked them, said after the agent's claim
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ça ne compile pas",
+        "le projet ne compile plus depuis ta modif",
+        "es kompiliert nicht",
+        "проект не компилируется",
+        "не збирається після твоєї правки",
+        "projekt nie kompiluje się",
+        "ビルドが通らないです",
+        "コンパイルできない",
+        "编译报错",
+        "现在构建报错",
+        "CI is red",
+        "the pipeline is red on main",
+        "c'est toujours super lent",
+    ],
+)
+def test_it_does_not_compile_or_the_build_is_red_after_the_agents_claim(text):
+    result = heard(text)
+    assert result.correction and result.kind == "failure_report", result
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "看下编译日志里的报错",  # a request to read the errors: the guard holds beside 编译 too
+        "make the tests red first, then green",  # a red test is the step, no build reported
+        "checks are required before merge",
+    ],
+)
+def test_build_words_in_a_request_report_nothing(text):
+    assert not heard(text).correction
+
+
+def test_toujours_super_lent_reports_slowness_and_states_no_preference():
+    result = hear(load_lexicons(), "toujours super lent", DONE)
+    assert result.correction and not result.preference, result
