@@ -14,6 +14,7 @@ from evolve.transcripts.sentences import (
     SENTENCE,
     SENTENCE_END,
     SHORT,
+    ends_asking,
     is_question_at,
     opens_a_sentence,
     sentence_end,
@@ -24,14 +25,19 @@ Spans = dict[str, list[tuple[str, int, int]]]  # kind -> (language, start, end),
 
 
 def preference(
-    words: str, found: Spans, first: bool = False, offered: Callable[[], bool] = lambda: False
+    words: str,
+    found: Spans,
+    first: bool = False,
+    offered: Callable[[], bool] = lambda: False,
+    agent_words: Callable[[], str] = lambda: "",
 ) -> tuple[str, str] | None:
     """(language, cue) when the message states how things should be done from now on.
 
     In a session's first message, a language to speak in counts in its opening sentence only
     ("Talk to me in Portuguese, …" sets the session; ".md files all in Japanese" deep in a
     long first task is about its documents). `offered`: whether the agent's text before offered
-    options ("I prefer the second one" then picks one).
+    options ("I prefer the second one" then picks one); `agent_words`: the agent's text before,
+    folded (read only where a language stands alone).
     """
     spans = [span for span in found.get("standing", ()) if not _reminds(words, span)]
     rules = found.get("rule", []) if size(words) < SHORT else []  # a rule of a long new request is its spec
@@ -52,7 +58,8 @@ def preference(
         and not (span[1] == 0 and _picks(words, found, offered))
     ]
     spans = [span for span in spans if not _configures(words, span)]
-    spans += [span for span in _answer_in_a_language(words, found) if not first or _opening(words, span)]
+    languages = _answer_in_a_language(words, found, agent_words)
+    spans += [span for span in languages if not first or _opening(words, span)]
     for lang, start, end in sorted(spans, key=lambda span: span[1]):
         if not is_question_at(words, end) or _SAID_AGAIN.search(words, start, end):
             return lang, f"states a standing preference: “{words[start:end].strip()}”"
@@ -296,19 +303,23 @@ def _opening(words: str, span: tuple[str, int, int]) -> bool:
     return span[1] < SENTENCE and (end is None or span[2] <= end.start())
 
 
-def _answer_in_a_language(words: str, found: Spans) -> list[tuple[str, int, int]]:
+def _answer_in_a_language(
+    words: str, found: Spans, agent_words: Callable[[], str]
+) -> list[tuple[str, int, int]]:
     """A language and, in its sentence, a verb of speaking or "all" / "always", or nothing but a "please".
 
     "answer in German", "пиши на русском"; "put all titles in English", "todo el código siempre en
     inglés": the language of whatever the agent writes, not of one answer or one file. Beside "all",
-    not a state ("the labels are all in English"), a sight or a translation's language.
+    not a state ("the labels are all in English"), a sight or a translation's language. Alone, not
+    the answer to the agent's question of which language.
     """
     languages = found.get("in_language")
     if not languages:
         return []
     spoken = _beside(words, languages, found.get("speak", ()))
     told = [span for span in _beside(words, languages, found.get("whole", ())) if not _as_it_is(words, span)]
-    return spoken + told + [span for span in languages if _alone(words, span)]
+    alone = [span for span in languages if _alone(words, span)]
+    return spoken + told + [span for span in alone if not _asked_which_language(agent_words(), words, span)]
 
 
 # What may stand beside a language that is a sentence of its own: "日本語でお願いします", "em
@@ -331,6 +342,30 @@ def _alone(words: str, span: tuple[str, int, int]) -> bool:
     closing = SENTENCE_END.search(words, end)  # "。" too: "日本語でお願いします。現在…"
     after = words[end : closing.start() if closing else len(words)].strip(_BESIDE)
     return before in _POLITE and after in _POLITE
+
+
+# The agent's question of which language ("Which language should the README be in?", "en français
+# ou en anglais ?", "На каком языке писать документацию?", "何語で書きますか？"): a language alone
+# after it picks the language of what was asked about, for this task, as "I prefer the second one"
+# picks an option (folded words: "języku" is read as "jezyku"; "мов…" is Ukrainian's "language")
+_LANGUAGE_WORD = re.compile(
+    r"\b(?:languages?|locales?|idiomas?|langues?|sprachen?|lingu[ae]|jezyk\w*|jazyk\w*|jazyc\w*"
+    r"|язык\w*|мов(?:а|и|у|ою|ами)|dil(?:de|i|inde)?|ngon ngu)\b|语言|言語|何語|언어|भाषा"
+)
+_QUESTION_TAIL = 300  # characters before the agent's last question mark that may hold its question
+_LANGUAGE_CUE_EDGES = "用で으로 "  # beside a language's name in a cue: "用中文", "日本語で", "영어로"
+
+
+def _asked_which_language(agent: str, words: str, span: tuple[str, int, int]) -> bool:
+    """Whether the agent's text before ends asking which language, or names the one the person answers."""
+    if not agent or not ends_asking(agent):
+        return False
+    mark = max(agent.rfind("?"), agent.rfind("？"))
+    tail = agent[max(0, mark - _QUESTION_TAIL) : mark]
+    opening = max((found.end() for found in SENTENCE_END.finditer(tail)), default=0)
+    question = tail[opening:]
+    name = words[span[1] : span[2]].split()[-1].strip(_LANGUAGE_CUE_EDGES)
+    return _LANGUAGE_WORD.search(question) is not None or (bool(name) and name in question)
 
 
 def _beside(

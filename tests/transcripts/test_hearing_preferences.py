@@ -320,6 +320,36 @@ def test_a_language_beside_other_words_of_its_sentence_asks_nothing(text):
     assert preference(text) is None
 
 
+# The agent asked which language something is in: the language alone answers it, for that
+# thing, as "I prefer the second one" picks one of its options
+@pytest.mark.parametrize(
+    ("before", "text"),
+    [
+        ("Which language should the README be in?", "In Spanish, please."),
+        ("Should the code comments be in French or in English?", "In English!"),
+        ("Les commentaires du code, en français ou en anglais ?", "En anglais."),
+        ("In welcher Sprache soll die Fehlermeldung stehen?", "Auf Deutsch, bitte."),
+        ("Em que idioma devo escrever o changelog?", "Em português."),
+        ("На каком языке писать документацию?", "На русском, пожалуйста."),
+        ("Jakim językiem mają być pisane komentarze?", "Po polsku, proszę."),
+        ("ドキュメントは何語で書きますか？", "日本語でお願いします"),
+    ],
+)
+def test_a_language_alone_answering_which_language_states_no_preference(before, text):
+    assert preference(text, before=before) is None
+
+
+@pytest.mark.parametrize(
+    ("before", "text"),
+    [
+        ("Would you like me to search the web for it?", "日本語でお願いします"),
+        ("Which package manager should I use for the new workspace?", "en français s'il te plaît"),
+    ],
+)
+def test_a_language_alone_after_a_question_about_something_else_asks_to_talk_in_it(before, text):
+    assert preference(text, before=before) is not None
+
+
 # Eighteenth round: a rule the person says was given before ("I keep telling you", "I remind you
 # …", "in case you forget again") holds beyond this task, in every lexicon language
 @pytest.mark.parametrize(
