@@ -401,6 +401,38 @@ def test_a_rule_said_again_as_a_question_is_still_a_preference(text):
     assert preference(text) is not None
 
 
+# "How many times must I …" says a rule again only when what is done again is telling the agent;
+# doing a chore again ("restart the server", "relancer le build") is a complaint of the moment
+@pytest.mark.parametrize(
+    "text",
+    [
+        "how many times do I have to restart this server before it reads the env?",
+        "Wie oft muss ich den Server neu starten?",
+        "Combien de fois dois-je relancer le build ?",
+        "Quante volte devo riavviare il container?",
+        "Quantas vezes eu tenho que rodar a migração?",
+        "Сколько раз повторять тест, чтобы поймать ошибку?",
+    ],
+)
+def test_a_chore_done_again_is_no_rule_said_again(text):
+    assert preference(text) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "how many times do I need to remind you: no console.log in src",
+        "Wie oft muss ich dir sagen, dass wir pnpm benutzen?",
+        "Combien de fois dois-je te le dire : pas de console.log",
+        "Quante volte devo ripetertelo? Niente console.log nel codice",
+        "Quantas vezes eu tenho que te dizer para usar pnpm?",
+        "Сколько раз повторять: коммиты пишем на английском",
+    ],
+)
+def test_telling_the_agent_again_is_a_rule_said_again(text):
+    assert preference(text) is not None
+
+
 def test_a_standing_word_in_a_real_question_states_nothing():
     assert preference("Do you always squash before merging?") is None
 
