@@ -290,11 +290,23 @@ _FACT_OF_THE_TASK = re.compile(
 )
 
 
+# Told or reminded again "about" / "of" a thing, asked again "for" or "whether" ("I remind you of
+# the demo", "I keep asking you for the logs", "how many times have I told you about this bug",
+# "напоминаю о встрече", "przypominam o spotkaniu", "нагадую про зустріч"): a subject or a request
+# said again, no rule
+_TELLS_AGAIN = re.compile(
+    r"(?:(?:telling|asking|reminding|told|remind) you|\btold|напоминаю|нагадую|przypominam)\Z"
+)
+_OF_A_THING = re.compile(r",? +(?:you +)?(?:about|of|for|whether|if|о|об|обо|про|o)\b")
+
+
 def _reminds(words: str, span: tuple[str, int, int]) -> bool:
-    """Whether a "remember" cue reminds of a fact of this task rather than setting a rule."""
+    """Whether a "remember" cue reminds of a fact of this task, or a cue of telling again of a thing."""
     _, start, end = span
-    reminder = _REMINDER.match(words[start:end].strip()) is not None
-    return reminder and _FACT_OF_THE_TASK.match(words, end) is not None
+    cue = words[start:end].strip()
+    if _TELLS_AGAIN.search(cue) and _OF_A_THING.match(words, end):
+        return True
+    return _REMINDER.match(cue) is not None and _FACT_OF_THE_TASK.match(words, end) is not None
 
 
 def _opening(words: str, span: tuple[str, int, int]) -> bool:

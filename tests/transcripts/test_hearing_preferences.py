@@ -446,3 +446,22 @@ def test_a_standing_word_in_a_real_question_states_nothing():
 )
 def test_keep_asking_something_else_is_no_rule_said_again(text):
     assert preference(text) is None
+
+
+# Told or reminded "about" / "of" a thing, asked "for" or "whether": a subject or a request said
+# again, no rule ("I remind you of the demo", "Напоминаю о встрече", "I keep asking you for the logs")
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I remind you of the demo at three.",
+        "I keep telling you about the outage, did you read the status page?",
+        "I keep asking you for the logs and you send me a summary",
+        "I keep asking you whether the fix is deployed",
+        "How many times have I told you about this bug?",
+        "Напоминаю о встрече в три часа.",
+        "Przypominam o spotkaniu o trzeciej.",
+        "Нагадую про зустріч о третій.",
+    ],
+)
+def test_told_again_about_a_thing_or_asked_for_one_is_no_rule(text):
+    assert preference(text) is None
