@@ -39,7 +39,11 @@ def preference(
     options ("I prefer the second one" then picks one); `agent_words`: the agent's text before,
     folded (read only where a language stands alone).
     """
-    spans = [span for span in found.get("standing", ()) if not _reminds(words, span)]
+    spans = [
+        span
+        for span in found.get("standing", ())
+        if not _reminds(words, span) and not _of_a_thing(words, span)
+    ]
     rules = found.get("rule", []) if size(words) < SHORT else []  # a rule of a long new request is its spec
     stops = [span for span in rules if _of_the_moment(words, span) and not _scoped(words, span)]
     spans += [span for span in rules if span not in stops]
@@ -290,6 +294,13 @@ _FACT_OF_THE_TASK = re.compile(
 )
 
 
+def _reminds(words: str, span: tuple[str, int, int]) -> bool:
+    """Whether a "remember" cue reminds of a fact of this task rather than setting a rule."""
+    _, start, end = span
+    reminder = _REMINDER.match(words[start:end].strip()) is not None
+    return reminder and _FACT_OF_THE_TASK.match(words, end) is not None
+
+
 # Told or reminded again "about" / "of" a thing, asked again "for" or "whether" ("I remind you of
 # the demo", "I keep asking you for the logs", "how many times have I told you about this bug",
 # "напоминаю о встрече", "przypominam o spotkaniu", "нагадую про зустріч"): a subject or a request
@@ -298,15 +309,32 @@ _TELLS_AGAIN = re.compile(
     r"(?:(?:telling|asking|reminding|told|remind) you|\btold|напоминаю|нагадую|przypominam)\Z"
 )
 _OF_A_THING = re.compile(r",? +(?:you +)?(?:about|of|for|whether|if|о|об|обо|про|o)\b")
+# "You forgot again" before an article or a "what" forgot a thing ("… the semicolon", "… le nom
+# du fichier", "… what the error said"), not a rule ("… to run the migrations", "… que los tests
+# van primero"); Slavic nouns have no article: a thing unless an infinitive or a "that" follows
+# ("забыл импорт" against "забыл запустить линтер", "забыл, что …", "zapomniałeś uruchomić")
+# (folded words: "oublié" is read as "oublie", "uruchomić" as "uruchomic")
+_FORGOT = re.compile(r"(?:forgot|olvido|oublie|esqueceu|dimenticato)(?: again| otra vez| de novo)?\Z")
+_A_THING_FORGOTTEN = re.compile(
+    r",? +(?:(?:the|a|an|my|your|its|what|where|which|how|who|el|la|los|las|un|una|mi|tu|donde|como|cual"
+    r"|le|les|du|des|mon|ma|mes|ce|cette|ou|comment|quel|quelle|quels|quelles|o|os|as|um|uma|meu|minha"
+    r"|onde|il|lo|gli|i|dove|come|quale|chi)\b|l')"
+)
+_SLAVIC_FORGOT = re.compile(r"(?:забыл|забыла|забув|забула|zapomnia\w*)\Z")
+_SLAVIC_THING_FORGOTTEN = re.compile(
+    r",? +(?!(?:что|чтобы|що|щоб|ze|zeby|aby)\b|\w+(?:ть|ти|чь|ться|тись|тися|c)\b)\w"
+)
 
 
-def _reminds(words: str, span: tuple[str, int, int]) -> bool:
-    """Whether a "remember" cue reminds of a fact of this task, or a cue of telling again of a thing."""
+def _of_a_thing(words: str, span: tuple[str, int, int]) -> bool:
+    """Whether a cue of a rule said again is said of a thing: told about it, asked for it, forgot it."""
     _, start, end = span
     cue = words[start:end].strip()
-    if _TELLS_AGAIN.search(cue) and _OF_A_THING.match(words, end):
-        return True
-    return _REMINDER.match(cue) is not None and _FACT_OF_THE_TASK.match(words, end) is not None
+    if _TELLS_AGAIN.search(cue):
+        return _OF_A_THING.match(words, end) is not None
+    if _FORGOT.search(cue):
+        return _A_THING_FORGOTTEN.match(words, end) is not None
+    return _SLAVIC_FORGOT.search(cue) is not None and _SLAVIC_THING_FORGOTTEN.match(words, end) is not None
 
 
 def _opening(words: str, span: tuple[str, int, int]) -> bool:

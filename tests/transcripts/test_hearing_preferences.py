@@ -465,3 +465,37 @@ def test_keep_asking_something_else_is_no_rule_said_again(text):
 )
 def test_told_again_about_a_thing_or_asked_for_one_is_no_rule(text):
     assert preference(text) is None
+
+
+# "You forgot again" before a thing (a name, an import, "what the error said") forgot that thing;
+# before "to …" / "that …" (an infinitive, "que", "что", "że") it forgot a rule
+@pytest.mark.parametrize(
+    "text",
+    [
+        "You already forgot what the error said?",
+        "you forgot again the semicolon on line 3",
+        "Tu as déjà oublié le nom du fichier ?",
+        "¿Ya se te olvidó el nombre del archivo?",
+        "Hai già dimenticato il nome del file?",
+        "Já esqueceu o nome do arquivo?",
+        "Ты уже забыл, как называется файл?",
+        "Ты опять забыл импорт",
+        "Już zapomniałeś, gdzie jest plik?",
+    ],
+)
+def test_forgetting_a_thing_again_is_no_rule(text):
+    assert preference(text) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Tu as déjà oublié qu'on écrit les commits en anglais ?",
+        "Já esqueceu que usamos pnpm?",
+        "Ты опять забыл запустить линтер",
+        "Ты уже забыл, что коммиты пишем на английском?",
+        "znowu zapomniałeś uruchomić testy",
+    ],
+)
+def test_forgetting_again_what_to_do_is_a_rule_said_again(text):
+    assert preference(text) is not None
