@@ -359,6 +359,8 @@ def _answer_in_a_language(
     spoken = _beside(words, languages, found.get("speak", ()))
     told = [span for span in _beside(words, languages, found.get("whole", ())) if not _as_it_is(words, span)]
     alone = [span for span in languages if _alone(words, span)]
+    if alone and _TRANSLATION.search(words):  # "Traduis ce paragraphe. En anglais.": what to translate into
+        alone = []
     return spoken + told + [span for span in alone if not _asked_which_language(agent_words(), words, span)]
 
 
@@ -466,9 +468,9 @@ _STATE = re.compile(
     r"\b(?:is|are|was|were|esta|estan|son|sind|ist|sont|est|sao|sono)"
     r" +(?:(?:all|todos|todas|todo|alle|tous|toutes|tutti|tutte|tudo) +)?\Z"
 )
+_TRANSLATION = re.compile(r"translat|tradu[cz]|tradui|ubersetz|tłumacz|翻译|翻訳|번역|перев[ео]д|переклад")
 _TRANSLATION_OR_SIGHT = re.compile(
-    r"translat|tradu[cz]|tradui|ubersetz|翻译|翻訳|перев[ео]д"
-    r"|\b(?:i (?:can )?see|i get|veo|vejo|je vois|ich sehe|я вижу)\b|我看到|看到的"
+    _TRANSLATION.pattern + r"|\b(?:i (?:can )?see|i get|veo|vejo|je vois|ich sehe|я вижу)\b|我看到|看到的"
     # what a product shows ("the app shows / muestra todo en inglés") is a sight, not how to write
     r"|\b(?:shows|displays|muestra|muestran|affiche|affichent|zeigt|zeigen|mostra|mostram|показывает)\b"
 )

@@ -350,6 +350,22 @@ def test_a_language_alone_after_a_question_about_something_else_asks_to_talk_in_
     assert preference(text, before=before) is not None
 
 
+# A message that asks for a translation: the language alone names what to translate into
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Can you translate the README? In French.",
+        "Übersetze die Fehlermeldungen. Auf Englisch, bitte.",
+        "Traduis ce paragraphe. En anglais.",
+        "Переведи этот абзац. На английском, пожалуйста.",
+        "Przetłumacz ten akapit. Po angielsku.",
+        "翻訳してください。英語でお願いします",
+    ],
+)
+def test_a_language_alone_beside_a_translation_asked_for_is_its_target(text):
+    assert preference(text) is None
+
+
 # Eighteenth round: a rule the person says was given before ("I keep telling you", "I remind you
 # …", "in case you forget again") holds beyond this task, in every lexicon language
 @pytest.mark.parametrize(
