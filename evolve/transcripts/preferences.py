@@ -287,18 +287,31 @@ def _describes(words: str, span: tuple[str, int, int]) -> bool:
 # folded: "já", "già" are read as "ja", "gia"
 _REMINDER = re.compile(
     r"(?:remember|recuerda|lembre-se|lembra|rappelle-toi|ricorda"
-    r"|(?:i )?remind you|te recuerdo|je te rappelle|ti ricordo|te lembro)(?: that| que| che)?\Z"
+    r"|(?:i )?remind you|te recuerdo|je te rappelle|ti ricordo|te lembro"
+    r"|ich erinnere dich daran|напоминаю|нагадую|przypominam|提醒你)(?: that| que| che)?\Z"
 )
 _FACT_OF_THE_TASK = re.compile(
     r",? +(?:(?:that|que|che) )?(?:we(?:'ll| already| will| won't| have| had)|this only|ya|ja|gia)\b"
 )
+# A reminder dated today or tomorrow ("the deadline is tomorrow", "завтра релиз", "przypominam, że
+# jutro …", "明天要发布") is of an event of the moment; "from tomorrow on", "à partir de demain", "ab
+# morgen", "da domani", "从明天", "明日から" start a rule (folded words: "mañana" is read as "manana")
+_OF_THE_DAY = re.compile(
+    r"(?<!from )(?<!starting )(?<!partir de )(?<!\bab )(?<!\bda )(?<!jeden )"
+    r"\b(?:today|tomorrow|tonight|this (?:morning|afternoon|evening)|hoy|manana|esta (?:tarde|noche)"
+    r"|aujourd'hui|demain|ce soir|heute|morgen|oggi|domani|stasera|hoje|amanha"
+    r"|сегодня|завтра|сьогодні|dzisiaj|dzis|jutro)\b"
+    r"|(?<!从)(?:今天|明天|今晚|今日|明日)(?!から|起|开始)"
+)
 
 
 def _reminds(words: str, span: tuple[str, int, int]) -> bool:
-    """Whether a "remember" cue reminds of a fact of this task rather than setting a rule."""
+    """Whether a "remember" cue reminds of a fact of this task or of the day rather than setting a rule."""
     _, start, end = span
-    reminder = _REMINDER.match(words[start:end].strip()) is not None
-    return reminder and _FACT_OF_THE_TASK.match(words, end) is not None
+    if _REMINDER.match(words[start:end].strip()) is None:
+        return False
+    of_the_day = _OF_THE_DAY.search(words, end, _sentence_end_at(words, end)) is not None
+    return of_the_day or _FACT_OF_THE_TASK.match(words, end) is not None
 
 
 # Told or reminded again "about" / "of" a thing, asked again "for" or "whether" ("I remind you of

@@ -483,6 +483,35 @@ def test_told_again_about_a_thing_or_asked_for_one_is_no_rule(text):
     assert preference(text) is None
 
 
+# A reminder dated today or tomorrow is of an event of the moment; "from tomorrow on" sets a rule
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I remind you the deadline is tomorrow.",
+        "Przypominam, że jutro jest wydanie.",
+        "Напоминаю: завтра релиз.",
+        "Je te rappelle que le serveur est coupé ce soir.",
+        "Ti ricordo che il server è giù oggi.",
+        "Te recuerdo que hoy no hay despliegue.",
+        "提醒你一下，明天要发布。",
+        "Нагадую, що сьогодні реліз.",
+    ],
+)
+def test_a_reminder_of_today_or_tomorrow_is_no_rule(text):
+    assert preference(text) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I remind you that from tomorrow on we use pnpm.",
+        "Je te rappelle qu'à partir de demain on utilise pnpm.",
+    ],
+)
+def test_a_reminder_of_a_rule_from_tomorrow_on_is_a_preference(text):
+    assert preference(text) is not None
+
+
 # "You forgot again" before a thing (a name, an import, "what the error said") forgot that thing;
 # before "to …" / "that …" (an infinitive, "que", "что", "że") it forgot a rule
 @pytest.mark.parametrize(
