@@ -42,7 +42,9 @@ def preference(
     spans = [
         span
         for span in found.get("standing", ())
-        if not _reminds(words, span) and not _of_a_thing(words, span)
+        if not _reminds(words, span)
+        and not _of_a_thing(words, span)
+        and not _tells_a_failure(words, span, found)
     ]
     rules = found.get("rule", []) if size(words) < SHORT else []  # a rule of a long new request is its spec
     stops = [span for span in rules if _of_the_moment(words, span) and not _scoped(words, span)]
@@ -78,6 +80,39 @@ _SAID_AGAIN = re.compile(
     r"|olvid|oubli|vergess|dimentic|esquec|zapomnia|забыл|забув|忘|cuantas veces|combien de fois|wie oft"
     r"|quante volte|quantas vezes|сколько раз|скільки разів|ile razy|多少次|多少遍|何度|何回"
 )
+# Those and the cues of a reminder or of a rule told before, whose matter may be a failure; not in
+# a question ("Did I remind you to push?", "Have I told you this before?" ask)
+_GIVEN_BEFORE = re.compile(
+    _SAID_AGAIN.pattern + r"|\b(?:told you|remind|repeat myself)\b"
+    r"|recuerdo|rappelle|erinnere|oft gesagt|lembro|ricordo|напомина|нагаду|przypomin|提醒"
+)
+# A condition before a failure: "if the build fails, do not merge" is a rule for that case
+_CONDITION = re.compile(
+    r"\b(?:when|if|whenever|unless|until|once|cuando|si|quand|lorsque|wenn|falls|sobald|se|quando"
+    r"|если|когда|якщо|коли|jesli|jezeli|gdy|kiedy)\b|如果|当|とき"
+)
+
+
+def _tells_a_failure(words: str, span: tuple[str, int, int], found: Spans) -> bool:
+    """Whether a rule said again tells of a failure rather than how to work.
+
+    "I keep telling you the build is broken", "te recuerdo que el login no funciona": a symptom
+    said again, a correction's matter. The failure in the clause told, not in a later one ("we keep
+    mentioning this same thing, please tell me why you are unable to …" says how to work), and no
+    "same (thing)" that is the repetition itself.
+    """
+    _, start, end = span
+    if not _GIVEN_BEFORE.search(words, start, end):
+        return False
+    stop = _sentence_end_at(words, end)
+    repeated = {at for _, at, _ in found.get("again", ())}
+    return any(
+        end <= at < stop
+        and at not in repeated
+        and not _CLAUSE_BREAK.search(words[end:at].lstrip(" ,:;，："))
+        and not _CONDITION.search(words, end, at)
+        for _, at, _ in found.get("failure", ())
+    )
 
 
 # "I prefer …", "prefiro …" opening the answer to the agent's question: it picks one of the options
@@ -321,7 +356,9 @@ def _reminds(words: str, span: tuple[str, int, int]) -> bool:
 _TELLS_AGAIN = re.compile(
     r"(?:(?:telling|asking|reminding|told|remind) you|\btold|напоминаю|нагадую|przypominam)\Z"
 )
-_OF_A_THING = re.compile(r",? +(?:you +)?(?:about|of|for|whether|if|о|об|обо|про|o)\b")
+_OF_A_THING = re.compile(
+    r" +(?:you +)?(?:about|of|for|whether|if|о|об|обо|про|o)\b"
+)  # ", if …": a rule's case
 # "You forgot again" before an article or a "what" forgot a thing ("… the semicolon", "… le nom
 # du fichier", "… what the error said"), not a rule ("… to run the migrations", "… que los tests
 # van primero"); Slavic nouns have no article: a thing unless an infinitive or a "that" follows

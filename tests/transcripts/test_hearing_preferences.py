@@ -449,8 +449,12 @@ def test_telling_the_agent_again_is_a_rule_said_again(text):
     assert preference(text) is not None
 
 
-def test_a_standing_word_in_a_real_question_states_nothing():
-    assert preference("Do you always squash before merging?") is None
+@pytest.mark.parametrize(
+    "text",
+    ["Do you always squash before merging?", "Did I remind you to push?", "Have I told you this before?"],
+)
+def test_a_standing_word_in_a_real_question_states_nothing(text):
+    assert preference(text) is None
 
 
 @pytest.mark.parametrize(
@@ -509,6 +513,36 @@ def test_a_reminder_of_today_or_tomorrow_is_no_rule(text):
     ],
 )
 def test_a_reminder_of_a_rule_from_tomorrow_on_is_a_preference(text):
+    assert preference(text) is not None
+
+
+# Told again that something fails: a failure said again (a correction's matter), no rule
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I keep telling you the build is broken",
+        "I've told you this before: the login doesn't work.",
+        "I remind you that the cache is broken on staging",
+        "Je te rappelle que ça ne marche pas sur Firefox.",
+        "Te recuerdo que el login no funciona.",
+        "Przypominam, że logowanie nie działa.",
+        "Напоминаю, что логин не работает.",
+        "提醒你，登录还是不行。",
+    ],
+)
+def test_a_failure_said_again_is_no_rule(text):
+    assert preference(text) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I keep telling you, if the build fails, do not merge",
+        "Just to remind you that deploys must stop when the build fails",
+        "te recuerdo que si el build falla no se hace merge",
+    ],
+)
+def test_a_rule_said_again_for_when_something_fails_is_a_preference(text):
     assert preference(text) is not None
 
 
