@@ -74,11 +74,13 @@ def preference(
 
 # "do you always …?" asks, it does not instruct; "how many times do I have to tell you …?", "we
 # keep mentioning this, why …?", "already forgot …?" only sound like questions: the rule was given
-# before (the `standing` cues of a rule said again, in every lexicon language; the words are folded)
+# before (the `standing` cues of a rule said again, in every lexicon language; the words are folded).
+# Forgotten, not "in case you forget" ("… se te olvida", "… tu oublierais"), which asks when asked
 _SAID_AGAIN = re.compile(
-    r"\b(?:keep (?:telling|saying|mentioning|asking|repeating)|how many times|forgot|forget)\b"
-    r"|olvid|oubli|vergess|dimentic|esquec|zapomnia|забыл|забув|忘|cuantas veces|combien de fois|wie oft"
-    r"|quante volte|quantas vezes|сколько раз|скільки разів|ile razy|多少次|多少遍|何度|何回"
+    r"\b(?:keep (?:telling|saying|mentioning|asking|repeating)|how many times|forgot|forget again"
+    r"|olvido|olvidaste|oublie|vergessen|esqueceu|dimenticat\w*)\b|zapomnia|забыл|забув|又忘|忘了|また忘"
+    r"|cuantas veces|combien de fois|wie oft|quante volte|quantas vezes|сколько раз|скільки разів|ile razy"
+    r"|多少次|多少遍|何度|何回"
 )
 # Those and the cues of a reminder or of a rule told before, whose matter may be a failure; not in
 # a question ("Did I remind you to push?", "Have I told you this before?" ask)

@@ -451,7 +451,15 @@ def test_telling_the_agent_again_is_a_rule_said_again(text):
 
 @pytest.mark.parametrize(
     "text",
-    ["Do you always squash before merging?", "Did I remind you to push?", "Have I told you this before?"],
+    [
+        "Do you always squash before merging?",
+        "Did I remind you to push?",
+        "Have I told you this before?",
+        # "in case you forget" says no rule was given before: asked, it asks
+        "In case you forget, where would you look first?",
+        "Por si se te olvida, ¿dónde lo buscarías?",
+        "Au cas où tu oublierais, où chercherais-tu ?",
+    ],
 )
 def test_a_standing_word_in_a_real_question_states_nothing(text):
     assert preference(text) is None
