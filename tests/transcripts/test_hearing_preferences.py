@@ -476,6 +476,37 @@ def test_keep_asking_something_else_is_no_rule_said_again(text):
     assert preference(text) is None
 
 
+# "keep saying / repeating this" says a rule again where "this" stands for it ("I keep saying this:
+# tests first", "we keep mentioning this same thing"); before a noun or a clause it is that thing
+# or a fact ("this pattern", "that step", "it works on my machine"), and repeating oneself in code
+# is a repetition to factor out
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We keep repeating this pattern in every component, make a hook.",
+        "I keep repeating that step manually, automate it.",
+        "I keep saying it works on my machine but CI disagrees.",
+        "We keep saying that the API is slow, can you profile it?",
+        "I keep repeating myself in the handlers, extract a helper.",
+        "The code repeats itself; I repeat myself in every handler.",
+    ],
+)
+def test_keep_repeating_a_thing_is_no_rule_said_again(text):
+    assert preference(text) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I keep saying this: tests first.",
+        "we keep repeating it again and again, no emojis",
+        "I keep repeating myself.",
+    ],
+)
+def test_keep_saying_this_is_a_rule_said_again(text):
+    assert preference(text) is not None
+
+
 # Told or reminded "about" / "of" a thing, asked "for" or "whether": a subject or a request said
 # again, no rule ("I remind you of the demo", "Напоминаю о встрече", "I keep asking you for the logs")
 @pytest.mark.parametrize(
