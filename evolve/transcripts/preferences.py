@@ -413,6 +413,8 @@ def _answer_in_a_language(
     alone = [span for span in languages if _alone(words, span)]
     if alone and _TRANSLATION.search(words):  # "Traduis ce paragraphe. En anglais.": what to translate into
         alone = []
+    if len({words[start:end] for _, start, end in alone}) > 1:  # "1. In English 2. In Spanish": items
+        alone = []
     return spoken + told + [span for span in alone if not _asked_which_language(agent_words(), words, span)]
 
 
@@ -432,10 +434,16 @@ _BESIDE = " ,.!;:-–—…。！，、"
 def _alone(words: str, span: tuple[str, int, int]) -> bool:
     """Whether a language is a sentence of its own, with at most a "please" before or after it."""
     _, start, end = span
-    before = words[_sentence_start(words, start) : start].strip(_BESIDE)
+    opening = _sentence_start(words, start)
+    if _NUMBERED.search(words, max(0, opening - 4), opening):  # "2. In Spanish": an item of a list
+        return False
+    before = words[opening:start].strip(_BESIDE)
     closing = SENTENCE_END.search(words, end)  # "。" too: "日本語でお願いします。現在…"
     after = words[end : closing.start() if closing else len(words)].strip(_BESIDE)
     return before in _POLITE and after in _POLITE
+
+
+_NUMBERED = re.compile(r"(?<![\w.])\d{1,2}[.)] *\Z")
 
 
 # The agent's question of which language ("Which language should the README be in?", "en français

@@ -366,6 +366,24 @@ def test_a_language_alone_beside_a_translation_asked_for_is_its_target(text):
     assert preference(text) is None
 
 
+# A language as an item of a numbered list, or two languages alone: items or options ("1. In
+# English 2. In Spanish"), not the one to talk in
+@pytest.mark.parametrize(
+    "text",
+    [
+        "README sections:\n1. In English\n2. In Spanish",
+        "Deux onglets. En français. En anglais.",
+        "Varianten:\n1) Auf Deutsch\n2) Auf Englisch",
+    ],
+)
+def test_two_languages_alone_are_items_not_the_one_to_talk_in(text):
+    assert preference(text) is None
+
+
+def test_the_same_language_alone_twice_asks_to_talk_in_it():
+    assert preference("In English please. In English!") is not None
+
+
 # Eighteenth round: a rule the person says was given before ("I keep telling you", "I remind you
 # …", "in case you forget again") holds beyond this task, in every lexicon language
 @pytest.mark.parametrize(
