@@ -44,6 +44,7 @@ def preference(
         for span in found.get("standing", ())
         if not _reminds(words, span)
         and not _of_a_thing(words, span)
+        and not _forgot_by_another(words, span)
         and not _tells_a_failure(words, span, found)
     ]
     rules = found.get("rule", []) if size(words) < SHORT else []  # a rule of a long new request is its spec
@@ -387,6 +388,22 @@ def _of_a_thing(words: str, span: tuple[str, int, int]) -> bool:
     if _FORGOT.search(cue):
         return _A_THING_FORGOTTEN.match(words, end) is not None
     return _SLAVIC_FORGOT.search(cue) is not None and _SLAVIC_THING_FORGOTTEN.match(words, end) is not None
+
+
+# Forgotten by the person or someone else, not by the agent: "我又忘了密码", "Ich habe schon wieder
+# vergessen …", "Я опять забыл …", "Ele já esqueceu …" (the cues of the other lexicon languages
+# name the agent: "you forgot", "tu as oublié", "se te olvidó", "zapomniałeś", "hai dimenticato")
+_FORGOTTEN = re.compile(r"vergessen|забыл|забув|esqueceu|忘")
+_ANOTHER_SUBJECT = re.compile(
+    r"\b(?:ich|er|wir|я|он|она|мы|они|він|вона|ми|вони|eu|ele|ela|eles|elas)\b|我|他|她"
+)
+
+
+def _forgot_by_another(words: str, span: tuple[str, int, int]) -> bool:
+    """Whether a cue of a rule forgotten again follows a subject other than the agent in its clause."""
+    _, start, end = span
+    forgot = _FORGOTTEN.search(words, start, end) is not None
+    return forgot and _ANOTHER_SUBJECT.search(_clause_before(words, start)) is not None
 
 
 def _opening(words: str, span: tuple[str, int, int]) -> bool:

@@ -635,3 +635,31 @@ def test_forgetting_a_thing_again_is_no_rule(text):
 )
 def test_forgetting_again_what_to_do_is_a_rule_said_again(text):
     assert preference(text) is not None
+
+
+# Said of the person or someone else ("I forgot again", "the client has often said"), not to the
+# agent: no rule given before
+@pytest.mark.parametrize(
+    "text",
+    [
+        "我又忘了密码，怎么重置？",
+        "Ich habe schon wieder vergessen, das Passwort zu ändern.",
+        "Я опять забыл закоммитить, сделай это за меня",
+        "Він вже забув запустити міграції, запусти їх",
+        "Ele já esqueceu de rodar as migrações, rode você",
+        "Der Kunde hat schon oft gesagt, dass die Seite langsam ist.",
+    ],
+)
+def test_forgotten_or_said_by_someone_else_is_no_rule_said_again(text):
+    assert preference(text) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Ich habe dir schon oft gesagt: keine Tabs.",
+        "Du hast schon wieder vergessen, die Tests laufen zu lassen.",
+    ],
+)
+def test_said_or_forgotten_by_the_agent_in_german_is_a_rule_said_again(text):
+    assert preference(text) is not None
