@@ -359,19 +359,22 @@ def _reminds(words: str, span: tuple[str, int, int]) -> bool:
 _TELLS_AGAIN = re.compile(
     r"(?:(?:telling|asking|reminding|told|remind) you|\btold|напоминаю|нагадую|przypominam)\Z"
 )
-_OF_A_THING = re.compile(
-    r" +(?:you +)?(?:about|of|for|whether|if|о|об|обо|про|o)\b"
-)  # ", if …": a rule's case
-# "You forgot again" before an article or a "what" forgot a thing ("… the semicolon", "… le nom
-# du fichier", "… what the error said"), not a rule ("… to run the migrations", "… que los tests
-# van primero"); Slavic nouns have no article: a thing unless an infinitive or a "that" follows
-# ("забыл импорт" against "забыл запустить линтер", "забыл, что …", "zapomniałeś uruchomić")
-# (folded words: "oublié" is read as "oublie", "uruchomić" as "uruchomic")
-_FORGOT = re.compile(r"(?:forgot|olvido|oublie|esqueceu|dimenticato)(?: again| otra vez| de novo)?\Z")
+# (", if …" after the cue is a rule's case: "I keep telling you, if the build fails, …")
+_OF_A_THING = re.compile(r" +(?:you +)?(?:about|of|for|whether|if|о|об|обо|про|o)\b")
+# "You forgot again" (or "in case you forget") before an article or a "what" forgot a thing ("…
+# the semicolon", "… le nom du fichier", "… what the error said", "… your password"), not a rule
+# ("… to run the migrations", "… que los tests van primero"); Slavic nouns have no article: a thing
+# unless an infinitive or a "that" follows ("забыл импорт" against "забыл запустить линтер", "забыл,
+# что …", "zapomniałeś uruchomić") (folded words: "oublié" is read as "oublie", "uruchomić" as
+# "uruchomic")
+_FORGOT = re.compile(  # and "in case you forget", "por si se te olvida", "au cas où tu oublierais" …
+    r"(?:(?:forgot|olvido|oublie|esqueceu|dimenticato)(?: again| otra vez| de novo)?"
+    r"|forget|olvida|oublierais|esqueca|dimentichi)\Z"
+)
 _A_THING_FORGOTTEN = re.compile(
-    r",? +(?:(?:the|a|an|my|your|its|what|where|which|how|who|el|la|los|las|un|una|mi|tu|donde|como|cual"
-    r"|le|les|du|des|mon|ma|mes|ce|cette|ou|comment|quel|quelle|quels|quelles|o|os|as|um|uma|meu|minha"
-    r"|onde|il|lo|gli|i|dove|come|quale|chi)\b|l')"
+    r",? +(?:(?:the|a|an|my|your|its|our|their|what|where|which|how|who|el|la|los|las|un|una|mi|tu|su|sus"
+    r"|donde|como|cual|le|les|du|des|mon|ma|mes|ton|ta|tes|son|sa|ses|ce|cette|ou|comment|quel|quelle|quels"
+    r"|quelles|o|os|as|um|uma|meu|minha|seu|sua|onde|il|lo|gli|i|dove|come|quale|chi)\b|l')"
 )
 _SLAVIC_FORGOT = re.compile(r"(?:забыл|забыла|забув|забула|zapomnia\w*)\Z")
 _SLAVIC_THING_FORGOTTEN = re.compile(

@@ -623,6 +623,21 @@ def test_forgetting_a_thing_again_is_no_rule(text):
     assert preference(text) is None
 
 
+# "In case you forget" a thing ("… your password") is a product's spec or a fact, not a rule
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Add a reset link in case you forget your password.",
+        "In case you forget, the staging password is in the vault.",
+        "Por si se te olvida la contraseña, añade un enlace de recuperación.",
+        "Ajoute un lien au cas où tu oublierais ton mot de passe.",
+        "Adicione um link caso você esqueça a senha.",
+    ],
+)
+def test_in_case_you_forget_a_thing_is_no_rule(text):
+    assert preference(text) is None
+
+
 @pytest.mark.parametrize(
     "text",
     [
