@@ -474,18 +474,27 @@ _LANGUAGE_WORD = re.compile(
     r"\b(?:languages?|locales?|idiomas?|langues?|sprachen?|lingu[ae]|jezyk\w*|jazyk\w*|jazyc\w*"
     r"|язык\w*|мов(?:а|и|у|ою|ами)|dil(?:de|i|inde)?|ngon ngu)\b|语言|言語|何語|언어|भाषा"
 )
+# unless it asks how it should talk to the person ("Should I answer in Spanish or in English?",
+# "На каком языке тебе отвечать?"): then the answer is how to talk
+_TALK = re.compile(
+    r"\b(?:answer|respond|reply|talk|speak|communicate|chat|responda|responder|contestar|hablar|repondre"
+    r"|reponde|parler|antworten|antworte|sprechen|rispondere|rispondo|parlare|falar|odpowiadac|rozmawiac)\b"
+    r"|отвеча|говорить|общаться|відповіда|回答|回复|交流|返答|話"
+)
 _QUESTION_TAIL = 300  # characters before the agent's last question mark that may hold its question
 _LANGUAGE_CUE_EDGES = "用で으로 "  # beside a language's name in a cue: "用中文", "日本語で", "영어로"
 
 
 def _asked_which_language(agent: str, words: str, span: tuple[str, int, int]) -> bool:
-    """Whether the agent's text before ends asking which language, or names the one the person answers."""
+    """Whether the agent's text before ends asking which language for a thing, or names the one answered."""
     if not agent or not ends_asking(agent):
         return False
     mark = max(agent.rfind("?"), agent.rfind("？"))
     tail = agent[max(0, mark - _QUESTION_TAIL) : mark]
     opening = max((found.end() for found in SENTENCE_END.finditer(tail)), default=0)
     question = tail[opening:]
+    if _TALK.search(question):
+        return False
     name = words[span[1] : span[2]].split()[-1].strip(_LANGUAGE_CUE_EDGES)
     return _LANGUAGE_WORD.search(question) is not None or (bool(name) and name in question)
 

@@ -344,9 +344,13 @@ def test_a_language_alone_answering_which_language_states_no_preference(before, 
     [
         ("Would you like me to search the web for it?", "日本語でお願いします"),
         ("Which package manager should I use for the new workspace?", "en français s'il te plaît"),
+        # the agent asks which language to talk in: the answer is how it should talk
+        ("Should I answer in Spanish or in English?", "In English."),
+        ("¿Quieres que te responda en español o en inglés?", "En español, por favor."),
+        ("На каком языке тебе отвечать?", "На русском."),
     ],
 )
-def test_a_language_alone_after_a_question_about_something_else_asks_to_talk_in_it(before, text):
+def test_a_language_alone_after_another_question_or_one_of_how_to_talk_asks_to_talk_in_it(before, text):
     assert preference(text, before=before) is not None
 
 
