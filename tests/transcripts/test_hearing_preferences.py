@@ -459,7 +459,19 @@ def test_a_chore_done_again_is_no_rule_said_again(text):
 @pytest.mark.parametrize(
     "text",
     [
+        "How many times have I told the team to rebase before merging?",  # told someone else
+        "How many times have I told my boss that the server is slow?",
+    ],
+)
+def test_told_someone_else_again_is_no_rule_said_again(text):
+    assert preference(text) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
         "how many times do I need to remind you: no console.log in src",
+        "how many times have i told u to rebase",
         "Wie oft muss ich dir sagen, dass wir pnpm benutzen?",
         "Combien de fois dois-je te le dire : pas de console.log",
         "Quante volte devo ripetertelo? Niente console.log nel codice",
