@@ -118,7 +118,13 @@ def hear(
     if "forbid" in found and not after_error and not urgent(words, found["forbid"]):
         del found["forbid"]  # outside a stop, only a "don't …!" opening a brief reply forbids
     message = _Message(lexicons, text, words, found)
-    preference = standing_preference(words, found, first, lambda: message.offered(agent_before))
+    preference = standing_preference(
+        words,
+        found,
+        first,
+        lambda: message.offered(agent_before),
+        lambda: message.agent_cues(agent_before)[0],
+    )
     correction = message.correction(agent_before, agent_did, first, after_error)
     if correction is None and preference is None:
         return NOTHING

@@ -14,6 +14,7 @@ from evolve.transcripts.sentences import (
     SENTENCE,
     SENTENCE_END,
     SHORT,
+    ends_asking,
     is_question_at,
     opens_a_sentence,
     sentence_end,
@@ -24,16 +25,28 @@ Spans = dict[str, list[tuple[str, int, int]]]  # kind -> (language, start, end),
 
 
 def preference(
-    words: str, found: Spans, first: bool = False, offered: Callable[[], bool] = lambda: False
+    words: str,
+    found: Spans,
+    first: bool = False,
+    offered: Callable[[], bool] = lambda: False,
+    agent_words: Callable[[], str] = lambda: "",
 ) -> tuple[str, str] | None:
     """(language, cue) when the message states how things should be done from now on.
 
     In a session's first message, a language to speak in counts in its opening sentence only
     ("Talk to me in Portuguese, …" sets the session; ".md files all in Japanese" deep in a
     long first task is about its documents). `offered`: whether the agent's text before offered
-    options ("I prefer the second one" then picks one).
+    options ("I prefer the second one" then picks one); `agent_words`: the agent's text before,
+    folded (read only where a language stands alone).
     """
-    spans = [span for span in found.get("standing", ()) if not _reminds(words, span)]
+    spans = [
+        span
+        for span in found.get("standing", ())
+        if not _reminds(words, span)
+        and not _of_a_thing(words, span)
+        and not _forgot_by_another(words, span)
+        and not _tells_a_failure(words, span, found)
+    ]
     rules = found.get("rule", []) if size(words) < SHORT else []  # a rule of a long new request is its spec
     stops = [span for span in rules if _of_the_moment(words, span) and not _scoped(words, span)]
     spans += [span for span in rules if span not in stops]
@@ -52,7 +65,8 @@ def preference(
         and not (span[1] == 0 and _picks(words, found, offered))
     ]
     spans = [span for span in spans if not _configures(words, span)]
-    spans += [span for span in _answer_in_a_language(words, found) if not first or _opening(words, span)]
+    languages = _answer_in_a_language(words, found, agent_words)
+    spans += [span for span in languages if not first or _opening(words, span)]
     for lang, start, end in sorted(spans, key=lambda span: span[1]):
         if not is_question_at(words, end) or _SAID_AGAIN.search(words, start, end):
             return lang, f"states a standing preference: “{words[start:end].strip()}”"
@@ -61,12 +75,47 @@ def preference(
 
 # "do you always …?" asks, it does not instruct; "how many times do I have to tell you …?", "we
 # keep mentioning this, why …?", "already forgot …?" only sound like questions: the rule was given
-# before (the `standing` cues of a rule said again, in every lexicon language; the words are folded)
+# before (the `standing` cues of a rule said again, in every lexicon language; the words are folded).
+# Forgotten, not "in case you forget" ("… se te olvida", "… tu oublierais"), which asks when asked
 _SAID_AGAIN = re.compile(
-    r"\b(?:keep (?:telling|saying|mentioning|asking|repeating)|how many times|forgot|forget)\b"
-    r"|olvid|oubli|vergess|dimentic|esquec|zapomnia|забыл|забув|忘|cuantas veces|combien de fois|wie oft"
-    r"|quante volte|quantas vezes|сколько раз|скільки разів|ile razy|多少次|多少遍|何度|何回"
+    r"\b(?:keep (?:telling|saying|mentioning|asking|repeating)|how many times|forgot|forget again"
+    r"|olvido|olvidaste|oublie|vergessen|esqueceu|dimenticat\w*)\b|zapomnia|забыл|забув|又忘|忘了|また忘"
+    r"|cuantas veces|combien de fois|wie oft|quante volte|quantas vezes|сколько раз|скільки разів|ile razy"
+    r"|多少次|多少遍|何度|何回"
 )
+# Those and the cues of a reminder or of a rule told before, whose matter may be a failure; not in
+# a question ("Did I remind you to push?", "Have I told you this before?" ask)
+_GIVEN_BEFORE = re.compile(
+    _SAID_AGAIN.pattern + r"|\b(?:told you|remind|repeat myself)\b"
+    r"|recuerdo|rappelle|erinnere|oft gesagt|lembro|ricordo|напомина|нагаду|przypomin|提醒"
+)
+# A condition before a failure: "if the build fails, do not merge" is a rule for that case
+_CONDITION = re.compile(
+    r"\b(?:when|if|whenever|unless|until|once|cuando|si|quand|lorsque|wenn|falls|sobald|se|quando"
+    r"|если|когда|якщо|коли|jesli|jezeli|gdy|kiedy)\b|如果|当|とき"
+)
+
+
+def _tells_a_failure(words: str, span: tuple[str, int, int], found: Spans) -> bool:
+    """Whether a rule said again tells of a failure rather than how to work.
+
+    "I keep telling you the build is broken", "te recuerdo que el login no funciona": a symptom
+    said again, a correction's matter. The failure in the clause told, not in a later one ("we keep
+    mentioning this same thing, please tell me why you are unable to …" says how to work), and no
+    "same (thing)" that is the repetition itself.
+    """
+    _, start, end = span
+    if not _GIVEN_BEFORE.search(words, start, end):
+        return False
+    stop = _sentence_end_at(words, end)
+    repeated = {at for _, at, _ in found.get("again", ())}
+    return any(
+        end <= at < stop
+        and at not in repeated
+        and not _CLAUSE_BREAK.search(words[end:at].lstrip(" ,:;，："))
+        and not _CONDITION.search(words, end, at)
+        for _, at, _ in found.get("failure", ())
+    )
 
 
 # "I prefer …", "prefiro …" opening the answer to the agent's question: it picks one of the options
@@ -276,18 +325,88 @@ def _describes(words: str, span: tuple[str, int, int]) -> bool:
 # folded: "já", "già" are read as "ja", "gia"
 _REMINDER = re.compile(
     r"(?:remember|recuerda|lembre-se|lembra|rappelle-toi|ricorda"
-    r"|(?:i )?remind you|te recuerdo|je te rappelle|ti ricordo|te lembro)(?: that| que| che)?\Z"
+    r"|(?:i )?remind you|te recuerdo|je te rappelle|ti ricordo|te lembro"
+    r"|ich erinnere dich daran|напоминаю|нагадую|przypominam|提醒你)(?: that| que| che)?\Z"
 )
 _FACT_OF_THE_TASK = re.compile(
     r",? +(?:(?:that|que|che) )?(?:we(?:'ll| already| will| won't| have| had)|this only|ya|ja|gia)\b"
 )
+# A reminder dated today or tomorrow ("the deadline is tomorrow", "завтра релиз", "przypominam, że
+# jutro …", "明天要发布") is of an event of the moment; "from tomorrow on", "à partir de demain", "ab
+# morgen", "da domani", "从明天", "明日から" start a rule (folded words: "mañana" is read as "manana")
+_OF_THE_DAY = re.compile(
+    r"(?<!from )(?<!starting )(?<!partir de )(?<!\bab )(?<!\bda )(?<!jeden )"
+    r"\b(?:today|tomorrow|tonight|this (?:morning|afternoon|evening)|hoy|manana|esta (?:tarde|noche)"
+    r"|aujourd'hui|demain|ce soir|heute|morgen|oggi|domani|stasera|hoje|amanha"
+    r"|сегодня|завтра|сьогодні|dzisiaj|dzis|jutro)\b"
+    r"|(?<!从)(?:今天|明天|今晚|今日|明日)(?!から|起|开始)"
+)
 
 
 def _reminds(words: str, span: tuple[str, int, int]) -> bool:
-    """Whether a "remember" cue reminds of a fact of this task rather than setting a rule."""
+    """Whether a "remember" cue reminds of a fact of this task or of the day rather than setting a rule."""
     _, start, end = span
-    reminder = _REMINDER.match(words[start:end].strip()) is not None
-    return reminder and _FACT_OF_THE_TASK.match(words, end) is not None
+    if _REMINDER.match(words[start:end].strip()) is None:
+        return False
+    of_the_day = _OF_THE_DAY.search(words, end, _sentence_end_at(words, end)) is not None
+    return of_the_day or _FACT_OF_THE_TASK.match(words, end) is not None
+
+
+# Told or reminded again "about" / "of" a thing, asked again "for" or "whether" ("I remind you of
+# the demo", "I keep asking you for the logs", "how many times have I told you about this bug",
+# "напоминаю о встрече", "przypominam o spotkaniu", "нагадую про зустріч"): a subject or a request
+# said again, no rule
+_TELLS_AGAIN = re.compile(
+    r"(?:(?:telling|asking|reminding|told|remind) you|\btold|напоминаю|нагадую|przypominam)\Z"
+)
+# (", if …" after the cue is a rule's case: "I keep telling you, if the build fails, …")
+_OF_A_THING = re.compile(r" +(?:you +)?(?:about|of|for|whether|if|о|об|обо|про|o)\b")
+# "You forgot again" (or "in case you forget") before an article or a "what" forgot a thing ("…
+# the semicolon", "… le nom du fichier", "… what the error said", "… your password"), not a rule
+# ("… to run the migrations", "… que los tests van primero"); Slavic nouns have no article: a thing
+# unless an infinitive or a "that" follows ("забыл импорт" against "забыл запустить линтер", "забыл,
+# что …", "zapomniałeś uruchomić") (folded words: "oublié" is read as "oublie", "uruchomić" as
+# "uruchomic")
+_FORGOT = re.compile(  # and "in case you forget", "por si se te olvida", "au cas où tu oublierais" …
+    r"(?:(?:forgot|olvido|oublie|esqueceu|dimenticato)(?: again| otra vez| de novo)?"
+    r"|forget|olvida|oublierais|esqueca|dimentichi)\Z"
+)
+_A_THING_FORGOTTEN = re.compile(
+    r",? +(?:(?:the|a|an|my|your|its|our|their|what|where|which|how|who|el|la|los|las|un|una|mi|tu|su|sus"
+    r"|donde|como|cual|le|les|du|des|mon|ma|mes|ton|ta|tes|son|sa|ses|ce|cette|ou|comment|quel|quelle|quels"
+    r"|quelles|o|os|as|um|uma|meu|minha|seu|sua|onde|il|lo|gli|i|dove|come|quale|chi)\b|l')"
+)
+_SLAVIC_FORGOT = re.compile(r"(?:забыл|забыла|забув|забула|zapomnia\w*)\Z")
+_SLAVIC_THING_FORGOTTEN = re.compile(
+    r",? +(?!(?:что|чтобы|що|щоб|ze|zeby|aby)\b|\w+(?:ть|ти|чь|ться|тись|тися|c)\b)\w"
+)
+
+
+def _of_a_thing(words: str, span: tuple[str, int, int]) -> bool:
+    """Whether a cue of a rule said again is said of a thing: told about it, asked for it, forgot it."""
+    _, start, end = span
+    cue = words[start:end].strip()
+    if _TELLS_AGAIN.search(cue):
+        return _OF_A_THING.match(words, end) is not None
+    if _FORGOT.search(cue):
+        return _A_THING_FORGOTTEN.match(words, end) is not None
+    return _SLAVIC_FORGOT.search(cue) is not None and _SLAVIC_THING_FORGOTTEN.match(words, end) is not None
+
+
+# Forgotten by the person or someone else, not by the agent: "我又忘了密码", "Ich habe schon wieder
+# vergessen …", "Я опять забыл …", "Ele já esqueceu …" (the cues of the other lexicon languages
+# name the agent: "you forgot", "tu as oublié", "se te olvidó", "zapomniałeś", "hai dimenticato")
+_FORGOTTEN = re.compile(r"vergessen|забыл|забув|esqueceu|忘")
+_ANOTHER_SUBJECT = re.compile(
+    r"\b(?:ich|er|wir|я|он|она|мы|они|він|вона|ми|вони|eu|ele|ela|eles|elas)\b|我|他|她"
+)
+
+
+def _forgot_by_another(words: str, span: tuple[str, int, int]) -> bool:
+    """Whether a cue of a rule forgotten again follows a subject other than the agent in its clause."""
+    _, start, end = span
+    forgot = _FORGOTTEN.search(words, start, end) is not None
+    return forgot and _ANOTHER_SUBJECT.search(_clause_before(words, start)) is not None
 
 
 def _opening(words: str, span: tuple[str, int, int]) -> bool:
@@ -296,19 +415,27 @@ def _opening(words: str, span: tuple[str, int, int]) -> bool:
     return span[1] < SENTENCE and (end is None or span[2] <= end.start())
 
 
-def _answer_in_a_language(words: str, found: Spans) -> list[tuple[str, int, int]]:
+def _answer_in_a_language(
+    words: str, found: Spans, agent_words: Callable[[], str]
+) -> list[tuple[str, int, int]]:
     """A language and, in its sentence, a verb of speaking or "all" / "always", or nothing but a "please".
 
     "answer in German", "пиши на русском"; "put all titles in English", "todo el código siempre en
     inglés": the language of whatever the agent writes, not of one answer or one file. Beside "all",
-    not a state ("the labels are all in English"), a sight or a translation's language.
+    not a state ("the labels are all in English"), a sight or a translation's language. Alone, not
+    the answer to the agent's question of which language.
     """
     languages = found.get("in_language")
     if not languages:
         return []
     spoken = _beside(words, languages, found.get("speak", ()))
     told = [span for span in _beside(words, languages, found.get("whole", ())) if not _as_it_is(words, span)]
-    return spoken + told + [span for span in languages if _alone(words, span)]
+    alone = [span for span in languages if _alone(words, span)]
+    if alone and _TRANSLATION.search(words):  # "Traduis ce paragraphe. En anglais.": what to translate into
+        alone = []
+    if len({words[start:end] for _, start, end in alone}) > 1:  # "1. In English 2. In Spanish": items
+        alone = []
+    return spoken + told + [span for span in alone if not _asked_which_language(agent_words(), words, span)]
 
 
 # What may stand beside a language that is a sentence of its own: "日本語でお願いします", "em
@@ -327,10 +454,49 @@ _BESIDE = " ,.!;:-–—…。！，、"
 def _alone(words: str, span: tuple[str, int, int]) -> bool:
     """Whether a language is a sentence of its own, with at most a "please" before or after it."""
     _, start, end = span
-    before = words[_sentence_start(words, start) : start].strip(_BESIDE)
+    opening = _sentence_start(words, start)
+    if _NUMBERED.search(words, max(0, opening - 4), opening):  # "2. In Spanish": an item of a list
+        return False
+    before = words[opening:start].strip(_BESIDE)
     closing = SENTENCE_END.search(words, end)  # "。" too: "日本語でお願いします。現在…"
     after = words[end : closing.start() if closing else len(words)].strip(_BESIDE)
     return before in _POLITE and after in _POLITE
+
+
+_NUMBERED = re.compile(r"(?<![\w.])\d{1,2}[.)] *\Z")
+
+
+# The agent's question of which language ("Which language should the README be in?", "en français
+# ou en anglais ?", "На каком языке писать документацию?", "何語で書きますか？"): a language alone
+# after it picks the language of what was asked about, for this task, as "I prefer the second one"
+# picks an option (folded words: "języku" is read as "jezyku"; "мов…" is Ukrainian's "language")
+_LANGUAGE_WORD = re.compile(
+    r"\b(?:languages?|locales?|idiomas?|langues?|sprachen?|lingu[ae]|jezyk\w*|jazyk\w*|jazyc\w*"
+    r"|язык\w*|мов(?:а|и|у|ою|ами)|dil(?:de|i|inde)?|ngon ngu)\b|语言|言語|何語|언어|भाषा"
+)
+# unless it asks how it should talk to the person ("Should I answer in Spanish or in English?",
+# "На каком языке тебе отвечать?"): then the answer is how to talk
+_TALK = re.compile(
+    r"\b(?:answer|respond|reply|talk|speak|communicate|chat|responda|responder|contestar|hablar|repondre"
+    r"|reponde|parler|antworten|antworte|sprechen|rispondere|rispondo|parlare|falar|odpowiadac|rozmawiac)\b"
+    r"|отвеча|говорить|общаться|відповіда|回答|回复|交流|返答|話"
+)
+_QUESTION_TAIL = 300  # characters before the agent's last question mark that may hold its question
+_LANGUAGE_CUE_EDGES = "用で으로 "  # beside a language's name in a cue: "用中文", "日本語で", "영어로"
+
+
+def _asked_which_language(agent: str, words: str, span: tuple[str, int, int]) -> bool:
+    """Whether the agent's text before ends asking which language for a thing, or names the one answered."""
+    if not agent or not ends_asking(agent):
+        return False
+    mark = max(agent.rfind("?"), agent.rfind("？"))
+    tail = agent[max(0, mark - _QUESTION_TAIL) : mark]
+    opening = max((found.end() for found in SENTENCE_END.finditer(tail)), default=0)
+    question = tail[opening:]
+    if _TALK.search(question):
+        return False
+    name = words[span[1] : span[2]].split()[-1].strip(_LANGUAGE_CUE_EDGES)
+    return _LANGUAGE_WORD.search(question) is not None or (bool(name) and name in question)
 
 
 def _beside(
@@ -391,9 +557,9 @@ _STATE = re.compile(
     r"\b(?:is|are|was|were|esta|estan|son|sind|ist|sont|est|sao|sono)"
     r" +(?:(?:all|todos|todas|todo|alle|tous|toutes|tutti|tutte|tudo) +)?\Z"
 )
+_TRANSLATION = re.compile(r"translat|tradu[cz]|tradui|ubersetz|tłumacz|翻译|翻訳|번역|перев[ео]д|переклад")
 _TRANSLATION_OR_SIGHT = re.compile(
-    r"translat|tradu[cz]|tradui|ubersetz|翻译|翻訳|перев[ео]д"
-    r"|\b(?:i (?:can )?see|i get|veo|vejo|je vois|ich sehe|я вижу)\b|我看到|看到的"
+    _TRANSLATION.pattern + r"|\b(?:i (?:can )?see|i get|veo|vejo|je vois|ich sehe|я вижу)\b|我看到|看到的"
     # what a product shows ("the app shows / muestra todo en inglés") is a sight, not how to write
     r"|\b(?:shows|displays|muestra|muestran|affiche|affichent|zeigt|zeigen|mostra|mostram|показывает)\b"
 )
