@@ -54,6 +54,8 @@ def preference(
     spans = [span for span in spans if not _configures(words, span)]
     spans += [span for span in _answer_in_a_language(words, found) if not first or _opening(words, span)]
     for lang, start, end in sorted(spans, key=lambda span: span[1]):
+        if _later_for_another(words, start, end):
+            continue
         if not is_question_at(words, end) or _SAID_AGAIN.search(words, start, end):
             return lang, f"states a standing preference: “{words[start:end].strip()}”"
     return None
@@ -407,3 +409,25 @@ def _as_it_is(words: str, span: tuple[str, int, int]) -> bool:
     stop = closing.start() if closing else len(words)
     state = _STATE.search(words, max(0, start - 30), start)
     return state is not None or _TRANSLATION_OR_SIGHT.search(words, opening, stop) is not None
+
+
+# "in the future", "going forward", "next time" say when the agent works again only in a sentence
+# that speaks to it ("next time, ask me first", "please run the linter going forward", "in the
+# future you should …") or that the cue opens ("Going forward, we use pnpm."); with the person or
+# the team as the actor and no "you", it is their own plan or what the product does ("in the future
+# I want to add offline search", "I'll check the keys myself going forward", "when I quit, next time
+# the client starts …"); "I want / I'd like <something> going forward" still asks the agent
+_LATER = re.compile(r"in the future|going forward|next time")
+_TO_THE_AGENT = re.compile(r"\b(?:you|your|yours|yourself|please|pls|plz)\b")
+_ONESELF = re.compile(
+    r"\b(?:i|we)(?:'ll|'m|'ve|'d)?(?!')\b(?! (?:want|would like|like|prefer|need) (?!to\b))"
+)
+
+
+def _later_for_another(words: str, start: int, end: int) -> bool:
+    """Whether a cue of later names the person's or the product's later, not the agent's work."""
+    if not _LATER.fullmatch(words[start:end].strip()) or opens_a_sentence(words, start):
+        return False
+    opening, stop = _sentence_start(words, start), _sentence_end_at(words, end)
+    to_the_agent = _TO_THE_AGENT.search(words, opening, stop) is not None
+    return not to_the_agent and _ONESELF.search(words, opening, stop) is not None
