@@ -49,6 +49,7 @@ def preference(
         and not _describes(words, span)
         and not _reminds(words, span)
         and not _means_still(words, span, found)
+        and not _wishes_once(words, span, found)
         and not (span[1] == 0 and _picks(words, found, offered))
     ]
     spans = [span for span in spans if not _configures(words, span)]
@@ -431,3 +432,16 @@ def _later_for_another(words: str, start: int, end: int) -> bool:
     opening, stop = _sentence_start(words, start), _sentence_end_at(words, end)
     to_the_agent = _TO_THE_AGENT.search(words, opening, stop) is not None
     return not to_the_agent and _ONESELF.search(words, opening, stop) is not None
+
+
+# "我希望" ("I wish") asks for a result of this task ("我希望能把报表导出成 CSV", "我希望设置页用 Vue
+# 重写"); with a word of every time in its sentence ("以后", "每次", "总是" …) it asks how
+# to work from now on ("我希望以后每次提交前都先跑测试")
+def _wishes_once(words: str, span: tuple[str, int, int], found: Spans) -> bool:
+    """Whether a "我希望" cue wishes for one result, with no word of every time in its sentence."""
+    _, start, end = span
+    if words[start:end].strip() != "我希望":
+        return False
+    opening, stop = _sentence_start(words, start), _sentence_end_at(words, end)
+    habitual = (cue for kind in ("standing", "standing_lead") for cue in found.get(kind, ()))
+    return not any(opening <= at < stop and at != start for _, at, _ in habitual)
