@@ -50,6 +50,7 @@ def preference(
         and not _reminds(words, span)
         and not _means_still(words, span, found)
         and not _wishes_once(words, span, found)
+        and not _a_things_default(words, span)
         and not (span[1] == 0 and _picks(words, found, offered))
     ]
     spans = [span for span in spans if not _configures(words, span)]
@@ -445,3 +446,17 @@ def _wishes_once(words: str, span: tuple[str, int, int], found: Spans) -> bool:
     opening, stop = _sentence_start(words, start), _sentence_end_at(words, end)
     habitual = (cue for kind in ("standing", "standing_lead") for cue in found.get(kind, ()))
     return not any(opening <= at < stop and at != start for _, at, _ in habitual)
+
+
+# "by default" before a subject and its verb tells what something does unless set otherwise ("by
+# default it should scan the repo", "By default, tokens are not sent to forks"): the product's
+# default, not how the agent works ("By default, answer in English", "by default use pnpm")
+_A_SUBJECT_AND_ITS_VERB = re.compile(
+    r",? +(?:[^\W\d_]+ +){1,2}(?:is|are|was|were|should|shall|will|would|must|can|could|has|have|gets?)\b"
+)
+
+
+def _a_things_default(words: str, span: tuple[str, int, int]) -> bool:
+    """Whether a "by default" cue goes on to tell what something does by default."""
+    _, start, end = span
+    return words[start:end].strip() == "by default" and _A_SUBJECT_AND_ITS_VERB.match(words, end) is not None
