@@ -451,12 +451,15 @@ def _wishes_once(words: str, span: tuple[str, int, int], found: Spans) -> bool:
 # "by default" before a subject and its verb tells what something does unless set otherwise ("by
 # default it should scan the repo", "By default, tokens are not sent to forks"): the product's
 # default, not how the agent works ("By default, answer in English", "by default use pnpm")
-_A_SUBJECT_AND_ITS_VERB = re.compile(
-    r",? +(?:[^\W\d_]+ +){1,2}(?:is|are|was|were|should|shall|will|would|must|can|could|has|have|gets?)\b"
+_AUXILIARIES = frozenset(
+    ("is", "are", "was", "were", "should", "shall", "will", "would", "must", "can", "could", "has", "have")
 )
 
 
 def _a_things_default(words: str, span: tuple[str, int, int]) -> bool:
-    """Whether a "by default" cue goes on to tell what something does by default."""
+    """Whether a "by default" cue goes on to tell what something does: a subject, then its verb."""
     _, start, end = span
-    return words[start:end].strip() == "by default" and _A_SUBJECT_AND_ITS_VERB.match(words, end) is not None
+    if words[start:end].strip() != "by default":
+        return False
+    subject_and_verb = words[end : end + SENTENCE].lstrip(" ,").split(" ", 3)[1:3]
+    return any(word in _AUXILIARIES for word in subject_and_verb)
