@@ -62,12 +62,16 @@ def preference(
         and not _describes(words, span)
         and not _reminds(words, span)
         and not _means_still(words, span, found)
+        and not _wishes_once(words, span, found)
+        and not _a_things_default(words, span)
         and not (span[1] == 0 and _picks(words, found, offered))
     ]
     spans = [span for span in spans if not _configures(words, span)]
     languages = _answer_in_a_language(words, found, agent_words)
     spans += [span for span in languages if not first or _opening(words, span)]
     for lang, start, end in sorted(spans, key=lambda span: span[1]):
+        if _later_for_another(words, start, end):
+            continue
         if not is_question_at(words, end) or _SAID_AGAIN.search(words, start, end):
             return lang, f"states a standing preference: “{words[start:end].strip()}”"
     return None
@@ -573,3 +577,55 @@ def _as_it_is(words: str, span: tuple[str, int, int]) -> bool:
     stop = closing.start() if closing else len(words)
     state = _STATE.search(words, max(0, start - 30), start)
     return state is not None or _TRANSLATION_OR_SIGHT.search(words, opening, stop) is not None
+
+
+# "in the future", "going forward", "next time" say when the agent works again only in a sentence
+# that speaks to it ("next time, ask me first", "please run the linter going forward", "in the
+# future you should …") or that the cue opens ("Going forward, we use pnpm."); with the person or
+# the team as the actor and no "you", it is their own plan or what the product does ("in the future
+# I want to add offline search", "I'll check the keys myself going forward", "when I quit, next time
+# the client starts …"); "I want / I'd like <something> going forward" still asks the agent
+_LATER = re.compile(r"in the future|going forward|next time")
+_TO_THE_AGENT = re.compile(r"\b(?:you|your|yours|yourself|please|pls|plz)\b")
+_ONESELF = re.compile(
+    r"\b(?:i|we)(?:'ll|'m|'ve|'d)?(?!')\b(?! (?:want|would like|like|prefer|need) (?!to\b))"
+)
+
+
+def _later_for_another(words: str, start: int, end: int) -> bool:
+    """Whether a cue of later names the person's or the product's later, not the agent's work."""
+    if not _LATER.fullmatch(words[start:end].strip()) or opens_a_sentence(words, start):
+        return False
+    opening, stop = _sentence_start(words, start), _sentence_end_at(words, end)
+    to_the_agent = _TO_THE_AGENT.search(words, opening, stop) is not None
+    return not to_the_agent and _ONESELF.search(words, opening, stop) is not None
+
+
+# "我希望" ("I wish") asks for a result of this task ("我希望能把报表导出成 CSV", "我希望设置页用 Vue
+# 重写"); with a word of every time in its sentence ("以后", "每次", "总是" …) it asks how
+# to work from now on ("我希望以后每次提交前都先跑测试")
+def _wishes_once(words: str, span: tuple[str, int, int], found: Spans) -> bool:
+    """Whether a "我希望" cue wishes for one result, with no word of every time in its sentence."""
+    _, start, end = span
+    if words[start:end].strip() != "我希望":
+        return False
+    opening, stop = _sentence_start(words, start), _sentence_end_at(words, end)
+    habitual = (cue for kind in ("standing", "standing_lead") for cue in found.get(kind, ()))
+    return not any(opening <= at < stop and at != start for _, at, _ in habitual)
+
+
+# "by default" before a subject and its verb tells what something does unless set otherwise ("by
+# default it should scan the repo", "By default, tokens are not sent to forks"): the product's
+# default, not how the agent works ("By default, answer in English", "by default use pnpm")
+_AUXILIARIES = frozenset(
+    ("is", "are", "was", "were", "should", "shall", "will", "would", "must", "can", "could", "has", "have")
+)
+
+
+def _a_things_default(words: str, span: tuple[str, int, int]) -> bool:
+    """Whether a "by default" cue goes on to tell what something does: a subject, then its verb."""
+    _, start, end = span
+    if words[start:end].strip() != "by default":
+        return False
+    subject_and_verb = words[end : end + SENTENCE].lstrip(" ,").split(" ", 3)[1:3]
+    return any(word in _AUXILIARIES for word in subject_and_verb)

@@ -1,0 +1,34 @@
+"""The agent's work judged not good enough is a correction, as scorn is; what something is good for is not."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.transcripts.hearing_cases import DONE, heard
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the new sidebar is not good, the icons overlap the labels",
+        "Not good at all, the dialog still jumps when I scroll",
+        "still not satisfactory, the voice cuts mid-word",
+        "hmm, that's not great either",
+        "设置页的弹窗不好看",
+        "这个结果我不满意",
+    ],
+)
+def test_work_judged_not_good_is_a_correction(text):
+    assert heard(text, before=DONE).correction, text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'm not good at CSS, can you walk me through the grid you used?",
+        "Is sqlite not good enough for this many writes",
+        "it's not good for the tests to hit the network, mock it in the next task",
+    ],
+)
+def test_what_something_is_good_for_is_no_correction(text):
+    assert not heard(text, before=DONE).correction, text

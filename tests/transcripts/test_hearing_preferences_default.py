@@ -1,0 +1,27 @@
+"""A "by default" rules how the agent works, unless a subject and its verb follow: a thing's default."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.transcripts.hearing_cases import preference
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["By default, answer in English.", "ok, and by default use pnpm", "By default we use tabs here."],
+)
+def test_by_default_about_the_agents_work_states_a_preference(text):
+    assert preference(text) is not None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Make the exporter pick the newest file. Also by default it should skip hidden folders.",
+        "The CI log says: By default, tokens are not sent to jobs from forks.",
+        "Thanks. By default the sidebar will stay collapsed on phones, right.",
+    ],
+)
+def test_by_default_about_what_a_thing_does_states_none(text):
+    assert preference(text) is None

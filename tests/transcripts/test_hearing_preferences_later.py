@@ -1,0 +1,44 @@
+"""A cue of later ("in the future", "going forward", "next time") names the agent's later work only.
+
+Said to the agent, or opening its sentence, it asks how to work from then on; with the person or
+the team as the actor and no "you", it is their own plan or what the product does then.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.transcripts.hearing_cases import preference
+
+THE_AGENTS_LATER = [
+    "Next time, ask me before you push.",
+    "Going forward, we use pnpm.",
+    "Please run the linter going forward.",
+    "In the future you should write the tests first.",
+    "I want the commit messages in English going forward.",
+    "I'd like the tests to run first in the future, before any refactor.",
+    "Use pnpm going forward",
+]
+
+
+@pytest.mark.parametrize("text", THE_AGENTS_LATER)
+def test_a_cue_of_later_said_to_the_agent_states_a_preference(text):
+    assert preference(text) is not None
+
+
+SOMEONE_ELSES_LATER = [
+    "Fine by me, I'll double-check the staging keys myself going forward.",
+    "Keep the small model, since in the future I want to add offline search to the editor.",
+    "When I quit mid-upload, next time the client starts it forgets the queue.",
+    "We have to ship the beta first and we will add the export in the future.",
+    "how does the widget know my settings, so the next time I load the page it keeps the dark theme",
+]
+
+
+@pytest.mark.parametrize("text", SOMEONE_ELSES_LATER)
+def test_a_cue_of_later_with_the_person_as_actor_states_none(text):
+    assert preference(text) is None
+
+
+def test_another_standing_cue_in_the_sentence_still_counts():
+    assert preference("I'll review it myself, and always run the tests in the future.") is not None
