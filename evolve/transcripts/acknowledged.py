@@ -17,12 +17,15 @@ library only (the observer's path); every pattern is linear.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import replace
 
+from evolve.transcripts.gated import GatedPattern
 from evolve.transcripts.hearing import Heard
 from evolve.transcripts.lexicons import prose
+from evolve.transcripts.literals import Literals
 from evolve.transcripts.replies import ACKNOWLEDGED as A_YES
 from evolve.transcripts.replies import accepts
 from evolve.transcripts.sentences import ends_asking, size
@@ -163,6 +166,8 @@ _OWNED = re.compile(
 def admission(agent_after: str) -> str | None:
     """The admission opening the agent's answer, in its words, or None."""
     opening = _opening(agent_after)
+    if not _may_admit(opening):
+        return None  # most answers: none of an admission's words, told in C
     found = _ADMISSION.search(opening, 0, LEAD + 40)
     if found is None or found.start() > LEAD:
         found = _owned_after_apology(opening)  # "Sorry, but I broke it", "Oops, sorry! I forgot …"
@@ -188,6 +193,27 @@ def admission(agent_after: str) -> str | None:
     if _APOLOGY.search(found.group()) and (_REFUSAL.search(sentence) or disagrees):
         return None
     return found.group()
+
+
+def _may_admit(opening: str) -> bool:
+    """Whether an admission's words may open the answer: a scan for their literals costs ~4 µs.
+
+    Trying the regexes at every place of the window costs ~15 µs an answer; four in five hold none.
+    """
+    literals = _admission_literals()
+    return literals is None or bool(literals.present(opening[: LEAD + 40]))
+
+
+@functools.cache
+def _admission_literals() -> Literals | None:
+    """Literals one of which every match of `_ADMISSION` and `_BARE_APOLOGY` holds (None: not known).
+
+    Found in the patterns themselves (`gated`), so new words of an admission need no list here.
+    """
+    groups = [GatedPattern(pattern.pattern).anchors for pattern in (_ADMISSION, _BARE_APOLOGY)]
+    if not all(groups):
+        return None
+    return Literals(literal for anchors in groups for literal in anchors[0])
 
 
 def _owned_after_apology(opening: str) -> re.Match[str] | None:
