@@ -622,10 +622,14 @@ _AUXILIARIES = frozenset(
 )
 
 
+_THE_AGENT = frozenset(("you", "your", "u", "ur"))
+
+
 def _a_things_default(words: str, span: tuple[str, int, int]) -> bool:
     """Whether a "by default" cue goes on to tell what something does: a subject, then its verb."""
     _, start, end = span
     if words[start:end].strip() != "by default":
         return False
-    subject_and_verb = words[end : end + SENTENCE].lstrip(" ,").split(" ", 3)[1:3]
-    return any(word in _AUXILIARIES for word in subject_and_verb)
+    subject, *verbs = words[end : end + SENTENCE].lstrip(" ,").split(" ", 3)[:3]
+    # "by default you should run the tests", "by default your answers should be short": the agent's
+    return subject not in _THE_AGENT and any(word in _AUXILIARIES for word in verbs)

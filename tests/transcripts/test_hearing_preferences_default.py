@@ -9,7 +9,13 @@ from tests.transcripts.hearing_cases import preference
 
 @pytest.mark.parametrize(
     "text",
-    ["By default, answer in English.", "ok, and by default use pnpm", "By default we use tabs here."],
+    [
+        "By default, answer in English.",
+        "ok, and by default use pnpm",
+        "By default we use tabs here.",
+        "By default you should open a draft PR, not a ready one.",
+        "by default your summaries must stay under ten lines",
+    ],
 )
 def test_by_default_about_the_agents_work_states_a_preference(text):
     assert preference(text) is not None
