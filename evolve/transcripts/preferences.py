@@ -584,21 +584,28 @@ def _as_it_is(words: str, span: tuple[str, int, int]) -> bool:
 # future you should …") or that the cue opens ("Going forward, we use pnpm."); with the person or
 # the team as the actor and no "you", it is their own plan or what the product does ("in the future
 # I want to add offline search", "I'll check the keys myself going forward", "when I quit, next time
-# the client starts …"); "I want / I'd like <something> going forward" still asks the agent
+# the client starts …"); "I want / I'd like / I expect <something> going forward" still asks the
+# agent ("I'd prefer that we use pnpm going forward"). Opening the sentence, the cue rules ("Going
+# forward, we use pnpm") unless the person's own plan follows it ("Next time I'll run it myself")
 _LATER = re.compile(r"in the future|going forward|next time")
 _TO_THE_AGENT = re.compile(r"\b(?:you|your|yours|yourself|please|pls|plz)\b")
-_ONESELF = re.compile(
-    r"\b(?:i|we)(?:'ll|'m|'ve|'d)?(?!')\b(?! (?:want|would like|like|prefer|need) (?!to\b))"
+_WISHED = re.compile(r"\b(?:i|we)(?:'d| would)? (?:want|like|prefer|need|expect|require|insist)\b(?! to\b)")
+_ONESELF = re.compile(r"\b(?:i|we)(?:'ll|'m|'ve|'d)?(?!')\b")
+_OWN_PLAN = re.compile(
+    r"[ ,]*i(?:'ll| will|'m going to| am going to| want to| plan to| intend to| need to| might| may)\b"
 )
 
 
 def _later_for_another(words: str, start: int, end: int) -> bool:
     """Whether a cue of later names the person's or the product's later, not the agent's work."""
-    if not _LATER.fullmatch(words[start:end].strip()) or opens_a_sentence(words, start):
+    if not _LATER.fullmatch(words[start:end].strip()):
         return False
     opening, stop = _sentence_start(words, start), _sentence_end_at(words, end)
-    to_the_agent = _TO_THE_AGENT.search(words, opening, stop) is not None
-    return not to_the_agent and _ONESELF.search(words, opening, stop) is not None
+    if _TO_THE_AGENT.search(words, opening, stop) or _WISHED.search(words, opening, stop):
+        return False
+    if opens_a_sentence(words, start):
+        return _OWN_PLAN.match(words, end) is not None
+    return _ONESELF.search(words, opening, stop) is not None
 
 
 # "我希望" ("I wish") asks for a result of this task ("我希望能把报表导出成 CSV", "我希望设置页用 Vue

@@ -1,7 +1,8 @@
 """A cue of later ("in the future", "going forward", "next time") names the agent's later work only.
 
 Said to the agent, or opening its sentence, it asks how to work from then on; with the person or
-the team as the actor and no "you", it is their own plan or what the product does then.
+the team as the actor and no "you", it is their own plan or what the product does then, and so
+is the person's own plan right after the cue that opens it ("Next time I'll …").
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ THE_AGENTS_LATER = [
     "I want the commit messages in English going forward.",
     "I'd like the tests to run first in the future, before any refactor.",
     "Use pnpm going forward",
+    "I'd prefer that we rebase instead of merging going forward.",
+    "We expect a changelog entry with each change in the future.",
 ]
 
 
@@ -32,6 +35,8 @@ SOMEONE_ELSES_LATER = [
     "When I quit mid-upload, next time the client starts it forgets the queue.",
     "We have to ship the beta first and we will add the export in the future.",
     "how does the widget know my settings, so the next time I load the page it keeps the dark theme",
+    "Next time I'll rotate the certificates myself.",
+    "In the future, I want to port the renderer to WebGPU.",
 ]
 
 
