@@ -28,6 +28,8 @@ def test_work_judged_not_good_is_a_correction(text):
         "I'm not good at CSS, can you walk me through the grid you used?",
         "Is sqlite not good enough for this many writes",
         "it's not good for the tests to hit the network, mock it in the next task",
+        "it's not good practice to keep API keys in the repo, move them to a vault in the next step",
+        "Not good practice, I know, but hardcode the port for this demo",
     ],
 )
 def test_what_something_is_good_for_is_no_correction(text):
