@@ -41,7 +41,7 @@ _ADMISSION = re.compile(
     r"you(?:'re| are)(?: absolutely| totally| completely| quite| entirely| so)? (?:right|correct)\b"
     r"|(?:good|great|nice|sharp|excellent) (?:catch|eye|spot)\b|well spotted|good call\b"
     r"|(?:good|great|fair|valid|excellent) (?:point|observation)\b"
-    r"|my (?:mistake|bad|apologies|error)\b|i apologi[sz]e|apologies for"
+    r"|my (?:mistake|bad|apologies|error|oversight)\b|oversight on my part|i apologi[sz]e|apologies for"
     r"|sorry (?:about that|for (?:that|my|the (?:confusion|mistake|error|oversight|misunderstanding)))\b"
     r"|i (?:was wrong|stand corrected|misunderstood|misread)\b"
     r"|i made (?:a|an) (?:mistake|error)\b|that(?:'s| is| was) (?:on me|my mistake|my fault)"

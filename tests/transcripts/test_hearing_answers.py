@@ -95,6 +95,9 @@ from tests.reflect.scenarios import Transcript
         ("Good call — my mistake, the loop ran twice.", "my mistake"),
         ("Fair point: I should have read the changelog first.", "fair point"),
         ("Buena observación: me equivoqué de rama.", "buena observación"),
+        # an oversight owned, after a suggestion taken up or alone
+        ("Fair point, that was my oversight: the retry never reset its counter.", "my oversight"),
+        ("Good call. That was an oversight on my part: the key ignored the locale.", "oversight on my part"),
     ],
 )
 def test_an_admission_opening_the_answer_is_found(answer, said):
