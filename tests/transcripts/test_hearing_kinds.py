@@ -509,3 +509,22 @@ def test_build_words_in_a_request_report_nothing(text):
 def test_toujours_super_lent_reports_slowness_and_states_no_preference():
     result = hear(load_lexicons(), "toujours super lent", DONE)
     assert result.correction and not result.preference, result
+
+
+# attack50: the German "mal" ("schau mal", "das nächste Mal") is no Spanish "mal" (badly), which the
+# lists of every language read; "está mal" and "noch mal" still count
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Schau mal in die Konsole, da steht noch mehr",
+        "Das nächste Mal deploye ich selbst.",
+        "Mach das mal so",
+    ],
+)
+def test_the_german_mal_reports_nothing(text):
+    assert not heard(text).correction, text
+
+
+@pytest.mark.parametrize("text", ["lo hiciste mal", "esto está mal", "noch mal bitte"])
+def test_mal_of_a_mistake_or_again_still_counts(text):
+    assert heard(text).correction, text
