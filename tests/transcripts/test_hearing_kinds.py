@@ -528,3 +528,10 @@ def test_the_german_mal_reports_nothing(text):
 @pytest.mark.parametrize("text", ["lo hiciste mal", "esto está mal", "noch mal bitte"])
 def test_mal_of_a_mistake_or_again_still_counts(text):
     assert heard(text).correction, text
+
+
+# attack50: slowness denied ("plus très lent", "pas trop lent") after the agent's claim is praise, not
+# the "très lent" cf63529 added
+@pytest.mark.parametrize("text", ["ce n'est plus très lent, merci", "pas trop lent du tout, c'est bon"])
+def test_slowness_denied_reports_nothing(text):
+    assert not heard(text).correction, text
