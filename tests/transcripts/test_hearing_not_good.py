@@ -34,3 +34,16 @@ def test_work_judged_not_good_is_a_correction(text):
 )
 def test_what_something_is_good_for_is_no_correction(text):
     assert not heard(text, before=DONE).correction, text
+
+
+# attack50: a threshold the product checks is a spec, not the agent's work judged
+@pytest.mark.parametrize(
+    "text",
+    [
+        "if the OCR confidence is not good, send the page to manual review",
+        "Mark the upload red when the checksum is not acceptable",
+        "如果用户对推荐结果不满意，就显示一个反馈按钮",
+    ],
+)
+def test_a_threshold_in_a_spec_is_no_correction(text):
+    assert not heard(text, before=DONE).correction, text
