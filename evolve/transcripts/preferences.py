@@ -590,6 +590,9 @@ def _as_it_is(words: str, span: tuple[str, int, int]) -> bool:
 _LATER = re.compile(r"in the future|going forward|next time")
 _TO_THE_AGENT = re.compile(r"\b(?:you|your|yours|yourself|please|pls|plz)\b")
 _WISHED = re.compile(r"\b(?:i|we)(?:'d| would)? (?:want|like|prefer|need|expect|require|insist)\b(?! to\b)")
+# an order after the team's way, in its sentence: "We squash every PR going forward, so do that",
+# "I'll review PRs going forward, so leave them open", "…, make sure the commits are tidy"
+_ORDERED = re.compile(r"[,;:—–] *(?:so |then )?(?:do|follow|apply|stick to|keep to|make sure|leave|mind)\b")
 _ONESELF = re.compile(r"\b(?:i|we)(?:'ll|'m|'ve|'d)?(?!')\b")
 _OWN_PLAN = re.compile(
     r"[ ,]*i(?:'ll| will|'m going to| am going to| want to| plan to| intend to| need to| might| may)\b"
@@ -601,7 +604,7 @@ def _later_for_another(words: str, start: int, end: int) -> bool:
     if not _LATER.fullmatch(words[start:end].strip()):
         return False
     opening, stop = _sentence_start(words, start), _sentence_end_at(words, end)
-    if _TO_THE_AGENT.search(words, opening, stop) or _WISHED.search(words, opening, stop):
+    if any(said.search(words, opening, stop) for said in (_TO_THE_AGENT, _WISHED, _ORDERED)):
         return False
     if opens_a_sentence(words, start):
         return _OWN_PLAN.match(words, end) is not None

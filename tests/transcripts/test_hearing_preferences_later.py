@@ -21,6 +21,8 @@ THE_AGENTS_LATER = [
     "Use pnpm going forward",
     "I'd prefer that we rebase instead of merging going forward.",
     "We expect a changelog entry with each change in the future.",
+    "We squash-merge every PR going forward, so do that with this one too.",
+    "I'll tag the releases myself next time, so leave the version alone.",
 ]
 
 
