@@ -628,11 +628,15 @@ def _wishes_once(words: str, span: tuple[str, int, int], found: Spans) -> bool:
 # default it should scan the repo", "By default, tokens are not sent to forks"): the product's
 # default, not how the agent works ("By default, answer in English", "by default use pnpm")
 _AUXILIARIES = frozenset(
-    ("is", "are", "was", "were", "should", "shall", "will", "would", "must", "can", "could", "has", "have")
+    "is are was were should shall will would must can could has have does".split()
+    + "isn't aren't wasn't doesn't won't".split()
 )
-
-
 _THE_AGENT = frozenset(("you", "your", "u", "ur"))
+# a thing named by its article ("By default, the API returns 20 items", "by default this flag …") or
+# a subject with its verb in one word ("by default it's off"): what it does, whatever the verb
+_A_THING = frozenset(
+    ("the", "this", "these", "those", "its", "their", "it's", "that's", "there's", "they're")
+)
 
 
 def _a_things_default(words: str, span: tuple[str, int, int]) -> bool:
@@ -641,5 +645,7 @@ def _a_things_default(words: str, span: tuple[str, int, int]) -> bool:
     if words[start:end].strip() != "by default":
         return False
     subject, *verbs = words[end : end + SENTENCE].lstrip(" ,").split(" ", 3)[:3]
+    if subject in _A_THING:
+        return True
     # "by default you should run the tests", "by default your answers should be short": the agent's
     return subject not in _THE_AGENT and any(word in _AUXILIARIES for word in verbs)

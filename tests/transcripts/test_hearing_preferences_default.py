@@ -27,6 +27,9 @@ def test_by_default_about_the_agents_work_states_a_preference(text):
         "Make the exporter pick the newest file. Also by default it should skip hidden folders.",
         "The CI log says: By default, tokens are not sent to jobs from forks.",
         "Thanks. By default the sidebar will stay collapsed on phones, right.",
+        "By default, the search endpoint returns fifty hits per page.",
+        "by default it's hidden behind the feature flag",
+        "By default the importer doesn't touch archived projects.",
     ],
 )
 def test_by_default_about_what_a_thing_does_states_none(text):
