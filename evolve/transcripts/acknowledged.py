@@ -145,15 +145,18 @@ _LABEL = re.compile(r"(?:^|\n)\W*\w+(?: \w+)?:(?![0-9/])|:[ \t]*[\"“«「\n]")
 # file", "Tienes razón! Me equivoqué") or after "Sorry, but" ("I apologize, but I misread the
 # config"): an admission still. A past verb before "the wrong" ("I'll add the wrong-type check" owns
 # nothing), not one guarding against it ("I added a check for the wrong type", "… to reject the
-# wrong token"); the verbs of a mistake in each lexicon language
+# wrong token"); not a thing left untold ("Good point. I forgot to mention YAML works already",
+# "I should have mentioned it": the agent adds a fact); the verbs of a mistake in each lexicon language
 _OWNED = re.compile(
     r"\bi(?:'ve|'d| have| had| must have)?(?: (?:accidentally|mistakenly|completely|totally|also))?"
-    r" (?:forgot|missed|overlooked|broke|messed up|mixed up|misread|misunderstood|confused"
+    r" (?:forgot(?! to (?:mention|say|note|tell you)\b)|missed|overlooked|broke|messed up|mixed up"
+    r"|misread|misunderstood|confused"
     r"|(?:[a-z]+ed|put|chose|took|wrote|read|ran|set|made|gave|had|got|sent|built|hit|went|did|left)"
     r"(?: (?!for\b|against\b|when\b|if\b|reject|catch|handl|detect|block|flag|ignor|skip|warn)[a-z]+){0,3}"
     r" (?:the |a )?wrong)\b"
     r"|\bi(?:'ve| have)? (?:accidentally|mistakenly|wrongly|incorrectly)\b"
-    r"|\bi made an? (?:[a-z]+ )?(?:mistake|error)\b|\bi (?:should|shouldn't|should not) have\b"
+    r"|\bi made an? (?:[a-z]+ )?(?:mistake|error)\b"
+    r"|\bi (?:should|shouldn't|should not) have\b(?! (?:mentioned|said|noted)\b)"
     r"|me equivoqu|me confund|(?:se me )?olvid[éó]|equivocad|errei|me enganei|esqueci|errad[oa]"
     r"|je me suis tromp|j'ai (?:oublié|cassé|mal )|ich habe (?:\w+ ){0,3}(?:falsch|vergessen|übersehen)"
     r"|hab mich vertan|habe mich geirrt|ho sbagliato|mi sono sbagliat|ho dimenticato|sbagliat[oa]"

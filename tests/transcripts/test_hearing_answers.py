@@ -94,6 +94,7 @@ from tests.reflect.scenarios import Transcript
         ("Good point. I forgot to bump the version in the lockfile.", "good point"),
         ("Good call — my mistake, the loop ran twice.", "my mistake"),
         ("Fair point: I should have read the changelog first.", "fair point"),
+        ("Good point, I forgot to set the viewport tag on the new page.", "good point"),
         ("Buena observación: me equivoqué de rama.", "buena observación"),
         # an oversight owned, after a suggestion taken up or alone
         ("Fair point, that was my oversight: the retry never reset its counter.", "my oversight"),
@@ -156,6 +157,10 @@ def test_an_admission_opening_the_answer_is_found(answer, said):
         "Excellent observation. Adding the cache header now.",
         "Good call, you're right that one file is simpler.",
         "Buena observación, agrego la paginación.",
+        # a fact left untold is no mistake owned (attack50)
+        "Good point. I forgot to mention: the exporter already writes YAML.",
+        "Good call — I should have mentioned the cache is per user; adding the flag now.",
+        "You're absolutely right! I forgot to say the importer skips archived rows.",
         # a polite disagreement after an apology
         "I apologize, but the button is still there on my end.",
         "Sorry, but the test passes here: the fixture loads the old data.",
