@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass
 
 from evolve.transcripts.lexicons import CUES, Lexicons, prose
-from evolve.transcripts.preferences import Spans, says_always
 from evolve.transcripts.preferences import preference as standing_preference
+from evolve.transcripts.preferences import says_always
 from evolve.transcripts.replies import (
     ACKNOWLEDGED,
     ANSWER_WORDS,
@@ -36,6 +36,7 @@ from evolve.transcripts.replies import (
 from evolve.transcripts.sentences import (
     SENTENCE,
     SHORT,
+    Spans,
     ends_asking,
     is_question_at,
     opens_a_sentence,

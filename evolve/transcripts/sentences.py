@@ -1,8 +1,8 @@
 """The shape of a message: how long it is, where its sentences open and whether they ask.
 
-Shared by hearing (is it a correction?) and preferences (does it state a standing rule?):
-neither reads a word's meaning here, only its place. Standard library only; every pattern
-is a literal class or an anchored alternation (linear time).
+Shared by hearing (is it a correction?) and preferences with its parts (does it state a
+standing rule?): none reads a word's meaning here, only its place. Standard library only;
+every pattern is a literal class or an anchored alternation (linear time).
 """
 
 from __future__ import annotations
@@ -83,3 +83,40 @@ def pasted_at(words: str) -> int:
     """Where pasted program output starts in the message, or its length."""
     found = _PASTED.search(words) if any(char in words for char in _PASTED_CHARS) else None
     return found.start() if found else len(words)
+
+
+# Where a message's cues stand, and the sentence and the clause around one (preferences and its parts)
+Spans = dict[str, list[tuple[str, int, int]]]  # kind -> (language, start, end), in text order
+
+
+def sentence_start(words: str, at: int) -> int:
+    """Where the sentence holding `at` opens, past its spaces."""
+    opening = max((m.end() for m in SENTENCE_END.finditer(words, max(0, at - SENTENCE), at)), default=0)
+    return len(words) - len(words[opening:].lstrip()) if opening < at else opening
+
+
+def sentence_end_at(words: str, index: int) -> int:
+    """Where the sentence holding `index` ends (the dot of "moment.js" ends none)."""
+    mark = sentence_end(words, index)
+    return mark.start() if mark else len(words)
+
+
+# A comma or a semicolon: what breaks a clause inside a sentence
+CLAUSE_BREAK = re.compile(r"[,;，；]")
+
+
+def clause_before(words: str, at: int) -> str:
+    """The words of the clause holding `at`, up to it (at most SENTENCE characters).
+
+    A comma, a colon or a "but" closes the clause: "as a product manager, answer me in English",
+    "我是产品经理，用中文回答我" and "the app is in Spanish but answer me in English" name the
+    person or the product, not what speaks in the language.
+    """
+    window = words[max(0, at - SENTENCE) : at]
+    ends = [*_CLAUSE_END.finditer(window)]
+    return window[ends[-1].end() :] if ends else window
+
+
+_CLAUSE_END = re.compile(
+    r"[.!?\n。！？,;:，；：、]|\b(?:but|pero|mais|aber|ma|mas|но|але|ale|ama|tapi)\b|但是|可是|不过"
+)

@@ -1,0 +1,148 @@
+"""A rule said again, a reminder, a thing forgotten: cues that sound like a rule and may not be one.
+
+"How many times do I have to tell you …?" only sounds like a question: the rule was given before.
+"Remember we already have a logger", "I remind you of the demo", "you forgot the semicolon", "I keep
+telling you the build is broken" recall a fact, a subject, a thing or a failure: no rule for later.
+Preferences weighs its standing cues with these. Standard library only (the observer's path).
+"""
+
+from __future__ import annotations
+
+import re
+
+from evolve.transcripts.sentences import CLAUSE_BREAK, Spans, clause_before, sentence_end_at
+
+# "do you always …?" asks, it does not instruct; "how many times do I have to tell you …?", "we
+# keep mentioning this, why …?", "already forgot …?" only sound like questions: the rule was given
+# before (the `standing` cues of a rule said again, in every lexicon language; the words are folded).
+# Forgotten, not "in case you forget" ("… se te olvida", "… tu oublierais"), which asks when asked
+SAID_AGAIN = re.compile(
+    r"\b(?:keep (?:telling|saying|mentioning|asking|repeating)|how many times|forgot|forget again"
+    r"|olvido|olvidaste|oublie|vergessen|esqueceu|dimenticat\w*)\b|zapomnia|забыл|забув|又忘|忘了|また忘"
+    r"|cuantas veces|combien de fois|wie oft|quante volte|quantas vezes|сколько раз|скільки разів|ile razy"
+    r"|多少次|多少遍|何度|何回"
+)
+# Those and the cues of a reminder or of a rule told before, whose matter may be a failure; not in
+# a question ("Did I remind you to push?", "Have I told you this before?" ask)
+_GIVEN_BEFORE = re.compile(
+    SAID_AGAIN.pattern + r"|\b(?:told you|remind|repeat myself)\b"
+    r"|recuerdo|rappelle|erinnere|oft gesagt|lembro|ricordo|напомина|нагаду|przypomin|提醒"
+)
+# A condition before a failure: "if the build fails, do not merge" is a rule for that case
+_CONDITION = re.compile(
+    r"\b(?:when|if|whenever|unless|until|once|cuando|si|quand|lorsque|wenn|falls|sobald|se|quando"
+    r"|если|когда|якщо|коли|jesli|jezeli|gdy|kiedy)\b|如果|当|とき"
+)
+
+
+def tells_a_failure(words: str, span: tuple[str, int, int], found: Spans) -> bool:
+    """Whether a rule said again tells of a failure rather than how to work.
+
+    "I keep telling you the build is broken", "te recuerdo que el login no funciona": a symptom
+    said again, a correction's matter. The failure in the clause told, not in a later one ("we keep
+    mentioning this same thing, please tell me why you are unable to …" says how to work), and no
+    "same (thing)" that is the repetition itself.
+    """
+    _, start, end = span
+    if not _GIVEN_BEFORE.search(words, start, end):
+        return False
+    stop = sentence_end_at(words, end)
+    repeated = {at for _, at, _ in found.get("again", ())}
+    return any(
+        end <= at < stop
+        and at not in repeated
+        and not CLAUSE_BREAK.search(words[end:at].lstrip(" ,:;，："))
+        and not _CONDITION.search(words, end, at)
+        for _, at, _ in found.get("failure", ())
+    )
+
+
+# "remember" (or "I remind you") before a fact of the task at hand ("remember we already have a
+# logger", "remember we will have custom tables", "remember this only applies to …", "I remind you
+# that we already …"): a reminder, not a rule for later
+# ("remember when you open a PR, …" and "remember, we are a tabs shop" may be rules). The words are
+# folded: "já", "già" are read as "ja", "gia"
+_REMINDER = re.compile(
+    r"(?:remember|recuerda|lembre-se|lembra|rappelle-toi|ricorda"
+    r"|(?:i )?remind you|te recuerdo|je te rappelle|ti ricordo|te lembro"
+    r"|ich erinnere dich daran|напоминаю|нагадую|przypominam|提醒你)(?: that| que| che)?\Z"
+)
+_FACT_OF_THE_TASK = re.compile(
+    r",? +(?:(?:that|que|che) )?(?:we(?:'ll| already| will| won't| have| had)|this only|ya|ja|gia)\b"
+)
+# A reminder dated today or tomorrow ("the deadline is tomorrow", "завтра релиз", "przypominam, że
+# jutro …", "明天要发布") is of an event of the moment; "from tomorrow on", "à partir de demain", "ab
+# morgen", "da domani", "从明天", "明日から" start a rule (folded words: "mañana" is read as "manana")
+_OF_THE_DAY = re.compile(
+    r"(?<!from )(?<!starting )(?<!partir de )(?<!\bab )(?<!\bda )(?<!jeden )"
+    r"\b(?:today|tomorrow|tonight|this (?:morning|afternoon|evening)|hoy|manana|esta (?:tarde|noche)"
+    r"|aujourd'hui|demain|ce soir|heute|morgen|oggi|domani|stasera|hoje|amanha"
+    r"|сегодня|завтра|сьогодні|dzisiaj|dzis|jutro)\b"
+    r"|(?<!从)(?:今天|明天|今晚|今日|明日)(?!から|起|开始)"
+)
+
+
+def reminds(words: str, span: tuple[str, int, int]) -> bool:
+    """Whether a "remember" cue reminds of a fact of this task or of the day rather than setting a rule."""
+    _, start, end = span
+    if _REMINDER.match(words[start:end].strip()) is None:
+        return False
+    of_the_day = _OF_THE_DAY.search(words, end, sentence_end_at(words, end)) is not None
+    return of_the_day or _FACT_OF_THE_TASK.match(words, end) is not None
+
+
+# Told or reminded again "about" / "of" a thing, asked again "for" or "whether" ("I remind you of
+# the demo", "I keep asking you for the logs", "how many times have I told you about this bug",
+# "напоминаю о встрече", "przypominam o spotkaniu", "нагадую про зустріч"): a subject or a request
+# said again, no rule
+_TELLS_AGAIN = re.compile(
+    r"(?:(?:telling|asking|reminding|told|remind) you|\btold|напоминаю|нагадую|przypominam)\Z"
+)
+# (", if …" after the cue is a rule's case: "I keep telling you, if the build fails, …")
+_OF_A_THING = re.compile(r" +(?:you +)?(?:about|of|for|whether|if|о|об|обо|про|o)\b")
+# "You forgot again" (or "in case you forget") before an article or a "what" forgot a thing ("…
+# the semicolon", "… le nom du fichier", "… what the error said", "… your password"), not a rule
+# ("… to run the migrations", "… que los tests van primero"); Slavic nouns have no article: a thing
+# unless an infinitive or a "that" follows ("забыл импорт" against "забыл запустить линтер", "забыл,
+# что …", "zapomniałeś uruchomić") (folded words: "oublié" is read as "oublie", "uruchomić" as
+# "uruchomic")
+_FORGOT = re.compile(  # and "in case you forget", "por si se te olvida", "au cas où tu oublierais" …
+    r"(?:(?:forgot|olvido|oublie|esqueceu|dimenticato)(?: again| otra vez| de novo)?"
+    r"|forget|olvida|oublierais|esqueca|dimentichi)\Z"
+)
+_A_THING_FORGOTTEN = re.compile(
+    r",? +(?:(?:the|a|an|my|your|its|our|their|what|where|which|how|who|el|la|los|las|un|una|mi|tu|su|sus"
+    r"|donde|como|cual|le|les|du|des|mon|ma|mes|ton|ta|tes|son|sa|ses|ce|cette|ou|comment|quel|quelle|quels"
+    r"|quelles|o|os|as|um|uma|meu|minha|seu|sua|onde|il|lo|gli|i|dove|come|quale|chi)\b|l')"
+)
+_SLAVIC_FORGOT = re.compile(r"(?:забыл|забыла|забув|забула|zapomnia\w*)\Z")
+_SLAVIC_THING_FORGOTTEN = re.compile(
+    r",? +(?!(?:что|чтобы|що|щоб|ze|zeby|aby)\b|\w+(?:ть|ти|чь|ться|тись|тися|c)\b)\w"
+)
+
+
+def of_a_thing(words: str, span: tuple[str, int, int]) -> bool:
+    """Whether a cue of a rule said again is said of a thing: told about it, asked for it, forgot it."""
+    _, start, end = span
+    cue = words[start:end].strip()
+    if _TELLS_AGAIN.search(cue):
+        return _OF_A_THING.match(words, end) is not None
+    if _FORGOT.search(cue):
+        return _A_THING_FORGOTTEN.match(words, end) is not None
+    return _SLAVIC_FORGOT.search(cue) is not None and _SLAVIC_THING_FORGOTTEN.match(words, end) is not None
+
+
+# Forgotten by the person or someone else, not by the agent: "我又忘了密码", "Ich habe schon wieder
+# vergessen …", "Я опять забыл …", "Ele já esqueceu …" (the cues of the other lexicon languages
+# name the agent: "you forgot", "tu as oublié", "se te olvidó", "zapomniałeś", "hai dimenticato")
+_FORGOTTEN = re.compile(r"vergessen|забыл|забув|esqueceu|忘")
+_ANOTHER_SUBJECT = re.compile(
+    r"\b(?:ich|er|wir|я|он|она|мы|они|він|вона|ми|вони|eu|ele|ela|eles|elas)\b|我|他|她"
+)
+
+
+def forgot_by_another(words: str, span: tuple[str, int, int]) -> bool:
+    """Whether a cue of a rule forgotten again follows a subject other than the agent in its clause."""
+    _, start, end = span
+    forgot = _FORGOTTEN.search(words, start, end) is not None
+    return forgot and _ANOTHER_SUBJECT.search(clause_before(words, start)) is not None
