@@ -140,8 +140,12 @@ def write_skill(
 def git(
     repo: Path, *args: str, check: bool = True, env: dict[str, str] | None = None, input: str | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """Run git in `repo` like a person would (their config, their hooks)."""
-    full_env = {**os.environ, **(env or {})}
+    """Run git in `repo` like a person would (their config, their hooks).
+
+    Without `env`, git inherits this process's environment as it is: a copy of os.environ
+    decoded and encoded again cost ~0.1 ms of CPU per command.
+    """
+    full_env = {**os.environ, **env} if env else None
     proc = subprocess.run(
         ["git", *args], cwd=repo, capture_output=True, text=True, env=full_env, input=input, check=False
     )

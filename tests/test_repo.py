@@ -192,6 +192,20 @@ def test_identity_env_sets_author_and_committer():
     assert env["GIT_AUTHOR_DATE"] == "2024-01-01T00:00:00+00:00"
 
 
+def test_each_git_command_sees_the_environment_as_it_is_now_scrubbed(agent, monkeypatch):
+    """The scrubbed environment is kept between git commands: a change of the process's is seen."""
+    ident = lambda: agent.repo.git("var", "GIT_AUTHOR_IDENT").decode()  # noqa: E731
+    assert "Changed Person" not in ident()
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "Changed Person")
+    monkeypatch.setenv("GIT_CONFIG_PARAMETERS", "'core.probe'='yes'")
+    monkeypatch.setenv("GIT_INDEX_FILE", str(agent.path / "elsewhere"))
+    assert "Changed Person" in ident()
+    assert agent.repo.git("config", "--get", "core.probe", check=False) == b""
+    assert agent.repo.git("rev-parse", "--git-path", "index").decode().strip().endswith("/index")
+    monkeypatch.delenv("GIT_AUTHOR_NAME")
+    assert "Changed Person" not in ident()
+
+
 def test_commit_changes_without_any_git_identity(agent, tmp_path, monkeypatch):
     empty = tmp_path / "empty-gitconfig"
     empty.write_text("")

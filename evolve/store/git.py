@@ -81,12 +81,33 @@ class RepositoryDamaged(UserError):
 PLAIN_CONFIG = {"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
 
 
+# (the process environment's raw bytes when last scrubbed, the scrubbed copy): one tuple, so a
+# thread never pairs one environment's bytes with another's copy
+_scrubbed: tuple[dict[bytes, bytes] | None, dict[str, str]] = (None, {})
+
+
+def _scrubbed_environment() -> dict[str, str]:
+    """os.environ without the variables in _SCRUB, built again only when the environment changed.
+
+    Decoding and filtering every variable cost ~0.15 ms of CPU per git command (a tenth of the
+    command's whole cost; a sync runs ~190): comparing the raw bytes CPython keeps the
+    environment in (`os.environ._data`, bytes on POSIX) costs a few microseconds. Without
+    that mapping the copy is built each time.
+    """
+    global _scrubbed
+    raw = getattr(os.environ, "_data", None)
+    seen, env = _scrubbed
+    if raw is None or raw != seen:
+        env = {k: v for k, v in os.environ.items() if k not in _SCRUB and not k.startswith(_SCRUB_PREFIXES)}
+        if isinstance(raw, dict):
+            _scrubbed = (dict(raw), env)
+    return env
+
+
 def git_env(extra: Mapping[str, str] | None = None, *, keep_index: bool = False) -> dict[str, str]:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if (k not in _SCRUB or (keep_index and k == "GIT_INDEX_FILE")) and not k.startswith(_SCRUB_PREFIXES)
-    }
+    env = dict(_scrubbed_environment())
+    if keep_index and "GIT_INDEX_FILE" in os.environ:
+        env["GIT_INDEX_FILE"] = os.environ["GIT_INDEX_FILE"]
     env.update({"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"})
     if extra:
         env.update(extra)
