@@ -82,7 +82,12 @@ def checked_out_elsewhere(git_dir: str | os.PathLike[str], branch: str) -> str |
 
 
 def worktree_branches(git_dir: str | os.PathLike[str]) -> dict[str, str]:
-    """Branch → the folder of the linked worktree (`git worktree add`) that has it checked out."""
+    """Branch → the folder of the linked worktree (`git worktree add`) that has it checked out.
+
+    A worktree whose folder is gone (`rm -rf`) holds nothing, as `git worktree prune` sees it:
+    nobody can work there, nor run a command in it to let go; a locked one (`--lock`: on a
+    disk that is unplugged) still holds.
+    """
     base = os.path.join(git_dir, "worktrees")
     try:
         names = sorted(os.listdir(base))
@@ -90,10 +95,16 @@ def worktree_branches(git_dir: str | os.PathLike[str]) -> dict[str, str]:
         return {}
     found: dict[str, str] = {}
     for name in names:
-        ref = (_read(os.path.join(base, name, "HEAD")) or "").strip()
-        if ref.startswith("ref: refs/heads/"):
-            gitdir = (_read(os.path.join(base, name, "gitdir")) or "").strip()  # <worktree>/.git
-            found.setdefault(ref.removeprefix("ref: refs/heads/"), os.path.dirname(gitdir) or name)
+        entry = os.path.join(base, name)
+        ref = (_read(os.path.join(entry, "HEAD")) or "").strip()
+        if not ref.startswith("ref: refs/heads/"):
+            continue
+        gitdir = (_read(os.path.join(entry, "gitdir")) or "").strip()  # <worktree>/.git, maybe relative
+        dot_git = os.path.join(entry, gitdir) if gitdir else ""
+        if os.path.exists(dot_git) or os.path.exists(os.path.join(entry, "locked")):
+            found.setdefault(
+                ref.removeprefix("ref: refs/heads/"), os.path.dirname(os.path.normpath(dot_git)) or name
+            )
     return found
 
 

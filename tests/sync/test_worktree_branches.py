@@ -7,6 +7,8 @@ staged as new there). The sync waits (busy, one line) until that worktree lets g
 
 from __future__ import annotations
 
+import shutil
+
 from evolve.errors import EXIT_BUSY
 from tests.sync_helpers import Clone, memo_op, only_proposal, review_on
 
@@ -25,5 +27,29 @@ def test_a_proposal_the_server_deleted_stays_while_a_worktree_has_it(machines, g
     assert code == EXIT_BUSY and out.count("\n") == 1 and f"{branch} is checked out in {review}" in out, out
     assert a.agent.repo.branches("proposals/") and a.head() == main
     a.git("-C", str(review), "switch", "-q", "--detach")
+    code, out = a.sync()
+    assert code == 0 and not a.agent.repo.branches("proposals/"), out
+
+
+def test_a_worktree_removed_with_rm_rf_lets_go_of_its_branch_unless_locked(machines, git_daemon, tmp_path):
+    # `rm -rf ../review` leaves .git/worktrees/review behind (git worktree prune's to clean): no
+    # person can work there, and the remedy named (`git -C ../review …`) cannot run, so it held forever
+    a, _b = machines
+    review_on(a, git_daemon.url())
+    a.reflect(memo_op("strategies", "- a lesson to review"))
+    a.reflect(memo_op("strategies", "- another lesson to review"))
+    assert a.sync()[0] == 0
+    locked_branch, branch = sorted(a.agent.repo.branches("proposals/"))
+    review, removable = tmp_path / "review", tmp_path / "usb-stick"
+    a.git("worktree", "add", "-q", str(review), branch)
+    a.git("worktree", "add", "-q", "--lock", str(removable), locked_branch)  # unplugged: still theirs
+    shutil.rmtree(review)
+    shutil.rmtree(removable)
+    team = Clone(tmp_path / "team", git_daemon.url())
+    team.delete(branch)
+    team.delete(locked_branch)
+    code, out = a.sync()
+    assert code == EXIT_BUSY and f"{locked_branch} is checked out in {removable}" in out, out
+    a.git("worktree", "unlock", str(removable))
     code, out = a.sync()
     assert code == 0 and not a.agent.repo.branches("proposals/"), out
