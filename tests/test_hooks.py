@@ -442,3 +442,38 @@ def test_session_start_starts_the_watcher_detached_once(agent, evolve_home, tmp_
         assert not service.state(home).running
     finally:
         service.stop(home)
+
+
+def test_a_fifo_for_the_memo_or_guards_never_holds_up_a_hook_or_a_command(agent, evolve_home):
+    # open() of a FIFO with no writer waits forever: the session-start hook (the memo), every
+    # tool call's hook (guards.toml), and doctor and lessons with them
+    agent.memo_path.unlink()
+    os.mkfifo(agent.memo_path)
+    os.mkfifo(agent.path / "guards.toml")
+    proc, _ = run_hook(argv_for("session-start"), {"session_id": "s1", "source": "startup"})
+    assert proc.returncode == 0 and "I forget to run the tests." not in proc.stdout.decode()
+    call = {"tool_name": "Bash", "tool_input": {"command": "npm test"}, "cwd": str(agent.path)}
+    guard_hook = [
+        *argv_for("stop")[:4],
+        "claude-code",
+        "pre-tool-use",
+        "--home",
+        str(evolve_home),
+        "--agent",
+        "demo",
+    ]
+    proc, _ = run_hook(guard_hook, call)
+    assert (proc.returncode, proc.stdout) == (0, b""), proc
+    assert "guards.toml" in hook_log(evolve_home) and "not a regular file" in hook_log(evolve_home)
+    for command in (["doctor"], ["lessons", "demo"]):
+        ran = subprocess.run(
+            [sys.executable, "-m", "evolve", *command],
+            capture_output=True,
+            timeout=30,
+            env={**os.environ, "EVOLVE_NO_WATCHER": "1"},
+        )
+        assert b"Traceback" not in ran.stderr, ran.stderr
+    doctor = subprocess.run(
+        [sys.executable, "-m", "evolve", "doctor"], capture_output=True, timeout=30, text=True
+    ).stdout
+    assert "memo.md is not a regular file" in doctor and "guards.toml" in doctor, doctor

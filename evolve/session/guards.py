@@ -68,10 +68,11 @@ def load(path: str, cache: str | None = None) -> tuple[list[tuple], list[str], b
 def parse_file(path: str) -> tuple[list[tuple], list[str]]:
     """The file read and checked (evolve.workspace.guards), as rows."""
     from evolve.patterns import required_text
+    from evolve.store.files import open_regular
     from evolve.workspace.guards import MAX_FILE, parse
 
     try:
-        with open(path, encoding="utf-8") as handle:
+        with open_regular(path, encoding="utf-8") as handle:  # a FIFO would hold every tool call
             text = handle.read(MAX_FILE + 1)  # one more: a longer file is refused, not cut
     except (OSError, UnicodeDecodeError) as exc:
         return [], [f"{path} cannot be read ({exc}): no guard applies"]

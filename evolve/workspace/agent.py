@@ -13,6 +13,7 @@ from evolve.home import Home
 from evolve.names import check_name
 from evolve.store.commit import ConcurrentChange
 from evolve.store.diagnosis import no_repository_in
+from evolve.store.files import NotRegular, read_regular
 from evolve.store.history import Commit, build_message
 from evolve.store.identity import Identity, person_identity
 from evolve.store.repo import Repo, init_repo
@@ -192,12 +193,18 @@ class Agent:
         if self.memo_path.is_symlink():
             return ""
         try:
-            return self.memo_path.read_bytes().decode("utf-8")  # its line endings as they are
-        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            return read_regular(self.memo_path).decode("utf-8")  # its line endings as they are
+        except (FileNotFoundError, NotRegular, NotADirectoryError):
             return ""
 
     def memo_problems(self, section_chars: int | None = None) -> list[str]:
         """memo.md's problems, its conflict markers by its own conflict-marker-size."""
+        path = self.memo_path
+        if path.exists() and not path.is_symlink() and not path.is_file():  # memo_text reads it as ""
+            return [
+                f"{memo_mod.MEMO_FILE} is not a regular file (a folder, FIFO, socket or device): "
+                f"move it aside and restore the memo (`git -C {self.path} checkout -- {memo_mod.MEMO_FILE}`)"
+            ]
         text = self.memo_text()
         if section_chars is None:
             section_chars = self.config.limits.memo_section_chars
@@ -314,7 +321,7 @@ class Agent:
             from evolve.workspace import guards
 
             try:
-                found += guards.problems((self.path / guards.FILE).read_text(encoding="utf-8"))
+                found += guards.problems(read_regular(self.path / guards.FILE).decode("utf-8"))
             except (OSError, UnicodeDecodeError):
                 pass  # removed, or not text: nothing for the hook to apply
         problem = self.config_problem() if "agent.toml" in paths else None

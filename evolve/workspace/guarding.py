@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from evolve.errors import UserError
+from evolve.store.files import read_regular
 from evolve.store.history import Commit, build_message
 from evolve.store.identity import person_identity
 from evolve.workspace import guards
@@ -45,7 +46,7 @@ def text_of(agent: Agent) -> str:
     """guards.toml as it is on disk ("" when there is none)."""
     path = agent.path / guards.FILE
     try:
-        return path.read_text(encoding="utf-8")
+        return read_regular(path).decode("utf-8")  # a FIFO would wait forever
     except FileNotFoundError:
         return ""
     except (OSError, UnicodeDecodeError) as exc:
