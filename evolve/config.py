@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 from evolve.errors import ConfigError
+from evolve.regular import NotRegular, read_regular
 from evolve.signal_entries import without_refused
 
 TYPE_CHECKING = False  # typing's own flag without importing typing (a command's start)
@@ -417,9 +418,11 @@ def read_toml(path: Path, *, follow_links: bool = True) -> dict[str, Any]:
     if not follow_links and path.is_symlink():
         raise ConfigError(f"{path}: is a symbolic link; evolve never reads an agent's settings through one")
     try:
-        data = path.read_bytes()
+        data = read_regular(path)  # a FIFO would hold every command, the watcher and the hooks
     except FileNotFoundError:
         return {}
+    except NotRegular:
+        raise ConfigError(f"{path}: is not a regular file (a FIFO, socket, device or folder)") from None
     try:
         return tomllib.loads(data.decode("utf-8-sig"))  # an editor's byte-order mark is no error
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

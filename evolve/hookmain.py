@@ -119,8 +119,8 @@ def memo_context(home: str, path: str) -> tuple[str, dict[str, list[str]]]:
 
     One renderer: evolve.session.context.
     """
+    from evolve.regular import open_regular
     from evolve.session.context import limits, memo_view
-    from evolve.store.files import open_regular
 
     limit = limits(os.path.join(home, "config.toml"), os.path.join(path, "agent.toml"))[0]
     memo = os.path.join(path, "memo.md")

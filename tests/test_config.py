@@ -397,3 +397,26 @@ def test_a_model_server_url_is_taken_as_written(tmp_path, url):
         write(tmp_path / "config.toml", f"[model]\nbase_url = '{url}'\nname = 'llama3.1:8b'\n")
     )
     assert (cfg.model.base_url, cfg.model.name) == (url, "llama3.1:8b")
+
+
+@pytest.mark.parametrize("where", ["home", "agent"])
+def test_a_fifo_for_a_config_file_is_one_line_not_a_command_that_waits(evolve_home, where):
+    # read_bytes() of a FIFO with no writer waits forever: status, doctor, skills, agents, the cycle
+    import os
+    import subprocess
+    import sys
+
+    agent = make_agent("cfg")
+    path = evolve_home / "config.toml" if where == "home" else agent.path / "agent.toml"
+    path.unlink(missing_ok=True)
+    os.mkfifo(path)
+    env = {**os.environ, "EVOLVE_NO_WATCHER": "1"}
+    for command in (["status"], ["doctor"], ["skills", "cfg"], ["agents"], ["cycle"]):
+        ran = subprocess.run(
+            [sys.executable, "-m", "evolve", *command], capture_output=True, text=True, timeout=30, env=env
+        )
+        assert "Traceback" not in ran.stderr, (command, ran.stderr)
+    ran = subprocess.run(
+        [sys.executable, "-m", "evolve", "doctor"], capture_output=True, text=True, timeout=30, env=env
+    )
+    assert f"{path.name}: is not a regular file" in ran.stdout + ran.stderr, ran

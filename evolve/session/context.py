@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-from evolve.store.files import read_regular
+from evolve.regular import read_regular
 from evolve.workspace import conflicts, memo
 
 MEMO_TITLE = "# Memo (what I learned in earlier sessions)"
@@ -26,15 +26,14 @@ def limits(home_config: str, agent_config: str) -> tuple[int, int]:
 
     evolve.config (tomllib, eight dataclasses) costs as much as the rest of the hook.
     """
-    if os.path.islink(agent_config):  # noqa: PTH114 - never read through a link (it may leave the repo)
-        agent_config = os.devnull
-    files = [home_config, agent_config]
+    linked = os.path.islink(agent_config)  # noqa: PTH114 - never read through a link (it may leave the repo)
+    files: list[str | None] = [home_config, None if linked else agent_config]
     found = False
     for at, name in enumerate(files):
         try:
-            data = read_regular(name)  # a FIFO here would hold up the session, and config.load too
+            data = read_regular(name) if name else b""  # a FIFO here would hold up the session
         except OSError:
-            files[at] = os.devnull
+            files[at] = None  # unreadable: its defaults (config.load would refuse it)
             continue
         found = found or any(key in data for key in _LIMIT_KEYS)
     if not found:
@@ -43,7 +42,7 @@ def limits(home_config: str, agent_config: str) -> tuple[int, int]:
 
     from evolve import config as config_mod
 
-    configured = config_mod.load(*(Path(name) for name in files)).limits
+    configured = config_mod.load(*(Path(name) if name else None for name in files)).limits
     return configured.prompt_chars, configured.skill_body_tokens
 
 

@@ -68,7 +68,7 @@ def load(path: str, cache: str | None = None) -> tuple[list[tuple], list[str], b
 def parse_file(path: str) -> tuple[list[tuple], list[str]]:
     """The file read and checked (evolve.workspace.guards), as rows."""
     from evolve.patterns import required_text
-    from evolve.store.files import open_regular
+    from evolve.regular import open_regular
     from evolve.workspace.guards import MAX_FILE, parse
 
     try:

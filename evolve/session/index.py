@@ -15,7 +15,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from evolve.store.files import read_regular
+from evolve.regular import read_regular
 
 VERSION = 1
 SKILL_FILE = "SKILL.md"

@@ -16,8 +16,8 @@ import time
 from dataclasses import dataclass, field
 
 from evolve.home import Home
+from evolve.regular import read_regular
 from evolve.session.context import MEMO_TITLE, limits, memo_view
-from evolve.store.files import read_regular
 from evolve.store.head import BRANCH, branch_tip, checked_out_elsewhere
 
 MATURE_RUNS = 20  # runs shown before a skill's invocation rate may push it out

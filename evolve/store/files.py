@@ -1,4 +1,4 @@
-"""Atomic file writes, reads that never wait, scratch folders."""
+"""Atomic file writes (a reader sees the old bytes or the new, never a torn file), scratch folders."""
 
 from __future__ import annotations
 
@@ -9,37 +9,6 @@ TYPE_CHECKING = False  # typing's own flag without importing typing (a command's
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
     from pathlib import Path
-    from typing import IO
-
-
-class NotRegular(OSError):
-    """A FIFO, device, socket or folder where a person's file belongs."""
-
-
-def open_regular(path: Path | str, encoding: str | None = None, errors: str | None = None) -> IO:
-    """A regular file opened to read (text with an `encoding`, else bytes); NotRegular for anything else.
-
-    A FIFO or a device where a memo, SKILL.md or guards.toml belongs would make a plain open
-    wait forever (the session's hooks with it, and the agent behind them): opened without
-    blocking, it is refused before any read.
-    """
-    import stat  # here: only readers of a person's files need it
-
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise NotRegular(f"{path} is not a regular file")
-        return os.fdopen(fd, "r" if encoding else "rb", encoding=encoding, errors=errors)
-    except BaseException:
-        os.close(fd)
-        raise
-
-
-def read_regular(path: Path | str) -> bytes:
-    """A regular file's bytes (`open_regular`)."""
-    with open_regular(path) as handle:
-        data: bytes = handle.read()
-        return data
 
 
 def atomic_write(path: Path, data: bytes, executable: bool | None = None) -> None:

@@ -11,9 +11,9 @@ from pathlib import Path
 from evolve.errors import Busy, ConfigError, UserError
 from evolve.home import Home
 from evolve.names import check_name
+from evolve.regular import NotRegular, read_regular
 from evolve.store.commit import ConcurrentChange
 from evolve.store.diagnosis import no_repository_in
-from evolve.store.files import NotRegular, read_regular
 from evolve.store.history import Commit, build_message
 from evolve.store.identity import Identity, person_identity
 from evolve.store.repo import Repo, init_repo

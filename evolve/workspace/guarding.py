@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from evolve.errors import UserError
-from evolve.store.files import read_regular
+from evolve.regular import read_regular
 from evolve.store.history import Commit, build_message
 from evolve.store.identity import person_identity
 from evolve.workspace import guards

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from evolve.config import LimitsConfig
 from evolve.names import name_problem
-from evolve.store.files import read_regular
+from evolve.regular import read_regular
 
 TYPE_CHECKING = False  # typing's own flag without importing typing (a command's start)
 if TYPE_CHECKING:
