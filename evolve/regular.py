@@ -25,9 +25,15 @@ def open_regular(path: Path | str, encoding: str | None = None, errors: str | No
     wait forever (the session's hooks with it, and the agent behind them): opened without
     blocking, it is refused before any read.
     """
-    import stat  # here: only readers of a person's files need it
+    import errno  # here: only readers of a person's files need them
+    import stat
 
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:  # a socket (or a device with no driver) cannot even be opened
+            raise NotRegular(f"{path} is not a regular file") from None
+        raise
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise NotRegular(f"{path} is not a regular file")
