@@ -445,3 +445,18 @@ def test_a_removed_agent_name_is_reused_only_after_purge(evolve_home, capsys) ->
     assert "--purge" in capsys.readouterr().err
     assert main(["remove", "again", "--purge"]) == 0
     assert main(["init", "again"]) == 0
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder"])
+def test_a_fifo_or_folder_where_the_memo_was_is_never_committed_as_its_deletion(agent, kind):
+    # git cannot carry a FIFO: the memo looked deleted, and evolve sync committed and pushed
+    # that deletion as the person's edit, the memo gone from every machine
+    from evolve.errors import Busy
+
+    before = head(agent.path)
+    agent.memo_path.unlink()
+    os.mkfifo(agent.memo_path) if kind == "fifo" else agent.memo_path.mkdir()
+    with pytest.raises(Busy) as refused:
+        agent.commit_human_edits()
+    assert "memo.md is not a regular file" in str(refused.value) and "\n" not in str(refused.value)
+    assert head(agent.path) == before and git_out(agent.path, "ls-tree", "--name-only", "HEAD", "memo.md")

@@ -279,6 +279,13 @@ class Agent:
         paths = [p for p in paths if not _is_repository(self.path / p)]
         if not paths:
             return None
+        stand_ins = [p for p in paths if _stands_in(self.path / p)]
+        if stand_ins:  # git cannot carry it: committed, it would be a deletion pushed to every machine
+            raise Busy(
+                f"{self.path / stand_ins[0]} is not a regular file (a FIFO, socket, device or folder where "
+                "a file was); evolve never commits it as a deletion: move it aside and put the file back "
+                f"(`git -C {self.path} checkout -- {stand_ins[0]}`), then try again"
+            )
         changes: dict[str, bytes | None] = {}
         for path in paths:
             target = self.path / path
@@ -367,6 +374,11 @@ def local_person() -> Identity:
 def _is_repository(path: Path) -> bool:
     """A work tree of its own at `path`: a submodule's (a `.git` file) or a nested clone's."""
     return not path.is_symlink() and path.is_dir() and (path / ".git").exists()
+
+
+def _stands_in(path: Path) -> bool:
+    """Whether something other than a file or a link stands where git saw a file (no git file)."""
+    return not path.is_symlink() and path.exists() and not path.is_file()
 
 
 def _text_of(path: Path) -> str | None:
