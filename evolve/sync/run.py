@@ -181,10 +181,15 @@ def _attempts(agent: Agent, url: str, accept_rewrite: bool, accept_held: bool, p
         server = view.fetched.get("main")
         refused_path = _refused_out(repo, server, done.main)
         if refused_path:
+            kept = (  # where the person's own setting can stay: .gitmodules has no such place
+                "; an attribute of yours can live in .git/info/attributes instead"
+                if refused_path.rsplit("/", 1)[-1].lower() == ".gitattributes"
+                else ""
+            )
             raise Refused(
                 f"main holds {refused_path!r}, which every other machine refuses to take from the server "
-                f"({WHY}); nothing was pushed. Remove it from main (`git rm {refused_path}`, commit; an "
-                "attribute of yours can live in .git/info/attributes instead), then sync"
+                f"({WHY}); nothing was pushed. Remove it from main (`git rm {refused_path}`, commit{kept}), "
+                "then sync"
             )
         secrets = [] if push_anyway else _secrets_out(repo, server, done.main)
         if secrets:  # a person's own secret: never rewritten, never pushed without their word

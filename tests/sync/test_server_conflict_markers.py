@@ -158,3 +158,18 @@ def test_a_gitattributes_this_machine_committed_is_never_pushed_to_stop_the_othe
     code, out = b.sync()
     assert code == 0, out
     assert "a rule typed with it" in b.read("memo.md")
+
+
+def test_a_gitmodules_an_amend_brought_is_held_with_a_remedy_for_it_not_for_attributes(machines, git_daemon):
+    a, _b = machines
+    a.create(git_daemon.url())
+    assert a.sync()[0] == 0
+    a.person_rule("- a rule typed with it")
+    a.write(".gitmodules", '[submodule "x"]\n\tpath = x\n\turl = https://example.invalid/x\n')
+    a.git("add", ".gitmodules")
+    a.git("commit", "-q", "--amend", "--no-edit", "--no-verify")
+    server = git_daemon.git("agent", "rev-parse", "main")
+    code, out = a.sync()
+    assert code == 1 and out.count("\n") == 1 and "'.gitmodules'" in out and "git rm .gitmodules" in out, out
+    assert "attributes" not in out, out  # a submodule's settings have no place in .git/info/attributes
+    assert git_daemon.git("agent", "rev-parse", "main") == server
