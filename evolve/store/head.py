@@ -96,16 +96,27 @@ def worktree_branches(git_dir: str | os.PathLike[str]) -> dict[str, str]:
     found: dict[str, str] = {}
     for name in names:
         entry = os.path.join(base, name)
-        ref = (_read(os.path.join(entry, "HEAD")) or "").strip()
-        if not ref.startswith("ref: refs/heads/"):
+        branch = _worktree_branch(entry)
+        if branch is None:
             continue
         gitdir = (_read(os.path.join(entry, "gitdir")) or "").strip()  # <worktree>/.git, maybe relative
         dot_git = os.path.join(entry, gitdir) if gitdir else ""
         if os.path.exists(dot_git) or os.path.exists(os.path.join(entry, "locked")):
-            found.setdefault(
-                ref.removeprefix("ref: refs/heads/"), os.path.dirname(os.path.normpath(dot_git)) or name
-            )
+            found.setdefault(branch, os.path.dirname(os.path.normpath(dot_git)) or name)
     return found
+
+
+def _worktree_branch(entry: str) -> str | None:
+    """The branch a linked worktree holds: checked out, or being rebased (HEAD detached meanwhile).
+
+    The rebase's end writes that branch again, as git's own `git branch -d` knows
+    (rebase-merge/ or rebase-apply/ `head-name`).
+    """
+    for named in ("HEAD", "rebase-merge/head-name", "rebase-apply/head-name"):
+        ref = (_read(os.path.join(entry, *named.split("/"))) or "").strip().removeprefix("ref: ")
+        if ref.startswith("refs/heads/"):
+            return ref.removeprefix("refs/heads/")
+    return None
 
 
 def _sha(text: str) -> str | None:

@@ -7,7 +7,9 @@ staged as new there). The sync waits (busy, one line) until that worktree lets g
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
 
 from evolve.errors import EXIT_BUSY
 from tests.sync_helpers import Clone, memo_op, only_proposal, review_on
@@ -51,5 +53,26 @@ def test_a_worktree_removed_with_rm_rf_lets_go_of_its_branch_unless_locked(machi
     code, out = a.sync()
     assert code == EXIT_BUSY and f"{locked_branch} is checked out in {removable}" in out, out
     a.git("worktree", "unlock", str(removable))
+    code, out = a.sync()
+    assert code == 0 and not a.agent.repo.branches("proposals/"), out
+
+
+def test_a_proposal_being_rebased_in_a_worktree_stays_its_own(machines, git_daemon, tmp_path):
+    # mid-rebase the worktree's HEAD is detached; the branch is named in rebase-merge/head-name,
+    # and the rebase's end writes it again: deleted under it, a declined proposal came back
+    a, _b = machines
+    review_on(a, git_daemon.url())
+    a.reflect(memo_op("strategies", "- a lesson to review"))
+    assert a.sync()[0] == 0
+    branch = only_proposal(a)
+    review = tmp_path / "review"
+    a.git("worktree", "add", "-q", str(review), branch)
+    env = {**os.environ, "GIT_SEQUENCE_EDITOR": "sed -i s/^pick/edit/"}
+    subprocess.run(["git", "-C", str(review), "rebase", "-q", "-i", "HEAD~1"], check=True, env=env)
+    Clone(tmp_path / "team", git_daemon.url()).delete(branch)
+    code, out = a.sync()
+    assert code == EXIT_BUSY and f"{branch} is checked out in {review}" in out, out
+    a.git("-C", str(review), "rebase", "--abort")
+    a.git("-C", str(review), "switch", "-q", "--detach")
     code, out = a.sync()
     assert code == 0 and not a.agent.repo.branches("proposals/"), out
