@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 
 from evolve.cli import main
+from evolve.errors import EXIT_BUSY
 from tests import people
 from tests.helpers import git_out, skill_text
 from tests.people import SELF, STRATEGIES, memo, person, skill
@@ -190,12 +191,17 @@ def test_checked_out_proposal_never_lands_on_main(agent, ans, capsys):
 
 
 # --- 34. odd shapes a person leaves behind crash the reflection (exit 3) and lose siblings ---
-def test_memo_as_a_folder_is_one_clear_line(agent, ans):
+def test_memo_as_a_folder_is_one_clear_line(agent, ans, capsys):
     (agent.path / "memo.md").unlink()
     (agent.path / "memo.md").mkdir()
     (agent.path / "memo.md" / "notes").write_text("x\n")
-    code, out = ans(memo("self", "- y z w q"))
-    assert code in (0, 1), code
+    ans.api.reply_tool({"summary": "lessons", "operations": [memo("self", "- y z w q")]})
+    before = git_out(agent.path, "rev-parse", "main")
+    code = main(["reflect", "a", "--force"])
+    err = capsys.readouterr().err
+    # busy until the file is back: the folder is never committed as the memo's deletion
+    assert code == EXIT_BUSY and err.count("\n") == 1 and "memo.md is not a regular file" in err, (code, err)
+    assert git_out(agent.path, "rev-parse", "main") == before and (agent.path / "memo.md" / "notes").exists()
 
 
 def test_skills_as_a_file_rejects_only_the_create(agent, ans):
