@@ -10,19 +10,26 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from pathlib import Path
 
 from evolve.errors import EXIT_BUSY
 from tests.sync_helpers import Clone, memo_op, only_proposal, review_on
 
 
-def test_a_proposal_the_server_deleted_stays_while_a_worktree_has_it(machines, git_daemon, tmp_path):
-    a, _b = machines
-    review_on(a, git_daemon.url())
+def _proposal_in_a_worktree(a, url: str, tmp_path: Path) -> tuple[str, Path]:
+    """One proposal synced to the server and checked out in the person's worktree `review`."""
+    review_on(a, url)
     a.reflect(memo_op("strategies", "- a lesson to review"))
     assert a.sync()[0] == 0
     branch = only_proposal(a)
     review = tmp_path / "review"
     a.git("worktree", "add", "-q", str(review), branch)
+    return branch, review
+
+
+def test_a_proposal_the_server_deleted_stays_while_a_worktree_has_it(machines, git_daemon, tmp_path):
+    a, _b = machines
+    branch, review = _proposal_in_a_worktree(a, git_daemon.url(), tmp_path)
     Clone(tmp_path / "team", git_daemon.url()).delete(branch)  # declined on the server
     main = a.head()
     code, out = a.sync()
@@ -61,12 +68,7 @@ def test_a_proposal_being_rebased_in_a_worktree_stays_its_own(machines, git_daem
     # mid-rebase the worktree's HEAD is detached; the branch is named in rebase-merge/head-name,
     # and the rebase's end writes it again: deleted under it, a declined proposal came back
     a, _b = machines
-    review_on(a, git_daemon.url())
-    a.reflect(memo_op("strategies", "- a lesson to review"))
-    assert a.sync()[0] == 0
-    branch = only_proposal(a)
-    review = tmp_path / "review"
-    a.git("worktree", "add", "-q", str(review), branch)
+    branch, review = _proposal_in_a_worktree(a, git_daemon.url(), tmp_path)
     env = {**os.environ, "GIT_SEQUENCE_EDITOR": "sed -i s/^pick/edit/"}
     subprocess.run(["git", "-C", str(review), "rebase", "-q", "-i", "HEAD~1"], check=True, env=env)
     Clone(tmp_path / "team", git_daemon.url()).delete(branch)
