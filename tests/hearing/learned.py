@@ -9,7 +9,14 @@ so no person it is scored on was seen in training. Features, by variant:
   agent's last words hold (a claim, a question), and the context (session's first message,
   after an error or interruption, length band, a question mark);
 - `cues+rule`: those and the rules' own verdict and kind of correction;
-- `cues+words`: those and the message's words and word pairs (CJK: character pairs).
+- `cues+words`: those and the message's words and word pairs (CJK: character pairs);
+- `answer`: the words, word pairs and CJK character pairs of the agent's answer right after
+  the message (its first 300 characters, folded as the rules fold): an agent answers a
+  correction in words that vary little across people ("You're right", "Let me fix", "抱歉");
+- `answer+cues+rule`: those, the cues and context, and the rules' verdict.
+
+The rules' verdict is the one `evolve classify` gives, the agent's answer read where known.
+The answer's variants are checked by `tests/hearing/answer_check.py` (fixed before scoring).
 
 The rules are scored on the same held-out sets. The lexicons and rules were written while
 reading these sets, so neither side's numbers are blind; what the comparison shows is
