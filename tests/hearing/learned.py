@@ -9,7 +9,14 @@ so no person it is scored on was seen in training. Features, by variant:
   agent's last words hold (a claim, a question), and the context (session's first message,
   after an error or interruption, length band, a question mark);
 - `cues+rule`: those and the rules' own verdict and kind of correction;
-- `cues+words`: those and the message's words and word pairs (CJK: character pairs).
+- `cues+words`: those and the message's words and word pairs (CJK: character pairs);
+- `answer`: the words, word pairs and CJK character pairs of the agent's answer right after
+  the message (its first 300 characters, folded as the rules fold): an agent answers a
+  correction in words that vary little across people ("You're right", "Let me fix", "抱歉");
+- `answer+cues+rule`: those, the cues and context, and the rules' verdict.
+
+The rules' verdict is the one `evolve classify` gives, the agent's answer read where known.
+The answer's variants are checked by `tests/hearing/answer_check.py` (fixed before scoring).
 
 The rules are scored on the same held-out sets. The lexicons and rules were written while
 reading these sets, so neither side's numbers are blind; what the comparison shows is
@@ -30,8 +37,9 @@ import re
 import sys
 from collections.abc import Iterable, Mapping
 
+from evolve.transcripts.acknowledged import answered
 from evolve.transcripts.classify import BUILT_IN
-from evolve.transcripts.hearing import hear
+from evolve.transcripts.hearing import Heard, hear
 from evolve.transcripts.lexicons import CUES, prose
 from tests.hearing.eval import Tally, sets
 
@@ -41,19 +49,47 @@ _WORD = re.compile(r"[^\W\d_]+|\d+|[?!]")
 _WIDE = re.compile("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _NEAR_START = 30  # characters
 _READ = 300  # characters of the message the word features read
+_ANSWER_READ = 300  # characters of the agent's answer read (its opening: the admission, if any)
 EPOCHS, RATE, L2, POSITIVE_WEIGHT = 60, 0.2, 1.0, 3.0
 VARIANTS = ("cues", "cues+rule", "cues+words")
+ANSWER_VARIANTS = ("answer", "answer+cues+rule")  # tests/hearing/answer_check.py
 
 Features = dict[str, float]
 
 
 def features(item: Mapping, variant: str) -> Features:
     """The message's features for one variant (names say what they are: `cue:failure`, `word:still`)."""
-    text, agent = item["text"], item.get("agent_before") or ""
+    parts = variant.split("+")
+    found: Features = _cues(item) if "cues" in parts else {}
+    if "rule" in parts:
+        heard = verdict(item)
+        if heard.correction:
+            found["rule"] = found[f"rule:{heard.kind}"] = 1
+    if "words" in parts:
+        found.update(_words(prose(item["text"])[:_READ]))
+    if "answer" in parts and item.get("agent_after"):
+        found.update(_words(prose(item["agent_after"][:_ANSWER_READ]), "answer "))
+    return {name: float(value) for name, value in found.items() if value}
+
+
+def verdict(item: Mapping) -> Heard:
+    """What the rules hear in the message, as `evolve classify` does: the agent's answer too, where known."""
+    text, before, after = item["text"], item.get("agent_before") or "", item.get("agent_after") or ""
     first = bool(item.get("first_message"))
     after_error = bool(item.get("prev_api_error") or item.get("prev_interrupted"))
+    heard = hear(LEXICONS, text, before, first=first, after_error=after_error)
+    return answered(heard, after, before, first, text)
+
+
+def _cues(item: Mapping) -> Features:
+    """The lexicons' cue kinds in the message and the agent's words before it, and the context."""
+    text, agent = item["text"], item.get("agent_before") or ""
     words = prose(text)
-    found: Features = {"first": first, "after_error": after_error, "question": "?" in words}
+    found: Features = {
+        "first": bool(item.get("first_message")),
+        "after_error": bool(item.get("prev_api_error") or item.get("prev_interrupted")),
+        "question": "?" in words,
+    }
     found["length:" + next(band for limit, band in _BANDS if len(words) < limit)] = 1
     for _lang, kind, start, _end in LEXICONS.matches(words, _KINDS):
         found["cue:" + kind] = 1
@@ -63,26 +99,21 @@ def features(item: Mapping, variant: str) -> Features:
     for _lang, kind, _start, _end in LEXICONS.matches(agent_words, ("claim", "asks")):
         found["agent:" + kind] = 1
     found["agent_ends_asking"] = agent_words.rstrip().endswith("?")
-    if variant == "cues+rule":
-        heard = hear(LEXICONS, text, agent, first=first, after_error=after_error)
-        if heard.correction:
-            found["rule"] = found[f"rule:{heard.kind}"] = 1
-    if variant == "cues+words":
-        found.update(_words(words[:_READ]))
-    return {name: float(value) for name, value in found.items() if value}
+    return found
 
 
 _BANDS = ((20, "<20"), (60, "<60"), (200, "<200"), (600, "<600"), (math.inf, "longer"))
 
 
-def _words(words: str) -> Features:
+def _words(words: str, prefix: str = "") -> Features:
+    """Words, word pairs and the opening word of folded text (CJK: character pairs); `prefix` names whose."""
     tokens = [t for t in _WORD.findall(words) if not _WIDE.match(t)]
-    found: Features = {"word:" + t: 1 for t in tokens[:60]}
-    found.update({f"pair:{a}_{b}": 1 for a, b in zip(tokens[:40], tokens[1:41], strict=False)})
+    found: Features = {f"{prefix}word:{t}": 1 for t in tokens[:60]}
+    found.update({f"{prefix}pair:{a}_{b}": 1 for a, b in zip(tokens[:40], tokens[1:41], strict=False)})
     wide = "".join(_WIDE.findall(words))
-    found.update({"chars:" + wide[i : i + 2]: 1 for i in range(len(wide) - 1)})
+    found.update({f"{prefix}chars:{wide[i : i + 2]}": 1 for i in range(len(wide) - 1)})
     if tokens:
-        found["opens:" + tokens[0]] = 1
+        found[f"{prefix}opens:{tokens[0]}"] = 1
     return found
 
 
@@ -99,6 +130,7 @@ class Model:
 
     def train(self, rows: list[tuple[Features, bool]]) -> Model:
         order, shuffle = list(range(len(rows))), random.Random(0).shuffle
+        weights, decay = self.weights, L2 / len(rows)
         for epoch in range(EPOCHS):
             shuffle(order)
             rate = RATE / (1 + epoch * 0.1)
@@ -107,8 +139,8 @@ class Model:
                 gradient = (self.probability(x) - clear) * (POSITIVE_WEIGHT if clear else 1.0)
                 self.bias -= rate * gradient
                 for name, value in x.items():
-                    weight = self.weights.get(name, 0.0)
-                    self.weights[name] = weight - rate * (gradient * value + L2 / len(rows) * weight)
+                    weight = weights.get(name, 0.0)
+                    weights[name] = weight - rate * (gradient * value + decay * weight)
         return self
 
 
@@ -143,12 +175,7 @@ def main(argv: list[str]) -> int:
     rules = Tally()
     for items in [labelled[unread]] if unread else labelled.values():
         for item in items:
-            first = bool(item.get("first_message"))
-            after_error = bool(item.get("prev_api_error") or item.get("prev_interrupted"))
-            heard = hear(
-                LEXICONS, item["text"], item.get("agent_before") or "", first=first, after_error=after_error
-            )
-            rules.add(heard.correction, item["label"] == "yes-clear")
+            rules.add(verdict(item).correction, item["label"] == "yes-clear")
     scope = f"on {unread}" if unread else "(each set as it is)"
     say(f"rules {scope:30} {rules.row()}\n")
     for variant in VARIANTS:
