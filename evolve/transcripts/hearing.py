@@ -275,8 +275,12 @@ class _Message:
         if scorn:
             return NEGATION, f"scorns the agent's work: “{self.quote(scorn[0])}”"
         halt = found.get("halt", ())
-        whole = [span for span in halt if span[1] == 0 and not words[span[2] :].strip(" .!。！")]
-        if whole:  # the message is only that word
+        whole = [
+            span
+            for span in halt
+            if not words[: span[1]].strip(" ¡") and not words[span[2] :].strip(" .!。！")
+        ]
+        if whole:  # the message is only that word ("¡Para!" opens with its mark)
             return STOP, f"tells the agent to stop: “{self.quote(whole[0])}”"
         undo = [span for span in found.get("undo", ()) if span[1] < SHORT]
         if undo and "yours" in found:
@@ -470,12 +474,15 @@ class _Message:
 
 
 def _still_fails(found: Spans) -> bool:
-    """Whether every "go on" word is a "still" before a failure too ("sigue el mismo error")."""
+    """Whether each "go on" word is a "still" or "again" by a failure ("sigue el mismo error", "fails again").
+
+    Not "try again" nor "continue": those ask for a retry.
+    """
     failure = found.get("failure")
     if not failure:
         return False
-    again = {start for kind in ("again", "persist") for _, start, _ in found.get(kind, ())}
-    return all(start in again and start < failure[-1][1] for _, start, _ in found["retry"])
+    again = {(start, end) for kind in ("again", "persist") for _, start, end in found.get(kind, ())}
+    return all((start, end) in again for _, start, end in found["retry"])
 
 
 def _bare(cue: str) -> bool:

@@ -1,0 +1,616 @@
+"""Parity by language: the correction shapes heard in English are heard in every language people use most.
+
+Each shape (a correction the detector hears in English: "that's wrong", "still not working",
+"you forgot X" …) is written as a native speaker would type it to a coding agent, in each
+language, after the agent's claim of success in that language; the look-alikes (a new
+request, a question, a retry after an API error, praise, a spec with "should", a "not" in a
+task) must stay silent. Our own sentences, none from the labelled sets.
+`python -m tests.test_hearing_parity` prints the matrix (heard / missed per shape × language).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from evolve.transcripts.hearing import hear
+from evolve.transcripts.lexicons import load_lexicons
+
+LANGUAGES = ("en", "zh", "ja", "ko", "es", "pt", "fr", "de", "ru", "it", "tr", "pl", "vi", "uk")
+
+# What the agent said just before: it fixed the bug and it should work now
+CLAIMS = {
+    "en": "I've fixed the bug in `app.py`. It should work now.",
+    "zh": "我已经修复了 `app.py` 里的问题，现在应该可以正常运行了。",
+    "ja": "`app.py` のバグを修正しました。これで動くはずです。",
+    "ko": "`app.py`의 버그를 수정했습니다. 이제 작동할 거예요.",
+    "es": "He corregido el error en `app.py`. Ya debería funcionar.",
+    "pt": "Corrigi o bug em `app.py`. Agora deve funcionar.",
+    "fr": "J'ai corrigé le bug dans `app.py`. Ça devrait marcher maintenant.",
+    "de": "Ich habe den Fehler in `app.py` behoben. Jetzt sollte es funktionieren.",
+    "ru": "Я исправил ошибку в `app.py`. Теперь должно работать.",
+    "it": "Ho corretto il bug in `app.py`. Ora dovrebbe funzionare.",
+    "tr": "`app.py` içindeki hatayı düzelttim. Şimdi çalışması lazım.",
+    "pl": "Poprawiłem błąd w `app.py`. Teraz powinno działać.",
+    "vi": "Tôi đã sửa lỗi trong `app.py`. Bây giờ nó sẽ hoạt động.",
+    "uk": "Я виправив помилку в `app.py`. Тепер має працювати.",
+}
+
+# shape -> language -> the ways people say it (each must be heard after the claim)
+SHAPES: dict[str, dict[str, tuple[str, ...]]] = {
+    "wrong": {
+        "en": ("That's wrong.",),
+        "zh": ("这不对。", "错了，不是这样的"),
+        "ja": ("それは間違ってるよ。",),
+        "ko": ("그거 틀렸어요.",),
+        "es": ("Eso está mal.",),
+        "pt": ("Isso está errado.",),
+        "fr": ("C'est faux.",),
+        "de": ("Das ist falsch.",),
+        "ru": ("Это неправильно.",),
+        "it": ("È sbagliato.",),
+        "tr": ("Bu yanlış.",),
+        "pl": ("To jest źle.",),
+        "vi": ("Sai rồi.",),
+        "uk": ("Це неправильно.",),
+    },
+    "still not working": {
+        "en": ("Still not working.",),
+        "zh": ("还是不行。",),
+        "ja": ("まだ動かないです。",),
+        "ko": ("여전히 안 돼요.",),
+        "es": ("Sigue sin funcionar.",),
+        "pt": ("Ainda não funciona.",),
+        "fr": ("Ça ne marche toujours pas.",),
+        "de": ("Funktioniert immer noch nicht.",),
+        "ru": ("Всё ещё не работает.",),
+        "it": ("Ancora non funziona.",),
+        "tr": ("Hâlâ çalışmıyor.",),
+        "pl": ("Nadal nie działa.",),
+        "vi": ("Vẫn không chạy được.",),
+        "uk": ("Досі не працює.",),
+    },
+    "still fails with …": {
+        "en": ("It still fails with a TypeError on line 12.",),
+        "zh": ("还是报 TypeError，第 12 行。",),
+        "ja": ("まだ12行目で TypeError が出ます。",),
+        "ko": ("아직도 12번째 줄에서 TypeError가 나요.",),
+        "es": ("Todavía falla con un TypeError en la línea 12.",),
+        "pt": ("Ainda falha com um TypeError na linha 12.",),
+        "fr": ("Ça plante encore avec une TypeError à la ligne 12.",),
+        "de": ("Es schlägt immer noch mit einem TypeError in Zeile 12 fehl.",),
+        "ru": ("Всё ещё падает с TypeError на 12 строке.",),
+        "it": ("Fallisce ancora con un TypeError alla riga 12.",),
+        "tr": ("Hâlâ 12. satırda TypeError hatası veriyor.",),
+        "pl": ("Dalej wywala TypeError w linii 12.",),
+        "vi": ("Vẫn bị lỗi TypeError ở dòng 12.",),
+        "uk": ("Досі падає з TypeError на 12 рядку.",),
+    },
+    "you forgot X": {
+        "en": ("You forgot to update the tests.",),
+        "zh": ("你忘了更新测试。",),
+        "ja": ("テストの更新を忘れてますよ。",),
+        "ko": ("테스트 업데이트하는 걸 잊었네요.",),
+        "es": ("Te olvidaste de actualizar los tests.",),
+        "pt": ("Você esqueceu de atualizar os testes.",),
+        "fr": ("Tu as oublié de mettre à jour les tests.",),
+        "de": ("Du hast vergessen, die Tests anzupassen.",),
+        "ru": ("Ты забыл обновить тесты.",),
+        "it": ("Hai dimenticato di aggiornare i test.",),
+        "tr": ("Testleri güncellemeyi unuttun.",),
+        "pl": ("Zapomniałeś zaktualizować testy.",),
+        "vi": ("Bạn quên cập nhật test rồi.",),
+        "uk": ("Ти забув оновити тести.",),
+    },
+    "why did you delete …?": {
+        "en": ("Why did you delete the config file?",),
+        "zh": ("你为什么把配置文件删了？",),
+        "ja": ("なんで設定ファイルを消したの？",),
+        "ko": ("왜 설정 파일을 삭제했어요?",),
+        "es": ("¿Por qué borraste el archivo de configuración?",),
+        "pt": ("Por que você apagou o arquivo de configuração?",),
+        "fr": ("Pourquoi tu as supprimé le fichier de config ?",),
+        "de": ("Warum hast du die Konfigurationsdatei gelöscht?",),
+        "ru": ("Зачем ты удалил конфиг?",),
+        "it": ("Perché hai cancellato il file di configurazione?",),
+        "tr": ("Config dosyasını neden sildin?",),
+        "pl": ("Dlaczego usunąłeś plik konfiguracyjny?",),
+        "vi": ("Sao bạn lại xóa file config?",),
+        "uk": ("Навіщо ти видалив конфіг?",),
+    },
+    "I said X, not Y": {
+        "en": ("I said pnpm, not npm.",),
+        "zh": ("我说的是 pnpm，不是 npm。",),
+        "ja": ("npm じゃなくて pnpm って言ったよね。",),
+        "ko": ("npm 말고 pnpm이라고 했잖아요.",),
+        "es": ("Dije pnpm, no npm.",),
+        "pt": ("Eu disse pnpm, não npm.",),
+        "fr": ("J'ai dit pnpm, pas npm.",),
+        "de": ("Ich sagte pnpm, nicht npm.",),
+        "ru": ("Я сказал pnpm, а не npm.",),
+        "it": ("Ho detto pnpm, non npm.",),
+        "tr": ("npm değil pnpm dedim.",),
+        "pl": ("Mówiłem pnpm, nie npm.",),
+        "vi": ("Tôi nói là pnpm, không phải npm.",),
+        "uk": ("Я сказав pnpm, а не npm.",),
+    },
+    "not what I asked": {
+        "en": ("That's not what I asked for.",),
+        "zh": ("这不是我要的。",),
+        "ja": ("それは頼んだものと違います。",),
+        "ko": ("제가 부탁한 건 그게 아니에요.",),
+        "es": ("Eso no es lo que te pedí.",),
+        "pt": ("Não foi isso que eu pedi.",),
+        "fr": ("Ce n'est pas ce que j'ai demandé.",),
+        "de": ("Das ist nicht das, was ich wollte.",),
+        "ru": ("Это не то, что я просил.",),
+        "it": ("Non è quello che ho chiesto.",),
+        "tr": ("Benim istediğim bu değil.",),
+        "pl": ("Nie o to prosiłem.",),
+        "vi": ("Đó không phải cái tôi yêu cầu.",),
+        "uk": ("Це не те, що я просив.",),
+    },
+    "undo that": {
+        "en": ("Undo that.",),
+        "zh": ("撤销刚才的修改。",),
+        "ja": ("今の変更を元に戻して。",),
+        "ko": ("방금 변경한 거 되돌려 주세요.",),
+        "es": ("Deshaz eso.",),
+        "pt": ("Desfaz isso.",),
+        "fr": ("Annule ça.",),
+        "de": ("Mach das rückgängig.",),
+        "ru": ("Отмени это.",),
+        "it": ("Annulla questa modifica.",),
+        "tr": ("Bunu geri al.",),
+        "pl": ("Cofnij to.",),
+        "vi": ("Hoàn tác thay đổi vừa rồi đi.",),
+        "uk": ("Скасуй це.",),
+    },
+    "revert your change": {
+        "en": ("Revert your last change.",),
+        "zh": ("把你刚才的改动回滚掉。",),
+        "ja": ("さっきの変更をリバートしてください。",),
+        "ko": ("마지막 변경 사항 되돌려.",),
+        "es": ("Revierte tu último cambio.",),
+        "pt": ("Reverte a sua última alteração.",),
+        "fr": ("Reviens en arrière sur ta dernière modif.",),
+        "de": ("Setz deine letzte Änderung zurück.",),
+        "ru": ("Откати свои последние изменения.",),
+        "it": ("Ripristina la versione di prima.",),
+        "tr": ("Son değişikliğini geri al.",),
+        "pl": ("Wycofaj swoją ostatnią zmianę.",),
+        "vi": ("Revert lại thay đổi cuối của bạn đi.",),
+        "uk": ("Відкоти свої останні зміни.",),
+    },
+    "stop": {
+        "en": ("Stop.",),
+        "zh": ("停！",),
+        "ja": ("ストップ",),
+        "ko": ("멈춰",),
+        "es": ("¡Para!",),
+        "pt": ("Para!",),
+        "fr": ("Arrête !",),
+        "de": ("Stopp!",),
+        "ru": ("Стоп!",),
+        "it": ("Fermati!",),
+        "tr": ("Dur!",),
+        "pl": ("Przestań!",),
+        "vi": ("Dừng lại!",),
+        "uk": ("Стоп!",),
+    },
+    "don't touch X": {
+        "en": ("Don't touch the tests.",),
+        "zh": ("别动测试文件。",),
+        "ja": ("テストには触らないで。",),
+        "ko": ("테스트는 건드리지 마세요.",),
+        "es": ("No toques los tests.",),
+        "pt": ("Não mexa nos testes.",),
+        "fr": ("Ne touche pas aux tests.",),
+        "de": ("Fass die Tests nicht an.",),
+        "ru": ("Не трогай тесты.",),
+        "it": ("Non toccare i test.",),
+        "tr": ("Testlere dokunma.",),
+        "pl": ("Nie ruszaj testów.",),
+        "vi": ("Đừng động vào mấy file test.",),
+        "uk": ("Не чіпай тести.",),
+    },
+    "the build is broken": {
+        "en": ("The build is broken now.",),
+        "zh": ("现在构建失败了。",),
+        "ja": ("ビルドが壊れました。",),
+        "ko": ("이제 빌드가 깨져요.",),
+        "es": ("Ahora la build está rota.",),
+        "pt": ("Agora o build quebrou.",),
+        "fr": ("Le build est cassé maintenant.",),
+        "de": ("Der Build ist jetzt kaputt.",),
+        "ru": ("Теперь сборка сломана.",),
+        "it": ("Adesso la build è rotta.",),
+        "tr": ("Build şimdi bozuldu.",),
+        "pl": ("Build się teraz wysypuje.",),
+        "vi": ("Giờ build bị hỏng rồi.",),
+        "uk": ("Тепер збірка зламана.",),
+    },
+    "no, use X": {
+        "en": ("No, use pnpm.",),
+        "zh": ("不，用 pnpm。",),
+        "ja": ("いや、pnpm を使って。",),
+        "ko": ("아니요, pnpm 쓰세요.",),
+        "es": ("No, usa pnpm.",),
+        "pt": ("Não, usa o pnpm.",),
+        "fr": ("Non, utilise pnpm.",),
+        "de": ("Nein, nimm pnpm.",),
+        "ru": ("Нет, используй pnpm.",),
+        "it": ("No, usa pnpm.",),
+        "tr": ("Hayır, pnpm kullan.",),
+        "pl": ("Nie, użyj pnpm.",),
+        "vi": ("Không, dùng pnpm.",),
+        "uk": ("Ні, використовуй pnpm.",),
+    },
+    "it doesn't work": {
+        "en": ("It doesn't work.",),
+        "zh": ("这样不行。",),
+        "ja": ("動かないです。",),
+        "ko": ("작동 안 해요.",),
+        "es": ("No funciona.",),
+        "pt": ("Não funciona.",),
+        "fr": ("Ça ne marche pas.",),
+        "de": ("Funktioniert nicht.",),
+        "ru": ("Не работает.",),
+        "it": ("Non funziona.",),
+        "tr": ("Çalışmıyor.",),
+        "pl": ("Nie działa.",),
+        "vi": ("Không chạy được.",),
+        "uk": ("Не працює.",),
+    },
+    "nothing changed": {
+        "en": ("Nothing changed.",),
+        "zh": ("没有任何变化。",),
+        "ja": ("何も変わってないです。",),
+        "ko": ("아무것도 안 바뀌었어요.",),
+        "es": ("No cambió nada.",),
+        "pt": ("Nada mudou.",),
+        "fr": ("Rien n'a changé.",),
+        "de": ("Es hat sich nichts geändert.",),
+        "ru": ("Ничего не изменилось.",),
+        "it": ("Non è cambiato niente.",),
+        "tr": ("Hiçbir şey değişmedi.",),
+        "pl": ("Nic się nie zmieniło.",),
+        "vi": ("Không có gì thay đổi cả.",),
+        "uk": ("Нічого не змінилося.",),
+    },
+    "same error": {
+        "en": ("Same error.",),
+        "zh": ("一样的错误。",),
+        "ja": ("同じエラーです。",),
+        "ko": ("같은 에러가 나요.",),
+        "es": ("El mismo error.",),
+        "pt": ("Mesmo erro.",),
+        "fr": ("Même erreur.",),
+        "de": ("Gleicher Fehler.",),
+        "ru": ("Та же ошибка.",),
+        "it": ("Stesso errore.",),
+        "tr": ("Aynı hata.",),
+        "pl": ("Ten sam błąd.",),
+        "vi": ("Lỗi y như cũ.",),
+        "uk": ("Та сама помилка.",),
+    },
+    "you broke X": {
+        "en": ("You broke the login page.",),
+        "zh": ("你把登录页面搞坏了。",),
+        "ja": ("ログイン画面を壊しましたね。",),
+        "ko": ("로그인 페이지를 망가뜨렸어요.",),
+        "es": ("Rompiste la página de login.",),
+        "pt": ("Você quebrou a página de login.",),
+        "fr": ("Tu as cassé la page de connexion.",),
+        "de": ("Du hast die Login-Seite kaputt gemacht.",),
+        "ru": ("Ты сломал страницу логина.",),
+        "it": ("Hai rotto la pagina di login.",),
+        "tr": ("Giriş sayfasını bozdun.",),
+        "pl": ("Zepsułeś stronę logowania.",),
+        "vi": ("Bạn làm hỏng trang đăng nhập rồi.",),
+        "uk": ("Ти зламав сторінку логіну.",),
+    },
+    "didn't work": {
+        "en": ("Didn't work.",),
+        "zh": ("没成功。",),
+        "ja": ("うまくいきませんでした。",),
+        "ko": ("안 됐어요.",),
+        "es": ("No funcionó.",),
+        "pt": ("Não funcionou.",),
+        "fr": ("Ça n'a pas marché.",),
+        "de": ("Hat nicht geklappt.",),
+        "ru": ("Не сработало.",),
+        "it": ("Non ha funzionato.",),
+        "tr": ("Olmadı.",),
+        "pl": ("Nie zadziałało.",),
+        "vi": ("Không được.",),
+        "uk": ("Не спрацювало.",),
+    },
+    "still slow": {
+        "en": ("It's still slow.",),
+        "zh": ("还是很慢。",),
+        "ja": ("まだ遅いです。",),
+        "ko": ("아직도 느려요.",),
+        "es": ("Sigue igual de lento.",),
+        "pt": ("Continua lento.",),
+        "fr": ("C'est toujours lent.",),
+        "de": ("Es ist immer noch langsam.",),
+        "ru": ("Всё ещё медленно.",),
+        "it": ("È ancora lento.",),
+        "tr": ("Hâlâ yavaş.",),
+        "pl": ("Dalej działa wolno.",),
+        "vi": ("Vẫn còn chậm.",),
+        "uk": ("Досі повільно.",),
+    },
+    "wrong file": {
+        "en": ("Wrong file.",),
+        "zh": ("改错文件了。",),
+        "ja": ("ファイルが違います。",),
+        "ko": ("엉뚱한 파일을 수정했어요.",),
+        "es": ("Archivo equivocado.",),
+        "pt": ("Arquivo errado.",),
+        "fr": ("Mauvais fichier.",),
+        "de": ("Falsche Datei.",),
+        "ru": ("Не тот файл.",),
+        "it": ("File sbagliato.",),
+        "tr": ("Yanlış dosya.",),
+        "pl": ("Zły plik.",),
+        "vi": ("Sai file rồi.",),
+        "uk": ("Не той файл.",),
+    },
+    "that's not true, X is Y": {
+        "en": ("That's not true, the function is async.",),
+        "zh": ("不是这样的，这个函数是异步的。",),
+        "ja": ("それは違います、その関数は非同期です。",),
+        "ko": ("그건 사실이 아니에요, 그 함수는 비동기예요.",),
+        "es": ("Eso no es cierto, la función es asíncrona.",),
+        "pt": ("Isso não é verdade, a função é assíncrona.",),
+        "fr": ("C'est pas vrai, la fonction est asynchrone.",),
+        "de": ("Das stimmt nicht, die Funktion ist asynchron.",),
+        "ru": ("Это не так, функция асинхронная.",),
+        "it": ("Non è vero, la funzione è asincrona.",),
+        "tr": ("Bu doğru değil, fonksiyon asenkron.",),
+        "pl": ("To nieprawda, ta funkcja jest asynchroniczna.",),
+        "vi": ("Không đúng, hàm đó là async.",),
+        "uk": ("Це не так, функція асинхронна.",),
+    },
+    "you misunderstood": {
+        "en": ("You misunderstood me.",),
+        "zh": ("你理解错了。",),
+        "ja": ("誤解してますね。",),
+        "ko": ("잘못 이해하셨어요.",),
+        "es": ("No me entendiste.",),
+        "pt": ("Você não entendeu.",),
+        "fr": ("Tu n'as pas compris.",),
+        "de": ("Du hast mich falsch verstanden.",),
+        "ru": ("Ты меня не понял.",),
+        "it": ("Non hai capito.",),
+        "tr": ("Yanlış anladın.",),
+        "pl": ("Źle mnie zrozumiałeś.",),
+        "vi": ("Bạn hiểu sai ý tôi rồi.",),
+        "uk": ("Ти мене не зрозумів.",),
+    },
+    "the error again": {
+        "en": ("The error is back again.",),
+        "zh": ("又报错了。",),
+        "ja": ("またエラーが出ました。",),
+        "ko": ("또 에러가 나요.",),
+        "es": ("Vuelve a dar error.",),
+        "pt": ("Deu erro de novo.",),
+        "fr": ("Encore une erreur.",),
+        "de": ("Schon wieder der Fehler.",),
+        "ru": ("Опять ошибка.",),
+        "it": ("Dà di nuovo errore.",),
+        "tr": ("Yine hata veriyor.",),
+        "pl": ("Znowu błąd.",),
+        "vi": ("Lại lỗi nữa rồi.",),
+        "uk": ("Знову помилка.",),
+    },
+    "you didn't X": {
+        "en": ("You didn't run the tests.",),
+        "zh": ("你没有跑测试。",),
+        "ja": ("テストを実行してないですよね。",),
+        "ko": ("테스트 안 돌렸잖아요.",),
+        "es": ("No ejecutaste los tests.",),
+        "pt": ("Você não rodou os testes.",),
+        "fr": ("Tu n'as pas lancé les tests.",),
+        "de": ("Du hast die Tests nicht laufen lassen.",),
+        "ru": ("Ты не запустил тесты.",),
+        "it": ("Non hai eseguito i test.",),
+        "tr": ("Testleri çalıştırmadın.",),
+        "pl": ("Nie uruchomiłeś testów.",),
+        "vi": ("Bạn chưa chạy test.",),
+        "uk": ("Ти не запустив тести.",),
+    },
+    "still the same": {
+        "en": ("Still the same.",),
+        "zh": ("还是一样。",),
+        "ja": ("まだ同じです。",),
+        "ko": ("아직 똑같아요.",),
+        "es": ("Sigue igual.",),
+        "pt": ("Continua igual.",),
+        "fr": ("C'est toujours pareil.",),
+        "de": ("Immer noch dasselbe.",),
+        "ru": ("Всё так же.",),
+        "it": ("È ancora uguale.",),
+        "tr": ("Hâlâ aynı.",),
+        "pl": ("Dalej to samo.",),
+        "vi": ("Vẫn vậy.",),
+        "uk": ("Все так само.",),
+    },
+}
+
+# look-alike -> language -> a message that corrects nothing (after the claim; a retry after an API error)
+SILENT: dict[str, dict[str, str]] = {
+    "new request": {
+        "en": "Now add a dark mode toggle to the settings page.",
+        "zh": "接下来在设置页面加一个深色模式开关。",
+        "ja": "次に設定画面にダークモードの切り替えを追加してください。",
+        "ko": "이제 설정 페이지에 다크 모드 토글을 추가해 주세요.",
+        "es": "Ahora añade un interruptor de modo oscuro en la página de ajustes.",
+        "pt": "Agora adicione um botão de modo escuro na página de configurações.",
+        "fr": "Maintenant ajoute un bouton de mode sombre dans la page des réglages.",
+        "de": "Füge jetzt einen Dark-Mode-Schalter auf der Einstellungsseite hinzu.",
+        "ru": "Теперь добавь переключатель тёмной темы на страницу настроек.",
+        "it": "Ora aggiungi un interruttore per la modalità scura nella pagina delle impostazioni.",
+        "tr": "Şimdi ayarlar sayfasına karanlık mod anahtarı ekle.",
+        "pl": "Teraz dodaj przełącznik trybu ciemnego na stronie ustawień.",
+        "vi": "Giờ thêm nút bật chế độ tối vào trang cài đặt.",
+        "uk": "Тепер додай перемикач темної теми на сторінку налаштувань.",
+    },
+    "neutral question": {
+        "en": "How does the cache decide when to refresh?",
+        "zh": "缓存是怎么决定什么时候刷新的？",
+        "ja": "キャッシュはいつ更新されるんですか？",
+        "ko": "캐시는 언제 갱신되나요?",
+        "es": "¿Cómo decide la caché cuándo refrescarse?",
+        "pt": "Como o cache decide quando atualizar?",
+        "fr": "Comment le cache décide-t-il quand se rafraîchir ?",
+        "de": "Wie entscheidet der Cache, wann er neu lädt?",
+        "ru": "Как кэш решает, когда обновляться?",
+        "it": "Come decide la cache quando aggiornarsi?",
+        "tr": "Önbellek ne zaman yenileneceğine nasıl karar veriyor?",
+        "pl": "Jak cache decyduje, kiedy się odświeżyć?",
+        "vi": "Cache quyết định khi nào làm mới như thế nào?",
+        "uk": "Як кеш вирішує, коли оновлюватися?",
+    },
+    "retry after an API error": {
+        "en": "Please continue.",
+        "zh": "继续",
+        "ja": "続けてください",
+        "ko": "계속해 주세요",
+        "es": "Continúa, por favor.",
+        "pt": "Continue, por favor.",
+        "fr": "Continue, s'il te plaît.",
+        "de": "Bitte mach weiter.",
+        "ru": "Продолжай.",
+        "it": "Continua, per favore.",
+        "tr": "Devam et.",
+        "pl": "Kontynuuj.",
+        "vi": "Tiếp tục đi.",
+        "uk": "Продовжуй.",
+    },
+    "praise": {
+        "en": "Great, it works now, thanks!",
+        "zh": "太好了，现在可以用了，谢谢！",
+        "ja": "完璧です、ちゃんと動きました。ありがとう！",
+        "ko": "좋아요, 이제 잘 돼요. 고마워요!",
+        "es": "¡Genial, ya funciona, gracias!",
+        "pt": "Ótimo, agora funciona, valeu!",
+        "fr": "Super, ça marche maintenant, merci !",
+        "de": "Super, jetzt klappt es, danke!",
+        "ru": "Отлично, теперь работает, спасибо!",
+        "it": "Perfetto, ora funziona, grazie!",
+        "tr": "Harika, şimdi çalışıyor, teşekkürler!",
+        "pl": "Super, teraz działa, dzięki!",
+        "vi": "Tuyệt, giờ chạy rồi, cảm ơn!",
+        "uk": "Чудово, тепер працює, дякую!",
+    },
+    "a spec with should": {
+        "en": "Next, the export button should download a CSV and the file name should include the date.",
+        "zh": "接下来，导出按钮应该下载一个 CSV，文件名应该包含日期。",
+        "ja": "次に、エクスポートボタンで CSV をダウンロードできるようにして、"
+        "ファイル名には日付を入れるべきです。",
+        "ko": "다음으로, 내보내기 버튼은 CSV를 다운로드해야 하고 파일 이름에는 날짜가 들어가야 해요.",
+        "es": (
+            "Lo siguiente: el botón de exportar debería descargar un CSV y "
+            "el nombre del archivo debería incluir la fecha."
+        ),
+        "pt": "Agora o botão de exportar deveria baixar um CSV e o nome do arquivo deveria ter a data.",
+        "fr": (
+            "Ensuite, le bouton d'export devrait télécharger un CSV et "
+            "le nom du fichier devrait contenir la date."
+        ),
+        "de": (
+            "Als Nächstes sollte der Export-Button eine CSV herunterladen "
+            "und der Dateiname sollte das Datum enthalten."
+        ),
+        "ru": "Дальше: кнопка экспорта должна скачивать CSV, а в имени файла должна быть дата.",
+        "it": (
+            "Poi il pulsante di esportazione dovrebbe scaricare un CSV e "
+            "il nome del file dovrebbe contenere la data."
+        ),
+        "tr": "Sonra dışa aktar butonu bir CSV indirmeli ve dosya adında tarih olmalı.",
+        "pl": "Dalej: przycisk eksportu powinien pobierać CSV, a nazwa pliku powinna zawierać datę.",
+        "vi": "Tiếp theo, nút xuất nên tải về một file CSV và tên file nên có ngày tháng.",
+        "uk": "Далі: кнопка експорту має завантажувати CSV, а назва файлу має містити дату.",
+    },
+    "not inside a task": {
+        "en": "Add a check so that uploads larger than 10 MB are not accepted.",
+        "zh": "加一个检查，超过 10 MB 的上传文件不要接受。",
+        "ja": "10MB を超えるアップロードは受け付けないようにチェックを追加してください。",
+        "ko": "10MB가 넘는 업로드는 받지 않도록 검사를 추가해 주세요.",
+        "es": "Añade una comprobación para que no se acepten subidas de más de 10 MB.",
+        "pt": "Adicione uma verificação para não aceitar uploads maiores que 10 MB.",
+        "fr": "Ajoute une vérification pour ne pas accepter les fichiers de plus de 10 Mo.",
+        "de": "Füg eine Prüfung hinzu, damit Uploads über 10 MB nicht angenommen werden.",
+        "ru": "Добавь проверку, чтобы загрузки больше 10 МБ не принимались.",
+        "it": "Aggiungi un controllo così che i caricamenti oltre 10 MB non vengano accettati.",
+        "tr": "10 MB'tan büyük yüklemeler kabul edilmesin diye bir kontrol ekle.",
+        "pl": "Dodaj sprawdzenie, żeby pliki większe niż 10 MB nie były przyjmowane.",
+        "vi": "Thêm kiểm tra để không nhận file tải lên lớn hơn 10 MB.",
+        "uk": "Додай перевірку, щоб завантаження понад 10 МБ не приймалися.",
+    },
+}
+
+# (shape, language) cells not heard yet, and why: each one a gap the rules have not closed
+NOT_YET: dict[tuple[str, str], str] = {
+    ("you forgot X", "ko"): "잊었네요 says the person forgot (말씀드리는 걸 잊었네요) as often as the agent",
+}
+
+
+def heard(text: str, lang: str) -> bool:
+    """Whether the correction is heard after the agent's claim of success in that language."""
+    return hear(load_lexicons(), text, CLAIMS[lang]).correction
+
+
+def silent(look_alike: str, lang: str) -> bool:
+    """Whether a look-alike stays silent (a retry comes right after an API error, with no claim)."""
+    text = SILENT[look_alike][lang]
+    if look_alike == "retry after an API error":
+        return not hear(load_lexicons(), text, after_error=True).correction
+    return not hear(load_lexicons(), text, CLAIMS[lang]).correction
+
+
+_CELLS = [(shape, lang) for shape in SHAPES for lang in LANGUAGES if (shape, lang) not in NOT_YET]
+
+
+@pytest.mark.parametrize(("shape", "lang"), _CELLS)
+def test_a_correction_shape_is_heard_in_every_language(shape, lang):
+    missed = [text for text in SHAPES[shape][lang] if not heard(text, lang)]
+    assert not missed
+
+
+@pytest.mark.parametrize(("look_alike", "lang"), [(kind, lang) for kind in SILENT for lang in LANGUAGES])
+def test_a_look_alike_stays_silent_in_every_language(look_alike, lang):
+    assert silent(look_alike, lang), hear(load_lexicons(), SILENT[look_alike][lang], CLAIMS[lang]).why
+
+
+def test_every_shape_and_look_alike_is_written_in_every_language():
+    assert all(set(by_language) == set(LANGUAGES) for by_language in [*SHAPES.values(), *SILENT.values()])
+    assert set(NOT_YET) <= {(shape, lang) for shape in SHAPES for lang in LANGUAGES}
+
+
+def matrix() -> str:
+    """Heard / missed per shape × language ("+" heard, "." missed, "!" a look-alike that fired)."""
+    lines = [f"{'':26}" + " ".join(f"{lang:>2}" for lang in LANGUAGES)]
+    totals = dict.fromkeys(LANGUAGES, 0)
+    for shape, by_language in SHAPES.items():
+        cells = []
+        for lang in LANGUAGES:
+            hits = sum(heard(text, lang) for text in by_language[lang])
+            totals[lang] += hits == len(by_language[lang])
+            cells.append(" +" if hits == len(by_language[lang]) else " ." if not hits else " ~")
+        lines.append(f"{shape[:26]:26}" + " ".join(cells))
+    lines.append(
+        f"{'heard (of ' + str(len(SHAPES)) + ')':26}" + " ".join(f"{totals[lang]:>2}" for lang in LANGUAGES)
+    )
+    for look_alike in SILENT:
+        cells = [" ." if silent(look_alike, lang) else " !" for lang in LANGUAGES]
+        lines.append(f"silent: {look_alike[:18]:18}" + " ".join(cells))
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.stdout.write(matrix() + "\n")
