@@ -59,16 +59,18 @@ def tells_a_failure(words: str, span: tuple[str, int, int], found: Spans) -> boo
 
 # "remember" (or "I remind you") before a fact of the task at hand ("remember we already have a
 # logger", "remember we will have custom tables", "remember this only applies to …", "I remind you
-# that we already …"): a reminder, not a rule for later
-# ("remember when you open a PR, …" and "remember, we are a tabs shop" may be rules). The words are
-# folded: "já", "già" are read as "ja", "gia"
+# that we already …"), where things stand now ("remember we currently are in Mac OS") or the role
+# the agent plays ("remember that you are a skilled web developer"): a reminder, not a rule for
+# later ("remember when you open a PR, …", "remember, we are a tabs shop" and "remember we are not
+# using docker anymore" may be rules). The words are folded: "já", "già" are read as "ja", "gia"
 _REMINDER = re.compile(
     r"(?:remember|recuerda|lembre-se|lembra|rappelle-toi|ricorda"
     r"|(?:i )?remind you|te recuerdo|je te rappelle|ti ricordo|te lembro"
     r"|ich erinnere dich daran|напоминаю|нагадую|przypominam|提醒你)(?: that| que| che)?\Z"
 )
 _FACT_OF_THE_TASK = re.compile(
-    r",? +(?:(?:that|que|che) )?(?:we(?:'ll| already| will| won't| have| had)|this only|ya|ja|gia)\b"
+    r",? +(?:(?:that|que|che) )?(?:we(?:'ll| already| will| won't| have| had)|this only|ya|ja|gia"
+    r"|we(?:'re| are)? currently|you(?:'re| are) an?)\b"
 )
 # A reminder dated today or tomorrow ("the deadline is tomorrow", "завтра релиз", "przypominam, że
 # jutro …", "明天要发布") is of an event of the moment; "from tomorrow on", "à partir de demain", "ab

@@ -1,0 +1,39 @@
+"""Twenty-first round: what only sounds like a rule for later, read from the false preferences of sets 22–25.
+
+A reminder of where things stand now or of who the agent is, "I'd rather just …" for this task,
+and what is still a rule beside them.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.transcripts.hearing_cases import preference
+
+
+# "Remember we currently are in Mac OS", "Remember that you are a skilled web developer": the
+# state of the moment or the role the agent plays, not how to work from now on
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Is there a way you can test it yourself? Remember we currently are in Mac OS.",
+        "Remember, we're currently on the staging database.",
+        "Remember that you are a skilled web developer, proficient in GUI design.",
+        "remember you're an expert in React and Tailwind",
+    ],
+)
+def test_a_reminder_of_the_moment_or_of_the_agents_role_sets_no_rule(text):
+    assert preference(text) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "please restart the app. Remember we are not using docker for anything anymore",
+        "Remember, we are a tabs shop.",
+        "Remember that you always run the linter before committing.",
+        "Remember you should never push to main.",
+    ],
+)
+def test_a_reminder_of_how_things_are_done_is_still_a_rule(text):
+    assert preference(text) is not None
