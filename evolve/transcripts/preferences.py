@@ -66,6 +66,7 @@ def preference(
         and not reminds(words, span)
         and not _means_still(words, span, found)
         and not _wishes_once(words, span, found)
+        and not _settles_for_this_task(words, span, found)
         and not _a_things_default(words, span)
         and not (span[1] == 0 and _picks(words, found, offered))
     ]
@@ -101,6 +102,26 @@ def _picks(words: str, found: Spans, offered: Callable[[], bool]) -> bool:
         if 0 < span[1] < stop and not _describes(words, span) and not _means_still(words, span, found):
             return False
     return offered()
+
+
+# "I'd rather just add a small badge", "I prefer simpler approach: just enlarge the chunk size to
+# 100": "just" in the clause of a choice names the least to do for this task, chosen over what was
+# proposed; after a comma it qualifies a way of working ("I prefer small commits, just one change
+# each"), and an "always" / "never" in the sentence makes it a rule ("I'd rather you always just ask")
+_JUST = re.compile(r"\bjust\b")
+
+
+def _settles_for_this_task(words: str, span: tuple[str, int, int], found: Spans) -> bool:
+    """Whether "I prefer" / "I'd rather" chooses "just" one thing to do now, with no word of every time."""
+    _, start, end = span
+    if not _CHOICE.fullmatch(words[start:end].strip()):
+        return False
+    stop = sentence_end_at(words, end)
+    clause = CLAUSE_BREAK.search(words, end, stop)
+    if _JUST.search(words, end, clause.start() if clause else stop) is None:
+        return False
+    leads = found.get("standing_lead", ())
+    return not any(start <= at < stop and at != start for _, at, _ in leads)
 
 
 # "configure it to always use this key", "set up so we never have to log in", "настроить …

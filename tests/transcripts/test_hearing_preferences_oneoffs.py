@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.transcripts.hearing_cases import preference
+from tests.transcripts.hearing_cases import ASKED_WHICH_TOOL, preference
 
 
 # "Remember we currently are in Mac OS", "Remember that you are a skilled web developer": the
@@ -37,3 +37,33 @@ def test_a_reminder_of_the_moment_or_of_the_agents_role_sets_no_rule(text):
 )
 def test_a_reminder_of_how_things_are_done_is_still_a_rule(text):
     assert preference(text) is not None
+
+
+# "I'd rather just add a small UI touch", "I prefer simpler approach: just enlarge the chunk size":
+# the least to do for this task, chosen over what was proposed, not a way of working
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The current design is correct, and I'd rather just add a small badge on each card.",
+        "this change is not good. I prefer simpler approach: just enlarge the chunk size to 100.",
+        "I would rather just drop the migration for now.",
+    ],
+)
+def test_i_d_rather_just_do_the_least_for_this_task_sets_no_rule(text):
+    assert preference(text) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I prefer having one class per module.",
+        "I'd rather you always just ask me than guess.",  # an "always" makes it a rule again
+        "I prefer small commits, just one change each.",  # "just" after a comma qualifies the rule
+    ],
+)
+def test_i_prefer_a_way_of_working_is_still_a_rule(text):
+    assert preference(text) is not None
+
+
+def test_i_d_rather_just_answering_the_agents_question_still_picks():
+    assert preference("I'd rather just use npm", ASKED_WHICH_TOOL) is None
