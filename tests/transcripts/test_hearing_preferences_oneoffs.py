@@ -67,3 +67,20 @@ def test_i_prefer_a_way_of_working_is_still_a_rule(text):
 
 def test_i_d_rather_just_answering_the_agents_question_still_picks():
     assert preference("I'd rather just use npm", ASKED_WHICH_TOOL) is None
+
+
+# "I wish you would always …", "I wish you'd never …": a standing wish, said the way "you should
+# always …" is (no set holds one; the attack on the twentieth round asked)
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I wish you would always run the tests before saying it's done.",
+        "i wish you'd never touch the lockfile",
+    ],
+)
+def test_a_wish_that_the_agent_always_or_never_did_something_is_a_rule(text):
+    assert preference(text) is not None
+
+
+def test_a_wish_for_this_task_is_no_rule():
+    assert preference("I wish you would look at the login bug first.") is None
