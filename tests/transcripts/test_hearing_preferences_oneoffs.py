@@ -84,3 +84,32 @@ def test_a_wish_that_the_agent_always_or_never_did_something_is_a_rule(text):
 
 def test_a_wish_for_this_task_is_no_rule():
     assert preference("I wish you would look at the login bug first.") is None
+
+
+# "记住，目前这一步先不写程序" ("remember, for now this step writes no code"): a reminder for the step
+# at hand, in every lexicon language; a "remember" with no such word, or another standing word, rules
+@pytest.mark.parametrize(
+    "text",
+    [
+        "记住，目前这一步先是不写任何的程序，就是你只是生成这个 plan。",
+        "Remember, for now don't write any code, just the plan.",
+        "Remember: this time only touch the tests.",
+        "覚えておいて、今回はテストだけ直して",
+        "ricordati che per ora non tocchiamo il database",
+    ],
+)
+def test_a_reminder_for_the_step_at_hand_sets_no_rule(text):
+    assert preference(text) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "记住，提交信息一律写英文",
+        "记住，以后每次提交前都先跑测试",
+        "Remember to always run the tests first.",
+        "覚えておいて、コミットは英語で書くこと",
+    ],
+)
+def test_a_reminder_with_no_word_of_the_moment_still_rules(text):
+    assert preference(text) is not None
