@@ -96,7 +96,7 @@ _FOR_NOW = re.compile(
 
 
 def reminds(words: str, span: tuple[str, int, int]) -> bool:
-    """Whether a "remember" cue reminds of a fact of this task, of the day or of this step rather than setting a rule."""
+    """Whether a "remember" cue reminds of a fact of this task, of the day or of this step: no rule."""
     _, start, end = span
     if _REMINDER.match(words[start:end].strip()) is None:
         return False
