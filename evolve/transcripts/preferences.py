@@ -68,6 +68,7 @@ def preference(
         and not _wishes_once(words, span, found)
         and not _settles_for_this_task(words, span, found)
         and not (span[1] == 0 and _picks(words, found, offered))
+        and not _deep_in_a_long_task(words, span)
     ]
     spans = [span for span in spans if not _configures(words, span) and not _a_things_default(words, span)]
     languages = answer_in_a_language(words, found, agent_words)
@@ -78,6 +79,18 @@ def preference(
         if not is_question_at(words, end) or SAID_AGAIN.search(words, start, end):
             return lang, f"states a standing preference: “{words[start:end].strip()}”"
     return None
+
+
+# A message this long (in Latin characters, a CJK one counting three) is a task's spec: a sentence
+# past its first that opens with "Always …", "Never …", "Remember …", 记住 or 以后 is a line of that
+# spec ("sub-step 3: … never mutate profiles on toggle", a pasted prompt's "NEVER claim done"), as a
+# rule cue is past SHORT; "from now on", "each time you", "as a rule" still rule anywhere
+LONG = 400
+
+
+def _deep_in_a_long_task(words: str, span: tuple[str, int, int]) -> bool:
+    """Whether a sentence-opening cue stands past the opening sentence of a long task."""
+    return size(words) >= LONG and not _opening(words, span)
 
 
 # "I prefer …", "prefiro …" opening the answer to the agent's question: it picks one of the options

@@ -113,3 +113,50 @@ def test_a_reminder_for_the_step_at_hand_sets_no_rule(text):
 )
 def test_a_reminder_with_no_word_of_the_moment_still_rules(text):
     assert preference(text) is not None
+
+
+SPEC = (
+    "Now continue working on the front-end implementation: sub-step 3: selection and submit state "
+    "model. Be deliberate here: profiles holds each profile's persisted team from the api, and a "
+    "separate draft selection holds the working set; seed it from the active profile's persisted "
+    "team when a profile is selected, then let it diverge as the user toggles. "
+)
+
+
+# A sentence opening "Never …", "Remember …", 记住 past the first of a long task is a line of its
+# spec, as a rule cue is past a short reply; in its opening sentence, or said as "from now on",
+# it still rules
+@pytest.mark.parametrize(
+    "text",
+    [
+        SPEC + "Never mutate profiles on toggle. On submit, overwrite the entry with the response.",
+        SPEC + "Remember the response body is the source of truth after a submit.",
+        "请按下面的规格实现报表页面。" * 10 + "记住，导出按钮放在右上角。",
+    ],
+)
+def test_a_sentence_opening_cue_deep_in_a_long_task_is_its_spec(text):
+    assert preference(text) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Always answer in short sentences. " + SPEC,
+        SPEC + "From now on, never mutate state in place.",
+        SPEC + "Add this to all claude files: never use pip, use uv.",
+    ],
+)
+def test_a_long_task_still_states_a_rule_in_its_opening_or_with_a_cue_said_anywhere(text):
+    assert preference(text) is not None
+
+
+def test_a_short_message_opening_a_sentence_with_never_still_rules():
+    assert preference("Thanks. Never mutate profiles on toggle.") is not None
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["I want to add this to all claude files as well", "put these rules in all the agents files"],
+)
+def test_asked_to_record_rules_in_every_claude_file_is_a_preference(text):
+    assert preference(text) is not None
