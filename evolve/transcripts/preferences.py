@@ -54,9 +54,11 @@ def preference(
     stops = [span for span in rules if _of_the_moment(words, span) and not _scoped(words, span)]
     spans += [span for span in rules if span not in stops]
 
+    leads = found.get("standing_lead", ())
+    long_task = bool(leads) and size(words) >= LONG  # a long task (LONG, below)
     spans += [
         span
-        for span in found.get("standing_lead", ())
+        for span in leads
         if (
             opens_a_sentence(words, span[1])
             or _after_ne(words, span)
@@ -68,7 +70,7 @@ def preference(
         and not _wishes_once(words, span, found)
         and not _settles_for_this_task(words, span, found)
         and not (span[1] == 0 and _picks(words, found, offered))
-        and not _deep_in_a_long_task(words, span)
+        and not (long_task and not _opening(words, span))
     ]
     spans = [span for span in spans if not _configures(words, span) and not _a_things_default(words, span)]
     languages = answer_in_a_language(words, found, agent_words)
@@ -86,11 +88,6 @@ def preference(
 # spec ("sub-step 3: … never mutate profiles on toggle", a pasted prompt's "NEVER claim done"), as a
 # rule cue is past SHORT; "from now on", "each time you", "as a rule" still rule anywhere
 LONG = 400
-
-
-def _deep_in_a_long_task(words: str, span: tuple[str, int, int]) -> bool:
-    """Whether a sentence-opening cue stands past the opening sentence of a long task."""
-    return size(words) >= LONG and not _opening(words, span)
 
 
 # "I prefer …", "prefiro …" opening the answer to the agent's question: it picks one of the options
