@@ -1,7 +1,8 @@
 """Twenty-first round: what only sounds like a rule for later, read from the false preferences of sets 22–25.
 
-A reminder of where things stand now or of who the agent is, "I'd rather just …" for this task,
-and what is still a rule beside them.
+A reminder of where things stand now, of who the agent is or of the step at hand, "I'd rather just …"
+for this task, a sentence opening "Never …" deep in a long task's spec; and what is still a rule beside
+them ("I wish you would always …", a request to record rules in every claude file).
 """
 
 from __future__ import annotations
