@@ -199,16 +199,9 @@ def _checks(names: list[str]) -> list[tuple[str, str]]:
 
 def staged_problems(root: Path, names: list[str], staged: Staged) -> list[str]:
     """Why the staged files (`names`, their content in `staged`) may not be committed."""
-    from evolve import config as config_mod
-    from evolve.home import Home
     from evolve.workspace import memo as memo_mod
-    from evolve.workspace import skills as skills_mod
     from evolve.workspace.cases import case_lesson
 
-    try:
-        cfg = config_mod.load(Home.resolve().config_file, root / "agent.toml")
-    except Exception:  # a broken config must not block a commit that may fix it
-        cfg = config_mod.Config()
     problems: list[str] = []
     for path in names:
         # the memo's own check (below) says it, but for a merge's conflict inside a code block
@@ -232,7 +225,29 @@ def staged_problems(root: Path, names: list[str], staged: Staged) -> list[str]:
             problems += guards.problems(raw.decode("utf-8"))
         except UnicodeDecodeError:
             problems.append(f"{guards.FILE}: not UTF-8 text")
-    for kind, path in _checks(names):
+    checks = _checks(names)
+    if checks:
+        problems += _skill_and_memo_problems(root, checks, staged)
+    return problems
+
+
+def _skill_and_memo_problems(root: Path, checks: list[tuple[str, str]], staged: Staged) -> list[str]:
+    """What the staged skills and memo break of their rules and of the configured limits.
+
+    The config is read here, not for every commit: its import and parse (~15 ms of the hook's
+    ~60) are needless for a commit that stages no skill and no memo.
+    """
+    from evolve import config as config_mod
+    from evolve.home import Home
+    from evolve.workspace import memo as memo_mod
+    from evolve.workspace import skills as skills_mod
+
+    try:
+        cfg = config_mod.load(Home.resolve().config_file, root / "agent.toml")
+    except Exception:  # a broken config must not block a commit that may fix it
+        cfg = config_mod.Config()
+    problems: list[str] = []
+    for kind, path in checks:
         raw = staged[path]
         if kind == "skill":
             folder = path.split("/")[1]

@@ -12,6 +12,7 @@ Fixtures: `git_server` (parametrised: daemon, http), `git_daemon`, `cut_proxy`.
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import socket
@@ -119,8 +120,7 @@ class SmartHttp(Server):
 
     def start(self) -> None:
         server = self
-        exec_path = subprocess.run(["git", "--exec-path"], capture_output=True, text=True).stdout.strip()
-        backend = str(Path(exec_path) / "git-http-backend")
+        backend = _http_backend()
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
@@ -239,6 +239,13 @@ class SmartHttp(Server):
             self.httpd.shutdown()
             self.httpd.server_close()
         self.httpd = None
+
+
+@functools.cache
+def _http_backend() -> str:
+    """The path of git's `git-http-backend`: asked of git once per process, not once per server."""
+    exec_path = subprocess.run(["git", "--exec-path"], capture_output=True, text=True).stdout.strip()
+    return str(Path(exec_path) / "git-http-backend")
 
 
 class CutProxy:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import functools
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,12 +51,24 @@ def modules() -> dict[str, Path]:
     return {module_name(p): p for p in sorted((ROOT / "evolve").rglob("*.py"))}
 
 
+def _statements(node: ast.AST) -> Iterator[ast.AST]:
+    """`node` and every statement under it, however deep (in a function, a branch, a handler).
+
+    An import is a statement, never part of an expression: the expressions, most of a module's
+    nodes, are not walked (a full `ast.walk` of the package was most of this file's second).
+    """
+    yield node
+    for child in ast.iter_child_nodes(node):
+        if not isinstance(child, ast.expr):
+            yield from _statements(child)
+
+
 def _type_only(tree: ast.AST) -> set[int]:
     """Ids of the import nodes under `if TYPE_CHECKING:` (annotations only: never run)."""
     found: set[int] = set()
-    for node in ast.walk(tree):
+    for node in _statements(tree):
         if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
-            found |= {id(inner) for child in node.body for inner in ast.walk(child)}
+            found |= {id(inner) for child in node.body for inner in _statements(child)}
     return found
 
 
@@ -64,7 +77,7 @@ def imports_of(path: Path, known: set[str], *, type_only: bool = True) -> set[st
     found: set[str] = set()
     tree = ast.parse(path.read_text(encoding="utf-8"))
     skipped = set() if type_only else _type_only(tree)
-    for node in ast.walk(tree):
+    for node in _statements(tree):
         if id(node) in skipped:
             continue
         names: list[str] = []

@@ -268,6 +268,24 @@ def test_the_hook_asks_git_twice_however_many_files_it_checks(agent, monkeypatch
     assert calls == ["diff", "cat-file", "cat-file"]  # the third: a name `--batch`'s lines cannot carry
 
 
+def test_the_config_is_read_only_for_a_commit_of_a_skill_or_the_memo(agent, monkeypatch):
+    # its limits are all the hook takes from it: for any other commit, its import and parse
+    # (~15 ms of the hook's ~60) were paid for nothing
+    from evolve import config, precommit
+
+    reads = []
+    real = config.load
+    monkeypatch.setattr(config, "load", lambda *paths: reads.append(paths) or real(*paths))
+    monkeypatch.chdir(agent.path)
+    (agent.path / "notes.md").write_text("<<<<<<< ours\na\n=======\nb\n>>>>>>> theirs\n")
+    git(agent.path, "add", "notes.md")
+    assert precommit.main() == precommit.REFUSED and reads == []  # still checked: conflict markers
+    git(agent.path, "rm", "-q", "--cached", "notes.md")
+    (agent.path / "memo.md").write_text(agent.memo_text() + "\n- Use pnpm, not npm.\n")
+    git(agent.path, "add", "memo.md")
+    assert precommit.main() == 0 and len(reads) == 1
+
+
 def test_a_file_named_like_a_stage_of_another_is_checked_as_itself(agent):
     # `:1:notes.md` is the first stage of a conflicted notes.md, not the file "1:notes.md": its
     # conflict markers went through unread

@@ -54,9 +54,11 @@ def preference(
     stops = [span for span in rules if _of_the_moment(words, span) and not _scoped(words, span)]
     spans += [span for span in rules if span not in stops]
 
+    leads = found.get("standing_lead", ())
+    long_task = bool(leads) and size(words) >= LONG  # a long task (LONG, below)
     spans += [
         span
-        for span in found.get("standing_lead", ())
+        for span in leads
         if (
             opens_a_sentence(words, span[1])
             or _after_ne(words, span)
@@ -66,10 +68,11 @@ def preference(
         and not reminds(words, span)
         and not _means_still(words, span, found)
         and not _wishes_once(words, span, found)
-        and not _a_things_default(words, span)
+        and not _settles_for_this_task(words, span, found)
         and not (span[1] == 0 and _picks(words, found, offered))
+        and not (long_task and not _opening(words, span))
     ]
-    spans = [span for span in spans if not _configures(words, span)]
+    spans = [span for span in spans if not _configures(words, span) and not _a_things_default(words, span)]
     languages = answer_in_a_language(words, found, agent_words)
     spans += [span for span in languages if not first or _opening(words, span)]
     for lang, start, end in sorted(spans, key=lambda span: span[1]):
@@ -78,6 +81,13 @@ def preference(
         if not is_question_at(words, end) or SAID_AGAIN.search(words, start, end):
             return lang, f"states a standing preference: “{words[start:end].strip()}”"
     return None
+
+
+# A message this long (in Latin characters, a CJK one counting three) is a task's spec: a sentence
+# past its first that opens with "Always …", "Never …", "Remember …", 记住 or 以后 is a line of that
+# spec ("sub-step 3: … never mutate profiles on toggle", a pasted prompt's "NEVER claim done"), as a
+# rule cue is past SHORT; "from now on", "each time you", "as a rule" still rule anywhere
+LONG = 400
 
 
 # "I prefer …", "prefiro …" opening the answer to the agent's question: it picks one of the options
@@ -101,6 +111,26 @@ def _picks(words: str, found: Spans, offered: Callable[[], bool]) -> bool:
         if 0 < span[1] < stop and not _describes(words, span) and not _means_still(words, span, found):
             return False
     return offered()
+
+
+# "I'd rather just add a small badge", "I prefer simpler approach: just enlarge the chunk size to
+# 100": "just" in the clause of a choice names the least to do for this task, chosen over what was
+# proposed; after a comma it qualifies a way of working ("I prefer small commits, just one change
+# each"), and an "always" / "never" in the sentence makes it a rule ("I'd rather you always just ask")
+_JUST = re.compile(r"\bjust\b")
+
+
+def _settles_for_this_task(words: str, span: tuple[str, int, int], found: Spans) -> bool:
+    """Whether "I prefer" / "I'd rather" chooses "just" one thing to do now, with no word of every time."""
+    _, start, end = span
+    if not _CHOICE.fullmatch(words[start:end].strip()):
+        return False
+    stop = sentence_end_at(words, end)
+    clause = CLAUSE_BREAK.search(words, end, stop)
+    if _JUST.search(words, end, clause.start() if clause else stop) is None:
+        return False
+    leads = found.get("standing_lead", ())
+    return not any(start <= at < stop and at != start for _, at, _ in leads)
 
 
 # "configure it to always use this key", "set up so we never have to log in", "настроить …
@@ -279,15 +309,29 @@ def _opening(words: str, span: tuple[str, int, int]) -> bool:
 # the client starts …"); "I want / I'd like / I expect <something> going forward" still asks the
 # agent ("I'd prefer that we use pnpm going forward"). Opening the sentence, the cue rules ("Going
 # forward, we use pnpm") unless the person's own plan follows it ("Next time I'll run it myself")
-_LATER = re.compile(r"in the future|going forward|next time")
-_TO_THE_AGENT = re.compile(r"\b(?:you|your|yours|yourself|please|pls|plz)\b")
+# The same cues and words in the other lexicon languages (folded: "À l'avenir" is read as "a
+# l'avenir", "Künftig" as "kunftig", 今後 as 今后): "À l'avenir, je veux ajouter …" is the person's
+# plan, "À l'avenir, je veux que tu …" and "以后我想让你 …" still ask the agent
+_LATER = re.compile(
+    r"in the future|going forward|next time|a l'avenir|en el futuro|no futuro|in futuro"
+    r"|(?:zu)?kunftig|in zukunft|以后|今后"
+)
+_TO_THE_AGENT = re.compile(
+    r"\b(?:you|your|yours|yourself|please|pls|plz|tu|te|toi|vous|stp|svp|usted|voce|por favor"
+    r"|per favore|du|dich|dir|dein|deine|bitte)\b|你|您|请"
+)
 _WISHED = re.compile(r"\b(?:i|we)(?:'d| would)? (?:want|like|prefer|need|expect|require|insist)\b(?! to\b)")
 # an order after the team's way, in its sentence: "We squash every PR going forward, so do that",
 # "I'll review PRs going forward, so leave them open", "…, make sure the commits are tidy"
 _ORDERED = re.compile(r"[,;:—–] *(?:so |then )?(?:do|follow|apply|stick to|keep to|make sure|leave|mind)\b")
 _ONESELF = re.compile(r"\b(?:i|we)(?:'ll|'m|'ve|'d)?(?!')\b")
 _OWN_PLAN = re.compile(
-    r"[ ,]*i(?:'ll| will|'m going to| am going to| want to| plan to| intend to| need to| might| may)\b"
+    r"[ ,，]*(?:i(?:'ll| will|'m going to| am going to| want to| plan to| intend to| need to| might| may)\b"
+    r"|(?:je|nous|on) (?:vais|veux|voudrais|compte|allons|voulons)\b(?! que\b| qu')"
+    r"|(?:yo |eu |io )?(?:voy a|vamos|quiero|queremos|pienso|planeo|vou|quero|pretendo"
+    r"|voglio|vogliamo|vorrei|ho intenzione di)\b(?! que\b| che\b)"
+    r"|(?:will|werde|mochte|wollen|werden|plane) (?:ich|wir)\b(?!,? dass\b)"
+    r"|我们?(?:想|打算|准备|计划)(?!让|请|你))"
 )
 
 
@@ -331,12 +375,31 @@ _A_THING = frozenset(
 )
 
 
+# The same in the other lexicon languages (folded): an article or "se" opens the thing's sentence in
+# Spanish, Portuguese and Italian ("Por defecto, la API devuelve …"; "se usa pnpm" is a convention);
+# German puts its verb first ("Standardmäßig gibt die API …", not "Standardmäßig die Tests zuerst
+# ausführen", a rule); 默认 before "is", "value", "as" or "will" (默认是关闭的, 默认值为 20; not 默认用中文)
+_ROMANCE_DEFAULTS = frozenset(("por defecto", "por padrao", "di default"))
+_ROMANCE_THING = frozenset(
+    "el la los las lo le les il gli o os este esta estos esse essa questo questa".split()
+)
+_GERMAN_THING = frozenset("der die das den dem des ein eine einen es er".split())
+_CHINESE_THING = re.compile(r"(?:值|是|为|会)")
+
+
 def _a_things_default(words: str, span: tuple[str, int, int]) -> bool:
     """Whether a "by default" cue goes on to tell what something does: a subject, then its verb."""
     _, start, end = span
-    if words[start:end].strip() != "by default":
-        return False
+    cue = words[start:end].strip()
     subject, *verbs = words[end : end + SENTENCE].lstrip(" ,").split(" ", 3)[:3]
+    if cue == "默认":
+        return _CHINESE_THING.match(words, end) is not None
+    if cue in _ROMANCE_DEFAULTS:
+        return subject in _ROMANCE_THING or subject.startswith("l'")
+    if cue == "standardmaßig":
+        return subject not in _GERMAN_THING and verbs[:1] != [] and verbs[0] in _GERMAN_THING
+    if cue != "by default":
+        return False
     if subject in _A_THING:
         return True
     # "by default you should run the tests", "by default your answers should be short": the agent's

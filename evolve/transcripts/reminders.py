@@ -59,16 +59,19 @@ def tells_a_failure(words: str, span: tuple[str, int, int], found: Spans) -> boo
 
 # "remember" (or "I remind you") before a fact of the task at hand ("remember we already have a
 # logger", "remember we will have custom tables", "remember this only applies to …", "I remind you
-# that we already …"): a reminder, not a rule for later
-# ("remember when you open a PR, …" and "remember, we are a tabs shop" may be rules). The words are
-# folded: "já", "già" are read as "ja", "gia"
+# that we already …"), where things stand now ("remember we currently are in Mac OS") or the role
+# the agent plays ("remember that you are a skilled web developer"): a reminder, not a rule for
+# later ("remember when you open a PR, …", "remember, we are a tabs shop" and "remember we are not
+# using docker anymore" may be rules). The words are folded: "já", "già" are read as "ja", "gia"
 _REMINDER = re.compile(
-    r"(?:remember|recuerda|lembre-se|lembra|rappelle-toi|ricorda"
+    r"(?:remember|recuerda|acuerdate|lembre-se|lembra|rappelle-toi|souviens-toi|ricorda|ricordati|merk dir"
+    r"|记住|记得|覚えて"
     r"|(?:i )?remind you|te recuerdo|je te rappelle|ti ricordo|te lembro"
     r"|ich erinnere dich daran|напоминаю|нагадую|przypominam|提醒你)(?: that| que| che)?\Z"
 )
 _FACT_OF_THE_TASK = re.compile(
-    r",? +(?:(?:that|que|che) )?(?:we(?:'ll| already| will| won't| have| had)|this only|ya|ja|gia)\b"
+    r",? +(?:(?:that|que|che) )?(?:we(?:'ll| already| will| won't| have| had)|this only|ya|ja|gia"
+    r"|we(?:'re| are)? currently|you(?:'re| are) an?)\b"
 )
 # A reminder dated today or tomorrow ("the deadline is tomorrow", "завтра релиз", "przypominam, że
 # jutro …", "明天要发布") is of an event of the moment; "from tomorrow on", "à partir de demain", "ab
@@ -82,13 +85,24 @@ _OF_THE_DAY = re.compile(
 )
 
 
+# A reminder for this step only ("记住，目前这一步先不写程序", "remember, for now just the plan",
+# "recuerda que por ahora …", "覚えて、今回は …"): how to do the work at hand, not from now on
+_FOR_NOW = re.compile(
+    r"\b(?:for now|this time|for the moment|at this stage|this step|por ahora|de momento|esta vez"
+    r"|pour l'instant|pour le moment|cette fois|vorerst|erstmal|diesmal|por enquanto|desta vez|dessa vez"
+    r"|per ora|per il momento|questa volta|пока что|на этот раз)\b"
+    r"|目前|暂时|这次|这一步|今回|とりあえず|今のところ"
+)
+
+
 def reminds(words: str, span: tuple[str, int, int]) -> bool:
-    """Whether a "remember" cue reminds of a fact of this task or of the day rather than setting a rule."""
+    """Whether a "remember" cue reminds of a fact of this task, of the day or of this step: no rule."""
     _, start, end = span
     if _REMINDER.match(words[start:end].strip()) is None:
         return False
-    of_the_day = _OF_THE_DAY.search(words, end, sentence_end_at(words, end)) is not None
-    return of_the_day or _FACT_OF_THE_TASK.match(words, end) is not None
+    stop = sentence_end_at(words, end)
+    of_the_moment = any(moment.search(words, end, stop) for moment in (_OF_THE_DAY, _FOR_NOW))
+    return of_the_moment or _FACT_OF_THE_TASK.match(words, end) is not None
 
 
 # Told or reminded again "about" / "of" a thing, asked again "for" or "whether" ("I remind you of

@@ -15,6 +15,11 @@ from tests.transcripts.hearing_cases import preference
         "By default we use tabs here.",
         "By default you should open a draft PR, not a ready one.",
         "by default your summaries must stay under ten lines",
+        "Por defecto, responde en inglés.",
+        "Standardmäßig die Tests zuerst ausführen.",
+        "Standardmäßig sollst du pnpm verwenden.",
+        "Por padrão, use pnpm.",
+        "默认用中文回答。",
     ],
 )
 def test_by_default_about_the_agents_work_states_a_preference(text):
@@ -30,6 +35,15 @@ def test_by_default_about_the_agents_work_states_a_preference(text):
         "By default, the search endpoint returns fifty hits per page.",
         "by default it's hidden behind the feature flag",
         "By default the importer doesn't touch archived projects.",
+        # twenty-first round: the same default of a thing in the other lexicon languages
+        "Por defecto, la API devuelve veinte resultados.",
+        "Por defecto, el modo oscuro está apagado.",
+        "Standardmäßig gibt die API zwanzig Treffer zurück.",
+        "Standardmäßig ist das Feld leer.",
+        "Por padrão, o app mostra vinte itens.",
+        "Di default il server ascolta sulla porta 80.",
+        "默认是关闭的。",
+        "默认值为 20。",
     ],
 )
 def test_by_default_about_what_a_thing_does_states_none(text):

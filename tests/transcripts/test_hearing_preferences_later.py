@@ -23,6 +23,16 @@ THE_AGENTS_LATER = [
     "We expect a changelog entry with each change in the future.",
     "We squash-merge every PR going forward, so do that with this one too.",
     "I'll tag the releases myself next time, so leave the version alone.",
+    # twenty-first round: the same cues in the other lexicon languages
+    "À l'avenir, utilise pnpm.",
+    "À l'avenir, je veux que tu écrives les tests d'abord.",
+    "En el futuro, quiero que uses pnpm.",
+    "Künftig möchte ich, dass du die Tests zuerst schreibst.",
+    "Künftig bitte immer pnpm verwenden.",
+    "No futuro, quero que você use pnpm.",
+    "In futuro voglio che tu scriva i test prima.",
+    "以后提交信息都用英文。",
+    "以后我想让你每次都先跑测试。",
 ]
 
 
@@ -39,6 +49,14 @@ SOMEONE_ELSES_LATER = [
     "how does the widget know my settings, so the next time I load the page it keeps the dark theme",
     "Next time I'll rotate the certificates myself.",
     "In the future, I want to port the renderer to WebGPU.",
+    # twenty-first round: the person's own plan after the cue, in the other lexicon languages
+    "À l'avenir, je veux ajouter une recherche hors ligne.",
+    "En el futuro quiero añadir búsqueda offline.",
+    "Künftig will ich die Suche offline machen.",
+    "No futuro, quero adicionar busca offline.",
+    "In futuro voglio aggiungere la ricerca offline.",
+    "以后我想加一个离线搜索功能。",
+    "今后我们打算把渲染器移植到 WebGPU。",
 ]
 
 
