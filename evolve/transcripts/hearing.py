@@ -474,15 +474,12 @@ class _Message:
 
 
 def _still_fails(found: Spans) -> bool:
-    """Whether each "go on" word is a "still" or "again" by a failure ("sigue el mismo error", "fails again").
-
-    Not "try again" nor "continue": those ask for a retry.
-    """
+    """Whether every "go on" word is a "still" before a failure too ("sigue el mismo error")."""
     failure = found.get("failure")
     if not failure:
         return False
-    again = {(start, end) for kind in ("again", "persist") for _, start, end in found.get(kind, ())}
-    return all((start, end) in again for _, start, end in found["retry"])
+    again = {start for kind in ("again", "persist") for _, start, _ in found.get(kind, ())}
+    return all(start in again and start < failure[-1][1] for _, start, _ in found["retry"])
 
 
 def _bare(cue: str) -> bool:
