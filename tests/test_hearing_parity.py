@@ -600,6 +600,40 @@ SILENT: dict[str, dict[str, str]] = {
         "vi": "Thêm một nút để người dùng quay lại phiên bản trước.",
         "uk": "Додай кнопку, щоб користувач міг повернутися до попередньої версії.",
     },
+    "no to the agent's offer": {
+        "en": "No, that's not needed.",
+        "zh": "不用了，谢谢。",
+        "ja": "いいえ、大丈夫です。",
+        "ko": "아니요, 필요 없어요.",
+        "es": "No, no hace falta.",
+        "pt": "Não, não precisa.",
+        "fr": "Non, pas besoin.",
+        "de": "Nein, nicht nötig.",
+        "ru": "Нет, не надо.",
+        "it": "No, non serve.",
+        "tr": "Hayır, gerek yok.",
+        "pl": "Nie, nie trzeba.",
+        "vi": "Không, không cần đâu.",
+        "uk": "Ні, не треба.",
+    },
+}
+
+# The agent's offer a bare "no" answers (an answer, not a correction)
+OFFERS = {
+    "en": "Shall I also add tests?",
+    "zh": "需要我再加上测试吗？",
+    "ja": "テストも追加しましょうか？",
+    "ko": "테스트도 추가할까요?",
+    "es": "¿Quieres que añada también tests?",
+    "pt": "Quer que eu adicione testes também?",
+    "fr": "Tu veux que j'ajoute aussi des tests ?",
+    "de": "Soll ich auch Tests hinzufügen?",
+    "ru": "Добавить ещё тесты?",
+    "it": "Vuoi che aggiunga anche dei test?",
+    "tr": "Testleri de ekleyeyim mi?",
+    "pl": "Czy mam dodać też testy?",
+    "vi": "Bạn có muốn tôi thêm test không?",
+    "uk": "Додати ще тести?",
 }
 
 # (shape, language) cells not heard yet, and why: each one a gap the rules have not closed
@@ -614,11 +648,12 @@ def heard(text: str, lang: str) -> bool:
 
 
 def silent(look_alike: str, lang: str) -> bool:
-    """Whether a look-alike stays silent (a retry comes right after an API error, with no claim)."""
+    """Whether a look-alike stays silent (after the claim; a retry after an error; "no" to an offer)."""
     text = SILENT[look_alike][lang]
     if look_alike == "retry after an API error":
         return not hear(load_lexicons(), text, after_error=True).correction
-    return not hear(load_lexicons(), text, CLAIMS[lang]).correction
+    agent_before = OFFERS[lang] if look_alike == "no to the agent's offer" else CLAIMS[lang]
+    return not hear(load_lexicons(), text, agent_before).correction
 
 
 _CELLS = [(shape, lang) for shape in SHAPES for lang in LANGUAGES if (shape, lang) not in NOT_YET]
@@ -632,11 +667,12 @@ def test_a_correction_shape_is_heard_in_every_language(shape, lang):
 
 @pytest.mark.parametrize(("look_alike", "lang"), [(kind, lang) for kind in SILENT for lang in LANGUAGES])
 def test_a_look_alike_stays_silent_in_every_language(look_alike, lang):
-    assert silent(look_alike, lang), hear(load_lexicons(), SILENT[look_alike][lang], CLAIMS[lang]).why
+    assert silent(look_alike, lang)
 
 
 def test_every_shape_and_look_alike_is_written_in_every_language():
-    assert all(set(by_language) == set(LANGUAGES) for by_language in [*SHAPES.values(), *SILENT.values()])
+    written = [*SHAPES.values(), *SILENT.values(), CLAIMS, OFFERS]
+    assert all(set(by_language) == set(LANGUAGES) for by_language in written)
     assert set(NOT_YET) <= {(shape, lang) for shape in SHAPES for lang in LANGUAGES}
 
 

@@ -26,7 +26,10 @@ PRAISED = re.compile(
     r"很好|太好了|不错|完美|완벽|좋아|完璧|отлично|супер|świetnie|ottimo)[ ,.!，。！]"
 )
 # A "no" opening a reply: it may answer the agent's question
-ANSWER_WORDS = re.compile(r"(?:no|nope|non|nein|nee|не|нет|ne|não|nao)\b[ ,.!]*", re.IGNORECASE)
+ANSWER_WORDS = re.compile(
+    r"(?:no|nope|non|nein|nee|не|нет|ні|ne|nie|não|nao|hayır|hayir|khong|いいえ|아니요|아뇨)\b[ ,.!、，]*",
+    re.IGNORECASE,
+)
 # A failure said in the negative ("can't compile", "不行", "не работает"): asked after a claim, it doubts it
 NEGATED = re.compile(
     r"n'?t\b|\bnot?\b|\bpas\b|\bcannot\b|\bnao\b|\bkhong\b|\btidak\b"
