@@ -18,6 +18,7 @@ from evolve import cli
 from evolve import config as config_mod
 from evolve.errors import EXIT_OK, UserError
 from evolve.home import Home
+from evolve.workspace.template import hooks_folder
 from tests.helpers import git, make_agent, write_skill
 
 
@@ -139,7 +140,7 @@ def test_a_global_hooks_path_that_bypasses_an_agents_hook_is_an_error(capsys, ev
     assert code == 1 and "bypasses the pre-commit hook of a" in bypass["problem"]
     code, findings = doctor(capsys, "--fix")
     assert not about(findings, "git: core.hooksPath")
-    assert git(agent.path, "config", "--local", "core.hooksPath").stdout.strip() == ".git/hooks"
+    assert git(agent.path, "config", "--local", "core.hooksPath").stdout.strip() == hooks_folder(agent.path)
 
 
 def test_symlinks_and_leftover_temp_files_are_reported_and_fixed(capsys, evolve_home, tmp_path):

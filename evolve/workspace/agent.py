@@ -61,7 +61,7 @@ class Agent:
             from evolve.workspace.template import install_precommit_hook, template_files  # only here
 
             init_repo(target, template_files(name), message, identity)
-            install_precommit_hook(target, home.root, checked_out=False)
+            install_precommit_hook(target, home.root, checked_out=False, lives_at=home.agent_dir(name))
 
         return cls.build_aside(home, name, build)
 
