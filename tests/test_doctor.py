@@ -143,6 +143,27 @@ def test_a_global_hooks_path_that_bypasses_an_agents_hook_is_an_error(capsys, ev
     assert git(agent.path, "config", "--local", "core.hooksPath").stdout.strip() == hooks_folder(agent.path)
 
 
+def test_an_agent_linked_from_another_home_keeps_its_own_homes_hook(capsys, evolve_home, tmp_path):
+    """Its hook names the home whose agents/ holds it: the second home neither flags nor rewrites it."""
+    agent = make_agent("a")
+    doctor(capsys)
+    second = tmp_path / "second-home"
+    (second / "agents").mkdir(parents=True)
+    (second / "agents" / "a").symlink_to(agent.path)
+    hook = (agent.path / ".git" / "hooks" / "pre-commit").read_text()
+    git(agent.path, "config", "--local", "--unset", "core.hooksPath")
+    assert cli.main(["--home", str(second), "doctor", "--fix"]) in (0, 1)  # sets core.hooksPath again …
+    assert git(agent.path, "config", "--local", "core.hooksPath").stdout.strip() == hooks_folder(agent.path)
+    assert (agent.path / ".git" / "hooks" / "pre-commit").read_text() == hook  # … and keeps the hook
+    capsys.readouterr()
+    for home in (second, evolve_home, second):
+        assert cli.main(["--home", str(home), "doctor", "--json"]) in (0, 1)
+        findings = json.loads(capsys.readouterr().out)["findings"]
+        assert not about(findings, "a: .git/hooks/pre-commit")
+        assert not [f for f in findings if f["problem"].startswith("fixed: git setup")]
+        assert (agent.path / ".git" / "hooks" / "pre-commit").read_text() == hook
+
+
 def test_symlinks_and_leftover_temp_files_are_reported_and_fixed(capsys, evolve_home, tmp_path):
     agent = make_agent("a")
     outside = tmp_path / "outside.md"

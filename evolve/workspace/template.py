@@ -25,6 +25,7 @@ from evolve import launch
 from evolve.store.git import config_values, git
 
 HOOK_MARKER = "evolve-managed-hook: pre-commit"
+_HOME_LINE = "export EVOLVE_HOME="  # the line of the hook that names its home
 CONFIG = ("core.hooksPath", "core.autocrlf")  # the repository's own settings evolve makes
 # The files that make an agent repository a Claude Code and Codex plugin (evolve.integrations.plugin)
 PLUGIN_FILES = (
@@ -86,7 +87,7 @@ def precommit_hook_text(home: Path, python: str | None = None) -> str:
     python = python or sys.executable
     text = text.replace("'{{python}}'", shlex.quote(python))
     text = text.replace("'{{code}}'", shlex.quote(launch.code(launch.PRECOMMIT, python)))
-    return text.replace("if [ -x", f"export EVOLVE_HOME={shlex.quote(str(home))}\nif [ -x", 1)
+    return text.replace("if [ -x", f"{_HOME_LINE}{shlex.quote(str(home))}\nif [ -x", 1)
 
 
 def hook_path(repo_path: Path) -> Path:
@@ -113,7 +114,7 @@ def hooks_problems(repo_path: Path, home: Path) -> list[str]:
         current = ""
     if HOOK_MARKER not in current:
         found.append("evolve's pre-commit hook is missing")
-    elif current != precommit_hook_text(home):
+    elif current != precommit_hook_text(home) and not _another_homes_hook(repo_path, home, current):
         found.append("evolve's pre-commit hook is from an older evolve or another interpreter")
     config = {
         k: v.decode("utf-8", "replace").strip()
@@ -132,6 +133,23 @@ def hooks_problems(repo_path: Path, home: Path) -> list[str]:
     return found
 
 
+def _another_homes_hook(repo_path: Path, home: Path, hook: str) -> bool:
+    """Whether `hook` is the one of another evolve home, whose agents/ folder holds the repository.
+
+    An agent a link under this home's agents/ reaches: each home wrote its own hook over the
+    other's and said the other's was from an older evolve. It is the holding home's to keep.
+    """
+    line = next((line for line in hook.splitlines() if line.startswith(_HOME_LINE)), "")
+    try:
+        named = shlex.split(line.removeprefix(_HOME_LINE))
+    except ValueError:  # an unbalanced quote: a hook a person edited, not a home's
+        return False
+    if len(named) != 1 or os.path.realpath(named[0]) == os.path.realpath(home):
+        return False
+    holder = os.path.dirname(os.path.realpath(repo_path))  # noqa: PTH120 - paths as strings
+    return holder == os.path.realpath(os.path.join(named[0], "agents"))  # noqa: PTH118
+
+
 def install_precommit_hook(
     repo_path: Path, home: Path, *, checked_out: bool = True, lives_at: Path | None = None
 ) -> Path:
@@ -143,10 +161,12 @@ def install_precommit_hook(
     """
     target = hook_path(repo_path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    if target.exists() and HOOK_MARKER not in target.read_text(errors="replace"):
+    current = target.read_text(errors="replace") if target.exists() else ""
+    if current and HOOK_MARKER not in current:
         target.replace(target.with_name("pre-commit.before-evolve"))
-    target.write_text(precommit_hook_text(home), encoding="utf-8")
-    target.chmod(0o755)
+    if not _another_homes_hook(repo_path, home, current):  # else that home keeps it current
+        target.write_text(precommit_hook_text(home), encoding="utf-8")
+        target.chmod(0o755)
     git(repo_path, "config", "--local", "core.hooksPath", hooks_folder(lives_at or repo_path))
     git(repo_path, "config", "--local", "core.autocrlf", "false")
     info = repo_path / ".git" / "info" / "attributes"
