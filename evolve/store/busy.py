@@ -100,8 +100,9 @@ def worktree_reason(repo: Repo, branches: Iterable[str]) -> str | None:
     where = held[branch]
     return (
         f"{branch} is checked out in {where} (a worktree of {repo.path}); evolve never moves or deletes a "
-        f"branch a worktree has checked out (or is rebasing: finish or abort that first): `git -C {where} "
-        f"switch --detach` (or `git worktree remove {where}`), then try again"
+        "branch a worktree has checked out (or is rebasing or bisecting: finish or abort that, or "
+        f"`git bisect reset`, first): `git -C {where} switch --detach` (or `git worktree remove {where}`), "
+        "then try again"
     )
 
 
