@@ -134,6 +134,19 @@ def test_a_layout_record_that_cannot_be_written_fails_no_command(evolve_home):
     assert upgrade.applied(home) == 0
 
 
+def test_a_fifo_where_the_layout_record_goes_holds_no_command(evolve_home):
+    # every writing command reads the record first: a plain read of a FIFO waited forever
+    import os
+
+    make_agent("first")
+    home = Home.resolve()
+    (home.root / upgrade.VERSION_FILE).unlink()
+    os.mkfifo(home.root / upgrade.VERSION_FILE)
+    ran = subprocess.run([sys.executable, "-m", "evolve", "pause", "first"], capture_output=True, timeout=30)
+    assert ran.returncode == 0, ran.stderr
+    assert upgrade.applied(home) == upgrade.LAYOUT  # the record written in its place
+
+
 def test_a_global_hooks_path_cannot_switch_the_agent_repos_checks_off(evolve_home, tmp_path, monkeypatch):
     elsewhere = tmp_path / "global-hooks"
     elsewhere.mkdir()

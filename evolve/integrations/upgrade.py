@@ -30,6 +30,7 @@ the next command, so its hooks (which name the home and their folder) follow it.
 from __future__ import annotations
 
 from evolve.home import Home
+from evolve.regular import read_regular
 from evolve.store.files import atomic_write
 from evolve.store.locks import FileLock
 
@@ -40,7 +41,7 @@ VERSION_FILE = "layout-version"
 def applied(home: Home) -> int:
     """The layout last brought up to date in this home (0: never, or the home moved since)."""
     try:
-        layout, _, where = (home.root / VERSION_FILE).read_bytes().partition(b"\n")
+        layout, _, where = read_regular(home.root / VERSION_FILE).partition(b"\n")  # a FIFO: no wait
         if where.strip(b"\n") and where.strip(b"\n") != _where(home):
             return 0
         return int(layout.strip() or 0)
