@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import threading
 
@@ -477,3 +478,21 @@ def test_main_checked_out_again_in_a_worktree_holds_evolves_commits(agent, tmp_p
     assert head(agent.path) == before
     git(other, "switch", "-q", "--detach")
     assert agent.commit_human_edits() and "- my line" in git_out(agent.path, "show", "HEAD:memo.md")
+
+
+def test_a_fifo_where_a_skill_folder_was_is_never_committed_as_the_skills_deletion(agent):
+    # git saw skills/x/SKILL.md deleted (it cannot carry the FIFO that took its folder's place):
+    # committed and synced, the skill was gone from every machine
+    from evolve.errors import Busy
+
+    write_skill(agent.path, "fmt")
+    git(agent.path, "add", "-A")
+    git(agent.path, "commit", "-qm", "my skill")
+    before = head(agent.path)
+    shutil.rmtree(agent.skills_dir / "fmt")
+    os.mkfifo(agent.skills_dir / "fmt")
+    with pytest.raises(Busy) as refused:
+        agent.commit_human_edits()
+    assert f"{agent.skills_dir / 'fmt'} is not a regular file" in str(refused.value)
+    assert "checkout -- skills/fmt`" in str(refused.value) and "\n" not in str(refused.value)
+    assert head(agent.path) == before
