@@ -201,7 +201,9 @@ class Agent:
     def memo_problems(self, section_chars: int | None = None) -> list[str]:
         """memo.md's problems, its conflict markers by its own conflict-marker-size."""
         path = self.memo_path
-        if path.exists() and not path.is_symlink() and not path.is_file():  # memo_text reads it as ""
+        if path.is_symlink():  # never read: doctor's one line says so, not sections a link cannot have
+            return []
+        if path.exists() and not path.is_file():  # memo_text reads it as ""
             return [
                 f"{memo_mod.MEMO_FILE} is not a regular file (a folder, FIFO, socket or device): "
                 f"move it aside and restore the memo (`git -C {self.path} checkout -- {memo_mod.MEMO_FILE}`)"
