@@ -12,7 +12,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from evolve.home import Home
+from evolve.errors import UserError
+from evolve.home import Home, not_a_folder
 from evolve.names import name_problem, suggested_name
 
 
@@ -40,8 +41,12 @@ def _folders(home: Home) -> list[tuple[str, str, bool]]:
             return [
                 (e.name, e.path, e.is_symlink()) for e in entries if _is_dir(e) and not e.name.startswith(".")
             ]
-    except (FileNotFoundError, NotADirectoryError):
-        return []
+    except FileNotFoundError:
+        if not home.agents_dir.is_symlink():
+            return []  # no agent yet
+        raise UserError(not_a_folder(home.agents_dir)) from None
+    except OSError:  # a loop of links, a FIFO, a file: "no agents" would hide every one of them
+        raise UserError(not_a_folder(home.agents_dir)) from None
 
 
 def _is_dir(entry: os.DirEntry) -> bool:
