@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -18,7 +20,7 @@ from evolve import cli
 from evolve import config as config_mod
 from evolve.errors import EXIT_OK, UserError
 from evolve.home import Home
-from evolve.workspace.template import hooks_folder
+from evolve.workspace.template import hooks_folder, precommit_hook_text
 from tests.helpers import git, make_agent, write_skill
 
 
@@ -162,6 +164,11 @@ def test_an_agent_linked_from_another_home_keeps_its_own_homes_hook(capsys, evol
         assert not about(findings, "a: .git/hooks/pre-commit")
         assert not [f for f in findings if f["problem"].startswith("fixed: git setup")]
         assert (agent.path / ".git" / "hooks" / "pre-commit").read_text() == hook
+    gone = hook.replace(f"EVOLVE_PYTHON={shlex.quote(sys.executable)}", "EVOLVE_PYTHON='/gone/python'")
+    assert gone != hook
+    (agent.path / ".git" / "hooks" / "pre-commit").write_text(gone)  # evolve uninstalled in that home
+    assert cli.main(["--home", str(second), "doctor", "--fix"]) in (0, 1)
+    assert (agent.path / ".git" / "hooks" / "pre-commit").read_text() == precommit_hook_text(second)
 
 
 def test_symlinks_and_leftover_temp_files_are_reported_and_fixed(capsys, evolve_home, tmp_path):

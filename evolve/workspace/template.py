@@ -137,17 +137,26 @@ def _another_homes_hook(repo_path: Path, home: Path, hook: str) -> bool:
     """Whether `hook` is the one of another evolve home, whose agents/ folder holds the repository.
 
     An agent a link under this home's agents/ reaches: each home wrote its own hook over the
-    other's and said the other's was from an older evolve. It is the holding home's to keep.
+    other's and said the other's was from an older evolve. It is the holding home's to keep,
+    while the interpreter it runs is there (an evolve uninstalled there checks nothing).
     """
-    line = next((line for line in hook.splitlines() if line.startswith(_HOME_LINE)), "")
-    try:
-        named = shlex.split(line.removeprefix(_HOME_LINE))
-    except ValueError:  # an unbalanced quote: a hook a person edited, not a home's
+    named, python = _hook_value(hook, _HOME_LINE), _hook_value(hook, "EVOLVE_PYTHON=")
+    if not named or not python or not os.access(python, os.X_OK):
         return False
-    if len(named) != 1 or os.path.realpath(named[0]) == os.path.realpath(home):
+    if os.path.realpath(named) == os.path.realpath(home):
         return False
     holder = os.path.dirname(os.path.realpath(repo_path))  # noqa: PTH120 - paths as strings
-    return holder == os.path.realpath(os.path.join(named[0], "agents"))  # noqa: PTH118
+    return holder == os.path.realpath(os.path.join(named, "agents"))  # noqa: PTH118
+
+
+def _hook_value(hook: str, prefix: str) -> str | None:
+    """The one shell word a line of the hook starting with `prefix` sets, or None."""
+    line = next((line for line in hook.splitlines() if line.startswith(prefix)), "")
+    try:
+        words = shlex.split(line.removeprefix(prefix))
+    except ValueError:  # an unbalanced quote: a hook a person edited, not a home's
+        return None
+    return words[0] if len(words) == 1 else None
 
 
 def install_precommit_hook(
