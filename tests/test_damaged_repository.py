@@ -334,3 +334,18 @@ def test_a_read_whose_git_is_killed_by_a_signal_is_named_not_a_crash(
     assert out.returncode == 1, (out.returncode, out.stderr)
     assert "git was stopped by signal 9" in out.stderr.splitlines()[-1]
     assert not (evolve_home / "logs" / "crash.log").exists()
+
+
+def test_a_fifo_for_an_agents_git_is_named_not_waited_on(evolve_home):
+    import subprocess
+    import sys
+
+    folder = evolve_home / "agents" / "lost"
+    folder.mkdir(parents=True)
+    (folder / "agent.toml").write_text("")
+    os.mkfifo(folder / ".git")
+    for command in ("status", "doctor"):
+        ran = subprocess.run(
+            [sys.executable, "-m", "evolve", command], capture_output=True, text=True, timeout=30
+        )
+        assert "lost" in ran.stdout and "is not a git repository" in ran.stdout, (command, ran.stdout)
