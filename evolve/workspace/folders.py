@@ -182,7 +182,33 @@ def lost_agents(home: Home) -> list[str]:
     return sorted(
         name
         for name in found - links.keys()
-        if not (home.agent_dir(name) / ".git").is_dir() and name_problem(name) is None
+        if not (home.agent_dir(name) / ".git").is_dir()
+        and name_problem(name) is None
+        and not _worktree_of_an_agent(home, name)
+    )
+
+
+def _worktree_of_an_agent(home: Home, name: str) -> bool:
+    """Whether agents/<name> is a linked worktree of an agent here (`git worktree add ../<name>` in it).
+
+    The person's checkout of that agent's branch, not an agent whose repository is lost: cloning
+    one in its place, as a lost agent's remedy says, would make a second agent of that history.
+    """
+    from evolve.regular import open_regular  # here: only a folder without a .git folder is read
+
+    folder = home.agent_dir(name)
+    try:
+        with open_regular(folder / ".git") as handle:  # never a FIFO's wait
+            first = handle.read(4096).split(b"\n", 1)[0].decode("utf-8", "surrogateescape")
+    except OSError:
+        return False
+    gitdir = Path(os.path.realpath(folder / first.removeprefix("gitdir:").strip()))
+    owner = gitdir.parent.parent.parent  # of <agent>/.git/worktrees/<id>
+    return (
+        first.startswith("gitdir:")
+        and gitdir.parent.name == "worktrees"
+        and gitdir.parent.parent.name == ".git"
+        and str(owner.parent) == os.path.realpath(home.agents_dir)
     )
 
 
