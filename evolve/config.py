@@ -407,6 +407,19 @@ def _home_only(before: Any, merged: Any, section: str) -> tuple[Any, list[str]]:
     return replace(merged, **{k: getattr(before, k) for k in ignored}), ignored
 
 
+def read_bytes(path: Path) -> bytes | None:
+    """A settings file's bytes (None: there is none); ConfigError, in one line, when it cannot be read."""
+    try:
+        return read_regular(path)  # a FIFO would hold every command, the watcher and the hooks
+    except FileNotFoundError:
+        return None
+    except NotRegular:
+        raise ConfigError(f"{path}: is not a regular file (a FIFO, socket, device or folder)") from None
+    except OSError as exc:  # a link loop, a link through a file, no permission: the file's, not evolve's
+        reason = exc.strerror or exc
+        raise ConfigError(f"{path}: cannot be read ({reason}); fix the file or delete it") from None
+
+
 def read_toml(path: Path, *, follow_links: bool = True) -> dict[str, Any]:
     """Parse a TOML file; a missing file is an empty document.
 
@@ -417,12 +430,9 @@ def read_toml(path: Path, *, follow_links: bool = True) -> dict[str, Any]:
 
     if not follow_links and path.is_symlink():
         raise ConfigError(f"{path}: is a symbolic link; evolve never reads an agent's settings through one")
-    try:
-        data = read_regular(path)  # a FIFO would hold every command, the watcher and the hooks
-    except FileNotFoundError:
+    data = read_bytes(path)
+    if data is None:
         return {}
-    except NotRegular:
-        raise ConfigError(f"{path}: is not a regular file (a FIFO, socket, device or folder)") from None
     try:
         return tomllib.loads(data.decode("utf-8-sig"))  # an editor's byte-order mark is no error
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

@@ -131,7 +131,22 @@ class Home:
         )
 
     def ensure(self) -> Home:
-        """Create the home's folders (idempotent)."""
+        """Create the home's folders (idempotent); UserError, in one line, for one that is something else."""
         for folder in (self.root, self.agents_dir, self.logs_dir, self.spool_dir, self.run_dir):
-            folder.mkdir(parents=True, exist_ok=True)
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+            except FileExistsError:  # a link leading nowhere, a FIFO, a file
+                from evolve.errors import UserError
+
+                raise UserError(not_a_folder(folder)) from None
         return self
+
+
+def not_a_folder(folder: Path) -> str:
+    """The one line for a folder of the home that is something else: a link leading nowhere, or no folder."""
+    if folder.is_symlink():
+        return (
+            f"{str(folder)!r} is a link to {str(folder.readlink())!r}, which leads nowhere (moved, deleted, "
+            "or a loop of links): nothing in it is found; point the link at the folder again, or remove it"
+        )
+    return f"{str(folder)!r} is no folder: nothing in it is found; move it aside (evolve makes the folder)"

@@ -1,8 +1,8 @@
 """A new agent for a test, copied from one `Agent.create` built earlier in this process.
 
 `Agent.create` costs ~35 ms of CPU (seven git processes); a copy of the same repository,
-its pre-commit hook rewritten for the test's home and its index refreshed, ~8 ms. Only where
-the copy cannot differ from what `Agent.create` would have built here:
+its pre-commit hook and core.hooksPath rewritten for the test's home and its index refreshed,
+~9 ms. Only where the copy cannot differ from what `Agent.create` would have built here:
 
 - one agent of a name per test: a test's second agent of that name (two machines, say) is
   created for real, so two agents of one test never share an init commit;
@@ -25,7 +25,7 @@ from evolve.store import commit
 from evolve.store.git import git
 from evolve.store.repo import Repo
 from evolve.workspace.agent import Agent
-from evolve.workspace.template import hook_path, precommit_hook_text
+from evolve.workspace.template import hook_path, hooks_folder, precommit_hook_text
 
 _ROOT: Path | None = None  # this process's homes of templates (removed at its exit)
 _TEMPLATES: dict[tuple[str, str], Path] = {}  # (name, what shapes a new agent) → its repository
@@ -47,6 +47,7 @@ def new_agent(name: str, home: Home) -> Agent:
     def build(target: Path) -> None:
         shutil.copytree(template, target, symlinks=True)
         hook_path(target).write_text(precommit_hook_text(home.root), encoding="utf-8")
+        git(target, "config", "--local", "core.hooksPath", hooks_folder(home.agent_dir(name)))
         # the copies' inodes and change times differ: git would see every file as touched
         git(target, "update-index", "-q", "--refresh")
         repo = Repo(target)

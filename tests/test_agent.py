@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import threading
 
@@ -460,3 +461,38 @@ def test_a_fifo_or_folder_where_the_memo_was_is_never_committed_as_its_deletion(
         agent.commit_human_edits()
     assert "memo.md is not a regular file" in str(refused.value) and "\n" not in str(refused.value)
     assert head(agent.path) == before and git_out(agent.path, "ls-tree", "--name-only", "HEAD", "memo.md")
+
+
+def test_main_checked_out_again_in_a_worktree_holds_evolves_commits(agent, tmp_path):
+    # `git worktree add --force ../other main`: a commit of evolve's on main left that worktree's
+    # index behind, and the person's next `git commit -a` there undid it (read as their revert)
+    from evolve.errors import Busy
+
+    other = tmp_path / "other"
+    git(agent.path, "worktree", "add", "-q", "--force", str(other), "main")
+    before = head(agent.path)
+    agent.memo_path.write_text(agent.memo_path.read_text() + "- my line\n")
+    with pytest.raises(Busy) as refused:
+        agent.commit_human_edits()
+    assert f"main is checked out in {other}" in str(refused.value) and "\n" not in str(refused.value)
+    assert head(agent.path) == before
+    git(other, "switch", "-q", "--detach")
+    assert agent.commit_human_edits() and "- my line" in git_out(agent.path, "show", "HEAD:memo.md")
+
+
+def test_a_fifo_where_a_skill_folder_was_is_never_committed_as_the_skills_deletion(agent):
+    # git saw skills/x/SKILL.md deleted (it cannot carry the FIFO that took its folder's place):
+    # committed and synced, the skill was gone from every machine
+    from evolve.errors import Busy
+
+    write_skill(agent.path, "fmt")
+    git(agent.path, "add", "-A")
+    git(agent.path, "commit", "-qm", "my skill")
+    before = head(agent.path)
+    shutil.rmtree(agent.skills_dir / "fmt")
+    os.mkfifo(agent.skills_dir / "fmt")
+    with pytest.raises(Busy) as refused:
+        agent.commit_human_edits()
+    assert f"{agent.skills_dir / 'fmt'} is not a regular file" in str(refused.value)
+    assert "checkout -- skills/fmt`" in str(refused.value) and "\n" not in str(refused.value)
+    assert head(agent.path) == before

@@ -420,3 +420,21 @@ def test_a_fifo_for_a_config_file_is_one_line_not_a_command_that_waits(evolve_ho
         [sys.executable, "-m", "evolve", "doctor"], capture_output=True, text=True, timeout=30, env=env
     )
     assert f"{path.name}: is not a regular file" in ran.stdout + ran.stderr, ran
+
+
+@pytest.mark.parametrize("target", ["config.toml", "memo.md/config.toml"], ids=["loop", "through-a-file"])
+def test_a_config_link_that_cannot_be_read_is_one_line_not_an_internal_error(evolve_home, capsys, target):
+    # `ln -s config.toml config.toml` (ELOOP), or a link through a file (ENOTDIR): status, doctor,
+    # skills, reflect and init stopped with "internal error: OSError" and a crash report
+    from evolve import cli
+
+    make_agent("cfg")
+    (evolve_home / "memo.md").write_text("a file\n")
+    (evolve_home / "config.toml").symlink_to(target)
+    for command in (["status"], ["doctor"], ["skills", "cfg"]):
+        code = cli.main(command)
+        out, err = capsys.readouterr()
+        assert code != 3 and "internal error" not in out + err, (command, err)  # status: a warning, exit 0
+        assert f"{evolve_home / 'config.toml'}: cannot be read" in out + err, (command, out, err)
+        assert command == ["doctor"] or err.count("\n") == 1, (command, err)  # doctor: a finding among others
+    assert cli.main(["init", "other"]) == 0  # the home's settings are not needed to make an agent

@@ -334,3 +334,31 @@ def test_a_read_whose_git_is_killed_by_a_signal_is_named_not_a_crash(
     assert out.returncode == 1, (out.returncode, out.stderr)
     assert "git was stopped by signal 9" in out.stderr.splitlines()[-1]
     assert not (evolve_home / "logs" / "crash.log").exists()
+
+
+def test_a_worktree_of_an_agent_made_beside_it_is_no_lost_agent(evolve_home):
+    # `git worktree add ../review proposals/…` run in agents/demo puts the worktree in agents/:
+    # status listed "review" as an agent whose repository is broken, and doctor's error said to
+    # clone the repository in its place (a second agent of demo's history)
+    agent = make_agent("demo")
+    git(agent.path, "worktree", "add", "-q", "-b", "side", "../review")
+    out = run_cli("status", "--json")
+    assert [a["name"] for a in json.loads(out.stdout)["agents"]] == ["demo"], out.stdout
+    doctor = run_cli("doctor")
+    assert "review" not in doctor.stdout + doctor.stderr, doctor.stdout
+    assert run_cli("init", "review").returncode == 1  # the person's folder stays theirs
+
+
+def test_a_fifo_for_an_agents_git_is_named_not_waited_on(evolve_home):
+    import subprocess
+    import sys
+
+    folder = evolve_home / "agents" / "lost"
+    folder.mkdir(parents=True)
+    (folder / "agent.toml").write_text("")
+    os.mkfifo(folder / ".git")
+    for command in ("status", "doctor"):
+        ran = subprocess.run(
+            [sys.executable, "-m", "evolve", command], capture_output=True, text=True, timeout=30
+        )
+        assert "lost" in ran.stdout and "is not a git repository" in ran.stdout, (command, ran.stdout)

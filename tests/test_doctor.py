@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -18,6 +20,7 @@ from evolve import cli
 from evolve import config as config_mod
 from evolve.errors import EXIT_OK, UserError
 from evolve.home import Home
+from evolve.workspace.template import hooks_folder, precommit_hook_text
 from tests.helpers import git, make_agent, write_skill
 
 
@@ -139,7 +142,33 @@ def test_a_global_hooks_path_that_bypasses_an_agents_hook_is_an_error(capsys, ev
     assert code == 1 and "bypasses the pre-commit hook of a" in bypass["problem"]
     code, findings = doctor(capsys, "--fix")
     assert not about(findings, "git: core.hooksPath")
-    assert git(agent.path, "config", "--local", "core.hooksPath").stdout.strip() == ".git/hooks"
+    assert git(agent.path, "config", "--local", "core.hooksPath").stdout.strip() == hooks_folder(agent.path)
+
+
+def test_an_agent_linked_from_another_home_keeps_its_own_homes_hook(capsys, evolve_home, tmp_path):
+    """Its hook names the home whose agents/ holds it: the second home neither flags nor rewrites it."""
+    agent = make_agent("a")
+    doctor(capsys)
+    second = tmp_path / "second-home"
+    (second / "agents").mkdir(parents=True)
+    (second / "agents" / "a").symlink_to(agent.path)
+    hook = (agent.path / ".git" / "hooks" / "pre-commit").read_text()
+    git(agent.path, "config", "--local", "--unset", "core.hooksPath")
+    assert cli.main(["--home", str(second), "doctor", "--fix"]) in (0, 1)  # sets core.hooksPath again …
+    assert git(agent.path, "config", "--local", "core.hooksPath").stdout.strip() == hooks_folder(agent.path)
+    assert (agent.path / ".git" / "hooks" / "pre-commit").read_text() == hook  # … and keeps the hook
+    capsys.readouterr()
+    for home in (second, evolve_home, second):
+        assert cli.main(["--home", str(home), "doctor", "--json"]) in (0, 1)
+        findings = json.loads(capsys.readouterr().out)["findings"]
+        assert not about(findings, "a: .git/hooks/pre-commit")
+        assert not [f for f in findings if f["problem"].startswith("fixed: git setup")]
+        assert (agent.path / ".git" / "hooks" / "pre-commit").read_text() == hook
+    gone = hook.replace(f"EVOLVE_PYTHON={shlex.quote(sys.executable)}", "EVOLVE_PYTHON='/gone/python'")
+    assert gone != hook
+    (agent.path / ".git" / "hooks" / "pre-commit").write_text(gone)  # evolve uninstalled in that home
+    assert cli.main(["--home", str(second), "doctor", "--fix"]) in (0, 1)
+    assert (agent.path / ".git" / "hooks" / "pre-commit").read_text() == precommit_hook_text(second)
 
 
 def test_symlinks_and_leftover_temp_files_are_reported_and_fixed(capsys, evolve_home, tmp_path):
@@ -158,7 +187,9 @@ def test_symlinks_and_leftover_temp_files_are_reported_and_fixed(capsys, evolve_
     code, findings = doctor(capsys)
     [link] = about(findings, "a: skills/linked/references.md")
     assert link["problem"].startswith(f"is a symlink to {outside}") and code == 1
-    assert [f for f in about(findings, "a: memo.md") if "is a symlink to" in f["problem"]]
+    # one line: not also two "must have exactly one … section (found 0)" of a memo never read
+    [memo] = about(findings, "a: memo.md")
+    assert memo["problem"].startswith(f"is a symlink to {outside}")
     leftovers = {f["where"] for f in findings if "killed" in f["problem"]}
     assert leftovers == {f"agents/a/skills/linked/{temp.name}", "agents/.new-b-x1"}
     code, findings = doctor(capsys, "--fix")

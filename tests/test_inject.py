@@ -132,6 +132,17 @@ def test_memo_first_and_cut_with_a_note_when_over_budget(evolve_home):
     assert "cut to fit the prompt budget" in injection.text and "- one: " in injection.text
 
 
+def test_a_memo_of_megabytes_is_left_out_unread_with_a_note(evolve_home):
+    # a log appended to memo.md by mistake (300 MB) held the session-start hook 20 s: it was
+    # read, decoded and scanned whole to show the few thousand characters the budget allows
+    agent = make_agent("demo")
+    write_skill(agent.path, "one")
+    agent.memo_path.write_text(replace_section(agent.memo_text(), STRATEGIES, "- a log line\n" * 100_000))
+    injection = render(Home.resolve(), "demo", record=False)
+    assert f"(left out: {agent.memo_path} is over 1 MB" in injection.text and "- one: " in injection.text
+    assert "a log line" not in injection.text
+
+
 def test_an_empty_memo_is_left_out(evolve_home):
     make_agent("demo")
     assert render(Home.resolve(), "demo", record=False).text == ""

@@ -355,3 +355,38 @@ def test_a_corrupt_install_record_is_never_overwritten(project, evolve_home, cap
     findings = json.loads(capsys.readouterr().out)["findings"]
     assert any(f["where"] == str(record) and "evolve leaves it as it is" in f["problem"] for f in findings)
     assert record.read_bytes() == broken
+
+
+def test_uninstall_with_a_fifo_for_agent_toml_says_so_and_does_not_wait(project, evolve_home):
+    # `[sources]` was read with a plain read: a FIFO where agent.toml belongs held uninstall forever
+    import os
+    import subprocess
+    import sys
+
+    agent = make_agent("demo")
+    toml = agent.path / "agent.toml"  # the person named the project's transcripts themselves
+    toml.write_text(
+        add_to_sources(toml.read_text(), "claude_code", [transcripts_glob(claude_code.claude_dir(), project)])
+    )
+    git(agent.path, "commit", "-qam", "my sources")
+    claude_code.install(Home.resolve(), "demo", "project", str(project))
+    (agent.path / "agent.toml").unlink()
+    os.mkfifo(agent.path / "agent.toml")
+    ran = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "evolve",
+            "uninstall",
+            "claude-code",
+            "--agent",
+            "demo",
+            "--project",
+            str(project),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert ran.returncode not in (0, 3) and ran.stderr.count("\n") == 1, ran.stderr
+    assert f"{agent.path / 'agent.toml'} " in ran.stderr or f"{agent.path / 'agent.toml'}:" in ran.stderr

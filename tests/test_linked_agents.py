@@ -164,3 +164,21 @@ def test_a_link_loop_or_a_link_to_a_moved_agent_is_one_line_and_stops_no_command
     refused = run_cli("init", "work")
     assert refused.returncode == 1 and "which leads nowhere" in refused.stderr, refused.stderr
     assert (links / "work").is_symlink()  # nothing of the person's is touched
+
+
+@pytest.mark.parametrize("kind", ["loop", "leads-nowhere", "fifo"])
+def test_an_agents_folder_that_is_no_folder_is_one_line_in_every_command(evolve_home, tmp_path, kind):
+    # agents/ kept in a person's dotfiles as a link, then the dotfiles moved (or a loop, or a
+    # FIFO): status, doctor, sync and agents stopped with "internal error: OSError" (a loop),
+    # or said "no agents" and "all good" while init failed with an internal FileExistsError
+    evolve_home.mkdir()
+    agents = evolve_home / "agents"
+    if kind == "fifo":
+        os.mkfifo(agents)
+    else:
+        agents.symlink_to("agents" if kind == "loop" else tmp_path / "dotfiles" / "agents")
+    for args in (["status"], ["doctor"], ["sync"], ["agents"], ["init", "first"]):
+        out = run_cli(*args)
+        assert out.returncode == 1 and "internal error" not in out.stderr, (args, out.stderr)
+        assert out.stderr.count("\n") == 1 and f"{str(agents)!r} is " in out.stderr, (args, out.stderr)
+    assert os.path.lexists(agents) and not agents.is_dir()  # nothing of the person's is touched

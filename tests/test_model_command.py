@@ -225,3 +225,20 @@ def test_set_keys_changes_exactly_the_asked_keys(text, values):
     assert parsed.get("model", {}) == expected
     untouched = [line for line in text.splitlines() if not any(line.strip().startswith(k) for k in values)]
     assert all(line in edited.splitlines() for line in untouched)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "loop"])
+def test_a_config_that_is_no_file_is_named_and_kept_not_waited_on(home, kind):
+    # `evolve model offline` read config.toml with a plain read: a FIFO there held it forever,
+    # a link loop was an internal error
+    import subprocess
+    import sys
+
+    os.mkfifo(home.config_file) if kind == "fifo" else home.config_file.symlink_to("config.toml")
+    ran = subprocess.run(
+        [sys.executable, "-m", "evolve", "model", "offline"], capture_output=True, text=True, timeout=30
+    )
+    assert ran.returncode == EXIT_USER and ran.stderr.count("\n") == 1, ran.stderr
+    assert f"{home.config_file}: " in ran.stderr and "internal error" not in ran.stderr
+    mode = os.lstat(home.config_file).st_mode
+    assert stat.S_ISFIFO(mode) if kind == "fifo" else stat.S_ISLNK(mode)  # left as the person made it

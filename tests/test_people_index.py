@@ -239,6 +239,10 @@ def test_a_commit_from_a_forced_second_worktree_of_main_is_never_undone(agent, a
     assert person(agent, "-C", str(second), "add", "-A").returncode == 0
     assert person(agent, "-C", str(second), "commit", "-qm", "from the other worktree").returncode == 0
     mine = git_out(agent.path, "rev-parse", "main")
+    # first the second worktree holding main (evolve's commit would leave it behind), then, once
+    # it lets go, this work tree behind main: neither undoes the person's commit
+    assert f"main is checked out in {second}" in _refused(ans, capsys, memo("self", "- I forget the linter."))
+    assert person(agent, "-C", str(second), "switch", "-q", "--detach").returncode == 0
     assert "behind main" in _refused(ans, capsys, memo("self", "- I forget the linter."))
     _append(agent, "memo.md", "- typed in the first worktree")  # the watcher's human edit, below
     assert humanedits.busy_reason(agent.path) is not None

@@ -189,6 +189,31 @@ def test_a_home_path_with_quotes_and_spaces(tmp_path):
     assert proc.returncode != 0 and "differs from its folder" in proc.stderr
 
 
+def test_a_commit_in_a_linked_worktree_is_checked_too(agent, tmp_path):
+    """`git worktree add`: the hook runs there too (a relative core.hooksPath ran none)."""
+    other = tmp_path / "second-checkout"
+    git(agent.path, "worktree", "add", "-q", str(other), "-b", "side")
+    before = head(other)
+    write_skill(other, "my-skill", text=BROKEN)
+    proc = commit_all(other, "broken", check=False)
+    assert proc.returncode != 0 and "differs from its folder" in proc.stderr
+    assert head(other) == before
+
+
+def test_a_moved_home_gets_its_hooks_back_from_the_next_command(evolve_home, tmp_path, monkeypatch):
+    """The hooks' folder is named whole (a linked worktree needs it): a moved home is set up again at once."""
+    from evolve import cli
+
+    assert cli.main(["init", "demo"]) == 0
+    moved = tmp_path / "moved-home"
+    evolve_home.rename(moved)
+    monkeypatch.setenv("EVOLVE_HOME", str(moved))
+    assert cli.main(["pause", "demo"]) == 0
+    write_skill(moved / "agents" / "demo", "my-skill", text=BROKEN)
+    proc = commit_all(moved / "agents" / "demo", "broken", check=False)
+    assert proc.returncode != 0 and "differs from its folder" in proc.stderr
+
+
 def test_installing_keeps_a_foreign_hook_aside(agent, evolve_home):
     hook = hook_path(agent)
     hook.write_text("#!/bin/sh\necho mine\n")

@@ -22,7 +22,7 @@ from evolve.integrations import claude_code, codex, hookfile, upgrade
 from evolve.observe.records import drain_pending
 from evolve.store import ledger
 from evolve.workspace import links
-from evolve.workspace.template import HOOK_MARKER, hook_path, precommit_hook_text
+from evolve.workspace.template import HOOK_MARKER, hook_path, hooks_folder, precommit_hook_text
 from tests.helpers import git, git_out, make_agent, skill_text
 from tests.test_install_codex import rollout
 
@@ -75,7 +75,7 @@ def test_a_writing_command_brings_hooks_and_hook_commands_up_to_date(old_install
     assert f"demo: Claude Code hook commands in {settings} brought up to date" in err
     assert hook_path(agent.path).read_text() == precommit_hook_text(home.root)
     assert f" -I -c '{launch.PRECOMMIT}'" in hook_path(agent.path).read_text()
-    assert git_out(agent.path, "config", "--local", "core.hooksPath") == ".git/hooks"
+    assert git_out(agent.path, "config", "--local", "core.hooksPath") == hooks_folder(agent.path)
     doc = json.loads(settings.read_text())
     commands = [h["command"] for groups in doc["hooks"].values() for g in groups for h in g["hooks"]]
     assert "echo mine" in commands and doc["theme"] == "dark"
@@ -132,6 +132,19 @@ def test_a_layout_record_that_cannot_be_written_fails_no_command(evolve_home):
     assert cli.main(["init", "first"]) == 0
     assert cli.main(["pause", "first"]) == 0
     assert upgrade.applied(home) == 0
+
+
+def test_a_fifo_where_the_layout_record_goes_holds_no_command(evolve_home):
+    # every writing command reads the record first: a plain read of a FIFO waited forever
+    import os
+
+    make_agent("first")
+    home = Home.resolve()
+    (home.root / upgrade.VERSION_FILE).unlink()
+    os.mkfifo(home.root / upgrade.VERSION_FILE)
+    ran = subprocess.run([sys.executable, "-m", "evolve", "pause", "first"], capture_output=True, timeout=30)
+    assert ran.returncode == 0, ran.stderr
+    assert upgrade.applied(home) == upgrade.LAYOUT  # the record written in its place
 
 
 def test_a_global_hooks_path_cannot_switch_the_agent_repos_checks_off(evolve_home, tmp_path, monkeypatch):

@@ -28,7 +28,7 @@ from evolve.store.head import BRANCH, broken_branch, shared_repository
 from evolve.store.locks import is_locked
 from evolve.store.repo import LOCK
 from evolve.workspace import links
-from evolve.workspace.template import HOOKS_PATH
+from evolve.workspace.template import hooks_folder
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -98,14 +98,15 @@ def global_hooks_path(home: Home, agents: list[str], add: Add) -> None:
     exposed = [
         name
         for name in agents
-        if git_text(home.agent_dir(name), "config", "--local", "core.hooksPath", check=False) != HOOKS_PATH
+        if git_text(home.agent_dir(name), "config", "--local", "core.hooksPath", check=False)
+        != hooks_folder(home.agent_dir(name))
     ]
     if exposed:
         add(
             "git: core.hooksPath",
             f"your global core.hooksPath ({configured}) bypasses the pre-commit hook of "
             f"{', '.join(exposed)}, so a broken skill can be committed; run `evolve doctor --fix` "
-            f"(it sets core.hooksPath = {HOOKS_PATH} in each agent repository)",
+            "(it points each agent repository's own core.hooksPath at its hooks folder)",
         )
 
 

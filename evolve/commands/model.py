@@ -88,10 +88,7 @@ def _write(home: Home, changes: dict[str, str | None]) -> bool:
     from evolve.store.files import atomic_write
 
     path = home.config_file
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raw = b""
+    raw = config_mod.read_bytes(path) or b""  # never a plain read: a FIFO there held the command forever
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:

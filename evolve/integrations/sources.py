@@ -114,11 +114,18 @@ def sources_file(agent: Agent) -> Path:
     return local if local.exists() else agent.path / AGENT_TOML
 
 
+def _text(path: Path) -> str:
+    """The file's text ("" when there is none); a FIFO or a link loop there is one line, never a wait."""
+    from evolve.config import read_bytes
+
+    return (read_bytes(path) or b"").decode("utf-8")
+
+
 def _current(agent: Agent, key: str, text: str | None = None) -> list[str] | None:
     """`[sources] <key>` as the file holds it now (None: no such key)."""
     path = sources_file(agent)
     if text is None:
-        text = path.read_bytes().decode("utf-8") if path.exists() else ""
+        text = _text(path)
     try:
         current = tomllib.loads(text).get("sources", {}).get(key)
     except tomllib.TOMLDecodeError as exc:
@@ -163,7 +170,7 @@ def _edit_sources(
     path = sources_file(agent)
     with agent.repo.locked():
         agent.commit_human_edits_held()
-        text = path.read_bytes().decode("utf-8") if path.exists() else ""  # CRLF kept as is
+        text = _text(path)  # CRLF kept as is
         found = _current(agent, key, text)
         current = found or []
         wanted = change(current)

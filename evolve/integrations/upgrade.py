@@ -21,25 +21,39 @@ an agent lacks, as one commit of evolve's; an agent busy now is tried again by t
 6 the PreToolUse entry that enforces guards.toml joins every install of Claude Code and Codex,
 and the plugin's hooks.json gains it too; 7 the plugin's launcher (hooks/evolve-hook) starts
 evolve for a guard's table written after blanks too, as the installed hook does; 8 the
-pre-commit hook says that evolve's check failed, where it said evolve was not installed.
+pre-commit hook says that evolve's check failed, where it said evolve was not installed; 9 each
+agent repository's core.hooksPath names its hooks folder whole (`.git/hooks` ran no hook in a
+linked worktree). The record names the home too: a home moved elsewhere is checked again by
+the next command, so its hooks (which name the home and their folder) follow it.
 """
 
 from __future__ import annotations
 
 from evolve.home import Home
+from evolve.regular import read_regular
 from evolve.store.files import atomic_write
 from evolve.store.locks import FileLock
 
-LAYOUT = 8
+LAYOUT = 9
 VERSION_FILE = "layout-version"
 
 
 def applied(home: Home) -> int:
-    """The layout last brought up to date in this home (0: never)."""
+    """The layout last brought up to date in this home (0: never, or the home moved since)."""
     try:
-        return int((home.root / VERSION_FILE).read_text(encoding="ascii").strip() or 0)
+        layout, _, where = read_regular(home.root / VERSION_FILE).partition(b"\n")  # a FIFO: no wait
+        if where.strip(b"\n") and where.strip(b"\n") != _where(home):
+            return 0
+        return int(layout.strip() or 0)
     except (OSError, ValueError):
         return 0
+
+
+def _where(home: Home) -> bytes:
+    """The home's own path, links resolved, as the layout record names it."""
+    import os
+
+    return os.fsencode(os.path.realpath(home.root))
 
 
 def ensure_current(home: Home, *, force: bool = False) -> list[str]:
@@ -87,7 +101,7 @@ def record_current(home: Home) -> None:
     A record that cannot be written (a folder in its place, say) only costs the next command a check.
     """
     try:
-        atomic_write(home.root / VERSION_FILE, f"{LAYOUT}\n".encode("ascii"))
+        atomic_write(home.root / VERSION_FILE, f"{LAYOUT}\n".encode("ascii") + _where(home) + b"\n")
     except OSError:
         pass
 

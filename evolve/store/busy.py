@@ -73,7 +73,10 @@ def _unmerged(repo: Repo) -> bool:
 
 
 def operation_reason(repo: Repo) -> str | None:
-    """A git operation in progress, or another checkout: why evolve may not write, or None."""
+    """A git operation in progress, or another checkout: why evolve may not write, or None.
+
+    Another checkout is another branch here, or this branch in a linked worktree too.
+    """
     what = operation_in_progress(repo)
     if what:
         remedy = f"finish it or `{ABORT[what]}`" if what in ABORT else "resolve and commit them"
@@ -84,7 +87,9 @@ def operation_reason(repo: Repo) -> str | None:
             f"{repo.path} has {elsewhere} checked out, not {repo.branch}; evolve writes only "
             f"while {repo.branch} is checked out: `git switch {repo.branch}`, then try again"
         )
-    return None
+    # `git worktree add --force … main`: evolve's commit would leave that worktree behind, and
+    # the person's next `git commit -a` there would undo it
+    return worktree_reason(repo, [repo.branch])
 
 
 def worktree_reason(repo: Repo, branches: Iterable[str]) -> str | None:
@@ -100,8 +105,9 @@ def worktree_reason(repo: Repo, branches: Iterable[str]) -> str | None:
     where = held[branch]
     return (
         f"{branch} is checked out in {where} (a worktree of {repo.path}); evolve never moves or deletes a "
-        f"branch a worktree has checked out (or is rebasing: finish or abort that first): `git -C {where} "
-        f"switch --detach` (or `git worktree remove {where}`), then try again"
+        "branch a worktree has checked out (or is rebasing or bisecting: finish or abort that, or "
+        f"`git bisect reset`, first): `git -C {where} switch --detach` (or `git worktree remove {where}`), "
+        "then try again"
     )
 
 

@@ -12,6 +12,7 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from evolve.regular import open_regular
 from evolve.store.git import PLAIN_CONFIG, GitError, RepositoryDamaged, git, git_text
 
 
@@ -54,9 +55,9 @@ def no_repository_in(folder: Path) -> str:
     named as what it is; anything else is NOT_A_REPOSITORY.
     """
     try:
-        with open(folder / ".git", "rb") as handle:
+        with open_regular(folder / ".git") as handle:  # a FIFO there held status and doctor forever
             first = handle.read(4096).split(b"\n", 1)[0].decode("utf-8", "replace").strip()
-    except OSError:  # a folder, or nothing at all
+    except OSError:  # a folder, a FIFO, or nothing at all
         return NOT_A_REPOSITORY
     if not first.startswith("gitdir:"):
         return NOT_A_REPOSITORY

@@ -107,15 +107,20 @@ def worktree_branches(git_dir: str | os.PathLike[str]) -> dict[str, str]:
 
 
 def _worktree_branch(entry: str) -> str | None:
-    """The branch a linked worktree holds: checked out, or being rebased (HEAD detached meanwhile).
+    """The branch a linked worktree holds: checked out, or being rebased or bisected (HEAD detached).
 
-    The rebase's end writes that branch again, as git's own `git branch -d` knows
-    (rebase-merge/ or rebase-apply/ `head-name`).
+    The rebase's end writes that branch again, and `git bisect reset` checks it out again, as
+    git's own `git branch -d` knows (rebase-merge/ or rebase-apply/ `head-name`; BISECT_START,
+    which names the branch without refs/heads/, while BISECT_LOG says a bisect is on).
     """
     for named in ("HEAD", "rebase-merge/head-name", "rebase-apply/head-name"):
         ref = (_read(os.path.join(entry, *named.split("/"))) or "").strip().removeprefix("ref: ")
         if ref.startswith("refs/heads/"):
             return ref.removeprefix("refs/heads/")
+    if os.path.exists(os.path.join(entry, "BISECT_LOG")):
+        start = (_read(os.path.join(entry, "BISECT_START")) or "").strip().removeprefix("refs/heads/")
+        if start and _sha(start) is None:  # a commit id: the bisect began on a detached HEAD
+            return start
     return None
 
 

@@ -136,7 +136,7 @@ def join(home: Home, name: str, raw_url: str) -> Agent:
         repo.update_refs(updates, "evolve: joined")  # main, and every proposal waiting on the server
         repo.git("symbolic-ref", "HEAD", "refs/heads/main")
         repo.check_out(tip)
-        install_precommit_hook(target, home.root)
+        install_precommit_hook(target, home.root, lives_at=home.agent_dir(name))
 
     agent = Agent.build_aside(home, name, build)
     atomic_write(agent.local_config_path, LOCAL_HEADER.format(name=name).encode())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -61,7 +62,7 @@ class Agent:
             from evolve.workspace.template import install_precommit_hook, template_files  # only here
 
             init_repo(target, template_files(name), message, identity)
-            install_precommit_hook(target, home.root, checked_out=False)
+            install_precommit_hook(target, home.root, checked_out=False, lives_at=home.agent_dir(name))
 
         return cls.build_aside(home, name, build)
 
@@ -200,7 +201,9 @@ class Agent:
     def memo_problems(self, section_chars: int | None = None) -> list[str]:
         """memo.md's problems, its conflict markers by its own conflict-marker-size."""
         path = self.memo_path
-        if path.exists() and not path.is_symlink() and not path.is_file():  # memo_text reads it as ""
+        if path.is_symlink():  # never read: doctor's one line says so, not sections a link cannot have
+            return []
+        if path.exists() and not path.is_file():  # memo_text reads it as ""
             return [
                 f"{memo_mod.MEMO_FILE} is not a regular file (a folder, FIFO, socket or device): "
                 f"move it aside and restore the memo (`git -C {self.path} checkout -- {memo_mod.MEMO_FILE}`)"
@@ -279,12 +282,12 @@ class Agent:
         paths = [p for p in paths if not _is_repository(self.path / p)]
         if not paths:
             return None
-        stand_ins = [p for p in paths if _stands_in(self.path / p)]
-        if stand_ins:  # git cannot carry it: committed, it would be a deletion pushed to every machine
+        stand_in = next((found for p in paths if (found := _stand_in(self.path, p)) is not None), None)
+        if stand_in:  # git cannot carry it: committed, it would be a deletion pushed to every machine
             raise Busy(
-                f"{self.path / stand_ins[0]} is not a regular file (a FIFO, socket, device or folder where "
+                f"{self.path / stand_in} is not a regular file (a FIFO, socket, device or folder where "
                 "a file was); evolve never commits it as a deletion: move it aside and put the file back "
-                f"(`git -C {self.path} checkout -- {stand_ins[0]}`), then try again"
+                f"(`git -C {self.path} checkout -- {stand_in}`), then try again"
             )
         changes: dict[str, bytes | None] = {}
         for path in paths:
@@ -376,9 +379,24 @@ def _is_repository(path: Path) -> bool:
     return not path.is_symlink() and path.is_dir() and (path / ".git").exists()
 
 
-def _stands_in(path: Path) -> bool:
-    """Whether something other than a file or a link stands where git saw a file (no git file)."""
-    return not path.is_symlink() and path.exists() and not path.is_file()
+def _stand_in(root: Path, path: str) -> str | None:
+    """Where something git cannot carry stands in for `path` (a file git saw), or None.
+
+    A folder, FIFO, socket or device where the file was; or a FIFO, socket or device where one
+    of its folders was (git sees every file under it deleted: a skill's folder made a FIFO).
+    """
+    target = root / path
+    if not target.is_symlink() and target.exists() and not target.is_file():
+        return path
+    parts = path.split("/")
+    for depth in range(len(parts) - 1, 0, -1):
+        try:
+            mode = os.lstat(root.joinpath(*parts[:depth])).st_mode
+        except OSError:
+            continue
+        if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+            return "/".join(parts[:depth])
+    return None
 
 
 def _text_of(path: Path) -> str | None:

@@ -12,7 +12,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from evolve.home import Home
+from evolve.errors import UserError
+from evolve.home import Home, not_a_folder
 from evolve.names import name_problem, suggested_name
 
 
@@ -40,8 +41,12 @@ def _folders(home: Home) -> list[tuple[str, str, bool]]:
             return [
                 (e.name, e.path, e.is_symlink()) for e in entries if _is_dir(e) and not e.name.startswith(".")
             ]
-    except (FileNotFoundError, NotADirectoryError):
-        return []
+    except FileNotFoundError:
+        if not home.agents_dir.is_symlink():
+            return []  # no agent yet
+        raise UserError(not_a_folder(home.agents_dir)) from None
+    except OSError:  # a loop of links, a FIFO, a file: "no agents" would hide every one of them
+        raise UserError(not_a_folder(home.agents_dir)) from None
 
 
 def _is_dir(entry: os.DirEntry) -> bool:
@@ -177,7 +182,33 @@ def lost_agents(home: Home) -> list[str]:
     return sorted(
         name
         for name in found - links.keys()
-        if not (home.agent_dir(name) / ".git").is_dir() and name_problem(name) is None
+        if not (home.agent_dir(name) / ".git").is_dir()
+        and name_problem(name) is None
+        and not _worktree_of_an_agent(home, name)
+    )
+
+
+def _worktree_of_an_agent(home: Home, name: str) -> bool:
+    """Whether agents/<name> is a linked worktree of an agent here (`git worktree add ../<name>` in it).
+
+    The person's checkout of that agent's branch, not an agent whose repository is lost: cloning
+    one in its place, as a lost agent's remedy says, would make a second agent of that history.
+    """
+    from evolve.regular import open_regular  # here: only a folder without a .git folder is read
+
+    folder = home.agent_dir(name)
+    try:
+        with open_regular(folder / ".git") as handle:  # never a FIFO's wait
+            first = handle.read(4096).split(b"\n", 1)[0].decode("utf-8", "surrogateescape")
+    except OSError:
+        return False
+    gitdir = Path(os.path.realpath(folder / first.removeprefix("gitdir:").strip()))
+    owner = gitdir.parent.parent.parent  # of <agent>/.git/worktrees/<id>
+    return (
+        first.startswith("gitdir:")
+        and gitdir.parent.name == "worktrees"
+        and gitdir.parent.parent.name == ".git"
+        and str(owner.parent) == os.path.realpath(home.agents_dir)
     )
 
 

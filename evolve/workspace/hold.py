@@ -45,7 +45,8 @@ def hold_of(agent: Agent, staged: bool = True) -> Hold | None:
         if operation:
             return Hold(operation, reason)
         elsewhere = repo.checked_out_elsewhere()
-        return Hold(f"{elsewhere} checked out", reason)
+        label = f"{elsewhere} checked out" if elsewhere else f"{repo.branch} checked out in a worktree"
+        return Hold(label, reason)
     marked = marked_files(agent)
     if marked:  # before staged files: a conflict "resolved" with `git add` alone is staged too
         return Hold(

@@ -5,7 +5,7 @@ The skeleton comes from `evolve/template_workspace/` and the hook from `evolve/h
 (`PLUGIN_FILES`, evolve.integrations.plugin). The hook runs this interpreter isolated (`-I`,
 evolve.launch), so neither a folder named `evolve` in the repository nor a PYTHON* variable
 of the person's shell runs in evolve's place, and the repository's own `core.hooksPath`
-points at `.git/hooks`, so a person's global `core.hooksPath` cannot silently switch the
+points at its hooks folder, so a person's global `core.hooksPath` cannot silently switch the
 checks off.
 Files are stored byte for byte (`core.autocrlf=false`, and `.git/info/attributes` turns
 off line-ending conversion and filters): a checkout never rewrites a line, so whoever
@@ -14,6 +14,7 @@ wrote it stays its author.
 
 from __future__ import annotations
 
+import os
 import shlex
 import sys
 from importlib import resources
@@ -24,7 +25,7 @@ from evolve import launch
 from evolve.store.git import config_values, git
 
 HOOK_MARKER = "evolve-managed-hook: pre-commit"
-HOOKS_PATH = ".git/hooks"  # relative: git resolves it at the work tree's top, wherever the home moves
+_HOME_LINE = "export EVOLVE_HOME="  # the line of the hook that names its home
 CONFIG = ("core.hooksPath", "core.autocrlf")  # the repository's own settings evolve makes
 # The files that make an agent repository a Claude Code and Codex plugin (evolve.integrations.plugin)
 PLUGIN_FILES = (
@@ -86,11 +87,21 @@ def precommit_hook_text(home: Path, python: str | None = None) -> str:
     python = python or sys.executable
     text = text.replace("'{{python}}'", shlex.quote(python))
     text = text.replace("'{{code}}'", shlex.quote(launch.code(launch.PRECOMMIT, python)))
-    return text.replace("if [ -x", f"export EVOLVE_HOME={shlex.quote(str(home))}\nif [ -x", 1)
+    return text.replace("if [ -x", f"{_HOME_LINE}{shlex.quote(str(home))}\nif [ -x", 1)
 
 
 def hook_path(repo_path: Path) -> Path:
     return repo_path / ".git" / "hooks" / "pre-commit"
+
+
+def hooks_folder(repo_path: Path) -> str:
+    """The repository's own hooks folder as core.hooksPath names it: whole, links resolved.
+
+    Not `.git/hooks`: git resolves a relative path at the top of the work tree it commits in,
+    and in a linked worktree (`git worktree add`) `.git` is a file, so no hook ran there. A
+    moved home is set up again by the next command (integrations.upgrade records the home).
+    """
+    return os.path.join(os.path.realpath(repo_path / ".git"), "hooks")  # noqa: PTH118 - a config value
 
 
 def hooks_problems(repo_path: Path, home: Path) -> list[str]:
@@ -103,14 +114,14 @@ def hooks_problems(repo_path: Path, home: Path) -> list[str]:
         current = ""
     if HOOK_MARKER not in current:
         found.append("evolve's pre-commit hook is missing")
-    elif current != precommit_hook_text(home):
+    elif current != precommit_hook_text(home) and not _another_homes_hook(repo_path, home, current):
         found.append("evolve's pre-commit hook is from an older evolve or another interpreter")
     config = {
         k: v.decode("utf-8", "replace").strip()
         for k, v in config_values(repo_path, *CONFIG, local=True).items()
     }
-    if config.get("core.hookspath", "") != HOOKS_PATH:
-        found.append(f"the repository's core.hooksPath is not {HOOKS_PATH}")
+    if config.get("core.hookspath", "") != hooks_folder(repo_path):
+        found.append(f"the repository's core.hooksPath is not {hooks_folder(repo_path)}")
     if config.get("core.autocrlf", "") != "false":
         found.append("the repository may convert line endings (core.autocrlf is not false)")
     try:
@@ -122,19 +133,50 @@ def hooks_problems(repo_path: Path, home: Path) -> list[str]:
     return found
 
 
-def install_precommit_hook(repo_path: Path, home: Path, *, checked_out: bool = True) -> Path:
+def _another_homes_hook(repo_path: Path, home: Path, hook: str) -> bool:
+    """Whether `hook` is the one of another evolve home, whose agents/ folder holds the repository.
+
+    An agent a link under this home's agents/ reaches: each home wrote its own hook over the
+    other's and said the other's was from an older evolve. It is the holding home's to keep,
+    while the interpreter it runs is there (an evolve uninstalled there checks nothing).
+    """
+    named, python = _hook_value(hook, _HOME_LINE), _hook_value(hook, "EVOLVE_PYTHON=")
+    if not named or not python or not os.access(python, os.X_OK):
+        return False
+    if os.path.realpath(named) == os.path.realpath(home):
+        return False
+    holder = os.path.dirname(os.path.realpath(repo_path))  # noqa: PTH120 - paths as strings
+    return holder == os.path.realpath(os.path.join(named, "agents"))  # noqa: PTH118
+
+
+def _hook_value(hook: str, prefix: str) -> str | None:
+    """The one shell word a line of the hook starting with `prefix` sets, or None."""
+    line = next((line for line in hook.splitlines() if line.startswith(prefix)), "")
+    try:
+        words = shlex.split(line.removeprefix(prefix))
+    except ValueError:  # an unbalanced quote: a hook a person edited, not a home's
+        return None
+    return words[0] if len(words) == 1 else None
+
+
+def install_precommit_hook(
+    repo_path: Path, home: Path, *, checked_out: bool = True, lives_at: Path | None = None
+) -> Path:
     """Write the agent repo's pre-commit hook (a person's own hook is kept aside) and git setup.
 
     `checked_out=False`: evolve wrote every file itself (a new agent), so no checkout can have
-    converted one and there is nothing to undo.
+    converted one and there is nothing to undo. `lives_at`: the folder a repository built
+    aside is renamed to (core.hooksPath names that one).
     """
     target = hook_path(repo_path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    if target.exists() and HOOK_MARKER not in target.read_text(errors="replace"):
+    current = target.read_text(errors="replace") if target.exists() else ""
+    if current and HOOK_MARKER not in current:
         target.replace(target.with_name("pre-commit.before-evolve"))
-    target.write_text(precommit_hook_text(home), encoding="utf-8")
-    target.chmod(0o755)
-    git(repo_path, "config", "--local", "core.hooksPath", HOOKS_PATH)
+    if not _another_homes_hook(repo_path, home, current):  # else that home keeps it current
+        target.write_text(precommit_hook_text(home), encoding="utf-8")
+        target.chmod(0o755)
+    git(repo_path, "config", "--local", "core.hooksPath", hooks_folder(lives_at or repo_path))
     git(repo_path, "config", "--local", "core.autocrlf", "false")
     info = repo_path / ".git" / "info" / "attributes"
     info.parent.mkdir(parents=True, exist_ok=True)

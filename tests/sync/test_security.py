@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from evolve.sync.remote import check_url, redact
+from evolve.workspace.template import hooks_folder
 from tests.git_servers import SmartHttp
 from tests.helpers import skill_text
 from tests.sync_helpers import server_fsck
@@ -191,7 +192,7 @@ def test_a_local_servers_hooks_and_config_never_run_here(machines, tmp_path):
     for machine in (a, b):
         config = machine.out("config", "--local", "--list")
         assert "fsmonitor" not in config and "sshcommand" not in config.lower()
-        assert machine.out("config", "core.hooksPath") == ".git/hooks"
+        assert machine.out("config", "core.hooksPath") == hooks_folder(machine.path)
 
 
 def test_a_server_tree_that_would_run_filters_is_refused(machines, git_daemon, tmp_path, monkeypatch):

@@ -12,6 +12,7 @@ from datetime import datetime
 
 import pytest
 
+from evolve.workspace.template import hooks_folder
 from tests.sync_helpers import a_line_on_both, create_op, memo_op, server_fsck
 
 
@@ -133,7 +134,7 @@ def test_joining_keeps_the_history_blocks_and_trailers(machines, git_daemon):
     assert [(s["name"], s["created_at"], s["patch_count"]) for s in skills_a] == [
         (s["name"], s["created_at"], s["patch_count"]) for s in skills_b
     ]
-    assert b.out("config", "core.hooksPath") == ".git/hooks"
+    assert b.out("config", "core.hooksPath") == hooks_folder(b.path)
     assert "evolve-managed-hook" in (b.path / ".git" / "hooks" / "pre-commit").read_text()
     b.fsck()
 

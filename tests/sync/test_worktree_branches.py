@@ -78,3 +78,22 @@ def test_a_proposal_being_rebased_in_a_worktree_stays_its_own(machines, git_daem
     a.git("-C", str(review), "switch", "-q", "--detach")
     code, out = a.sync()
     assert code == 0 and not a.agent.repo.branches("proposals/"), out
+
+
+def test_a_proposal_being_bisected_in_a_worktree_stays_its_own(machines, git_daemon, tmp_path):
+    # mid-bisect the worktree's HEAD is detached; the branch is named in BISECT_START, and
+    # `git bisect reset` checks it out again: deleted under it, the reset failed and left the
+    # person on a detached HEAD (git's own `branch -d` refuses such a branch)
+    a, _b = machines
+    branch, review = _proposal_in_a_worktree(a, git_daemon.url(), tmp_path)
+    first = a.git("rev-list", "--max-parents=0", branch).stdout.strip()
+    a.git("-C", str(review), "bisect", "start", "HEAD", first)
+    assert a.git("-C", str(review), "symbolic-ref", "-q", "HEAD", check=False).returncode == 1  # detached
+    Clone(tmp_path / "team", git_daemon.url()).delete(branch)
+    code, out = a.sync()
+    assert code == EXIT_BUSY and f"{branch} is checked out in {review}" in out, out
+    a.git("-C", str(review), "bisect", "reset")
+    assert a.git("-C", str(review), "symbolic-ref", "--short", "HEAD").stdout.strip() == branch
+    a.git("-C", str(review), "switch", "-q", "--detach")
+    code, out = a.sync()
+    assert code == 0 and not a.agent.repo.branches("proposals/"), out
