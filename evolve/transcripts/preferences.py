@@ -70,7 +70,7 @@ def preference(
         and not _wishes_once(words, span, found)
         and not _settles_for_this_task(words, span, found)
         and not (span[1] == 0 and _picks(words, found, offered))
-        and not (long_task and not _opening(words, span))
+        and not (long_task and not _opening(words, span) and not _scoped_to_the_repo(words, span))
     ]
     spans = [span for span in spans if not _configures(words, span) and not _a_things_default(words, span)]
     languages = answer_in_a_language(words, found, agent_words)
@@ -88,6 +88,16 @@ def preference(
 # spec ("sub-step 3: … never mutate profiles on toggle", a pasted prompt's "NEVER claim done"), as a
 # rule cue is past SHORT; "from now on", "each time you", "as a rule" still rule anywhere
 LONG = 400
+
+
+def _scoped_to_the_repo(words: str, span: tuple[str, int, int]) -> bool:
+    """Whether a cue's sentence names the repo as its scope: a rule, however deep in a long task.
+
+    "…, build the login page. Always use pnpm in this repo, never npm." holds beyond the task, as
+    "from now on" does; "never mutate profiles on toggle" is a line of the task's spec.
+    """
+    _, at, end = span
+    return _STANDING_SCOPE.search(words, sentence_start(words, at), sentence_end_at(words, end)) is not None
 
 
 # "I prefer …", "prefiro …" opening the answer to the agent's question: it picks one of the options
@@ -240,9 +250,10 @@ def _of_the_moment(words: str, span: tuple[str, int, int]) -> bool:
 
 # Beyond the moment, in the stop order's sentence: "stop using tabs in this project", "stop adding
 # emojis, ever" (the other lexicon languages' "en este proyecto", "nie wieder" are standing cues)
-# "stop using em dashes in anything you write" (what the agent writes, from now on)
+# "stop using em dashes in anything you write" (what the agent writes, from now on); in a long
+# task's sentence, what makes "Always use pnpm for this repo" a rule and not a line of its spec
 _STANDING_SCOPE = re.compile(
-    r"\b(?:in (?:this|our) (?:project|repo|repository|codebase)|ever"
+    r"\b(?:(?:in|for|across) (?:this|our) (?:project|repo|repository|codebase)|ever"
     r"|(?:any|every)thing you (?:write|say|send|produce|generate))\b"
 )
 

@@ -1,0 +1,47 @@
+"""The attack on the twenty-first round: a real rule typed into a long message, and what stays its spec.
+
+A sentence opening "Always / Never …" past the first of a long message is a line of the task's spec,
+unless its sentence names the repo as its scope ("Always use pnpm in this repo"), as "from now on" does.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.transcripts.hearing_cases import preference
+
+LOGIN_TASK = (
+    "I need a login page for the admin dashboard. It should have an email field, a password field "
+    "with a show/hide toggle, a remember-me checkbox and a link to the reset flow. Use the Button and "
+    "Input components from src/ui, and wire the submit to POST /api/session; on a 401 show the error "
+    "inline under the form, on success redirect to /admin. Keep the styles next to the component. "
+)
+REVIEW_REPLY = (
+    "Okay, I looked at the diff. The migration part is fine, but the seeding script still writes into "
+    "the production schema when DATABASE_URL is unset, which is exactly what bit us last week. Please "
+    "change the fallback so it refuses to run without an explicit URL, and move the fixtures into "
+    "tests/fixtures so the seed script stops importing from the app package. The rest can stay. "
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "first"),
+    [
+        (LOGIN_TASK + "Build it with the existing router. Always use pnpm in this repo, never npm.", True),
+        (LOGIN_TASK + "And please, never add a dependency for this project without asking.", True),
+        (REVIEW_REPLY + "Never write raw SQL in our codebase, go through the query builder.", False),
+    ],
+)
+def test_a_rule_scoped_to_the_repo_deep_in_a_long_message_is_heard(text, first):
+    assert preference(text, first=first) is not None
+
+
+@pytest.mark.parametrize(
+    ("text", "first"),
+    [
+        (LOGIN_TASK + "Never show the reset link when the form is locked.", True),
+        (REVIEW_REPLY + "Always seed the demo user first, then the fixtures.", False),
+    ],
+)
+def test_a_line_of_the_long_tasks_spec_is_still_no_rule(text, first):
+    assert preference(text, first=first) is None
