@@ -12,7 +12,14 @@ import re
 from collections.abc import Callable, Sequence
 
 from evolve.transcripts.answer_language import answer_in_a_language
-from evolve.transcripts.reminders import SAID_AGAIN, forgot_by_another, of_a_thing, reminds, tells_a_failure
+from evolve.transcripts.reminders import (
+    SAID_AGAIN,
+    for_the_step_at_hand,
+    forgot_by_another,
+    of_a_thing,
+    reminds,
+    tells_a_failure,
+)
 from evolve.transcripts.sentences import (
     CLAUSE_BREAK,
     SENTENCE,
@@ -52,6 +59,7 @@ def preference(
     ]
     rules = found.get("rule", []) if size(words) < SHORT else []  # a rule of a long new request is its spec
     stops = [span for span in rules if _of_the_moment(words, span) and not _scoped(words, span)]
+    rules = [span for span in rules if not _said_of_the_step_at_hand(words, span)]
     spans += [span for span in rules if span not in stops]
 
     leads = found.get("standing_lead", ())
@@ -66,6 +74,7 @@ def preference(
         )
         and not _describes(words, span)
         and not reminds(words, span)
+        and not _said_of_the_step_at_hand(words, span)
         and not _means_still(words, span, found)
         and not _wishes_once(words, span, found)
         and not _settles_for_this_task(words, span, found)
@@ -81,6 +90,12 @@ def preference(
         if not is_question_at(words, end) or SAID_AGAIN.search(words, start, end):
             return lang, f"states a standing preference: “{words[start:end].strip()}”"
     return None
+
+
+def _said_of_the_step_at_hand(words: str, span: tuple[str, int, int]) -> bool:
+    """Whether a cue's sentence limits it to the step at hand ("Always use npm for now", 目前不要动)."""
+    _, at, end = span
+    return for_the_step_at_hand(words, sentence_start(words, at), sentence_end_at(words, end))
 
 
 # A message this long (in Latin characters, a CJK one counting three) is a task's spec: a sentence

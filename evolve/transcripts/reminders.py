@@ -86,13 +86,23 @@ _OF_THE_DAY = re.compile(
 
 
 # A reminder for this step only ("记住，目前这一步先不写程序", "remember, for now just the plan",
-# "recuerda que por ahora …", "覚えて、今回は …"): how to do the work at hand, not from now on
+# "recuerda que por ahora …", "覚えて、今回は …") and any cue of a rule said of it ("Always use npm for
+# now", "por ahora no toques la base"): how to do the work at hand, not from now on. Not "not just
+# for now", "for now and always", nor "for now on" (a "from now on" mistyped)
 _FOR_NOW = re.compile(
-    r"\b(?:for now|this time|for the moment|at this stage|this step|por ahora|de momento|esta vez"
+    r"(?<!\bnot )(?<!not just )(?<!not only )(?<!no solo )(?<!pas seulement )(?<!non solo )(?<!nicht nur )"
+    r"(?:\b(?:for now|this time|for the moment|at this stage|this step|por ahora|de momento|esta vez"
     r"|pour l'instant|pour le moment|cette fois|vorerst|erstmal|diesmal|por enquanto|desta vez|dessa vez"
     r"|per ora|per il momento|questa volta|пока что|на этот раз)\b"
-    r"|目前|暂时|这次|这一步|今回|とりあえず|今のところ"
+    r"|目前|暂时|这次|这一步|今回|とりあえず|今のところ)"
+    r"(?! on\b|,? (?:and|y|et|e|und) (?:always|forever|every time|later|beyond"
+    r"|siempre|toujours|sempre|immer))"
 )
+
+
+def for_the_step_at_hand(words: str, start: int, stop: int) -> bool:
+    """Whether words[start:stop] say the step at hand ("for now", "this time", 目前, 今回 …)."""
+    return _FOR_NOW.search(words, start, stop) is not None
 
 
 def reminds(words: str, span: tuple[str, int, int]) -> bool:
@@ -101,7 +111,7 @@ def reminds(words: str, span: tuple[str, int, int]) -> bool:
     if _REMINDER.match(words[start:end].strip()) is None:
         return False
     stop = sentence_end_at(words, end)
-    of_the_moment = any(moment.search(words, end, stop) for moment in (_OF_THE_DAY, _FOR_NOW))
+    of_the_moment = _OF_THE_DAY.search(words, end, stop) is not None or for_the_step_at_hand(words, end, stop)
     return of_the_moment or _FACT_OF_THE_TASK.match(words, end) is not None
 
 

@@ -1,7 +1,8 @@
-"""The attack on the twenty-first round: a real rule typed into a long message, and what stays its spec.
+"""The attack on the twenty-first round: a rule in a long message, a rule said for the step at hand.
 
 A sentence opening "Always / Never …" past the first of a long message is a line of the task's spec,
-unless its sentence names the repo as its scope ("Always use pnpm in this repo"), as "from now on" does.
+unless its sentence names the repo as its scope ("Always use pnpm in this repo"), as "from now on" does;
+any rule's cue said "for now" (目前, 今回, "por ahora" …) is for this step, unless "not just for now".
 """
 
 from __future__ import annotations
@@ -45,3 +46,37 @@ def test_a_rule_scoped_to_the_repo_deep_in_a_long_message_is_heard(text, first):
 )
 def test_a_line_of_the_long_tasks_spec_is_still_no_rule(text, first):
     assert preference(text, first=first) is None
+
+
+# "Always use npm for now", "por ahora no toques la base", 目前不要动数据库: a rule's cue said of the
+# step at hand, in every lexicon language, as a "remember" for now is
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Always use npm for now.",
+        "Never touch the billing module for now, I'm still migrating it.",
+        "for now, don't ask me before running tests",
+        "por ahora no toques la base de datos",
+        "pour l'instant ne touche pas à la base",
+        "目前不要动数据库",
+        "今回はデータベースに触らないで",
+    ],
+)
+def test_a_rule_said_for_the_step_at_hand_sets_none(text):
+    assert preference(text) is None
+
+
+# "for now" inside a real rule: "not just for now", "for now and always", "for now on" (a "from now
+# on" mistyped) still rule
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Remember: not just for now, we always squash merge.",
+        "Remember, for now and forever, we squash merge.",
+        "never touch the database, not just for now",
+        "no toques la base de datos, y no solo por ahora",
+        "Remember for now on we deploy from the release branch.",
+    ],
+)
+def test_for_now_inside_a_real_rule_still_rules(text):
+    assert preference(text) is not None
