@@ -85,6 +85,26 @@ def pasted_at(words: str) -> int:
     return found.start() if found else len(words)
 
 
+# A blank line: what sets a block of a message apart (a task, then its house rules)
+_BLOCK_BREAK = re.compile(r"\n[ \t]*\n")
+
+
+def closing_note(text: str) -> str:
+    """The words a person typed apart at the end of a message, or "" when none are short (SHORT).
+
+    Its last block past a blank line (looked for in its last SHORT * 3 characters, CJK counting
+    three), or its last line after a pasted output (a traceback, then "Can you fix it? Never use
+    print, use the logger."): a note of its own, read as a reply is.
+    """
+    text = text.rstrip()
+    window = len(text) - SHORT * 3
+    opening = max((found.end() for found in _BLOCK_BREAK.finditer(text, max(0, window))), default=0)
+    if pasted_at(text.lower()) < text.rfind("\n"):  # its patterns read folded words
+        opening = max(opening, text.rfind("\n") + 1)
+    note = text[opening:]
+    return note if opening and size(note) < SHORT else ""
+
+
 # Where a message's cues stand, and the sentence and the clause around one (preferences and its parts)
 Spans = dict[str, list[tuple[str, int, int]]]  # kind -> (language, start, end), in text order
 

@@ -80,3 +80,39 @@ def test_a_rule_said_for_the_step_at_hand_sets_none(text):
 )
 def test_for_now_inside_a_real_rule_still_rules(text):
     assert preference(text) is not None
+
+
+TRACEBACK = (
+    "Here is what I get:\nTraceback (most recent call last):\n"
+    + ('  File "/app/server.py", line 42, in handler\n    result = compute(payload)\n' * 24)
+    + "ValueError: bad input\n"
+)
+
+
+# A note typed apart at the end of a long task or after a pasted log: read as a reply is, where the
+# long message's reading (its opening; its sentences as the task's spec) would miss it
+@pytest.mark.parametrize(
+    ("text", "first"),
+    [
+        (LOGIN_TASK + "\n\nRules:\n- Always use pnpm\n- Never push to main", True),
+        (LOGIN_TASK + "\n\n以后都用 pnpm，不要用 npm。", True),
+        (TRACEBACK + "\nCan you fix it? Never use print for debugging, use the logger.", False),
+        (TRACEBACK + "Can you fix it? From now on, run the tests before you say it's done.", False),
+    ],
+)
+def test_a_rule_in_the_closing_note_of_a_long_message_is_heard(text, first):
+    assert preference(text, first=first) is not None
+
+
+# …but a rule's cue or a word on asking there still closes the task ("don't touch anything else",
+# "do not ask for confirmation between tasks"), and a note with no cue is none
+@pytest.mark.parametrize(
+    ("text", "first"),
+    [
+        (REVIEW_REPLY + "\n\nNo toques nada más.", False),
+        (TRACEBACK + "\n\nProceed on your own. Do not ask for confirmation between the steps.", False),
+        (TRACEBACK + "\nCan you fix it? The handler should reject it with a 400.", False),
+    ],
+)
+def test_a_closing_note_with_no_standing_cue_is_no_rule(text, first):
+    assert preference(text, first=first) is None
