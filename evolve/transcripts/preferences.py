@@ -52,7 +52,7 @@ def preference(
     spans = [
         span
         for span in found.get("standing", ())
-        if not reminds(words, span)
+        if not _only_reminds(words, span, found)
         and not of_a_thing(words, span)
         and not forgot_by_another(words, span)
         and not tells_a_failure(words, span, found)
@@ -73,7 +73,7 @@ def preference(
             or _instead_of_a_stop(words, span, stops, found.get("failure", ()))
         )
         and not _describes(words, span)
-        and not reminds(words, span)
+        and not _only_reminds(words, span, found)
         and not _said_of_the_step_at_hand(words, span)
         and not _means_still(words, span, found)
         and not _wishes_once(words, span, found)
@@ -90,6 +90,19 @@ def preference(
         if not is_question_at(words, end) or SAID_AGAIN.search(words, start, end):
             return lang, f"states a standing preference: “{words[start:end].strip()}”"
     return None
+
+
+def _only_reminds(words: str, span: tuple[str, int, int], found: Spans) -> bool:
+    """Whether a "remember" cue only reminds, with no other standing cue after it in its sentence.
+
+    "Remember we currently deploy through the CI only, never by hand" still states its rule.
+    """
+    if not reminds(words, span):
+        return False
+    _, _, end = span
+    stop = sentence_end_at(words, end)
+    cues = (cue for kind in ("standing", "standing_lead") for cue in found.get(kind, ()))
+    return not any(end <= at < stop for _, at, _ in cues)
 
 
 def _said_of_the_step_at_hand(words: str, span: tuple[str, int, int]) -> bool:

@@ -73,6 +73,14 @@ _FACT_OF_THE_TASK = re.compile(
     r",? +(?:(?:that|que|che) )?(?:we(?:'ll| already| will| won't| have| had)|this only|ya|ja|gia"
     r"|we(?:'re| are)? currently|you(?:'re| are) an?)\b"
 )
+# Where someone is now ("remember we're on staging now", "I'm on Windows now", "recuerda que ahora
+# estamos en staging", 记住，我们现在在 staging): the place of the moment; not "from now on", and "we're
+# on staging" with no "now" may be how things stay
+_WHERE_NOW = re.compile(
+    r",? +(?:(?:that|que) )?(?:(?:we(?:'re| are)|i(?:'m| am)|you(?:'re| are)) (?:on|in|at) [^.!?]*?"
+    r"(?<!from )\b(?:right )?now\b(?! on\b)|ahora (?:estamos|estoy|estas) en|agora (?:estamos|estou) em)"
+    r"|[，,]? *(?:我们|我|你)现在在"
+)
 # A reminder dated today or tomorrow ("the deadline is tomorrow", "завтра релиз", "przypominam, że
 # jutro …", "明天要发布") is of an event of the moment; "from tomorrow on", "à partir de demain", "ab
 # morgen", "da domani", "从明天", "明日から" start a rule (folded words: "mañana" is read as "manana")
@@ -112,7 +120,8 @@ def reminds(words: str, span: tuple[str, int, int]) -> bool:
         return False
     stop = sentence_end_at(words, end)
     of_the_moment = _OF_THE_DAY.search(words, end, stop) is not None or for_the_step_at_hand(words, end, stop)
-    return of_the_moment or _FACT_OF_THE_TASK.match(words, end) is not None
+    fact = any(told.match(words, end) for told in (_FACT_OF_THE_TASK, _WHERE_NOW))
+    return of_the_moment or fact
 
 
 # Told or reminded again "about" / "of" a thing, asked again "for" or "whether" ("I remind you of

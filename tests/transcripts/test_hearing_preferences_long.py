@@ -2,7 +2,9 @@
 
 A sentence opening "Always / Never …" past the first of a long message is a line of the task's spec,
 unless its sentence names the repo as its scope ("Always use pnpm in this repo"), as "from now on" does;
-any rule's cue said "for now" (目前, 今回, "por ahora" …) is for this step, unless "not just for now".
+any rule's cue said "for now" (目前, 今回, "por ahora" …) is for this step, unless "not just for now";
+a note typed apart at the end of a long message is read as a reply; "remember we're on staging now"
+tells where someone is.
 """
 
 from __future__ import annotations
@@ -116,3 +118,32 @@ def test_a_rule_in_the_closing_note_of_a_long_message_is_heard(text, first):
 )
 def test_a_closing_note_with_no_standing_cue_is_no_rule(text, first):
     assert preference(text, first=first) is None
+
+
+# Where someone is now ("remember we're on staging now", "I'm on Windows now", 我们现在在 …): the
+# place of the moment, no rule; a "never" / "always" after it in its sentence still rules
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Remember we're on staging now.",
+        "remember we are on the feature branch right now",
+        "Remember, I'm on Windows now.",
+        "Recuerda que ahora estamos en staging.",
+        "记住，我们现在在 staging 环境。",
+    ],
+)
+def test_a_reminder_of_where_someone_is_now_sets_no_rule(text):
+    assert preference(text) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Remember: we never push to main.",
+        "Remember, from now on we're on pnpm.",
+        "Remember we're on pnpm now, never npm.",
+        "Remember we currently deploy through the CI only, never by hand.",
+    ],
+)
+def test_a_reminder_with_a_standing_word_still_rules(text):
+    assert preference(text) is not None
