@@ -70,6 +70,7 @@ def preference(
         if (
             opens_a_sentence(words, span[1])
             or _after_ne(words, span)
+            or _after_an_order(words, span, found)
             or _instead_of_a_stop(words, span, stops, found.get("failure", ()))
         )
         and not _describes(words, span)
@@ -217,6 +218,40 @@ def _after_ne(words: str, span: tuple[str, int, int]) -> bool:
     """Whether a standing cue comes right after the "ne" (and one verb) opening its sentence."""
     _, at, _ = span
     return words[at:].startswith("jamais") and _NE.fullmatch(words, sentence_start(words, at), at) is not None
+
+
+# Where "always" follows the verb it rules: "Usa siempre pnpm", "Utilise toujours pnpm", "Verwende
+# immer pnpm", "Usa sempre pnpm", "Używaj zawsze pnpm": the order opens its sentence as "Always use
+# pnpm" does. A verb of working said to the agent, in its imperative (folded: "Pregúntame" is read as
+# "preguntame", "Używaj" as "uzywaj", "й" as "и"); not a description ("Funciona siempre así", "Falla
+# siempre en el login": a failure after it)
+_ORDER = re.compile(
+    r"\b(?:usa|utiliza|ejecuta|corre|escribe|preguntame|pregunta|haz|pon|prueba|responde|contesta|revisa"
+    r"|comprueba|anade|agrega|crea|sigue|habla"
+    r"|use|utilize|execute|executa|rode|roda|escreva|pergunte|faca|faz|coloque|teste|testa|responda"
+    r"|verifique|crie|siga|fale"
+    r"|utilizza|esegui|scrivi|chiedimi|chiedi|fai|metti|prova|rispondi|controlla|verifica|aggiungi|segui|parla"
+    r"|utilise|lance|ecris|demande-moi|demande|fais|mets|reponds|verifie|ajoute|cree|suis|parle"
+    r"|benutze|benutz|verwende|nutze|nutz|schreibe|schreib|frage|frag|mache|mach|fuhre|antworte|prufe"
+    r"|erstelle|folge|sprich"
+    r"|uzywaj|pisz|pytaj|uruchamiaj|odpowiadaj|sprawdzaj|используи|пиши|спрашиваи|запускаи|отвечаи"
+    r"|проверяи|використовуи|питаи|відповідаи|перевіряи) \Z"
+)
+_ALWAYS_AFTER_A_VERB = frozenset("siempre sempre toujours immer zawsze всегда завжди".split())
+
+
+def _after_an_order(words: str, span: tuple[str, int, int], found: Spans) -> bool:
+    """Whether "always" follows the imperative verb opening its sentence ("Usa siempre …")."""
+    _, at, end = span
+    if words[at:end] not in _ALWAYS_AFTER_A_VERB:
+        return False
+    verb = _ORDER.search(words, max(0, at - _VERB), at)
+    stop = sentence_end_at(words, end)
+    ordered = verb is not None and opens_a_sentence(words, verb.start())
+    return ordered and not any(end <= f_start < stop for _, f_start, _ in found.get("failure", ()))
+
+
+_VERB = 16  # characters: the longest verb above and its space
 
 
 # "toujours" is "always" and "still", "immer" opens "immer noch" ("still"): inside a "still", a
