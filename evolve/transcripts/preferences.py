@@ -71,6 +71,7 @@ def preference(
             opens_a_sentence(words, span[1])
             or _after_ne(words, span)
             or _after_an_order(words, span, found)
+            or _after_a_scope(words, span)
             or _instead_of_a_stop(words, span, stops, found.get("failure", ()))
         )
         and not _describes(words, span)
@@ -126,7 +127,31 @@ def _scoped_to_the_repo(words: str, span: tuple[str, int, int]) -> bool:
     "from now on" does; "never mutate profiles on toggle" is a line of the task's spec.
     """
     _, at, end = span
-    return _STANDING_SCOPE.search(words, sentence_start(words, at), sentence_end_at(words, end)) is not None
+    opening, stop = sentence_start(words, at), sentence_end_at(words, end)
+    return _STANDING_SCOPE.search(words, opening, stop) is not None
+
+
+# The repo or the project (_STANDING_SCOPE, below, holds it too), or the house's way, opening a
+# sentence before its "always" / "never": "In this repo, always use pnpm", "In this codebase we never
+# use default exports", "In general, always ask before deleting", 在这个项目里永远用 pnpm (a place in
+# the product is no scope: "On mobile, never show the sidebar" is its spec)
+_REPO = (
+    r"\b(?:(?:in|for|across) (?:this|our|the whole) (?:project|repo|repository|codebase|monorepo)"
+    r"|en (?:este|nuestro) (?:proyecto|repo|repositorio)|(?:neste|no nosso) (?:projeto|repo|repositorio)"
+    r"|in (?:questo|nostro) (?:progetto|repo)|in (?:diesem|unserem) (?:projekt|repo|repository)"
+    r"|dans (?:ce|notre) (?:projet|repo|depot))\b"
+    r"|(?:在)?(?:这个|本|我们的?)(?:项目|仓库|代码库)(?:里面|里|中)?"
+)
+_SCOPE_LEAD = re.compile(
+    r"(?:" + _REPO + r"|\b(?:in general|generally|as a rule of thumb|when in doubt))[ ,:，：]*\Z"
+)
+_SCOPE_SPAN = 32  # characters: the longest lead above and its comma
+
+
+def _after_a_scope(words: str, span: tuple[str, int, int]) -> bool:
+    """Whether a cue follows a scope opening its sentence ("In this repo, always …")."""
+    lead = _SCOPE_LEAD.search(words, max(0, span[1] - _SCOPE_SPAN), span[1])
+    return lead is not None and opens_a_sentence(words, lead.start())
 
 
 # "I prefer …", "prefiro …" opening the answer to the agent's question: it picks one of the options
@@ -316,8 +341,7 @@ def _of_the_moment(words: str, span: tuple[str, int, int]) -> bool:
 # "stop using em dashes in anything you write" (what the agent writes, from now on); in a long
 # task's sentence, what makes "Always use pnpm for this repo" a rule and not a line of its spec
 _STANDING_SCOPE = re.compile(
-    r"\b(?:(?:in|for|across) (?:this|our) (?:project|repo|repository|codebase)|ever"
-    r"|(?:any|every)thing you (?:write|say|send|produce|generate))\b"
+    _REPO + r"|\b(?:ever|(?:any|every)thing you (?:write|say|send|produce|generate))\b"
 )
 
 
