@@ -192,13 +192,12 @@ def _by_kind(lexicons: Lexicons, words: str, kinds: tuple[str, ...], guards: boo
 
 
 def _in_a_closing_note(lexicons: Lexicons, text: str) -> tuple[str, str] | None:
-    """A standing preference in the note typed apart at the end of a long message, read as a reply.
+    """A standing preference in the note typed after a long pasted output, read as a reply.
 
-    After a long task or a pasted log, past a blank line ("Always use pnpm in this repo, never npm.",
-    "Can you fix it? Never use print, use the logger."): what is read of a long message (its opening,
-    its sentences weighed as a task's spec) would miss it. A rule's cue or a word on asking there
-    ("No toques nada más", "Proceed autonomously. Do not ask for confirmation between tasks") still
-    closes the task's spec: how to run this one.
+    A traceback, then "Can you fix it? Never use print, use the logger.": what is read of a long
+    message (its opening; its sentences weighed as a task's spec) would miss it. A rule's cue or a
+    word on asking there ("No toques nada más", "Proceed autonomously. Do not ask for confirmation
+    between tasks") still closes the task: how to run this one.
     """
     note = prose(closing_note(text))
     if not note:
@@ -221,9 +220,8 @@ _WEIGHED = frozenset(
     "scope changed exists undo halt forbid refuse subject".split()
 )
 _AFTER_STOP = ("forbid", "refuse", "subject")
-_IN_A_NOTE = tuple(
-    kind for kind in CUES if kind not in (*_AGENT_KINDS, "rule")
-)  # a long message's closing note
+# the cues read in the note after a long paste (a rule's cue there closes the task)
+_IN_A_NOTE = tuple(kind for kind in CUES if kind not in (*_AGENT_KINDS, "rule"))
 _BESIDE_A_LANGUAGE = ("whole",)  # looked for only in a message that names a language
 _MESSAGE_KINDS = (
     "phrases",

@@ -85,24 +85,24 @@ def pasted_at(words: str) -> int:
     return found.start() if found else len(words)
 
 
-# A blank line: what sets a block of a message apart (a task, then its house rules)
+# A blank line: what sets a block of a message apart (a pasted log, then what the person asks)
 _BLOCK_BREAK = re.compile(r"\n[ \t]*\n")
 
 
 def closing_note(text: str) -> str:
-    """The words a person typed apart at the end of a message, or "" when none are short (SHORT).
+    """What a person typed after pasting program output, or "" when it is not short (SHORT).
 
-    Its last block past a blank line (looked for in its last SHORT * 3 characters, CJK counting
-    three), or its last line after a pasted output (a traceback, then "Can you fix it? Never use
-    print, use the logger."): a note of its own, read as a reply is.
+    The message's last block past a blank line (looked for in its last SHORT * 3 characters, CJK
+    counting three) with the paste before it (a traceback, then "Can you fix it? Never use print,
+    use the logger."): a note of its own, read as a reply is. The last block of a long task is still
+    the task, and a paste's own last lines ("WARNING: never call …") are no note.
     """
     text = text.rstrip()
     window = len(text) - SHORT * 3
     opening = max((found.end() for found in _BLOCK_BREAK.finditer(text, max(0, window))), default=0)
-    if pasted_at(text.lower()) < text.rfind("\n"):  # its patterns read folded words
-        opening = max(opening, text.rfind("\n") + 1)
+    pasted = opening > 0 and pasted_at(text.lower()) < opening  # its patterns read folded words
     note = text[opening:]
-    return note if opening and size(note) < SHORT else ""
+    return note if pasted and size(note) < SHORT else ""
 
 
 # Where a message's cues stand, and the sentence and the clause around one (preferences and its parts)

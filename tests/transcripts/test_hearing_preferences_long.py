@@ -3,7 +3,7 @@
 A sentence opening "Always / Never …" past the first of a long message is a line of the task's spec,
 unless its sentence names the repo as its scope ("Always use pnpm in this repo"), as "from now on" does;
 any rule's cue said "for now" (目前, 今回, "por ahora" …) is for this step, unless "not just for now";
-a note typed apart at the end of a long message is read as a reply; "remember we're on staging now"
+what a person types after a long pasted log is read as a reply; "remember we're on staging now"
 tells where someone is.
 """
 
@@ -91,32 +91,34 @@ TRACEBACK = (
 )
 
 
-# A note typed apart at the end of a long task or after a pasted log: read as a reply is, where the
+# What the person typed past a blank line after a long pasted log: read as a reply is, where the
 # long message's reading (its opening; its sentences as the task's spec) would miss it
 @pytest.mark.parametrize(
-    ("text", "first"),
+    "text",
     [
-        (LOGIN_TASK + "\n\nRules:\n- Always use pnpm\n- Never push to main", True),
-        (LOGIN_TASK + "\n\n以后都用 pnpm，不要用 npm。", True),
-        (TRACEBACK + "\nCan you fix it? Never use print for debugging, use the logger.", False),
-        (TRACEBACK + "Can you fix it? From now on, run the tests before you say it's done.", False),
+        TRACEBACK + "\nCan you fix it? Never use print for debugging, use the logger.",
+        TRACEBACK + "\nCan you fix it? From now on, run the tests before you say it's done.",
+        TRACEBACK + "\n以后都用 logging 模块，不要用 print。",
     ],
 )
-def test_a_rule_in_the_closing_note_of_a_long_message_is_heard(text, first):
-    assert preference(text, first=first) is not None
+def test_a_rule_typed_after_a_long_pasted_log_is_heard(text):
+    assert preference(text) is not None
 
 
 # …but a rule's cue or a word on asking there still closes the task ("don't touch anything else",
-# "do not ask for confirmation between tasks"), and a note with no cue is none
+# "do not ask for confirmation between tasks"), the paste's own last line is no note, and the last
+# block of a long task is still the task
 @pytest.mark.parametrize(
     ("text", "first"),
     [
-        (REVIEW_REPLY + "\n\nNo toques nada más.", False),
-        (TRACEBACK + "\n\nProceed on your own. Do not ask for confirmation between the steps.", False),
+        (TRACEBACK + "\nNo toques nada más.", False),
+        (TRACEBACK + "\nProceed on your own. Do not ask for confirmation between the steps.", False),
         (TRACEBACK + "\nCan you fix it? The handler should reject it with a 400.", False),
+        (TRACEBACK + "WARNING: never call compute() from the request thread\n", False),
+        (LOGIN_TASK + "\n\nNever show the reset link when the form is locked.", True),
     ],
 )
-def test_a_closing_note_with_no_standing_cue_is_no_rule(text, first):
+def test_no_standing_cue_after_a_paste_or_a_spec_line_is_no_rule(text, first):
     assert preference(text, first=first) is None
 
 
