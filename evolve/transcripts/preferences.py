@@ -71,7 +71,7 @@ def preference(
             opens_a_sentence(words, span[1])
             or _after_ne(words, span)
             or _after_an_order(words, span, found)
-            or _after_a_scope(words, span)
+            or _after_a_scope(words, span, found)
             or _instead_of_a_stop(words, span, stops, found.get("failure", ()))
         )
         and not _describes(words, span)
@@ -148,10 +148,11 @@ _SCOPE_LEAD = re.compile(
 _SCOPE_SPAN = 32  # characters: the longest lead above and its comma
 
 
-def _after_a_scope(words: str, span: tuple[str, int, int]) -> bool:
-    """Whether a cue follows a scope opening its sentence ("In this repo, always …")."""
+def _after_a_scope(words: str, span: tuple[str, int, int], found: Spans) -> bool:
+    """Whether a cue follows a scope opening its sentence ("In this repo, always …"), and no failure."""
     lead = _SCOPE_LEAD.search(words, max(0, span[1] - _SCOPE_SPAN), span[1])
-    return lead is not None and opens_a_sentence(words, lead.start())
+    opened = lead is not None and opens_a_sentence(words, lead.start())
+    return opened and not _fails_after(words, span, found)
 
 
 # "I prefer …", "prefiro …" opening the answer to the agent's question: it picks one of the options
@@ -263,6 +264,7 @@ _ORDER = re.compile(
     r"|проверяи|використовуи|питаи|відповідаи|перевіряи) \Z"
 )
 _ALWAYS_AFTER_A_VERB = frozenset("siempre sempre toujours immer zawsze всегда завжди".split())
+_ONGOING = re.compile(r" (?:weiter|adelante|avanti)\b")  # "Mach immer weiter": keep going, no rule
 
 
 def _after_an_order(words: str, span: tuple[str, int, int], found: Spans) -> bool:
@@ -271,9 +273,15 @@ def _after_an_order(words: str, span: tuple[str, int, int], found: Spans) -> boo
     if words[at:end] not in _ALWAYS_AFTER_A_VERB:
         return False
     verb = _ORDER.search(words, max(0, at - _VERB), at)
-    stop = sentence_end_at(words, end)
     ordered = verb is not None and opens_a_sentence(words, verb.start())
-    return ordered and not any(end <= f_start < stop for _, f_start, _ in found.get("failure", ()))
+    return ordered and not _ONGOING.match(words, end) and not _fails_after(words, span, found)
+
+
+def _fails_after(words: str, span: tuple[str, int, int], found: Spans) -> bool:
+    """Whether a failure follows a cue in its sentence: what something always does ("falla siempre …")."""
+    end = span[2]
+    stop = sentence_end_at(words, end)
+    return any(end <= f_start < stop for _, f_start, _ in found.get("failure", ()))
 
 
 _VERB = 16  # characters: the longest verb above and its space

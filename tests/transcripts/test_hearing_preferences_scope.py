@@ -56,3 +56,17 @@ def test_a_rule_led_by_its_scope_deep_in_a_long_task_is_heard(text, first):
 )
 def test_a_place_in_the_product_before_always_is_the_spec(text):
     assert preference(text) is None
+
+
+# What fails there, always: a report, not a rule ("这个项目里总是出现这个错误" is "in this project this
+# error always shows up")
+@pytest.mark.parametrize(
+    "text",
+    [
+        "这个项目里总是出现这个错误。",
+        "In general, it always crashes on startup.",
+        "In this repo, I always get a lint error.",
+    ],
+)
+def test_what_always_fails_in_the_repo_is_no_rule(text):
+    assert preference(text) is None

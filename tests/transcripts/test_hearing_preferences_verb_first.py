@@ -38,6 +38,7 @@ def test_always_after_the_imperative_opening_a_sentence_is_a_rule(text):
         "Utilise toujours le vieux titre ?",
         "Benutze immer noch npm?",
         "El script usa siempre el puerto 3000.",
+        "Mach immer weiter so.",
     ],
 )
 def test_always_after_a_verb_that_describes_is_no_rule(text):
