@@ -417,7 +417,8 @@ def _opening(words: str, span: tuple[str, int, int]) -> bool:
 # forward, we use pnpm") unless the person's own plan follows it ("Next time I'll run it myself")
 # The same cues and words in the other lexicon languages (folded: "À l'avenir" is read as "a
 # l'avenir", "Künftig" as "kunftig", 今後 as 今后): "À l'avenir, je veux ajouter …" is the person's
-# plan, "À l'avenir, je veux que tu …" and "以后我想让你 …" still ask the agent
+# plan, as "À l'avenir on va …" and 以后我会自己跑测试 ("I'll run the tests myself") are; "À l'avenir,
+# je veux que tu …" and "以后我想让你 …" still ask the agent
 _LATER = re.compile(
     r"in the future|going forward|next time|a l'avenir|en el futuro|no futuro|in futuro"
     r"|(?:zu)?kunftig|in zukunft|以后|今后"
@@ -433,11 +434,11 @@ _ORDERED = re.compile(r"[,;:—–] *(?:so |then )?(?:do|follow|apply|stick to|k
 _ONESELF = re.compile(r"\b(?:i|we)(?:'ll|'m|'ve|'d)?(?!')\b")
 _OWN_PLAN = re.compile(
     r"[ ,，]*(?:i(?:'ll| will|'m going to| am going to| want to| plan to| intend to| need to| might| may)\b"
-    r"|(?:je|nous|on) (?:vais|veux|voudrais|compte|allons|voulons)\b(?! que\b| qu')"
+    r"|(?:je|nous|on) (?:vais|va|veux|voudrais|compte|allons|voulons)\b(?! que\b| qu')"
     r"|(?:yo |eu |io )?(?:voy a|vamos|quiero|queremos|pienso|planeo|vou|quero|pretendo"
     r"|voglio|vogliamo|vorrei|ho intenzione di)\b(?! que\b| che\b)"
     r"|(?:will|werde|mochte|wollen|werden|plane) (?:ich|wir)\b(?!,? dass\b)"
-    r"|我们?(?:想|打算|准备|计划)(?!让|请|你))"
+    r"|我们?(?:想|打算|准备|计划)(?!让|请|你)|我(?:会|将)(?!让|请|你))"
 )
 
 
