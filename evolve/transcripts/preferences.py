@@ -485,10 +485,12 @@ _A_THING = frozenset(
 # The same in the other lexicon languages (folded): an article or "se" opens the thing's sentence in
 # Spanish, Portuguese and Italian ("Por defecto, la API devuelve …"; "se usa pnpm" is a convention);
 # German puts its verb first ("Standardmäßig gibt die API …", not "Standardmäßig die Tests zuerst
-# ausführen", a rule); 默认 before "is", "value", "as" or "will" (默认是关闭的, 默认值为 20; not 默认用中文)
+# ausführen", a rule); 默认 before "is", "value", "as" or "will" (默认是关闭的, 默认值为 20; not 默认用中文).
+# After the thing too: "El botón está desactivado por defecto", "Il pulsante è disattivato di default"
+# (against "Usa pnpm por defecto", an order opening with its verb)
 _ROMANCE_DEFAULTS = frozenset(("por defecto", "por padrao", "di default"))
 _ROMANCE_THING = frozenset(
-    "el la los las lo le les il gli o os este esta estos esse essa questo questa".split()
+    "el la los las lo le les il gli o os este esta estos esse essa questo questa un una uno um uma".split()
 )
 _GERMAN_THING = frozenset("der die das den dem des ein eine einen es er".split())
 _CHINESE_THING = re.compile(r"(?:值|是|为|会)")
@@ -502,7 +504,8 @@ def _a_things_default(words: str, span: tuple[str, int, int]) -> bool:
     if cue == "默认":
         return _CHINESE_THING.match(words, end) is not None
     if cue in _ROMANCE_DEFAULTS:
-        return subject in _ROMANCE_THING or subject.startswith("l'")
+        named_first = words[sentence_start(words, start) : start].split(" ", 1)[0]
+        return any(word in _ROMANCE_THING or word.startswith("l'") for word in (subject, named_first))
     if cue == "standardmaßig":
         return subject not in _GERMAN_THING and verbs[:1] != [] and verbs[0] in _GERMAN_THING
     if cue != "by default":
