@@ -483,14 +483,15 @@ _A_THING = frozenset(
 
 
 # The same in the other lexicon languages (folded): an article or "se" opens the thing's sentence in
-# Spanish, Portuguese and Italian ("Por defecto, la API devuelve …"; "se usa pnpm" is a convention);
+# Spanish, Portuguese, Italian and French ("Por defecto, la API devuelve …"; "se usa pnpm" is a convention);
 # German puts its verb first ("Standardmäßig gibt die API …", not "Standardmäßig die Tests zuerst
 # ausführen", a rule); 默认 before "is", "value", "as" or "will" (默认是关闭的, 默认值为 20; not 默认用中文).
 # After the thing too: "El botón está desactivado por defecto", "Il pulsante è disattivato di default"
 # (against "Usa pnpm por defecto", an order opening with its verb)
-_ROMANCE_DEFAULTS = frozenset(("por defecto", "por padrao", "di default"))
+_ROMANCE_DEFAULTS = frozenset(("por defecto", "por padrao", "di default", "par defaut"))
 _ROMANCE_THING = frozenset(
-    "el la los las lo le les il gli o os este esta estos esse essa questo questa un una uno um uma".split()
+    "el la los las lo le les il gli o os este esta estos esse essa questo questa un una uno um uma une"
+    " ce cet cette ces".split()
 )
 _GERMAN_THING = frozenset("der die das den dem des ein eine einen es er".split())
 _CHINESE_THING = re.compile(r"(?:值|是|为|会)")

@@ -21,6 +21,7 @@ from tests.transcripts.hearing_cases import preference
         "Por padrão, use pnpm.",
         "默认用中文回答。",
         "Usa pnpm por defecto.",
+        "Par défaut, utilise pnpm.",
     ],
 )
 def test_by_default_about_the_agents_work_states_a_preference(text):
@@ -50,6 +51,8 @@ def test_by_default_about_the_agents_work_states_a_preference(text):
         "O botão fica desativado por padrão.",
         "Il pulsante è disattivato di default.",
         "Ok. La API devuelve 20 elementos por defecto.",
+        "Par défaut, l'API renvoie vingt éléments.",
+        "Par défaut le serveur écoute sur le port 3000.",
     ],
 )
 def test_by_default_about_what_a_thing_does_states_none(text):
