@@ -181,7 +181,8 @@ def _picks(words: str, found: Spans, offered: Callable[[], bool]) -> bool:
 # "I'd rather just add a small badge", "I prefer simpler approach: just enlarge the chunk size to
 # 100": "just" in the clause of a choice names the least to do for this task, chosen over what was
 # proposed; after a comma it qualifies a way of working ("I prefer small commits, just one change
-# each"), and an "always" / "never" in the sentence makes it a rule ("I'd rather you always just ask")
+# each"), and an "always" / "never", the repo or "in general" in the sentence make it a rule ("I'd
+# rather you always just ask", _HABITUAL below)
 _JUST = re.compile(r"\bjust\b")
 
 
@@ -195,7 +196,13 @@ def _settles_for_this_task(words: str, span: tuple[str, int, int], found: Spans)
     if _JUST.search(words, end, clause.start() if clause else stop) is None:
         return False
     leads = found.get("standing_lead", ())
-    return not any(start <= at < stop and at != start for _, at, _ in leads)
+    every_time = any(words_of.search(words, end, stop) for words_of in (_STANDING_SCOPE, _HABITUAL))
+    return not every_time and not any(start <= at < stop and at != start for _, at, _ in leads)
+
+
+# Words of every time or everywhere in a choice's sentence: "I'd rather we just use pnpm in this
+# repo", "I'd rather just keep PRs small in general", "I prefer to just use pnpm everywhere"
+_HABITUAL = re.compile(r"\b(?:in general|generally|everywhere|every time|each time|as a rule)\b")
 
 
 # "configure it to always use this key", "set up so we never have to log in", "настроить …
