@@ -133,14 +133,15 @@ def _scoped_to_the_repo(words: str, span: tuple[str, int, int]) -> bool:
 
 # The repo or the project (_STANDING_SCOPE, below, holds it too), or the house's way, opening a
 # sentence before its "always" / "never": "In this repo, always use pnpm", "In this codebase we never
-# use default exports", "In general, always ask before deleting", 在这个项目里永远用 pnpm (a place in
-# the product is no scope: "On mobile, never show the sidebar" is its spec)
+# use default exports", "In general, always ask before deleting", 在这个项目里永远用 pnpm, このリポジトリ
+# では常に … (a place in the product is no scope: "On mobile, never show the sidebar" is its spec)
 _REPO = (
     r"\b(?:(?:in|for|across) (?:this|our|the whole) (?:project|repo|repository|codebase|monorepo)"
     r"|en (?:este|nuestro) (?:proyecto|repo|repositorio)|(?:neste|no nosso) (?:projeto|repo|repositorio)"
     r"|in (?:questo|nostro) (?:progetto|repo)|in (?:diesem|unserem) (?:projekt|repo|repository)"
     r"|dans (?:ce|notre) (?:projet|repo|depot))\b"
     r"|(?:在)?(?:这个|本|我们的?)(?:项目|仓库|代码库)(?:里面|里|中)?"
+    r"|(?:この|本|うちの)(?:リポジトリ|リポ|プロジェクト|コードベース)(?:では|で|は)?"
 )
 _SCOPE_LEAD = re.compile(
     r"(?:" + _REPO + r"|\b(?:in general|generally|as a rule of thumb|when in doubt))[ ,:，：]*\Z"

@@ -19,6 +19,12 @@ SPANISH_TASK = (
     "POST /api/session; con un 401 muestra el error debajo del formulario. "
 )
 
+JAPANESE_TASK = (
+    "管理画面のログインページを作ってください。メールアドレスとパスワードの入力欄、パスワード表示の切り替え、"
+    "ログイン状態を保持するチェックボックス、パスワード再設定へのリンクが必要です。src/ui の Button と Input "
+    "を使って、送信は POST /api/session にしてください。401 のときはフォームの下にエラーを表示してください。"
+)
+
 
 @pytest.mark.parametrize(
     "text",
@@ -29,6 +35,7 @@ SPANISH_TASK = (
         "In general, always ask before deleting files.",
         "在这个项目里永远用 pnpm，不要用 npm。",
         "这个仓库里一律用 pnpm。",
+        "このプロジェクトでは必ずテストを先に書いて。",
     ],
 )
 def test_a_rule_led_by_its_scope_is_heard(text):
@@ -40,6 +47,7 @@ def test_a_rule_led_by_its_scope_is_heard(text):
     [
         (LOGIN_TASK + "In this repo, always use pnpm.", True),
         (SPANISH_TASK + "En este proyecto usamos pnpm, nunca npm.", True),
+        (JAPANESE_TASK + "このリポジトリでは常に pnpm を使ってください。", True),
     ],
 )
 def test_a_rule_led_by_its_scope_deep_in_a_long_task_is_heard(text, first):
