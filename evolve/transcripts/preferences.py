@@ -398,9 +398,13 @@ _SUBJECT = re.compile(
 )
 
 
-# A finished verb after "always" / "never" ("but never used", "so it always returns null"):
-# what something does, not how to work ("never embed", "always pass" are instructions)
-_DESCRIBED = re.compile(r" +[a-z]+(?:(?<![eb])ed|(?<![sui])s)\b")
+# A finished verb after "always" / "never" ("but never used", "so it always returns null", "Never
+# seen this before", "Never had this issue") or "the same" ("Always the same error"): what something
+# does or did, not how to work ("never embed", "always pass" are instructions)
+_DESCRIBED = re.compile(
+    r" +(?:the same|seen|had|been|got|gotten|saw|done|gone|heard|known|thought|found|understood"
+    r"|[a-z]+(?:(?<![eb])ed|(?<![sui])s))\b"
+)
 
 
 def _describes(words: str, span: tuple[str, int, int]) -> bool:
