@@ -81,7 +81,7 @@ def preference(
         and not _wishes_once(words, span, found)
         and not _settles_for_this_task(words, span, found)
         and not (span[1] == 0 and _picks(words, found, offered))
-        and not (long_task and not _opening(words, span) and not _scoped_to_the_repo(words, span))
+        and not (long_task and not _opening(words, span) and not _said_as_a_rule(words, span, leads))
     ]
     spans = [span for span in spans if not _configures(words, span) and not _a_things_default(words, span)]
     languages = answer_in_a_language(words, found, agent_words)
@@ -120,15 +120,17 @@ def _said_of_the_step_at_hand(words: str, span: tuple[str, int, int]) -> bool:
 LONG = 400
 
 
-def _scoped_to_the_repo(words: str, span: tuple[str, int, int]) -> bool:
-    """Whether a cue's sentence names the repo as its scope: a rule, however deep in a long task.
+def _said_as_a_rule(words: str, span: tuple[str, int, int], leads: Sequence[tuple[str, int, int]]) -> bool:
+    """Whether a cue's sentence says a rule, however deep in a long task: its scope, or said both ways.
 
-    "…, build the login page. Always use pnpm in this repo, never npm." holds beyond the task, as
+    "…, build the login page. Always use pnpm in this repo." names the repo, "Oh and always use pnpm,
+    never npm", "Remember: we never push to main" stack a second cue: they hold beyond the task, as
     "from now on" does; "never mutate profiles on toggle" is a line of the task's spec.
     """
     _, at, end = span
     opening, stop = sentence_start(words, at), sentence_end_at(words, end)
-    return _STANDING_SCOPE.search(words, opening, stop) is not None
+    stacked = any(opening <= other < stop and other != at for _, other, _ in leads)
+    return stacked or _STANDING_SCOPE.search(words, opening, stop) is not None
 
 
 # The repo or the project (_STANDING_SCOPE, below, holds it too), or the house's way, opening a

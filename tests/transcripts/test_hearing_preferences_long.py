@@ -39,6 +39,22 @@ def test_a_rule_scoped_to_the_repo_deep_in_a_long_message_is_heard(text, first):
     assert preference(text, first=first) is not None
 
 
+# A rule said both ways or stacked on a reminder ("always pnpm, never npm", "Remember: we never …"),
+# however deep in a long message: a spec line says one thing
+@pytest.mark.parametrize(
+    ("text", "first"),
+    [
+        (LOGIN_TASK + "Oh and always use pnpm, never npm.", True),
+        (LOGIN_TASK + "Never commit straight to main; always open a PR.", True),
+        (LOGIN_TASK + "Remember: we never push to main.", True),
+        (LOGIN_TASK + "\n\nRules:\n- Always use pnpm\n- Never push to main", True),
+        (REVIEW_REPLY + "Never run the seed against prod, we always go through staging.", False),
+    ],
+)
+def test_a_rule_said_both_ways_deep_in_a_long_message_is_heard(text, first):
+    assert preference(text, first=first) is not None
+
+
 @pytest.mark.parametrize(
     ("text", "first"),
     [
