@@ -30,6 +30,7 @@ from evolve.transcripts.sentences import (
     opens_a_sentence,
     sentence_end_at,
     sentence_start,
+    sentence_stop,
     size,
 )
 
@@ -102,15 +103,23 @@ def _only_reminds(words: str, span: tuple[str, int, int], found: Spans) -> bool:
     if not reminds(words, span):
         return False
     _, _, end = span
-    stop = sentence_end_at(words, end)
+    stop = sentence_stop(words, end)
     cues = (cue for kind in ("standing", "standing_lead") for cue in found.get(kind, ()))
     return not any(end <= at < stop for _, at, _ in cues)
 
 
 def _said_of_the_step_at_hand(words: str, span: tuple[str, int, int]) -> bool:
-    """Whether a cue's sentence limits it to the step at hand ("Always use npm for now", 目前不要动)."""
+    """Whether a cue's clause limits it to the step at hand ("Always use npm for now", 目前不要动).
+
+    Or the words opening its sentence ("For now, don't ask me before running tests"); not another
+    clause ("Always run the linter, this time you forgot", "This step is done; always run …").
+    """
     _, at, end = span
-    return for_the_step_at_hand(words, sentence_start(words, at), sentence_end_at(words, end))
+    opening, stop = sentence_start(words, at), sentence_stop(words, end)
+    clause = max((found.end() for found in CLAUSE_BREAK.finditer(words, opening, at)), default=opening)
+    after = CLAUSE_BREAK.search(words, end, stop)
+    fronted = for_the_step_at_hand(words, opening, clause, alone=True)
+    return fronted or for_the_step_at_hand(words, clause, after.start() if after else stop)
 
 
 # A message this long (in Latin characters, a CJK one counting three) is a task's spec: a sentence
@@ -128,7 +137,7 @@ def _said_as_a_rule(words: str, span: tuple[str, int, int], leads: Sequence[tupl
     "from now on" does; "never mutate profiles on toggle" is a line of the task's spec.
     """
     _, at, end = span
-    opening, stop = sentence_start(words, at), sentence_end_at(words, end)
+    opening, stop = sentence_start(words, at), sentence_stop(words, end)
     stacked = any(opening <= other < stop and other != at for _, other, _ in leads)
     return stacked or _STANDING_SCOPE.search(words, opening, stop) is not None
 

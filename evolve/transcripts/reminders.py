@@ -96,9 +96,10 @@ _OF_THE_DAY = re.compile(
 # A reminder for this step only ("记住，目前这一步先不写程序", "remember, for now just the plan",
 # "recuerda que por ahora …", "覚えて、今回は …") and any cue of a rule said of it ("Always use npm for
 # now", "por ahora no toques la base"): how to do the work at hand, not from now on. Not "not just
-# for now", "for now and always", nor "for now on" (a "from now on" mistyped)
+# (even) for now", "for now and always", nor "for now on" (a "from now on" mistyped)
 _FOR_NOW = re.compile(
-    r"(?<!\bnot )(?<!not just )(?<!not only )(?<!no solo )(?<!pas seulement )(?<!non solo )(?<!nicht nur )"
+    r"(?<!\bnot )(?<!not just )(?<!not only )(?<!not even )"
+    r"(?<!no solo )(?<!pas seulement )(?<!non solo )(?<!nicht nur )"
     r"(?:\b(?:for now|this time|for the moment|at this stage|this step|por ahora|de momento|esta vez"
     r"|pour l'instant|pour le moment|cette fois|vorerst|erstmal|diesmal|por enquanto|desta vez|dessa vez"
     r"|per ora|per il momento|questa volta|пока что|на этот раз)\b"
@@ -108,9 +109,15 @@ _FOR_NOW = re.compile(
 )
 
 
-def for_the_step_at_hand(words: str, start: int, stop: int) -> bool:
-    """Whether words[start:stop] say the step at hand ("for now", "this time", 目前, 今回 …)."""
-    return _FOR_NOW.search(words, start, stop) is not None
+def for_the_step_at_hand(words: str, start: int, stop: int, alone: bool = False) -> bool:
+    """Whether words[start:stop] say the step at hand ("for now", "this time", 目前, 今回 …).
+
+    `alone`: they are only that, set before a clause ("For now, …", "目前，…").
+    """
+    if not alone:
+        return _FOR_NOW.search(words, start, stop) is not None
+    found = _FOR_NOW.match(words, start, stop)
+    return found is not None and not words[found.end() : stop].strip(" ,，:：")
 
 
 def reminds(words: str, span: tuple[str, int, int]) -> bool:

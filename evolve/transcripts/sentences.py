@@ -121,6 +121,16 @@ def sentence_end_at(words: str, index: int) -> int:
     return mark.start() if mark else len(words)
 
 
+_WIDE_STOP = re.compile("[。！？]")
+
+
+def sentence_stop(words: str, index: int) -> int:
+    """Where the sentence holding `index` ends, at a CJK full stop too (sentence_end_at reads none)."""
+    stop = sentence_end_at(words, index)
+    wide = _WIDE_STOP.search(words, index, stop)
+    return wide.start() if wide else stop
+
+
 # A comma or a semicolon: what breaks a clause inside a sentence
 CLAUSE_BREAK = re.compile(r"[,;，；]")
 

@@ -84,6 +84,12 @@ def test_a_rule_said_for_the_step_at_hand_sets_none(text):
     assert preference(text) is None
 
 
+# A CJK full stop ends the reminder's sentence: the 以后 of the next one is not stacked on it
+def test_a_reminder_for_the_step_at_hand_ends_at_a_cjk_full_stop():
+    text = "记住，目前这一步先不写程序，你只生成 plan。我们在 UI 里预告一下，以后会有这个功能。"
+    assert preference(text) is None
+
+
 # "for now" inside a real rule: "not just for now", "for now and always", "for now on" (a "from now
 # on" mistyped) still rule
 @pytest.mark.parametrize(
@@ -94,6 +100,9 @@ def test_a_rule_said_for_the_step_at_hand_sets_none(text):
         "never touch the database, not just for now",
         "no toques la base de datos, y no solo por ahora",
         "Remember for now on we deploy from the release branch.",
+        "Never force-push, not even this time.",
+        "Always run the linter, this time you forgot.",  # the moment of another clause
+        "This step is done; always run the linter before the next one.",
     ],
 )
 def test_for_now_inside_a_real_rule_still_rules(text):
