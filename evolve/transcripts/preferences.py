@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from evolve.transcripts.answer_language import answer_in_a_language
 from evolve.transcripts.reminders import (
     SAID_AGAIN,
+    a_reminder,
     for_the_step_at_hand,
     forgot_by_another,
     of_a_thing,
@@ -138,8 +139,16 @@ def _said_as_a_rule(words: str, span: tuple[str, int, int], leads: Sequence[tupl
     """
     _, at, end = span
     opening, stop = sentence_start(words, at), sentence_stop(words, end)
-    stacked = any(opening <= other < stop and other != at for _, other, _ in leads)
-    return stacked or _STANDING_SCOPE.search(words, opening, stop) is not None
+    others = [
+        words[other:other_end] for _, other, other_end in leads if opening <= other < stop and other != at
+    ]
+    if a_reminder(words[at:end]):  # "Remember the API returns 401, never 403" reminds of a fact
+        others = [cue for cue in others if _A_HOUSE.match(cue)]
+    return bool(others) or _STANDING_SCOPE.search(words, opening, stop) is not None
+
+
+# The house's way said after "remember": "Remember: we never push to main", 记住，我们一律用 pnpm
+_A_HOUSE = re.compile(r"we |nosotros|nous|wir |noi |nos |我们|私たち|我々")
 
 
 # The repo or the project (_STANDING_SCOPE, below, holds it too), or the house's way, opening a

@@ -120,10 +120,15 @@ def for_the_step_at_hand(words: str, start: int, stop: int, alone: bool = False)
     return found is not None and not words[found.end() : stop].strip(" ,，:：")
 
 
+def a_reminder(cue: str) -> bool:
+    """Whether a cue is "remember" (or "I remind you") in a lexicon language."""
+    return _REMINDER.match(cue.strip()) is not None
+
+
 def reminds(words: str, span: tuple[str, int, int]) -> bool:
     """Whether a "remember" cue reminds of a fact of this task, of the day or of this step: no rule."""
     _, start, end = span
-    if _REMINDER.match(words[start:end].strip()) is None:
+    if not a_reminder(words[start:end]):
         return False
     stop = sentence_end_at(words, end)
     of_the_moment = _OF_THE_DAY.search(words, end, stop) is not None or for_the_step_at_hand(words, end, stop)

@@ -55,6 +55,11 @@ def test_a_rule_said_both_ways_deep_in_a_long_message_is_heard(text, first):
     assert preference(text, first=first) is not None
 
 
+def test_a_reminder_of_a_fact_with_a_never_deep_in_a_long_task_is_its_spec():
+    text = LOGIN_TASK + "Remember the API returns 401 on a bad password, never 403."
+    assert preference(text, first=True) is None
+
+
 @pytest.mark.parametrize(
     ("text", "first"),
     [
