@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass
 
 from evolve.transcripts.lexicons import CUES, Lexicons, prose
+from evolve.transcripts.preferences import LONG, says_always
 from evolve.transcripts.preferences import preference as standing_preference
-from evolve.transcripts.preferences import says_always
 from evolve.transcripts.replies import (
     ACKNOWLEDGED,
     ANSWER_WORDS,
@@ -37,6 +37,7 @@ from evolve.transcripts.sentences import (
     SENTENCE,
     SHORT,
     Spans,
+    closing_note,
     ends_asking,
     is_question_at,
     opens_a_sentence,
@@ -126,6 +127,8 @@ def hear(
         lambda: message.offered(agent_before),
         lambda: message.agent_cues(agent_before)[0],
     )
+    if preference is None and size(text) >= LONG:  # a shorter one was read whole
+        preference = _in_a_closing_note(lexicons, text)
     correction = message.correction(agent_before, agent_did, first, after_error)
     if correction is None and preference is None:
         return NOTHING
@@ -188,6 +191,26 @@ def _by_kind(lexicons: Lexicons, words: str, kinds: tuple[str, ...], guards: boo
     return found
 
 
+def _in_a_closing_note(lexicons: Lexicons, text: str) -> tuple[str, str] | None:
+    """A standing preference in the note typed after a long pasted output, read as a reply.
+
+    A traceback, then "Can you fix it? Never use print, use the logger.": what is read of a long
+    message (its opening; its sentences weighed as a task's spec) would miss it. A rule's cue or a
+    word on asking there ("No toques nada más", "Proceed autonomously. Do not ask for confirmation
+    between tasks") still closes the task: how to run this one.
+    """
+    note = prose(closing_note(text))
+    if not note:
+        return None
+    found = _by_kind(lexicons, note, _IN_A_NOTE)
+    standing = found.get("standing", ())
+    found["standing"] = [span for span in standing if not _ASKING.search(note, span[1], span[2])]
+    return standing_preference(note, found)
+
+
+_ASKING = re.compile(r"\bask")
+
+
 # What is read in the person's message: the phrases of corrections.toml and the cues of
 # cues.toml; the agent's text is read for "claim" and "asks" only.
 _AGENT_KINDS = ("claim", "asks")
@@ -197,6 +220,8 @@ _WEIGHED = frozenset(
     "scope changed exists undo halt forbid refuse subject".split()
 )
 _AFTER_STOP = ("forbid", "refuse", "subject")
+# the cues read in the note after a long paste (a rule's cue there closes the task)
+_IN_A_NOTE = tuple(kind for kind in CUES if kind not in (*_AGENT_KINDS, "rule"))
 _BESIDE_A_LANGUAGE = ("whole",)  # looked for only in a message that names a language
 _MESSAGE_KINDS = (
     "phrases",

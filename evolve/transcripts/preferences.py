@@ -12,7 +12,15 @@ import re
 from collections.abc import Callable, Sequence
 
 from evolve.transcripts.answer_language import answer_in_a_language
-from evolve.transcripts.reminders import SAID_AGAIN, forgot_by_another, of_a_thing, reminds, tells_a_failure
+from evolve.transcripts.reminders import (
+    SAID_AGAIN,
+    a_reminder,
+    for_the_step_at_hand,
+    forgot_by_another,
+    of_a_thing,
+    reminds,
+    tells_a_failure,
+)
 from evolve.transcripts.sentences import (
     CLAUSE_BREAK,
     SENTENCE,
@@ -23,6 +31,7 @@ from evolve.transcripts.sentences import (
     opens_a_sentence,
     sentence_end_at,
     sentence_start,
+    sentence_stop,
     size,
 )
 
@@ -45,13 +54,14 @@ def preference(
     spans = [
         span
         for span in found.get("standing", ())
-        if not reminds(words, span)
+        if not _only_reminds(words, span, found)
         and not of_a_thing(words, span)
         and not forgot_by_another(words, span)
         and not tells_a_failure(words, span, found)
     ]
     rules = found.get("rule", []) if size(words) < SHORT else []  # a rule of a long new request is its spec
     stops = [span for span in rules if _of_the_moment(words, span) and not _scoped(words, span)]
+    rules = [span for span in rules if not _said_of_the_step_at_hand(words, span)]
     spans += [span for span in rules if span not in stops]
 
     leads = found.get("standing_lead", ())
@@ -62,15 +72,18 @@ def preference(
         if (
             opens_a_sentence(words, span[1])
             or _after_ne(words, span)
+            or _after_an_order(words, span, found)
+            or _after_a_scope(words, span, found)
             or _instead_of_a_stop(words, span, stops, found.get("failure", ()))
         )
         and not _describes(words, span)
-        and not reminds(words, span)
+        and not _only_reminds(words, span, found)
+        and not _said_of_the_step_at_hand(words, span)
         and not _means_still(words, span, found)
         and not _wishes_once(words, span, found)
         and not _settles_for_this_task(words, span, found)
         and not (span[1] == 0 and _picks(words, found, offered))
-        and not (long_task and not _opening(words, span))
+        and not (long_task and not _opening(words, span) and not _said_as_a_rule(words, span, leads))
     ]
     spans = [span for span in spans if not _configures(words, span) and not _a_things_default(words, span)]
     languages = answer_in_a_language(words, found, agent_words)
@@ -83,11 +96,84 @@ def preference(
     return None
 
 
+def _only_reminds(words: str, span: tuple[str, int, int], found: Spans) -> bool:
+    """Whether a "remember" cue only reminds, with no other standing cue after it in its sentence.
+
+    "Remember we currently deploy through the CI only, never by hand" still states its rule.
+    """
+    if not reminds(words, span):
+        return False
+    _, _, end = span
+    stop = sentence_stop(words, end)
+    cues = (cue for kind in ("standing", "standing_lead") for cue in found.get(kind, ()))
+    return not any(end <= at < stop for _, at, _ in cues)
+
+
+def _said_of_the_step_at_hand(words: str, span: tuple[str, int, int]) -> bool:
+    """Whether a cue's clause limits it to the step at hand ("Always use npm for now", 目前不要动).
+
+    Or the words opening its sentence ("For now, don't ask me before running tests"); not another
+    clause ("Always run the linter, this time you forgot", "This step is done; always run …").
+    """
+    _, at, end = span
+    opening, stop = sentence_start(words, at), sentence_stop(words, end)
+    clause = max((found.end() for found in CLAUSE_BREAK.finditer(words, opening, at)), default=opening)
+    after = CLAUSE_BREAK.search(words, end, stop)
+    fronted = for_the_step_at_hand(words, opening, clause, alone=True)
+    return fronted or for_the_step_at_hand(words, clause, after.start() if after else stop)
+
+
 # A message this long (in Latin characters, a CJK one counting three) is a task's spec: a sentence
 # past its first that opens with "Always …", "Never …", "Remember …", 记住 or 以后 is a line of that
 # spec ("sub-step 3: … never mutate profiles on toggle", a pasted prompt's "NEVER claim done"), as a
 # rule cue is past SHORT; "from now on", "each time you", "as a rule" still rule anywhere
 LONG = 400
+
+
+def _said_as_a_rule(words: str, span: tuple[str, int, int], leads: Sequence[tuple[str, int, int]]) -> bool:
+    """Whether a cue's sentence says a rule, however deep in a long task: its scope, or said both ways.
+
+    "…, build the login page. Always use pnpm in this repo." names the repo, "Oh and always use pnpm,
+    never npm", "Remember: we never push to main" stack a second cue: they hold beyond the task, as
+    "from now on" does; "never mutate profiles on toggle" is a line of the task's spec.
+    """
+    _, at, end = span
+    opening, stop = sentence_start(words, at), sentence_stop(words, end)
+    others = [
+        words[other:other_end] for _, other, other_end in leads if opening <= other < stop and other != at
+    ]
+    if a_reminder(words[at:end]):  # "Remember the API returns 401, never 403" reminds of a fact
+        others = [cue for cue in others if _A_HOUSE.match(cue)]
+    return bool(others) or _STANDING_SCOPE.search(words, opening, stop) is not None
+
+
+# The house's way said after "remember": "Remember: we never push to main", 记住，我们一律用 pnpm
+_A_HOUSE = re.compile(r"we |nosotros|nous|wir |noi |nos |我们|私たち|我々")
+
+
+# The repo or the project (_STANDING_SCOPE, below, holds it too), or the house's way, opening a
+# sentence before its "always" / "never": "In this repo, always use pnpm", "In this codebase we never
+# use default exports", "In general, always ask before deleting", 在这个项目里永远用 pnpm, このリポジトリ
+# では常に … (a place in the product is no scope: "On mobile, never show the sidebar" is its spec)
+_REPO = (
+    r"\b(?:(?:in|for|across) (?:this|our|the whole) (?:project|repo|repository|codebase|monorepo)"
+    r"|en (?:este|nuestro) (?:proyecto|repo|repositorio)|(?:neste|no nosso) (?:projeto|repo|repositorio)"
+    r"|in (?:questo|nostro) (?:progetto|repo)|in (?:diesem|unserem) (?:projekt|repo|repository)"
+    r"|dans (?:ce|notre) (?:projet|repo|depot))\b"
+    r"|(?:在)?(?:这个|本|我们的?)(?:项目|仓库|代码库)(?:里面|里|中)?"
+    r"|(?:この|本|うちの)(?:リポジトリ|リポ|プロジェクト|コードベース)(?:では|で|は)?"
+)
+_SCOPE_LEAD = re.compile(
+    r"(?:" + _REPO + r"|\b(?:in general|generally|as a rule of thumb|when in doubt))[ ,:，：]*\Z"
+)
+_SCOPE_SPAN = 32  # characters: the longest lead above and its comma
+
+
+def _after_a_scope(words: str, span: tuple[str, int, int], found: Spans) -> bool:
+    """Whether a cue follows a scope opening its sentence ("In this repo, always …"), and no failure."""
+    lead = _SCOPE_LEAD.search(words, max(0, span[1] - _SCOPE_SPAN), span[1])
+    opened = lead is not None and opens_a_sentence(words, lead.start())
+    return opened and not _fails_after(words, span, found)
 
 
 # "I prefer …", "prefiro …" opening the answer to the agent's question: it picks one of the options
@@ -116,7 +202,8 @@ def _picks(words: str, found: Spans, offered: Callable[[], bool]) -> bool:
 # "I'd rather just add a small badge", "I prefer simpler approach: just enlarge the chunk size to
 # 100": "just" in the clause of a choice names the least to do for this task, chosen over what was
 # proposed; after a comma it qualifies a way of working ("I prefer small commits, just one change
-# each"), and an "always" / "never" in the sentence makes it a rule ("I'd rather you always just ask")
+# each"), and an "always" / "never", the repo or "in general" in the sentence make it a rule ("I'd
+# rather you always just ask", _HABITUAL below)
 _JUST = re.compile(r"\bjust\b")
 
 
@@ -130,7 +217,13 @@ def _settles_for_this_task(words: str, span: tuple[str, int, int], found: Spans)
     if _JUST.search(words, end, clause.start() if clause else stop) is None:
         return False
     leads = found.get("standing_lead", ())
-    return not any(start <= at < stop and at != start for _, at, _ in leads)
+    every_time = any(words_of.search(words, end, stop) for words_of in (_STANDING_SCOPE, _HABITUAL))
+    return not every_time and not any(start <= at < stop and at != start for _, at, _ in leads)
+
+
+# Words of every time or everywhere in a choice's sentence: "I'd rather we just use pnpm in this
+# repo", "I'd rather just keep PRs small in general", "I prefer to just use pnpm everywhere"
+_HABITUAL = re.compile(r"\b(?:in general|generally|everywhere|every time|each time|as a rule)\b")
 
 
 # "configure it to always use this key", "set up so we never have to log in", "настроить …
@@ -179,6 +272,47 @@ def _after_ne(words: str, span: tuple[str, int, int]) -> bool:
     """Whether a standing cue comes right after the "ne" (and one verb) opening its sentence."""
     _, at, _ = span
     return words[at:].startswith("jamais") and _NE.fullmatch(words, sentence_start(words, at), at) is not None
+
+
+# Where "always" follows the verb it rules: "Usa siempre pnpm", "Utilise toujours pnpm", "Verwende
+# immer pnpm", "Usa sempre pnpm", "Używaj zawsze pnpm": the order opens its sentence as "Always use
+# pnpm" does. A verb of working said to the agent, in its imperative (folded: "Pregúntame" is read as
+# "preguntame", "Używaj" as "uzywaj", "й" as "и"); not a description ("Funciona siempre así", "Falla
+# siempre en el login": a failure after it)
+_ORDER = re.compile(
+    r"\b(?:usa|utiliza|ejecuta|corre|escribe|preguntame|pregunta|haz|pon|prueba|responde|contesta|revisa"
+    r"|comprueba|anade|agrega|crea|sigue|habla"
+    r"|use|utilize|execute|executa|rode|roda|escreva|pergunte|faca|faz|coloque|teste|testa|responda"
+    r"|verifique|crie|siga|fale"
+    r"|utilizza|esegui|scrivi|chiedimi|chiedi|fai|metti|prova|rispondi|controlla|verifica|aggiungi|segui|parla"
+    r"|utilise|lance|ecris|demande-moi|demande|fais|mets|reponds|verifie|ajoute|cree|suis|parle"
+    r"|benutze|benutz|verwende|nutze|nutz|schreibe|schreib|frage|frag|mache|mach|fuhre|antworte|prufe"
+    r"|erstelle|folge|sprich"
+    r"|uzywaj|pisz|pytaj|uruchamiaj|odpowiadaj|sprawdzaj|используи|пиши|спрашиваи|запускаи|отвечаи"
+    r"|проверяи|використовуи|питаи|відповідаи|перевіряи) \Z"
+)
+_ALWAYS_AFTER_A_VERB = frozenset("siempre sempre toujours immer zawsze всегда завжди".split())
+_ONGOING = re.compile(r" (?:weiter|adelante|avanti)\b")  # "Mach immer weiter": keep going, no rule
+
+
+def _after_an_order(words: str, span: tuple[str, int, int], found: Spans) -> bool:
+    """Whether "always" follows the imperative verb opening its sentence ("Usa siempre …")."""
+    _, at, end = span
+    if words[at:end] not in _ALWAYS_AFTER_A_VERB:
+        return False
+    verb = _ORDER.search(words, max(0, at - _VERB), at)
+    ordered = verb is not None and opens_a_sentence(words, verb.start())
+    return ordered and not _ONGOING.match(words, end) and not _fails_after(words, span, found)
+
+
+def _fails_after(words: str, span: tuple[str, int, int], found: Spans) -> bool:
+    """Whether a failure follows a cue in its sentence: what something always does ("falla siempre …")."""
+    end = span[2]
+    stop = sentence_end_at(words, end)
+    return any(end <= f_start < stop for _, f_start, _ in found.get("failure", ()))
+
+
+_VERB = 16  # characters: the longest verb above and its space
 
 
 # "toujours" is "always" and "still", "immer" opens "immer noch" ("still"): inside a "still", a
@@ -240,10 +374,10 @@ def _of_the_moment(words: str, span: tuple[str, int, int]) -> bool:
 
 # Beyond the moment, in the stop order's sentence: "stop using tabs in this project", "stop adding
 # emojis, ever" (the other lexicon languages' "en este proyecto", "nie wieder" are standing cues)
-# "stop using em dashes in anything you write" (what the agent writes, from now on)
+# "stop using em dashes in anything you write" (what the agent writes, from now on); in a long
+# task's sentence, what makes "Always use pnpm for this repo" a rule and not a line of its spec
 _STANDING_SCOPE = re.compile(
-    r"\b(?:in (?:this|our) (?:project|repo|repository|codebase)|ever"
-    r"|(?:any|every)thing you (?:write|say|send|produce|generate))\b"
+    _REPO + r"|\b(?:ever|(?:any|every)thing you (?:write|say|send|produce|generate))\b"
 )
 
 
@@ -284,9 +418,13 @@ _SUBJECT = re.compile(
 )
 
 
-# A finished verb after "always" / "never" ("but never used", "so it always returns null"):
-# what something does, not how to work ("never embed", "always pass" are instructions)
-_DESCRIBED = re.compile(r" +[a-z]+(?:(?<![eb])ed|(?<![sui])s)\b")
+# A finished verb after "always" / "never" ("but never used", "so it always returns null", "Never
+# seen this before", "Never had this issue") or "the same" ("Always the same error"): what something
+# does or did, not how to work ("never embed", "always pass" are instructions)
+_DESCRIBED = re.compile(
+    r" +(?:the same|seen|had|been|got|gotten|saw|done|gone|heard|known|thought|found|understood"
+    r"|[a-z]+(?:(?<![eb])ed|(?<![sui])s))\b"
+)
 
 
 def _describes(words: str, span: tuple[str, int, int]) -> bool:
@@ -311,7 +449,8 @@ def _opening(words: str, span: tuple[str, int, int]) -> bool:
 # forward, we use pnpm") unless the person's own plan follows it ("Next time I'll run it myself")
 # The same cues and words in the other lexicon languages (folded: "À l'avenir" is read as "a
 # l'avenir", "Künftig" as "kunftig", 今後 as 今后): "À l'avenir, je veux ajouter …" is the person's
-# plan, "À l'avenir, je veux que tu …" and "以后我想让你 …" still ask the agent
+# plan, as "À l'avenir on va …" and 以后我会自己跑测试 ("I'll run the tests myself") are; "À l'avenir,
+# je veux que tu …" and "以后我想让你 …" still ask the agent
 _LATER = re.compile(
     r"in the future|going forward|next time|a l'avenir|en el futuro|no futuro|in futuro"
     r"|(?:zu)?kunftig|in zukunft|以后|今后"
@@ -327,11 +466,11 @@ _ORDERED = re.compile(r"[,;:—–] *(?:so |then )?(?:do|follow|apply|stick to|k
 _ONESELF = re.compile(r"\b(?:i|we)(?:'ll|'m|'ve|'d)?(?!')\b")
 _OWN_PLAN = re.compile(
     r"[ ,，]*(?:i(?:'ll| will|'m going to| am going to| want to| plan to| intend to| need to| might| may)\b"
-    r"|(?:je|nous|on) (?:vais|veux|voudrais|compte|allons|voulons)\b(?! que\b| qu')"
+    r"|(?:je|nous|on) (?:vais|va|veux|voudrais|compte|allons|voulons)\b(?! que\b| qu')"
     r"|(?:yo |eu |io )?(?:voy a|vamos|quiero|queremos|pienso|planeo|vou|quero|pretendo"
     r"|voglio|vogliamo|vorrei|ho intenzione di)\b(?! que\b| che\b)"
     r"|(?:will|werde|mochte|wollen|werden|plane) (?:ich|wir)\b(?!,? dass\b)"
-    r"|我们?(?:想|打算|准备|计划)(?!让|请|你))"
+    r"|我们?(?:想|打算|准备|计划)(?!让|请|你)|我(?:会|将)(?!让|请|你))"
 )
 
 
@@ -376,12 +515,15 @@ _A_THING = frozenset(
 
 
 # The same in the other lexicon languages (folded): an article or "se" opens the thing's sentence in
-# Spanish, Portuguese and Italian ("Por defecto, la API devuelve …"; "se usa pnpm" is a convention);
+# Spanish, Portuguese, Italian and French ("Por defecto, la API devuelve …"; "se usa pnpm" is a convention);
 # German puts its verb first ("Standardmäßig gibt die API …", not "Standardmäßig die Tests zuerst
-# ausführen", a rule); 默认 before "is", "value", "as" or "will" (默认是关闭的, 默认值为 20; not 默认用中文)
-_ROMANCE_DEFAULTS = frozenset(("por defecto", "por padrao", "di default"))
+# ausführen", a rule); 默认 before "is", "value", "as" or "will" (默认是关闭的, 默认值为 20; not 默认用中文).
+# After the thing too: "El botón está desactivado por defecto", "Il pulsante è disattivato di default"
+# (against "Usa pnpm por defecto", an order opening with its verb)
+_ROMANCE_DEFAULTS = frozenset(("por defecto", "por padrao", "di default", "par defaut"))
 _ROMANCE_THING = frozenset(
-    "el la los las lo le les il gli o os este esta estos esse essa questo questa".split()
+    "el la los las lo le les il gli o os este esta estos esse essa questo questa un una uno um uma une"
+    " ce cet cette ces".split()
 )
 _GERMAN_THING = frozenset("der die das den dem des ein eine einen es er".split())
 _CHINESE_THING = re.compile(r"(?:值|是|为|会)")
@@ -395,7 +537,8 @@ def _a_things_default(words: str, span: tuple[str, int, int]) -> bool:
     if cue == "默认":
         return _CHINESE_THING.match(words, end) is not None
     if cue in _ROMANCE_DEFAULTS:
-        return subject in _ROMANCE_THING or subject.startswith("l'")
+        named_first = words[sentence_start(words, start) : start].split(" ", 1)[0]
+        return any(word in _ROMANCE_THING or word.startswith("l'") for word in (subject, named_first))
     if cue == "standardmaßig":
         return subject not in _GERMAN_THING and verbs[:1] != [] and verbs[0] in _GERMAN_THING
     if cue != "by default":

@@ -73,6 +73,14 @@ _FACT_OF_THE_TASK = re.compile(
     r",? +(?:(?:that|que|che) )?(?:we(?:'ll| already| will| won't| have| had)|this only|ya|ja|gia"
     r"|we(?:'re| are)? currently|you(?:'re| are) an?)\b"
 )
+# Where someone is now ("remember we're on staging now", "I'm on Windows now", "recuerda que ahora
+# estamos en staging", 记住，我们现在在 staging): the place of the moment; not "from now on", and "we're
+# on staging" with no "now" may be how things stay
+_WHERE_NOW = re.compile(
+    r",? +(?:(?:that|que) )?(?:(?:we(?:'re| are)|i(?:'m| am)|you(?:'re| are)) (?:on|in|at) [^.!?]*?"
+    r"(?<!from )\b(?:right )?now\b(?! on\b)|ahora (?:estamos|estoy|estas) en|agora (?:estamos|estou) em)"
+    r"|[，,]? *(?:我们|我|你)现在在"
+)
 # A reminder dated today or tomorrow ("the deadline is tomorrow", "завтра релиз", "przypominam, że
 # jutro …", "明天要发布") is of an event of the moment; "from tomorrow on", "à partir de demain", "ab
 # morgen", "da domani", "从明天", "明日から" start a rule (folded words: "mañana" is read as "manana")
@@ -86,23 +94,46 @@ _OF_THE_DAY = re.compile(
 
 
 # A reminder for this step only ("记住，目前这一步先不写程序", "remember, for now just the plan",
-# "recuerda que por ahora …", "覚えて、今回は …"): how to do the work at hand, not from now on
+# "recuerda que por ahora …", "覚えて、今回は …") and any cue of a rule said of it ("Always use npm for
+# now", "por ahora no toques la base"): how to do the work at hand, not from now on. Not "not just
+# (even) for now", "for now and always", nor "for now on" (a "from now on" mistyped)
 _FOR_NOW = re.compile(
-    r"\b(?:for now|this time|for the moment|at this stage|this step|por ahora|de momento|esta vez"
+    r"(?<!\bnot )(?<!not just )(?<!not only )(?<!not even )"
+    r"(?<!no solo )(?<!pas seulement )(?<!non solo )(?<!nicht nur )"
+    r"(?:\b(?:for now|this time|for the moment|at this stage|this step|por ahora|de momento|esta vez"
     r"|pour l'instant|pour le moment|cette fois|vorerst|erstmal|diesmal|por enquanto|desta vez|dessa vez"
     r"|per ora|per il momento|questa volta|пока что|на этот раз)\b"
-    r"|目前|暂时|这次|这一步|今回|とりあえず|今のところ"
+    r"|目前|暂时|这次|这一步|今回|とりあえず|今のところ)"
+    r"(?! on\b|,? (?:and|y|et|e|und) (?:always|forever|every time|later|beyond"
+    r"|siempre|toujours|sempre|immer))"
 )
+
+
+def for_the_step_at_hand(words: str, start: int, stop: int, alone: bool = False) -> bool:
+    """Whether words[start:stop] say the step at hand ("for now", "this time", 目前, 今回 …).
+
+    `alone`: they are only that, set before a clause ("For now, …", "目前，…").
+    """
+    if not alone:
+        return _FOR_NOW.search(words, start, stop) is not None
+    found = _FOR_NOW.match(words, start, stop)
+    return found is not None and not words[found.end() : stop].strip(" ,，:：")
+
+
+def a_reminder(cue: str) -> bool:
+    """Whether a cue is "remember" (or "I remind you") in a lexicon language."""
+    return _REMINDER.match(cue.strip()) is not None
 
 
 def reminds(words: str, span: tuple[str, int, int]) -> bool:
     """Whether a "remember" cue reminds of a fact of this task, of the day or of this step: no rule."""
     _, start, end = span
-    if _REMINDER.match(words[start:end].strip()) is None:
+    if not a_reminder(words[start:end]):
         return False
     stop = sentence_end_at(words, end)
-    of_the_moment = any(moment.search(words, end, stop) for moment in (_OF_THE_DAY, _FOR_NOW))
-    return of_the_moment or _FACT_OF_THE_TASK.match(words, end) is not None
+    of_the_moment = _OF_THE_DAY.search(words, end, stop) is not None or for_the_step_at_hand(words, end, stop)
+    fact = any(told.match(words, end) for told in (_FACT_OF_THE_TASK, _WHERE_NOW))
+    return of_the_moment or fact
 
 
 # Told or reminded again "about" / "of" a thing, asked again "for" or "whether" ("I remind you of

@@ -85,6 +85,26 @@ def pasted_at(words: str) -> int:
     return found.start() if found else len(words)
 
 
+# A blank line: what sets a block of a message apart (a pasted log, then what the person asks)
+_BLOCK_BREAK = re.compile(r"\n[ \t]*\n")
+
+
+def closing_note(text: str) -> str:
+    """What a person typed after pasting program output, or "" when it is not short (SHORT).
+
+    The message's last block past a blank line (looked for in its last SHORT * 3 characters, CJK
+    counting three) with the paste before it (a traceback, then "Can you fix it? Never use print,
+    use the logger."): a note of its own, read as a reply is. The last block of a long task is still
+    the task, and a paste's own last lines ("WARNING: never call …") are no note.
+    """
+    text = text.rstrip()
+    window = len(text) - SHORT * 3
+    opening = max((found.end() for found in _BLOCK_BREAK.finditer(text, max(0, window))), default=0)
+    pasted = opening > 0 and pasted_at(text.lower()) < opening  # its patterns read folded words
+    note = text[opening:]
+    return note if pasted and size(note) < SHORT else ""
+
+
 # Where a message's cues stand, and the sentence and the clause around one (preferences and its parts)
 Spans = dict[str, list[tuple[str, int, int]]]  # kind -> (language, start, end), in text order
 
@@ -99,6 +119,16 @@ def sentence_end_at(words: str, index: int) -> int:
     """Where the sentence holding `index` ends (the dot of "moment.js" ends none)."""
     mark = sentence_end(words, index)
     return mark.start() if mark else len(words)
+
+
+_WIDE_STOP = re.compile("[。！？]")
+
+
+def sentence_stop(words: str, index: int) -> int:
+    """Where the sentence holding `index` ends, at a CJK full stop too (sentence_end_at reads none)."""
+    stop = sentence_end_at(words, index)
+    wide = _WIDE_STOP.search(words, index, stop)
+    return wide.start() if wide else stop
 
 
 # A comma or a semicolon: what breaks a clause inside a sentence

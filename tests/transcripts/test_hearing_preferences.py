@@ -86,6 +86,9 @@ NOT_PREFERENCES = [
     "src/api.ts\n  12:7  warning  'token' is assigned a value but never used",
     "It compiles, but never terminates on the big inputs.",
     "ok so it always returns null when the cache is cold",
+    "Always the same error, please help",  # the attack on the twenty-first round: a report
+    "Never seen this before. What does it mean?",
+    "Never had this issue on the old laptop.",
     "The old report is in archive/ now, have a look at its totals.",
     "The spec is in docs. Fix the parser here first.",  # "in … here" across two sentences
     "nie w tym katalogu, w src",  # Polish "not", which German reads as "never"

@@ -20,6 +20,8 @@ from tests.transcripts.hearing_cases import preference
         "Standardmäßig sollst du pnpm verwenden.",
         "Por padrão, use pnpm.",
         "默认用中文回答。",
+        "Usa pnpm por defecto.",
+        "Par défaut, utilise pnpm.",
     ],
 )
 def test_by_default_about_the_agents_work_states_a_preference(text):
@@ -44,6 +46,13 @@ def test_by_default_about_the_agents_work_states_a_preference(text):
         "Di default il server ascolta sulla porta 80.",
         "默认是关闭的。",
         "默认值为 20。",
+        # the attack on the twenty-first round: the thing named before its default
+        "El botón está desactivado por defecto.",
+        "O botão fica desativado por padrão.",
+        "Il pulsante è disattivato di default.",
+        "Ok. La API devuelve 20 elementos por defecto.",
+        "Par défaut, l'API renvoie vingt éléments.",
+        "Par défaut le serveur écoute sur le port 3000.",
     ],
 )
 def test_by_default_about_what_a_thing_does_states_none(text):

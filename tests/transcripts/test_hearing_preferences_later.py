@@ -57,6 +57,9 @@ SOMEONE_ELSES_LATER = [
     "In futuro voglio aggiungere la ricerca offline.",
     "以后我想加一个离线搜索功能。",
     "今后我们打算把渲染器移植到 WebGPU。",
+    # the attack on the twenty-first round: "on va" ("we're going to"), 我会 ("I will")
+    "A l'avenir on va ajouter un mode hors ligne.",
+    "以后我会自己跑测试。",
 ]
 
 

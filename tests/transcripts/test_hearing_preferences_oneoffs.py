@@ -60,6 +60,10 @@ def test_i_d_rather_just_do_the_least_for_this_task_sets_no_rule(text):
         "I prefer having one class per module.",
         "I'd rather you always just ask me than guess.",  # an "always" makes it a rule again
         "I prefer small commits, just one change each.",  # "just" after a comma qualifies the rule
+        # the attack on the twenty-first round: the repo or "in general" makes it a rule too
+        "I'd rather we just use pnpm in this repo.",
+        "I'd rather just keep PRs small in general.",
+        "I prefer to just use pnpm everywhere.",
     ],
 )
 def test_i_prefer_a_way_of_working_is_still_a_rule(text):
