@@ -23,8 +23,9 @@ and the plugin's hooks.json gains it too; 7 the plugin's launcher (hooks/evolve-
 evolve for a guard's table written after blanks too, as the installed hook does; 8 the
 pre-commit hook says that evolve's check failed, where it said evolve was not installed; 9 each
 agent repository's core.hooksPath names its hooks folder whole (`.git/hooks` ran no hook in a
-linked worktree). The record names the home too: a home moved elsewhere is checked again by
-the next command, so its hooks (which name the home and their folder) follow it.
+linked worktree). The record names the home and each agent's repository too: a home moved
+elsewhere, an agent folder renamed, or a repository cloned into agents/ by hand is checked
+again by the next command, so its hooks (which name the home and their folder) follow it.
 """
 
 from __future__ import annotations
@@ -39,10 +40,11 @@ VERSION_FILE = "layout-version"
 
 
 def applied(home: Home) -> int:
-    """The layout last brought up to date in this home (0: never, or the home moved since)."""
+    """The layout last brought up to date in this home (0: never, or its home or agents changed since)."""
     try:
-        layout, _, where = read_regular(home.root / VERSION_FILE).partition(b"\n")  # a FIFO: no wait
-        if where.strip(b"\n") and where.strip(b"\n") != _where(home):
+        layout, _, rest = read_regular(home.root / VERSION_FILE).partition(b"\n")  # a FIFO: no wait
+        where, _, repositories = rest.rstrip(b"\n").partition(b"\n")
+        if where and (where != _where(home) or repositories != _repositories(home)):
             return 0
         return int(layout.strip() or 0)
     except (OSError, ValueError):
@@ -54,6 +56,32 @@ def _where(home: Home) -> bytes:
     import os
 
     return os.fsencode(os.path.realpath(home.root))
+
+
+def _repositories(home: Home) -> bytes:
+    """Each agent's name and its pre-commit hook's inode and time, as the layout record names them.
+
+    core.hooksPath names an agent's hooks folder whole, so a folder renamed by hand, a
+    repository cloned into agents/ (under a new name or an old one) ran no pre-commit hook:
+    any of them changes this, and the next command sets it up. The hook file, not the
+    repository's folder: a folder made again at once may get the inode just freed, and a
+    clone has no hook of evolve's. One stat per agent.
+    """
+    from evolve.errors import UserError
+    from evolve.workspace.folders import list_agents
+
+    try:
+        names = list_agents(home)
+    except UserError:  # agents/ is no folder: nothing to set up (ensure_current checks first)
+        return b""
+    found = []
+    for name in names:
+        try:
+            hook = (home.agent_dir(name) / ".git" / "hooks" / "pre-commit").stat()  # template.hook_path
+            found.append(f"{name}:{hook.st_ino}:{hook.st_mtime_ns}")
+        except OSError:
+            found.append(name)
+    return " ".join(found).encode("ascii")
 
 
 def ensure_current(home: Home, *, force: bool = False) -> list[str]:
@@ -101,7 +129,8 @@ def record_current(home: Home) -> None:
     A record that cannot be written (a folder in its place, say) only costs the next command a check.
     """
     try:
-        atomic_write(home.root / VERSION_FILE, f"{LAYOUT}\n".encode("ascii") + _where(home) + b"\n")
+        record = b"\n".join((str(LAYOUT).encode("ascii"), _where(home), _repositories(home)))
+        atomic_write(home.root / VERSION_FILE, record + b"\n")
     except OSError:
         pass
 
