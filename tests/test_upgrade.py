@@ -134,6 +134,28 @@ def test_a_layout_record_that_cannot_be_written_fails_no_command(evolve_home):
     assert upgrade.applied(home) == 0
 
 
+def test_a_hook_that_cannot_be_written_is_one_line_and_every_command_still_runs(evolve_home, capsys):
+    """A hook evolve cannot write stopped every writing command, and doctor, with an internal error.
+
+    A hooks folder a person made read-only; here a folder where the hook goes (it fails as root too).
+    """
+    agent = make_agent("demo")
+    other = make_agent("other")
+    home = Home.resolve()
+    hook_path(agent.path).unlink()
+    hook_path(agent.path).mkdir()
+    hook_path(other.path).write_text(V1_HOOK.format(python=sys.executable, home=home.root))
+    (home.root / upgrade.VERSION_FILE).unlink(missing_ok=True)
+    capsys.readouterr()
+    assert cli.main(["pause", "demo"]) == 0
+    err = capsys.readouterr().err
+    assert "demo: git setup not brought up to date (evolve's pre-commit hook is missing): " in err
+    assert "other: git setup brought up to date" in err  # the next agent is still set up
+    assert upgrade.applied(home) < upgrade.LAYOUT  # the next command tries again
+    assert cli.main(["doctor"]) in (0, 1)
+    assert "demo: .git/hooks/pre-commit: evolve's pre-commit hook is missing" in capsys.readouterr().out
+
+
 def test_a_fifo_where_the_layout_record_goes_holds_no_command(evolve_home):
     # every writing command reads the record first: a plain read of a FIFO waited forever
     import os

@@ -99,9 +99,10 @@ def ensure_current(home: Home, *, force: bool = False) -> list[str]:
     # there would be done in whatever repository encloses its folder
     agents = [name for name in list_agents(home) if is_own_repository(home.agent_dir(name))]
     with FileLock(home.run_dir / "upgrade.lock", timeout=30):
-        notes = _agent_hooks(home, agents)
+        notes, hooks_done = _agent_hooks(home, agents)
         plugins, done = _plugins(home, agents)
         notes += plugins
+        done = done and hooks_done
         for harness, refresh in (("Claude Code", _claude_code_hooks), ("Codex", _codex_hooks)):
             try:
                 notes += refresh(home)
@@ -135,17 +136,31 @@ def record_current(home: Home) -> None:
         pass
 
 
-def _agent_hooks(home: Home, agents: list[str]) -> list[str]:
+def _agent_hooks(home: Home, agents: list[str]) -> tuple[list[str], bool]:
+    """Each agent's hook and git setup brought up to date; and whether every one could be.
+
+    One that cannot be written (a hooks folder a person made read-only, a folder where the
+    hook goes, a locked .git/config) is one line, and the next command tries again: it
+    stopped every writing command, and doctor itself, with an internal error.
+    """
+    from evolve.store.git import GitError
     from evolve.workspace.template import hooks_problems, install_precommit_hook
 
     notes = []
+    done = True
     for name in agents:
         path = home.agent_dir(name)
-        problems = hooks_problems(path, home.root)
-        if problems:
+        problems = "; ".join(hooks_problems(path, home.root))
+        if not problems:
+            continue
+        try:
             install_precommit_hook(path, home.root)
-            notes.append(f"{name}: git setup brought up to date ({'; '.join(problems)})")
-    return notes
+        except (OSError, GitError) as exc:
+            notes.append(f"{name}: git setup not brought up to date ({problems}): {exc}")
+            done = False
+        else:
+            notes.append(f"{name}: git setup brought up to date ({problems})")
+    return notes, done
 
 
 def _plugins(home: Home, agents: list[str]) -> tuple[list[str], bool]:
