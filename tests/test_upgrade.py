@@ -156,6 +156,34 @@ def test_a_hook_that_cannot_be_written_is_one_line_and_every_command_still_runs(
     assert "demo: .git/hooks/pre-commit: evolve's pre-commit hook is missing" in capsys.readouterr().out
 
 
+def test_a_persons_own_hooks_path_is_kept_by_an_upgrade_and_taken_only_by_doctor_fix(evolve_home, capsys):
+    """husky: `git config core.hooksPath .husky` in the agent repository stays theirs.
+
+    An upgrade pointed it back at evolve's folder, and their hooks stopped running unasked.
+    """
+    agent = make_agent("demo")
+    home = Home.resolve()
+    husky = agent.path / ".husky"
+    husky.mkdir()
+    (husky / "pre-commit").write_text("#!/bin/sh\necho husky ran >&2\n")
+    (husky / "pre-commit").chmod(0o755)
+    git(agent.path, "config", "core.hooksPath", ".husky")
+    hook_path(agent.path).write_text(
+        V1_HOOK.format(python=sys.executable, home=home.root)
+    )  # an older evolve's
+    (home.root / upgrade.VERSION_FILE).write_text(f"{upgrade.LAYOUT - 1}\n")
+    capsys.readouterr()
+    assert cli.main(["pause", "demo"]) == 0
+    err = capsys.readouterr().err
+    assert git_out(agent.path, "config", "--local", "core.hooksPath") == ".husky"  # theirs
+    assert hook_path(agent.path).read_text() == precommit_hook_text(home.root)  # evolve's own: current
+    assert "demo: core.hooksPath .husky is yours: kept, so evolve's pre-commit check does not run" in err
+    assert upgrade.applied(home) == upgrade.LAYOUT  # said once, not at every command
+    assert cli.main(["doctor", "--fix"]) in (0, 1)
+    assert "core.hooksPath is .husky, not " in capsys.readouterr().out  # what --fix replaced, named
+    assert git_out(agent.path, "config", "--local", "core.hooksPath") == hooks_folder(agent.path)
+
+
 def test_a_fifo_where_the_layout_record_goes_holds_no_command(evolve_home):
     # every writing command reads the record first: a plain read of a FIFO waited forever
     import os

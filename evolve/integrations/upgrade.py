@@ -99,7 +99,7 @@ def ensure_current(home: Home, *, force: bool = False) -> list[str]:
     # there would be done in whatever repository encloses its folder
     agents = [name for name in list_agents(home) if is_own_repository(home.agent_dir(name))]
     with FileLock(home.run_dir / "upgrade.lock", timeout=30):
-        notes, hooks_done = _agent_hooks(home, agents)
+        notes, hooks_done = _agent_hooks(home, agents, take_hooks_path=force)
         plugins, done = _plugins(home, agents)
         notes += plugins
         done = done and hooks_done
@@ -136,30 +136,45 @@ def record_current(home: Home) -> None:
         pass
 
 
-def _agent_hooks(home: Home, agents: list[str]) -> tuple[list[str], bool]:
+def _agent_hooks(home: Home, agents: list[str], *, take_hooks_path: bool) -> tuple[list[str], bool]:
     """Each agent's hook and git setup brought up to date; and whether every one could be.
 
     One that cannot be written (a hooks folder a person made read-only, a folder where the
     hook goes, a locked .git/config) is one line, and the next command tries again: it
-    stopped every writing command, and doctor itself, with an internal error.
+    stopped every writing command, and doctor itself, with an internal error. A person's own
+    core.hooksPath (husky's) stays unless `take_hooks_path` (`doctor --fix`): an upgrade
+    pointed it back at evolve's folder, and their hooks stopped running without a word.
     """
     from evolve.store.git import GitError
-    from evolve.workspace.template import hooks_problems, install_precommit_hook
+    from evolve.workspace.template import (
+        hooks_path,
+        hooks_problems,
+        install_precommit_hook,
+        persons_hooks_path,
+    )
 
     notes = []
     done = True
     for name in agents:
         path = home.agent_dir(name)
-        problems = "; ".join(hooks_problems(path, home.root))
+        problems = hooks_problems(path, home.root)
+        configured = hooks_path(path)
+        kept = not take_hooks_path and persons_hooks_path(configured)
+        if kept:  # said once: the layout is recorded, and doctor names it
+            problems = [p for p in problems if "core.hooksPath" not in p]
+            notes.append(
+                f"{name}: core.hooksPath {configured} is yours: kept, so evolve's pre-commit check does "
+                "not run on commits; `evolve doctor --fix` points it at the repository's hooks folder"
+            )
         if not problems:
             continue
         try:
-            install_precommit_hook(path, home.root)
+            install_precommit_hook(path, home.root, keep_persons_path=kept)
         except (OSError, GitError) as exc:
-            notes.append(f"{name}: git setup not brought up to date ({problems}): {exc}")
+            notes.append(f"{name}: git setup not brought up to date ({'; '.join(problems)}): {exc}")
             done = False
         else:
-            notes.append(f"{name}: git setup brought up to date ({problems})")
+            notes.append(f"{name}: git setup brought up to date ({'; '.join(problems)})")
     return notes, done
 
 
