@@ -184,6 +184,24 @@ def test_a_persons_own_hooks_path_is_kept_by_an_upgrade_and_taken_only_by_doctor
     assert git_out(agent.path, "config", "--local", "core.hooksPath") == hooks_folder(agent.path)
 
 
+@pytest.mark.parametrize("where", ["hooks/pre-commit", "info/attributes"])
+def test_a_fifo_where_the_hook_or_attributes_go_holds_no_command(evolve_home, where):
+    # the upgrade read them with a plain open, which waits for a writer forever: `evolve pause`
+    # and `evolve doctor` never came back
+    import os
+
+    agent = make_agent("demo")
+    home = Home.resolve()
+    (agent.path / ".git" / where).unlink()
+    os.mkfifo(agent.path / ".git" / where)
+    (home.root / upgrade.VERSION_FILE).unlink()
+    for command in (["pause", "demo"], ["doctor"]):
+        ran = subprocess.run([sys.executable, "-m", "evolve", *command], capture_output=True, timeout=30)
+        assert ran.returncode in (0, 1), ran.stderr
+        said = (ran.stdout + ran.stderr).decode()
+        assert "demo: git setup not brought up to date" in said or "demo: .git/hooks/pre-commit" in said
+
+
 def test_a_fifo_where_the_layout_record_goes_holds_no_command(evolve_home):
     # every writing command reads the record first: a plain read of a FIFO waited forever
     import os

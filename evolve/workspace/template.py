@@ -22,6 +22,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from evolve import launch
+from evolve.regular import read_regular
 from evolve.store.git import config_values, git
 
 HOOK_MARKER = "evolve-managed-hook: pre-commit"
@@ -126,7 +127,7 @@ def hooks_problems(repo_path: Path, home: Path) -> list[str]:
     found = []
     hook = hook_path(repo_path)
     try:
-        current = hook.read_text(encoding="utf-8", errors="replace")
+        current = _text_of(hook)
     except OSError:
         current = ""
     if HOOK_MARKER not in current:
@@ -145,12 +146,24 @@ def hooks_problems(repo_path: Path, home: Path) -> list[str]:
     if config.get("core.autocrlf", "") != "false":
         found.append("the repository may convert line endings (core.autocrlf is not false)")
     try:
-        attributes = (repo_path / ".git" / "info" / "attributes").read_text(encoding="utf-8")
+        attributes = _text_of(repo_path / ".git" / "info" / "attributes")
     except OSError:
         attributes = ""
     if BYTE_EXACT not in attributes:
         found.append(".git/info/attributes does not keep files byte for byte")
     return found
+
+
+def _text_of(path: Path) -> str:
+    """A file of evolve's in .git ("" when absent); NotRegular for a FIFO or folder in its place.
+
+    Never a plain open: a FIFO where the hook or the attributes go held every writing command
+    and doctor forever, waiting for a writer.
+    """
+    try:
+        return read_regular(path).decode("utf-8", "replace")
+    except FileNotFoundError:
+        return ""
 
 
 def _another_homes_hook(repo_path: Path, home: Path, hook: str) -> bool:
@@ -196,7 +209,7 @@ def install_precommit_hook(
     """
     target = hook_path(repo_path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    current = target.read_text(errors="replace") if target.exists() else ""
+    current = _text_of(target)
     if current and HOOK_MARKER not in current:
         target.replace(target.with_name("pre-commit.before-evolve"))
     if not _another_homes_hook(repo_path, home, current):  # else that home keeps it current
@@ -207,7 +220,7 @@ def install_precommit_hook(
     git(repo_path, "config", "--local", "core.autocrlf", "false")
     info = repo_path / ".git" / "info" / "attributes"
     info.parent.mkdir(parents=True, exist_ok=True)
-    current = info.read_text(encoding="utf-8") if info.exists() else ""
+    current = _text_of(info)
     if BYTE_EXACT not in current:
         info.write_text(current + ("\n" if current and not current.endswith("\n") else "") + BYTE_EXACT)
     if checked_out:
