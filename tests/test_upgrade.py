@@ -153,7 +153,9 @@ def test_a_hook_that_cannot_be_written_is_one_line_and_every_command_still_runs(
     assert "other: git setup brought up to date" in err  # the next agent is still set up
     assert upgrade.applied(home) < upgrade.LAYOUT  # the next command tries again
     assert cli.main(["doctor"]) in (0, 1)
-    assert "demo: .git/hooks/pre-commit: evolve's pre-commit hook is missing" in capsys.readouterr().out
+    said = capsys.readouterr().out
+    assert "demo: .git/hooks/pre-commit: evolve's pre-commit hook is missing" in said
+    assert "warning: demo: git setup not brought up to date" in said  # not "fixed: … not brought up"
 
 
 def test_a_persons_own_hooks_path_is_kept_by_an_upgrade_and_taken_only_by_doctor_fix(evolve_home, capsys):
@@ -179,6 +181,9 @@ def test_a_persons_own_hooks_path_is_kept_by_an_upgrade_and_taken_only_by_doctor
     assert hook_path(agent.path).read_text() == precommit_hook_text(home.root)  # evolve's own: current
     assert "demo: core.hooksPath .husky is yours: kept, so evolve's pre-commit check does not run" in err
     assert upgrade.applied(home) == upgrade.LAYOUT  # said once, not at every command
+    (home.root / upgrade.VERSION_FILE).write_text(f"{upgrade.LAYOUT - 1}\n")  # due again
+    assert cli.main(["doctor"]) in (0, 1)
+    assert "warning: demo: core.hooksPath .husky is yours: kept" in capsys.readouterr().out  # no "fixed:"
     assert cli.main(["doctor", "--fix"]) in (0, 1)
     assert "core.hooksPath is .husky, not " in capsys.readouterr().out  # what --fix replaced, named
     assert git_out(agent.path, "config", "--local", "core.hooksPath") == hooks_folder(agent.path)

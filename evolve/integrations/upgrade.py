@@ -39,6 +39,10 @@ LAYOUT = 9
 VERSION_FILE = "layout-version"
 
 
+class Unfinished(str):
+    """A note on what was left as it was (it failed, or is a person's): doctor warns, never "fixed"."""
+
+
 def applied(home: Home) -> int:
     """The layout last brought up to date in this home (0: never, or its home or agents changed since)."""
     try:
@@ -107,7 +111,7 @@ def ensure_current(home: Home, *, force: bool = False) -> list[str]:
             try:
                 notes += refresh(home)
             except links.UnreadableInstalls as exc:  # left as it is; tried again by the next command
-                notes.append(f"{harness} hook commands not checked: {exc}")
+                notes.append(Unfinished(f"{harness} hook commands not checked: {exc}"))
                 done = False
         if done:
             record_current(home)
@@ -153,7 +157,7 @@ def _agent_hooks(home: Home, agents: list[str], *, take_hooks_path: bool) -> tup
         persons_hooks_path,
     )
 
-    notes = []
+    notes: list[str] = []
     done = True
     for name in agents:
         path = home.agent_dir(name)
@@ -163,15 +167,20 @@ def _agent_hooks(home: Home, agents: list[str], *, take_hooks_path: bool) -> tup
         if kept:  # said once: the layout is recorded, and doctor names it
             problems = [p for p in problems if "core.hooksPath" not in p]
             notes.append(
-                f"{name}: core.hooksPath {configured} is yours: kept, so evolve's pre-commit check does "
-                "not run on commits; `evolve doctor --fix` points it at the repository's hooks folder"
+                Unfinished(
+                    f"{name}: core.hooksPath {configured} is yours: kept, so evolve's pre-commit "
+                    "check does not run on commits; `evolve doctor --fix` points it at the "
+                    "repository's hooks folder"
+                )
             )
         if not problems:
             continue
         try:
             install_precommit_hook(path, home.root, keep_persons_path=kept)
         except (OSError, GitError) as exc:
-            notes.append(f"{name}: git setup not brought up to date ({'; '.join(problems)}): {exc}")
+            notes.append(
+                Unfinished(f"{name}: git setup not brought up to date ({'; '.join(problems)}): {exc}")
+            )
             done = False
         else:
             notes.append(f"{name}: git setup brought up to date ({'; '.join(problems)})")
@@ -193,7 +202,7 @@ def _plugins(home: Home, agents: list[str]) -> tuple[list[str], bool]:
         except Busy:  # a reflection or a person's git work: the next command tries again
             done = False
         except (UserError, GitError) as exc:  # GitError: a damaged index or lost objects (doctor names it)
-            notes.append(f"{name}: plugin files not added ({exc})")
+            notes.append(Unfinished(f"{name}: plugin files not added ({exc})"))
             done = False
     return notes, done
 
