@@ -63,14 +63,16 @@ def _where(home: Home) -> bytes:
 
 
 def _repositories(home: Home) -> bytes:
-    """Each agent's name and its pre-commit hook's inode and time, as the layout record names them.
+    """Each agent's name, its repository's inode and whether a pre-commit hook is there, as recorded.
 
     core.hooksPath names an agent's hooks folder whole, so a folder renamed by hand, a
     repository cloned into agents/ (under a new name or an old one) ran no pre-commit hook:
-    any of them changes this, and the next command sets it up. The hook file, not the
-    repository's folder: a folder made again at once may get the inode just freed, and a
-    clone has no hook of evolve's. One stat per agent.
+    any of them changes this, and the next command sets it up. A clone has no hook (a folder
+    made again at once may get the inode just freed); a hook a person rewrote is theirs to
+    keep until `doctor --fix`, so its content is not looked at. Two stats per agent.
     """
+    import os
+
     from evolve.errors import UserError
     from evolve.workspace.folders import list_agents
 
@@ -80,11 +82,13 @@ def _repositories(home: Home) -> bytes:
         return b""
     found = []
     for name in names:
+        repository = os.path.join(home.agent_dir(name), ".git")  # noqa: PTH118 - every command
         try:
-            hook = (home.agent_dir(name) / ".git" / "hooks" / "pre-commit").stat()  # template.hook_path
-            found.append(f"{name}:{hook.st_ino}:{hook.st_mtime_ns}")
+            inode = os.stat(repository).st_ino  # noqa: PTH116 - a string path, as above
         except OSError:
-            found.append(name)
+            inode = 0
+        hook = os.path.lexists(os.path.join(repository, "hooks", "pre-commit"))  # noqa: PTH118 - template.hook_path
+        found.append(f"{name}:{inode}:{'hook' if hook else 'none'}")
     return " ".join(found).encode("ascii")
 
 
