@@ -119,19 +119,12 @@ def memo_context(home: str, path: str) -> tuple[str, dict[str, list[str]]]:
 
     One renderer: evolve.session.context.
     """
-    from evolve.regular import open_regular
-    from evolve.session.context import limits, memo_view
+    from evolve.session.context import limits, memo_view, read_memo
 
     limit = limits(os.path.join(home, "config.toml"), os.path.join(path, "agent.toml"))[0]
     memo = os.path.join(path, "memo.md")
-    if os.path.islink(memo):  # never read through a link (it may lead out of the repository)
-        return "", {}
-    try:
-        with open_regular(memo, encoding="utf-8", errors="replace") as handle:  # a FIFO: no wait
-            text = handle.read(limit * 4 + 4096)  # a huge memo is cut anyway: read what can show
-    except OSError:
-        return "", {}
-    block, lessons = memo_view(text, limit - 1, memo)  # and the newline after it
+    shows = limit - 1  # and the newline after it
+    block, lessons = memo_view(read_memo(memo, shows), shows, memo)
     return (block + "\n" if block else ""), lessons
 
 

@@ -88,13 +88,14 @@ def make_agent(name: str = "demo", home: Path | None = None) -> Agent:
     """A new agent in `home` (default: the test's EVOLVE_HOME), as `evolve init` makes it.
 
     Copied from one built earlier in this process where the copy cannot differ
-    (tests.agent_template). A home it begins records today's layout, as `evolve init` does:
-    its commands need no upgrade check (tests/test_upgrade.py removes the record to have one).
+    (tests.agent_template). A home it begins, or finds up to date, records today's layout with
+    the new agent, as `evolve init` does: its commands need no upgrade check
+    (tests/test_upgrade.py removes the record to have one).
     """
     resolved = Home.resolve(home)
-    fresh = upgrade.holds_nothing_older(resolved)
+    current = upgrade.holds_nothing_older(resolved) or upgrade.applied(resolved) >= upgrade.LAYOUT
     made = new_agent(name, resolved)
-    if fresh:
+    if current:
         upgrade.record_current(resolved)
     return made
 

@@ -335,6 +335,28 @@ def test_the_hook_and_evolve_prompt_show_the_same_memo(agent, evolve_home, case)
     assert bool(shown) == (case != "headings only")
 
 
+ODD_MEMOS = {
+    # a log appended by mistake: `evolve prompt` left it out with a note, the linked hook showed its head
+    "over 1 MB": b"# Memo\n\n## Strategies for this user and domain\n\n- test first\n"
+    + b"a log line\n" * 100_000,
+    # saved by an editor in Latin-1: `evolve prompt` showed no memo at all, the linked hook all of it
+    "a byte not UTF-8": b"# Memo\n\n## Strategies for this user and domain\n\n- caf\xe9 closes at 5\n",
+}
+
+
+@pytest.mark.parametrize("case", ODD_MEMOS)
+def test_the_hook_and_evolve_prompt_read_an_odd_memo_alike(agent, evolve_home, case):
+    """One reader too: what a linked session gets is what `evolve prompt` says it gets."""
+    evolve_commit(agent, {"memo.md": ODD_MEMOS[case]})
+    proc, _ = run_hook(argv_for("session-start"), {"session_id": "s1"})
+    shown = inject.render(Home.resolve(), "demo", record=False, include_index=False).text
+    assert proc.stdout.decode() == shown
+    if case == "over 1 MB":
+        assert "is over 1 MB" in shown and "a log line" not in shown
+    else:
+        assert "- caf\N{REPLACEMENT CHARACTER} closes at 5" in shown  # the rest of the memo is kept
+
+
 def test_hookmain_lists_the_skills_the_links_follow(tmp_path):
     from evolve.workspace.links import skill_names
 

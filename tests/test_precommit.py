@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 
@@ -211,6 +212,34 @@ def test_a_moved_home_gets_its_hooks_back_from_the_next_command(evolve_home, tmp
     assert cli.main(["pause", "demo"]) == 0
     write_skill(moved / "agents" / "demo", "my-skill", text=BROKEN)
     proc = commit_all(moved / "agents" / "demo", "broken", check=False)
+    assert proc.returncode != 0 and "differs from its folder" in proc.stderr
+
+
+@pytest.mark.parametrize("how", ["renamed", "cloned by hand", "cloned again under its name"])
+def test_an_agent_folder_a_person_made_gets_its_hook_from_the_next_command(evolve_home, tmp_path, how):
+    """A folder renamed, or a repository cloned into agents/ by hand, gets its hook from a writing command.
+
+    Its hooks folder is not the one core.hooksPath names (or none is named): git ran no hook
+    there until `doctor --fix`.
+    """
+    from evolve import cli
+
+    assert cli.main(["init", "demo"]) == 0
+    agents = evolve_home / "agents"
+    if how == "renamed":
+        (agents / "demo").rename(agents / "other")
+        name = "other"
+    elif how == "cloned by hand":
+        git(agents, "clone", "-q", str(agents / "demo"), "other")
+        name = "other"
+    else:
+        git(tmp_path, "clone", "-q", str(agents / "demo"), "copy")
+        shutil.rmtree(agents / "demo")
+        git(tmp_path, "clone", "-q", str(tmp_path / "copy"), str(agents / "demo"))
+        name = "demo"
+    assert cli.main(["pause", name]) == 0
+    write_skill(agents / name, "my-skill", text=BROKEN)
+    proc = commit_all(agents / name, "broken", check=False)
     assert proc.returncode != 0 and "differs from its folder" in proc.stderr
 
 

@@ -134,6 +134,79 @@ def test_a_layout_record_that_cannot_be_written_fails_no_command(evolve_home):
     assert upgrade.applied(home) == 0
 
 
+def test_a_hook_that_cannot_be_written_is_one_line_and_every_command_still_runs(evolve_home, capsys):
+    """A hook evolve cannot write stopped every writing command, and doctor, with an internal error.
+
+    A hooks folder a person made read-only; here a folder where the hook goes (it fails as root too).
+    """
+    agent = make_agent("demo")
+    other = make_agent("other")
+    home = Home.resolve()
+    hook_path(agent.path).unlink()
+    hook_path(agent.path).mkdir()
+    hook_path(other.path).write_text(V1_HOOK.format(python=sys.executable, home=home.root))
+    (home.root / upgrade.VERSION_FILE).unlink(missing_ok=True)
+    capsys.readouterr()
+    assert cli.main(["pause", "demo"]) == 0
+    err = capsys.readouterr().err
+    assert "demo: git setup not brought up to date (evolve's pre-commit hook is missing): " in err
+    assert "other: git setup brought up to date" in err  # the next agent is still set up
+    assert upgrade.applied(home) < upgrade.LAYOUT  # the next command tries again
+    assert cli.main(["doctor"]) in (0, 1)
+    said = capsys.readouterr().out
+    assert "demo: .git/hooks/pre-commit: evolve's pre-commit hook is missing" in said
+    assert "warning: demo: git setup not brought up to date" in said  # not "fixed: … not brought up"
+
+
+def test_a_persons_own_hooks_path_is_kept_by_an_upgrade_and_taken_only_by_doctor_fix(evolve_home, capsys):
+    """husky: `git config core.hooksPath .husky` in the agent repository stays theirs.
+
+    An upgrade pointed it back at evolve's folder, and their hooks stopped running unasked.
+    """
+    agent = make_agent("demo")
+    home = Home.resolve()
+    husky = agent.path / ".husky"
+    husky.mkdir()
+    (husky / "pre-commit").write_text("#!/bin/sh\necho husky ran >&2\n")
+    (husky / "pre-commit").chmod(0o755)
+    git(agent.path, "config", "core.hooksPath", ".husky")
+    hook_path(agent.path).write_text(
+        V1_HOOK.format(python=sys.executable, home=home.root)
+    )  # an older evolve's
+    (home.root / upgrade.VERSION_FILE).write_text(f"{upgrade.LAYOUT - 1}\n")
+    capsys.readouterr()
+    assert cli.main(["pause", "demo"]) == 0
+    err = capsys.readouterr().err
+    assert git_out(agent.path, "config", "--local", "core.hooksPath") == ".husky"  # theirs
+    assert hook_path(agent.path).read_text() == precommit_hook_text(home.root)  # evolve's own: current
+    assert "demo: core.hooksPath .husky is yours: kept, so evolve's pre-commit check does not run" in err
+    assert upgrade.applied(home) == upgrade.LAYOUT  # said once, not at every command
+    (home.root / upgrade.VERSION_FILE).write_text(f"{upgrade.LAYOUT - 1}\n")  # due again
+    assert cli.main(["doctor"]) in (0, 1)
+    assert "warning: demo: core.hooksPath .husky is yours: kept" in capsys.readouterr().out  # no "fixed:"
+    assert cli.main(["doctor", "--fix"]) in (0, 1)
+    assert "core.hooksPath is .husky, not " in capsys.readouterr().out  # what --fix replaced, named
+    assert git_out(agent.path, "config", "--local", "core.hooksPath") == hooks_folder(agent.path)
+
+
+@pytest.mark.parametrize("where", ["hooks/pre-commit", "info/attributes"])
+def test_a_fifo_where_the_hook_or_attributes_go_holds_no_command(evolve_home, where):
+    # the upgrade read them with a plain open, which waits for a writer forever: `evolve pause`
+    # and `evolve doctor` never came back
+    import os
+
+    agent = make_agent("demo")
+    home = Home.resolve()
+    (agent.path / ".git" / where).unlink()
+    os.mkfifo(agent.path / ".git" / where)
+    (home.root / upgrade.VERSION_FILE).unlink()
+    for command in (["pause", "demo"], ["doctor"]):
+        ran = subprocess.run([sys.executable, "-m", "evolve", *command], capture_output=True, timeout=30)
+        assert ran.returncode in (0, 1), ran.stderr
+        said = (ran.stdout + ran.stderr).decode()
+        assert "demo: git setup not brought up to date" in said or "demo: .git/hooks/pre-commit" in said
+
+
 def test_a_fifo_where_the_layout_record_goes_holds_no_command(evolve_home):
     # every writing command reads the record first: a plain read of a FIFO waited forever
     import os

@@ -11,12 +11,20 @@ from evolve.workspace.folders import list_agents
 
 
 def init(home: Home, name: str, from_url: str | None = None, as_json: bool = False) -> int:
+    # a home this version began, or one up to date: the new agent is set up as it is made, so the
+    # record (which names each agent) names it too and the next command checks nothing
+    current = upgrade.holds_nothing_older(home) or upgrade.applied(home) >= upgrade.LAYOUT
     if from_url is not None:
-        return _join(home, name, from_url, as_json)
-    fresh = upgrade.holds_nothing_older(home)
-    agent = Agent.create(name, home)
-    if fresh:  # a home this version began: no command need check it for an upgrade
+        code = _join(home, name, from_url, as_json)
+    else:
+        code = _create(home, name, as_json)
+    if current:
         upgrade.record_current(home)
+    return code
+
+
+def _create(home: Home, name: str, as_json: bool) -> int:
+    agent = Agent.create(name, home)
     if as_json:
         emit_json({"name": agent.name, "path": str(agent.path), "head": agent.repo.tip()})
     else:

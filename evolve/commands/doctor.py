@@ -189,6 +189,16 @@ def _check_codex_trust(home: Home, add) -> None:
             add(where, f"{state['state']}; {codex.TRUST_HINT} when you start it", "hint")
 
 
+def _upgrade_finding(note: str) -> dict:
+    """One note of the upgrade as a finding: what it fixed, or (Unfinished) what it left as it was."""
+    from evolve.integrations.upgrade import Unfinished
+
+    where, _, what = note.partition(": ")
+    if isinstance(note, Unfinished):
+        return {"where": where, "problem": what, "level": "warning"}
+    return {"where": where, "problem": f"fixed: {what}", "level": "hint"}
+
+
 def doctor(home: Home, as_json: bool = False, fix: bool = False) -> int:
     from evolve.integrations.upgrade import ensure_current
 
@@ -198,10 +208,7 @@ def doctor(home: Home, as_json: bool = False, fix: bool = False) -> int:
     if fix and leftover and not home.read_only():
         fixed += checks.fix_leftovers(leftover)
         leftover = []
-    found = [
-        {"where": note.partition(": ")[0], "problem": f"fixed: {note.partition(': ')[2]}", "level": "hint"}
-        for note in fixed
-    ] + diagnose(home, leftover)
+    found = [_upgrade_finding(note) for note in fixed] + diagnose(home, leftover)
     errors = [f for f in found if f["level"] == "error"]
     if as_json:
         emit_json({"ok": not errors, "findings": found})

@@ -23,8 +23,9 @@ and the plugin's hooks.json gains it too; 7 the plugin's launcher (hooks/evolve-
 evolve for a guard's table written after blanks too, as the installed hook does; 8 the
 pre-commit hook says that evolve's check failed, where it said evolve was not installed; 9 each
 agent repository's core.hooksPath names its hooks folder whole (`.git/hooks` ran no hook in a
-linked worktree). The record names the home too: a home moved elsewhere is checked again by
-the next command, so its hooks (which name the home and their folder) follow it.
+linked worktree). The record names the home and each agent's repository too: a home moved
+elsewhere, an agent folder renamed, or a repository cloned into agents/ by hand is checked
+again by the next command, so its hooks (which name the home and their folder) follow it.
 """
 
 from __future__ import annotations
@@ -38,11 +39,16 @@ LAYOUT = 9
 VERSION_FILE = "layout-version"
 
 
+class Unfinished(str):
+    """A note on what was left as it was (it failed, or is a person's): doctor warns, never "fixed"."""
+
+
 def applied(home: Home) -> int:
-    """The layout last brought up to date in this home (0: never, or the home moved since)."""
+    """The layout last brought up to date in this home (0: never, or its home or agents changed since)."""
     try:
-        layout, _, where = read_regular(home.root / VERSION_FILE).partition(b"\n")  # a FIFO: no wait
-        if where.strip(b"\n") and where.strip(b"\n") != _where(home):
+        layout, _, rest = read_regular(home.root / VERSION_FILE).partition(b"\n")  # a FIFO: no wait
+        where, _, repositories = rest.rstrip(b"\n").partition(b"\n")
+        if where and (where != _where(home) or repositories != _repositories(home)):
             return 0
         return int(layout.strip() or 0)
     except (OSError, ValueError):
@@ -54,6 +60,36 @@ def _where(home: Home) -> bytes:
     import os
 
     return os.fsencode(os.path.realpath(home.root))
+
+
+def _repositories(home: Home) -> bytes:
+    """Each agent's name, its repository's inode and whether a pre-commit hook is there, as recorded.
+
+    core.hooksPath names an agent's hooks folder whole, so a folder renamed by hand, a
+    repository cloned into agents/ (under a new name or an old one) ran no pre-commit hook:
+    any of them changes this, and the next command sets it up. A clone has no hook (a folder
+    made again at once may get the inode just freed); a hook a person rewrote is theirs to
+    keep until `doctor --fix`, so its content is not looked at. Two stats per agent.
+    """
+    import os
+
+    from evolve.errors import UserError
+    from evolve.workspace.folders import list_agents
+
+    try:
+        names = list_agents(home)
+    except UserError:  # agents/ is no folder: nothing to set up (ensure_current checks first)
+        return b""
+    found = []
+    for name in names:
+        repository = os.path.join(home.agent_dir(name), ".git")  # noqa: PTH118 - every command
+        try:
+            inode = os.stat(repository).st_ino  # noqa: PTH116 - a string path, as above
+        except OSError:
+            inode = 0
+        hook = os.path.lexists(os.path.join(repository, "hooks", "pre-commit"))  # noqa: PTH118 - template.hook_path
+        found.append(f"{name}:{inode}:{'hook' if hook else 'none'}")
+    return " ".join(found).encode("ascii")
 
 
 def ensure_current(home: Home, *, force: bool = False) -> list[str]:
@@ -71,14 +107,15 @@ def ensure_current(home: Home, *, force: bool = False) -> list[str]:
     # there would be done in whatever repository encloses its folder
     agents = [name for name in list_agents(home) if is_own_repository(home.agent_dir(name))]
     with FileLock(home.run_dir / "upgrade.lock", timeout=30):
-        notes = _agent_hooks(home, agents)
+        notes, hooks_done = _agent_hooks(home, agents, take_hooks_path=force)
         plugins, done = _plugins(home, agents)
         notes += plugins
+        done = done and hooks_done
         for harness, refresh in (("Claude Code", _claude_code_hooks), ("Codex", _codex_hooks)):
             try:
                 notes += refresh(home)
             except links.UnreadableInstalls as exc:  # left as it is; tried again by the next command
-                notes.append(f"{harness} hook commands not checked: {exc}")
+                notes.append(Unfinished(f"{harness} hook commands not checked: {exc}"))
                 done = False
         if done:
             record_current(home)
@@ -101,22 +138,57 @@ def record_current(home: Home) -> None:
     A record that cannot be written (a folder in its place, say) only costs the next command a check.
     """
     try:
-        atomic_write(home.root / VERSION_FILE, f"{LAYOUT}\n".encode("ascii") + _where(home) + b"\n")
+        record = b"\n".join((str(LAYOUT).encode("ascii"), _where(home), _repositories(home)))
+        atomic_write(home.root / VERSION_FILE, record + b"\n")
     except OSError:
         pass
 
 
-def _agent_hooks(home: Home, agents: list[str]) -> list[str]:
-    from evolve.workspace.template import hooks_problems, install_precommit_hook
+def _agent_hooks(home: Home, agents: list[str], *, take_hooks_path: bool) -> tuple[list[str], bool]:
+    """Each agent's hook and git setup brought up to date; and whether every one could be.
 
-    notes = []
+    One that cannot be written (a hooks folder a person made read-only, a folder where the
+    hook goes, a locked .git/config) is one line, and the next command tries again: it
+    stopped every writing command, and doctor itself, with an internal error. A person's own
+    core.hooksPath (husky's) stays unless `take_hooks_path` (`doctor --fix`): an upgrade
+    pointed it back at evolve's folder, and their hooks stopped running without a word.
+    """
+    from evolve.store.git import GitError
+    from evolve.workspace.template import (
+        hooks_path,
+        hooks_problems,
+        install_precommit_hook,
+        persons_hooks_path,
+    )
+
+    notes: list[str] = []
+    done = True
     for name in agents:
         path = home.agent_dir(name)
         problems = hooks_problems(path, home.root)
-        if problems:
-            install_precommit_hook(path, home.root)
+        configured = hooks_path(path)
+        kept = not take_hooks_path and persons_hooks_path(configured)
+        if kept:  # said once: the layout is recorded, and doctor names it
+            problems = [p for p in problems if "core.hooksPath" not in p]
+            notes.append(
+                Unfinished(
+                    f"{name}: core.hooksPath {configured} is yours: kept, so evolve's pre-commit "
+                    "check does not run on commits; `evolve doctor --fix` points it at the "
+                    "repository's hooks folder"
+                )
+            )
+        if not problems:
+            continue
+        try:
+            install_precommit_hook(path, home.root, keep_persons_path=kept)
+        except (OSError, GitError) as exc:
+            notes.append(
+                Unfinished(f"{name}: git setup not brought up to date ({'; '.join(problems)}): {exc}")
+            )
+            done = False
+        else:
             notes.append(f"{name}: git setup brought up to date ({'; '.join(problems)})")
-    return notes
+    return notes, done
 
 
 def _plugins(home: Home, agents: list[str]) -> tuple[list[str], bool]:
@@ -134,7 +206,7 @@ def _plugins(home: Home, agents: list[str]) -> tuple[list[str], bool]:
         except Busy:  # a reflection or a person's git work: the next command tries again
             done = False
         except (UserError, GitError) as exc:  # GitError: a damaged index or lost objects (doctor names it)
-            notes.append(f"{name}: plugin files not added ({exc})")
+            notes.append(Unfinished(f"{name}: plugin files not added ({exc})"))
             done = False
     return notes, done
 

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import os
 
-from evolve.regular import read_regular
+from evolve.regular import open_regular, read_regular
 from evolve.workspace import conflicts, memo
 
 MEMO_TITLE = "# Memo (what I learned in earlier sessions)"
+MEMO_CAP = 1 << 20  # bytes of memo.md a session reads: a memo holds a few thousand characters
 DEFAULT_PROMPT_CHARS = 8000  # = config.LimitsConfig (a test checks): no TOML parse when unset
 DEFAULT_BODY_TOKENS = 5000  # = config.LimitsConfig.skill_body_tokens
 _LIMIT_KEYS = (b"prompt_chars", b"skill_body_tokens")
@@ -46,17 +47,43 @@ def limits(home_config: str, agent_config: str) -> tuple[int, int]:
     return configured.prompt_chars, configured.skill_body_tokens
 
 
+def read_memo(memo_path: str | os.PathLike[str], room: int) -> str | None:
+    """What a session can show of memo.md ("" when absent, a link or no file); None: over MEMO_CAP.
+
+    The one reader of `evolve prompt`, a linked session and a plugin's, which showed one memo
+    three ways. A memo over MEMO_CAP is a log appended by mistake (300 MB held the
+    session-start hook 20 s): left out, by its size. Of the rest only what can show in `room`
+    is read, decoded and scanned: the hook stays fast for a memo of 1 MB too. A byte that is
+    not UTF-8 (an editor's Latin-1) is replaced, never the whole memo dropped. Never read
+    through a link: it may lead out of the repository.
+    """
+    if os.path.islink(memo_path):  # noqa: PTH114 - no pathlib on the hot path
+        return ""
+    try:
+        # a FIFO: no wait
+        with open_regular(os.fspath(memo_path), encoding="utf-8", errors="replace") as handle:
+            if os.fstat(handle.fileno()).st_size > MEMO_CAP:
+                return None
+            return handle.read(room * 4 + 4096)  # a longer memo is cut anyway
+    except OSError:
+        return ""
+
+
 def memo_view(
-    memo_text: str, room: int, memo_path: str | os.PathLike[str]
+    memo_text: str | None, room: int, memo_path: str | os.PathLike[str]
 ) -> tuple[str, dict[str, list[str]]]:
     """The memo as a session sees it, and the ids of the bullets it shows whole, by section key.
 
     The text: the memo's sections that hold anything, under one title, cut (and said so)
-    beyond `room`; a memo holding a merge's conflict markers is left out (the agent would
-    read both sides). One scan of the memo for both: the session-start hook records the
-    ids. A bullet the budget cut, or a memo left out, is not shown: only lessons the
-    session could read count as in its context.
+    beyond `room`; a memo holding a merge's conflict markers, or over MEMO_CAP (`memo_text`
+    None), is left out with a note (the agent would read both sides, or a log). One scan of
+    the memo for both: the session-start hook records the ids. A bullet the budget cut, or a
+    memo left out, is not shown: only lessons the session could read count as in its context.
     """
+    if memo_text is None:  # read_memo: over MEMO_CAP
+        size = f"is over {MEMO_CAP >> 20} MB: no memo is that long"
+        note = f"{MEMO_TITLE}\n\n(left out: {os.fspath(memo_path)} {size})"
+        return (note if len(note) <= room else ""), {}
     folder = os.path.dirname(memo_path)  # noqa: PTH120 - no pathlib on the hot path
     if conflicts.conflicted(folder, {memo.MEMO_FILE: memo_text}):
         note = f"{MEMO_TITLE}\n\n(left out: {os.fspath(memo_path)} holds unresolved merge conflict markers)"

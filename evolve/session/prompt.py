@@ -16,18 +16,12 @@ import time
 from dataclasses import dataclass, field
 
 from evolve.home import Home
-from evolve.regular import open_regular
-from evolve.session.context import MEMO_TITLE, limits, memo_view
+from evolve.session.context import MEMO_TITLE, limits, memo_view, read_memo
 from evolve.store.head import BRANCH, branch_tip, checked_out_elsewhere
-
-TYPE_CHECKING = False  # typing's own flag without importing typing (the hot path)
-if TYPE_CHECKING:
-    from pathlib import Path
 
 MATURE_RUNS = 20  # runs shown before a skill's invocation rate may push it out
 DESCRIPTION_CAP = 250  # chars of a description in the index (Claude Code also cuts)
 WAITING_NAMES = 3  # skills named in the note on fixes waiting for review
-MEMO_CAP = 1 << 20  # bytes of memo.md a session reads: a memo holds a few thousand characters
 
 
 @dataclass
@@ -122,22 +116,6 @@ def _rates(home: Home, agent: str) -> dict[str, list]:
         return {}
 
 
-def _memo_text(memo_file: Path) -> str | None:
-    """memo.md's text ("" when absent, a link, no regular file or not UTF-8); None when over MEMO_CAP.
-
-    Read no further: a log appended to the memo by mistake (300 MB) held the session-start
-    hook 20 s, read and scanned whole to show the few thousand characters a prompt allows.
-    """
-    if memo_file.is_symlink():
-        return ""
-    try:
-        with open_regular(memo_file) as handle:
-            data = handle.read(MEMO_CAP + 1)
-        return None if len(data) > MEMO_CAP else data.decode("utf-8")
-    except (OSError, UnicodeDecodeError):
-        return ""
-
-
 def render(
     home: Home | str | os.PathLike,
     agent_name: str,
@@ -179,7 +157,6 @@ def render(
     )
     entries = [e for e in entries if e.valid]
     memo_file = path / "memo.md"
-    memo_text = _memo_text(memo_file)
     header = (
         f"## Skills\n\nYour skills are in {skills_dir} (one folder per skill, each with a "
         "SKILL.md). When a task matches a description below, read that SKILL.md first "
@@ -190,12 +167,8 @@ def render(
     if len(waiting) + 2 > budget - reserve:
         waiting = ""  # a prompt budget too small for it: the memo comes first
     room = budget - reserve - (len(waiting) + 2 if waiting else 0)
-    lessons: dict[str, list[str]] = {}
-    if memo_text is None:
-        note = f"{MEMO_TITLE}\n\n(left out: {memo_file} is over {MEMO_CAP >> 20} MB: no memo is that long)"
-        memo_part = note if len(note) <= room - 1 else ""
-    else:
-        memo_part, lessons = memo_view(memo_text, max(0, room - 1), memo_file)  # + newline
+    shows = max(0, room - 1)  # + newline
+    memo_part, lessons = memo_view(read_memo(memo_file, shows), shows, memo_file)
     listed = [e.name for e in entries]
     left_out = 0
     blocks = [part for part in (memo_part, waiting) if part]

@@ -22,6 +22,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from evolve import launch
+from evolve.regular import read_regular
 from evolve.store.git import config_values, git
 
 HOOK_MARKER = "evolve-managed-hook: pre-commit"
@@ -104,12 +105,29 @@ def hooks_folder(repo_path: Path) -> str:
     return os.path.join(os.path.realpath(repo_path / ".git"), "hooks")  # noqa: PTH118 - a config value
 
 
+def hooks_path(repo_path: Path) -> str:
+    """The repository's own core.hooksPath ("" when unset)."""
+    value = config_values(repo_path, "core.hooksPath", local=True).get("core.hookspath", b"")
+    return value.decode("utf-8", "replace").strip()
+
+
+def persons_hooks_path(value: str) -> bool:
+    """Whether a core.hooksPath is a person's own (husky's `.husky`, say), not one evolve wrote.
+
+    Evolve wrote none (layout 1), `.git/hooks` (2-8) or a repository's hooks folder whole (9;
+    a moved home's or renamed folder's old one too).
+    """
+    return value not in ("", ".git/hooks") and not value.replace("\\", "/").rstrip("/").endswith(
+        "/.git/hooks"
+    )
+
+
 def hooks_problems(repo_path: Path, home: Path) -> list[str]:
     """What differs from the hook setup evolve installs (empty: current)."""
     found = []
     hook = hook_path(repo_path)
     try:
-        current = hook.read_text(encoding="utf-8", errors="replace")
+        current = _text_of(hook)
     except OSError:
         current = ""
     if HOOK_MARKER not in current:
@@ -120,17 +138,32 @@ def hooks_problems(repo_path: Path, home: Path) -> list[str]:
         k: v.decode("utf-8", "replace").strip()
         for k, v in config_values(repo_path, *CONFIG, local=True).items()
     }
-    if config.get("core.hookspath", "") != hooks_folder(repo_path):
-        found.append(f"the repository's core.hooksPath is not {hooks_folder(repo_path)}")
+    configured = config.get("core.hookspath", "")
+    if configured != hooks_folder(repo_path):
+        found.append(
+            f"the repository's core.hooksPath is {configured or 'unset'}, not {hooks_folder(repo_path)}"
+        )
     if config.get("core.autocrlf", "") != "false":
         found.append("the repository may convert line endings (core.autocrlf is not false)")
     try:
-        attributes = (repo_path / ".git" / "info" / "attributes").read_text(encoding="utf-8")
+        attributes = _text_of(repo_path / ".git" / "info" / "attributes")
     except OSError:
         attributes = ""
     if BYTE_EXACT not in attributes:
         found.append(".git/info/attributes does not keep files byte for byte")
     return found
+
+
+def _text_of(path: Path) -> str:
+    """A file of evolve's in .git ("" when absent); NotRegular for a FIFO or folder in its place.
+
+    Never a plain open: a FIFO where the hook or the attributes go held every writing command
+    and doctor forever, waiting for a writer.
+    """
+    try:
+        return read_regular(path).decode("utf-8", "replace")
+    except FileNotFoundError:
+        return ""
 
 
 def _another_homes_hook(repo_path: Path, home: Path, hook: str) -> bool:
@@ -160,27 +193,34 @@ def _hook_value(hook: str, prefix: str) -> str | None:
 
 
 def install_precommit_hook(
-    repo_path: Path, home: Path, *, checked_out: bool = True, lives_at: Path | None = None
+    repo_path: Path,
+    home: Path,
+    *,
+    checked_out: bool = True,
+    lives_at: Path | None = None,
+    keep_persons_path: bool = False,
 ) -> Path:
     """Write the agent repo's pre-commit hook (a person's own hook is kept aside) and git setup.
 
     `checked_out=False`: evolve wrote every file itself (a new agent), so no checkout can have
     converted one and there is nothing to undo. `lives_at`: the folder a repository built
-    aside is renamed to (core.hooksPath names that one).
+    aside is renamed to (core.hooksPath names that one). `keep_persons_path`: a core.hooksPath
+    that is a person's own stays (an upgrade's; `doctor --fix` takes it when asked).
     """
     target = hook_path(repo_path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    current = target.read_text(errors="replace") if target.exists() else ""
+    current = _text_of(target)
     if current and HOOK_MARKER not in current:
         target.replace(target.with_name("pre-commit.before-evolve"))
     if not _another_homes_hook(repo_path, home, current):  # else that home keeps it current
         target.write_text(precommit_hook_text(home), encoding="utf-8")
         target.chmod(0o755)
-    git(repo_path, "config", "--local", "core.hooksPath", hooks_folder(lives_at or repo_path))
+    if not (keep_persons_path and persons_hooks_path(hooks_path(repo_path))):
+        git(repo_path, "config", "--local", "core.hooksPath", hooks_folder(lives_at or repo_path))
     git(repo_path, "config", "--local", "core.autocrlf", "false")
     info = repo_path / ".git" / "info" / "attributes"
     info.parent.mkdir(parents=True, exist_ok=True)
-    current = info.read_text(encoding="utf-8") if info.exists() else ""
+    current = _text_of(info)
     if BYTE_EXACT not in current:
         info.write_text(current + ("\n" if current and not current.endswith("\n") else "") + BYTE_EXACT)
     if checked_out:
