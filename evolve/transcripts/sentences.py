@@ -22,7 +22,8 @@ def size(words: str) -> int:
     A link is no prose: a short reply that pastes one ("it should still return <url>") is short.
     """
     links = sum(map(len, _LINK.findall(words))) if "://" in words else 0
-    return len(words) - links + 2 * len(_WIDE.findall(words))
+    wide = 0 if words.isascii() else len(_WIDE.findall(words))  # isascii: a flag, no pass
+    return len(words) - links + 2 * wide
 
 
 def sentence_end(words: str, index: int) -> re.Match[str] | None:
