@@ -73,8 +73,11 @@ def _strip_marks(text: str) -> str:
         return text
     import unicodedata  # lazily: only requests need it
 
-    text = re.sub("[\u0300-\u036f\u093c]", "", unicodedata.normalize("NFKD", text))
+    text = _MARKS.sub("", unicodedata.normalize("NFKD", text))
     return unicodedata.normalize("NFC", text)
+
+
+_MARKS = re.compile("[\u0300-\u036f\u093c]")  # compiled once: re.sub looks it up in re's cache each call
 
 
 # A letter with a stroke (and Turkish dotless ı) keeps it through NFKD, and people who type

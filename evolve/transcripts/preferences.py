@@ -60,6 +60,8 @@ def preference(
     options ("I prefer the second one" then picks one); `agent_words`: the agent's text before,
     folded (read only where a language stands alone).
     """
+    if found.keys().isdisjoint(_STATED_BY):  # most messages: no cue a preference is stated by
+        return None
     spans = [
         span
         for span in found.get("standing", ())
@@ -103,6 +105,10 @@ def preference(
         if not is_question_at(words, end) or SAID_AGAIN.search(words, start, end):
             return lang, f"states a standing preference: “{words[start:end].strip()}”"
     return None
+
+
+# The cues whose spans a preference is one of (a "speak" or "whole" counts beside a language only)
+_STATED_BY = frozenset(("standing", "rule", "standing_lead", "in_language"))
 
 
 def _only_reminds(words: str, span: tuple[str, int, int], found: Spans) -> bool:

@@ -46,6 +46,8 @@ def past_a_cut_fence(agent_tail: str) -> str:
     follows it on its line: "```python" opens one, its prose before it is the agent's. A fence
     opens or closes a block only at a line's start: one inside the code (`marker = '```'`) is code.
     """
+    if "```" not in agent_tail and "~~~" not in agent_tail:  # sre would try _FENCE at every character
+        return agent_tail
     fences = list(_FENCE.finditer(agent_tail))
     if not fences:
         return agent_tail
