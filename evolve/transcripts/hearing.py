@@ -24,6 +24,7 @@ from evolve.transcripts.replies import (
     NEGATED,
     PRAISED,
     accepts,
+    declines_with_thanks,
     offers_a_choice,
     only_an_answer,
     opening_end,
@@ -234,6 +235,8 @@ class _Message:
             strong = [span for span in strong if span[1] < opening]
         if not strong and (first or found.keys().isdisjoint(_WEIGHED)):
             return None  # most messages: no cue to weigh, the agent's words need no reading
+        if declines_with_thanks(words, found):
+            return None
         if strong and (not only_an_answer(words, strong) or not self.asked(agent_before)):
             return NEGATION, f"says the agent got it wrong: “{self.quote(strong[0])}”"
         forbid = found.get("forbid")  # the interruption says the agent was at work, words or not

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from evolve.transcripts.sentences import is_question_at, opens_the_reply, pasted_at, sentence_end, size
+from evolve.transcripts.sentences import Spans, is_question_at, opens_the_reply, pasted_at, sentence_end, size
 from evolve.transcripts.stopped import CARRY_ON, PRAISE
 
 # A brief acknowledgment before an objection ("ok. but …", "好的，但是 …")
@@ -184,6 +184,28 @@ def opens_a_question(words: str, span: tuple[str, int, int]) -> bool:
         asked = words[span[2] : end.start()].strip(" ,") if end is not None and end.group() == "?" else ""
     asked = asked.rstrip("呢吧啊呀")  # a closing particle asks nothing of its own ("为什么不呢")
     return bool(asked) and not NEGATED.fullmatch(asked) and not ACKNOWLEDGED.fullmatch(asked)
+
+
+# Thanks (folded words): a brief reply that opens with "no" and thanks declines an offer
+_THANKS = re.compile(
+    r"\b(?:thanks|thank you|thx|merci|danke|gracias|grazie|obrigad[oa]|valeu|спасибо|дякую|dzieki|dziekuje"
+    r"|tesekkur\w*|sag ol|cam on)\b|谢谢|多谢|ありがと|감사|고마워"
+)
+_DECLINING = 80  # characters: a reply this brief that thanks says no more than "no, thanks"
+
+
+def declines_with_thanks(words: str, found: Spans) -> bool:
+    """A "no" that only thanks declines an offer ("No, all good, thanks!", "Nie, dzięki").
+
+    Whatever the agent said (its words may be unknown): every cue is the opening "no" itself.
+    """
+    opening = ANSWER_WORDS.match(words)
+    return (
+        opening is not None
+        and size(words) < _DECLINING
+        and all(start < opening.end() for spans in found.values() for _, start, _ in spans)
+        and _THANKS.search(words) is not None
+    )
 
 
 def only_an_answer(words: str, strong: list[tuple[str, int, int]]) -> bool:

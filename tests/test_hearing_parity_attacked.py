@@ -1,0 +1,51 @@
+"""The parity round's forms, attacked: what people type that corrects nothing, and what they miss.
+
+The misses: corrections in other registers, abbreviations, common misspellings.
+
+Each sentence is our own, written as a person types it to a coding agent after the agent's claim
+of success (`CLAIMS`), after a claim that closes on an offer of more, or after a turn whose
+words are unknown (a prompt-only log). The parity matrix is `tests/test_hearing_parity.py`.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from evolve.transcripts.hearing import hear
+from evolve.transcripts.lexicons import load_lexicons
+from tests.test_hearing_parity import CLAIMS
+
+# The agent's claim closing on an open offer of more help ("Anything else?")
+CLAIMS_OFFERING_MORE = {
+    "ru": CLAIMS["ru"] + " Нужно что-нибудь ещё?",
+    "pl": CLAIMS["pl"] + " Czy mogę jeszcze w czymś pomóc?",
+}
+UNKNOWN = ""  # the agent answered, what it said is unknown (a prompt-only log)
+
+# (language, what the agent said before, the person's message): each must be heard
+HEARD = [
+    ("pl", UNKNOWN, "Nie, to nadal nie działa, dzięki."),
+]
+
+# (language, what the agent said before, the person's message): each must stay silent
+SILENT = [
+    # a "no" declining with thanks: the agent offered more, or its words are unknown
+    ("ru", CLAIMS_OFFERING_MORE["ru"], "Нет, всё отлично, спасибо."),
+    ("pl", CLAIMS_OFFERING_MORE["pl"], "Nie, wszystko w porządku, dzięki."),
+    ("pl", UNKNOWN, "Nie, wszystko w porządku, dzięki."),
+    ("uk", UNKNOWN, "Ні, все добре, дякую."),
+    ("tr", UNKNOWN, "Hayır, gerek yok, teşekkürler."),
+    ("vi", UNKNOWN, "Không, vậy là ổn rồi, cảm ơn."),
+    ("de", UNKNOWN, "Nein, passt so, danke."),
+    ("en", UNKNOWN, "No, all good, thanks!"),
+]
+
+
+@pytest.mark.parametrize(("lang", "agent_before", "text"), HEARD)
+def test_a_correction_the_forms_missed_is_heard(lang, agent_before, text):
+    assert hear(load_lexicons(), text, agent_before).correction
+
+
+@pytest.mark.parametrize(("lang", "agent_before", "text"), SILENT)
+def test_a_message_that_corrects_nothing_stays_silent(lang, agent_before, text):
+    assert not hear(load_lexicons(), text, agent_before).correction
