@@ -24,11 +24,26 @@ UNKNOWN = ""  # the agent answered, what it said is unknown (a prompt-only log)
 
 # (language, what the agent said before, the person's message): each must be heard
 HEARD = [
+    ("ja", CLAIMS["ja"], "うまくいかなかった"),
+    ("ja", CLAIMS["ja"], "うまくいかなかったです。"),
+    ("ko", CLAIMS["ko"], "안됨"),
+    ("ko", CLAIMS["ko"], "똑같아요."),
+    ("ko", CLAIMS["ko"], "아직도 똑같아"),
+    ("fr", CLAIMS["fr"], "ne marche tjr pas"),
+    ("fr", CLAIMS["fr"], "ça marche tjrs pas"),
+    ("de", CLAIMS["de"], "funktioniert immernoch nicht"),
+    ("de", CLAIMS["de"], "Immernoch der gleiche Fehler."),
+    ("es", CLAIMS["es"], "¡Para ya!"),
     ("pl", UNKNOWN, "Nie, to nadal nie działa, dzięki."),
 ]
 
 # (language, what the agent said before, the person's message): each must stay silent
 SILENT = [
+    # "the same" said of what should stay the same, or glad it is
+    ("ko", CLAIMS["ko"], "결과가 똑같아서 다행이에요. 이제 문서도 업데이트해 주세요."),
+    ("ko", CLAIMS["ko"], "디자인은 똑같아도 돼요, 버튼 색만 파란색으로 바꿔 주세요."),
+    # "if it did not work" sets up a new task
+    ("ja", CLAIMS["ja"], "うまくいかなかったら、別のライブラリを試してください。"),
     # a "no" declining with thanks: the agent offered more, or its words are unknown
     ("ru", CLAIMS_OFFERING_MORE["ru"], "Нет, всё отлично, спасибо."),
     ("pl", CLAIMS_OFFERING_MORE["pl"], "Nie, wszystko w porządku, dzięki."),
