@@ -34,6 +34,12 @@ HEARD = [
     ("de", CLAIMS["de"], "funktioniert immernoch nicht"),
     ("de", CLAIMS["de"], "Immernoch der gleiche Fehler."),
     ("es", CLAIMS["es"], "¡Para ya!"),
+    ("fr", CLAIMS["fr"], "Je l'ai déjà dit, pas de console.log."),
+    ("it", CLAIMS["it"], "L'ho già detto, niente console.log."),
+    ("fr", CLAIMS["fr"], "Je l'ai déjà dit au début : pas de console.log."),
+    ("it", CLAIMS["it"], "L'ho già detto all'inizio, niente console.log."),
+    ("vi", CLAIMS["vi"], "Tôi đã nói với bạn rồi, không dùng console.log."),
+    ("ru", CLAIMS["ru"], "Я уже говорил, никаких console.log."),
     ("pl", UNKNOWN, "Nie, to nadal nie działa, dzięki."),
 ]
 
@@ -44,6 +50,16 @@ SILENT = [
     ("ko", CLAIMS["ko"], "디자인은 똑같아도 돼요, 버튼 색만 파란색으로 바꿔 주세요."),
     # "if it did not work" sets up a new task
     ("ja", CLAIMS["ja"], "うまくいかなかったら、別のライブラリを試してください。"),
+    # "I already said it" to someone else
+    ("fr", CLAIMS["fr"], "Je l'ai déjà dit au client, il est d'accord. Maintenant ajoute la pagination."),
+    ("it", CLAIMS["it"], "L'ho già detto al cliente, va bene così. Grazie!"),
+    ("en", CLAIMS["en"], "I already told the client, he's happy. Now add pagination."),
+    ("ru", CLAIMS["ru"], "Я уже сказал начальнику, что релиз завтра. Добавь changelog."),
+    ("uk", CLAIMS["uk"], "Я вже казав клієнту, він погодився. Тепер додай пагінацію."),
+    ("pl", CLAIMS["pl"], "Już mówiłem szefowi, że wdrożenie jest jutro. Dodaj changelog."),
+    ("tr", CLAIMS["tr"], "Müşteriye zaten söyledim, memnun kaldı. Şimdi sayfalama ekle."),
+    ("vi", CLAIMS["vi"], "Tôi đã nói với khách hàng rồi, họ đồng ý. Giờ thêm phân trang nhé."),
+    ("ja", CLAIMS["ja"], "お客さんにはもう言いました。次はページネーションを追加してください。"),
     # a "no" declining with thanks: the agent offered more, or its words are unknown
     ("ru", CLAIMS_OFFERING_MORE["ru"], "Нет, всё отлично, спасибо."),
     ("pl", CLAIMS_OFFERING_MORE["pl"], "Nie, wszystko w porządku, dzięki."),
