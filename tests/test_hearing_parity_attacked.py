@@ -41,6 +41,8 @@ HEARD = [
     ("vi", CLAIMS["vi"], "Tôi đã nói với bạn rồi, không dùng console.log."),
     ("ru", CLAIMS["ru"], "Я уже говорил, никаких console.log."),
     ("pl", UNKNOWN, "Nie, to nadal nie działa, dzięki."),
+    ("zh", CLAIMS["zh"], "不，用 PostgreSQL。"),
+    ("zh", CLAIMS["zh"], "不，应该改 config.py。"),
 ]
 
 # (language, what the agent said before, the person's message): each must stay silent
@@ -60,6 +62,8 @@ SILENT = [
     ("tr", CLAIMS["tr"], "Müşteriye zaten söyledim, memnun kaldı. Şimdi sayfalama ekle."),
     ("vi", CLAIMS["vi"], "Tôi đã nói với khách hàng rồi, họ đồng ý. Giờ thêm phân trang nhé."),
     ("ja", CLAIMS["ja"], "お客さんにはもう言いました。次はページネーションを追加してください。"),
+    # "no, use X" answering the agent's question
+    ("zh", "你想用哪个数据库？", "不，用 PostgreSQL。"),
     # a "no" declining with thanks: the agent offered more, or its words are unknown
     ("ru", CLAIMS_OFFERING_MORE["ru"], "Нет, всё отлично, спасибо."),
     ("pl", CLAIMS_OFFERING_MORE["pl"], "Nie, wszystko w porządku, dzięki."),

@@ -27,7 +27,7 @@ PRAISED = re.compile(
 )
 # A "no" opening a reply: it may answer the agent's question
 ANSWER_WORDS = re.compile(
-    r"(?:no|nope|non|nein|nee|не|нет|ні|ne|nie|não|nao|hayır|hayir|khong|いいえ|아니요|아뇨)\b[ ,.!、，]*",
+    r"(?:no|nope|non|nein|nee|не|нет|ні|ne|nie|não|nao|hayır|hayir|khong|不|いいえ|아니요|아뇨)\b[ ,.!、，]*",
     re.IGNORECASE,
 )
 # A failure said in the negative ("can't compile", "不行", "не работает"): asked after a claim, it doubts it
