@@ -64,6 +64,9 @@ SILENT = [
     ("ja", CLAIMS["ja"], "お客さんにはもう言いました。次はページネーションを追加してください。"),
     # "no, use X" answering the agent's question
     ("zh", "你想用哪个数据库？", "不，用 PostgreSQL。"),
+    # a person's words quoted the German and Polish way, „…“
+    ("pl", CLAIMS["pl"], "Użytkownik napisał: „po aktualizacji nie działa”. Napisz uprzejmą odpowiedź."),
+    ("de", CLAIMS["de"], "Ein Nutzer schreibt: „Seit dem Update geht nichts mehr“. Antworte freundlich."),
     # a "no" declining with thanks: the agent offered more, or its words are unknown
     ("ru", CLAIMS_OFFERING_MORE["ru"], "Нет, всё отлично, спасибо."),
     ("pl", CLAIMS_OFFERING_MORE["pl"], "Nie, wszystko w porządku, dzięki."),
