@@ -42,6 +42,11 @@ HEARD = [
     ("ru", CLAIMS["ru"], "Я уже говорил, никаких console.log."),
     ("pl", UNKNOWN, "Nie, to nadal nie działa, dzięki."),
     ("zh", CLAIMS["zh"], "不，用 PostgreSQL。"),
+    # "now it works", and a failure or a question after it or a "still"
+    ("en", CLAIMS["en"], "Now it works, but why did you delete the config file?"),
+    ("en", CLAIMS["en"], "It works now on Linux, but it still fails on Windows."),
+    ("de", CLAIMS["de"], "Jetzt läuft es, aber die Tests schlagen fehl."),
+    ("pl", CLAIMS["pl"], "Teraz działa, ale nadal jest wolno."),
     ("zh", CLAIMS["zh"], "不，应该改 config.py。"),
 ]
 
@@ -62,6 +67,19 @@ SILENT = [
     ("tr", CLAIMS["tr"], "Müşteriye zaten söyledim, memnun kaldı. Şimdi sayfalama ekle."),
     ("vi", CLAIMS["vi"], "Tôi đã nói với khách hàng rồi, họ đồng ý. Giờ thêm phân trang nhé."),
     ("ja", CLAIMS["ja"], "お客さんにはもう言いました。次はページネーションを追加してください。"),
+    # a failure that is over: "it didn't work before, now it does"
+    ("en", CLAIMS["en"], "It didn't work before, now it does. Thanks!"),
+    ("zh", CLAIMS["zh"], "我之前一直没成功配置好这个，这次搞定了，太好了！"),
+    ("ja", CLAIMS["ja"], "ずっとうまくいかなかったのが直りました！ありがとうございます。"),
+    ("ko", CLAIMS["ko"], "계속 안 됐던 게 이제 되네요! 감사합니다."),
+    ("de", CLAIMS["de"], "Das hat vorher nie geklappt, jetzt läuft's. Danke!"),
+    ("pt", CLAIMS["pt"], "Antes não funcionava e agora funciona. Valeu!"),
+    ("fr", CLAIMS["fr"], "Avant ça marchait pas, maintenant oui. Merci !"),
+    ("it", CLAIMS["it"], "Prima non funzionava, adesso sì. Grazie!"),
+    ("ru", CLAIMS["ru"], "Раньше не работало, а теперь работает. Спасибо!"),
+    ("uk", CLAIMS["uk"], "Раніше не працювало, а тепер працює. Дякую!"),
+    ("pl", CLAIMS["pl"], "Wcześniej nie działało, a teraz działa. Dzięki!"),
+    ("vi", CLAIMS["vi"], "Trước không chạy được, giờ chạy rồi. Cảm ơn!"),
     # "no, use X" answering the agent's question
     ("zh", "你想用哪个数据库？", "不，用 PostgreSQL。"),
     # a person's words quoted the German and Polish way, „…“

@@ -152,6 +152,15 @@ _OPEN_QUESTION = re.compile(
 _OPEN_QUESTION_TAIL = 80
 
 
+def _over(found: Spans) -> bool:
+    """ "It didn't work before, now it does. Thanks!": every cue comes before the last "now it works"."""
+    works_now = found.get("works_now")
+    if not works_now or "persist" in found:
+        return False
+    end = works_now[-1][2]
+    return all(start < end for spans in found.values() for _, start, _ in spans)
+
+
 def _language(lexicons: Lexicons, found: Spans) -> str | None:
     """The language with the most matches in the message (the lexicons' order breaks ties)."""
     counts = dict.fromkeys(lexicons.languages, 0)
@@ -235,7 +244,7 @@ class _Message:
             strong = [span for span in strong if span[1] < opening]
         if not strong and (first or found.keys().isdisjoint(_WEIGHED)):
             return None  # most messages: no cue to weigh, the agent's words need no reading
-        if declines_with_thanks(words, found):
+        if declines_with_thanks(words, found) or _over(found):
             return None
         if strong and (not only_an_answer(words, strong) or not self.asked(agent_before)):
             return NEGATION, f"says the agent got it wrong: “{self.quote(strong[0])}”"

@@ -35,7 +35,7 @@ CUES = (
     "failure", "persist", "again", "pushback", "why", "challenge", "opener", "scorn", "contrast",
     "contrast_before", "observe", "rule", "scope", "standing", "standing_lead", "speak", "in_language",
     "whole", "retry", "yours", "changed", "exists", "repair", "undo", "halt", "forbid", "refuse", "subject",
-    "claim", "asks",
+    "works_now", "claim", "asks",
 )  # fmt: skip
 _NOISE = (
     r"(```|~~~).*?(?:\1|\Z)"  # fenced code
