@@ -46,6 +46,7 @@ HEARD = [
     ("en", CLAIMS["en"], "Now it works, but why did you delete the config file?"),
     ("en", CLAIMS["en"], "It works now on Linux, but it still fails on Windows."),
     ("de", CLAIMS["de"], "Jetzt läuft es, aber die Tests schlagen fehl."),
+    ("de", CLAIMS["de"], "Vorher ging es, jetzt geht gar nichts mehr."),
     ("pl", CLAIMS["pl"], "Teraz działa, ale nadal jest wolno."),
     ("zh", CLAIMS["zh"], "不，应该改 config.py。"),
 ]

@@ -153,7 +153,7 @@ _OPEN_QUESTION_TAIL = 80
 
 
 def _over(found: Spans) -> bool:
-    """ "It didn't work before, now it does. Thanks!": every cue comes before the last "now it works"."""
+    """A failure that is over ("it didn't work before, now it does"): every cue precedes "now it works"."""
     works_now = found.get("works_now")
     if not works_now or "persist" in found:
         return False
