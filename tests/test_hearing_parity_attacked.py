@@ -42,6 +42,9 @@ HEARD = [
     ("ru", CLAIMS["ru"], "Я уже говорил, никаких console.log."),
     ("pl", UNKNOWN, "Nie, to nadal nie działa, dzięki."),
     ("zh", CLAIMS["zh"], "不，用 PostgreSQL。"),
+    ("es", CLAIMS["es"], "Todavía no probaste los tests."),
+    ("it", CLAIMS["it"], "Non hai ancora provato i test."),
+    ("zh", CLAIMS["zh"], "还是没测通，报 500。"),
     # "now it works", and a failure or a question after it or a "still"
     ("en", CLAIMS["en"], "Now it works, but why did you delete the config file?"),
     ("en", CLAIMS["en"], "It works now on Linux, but it still fails on Windows."),
@@ -81,6 +84,12 @@ SILENT = [
     ("uk", CLAIMS["uk"], "Раніше не працювало, а тепер працює. Дякую!"),
     ("pl", CLAIMS["pl"], "Wcześniej nie działało, a teraz działa. Dzięki!"),
     ("vi", CLAIMS["vi"], "Trước không chạy được, giờ chạy rồi. Cảm ơn!"),
+    # not tried yet: nothing reported
+    ("es", CLAIMS["es"], "Todavía no lo probé, luego te digo. Gracias."),
+    ("es", CLAIMS["es"], "Aún no lo pruebo, después te aviso."),
+    ("it", CLAIMS["it"], "Non l'ho ancora provato, ti faccio sapere. Grazie."),
+    ("it", CLAIMS["it"], "Ancora non l'ho testato, ti dico dopo."),
+    ("zh", CLAIMS["zh"], "还没测，等下告诉你结果。"),
     # "no, use X" answering the agent's question
     ("zh", "你想用哪个数据库？", "不，用 PostgreSQL。"),
     # a person's words quoted the German and Polish way, „…“
