@@ -45,6 +45,8 @@ HEARD = [
     ("es", CLAIMS["es"], "Todavía no probaste los tests."),
     ("it", CLAIMS["it"], "Non hai ancora provato i test."),
     ("zh", CLAIMS["zh"], "还是没测通，报 500。"),
+    ("tr", CLAIMS["tr"], "Geri al şunu."),
+    ("pl", CLAIMS["pl"], "Wycofaj to."),
     # "now it works", and a failure or a question after it or a "still"
     ("en", CLAIMS["en"], "Now it works, but why did you delete the config file?"),
     ("en", CLAIMS["en"], "It works now on Linux, but it still fails on Windows."),
@@ -90,6 +92,9 @@ SILENT = [
     ("it", CLAIMS["it"], "Non l'ho ancora provato, ti faccio sapere. Grazie."),
     ("it", CLAIMS["it"], "Ancora non l'ho testato, ti dico dopo."),
     ("zh", CLAIMS["zh"], "还没测，等下告诉你结果。"),
+    # an undo button named in a spec
+    ("tr", CLAIMS["tr"], "Geri al butonuna basınca son değişiklik iptal olsun."),
+    ("pl", CLAIMS["pl"], "Dodaj przycisk Wycofaj w edytorze."),
     # "no, use X" answering the agent's question
     ("zh", "你想用哪个数据库？", "不，用 PostgreSQL。"),
     # a person's words quoted the German and Polish way, „…“
