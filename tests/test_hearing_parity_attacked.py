@@ -47,6 +47,18 @@ HEARD = [
     ("zh", CLAIMS["zh"], "还是没测通，报 500。"),
     ("tr", CLAIMS["tr"], "Geri al şunu."),
     ("pl", CLAIMS["pl"], "Wycofaj to."),
+    # casual registers
+    ("zh", CLAIMS["zh"], "又挂了"),
+    ("zh", CLAIMS["zh"], "没啥变化啊"),
+    ("ko", CLAIMS["ko"], "그대로네"),
+    ("es", CLAIMS["es"], "sigue igualito"),
+    ("fr", CLAIMS["fr"], "ça a rien changé"),
+    ("fr", CLAIMS["fr"], "je te l'avais dit"),
+    ("de", CLAIMS["de"], "hat sich nix geändert"),
+    ("de", CLAIMS["de"], "bringt nix"),
+    ("ru", CLAIMS["ru"], "я ж говорил"),
+    ("it", CLAIMS["it"], "rimetti com'era"),
+    ("vi", CLAIMS["vi"], "chả thay đổi gì"),
     # "now it works", and a failure or a question after it or a "still"
     ("en", CLAIMS["en"], "Now it works, but why did you delete the config file?"),
     ("en", CLAIMS["en"], "It works now on Linux, but it still fails on Windows."),
@@ -95,6 +107,7 @@ SILENT = [
     # an undo button named in a spec
     ("tr", CLAIMS["tr"], "Geri al butonuna basınca son değişiklik iptal olsun."),
     ("pl", CLAIMS["pl"], "Dodaj przycisk Wycofaj w edytorze."),
+    ("fr", CLAIMS["fr"], "Il n'y a rien à changer dans le README, passe aux tests."),
     # "no, use X" answering the agent's question
     ("zh", "你想用哪个数据库？", "不，用 PostgreSQL。"),
     # a person's words quoted the German and Polish way, „…“
