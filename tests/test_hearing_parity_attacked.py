@@ -108,6 +108,15 @@ SILENT = [
     ("tr", CLAIMS["tr"], "Geri al butonuna basınca son değişiklik iptal olsun."),
     ("pl", CLAIMS["pl"], "Dodaj przycisk Wycofaj w edytorze."),
     ("fr", CLAIMS["fr"], "Il n'y a rien à changer dans le README, passe aux tests."),
+    # "if you did not run X, do it": a condition
+    ("pt", CLAIMS["pt"], "Se você não rodou as migrações, roda antes do deploy."),
+    ("ru", CLAIMS["ru"], "Если ты не запускал миграции, запусти их перед деплоем."),
+    ("uk", CLAIMS["uk"], "Якщо ти не запускав міграції, запусти їх перед деплоєм."),
+    ("pl", CLAIMS["pl"], "Jeśli nie uruchomiłeś migracji, zrób to przed deployem."),
+    ("it", CLAIMS["it"], "Se non hai eseguito le migrazioni, falle prima del deploy."),
+    ("vi", CLAIMS["vi"], "Nếu bạn chưa chạy migration thì chạy trước khi deploy nhé."),
+    ("zh", CLAIMS["zh"], "如果你还没跑迁移，部署前先跑一下。"),
+    ("fr", CLAIMS["fr"], "Si tu n'as pas lancé les migrations, fais-le avant le déploiement."),
     # "no, use X" answering the agent's question
     ("zh", "你想用哪个数据库？", "不，用 PostgreSQL。"),
     # a person's words quoted the German and Polish way, „…“
