@@ -47,6 +47,11 @@ HEARD = [
     ("zh", CLAIMS["zh"], "还是没测通，报 500。"),
     ("tr", CLAIMS["tr"], "Geri al şunu."),
     ("pl", CLAIMS["pl"], "Wycofaj to."),
+    # a "no" answering an offer, and a failure after it
+    ("ru", "Я исправил ошибку. Дайте знать, если нужно добавить тесты.", "Нет, всё ещё падает."),
+    ("es", "He corregido el error. Avísame si quieres que añada tests.", "No, todavía falla."),
+    ("ja", CLAIMS["ja"], "いや、違う。"),
+    ("ja", CLAIMS["ja"], "まだ落ちます。"),
     # casual registers
     ("zh", CLAIMS["zh"], "又挂了"),
     ("zh", CLAIMS["zh"], "没啥变化啊"),
@@ -122,6 +127,13 @@ SILENT = [
     # a person's words quoted the German and Polish way, „…“
     ("pl", CLAIMS["pl"], "Użytkownik napisał: „po aktualizacji nie działa”. Napisz uprzejmą odpowiedź."),
     ("de", CLAIMS["de"], "Ein Nutzer schreibt: „Seit dem Update geht nichts mehr“. Antworte freundlich."),
+    # a "no" answering an offer made as "let me know if …"
+    ("uk", "Я виправив помилку. Дай знати, якщо треба додати тести.", "Ні, не треба."),
+    ("ru", "Я исправил ошибку. Дайте знать, если нужно добавить тесты.", "Нет, не нужно."),
+    ("tr", "Hatayı düzelttim. Test eklememi istersen söyle.", "Hayır, gerek yok."),
+    ("ja", "バグを修正しました。テストも必要であればお知らせください。", "いいえ、大丈夫です。"),
+    ("de", "Fehler behoben. Sag Bescheid, wenn ich Tests hinzufügen soll.", "Nein, nicht nötig."),
+    ("es", "He corregido el error. Avísame si quieres que añada tests.", "No, no hace falta."),
     # a "no" declining with thanks: the agent offered more, or its words are unknown
     ("ru", CLAIMS_OFFERING_MORE["ru"], "Нет, всё отлично, спасибо."),
     ("pl", CLAIMS_OFFERING_MORE["pl"], "Nie, wszystko w porządku, dzięki."),

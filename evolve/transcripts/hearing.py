@@ -331,7 +331,12 @@ class _Message:
             return FAILURE_REPORT, f"says nothing changed after the agent's claim: “{self.quote(again[-1])}”"
         # near the start (a long new task may mention one), and said, not asked ("is it fixed now?")
         upto = min(SHORT, pasted_at(words)) if failure else 0
-        early = [s for s in failure or () if s[1] < upto and not self.to_repair(s)]
+        # not the "нет" that answers the agent's question
+        early = [
+            s
+            for s in failure or ()
+            if s[1] < upto and not self.to_repair(s) and not (asked and only_an_answer(words, [s]))
+        ]
         asks_back = [s for s in early if is_question_at(words, s[1])]  # "is it fixed now?" asks
         early = [s for s in early if s not in asks_back]
         if claimed and short and any(NEGATED.search(self.quote(s)) for s in asks_back):
