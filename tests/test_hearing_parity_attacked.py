@@ -52,6 +52,7 @@ HEARD = [
     ("es", "He corregido el error. Avísame si quieres que añada tests.", "No, todavía falla."),
     ("ja", CLAIMS["ja"], "いや、違う。"),
     ("ja", CLAIMS["ja"], "まだ落ちます。"),
+    ("fr", CLAIMS["fr"], "Reviens à la version précédente."),
     # casual registers
     ("zh", CLAIMS["zh"], "又挂了"),
     ("zh", CLAIMS["zh"], "没啥变化啊"),
@@ -122,6 +123,8 @@ SILENT = [
     ("vi", CLAIMS["vi"], "Nếu bạn chưa chạy migration thì chạy trước khi deploy nhé."),
     ("zh", CLAIMS["zh"], "如果你还没跑迁移，部署前先跑一下。"),
     ("fr", CLAIMS["fr"], "Si tu n'as pas lancé les migrations, fais-le avant le déploiement."),
+    # how the person goes back themselves
+    ("fr", CLAIMS["fr"], "Comment je reviens à la version précédente si ça casse en prod ?"),
     # "no, use X" answering the agent's question
     ("zh", "你想用哪个数据库？", "不，用 PostgreSQL。"),
     # a person's words quoted the German and Polish way, „…“
