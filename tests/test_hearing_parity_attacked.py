@@ -53,6 +53,10 @@ HEARD = [
     ("ja", CLAIMS["ja"], "いや、違う。"),
     ("ja", CLAIMS["ja"], "まだ落ちます。"),
     ("fr", CLAIMS["fr"], "Reviens à la version précédente."),
+    # thanks, and a failure in the sentence after it
+    ("en", CLAIMS["en"], "Thanks! But it crashes on startup."),
+    ("ru", CLAIMS["ru"], "Спасибо. Но не работает."),
+    ("es", CLAIMS["es"], "¡Gracias! Pero sigue sin funcionar."),
     # casual registers
     ("zh", CLAIMS["zh"], "又挂了"),
     ("zh", CLAIMS["zh"], "没啥变化啊"),
@@ -125,6 +129,13 @@ SILENT = [
     ("fr", CLAIMS["fr"], "Si tu n'as pas lancé les migrations, fais-le avant le déploiement."),
     # how the person goes back themselves
     ("fr", CLAIMS["fr"], "Comment je reviens à la version précédente si ça casse en prod ?"),
+    # thanks, then a new task that names what failed last time
+    ("en", CLAIMS["en"], "Thanks! Next: a CSV export. Last time pandas didn't work, use csv."),
+    ("de", CLAIMS["de"], "Danke! Als Nächstes CSV-Export. Letztes Mal hat pandas nicht geklappt."),
+    ("es", CLAIMS["es"], "¡Gracias! Ahora exportar a CSV. La última vez pandas no funcionó."),
+    ("pl", CLAIMS["pl"], "Dzięki! Teraz eksport do CSV. Ostatnio pandas nie zadziałało."),
+    ("ru", CLAIMS["ru"], "Спасибо! Теперь экспорт в CSV. В прошлый раз pandas не сработал."),
+    ("tr", CLAIMS["tr"], "Teşekkürler! Sırada CSV dışa aktarma. Geçen sefer pandas işe yaramadı."),
     # "no, use X" answering the agent's question
     ("zh", "你想用哪个数据库？", "不，用 PostgreSQL。"),
     # a person's words quoted the German and Polish way, „…“

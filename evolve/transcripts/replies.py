@@ -18,12 +18,15 @@ ACKNOWLEDGED = re.compile(
     r"(?:ok|okay|yes|yeah|ya|yep|yup|right|sure|alright|fine|好的|好|嗯|はい|да|oui|ja|si)[ ,.!，。]*"
 )
 
-# A reply opening with praise of the agent's work ("Great!", "nice.", "完美", "отлично"): it took
-# the work, and what follows asks for more (not "nice try", not "ok": a bare yes may still object)
+# A reply opening with praise of the agent's work or thanks ("Great!", "nice.", "完美", "отлично",
+# "¡Gracias!"): it took the work, and what follows asks for more (not "nice try", not "ok": a bare
+# yes may still object)
 PRAISED = re.compile(
-    r"(?:so,? )?(?:nice(?! try)|great|perfect|excellent|awesome|amazing|good|cool|very good|"
+    r"¡?(?:so,? )?(?:nice(?! try)|great|perfect|excellent|awesome|amazing|good|cool|very good|"
     r"parfait|génial|genial|perfecto|excelente|perfeito|ótimo|otimo|perfekt|prima|super|"
-    r"很好|太好了|不错|完美|완벽|좋아|完璧|отлично|супер|świetnie|ottimo)[ ,.!，。！]"
+    r"很好|太好了|不错|完美|완벽|좋아|完璧|отлично|супер|świetnie|ottimo|"
+    r"thanks|thank you|danke|gracias|merci|grazie|obrigad[oa]|valeu|спасибо|дякую|dzieki|tesekkurler|"
+    r"cam on|谢谢|ありがとうございます|감사합니다)[ ,.!，。！]"
 )
 # A "no" opening a reply: it may answer the agent's question
 ANSWER_WORDS = re.compile(
