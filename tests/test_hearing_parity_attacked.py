@@ -69,6 +69,9 @@ HEARD = [
     ("ru", CLAIMS["ru"], "я ж говорил"),
     ("it", CLAIMS["it"], "rimetti com'era"),
     ("vi", CLAIMS["vi"], "chả thay đổi gì"),
+    ("ja", CLAIMS["ja"], "直ってないです"),
+    ("zh", CLAIMS["zh"], "你改了个寂寞"),
+    ("vi", CLAIMS["vi"], "chưa được bạn ơi"),
     # "now it works", and a failure or a question after it or a "still"
     ("en", CLAIMS["en"], "Now it works, but why did you delete the config file?"),
     ("en", CLAIMS["en"], "It works now on Linux, but it still fails on Windows."),
@@ -136,6 +139,7 @@ SILENT = [
     ("pl", CLAIMS["pl"], "Dzięki! Teraz eksport do CSV. Ostatnio pandas nie zadziałało."),
     ("ru", CLAIMS["ru"], "Спасибо! Теперь экспорт в CSV. В прошлый раз pandas не сработал."),
     ("tr", CLAIMS["tr"], "Teşekkürler! Sırada CSV dışa aktarma. Geçen sefer pandas işe yaramadı."),
+    ("vi", CLAIMS["vi"], "Chưa được phép deploy lên production, chỉ deploy lên staging thôi."),
     # "no, use X" answering the agent's question
     ("zh", "你想用哪个数据库？", "不，用 PostgreSQL。"),
     # a person's words quoted the German and Polish way, „…“
