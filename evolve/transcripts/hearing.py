@@ -24,6 +24,7 @@ from evolve.transcripts.replies import (
     NEGATED,
     PRAISED,
     accepts,
+    declines_with_thanks,
     offers_a_choice,
     only_an_answer,
     opening_end,
@@ -154,6 +155,15 @@ _OPEN_QUESTION = re.compile(
 _OPEN_QUESTION_TAIL = 80
 
 
+def _over(found: Spans) -> bool:
+    """A failure that is over ("it didn't work before, now it does"): every cue precedes "now it works"."""
+    works_now = found.get("works_now")
+    if not works_now or "persist" in found:
+        return False
+    end = works_now[-1][2]
+    return all(start < end for spans in found.values() for _, start, _ in spans)
+
+
 def _language(lexicons: Lexicons, found: Spans) -> str | None:
     """The language with the most matches in the message (the lexicons' order breaks ties)."""
     counts = dict.fromkeys(lexicons.languages, 0)
@@ -259,6 +269,8 @@ class _Message:
             strong = [span for span in strong if span[1] < opening]
         if not strong and (first or found.keys().isdisjoint(_WEIGHED)):
             return None  # most messages: no cue to weigh, the agent's words need no reading
+        if declines_with_thanks(words, found) or _over(found):
+            return None
         if strong and (not only_an_answer(words, strong) or not self.asked(agent_before)):
             return NEGATION, f"says the agent got it wrong: “{self.quote(strong[0])}”"
         forbid = found.get("forbid")  # the interruption says the agent was at work, words or not
@@ -344,7 +356,12 @@ class _Message:
             return FAILURE_REPORT, f"says nothing changed after the agent's claim: “{self.quote(again[-1])}”"
         # near the start (a long new task may mention one), and said, not asked ("is it fixed now?")
         upto = min(SHORT, pasted_at(words)) if failure else 0
-        early = [s for s in failure or () if s[1] < upto and not self.to_repair(s)]
+        # not the "нет" that answers the agent's question
+        early = [
+            s
+            for s in failure or ()
+            if s[1] < upto and not self.to_repair(s) and not (asked and only_an_answer(words, [s]))
+        ]
         asks_back = [s for s in early if is_question_at(words, s[1])]  # "is it fixed now?" asks
         early = [s for s in early if s not in asks_back]
         if claimed and short and any(NEGATED.search(self.quote(s)) for s in asks_back):

@@ -35,7 +35,7 @@ CUES = (
     "failure", "persist", "again", "pushback", "why", "challenge", "opener", "scorn", "contrast",
     "contrast_before", "observe", "rule", "scope", "standing", "standing_lead", "speak", "in_language",
     "whole", "retry", "yours", "changed", "exists", "repair", "undo", "halt", "forbid", "refuse", "subject",
-    "claim", "asks",
+    "works_now", "claim", "asks",
 )  # fmt: skip
 _NOISE = (
     r"(```|~~~).*?(?:\1|\Z)"  # fenced code
@@ -45,12 +45,13 @@ _NOISE = (
     # - always use pnpm"); an indented numbered list stays out (a pasted prompt's "1. Never …")
     r"|^(?: {4}|\t)(?![ \t]*[-*+•] +[^\W\d_])[^\n]*"
     # quoted text; a quote ends at the next opening mark too: a run of "“" is not read 200 times
-    r'|"[^"\n]{0,200}"|“[^“”\n]{0,200}”|«[^«»\n]{0,200}»'
+    # (German and Polish open low: „…“, „…”)
+    r'|"[^"\n]{0,200}"|“[^“”\n]{0,200}”|«[^«»\n]{0,200}»|„[^„“”\n]{0,200}[“”]'
 )
 # Every noise span starts with one of these characters, or spaces at a line start: a text
 # without them is left alone, and the lookahead spares sre each branch at other positions.
-_NOISE_CHARS = '`~>"“«\t'
-_NOISE_RE = re.compile('(?=[`~>"“«]|^[ \t])(?:' + _NOISE + ")", re.MULTILINE | re.DOTALL)
+_NOISE_CHARS = '`~>"“«„\t'
+_NOISE_RE = re.compile('(?=[`~>"“«„]|^[ \t])(?:' + _NOISE + ")", re.MULTILINE | re.DOTALL)
 _INLINE_CODE = re.compile(r"`([^`\n]{1,80})`")
 _TOKEN = r"[\w\u0900-\u097f']+"  # a word, Devanagari vowel signs and apostrophes included
 _TOKEN_RE = re.compile(_TOKEN)

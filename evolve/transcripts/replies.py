@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from evolve.transcripts.sentences import is_question_at, opens_the_reply, pasted_at, sentence_end, size
+from evolve.transcripts.sentences import Spans, is_question_at, opens_the_reply, pasted_at, sentence_end, size
 from evolve.transcripts.stopped import CARRY_ON, PRAISE
 
 # A brief acknowledgment before an objection ("ok. but …", "好的，但是 …")
@@ -18,16 +18,19 @@ ACKNOWLEDGED = re.compile(
     r"(?:ok|okay|yes|yeah|ya|yep|yup|right|sure|alright|fine|好的|好|嗯|はい|да|oui|ja|si)[ ,.!，。]*"
 )
 
-# A reply opening with praise of the agent's work ("Great!", "nice.", "完美", "отлично"): it took
-# the work, and what follows asks for more (not "nice try", not "ok": a bare yes may still object)
+# A reply opening with praise of the agent's work or thanks ("Great!", "nice.", "完美", "отлично",
+# "¡Gracias!"): it took the work, and what follows asks for more (not "nice try", not "ok": a bare
+# yes may still object)
 PRAISED = re.compile(
-    r"(?:so,? )?(?:nice(?! try)|great|perfect|excellent|awesome|amazing|good|cool|very good|"
+    r"¡?(?:so,? )?(?:nice(?! try)|great|perfect|excellent|awesome|amazing|good|cool|very good|"
     r"parfait|génial|genial|perfecto|excelente|perfeito|ótimo|otimo|perfekt|prima|super|"
-    r"很好|太好了|不错|完美|완벽|좋아|完璧|отлично|супер|świetnie|ottimo)[ ,.!，。！]"
+    r"很好|太好了|不错|完美|완벽|좋아|完璧|отлично|супер|świetnie|ottimo|"
+    r"thanks|thank you|danke|gracias|merci|grazie|obrigad[oa]|valeu|спасибо|дякую|dzieki|tesekkurler|"
+    r"cam on|谢谢|ありがとうございます|감사합니다)[ ,.!，。！]"
 )
 # A "no" opening a reply: it may answer the agent's question
 ANSWER_WORDS = re.compile(
-    r"(?:no|nope|non|nein|nee|не|нет|ні|ne|nie|não|nao|hayır|hayir|khong|いいえ|아니요|아뇨)\b[ ,.!、，]*",
+    r"(?:no|nope|non|nein|nee|не|нет|ні|ne|nie|não|nao|hayır|hayir|khong|不|いいえ|아니요|아뇨)\b[ ,.!、，]*",
     re.IGNORECASE,
 )
 # A failure said in the negative ("can't compile", "不行", "не работает"): asked after a claim, it doubts it
@@ -186,6 +189,28 @@ def opens_a_question(words: str, span: tuple[str, int, int]) -> bool:
         asked = words[span[2] : end.start()].strip(" ,") if end is not None and end.group() == "?" else ""
     asked = asked.rstrip("呢吧啊呀")  # a closing particle asks nothing of its own ("为什么不呢")
     return bool(asked) and not NEGATED.fullmatch(asked) and not ACKNOWLEDGED.fullmatch(asked)
+
+
+# Thanks (folded words): a brief reply that opens with "no" and thanks declines an offer
+_THANKS = re.compile(
+    r"\b(?:thanks|thank you|thx|merci|danke|gracias|grazie|obrigad[oa]|valeu|спасибо|дякую|dzieki|dziekuje"
+    r"|tesekkur\w*|sag ol|cam on)\b|谢谢|多谢|ありがと|감사|고마워"
+)
+_DECLINING = 80  # characters: a reply this brief that thanks says no more than "no, thanks"
+
+
+def declines_with_thanks(words: str, found: Spans) -> bool:
+    """A "no" that only thanks declines an offer ("No, all good, thanks!", "Nie, dzięki").
+
+    Whatever the agent said (its words may be unknown): every cue is the opening "no" itself.
+    """
+    opening = ANSWER_WORDS.match(words)
+    return (
+        opening is not None
+        and size(words) < _DECLINING
+        and all(start < opening.end() for spans in found.values() for _, start, _ in spans)
+        and _THANKS.search(words) is not None
+    )
 
 
 def only_an_answer(words: str, strong: list[tuple[str, int, int]]) -> bool:
