@@ -142,6 +142,16 @@ class Home:
         return self
 
 
+def moved_away(named: str | os.PathLike[str] | None) -> bool:
+    """Whether a path an installed hook or skill link names as evolve's home holds none any more.
+
+    A home moved with `mv` leaves its installs naming the old path; a copy (`cp -a`) leaves
+    them naming the original, which still has its agents: only the first is this home's to
+    take over. A stray `logs/` a hook made there is no home.
+    """
+    return named is not None and not Path(named, "agents").is_dir()
+
+
 def not_a_folder(folder: Path) -> str:
     """The one line for a folder of the home that is something else: a link leading nowhere, or no folder."""
     if folder.is_symlink():

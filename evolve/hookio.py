@@ -206,8 +206,12 @@ def log(home: str | None, opts: dict, exc: BaseException) -> None:
     try:
         if home is None:
             home = resolve_home(None)
-        if opts.get("plugin") and not os.path.isdir(home):
-            return  # a teammate without evolve's home: a plugin's hook never creates one
+        if not os.path.isdir(home):  # moved away, or a teammate's plugin: a hook never makes a home
+            if not opts.get("plugin"):
+                os.write(
+                    2, f"evolve: no evolve home at {home}; run `evolve doctor` where it is now\n".encode()
+                )
+            return
         folder = os.path.join(home, "logs")
         os.makedirs(folder, exist_ok=True)
         path = os.path.join(folder, "hooks.log")

@@ -185,11 +185,15 @@ def test_a_secret_in_what_the_hook_could_not_read_is_logged_redacted(agent, evol
     assert "stdin is not JSON" in log and "[REDACTED:github-token]" in log and token not in log
 
 
-def test_a_missing_home_is_logged_under_that_home(tmp_path):
+def test_a_missing_home_is_never_made_again_by_a_hook(tmp_path):
+    """A home moved away (`mv`): its hooks write nothing where it was, one line on stderr at most."""
     home = tmp_path / "nowhere"
     proc, _ = run_hook(argv_for("session-start", home=home), {"session_id": "s1"})
     assert (proc.returncode, proc.stdout) == (0, b"")
-    assert "no agent 'demo'" in hook_log(home)
+    assert proc.stderr.decode().splitlines() == [
+        f"evolve: no evolve home at {home}; run `evolve doctor` where it is now"
+    ]
+    assert not home.exists()
 
 
 def test_a_locked_database_does_not_slow_the_hooks(agent, evolve_home):

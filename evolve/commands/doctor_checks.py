@@ -49,6 +49,7 @@ def installs(home: Home, agents: list[str], add: Add) -> None:
         except links.UnreadableInstalls as exc:
             add(str(links.registry_file(home, harness)), str(exc).split(" cannot be read ", 1)[-1])
             continue
+        stale_named: set[str] = set()
         for record in records:
             place = record.get("folder") or record.get("settings")  # Codex: its folder; Claude Code: its file
             where = f"{harness} install of {record.get('agent')} ({place})"
@@ -75,6 +76,14 @@ def installs(home: Home, agents: list[str], add: Add) -> None:
                     "warning",
                 )
                 continue
+            stale = moved_from(settings, home, harness, record)
+            if stale and record["settings"] not in stale_named:  # Codex: one file for its installs
+                stale_named.add(record["settings"])
+                add(
+                    record["settings"],
+                    f"{HARNESS_NAMES[harness]}'s hooks name {stale}, where no evolve home is: run "
+                    f"`evolve doctor --fix` (it points them and the skill links at {home.root})",
+                )
             if "evolve.hookmain" not in json.dumps(settings.get("hooks", {})):
                 add(
                     where,
@@ -82,6 +91,24 @@ def installs(home: Home, agents: list[str], add: Add) -> None:
                     f"`evolve install {harness}` again or `evolve uninstall {harness}`",
                     "warning",
                 )
+
+
+HARNESS_NAMES = {"claude-code": "Claude Code", "codex": "Codex"}
+
+
+def moved_from(settings: dict, home: Home, harness: str, record: dict) -> str | None:
+    """The gone home an install's hook entries still name (the home was moved), or None."""
+    from evolve.integrations import hookfile
+
+    agent = record.get("agent") if harness == "claude-code" else None  # Codex's entries name no agent
+    for _event, _matcher, hook in hookfile.entries_of(
+        settings,
+        lambda hook: isinstance(hook, dict) and hookfile.names_home(hook.get("command"), home, agent),
+    ):
+        named = (hookfile.owner(hook["command"]) or (None, None))[0]
+        if named != str(home.root):
+            return named
+    return None
 
 
 def uninstall_command(harness: str, record: dict) -> str:

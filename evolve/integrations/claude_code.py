@@ -25,7 +25,6 @@ from pathlib import Path
 from evolve.errors import UserError
 from evolve.home import Home
 from evolve.integrations import hookfile, sources
-from evolve.integrations.hookfile import owner
 from evolve.integrations.sources import add_sources, transcripts_glob
 from evolve.names import check_name
 from evolve.workspace import guards, links
@@ -78,8 +77,8 @@ def hook_command(python: str, home: Home, agent: str, event: str, linked: bool) 
 
 
 def _ours(home: Home, agent: str) -> hookfile.Ours:
-    """Recognises this agent's entries (of this home)."""
-    return lambda hook: isinstance(hook, dict) and owner(hook.get("command")) == (str(home.root), agent)
+    """Recognises this agent's entries (of this home, or of the place it was moved from)."""
+    return lambda hook: isinstance(hook, dict) and hookfile.names_home(hook.get("command"), home, agent)
 
 
 def remove_entries(settings: dict, home: Home, agent: str) -> dict:

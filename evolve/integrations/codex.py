@@ -30,7 +30,6 @@ from pathlib import Path
 from evolve.errors import UserError
 from evolve.home import Home
 from evolve.integrations import hookfile, sources
-from evolve.integrations.hookfile import owner
 from evolve.integrations.sources import add_sources
 from evolve.names import check_name
 from evolve.store import codex_rollouts
@@ -78,8 +77,8 @@ def hook_command(python: str, home: Home, event: str) -> str:
 
 
 def _ours(home: Home) -> hookfile.Ours:
-    """Recognises this home's entries (they name no agent)."""
-    return lambda hook: isinstance(hook, dict) and owner(hook.get("command")) == (str(home.root), None)
+    """Recognises this home's entries (they name no agent), or those of the place it was moved from."""
+    return lambda hook: isinstance(hook, dict) and hookfile.names_home(hook.get("command"), home, None)
 
 
 def _entries(home: Home, python: str) -> list[hookfile.Entry]:

@@ -111,6 +111,8 @@ def ensure_current(home: Home, *, force: bool = False) -> list[str]:
         plugins, done = _plugins(home, agents)
         notes += plugins
         done = done and hooks_done
+        for name in agents:  # links into the place a moved home was at follow it (links.is_our_link)
+            links.sync_links(home, name)
         for harness, refresh in (("Claude Code", _claude_code_hooks), ("Codex", _codex_hooks)):
             try:
                 notes += refresh(home)

@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 
 from evolve.errors import UserError
-from evolve.home import Home
+from evolve.home import Home, moved_away
 from evolve.names import name_problem
 from evolve.store.files import atomic_write
 from evolve.store.locks import FileLock
@@ -124,12 +124,19 @@ def links_inside(folder: Path) -> list[Path]:
 
 
 def is_our_link(link: Path, skills_dir: Path) -> bool:
-    """A symlink whose target is a folder directly inside the agent's skills folder."""
+    """A symlink whose target is a folder directly inside the agent's skills folder.
+
+    Or inside the same agent's skills folder of the place its home was moved from (where no
+    home is any more): the next sync points it at the home as it is now.
+    """
     try:
         target = link.readlink()
     except OSError:
         return False
-    return target.parent == skills_dir
+    if target.parent == skills_dir:
+        return True
+    old_home = target.parent.parent.parent.parent
+    return target.parent.parts[-3:] == skills_dir.parts[-3:] and target.is_absolute() and moved_away(old_home)
 
 
 def make_dirs(folder: Path, install: dict) -> None:
@@ -159,8 +166,10 @@ def sync_install(install: dict, skills_dir: Path) -> dict[str, list[str]]:
     for name in sorted(wanted):
         link = target / name
         if is_our_link(link, skills_dir):
-            continue
-        if link.exists() or link.is_symlink():
+            if link.readlink() == skills_dir / name:
+                continue
+            link.unlink()  # into the place the home was moved from: pointed at it as it is now
+        elif link.exists() or link.is_symlink():
             report["conflicts"].append(name)
             continue
         make_dirs(target, install)

@@ -1,0 +1,139 @@
+"""A home moved with `mv` (or copied with `cp -a`): its installed hooks and skill links.
+
+After a move the Claude Code and Codex hook commands and the skill links name the old
+place: the hooks must neither fail nor make a home there again, doctor must say so, and
+`doctor --fix` (or the next command that checks the layout) points them at the home as
+it is now. A copy whose original is still in use is not a move: nothing of it is taken.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from evolve import cli
+from evolve.home import Home
+from evolve.integrations import hookfile
+from evolve.workspace.agent import Agent
+from tests.helpers import evolve_commit, git, skill_text
+
+PERSONS_GROUP = {"matcher": "startup", "hooks": [{"type": "command", "command": "~/bin/greet.sh"}]}
+
+
+@pytest.fixture
+def installed(tmp_path: Path, evolve_home: Path, monkeypatch) -> Path:
+    """A project with the agent `demo` (one skill) installed for Claude Code and Codex."""
+    project = tmp_path / "my project"
+    project.mkdir()
+    git(project, "init", "-q")
+    settings = project / ".claude" / "settings.local.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"model": "opus", "hooks": {"SessionStart": [PERSONS_GROUP]}}, indent=4))
+    assert cli.main(["init", "demo"]) == 0
+    agent = Agent.open("demo", Home.resolve())
+    evolve_commit(agent, {"skills/fix-tests/SKILL.md": skill_text("fix-tests").encode()})
+    monkeypatch.chdir(project)
+    assert cli.main(["install", "claude-code", "--agent", "demo"]) == 0
+    assert cli.main(["install", "codex", "--agent", "demo"]) == 0
+    return project
+
+
+def hook_files(project: Path) -> list[Path]:
+    return [project / ".claude" / "settings.local.json", Path.home() / ".codex" / "hooks.json"]
+
+
+def evolve_commands(path: Path) -> list[str]:
+    doc = json.loads(path.read_text())
+    return [h["command"] for groups in doc["hooks"].values() for g in groups for h in g["hooks"]]
+
+
+def homes_named(project: Path) -> set[str]:
+    """Every `--home` the installed commands name."""
+    return {
+        (hookfile.owner(command) or ("not evolve's",))[0]
+        for path in hook_files(project)
+        for command in evolve_commands(path)
+        if "evolve.hookmain" in command
+    }
+
+
+def move(evolve_home: Path, to: Path, monkeypatch) -> None:
+    shutil.move(evolve_home, to)
+    monkeypatch.setenv("EVOLVE_HOME", str(to))
+
+
+def test_a_moved_homes_hooks_make_nothing_at_the_old_place_and_doctor_fix_follows_it(
+    installed, evolve_home, tmp_path, monkeypatch, capsys
+):
+    new_home = tmp_path / "new place"
+    move(evolve_home, new_home, monkeypatch)
+    payload = json.dumps({"session_id": "s1", "cwd": str(installed), "hook_event_name": "SessionStart"})
+    for path in hook_files(installed):
+        for command in evolve_commands(path):
+            if "evolve.hookmain" not in command:
+                continue
+            done = subprocess.run(  # the installed command as the harness runs it
+                ["sh", "-c", command],
+                input=payload,
+                capture_output=True,
+                text=True,
+                cwd=installed,
+                timeout=30,
+            )
+            assert done.returncode == 0 and done.stdout == ""
+            assert len(done.stderr.splitlines()) <= 1
+    assert not evolve_home.exists()  # no stray logs/ where the home was
+
+    assert cli.main(["doctor", "--fix"]) == 0
+    capsys.readouterr()
+    assert homes_named(installed) == {str(new_home)}
+    doc = json.loads(hook_files(installed)[0].read_text())
+    assert doc["model"] == "opus" and doc["hooks"]["SessionStart"][0] == PERSONS_GROUP
+    link = installed / ".claude" / "skills" / "fix-tests"
+    assert link.readlink() == new_home / "agents" / "demo" / "skills" / "fix-tests"
+    codex_link = installed / ".agents" / "skills" / "fix-tests"
+    assert codex_link.readlink() == new_home / "agents" / "demo" / "skills" / "fix-tests"
+    assert not evolve_home.exists()
+
+
+def test_a_copy_in_use_beside_its_original_takes_nothing_of_it(
+    installed, evolve_home, tmp_path, monkeypatch, capsys
+):
+    before = {p: p.read_bytes() for p in hook_files(installed)}
+    link = installed / ".claude" / "skills" / "fix-tests"
+    target = link.readlink()
+    copy = tmp_path / "copy"
+    subprocess.run(["cp", "-a", str(evolve_home), str(copy)], check=True)
+    monkeypatch.setenv("EVOLVE_HOME", str(copy))
+    cli.main(["doctor", "--fix"])
+    out = capsys.readouterr()
+    assert "where no evolve home is" not in out.out + out.err
+    assert {p: p.read_bytes() for p in hook_files(installed)} == before
+    assert link.readlink() == target
+
+
+def test_doctor_names_hooks_left_at_a_removed_original_and_fix_takes_them(
+    installed, evolve_home, tmp_path, monkeypatch, capsys
+):
+    copy = tmp_path / "copy"
+    subprocess.run(["cp", "-a", str(evolve_home), str(copy)], check=True)
+    monkeypatch.setenv("EVOLVE_HOME", str(copy))
+    cli.main(["doctor", "--fix"])  # the copy in use: its layout recorded, the original's hooks kept
+    shutil.rmtree(evolve_home)
+    capsys.readouterr()
+    assert cli.main(["doctor"]) == 1
+    out = capsys.readouterr().out
+    named = [line for line in out.splitlines() if "where no evolve home is" in line]
+    assert len(named) == 2, out  # one line for each hooks file
+    assert any(f"Claude Code's hooks name {evolve_home}," in line for line in named)
+    assert any(f"Codex's hooks name {evolve_home}," in line for line in named)
+    assert homes_named(installed) == {str(evolve_home)}  # doctor alone changes nothing
+
+    assert cli.main(["doctor", "--fix"]) == 0, capsys.readouterr().out
+    capsys.readouterr()
+    assert homes_named(installed) == {str(copy)}
+    assert (installed / ".claude" / "skills" / "fix-tests").readlink().is_relative_to(copy)
