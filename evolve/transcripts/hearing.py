@@ -40,6 +40,7 @@ from evolve.transcripts.sentences import (
     Spans,
     closing_note,
     ends_asking,
+    in_a_condition,
     is_question_at,
     opens_a_sentence,
     opens_the_reply,
@@ -360,7 +361,10 @@ class _Message:
         early = [
             s
             for s in failure or ()
-            if s[1] < upto and not self.to_repair(s) and not (asked and only_an_answer(words, [s]))
+            if s[1] < upto
+            and not self.to_repair(s)
+            and not (asked and only_an_answer(words, [s]))
+            and not in_a_condition(words, s[1], s[2])
         ]
         asks_back = [s for s in early if is_question_at(words, s[1])]  # "is it fixed now?" asks
         early = [s for s in early if s not in asks_back]
@@ -394,10 +398,15 @@ class _Message:
         why = [s for s in found.get("why", ()) if s[1] < SENTENCE and opens_a_question(words, s)]
         if why and short and (claimed or not asked):  # a mere question of the agent's is asked back
             return PUSHBACK, f"questions what the agent just did: “{self.quote(why[0])} …?”"
-        weak = [s for s in found.get("weak", ()) if s[1] < SHORT and not is_question_at(words, s[1])]
+        weak = [
+            s
+            for s in found.get("weak", ())
+            if s[1] < SHORT and not is_question_at(words, s[1]) and not in_a_condition(words, s[1], s[2])
+        ]
         if weak and claimed and not asked:
             return NEGATION, f"pushes back on what the agent said it did: “{self.quote(weak[0])}”"
-        if claimed and not asked and "observe" in found and ("contrast" in found or weak):
+        contrast = [s for s in found.get("contrast", ()) if not in_a_condition(words, s[1], s[2])]
+        if claimed and not asked and "observe" in found and (contrast or weak):
             return (
                 CONTRADICTION,
                 f"contradicts the agent's claim with what they see: “{self.quote(found['observe'][0])}”",

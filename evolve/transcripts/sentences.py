@@ -156,3 +156,28 @@ def clause_before(words: str, at: int) -> str:
 _CLAUSE_END = re.compile(
     r"[.!?\n。！？,;:，；：、]|\b(?:but|pero|mais|aber|ma|mas|но|але|ale|ama|tapi)\b|但是|可是|不过"
 )
+
+
+# A clause opened by a condition ("if the build fails", "si falla", "如果注入异常", "만약"), or,
+# in Japanese, Korean and Chinese, closed by one right after its verb ("失敗した場合", "오류가 발생할
+# 경우", "失败时"). Not "when", "cuando", "когда": they tell what happened as often ("when I ran it I got
+# an error"); nor the "if" of "check if", "verifique se" (whether)
+_CONDITION_OPENS = re.compile(
+    r"(?<!check )(?<!see )(?<!verify )(?<!verifique )(?<!verifica )(?<!veja )(?<!verifie )(?<!mira )"
+    r"(?<!comprueba )(?<!prufe )(?<!schau )"
+    r"\b(?:if|whenever|unless|in case|si|wenn|falls|se|caso|если|якщо|jesli|jezeli|pokud|kalau|jika"
+    r"|apabila|neu|eger)\b|如果|假如|要是|若是|一旦|もし|万一|만약|만일"
+)
+_CONDITION_CLOSES = re.compile(r"[^。！？,，、]{0,8}?(?:場合|とき|時に|时|時|경우|때)")
+
+
+def in_a_condition(words: str, start: int, end: int) -> bool:
+    """Whether the words at start..end sit in a condition, a case a spec names, not a report.
+
+    "If the build is broken, notify Slack", "如果上传失败，显示重试按钮", "エラーが発生した場合は":
+    the failure is what to handle. The clause up to the word holds the condition, or (Japanese,
+    Korean, Chinese) one closes it a few characters after.
+    """
+    return bool(_CONDITION_OPENS.search(clause_before(words, start))) or bool(
+        _CONDITION_CLOSES.match(words, end)
+    )
