@@ -1,8 +1,9 @@
-"""A failure inside a condition is a case a new request names, not a report of the agent's work.
+"""A failure a new request names is a case to handle or a thing to make, not a report of the agent's work.
 
-"If the build is broken, notify Slack" asks for new work after the agent's claim of success; the
-same words outside the condition ("the build is broken") report a failure. Each sentence is our
-own, typed after the agent's claim (`CLAIMS` of the parity matrix).
+"If the build is broken, notify Slack" and "Implement the missing export button" ask for new work
+after the agent's claim of success; the same words said as what happened ("the build is broken")
+report a failure. Each sentence is our own, typed after the agent's claim (`CLAIMS` of the parity
+matrix).
 """
 
 from __future__ import annotations
@@ -28,6 +29,19 @@ IN_A_CONDITION = [
     ("ko", "업로드 오류가 발생할 경우 재시도 버튼을 보여주는 기능을 추가해줘."),
 ]
 
+# (language, a request for new work whose opening sentence names a failure): nothing to correct
+NEW_WORK = [
+    ("en", "Implement the missing export button on the settings page."),
+    ("en", "Add a third button which does the same thing as the reset link."),
+    ("en", "Write a commit message that doesn't mention the agent."),
+    ("es", "Añade un test para el login que no funciona en Safari."),
+    ("fr", "Ajoute un test pour le login qui ne marche pas sur Safari."),
+    ("de", "Erstelle einen Test für den Login, der in Safari nicht funktioniert."),
+    ("pt", "Adicione um teste para o login que não funciona no Safari."),
+    ("ru", "Добавь тест для логина, который не работает в Safari."),
+    ("zh", "添加一个页面，显示导入失败的文件。"),
+]
+
 # (language, the same failure said as what happened): heard
 REPORTED = [
     ("en", "The build is broken, CI shows red."),
@@ -39,6 +53,9 @@ REPORTED = [
     ("ja", "アップロードに失敗しました。"),
     ("en", "When I ran it I got an error on startup."),  # "when" tells what happened
     ("pt", "Verifique se há um erro no log, o build falhou."),  # "se" of "check whether"
+    ("en", "Update: the login still fails."),  # a heading over a report, not the verb
+    ("en", "Add: it crashes on startup."),
+    ("en", "Thanks. Now add a footer. The header is still broken though."),  # past the opening sentence
 ]
 
 
@@ -49,6 +66,12 @@ def lexicons():
 
 @pytest.mark.parametrize(("lang", "message"), IN_A_CONDITION)
 def test_a_failure_in_a_condition_is_a_spec(lexicons, lang, message):
+    heard = hear(lexicons, message, CLAIMS[lang])
+    assert not heard.correction, heard.why
+
+
+@pytest.mark.parametrize(("lang", "message"), NEW_WORK)
+def test_a_failure_in_the_opening_of_new_work_is_its_spec(lexicons, lang, message):
     heard = hear(lexicons, message, CLAIMS[lang])
     assert not heard.correction, heard.why
 

@@ -42,6 +42,7 @@ from evolve.transcripts.sentences import (
     ends_asking,
     in_a_condition,
     is_question_at,
+    new_work_until,
     opens_a_sentence,
     opens_the_reply,
     pasted_at,
@@ -343,7 +344,9 @@ class _Message:
         # "yes, the same for the CLI …" takes up the agent's offer: the same work, no failure
         accepted = asked and not persist and accepts(words)
         # near the start: further into a long new request, "the same" describes what it wants
-        again = [span for span in again if span[1] < SHORT]
+        # the opening sentence of a request for new work describes it ("add a button that does the same")
+        spec = new_work_until(words)
+        again = [span for span in again if spec <= span[1] < SHORT]
         # a "still" opening the reply that says nothing is still so ("still, great work", "immer noch super")
         persists = persist and not (persist[0][1] == 0 and says_nothing_still(words, persist[0]))
         if again and not accepted and (failure or "observe" in found) or persists and claimed and short:
@@ -361,7 +364,7 @@ class _Message:
         early = [
             s
             for s in failure or ()
-            if s[1] < upto
+            if spec <= s[1] < upto
             and not self.to_repair(s)
             and not (asked and only_an_answer(words, [s]))
             and not in_a_condition(words, s[1], s[2])
@@ -401,7 +404,9 @@ class _Message:
         weak = [
             s
             for s in found.get("weak", ())
-            if s[1] < SHORT and not is_question_at(words, s[1]) and not in_a_condition(words, s[1], s[2])
+            if spec <= s[1] < SHORT
+            and not is_question_at(words, s[1])
+            and not in_a_condition(words, s[1], s[2])
         ]
         if weak and claimed and not asked:
             return NEGATION, f"pushes back on what the agent said it did: “{self.quote(weak[0])}”"

@@ -181,3 +181,22 @@ def in_a_condition(words: str, start: int, end: int) -> bool:
     return bool(_CONDITION_OPENS.search(clause_before(words, start))) or bool(
         _CONDITION_CLOSES.match(words, end)
     )
+
+
+# A message opening with a verb of new work ("implement the missing folders", "write a commit message
+# that doesn't …", "añade …", "添加 …"): its opening sentence describes what to make. Not "build",
+# "fix" or "check": a noun ("build fails") or a request about a failure (hearing's `repair` cues);
+# nor "Update: it still fails", a heading over a report
+_NEW_WORK = re.compile(
+    r"(?:(?:ok|okay|now|so|next|then|also|and|great|good|cool|alright)[ ,.!]+)*"
+    r"(?:please |pls |can you |could you |let's |lets |now )?"
+    r"(?:implement|add|create|write|set ?up|generate|update|design|draft|introduce|integrate"
+    r"|anade|agrega|crea|implementa|escribe|ajoute|cree|implemente|ecris|fuge|erstelle|implementiere"
+    r"|schreibe|adicione|crie|escreva|добавь|создай|реализуй|напиши|dodaj|stworz|napisz) "
+    r"|(?:请|帮我)?(?:添加|新增|创建|实现|写一个|生成)"
+)
+
+
+def new_work_until(words: str) -> int:
+    """Where the opening sentence of a request for new work ends (0: the message opens otherwise)."""
+    return sentence_stop(words, 0) if _NEW_WORK.match(words) else 0
