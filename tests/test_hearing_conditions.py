@@ -1,9 +1,9 @@
-"""A failure a new request names is a case to handle or a thing to make, not a report of the agent's work.
+"""A failure a new request names is a case to handle, a thing to make or to find, not a report.
 
-"If the build is broken, notify Slack" and "Implement the missing export button" ask for new work
-after the agent's claim of success; the same words said as what happened ("the build is broken")
-report a failure. Each sentence is our own, typed after the agent's claim (`CLAIMS` of the parity
-matrix).
+"If the build is broken, notify Slack", "Implement the missing export button" and "list any that
+are missing" ask for new work after the agent's claim of success; the same words said as what
+happened ("the build is broken") report a failure. Each sentence is our own, typed after the
+agent's claim (`CLAIMS` of the parity matrix).
 """
 
 from __future__ import annotations
@@ -42,6 +42,16 @@ NEW_WORK = [
     ("zh", "添加一个页面，显示导入失败的文件。"),
 ]
 
+# (language, a request to find or list failures, if any): nothing to correct
+ASKED_WHICH = [
+    ("en", "Check the config and list any that are missing from the example file."),
+    ("en", "Do what is needed to fix the errors."),
+    ("en", "Check whether anything is broken in the export."),
+    ("zh", "告诉我哪些接口失败了。"),
+    ("ja", "エラーがあるかどうか確認して。"),
+    ("ko", "오류가 있는지 확인해줘."),
+]
+
 # (language, the same failure said as what happened): heard
 REPORTED = [
     ("en", "The build is broken, CI shows red."),
@@ -56,6 +66,8 @@ REPORTED = [
     ("en", "Update: the login still fails."),  # a heading over a report, not the verb
     ("en", "Add: it crashes on startup."),
     ("en", "Thanks. Now add a footer. The header is still broken though."),  # past the opening sentence
+    ("en", "What you did is wrong."),  # "what" of the agent's work, not of a request
+    ("en", "Which is why the build is broken now."),
 ]
 
 
@@ -72,6 +84,12 @@ def test_a_failure_in_a_condition_is_a_spec(lexicons, lang, message):
 
 @pytest.mark.parametrize(("lang", "message"), NEW_WORK)
 def test_a_failure_in_the_opening_of_new_work_is_its_spec(lexicons, lang, message):
+    heard = hear(lexicons, message, CLAIMS[lang])
+    assert not heard.correction, heard.why
+
+
+@pytest.mark.parametrize(("lang", "message"), ASKED_WHICH)
+def test_a_failure_a_request_asks_to_find_is_no_report(lexicons, lang, message):
     heard = hear(lexicons, message, CLAIMS[lang])
     assert not heard.correction, heard.why
 

@@ -38,6 +38,7 @@ from evolve.transcripts.sentences import (
     SENTENCE,
     SHORT,
     Spans,
+    asked_which,
     closing_note,
     ends_asking,
     in_a_condition,
@@ -366,6 +367,7 @@ class _Message:
             for s in failure or ()
             if spec <= s[1] < upto
             and not self.to_repair(s)
+            and not asked_which(words, s[1], s[2])
             and not (asked and only_an_answer(words, [s]))
             and not in_a_condition(words, s[1], s[2])
         ]

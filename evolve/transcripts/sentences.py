@@ -200,3 +200,17 @@ _NEW_WORK = re.compile(
 def new_work_until(words: str) -> int:
     """Where the opening sentence of a request for new work ends (0: the message opens otherwise)."""
     return sentence_stop(words, 0) if _NEW_WORK.match(words) else 0
+
+
+# A failure word a request asks to find or list ("list any that are missing", "check what is wrong",
+# "告诉我哪些失败", "是否有问题"), or that "whether" closes after it ("エラーがあるかどうか", "오류가
+# 있는지"). Not "what you did is wrong", "which is why it broke", 那些 (also "those"): they report
+_ASKED_WHICH = re.compile(
+    r"\b(?:which|what|whether|any that|for any)\b(?! you| u | is why| means)|有没有|哪些|是否"
+)
+_WHETHER_CLOSES = re.compile(r"[^。！？,，、]{0,6}?(?:かどうか|있는지|있나)")
+
+
+def asked_which(words: str, start: int, end: int) -> bool:
+    """Whether a failure word is what a request asks to find, not one the person saw."""
+    return bool(_ASKED_WHICH.search(clause_before(words, start))) or bool(_WHETHER_CLOSES.match(words, end))
