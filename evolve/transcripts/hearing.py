@@ -38,9 +38,12 @@ from evolve.transcripts.sentences import (
     SENTENCE,
     SHORT,
     Spans,
+    asked_which,
     closing_note,
     ends_asking,
+    in_a_condition,
     is_question_at,
+    new_work_until,
     opens_a_sentence,
     opens_the_reply,
     pasted_at,
@@ -342,7 +345,9 @@ class _Message:
         # "yes, the same for the CLI …" takes up the agent's offer: the same work, no failure
         accepted = asked and not persist and accepts(words)
         # near the start: further into a long new request, "the same" describes what it wants
-        again = [span for span in again if span[1] < SHORT]
+        # the opening sentence of a request for new work describes it ("add a button that does the same")
+        spec = new_work_until(words)
+        again = [span for span in again if spec <= span[1] < SHORT]
         # a "still" opening the reply that says nothing is still so ("still, great work", "immer noch super")
         persists = persist and not (persist[0][1] == 0 and says_nothing_still(words, persist[0]))
         if again and not accepted and (failure or "observe" in found) or persists and claimed and short:
@@ -360,7 +365,11 @@ class _Message:
         early = [
             s
             for s in failure or ()
-            if s[1] < upto and not self.to_repair(s) and not (asked and only_an_answer(words, [s]))
+            if spec <= s[1] < upto
+            and not self.to_repair(s)
+            and not asked_which(words, s[1], s[2])
+            and not (asked and only_an_answer(words, [s]))
+            and not in_a_condition(words, s[1], s[2])
         ]
         asks_back = [s for s in early if is_question_at(words, s[1])]  # "is it fixed now?" asks
         early = [s for s in early if s not in asks_back]
@@ -394,10 +403,17 @@ class _Message:
         why = [s for s in found.get("why", ()) if s[1] < SENTENCE and opens_a_question(words, s)]
         if why and short and (claimed or not asked):  # a mere question of the agent's is asked back
             return PUSHBACK, f"questions what the agent just did: “{self.quote(why[0])} …?”"
-        weak = [s for s in found.get("weak", ()) if s[1] < SHORT and not is_question_at(words, s[1])]
+        weak = [
+            s
+            for s in found.get("weak", ())
+            if spec <= s[1] < SHORT
+            and not is_question_at(words, s[1])
+            and not in_a_condition(words, s[1], s[2])
+        ]
         if weak and claimed and not asked:
             return NEGATION, f"pushes back on what the agent said it did: “{self.quote(weak[0])}”"
-        if claimed and not asked and "observe" in found and ("contrast" in found or weak):
+        contrast = [s for s in found.get("contrast", ()) if not in_a_condition(words, s[1], s[2])]
+        if claimed and not asked and "observe" in found and (contrast or weak):
             return (
                 CONTRADICTION,
                 f"contradicts the agent's claim with what they see: “{self.quote(found['observe'][0])}”",

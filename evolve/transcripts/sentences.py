@@ -156,3 +156,61 @@ def clause_before(words: str, at: int) -> str:
 _CLAUSE_END = re.compile(
     r"[.!?\n。！？,;:，；：、]|\b(?:but|pero|mais|aber|ma|mas|но|але|ale|ama|tapi)\b|但是|可是|不过"
 )
+
+
+# A clause opened by a condition ("if the build fails", "si falla", "如果注入异常", "만약"), or,
+# in Japanese, Korean and Chinese, closed by one right after its verb ("失敗した場合", "오류가 발생할
+# 경우", "失败时"). Not "when", "cuando", "когда": they tell what happened as often ("when I ran it I got
+# an error"); nor the "if" of "check if", "verifique se" (whether)
+_CONDITION_OPENS = re.compile(
+    r"(?<!check )(?<!see )(?<!verify )(?<!verifique )(?<!verifica )(?<!veja )(?<!verifie )(?<!mira )"
+    r"(?<!comprueba )(?<!prufe )(?<!schau )"
+    r"\b(?:if|whenever|unless|in case|si|wenn|falls|se|caso|если|якщо|jesli|jezeli|pokud|kalau|jika"
+    r"|apabila|neu|eger)\b|如果|假如|要是|若是|一旦|もし|万一|만약|만일"
+)
+_CONDITION_CLOSES = re.compile(r"[^。！？,，、]{0,8}?(?:場合|とき|時に|时|時|경우|때)")
+
+
+def in_a_condition(words: str, start: int, end: int) -> bool:
+    """Whether the words at start..end sit in a condition, a case a spec names, not a report.
+
+    "If the build is broken, notify Slack", "如果上传失败，显示重试按钮", "エラーが発生した場合は":
+    the failure is what to handle. The clause up to the word holds the condition, or (Japanese,
+    Korean, Chinese) one closes it a few characters after.
+    """
+    return bool(_CONDITION_OPENS.search(clause_before(words, start))) or bool(
+        _CONDITION_CLOSES.match(words, end)
+    )
+
+
+# A message opening with a verb of new work ("implement the missing folders", "write a commit message
+# that doesn't …", "añade …", "添加 …"): its opening sentence describes what to make. Not "build",
+# "fix" or "check": a noun ("build fails") or a request about a failure (hearing's `repair` cues);
+# nor "Update: it still fails", a heading over a report
+_NEW_WORK = re.compile(
+    r"(?:(?:ok|okay|now|so|next|then|also|and|great|good|cool|alright)[ ,.!]+)*"
+    r"(?:please |pls |can you |could you |let's |lets |now )?"
+    r"(?:implement|add|create|write|set ?up|generate|update|design|draft|introduce|integrate"
+    r"|anade|agrega|crea|implementa|escribe|ajoute|cree|implemente|ecris|fuge|erstelle|implementiere"
+    r"|schreibe|adicione|crie|escreva|добавь|создай|реализуй|напиши|dodaj|stworz|napisz) "
+    r"|(?:请|帮我)?(?:添加|新增|创建|实现|写一个|生成)"
+)
+
+
+def new_work_until(words: str) -> int:
+    """Where the opening sentence of a request for new work ends (0: the message opens otherwise)."""
+    return sentence_stop(words, 0) if _NEW_WORK.match(words) else 0
+
+
+# A failure word a request asks to find or list ("list any that are missing", "check what is wrong",
+# "告诉我哪些失败", "是否有问题"), or that "whether" closes after it ("エラーがあるかどうか", "오류가
+# 있는지"). Not "what you did is wrong", "which is why it broke", 那些 (also "those"): they report
+_ASKED_WHICH = re.compile(
+    r"\b(?:which|what|whether|any that|for any)\b(?! you| u | is why| means)|有没有|哪些|是否"
+)
+_WHETHER_CLOSES = re.compile(r"[^。！？,，、]{0,6}?(?:かどうか|있는지|있나)")
+
+
+def asked_which(words: str, start: int, end: int) -> bool:
+    """Whether a failure word is what a request asks to find, not one the person saw."""
+    return bool(_ASKED_WHICH.search(clause_before(words, start))) or bool(_WHETHER_CLOSES.match(words, end))
