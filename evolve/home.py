@@ -5,6 +5,7 @@ Light module (standard library only): agent hooks resolve the home on every turn
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sys
@@ -150,6 +151,28 @@ def moved_away(named: str | os.PathLike[str] | None) -> bool:
     take over. A stray `logs/` a hook made there is no home.
     """
     return named is not None and not Path(named, "agents").is_dir()
+
+
+LAYOUT_FILE = "layout-version"  # its second line: the home's real path when last brought up to date
+PLACES_FILE = "places"  # each path the home was named by or had (links resolved), one a line
+
+
+def moved_here_from(root: Path, named: str | os.PathLike[str] | None) -> bool:
+    """Whether `named` is a place the home at `root` was moved from, where no home is any more.
+
+    A gone path alone is not enough: two homes may share one hooks file (Codex's entries name
+    no agent), and a second home taking the entries of one moved elsewhere would leave that
+    one without hooks. Only a path this home recorded as its own is its former place; its
+    links resolved too, for a home named through a linked parent that moved behind the link.
+    """
+    if named is None or not moved_away(named):
+        return False
+    formerly: set[bytes] = set()
+    with contextlib.suppress(OSError):  # the record names where it was until the next command
+        formerly.update((root / LAYOUT_FILE).read_bytes().splitlines()[1:2])
+    with contextlib.suppress(OSError):
+        formerly.update((root / PLACES_FILE).read_bytes().splitlines())
+    return not formerly.isdisjoint((os.fsencode(named), os.fsencode(os.path.realpath(named))))
 
 
 def not_a_folder(folder: Path) -> str:

@@ -137,3 +137,42 @@ def test_doctor_names_hooks_left_at_a_removed_original_and_fix_takes_them(
     capsys.readouterr()
     assert homes_named(installed) == {str(copy)}
     assert (installed / ".claude" / "skills" / "fix-tests").readlink().is_relative_to(copy)
+
+
+def test_a_second_home_takes_nothing_of_a_first_one_moved_elsewhere(
+    installed, evolve_home, tmp_path, monkeypatch, capsys
+):
+    """Codex's entries name no agent: the home left in place must not take the moved one's."""
+    other = tmp_path / "other home"
+    monkeypatch.setenv("EVOLVE_HOME", str(other))
+    assert cli.main(["init", "beta"]) == 0
+    assert cli.main(["install", "codex", "--agent", "beta"]) == 0
+    codex_hooks = hook_files(installed)[1]
+    moved = tmp_path / "moved"
+    shutil.move(evolve_home, moved)
+    cli.main(["doctor", "--fix"])  # the other home, still where it was
+    assert {(hookfile.owner(c) or ("",))[0] for c in evolve_commands(codex_hooks)} == {
+        str(evolve_home),
+        str(other),
+    }
+    monkeypatch.setenv("EVOLVE_HOME", str(moved))
+    assert cli.main(["doctor", "--fix"]) == 0, capsys.readouterr().out
+    assert {(hookfile.owner(c) or ("",))[0] for c in evolve_commands(codex_hooks)} == {
+        str(moved),
+        str(other),
+    }
+
+
+def test_hooks_unreadable_at_the_first_command_after_a_move_are_taken_when_readable_again(
+    installed, evolve_home, tmp_path, monkeypatch, capsys
+):
+    settings = hook_files(installed)[0]
+    good = settings.read_bytes()
+    new_home = tmp_path / "new place"
+    move(evolve_home, new_home, monkeypatch)
+    settings.write_bytes(b"// the person's note\n" + good)  # not JSON today: left as it is
+    cli.main(["doctor", "--fix"])  # the layout record now names the new place
+    assert settings.read_bytes() == b"// the person's note\n" + good
+    settings.write_bytes(good)
+    assert cli.main(["doctor", "--fix"]) == 0, capsys.readouterr().out
+    assert homes_named(installed) == {str(new_home)}
