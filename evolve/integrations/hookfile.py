@@ -90,7 +90,7 @@ def names_home(command: object, home: Home, agent: str | None) -> bool:
     found = owner(command)
     if found is None or found[1] != agent:
         return False
-    return found[0] == str(home.root) or moved_here_from(home.root, found[0])
+    return found[0] == str(home.root) or moved_here_from(home.root, found[0], agent)
 
 
 def remove_entries(settings: dict, ours: Ours) -> dict:

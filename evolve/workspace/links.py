@@ -137,7 +137,7 @@ def is_our_link(link: Path, skills_dir: Path) -> bool:
         return True
     old_home = target.parent.parent.parent.parent
     same_agent = target.parent.parts[-3:] == skills_dir.parts[-3:] and target.is_absolute()
-    return same_agent and moved_here_from(skills_dir.parents[2], old_home)
+    return same_agent and moved_here_from(skills_dir.parents[2], old_home, skills_dir.parent.name)
 
 
 def make_dirs(folder: Path, install: dict) -> None:
