@@ -5,6 +5,7 @@ Light module (standard library only): agent hooks resolve the home on every turn
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sys
@@ -142,14 +143,31 @@ class Home:
         return self
 
 
-def moved_away(named: str | os.PathLike[str] | None) -> bool:
-    """Whether a path an installed hook or skill link names as evolve's home holds none any more.
+LAYOUT_FILE = "layout-version"  # its second line: the home's real path when last brought up to date
+PLACES_FILE = "places"  # each path the home was named by or had (links resolved), one a line
+
+
+def moved_here_from(root: Path, named: str | os.PathLike[str] | None, agent: str | None) -> bool:
+    """Whether `named` is a place the home at `root` was moved from, that no longer holds `agent`.
 
     A home moved with `mv` leaves its installs naming the old path; a copy (`cp -a`) leaves
     them naming the original, which still has its agents: only the first is this home's to
-    take over. A stray `logs/` a hook made there is no home.
+    take over (a stray `logs/` a hook made there is no home). A new home made at the old
+    path later (`evolve init` in a shell without EVOLVE_HOME) holds other agents: entries
+    naming one it lacks are still the moved home's. Codex's entries name no agent (None):
+    any agents/ folder there keeps them. A gone path alone is not enough: another home
+    sharing the hooks file would take the moved one's and leave it without hooks. Only a
+    path this home recorded as its own is its former place; its links resolved too, for a
+    home named through a linked parent that moved behind the link.
     """
-    return named is not None and not Path(named, "agents").is_dir()
+    if named is None or Path(named, "agents", agent or "").is_dir():
+        return False
+    formerly: set[bytes] = set()
+    with contextlib.suppress(OSError):  # the record names where it was until the next command
+        formerly.update((root / LAYOUT_FILE).read_bytes().splitlines()[1:2])
+    with contextlib.suppress(OSError):
+        formerly.update((root / PLACES_FILE).read_bytes().splitlines())
+    return not formerly.isdisjoint((os.fsencode(named), os.fsencode(os.path.realpath(named))))
 
 
 def not_a_folder(folder: Path) -> str:

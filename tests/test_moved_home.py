@@ -111,7 +111,7 @@ def test_a_copy_in_use_beside_its_original_takes_nothing_of_it(
     monkeypatch.setenv("EVOLVE_HOME", str(copy))
     cli.main(["doctor", "--fix"])
     out = capsys.readouterr()
-    assert "where no evolve home is" not in out.out + out.err
+    assert "where this home's agents are not" not in out.out + out.err
     assert {p: p.read_bytes() for p in hook_files(installed)} == before
     assert link.readlink() == target
 
@@ -127,7 +127,7 @@ def test_doctor_names_hooks_left_at_a_removed_original_and_fix_takes_them(
     capsys.readouterr()
     assert cli.main(["doctor"]) == 1
     out = capsys.readouterr().out
-    named = [line for line in out.splitlines() if "where no evolve home is" in line]
+    named = [line for line in out.splitlines() if "where this home's agents are not" in line]
     assert len(named) == 2, out  # one line for each hooks file
     assert any(f"Claude Code's hooks name {evolve_home}," in line for line in named)
     assert any(f"Codex's hooks name {evolve_home}," in line for line in named)
@@ -137,3 +137,57 @@ def test_doctor_names_hooks_left_at_a_removed_original_and_fix_takes_them(
     capsys.readouterr()
     assert homes_named(installed) == {str(copy)}
     assert (installed / ".claude" / "skills" / "fix-tests").readlink().is_relative_to(copy)
+
+
+def test_a_second_home_takes_nothing_of_a_first_one_moved_elsewhere(
+    installed, evolve_home, tmp_path, monkeypatch, capsys
+):
+    """Codex's entries name no agent: the home left in place must not take the moved one's."""
+    other = tmp_path / "other home"
+    monkeypatch.setenv("EVOLVE_HOME", str(other))
+    assert cli.main(["init", "beta"]) == 0
+    assert cli.main(["install", "codex", "--agent", "beta"]) == 0
+    codex_hooks = hook_files(installed)[1]
+    moved = tmp_path / "moved"
+    shutil.move(evolve_home, moved)
+    cli.main(["doctor", "--fix"])  # the other home, still where it was
+    assert {(hookfile.owner(c) or ("",))[0] for c in evolve_commands(codex_hooks)} == {
+        str(evolve_home),
+        str(other),
+    }
+    monkeypatch.setenv("EVOLVE_HOME", str(moved))
+    assert cli.main(["doctor", "--fix"]) == 0, capsys.readouterr().out
+    assert {(hookfile.owner(c) or ("",))[0] for c in evolve_commands(codex_hooks)} == {
+        str(moved),
+        str(other),
+    }
+
+
+def test_hooks_unreadable_at_the_first_command_after_a_move_are_taken_when_readable_again(
+    installed, evolve_home, tmp_path, monkeypatch, capsys
+):
+    settings = hook_files(installed)[0]
+    good = settings.read_bytes()
+    new_home = tmp_path / "new place"
+    move(evolve_home, new_home, monkeypatch)
+    settings.write_bytes(b"// the person's note\n" + good)  # not JSON today: left as it is
+    cli.main(["doctor", "--fix"])  # the layout record now names the new place
+    assert settings.read_bytes() == b"// the person's note\n" + good
+    settings.write_bytes(good)
+    assert cli.main(["doctor", "--fix"]) == 0, capsys.readouterr().out
+    assert homes_named(installed) == {str(new_home)}
+
+
+def test_a_new_home_made_at_the_old_path_keeps_nothing_of_the_moved_agents(
+    installed, evolve_home, tmp_path, monkeypatch, capsys
+):
+    """`evolve init` in a shell without EVOLVE_HOME after the move: a home again at the old path."""
+    moved = tmp_path / "moved"
+    shutil.move(evolve_home, moved)
+    assert cli.main(["init", "other"]) == 0  # at the old path; it has no agent demo
+    monkeypatch.setenv("EVOLVE_HOME", str(moved))
+    assert cli.main(["doctor", "--fix"]) == 0, capsys.readouterr().out
+    claude = evolve_commands(hook_files(installed)[0])
+    assert {(hookfile.owner(c) or ("",))[0] for c in claude if "evolve.hookmain" in c} == {str(moved)}
+    link = installed / ".claude" / "skills" / "fix-tests"
+    assert link.readlink() == moved / "agents" / "demo" / "skills" / "fix-tests"

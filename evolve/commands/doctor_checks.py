@@ -81,7 +81,7 @@ def installs(home: Home, agents: list[str], add: Add) -> None:
                 stale_named.add(record["settings"])
                 add(
                     record["settings"],
-                    f"{HARNESS_NAMES[harness]}'s hooks name {stale}, where no evolve home is: run "
+                    f"{HARNESS_NAMES[harness]}'s hooks name {stale}, where this home's agents are not: run "
                     f"`evolve doctor --fix` (it points them and the skill links at {home.root})",
                 )
             if "evolve.hookmain" not in json.dumps(settings.get("hooks", {})):

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from evolve import launch
 from evolve.errors import UserError
-from evolve.home import Home, moved_away
+from evolve.home import Home, moved_here_from
 from evolve.store.files import atomic_write
 from evolve.workspace import links
 
@@ -84,12 +84,13 @@ def names_home(command: object, home: Home, agent: str | None) -> bool:
     """Whether a hook command is `agent`'s of `home`, or of the place `home` was moved from.
 
     The install records moved with the home, so entries naming an old path where no home
-    is any more are its own (rewritten, or removed by uninstall); a copy's original keeps its own.
+    is any more are its own (rewritten, or removed by uninstall); a copy's original keeps its own,
+    and so does another home moved elsewhere (`home.moved_here_from`).
     """
     found = owner(command)
     if found is None or found[1] != agent:
         return False
-    return found[0] == str(home.root) or moved_away(found[0])
+    return found[0] == str(home.root) or moved_here_from(home.root, found[0], agent)
 
 
 def remove_entries(settings: dict, ours: Ours) -> dict:

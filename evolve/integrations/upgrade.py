@@ -30,13 +30,13 @@ again by the next command, so its hooks (which name the home and their folder) f
 
 from __future__ import annotations
 
-from evolve.home import Home
+from evolve.home import LAYOUT_FILE, PLACES_FILE, Home
 from evolve.regular import read_regular
 from evolve.store.files import atomic_write
 from evolve.store.locks import FileLock
 
 LAYOUT = 9
-VERSION_FILE = "layout-version"
+VERSION_FILE = LAYOUT_FILE
 
 
 class Unfinished(str):
@@ -140,10 +140,35 @@ def record_current(home: Home) -> None:
     A record that cannot be written (a folder in its place, say) only costs the next command a check.
     """
     try:
-        record = b"\n".join((str(LAYOUT).encode("ascii"), _where(home), _repositories(home)))
+        where = _where(home)
+        _remember_places(home, where)
+        record = b"\n".join((str(LAYOUT).encode("ascii"), where, _repositories(home)))
         atomic_write(home.root / VERSION_FILE, record + b"\n")
     except OSError:
         pass
+
+
+def _remember_places(home: Home, where: bytes) -> None:
+    """Add the home's path (as named, and links resolved) and the one the record named before.
+
+    Installs name the home by the path it had when they were made; after a move, what the
+    move left behind (a hooks file unreadable that day, say) is this home's to take back
+    later (`home.moved_here_from`), when the layout record names only the new place.
+    """
+    import os
+
+    try:
+        before = read_regular(home.root / VERSION_FILE).splitlines()[1:2]
+    except OSError:
+        before = []
+    path = home.root / PLACES_FILE
+    try:
+        known = read_regular(path).splitlines()
+    except OSError:
+        known = []
+    new = [p for p in dict.fromkeys([*before, where, os.fsencode(home.root)]) if p and p not in known]
+    if new:
+        atomic_write(path, b"".join(line + b"\n" for line in [*known, *new]))
 
 
 def _agent_hooks(home: Home, agents: list[str], *, take_hooks_path: bool) -> tuple[list[str], bool]:

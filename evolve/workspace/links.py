@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 
 from evolve.errors import UserError
-from evolve.home import Home, moved_away
+from evolve.home import Home, moved_here_from
 from evolve.names import name_problem
 from evolve.store.files import atomic_write
 from evolve.store.locks import FileLock
@@ -136,7 +136,8 @@ def is_our_link(link: Path, skills_dir: Path) -> bool:
     if target.parent == skills_dir:
         return True
     old_home = target.parent.parent.parent.parent
-    return target.parent.parts[-3:] == skills_dir.parts[-3:] and target.is_absolute() and moved_away(old_home)
+    same_agent = target.parent.parts[-3:] == skills_dir.parts[-3:] and target.is_absolute()
+    return same_agent and moved_here_from(skills_dir.parents[2], old_home, skills_dir.parent.name)
 
 
 def make_dirs(folder: Path, install: dict) -> None:
