@@ -68,6 +68,10 @@ REPORTED = [
     ("en", "Thanks. Now add a footer. The header is still broken though."),  # past the opening sentence
     ("en", "What you did is wrong."),  # "what" of the agent's work, not of a request
     ("en", "Which is why the build is broken now."),
+    # "still" reports even in the opening sentence of new work (it once raised IndexError)
+    ("en", "Create the file again, it's still missing."),
+    ("de", "Füge den Import hinzu, es schlägt immer noch fehl."),
+    ("ru", "Добавь импорт, всё ещё падает."),
 ]
 
 
