@@ -72,6 +72,9 @@ REPORTED = [
     ("en", "Create the file again, it's still missing."),
     ("de", "Füge den Import hinzu, es schlägt immer noch fehl."),
     ("ru", "Добавь импорт, всё ещё падает."),
+    ("en", "Write it again, the output is wrong."),  # "it": the agent's work to redo, not new work
+    ("en", "Now write the tests properly, they fail."),  # a clause of its own after the comma
+    ("fr", "Ajoute le test, il échoue toujours."),
 ]
 
 

@@ -186,20 +186,29 @@ def in_a_condition(words: str, start: int, end: int) -> bool:
 # A message opening with a verb of new work ("implement the missing folders", "write a commit message
 # that doesn't …", "añade …", "添加 …"): its opening sentence describes what to make. Not "build",
 # "fix" or "check": a noun ("build fails") or a request about a failure (hearing's `repair` cues);
-# nor "Update: it still fails", a heading over a report
+# nor "Update: it still fails", a heading over a report; nor "write it again", a pronoun for the
+# agent's own work to redo
 _NEW_WORK = re.compile(
     r"(?:(?:ok|okay|now|so|next|then|also|and|great|good|cool|alright)[ ,.!]+)*"
     r"(?:please |pls |can you |could you |let's |lets |now )?"
     r"(?:implement|add|create|write|set ?up|generate|update|design|draft|introduce|integrate"
     r"|anade|agrega|crea|implementa|escribe|ajoute|cree|implemente|ecris|fuge|erstelle|implementiere"
     r"|schreibe|adicione|crie|escreva|добавь|создай|реализуй|напиши|dodaj|stworz|napisz) "
+    r"(?!(?:it|them|this|these|those|es|das|его|ее|их|это)\b)"
     r"|(?:请|帮我)?(?:添加|新增|创建|实现|写一个|生成)"
 )
+# A new clause with its own subject spliced on by a comma ("write the tests properly, they don't
+# pass"): past the request, a report
+_SPLICED_CLAUSE = re.compile(r"[,;] (?:it|it's|its|they|they're|il|ils|elle|er|sie|он|она|оно|они)\b")
 
 
 def new_work_until(words: str) -> int:
     """Where the opening sentence of a request for new work ends (0: the message opens otherwise)."""
-    return sentence_stop(words, 0) if _NEW_WORK.match(words) else 0
+    if not _NEW_WORK.match(words):
+        return 0
+    stop = sentence_stop(words, 0)
+    spliced = _SPLICED_CLAUSE.search(words, 0, stop)
+    return spliced.start() if spliced else stop
 
 
 # A failure word a request asks to find or list ("list any that are missing", "check what is wrong",
