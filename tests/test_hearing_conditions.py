@@ -20,6 +20,7 @@ IN_A_CONDITION = [
     ("en", "Add a step to the CI job: if the build is broken, notify Slack."),
     ("en", "Remove the cache layer if it's not working."),
     ("en", "Whenever the upload fails, show a retry button on the form."),
+    ("en", "If you'd like, show a retry button when the upload fails."),
     ("es", "Añade un aviso: si la subida falla, muestra un botón para reintentar."),
     ("fr", "Ajoute une alerte : si le build ne marche pas, envoie un mail à l'équipe."),
     ("de", "Schreib einen Check: falls der Import fehlschlägt, schick eine Warnung an Slack."),
@@ -75,6 +76,12 @@ REPORTED = [
     ("en", "Write it again, the output is wrong."),  # "it": the agent's work to redo, not new work
     ("en", "Now write the tests properly, they fail."),  # a clause of its own after the comma
     ("fr", "Ajoute le test, il échoue toujours."),
+    # a reproach of what the agent did not do, not a case to handle
+    ("en", "If you had run the tests you'd see they fail."),
+    ("en", "If you'd run it you would see it crashes."),
+    ("es", "Si lo hubieras probado verías que no funciona."),
+    ("pt", "Se você tivesse testado veria que não funciona."),
+    ("zh", "如果你跑过测试就知道它崩溃了"),
 ]
 
 
