@@ -82,6 +82,13 @@ REPORTED = [
     ("es", "Si lo hubieras probado verías que no funciona."),
     ("pt", "Se você tivesse testado veria que não funciona."),
     ("zh", "如果你跑过测试就知道它崩溃了"),
+    # what happens when the person does something, or "even if": a report, not a case to handle
+    ("en", "If I click save it crashes."),
+    ("en", "Whenever I click save it crashes."),
+    ("en", "Even if it compiles the login is broken."),
+    ("en", "Unless I'm missing something it's broken."),
+    ("de", "Wenn ich speichere kommt ein Fehler."),
+    ("fr", "Si je clique sur enregistrer ça plante."),
 ]
 
 

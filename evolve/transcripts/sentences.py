@@ -162,13 +162,15 @@ _CLAUSE_END = re.compile(
 # in Japanese, Korean and Chinese, closed by one right after its verb ("失敗した場合", "오류가 발생할
 # 경우", "失败时"). Not "when", "cuando", "когда": they tell what happened as often ("when I ran it I got
 # an error"); nor the "if" of "check if", "verifique se" (whether); nor a reproach of what the agent
-# did not do ("if you had run the tests you'd see they fail", "si hubieras", "如果你测试过就知道")
+# did not do ("if you had run the tests you'd see they fail", "si hubieras", "如果你测试过就知道"); nor
+# what the person does ("if I click save it crashes", "wenn ich speichere", "如果我"), nor "even if"
 _CONDITION_OPENS = re.compile(
     r"(?<!check )(?<!see )(?<!verify )(?<!verifique )(?<!verifica )(?<!veja )(?<!verifie )(?<!mira )"
-    r"(?<!comprueba )(?<!prufe )(?<!schau )"
+    r"(?<!comprueba )(?<!prufe )(?<!schau )(?<!even )"
     r"\b(?:if|whenever|unless|in case|si|wenn|falls|se|caso|если|якщо|jesli|jezeli|pokud|kalau|jika"
-    r"|apabila|neu|eger)\b(?! you had\b| you'd (?!like\b)| (?:lo |la |los )?hubieras\b| (?:voce )?tivesse\b)"
-    r"|(?:如果|假如|要是)(?!你[^，。,]{0,8}?过)|若是|一旦|もし|万一|만약|만일"
+    r"|apabila|neu|eger)\b(?! you had\b| you'd (?!like\b)| (?:lo |la |los )?hubieras\b| (?:voce )?tivesse\b"
+    r"| (?:i|i'm|we|ich|je|j'|yo|eu|я)\b)"
+    r"|(?:如果|假如|要是)(?!你[^，。,]{0,8}?过|我)|若是|一旦|もし|万一|만약|만일"
 )
 _CONDITION_CLOSES = re.compile(r"[^。！？,，、]{0,8}?(?:場合|とき|時に|时|時|경우|때)")
 
