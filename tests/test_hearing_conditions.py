@@ -69,6 +69,8 @@ REPORTED = [
     ("en", "Thanks. Now add a footer. The header is still broken though."),  # past the opening sentence
     ("en", "What you did is wrong."),  # "what" of the agent's work, not of a request
     ("en", "Which is why the build is broken now."),
+    ("en", "What I see is a blank page with an error."),  # what the person sees, not what to find
+    ("en", "What it prints is an error about the import."),
     # "still" reports even in the opening sentence of new work (it once raised IndexError)
     ("en", "Create the file again, it's still missing."),
     ("de", "Füge den Import hinzu, es schlägt immer noch fehl."),
