@@ -71,6 +71,7 @@ REPORTED = [
     ("en", "Which is why the build is broken now."),
     ("en", "What I see is a blank page with an error."),  # what the person sees, not what to find
     ("en", "What it prints is an error about the import."),
+    ("zh", "无论是否重启页面都崩溃了"),  # "no matter whether": a report, not a question
     # "still" reports even in the opening sentence of new work (it once raised IndexError)
     ("en", "Create the file again, it's still missing."),
     ("de", "Füge den Import hinzu, es schlägt immer noch fehl."),

@@ -218,11 +218,12 @@ def new_work_until(words: str) -> int:
 # A failure word a request asks to find or list ("list any that are missing", "check what is wrong",
 # "告诉我哪些失败", "是否有问题"), or that "whether" closes after it ("エラーがあるかどうか", "오류가
 # 있는지"). Not "what you did is wrong", "which is why it broke", "what I see is an error", "what it
-# prints is …" (a word between: "what I get wrong" asks), 那些 (also "those"): they report
+# prints is …" (a word between: "what I get wrong" asks), 那些 (also "those"), nor 无论是否 / 不管是否
+# ("no matter whether … it crashes"): they report
 _ASKED_WHICH = re.compile(
     r"\b(?:which|what|whether|any that|for any)\b"
     r"(?! you| u | is why| means| (?:i|we) (?:see|get|got) (?=\S)| it (?:shows|prints|says|does)\b)"
-    r"|有没有|哪些|是否"
+    r"|有没有|哪些|(?<!无论)(?<!不管)是否"
 )
 _WHETHER_CLOSES = re.compile(r"[^。！？,，、]{0,6}?(?:かどうか|있는지|있나)")
 
