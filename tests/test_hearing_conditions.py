@@ -20,6 +20,7 @@ IN_A_CONDITION = [
     ("en", "Add a step to the CI job: if the build is broken, notify Slack."),
     ("en", "Remove the cache layer if it's not working."),
     ("en", "Whenever the upload fails, show a retry button on the form."),
+    ("en", "If you'd like, show a retry button when the upload fails."),
     ("es", "Añade un aviso: si la subida falla, muestra un botón para reintentar."),
     ("fr", "Ajoute une alerte : si le build ne marche pas, envoie un mail à l'équipe."),
     ("de", "Schreib einen Check: falls der Import fehlschlägt, schick eine Warnung an Slack."),
@@ -68,6 +69,29 @@ REPORTED = [
     ("en", "Thanks. Now add a footer. The header is still broken though."),  # past the opening sentence
     ("en", "What you did is wrong."),  # "what" of the agent's work, not of a request
     ("en", "Which is why the build is broken now."),
+    ("en", "What I see is a blank page with an error."),  # what the person sees, not what to find
+    ("en", "What it prints is an error about the import."),
+    ("zh", "无论是否重启页面都崩溃了"),  # "no matter whether": a report, not a question
+    # "still" reports even in the opening sentence of new work (it once raised IndexError)
+    ("en", "Create the file again, it's still missing."),
+    ("de", "Füge den Import hinzu, es schlägt immer noch fehl."),
+    ("ru", "Добавь импорт, всё ещё падает."),
+    ("en", "Write it again, the output is wrong."),  # "it": the agent's work to redo, not new work
+    ("en", "Now write the tests properly, they fail."),  # a clause of its own after the comma
+    ("fr", "Ajoute le test, il échoue toujours."),
+    # a reproach of what the agent did not do, not a case to handle
+    ("en", "If you had run the tests you'd see they fail."),
+    ("en", "If you'd run it you would see it crashes."),
+    ("es", "Si lo hubieras probado verías que no funciona."),
+    ("pt", "Se você tivesse testado veria que não funciona."),
+    ("zh", "如果你跑过测试就知道它崩溃了"),
+    # what happens when the person does something, or "even if": a report, not a case to handle
+    ("en", "If I click save it crashes."),
+    ("en", "Whenever I click save it crashes."),
+    ("en", "Even if it compiles the login is broken."),
+    ("en", "Unless I'm missing something it's broken."),
+    ("de", "Wenn ich speichere kommt ein Fehler."),
+    ("fr", "Si je clique sur enregistrer ça plante."),
 ]
 
 

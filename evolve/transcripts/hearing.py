@@ -345,9 +345,10 @@ class _Message:
         # "yes, the same for the CLI …" takes up the agent's offer: the same work, no failure
         accepted = asked and not persist and accepts(words)
         # near the start: further into a long new request, "the same" describes what it wants
-        # the opening sentence of a request for new work describes it ("add a button that does the same")
+        # the opening sentence of a request for new work describes it ("add a button that does the same");
+        # a "still" there reports ("add the import, it still fails")
         spec = new_work_until(words)
-        again = [span for span in again if spec <= span[1] < SHORT]
+        again = [span for span in again if (0 if persist else spec) <= span[1] < SHORT]
         # a "still" opening the reply that says nothing is still so ("still, great work", "immer noch super")
         persists = persist and not (persist[0][1] == 0 and says_nothing_still(words, persist[0]))
         if again and not accepted and (failure or "observe" in found) or persists and claimed and short:

@@ -161,12 +161,16 @@ _CLAUSE_END = re.compile(
 # A clause opened by a condition ("if the build fails", "si falla", "如果注入异常", "만약"), or,
 # in Japanese, Korean and Chinese, closed by one right after its verb ("失敗した場合", "오류가 발생할
 # 경우", "失败时"). Not "when", "cuando", "когда": they tell what happened as often ("when I ran it I got
-# an error"); nor the "if" of "check if", "verifique se" (whether)
+# an error"); nor the "if" of "check if", "verifique se" (whether); nor a reproach of what the agent
+# did not do ("if you had run the tests you'd see they fail", "si hubieras", "如果你测试过就知道"); nor
+# what the person does ("if I click save it crashes", "wenn ich speichere", "如果我"), nor "even if"
 _CONDITION_OPENS = re.compile(
     r"(?<!check )(?<!see )(?<!verify )(?<!verifique )(?<!verifica )(?<!veja )(?<!verifie )(?<!mira )"
-    r"(?<!comprueba )(?<!prufe )(?<!schau )"
+    r"(?<!comprueba )(?<!prufe )(?<!schau )(?<!even )"
     r"\b(?:if|whenever|unless|in case|si|wenn|falls|se|caso|если|якщо|jesli|jezeli|pokud|kalau|jika"
-    r"|apabila|neu|eger)\b|如果|假如|要是|若是|一旦|もし|万一|만약|만일"
+    r"|apabila|neu|eger)\b(?! you had\b| you'd (?!like\b)| (?:lo |la |los )?hubieras\b| (?:voce )?tivesse\b"
+    r"| (?:i|i'm|we|ich|je|j'|yo|eu|я)\b)"
+    r"|(?:如果|假如|要是)(?!你[^，。,]{0,8}?过|我)|若是|一旦|もし|万一|만약|만일"
 )
 _CONDITION_CLOSES = re.compile(r"[^。！？,，、]{0,8}?(?:場合|とき|時に|时|時|경우|때)")
 
@@ -186,27 +190,40 @@ def in_a_condition(words: str, start: int, end: int) -> bool:
 # A message opening with a verb of new work ("implement the missing folders", "write a commit message
 # that doesn't …", "añade …", "添加 …"): its opening sentence describes what to make. Not "build",
 # "fix" or "check": a noun ("build fails") or a request about a failure (hearing's `repair` cues);
-# nor "Update: it still fails", a heading over a report
+# nor "Update: it still fails", a heading over a report; nor "write it again", a pronoun for the
+# agent's own work to redo
 _NEW_WORK = re.compile(
     r"(?:(?:ok|okay|now|so|next|then|also|and|great|good|cool|alright)[ ,.!]+)*"
     r"(?:please |pls |can you |could you |let's |lets |now )?"
     r"(?:implement|add|create|write|set ?up|generate|update|design|draft|introduce|integrate"
     r"|anade|agrega|crea|implementa|escribe|ajoute|cree|implemente|ecris|fuge|erstelle|implementiere"
     r"|schreibe|adicione|crie|escreva|добавь|создай|реализуй|напиши|dodaj|stworz|napisz) "
+    r"(?!(?:it|them|this|these|those|es|das|его|ее|их|это)\b)"
     r"|(?:请|帮我)?(?:添加|新增|创建|实现|写一个|生成)"
 )
+# A new clause with its own subject spliced on by a comma ("write the tests properly, they don't
+# pass"): past the request, a report
+_SPLICED_CLAUSE = re.compile(r"[,;] (?:it|it's|its|they|they're|il|ils|elle|er|sie|он|она|оно|они)\b")
 
 
 def new_work_until(words: str) -> int:
     """Where the opening sentence of a request for new work ends (0: the message opens otherwise)."""
-    return sentence_stop(words, 0) if _NEW_WORK.match(words) else 0
+    if not _NEW_WORK.match(words):
+        return 0
+    stop = sentence_stop(words, 0)
+    spliced = _SPLICED_CLAUSE.search(words, 0, stop)
+    return spliced.start() if spliced else stop
 
 
 # A failure word a request asks to find or list ("list any that are missing", "check what is wrong",
 # "告诉我哪些失败", "是否有问题"), or that "whether" closes after it ("エラーがあるかどうか", "오류가
-# 있는지"). Not "what you did is wrong", "which is why it broke", 那些 (also "those"): they report
+# 있는지"). Not "what you did is wrong", "which is why it broke", "what I see is an error", "what it
+# prints is …" (a word between: "what I get wrong" asks), 那些 (also "those"), nor 无论是否 / 不管是否
+# ("no matter whether … it crashes"): they report
 _ASKED_WHICH = re.compile(
-    r"\b(?:which|what|whether|any that|for any)\b(?! you| u | is why| means)|有没有|哪些|是否"
+    r"\b(?:which|what|whether|any that|for any)\b"
+    r"(?! you| u | is why| means| (?:i|we) (?:see|get|got) (?=\S)| it (?:shows|prints|says|does)\b)"
+    r"|有没有|哪些|(?<!无论)(?<!不管)是否"
 )
 _WHETHER_CLOSES = re.compile(r"[^。！？,，、]{0,6}?(?:かどうか|있는지|있나)")
 
