@@ -15,7 +15,24 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from evolve.transcripts.lexicons import CUES, Lexicons, prose
+from evolve.transcripts.lexicons import Lexicons, prose
+from evolve.transcripts.matches import (
+    AFTER_ERROR_KINDS,
+    AFTER_STOP_KINDS,
+    AGENT_KINDS,
+    BESIDE_A_LANGUAGE,
+    FIRST_KINDS,
+    MESSAGE_KINDS,
+    OPEN_QUESTION,
+    OPEN_QUESTION_TAIL,
+    PREFERS,
+    WEIGHED,
+    by_kind,
+    in_a_closing_note,
+    language_of,
+    over,
+    still_fails,
+)
 from evolve.transcripts.preferences import LONG, says_always
 from evolve.transcripts.preferences import preference as standing_preference
 from evolve.transcripts.replies import (
@@ -39,7 +56,6 @@ from evolve.transcripts.sentences import (
     SHORT,
     Spans,
     asked_which,
-    closing_note,
     ends_asking,
     in_a_condition,
     is_question_at,
@@ -111,16 +127,16 @@ def hear(
     words = prose(text)
     kinds: tuple[str, ...]
     if first:
-        kinds = _FIRST_KINDS
+        kinds = FIRST_KINDS
     elif after_error:  # "don't" and "no" are looked for only where they count: most messages need not pay
-        kinds = _AFTER_STOP_KINDS if len(words) < _BRIEF else _AFTER_ERROR_KINDS
+        kinds = AFTER_STOP_KINDS if len(words) < _BRIEF else AFTER_ERROR_KINDS
     elif len(words) < _URGENT and ("!" in words or "！" in words):  # "don't delete that folder!"
-        kinds = (*_MESSAGE_KINDS, "forbid")
+        kinds = (*MESSAGE_KINDS, "forbid")
     else:
-        kinds = _MESSAGE_KINDS
-    found = _by_kind(lexicons, words, kinds)
+        kinds = MESSAGE_KINDS
+    found = by_kind(lexicons, words, kinds)
     if "in_language" in found and "speak" not in found:  # "all" / "always" counts beside a language only
-        found.update(_by_kind(lexicons, words, _BESIDE_A_LANGUAGE))
+        found.update(by_kind(lexicons, words, BESIDE_A_LANGUAGE))
     if "forbid" in found and not after_error and not urgent(words, found["forbid"]):
         del found["forbid"]  # outside a stop, only a "don't …!" opening a brief reply forbids
     message = _Message(lexicons, text, words, found)
@@ -132,123 +148,14 @@ def hear(
         lambda: message.agent_cues(agent_before)[0],
     )
     if preference is None and size(text) >= LONG:  # a shorter one was read whole
-        preference = _in_a_closing_note(lexicons, text)
+        preference = in_a_closing_note(lexicons, text)
     correction = message.correction(agent_before, agent_did, first, after_error)
     if correction is None and preference is None:
         return NOTHING
     kind, cue = correction or (None, None)
-    language = _language(lexicons, found)
+    language = language_of(lexicons, found)
     preference_cue = preference[1] if preference else None
     return Heard(correction is not None, preference is not None, kind, cue, preference_cue, language)
-
-
-# "which do you prefer", "ou prefere descartá-las", "¿cuál prefieres?" in the agent's words (folded);
-# not the agent's own taste ("I prefer to keep helpers private", "je préfère …"), which offers nothing
-_PREFERS = re.compile(
-    r"(?<!\bi )(?<!\bi'd )(?<!would )(?<!\bwe )(?<!\bje )\bpref(?:er|ere|eres|erisc|ier|eri)[a-z]*"
-)
-
-# An open question closing the agent's text ("Anything else?", "Mais alguma coisa?") offers no
-# options: a person's "I prefer …" after it states how to work (folded words, the text's last chars)
-_OPEN_QUESTION = re.compile(
-    r"(?:anything else|something else|any other (?:questions?|changes?)|mais alguma coisa|algo mais"
-    r"|algo mas|autre chose|sonst noch (?:etwas|was)|что-(?:то|нибудь) еще|还有(?:什么|其他|别的)"
-    r"|他に何か)[^.!?\n]*\?\W*\Z"
-)
-_OPEN_QUESTION_TAIL = 80
-
-
-def _over(found: Spans) -> bool:
-    """A failure that is over ("it didn't work before, now it does"): every cue precedes "now it works"."""
-    works_now = found.get("works_now")
-    if not works_now or "persist" in found:
-        return False
-    end = works_now[-1][2]
-    return all(start < end for spans in found.values() for _, start, _ in spans)
-
-
-def _language(lexicons: Lexicons, found: Spans) -> str | None:
-    """The language with the most matches in the message (the lexicons' order breaks ties)."""
-    counts = dict.fromkeys(lexicons.languages, 0)
-    for spans in found.values():
-        for lang, *_ in spans:
-            counts[lang] += 1
-    best = max(counts, key=counts.__getitem__, default=None)
-    return best if best is not None and counts[best] else None
-
-
-def _by_kind(lexicons: Lexicons, words: str, kinds: tuple[str, ...], guards: bool = True) -> Spans:
-    """Every match of these kinds in `words`, by kind (one pass over the lexicons).
-
-    A guard ("no problem", "没问题") hides its own words: a match that overlaps one is left
-    out, and a correction elsewhere in the same message still counts.
-    """
-    found: Spans = {}
-    seen = set()
-    matched = list(lexicons.matches(words, kinds))
-    if matched and guards:  # only a text with a match needs its guards looked for
-        guarded = [(start, end) for _, _, start, end in lexicons.matches(words, ("guards",))]
-    else:
-        guarded = []
-    for lang, kind, start, end in matched:
-        if (kind, start, end) in seen:  # one word in several languages' lists
-            continue
-        if guarded and any(start < g_end and g_start < end for g_start, g_end in guarded):
-            continue
-        seen.add((kind, start, end))
-        found.setdefault(kind, []).append((lang, start, end))
-    for spans in found.values():
-        spans.sort(
-            key=lambda span: (span[1], -span[2])
-        )  # the longest of those opening alike first: a stable cue
-    return found
-
-
-def _in_a_closing_note(lexicons: Lexicons, text: str) -> tuple[str, str] | None:
-    """A standing preference in the note typed after a long pasted output, read as a reply.
-
-    A traceback, then "Can you fix it? Never use print, use the logger.": what is read of a long
-    message (its opening; its sentences weighed as a task's spec) would miss it. A rule's cue or a
-    word on asking there ("No toques nada más", "Proceed autonomously. Do not ask for confirmation
-    between tasks") still closes the task: how to run this one.
-    """
-    note = prose(closing_note(text))
-    if not note:
-        return None
-    found = _by_kind(lexicons, note, _IN_A_NOTE)
-    standing = found.get("standing", ())
-    found["standing"] = [span for span in standing if not _ASKING.search(note, span[1], span[2])]
-    return standing_preference(note, found)
-
-
-_ASKING = re.compile(r"\bask")
-
-
-# What is read in the person's message: the phrases of corrections.toml and the cues of
-# cues.toml; the agent's text is read for "claim" and "asks" only.
-_AGENT_KINDS = ("claim", "asks")
-# The cues the rules below weigh with the agent's words (standing ones make preferences only)
-_WEIGHED = frozenset(
-    "weak failure persist again pushback why challenge opener scorn contrast contrast_before observe rule "
-    "scope changed exists undo halt forbid refuse subject".split()
-)
-_AFTER_STOP = ("forbid", "refuse", "subject")
-# the cues read in the note after a long paste (a rule's cue there closes the task)
-_IN_A_NOTE = tuple(kind for kind in CUES if kind not in (*_AGENT_KINDS, "rule"))
-_BESIDE_A_LANGUAGE = ("whole",)  # looked for only in a message that names a language
-_MESSAGE_KINDS = (
-    "phrases",
-    "weak",
-    *(kind for kind in CUES if kind not in (*_AGENT_KINDS, *_AFTER_STOP, *_BESIDE_A_LANGUAGE)),
-)
-_AFTER_ERROR_KINDS = (
-    *_MESSAGE_KINDS,
-    "refuse",
-    "subject",
-)  # a reply right after an interruption or API error
-_AFTER_STOP_KINDS = (*_AFTER_ERROR_KINDS, "forbid")  # a brief one
-# a session's first words (and the language to talk in, said in its opening sentence)
-_FIRST_KINDS = ("phrases", "standing", "standing_lead", "rule", "speak", "in_language")
 
 
 class _Message:
@@ -270,9 +177,9 @@ class _Message:
         if first and strong:  # further into a session's first message, they describe the task
             opening = opening_end(words)
             strong = [span for span in strong if span[1] < opening]
-        if not strong and (first or found.keys().isdisjoint(_WEIGHED)):
+        if not strong and (first or found.keys().isdisjoint(WEIGHED)):
             return None  # most messages: no cue to weigh, the agent's words need no reading
-        if declines_with_thanks(words, found) or _over(found):
+        if declines_with_thanks(words, found) or over(found):
             return None
         if strong and (not only_an_answer(words, strong) or not self.asked(agent_before)):
             return NEGATION, f"says the agent got it wrong: “{self.quote(strong[0])}”"
@@ -302,7 +209,7 @@ class _Message:
         turned = self.turned(agent_before) if after_error and size(words) < SHORT else None
         if turned:
             return turned
-        if "retry" in found and not persist and len(words) < 100 and not _still_fails(found):
+        if "retry" in found and not persist and len(words) < 100 and not still_fails(found):
             return None  # "there was a timeout, please continue"
         if "pushback" in found and ("?" in self.text or "？" in self.text):
             return PUSHBACK, f"challenges the agent: “{self.quote(found['pushback'][0])}”"
@@ -486,7 +393,7 @@ class _Message:
         """The agent's words and its claims and questions in them, read once and only on need."""
         if self.agent is None:
             agent = prose(past_a_cut_fence(agent_before)) if agent_before else ""
-            said = _by_kind(self.lexicons, agent, _AGENT_KINDS, guards=False) if agent else {}
+            said = by_kind(self.lexicons, agent, AGENT_KINDS, guards=False) if agent else {}
             self.agent = agent, said
         return self.agent
 
@@ -498,9 +405,9 @@ class _Message:
     def offered(self, agent_before: str) -> bool:
         """Whether the agent just offered options: it asked, or named what the person prefers."""
         agent = self.agent_cues(agent_before)[0]
-        if self.asked(agent_before) and not _OPEN_QUESTION.search(agent[-_OPEN_QUESTION_TAIL:]):
+        if self.asked(agent_before) and not OPEN_QUESTION.search(agent[-OPEN_QUESTION_TAIL:]):
             return True
-        return _PREFERS.search(agent) is not None
+        return PREFERS.search(agent) is not None
 
     def rejected(self, agent_words: str, asked: bool) -> str | None:
         """A word the person rejects ("not npm") that the agent just used, or None.
@@ -515,7 +422,7 @@ class _Message:
         words, found = self.words, self.found
         if "`" in self.text:  # the rejected word is often code: read the message with it
             words = prose(self.text, keep_code=True)
-            found = _by_kind(self.lexicons, words, ("contrast", "contrast_before"))
+            found = by_kind(self.lexicons, words, ("contrast", "contrast_before"))
         agent_terms = set(_TERM.findall(agent_words))
         spans = [(span, "contrast") for span in found.get("contrast", ())]
         spans += [(span, "contrast_before") for span in found.get("contrast_before", ())]
@@ -530,15 +437,6 @@ class _Message:
                 if term in agent_terms and _specific(term):
                     return term
         return None
-
-
-def _still_fails(found: Spans) -> bool:
-    """Whether every "go on" word is a "still" before a failure too ("sigue el mismo error")."""
-    failure = found.get("failure")
-    if not failure:
-        return False
-    again = {start for kind in ("again", "persist") for _, start, _ in found.get(kind, ())}
-    return all(start in again and start < failure[-1][1] for _, start, _ in found["retry"])
 
 
 def _bare(cue: str) -> bool:
