@@ -13,7 +13,7 @@ import pytest
 from evolve.transcripts.hearing import hear
 from evolve.transcripts.lexicons import load_lexicons
 from evolve.transcripts.sentences import in_a_condition
-from tests.test_hearing_parity import CLAIMS
+from tests.hearing.parity_sentences import CLAIMS
 
 # (language, a request naming a failure as its condition): nothing to correct
 IN_A_CONDITION = [

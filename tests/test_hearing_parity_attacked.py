@@ -13,7 +13,7 @@ import pytest
 
 from evolve.transcripts.hearing import hear
 from evolve.transcripts.lexicons import load_lexicons
-from tests.test_hearing_parity import CLAIMS
+from tests.hearing.parity_sentences import CLAIMS
 
 # The agent's claim closing on an open offer of more help ("Anything else?")
 CLAIMS_OFFERING_MORE = {
