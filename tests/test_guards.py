@@ -430,7 +430,7 @@ def test_doctor_names_each_broken_guard(agent):
 
 def test_a_call_no_guard_could_match_imports_no_pattern_code(agent, evolve_home):
     """From the cache, a call whose command lacks each pattern's required text loads almost nothing."""
-    from tests.test_hooks import HEAVY, LIGHT_PROBE
+    from tests.test_hooks_light import HEAVY, LIGHT_PROBE
 
     (agent.path / "guards.toml").write_text(NO_NPM + ENV)
     argv = ["claude-code", "pre-tool-use", "--home", str(evolve_home), "--agent", "demo"]

@@ -23,7 +23,8 @@ from evolve.session.context import MEMO_TITLE
 from evolve.store import ledger
 from evolve.workspace.memo import lesson_id
 from tests.helpers import evolve_commit, git, make_agent, skill_text
-from tests.test_hooks import HEAVY, LIGHT_PROBE, ROOT, hook_log, run_hook, spooled
+from tests.test_hooks import ROOT, hook_log, run_hook, spooled
+from tests.test_hooks_light import HEAVY, LIGHT_PROBE
 
 MEMO = (
     "# Memo of shop\n\n## What I do well and where I often stumble\n\n- I forget to run the tests.\n\n"
