@@ -7,15 +7,19 @@ opening, with nothing after it. Replacing one section leaves every other byte of
 file as it was (a person's fenced examples, extra sections, CRLF line endings, a
 byte-order mark), so a person's formatting survives evolve's writes. A memo holding a
 merge's conflict markers is never read into a prompt or a bundle. It is read on the
-session-start hot path: no imports at all (not even re or dataclasses), and a bullet's
-lesson id (what the hook records as shown) is computed with C modules only.
+session-start hot path: it imports only its block walk (`blocks`, which imports nothing:
+not even re or dataclasses), and a bullet's lesson id (what the hook records as shown) is
+computed with C modules only.
 """
 
 from __future__ import annotations
 
+from evolve.workspace.blocks import BOM, next_break, scan, split_lines
+
 TYPE_CHECKING = False  # typing's own flag without importing typing (the hot path)
 if TYPE_CHECKING:
     from collections.abc import Iterator
+
 
 SELF = "self"
 STRATEGIES = "strategies"
@@ -24,7 +28,6 @@ HEADINGS = {
     STRATEGIES: "Strategies for this user and domain",
 }
 MEMO_FILE = "memo.md"
-BOM = "\ufeff"
 
 
 class Section:
@@ -43,170 +46,10 @@ class Section:
         return f"Section({self.heading!r}, {self.line_start}, {self.content_start}, {self.content_end})"
 
 
-def _lines(text: str) -> list[str]:
-    """Lines with their endings; Markdown's endings only (LF, CRLF, CR).
-
-    str.splitlines would also break at form feeds, NEL and U+2028.
-    """
-    if "\r" not in text:
-        parts = text.split("\n")
-        return [part + "\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
-    return list(_each_line(text))
-
-
-def _each_line(text: str) -> Iterator[str]:
-    """The lines of `_lines`, one at a time: a walk that may stop early holds one line, not the file's.
-
-    Where the next LF and the next CR are is remembered until passed: each is searched for
-    once per line break, never across the rest of the text for every line.
-    """
-    start, size = 0, len(text)
-    n = r = -2  # where the next LF / CR is: -2 not looked for yet, -1 none left
-    while start < size:
-        n, r = _next_break(text, "\n", n, start), _next_break(text, "\r", r, start)
-        if n < 0 and r < 0:
-            yield text[start:]
-            return
-        end = n if r < 0 or (0 <= n < r) else (r + 1 if n == r + 1 else r)
-        yield text[start : end + 1]
-        start = end + 1
-
-
-def _next_break(text: str, char: str, known: int, start: int) -> int:
-    """The next `char` at or after `start`, given where the last search found it (`known`)."""
-    return text.find(char, start) if -1 != known < start else known
-
-
-def _indent(body: str) -> tuple[int, str]:
-    """(columns of leading white space, tabs to the next multiple of 4; the rest)."""
-    columns = 0
-    for index, char in enumerate(body):
-        if char == " ":
-            columns += 1
-        elif char == "\t":
-            columns += 4 - columns % 4
-        else:
-            return columns, body[index:]
-    return columns, ""
-
-
-def _fence(rest: str) -> tuple[str, int] | None:
-    """(fence character, length) when `rest` (indentation removed) opens a fenced block."""
-    char = rest[:1]
-    if char not in ("`", "~"):
-        return None
-    length = len(rest) - len(rest.lstrip(char))
-    if length < 3 or (char == "`" and "`" in rest[length:]):  # a backtick fence's info has none
-        return None
-    return char, length
-
-
-def _closes(rest: str, fence: tuple[str, int]) -> bool:
-    char, length = fence
-    run = len(rest) - len(rest.lstrip(char))
-    return run >= length and not rest[run:].strip(" \t")
-
-
-def _heading(rest: str) -> str | None:
-    """The text of an ATX level-2 heading (`## x`, `## x ##`), indentation removed."""
-    if not rest.startswith("##") or rest[2:3] not in ("", " ", "\t"):
-        return None
-    text = rest[2:].strip(" \t")
-    closing = text.rstrip("#")
-    if closing != text and (not closing or closing[-1] in " \t"):  # an optional closing `##…`
-        text = closing.rstrip(" \t")
-    return text
-
-
-def _item(rest: str) -> tuple[int, str] | None:
-    """(width of a list item's marker with its spaces, the item's first content) or None."""
-    marker = 0
-    if rest[:1] in ("-", "*", "+"):
-        marker = 1
-    else:
-        digits = len(rest) - len(rest.lstrip("0123456789"))
-        if 1 <= digits <= 9 and rest[digits : digits + 1] in (".", ")"):
-            marker = digits + 1
-    if not marker or rest[marker : marker + 1] not in ("", " ", "\t"):
-        return None
-    spaces, content = _indent(rest[marker:])
-    return marker + (spaces if 1 <= spaces <= 4 else 1), content
-
-
-def _starts_block(columns: int, rest: str) -> bool:
-    """Whether a line would interrupt a paragraph (so it is not a lazy continuation)."""
-    if columns > 3 or not rest:
-        return not rest
-    stripped = rest.replace(" ", "").replace("\t", "")
-    hashes = len(rest) - len(rest.lstrip("#"))
-    return (
-        (1 <= hashes <= 6 and rest[hashes : hashes + 1] in ("", " ", "\t"))
-        or rest.startswith(">")
-        or _fence(rest) is not None
-        or _item(rest) is not None
-        or (len(stripped) >= 3 and len(set(stripped)) == 1 and stripped[0] in "-*_")
-    )
-
-
-def _scan(text: str) -> Iterator[tuple[int, str, str | None, bool]]:
-    """(position, line, heading text or None, inside fenced code) for every line, in order.
-
-    A top-level ATX `##` outside fenced code counts; a fence inside a list item ends with
-    the item. The one walk behind sections() and has_conflict_markers(), a line at a time.
-    """
-    position = 0
-    fence: tuple[str, int] | None = None
-    base = 0  # the columns a fence's lines are indented by (a fence inside a list item)
-    item: int | None = None  # the content column of the list item the lines belong to
-    paragraph = False  # the item's last line was paragraph text (a lazy line may follow)
-    for line in _each_line(text):
-        body = line.rstrip("\r\n")
-        if position == 0:
-            body = body.removeprefix(BOM)
-        columns, rest = _indent(body)
-        heading = None
-        inside = item is not None and (not rest or columns >= item)
-        if fence is not None and not (base and rest and columns < base):
-            if columns - base <= 3 and _closes(rest, fence):
-                fence = None
-            yield position, line, None, True
-            position += len(line)
-            continue
-        fence = None  # a less indented line ends the list item, and its fence with it
-        if inside and item is not None:
-            relative = columns - item
-            if not rest:
-                paragraph = False
-            elif relative > 3:
-                pass  # a paragraph's continuation, or indented code: the state stays
-            elif (found := _fence(rest)) is not None:
-                fence, base, paragraph = found, item, False
-            elif (nested := _item(rest)) is not None:
-                paragraph = bool(nested[1])
-            else:
-                paragraph = not _starts_block(relative, rest)
-        elif item is not None and paragraph and not _starts_block(columns, rest):
-            pass  # a lazy continuation of the item's paragraph
-        else:
-            item, paragraph = None, False
-            if columns <= 3 and (found := _fence(rest)) is not None:
-                fence, base = found, 0
-            elif columns <= 3 and (heading := _heading(rest)) is not None:
-                pass
-            elif columns <= 3 and (marker := _item(rest)) is not None:
-                width, content = marker
-                item = columns + width
-                if (found := _fence(content)) is not None:
-                    fence, base = found, item
-                paragraph = bool(content) and fence is None
-        yield position, line, heading, fence is not None
-        position += len(line)
-
-
 def _sections(text: str) -> list[Section]:
     """Find `##` headings outside fenced code blocks and list items."""
     found = [
-        (heading, start, start + len(line)) for start, line, heading, _ in _scan(text) if heading is not None
+        (heading, start, start + len(line)) for start, line, heading, _ in scan(text) if heading is not None
     ]
     sections = []
     for index, (heading, line_start, content_start) in enumerate(found):
@@ -217,7 +60,7 @@ def _sections(text: str) -> list[Section]:
 
 def newline_of(text: str) -> str:
     """The file's line ending (its first one; LF for a one-line or empty file)."""
-    for line in _lines(text):
+    for line in split_lines(text):
         if line.endswith("\r\n"):
             return "\r\n"
         if line.endswith("\r"):
@@ -253,7 +96,7 @@ def has_conflict_markers(text: str, in_fences: bool = False, marker_size: int = 
     else:
         openings = (
             (at, size)
-            for at, line, _heading, fenced in _scan(text)
+            for at, line, _heading, fenced in scan(text)
             if not fenced and (size := _opening_size(line, at == 0, smallest))
         )
     tried: set[int] = set()  # only the first opening of a size matters: a later one finds less after it
@@ -338,7 +181,7 @@ def _marker_line(
     the text a few times.
     """
     at = text.find(char * (size or smallest), start)
-    n = r = -2  # where the next LF / CR is (as in `_each_line`)
+    n = r = -2  # where the next LF / CR is (as in `blocks.each_line`)
     while at >= 0:
         starts = at == 0 or text[at - 1] in "\r\n" or (at == 1 and text[0] == BOM)
         after = at + (size or smallest)
@@ -347,7 +190,7 @@ def _marker_line(
         ends = after == len(text) or text[after] in "\r\n" or (labelled and text[after] == " ")
         if starts and ends:
             return at, after - at
-        n, r = _next_break(text, "\n", n, at), _next_break(text, "\r", r, at)
+        n, r = next_break(text, "\n", n, at), next_break(text, "\r", r, at)
         if n < 0 and r < 0:
             return -1, 0
         at = text.find(char * (size or smallest), (n if r < 0 or 0 <= n < r else r) + 1)
@@ -356,7 +199,7 @@ def _marker_line(
 
 def lines(text: str) -> list[str]:
     """The lines of `text` with their endings (LF, CRLF or CR; never U+2028 and the like)."""
-    return _lines(text)
+    return split_lines(text)
 
 
 def sections(text: str) -> list[Section]:
@@ -380,7 +223,7 @@ def replace_section(text: str, key: str, content: str) -> str:
     """
     heading = HEADINGS[key]
     newline = newline_of(text)
-    body = newline.join(line.rstrip("\r\n") for line in _lines(content.strip("\r\n")))
+    body = newline.join(line.rstrip("\r\n") for line in split_lines(content.strip("\r\n")))
     for section in _sections(text):
         if section.heading == heading:
             tail = newline * 2 if section.content_end < len(text) else newline
@@ -424,7 +267,7 @@ def bullet_spans(content: str) -> list[tuple[str, int, int]]:
     Lines are counted from 0 in `content`, by its Markdown line endings.
     """
     items: list[tuple[str, int, int]] = []
-    for number, raw in enumerate(_lines(content)):
+    for number, raw in enumerate(split_lines(content)):
         line = raw.rstrip("\r\n")
         stripped = line.strip()
         if stripped.startswith(("- ", "* ", "+ ")):
@@ -497,7 +340,7 @@ def located_bullets(text: str) -> list[tuple[str, str, int, int]]:
         if key is None or key in seen:
             continue
         seen.add(key)
-        offset = len(_lines(text[: section.content_start]))
+        offset = len(split_lines(text[: section.content_start]))
         content = text[section.content_start : section.content_end]
         found += [(key, item, first + offset, last + offset) for item, first, last in bullet_spans(content)]
     return found
