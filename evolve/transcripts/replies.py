@@ -10,7 +10,16 @@ from __future__ import annotations
 
 import re
 
-from evolve.transcripts.sentences import Spans, is_question_at, opens_the_reply, pasted_at, sentence_end, size
+from evolve.transcripts.sentences import (
+    SENTENCE,
+    SENTENCE_END,
+    Spans,
+    is_question_at,
+    opens_the_reply,
+    pasted_at,
+    sentence_end,
+    size,
+)
 from evolve.transcripts.stopped import CARRY_ON, PRAISE
 
 # A brief acknowledgment before an objection ("ok. but …", "好的，但是 …")
@@ -151,6 +160,25 @@ def says_nothing_still(words: str, still: tuple[str, int, int]) -> bool:
         return True
     clause_end = _CLAUSE_MARK.search(words, still[2])
     return CARRY_ON.search(words, still[2], clause_end.start() if clause_end else len(words)) is not None
+
+
+# the person speaks of themselves before the "still" ("I still should be able to …", "我还没建仓库")
+_SELF_BEFORE = re.compile(r"(?:\b(?:i|we|eu|nos|je|nous|ich|wir|yo|я|мы)|我们?|私は?) ?\Z")
+
+
+def persists_up_front(words: str, still: tuple[str, int, int]) -> bool:
+    """Whether a "still" in the opening sentence of a long reply says the agent's work is still so.
+
+    Up front it reports, and what follows asks for the next fix ("测试速度依然非常慢，…请你解决");
+    not in a question ("…？还是你有正式英文名？" offers a choice) nor said of the person themselves.
+    """
+    start = still[1]
+    end = SENTENCE_END.search(words, start)  # "？" leaves "?" with no space before the next CJK sentence
+    return (
+        start < SENTENCE
+        and not (end and end.group() in "?？")
+        and not _SELF_BEFORE.search(words[max(0, start - 8) : start])
+    )
 
 
 def offers_a_choice(words: str, still: tuple[str, int, int]) -> bool:

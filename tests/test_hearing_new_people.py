@@ -1,0 +1,61 @@
+"""What new people said that the rules missed (the twenty-third round, read from sets 23–27).
+
+Each shape is tried in several languages, with the look-alikes it must leave alone.
+"""
+
+import pytest
+
+from tests.transcripts.hearing_cases import heard
+
+# What follows the opening sentence of a long reply: the next request, no failure word in it
+_NEXT = (
+    " Please go through the whole module with the plan we agreed on yesterday, then tell me what you"
+    " will change before you touch anything, step by step, with the file names and the functions."
+)
+_NEXT_RU = (
+    " Пройдись по всему модулю вместе с планом, о котором мы договорились вчера, и сначала расскажи,"
+    " что именно ты поменяешь и зачем, по шагам, с именами файлов и функций, а потом уже меняй код."
+)
+_NEXT_PT = (
+    " Revise o módulo inteiro junto com o plano que combinamos ontem e me diga o que vai mudar antes"
+    " de mexer em qualquer coisa, passo a passo, com os nomes dos arquivos."
+)
+
+
+# A long reply whose opening sentence says the agent's work is still so, the rest asking for the
+# next fix: up front, the "still" reports, however much follows it
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The report still lists only the tested rows." + _NEXT,
+        "Отчёт всё ещё содержит только проверенные строки." + _NEXT_RU,
+        "O relatório ainda lista só as linhas testadas." + _NEXT_PT,
+        "现在导出依然只记录了测试过的行，没测的都没有存进去。请你结合全局代码梳理一下数据从读取到保存的整个流向，"
+        "先给我讲清楚你打算怎么改、改哪些文件、为什么这样改，再动手修改代码。",
+    ],
+)
+def test_a_still_opening_a_long_reply_reports_a_failure(text):
+    result = heard(text)
+    assert result.correction and result.kind == "failure_report", result
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a question: "still" asks, "还是" offers a choice
+        "Is the report still needed for the demo?" + _NEXT,
+        "标题是否就用现在这个？还是你有更好的名字？另外首页的副标题要换成英文，页脚保留邮箱和电话，"
+        "这些都请你一起整理好，列成一张表发给我，我确认之后你再改页面，改完把截图也发给我。",
+        # the person speaks of themselves
+        "I still have to set up the staging server myself." + _NEXT,
+        "Я всё ещё жду доступ к серверу от админа." + _NEXT_RU,
+        "Eu ainda preciso configurar o servidor de homologação." + _NEXT_PT,
+        "我还没建好测试数据库，等我建好了再说。你先把接口文档整理一下，列出每个接口的参数和返回值，"
+        "再把错误码统一成一张表，最后补上每个接口的示例请求和示例响应，放在文档的最后一节里。",
+        # further into a long reply, a "still" describes the new work
+        "Add a dark mode toggle to the settings page and keep it in local storage, so the choice"
+        " survives a reload; the light theme should still be the default for new visitors." + _NEXT,
+    ],
+)
+def test_a_still_that_asks_or_speaks_of_the_person_in_a_long_reply_reports_nothing(text):
+    assert not heard(text).correction
