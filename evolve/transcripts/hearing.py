@@ -259,14 +259,9 @@ class _Message:
         again = [span for span in again if (0 if persist else spec) <= span[1] < SHORT]
         # a "still" opening the reply that says nothing is still so ("still, great work", "immer noch super")
         persists = persist and not (persist[0][1] == 0 and says_nothing_still(words, persist[0]))
-        if (
-            again
-            and not accepted
-            and (failure or "observe" in found)
-            or persists
-            and claimed
-            and (short or persists_up_front(words, persist[0]))
-        ):
+        # after the agent's claim, a "still" in a short reply, or up front in a long one ("依然很慢，…请你解决")
+        still_reported = persists and claimed and (short or persists_up_front(words, persist[0]))
+        if again and not accepted and (failure or "observe" in found) or still_reported:
             span = (failure or found.get("observe") or again)[0]
             return FAILURE_REPORT, f"reports it still fails: “{self.quote(again[0])}” … “{self.quote(span)}”"
         # "still the old title", "всё равно …" opening a brief reply: nothing changed, claimed or not
