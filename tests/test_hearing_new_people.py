@@ -59,3 +59,27 @@ def test_a_still_opening_a_long_reply_reports_a_failure(text):
 )
 def test_a_still_that_asks_or_speaks_of_the_person_in_a_long_reply_reports_nothing(text):
     assert not heard(text).correction
+
+
+# The agent names a thing inside a compound ("docker-compose.yml", "src/config/settings.py"); the
+# person rejects the thing by its own name
+_COMPOSED = "I wrote docker-compose.yml for the stack and moved the values into src/config/settings.py."
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "no Docker please, run it with podman",
+        "不用Docker，直接用podman跑",
+        "pas de Docker, lance-le avec podman",
+        "put them in the env file, not in settings",
+    ],
+)
+def test_rejecting_a_part_of_the_agents_compound_name_is_a_correction(text):
+    result = heard(text, before=_COMPOSED)
+    assert result.correction and result.kind == "convention", result
+
+
+def test_yao_bu_yao_asks_and_rejects_nothing():
+    # "要不要" asks whether to: its "不要" is no "don't"
+    assert not heard("要不要加一个docker的健康检查", before=_COMPOSED).correction

@@ -81,6 +81,7 @@ UNDO, STOP = "undo", "stop"
 _TERM = re.compile(r"[a-z0-9_](?:[a-z0-9_./@:+#-]*[a-z0-9_/@+#-])?|[^\x00-\x7f\s\W]+|[^\x00-\x7f\s]+")
 
 _MIN_TERM = 3
+_JOINER = re.compile(r"[-._/]")  # what joins the parts of a file name, a path, a compound
 _REPAIR_GAP = 16  # characters between "fix" and the failure it names ("fix the build errors")
 _BRIEF = 40  # characters: a reply this brief says one thing ("the same", "try again")
 _URGENT = 80  # characters: a "don't …!" this brief forbids what the agent is about to do
@@ -259,7 +260,7 @@ class _Message:
         again = [span for span in again if (0 if persist else spec) <= span[1] < SHORT]
         # a "still" opening the reply that says nothing is still so ("still, great work", "immer noch super")
         persists = persist and not (persist[0][1] == 0 and says_nothing_still(words, persist[0]))
-        # after the agent's claim, a "still" in a short reply, or up front in a long one ("依然很慢，…请你解决")
+        # after the agent's claim, a "still" in a short reply, or up front in a long one ("依然很慢，…")
         still_reported = persists and claimed and (short or persists_up_front(words, persist[0]))
         if again and not accepted and (failure or "observe" in found) or still_reported:
             span = (failure or found.get("observe") or again)[0]
@@ -427,6 +428,8 @@ class _Message:
             words = prose(self.text, keep_code=True)
             found = by_kind(self.lexicons, words, ("contrast", "contrast_before"))
         agent_terms = set(_TERM.findall(agent_words))
+        # a thing the agent named inside a compound ("docker-compose.yml", "src/config/settings.py")
+        agent_terms |= {part for term in agent_terms for part in _JOINER.split(term)}
         spans = [(span, "contrast") for span in found.get("contrast", ())]
         spans += [(span, "contrast_before") for span in found.get("contrast_before", ())]
         for (_, start, end), kind in spans:
