@@ -83,3 +83,32 @@ def test_rejecting_a_part_of_the_agents_compound_name_is_a_correction(text):
 def test_yao_bu_yao_asks_and_rejects_nothing():
     # "要不要" asks whether to: its "不要" is no "don't"
     assert not heard("要不要加一个docker的健康检查", before=_COMPOSED).correction
+
+
+# The agent said what it looked at, neither done nor asking: a "still" up front reports all the same
+_LOOKED = "I looked at the spawn code in the wave manager."
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "i checked and the boss still spawns twice, what's your plan",
+        "я проверил, босс всё ещё появляется два раза за волну",
+        "我看了一下，boss还是会刷出来两次，你打算怎么处理",
+        "conferi e o chefe ainda nasce duas vezes por onda",
+    ],
+)
+def test_a_still_up_front_reports_a_failure_when_the_agent_neither_claimed_nor_asked(text):
+    result = heard(text, before=_LOOKED)
+    assert result.correction and result.kind == "failure_report", result
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We will still need a boss for the last wave, add one that spawns after the timer ends",
+        "delete all stale branches on the remote and local",  # Czech "stále" folds to English "stale"
+    ],
+)
+def test_a_still_of_the_persons_plan_or_a_stale_thing_reports_nothing(text):
+    assert not heard(text, before=_LOOKED).correction

@@ -260,8 +260,10 @@ class _Message:
         again = [span for span in again if (0 if persist else spec) <= span[1] < SHORT]
         # a "still" opening the reply that says nothing is still so ("still, great work", "immer noch super")
         persists = persist and not (persist[0][1] == 0 and says_nothing_still(words, persist[0]))
-        # after the agent's claim, a "still" in a short reply, or up front in a long one ("依然很慢，…")
-        still_reported = persists and claimed and (short or persists_up_front(words, persist[0]))
+        # a "still" after the agent's claim in a short reply, or up front in any reply the agent did not
+        # ask ("依然很慢，…", "i checked and it still spawns twice")
+        up_front = persists and persists_up_front(words, persist[0])
+        still_reported = persists and (claimed and (short or up_front) or up_front and not asked)
         if again and not accepted and (failure or "observe" in found) or still_reported:
             span = (failure or found.get("observe") or again)[0]
             return FAILURE_REPORT, f"reports it still fails: “{self.quote(again[0])}” … “{self.quote(span)}”"

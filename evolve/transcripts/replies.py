@@ -162,14 +162,18 @@ def says_nothing_still(words: str, still: tuple[str, int, int]) -> bool:
     return CARRY_ON.search(words, still[2], clause_end.start() if clause_end else len(words)) is not None
 
 
-# the person speaks of themselves before the "still" ("I still should be able to …", "我还没建仓库")
-_SELF_BEFORE = re.compile(r"(?:\b(?:i|we|eu|nos|je|nous|ich|wir|yo|я|мы)|我们?|私は?) ?\Z")
+# the person speaks of themselves before the "still" ("I still should be able to …", "we will still
+# need …", "我还没建仓库")
+_SELF_BEFORE = re.compile(
+    r"(?:\b(?:i|we|eu|nos|je|nous|ich|wir|yo|я|мы)(?:'ll| will| would| can| should| do| may)?"
+    r"|我们?|私は?) ?\Z"
+)
 
 
 def persists_up_front(words: str, still: tuple[str, int, int]) -> bool:
-    """Whether a "still" in the opening sentence of a long reply says the agent's work is still so.
+    """Whether a "still" in a reply's opening sentence says the agent's work is still so.
 
-    Up front it reports, and what follows asks for the next fix ("测试速度依然非常慢，…请你解决");
+    Up front it reports, however long the reply ("测试速度依然非常慢，…请你解决");
     not in a question ("…？还是你有正式英文名？" offers a choice) nor said of the person themselves.
     """
     start = still[1]
@@ -177,7 +181,7 @@ def persists_up_front(words: str, still: tuple[str, int, int]) -> bool:
     return (
         start < SENTENCE
         and not (end and end.group() in "?？")
-        and not _SELF_BEFORE.search(words[max(0, start - 8) : start])
+        and not _SELF_BEFORE.search(words[max(0, start - 16) : start])
     )
 
 
