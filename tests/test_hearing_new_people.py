@@ -108,6 +108,11 @@ def test_a_still_up_front_reports_a_failure_when_the_agent_neither_claimed_nor_a
     [
         "We will still need a boss for the last wave, add one that spawns after the timer ends",
         "delete all stale branches on the remote and local",  # Czech "stále" folds to English "stale"
+        # with no claim before it, a "still" beside what should be, or after praise, asks for more work
+        "我看了，还是要在最后一波加一个boss",
+        "я посмотрел, всё ещё нужно добавить босса в последнюю волну",
+        "the waves look good now, still the boss should spawn later",
+        "olhei, ainda precisa de um chefe na última onda",
     ],
 )
 def test_a_still_of_the_persons_plan_or_a_stale_thing_reports_nothing(text):

@@ -50,6 +50,7 @@ from evolve.transcripts.replies import (
     persists_up_front,
     says_nothing_still,
     still_so,
+    still_so_unasked,
     urgent,
 )
 from evolve.transcripts.sentences import (
@@ -263,7 +264,8 @@ class _Message:
         # a "still" after the agent's claim in a short reply, or up front in any reply the agent did not
         # ask ("依然很慢，…", "i checked and it still spawns twice")
         up_front = persists and persists_up_front(words, persist[0])
-        still_reported = persists and (claimed and (short or up_front) or up_front and not asked)
+        unclaimed = up_front and not asked and still_so_unasked(words, persist[0])
+        still_reported = persists and (claimed and (short or up_front) or unclaimed)
         if again and not accepted and (failure or "observe" in found) or still_reported:
             span = (failure or found.get("observe") or again)[0]
             return FAILURE_REPORT, f"reports it still fails: “{self.quote(again[0])}” … “{self.quote(span)}”"

@@ -185,6 +185,27 @@ def persists_up_front(words: str, still: tuple[str, int, int]) -> bool:
     )
 
 
+# what should be: a sentence that says it is a spec, not a report ("still on the title: it should read …")
+_WANTED = re.compile(
+    r"\b(?:should|needs?|must|want|debe|deveria|precisa|soll|doit|faut|нужно|надо)\b|应该|要"
+)
+
+
+def still_so_unasked(words: str, still: tuple[str, int, int]) -> bool:
+    """Whether a "still" up front says the work is still so with no claim of the agent's before it.
+
+    Without the claim only its own sentence tells: not praise around it ("the header is fine, still …",
+    "still looks fine"), not what should be ("still the footer needs a link"), nor what `still_so` leaves out.
+    """
+    end = SENTENCE_END.search(words, still[2])
+    sentence_end = end.start() if end else len(words)
+    return (
+        still_so(words, still)
+        and not PRAISE.search(words, 0, still[1])
+        and not _WANTED.search(words, still[2], sentence_end)
+    )
+
+
 def offers_a_choice(words: str, still: tuple[str, int, int]) -> bool:
     """Whether a "还是" asks "or" ("用 npm 还是 pnpm？", "…吗？还是你来？"): in a question, past its start."""
     return still[1] > 0 and words[still[1] : still[2]] == "还是" and is_question_at(words, still[1])
