@@ -12,6 +12,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from evolve.regular import read_regular
+
 _MACHINE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 
 
@@ -98,7 +100,7 @@ class Home:
     def machine(self) -> str:
         """The machine name of this home (host name + a random tag, made once): branches and ids use it."""
         try:
-            name = self.machine_file.read_text(encoding="ascii").strip()
+            name = read_regular(self.machine_file).decode("ascii").strip()
         except (OSError, UnicodeDecodeError):
             name = ""
         if not _MACHINE.fullmatch(name):
@@ -164,9 +166,9 @@ def moved_here_from(root: Path, named: str | os.PathLike[str] | None, agent: str
         return False
     formerly: set[bytes] = set()
     with contextlib.suppress(OSError):  # the record names where it was until the next command
-        formerly.update((root / LAYOUT_FILE).read_bytes().splitlines()[1:2])
-    with contextlib.suppress(OSError):
-        formerly.update((root / PLACES_FILE).read_bytes().splitlines())
+        formerly.update(read_regular(root / LAYOUT_FILE).splitlines()[1:2])
+    with contextlib.suppress(OSError):  # NotRegular too: a FIFO there is never waited on
+        formerly.update(read_regular(root / PLACES_FILE).splitlines())
     return not formerly.isdisjoint((os.fsencode(named), os.fsencode(os.path.realpath(named))))
 
 

@@ -43,6 +43,9 @@ def installs(home: Home, agents: list[str], add: Add) -> None:
     """Installs whose agent, interpreter or hook entries have gone away (every harness)."""
     import json
 
+    from evolve.errors import UserError
+    from evolve.integrations import hookfile
+
     for harness in links.HARNESSES:
         try:
             records = links.load_installs(home, harness)
@@ -68,13 +71,17 @@ def installs(home: Home, agents: list[str], add: Add) -> None:
                     f"{harness}` again from the environment evolve is installed in",
                 )
             try:
-                settings = json.loads(Path(record.get("settings") or "").read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                add(
-                    where,
-                    f"the hooks file is missing or not valid JSON; run `evolve install {harness}` again",
-                    "warning",
+                raw, settings = hookfile.read(Path(record.get("settings") or ""))
+            except (OSError, UserError) as exc:  # not JSON, a FIFO: the person's file, left as it is
+                why = (
+                    f"the hooks file cannot be read ({exc.strerror})"
+                    if isinstance(exc, OSError)
+                    else str(exc)
                 )
+                add(where, why, "warning")
+                continue
+            if raw is None:
+                add(where, f"the hooks file is missing; run `evolve install {harness}` again", "warning")
                 continue
             stale = moved_from(settings, home, harness, record)
             if stale and record["settings"] not in stale_named:  # Codex: one file for its installs

@@ -23,6 +23,7 @@ from pathlib import Path
 from evolve import launch
 from evolve.errors import UserError
 from evolve.home import Home, moved_here_from
+from evolve.regular import NotRegular, read_regular
 from evolve.store.files import atomic_write
 from evolve.workspace import links
 
@@ -259,9 +260,13 @@ def forget(record: dict, installs: list[dict], target: Path, skills: Path) -> li
 def read(path: Path) -> tuple[bytes | None, dict]:
     """(the file's bytes or None when missing, its JSON object)."""
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path)
     except FileNotFoundError:
         return None, {}
+    except NotRegular:
+        raise UserError(
+            f"{path} is not a regular file (a FIFO or a device?); put the file back, then run evolve again"
+        ) from None
     try:
         doc = json.loads(raw) if raw.strip() else {}
     except ValueError as exc:
@@ -314,7 +319,7 @@ def restored(record: dict, cleaned: dict, raw: bytes | None) -> bytes | None:
     backup = record.get("backup")
     if backup:
         try:
-            before = Path(backup).read_bytes()
+            before = read_regular(backup)
             if (json.loads(before) if before.strip() else {}) == cleaned:
                 return before
         except (OSError, ValueError):
