@@ -24,8 +24,9 @@ def install(
     project: str | None = None,
     no_link: bool = False,
     as_json: bool = False,
+    force: bool = False,
 ) -> int:
-    result = _integration(target).install(home, agent, scope, project, link=not no_link)
+    result = _integration(target).install(home, agent, scope, project, link=not no_link, force=force)
     if as_json:
         emit_json(result)
         return 0
@@ -40,6 +41,8 @@ def install(
     say(f"{done}: {hooks} in {result['settings']}")
     if result["backup"]:
         say(f"the file as it was before: {result['backup']}")
+    for line in by_hand_lines(target, result["by_hand"], result["settings"]):
+        say(line)
     if result["skills_dir"]:
         say(
             f"{len(result['links'])} skill link(s) in {result['skills_dir']}"
@@ -66,6 +69,15 @@ def install(
     for line in learning_now(home, agent):
         say(line)
     return 0
+
+
+def by_hand_lines(harness: str, left: dict[str, str], settings: str) -> list[str]:
+    """One line per hook entry of evolve's a person changed or removed, and how to get evolve's back."""
+    return [
+        f"evolve's {event} hook in {settings} was {why} by hand: left as it is; "
+        f"`evolve install {harness} … --force` puts evolve's back"
+        for event, why in left.items()
+    ]
 
 
 def learning_now(home: Home, agent: str) -> list[str]:

@@ -244,12 +244,16 @@ def _claude_code_hooks(home: Home) -> list[str]:
 
     notes = []
     with links.registry_lock(home, claude_code.HARNESS):
-        for record in links.load_installs(home, claude_code.HARNESS):
+        installs = links.load_installs(home, claude_code.HARNESS)
+        before = repr(installs)
+        for record in installs:
             if claude_code.refresh_entries(home, record):
                 notes.append(
                     f"{record.get('agent')}: Claude Code hook commands in "
                     f"{record.get('settings')} brought up to date"
                 )
+        if repr(installs) != before:  # what evolve wrote, its backup: the next refresh compares with it
+            links.save_installs(home, claude_code.HARNESS, installs)
     return notes
 
 
@@ -259,7 +263,8 @@ def _codex_hooks(home: Home) -> list[str]:
 
     with links.registry_lock(home, codex.HARNESS):
         installs = links.load_installs(home, codex.HARNESS)
+        before = repr(installs)
         rewritten = codex.refresh_entries(home, installs)
-        if rewritten:
+        if repr(installs) != before:
             links.save_installs(home, codex.HARNESS, installs)
     return [f"codex: hook commands in {path} brought up to date; {codex.TRUST_HINT}" for path in rewritten]
