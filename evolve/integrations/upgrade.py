@@ -30,7 +30,7 @@ again by the next command, so its hooks (which name the home and their folder) f
 
 from __future__ import annotations
 
-from evolve.home import LAYOUT_FILE, PLACES_FILE, Home
+from evolve.home import DEVICE_MARK, LAYOUT_FILE, PLACES_FILE, Home, place_line
 from evolve.regular import read_regular
 from evolve.store.files import atomic_write
 from evolve.store.locks import FileLock
@@ -156,6 +156,7 @@ def _remember_places(home: Home, where: bytes) -> None:
     later (`home.moved_here_from`), when the layout record names only the new place.
     """
     import os
+    from pathlib import Path
 
     try:
         before = read_regular(home.root / VERSION_FILE).splitlines()[1:2]
@@ -163,12 +164,21 @@ def _remember_places(home: Home, where: bytes) -> None:
         before = []
     path = home.root / PLACES_FILE
     try:
-        known = read_regular(path).splitlines()
+        known = dict(place_line(line) for line in read_regular(path).splitlines())
     except OSError:
-        known = []
-    new = [p for p in dict.fromkeys([*before, where, os.fsencode(home.root)]) if p and p not in known]
-    if new:
-        atomic_write(path, b"".join(line + b"\n" for line in [*known, *new]))
+        known = {}
+    places = dict(known)
+    for place in [*before, where, os.fsencode(home.root)]:
+        if place and places.get(place) is None:  # the disk it is on, while it is there to ask
+            try:
+                places[place] = Path(os.fsdecode(place)).stat().st_dev
+            except OSError:
+                places[place] = None
+    if places != known:
+        lines = (
+            p + (DEVICE_MARK + str(d).encode("ascii") if d is not None else b"") for p, d in places.items()
+        )
+        atomic_write(path, b"".join(line + b"\n" for line in lines))
 
 
 def _agent_hooks(home: Home, agents: list[str], *, take_hooks_path: bool) -> tuple[list[str], bool]:
