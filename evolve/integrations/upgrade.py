@@ -55,6 +55,15 @@ def applied(home: Home) -> int:
         return 0
 
 
+def _moved(home: Home) -> bool:
+    """Whether the layout record names another place than the home's own (it was moved since)."""
+    try:
+        where = read_regular(home.root / VERSION_FILE).split(b"\n")[1]
+    except (OSError, IndexError):
+        return False
+    return bool(where) and where != _where(home)
+
+
 def _where(home: Home) -> bytes:
     """The home's own path, links resolved, as the layout record names it."""
     import os
@@ -122,6 +131,29 @@ def ensure_current(home: Home, *, force: bool = False) -> list[str]:
         if done:
             record_current(home)
     return notes
+
+
+def mend_agents_git(home: Home) -> list[str]:
+    """A reading command's part of the check: after a move, each agent repository's git set up again.
+
+    core.hooksPath and the pre-commit hook name the home's old place, so a commit made by
+    hand ran no check until the next writing command. Only the agents' own `.git` is written
+    here, never waiting on a writing command's check (it does the same): the hook commands
+    in the harnesses' files and the layout record are the next writing command's. A
+    person's own core.hooksPath stays, as in any upgrade.
+    """
+    if not home.agents_dir.is_dir() or not _moved(home) or home.read_only():
+        return []
+    from evolve.store.diagnosis import is_own_repository
+    from evolve.store.locks import LockBusy
+    from evolve.workspace.folders import list_agents
+
+    agents = [name for name in list_agents(home) if is_own_repository(home.agent_dir(name))]
+    try:
+        with FileLock(home.run_dir / "upgrade.lock", timeout=0):
+            return _agent_hooks(home, agents, take_hooks_path=False)[0]
+    except (LockBusy, OSError):  # a writing command is at it, or the run folder cannot be made
+        return []
 
 
 def holds_nothing_older(home: Home) -> bool:
