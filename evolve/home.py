@@ -151,6 +151,20 @@ PLACES_FILE = "places"  # each path the home was named by or had (links resolved
 DEVICE_MARK = b"\0"
 
 
+def place_bytes(path: str | os.PathLike[str]) -> bytes:
+    """A path as the home's records name it, one line: its bytes, a backslash and a line break escaped.
+
+    A home path holding a line break split the layout record's line: it never matched the
+    home again, and every command (the watcher a session starts too) checked every agent.
+    """
+    return os.fsencode(path).replace(b"\\", b"\\\\").replace(b"\n", b"\\n")
+
+
+def path_of_place(place: bytes) -> Path:
+    """The path a record's line names (`place_bytes` undone)."""
+    return Path(os.fsdecode(re.sub(rb"\\(.)", lambda m: b"\n" if m[1] == b"n" else m[1], place)))
+
+
 def place_line(line: bytes) -> tuple[bytes, int | None]:
     """(path, device or None when an older evolve recorded none) of one line of the places file."""
     path, _, device = line.partition(DEVICE_MARK)
@@ -180,7 +194,7 @@ def moved_here_from(root: Path, named: str | os.PathLike[str] | None, agent: str
         formerly.update(dict.fromkeys(read_regular(root / LAYOUT_FILE).splitlines()[1:2]))
     with contextlib.suppress(OSError):  # NotRegular too: a FIFO there is never waited on
         formerly.update(place_line(line) for line in read_regular(root / PLACES_FILE).splitlines())
-    for place in (os.fsencode(named), os.fsencode(os.path.realpath(named))):
+    for place in (place_bytes(named), place_bytes(os.path.realpath(named))):
         if place in formerly:
             return _disk_still_there(place, formerly[place])
     return False
@@ -195,7 +209,7 @@ def _disk_still_there(place: bytes, device: int | None) -> bool:
     """
     if device is None:
         return True
-    for folder in Path(os.fsdecode(place)).parents:
+    for folder in path_of_place(place).parents:
         try:
             return folder.stat().st_dev == device
         except OSError:

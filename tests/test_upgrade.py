@@ -413,3 +413,23 @@ def test_layout_6_adds_the_guard_hook_to_installs_made_before_it(evolve_home, tm
     [guard] = [c for c in commands_of(settings) if "pre-tool-use" in c]
     assert str(agent.path / "guards.toml") in guard
     assert upgrade.applied(home) == upgrade.LAYOUT
+
+
+def test_a_home_path_holding_a_line_break_is_checked_once_not_by_every_command(
+    evolve_home, monkeypatch, capsys
+):
+    """The layout record split at the line break: the home never matched it, each command checked all."""
+    odd = evolve_home.parent / "my\nhome"
+    monkeypatch.setenv("EVOLVE_HOME", str(odd))
+    assert cli.main(["init", "demo"]) == 0
+    home = Home.resolve()
+    assert upgrade.applied(home) == upgrade.LAYOUT
+    assert cli.main(["pause", "demo"]) == 0
+    assert upgrade.applied(home) == upgrade.LAYOUT
+    assert upgrade.ensure_current(home) == []  # nothing due: one read
+    moved = evolve_home.parent / "moved\nagain"
+    shutil.move(odd, moved)
+    monkeypatch.setenv("EVOLVE_HOME", str(moved))
+    assert upgrade.applied(Home.resolve()) == 0  # a move is still seen
+    assert cli.main(["resume", "demo"]) == 0
+    assert upgrade.applied(Home.resolve()) == upgrade.LAYOUT

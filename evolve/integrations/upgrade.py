@@ -30,7 +30,7 @@ again by the next command, so its hooks (which name the home and their folder) f
 
 from __future__ import annotations
 
-from evolve.home import DEVICE_MARK, LAYOUT_FILE, PLACES_FILE, Home, place_line
+from evolve.home import DEVICE_MARK, LAYOUT_FILE, PLACES_FILE, Home, path_of_place, place_bytes, place_line
 from evolve.regular import read_regular
 from evolve.store.files import atomic_write
 from evolve.store.locks import FileLock
@@ -68,7 +68,7 @@ def _where(home: Home) -> bytes:
     """The home's own path, links resolved, as the layout record names it."""
     import os
 
-    return os.fsencode(os.path.realpath(home.root))
+    return place_bytes(os.path.realpath(home.root))
 
 
 def _repositories(home: Home) -> bytes:
@@ -187,9 +187,6 @@ def _remember_places(home: Home, where: bytes) -> None:
     move left behind (a hooks file unreadable that day, say) is this home's to take back
     later (`home.moved_here_from`), when the layout record names only the new place.
     """
-    import os
-    from pathlib import Path
-
     try:
         before = read_regular(home.root / VERSION_FILE).splitlines()[1:2]
     except OSError:
@@ -200,10 +197,10 @@ def _remember_places(home: Home, where: bytes) -> None:
     except OSError:
         known = {}
     places = dict(known)
-    for place in [*before, where, os.fsencode(home.root)]:
+    for place in [*before, where, place_bytes(home.root)]:
         if place and places.get(place) is None:  # the disk it is on, while it is there to ask
             try:
-                places[place] = Path(os.fsdecode(place)).stat().st_dev
+                places[place] = path_of_place(place).stat().st_dev
             except OSError:
                 places[place] = None
     if places != known:
