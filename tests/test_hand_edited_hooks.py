@@ -70,7 +70,8 @@ def test_a_persons_edits_to_claude_codes_entries_survive_every_refresh_until_for
     assert cli.main(["install", "claude-code", "--agent", "demo"]) == 0
     said = capsys.readouterr().out
     assert settings.read_bytes() == edited
-    assert "evolve's Stop hook" in said and "changed by hand: left as it is" in said and "--force" in said
+    assert "evolve's Stop hook" in said and "changed by hand: left as it is" in said
+    assert f"`evolve install claude-code --agent demo --project {project} --force` puts evolve's back" in said
     assert "evolve's SessionEnd hook" in said and "removed by hand" in said
     doctor = refresh_everything(capsys)
     assert settings.read_bytes() == edited
@@ -155,3 +156,11 @@ def test_an_older_evolves_install_keeps_a_wrapped_command_it_recorded_nothing_of
     edited = edit(settings, wrap_and_raise)
     refresh_everything(capsys)
     assert settings.read_bytes() == edited
+
+
+def test_a_settings_file_deleted_whole_is_made_anew_by_install(project, capsys):
+    settings = claude_settings(project)
+    fresh = json.loads(settings.read_text())
+    settings.unlink()
+    assert cli.main(["install", "claude-code", "--agent", "demo"]) == 0
+    assert json.loads(settings.read_text()) == fresh

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+
 from evolve.commands.output import emit_json, say, warn
 from evolve.home import Home
 
@@ -41,7 +43,9 @@ def install(
     say(f"{done}: {hooks} in {result['settings']}")
     if result["backup"]:
         say(f"the file as it was before: {result['backup']}")
-    for line in by_hand_lines(target, result["by_hand"], result["settings"]):
+    where = "--scope user" if scope == "user" else f"--project {shlex.quote(result['project'])}"
+    again = f"evolve install {target} --agent {agent} {where} --force"
+    for line in by_hand_lines(result["by_hand"], result["settings"], again):
         say(line)
     if result["skills_dir"]:
         say(
@@ -71,11 +75,10 @@ def install(
     return 0
 
 
-def by_hand_lines(harness: str, left: dict[str, str], settings: str) -> list[str]:
+def by_hand_lines(left: dict[str, str], settings: str, again: str) -> list[str]:
     """One line per hook entry of evolve's a person changed or removed, and how to get evolve's back."""
     return [
-        f"evolve's {event} hook in {settings} was {why} by hand: left as it is; "
-        f"`evolve install {harness} … --force` puts evolve's back"
+        f"evolve's {event} hook in {settings} was {why} by hand: left as it is; `{again}` puts evolve's back"
         for event, why in left.items()
     ]
 

@@ -148,7 +148,8 @@ def install(
         raw, doc = hookfile.read(target.settings)
         want = wanted(home, agent.name, python, link)
         ours = _ours(home, agent.name)
-        new, left = hookfile.refresh(doc, ours, want, record.get("entries"), pythons, home, force)
+        written = record.get("entries") if raw is not None else None  # a file deleted whole: made anew
+        new, left = hookfile.refresh(doc, ours, want, written, pythons, home, force)
         record["entries"] = want
         changed = new != doc or raw is None
         if changed:

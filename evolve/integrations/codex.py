@@ -167,7 +167,7 @@ def install(
         peers = [peer for peer in installs if peer.get("settings") == str(settings)]
         pythons = {python, *(str(peer.get("python")) for peer in peers)}
         want = hookfile.wanted_entries(_entries(home, python))
-        written = _written(installs, str(settings))
+        written = _written(installs, str(settings)) if raw is not None else None  # deleted whole: made anew
         new, left = hookfile.refresh(doc, _ours(home), want, written, pythons, home, force)
         changed = new != doc or raw is None
         if changed:

@@ -299,6 +299,7 @@ def install_report(record: dict, changed: bool, report: dict, sources: str, comm
     return {
         "agent": record["agent"],
         "scope": record["scope"],
+        "project": record.get("project"),
         "settings": record["settings"],
         "settings_changed": changed,
         "skills_dir": record["skills_dir"],
