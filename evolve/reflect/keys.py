@@ -83,12 +83,11 @@ def read(model: ModelConfig, environ: Mapping[str, str] | None = None) -> tuple[
     try:
         with open_regular(path) as handle:
             data = handle.read(MAX_KEY_BYTES + 1)
-    except NotRegular:
-        return "", f"{shown}: is not a regular file (a FIFO or a device?); name the file that holds the key"
     except FileNotFoundError:
         return "", f"{shown}: no such file; write the key into it (chmod 600) or name another file"
-    except IsADirectoryError:
-        return "", f"{shown}: is a folder; name the file that holds the key"
+    except (IsADirectoryError, NotRegular):  # a FIFO: refused, never waited on
+        kind = "a folder" if path.is_dir() else "not a regular file (a FIFO or a device?)"
+        return "", f"{shown}: is {kind}; name the file that holds the key"
     except OSError as exc:
         return "", f"{shown}: cannot be read ({exc.strerror}); fix its permissions"
     key = data.decode("utf-8", "replace").strip()
