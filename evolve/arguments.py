@@ -378,6 +378,11 @@ def _install_only_args(p) -> None:
         action="store_true",
         help="do not link skills into the harness; inject the skill index instead",
     )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="put evolve's hook entries back as evolve writes them, over ones you changed or removed",
+    )
 
 
 def _hook_args(p) -> None:

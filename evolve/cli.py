@@ -62,6 +62,8 @@ def run(argv: Sequence[str]) -> int:
                 f"report…) still work, `{command}` needs it writable"
             )
         _upgrade(home)
+    elif command != "doctor":  # doctor checks it all, and says what it fixed
+        _mend_agents_git(home)
     return resolve(COMMANDS[command][0])(home, **args)
 
 
@@ -81,6 +83,13 @@ def _upgrade(home: Home) -> None:
     from evolve.integrations.upgrade import ensure_current
 
     for note in ensure_current(home):
+        sys.stderr.write(f"evolve: {note}\n")
+
+
+def _mend_agents_git(home: Home) -> None:
+    from evolve.integrations.upgrade import mend_agents_git
+
+    for note in mend_agents_git(home):
         sys.stderr.write(f"evolve: {note}\n")
 
 

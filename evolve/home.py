@@ -12,6 +12,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from evolve.regular import read_regular
+
 _MACHINE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 
 
@@ -98,7 +100,7 @@ class Home:
     def machine(self) -> str:
         """The machine name of this home (host name + a random tag, made once): branches and ids use it."""
         try:
-            name = self.machine_file.read_text(encoding="ascii").strip()
+            name = read_regular(self.machine_file).decode("ascii").strip()
         except (OSError, UnicodeDecodeError):
             name = ""
         if not _MACHINE.fullmatch(name):
@@ -145,6 +147,28 @@ class Home:
 
 LAYOUT_FILE = "layout-version"  # its second line: the home's real path when last brought up to date
 PLACES_FILE = "places"  # each path the home was named by or had (links resolved), one a line
+# a places line: the path, then NUL and the device it was on (a path holds no NUL)
+DEVICE_MARK = b"\0"
+
+
+def place_bytes(path: str | os.PathLike[str]) -> bytes:
+    """A path as the home's records name it, one line: its bytes, a backslash and a line break escaped.
+
+    A home path holding a line break split the layout record's line: it never matched the
+    home again, and every command (the watcher a session starts too) checked every agent.
+    """
+    return os.fsencode(path).replace(b"\\", b"\\\\").replace(b"\n", b"\\n")
+
+
+def path_of_place(place: bytes) -> Path:
+    """The path a record's line names (`place_bytes` undone)."""
+    return Path(os.fsdecode(re.sub(rb"\\(.)", lambda m: b"\n" if m[1] == b"n" else m[1], place)))
+
+
+def place_line(line: bytes) -> tuple[bytes, int | None]:
+    """(path, device or None when an older evolve recorded none) of one line of the places file."""
+    path, _, device = line.partition(DEVICE_MARK)
+    return path, int(device) if device.isdigit() else None
 
 
 def moved_here_from(root: Path, named: str | os.PathLike[str] | None, agent: str | None) -> bool:
@@ -158,16 +182,39 @@ def moved_here_from(root: Path, named: str | os.PathLike[str] | None, agent: str
     any agents/ folder there keeps them. A gone path alone is not enough: another home
     sharing the hooks file would take the moved one's and leave it without hooks. Only a
     path this home recorded as its own is its former place; its links resolved too, for a
-    home named through a linked parent that moved behind the link.
+    home named through a linked parent that moved behind the link. Nor is a path gone
+    because its disk is not mounted: the place counts only while the disk it was on is
+    there (`_disk_still_there`), or else a copy would take the hooks of an original on an
+    unplugged disk.
     """
     if named is None or Path(named, "agents", agent or "").is_dir():
         return False
-    formerly: set[bytes] = set()
+    formerly: dict[bytes, int | None] = {}
     with contextlib.suppress(OSError):  # the record names where it was until the next command
-        formerly.update((root / LAYOUT_FILE).read_bytes().splitlines()[1:2])
-    with contextlib.suppress(OSError):
-        formerly.update((root / PLACES_FILE).read_bytes().splitlines())
-    return not formerly.isdisjoint((os.fsencode(named), os.fsencode(os.path.realpath(named))))
+        formerly.update(dict.fromkeys(read_regular(root / LAYOUT_FILE).splitlines()[1:2]))
+    with contextlib.suppress(OSError):  # NotRegular too: a FIFO there is never waited on
+        formerly.update(place_line(line) for line in read_regular(root / PLACES_FILE).splitlines())
+    for place in (place_bytes(named), place_bytes(os.path.realpath(named))):
+        if place in formerly:
+            return _disk_still_there(place, formerly[place])
+    return False
+
+
+def _disk_still_there(place: bytes, device: int | None) -> bool:
+    """Whether the disk that held `place` is mounted: the nearest folder above it that is there is on it.
+
+    Unmounted, the path is gone as much as a moved one, but its mount point (or the folder
+    above) is on another disk. A place an older evolve recorded without its disk: gone is all
+    there is to go by.
+    """
+    if device is None:
+        return True
+    for folder in path_of_place(place).parents:
+        try:
+            return folder.stat().st_dev == device
+        except OSError:
+            continue
+    return False
 
 
 def not_a_folder(folder: Path) -> str:

@@ -12,6 +12,8 @@ raises.
 import os
 import time
 
+from evolve.regular import open_regular
+
 STDIN_CAP = 8 << 20
 STDIN_WAIT_S = 2.0
 LOG_CAP = 1 << 20
@@ -56,7 +58,7 @@ def plugin_name(root: str) -> str:
     for manifest in MANIFESTS:
         path = os.path.join(root, manifest)
         try:
-            with open(path, "rb") as handle:
+            with open_regular(path) as handle:
                 raw = handle.read(MANIFEST_CAP)
         except OSError:
             continue

@@ -46,6 +46,7 @@ from evolve.hookio import (
     valid_name,
     write_stdout,
 )
+from evolve.regular import open_regular
 
 RECORDS = {"stop": "stop", "session-end": "session_end", "stop-failure": "stop_failure"}
 HARNESSES = ("claude-code", "codex")
@@ -393,7 +394,7 @@ def serves_here(home: str, harness: str, agent: str, payload: dict) -> bool:
 
 def _installs(path: str, harness: str) -> list:
     """The install records of a registry (`<home>/integrations/<harness>.json`)."""
-    with open(path, "rb") as handle:
+    with open_regular(path) as handle:  # a FIFO there: refused, never waited on
         raw = handle.read(STDIN_CAP)
     try:
         data = decode_json(raw, final=True)
@@ -417,7 +418,7 @@ def git_top(folder: str) -> str | None:
 def starts_agent(settings: str, agent: str) -> bool:
     """Whether a Claude Code settings file holds evolve's SessionStart command for `agent`."""
     try:
-        with open(settings, "rb") as handle:
+        with open_regular(settings) as handle:
             data = decode_json(handle.read(STDIN_CAP), final=True)
     except (OSError, Problem):
         return False  # unreadable: Claude Code cannot run it either

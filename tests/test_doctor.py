@@ -441,3 +441,23 @@ def test_an_agent_held_by_staged_work_on_a_branch_with_no_commit_is_named_with_a
     [held] = about(findings, "a: git")
     assert held["level"] == "warning" and "main has no commit" in held["problem"]
     assert "`git rm --cached memo.md`" in held["problem"] and "restore" not in held["problem"]
+
+
+def test_a_memo_grown_into_a_log_is_one_line_for_doctor_and_lessons_not_parsed_or_blamed(evolve_home, capsys):
+    """A log appended to memo.md and committed (300 MB held doctor 30 s and lessons 18 s)."""
+    from evolve.workspace.memo import MEMO_CAP
+
+    agent = make_agent("demo")
+    line = b"- Always run the tests before you commit; the suite catches what review misses.\n"
+    with agent.memo_path.open("ab") as memo:
+        memo.write(line * (2 * MEMO_CAP // len(line)))
+    git(agent.path, "commit", "-qam", "my notes", "--no-verify")
+    capsys.readouterr()
+    assert cli.main(["doctor"]) == 1
+    out = capsys.readouterr().out
+    memo_lines = [x for x in out.splitlines() if "memo.md" in x]
+    assert len(memo_lines) == 1 and "is 2 MB, over the 1 MB no memo reaches" in memo_lines[0], out
+    assert cli.main(["lessons", "demo"]) == 0
+    out = capsys.readouterr().out
+    assert "memo.md is 2 MB, over the 1 MB no memo reaches: its bullets are not listed" in out
+    assert "Always run the tests" not in out  # neither parsed nor blamed

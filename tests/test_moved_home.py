@@ -191,3 +191,31 @@ def test_a_new_home_made_at_the_old_path_keeps_nothing_of_the_moved_agents(
     assert {(hookfile.owner(c) or ("",))[0] for c in claude if "evolve.hookmain" in c} == {str(moved)}
     link = installed / ".claude" / "skills" / "fix-tests"
     assert link.readlink() == moved / "agents" / "demo" / "skills" / "fix-tests"
+
+
+def test_a_copys_original_on_a_disk_not_mounted_is_not_taken_as_moved(
+    installed, evolve_home, tmp_path, monkeypatch, capsys
+):
+    """The original's path is gone because its disk is unplugged, not because it moved."""
+    from evolve.home import DEVICE_MARK, PLACES_FILE, place_line
+
+    before = {p: p.read_bytes() for p in hook_files(installed)}
+    copy = tmp_path / "copy"
+    subprocess.run(["cp", "-a", str(evolve_home), str(copy)], check=True)
+    places = copy / PLACES_FILE
+    recorded = dict(place_line(line) for line in places.read_bytes().splitlines())
+    assert recorded[bytes(evolve_home)] == evolve_home.stat().st_dev  # each place and its disk
+    other_disk = str(evolve_home.parent.stat().st_dev + 1).encode()  # the original lived on a disk ...
+    places.write_bytes(
+        b"".join(p + (DEVICE_MARK + other_disk if p == bytes(evolve_home) else b"") + b"\n" for p in recorded)
+    )
+    shutil.move(evolve_home, tmp_path / "on the unplugged disk")  # ... no longer mounted there
+    monkeypatch.setenv("EVOLVE_HOME", str(copy))
+    assert cli.main(["pause", "demo"]) == 0  # a writing command in the copy checks the layout
+    cli.main(["doctor", "--fix"])
+    out = capsys.readouterr().out
+    assert "where this home's agents are not" not in out and str(copy) not in "".join(
+        line for line in out.splitlines() if "hooks name" in line
+    )
+    assert {p: p.read_bytes() for p in hook_files(installed)} == before  # the original's, untouched
+    assert (installed / ".claude" / "skills" / "fix-tests").readlink().is_relative_to(evolve_home)

@@ -87,6 +87,29 @@ def test_a_moved_home_gets_its_hooks_back_from_the_next_command(evolve_home, tmp
     assert proc.returncode != 0 and "differs from its folder" in proc.stderr
 
 
+@pytest.mark.parametrize("reading", [["status"], ["skills", "demo"], ["log", "demo"]])
+def test_a_moved_home_gets_its_pre_commit_hook_back_from_a_reading_command(
+    evolve_home, tmp_path, monkeypatch, reading
+):
+    """After `mv`, a person who only looks (status, skills, log) before committing by hand is checked too.
+
+    A reading command sets up the agents' git again (their own .git only): the hook
+    commands in the harnesses' files and the layout record wait for the next writing command.
+    """
+    from evolve import cli
+    from evolve.integrations import upgrade
+
+    assert cli.main(["init", "demo"]) == 0
+    moved = tmp_path / "moved-home"
+    evolve_home.rename(moved)
+    monkeypatch.setenv("EVOLVE_HOME", str(moved))
+    assert cli.main(reading) == 0
+    assert upgrade.applied(Home.resolve()) == 0  # the rest is the next writing command's
+    write_skill(moved / "agents" / "demo", "my-skill", text=BROKEN)
+    proc = commit_all(moved / "agents" / "demo", "broken", check=False)
+    assert proc.returncode != 0 and "differs from its folder" in proc.stderr
+
+
 @pytest.mark.parametrize("how", ["renamed", "cloned by hand", "cloned again under its name"])
 def test_an_agent_folder_a_person_made_gets_its_hook_from_the_next_command(evolve_home, tmp_path, how):
     """A folder renamed, or a repository cloned into agents/ by hand, gets its hook from a writing command.

@@ -41,6 +41,15 @@ exit 0
 """
 
 
+def as_older_evolve_recorded(home: Home) -> None:
+    """Install records as an evolve before this one kept them: without the entries evolve wrote."""
+    for harness in links.HARNESSES:
+        installs = links.load_installs(home, harness)
+        for record in installs:
+            record.pop("entries", None)
+        links.save_installs(home, harness, installs)
+
+
 @pytest.fixture
 def old_install(evolve_home, tmp_path):
     """An agent as evolve 0.1 left it, and a project with its Claude Code hooks installed."""
@@ -64,6 +73,7 @@ def old_install(evolve_home, tmp_path):
                 hook["command"] = hook["command"].replace(" -I -c ", " -P -c ")
     settings.write_text(json.dumps(doc, indent=2) + "\n")
     (home.root / upgrade.VERSION_FILE).unlink(missing_ok=True)
+    as_older_evolve_recorded(home)
     return home, agent, settings
 
 
@@ -323,6 +333,7 @@ def layout_3(evolve_home, tmp_path):
         installs[0]["hook_seen_at"] = time.time()  # the person trusted them; they ran
         links.save_installs(home, codex.HARNESS, installs)
     (home.root / upgrade.VERSION_FILE).write_text("3\n")
+    as_older_evolve_recorded(home)
     return home, agent, project, settings, codex_hooks
 
 
@@ -392,6 +403,7 @@ def test_layout_6_adds_the_guard_hook_to_installs_made_before_it(evolve_home, tm
         del doc["hooks"]["PreToolUse"]
         path.write_text(json.dumps(doc, indent=2) + "\n")
     (home.root / upgrade.VERSION_FILE).write_text("4\n")
+    as_older_evolve_recorded(home)
     assert cli.main(["pause", "demo"]) == 0
     err = capsys.readouterr().err
     assert f"demo: Claude Code hook commands in {settings} brought up to date" in err
@@ -401,3 +413,23 @@ def test_layout_6_adds_the_guard_hook_to_installs_made_before_it(evolve_home, tm
     [guard] = [c for c in commands_of(settings) if "pre-tool-use" in c]
     assert str(agent.path / "guards.toml") in guard
     assert upgrade.applied(home) == upgrade.LAYOUT
+
+
+def test_a_home_path_holding_a_line_break_is_checked_once_not_by_every_command(
+    evolve_home, monkeypatch, capsys
+):
+    """The layout record split at the line break: the home never matched it, each command checked all."""
+    odd = evolve_home.parent / "my\nhome"
+    monkeypatch.setenv("EVOLVE_HOME", str(odd))
+    assert cli.main(["init", "demo"]) == 0
+    home = Home.resolve()
+    assert upgrade.applied(home) == upgrade.LAYOUT
+    assert cli.main(["pause", "demo"]) == 0
+    assert upgrade.applied(home) == upgrade.LAYOUT
+    assert upgrade.ensure_current(home) == []  # nothing due: one read
+    moved = evolve_home.parent / "moved\nagain"
+    shutil.move(odd, moved)
+    monkeypatch.setenv("EVOLVE_HOME", str(moved))
+    assert upgrade.applied(Home.resolve()) == 0  # a move is still seen
+    assert cli.main(["resume", "demo"]) == 0
+    assert upgrade.applied(Home.resolve()) == upgrade.LAYOUT

@@ -43,6 +43,9 @@ def installs(home: Home, agents: list[str], add: Add) -> None:
     """Installs whose agent, interpreter or hook entries have gone away (every harness)."""
     import json
 
+    from evolve.errors import UserError
+    from evolve.integrations import hookfile
+
     for harness in links.HARNESSES:
         try:
             records = links.load_installs(home, harness)
@@ -50,6 +53,7 @@ def installs(home: Home, agents: list[str], add: Add) -> None:
             add(str(links.registry_file(home, harness)), str(exc).split(" cannot be read ", 1)[-1])
             continue
         stale_named: set[str] = set()
+        by_hand_named: set[str] = set()
         for record in records:
             place = record.get("folder") or record.get("settings")  # Codex: its folder; Claude Code: its file
             where = f"{harness} install of {record.get('agent')} ({place})"
@@ -68,13 +72,17 @@ def installs(home: Home, agents: list[str], add: Add) -> None:
                     f"{harness}` again from the environment evolve is installed in",
                 )
             try:
-                settings = json.loads(Path(record.get("settings") or "").read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                add(
-                    where,
-                    f"the hooks file is missing or not valid JSON; run `evolve install {harness}` again",
-                    "warning",
+                raw, settings = hookfile.read(Path(record.get("settings") or ""))
+            except (OSError, UserError) as exc:  # not JSON, a FIFO: the person's file, left as it is
+                why = (
+                    f"the hooks file cannot be read ({exc.strerror})"
+                    if isinstance(exc, OSError)
+                    else str(exc)
                 )
+                add(where, why, "warning")
+                continue
+            if raw is None:
+                add(where, f"the hooks file is missing; run `evolve install {harness}` again", "warning")
                 continue
             stale = moved_from(settings, home, harness, record)
             if stale and record["settings"] not in stale_named:  # Codex: one file for its installs
@@ -84,16 +92,34 @@ def installs(home: Home, agents: list[str], add: Add) -> None:
                     f"{HARNESS_NAMES[harness]}'s hooks name {stale}, where this home's agents are not: run "
                     f"`evolve doctor --fix` (it points them and the skill links at {home.root})",
                 )
-            if "evolve.hookmain" not in json.dumps(settings.get("hooks", {})):
+            if "entries" in record:  # what evolve wrote is known: each entry a person changed, named
+                if record["settings"] not in by_hand_named:  # Codex: one file for its installs
+                    by_hand_named.add(record["settings"])
+                    for event, why in _integration(harness).left_by_hand(home, record, settings).items():
+                        add(
+                            where,
+                            f"evolve's {event} hook was {why} by hand: left as it is; "
+                            f"`{uninstall_command(harness, record).replace(' uninstall ', ' install ', 1)} "
+                            "--force` puts evolve's back",
+                            "warning",
+                        )
+            elif "evolve.hookmain" not in json.dumps(settings.get("hooks", {})):
                 add(
                     where,
                     f"evolve's hook entries were removed from {record.get('settings')}; run "
-                    f"`evolve install {harness}` again or `evolve uninstall {harness}`",
+                    f"`evolve install {harness} --force` or `evolve uninstall {harness}`",
                     "warning",
                 )
 
 
 HARNESS_NAMES = {"claude-code": "Claude Code", "codex": "Codex"}
+
+
+def _integration(harness: str):
+    """The module that installs into `harness`."""
+    from evolve.integrations import claude_code, codex
+
+    return codex if harness == "codex" else claude_code
 
 
 def moved_from(settings: dict, home: Home, harness: str, record: dict) -> str | None:

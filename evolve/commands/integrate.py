@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+
 from evolve.commands.output import emit_json, say, warn
 from evolve.home import Home
 
@@ -24,8 +26,9 @@ def install(
     project: str | None = None,
     no_link: bool = False,
     as_json: bool = False,
+    force: bool = False,
 ) -> int:
-    result = _integration(target).install(home, agent, scope, project, link=not no_link)
+    result = _integration(target).install(home, agent, scope, project, link=not no_link, force=force)
     if as_json:
         emit_json(result)
         return 0
@@ -40,6 +43,10 @@ def install(
     say(f"{done}: {hooks} in {result['settings']}")
     if result["backup"]:
         say(f"the file as it was before: {result['backup']}")
+    where = "--scope user" if scope == "user" else f"--project {shlex.quote(result['project'])}"
+    again = f"evolve install {target} --agent {agent} {where} --force"
+    for line in by_hand_lines(result["by_hand"], result["settings"], again):
+        say(line)
     if result["skills_dir"]:
         say(
             f"{len(result['links'])} skill link(s) in {result['skills_dir']}"
@@ -66,6 +73,14 @@ def install(
     for line in learning_now(home, agent):
         say(line)
     return 0
+
+
+def by_hand_lines(left: dict[str, str], settings: str, again: str) -> list[str]:
+    """One line per hook entry of evolve's a person changed or removed, and how to get evolve's back."""
+    return [
+        f"evolve's {event} hook in {settings} was {why} by hand: left as it is; `{again}` puts evolve's back"
+        for event, why in left.items()
+    ]
 
 
 def learning_now(home: Home, agent: str) -> list[str]:

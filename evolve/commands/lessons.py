@@ -40,6 +40,7 @@ def _proof(found: dict | None) -> str:
 
 def lessons(home: Home, name: str, days: float | None = None, as_json: bool = False) -> int:
     from evolve.metrics.lessons import headline_text
+    from evolve.workspace.memo import MEMO_CAP
 
     agent = Agent.open(name, home)
     data = lesson_data(home, agent, days)
@@ -47,6 +48,10 @@ def lessons(home: Home, name: str, days: float | None = None, as_json: bool = Fa
         emit_json(data)
         return 0
     rows = data["lessons"]
+    size = agent.memo_oversized()
+    if size is not None:
+        cap = f"over the {MEMO_CAP >> 20} MB no memo reaches"
+        say(f"memo.md is {size >> 20} MB, {cap}: its bullets are not listed (`evolve doctor` says more)")
     if not rows:
         say(f"agent {name!r} has no lessons yet (no memo bullet, no skill)")
         return 0

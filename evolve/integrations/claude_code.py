@@ -86,13 +86,21 @@ def remove_entries(settings: dict, home: Home, agent: str) -> dict:
     return hookfile.remove_entries(settings, _ours(home, agent))
 
 
-def add_entries(settings: dict, home: Home, agent: str, python: str, linked: bool) -> dict:
-    """A copy with this agent's entries (replacing older ones of the same home and agent)."""
-    entries = [
-        (event, matcher, hook_command(python, home, agent, name, linked), timeout)
-        for event, matcher, name, timeout in EVENTS
-    ]
-    return hookfile.add_entries(settings, _ours(home, agent), entries)
+def wanted(home: Home, agent: str, python: str, linked: bool) -> list[list]:
+    """The agent's entries as evolve writes them today ([event, matcher, hook])."""
+    return hookfile.wanted_entries(
+        [
+            (event, matcher, hook_command(python, home, agent, name, linked), timeout)
+            for event, matcher, name, timeout in EVENTS
+        ]
+    )
+
+
+def left_by_hand(home: Home, record: dict, settings: dict) -> dict:
+    """{event: "changed" or "removed"} of this install's entries a person edited (doctor names them)."""
+    agent, python = str(record.get("agent")), str(record.get("python"))
+    want = wanted(home, agent, python, record.get("skills_dir") is not None)
+    return hookfile.by_hand(settings, _ours(home, agent), want, record.get("entries"), {python})
 
 
 # -- install / uninstall -----------------------------------------------------------------
@@ -107,8 +115,12 @@ def install(
     project: str | None = None,
     link: bool = True,
     python: str | None = None,
+    force: bool = False,
 ) -> dict:
-    """Install (or refresh) the integration; returns what was done, for the command to print."""
+    """Install (or refresh) the integration; returns what was done, for the command to print.
+
+    An entry the person changed or removed stays as they left it (`left_by_hand`) unless `force`.
+    """
     agent = Agent.open(agent_name, home)
     target = resolve_target(scope, project)
     python = python or str(Path(sys.executable).absolute())  # not resolved: a venv's python is a link
@@ -126,6 +138,7 @@ def install(
             }
             record.update(hookfile.first_backup(installs, record["settings"]))
             installs.append(record)
+        pythons = {python, str(record.get("python"))}  # an older record's entries name the one before
         record.update(
             hookfile.exclude_fields(target.project),
             python=python,
@@ -133,20 +146,26 @@ def install(
         )
         hookfile.mark_sources(record, pattern, added)
         raw, doc = hookfile.read(target.settings)
-        new = add_entries(doc, home, agent.name, python, link)
+        want = wanted(home, agent.name, python, link)
+        ours = _ours(home, agent.name)
+        written = record.get("entries") if raw is not None else None  # a file deleted whole: made anew
+        new, left = hookfile.refresh(doc, ours, want, written, pythons, home, force)
+        record["entries"] = want
         changed = new != doc or raw is None
         if changed:
             hookfile.write(home, HARNESS, record, target.settings, raw, hookfile.dumps(new, raw))
         report = hookfile.place_links(record, agent.skills_dir, target.skills_dir, link)
         links.save_installs(home, HARNESS, installs)
     result = hookfile.install_report(record, changed, report, pattern, added.where if added else None)
-    return {**result, "settings_created": changed and raw is None}  # "created:", not "updated:"
+    created = changed and raw is None  # "created:", not "updated:"
+    return {**result, "settings_created": created, "by_hand": left}
 
 
 def refresh_entries(home: Home, record: dict) -> bool:
     """Rewrite this install's hook entries in the current form, if any are there and differ.
 
-    Entries a person removed stay removed (doctor says so); the caller holds the registry lock.
+    Entries a person changed or removed stay as they are (doctor says so); the record learns
+    what evolve writes now. The caller holds the registry lock and saves the record.
     """
     agent, settings, python = record.get("agent"), record.get("settings"), record.get("python")
     if not (isinstance(agent, str) and isinstance(settings, str) and isinstance(python, str)):
@@ -156,10 +175,12 @@ def refresh_entries(home: Home, record: dict) -> bool:
         raw, doc = hookfile.read(path)
     except UserError:
         return False  # not JSON any more: the person's to fix (doctor says so)
-    if remove_entries(doc, home, agent) == doc:
-        return False
-    new = add_entries(doc, home, agent, python, linked=record.get("skills_dir") is not None)
     ours = _ours(home, agent)
+    if not hookfile.entries_of(doc, ours) and "entries" not in record:
+        return False  # an older install whose entries the person removed: they stay removed
+    want = wanted(home, agent, python, linked=record.get("skills_dir") is not None)
+    new, _left = hookfile.refresh(doc, ours, want, record.get("entries"), {python}, home, force=False)
+    record["entries"] = want
     if hookfile.entries_of(new, ours) == hookfile.entries_of(doc, ours):
         return False
     hookfile.write(home, HARNESS, record, path, raw, hookfile.dumps(new, raw))

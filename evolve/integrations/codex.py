@@ -88,6 +88,27 @@ def _entries(home: Home, python: str) -> list[hookfile.Entry]:
     ]
 
 
+def _written(installs: list[dict], settings: str) -> list | None:
+    """What evolve last wrote into a hooks file (every install of the file records it), or None."""
+    return next((i["entries"] for i in installs if i.get("settings") == settings and "entries" in i), None)
+
+
+def left_by_hand(home: Home, record: dict, settings: dict) -> dict:
+    """{event: "changed" or "removed"} of this home's entries a person edited (doctor names them)."""
+    written = record.get("entries")
+    python = _python_written(written) or str(record.get("python"))
+    want = hookfile.wanted_entries(_entries(home, python))
+    return hookfile.by_hand(settings, _ours(home), want, written, {python})
+
+
+def _python_written(written: list | None) -> str | None:
+    """The interpreter of the entries evolve last wrote (they stay on it until an install)."""
+    try:
+        return hookfile.python_of(written[0][2]["command"]) if written else None
+    except (ValueError, LookupError, TypeError):
+        return None
+
+
 def _find(installs: list[dict], agent: str, folder: str, settings: Path) -> dict | None:
     """The record of this agent and folder for this hooks file (another CODEX_HOME: another record)."""
     return next(
@@ -107,8 +128,12 @@ def install(
     project: str | None = None,
     link: bool = True,
     python: str | None = None,
+    force: bool = False,
 ) -> dict:
-    """Install (or refresh) the integration; returns what was done, for the command to print."""
+    """Install (or refresh) the integration; returns what was done, for the command to print.
+
+    An entry the person changed or removed stays as they left it (`left_by_hand`) unless `force`.
+    """
     agent = Agent.open(agent_name, home)
     target = resolve_target(scope, project)
     python = python or str(Path(sys.executable).absolute())  # not resolved: a venv's python is a link
@@ -139,13 +164,18 @@ def install(
         )
         hookfile.mark_sources(record, target.folder, added)
         raw, doc = hookfile.read(settings)
-        new = hookfile.add_entries(doc, _ours(home), _entries(home, python))
+        peers = [peer for peer in installs if peer.get("settings") == str(settings)]
+        pythons = {python, *(str(peer.get("python")) for peer in peers)}
+        want = hookfile.wanted_entries(_entries(home, python))
+        written = _written(installs, str(settings)) if raw is not None else None  # deleted whole: made anew
+        new, left = hookfile.refresh(doc, _ours(home), want, written, pythons, home, force)
         changed = new != doc or raw is None
         if changed:
             hookfile.write(home, HARNESS, record, settings, raw, hookfile.dumps(new, raw))
-            for peer in installs:  # a new or changed command waits for the person's trust again
-                if peer.get("settings") == str(settings):
-                    peer.update(hooks_changed_at=now, hook_seen_at=None)
+        for peer in peers:
+            peer["entries"] = want
+            if changed:  # a new or changed command waits for the person's trust again
+                peer.update(hooks_changed_at=now, hook_seen_at=None)
         report = hookfile.place_links(record, agent.skills_dir, target.skills_dir, link)
         links.save_installs(home, HARNESS, installs)
     result = hookfile.install_report(record, changed, report, target.folder, added.where if added else None)
@@ -154,6 +184,7 @@ def install(
         **result,
         "settings_created": created,
         "trusted": record.get("hook_seen_at") is not None,
+        "by_hand": left,
         "commands": {event: command for event, _matcher, command, _timeout in _entries(home, python)},
     }
 
@@ -161,10 +192,10 @@ def install(
 def refresh_entries(home: Home, installs: list[dict]) -> list[str]:
     """Rewrite this home's entries in each hooks file of `installs` in the current form.
 
-    The interpreter stays the one the entries name; entries a person removed stay removed.
-    Codex trusts the exact command, so each install of a rewritten file waits for the
-    person's trust again (`evolve status` says so). Returns the files rewritten; the caller
-    holds the registry lock and saves `installs`.
+    The interpreter stays the one evolve last wrote; entries a person changed or removed
+    stay as they are (doctor says so). Codex trusts the exact command, so each install of a
+    rewritten file waits for the person's trust again (`evolve status` says so). Returns the
+    files rewritten; the caller holds the registry lock and saves `installs`.
     """
     rewritten = []
     for settings in dict.fromkeys(i["settings"] for i in installs if isinstance(i.get("settings"), str)):
@@ -174,13 +205,17 @@ def refresh_entries(home: Home, installs: list[dict]) -> list[str]:
         except UserError:
             continue  # not JSON any more: the person's to fix (doctor says so)
         present = hookfile.entries_of(doc, _ours(home))
-        if not present:
-            continue
-        python = hookfile.python_of(present[0][2]["command"])
-        new = hookfile.add_entries(doc, _ours(home), _entries(home, python))
+        written = _written(installs, settings)
+        peers = [i for i in installs if i.get("settings") == settings]
+        if not present and written is None:
+            continue  # an older install whose entries the person removed: they stay removed
+        python = _python_written(written) or str(peers[0].get("python"))
+        want = hookfile.wanted_entries(_entries(home, python))
+        new, _left = hookfile.refresh(doc, _ours(home), want, written, {python}, home, force=False)
+        for peer in peers:
+            peer["entries"] = want
         if hookfile.entries_of(new, _ours(home)) == present:
             continue
-        peers = [i for i in installs if i.get("settings") == settings]
         hookfile.write(home, HARNESS, peers[0], path, raw, hookfile.dumps(new, raw))
         for peer in peers:
             peer.update(hooks_changed_at=time.time(), hook_seen_at=None)

@@ -23,6 +23,7 @@ from pathlib import Path
 from evolve import launch
 from evolve.errors import UserError
 from evolve.home import Home, moved_here_from
+from evolve.regular import NotRegular, read_regular
 from evolve.store.files import atomic_write
 from evolve.workspace import links
 
@@ -139,6 +140,8 @@ def entries_of(settings: dict, ours: Ours) -> list:
 def add_entries(settings: dict, ours: Ours, entries: list[Entry]) -> dict:
     """A copy with `entries`, each its own matcher group (replacing what `ours` recognises)."""
     result = remove_entries(settings, ours)
+    if not entries:
+        return result
     hooks = result.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise UserError('the hook file\'s "hooks" is not an object; fix it, then install again')
@@ -150,6 +153,105 @@ def add_entries(settings: dict, ours: Ours, entries: list[Entry]) -> dict:
         group["hooks"] = [{"type": "command", "command": command, "timeout": timeout}]
         groups.append(group)
     return result
+
+
+# -- a person's edits ------------------------------------------------------------------------
+CHANGED, REMOVED = "changed", "removed"
+
+
+def wanted_entries(entries: list[Entry]) -> list[list]:
+    """[event, matcher, hook] of each entry as evolve writes it: the install record keeps this form."""
+    return [
+        [event, matcher, {"type": "command", "command": command, "timeout": timeout}]
+        for event, matcher, command, timeout in entries
+    ]
+
+
+def _looks_evolves(event: str, matcher: object, hook: dict, wanted: list[list], pythons: set[str]) -> bool:
+    """An entry of an install that recorded nothing yet (older evolve): evolve's own only in evolve's shape.
+
+    Its matcher and timeout, no key of the person's, and one of the interpreters evolve installed
+    run first: a wrapped command (`nice …`), a raised timeout or a matcher are the person's.
+    """
+    want = next((w for w in wanted if w[0] == event), None)
+    if want is None or matcher != want[1] or set(hook) != {"type", "command", "timeout"}:
+        return False
+    try:
+        return hook["timeout"] == want[2]["timeout"] and python_of(hook["command"]) in pythons
+    except (ValueError, IndexError):  # an unbalanced quote, an `exec` with nothing after it
+        return False
+
+
+def by_hand(settings: dict, ours: Ours, wanted: list[list], written: list | None, pythons: set[str]) -> dict:
+    """{event: CHANGED or REMOVED} of evolve's entries a person edited or removed since evolve wrote them.
+
+    `written` is what the install recorded writing (None: an older evolve's install recorded
+    nothing; then an entry in evolve's shape is evolve's, and a missing one is not told apart
+    from one a newer evolve adds).
+    """
+    last = {event: [matcher, hook] for event, matcher, hook in written} if written is not None else None
+    found: dict[str, str] = {}
+    for event, matcher, hook in entries_of(settings, ours):
+        mine = (
+            last.get(event) == [matcher, hook]
+            if last is not None
+            else _looks_evolves(event, matcher, hook, wanted, pythons)
+        )
+        if not mine:
+            found[event] = CHANGED
+    present = {event for event, _matcher, _hook in entries_of(settings, ours)}
+    found.update({event: REMOVED for event in last or () if event not in present})
+    return found
+
+
+def refresh(  # noqa: PLR0913 - the file, what is evolve's, and what evolve knows of it
+    settings: dict,
+    ours: Ours,
+    wanted: list[list],
+    written: list | None,
+    pythons: set[str],
+    home: Home,
+    force: bool,
+) -> tuple[dict, dict]:
+    """(a copy with evolve's entries in today's form, {event: why} of those left to the person).
+
+    What a person changed or removed since evolve wrote it (`by_hand`) stays as they left it
+    unless `force` (`evolve install --force`). Their entry stays byte for byte, but for one
+    thing: the home's path after a move, when it stands in the command as the plain word
+    evolve wrote (`follow_home`), since an entry naming the old place runs against a home
+    that is gone, and learning stops unseen.
+    """
+    left = {} if force else by_hand(settings, ours, wanted, written, pythons)
+    present = [[event, matcher, hook] for event, matcher, hook in entries_of(settings, ours)]
+    persons = [hook for event, _matcher, hook in present if event in left]
+    current = [entry for entry in wanted if entry in present and entry[0] not in left]  # stay in place
+    result = add_entries(
+        settings,
+        lambda hook: ours(hook) and hook not in persons and hook not in [h for _e, _m, h in current],
+        [
+            (e, m, h["command"], h["timeout"])
+            for e, m, h in wanted
+            if e not in left and [e, m, h] not in current
+        ],
+    )
+    for _event, _matcher, hook in entries_of(result, lambda hook: ours(hook) and hook in persons):
+        hook["command"] = follow_home(hook["command"], home)
+    return result, left
+
+
+def follow_home(command: str, home: Home) -> str:
+    """`command` naming `home` where it names the place the home was moved from.
+
+    Only when both paths are plain shell words: then the old one stands in the command as
+    evolve wrote it, and the new one can take its place without any quoting changing.
+    """
+    named = (owner(command) or (None, None))[0]
+    new = str(home.root)
+    if named is None or named == new or shlex.quote(named) != named or shlex.quote(new) != new:
+        return command
+    import re
+
+    return re.sub(re.escape(named) + r"(?=[/\s'\";)]|$)", lambda _match: new, command)
 
 
 # -- the project ---------------------------------------------------------------------------
@@ -197,6 +299,7 @@ def install_report(record: dict, changed: bool, report: dict, sources: str, comm
     return {
         "agent": record["agent"],
         "scope": record["scope"],
+        "project": record.get("project"),
         "settings": record["settings"],
         "settings_changed": changed,
         "skills_dir": record["skills_dir"],
@@ -259,9 +362,13 @@ def forget(record: dict, installs: list[dict], target: Path, skills: Path) -> li
 def read(path: Path) -> tuple[bytes | None, dict]:
     """(the file's bytes or None when missing, its JSON object)."""
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path)
     except FileNotFoundError:
         return None, {}
+    except NotRegular:
+        raise UserError(
+            f"{path} is not a regular file (a FIFO or a device?); put the file back, then run evolve again"
+        ) from None
     try:
         doc = json.loads(raw) if raw.strip() else {}
     except ValueError as exc:
@@ -314,7 +421,7 @@ def restored(record: dict, cleaned: dict, raw: bytes | None) -> bytes | None:
     backup = record.get("backup")
     if backup:
         try:
-            before = Path(backup).read_bytes()
+            before = read_regular(backup)
             if (json.loads(before) if before.strip() else {}) == cleaned:
                 return before
         except (OSError, ValueError):

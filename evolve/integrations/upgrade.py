@@ -30,7 +30,7 @@ again by the next command, so its hooks (which name the home and their folder) f
 
 from __future__ import annotations
 
-from evolve.home import LAYOUT_FILE, PLACES_FILE, Home
+from evolve.home import DEVICE_MARK, LAYOUT_FILE, PLACES_FILE, Home, path_of_place, place_bytes, place_line
 from evolve.regular import read_regular
 from evolve.store.files import atomic_write
 from evolve.store.locks import FileLock
@@ -55,11 +55,20 @@ def applied(home: Home) -> int:
         return 0
 
 
+def _moved(home: Home) -> bool:
+    """Whether the layout record names another place than the home's own (it was moved since)."""
+    try:
+        where = read_regular(home.root / VERSION_FILE).split(b"\n")[1]
+    except (OSError, IndexError):
+        return False
+    return bool(where) and where != _where(home)
+
+
 def _where(home: Home) -> bytes:
     """The home's own path, links resolved, as the layout record names it."""
     import os
 
-    return os.fsencode(os.path.realpath(home.root))
+    return place_bytes(os.path.realpath(home.root))
 
 
 def _repositories(home: Home) -> bytes:
@@ -124,6 +133,29 @@ def ensure_current(home: Home, *, force: bool = False) -> list[str]:
     return notes
 
 
+def mend_agents_git(home: Home) -> list[str]:
+    """A reading command's part of the check: after a move, each agent repository's git set up again.
+
+    core.hooksPath and the pre-commit hook name the home's old place, so a commit made by
+    hand ran no check until the next writing command. Only the agents' own `.git` is written
+    here, never waiting on a writing command's check (it does the same): the hook commands
+    in the harnesses' files and the layout record are the next writing command's. A
+    person's own core.hooksPath stays, as in any upgrade.
+    """
+    if not home.agents_dir.is_dir() or not _moved(home) or home.read_only():
+        return []
+    from evolve.store.diagnosis import is_own_repository
+    from evolve.store.locks import LockBusy
+    from evolve.workspace.folders import list_agents
+
+    agents = [name for name in list_agents(home) if is_own_repository(home.agent_dir(name))]
+    try:
+        with FileLock(home.run_dir / "upgrade.lock", timeout=0):
+            return _agent_hooks(home, agents, take_hooks_path=False)[0]
+    except (LockBusy, OSError):  # a writing command is at it, or the run folder cannot be made
+        return []
+
+
 def holds_nothing_older(home: Home) -> bool:
     """Whether `home` holds nothing an older evolve may have made: no agent, no project's install.
 
@@ -155,20 +187,27 @@ def _remember_places(home: Home, where: bytes) -> None:
     move left behind (a hooks file unreadable that day, say) is this home's to take back
     later (`home.moved_here_from`), when the layout record names only the new place.
     """
-    import os
-
     try:
         before = read_regular(home.root / VERSION_FILE).splitlines()[1:2]
     except OSError:
         before = []
     path = home.root / PLACES_FILE
     try:
-        known = read_regular(path).splitlines()
+        known = dict(place_line(line) for line in read_regular(path).splitlines())
     except OSError:
-        known = []
-    new = [p for p in dict.fromkeys([*before, where, os.fsencode(home.root)]) if p and p not in known]
-    if new:
-        atomic_write(path, b"".join(line + b"\n" for line in [*known, *new]))
+        known = {}
+    places = dict(known)
+    for place in [*before, where, place_bytes(home.root)]:
+        if place and places.get(place) is None:  # the disk it is on, while it is there to ask
+            try:
+                places[place] = path_of_place(place).stat().st_dev
+            except OSError:
+                places[place] = None
+    if places != known:
+        lines = (
+            p + (DEVICE_MARK + str(d).encode("ascii") if d is not None else b"") for p, d in places.items()
+        )
+        atomic_write(path, b"".join(line + b"\n" for line in lines))
 
 
 def _agent_hooks(home: Home, agents: list[str], *, take_hooks_path: bool) -> tuple[list[str], bool]:
@@ -244,12 +283,16 @@ def _claude_code_hooks(home: Home) -> list[str]:
 
     notes = []
     with links.registry_lock(home, claude_code.HARNESS):
-        for record in links.load_installs(home, claude_code.HARNESS):
+        installs = links.load_installs(home, claude_code.HARNESS)
+        before = repr(installs)
+        for record in installs:
             if claude_code.refresh_entries(home, record):
                 notes.append(
                     f"{record.get('agent')}: Claude Code hook commands in "
                     f"{record.get('settings')} brought up to date"
                 )
+        if repr(installs) != before:  # what evolve wrote, its backup: the next refresh compares with it
+            links.save_installs(home, claude_code.HARNESS, installs)
     return notes
 
 
@@ -259,7 +302,8 @@ def _codex_hooks(home: Home) -> list[str]:
 
     with links.registry_lock(home, codex.HARNESS):
         installs = links.load_installs(home, codex.HARNESS)
+        before = repr(installs)
         rewritten = codex.refresh_entries(home, installs)
-        if rewritten:
+        if repr(installs) != before:
             links.save_installs(home, codex.HARNESS, installs)
     return [f"codex: hook commands in {path} brought up to date; {codex.TRUST_HINT}" for path in rewritten]

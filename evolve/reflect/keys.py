@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from evolve.regular import NotRegular, open_regular
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from evolve.config import ModelConfig
@@ -79,12 +81,13 @@ def read(model: ModelConfig, environ: Mapping[str, str] | None = None) -> tuple[
     path = Path(where.name).expanduser()
     shown = f"model.api_key_file {where.name}"
     try:
-        with path.open("rb") as handle:
+        with open_regular(path) as handle:
             data = handle.read(MAX_KEY_BYTES + 1)
     except FileNotFoundError:
         return "", f"{shown}: no such file; write the key into it (chmod 600) or name another file"
-    except IsADirectoryError:
-        return "", f"{shown}: is a folder; name the file that holds the key"
+    except (IsADirectoryError, NotRegular):  # a FIFO: refused, never waited on
+        kind = "a folder" if path.is_dir() else "not a regular file (a FIFO or a device?)"
+        return "", f"{shown}: is {kind}; name the file that holds the key"
     except OSError as exc:
         return "", f"{shown}: cannot be read ({exc.strerror}); fix its permissions"
     key = data.decode("utf-8", "replace").strip()

@@ -16,7 +16,7 @@ from evolve.regular import open_regular, read_regular
 from evolve.workspace import conflicts, memo
 
 MEMO_TITLE = "# Memo (what I learned in earlier sessions)"
-MEMO_CAP = 1 << 20  # bytes of memo.md a session reads: a memo holds a few thousand characters
+MEMO_CAP = memo.MEMO_CAP  # bytes of memo.md a session reads
 DEFAULT_PROMPT_CHARS = 8000  # = config.LimitsConfig (a test checks): no TOML parse when unset
 DEFAULT_BODY_TOKENS = 5000  # = config.LimitsConfig.skill_body_tokens
 _LIMIT_KEYS = (b"prompt_chars", b"skill_body_tokens")

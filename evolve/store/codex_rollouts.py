@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import os
 
+from evolve.regular import open_regular
+
 ANY = "*"  # the user-scope rule: every folder
 FIRST_LINE_CAP = 4 << 20  # session_meta carries the base instructions: tens of kB, not more
 _FOLDERS: dict[str, tuple[int, int, str]] = {}  # path -> (device, inode, resolved cwd)
@@ -49,7 +51,7 @@ def rollout_folder(path: str) -> str | None:
     A file whose first line is complete but names no folder gives "" (it belongs to `*` only).
     """
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:  # a FIFO among the rollouts is skipped, never waited on
             info = os.fstat(handle.fileno())
             known = _FOLDERS.get(path)
             if known is not None and known[:2] == (info.st_dev, info.st_ino):

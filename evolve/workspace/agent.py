@@ -198,11 +198,30 @@ class Agent:
         except (FileNotFoundError, NotRegular, NotADirectoryError):
             return ""
 
+    def memo_oversized(self) -> int | None:
+        """memo.md's size when it is over MEMO_CAP (what reads it bounds itself by this), else None.
+
+        A log appended to the memo by mistake (300 MB) held doctor 30 s and lessons 18 s in
+        parsing and blaming it; sessions already leave it out.
+        """
+        try:
+            size = self.memo_path.lstat().st_size
+        except OSError:
+            return None
+        return size if size > memo_mod.MEMO_CAP else None
+
     def memo_problems(self, section_chars: int | None = None) -> list[str]:
         """memo.md's problems, its conflict markers by its own conflict-marker-size."""
         path = self.memo_path
         if path.is_symlink():  # never read: doctor's one line says so, not sections a link cannot have
             return []
+        size = self.memo_oversized()
+        if size is not None:  # not parsed: one line
+            return [
+                f"{memo_mod.MEMO_FILE} is {size >> 20} MB, over the {memo_mod.MEMO_CAP >> 20} MB no memo "
+                "reaches (a log appended by mistake?): sessions leave it out and nothing reads it further; "
+                f"cut it back (`git -C {self.path} log --stat -- {memo_mod.MEMO_FILE}` shows where it grew)"
+            ]
         if path.exists() and not path.is_file():  # memo_text reads it as ""
             return [
                 f"{memo_mod.MEMO_FILE} is not a regular file (a folder, FIFO, socket or device): "

@@ -78,7 +78,7 @@ def skill_lesson(name: str, text: str) -> Lesson:
 
 def current(agent: Agent) -> list[Lesson]:
     """The agent's lessons as its files hold them now: memo bullets, then skills by name."""
-    memo_text = agent.memo_text()
+    memo_text = "" if agent.memo_oversized() else agent.memo_text()  # a log: no lesson (doctor says so)
     if conflicts.conflicted(agent.path, {memo_mod.MEMO_FILE: memo_text}):
         memo_text = ""  # both sides of a merge are no lesson
     return memo_lessons(memo_text) + [skill_lesson(s.name, s.text) for s in agent.skills()]
@@ -98,7 +98,9 @@ class Snapshot:
             text = self.repo.read_blobs([f"{self.rev}:{memo_mod.MEMO_FILE}"]).get(
                 f"{self.rev}:{memo_mod.MEMO_FILE}"
             )
-            decoded = (text or b"").decode("utf-8", "replace")
+            decoded = (
+                (text or b"").decode("utf-8", "replace") if len(text or b"") <= memo_mod.MEMO_CAP else ""
+            )
             if conflicts.conflicted(self.repo.path, {memo_mod.MEMO_FILE: decoded}):
                 decoded = ""
             self._memo = {lesson.id: lesson for lesson in memo_lessons(decoded)}
@@ -129,6 +131,8 @@ def memo_commits(repo: Repo, rev: str | None = None) -> dict[str, list[str]]:
         return {}
     blobs = repo.read_blobs([f"{tip}:{memo_mod.MEMO_FILE}"])
     data = blobs.get(f"{tip}:{memo_mod.MEMO_FILE}")
+    if data is not None and len(data) > memo_mod.MEMO_CAP:  # a log, no lessons: never blamed
+        return {}
     shas = authorship.line_commits(repo, memo_mod.MEMO_FILE, tip) if data is not None else None
     if data is None or shas is None:
         return {}

@@ -19,6 +19,7 @@ from pathlib import Path
 from evolve.errors import UserError
 from evolve.home import Home, moved_here_from
 from evolve.names import name_problem
+from evolve.regular import NotRegular, read_regular
 from evolve.store.files import atomic_write
 from evolve.store.locks import FileLock
 
@@ -48,7 +49,7 @@ def load_installs(home: Home, harness: str) -> list[dict]:
     """The harness's install records; [] when none was made. Raises UnreadableInstalls."""
     path = registry_file(home, harness)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_regular(path).decode("utf-8"))
     except FileNotFoundError:
         return []
     except (OSError, ValueError) as exc:
@@ -255,7 +256,14 @@ def sync_links(home: Home, agent: str) -> dict[str, list[str]]:
 # -- .git/info/exclude ----------------------------------------------------------------
 def _read(path: Path) -> str:
     """Every byte kept (CRLF, bytes that are not UTF-8): uninstall restores them exactly."""
-    return path.read_bytes().decode("utf-8", "surrogateescape")
+    try:
+        return read_regular(path).decode("utf-8", "surrogateescape")
+    except NotRegular:
+        if path.is_dir():  # no exclude file recorded ("."), or a folder in its place: as open() says
+            raise IsADirectoryError(21, "Is a directory", str(path)) from None
+        raise UserError(
+            f"{path} is not a regular file (a FIFO or a device?); put the file back, then run evolve again"
+        ) from None
 
 
 def _write(path: Path, text: str) -> None:

@@ -28,6 +28,9 @@ HEADINGS = {
     STRATEGIES: "Strategies for this user and domain",
 }
 MEMO_FILE = "memo.md"
+MEMO_CAP = (
+    1 << 20
+)  # bytes: a memo holds a few thousand characters; one over this is a log appended by mistake
 
 
 class Section:

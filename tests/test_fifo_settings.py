@@ -1,0 +1,94 @@
+"""A FIFO where Claude Code's settings, Codex's rollouts or the model's key file belong.
+
+A plain open of a FIFO with no writer waits forever: install, doctor, the session's hooks
+and every reflection stopped there. Each read refuses it in one line instead.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from evolve.home import Home
+from evolve.integrations import claude_code
+from tests.helpers import git, make_agent
+
+
+@pytest.fixture
+def project(tmp_path: Path, evolve_home: Path) -> Path:
+    folder = tmp_path / "my project"
+    folder.mkdir()
+    git(folder, "init", "-q")
+    make_agent("demo")
+    claude_code.install(Home.resolve(), "demo", "project", str(folder))
+    return folder
+
+
+def evolve(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "evolve", *args],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        cwd=cwd,
+        env={**os.environ, "EVOLVE_NO_WATCHER": "1"},
+    )
+
+
+def python(code: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
+
+
+def test_a_fifo_for_claude_codes_settings_is_one_line_for_install_and_doctor_and_the_hook(project):
+    settings = project / ".claude" / "settings.local.json"
+    settings.unlink()
+    os.mkfifo(settings)
+    ran = evolve("install", "claude-code", "--agent", "demo", cwd=project)
+    assert ran.returncode == 1 and ran.stderr.count("\n") == 1, ran.stderr
+    assert f"{settings} is not a regular file" in ran.stderr
+    doctor = evolve("doctor", "--json")
+    assert "Traceback" not in doctor.stderr and "not a regular file" in doctor.stdout, doctor
+    home, cwd = str(Home.resolve().root), str(project)
+    served = python(  # the plugin's hook asks whether the installed hooks serve the session already
+        "from evolve.hookmain import serves_here; "
+        f"print(serves_here({home!r}, 'claude-code', 'demo', {{'cwd': {cwd!r}}}))"
+    )
+    assert served.stdout == "False\n", served
+    assert settings.exists() and not settings.is_file()  # left as the person made it
+
+
+def test_a_fifo_for_the_api_key_file_is_a_problem_named_not_a_reflection_that_waits(tmp_path):
+    key = tmp_path / "anthropic.key"
+    os.mkfifo(key)
+    ran = python(
+        "from evolve.config import ModelConfig; from evolve.reflect import keys; "
+        f"print(keys.read(ModelConfig(backend='anthropic', api_key_file={str(key)!r})))"
+    )
+    assert "is not a regular file" in ran.stdout and "name the file that holds the key" in ran.stdout, ran
+
+
+def test_a_fifo_among_codexs_rollouts_is_skipped_not_waited_on(tmp_path):
+    day = tmp_path / "codex" / "sessions" / "2026" / "12" / "04"
+    day.mkdir(parents=True)
+    os.mkfifo(day / "rollout-2026-12-04T10-00-00-x.jsonl")
+    ran = python(
+        "from evolve.store import codex_rollouts as c; "
+        f"print([c.rollout_folder(p) for p in c.rollouts({str(tmp_path / 'codex')!r})])"
+    )
+    assert ran.stdout == "[None]\n", ran
+
+
+@pytest.mark.parametrize("where", ["places", "layout-version", "integrations/claude-code.json", "exclude"])
+def test_a_fifo_for_a_record_of_the_home_or_the_projects_exclude_holds_no_command(project, where):
+    path = project / ".git" / "info" / "exclude" if where == "exclude" else Home.resolve().root / where
+    path.unlink(missing_ok=True)
+    os.mkfifo(path)
+    for args in (["install", "claude-code", "--agent", "demo"], ["doctor"]):
+        ran = evolve(*args, cwd=project)
+        assert "Traceback" not in ran.stderr and "internal error" not in ran.stderr, ran
+    if where == "exclude":  # the person's file: left as they made it (evolve's own records are remade)
+        assert path.exists() and not path.is_file()

@@ -1,0 +1,166 @@
+"""evolve's hook entries a person edited: a person's text always wins over a refresh.
+
+A raised timeout, a matcher, a wrapped command (`nice …`), an entry removed on purpose:
+install again, an upgrade's refresh, a moved home's rewrite and `doctor --fix` leave them
+as the person left them, doctor names each in one line, and `evolve install --force` puts
+evolve's back. Real installs into real files, the real commands.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from evolve import cli
+from evolve.home import Home
+from evolve.integrations import codex, hookfile, upgrade
+from tests.helpers import git, make_agent
+
+
+@pytest.fixture
+def project(tmp_path: Path, evolve_home: Path, monkeypatch) -> Path:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    git(folder, "init", "-q")
+    make_agent("demo")
+    monkeypatch.chdir(folder)
+    assert cli.main(["install", "claude-code", "--agent", "demo"]) == 0
+    assert cli.main(["install", "codex", "--agent", "demo"]) == 0
+    return folder
+
+
+def claude_settings(project: Path) -> Path:
+    return project / ".claude" / "settings.local.json"
+
+
+def edit(path: Path, change) -> bytes:
+    """The file after `change(doc)` edited it, as a person's editor would save it."""
+    doc = json.loads(path.read_text())
+    change(doc["hooks"])
+    path.write_text(json.dumps(doc, indent=2) + "\n")
+    return path.read_bytes()
+
+
+def persons_claude_edits(hooks: dict) -> None:
+    hooks["Stop"][0]["hooks"][0]["timeout"] = 30  # a slow disk
+    hooks["SessionStart"][0]["matcher"] = "startup"  # not on resume
+    post = hooks["PostToolUse"][0]["hooks"][0]
+    post["command"] = "nice -n 10 " + post["command"]
+    del hooks["SessionEnd"]  # on purpose
+
+
+def refresh_everything(capsys) -> str:
+    """An upgrade's refresh (the next writing command), then `doctor --fix`; what doctor said."""
+    (Home.resolve().root / upgrade.VERSION_FILE).write_text("4\n")
+    assert cli.main(["pause", "demo"]) == 0
+    assert cli.main(["resume", "demo"]) == 0
+    capsys.readouterr()
+    cli.main(["doctor", "--fix"])
+    return capsys.readouterr().out
+
+
+def test_a_persons_edits_to_claude_codes_entries_survive_every_refresh_until_force(project, capsys):
+    settings = claude_settings(project)
+    fresh = settings.read_bytes()
+    edited = edit(settings, persons_claude_edits)
+    capsys.readouterr()
+    assert cli.main(["install", "claude-code", "--agent", "demo"]) == 0
+    said = capsys.readouterr().out
+    assert settings.read_bytes() == edited
+    assert "evolve's Stop hook" in said and "changed by hand: left as it is" in said
+    assert f"`evolve install claude-code --agent demo --project {project} --force` puts evolve's back" in said
+    assert "evolve's SessionEnd hook" in said and "removed by hand" in said
+    doctor = refresh_everything(capsys)
+    assert settings.read_bytes() == edited
+    for event, why in (("Stop", "changed"), ("SessionStart", "changed"), ("PostToolUse", "changed")):
+        assert f"evolve's {event} hook was {why} by hand: left as it is" in doctor, doctor
+    assert "evolve's SessionEnd hook was removed by hand" in doctor
+    assert doctor.count("install claude-code --agent demo --project") >= 4
+    assert cli.main(["install", "claude-code", "--agent", "demo", "--force"]) == 0
+    assert json.loads(settings.read_text()) == json.loads(fresh)  # evolve's back, the person asked
+    capsys.readouterr()
+    cli.main(["doctor"])
+    assert "by hand" not in capsys.readouterr().out
+
+
+def test_a_persons_edits_to_codexs_entries_survive_every_refresh_until_force(project, capsys):
+    hooks_json = codex.hooks_file()
+    fresh = hooks_json.read_bytes()
+
+    def persons_codex_edits(hooks: dict) -> None:
+        hooks["Stop"][0]["hooks"][0]["timeout"] = 60
+        del hooks["PreToolUse"]
+
+    edited = edit(hooks_json, persons_codex_edits)
+    capsys.readouterr()
+    assert cli.main(["install", "codex", "--agent", "demo"]) == 0
+    assert hooks_json.read_bytes() == edited
+    doctor = refresh_everything(capsys)
+    assert hooks_json.read_bytes() == edited
+    assert doctor.count("evolve's Stop hook was changed by hand") == 1  # one file, said once
+    assert "evolve's PreToolUse hook was removed by hand" in doctor
+    assert cli.main(["install", "codex", "--agent", "demo", "--force"]) == 0
+    assert json.loads(hooks_json.read_text()) == json.loads(fresh)
+
+
+def test_a_moved_home_takes_its_path_into_a_persons_wrapped_command_and_nothing_else(
+    project, evolve_home, tmp_path, monkeypatch, capsys
+):
+    settings = claude_settings(project)
+
+    def wrap_stop(hooks: dict) -> None:
+        stop = hooks["Stop"][0]["hooks"][0]
+        stop["command"] = "nice " + stop["command"]
+
+    wrapped = json.loads(edit(settings, wrap_stop))["hooks"]["Stop"][0]["hooks"][0]["command"]
+    new_home = tmp_path / "moved"
+    shutil.move(evolve_home, new_home)
+    monkeypatch.setenv("EVOLVE_HOME", str(new_home))
+    assert cli.main(["pause", "demo"]) == 0  # the first command after the move
+    doc = json.loads(settings.read_text())
+    [stop] = doc["hooks"]["Stop"][0]["hooks"]
+    assert stop["command"] == wrapped.replace(str(evolve_home), str(new_home))  # the person's `nice` kept
+    assert stop["command"].startswith("nice ")
+    named = {
+        (hookfile.owner(h["command"]) or ("",))[0]
+        for g in doc["hooks"].values()
+        for x in g
+        for h in x["hooks"]
+    }
+    assert named == {str(new_home)}
+    capsys.readouterr()
+    cli.main(["doctor"])
+    assert "evolve's Stop hook was changed by hand" in capsys.readouterr().out
+
+
+def test_an_older_evolves_install_keeps_a_wrapped_command_it_recorded_nothing_of(project, capsys):
+    """Installs made before evolve recorded its entries: one in evolve's shape is evolve's, no other."""
+    from evolve.workspace import links
+
+    home = Home.resolve()
+    with links.registry_lock(home, "claude-code"):
+        installs = links.load_installs(home, "claude-code")
+        for record in installs:
+            del record["entries"]
+        links.save_installs(home, "claude-code", installs)
+    settings = claude_settings(project)
+
+    def wrap_and_raise(hooks: dict) -> None:
+        stop = hooks["Stop"][0]["hooks"][0]
+        stop["command"] = "nice " + stop["command"]
+        hooks["SessionEnd"][0]["hooks"][0]["timeout"] = 20
+
+    edited = edit(settings, wrap_and_raise)
+    refresh_everything(capsys)
+    assert settings.read_bytes() == edited
+
+
+def test_a_settings_file_deleted_whole_is_made_anew_by_install(project, capsys):
+    settings = claude_settings(project)
+    fresh = json.loads(settings.read_text())
+    settings.unlink()
+    assert cli.main(["install", "claude-code", "--agent", "demo"]) == 0
+    assert json.loads(settings.read_text()) == fresh
