@@ -187,11 +187,6 @@ def refresh_entries(home: Home, record: dict) -> bool:
     return True
 
 
-def _entries(settings: dict, home: Home, agent: str) -> list:
-    """The agent's hook entries, in order (to compare two versions of a settings file)."""
-    return hookfile.entries_of(settings, _ours(home, agent))
-
-
 def uninstall(
     home: Home,
     agent_name: str,
