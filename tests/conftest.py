@@ -49,10 +49,11 @@ def pytest_collection_finish(session) -> None:
 
 
 # What a test is expected to take, for the order `make test` starts the files in (the means of a
-# clean run on two cores, four workers): one driving the real agent CLIs or marked slow ~5 s, one
-# of two machines syncing through real git servers ~1.5 s, one in its own folder ~0.25 s, the
-# rest ~0.05 s.
-SLOW_S, TWO_MACHINES_S, IN_A_FOLDER_S, OTHER_S = 5.0, 1.5, 0.25, 0.05
+# clean run on two cores, four workers): one driving the real agent CLIs or marked slow ~5.5 s,
+# one against a real git server (two machines syncing) ~1.5 s, one with an evolve home or a
+# folder of its own ~0.2 s, the rest ~0.03 s.
+SLOW_S, GIT_SERVER_S, IN_A_FOLDER_S, OTHER_S = 5.5, 1.5, 0.2, 0.03
+GIT_SERVERS = {"machines", "git_server", "git_daemon"}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -74,8 +75,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def _expected_s(item: pytest.Item) -> float:
     if item.get_closest_marker("conformance") or item.get_closest_marker("slow"):
         return SLOW_S
-    fixtures = getattr(item, "fixturenames", ())
-    return TWO_MACHINES_S if "machines" in fixtures else IN_A_FOLDER_S if "tmp_path" in fixtures else OTHER_S
+    fixtures = set(getattr(item, "fixturenames", ()))
+    if fixtures & GIT_SERVERS:
+        return GIT_SERVER_S
+    return IN_A_FOLDER_S if fixtures & {"evolve_home", "tmp_path"} else OTHER_S
 
 
 @pytest.fixture(scope="session")
