@@ -35,10 +35,12 @@ UNREWRITTEN = $(foreach file,$(TEST_FILES),$(if $(wildcard \
 	$(dir $(file))__pycache__/$(basename $(notdir $(file))).*-pytest-*.pyc),,$(file)))
 REWRITE_HALF = printf '%s\n' $(1) | awk 'NR % 2 == $(2)' | xargs -r $(BIN)/python -m pytest -q --collect-only >/dev/null
 
+# The files start longest first (tests/conftest.py orders them by their tests' expected time) and
+# xdist keeps that order: its own, the files of most tests first, left the few long ones to the end.
 test: $(STAMP)  ## four workers, a file each: most tests wait on git and subprocesses, not the CPU
 	@$(if $(UNREWRITTEN),echo "make test: the asserts of $(words $(UNREWRITTEN)) test files rewritten once before the workers start"; \
 		($(call REWRITE_HALF,$(UNREWRITTEN),0)) & $(call REWRITE_HALF,$(UNREWRITTEN),1); wait)
-	$(if $(TEST_TMPDIR),TMPDIR=$(TEST_TMPDIR) )$(BIN)/python -m pytest -q -n 4 --dist loadfile \
+	$(if $(TEST_TMPDIR),TMPDIR=$(TEST_TMPDIR) )$(BIN)/python -m pytest -q -n 4 --dist loadfile --no-loadscope-reorder \
 		$(if $(TEST_TMPDIR),-o tmp_path_retention_policy=failed)
 
 soak: $(STAMP)  ## SOAK_CYCLES=N for a shorter run

@@ -19,9 +19,12 @@ import os
 import sys
 from collections.abc import Collection
 from pathlib import Path
-from typing import IO
 
 from evolve.workspace.conflicts import PROBE  # a NUL in a file's first PROBE bytes: binary, no check reads on
+
+TYPE_CHECKING = False  # typing's own flag without importing typing (~3 ms of each commit's hook)
+if TYPE_CHECKING:
+    from typing import IO
 
 REFUSED = 65
 

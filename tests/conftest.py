@@ -48,6 +48,39 @@ def pytest_collection_finish(session) -> None:
     gc.set_threshold(10_000, 10, 10)
 
 
+# What a test is expected to take, for the order `make test` starts the files in (the means of a
+# clean run on two cores, four workers): one driving the real agent CLIs or marked slow ~5.5 s,
+# one against a real git server (two machines syncing) ~1.5 s, one with an evolve home or a
+# folder of its own ~0.2 s, the rest ~0.03 s.
+SLOW_S, GIT_SERVER_S, IN_A_FOLDER_S, OTHER_S = 5.5, 1.5, 0.2, 0.03
+GIT_SERVERS = {"machines", "git_server", "git_daemon"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The test files ordered by their expected time, longest first; each file's tests keep their order.
+
+    `make test`'s workers take a whole file at a time (`--dist loadfile --no-loadscope-reorder`).
+    xdist's own order, the files of most tests first, left those of a few long tests (the demo,
+    the home-isolation sweep, the agent CLIs' conformance) to the end, where two workers mostly
+    waiting on them left the two cores half idle; started first, their waits are filled by the
+    files that follow.
+    """
+    files: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        files.setdefault(item.nodeid.split("::", 1)[0], []).append(item)
+    cost = {name: sum(map(_expected_s, tests)) for name, tests in files.items()}
+    items[:] = [item for name in sorted(files, key=lambda name: -cost[name]) for item in files[name]]
+
+
+def _expected_s(item: pytest.Item) -> float:
+    if item.get_closest_marker("conformance") or item.get_closest_marker("slow"):
+        return SLOW_S
+    fixtures = set(getattr(item, "fixturenames", ()))
+    if fixtures & GIT_SERVERS:
+        return GIT_SERVER_S
+    return IN_A_FOLDER_S if fixtures & {"evolve_home", "tmp_path"} else OTHER_S
+
+
 @pytest.fixture(scope="session")
 def one_ca_file(tmp_path_factory) -> Path | None:
     """A trust store holding one CA of the system's, for SSL_CERT_FILE (None: no system bundle).

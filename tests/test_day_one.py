@@ -218,6 +218,7 @@ def until(condition, timeout: float = 20.0, what: str = "") -> None:
         time.sleep(0.1)
 
 
+@pytest.mark.slow
 def test_a_watcher_started_without_the_key_reflects_with_the_key_file(
     capsys, home, sources, tmp_path, fake_messages_api, monkeypatch, watcher_reaper
 ):

@@ -8,9 +8,13 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from evolve.home import Home
 from evolve.store import ledger
 from tests.helpers import git_out
+
+pytestmark = pytest.mark.slow  # the whole product, in a process of its own
 
 
 def demo(*args: str) -> subprocess.CompletedProcess[str]:

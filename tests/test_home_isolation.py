@@ -48,6 +48,7 @@ def evolve(
     )
 
 
+@pytest.mark.slow
 def test_no_command_writes_under_home_when_given_home(person, tmp_path):
     home, evolve_home, project, env = person
     run = lambda *argv, **kw: evolve(env, evolve_home, *argv, **kw)  # noqa: E731

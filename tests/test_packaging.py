@@ -46,6 +46,7 @@ def wheel(tmp_path_factory) -> Path:
     return build_wheel(tmp_path_factory.mktemp("wheel"))
 
 
+@pytest.mark.slow
 def test_wheel_holds_package_data(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     missing = [n for n in NEEDED if n not in names]
@@ -59,6 +60,7 @@ def test_wheel_holds_package_data(wheel: Path) -> None:
     assert "License-Expression: MIT\n" in meta and any(n.endswith("licenses/LICENSE") for n in names)
 
 
+@pytest.mark.slow
 def test_installed_wheel_creates_an_agent(wheel: Path, tmp_path: Path) -> None:
     target = tmp_path / "site"
     subprocess.run(

@@ -243,6 +243,7 @@ def every_record_lands(home: Home, workers: int, sessions: int) -> None:
     assert (home.logs_dir / "hooks.log").exists() is False
 
 
+@pytest.mark.slow
 def test_real_hooks_against_a_running_watcher_lose_no_record(home):
     every_record_lands(home, workers=4, sessions=10)  # 80 hooks: a few seconds
 

@@ -285,6 +285,7 @@ ANSWER = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(answer=ANSWER)
 def test_parser_raises_nothing_but_answer_error(answer):

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import subprocess
 
+import pytest
+
 from evolve.sync import remote
 from tests.git_servers import SmartHttp
 
@@ -26,6 +28,7 @@ def network_options() -> list[str]:
     return options
 
 
+@pytest.mark.slow  # the server's hook sleeps 4 s on purpose
 def test_a_push_the_server_is_slow_to_answer_is_not_cut_for_silence(tmp_path):
     server = SmartHttp(tmp_path / "server")
     server.start()
