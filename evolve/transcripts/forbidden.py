@@ -21,7 +21,7 @@ ORDERS = ("dont", "dont_before")  # the cue kinds: the verb after the negation, 
 
 # Words between the negation and its verb ("don't ever touch", "不要再改", "не надо", "ne les renomme")
 _FILLER = re.compile(
-    r"(?:\s+|(?:please|pls|ever|even|just|again|you|more|anymore|bitte|mehr|plus|надо|нужно|больше"
+    r"(?:\s|(?:please|pls|ever|even|just|again|you|more|anymore|bitte|mehr|plus|надо|нужно|больше"
     r"|le|la|les|l'|lui|leur|me|te|nous|vous|se)\b"
     r"|再|去|要|给我|帮我|随便|乱|擅自|自己)*"
 )
