@@ -58,10 +58,17 @@ def keep_orders(words: str, found: Spans) -> None:
 
 
 def verbs(words: str, found: Spans) -> list[tuple[int, re.Match[str]]]:
-    """Each order's verb, with where its negation ends away from the verb (what a quote spans)."""
+    """Each order's verb that can name the agent's work, and its negation's far edge (what a quote spans)."""
     after = ((span[1], _verb_after(words, span[2])) for span in found.get("dont", ()))
     before = ((span[2], _verb_before(words, span[1])) for span in found.get("dont_before", ()))
-    return [(edge, verb) for edge, verb in (*after, *before) if verb]
+    return [(edge, verb) for edge, verb in (*after, *before) if verb and _telling(verb.group())]
+
+
+def _telling(verb: str) -> bool:
+    """Whether a verb can name the agent's work: CJK, or a Latin word no request says anyway."""
+    if _CJK_VERB.fullmatch(verb):
+        return True
+    return len(verb) >= 3 and verb not in _GENERAL and verb not in stopwords()
 
 
 def _verb_after(words: str, end: int) -> re.Match[str] | None:
@@ -82,8 +89,6 @@ def done_by_agent(verb: str, agent_words: str) -> str | None:
     """The agent's word that is a form of `verb`, where its text does not deny doing it; else None."""
     if _CJK_VERB.fullmatch(verb):
         spots = [(found.start(), verb) for found in re.finditer(re.escape(verb), agent_words)]
-    elif len(verb) < 3 or verb in _GENERAL or verb in stopwords():
-        return None
     else:
         stem = _stem(verb)
         words = _LATIN_VERB.finditer(agent_words)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from evolve.transcripts.forbidden import done_by_agent, keep_orders, verbs
+from evolve.transcripts.forbidden import ORDERS, done_by_agent, keep_orders, verbs
 from evolve.transcripts.lexicons import Lexicons, prose
 from evolve.transcripts.matches import (
     AFTER_ERROR_KINDS,
@@ -87,6 +87,7 @@ _JOINER = re.compile(r"[-._/]")  # what joins the parts of a file name, a path, 
 _REPAIR_GAP = 16  # characters between "fix" and the failure it names ("fix the build errors")
 _BRIEF = 40  # characters: a reply this brief says one thing ("the same", "try again")
 _URGENT = 80  # characters: a "don't …!" this brief forbids what the agent is about to do
+_BESIDE_ORDERS = WEIGHED.difference(ORDERS)  # the cues left to weigh once a "don't" is not the agent's doing
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,6 +219,8 @@ class _Message:
         if forbidden:
             order, did = forbidden
             return NEGATION, f"forbids what the agent just did: “{order}” after its “{did}”"
+        if found.keys().isdisjoint(_BESIDE_ORDERS):
+            return None  # a "don't" was all there was to weigh
         if "retry" in found and not persist and len(words) < 100 and not still_fails(found):
             return None  # "there was a timeout, please continue"
         if "pushback" in found and ("?" in self.text or "？" in self.text):
