@@ -46,6 +46,8 @@ def test_a_negated_order_of_what_the_agent_just_did_is_a_correction(text, langua
         # the person speaks of themselves, or of another verb
         ("I don't rename files by hand, use the script", _RENAMED["en"]),
         ("don't forget the changelog", _RENAMED["en"]),
+        # "stop" orders before a verb's -ing only: "stop server" names a thing the agent started
+        ("stop server", "I started the dev server on port 3000."),
     ],
 )
 def test_a_negated_order_the_agent_did_not_carry_out_is_no_correction(text, before):
