@@ -52,3 +52,17 @@ def test_a_negated_order_of_what_the_agent_just_did_is_a_correction(text, langua
 )
 def test_a_negated_order_the_agent_did_not_carry_out_is_no_correction(text, before):
     assert not heard(text, before=before).correction
+
+
+@pytest.mark.parametrize(
+    ("text", "before"),
+    [
+        ("не работает", "Готово, теперь всё работает."),
+        ("nie działa", "Gotowe, teraz wszystko działa."),
+        ("non funziona", "Fatto, ora tutto funziona."),
+        ("não funciona", "Pronto, agora tudo funciona."),
+    ],
+)
+def test_a_negated_failure_word_after_the_claim_reports_a_failure_not_an_order(text, before):
+    # the bare negation ("не", "nie", "non", "não") opens statements too: "it does not work" orders nothing
+    assert heard(text, before=before).kind == "failure_report"

@@ -58,10 +58,20 @@ def keep_orders(words: str, found: Spans) -> None:
 
 
 def verbs(words: str, found: Spans) -> list[tuple[int, re.Match[str]]]:
-    """Each order's verb that can name the agent's work, and its negation's far edge (what a quote spans)."""
+    """Each order's verb that can name the agent's work, and its negation's far edge (what a quote spans).
+
+    Not a negated failure word: "не работает", "non funziona" after "it works now" report, order nothing.
+    """
     after = ((span[1], _verb_after(words, span[2])) for span in found.get("dont", ()))
     before = ((span[2], _verb_before(words, span[1])) for span in found.get("dont_before", ()))
-    return [(edge, verb) for edge, verb in (*after, *before) if verb and _telling(verb.group())]
+    failures = found.get("failure", ())
+    return [
+        (edge, verb)
+        for edge, verb in (*after, *before)
+        if verb
+        and _telling(verb.group())
+        and not any(start < verb.end() and verb.start() < end for _, start, end in failures)
+    ]
 
 
 def _telling(verb: str) -> bool:
