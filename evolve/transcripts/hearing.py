@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from evolve.transcripts.forbidden import ORDERS, done_by_agent, keep_orders, verbs
 from evolve.transcripts.lexicons import Lexicons, prose
 from evolve.transcripts.matches import (
     AFTER_ERROR_KINDS,
@@ -86,6 +87,7 @@ _JOINER = re.compile(r"[-._/]")  # what joins the parts of a file name, a path, 
 _REPAIR_GAP = 16  # characters between "fix" and the failure it names ("fix the build errors")
 _BRIEF = 40  # characters: a reply this brief says one thing ("the same", "try again")
 _URGENT = 80  # characters: a "don't …!" this brief forbids what the agent is about to do
+_BESIDE_ORDERS = WEIGHED.difference(ORDERS)  # the cues left to weigh once a "don't" is not the agent's doing
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +144,7 @@ def hear(
         found.update(by_kind(lexicons, words, BESIDE_A_LANGUAGE))
     if "forbid" in found and not after_error and not urgent(words, found["forbid"]):
         del found["forbid"]  # outside a stop, only a "don't …!" opening a brief reply forbids
+    keep_orders(words, found)  # "I don't …" says, "don't …" orders
     message = _Message(lexicons, text, words, found)
     preference = standing_preference(
         words,
@@ -212,6 +215,12 @@ class _Message:
         turned = self.turned(agent_before) if after_error and size(words) < SHORT else None
         if turned:
             return turned
+        forbidden = self.forbids_what_agent_did(agent_before)  # "do not retry" forbids the agent's retries
+        if forbidden:
+            order, did = forbidden
+            return NEGATION, f"forbids what the agent just did: “{order}” after its “{did}”"
+        if found.keys().isdisjoint(_BESIDE_ORDERS):
+            return None  # a "don't" was all there was to weigh
         if "retry" in found and not persist and len(words) < 100 and not still_fails(found):
             return None  # "there was a timeout, please continue"
         if "pushback" in found and ("?" in self.text or "？" in self.text):
@@ -383,6 +392,23 @@ class _Message:
             ),
             None,
         )
+
+    def forbids_what_agent_did(self, agent_before: str) -> tuple[str, str] | None:
+        """A negated order ("don't rename …") whose verb the agent just reported doing, and its word for it.
+
+        In a brief reply (a long one is a new task's spec: "Do NOT change the landing page …");
+        not after the agent's question: "don't rename them" answers "Want me to rename the files?".
+        """
+        words = self.words
+        orders = verbs(words, self.found)
+        if not orders or not agent_before or size(words) >= SHORT or self.asked(agent_before):
+            return None
+        agent = self.agent_cues(agent_before)[0]
+        for edge, verb in orders:
+            did = done_by_agent(verb.group(), agent)
+            if did:  # the order from its negation to its verb, or from its verb to its negation
+                return words[min(edge, verb.start()) : max(edge, verb.end())], did
+        return None
 
     def to_repair(self, span: tuple[str, int, int]) -> bool:
         """Whether a failure word is what the person asks to fix ("analyse the error"), not a report.

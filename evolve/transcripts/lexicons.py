@@ -34,7 +34,8 @@ _PHRASES = ("phrases", "weak")
 CUES = (
     "failure", "persist", "again", "pushback", "why", "challenge", "opener", "scorn", "contrast",
     "contrast_before", "observe", "rule", "scope", "standing", "standing_lead", "speak", "in_language",
-    "whole", "retry", "yours", "changed", "exists", "repair", "undo", "halt", "forbid", "refuse", "subject",
+    "whole", "retry", "yours", "changed", "exists", "repair", "undo", "halt", "forbid", "dont", "dont_before",
+    "refuse", "subject",
     "works_now", "claim", "asks",
 )  # fmt: skip
 _NOISE = (

@@ -113,11 +113,11 @@ AGENT_KINDS = ("claim", "asks")
 # The cues hearing.py's rules weigh with the agent's words (standing ones make preferences only)
 WEIGHED = frozenset(
     "weak failure persist again pushback why challenge opener scorn contrast contrast_before observe rule "
-    "scope changed exists undo halt forbid refuse subject".split()
+    "scope changed exists undo halt forbid dont dont_before refuse subject".split()
 )
 _AFTER_STOP = ("forbid", "refuse", "subject")
 # the cues read in the note after a long paste (a rule's cue there closes the task)
-_IN_A_NOTE = tuple(kind for kind in CUES if kind not in (*AGENT_KINDS, "rule"))
+_IN_A_NOTE = tuple(kind for kind in CUES if kind not in (*AGENT_KINDS, "rule", "dont", "dont_before"))
 BESIDE_A_LANGUAGE = ("whole",)  # looked for only in a message that names a language
 MESSAGE_KINDS = (
     "phrases",
