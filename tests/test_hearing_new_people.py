@@ -5,7 +5,7 @@ Each shape is tried in several languages, with the look-alikes it must leave alo
 
 import pytest
 
-from tests.transcripts.hearing_cases import heard
+from tests.transcripts.hearing_cases import DONE, heard
 
 # What follows the opening sentence of a long reply: the next request, no failure word in it
 _NEXT = (
@@ -117,3 +117,42 @@ def test_a_still_up_front_reports_a_failure_when_the_agent_neither_claimed_nor_a
 )
 def test_a_still_of_the_persons_plan_or_a_stale_thing_reports_nothing(text):
     assert not heard(text, before=_LOOKED).correction
+
+
+# The person states what is still so and asks to keep it: a constraint on the next work, not a
+# failure, after the agent's claim or after text of the agent's that asks nothing
+_NEXT_KEPT = " Then add the new endpoint next to it and document both in the README with an example of each."
+
+
+@pytest.mark.parametrize("before", [DONE, _LOOKED])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The old API is still used by the mobile app, keep it.",
+        "The old API is still used by the mobile app, so keep it running next to the new one." + _NEXT_KEPT,
+        "Старый API всё ещё используется мобильным приложением, поэтому оставь его." + _NEXT_RU,
+        "A API antiga ainda é usada pelo app móvel, então mantenha ela." + _NEXT_PT,
+        "La API vieja todavía la usa la app móvil, así que mantenla." + _NEXT_KEPT,
+        "L'ancienne API est toujours utilisée par l'application mobile, donc garde-la." + _NEXT_KEPT,
+        "旧的API仍然被移动端在用，所以先保留它。在旁边加一个新的接口，把两个接口都写进README，附上请求和响应的例子，"
+        "并且给旧接口的每个响应加上弃用的响应头，让客户端能注意到这个变化。然后再补上测试。",
+        "古いAPIはまだモバイルアプリで使われているので、残しておいてください。新しいエンドポイントを横に追加して、"
+        "両方をREADMEに例付きで書いて、古い方のレスポンスには非推奨のヘッダーを付けてください。テストもお願いします。",
+    ],
+)
+def test_a_still_the_person_asks_to_keep_reports_nothing(text, before):
+    assert not heard(text, before=before).correction
+
+
+@pytest.mark.parametrize("before", [DONE, _LOOKED])
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a failure word beside the "keep": the state kept is a failure all the same
+        "The login still fails on Safari, so keep the old build deployed until it works." + _NEXT,
+        # "keep looking" carries on the work, it keeps nothing
+        "The boss still spawns twice in the last wave, keep looking at the timer." + _NEXT,
+    ],
+)
+def test_a_still_beside_a_failure_or_a_keep_going_still_corrects(text, before):
+    assert heard(text, before=before).correction

@@ -41,6 +41,7 @@ from evolve.transcripts.replies import (
     NEGATED,
     PRAISED,
     accepts,
+    asks_to_keep,
     declines_with_thanks,
     offers_a_choice,
     only_an_answer,
@@ -260,7 +261,12 @@ class _Message:
         spec = new_work_until(words)
         again = [span for span in again if (0 if persist else spec) <= span[1] < SHORT]
         # a "still" opening the reply that says nothing is still so ("still, great work", "immer noch super")
-        persists = persist and not (persist[0][1] == 0 and says_nothing_still(words, persist[0]))
+        # nor one the person asks to keep ("the old API is still used by the app, keep it")
+        persists = (
+            persist
+            and not (persist[0][1] == 0 and says_nothing_still(words, persist[0]))
+            and not asks_to_keep(words, persist[0], failure or [])
+        )
         # a "still" after the agent's claim in a short reply, or up front in any reply the agent did not
         # ask ("依然很慢，…", "i checked and it still spawns twice")
         up_front = persists and persists_up_front(words, persist[0])

@@ -18,6 +18,7 @@ from evolve.transcripts.sentences import (
     opens_the_reply,
     pasted_at,
     sentence_end,
+    sentence_stop,
     size,
 )
 from evolve.transcripts.stopped import CARRY_ON, PRAISE
@@ -203,6 +204,27 @@ def still_so_unasked(words: str, still: tuple[str, int, int]) -> bool:
         still_so(words, still)
         and not PRAISE.search(words, 0, still[1])
         and not _WANTED.search(words, still[2], sentence_end)
+    )
+
+
+# a request to keep what is still so ("…is still used by the app, keep it", "поэтому оставь его",
+# "所以先保留它"): not "keep looking", which carries on the work
+_KEEP = re.compile(
+    r"\b(?:keep|leave|preserve)\b(?! (?:\w+ing|on|at)\b)"
+    r"|\b(?:manten|conserve|garde|behalte|lass (?:sie|es|ihn) drin|оставь|сохрани)"
+    r"|保留|留着|残して|残しておいて|그대로 두"
+)
+
+
+def asks_to_keep(words: str, still: tuple[str, int, int], failures: list[tuple[str, int, int]]) -> bool:
+    """Whether the sentence of a "still" asks to keep what is still so, with no failure word in it.
+
+    "The old API is still used by the app, keep it" sets a constraint on the next work; "it still
+    fails on Safari, so keep the old build" reports a failure all the same.
+    """
+    stop = sentence_stop(words, still[2])
+    return _KEEP.search(words, still[2], stop) is not None and not any(
+        still[2] <= start < stop for _, start, _ in failures
     )
 
 
