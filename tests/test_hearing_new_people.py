@@ -156,3 +156,20 @@ def test_a_still_the_person_asks_to_keep_reports_nothing(text, before):
 )
 def test_a_still_beside_a_failure_or_a_keep_going_still_corrects(text, before):
     assert heard(text, before=before).correction
+
+
+# With no claim before it, what should be in a later clause of the "still"'s sentence says what the
+# person expected: the "still" clause before it reports what they saw
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The header still overlaps the nav on mobile, it should sit below it." + _NEXT,
+        "Шапка всё ещё перекрывает меню на телефоне, а нужно, чтобы она была ниже." + _NEXT_RU,
+        "O cabeçalho ainda cobre o menu no celular, ele deveria ficar embaixo." + _NEXT_PT,
+        "头部在手机上还是盖住了导航栏，应该在导航栏下面才对。请你把整个页面的布局从头到尾检查一遍，先告诉我问题出在哪个文件、"
+        "哪一行样式，为什么会这样，打算怎么改，确认之后再动手。",
+    ],
+)
+def test_a_still_then_what_should_be_reports_a_failure_when_the_agent_neither_claimed_nor_asked(text):
+    result = heard(text, before=_LOOKED)
+    assert result.correction and result.kind == "failure_report", result

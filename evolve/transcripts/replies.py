@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from evolve.transcripts.sentences import (
+    CLAUSE_BREAK,
     SENTENCE,
     SENTENCE_END,
     Spans,
@@ -186,7 +187,7 @@ def persists_up_front(words: str, still: tuple[str, int, int]) -> bool:
     )
 
 
-# what should be: a sentence that says it is a spec, not a report ("still on the title: it should read …")
+# what should be: a clause that says it is a spec, not a report ("still on the title: it should read …")
 _WANTED = re.compile(
     r"\b(?:should|needs?|must|want|debe|deveria|precisa|soll|doit|faut|нужно|надо)\b|应该|要"
 )
@@ -196,14 +197,17 @@ def still_so_unasked(words: str, still: tuple[str, int, int]) -> bool:
     """Whether a "still" up front says the work is still so with no claim of the agent's before it.
 
     Without the claim only its own sentence tells: not praise around it ("the header is fine, still …",
-    "still looks fine"), not what should be ("still the footer needs a link"), nor what `still_so` leaves out.
+    "still looks fine"), not what should be in its clause ("still the footer needs a link"; a later
+    clause says what was expected: "it still overlaps the nav, it should sit below"), nor what
+    `still_so` leaves out.
     """
     end = SENTENCE_END.search(words, still[2])
-    sentence_end = end.start() if end else len(words)
+    clause_end = CLAUSE_BREAK.search(words, still[2], end.start() if end else len(words))
+    stop = clause_end or end
     return (
         still_so(words, still)
         and not PRAISE.search(words, 0, still[1])
-        and not _WANTED.search(words, still[2], sentence_end)
+        and not _WANTED.search(words, still[2], stop.start() if stop else len(words))
     )
 
 
