@@ -173,3 +173,42 @@ def test_a_still_beside_a_failure_or_a_keep_going_still_corrects(text, before):
 def test_a_still_then_what_should_be_reports_a_failure_when_the_agent_neither_claimed_nor_asked(text):
     result = heard(text, before=_LOOKED)
     assert result.correction and result.kind == "failure_report", result
+
+
+# Polish "dalej" is "next" or "further" as often as "still" ("dalej dodaj …", "i tak dalej"), and
+# Italian "ancora un …" is "one more": a request, not a report; in their "still" phrases they report
+_NEXT_PL = (
+    " Użyj tych samych komponentów co w panelu ustawień i zachowaj styl przycisków, który już mamy,"
+    " a na koniec zaktualizuj README o krótki opis nowych funkcji."
+)
+_NEXT_IT = (
+    " Usa le stesse fixture dei test esistenti, metti tutto nel file dei permessi e poi aggiorna il"
+    " README con una breve descrizione dei nuovi casi coperti."
+)
+
+
+@pytest.mark.parametrize("before", [DONE, _LOOKED])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Dalej dodaj przycisk wylogowania w nagłówku i ostrzeżenie o końcu sesji." + _NEXT_PL,
+        "Przyciski, formularze i tak dalej zrób w tym samym stylu." + _NEXT_PL,
+        "Aggiungi ancora un test per il caso in cui la lista è vuota." + _NEXT_IT,
+    ],
+)
+def test_dalej_and_ancora_un_ask_for_more_and_report_nothing(text, before):
+    assert not heard(text, before=before).correction
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "dalej jest pusta strona po odświeżeniu",
+        "dalej to samo po odświeżeniu strony",
+        "è ancora rotto dopo il riavvio",
+        "ancora niente, la pagina resta bianca",
+    ],
+)
+def test_dalej_and_ancora_in_their_still_phrases_report_a_failure(text):
+    result = heard(text)
+    assert result.correction and result.kind == "failure_report", result
