@@ -212,3 +212,41 @@ def test_dalej_and_ancora_un_ask_for_more_and_report_nothing(text, before):
 def test_dalej_and_ancora_in_their_still_phrases_report_a_failure(text):
     result = heard(text)
     assert result.correction and result.kind == "failure_report", result
+
+
+# "not just X" takes X in: it rejects nothing the agent named
+_PATHS = "Updated frontend/src/components/LoginForm.tsx and the e2e test in cypress/e2e/login.cy.ts."
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Add an e2e test for signup too, not just login.",
+        "Ajoute un test e2e pour l'inscription aussi, pas seulement login.",
+        "Schreib auch einen e2e-Test für die Registrierung, nicht nur login.",
+        "Добавь e2e-тест и для регистрации, не только login.",
+        "Adicione um teste e2e para o cadastro também, não só login.",
+    ],
+)
+def test_not_just_a_thing_the_agent_named_rejects_nothing(text):
+    assert not heard(text, before=_PATHS).correction
+
+
+# A part of the agent's compound named in the opening of a request for new work is where the work
+# goes ("…, not for the config loader"); the agent's whole word rejected there still counts
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Now add a test for the parser, not for the config loader.",
+        "Add the health check to the settings page, not to the docker setup.",
+        "Ajoute un test pour le parseur, pas pour le config loader.",
+        "Добавь тест для парсера, а не для config loader.",
+    ],
+)
+def test_a_part_of_the_agents_compound_in_a_new_request_rejects_nothing(text):
+    assert not heard(text, before=_COMPOSED).correction
+
+
+def test_the_agents_whole_word_rejected_in_a_new_request_still_counts():
+    result = heard("Add the tests with pytest, not unittest.", before="I wrote the tests with unittest.")
+    assert result.correction and result.kind == "convention", result

@@ -84,6 +84,10 @@ _TERM = re.compile(r"[a-z0-9_](?:[a-z0-9_./@:+#-]*[a-z0-9_/@+#-])?|[^\x00-\x7f\s
 
 _MIN_TERM = 3
 _JOINER = re.compile(r"[-._/]")  # what joins the parts of a file name, a path, a compound
+# after a "not": "not just", "pas seulement", "nicht nur", "не только", "não só" take the thing in
+_INCLUSIVE = re.compile(
+    r" (?:just|only|merely|seulement|uniquement|nur|solo|solamente|so|apenas|только|jen|tylko)\b"
+)
 _REPAIR_GAP = 16  # characters between "fix" and the failure it names ("fix the build errors")
 _BRIEF = 40  # characters: a reply this brief says one thing ("the same", "try again")
 _URGENT = 80  # characters: a "don't …!" this brief forbids what the agent is about to do
@@ -438,19 +442,25 @@ class _Message:
             words = prose(self.text, keep_code=True)
             found = by_kind(self.lexicons, words, ("contrast", "contrast_before"))
         agent_terms = set(_TERM.findall(agent_words))
-        # a thing the agent named inside a compound ("docker-compose.yml", "src/config/settings.py")
-        agent_terms |= {part for term in agent_terms for part in _JOINER.split(term)}
+        # a thing the agent named inside a compound ("docker-compose.yml", "src/config/settings.py"),
+        # but in the opening of a request for new work it says where the work goes ("add a test for
+        # the parser, not for the config loader")
+        parts = {part for term in agent_terms for part in _JOINER.split(term)} - agent_terms
+        new_work = new_work_until(words)
         spans = [(span, "contrast") for span in found.get("contrast", ())]
         spans += [(span, "contrast_before") for span in found.get("contrast_before", ())]
         for (_, start, end), kind in spans:
             if is_question_at(words, start) or start > SENTENCE or asked and start:
                 continue  # "should it use X, not Y?" asks
+            if kind == "contrast" and _INCLUSIVE.match(words, end):
+                continue  # "not just login" takes it in
             if kind == "contrast":
                 near = _TERM.findall(words[end : end + 40])[:3]
             else:
                 near = _TERM.findall(words[max(0, start - 40) : start])[-3:]
             for term in near:
-                if term in agent_terms and _specific(term):
+                named = term in agent_terms or term in parts and start >= new_work
+                if named and _specific(term):
                     return term
         return None
 
