@@ -250,3 +250,29 @@ def test_a_part_of_the_agents_compound_in_a_new_request_rejects_nothing(text):
 def test_the_agents_whole_word_rejected_in_a_new_request_still_counts():
     result = heard("Add the tests with pytest, not unittest.", before="I wrote the tests with unittest.")
     assert result.correction and result.kind == "convention", result
+
+
+# "still" after "be / stand / stay / hold / keep …" or before "while / when" means motionless: a spec
+_NEXT_SPEC = (
+    " Add a toggle for reduced motion in the settings as well, honour the system's preference by"
+    " default, and write a test that checks the default for a new player."
+)
+
+
+@pytest.mark.parametrize("before", [DONE, _LOOKED])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The water animation should be still when the game is paused." + _NEXT_SPEC,
+        "Make the camera stand still during cutscenes, then follow the player again." + _NEXT_SPEC,
+        "The background must stay still on mobile, no parallax there." + _NEXT_SPEC,
+        "Keep the header still while the page scrolls and put a shadow under it." + _NEXT_SPEC,
+    ],
+)
+def test_a_still_that_means_motionless_reports_nothing(text, before):
+    assert not heard(text, before=before).correction
+
+
+def test_a_still_before_a_verb_after_be_still_reports():
+    result = heard("The header is still jumping when I scroll down." + _NEXT, before=_LOOKED)
+    assert result.correction and result.kind == "failure_report", result
