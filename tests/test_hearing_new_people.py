@@ -276,3 +276,22 @@ def test_a_still_that_means_motionless_reports_nothing(text, before):
 def test_a_still_before_a_verb_after_be_still_reports():
     result = heard("The header is still jumping when I scroll down." + _NEXT, before=_LOOKED)
     assert result.correction and result.kind == "failure_report", result
+
+
+# "we're / I'm / we are still …" speaks of the person as "we still …" does
+@pytest.mark.parametrize("before", [DONE, _LOOKED])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We're still on Python 3.8 in production." + _NEXT,
+        "We are still on the free plan of the hosting provider." + _NEXT,
+        "I'm still the only one deploying this service." + _NEXT,
+    ],
+)
+def test_a_still_of_the_person_with_be_reports_nothing(text, before):
+    assert not heard(text, before=before).correction
+
+
+def test_a_still_of_the_person_with_a_failure_word_reports():
+    result = heard("I'm still getting the same error on the login page." + _NEXT, before=_LOOKED)
+    assert result.correction and result.kind == "failure_report", result

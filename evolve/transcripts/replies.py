@@ -165,9 +165,9 @@ def says_nothing_still(words: str, still: tuple[str, int, int]) -> bool:
 
 
 # the person speaks of themselves before the "still" ("I still should be able to …", "we will still
-# need …", "我还没建仓库")
+# need …", "we're still on 3.8", "我还没建仓库")
 _SELF_BEFORE = re.compile(
-    r"(?:\b(?:i|we|eu|nos|je|nous|ich|wir|yo|я|мы)(?:'ll| will| would| can| should| do| may)?"
+    r"(?:\b(?:i|we|eu|nos|je|nous|ich|wir|yo|я|мы)(?:'ll|'re|'m| will| would| can| should| do| may| are| am)?"
     r"|我们?|私は?) ?\Z"
 )
 
