@@ -295,3 +295,44 @@ def test_a_still_of_the_person_with_be_reports_nothing(text, before):
 def test_a_still_of_the_person_with_a_failure_word_reports():
     result = heard("I'm still getting the same error on the login page." + _NEXT, before=_LOOKED)
     assert result.correction and result.kind == "failure_report", result
+
+
+# "还是…吧" closing its clause suggests ("rather …, let's"); "всё равно как/какой …" is "no matter how":
+# neither reports, in a long reply either
+@pytest.mark.parametrize("before", [DONE, _LOOKED])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "还是用React吧，Vue我们团队不熟悉。你用Vite模板新建一个项目，然后把现有的组件都迁移过去，"
+        "路由用react-router，状态管理用zustand，样式继续用tailwind，完成后跑一下构建。",
+        "还是你来决定吧，两个方案我都可以接受。你选一个之后把理由写在设计文档里，然后开始实现，先做数据库的迁移脚本，"
+        "再做接口，最后做前端页面，每一步完成之后都提交一次，方便我审查代码。",
+        "Всё равно какой, выбери цвет сам и продолжай." + _NEXT_RU,
+    ],
+)
+def test_a_suggesting_haishi_or_a_no_matter_vsyo_ravno_reports_nothing(text, before):
+    assert not heard(text, before=before).correction
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "还是很慢，打开页面要等五秒。请你结合全局代码梳理一下数据从读取到保存的整个流向，先讲清楚你打算怎么改，再动手修改代码吧。",
+        "Всё равно долго грузится, секунд пять." + _NEXT_RU,
+    ],
+)
+def test_haishi_and_vsyo_ravno_reporting_still_report(text):
+    result = heard(text, before=_LOOKED)
+    assert result.correction and result.kind == "failure_report", result
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "всё равно когда я открываю главную, требует авторизацию",
+        "всё равно что-то не так с авторизацией на главной",
+        "还是有不够小的吧？",
+    ],
+)
+def test_vsyo_ravno_when_or_something_and_a_tag_question_haishi_still_correct(text):
+    assert heard(text).correction

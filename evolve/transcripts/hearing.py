@@ -52,6 +52,7 @@ from evolve.transcripts.replies import (
     says_nothing_still,
     still_so,
     still_so_unasked,
+    suggests,
     urgent,
 )
 from evolve.transcripts.sentences import (
@@ -265,11 +266,12 @@ class _Message:
         spec = new_work_until(words)
         again = [span for span in again if (0 if persist else spec) <= span[1] < SHORT]
         # a "still" opening the reply that says nothing is still so ("still, great work", "immer noch super")
-        # nor one the person asks to keep ("the old API is still used by the app, keep it")
+        # nor one the person asks to keep ("the old API is still used by the app, keep it"), nor "还是…吧"
         persists = (
             persist
             and not (persist[0][1] == 0 and says_nothing_still(words, persist[0]))
             and not asks_to_keep(words, persist[0], failure or [])
+            and not suggests(words, persist[0])
         )
         # a "still" after the agent's claim in a short reply, or up front in any reply the agent did not
         # ask ("依然很慢，…", "i checked and it still spawns twice")

@@ -232,6 +232,17 @@ def asks_to_keep(words: str, still: tuple[str, int, int], failures: list[tuple[s
     )
 
 
+def suggests(words: str, still: tuple[str, int, int]) -> bool:
+    """Whether a "还是" suggests ("还是用 React 吧，…": rather …, let's): its clause closes with 吧.
+
+    Not "…吧？", which asks whether it is still so ("还是有不光那么小的吧？").
+    """
+    clause_end = _CLAUSE_MARK.search(words, still[2])
+    clause = words[still[2] : clause_end.start() if clause_end else len(words)]
+    asked = clause_end is not None and clause_end.group() in "?？"
+    return words[still[1] : still[2]] == "还是" and clause.rstrip().endswith("吧") and not asked
+
+
 def offers_a_choice(words: str, still: tuple[str, int, int]) -> bool:
     """Whether a "还是" asks "or" ("用 npm 还是 pnpm？", "…吗？还是你来？"): in a question, past its start."""
     return still[1] > 0 and words[still[1] : still[2]] == "还是" and is_question_at(words, still[1])
