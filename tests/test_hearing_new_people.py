@@ -336,3 +336,17 @@ def test_haishi_and_vsyo_ravno_reporting_still_report(text):
 )
 def test_vsyo_ravno_when_or_something_and_a_tag_question_haishi_still_correct(text):
     assert heard(text).correction
+
+
+# With no claim before it, praise silences a "still" only in its own sentence and with no "but"
+# between: "looks good, but … still …" and "Thanks for looking. … still …" report
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The header looks good, but the footer still overlaps the content on small screens." + _NEXT,
+        "Thanks for looking. The footer still overlaps the content on small screens." + _NEXT,
+    ],
+)
+def test_a_still_after_praise_and_but_or_a_thanks_sentence_reports(text):
+    result = heard(text, before=_LOOKED)
+    assert result.correction and result.kind == "failure_report", result

@@ -22,7 +22,7 @@ from evolve.transcripts.sentences import (
     sentence_stop,
     size,
 )
-from evolve.transcripts.stopped import CARRY_ON, PRAISE
+from evolve.transcripts.stopped import BUT, CARRY_ON, PRAISE
 
 # A brief acknowledgment before an objection ("ok. but …", "好的，但是 …")
 ACKNOWLEDGED = re.compile(
@@ -206,9 +206,20 @@ def still_so_unasked(words: str, still: tuple[str, int, int]) -> bool:
     stop = clause_end or end
     return (
         still_so(words, still)
-        and not PRAISE.search(words, 0, still[1])
+        and not _praised_before(words, still[1])
         and not _WANTED.search(words, still[2], stop.start() if stop else len(words))
     )
+
+
+def _praised_before(words: str, start: int) -> bool:
+    """Whether praise comes before a "still" in its sentence, with no "but" between.
+
+    "the header is fine, still …" praises; "looks good, but … still …" and "Thanks for looking.
+    … still …" report.
+    """
+    sentence_start = max((mark.end() for mark in SENTENCE_END.finditer(words, 0, start)), default=0)
+    praise = PRAISE.search(words, sentence_start, start)
+    return praise is not None and not BUT.search(words, praise.end(), start)
 
 
 # a request to keep what is still so ("…is still used by the app, keep it", "поэтому оставь его",
