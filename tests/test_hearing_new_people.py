@@ -350,3 +350,29 @@ def test_vsyo_ravno_when_or_something_and_a_tag_question_haishi_still_correct(te
 def test_a_still_after_praise_and_but_or_a_thanks_sentence_reports(text):
     result = heard(text, before=_LOOKED)
     assert result.correction and result.kind == "failure_report", result
+
+
+# A "still" opening a heading of a list ("Still on the plan:", "Still open:") names what is left to
+# do; with a failure or "same" in the heading it reports
+@pytest.mark.parametrize("before", [DONE, _LOOKED])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Still on the plan: add tests next, then the docs, then the release notes.",
+        "Still on the plan for today: the pagination for the users table and a search box." + _NEXT,
+        "Still open: the export button, the filters panel and the empty state of the table." + _NEXT,
+    ],
+)
+def test_a_still_heading_a_list_reports_nothing(text, before):
+    assert not heard(text, before=before).correction
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Still the same: the button does nothing when I click it." + _NEXT,
+        "Still broken: the login page returns 500 after the form is sent." + _NEXT,
+    ],
+)
+def test_a_still_heading_with_a_failure_or_same_reports(text):
+    assert heard(text, before=_LOOKED).correction

@@ -43,6 +43,7 @@ from evolve.transcripts.replies import (
     accepts,
     asks_to_keep,
     declines_with_thanks,
+    heads_a_list,
     offers_a_choice,
     only_an_answer,
     opening_end,
@@ -265,13 +266,18 @@ class _Message:
         # a "still" there reports ("add the import, it still fails")
         spec = new_work_until(words)
         again = [span for span in again if (0 if persist else spec) <= span[1] < SHORT]
+        heading = bool(persist) and heads_a_list(
+            words, persist[0], [*(failure or ()), *found.get("again", ())]
+        )
         # a "still" opening the reply that says nothing is still so ("still, great work", "immer noch super")
-        # nor one the person asks to keep ("the old API is still used by the app, keep it"), nor "还是…吧"
+        # nor one the person asks to keep ("the old API is still used by the app, keep it"), nor "还是…吧",
+        # nor a heading ("Still open: …")
         persists = (
             persist
             and not (persist[0][1] == 0 and says_nothing_still(words, persist[0]))
             and not asks_to_keep(words, persist[0], failure or [])
             and not suggests(words, persist[0])
+            and not heading
         )
         # a "still" after the agent's claim in a short reply, or up front in any reply the agent did not
         # ask ("依然很慢，…", "i checked and it still spawns twice")
@@ -282,7 +288,7 @@ class _Message:
             span = (failure or found.get("observe") or again)[0]
             return FAILURE_REPORT, f"reports it still fails: “{self.quote(again[0])}” … “{self.quote(span)}”"
         # "still the old title", "всё равно …" opening a brief reply: nothing changed, claimed or not
-        opening_still = persist and persist[0][1] == 0 and len(words) < _URGENT and not asked
+        opening_still = persist and persist[0][1] == 0 and len(words) < _URGENT and not asked and not heading
         if opening_still and still_so(words, persist[0]):
             return FAILURE_REPORT, f"says it is still so: “{self.quote(persist[0])}” …"
         if again and claimed and len(words) < _BRIEF and not words[again[-1][2] :].strip(" .!。！"):

@@ -243,6 +243,19 @@ def asks_to_keep(words: str, still: tuple[str, int, int], failures: list[tuple[s
     )
 
 
+# a few words after a "still" opening the reply, then a colon: a heading ("Still on the plan for today:")
+_HEADING = re.compile(r"(?: [^\W\d_]+){1,5}:")
+
+
+def heads_a_list(words: str, still: tuple[str, int, int], cues: list[tuple[str, int, int]]) -> bool:
+    """Whether a "still" opening the reply heads a list of what is left ("Still open: …").
+
+    Not with a failure or "same" in the heading: "Still broken: …", "Still the same: …" report.
+    """
+    heading = _HEADING.match(words, still[2]) if still[1] == 0 else None
+    return heading is not None and not any(still[2] <= start < heading.end() for _, start, _ in cues)
+
+
 def suggests(words: str, still: tuple[str, int, int]) -> bool:
     """Whether a "还是" suggests ("还是用 React 吧，…": rather …, let's): its clause closes with 吧.
 
