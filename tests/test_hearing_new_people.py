@@ -376,3 +376,36 @@ def test_a_still_heading_a_list_reports_nothing(text, before):
 )
 def test_a_still_heading_with_a_failure_or_same_reports(text):
     assert heard(text, before=_LOOKED).correction
+
+
+# "ainda mais / aún más / todavía más" is "even more": a request to go further, not "still"
+_NEXT_ES = (
+    " Después escribe pruebas para la navegación y actualiza el README con capturas de la nueva barra"
+    " y de la versión móvil, por favor."
+)
+
+
+@pytest.mark.parametrize("before", [DONE, _LOOKED])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Hazlo aún más simple: quita el menú lateral y deja solo la barra de arriba." + _NEXT_ES,
+        "Haz la página todavía más rápida, con caché en el servidor." + _NEXT_ES,
+        "Deixe a página ainda mais rápida, com cache no servidor." + _NEXT_PT,
+    ],
+)
+def test_even_more_asks_for_more_and_reports_nothing(text, before):
+    assert not heard(text, before=before).correction
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "todavía no carga la página de perfil",
+        "aún sale el mismo error al guardar",
+        "ainda aparece a tela branca",
+    ],
+)
+def test_todavia_aun_ainda_as_still_report(text):
+    result = heard(text)
+    assert result.correction and result.kind == "failure_report", result
