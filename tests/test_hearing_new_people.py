@@ -409,3 +409,21 @@ def test_even_more_asks_for_more_and_reports_nothing(text, before):
 def test_todavia_aun_ainda_as_still_report(text):
     result = heard(text)
     assert result.correction and result.kind == "failure_report", result
+
+
+# The person as subject, but what they still cannot do: a report ("我还是登不上去", "я всё ещё не могу
+# войти"), after a claim or neutral agent text
+@pytest.mark.parametrize("before", [DONE, _LOOKED])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "我还是登不上去，输入新密码之后页面只是刷新了一下。请你把整个登录模块从头到尾检查一遍，先告诉我问题出在哪个文件，"
+        "为什么会这样，打算怎么改，确认之后再动手。",
+        "Я всё ещё не могу войти с новым паролем." + _NEXT_RU,
+        "Eu ainda não consigo entrar com a senha nova." + _NEXT_PT,
+        "We still cannot deploy to staging from the pipeline." + _NEXT,
+    ],
+)
+def test_what_the_person_still_cannot_do_reports_a_failure(text, before):
+    result = heard(text, before=before)
+    assert result.correction and result.kind == "failure_report", result

@@ -172,18 +172,28 @@ _SELF_BEFORE = re.compile(
 )
 
 
+# what the person cannot do ("can't log in", "登不上去", "не могу войти", "não consigo"): the work fails them
+_UNABLE = re.compile(
+    r"\b(?:can'?t|cannot|can not|couldn'?t|unable|nao consigo|no puedo|no consigo|kann nicht|ne peux pas"
+    r"|не могу|не можем|nie moge)\b|[\u4e00-\u9fff]不[上开去到了进出动起]|不能"
+)
+
+
 def persists_up_front(words: str, still: tuple[str, int, int]) -> bool:
     """Whether a "still" in a reply's opening sentence says the agent's work is still so.
 
     Up front it reports, however long the reply ("测试速度依然非常慢，…请你解决");
-    not in a question ("…？还是你有正式英文名？" offers a choice) nor said of the person themselves.
+    not in a question ("…？还是你有正式英文名？" offers a choice) nor said of the person themselves,
+    unless of what they cannot do ("我还是登不上去", "we still cannot deploy").
     """
     start = still[1]
     end = SENTENCE_END.search(words, start)  # "？" leaves "?" with no space before the next CJK sentence
+    clause_end = _CLAUSE_MARK.search(words, still[2])
+    unable = _UNABLE.search(words, still[2], clause_end.start() if clause_end else len(words))
     return (
         start < SENTENCE
         and not (end and end.group() in "?？")
-        and not _SELF_BEFORE.search(words[max(0, start - 16) : start])
+        and (unable is not None or not _SELF_BEFORE.search(words[max(0, start - 16) : start]))
     )
 
 
