@@ -427,3 +427,30 @@ def test_todavia_aun_ainda_as_still_report(text):
 def test_what_the_person_still_cannot_do_reports_a_failure(text, before):
     result = heard(text, before=before)
     assert result.correction and result.kind == "failure_report", result
+
+
+# A "still" of what still works ("the tests still pass and …", "всё ещё работает, …") says nothing broke
+@pytest.mark.parametrize("before", [DONE, _LOOKED])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The tests still pass and the app starts." + _NEXT,
+        "Старые тесты всё ещё проходят, и приложение запускается." + _NEXT_RU,
+        "Os testes antigos ainda passam e o app sobe normalmente." + _NEXT_PT,
+        "旧的测试仍然通过，应用也能正常启动。请你结合全局代码梳理一下数据从读取到保存的整个流向，先给我讲清楚你打算怎么改、"
+        "改哪些文件、为什么这样改，再动手修改代码。",
+    ],
+)
+def test_a_still_of_what_still_works_reports_nothing(text, before):
+    assert not heard(text, before=before).correction
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The old login still works without the token." + _NEXT,
+        "The tests still do not pass on Windows." + _NEXT,
+    ],
+)
+def test_a_still_works_of_what_should_not_or_a_negated_pass_reports(text):
+    assert heard(text, before=_LOOKED).correction

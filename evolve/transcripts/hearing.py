@@ -53,6 +53,7 @@ from evolve.transcripts.replies import (
     says_nothing_still,
     still_so,
     still_so_unasked,
+    still_works,
     suggests,
     urgent,
 )
@@ -271,12 +272,13 @@ class _Message:
         )
         # a "still" opening the reply that says nothing is still so ("still, great work", "immer noch super")
         # nor one the person asks to keep ("the old API is still used by the app, keep it"), nor "还是…吧",
-        # nor a heading ("Still open: …")
+        # nor a heading ("Still open: …"), nor what still works ("the tests still pass and …")
         persists = (
             persist
             and not (persist[0][1] == 0 and says_nothing_still(words, persist[0]))
             and not asks_to_keep(words, persist[0], failure or [])
             and not suggests(words, persist[0])
+            and not still_works(words, persist[0])
             and not heading
         )
         # a "still" after the agent's claim in a short reply, or up front in any reply the agent did not

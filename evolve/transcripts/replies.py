@@ -266,6 +266,20 @@ def heads_a_list(words: str, still: tuple[str, int, int], cues: list[tuple[str, 
     return heading is not None and not any(still[2] <= start < heading.end() for _, start, _ in cues)
 
 
+# what still works, its clause ending there ("the tests still pass and …", "всё ещё работает,", "仍然通过，");
+# not "still works without the token", "still do not pass"
+_WORKS = re.compile(
+    r" ?(?:pass|passes|passing|works|compiles|builds|проходят|проходит|работает|работают"
+    r"|passam|passa|funciona|funcionam|fonctionne|marche|passent|funktioniert|通过|能用|正常)"
+    r"(?= ?[,.;!。，；]| (?:and|e|и|et|und|y)\b|\Z|也)"
+)
+
+
+def still_works(words: str, still: tuple[str, int, int]) -> bool:
+    """Whether a "still" says what still works: nothing broke."""
+    return _WORKS.match(words, still[2]) is not None
+
+
 def suggests(words: str, still: tuple[str, int, int]) -> bool:
     """Whether a "还是" suggests ("还是用 React 吧，…": rather …, let's): its clause closes with 吧.
 
