@@ -42,7 +42,9 @@ from evolve.transcripts.replies import (
     NEGATED,
     PRAISED,
     accepts,
+    asks_to_keep,
     declines_with_thanks,
+    heads_a_list,
     offers_a_choice,
     only_an_answer,
     opening_end,
@@ -52,6 +54,8 @@ from evolve.transcripts.replies import (
     says_nothing_still,
     still_so,
     still_so_unasked,
+    still_works,
+    suggests,
     urgent,
 )
 from evolve.transcripts.sentences import (
@@ -84,6 +88,10 @@ _TERM = re.compile(r"[a-z0-9_](?:[a-z0-9_./@:+#-]*[a-z0-9_/@+#-])?|[^\x00-\x7f\s
 
 _MIN_TERM = 3
 _JOINER = re.compile(r"[-._/]")  # what joins the parts of a file name, a path, a compound
+# after a "not": "not just", "pas seulement", "nicht nur", "не только", "não só" take the thing in
+_INCLUSIVE = re.compile(
+    r" (?:just|only|merely|seulement|uniquement|nur|solo|solamente|so|apenas|только|jen|tylko)\b"
+)
 _REPAIR_GAP = 16  # characters between "fix" and the failure it names ("fix the build errors")
 _BRIEF = 40  # characters: a reply this brief says one thing ("the same", "try again")
 _URGENT = 80  # characters: a "don't …!" this brief forbids what the agent is about to do
@@ -268,8 +276,20 @@ class _Message:
         # a "still" there reports ("add the import, it still fails")
         spec = new_work_until(words)
         again = [span for span in again if (0 if persist else spec) <= span[1] < SHORT]
+        heading = bool(persist) and heads_a_list(
+            words, persist[0], [*(failure or ()), *found.get("again", ())]
+        )
         # a "still" opening the reply that says nothing is still so ("still, great work", "immer noch super")
-        persists = persist and not (persist[0][1] == 0 and says_nothing_still(words, persist[0]))
+        # nor one the person asks to keep ("the old API is still used by the app, keep it"), nor "还是…吧",
+        # nor a heading ("Still open: …"), nor what still works ("the tests still pass and …")
+        persists = (
+            persist
+            and not (persist[0][1] == 0 and says_nothing_still(words, persist[0]))
+            and not asks_to_keep(words, persist[0], failure or [])
+            and not suggests(words, persist[0])
+            and not still_works(words, persist[0])
+            and not heading
+        )
         # a "still" after the agent's claim in a short reply, or up front in any reply the agent did not
         # ask ("依然很慢，…", "i checked and it still spawns twice")
         up_front = persists and persists_up_front(words, persist[0])
@@ -279,7 +299,7 @@ class _Message:
             span = (failure or found.get("observe") or again)[0]
             return FAILURE_REPORT, f"reports it still fails: “{self.quote(again[0])}” … “{self.quote(span)}”"
         # "still the old title", "всё равно …" opening a brief reply: nothing changed, claimed or not
-        opening_still = persist and persist[0][1] == 0 and len(words) < _URGENT and not asked
+        opening_still = persist and persist[0][1] == 0 and len(words) < _URGENT and not asked and not heading
         if opening_still and still_so(words, persist[0]):
             return FAILURE_REPORT, f"says it is still so: “{self.quote(persist[0])}” …"
         if again and claimed and len(words) < _BRIEF and not words[again[-1][2] :].strip(" .!。！"):
@@ -458,19 +478,25 @@ class _Message:
             words = prose(self.text, keep_code=True)
             found = by_kind(self.lexicons, words, ("contrast", "contrast_before"))
         agent_terms = set(_TERM.findall(agent_words))
-        # a thing the agent named inside a compound ("docker-compose.yml", "src/config/settings.py")
-        agent_terms |= {part for term in agent_terms for part in _JOINER.split(term)}
+        # a thing the agent named inside a compound ("docker-compose.yml", "src/config/settings.py"),
+        # but in the opening of a request for new work it says where the work goes ("add a test for
+        # the parser, not for the config loader")
+        parts = {part for term in agent_terms for part in _JOINER.split(term)} - agent_terms
+        new_work = new_work_until(words)
         spans = [(span, "contrast") for span in found.get("contrast", ())]
         spans += [(span, "contrast_before") for span in found.get("contrast_before", ())]
         for (_, start, end), kind in spans:
             if is_question_at(words, start) or start > SENTENCE or asked and start:
                 continue  # "should it use X, not Y?" asks
+            if kind == "contrast" and _INCLUSIVE.match(words, end):
+                continue  # "not just login" takes it in
             if kind == "contrast":
                 near = _TERM.findall(words[end : end + 40])[:3]
             else:
                 near = _TERM.findall(words[max(0, start - 40) : start])[-3:]
             for term in near:
-                if term in agent_terms and _specific(term):
+                named = term in agent_terms or term in parts and start >= new_work
+                if named and _specific(term):
                     return term
         return None
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from evolve.transcripts.sentences import (
+    CLAUSE_BREAK,
     SENTENCE,
     SENTENCE_END,
     Spans,
@@ -18,9 +19,10 @@ from evolve.transcripts.sentences import (
     opens_the_reply,
     pasted_at,
     sentence_end,
+    sentence_stop,
     size,
 )
-from evolve.transcripts.stopped import CARRY_ON, PRAISE
+from evolve.transcripts.stopped import BUT, CARRY_ON, PRAISE
 
 # A brief acknowledgment before an objection ("ok. but …", "好的，但是 …")
 ACKNOWLEDGED = re.compile(
@@ -163,10 +165,17 @@ def says_nothing_still(words: str, still: tuple[str, int, int]) -> bool:
 
 
 # the person speaks of themselves before the "still" ("I still should be able to …", "we will still
-# need …", "我还没建仓库")
+# need …", "we're still on 3.8", "我还没建仓库")
 _SELF_BEFORE = re.compile(
-    r"(?:\b(?:i|we|eu|nos|je|nous|ich|wir|yo|я|мы)(?:'ll| will| would| can| should| do| may)?"
+    r"(?:\b(?:i|we|eu|nos|je|nous|ich|wir|yo|я|мы)(?:'ll|'re|'m| will| would| can| should| do| may| are| am)?"
     r"|我们?|私は?) ?\Z"
+)
+
+
+# what the person cannot do ("can't log in", "登不上去", "не могу войти", "não consigo"): the work fails them
+_UNABLE = re.compile(
+    r"\b(?:can'?t|cannot|can not|couldn'?t|unable|nao consigo|no puedo|no consigo|kann nicht|ne peux pas"
+    r"|не могу|не можем|nie moge)\b|[\u4e00-\u9fff]不[上开去到了进出动起]|不能"
 )
 
 
@@ -174,18 +183,21 @@ def persists_up_front(words: str, still: tuple[str, int, int]) -> bool:
     """Whether a "still" in a reply's opening sentence says the agent's work is still so.
 
     Up front it reports, however long the reply ("测试速度依然非常慢，…请你解决");
-    not in a question ("…？还是你有正式英文名？" offers a choice) nor said of the person themselves.
+    not in a question ("…？还是你有正式英文名？" offers a choice) nor said of the person themselves,
+    unless of what they cannot do ("我还是登不上去", "we still cannot deploy").
     """
     start = still[1]
     end = SENTENCE_END.search(words, start)  # "？" leaves "?" with no space before the next CJK sentence
+    clause_end = _CLAUSE_MARK.search(words, still[2])
+    unable = _UNABLE.search(words, still[2], clause_end.start() if clause_end else len(words))
     return (
         start < SENTENCE
         and not (end and end.group() in "?？")
-        and not _SELF_BEFORE.search(words[max(0, start - 16) : start])
+        and (unable is not None or not _SELF_BEFORE.search(words[max(0, start - 16) : start]))
     )
 
 
-# what should be: a sentence that says it is a spec, not a report ("still on the title: it should read …")
+# what should be: a clause that says it is a spec, not a report ("still on the title: it should read …")
 _WANTED = re.compile(
     r"\b(?:should|needs?|must|want|debe|deveria|precisa|soll|doit|faut|нужно|надо)\b|应该|要"
 )
@@ -195,15 +207,88 @@ def still_so_unasked(words: str, still: tuple[str, int, int]) -> bool:
     """Whether a "still" up front says the work is still so with no claim of the agent's before it.
 
     Without the claim only its own sentence tells: not praise around it ("the header is fine, still …",
-    "still looks fine"), not what should be ("still the footer needs a link"), nor what `still_so` leaves out.
+    "still looks fine"), not what should be in its clause ("still the footer needs a link"; a later
+    clause says what was expected: "it still overlaps the nav, it should sit below"), nor what
+    `still_so` leaves out.
     """
     end = SENTENCE_END.search(words, still[2])
-    sentence_end = end.start() if end else len(words)
+    clause_end = CLAUSE_BREAK.search(words, still[2], end.start() if end else len(words))
+    stop = clause_end or end
     return (
         still_so(words, still)
-        and not PRAISE.search(words, 0, still[1])
-        and not _WANTED.search(words, still[2], sentence_end)
+        and not _praised_before(words, still[1])
+        and not _WANTED.search(words, still[2], stop.start() if stop else len(words))
     )
+
+
+def _praised_before(words: str, start: int) -> bool:
+    """Whether praise comes before a "still" in its sentence, with no "but" between.
+
+    "the header is fine, still …" praises; "looks good, but … still …" and "Thanks for looking.
+    … still …" report.
+    """
+    sentence_start = max((mark.end() for mark in SENTENCE_END.finditer(words, 0, start)), default=0)
+    praise = PRAISE.search(words, sentence_start, start)
+    return praise is not None and not BUT.search(words, praise.end(), start)
+
+
+# a request to keep what is still so ("…is still used by the app, keep it", "поэтому оставь его",
+# "所以先保留它"): not "keep looking", which carries on the work
+_KEEP = re.compile(
+    r"\b(?:keep|leave|preserve)\b(?! (?:\w+ing|on|at)\b)"
+    r"|\b(?:manten|conserve|garde|behalte|lass (?:sie|es|ihn) drin|оставь|сохрани)"
+    r"|保留|留着|残して|残しておいて|그대로 두"
+)
+
+
+def asks_to_keep(words: str, still: tuple[str, int, int], failures: list[tuple[str, int, int]]) -> bool:
+    """Whether the sentence of a "still" asks to keep what is still so, with no failure word in it.
+
+    "The old API is still used by the app, keep it" sets a constraint on the next work; "it still
+    fails on Safari, so keep the old build" reports a failure all the same.
+    """
+    stop = sentence_stop(words, still[2])
+    return _KEEP.search(words, still[2], stop) is not None and not any(
+        still[2] <= start < stop for _, start, _ in failures
+    )
+
+
+# a few words after a "still" opening the reply, then a colon: a heading ("Still on the plan for today:")
+_HEADING = re.compile(r"(?: [^\W\d_]+){1,5}:")
+
+
+def heads_a_list(words: str, still: tuple[str, int, int], cues: list[tuple[str, int, int]]) -> bool:
+    """Whether a "still" opening the reply heads a list of what is left ("Still open: …").
+
+    Not with a failure or "same" in the heading: "Still broken: …", "Still the same: …" report.
+    """
+    heading = _HEADING.match(words, still[2]) if still[1] == 0 else None
+    return heading is not None and not any(still[2] <= start < heading.end() for _, start, _ in cues)
+
+
+# what still works, its clause ending there ("the tests still pass and …", "всё ещё работает,", "仍然通过，");
+# not "still works without the token", "still do not pass"
+_WORKS = re.compile(
+    r" ?(?:pass|passes|passing|works|compiles|builds|проходят|проходит|работает|работают"
+    r"|passam|passa|funciona|funcionam|fonctionne|marche|passent|funktioniert|通过|能用|正常)"
+    r"(?= ?[,.;!。，；]| (?:and|e|и|et|und|y)\b|\Z|也)"
+)
+
+
+def still_works(words: str, still: tuple[str, int, int]) -> bool:
+    """Whether a "still" says what still works: nothing broke."""
+    return _WORKS.match(words, still[2]) is not None
+
+
+def suggests(words: str, still: tuple[str, int, int]) -> bool:
+    """Whether a "还是" suggests ("还是用 React 吧，…": rather …, let's): its clause closes with 吧.
+
+    Not "…吧？", which asks whether it is still so ("还是有不光那么小的吧？").
+    """
+    clause_end = _CLAUSE_MARK.search(words, still[2])
+    clause = words[still[2] : clause_end.start() if clause_end else len(words)]
+    asked = clause_end is not None and clause_end.group() in "?？"
+    return words[still[1] : still[2]] == "还是" and clause.rstrip().endswith("吧") and not asked
 
 
 def offers_a_choice(words: str, still: tuple[str, int, int]) -> bool:
