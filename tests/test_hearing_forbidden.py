@@ -57,6 +57,55 @@ def test_a_negated_order_the_agent_did_not_carry_out_is_no_correction(text, befo
 @pytest.mark.parametrize(
     ("text", "before"),
     [
+        # what it forbids is the agent's own doing: the same thing, a pronoun for it, or no thing named
+        ("don't refactor the auth module", "I refactored the auth module."),
+        ("don't delete them", "I deleted the old logs."),
+        ("do not retry, just mark it as failed", "Initially added retry logic around the analysis."),
+        ("don't push again", "I pushed the branch to origin."),
+        ("не изменяй цвет кнопки", "Я изменил цвет кнопки."),
+        ("不要删除它", "我删除了失败的测试，并更新了导入。"),
+        ("non modificare il colore", "Ho modificato il colore del pulsante."),
+    ],
+)
+def test_forbidding_the_very_thing_the_agent_did_is_a_correction(text, before):
+    result = heard(text, before=before)
+    assert result.correction and "forbids what the agent just did" in (result.cue or ""), result
+
+
+@pytest.mark.parametrize(
+    ("text", "before"),
+    [
+        # the agent did X to Y, the person forbids X to Z: the next work, not the last
+        ("Don't add tests yet, just finish the endpoint", "I added the /users endpoint."),
+        ("don't delete the database", "I deleted the old logs."),
+        ("don't use moment either", "I used lodash for the debounce."),
+        ("не добавляй тесты", "Я добавил эндпоинт /users."),
+        ("不要添加测试，先把接口写完", "我添加了 /users 接口。"),
+        ("ne modifie pas la base de données", "J'ai modifié la couleur du bouton."),
+        # its scope: anything else, other files, the rest
+        ("don't change anything else", "I changed the button color."),
+        ("don't refactor the rest", "I refactored the auth module."),
+        ("не изменяй ничего другого", "Я изменил цвет кнопки."),
+        ("不要修改其他地方", "我修改了按钮颜色。"),
+        ("ne modifie rien d'autre", "J'ai modifié la couleur du bouton."),
+        ("não altere outros arquivos", "Eu alterei a cor do botão."),
+        ("nie zmieniaj innych plików", "Zmieniłem kolor przycisku."),
+        ("jangan mengubah file lain", "Saya mengubah warna tombol."),
+        ("đừng sửa file khác", "Tôi đã sửa màu của nút."),
+        # its time: yet, this time, until …
+        ("don't update the lockfile this time", "I updated the README."),
+        ("don't deploy until I say so", "I deployed to staging."),
+        ("don't commit yet", "I committed the changes."),
+        ("não adicione testes ainda", "Eu adicionei o endpoint /users."),
+    ],
+)
+def test_a_negated_order_of_the_agents_verb_for_the_next_work_is_no_correction(text, before):
+    assert not heard(text, before=before).correction
+
+
+@pytest.mark.parametrize(
+    ("text", "before"),
+    [
         ("не работает", "Готово, теперь всё работает."),
         ("nie działa", "Gotowe, teraz wszystko działa."),
         ("non funziona", "Fatto, ora tutto funziona."),
