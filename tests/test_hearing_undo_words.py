@@ -40,6 +40,14 @@ def test_an_undo_word_in_another_spelling_is_a_correction(text, language, word):
         "commit each fix so I can rollback to a specific one later",
         "add a rewind button that resets the last changes",
         "the player should rewind the video by ten seconds",
+        "rollback should happen automatically when a deploy fails",
+        "rollback the db migration when the tests fail in CI",
+        "rewind the changes log to its first entry",
+        "rewind the last changes in the editor history whenever ctrl+z is pressed",
+        "откатись назад в меню, если пользователь нажмёт «Назад»",
+        "動画を巻き戻して最初から再生する機能を追加して",
+        "失敗したら自動で巻き戻して",
+        "실패하면 자동으로 롤백 해주는 기능 추가해줘",
     ],
 )
 def test_rollback_or_rewind_as_a_feature_or_the_persons_plan_is_no_correction(text):
