@@ -65,6 +65,9 @@ def test_a_negated_order_the_agent_did_not_carry_out_is_no_correction(text, befo
         ("не изменяй цвет кнопки", "Я изменил цвет кнопки."),
         ("不要删除它", "我删除了失败的测试，并更新了导入。"),
         ("non modificare il colore", "Ho modificato il colore del pulsante."),
+        # where it did it is the agent's too; a manner names no thing
+        ("don't add logging to every function, only the handlers", "I added logging to every function."),
+        ("never push directly, open a PR", "I pushed to main."),
     ],
 )
 def test_forbidding_the_very_thing_the_agent_did_is_a_correction(text, before):
@@ -82,6 +85,12 @@ def test_forbidding_the_very_thing_the_agent_did_is_a_correction(text, before):
         ("не добавляй тесты", "Я добавил эндпоинт /users."),
         ("不要添加测试，先把接口写完", "我添加了 /users 接口。"),
         ("ne modifie pas la base de données", "J'ai modifié la couleur du bouton."),
+        # the same thing, somewhere else: "to / in / for Z" names where, and Z is not the agent's
+        ("don't add type hints to the tests", "I added type hints to all functions."),
+        ("don't delete imports in generated files", "I deleted the unused imports in app.py."),
+        ("don't clean up anything in the db folder", "I cleaned up the old migrations."),
+        # the agent only said it will
+        ("don't add tests", "I'll add tests next. Done: I added the endpoint."),
         # its scope: anything else, other files, the rest
         ("don't change anything else", "I changed the button color."),
         ("don't refactor the rest", "I refactored the auth module."),

@@ -44,11 +44,12 @@ _GENERAL = frozenset(
     "see say tell ask try care like understand bother wait "
     "the a an for to in on of at by with and or it its this that my your all any pas".split()
 )
-# The agent's own negation or offer shortly before the word: it did not do it ("I did not rename",
-# "没有删"), or only offers to ("I could rename them", "want me to rename")
+# The agent's own negation, offer or plan shortly before the word: it did not do it ("I did not
+# rename", "没有删"), only offers to ("I could rename them", "want me to rename") or will ("I'll add")
 _NOT_DONE = re.compile(
     r"(?:\b(?:not|never|no|without|won't|didn't|don't|haven't|wasn't|could|would|should|can|may|"
-    r"might|shall|want me to|if you(?: want| like)?|suggest|recommend)\b|n't\b|不|没|未|않|안 )"
+    r"might|shall|want me to|if you(?: want| like)?|suggest|recommend|will|going to|about to|plan to|next)\b"
+    r"|n't\b|'ll\b|不|没|未|않|안 )"
     r"[^.!?\n。！？]{0,40}\Z"
 )
 _NOT_DONE_REACH = 60  # characters before the agent's word its negation or offer is looked for in
@@ -128,7 +129,7 @@ _REPEAT = re.compile(r"\b(?:again|anymore|any more|mehr|plus|больше|біл
 _NAMELESS = frozenset(
     "i we you me us my our your it its it's that this these those them they he she him her there here what "
     "the a an to in on of at for from with by into onto as so any anything everything all do please pls "
-    "ever even just again anymore now "
+    "ever even just again anymore now up down out off over back away "
     "die der das den dem des ein eine einen es sie ihn ihm bitte so im an auf mit zu von für alles nichts "
     "le la les l un une des du de d ce ça cela ceci en y à au aux pour dans sur avec pas me te nous vous lui "
     "leur tout rien il lo i gli le di da su con per questo questa quello ciò li tutto niente non "
@@ -139,28 +140,34 @@ _NAMELESS = frozenset(
     "các những của ở vào trong với nhé đừng "
     "它 它们 这个 那个 这些 那些 这里 一切 所有 これ それ あれ 全部 이것 이거 그거 저거 그것 모두".split()
 )
+# A word that says where the thing is, and opens what names it: "add type hints *to* the tests"
+_WHERE = re.compile(
+    r"\b(?:to|in|into|inside|on|at|for|from|under|within|im|auf|für|dans|pour|sur|em|no|na|para|nel|per|su"
+    r"|в|во|на|для|у|w|dla|di|ke|untuk|pada|ở|cho|trong)\b"
+)
 _WIDE_RUN = re.compile(r"[\u30a0-\u30ff\u4e00-\u9fff\uac00-\ud7af]+")  # katakana, CJK, Hangul: no particles
 _CONTENT = re.compile(_WIDE_RUN.pattern + r"|[^\W\d_\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af][\w'-]*")
 
 
-def forbids_named(words: str, edge: int, verb: re.Match[str]) -> frozenset[str] | None:
-    """The things an order names beside its verb (none: "stop renaming", "don't rename them").
+def forbids_named(words: str, edge: int, verb: re.Match[str]) -> tuple[frozenset[str], ...] | None:
+    """What an order names beside its verb: its object, and each place it names ("to the tests").
 
-    None where it sets the scope or the time of the next work ("don't change anything else",
-    "don't add tests yet", "don't deploy until I say so"); "don't push again" is about the push done.
+    Each group a thing of its own; none for "stop renaming", "don't rename them", "never push
+    directly". None where it sets the scope or the time of the next work ("don't change anything
+    else", "don't add tests yet", "don't deploy until I say so"); "don't push again" is about the push done.
     """
     before, after = _clause(words, min(edge, verb.start()), max(edge, verb.end()))
-    if _SCOPE.search(before + " " + after):
+    clause = before + " " + after
+    if _SCOPE.search(clause) or _LATER.search(clause) and not _REPEAT.search(clause):
         return None
-    if _LATER.search(before + " " + after) and not _REPEAT.search(before + " " + after):
-        return None
-    return _things(before + " " + after)
+    groups = (_things(part) for part in _WHERE.split(clause))
+    return tuple(group for group in groups if group)
 
 
-def done_by_agent(verb: str, agent_words: str, named: frozenset[str] = frozenset()) -> str | None:
-    """The agent's word that is a form of `verb`, with a thing the order `named` in its clause.
+def done_by_agent(verb: str, agent_words: str, named: tuple[frozenset[str], ...] = ()) -> str | None:
+    """The agent's word that is a form of `verb`, each thing the order `named` alike in its clause.
 
-    Not where the agent's text denies doing it, or only offers to.
+    Not where the agent's text denies doing it, only offers to or says it will.
     """
     if _CJK_VERB.fullmatch(verb):
         spots = [(found.start(), verb) for found in re.finditer(re.escape(verb), agent_words)]
@@ -171,7 +178,8 @@ def done_by_agent(verb: str, agent_words: str, named: frozenset[str] = frozenset
     for at, word in spots:
         if _NOT_DONE.search(agent_words, max(0, at - _NOT_DONE_REACH), at):
             continue
-        if not named or _overlap(named, _things(" ".join(_clause(agent_words, at, at + len(word))))):
+        agents = _things(" ".join(_clause(agent_words, at, at + len(word))))
+        if all(_overlap(group, agents) for group in named):
             return word
     return None
 
@@ -195,7 +203,7 @@ def _things(words: str) -> frozenset[str]:
     """The words of a clause that can name a thing: no pronoun or article; CJK by pairs of characters."""
     things: set[str] = set()
     for word in _CONTENT.findall(words):
-        if word in _NAMELESS:
+        if word in _NAMELESS or len(word) > 4 and word.endswith("ly"):  # "blindly": a manner, no thing
             continue
         if _WIDE_RUN.fullmatch(word):
             pairs = {word[at : at + 2] for at in range(len(word) - 1)} or {word}
