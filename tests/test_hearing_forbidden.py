@@ -85,6 +85,8 @@ def test_forbidding_the_very_thing_the_agent_did_is_a_correction(text, before):
         ("не добавляй тесты", "Я добавил эндпоинт /users."),
         ("不要添加测试，先把接口写完", "我添加了 /users 接口。"),
         ("ne modifie pas la base de données", "J'ai modifié la couleur du bouton."),
+        # CJK things by their characters, not by a particle beside one ("新的" ≠ a thing)
+        ("不要创建新的数据库表", "我创建了新的分支。"),
         # the same thing, somewhere else: "to / in / for Z" names where, and Z is not the agent's
         ("don't add type hints to the tests", "I added type hints to all functions."),
         ("don't delete imports in generated files", "I deleted the unused imports in app.py."),

@@ -146,6 +146,8 @@ _WHERE = re.compile(
     r"|в|во|на|для|у|w|dla|di|ke|untuk|pada|ở|cho|trong)\b"
 )
 _WIDE_RUN = re.compile(r"[\u30a0-\u30ff\u4e00-\u9fff\uac00-\ud7af]+")  # katakana, CJK, Hangul: no particles
+# Chinese particles and measure words between the characters of things ("新的分支": "新", "分支")
+_PARTICLE = re.compile("[的了个一把被在和与及是也都]")
 _CONTENT = re.compile(_WIDE_RUN.pattern + r"|[^\W\d_\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af][\w'-]*")
 
 
@@ -205,8 +207,8 @@ def _things(words: str) -> frozenset[str]:
     for word in _CONTENT.findall(words):
         if word in _NAMELESS or len(word) > 4 and word.endswith("ly"):  # "blindly": a manner, no thing
             continue
-        if _WIDE_RUN.fullmatch(word):
-            pairs = {word[at : at + 2] for at in range(len(word) - 1)} or {word}
+        if _WIDE_RUN.fullmatch(word):  # pairs of characters within the runs between particles
+            pairs = {run[at : at + 2] for run in _PARTICLE.split(word) for at in range(len(run) - 1)}
             things.update(pair for pair in pairs if pair not in _NAMELESS)
         else:
             things.add(word)
