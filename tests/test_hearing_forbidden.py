@@ -68,6 +68,10 @@ def test_a_negated_order_the_agent_did_not_carry_out_is_no_correction(text, befo
         # where it did it is the agent's too; a manner names no thing
         ("don't add logging to every function, only the handlers", "I added logging to every function."),
         ("never push directly, open a PR", "I pushed to main."),
+        # the same form where the agent says it did it: after its subject or auxiliary, or a list's dash
+        ("jangan mengubah warna tombol", "Saya mengubah warna tombol."),
+        ("đừng sửa màu", "Tôi đã sửa màu của nút."),
+        ("don't add type hints", "Changes:\n- Add type hints to the parser\n- Update the README"),
     ],
 )
 def test_forbidding_the_very_thing_the_agent_did_is_a_correction(text, before):
@@ -111,6 +115,21 @@ def test_forbidding_the_very_thing_the_agent_did_is_a_correction(text, before):
     ],
 )
 def test_a_negated_order_of_the_agents_verb_for_the_next_work_is_no_correction(text, before):
+    assert not heard(text, before=before).correction
+
+
+@pytest.mark.parametrize(
+    ("text", "before"),
+    [
+        ("don't build it", "The build passes and all checks are green."),
+        ("don't commit it", "See commit abc123 for the details."),
+        ("don't push", "The push notification service is ready."),
+        ("don't migrate it", "The migration file looks fine."),
+        ("don't install it", "Here is the install guide you asked for."),
+    ],
+)
+def test_the_agents_word_for_a_thing_is_not_its_doing(text, before):
+    # the verb's own word names a thing here ("the build", "commit abc123"): the agent reports no act
     assert not heard(text, before=before).correction
 
 

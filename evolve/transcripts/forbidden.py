@@ -53,6 +53,16 @@ _NOT_DONE = re.compile(
     r"[^.!?\n。！？]{0,40}\Z"
 )
 _NOT_DONE_REACH = 60  # characters before the agent's word its negation or offer is looked for in
+# The order's very word in the agent's text reports doing it after a subject, an auxiliary or a
+# list's dash ("I push", "j'ai renommé", "Saya mengubah", "đã sửa", "- Add type hints"), or names
+# what it made ("added retry logic"); else it names a thing ("the build passes", "see commit abc123")
+_DOER = re.compile(
+    r"(?:^|\n|[-*•] |\d[.)] |\b(?:i|we|i've|we've|have|has|had|just|also|then|ai|avons|habe|hat|haben|ho|ha"
+    r"|abbiamo|saya|kami|aku|toi|đa|vua|added|created|implemented|introduced|wrote|built|enabled|included"
+    r"|inserted|set up)(?: (?:a|an|the|some|new|basic|simple))* )\Z"
+)
+_DOER_REACH = 30  # characters before the agent's word its subject or auxiliary is looked for in
+_THING_ENDINGS = ("ion", "ions", "ment", "ments", "er", "ers", "or", "ors")  # "migration", "installer"
 
 
 def keep_orders(words: str, found: Spans) -> None:
@@ -180,10 +190,19 @@ def done_by_agent(verb: str, agent_words: str, named: tuple[frozenset[str], ...]
     for at, word in spots:
         if _NOT_DONE.search(agent_words, max(0, at - _NOT_DONE_REACH), at):
             continue
+        if not _CJK_VERB.fullmatch(verb) and not _reports_doing(agent_words, at, word, verb):
+            continue
         agents = _things(" ".join(_clause(agent_words, at, at + len(word))))
         if all(_overlap(group, agents) for group in named):
             return word
     return None
+
+
+def _reports_doing(agent_words: str, at: int, word: str, verb: str) -> bool:
+    """Whether the agent's `word` at `at`, a form of the order's `verb`, says it did it, not names a thing."""
+    if word != verb:
+        return not word.endswith(_THING_ENDINGS)  # "renamed", "running", "переименовал"; not "migration"
+    return _DOER.search(agent_words, max(0, at - _DOER_REACH), at) is not None
 
 
 def order_clause(words: str, edge: int, verb: re.Match[str]) -> tuple[int, int]:
