@@ -126,6 +126,9 @@ def test_a_negated_order_of_the_agents_verb_for_the_next_work_is_no_correction(t
         ("don't push", "The push notification service is ready."),
         ("don't migrate it", "The migration file looks fine."),
         ("don't install it", "Here is the install guide you asked for."),
+        ("不要修改它", "这个修改很小，只影响一个文件。"),
+        ("不要部署", "我看了一下部署脚本。"),
+        ("не изменяй это", "Изменения небольшие."),
     ],
 )
 def test_the_agents_word_for_a_thing_is_not_its_doing(text, before):

@@ -62,7 +62,12 @@ _DOER = re.compile(
     r"|inserted|set up)(?: (?:a|an|the|some|new|basic|simple))* )\Z"
 )
 _DOER_REACH = 30  # characters before the agent's word its subject or auxiliary is looked for in
-_THING_ENDINGS = ("ion", "ions", "ment", "ments", "er", "ers", "or", "ors")  # "migration", "installer"
+# "migration", "installer", "изменения", "оновлення": a thing the act makes or does
+_THING_ENDINGS = ("ion", "ions", "ment", "ments", "er", "ers", "or", "ors", "ние", "ния", "ний", "ння")
+# A CJK verb the agent did: its aspect after it ("删除了", "修改过", "改完"), or its doer or
+# "already" before it ("我删除", "已修改", "- 修改"); "这个修改很小", "部署脚本" name things
+_CJK_DONE_AFTER = re.compile("[了过完好]")
+_CJK_DOER = re.compile(r"(?:^|\n|[-*•] |已经?|刚刚?|我们?|并|都|也)\s*\Z")
 
 
 def keep_orders(words: str, found: Spans) -> None:
@@ -190,7 +195,7 @@ def done_by_agent(verb: str, agent_words: str, named: tuple[frozenset[str], ...]
     for at, word in spots:
         if _NOT_DONE.search(agent_words, max(0, at - _NOT_DONE_REACH), at):
             continue
-        if not _CJK_VERB.fullmatch(verb) and not _reports_doing(agent_words, at, word, verb):
+        if not _reports_doing(agent_words, at, word, verb):
             continue
         agents = _things(" ".join(_clause(agent_words, at, at + len(word))))
         if all(_overlap(group, agents) for group in named):
@@ -200,6 +205,9 @@ def done_by_agent(verb: str, agent_words: str, named: tuple[frozenset[str], ...]
 
 def _reports_doing(agent_words: str, at: int, word: str, verb: str) -> bool:
     """Whether the agent's `word` at `at`, a form of the order's `verb`, says it did it, not names a thing."""
+    if _CJK_VERB.fullmatch(verb):
+        done = _CJK_DONE_AFTER.match(agent_words, at + len(word))
+        return done is not None or _CJK_DOER.search(agent_words, max(0, at - 3), at) is not None
     if word != verb:
         return not word.endswith(_THING_ENDINGS)  # "renamed", "running", "переименовал"; not "migration"
     return _DOER.search(agent_words, max(0, at - _DOER_REACH), at) is not None
