@@ -15,7 +15,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from evolve.transcripts.forbidden import ORDERS, done_by_agent, keep_orders, verbs
+from evolve.transcripts.forbidden import (
+    ORDERS,
+    done_by_agent,
+    forbids_named,
+    keep_orders,
+    order_clause,
+    outside,
+    verbs,
+)
 from evolve.transcripts.lexicons import Lexicons, prose
 from evolve.transcripts.matches import (
     AFTER_ERROR_KINDS,
@@ -223,10 +231,12 @@ class _Message:
         turned = self.turned(agent_before) if after_error and size(words) < SHORT else None
         if turned:
             return turned
-        forbidden = self.forbids_what_agent_did(agent_before)  # "do not retry" forbids the agent's retries
+        forbidden, next_work = self.orders_of_agent_verbs(agent_before)  # "do not retry" after retries
         if forbidden:
             order, did = forbidden
             return NEGATION, f"forbids what the agent just did: “{order}” after its “{did}”"
+        if next_work:  # "don't change anything else": its "don't" and words tell the next work, no correction
+            found = self.found = outside(found, next_work)
         if found.keys().isdisjoint(_BESIDE_ORDERS):
             return None  # a "don't" was all there was to weigh
         if "retry" in found and not persist and len(words) < 100 and not still_fails(found):
@@ -413,22 +423,31 @@ class _Message:
             None,
         )
 
-    def forbids_what_agent_did(self, agent_before: str) -> tuple[str, str] | None:
-        """A negated order ("don't rename …") whose verb the agent just reported doing, and its word for it.
+    def orders_of_agent_verbs(
+        self, agent_before: str
+    ) -> tuple[tuple[str, str] | None, list[tuple[int, int]]]:
+        """A "don't rename …" of what the agent just did and its word for it, or the orders' clauses.
 
-        In a brief reply (a long one is a new task's spec: "Do NOT change the landing page …");
-        not after the agent's question: "don't rename them" answers "Want me to rename the files?".
+        The clauses are those of the orders of the agent's verbs that tell the next work ("don't
+        change anything else", "don't add tests yet"): their words are no correction either. In a
+        brief reply (a long one is a new task's spec: "Do NOT change the landing page …"); not after
+        the agent's question: "don't rename them" answers "Want me to rename the files?".
         """
         words = self.words
         orders = verbs(words, self.found)
         if not orders or not agent_before or size(words) >= SHORT or self.asked(agent_before):
-            return None
+            return None, []
         agent = self.agent_cues(agent_before)[0]
+        next_work = []
         for edge, verb in orders:
-            did = done_by_agent(verb.group(), agent)
+            if not done_by_agent(verb.group(), agent):
+                continue
+            named = forbids_named(words, edge, verb)
+            did = done_by_agent(verb.group(), agent, named) if named is not None else None
             if did:  # the order from its negation to its verb, or from its verb to its negation
-                return words[min(edge, verb.start()) : max(edge, verb.end())], did
-        return None
+                return (words[min(edge, verb.start()) : max(edge, verb.end())], did), []
+            next_work.append(order_clause(words, edge, verb))
+        return None, next_work
 
     def to_repair(self, span: tuple[str, int, int]) -> bool:
         """Whether a failure word is what the person asks to fix ("analyse the error"), not a report.
