@@ -9,6 +9,7 @@ evolve's back. Real installs into real files, the real commands.
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 from pathlib import Path
 
@@ -164,3 +165,52 @@ def test_a_settings_file_deleted_whole_is_made_anew_by_install(project, capsys):
     settings.unlink()
     assert cli.main(["install", "claude-code", "--agent", "demo"]) == 0
     assert json.loads(settings.read_text()) == fresh
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Application Support/evolve", "moved"),  # macOS's default home: a space
+        ("evolve", "new home"),
+        ("josé's evolve", "ñew"),  # a quote, letters beyond ASCII
+    ],
+)
+def test_a_moved_home_follows_into_a_persons_command_whatever_quoting_its_paths_need(
+    old, new, tmp_path, monkeypatch, capsys
+):
+    """A home path evolve wrote quoted is followed too.
+
+    Left, it named a gone home, and doctor asked for `--fix` (which leaves a person's entry)
+    again after every run.
+    """
+    old_home, new_home = tmp_path / old, tmp_path / new
+    old_home.parent.mkdir(parents=True, exist_ok=True)
+    monkeypatch.setenv("EVOLVE_HOME", str(old_home))
+    folder = tmp_path / "project"
+    folder.mkdir()
+    git(folder, "init", "-q")
+    make_agent("demo")
+    monkeypatch.chdir(folder)
+    assert cli.main(["install", "claude-code", "--agent", "demo"]) == 0
+    settings = claude_settings(folder)
+
+    def wrap_stop_and_guard(hooks: dict) -> None:
+        for event in ("Stop", "PreToolUse"):
+            hook = hooks[event][0]["hooks"][0]
+            hook["command"] = "nice " + hook["command"]
+
+    edit(settings, wrap_stop_and_guard)
+    shutil.move(old_home, new_home)
+    monkeypatch.setenv("EVOLVE_HOME", str(new_home))
+    assert cli.main(["pause", "demo"]) == 0
+    hooks = json.loads(settings.read_text())["hooks"]
+    for event in ("Stop", "PreToolUse"):
+        command = hooks[event][0]["hooks"][0]["command"]
+        assert command.startswith("nice ") and hookfile.owner(command)[0] == str(new_home)
+        assert str(old_home) not in shlex.join(shlex.split(command))
+    guard = shlex.split(hooks["PreToolUse"][0]["hooks"][0]["command"])  # the launcher's words, as sh reads
+    assert f"{new_home / 'agents' / 'demo' / 'guards.toml'};" in guard
+    capsys.readouterr()
+    cli.main(["doctor"])
+    said = capsys.readouterr().out
+    assert "doctor --fix" not in said and "evolve's Stop hook was changed by hand" in said

@@ -217,8 +217,8 @@ def refresh(  # noqa: PLR0913 - the file, what is evolve's, and what evolve know
 
     What a person changed or removed since evolve wrote it (`by_hand`) stays as they left it
     unless `force` (`evolve install --force`). Their entry stays byte for byte, but for one
-    thing: the home's path after a move, when it stands in the command as the plain word
-    evolve wrote (`follow_home`), since an entry naming the old place runs against a home
+    thing: the home's path after a move, when it stands in the command as evolve wrote it
+    (`follow_home`), since an entry naming the old place runs against a home
     that is gone, and learning stops unseen.
     """
     left = {} if force else by_hand(settings, ours, wanted, written, pythons)
@@ -242,16 +242,27 @@ def refresh(  # noqa: PLR0913 - the file, what is evolve's, and what evolve know
 def follow_home(command: str, home: Home) -> str:
     """`command` naming `home` where it names the place the home was moved from.
 
-    Only when both paths are plain shell words: then the old one stands in the command as
-    evolve wrote it, and the new one can take its place without any quoting changing.
+    The old path is found as evolve wrote it (`shlex.quote`): a plain word, which the new
+    path quoted takes the place of; or, in quotes (a space, a quote, a letter beyond ASCII:
+    macOS's default home), an opening quote and the path, which the new path opened the
+    same way takes the place of, the rest of each word (`/agents/…'`) kept as it is.
     """
     named = (owner(command) or (None, None))[0]
     new = str(home.root)
-    if named is None or named == new or shlex.quote(named) != named or shlex.quote(new) != new:
+    if named is None or named == new:
         return command
     import re
 
-    return re.sub(re.escape(named) + r"(?=[/\s'\";)]|$)", lambda _match: new, command)
+    if shlex.quote(named) == named:
+        old, following, replacement = named, r"[/\s'\";)]|$", shlex.quote(new)
+    else:
+        old, following, replacement = _opened(named), "[/']", _opened(new)
+    return re.sub(re.escape(old) + f"(?={following})", lambda _match: replacement, command)
+
+
+def _opened(path: str) -> str:
+    """`path` in single quotes not yet closed: how every word evolve quoted that begins with it begins."""
+    return "'" + path.replace("'", "'\"'\"'")
 
 
 # -- the project ---------------------------------------------------------------------------
