@@ -151,18 +151,26 @@ PLACES_FILE = "places"  # each path the home was named by or had (links resolved
 DEVICE_MARK = b"\0"
 
 
+_ESCAPED = {b"\n": b"n", b"\r": b"r"}  # what splits a record's lines (bytes.splitlines), as escaped
+_UNESCAPED = {value: key for key, value in _ESCAPED.items()}
+
+
 def place_bytes(path: str | os.PathLike[str]) -> bytes:
-    """A path as the home's records name it, one line: its bytes, a backslash and a line break escaped.
+    """A path as the home's records name it, one line: a backslash, a line break, a carriage return escaped.
 
     A home path holding a line break split the layout record's line: it never matched the
     home again, and every command (the watcher a session starts too) checked every agent.
+    The records are read by `splitlines`, which splits at a carriage return too.
     """
-    return os.fsencode(path).replace(b"\\", b"\\\\").replace(b"\n", b"\\n")
+    escaped = os.fsencode(path).replace(b"\\", b"\\\\")
+    for char, letter in _ESCAPED.items():
+        escaped = escaped.replace(char, b"\\" + letter)
+    return escaped
 
 
 def path_of_place(place: bytes) -> Path:
     """The path a record's line names (`place_bytes` undone)."""
-    return Path(os.fsdecode(re.sub(rb"\\(.)", lambda m: b"\n" if m[1] == b"n" else m[1], place)))
+    return Path(os.fsdecode(re.sub(rb"\\(.)", lambda m: _UNESCAPED.get(m[1], m[1]), place)))
 
 
 def place_line(line: bytes) -> tuple[bytes, int | None]:

@@ -219,3 +219,23 @@ def test_a_copys_original_on_a_disk_not_mounted_is_not_taken_as_moved(
     )
     assert {p: p.read_bytes() for p in hook_files(installed)} == before  # the original's, untouched
     assert (installed / ".claude" / "skills" / "fix-tests").readlink().is_relative_to(evolve_home)
+
+
+def test_a_home_whose_path_holds_a_carriage_return_is_followed_when_moved(
+    tmp_path, evolve_home, monkeypatch, capsys
+):
+    """The records' lines split at the carriage return too: the old place was never found again."""
+    from evolve.home import PLACES_FILE
+
+    odd = tmp_path / "my\rhome"
+    monkeypatch.setenv("EVOLVE_HOME", str(odd))
+    monkeypatch.chdir(tmp_path)
+    git(tmp_path, "init", "-q")
+    assert cli.main(["init", "demo"]) == 0
+    assert cli.main(["install", "claude-code", "--agent", "demo"]) == 0
+    settings = tmp_path / ".claude" / "settings.local.json"
+    moved = tmp_path / "moved"
+    move(odd, moved, monkeypatch)
+    assert cli.main(["pause", "demo"]) == 0
+    assert {(hookfile.owner(c) or ("",))[0] for c in evolve_commands(settings)} == {str(moved)}
+    assert len((moved / PLACES_FILE).read_bytes().splitlines()) == 2  # the old place and the new
