@@ -239,3 +239,27 @@ def test_a_home_whose_path_holds_a_carriage_return_is_followed_when_moved(
     assert cli.main(["pause", "demo"]) == 0
     assert {(hookfile.owner(c) or ("",))[0] for c in evolve_commands(settings)} == {str(moved)}
     assert len((moved / PLACES_FILE).read_bytes().splitlines()) == 2  # the old place and the new
+
+
+def test_a_copys_doctor_and_install_do_not_call_the_originals_entries_removed_by_hand(
+    installed, evolve_home, tmp_path, monkeypatch, capsys
+):
+    """The copy's install records hold what evolve wrote for the original: not the copy's to judge.
+
+    Its doctor said each of evolve's hooks was "removed by hand" and that `--force` put it back
+    (ten lines), and installing from the copy said so too, adding none of the copy's entries.
+    """
+    before = {p: p.read_bytes() for p in hook_files(installed)}
+    copy = tmp_path / "copy"
+    subprocess.run(["cp", "-a", str(evolve_home), str(copy)], check=True)
+    monkeypatch.setenv("EVOLVE_HOME", str(copy))
+    assert cli.main(["pause", "demo"]) == 0  # a writing command in the copy checks the layout
+    cli.main(["doctor", "--fix"])
+    capsys.readouterr()
+    cli.main(["doctor"])
+    assert "by hand" not in capsys.readouterr().out
+    assert {p: p.read_bytes() for p in hook_files(installed)} == before  # the original's, untouched
+    assert cli.main(["install", "claude-code", "--agent", "demo"]) == 0
+    assert "by hand" not in capsys.readouterr().out
+    commands = [c for c in evolve_commands(hook_files(installed)[0]) if "evolve.hookmain" in c]
+    assert {hookfile.owner(c)[0] for c in commands} == {str(evolve_home), str(copy)}  # asked for: both

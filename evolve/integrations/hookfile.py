@@ -187,9 +187,12 @@ def by_hand(settings: dict, ours: Ours, wanted: list[list], written: list | None
 
     `written` is what the install recorded writing (None: an older evolve's install recorded
     nothing; then an entry in evolve's shape is evolve's, and a missing one is not told apart
-    from one a newer evolve adds).
+    from one a newer evolve adds). What it wrote for another home (a copy's records are its
+    original's; a former place on a disk not mounted) is not this home's to call removed.
     """
-    last = {event: [matcher, hook] for event, matcher, hook in written} if written is not None else None
+    last = None
+    if written is not None:
+        last = {event: [matcher, hook] for event, matcher, hook in written if ours(hook)}
     found: dict[str, str] = {}
     for event, matcher, hook in entries_of(settings, ours):
         mine = (
@@ -202,6 +205,11 @@ def by_hand(settings: dict, ours: Ours, wanted: list[list], written: list | None
     present = {event for event, _matcher, _hook in entries_of(settings, ours)}
     found.update({event: REMOVED for event in last or () if event not in present})
     return found
+
+
+def wrote_here(written: list | None, ours: Ours) -> bool:
+    """Whether evolve recorded writing an entry of this home (a copy's records are its original's)."""
+    return any(ours(hook) for _event, _matcher, hook in written or ())
 
 
 def refresh(  # noqa: PLR0913 - the file, what is evolve's, and what evolve knows of it
