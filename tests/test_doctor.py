@@ -112,7 +112,8 @@ def test_doctor_flags_an_install_whose_agent_is_gone(capsys, evolve_home, projec
     code, findings = doctor(capsys)
     [gone] = [f for f in findings if f["where"].startswith("claude-code install of helper")]
     assert code == 1 and "no longer exists" in gone["problem"]
-    assert f"evolve uninstall claude-code --agent helper --project '{project.resolve()}'" in gone["problem"]
+    where = shlex.quote(str(project.resolve()))
+    assert f"evolve uninstall claude-code --agent helper --project {where}" in gone["problem"]
 
 
 def test_remove_uninstalls_the_agents_installs(capsys, evolve_home, project):

@@ -214,3 +214,21 @@ def test_a_moved_home_follows_into_a_persons_command_whatever_quoting_its_paths_
     cli.main(["doctor"])
     said = capsys.readouterr().out
     assert "doctor --fix" not in said and "evolve's Stop hook was changed by hand" in said
+
+
+def test_doctors_force_command_runs_as_printed_for_a_project_whose_path_holds_a_quote(
+    tmp_path, evolve_home, monkeypatch, capsys
+):
+    """Doctor wrapped the project in quotes by hand: a path holding one broke the command it printed."""
+    folder = tmp_path / "it's mine"
+    folder.mkdir()
+    git(folder, "init", "-q")
+    make_agent("demo")
+    monkeypatch.chdir(folder)
+    assert cli.main(["install", "claude-code", "--agent", "demo"]) == 0
+    edit(claude_settings(folder), persons_claude_edits)
+    capsys.readouterr()
+    cli.main(["doctor"])
+    [line] = [line for line in capsys.readouterr().out.splitlines() if "evolve's Stop hook" in line]
+    command = line.split("`")[1]
+    assert shlex.split(command)[-3:] == ["--project", str(folder), "--force"]

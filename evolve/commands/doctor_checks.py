@@ -7,6 +7,7 @@ Each check calls `add(where, problem, level)` with a problem that ends in its re
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import stat
 import time
@@ -139,7 +140,8 @@ def moved_from(settings: dict, home: Home, harness: str, record: dict) -> str | 
 
 def uninstall_command(harness: str, record: dict) -> str:
     """The `evolve uninstall` that removes exactly this install."""
-    where = "--scope user" if record.get("scope") == "user" else f"--project '{record.get('project')}'"
+    project = str(record.get("project"))
+    where = "--scope user" if record.get("scope") == "user" else f"--project {shlex.quote(project)}"
     return f"evolve uninstall {harness} --agent {record.get('agent')} {where}"
 
 
