@@ -218,8 +218,8 @@ class Agent:
         size = self.memo_oversized()
         if size is not None:  # not parsed: one line
             return [
-                f"{memo_mod.MEMO_FILE} is {size >> 20} MB, over the {memo_mod.MEMO_CAP >> 20} MB no memo "
-                "reaches (a log appended by mistake?): sessions leave it out and nothing reads it further; "
+                f"{memo_mod.over_cap(size)} (a log appended by mistake?): sessions leave it out and nothing "
+                "reads it further; "
                 f"cut it back (`git -C {self.path} log --stat -- {memo_mod.MEMO_FILE}` shows where it grew)"
             ]
         if path.exists() and not path.is_file():  # memo_text reads it as ""
