@@ -197,6 +197,22 @@ def moved_here_from(root: Path, named: str | os.PathLike[str] | None, agent: str
     """
     if named is None or Path(named, "agents", agent or "").is_dir():
         return False
+    former = _former_place(root, named)
+    return former is not None and _disk_still_there(*former)
+
+
+def on_a_disk_not_mounted(root: Path, named: str) -> bool:
+    """Whether `named` is a place the home at `root` was at, on a disk not mounted now.
+
+    Its hooks left there are not taken (`moved_here_from`), yet they run against a home that
+    is not there: doctor names them, and the way back (the disk mounted, `doctor --fix`).
+    """
+    former = _former_place(root, named)
+    return former is not None and not _disk_still_there(*former)
+
+
+def _former_place(root: Path, named: str | os.PathLike[str]) -> tuple[bytes, int | None] | None:
+    """(place, its device) of `named`, when the home at `root` recorded it as its own; else None."""
     formerly: dict[bytes, int | None] = {}
     with contextlib.suppress(OSError):  # the record names where it was until the next command
         formerly.update(dict.fromkeys(read_regular(root / LAYOUT_FILE).splitlines()[1:2]))
@@ -204,8 +220,8 @@ def moved_here_from(root: Path, named: str | os.PathLike[str] | None, agent: str
         formerly.update(place_line(line) for line in read_regular(root / PLACES_FILE).splitlines())
     for place in (place_bytes(named), place_bytes(os.path.realpath(named))):
         if place in formerly:
-            return _disk_still_there(place, formerly[place])
-    return False
+            return place, formerly[place]
+    return None
 
 
 def _disk_still_there(place: bytes, device: int | None) -> bool:

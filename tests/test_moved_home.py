@@ -263,3 +263,39 @@ def test_a_copys_doctor_and_install_do_not_call_the_originals_entries_removed_by
     assert "by hand" not in capsys.readouterr().out
     commands = [c for c in evolve_commands(hook_files(installed)[0]) if "evolve.hookmain" in c]
     assert {hookfile.owner(c)[0] for c in commands} == {str(evolve_home), str(copy)}  # asked for: both
+
+
+def test_a_home_moved_off_a_disk_unplugged_since_is_named_by_doctor_and_followed_once_it_is_back(
+    installed, evolve_home, tmp_path, monkeypatch, capsys
+):
+    """Moved off a disk, which was unplugged before any command: its hooks name the gone place.
+
+    Not taken (a copy's original there keeps its own), yet the hooks' line sent the person to
+    `evolve doctor`, which said nothing of them. It names the place and the way back.
+    """
+    from evolve.home import DEVICE_MARK, PLACES_FILE, place_line
+
+    places = evolve_home / PLACES_FILE
+    recorded = dict(place_line(line) for line in places.read_bytes().splitlines())
+    real_disk = str(recorded[bytes(evolve_home)]).encode()
+    other_disk = str(evolve_home.parent.stat().st_dev + 1).encode()  # the home lived on a disk ...
+
+    def record_disk(home: Path, disk: bytes) -> None:
+        path = home / PLACES_FILE
+        lines = [place_line(line) for line in path.read_bytes().splitlines()]
+        disks = {p: disk if p == bytes(evolve_home) else str(d).encode() for p, d in lines}
+        path.write_bytes(b"".join(p + DEVICE_MARK + d + b"\n" for p, d in disks.items()))
+
+    record_disk(evolve_home, other_disk)
+    new_home = tmp_path / "internal"
+    move(evolve_home, new_home, monkeypatch)  # ... now unplugged
+    cli.main(["doctor", "--fix"])
+    capsys.readouterr()
+    cli.main(["doctor"])
+    said = capsys.readouterr().out
+    assert homes_named(installed) == {str(evolve_home)}
+    assert "was removed by hand" not in said
+    assert f"Claude Code's hooks name {evolve_home}, where this home was, on a disk not mounted now" in said
+    record_disk(new_home, real_disk)  # the disk is back: the place is gone from it
+    cli.main(["doctor", "--fix"])
+    assert homes_named(installed) == {str(new_home)}

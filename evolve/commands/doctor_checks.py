@@ -93,6 +93,16 @@ def installs(home: Home, agents: list[str], add: Add) -> None:
                     f"{HARNESS_NAMES[harness]}'s hooks name {stale}, where this home's agents are not: run "
                     f"`evolve doctor --fix` (it points them and the skill links at {home.root})",
                 )
+            unmounted = None if stale else unmounted_from(settings, home, harness, record)
+            if unmounted and record["settings"] not in stale_named:
+                stale_named.add(record["settings"])
+                add(
+                    record["settings"],
+                    f"{HARNESS_NAMES[harness]}'s hooks name {unmounted}, where this home was, on a disk not "
+                    "mounted now: mount it and run `evolve doctor --fix` (hooks of a home moved from there "
+                    "follow it; a copy's original there keeps its own), or remove them by hand",
+                    "warning",
+                )
             if "entries" in record:  # what evolve wrote is known: each entry a person changed, named
                 if record["settings"] not in by_hand_named:  # Codex: one file for its installs
                     by_hand_named.add(record["settings"])
@@ -135,6 +145,20 @@ def moved_from(settings: dict, home: Home, harness: str, record: dict) -> str | 
         named = (hookfile.owner(hook["command"]) or (None, None))[0]
         if named != str(home.root):
             return named
+    return None
+
+
+def unmounted_from(settings: dict, home: Home, harness: str, record: dict) -> str | None:
+    """A place this home was at, on a disk not mounted now, that the install's hook entries name."""
+    from evolve.home import on_a_disk_not_mounted
+    from evolve.integrations import hookfile
+
+    agent = record.get("agent") if harness == "claude-code" else None  # Codex's entries name no agent
+    for _event, _matcher, hook in hookfile.entries_of(settings, lambda hook: isinstance(hook, dict)):
+        named, named_agent = hookfile.owner(hook.get("command")) or (None, None)
+        if named and named_agent == agent and named != str(home.root):
+            if on_a_disk_not_mounted(home.root, named):
+                return named
     return None
 
 
