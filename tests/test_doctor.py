@@ -479,3 +479,32 @@ def test_a_memo_one_byte_over_the_bound_is_said_to_be_over_it_not_to_be_it(evolv
     assert cli.main(["lessons", "demo"]) == 0
     out = capsys.readouterr().out
     assert f"memo.md is {MEMO_CAP + 1:,} bytes, over the 1 MB" in out and "no memo bullet" not in out
+
+
+def test_a_memo_grown_into_a_log_is_parsed_by_no_reader_of_its_bullets(evolve_home, capsys, monkeypatch):
+    """`evolve score`, the watcher's cycle and `evolve status` parsed it (~0.2 s a MB: 60 s at 300 MB)."""
+    from evolve.schedule import cycle
+    from evolve.store import ledger
+    from evolve.workspace import memo
+    from evolve.workspace.memo import MEMO_CAP
+
+    agent = make_agent("demo")
+    with agent.memo_path.open("ab") as log:
+        log.write(b"- a line of a log\n" * (MEMO_CAP // 18 + 1))
+    parsed = []
+    section_content = memo.section_content
+
+    def parse(text: str, key: str) -> str:
+        parsed.append(len(text))
+        return section_content(text, key)
+
+    monkeypatch.setattr(memo, "section_content", parse)
+    assert cli.main(["score", "demo"]) == 0
+    home = Home.resolve()
+    with ledger.opened(home.state_db) as conn:
+        ledger.mark_dirty(conn, "demo")
+    assert cli.main(["status"]) == 0
+    with ledger.opened(home.state_db) as conn:
+        cycle.agent_states(conn, home, ["demo"])
+        cycle.first_worthy(conn, home, None)
+    assert len(parsed) >= 4 and max(parsed) < MEMO_CAP, parsed

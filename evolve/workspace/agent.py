@@ -198,6 +198,10 @@ class Agent:
         except (FileNotFoundError, NotRegular, NotADirectoryError):
             return ""
 
+    def memo_to_parse(self) -> str:
+        """memo.md's text for what parses its sections: "" over MEMO_CAP (a log: doctor says so)."""
+        return "" if self.memo_oversized() else self.memo_text()
+
     def memo_oversized(self) -> int | None:
         """memo.md's size when it is over MEMO_CAP (what reads it bounds itself by this), else None.
 
