@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -299,3 +300,41 @@ def test_a_home_moved_off_a_disk_unplugged_since_is_named_by_doctor_and_followed
     record_disk(new_home, real_disk)  # the disk is back: the place is gone from it
     cli.main(["doctor", "--fix"])
     assert homes_named(installed) == {str(new_home)}
+
+
+@pytest.fixture
+def other_disk(tmp_path: Path):
+    """A folder on another file system than the test's (a tmpfs), removed after the test."""
+    shm = Path("/dev/shm")
+    if not shm.is_dir() or shm.stat().st_dev == tmp_path.stat().st_dev:
+        pytest.skip("no second file system to move a home across")
+    folder = Path(tempfile.mkdtemp(dir=shm, prefix="evolve-test-"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_home_named_by_a_link_into_another_disk_is_followed_when_moved_off_it(
+    tmp_path, other_disk, monkeypatch, capsys
+):
+    """A home named by a link, moved off the disk the link led to, the link removed.
+
+    The link's place was recorded with its target's disk: once gone, the folder holding it
+    (on another disk) looked like a disk unplugged, and the move was never taken.
+    """
+    (other_disk / "evolve").mkdir()
+    link = tmp_path / "evolve"
+    link.symlink_to(other_disk / "evolve")
+    monkeypatch.setenv("EVOLVE_HOME", str(link))
+    project = tmp_path / "project"
+    project.mkdir()
+    git(project, "init", "-q")
+    monkeypatch.chdir(project)
+    assert cli.main(["init", "demo"]) == 0
+    assert cli.main(["install", "claude-code", "--agent", "demo"]) == 0
+    moved = tmp_path / "moved"
+    shutil.move(other_disk / "evolve", moved)  # across file systems: copied, then removed
+    link.unlink()
+    monkeypatch.setenv("EVOLVE_HOME", str(moved))
+    assert cli.main(["pause", "demo"]) == 0
+    commands = evolve_commands(project / ".claude" / "settings.local.json")
+    assert {hookfile.owner(c)[0] for c in commands} == {str(moved)}
