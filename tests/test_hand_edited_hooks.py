@@ -232,3 +232,32 @@ def test_doctors_force_command_runs_as_printed_for_a_project_whose_path_holds_a_
     [line] = [line for line in capsys.readouterr().out.splitlines() if "evolve's Stop hook" in line]
     command = line.split("`")[1]
     assert shlex.split(command)[-3:] == ["--project", str(folder), "--force"]
+
+
+def test_doctors_remedy_for_an_older_install_whose_entries_are_all_gone_runs_as_printed(
+    project, tmp_path, monkeypatch, capsys
+):
+    """Doctor's remedy for an install an older evolve made, its entries all removed.
+
+    It said `evolve install claude-code --force`: refused (--agent is required), and run from
+    another folder it would install into that one.
+    """
+    from evolve.workspace import links
+
+    home = Home.resolve()
+    with links.registry_lock(home, "claude-code"):
+        installs = links.load_installs(home, "claude-code")
+        for record in installs:
+            del record["entries"]
+        links.save_installs(home, "claude-code", installs)
+    settings = claude_settings(project)
+    fresh = json.loads(settings.read_text())
+    settings.write_text("{}\n")
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    cli.main(["doctor"])
+    [line] = [line for line in capsys.readouterr().out.splitlines() if "were removed from" in line]
+    command = shlex.split(line.split("`")[1])
+    assert command[:2] == ["evolve", "install"]
+    assert cli.main(command[1:]) == 0
+    assert json.loads(settings.read_text()) == fresh

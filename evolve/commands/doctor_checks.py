@@ -110,15 +110,14 @@ def installs(home: Home, agents: list[str], add: Add) -> None:
                         add(
                             where,
                             f"evolve's {event} hook was {why} by hand: left as it is; "
-                            f"`{uninstall_command(harness, record).replace(' uninstall ', ' install ', 1)} "
-                            "--force` puts evolve's back",
+                            f"`{force_install_command(harness, record)}` puts evolve's back",
                             "warning",
                         )
             elif "evolve.hookmain" not in json.dumps(settings.get("hooks", {})):
                 add(
                     where,
                     f"evolve's hook entries were removed from {record.get('settings')}; run "
-                    f"`evolve install {harness} --force` or `evolve uninstall {harness}`",
+                    f"`{force_install_command(harness, record)}` or `{uninstall_command(harness, record)}`",
                     "warning",
                 )
 
@@ -162,11 +161,16 @@ def unmounted_from(settings: dict, home: Home, harness: str, record: dict) -> st
     return None
 
 
-def uninstall_command(harness: str, record: dict) -> str:
+def uninstall_command(harness: str, record: dict, verb: str = "uninstall") -> str:
     """The `evolve uninstall` that removes exactly this install."""
     project = str(record.get("project"))
     where = "--scope user" if record.get("scope") == "user" else f"--project {shlex.quote(project)}"
-    return f"evolve uninstall {harness} --agent {record.get('agent')} {where}"
+    return f"evolve {verb} {harness} --agent {record.get('agent')} {where}"
+
+
+def force_install_command(harness: str, record: dict) -> str:
+    """The `evolve install … --force` that puts evolve's entries of exactly this install back."""
+    return f"{uninstall_command(harness, record, 'install')} --force"
 
 
 def global_hooks_path(home: Home, agents: list[str], add: Add) -> None:
