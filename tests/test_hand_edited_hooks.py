@@ -261,3 +261,18 @@ def test_doctors_remedy_for_an_older_install_whose_entries_are_all_gone_runs_as_
     assert command[:2] == ["evolve", "install"]
     assert cli.main(command[1:]) == 0
     assert json.loads(settings.read_text()) == fresh
+
+
+def test_doctors_remedy_for_a_hooks_file_deleted_whole_runs_as_printed_from_anywhere(
+    project, tmp_path, monkeypatch, capsys
+):
+    """'run `evolve install claude-code` again': refused without --agent, and elsewhere it installs there."""
+    settings = claude_settings(project)
+    fresh = json.loads(settings.read_text())
+    settings.unlink()
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    cli.main(["doctor"])
+    [line] = [line for line in capsys.readouterr().out.splitlines() if "the hooks file is missing" in line]
+    assert cli.main(shlex.split(line.split("`")[1])[1:]) == 0
+    assert json.loads(settings.read_text()) == fresh

@@ -69,8 +69,9 @@ def installs(home: Home, agents: list[str], add: Add) -> None:
             if python and not Path(python).exists():
                 add(
                     where,
-                    f"its hooks run {python}, which no longer exists; run `evolve install "
-                    f"{harness}` again from the environment evolve is installed in",
+                    f"its hooks run {python}, which no longer exists; run "
+                    f"`{uninstall_command(harness, record, 'install')}` again from the environment evolve "
+                    "is installed in",
                 )
             try:
                 raw, settings = hookfile.read(Path(record.get("settings") or ""))
@@ -83,7 +84,8 @@ def installs(home: Home, agents: list[str], add: Add) -> None:
                 add(where, why, "warning")
                 continue
             if raw is None:
-                add(where, f"the hooks file is missing; run `evolve install {harness}` again", "warning")
+                again = uninstall_command(harness, record, "install")
+                add(where, f"the hooks file is missing; run `{again}` again", "warning")
                 continue
             stale = moved_from(settings, home, harness, record)
             if stale and record["settings"] not in stale_named:  # Codex: one file for its installs
