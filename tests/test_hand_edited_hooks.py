@@ -276,3 +276,45 @@ def test_doctors_remedy_for_a_hooks_file_deleted_whole_runs_as_printed_from_anyw
     [line] = [line for line in capsys.readouterr().out.splitlines() if "the hooks file is missing" in line]
     assert cli.main(shlex.split(line.split("`")[1])[1:]) == 0
     assert json.loads(settings.read_text()) == fresh
+
+
+def test_an_upgrade_brings_evolves_own_command_up_to_date_inside_a_persons_entry(project, capsys):
+    """A raised timeout or a `nice` kept an older evolve's command forever (one without -I, say).
+
+    Only the person's part stays theirs: the command evolve wrote, found whole in their entry,
+    becomes today's; doctor still names the entry as theirs.
+    """
+    from evolve.workspace import links
+
+    settings = claude_settings(project)
+    fresh = json.loads(settings.read_text())["hooks"]
+    today = {event: groups[0]["hooks"][0]["command"] for event, groups in fresh.items()}
+
+    def older(command: str) -> str:  # what an older evolve wrote: not isolated
+        return command.replace(" -I ", " -P ")
+
+    home = Home.resolve()
+    with links.registry_lock(home, "claude-code"):
+        installs = links.load_installs(home, "claude-code")
+        for record in installs:
+            for _event, _matcher, hook in record["entries"]:
+                hook["command"] = older(hook["command"])
+        links.save_installs(home, "claude-code", installs)
+
+    def older_then_edited(hooks: dict) -> None:
+        for groups in hooks.values():
+            groups[0]["hooks"][0]["command"] = older(groups[0]["hooks"][0]["command"])
+        hooks["Stop"][0]["hooks"][0]["timeout"] = 30
+        post = hooks["PostToolUse"][0]["hooks"][0]
+        post["command"] = "nice -n 10 " + post["command"]
+
+    edit(settings, older_then_edited)
+    doctor = refresh_everything(capsys)
+    hooks = json.loads(settings.read_text())["hooks"]
+    assert {event: groups[0]["hooks"][0]["command"] for event, groups in hooks.items()} == {
+        **today,
+        "PostToolUse": "nice -n 10 " + today["PostToolUse"],
+    }
+    assert hooks["Stop"][0]["hooks"][0]["timeout"] == 30
+    for event in ("Stop", "PostToolUse"):
+        assert f"evolve's {event} hook was changed by hand" in doctor

@@ -224,10 +224,12 @@ def refresh(  # noqa: PLR0913 - the file, what is evolve's, and what evolve know
     """(a copy with evolve's entries in today's form, {event: why} of those left to the person).
 
     What a person changed or removed since evolve wrote it (`by_hand`) stays as they left it
-    unless `force` (`evolve install --force`). Their entry stays byte for byte, but for one
-    thing: the home's path after a move, when it stands in the command as evolve wrote it
-    (`follow_home`), since an entry naming the old place runs against a home
-    that is gone, and learning stops unseen.
+    unless `force` (`evolve install --force`). Their part of an entry stays byte for byte, but
+    not evolve's: the command evolve last wrote, found whole in it (a raised timeout, a `nice`
+    before it), becomes today's, or it would run an older evolve's command forever (one not
+    isolated, one naming a home since moved); else, after a move, the home's path where it
+    stands as evolve wrote it (`follow_home`): an entry naming the old place runs against a
+    home that is gone, and learning stops unseen.
     """
     left = {} if force else by_hand(settings, ours, wanted, written, pythons)
     present = [[event, matcher, hook] for event, matcher, hook in entries_of(settings, ours)]
@@ -242,8 +244,14 @@ def refresh(  # noqa: PLR0913 - the file, what is evolve's, and what evolve know
             if e not in left and [e, m, h] not in current
         ],
     )
-    for _event, _matcher, hook in entries_of(result, lambda hook: ours(hook) and hook in persons):
-        hook["command"] = follow_home(hook["command"], home)
+    evolves = {event: hook["command"] for event, _matcher, hook in written or () if ours(hook)}
+    todays = {event: hook["command"] for event, _matcher, hook in wanted}
+    for event, _matcher, hook in entries_of(result, lambda hook: ours(hook) and hook in persons):
+        before, now = evolves.get(event), todays.get(event)
+        if before and now and before in hook["command"]:
+            hook["command"] = hook["command"].replace(before, now)
+        else:
+            hook["command"] = follow_home(hook["command"], home)
     return result, left
 
 
