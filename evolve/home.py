@@ -151,18 +151,26 @@ PLACES_FILE = "places"  # each path the home was named by or had (links resolved
 DEVICE_MARK = b"\0"
 
 
+_ESCAPED = {b"\n": b"n", b"\r": b"r"}  # what splits a record's lines (bytes.splitlines), as escaped
+_UNESCAPED = {value: key for key, value in _ESCAPED.items()}
+
+
 def place_bytes(path: str | os.PathLike[str]) -> bytes:
-    """A path as the home's records name it, one line: its bytes, a backslash and a line break escaped.
+    """A path as the home's records name it, one line: a backslash, a line break, a carriage return escaped.
 
     A home path holding a line break split the layout record's line: it never matched the
     home again, and every command (the watcher a session starts too) checked every agent.
+    The records are read by `splitlines`, which splits at a carriage return too.
     """
-    return os.fsencode(path).replace(b"\\", b"\\\\").replace(b"\n", b"\\n")
+    escaped = os.fsencode(path).replace(b"\\", b"\\\\")
+    for char, letter in _ESCAPED.items():
+        escaped = escaped.replace(char, b"\\" + letter)
+    return escaped
 
 
 def path_of_place(place: bytes) -> Path:
     """The path a record's line names (`place_bytes` undone)."""
-    return Path(os.fsdecode(re.sub(rb"\\(.)", lambda m: b"\n" if m[1] == b"n" else m[1], place)))
+    return Path(os.fsdecode(re.sub(rb"\\(.)", lambda m: _UNESCAPED.get(m[1], m[1]), place)))
 
 
 def place_line(line: bytes) -> tuple[bytes, int | None]:
@@ -189,6 +197,22 @@ def moved_here_from(root: Path, named: str | os.PathLike[str] | None, agent: str
     """
     if named is None or Path(named, "agents", agent or "").is_dir():
         return False
+    former = _former_place(root, named)
+    return former is not None and _disk_still_there(*former)
+
+
+def on_a_disk_not_mounted(root: Path, named: str) -> bool:
+    """Whether `named` is a place the home at `root` was at, on a disk not mounted now.
+
+    Its hooks left there are not taken (`moved_here_from`), yet they run against a home that
+    is not there: doctor names them, and the way back (the disk mounted, `doctor --fix`).
+    """
+    former = _former_place(root, named)
+    return former is not None and not _disk_still_there(*former)
+
+
+def _former_place(root: Path, named: str | os.PathLike[str]) -> tuple[bytes, int | None] | None:
+    """(place, its device) of `named`, when the home at `root` recorded it as its own; else None."""
     formerly: dict[bytes, int | None] = {}
     with contextlib.suppress(OSError):  # the record names where it was until the next command
         formerly.update(dict.fromkeys(read_regular(root / LAYOUT_FILE).splitlines()[1:2]))
@@ -196,8 +220,8 @@ def moved_here_from(root: Path, named: str | os.PathLike[str] | None, agent: str
         formerly.update(place_line(line) for line in read_regular(root / PLACES_FILE).splitlines())
     for place in (place_bytes(named), place_bytes(os.path.realpath(named))):
         if place in formerly:
-            return _disk_still_there(place, formerly[place])
-    return False
+            return place, formerly[place]
+    return None
 
 
 def _disk_still_there(place: bytes, device: int | None) -> bool:

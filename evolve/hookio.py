@@ -232,7 +232,8 @@ def log(home: str | None, opts: dict, exc: BaseException) -> None:
             line += "".join(traceback.format_exception(exc))
         from evolve.transcripts.redact import redact  # an exception may quote a transcript's secret
 
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        # a FIFO there with no reader: refused at once (ENXIO), never waited on
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o600)
         try:
             os.write(fd, redact(line).encode("utf-8", "replace"))
         finally:

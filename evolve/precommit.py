@@ -264,6 +264,8 @@ def _skill_and_memo_problems(root: Path, checks: list[tuple[str, str]], staged: 
                 continue
             skill = skills_mod.parse_skill(text, folder, root / path, cfg.limits.skill_body_tokens)
             problems += [f"{path}: {p}" for p in skill.problems]
+        elif len(raw) > memo_mod.MEMO_CAP:  # a log added by mistake: one line, not ~0.1 s a MB parsed
+            problems.append(f"{path}: {memo_mod.over_cap(len(raw))} (a log added by mistake?); cut it back")
         else:
             text = raw.decode("utf-8", "replace")
             size = staged.marker_size(path)

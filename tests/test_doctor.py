@@ -112,7 +112,8 @@ def test_doctor_flags_an_install_whose_agent_is_gone(capsys, evolve_home, projec
     code, findings = doctor(capsys)
     [gone] = [f for f in findings if f["where"].startswith("claude-code install of helper")]
     assert code == 1 and "no longer exists" in gone["problem"]
-    assert f"evolve uninstall claude-code --agent helper --project '{project.resolve()}'" in gone["problem"]
+    where = shlex.quote(str(project.resolve()))
+    assert f"evolve uninstall claude-code --agent helper --project {where}" in gone["problem"]
 
 
 def test_remove_uninstalls_the_agents_installs(capsys, evolve_home, project):
@@ -456,8 +457,54 @@ def test_a_memo_grown_into_a_log_is_one_line_for_doctor_and_lessons_not_parsed_o
     assert cli.main(["doctor"]) == 1
     out = capsys.readouterr().out
     memo_lines = [x for x in out.splitlines() if "memo.md" in x]
-    assert len(memo_lines) == 1 and "is 2 MB, over the 1 MB no memo reaches" in memo_lines[0], out
+    assert len(memo_lines) == 1 and f"is {agent.memo_path.stat().st_size:,} bytes" in memo_lines[0], out
     assert cli.main(["lessons", "demo"]) == 0
     out = capsys.readouterr().out
-    assert "memo.md is 2 MB, over the 1 MB no memo reaches: its bullets are not listed" in out
+    assert "bytes, over the 1 MB (1,048,576 bytes) no memo reaches: its bullets are not listed" in out
     assert "Always run the tests" not in out  # neither parsed nor blamed
+
+
+def test_a_memo_one_byte_over_the_bound_is_said_to_be_over_it_not_to_be_it(evolve_home, capsys):
+    """'memo.md is 1 MB, over the 1 MB' (sizes cut to whole MB); and lessons added 'no memo bullet'."""
+    from evolve.workspace.memo import MEMO_CAP
+
+    agent = make_agent("demo")
+    with agent.memo_path.open("ab") as memo:
+        memo.write(b"- a log line\n" + b"x" * (MEMO_CAP - agent.memo_path.stat().st_size - 13) + b"\n")
+    assert agent.memo_path.stat().st_size == MEMO_CAP + 1
+    capsys.readouterr()
+    cli.main(["doctor"])
+    [said] = [x for x in capsys.readouterr().out.splitlines() if "memo.md" in x]
+    assert f"memo.md is {MEMO_CAP + 1:,} bytes, over the 1 MB ({MEMO_CAP:,} bytes) no memo reaches" in said
+    assert cli.main(["lessons", "demo"]) == 0
+    out = capsys.readouterr().out
+    assert f"memo.md is {MEMO_CAP + 1:,} bytes, over the 1 MB" in out and "no memo bullet" not in out
+
+
+def test_a_memo_grown_into_a_log_is_parsed_by_no_reader_of_its_bullets(evolve_home, capsys, monkeypatch):
+    """`evolve score`, the watcher's cycle and `evolve status` parsed it (~0.2 s a MB: 60 s at 300 MB)."""
+    from evolve.schedule import cycle
+    from evolve.store import ledger
+    from evolve.workspace import memo
+    from evolve.workspace.memo import MEMO_CAP
+
+    agent = make_agent("demo")
+    with agent.memo_path.open("ab") as log:
+        log.write(b"- a line of a log\n" * (MEMO_CAP // 18 + 1))
+    parsed = []
+    section_content = memo.section_content
+
+    def parse(text: str, key: str) -> str:
+        parsed.append(len(text))
+        return section_content(text, key)
+
+    monkeypatch.setattr(memo, "section_content", parse)
+    assert cli.main(["score", "demo"]) == 0
+    home = Home.resolve()
+    with ledger.opened(home.state_db) as conn:
+        ledger.mark_dirty(conn, "demo")
+    assert cli.main(["status"]) == 0
+    with ledger.opened(home.state_db) as conn:
+        cycle.agent_states(conn, home, ["demo"])
+        cycle.first_worthy(conn, home, None)
+    assert len(parsed) >= 4 and max(parsed) < MEMO_CAP, parsed

@@ -92,3 +92,35 @@ def test_a_fifo_for_a_record_of_the_home_or_the_projects_exclude_holds_no_comman
         assert "Traceback" not in ran.stderr and "internal error" not in ran.stderr, ran
     if where == "exclude":  # the person's file: left as they made it (evolve's own records are remade)
         assert path.exists() and not path.is_file()
+
+
+def test_a_fifo_for_the_hooks_log_drops_a_failing_hooks_line_and_never_waits(evolve_home):
+    """The hook's one line of why it failed was written with a plain open: it waited for a reader."""
+    make_agent("demo")
+    log = Home.resolve().logs_dir / "hooks.log"
+    log.parent.mkdir(exist_ok=True)
+    os.mkfifo(log)
+    ran = python(
+        "from evolve import hookio; "
+        f"hookio.log({str(evolve_home)!r}, {{}}, RuntimeError('a bug')); print('done')"
+    )
+    assert ran.stdout == "done\n", ran
+    assert log.exists() and not log.is_file()
+
+
+def test_a_transcript_swapped_for_a_fifo_after_discovery_is_skipped_not_waited_on(tmp_path):
+    """A FIFO put where a transcript was, between discovery and the read.
+
+    Discovery keeps regular files only (is_file), but the watcher opened each later with a
+    plain open: the FIFO held it forever.
+    """
+    transcript = tmp_path / "session.jsonl"
+    os.mkfifo(transcript)
+    ran = python(
+        "from pathlib import Path; from evolve.observe.ingest import guess_format, observe_file; "
+        "from evolve.store import ledger\n"
+        f"with ledger.opened(Path({str(tmp_path / 'state.db')!r})) as conn:\n"
+        f"    print(guess_format(Path({str(transcript)!r})), "
+        f"observe_file(conn, 'demo', Path({str(transcript)!r}), 'claude_code').error)"
+    )
+    assert ran.stdout.startswith("claude_code cannot read:") and "not a regular file" in ran.stdout, ran

@@ -9,6 +9,7 @@ evolve's back. Real installs into real files, the real commands.
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 from pathlib import Path
 
@@ -164,3 +165,156 @@ def test_a_settings_file_deleted_whole_is_made_anew_by_install(project, capsys):
     settings.unlink()
     assert cli.main(["install", "claude-code", "--agent", "demo"]) == 0
     assert json.loads(settings.read_text()) == fresh
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Application Support/evolve", "moved"),  # macOS's default home: a space
+        ("evolve", "new home"),
+        ("josé's evolve", "ñew"),  # a quote, letters beyond ASCII
+    ],
+)
+def test_a_moved_home_follows_into_a_persons_command_whatever_quoting_its_paths_need(
+    old, new, tmp_path, monkeypatch, capsys
+):
+    """A home path evolve wrote quoted is followed too.
+
+    Left, it named a gone home, and doctor asked for `--fix` (which leaves a person's entry)
+    again after every run.
+    """
+    old_home, new_home = tmp_path / old, tmp_path / new
+    old_home.parent.mkdir(parents=True, exist_ok=True)
+    monkeypatch.setenv("EVOLVE_HOME", str(old_home))
+    folder = tmp_path / "project"
+    folder.mkdir()
+    git(folder, "init", "-q")
+    make_agent("demo")
+    monkeypatch.chdir(folder)
+    assert cli.main(["install", "claude-code", "--agent", "demo"]) == 0
+    settings = claude_settings(folder)
+
+    def wrap_stop_and_guard(hooks: dict) -> None:
+        for event in ("Stop", "PreToolUse"):
+            hook = hooks[event][0]["hooks"][0]
+            hook["command"] = "nice " + hook["command"]
+
+    edit(settings, wrap_stop_and_guard)
+    shutil.move(old_home, new_home)
+    monkeypatch.setenv("EVOLVE_HOME", str(new_home))
+    assert cli.main(["pause", "demo"]) == 0
+    hooks = json.loads(settings.read_text())["hooks"]
+    for event in ("Stop", "PreToolUse"):
+        command = hooks[event][0]["hooks"][0]["command"]
+        assert command.startswith("nice ") and hookfile.owner(command)[0] == str(new_home)
+        assert str(old_home) not in shlex.join(shlex.split(command))
+    guard = shlex.split(hooks["PreToolUse"][0]["hooks"][0]["command"])  # the launcher's words, as sh reads
+    assert f"{new_home / 'agents' / 'demo' / 'guards.toml'};" in guard
+    capsys.readouterr()
+    cli.main(["doctor"])
+    said = capsys.readouterr().out
+    assert "doctor --fix" not in said and "evolve's Stop hook was changed by hand" in said
+
+
+def test_doctors_force_command_runs_as_printed_for_a_project_whose_path_holds_a_quote(
+    tmp_path, evolve_home, monkeypatch, capsys
+):
+    """Doctor wrapped the project in quotes by hand: a path holding one broke the command it printed."""
+    folder = tmp_path / "it's mine"
+    folder.mkdir()
+    git(folder, "init", "-q")
+    make_agent("demo")
+    monkeypatch.chdir(folder)
+    assert cli.main(["install", "claude-code", "--agent", "demo"]) == 0
+    edit(claude_settings(folder), persons_claude_edits)
+    capsys.readouterr()
+    cli.main(["doctor"])
+    [line] = [line for line in capsys.readouterr().out.splitlines() if "evolve's Stop hook" in line]
+    command = line.split("`")[1]
+    assert shlex.split(command)[-3:] == ["--project", str(folder), "--force"]
+
+
+def test_doctors_remedy_for_an_older_install_whose_entries_are_all_gone_runs_as_printed(
+    project, tmp_path, monkeypatch, capsys
+):
+    """Doctor's remedy for an install an older evolve made, its entries all removed.
+
+    It said `evolve install claude-code --force`: refused (--agent is required), and run from
+    another folder it would install into that one.
+    """
+    from evolve.workspace import links
+
+    home = Home.resolve()
+    with links.registry_lock(home, "claude-code"):
+        installs = links.load_installs(home, "claude-code")
+        for record in installs:
+            del record["entries"]
+        links.save_installs(home, "claude-code", installs)
+    settings = claude_settings(project)
+    fresh = json.loads(settings.read_text())
+    settings.write_text("{}\n")
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    cli.main(["doctor"])
+    [line] = [line for line in capsys.readouterr().out.splitlines() if "were removed from" in line]
+    command = shlex.split(line.split("`")[1])
+    assert command[:2] == ["evolve", "install"]
+    assert cli.main(command[1:]) == 0
+    assert json.loads(settings.read_text()) == fresh
+
+
+def test_doctors_remedy_for_a_hooks_file_deleted_whole_runs_as_printed_from_anywhere(
+    project, tmp_path, monkeypatch, capsys
+):
+    """'run `evolve install claude-code` again': refused without --agent, and elsewhere it installs there."""
+    settings = claude_settings(project)
+    fresh = json.loads(settings.read_text())
+    settings.unlink()
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    cli.main(["doctor"])
+    [line] = [line for line in capsys.readouterr().out.splitlines() if "the hooks file is missing" in line]
+    assert cli.main(shlex.split(line.split("`")[1])[1:]) == 0
+    assert json.loads(settings.read_text()) == fresh
+
+
+def test_an_upgrade_brings_evolves_own_command_up_to_date_inside_a_persons_entry(project, capsys):
+    """A raised timeout or a `nice` kept an older evolve's command forever (one without -I, say).
+
+    Only the person's part stays theirs: the command evolve wrote, found whole in their entry,
+    becomes today's; doctor still names the entry as theirs.
+    """
+    from evolve.workspace import links
+
+    settings = claude_settings(project)
+    fresh = json.loads(settings.read_text())["hooks"]
+    today = {event: groups[0]["hooks"][0]["command"] for event, groups in fresh.items()}
+
+    def older(command: str) -> str:  # what an older evolve wrote: not isolated
+        return command.replace(" -I ", " -P ")
+
+    home = Home.resolve()
+    with links.registry_lock(home, "claude-code"):
+        installs = links.load_installs(home, "claude-code")
+        for record in installs:
+            for _event, _matcher, hook in record["entries"]:
+                hook["command"] = older(hook["command"])
+        links.save_installs(home, "claude-code", installs)
+
+    def older_then_edited(hooks: dict) -> None:
+        for groups in hooks.values():
+            groups[0]["hooks"][0]["command"] = older(groups[0]["hooks"][0]["command"])
+        hooks["Stop"][0]["hooks"][0]["timeout"] = 30
+        post = hooks["PostToolUse"][0]["hooks"][0]
+        post["command"] = "nice -n 10 " + post["command"]
+
+    edit(settings, older_then_edited)
+    doctor = refresh_everything(capsys)
+    hooks = json.loads(settings.read_text())["hooks"]
+    assert {event: groups[0]["hooks"][0]["command"] for event, groups in hooks.items()} == {
+        **today,
+        "PostToolUse": "nice -n 10 " + today["PostToolUse"],
+    }
+    assert hooks["Stop"][0]["hooks"][0]["timeout"] == 30
+    for event in ("Stop", "PostToolUse"):
+        assert f"evolve's {event} hook was changed by hand" in doctor

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -219,3 +220,121 @@ def test_a_copys_original_on_a_disk_not_mounted_is_not_taken_as_moved(
     )
     assert {p: p.read_bytes() for p in hook_files(installed)} == before  # the original's, untouched
     assert (installed / ".claude" / "skills" / "fix-tests").readlink().is_relative_to(evolve_home)
+
+
+def test_a_home_whose_path_holds_a_carriage_return_is_followed_when_moved(
+    tmp_path, evolve_home, monkeypatch, capsys
+):
+    """The records' lines split at the carriage return too: the old place was never found again."""
+    from evolve.home import PLACES_FILE
+
+    odd = tmp_path / "my\rhome"
+    monkeypatch.setenv("EVOLVE_HOME", str(odd))
+    monkeypatch.chdir(tmp_path)
+    git(tmp_path, "init", "-q")
+    assert cli.main(["init", "demo"]) == 0
+    assert cli.main(["install", "claude-code", "--agent", "demo"]) == 0
+    settings = tmp_path / ".claude" / "settings.local.json"
+    moved = tmp_path / "moved"
+    move(odd, moved, monkeypatch)
+    assert cli.main(["pause", "demo"]) == 0
+    assert {(hookfile.owner(c) or ("",))[0] for c in evolve_commands(settings)} == {str(moved)}
+    assert len((moved / PLACES_FILE).read_bytes().splitlines()) == 2  # the old place and the new
+
+
+def test_a_copys_doctor_and_install_do_not_call_the_originals_entries_removed_by_hand(
+    installed, evolve_home, tmp_path, monkeypatch, capsys
+):
+    """The copy's install records hold what evolve wrote for the original: not the copy's to judge.
+
+    Its doctor said each of evolve's hooks was "removed by hand" and that `--force` put it back
+    (ten lines), and installing from the copy said so too, adding none of the copy's entries.
+    """
+    before = {p: p.read_bytes() for p in hook_files(installed)}
+    copy = tmp_path / "copy"
+    subprocess.run(["cp", "-a", str(evolve_home), str(copy)], check=True)
+    monkeypatch.setenv("EVOLVE_HOME", str(copy))
+    assert cli.main(["pause", "demo"]) == 0  # a writing command in the copy checks the layout
+    cli.main(["doctor", "--fix"])
+    capsys.readouterr()
+    cli.main(["doctor"])
+    assert "by hand" not in capsys.readouterr().out
+    assert {p: p.read_bytes() for p in hook_files(installed)} == before  # the original's, untouched
+    assert cli.main(["install", "claude-code", "--agent", "demo"]) == 0
+    assert "by hand" not in capsys.readouterr().out
+    commands = [c for c in evolve_commands(hook_files(installed)[0]) if "evolve.hookmain" in c]
+    assert {hookfile.owner(c)[0] for c in commands} == {str(evolve_home), str(copy)}  # asked for: both
+
+
+def test_a_home_moved_off_a_disk_unplugged_since_is_named_by_doctor_and_followed_once_it_is_back(
+    installed, evolve_home, tmp_path, monkeypatch, capsys
+):
+    """Moved off a disk, which was unplugged before any command: its hooks name the gone place.
+
+    Not taken (a copy's original there keeps its own), yet the hooks' line sent the person to
+    `evolve doctor`, which said nothing of them. It names the place and the way back.
+    """
+    from evolve.home import DEVICE_MARK, PLACES_FILE, place_line
+
+    places = evolve_home / PLACES_FILE
+    recorded = dict(place_line(line) for line in places.read_bytes().splitlines())
+    real_disk = str(recorded[bytes(evolve_home)]).encode()
+    other_disk = str(evolve_home.parent.stat().st_dev + 1).encode()  # the home lived on a disk ...
+
+    def record_disk(home: Path, disk: bytes) -> None:
+        path = home / PLACES_FILE
+        lines = [place_line(line) for line in path.read_bytes().splitlines()]
+        disks = {p: disk if p == bytes(evolve_home) else str(d).encode() for p, d in lines}
+        path.write_bytes(b"".join(p + DEVICE_MARK + d + b"\n" for p, d in disks.items()))
+
+    record_disk(evolve_home, other_disk)
+    new_home = tmp_path / "internal"
+    move(evolve_home, new_home, monkeypatch)  # ... now unplugged
+    cli.main(["doctor", "--fix"])
+    capsys.readouterr()
+    cli.main(["doctor"])
+    said = capsys.readouterr().out
+    assert homes_named(installed) == {str(evolve_home)}
+    assert "was removed by hand" not in said
+    assert f"Claude Code's hooks name {evolve_home}, where this home was, on a disk not mounted now" in said
+    record_disk(new_home, real_disk)  # the disk is back: the place is gone from it
+    cli.main(["doctor", "--fix"])
+    assert homes_named(installed) == {str(new_home)}
+
+
+@pytest.fixture
+def other_disk(tmp_path: Path):
+    """A folder on another file system than the test's (a tmpfs), removed after the test."""
+    shm = Path("/dev/shm")
+    if not shm.is_dir() or shm.stat().st_dev == tmp_path.stat().st_dev:
+        pytest.skip("no second file system to move a home across")
+    folder = Path(tempfile.mkdtemp(dir=shm, prefix="evolve-test-"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_home_named_by_a_link_into_another_disk_is_followed_when_moved_off_it(
+    tmp_path, other_disk, monkeypatch, capsys
+):
+    """A home named by a link, moved off the disk the link led to, the link removed.
+
+    The link's place was recorded with its target's disk: once gone, the folder holding it
+    (on another disk) looked like a disk unplugged, and the move was never taken.
+    """
+    (other_disk / "evolve").mkdir()
+    link = tmp_path / "evolve"
+    link.symlink_to(other_disk / "evolve")
+    monkeypatch.setenv("EVOLVE_HOME", str(link))
+    project = tmp_path / "project"
+    project.mkdir()
+    git(project, "init", "-q")
+    monkeypatch.chdir(project)
+    assert cli.main(["init", "demo"]) == 0
+    assert cli.main(["install", "claude-code", "--agent", "demo"]) == 0
+    moved = tmp_path / "moved"
+    shutil.move(other_disk / "evolve", moved)  # across file systems: copied, then removed
+    link.unlink()
+    monkeypatch.setenv("EVOLVE_HOME", str(moved))
+    assert cli.main(["pause", "demo"]) == 0
+    commands = evolve_commands(project / ".claude" / "settings.local.json")
+    assert {hookfile.owner(c)[0] for c in commands} == {str(moved)}

@@ -82,6 +82,18 @@ def test_a_skill_folder_without_skill_md_is_refused(agent):
     assert "skills/lonely/SKILL.md: SKILL.md is missing" in proc.stderr
 
 
+def test_a_memo_grown_into_a_log_is_refused_in_one_line_not_parsed(agent):
+    """Committed by hand, a 300 MB memo held the hook ~30 s parsing it, then listed its sections."""
+    line = b"- Always run the tests before you commit; the suite catches what review misses.\n"
+    with agent.memo_path.open("ab") as log:
+        log.write(line * (memo.MEMO_CAP // len(line) + 1))
+    size = agent.memo_path.stat().st_size
+    proc = commit_all(agent.path, "my notes", check=False)
+    assert proc.returncode != 0
+    memo_lines = [x for x in proc.stderr.splitlines() if "memo.md" in x]
+    assert len(memo_lines) == 1 and f"memo.md is {size:,} bytes, over the 1 MB" in memo_lines[0], proc.stderr
+
+
 def test_no_verify_lets_it_through(agent):
     write_skill(agent.path, "my-skill", text=BROKEN)
     proc = commit_all(agent.path, "forced", no_verify=True)

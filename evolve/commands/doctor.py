@@ -129,7 +129,7 @@ def diagnose(home: Home, leftover: list[Path] | None = None) -> list[dict]:
             add(f"{name}: {rel}", f"{problem}; fix it there (the pre-commit hook checks a case)", "warning")
         for problem in agent.memo_problems(limits.memo_section_chars):
             add(f"{name}: memo.md", _remedied(problem, "fix it in memo.md (the pre-commit hook checks it)"))
-        for warning in secret_warnings("" if agent.memo_oversized() else agent.memo_text()):
+        for warning in secret_warnings(agent.memo_to_parse()):
             add(f"{name}: memo.md", warning, "warning")
         checks.guards(name, agent, add)
         checks.symlinks(name, agent.path, add)

@@ -7,6 +7,7 @@ Each check calls `add(where, problem, level)` with a problem that ends in its re
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import stat
 import time
@@ -68,8 +69,9 @@ def installs(home: Home, agents: list[str], add: Add) -> None:
             if python and not Path(python).exists():
                 add(
                     where,
-                    f"its hooks run {python}, which no longer exists; run `evolve install "
-                    f"{harness}` again from the environment evolve is installed in",
+                    f"its hooks run {python}, which no longer exists; run "
+                    f"`{uninstall_command(harness, record, 'install')}` again from the environment evolve "
+                    "is installed in",
                 )
             try:
                 raw, settings = hookfile.read(Path(record.get("settings") or ""))
@@ -82,7 +84,8 @@ def installs(home: Home, agents: list[str], add: Add) -> None:
                 add(where, why, "warning")
                 continue
             if raw is None:
-                add(where, f"the hooks file is missing; run `evolve install {harness}` again", "warning")
+                again = uninstall_command(harness, record, "install")
+                add(where, f"the hooks file is missing; run `{again}` again", "warning")
                 continue
             stale = moved_from(settings, home, harness, record)
             if stale and record["settings"] not in stale_named:  # Codex: one file for its installs
@@ -92,6 +95,16 @@ def installs(home: Home, agents: list[str], add: Add) -> None:
                     f"{HARNESS_NAMES[harness]}'s hooks name {stale}, where this home's agents are not: run "
                     f"`evolve doctor --fix` (it points them and the skill links at {home.root})",
                 )
+            unmounted = None if stale else unmounted_from(settings, home, harness, record)
+            if unmounted and record["settings"] not in stale_named:
+                stale_named.add(record["settings"])
+                add(
+                    record["settings"],
+                    f"{HARNESS_NAMES[harness]}'s hooks name {unmounted}, where this home was, on a disk not "
+                    "mounted now: mount it and run `evolve doctor --fix` (hooks of a home moved from there "
+                    "follow it; a copy's original there keeps its own), or remove them by hand",
+                    "warning",
+                )
             if "entries" in record:  # what evolve wrote is known: each entry a person changed, named
                 if record["settings"] not in by_hand_named:  # Codex: one file for its installs
                     by_hand_named.add(record["settings"])
@@ -99,15 +112,14 @@ def installs(home: Home, agents: list[str], add: Add) -> None:
                         add(
                             where,
                             f"evolve's {event} hook was {why} by hand: left as it is; "
-                            f"`{uninstall_command(harness, record).replace(' uninstall ', ' install ', 1)} "
-                            "--force` puts evolve's back",
+                            f"`{force_install_command(harness, record)}` puts evolve's back",
                             "warning",
                         )
             elif "evolve.hookmain" not in json.dumps(settings.get("hooks", {})):
                 add(
                     where,
                     f"evolve's hook entries were removed from {record.get('settings')}; run "
-                    f"`evolve install {harness} --force` or `evolve uninstall {harness}`",
+                    f"`{force_install_command(harness, record)}` or `{uninstall_command(harness, record)}`",
                     "warning",
                 )
 
@@ -137,10 +149,30 @@ def moved_from(settings: dict, home: Home, harness: str, record: dict) -> str | 
     return None
 
 
-def uninstall_command(harness: str, record: dict) -> str:
+def unmounted_from(settings: dict, home: Home, harness: str, record: dict) -> str | None:
+    """A place this home was at, on a disk not mounted now, that the install's hook entries name."""
+    from evolve.home import on_a_disk_not_mounted
+    from evolve.integrations import hookfile
+
+    agent = record.get("agent") if harness == "claude-code" else None  # Codex's entries name no agent
+    for _event, _matcher, hook in hookfile.entries_of(settings, lambda hook: isinstance(hook, dict)):
+        named, named_agent = hookfile.owner(hook.get("command")) or (None, None)
+        if named and named_agent == agent and named != str(home.root):
+            if on_a_disk_not_mounted(home.root, named):
+                return named
+    return None
+
+
+def uninstall_command(harness: str, record: dict, verb: str = "uninstall") -> str:
     """The `evolve uninstall` that removes exactly this install."""
-    where = "--scope user" if record.get("scope") == "user" else f"--project '{record.get('project')}'"
-    return f"evolve uninstall {harness} --agent {record.get('agent')} {where}"
+    project = str(record.get("project"))
+    where = "--scope user" if record.get("scope") == "user" else f"--project {shlex.quote(project)}"
+    return f"evolve {verb} {harness} --agent {record.get('agent')} {where}"
+
+
+def force_install_command(harness: str, record: dict) -> str:
+    """The `evolve install … --force` that puts evolve's entries of exactly this install back."""
+    return f"{uninstall_command(harness, record, 'install')} --force"
 
 
 def global_hooks_path(home: Home, agents: list[str], add: Add) -> None:

@@ -40,7 +40,7 @@ def _proof(found: dict | None) -> str:
 
 def lessons(home: Home, name: str, days: float | None = None, as_json: bool = False) -> int:
     from evolve.metrics.lessons import headline_text
-    from evolve.workspace.memo import MEMO_CAP
+    from evolve.workspace.memo import over_cap
 
     agent = Agent.open(name, home)
     data = lesson_data(home, agent, days)
@@ -50,10 +50,10 @@ def lessons(home: Home, name: str, days: float | None = None, as_json: bool = Fa
     rows = data["lessons"]
     size = agent.memo_oversized()
     if size is not None:
-        cap = f"over the {MEMO_CAP >> 20} MB no memo reaches"
-        say(f"memo.md is {size >> 20} MB, {cap}: its bullets are not listed (`evolve doctor` says more)")
+        say(f"{over_cap(size)}: its bullets are not listed (`evolve doctor` says more)")
     if not rows:
-        say(f"agent {name!r} has no lessons yet (no memo bullet, no skill)")
+        what = "no memo bullet, no skill" if size is None else "no skill; the memo is not read"
+        say(f"agent {name!r} has no lessons yet ({what})")
         return 0
     headers = ["LESSON", "KIND", "WHERE", "BY", "COMMIT", "LANDED", "IN CONTEXT", "IGNORED"]
     headers += ["BEFORE/100", "AFTER/100", "CASE", "EVAL Δ", "TEXT"]

@@ -124,7 +124,7 @@ def _agent_status(
     dirty = bool(row and row["dirty"])
     best, worth, count = 0.0, False, 0
     if dirty:  # only dirty agents have pending runs: cost follows them
-        runs = pending.scored_runs(conn, name, agent.lenient_config, agent.memo_text(), judge=agent)
+        runs = pending.scored_runs(conn, name, agent.lenient_config, agent.memo_to_parse(), judge=agent)
         best = max((r.score for r in runs), default=0.0)
         worth, count = any(r.reflect for r in runs), len(runs)
     since = row["last_reflection_at"] if row else None

@@ -95,7 +95,7 @@ def score(home: Home, name: str, all_runs: bool = False, as_json: bool = False) 
     catch_up(home, [name])
     with ledger.opened(home.state_db) as conn:
         runs = pending.scored_runs(
-            conn, name, agent.config, agent.memo_text(), all_runs=all_runs, judge=agent
+            conn, name, agent.config, agent.memo_to_parse(), all_runs=all_runs, judge=agent
         )
     if as_json:
         emit_json([r.to_dict() for r in runs])

@@ -30,7 +30,7 @@ def report(
 
         target = Path(html).expanduser()
         try:
-            target.write_text(render(data, agent.memo_text()), encoding="utf-8")
+            target.write_text(render(data, agent.memo_to_parse()), encoding="utf-8")
         except OSError as exc:
             raise UserError(f"cannot write {target}: {exc.strerror or exc}; pick another path") from None
         data["html"] = str(target.absolute())

@@ -176,8 +176,8 @@ def refresh_entries(home: Home, record: dict) -> bool:
     except UserError:
         return False  # not JSON any more: the person's to fix (doctor says so)
     ours = _ours(home, agent)
-    if not hookfile.entries_of(doc, ours) and "entries" not in record:
-        return False  # an older install whose entries the person removed: they stay removed
+    if not hookfile.entries_of(doc, ours) and not hookfile.wrote_here(record.get("entries"), ours):
+        return False  # an older install whose entries the person removed, or a copy's original's
     want = wanted(home, agent, python, linked=record.get("skills_dir") is not None)
     new, _left = hookfile.refresh(doc, ours, want, record.get("entries"), {python}, home, force=False)
     record["entries"] = want

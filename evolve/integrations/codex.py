@@ -207,8 +207,8 @@ def refresh_entries(home: Home, installs: list[dict]) -> list[str]:
         present = hookfile.entries_of(doc, _ours(home))
         written = _written(installs, settings)
         peers = [i for i in installs if i.get("settings") == settings]
-        if not present and written is None:
-            continue  # an older install whose entries the person removed: they stay removed
+        if not present and not hookfile.wrote_here(written, _ours(home)):
+            continue  # an older install whose entries the person removed, or a copy's original's
         python = _python_written(written) or str(peers[0].get("python"))
         want = hookfile.wanted_entries(_entries(home, python))
         new, _left = hookfile.refresh(doc, _ours(home), want, written, {python}, home, force=False)

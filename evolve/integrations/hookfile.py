@@ -187,9 +187,12 @@ def by_hand(settings: dict, ours: Ours, wanted: list[list], written: list | None
 
     `written` is what the install recorded writing (None: an older evolve's install recorded
     nothing; then an entry in evolve's shape is evolve's, and a missing one is not told apart
-    from one a newer evolve adds).
+    from one a newer evolve adds). What it wrote for another home (a copy's records are its
+    original's; a former place on a disk not mounted) is not this home's to call removed.
     """
-    last = {event: [matcher, hook] for event, matcher, hook in written} if written is not None else None
+    last = None
+    if written is not None:
+        last = {event: [matcher, hook] for event, matcher, hook in written if ours(hook)}
     found: dict[str, str] = {}
     for event, matcher, hook in entries_of(settings, ours):
         mine = (
@@ -204,6 +207,11 @@ def by_hand(settings: dict, ours: Ours, wanted: list[list], written: list | None
     return found
 
 
+def wrote_here(written: list | None, ours: Ours) -> bool:
+    """Whether evolve recorded writing an entry of this home (a copy's records are its original's)."""
+    return any(ours(hook) for _event, _matcher, hook in written or ())
+
+
 def refresh(  # noqa: PLR0913 - the file, what is evolve's, and what evolve knows of it
     settings: dict,
     ours: Ours,
@@ -216,10 +224,12 @@ def refresh(  # noqa: PLR0913 - the file, what is evolve's, and what evolve know
     """(a copy with evolve's entries in today's form, {event: why} of those left to the person).
 
     What a person changed or removed since evolve wrote it (`by_hand`) stays as they left it
-    unless `force` (`evolve install --force`). Their entry stays byte for byte, but for one
-    thing: the home's path after a move, when it stands in the command as the plain word
-    evolve wrote (`follow_home`), since an entry naming the old place runs against a home
-    that is gone, and learning stops unseen.
+    unless `force` (`evolve install --force`). Their part of an entry stays byte for byte, but
+    not evolve's: the command evolve last wrote, found whole in it (a raised timeout, a `nice`
+    before it), becomes today's, or it would run an older evolve's command forever (one not
+    isolated, one naming a home since moved); else, after a move, the home's path where it
+    stands as evolve wrote it (`follow_home`): an entry naming the old place runs against a
+    home that is gone, and learning stops unseen.
     """
     left = {} if force else by_hand(settings, ours, wanted, written, pythons)
     present = [[event, matcher, hook] for event, matcher, hook in entries_of(settings, ours)]
@@ -234,24 +244,41 @@ def refresh(  # noqa: PLR0913 - the file, what is evolve's, and what evolve know
             if e not in left and [e, m, h] not in current
         ],
     )
-    for _event, _matcher, hook in entries_of(result, lambda hook: ours(hook) and hook in persons):
-        hook["command"] = follow_home(hook["command"], home)
+    evolves = {event: hook["command"] for event, _matcher, hook in written or () if ours(hook)}
+    todays = {event: hook["command"] for event, _matcher, hook in wanted}
+    for event, _matcher, hook in entries_of(result, lambda hook: ours(hook) and hook in persons):
+        before, now = evolves.get(event), todays.get(event)
+        if before and now and before in hook["command"]:
+            hook["command"] = hook["command"].replace(before, now)
+        else:
+            hook["command"] = follow_home(hook["command"], home)
     return result, left
 
 
 def follow_home(command: str, home: Home) -> str:
     """`command` naming `home` where it names the place the home was moved from.
 
-    Only when both paths are plain shell words: then the old one stands in the command as
-    evolve wrote it, and the new one can take its place without any quoting changing.
+    The old path is found as evolve wrote it (`shlex.quote`): a plain word, which the new
+    path quoted takes the place of; or, in quotes (a space, a quote, a letter beyond ASCII:
+    macOS's default home), an opening quote and the path, which the new path opened the
+    same way takes the place of, the rest of each word (`/agents/…'`) kept as it is.
     """
     named = (owner(command) or (None, None))[0]
     new = str(home.root)
-    if named is None or named == new or shlex.quote(named) != named or shlex.quote(new) != new:
+    if named is None or named == new:
         return command
     import re
 
-    return re.sub(re.escape(named) + r"(?=[/\s'\";)]|$)", lambda _match: new, command)
+    if shlex.quote(named) == named:
+        old, following, replacement = named, r"[/\s'\";)]|$", shlex.quote(new)
+    else:
+        old, following, replacement = _opened(named), "[/']", _opened(new)
+    return re.sub(re.escape(old) + f"(?={following})", lambda _match: replacement, command)
+
+
+def _opened(path: str) -> str:
+    """`path` in single quotes not yet closed: how every word evolve quoted that begins with it begins."""
+    return "'" + path.replace("'", "'\"'\"'")
 
 
 # -- the project ---------------------------------------------------------------------------

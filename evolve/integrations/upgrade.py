@@ -199,8 +199,8 @@ def _remember_places(home: Home, where: bytes) -> None:
     places = dict(known)
     for place in [*before, where, place_bytes(home.root)]:
         if place and places.get(place) is None:  # the disk it is on, while it is there to ask
-            try:
-                places[place] = path_of_place(place).stat().st_dev
+            try:  # a link's own (the folder holding it): its target may sit on another disk
+                places[place] = path_of_place(place).lstat().st_dev
             except OSError:
                 places[place] = None
     if places != known:

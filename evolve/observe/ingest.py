@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from evolve.clock import seconds
 from evolve.config import SourcesConfig
 from evolve.names import own_skill
+from evolve.regular import open_regular
 from evolve.store import codex_rollouts, ledger
 from evolve.transcripts.classify import BUILT_IN, Classifier
 from evolve.transcripts.reader import loads_object
@@ -100,7 +101,7 @@ def source_files(sources: SourcesConfig) -> list[tuple[str, str]]:
 def guess_format(path: Path) -> str:
     """The format of a file by its first line: a Codex rollout, evolve's generic format or Claude Code."""
     try:
-        with path.open("rb") as handle:
+        with open_regular(path) as handle:  # a FIFO put there since discovery: never waited on
             head = handle.readline(65536)
     except OSError:
         return "claude_code"

@@ -94,7 +94,7 @@ def agent_state(conn: sqlite3.Connection, home: Home, name: str, row: sqlite3.Ro
             if held:
                 problem = f"busy: {held.reason}"
             rules = Rules.from_config(config.schedule)
-            runs = pending.scored_runs(conn, name, config, agent.memo_text(), judge=agent)
+            runs = pending.scored_runs(conn, name, config, agent.memo_to_parse(), judge=agent)
             best = max((r.score for r in runs), default=0.0)
             worth = any(r.reflect for r in runs)
     return AgentState(
@@ -149,7 +149,7 @@ def first_worthy(conn: sqlite3.Connection, home: Home, since: float | None) -> d
             continue
         worthy = [
             r.observed_at
-            for r in pending.scored_runs(conn, name, config, agent.memo_text(), since)
+            for r in pending.scored_runs(conn, name, config, agent.memo_to_parse(), since)
             if r.reflect
         ]
         if worthy:

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from evolve.regular import open_regular
 from evolve.transcripts.overlong import Condenser, condense
 
 HASH_WINDOW = 4096
@@ -103,7 +104,7 @@ class LineReader:
         """The cursor after the lines consumed so far."""
         if self._hash is None:  # offset moved and the generator did not finish
             try:
-                with self.path.open("rb") as handle:
+                with open_regular(self.path) as handle:
                     self._hash = _window_hash(handle, self._offset)
             except OSError:
                 self._hash = ""
@@ -140,7 +141,7 @@ class LineReader:
         """
         if self._done:
             return iter(())
-        with self.path.open("rb") as handle:
+        with open_regular(self.path) as handle:
             self._check(handle, os.fstat(handle.fileno()))
         return self._iter()
 
@@ -154,7 +155,7 @@ class LineReader:
         # and costs more than all the per-line bookkeeping together. The offset after a line
         # is recorded before it is yielded: a consumer may stop after any line.
         max_line = self.max_line
-        with self.path.open("rb") as handle:
+        with open_regular(self.path) as handle:
             handle.seek(self._offset)
             base = self._offset  # file offset of the chunk's first byte
             pending: list[bytes] = []  # the start of a line begun in earlier chunks

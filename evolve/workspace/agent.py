@@ -198,6 +198,10 @@ class Agent:
         except (FileNotFoundError, NotRegular, NotADirectoryError):
             return ""
 
+    def memo_to_parse(self) -> str:
+        """memo.md's text for what parses its sections: "" over MEMO_CAP (a log: doctor says so)."""
+        return "" if self.memo_oversized() else self.memo_text()
+
     def memo_oversized(self) -> int | None:
         """memo.md's size when it is over MEMO_CAP (what reads it bounds itself by this), else None.
 
@@ -218,8 +222,8 @@ class Agent:
         size = self.memo_oversized()
         if size is not None:  # not parsed: one line
             return [
-                f"{memo_mod.MEMO_FILE} is {size >> 20} MB, over the {memo_mod.MEMO_CAP >> 20} MB no memo "
-                "reaches (a log appended by mistake?): sessions leave it out and nothing reads it further; "
+                f"{memo_mod.over_cap(size)} (a log appended by mistake?): sessions leave it out and nothing "
+                "reads it further; "
                 f"cut it back (`git -C {self.path} log --stat -- {memo_mod.MEMO_FILE}` shows where it grew)"
             ]
         if path.exists() and not path.is_file():  # memo_text reads it as ""

@@ -78,7 +78,7 @@ def skill_lesson(name: str, text: str) -> Lesson:
 
 def current(agent: Agent) -> list[Lesson]:
     """The agent's lessons as its files hold them now: memo bullets, then skills by name."""
-    memo_text = "" if agent.memo_oversized() else agent.memo_text()  # a log: no lesson (doctor says so)
+    memo_text = agent.memo_to_parse()
     if conflicts.conflicted(agent.path, {memo_mod.MEMO_FILE: memo_text}):
         memo_text = ""  # both sides of a merge are no lesson
     return memo_lessons(memo_text) + [skill_lesson(s.name, s.text) for s in agent.skills()]

@@ -28,9 +28,12 @@ HEADINGS = {
     STRATEGIES: "Strategies for this user and domain",
 }
 MEMO_FILE = "memo.md"
-MEMO_CAP = (
-    1 << 20
-)  # bytes: a memo holds a few thousand characters; one over this is a log appended by mistake
+MEMO_CAP = 1 << 20  # bytes: a memo holds a few thousand characters; one over this is a log added by mistake
+
+
+def over_cap(size: int) -> str:
+    """How big an oversized memo is, to the byte: in whole MB, one byte over read 'is 1 MB, over the 1 MB'."""
+    return f"{MEMO_FILE} is {size:,} bytes, over the {MEMO_CAP >> 20} MB ({MEMO_CAP:,} bytes) no memo reaches"
 
 
 class Section:
