@@ -86,6 +86,37 @@ def test_blobs_of_a_commit_of_several_files_are_git_s_own(monkeypatch):
     assert git(agent.path, "fsck", "--strict", "--no-dangling").returncode == 0
 
 
+def test_a_commits_files_under_paths_are_those_ls_tree_lists_from_one_listing(monkeypatch):
+    # a sync reads one commit's tree for several sets of paths: one ls-tree, filtered as git filters
+    agent = make_agent()
+    files = {
+        "skills/x/SKILL.md": b"x\n",
+        "skills2/y.md": b"y\n",
+        "memo.md": b"m\n",
+        "a/b.md": b"b\n",
+        "a*": b"*\n",
+    }
+    with agent.repo.locked():
+        sha = agent.repo.commit_changes(files, "several", EVOLVE)
+    calls = counting(monkeypatch)
+    assert agent.repo.refused_in_tree(sha) is None
+    asked = (
+        ["skills"],
+        ["skills/"],
+        ["memo.md"],
+        ["memo.md/"],
+        ["a*"],
+        ["a"],
+        ["sk"],
+        ["memo.md", "a/b.md"],
+        [],
+    )
+    for paths in asked:
+        listed = git_out(agent.path, "ls-tree", "-r", "-z", "--name-only", "--full-tree", sha, "--", *paths)
+        assert sorted(agent.repo.tree_entries(sha, paths)) == sorted(filter(None, listed.split("\0"))), paths
+    assert [call[0] for call in calls] == ["ls-tree"]
+
+
 def test_dirty_paths_lists_untracked_and_modified(agent):
     (agent.path / "memo.md").write_text("changed\n")
     write_skill(agent.path, "new-one")

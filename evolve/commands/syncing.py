@@ -158,9 +158,11 @@ def _named(home: Home, name: str) -> Agent | Outcome:
     An agent folder whose `.git` is lost is named so too (under --json, its row), not an error.
     """
     if name in lost_agents(home):
-        return _unreadable(Agent(home, name), quick=False) or Agent.open(name, home)
+        found = _remote_or_unreadable(Agent(home, name), quick=False)
+        return found if isinstance(found, Outcome) else Agent.open(name, home)
     agent = Agent.open(name, home)
-    return _unreadable(agent, quick=False) or agent
+    found = _remote_or_unreadable(agent, quick=False)
+    return found if isinstance(found, Outcome) else agent
 
 
 def _shared(home: Home) -> list[Agent | Outcome]:
@@ -174,10 +176,10 @@ def _shared(home: Home) -> list[Agent | Outcome]:
     remoteless = []
     for name in sorted({*list_agents(home), *lost_agents(home)}):
         agent = Agent(home, name)
-        unreadable = _unreadable(agent, quick=True)
-        if unreadable is not None:
-            targets.append(unreadable)
-        elif agent.repo.remote_url(REMOTE) is not None:
+        found = _remote_or_unreadable(agent, quick=True)
+        if isinstance(found, Outcome):
+            targets.append(found)
+        elif found is not None:
             targets.append(agent)
         else:
             remoteless.append(agent)
@@ -202,9 +204,10 @@ def _remote_gone(agent: Agent, last_at: float) -> Outcome:
     )
 
 
-def _unreadable(agent: Agent, quick: bool) -> Outcome | None:
-    """A failed outcome for an agent whose repository or remote git cannot read, else None.
+def _remote_or_unreadable(agent: Agent, quick: bool) -> Outcome | str | None:
+    """The agent's remote URL, None when it has none, or a failed outcome where git cannot read either.
 
+    One answer, so a sync of every agent asks git's config once for each, not again for the URL.
     No remote set is git's exit 1 to `config --local --get`; anything else is git failing to read
     (`--local`: in a folder git refuses as another user's, git reads no repository and says 1).
     `quick`: one of every agent's checks (QUICK_CHECK_S).
@@ -218,8 +221,9 @@ def _unreadable(agent: Agent, quick: bool) -> Outcome | None:
     shared = shared_repository(agent.path)
     if shared is not None:
         return Outcome(agent.name, "failed", f"{agent.path}: .git {shared}")
-    if agent.repo.remote_url(REMOTE) is not None:
-        return None
+    url = agent.repo.remote_url(REMOTE)
+    if url is not None:
+        return url
     try:
         if (agent.repo.git_dir / "config").is_dir():  # git reads no settings, and says 1 for the remote
             agent.repo.git("rev-parse", "--git-dir")

@@ -1,8 +1,9 @@
 """What git prints about one commit, asked once per `Repo`: a commit's history cannot change.
 
-A commit id names its tree, its parents and so its whole history for ever, so `git log` or
-`git ls-tree` from one prints the same bytes each time (a reflection reads the history
-three times: for the bundle, the plan, and the plan again under the lock). Unless the
+A commit id names its tree, its parents and so its whole history for ever, so `git log`,
+`git ls-tree`, `git blame` or a file's blob from one prints the same bytes each time (a
+reflection reads the history and its files' authors three times: for the bundle, the plan,
+and the plan again under the lock). Unless the
 repository rewrites what git shows: replace refs, grafts, a shallow boundary (a fetch can
 deepen it). With any of those, or a revision that is not a full commit id, every question
 goes to git as before.
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
     from evolve.store.repo import Repo
 
 _ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
-_KEPT = 32  # answers kept per Repo (a long-lived watcher's Repo forgets them all past this)
+_KEPT = 64  # answers kept per Repo (a long-lived watcher's Repo forgets them all past this)
 
 
 def asked_once(repo: Repo, rev: str, key: tuple, ask: Callable[[], bytes]) -> bytes:

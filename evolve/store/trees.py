@@ -20,9 +20,7 @@ if TYPE_CHECKING:
 
 def refused_in_tree(repo: Repo, rev: str) -> str | None:
     """The first path of `rev`'s tree evolve never writes (`.gitattributes`, into `.git`, …), or None."""
-    listed = repo.git("ls-tree", "-r", "-z", "--name-only", "--full-tree", rev).split(b"\0")
-    for raw in filter(None, listed):
-        path = raw.decode("utf-8", "surrogateescape")
+    for _mode, _kind, _object, path in _listed(repo, rev):
         if refused_path(path) or any(part in (".", "") for part in path.split("/")):
             return path
     return None
@@ -30,15 +28,33 @@ def refused_in_tree(repo: Repo, rev: str) -> str | None:
 
 def tree_entries(repo: Repo, rev: str, paths: Sequence[str] = ()) -> dict[str, Entry]:
     """Path → (mode, blob) of every file and link at `rev` (under `paths`, when given)."""
-    args = ("ls-tree", "-r", "-z", "--full-tree", rev, "--", *paths)
+    return {
+        path: (mode, blob)
+        for mode, kind, blob, path in _listed(repo, rev)
+        if kind == "blob" and (not paths or any(_under(path, given) for given in paths))
+    }
+
+
+def _listed(repo: Repo, rev: str) -> list[tuple[str, str, str, str]]:
+    """(mode, kind, object id, path) of every entry of `rev`'s tree, in folders too (submodules' included).
+
+    One `ls-tree -r` of the whole tree, asked once per Repo (`fixed.asked_once`): a sync reads
+    one commit's tree for several sets of paths (the files it watches, the plugin's parts, the
+    links, a path evolve refuses), each filtered here instead of by a git process of its own.
+    """
+    args = ("ls-tree", "-r", "-z", "--full-tree", rev)
     out = asked_once(repo, rev, args, lambda: repo.git(*args))
-    found: dict[str, Entry] = {}
+    listed = []
     for item in filter(None, out.split(b"\0")):
         meta, _, name = item.partition(b"\t")
-        mode, kind, blob = meta.decode().split()
-        if kind == "blob":
-            found[name.decode("utf-8", "surrogateescape")] = (mode, blob)
-    return found
+        mode, kind, found = meta.decode().split()
+        listed.append((mode, kind, found, name.decode("utf-8", "surrogateescape")))
+    return listed
+
+
+def _under(path: str, given: str) -> bool:
+    """Whether `path` is `given` or inside it, as `ls-tree` matches a path (literally; "x/" only a folder)."""
+    return path.startswith(given) if given.endswith("/") else path == given or path.startswith(f"{given}/")
 
 
 def export(repo: Repo, rev: str, target: Path) -> None:

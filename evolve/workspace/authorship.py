@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 
 from evolve.config import GitConfig
+from evolve.store.fixed import asked_once
 from evolve.store.git import PLAIN_CONFIG, GitError
 from evolve.store.history import Commit
 from evolve.store.repo import Repo
@@ -80,12 +81,12 @@ class _Blame:
         if (rev, path) in self.read:
             return self.read[(rev, path)]
         try:
-            blob = self.repo.git("cat-file", "blob", f"{rev}:{path}")
+            blob = _file_at(self.repo, rev, path)
         except GitError:
             self.read[(rev, path)] = None
             return None  # not at that commit
         try:
-            out = self.repo.git("blame", "--line-porcelain", rev, "--", path, env=PLAIN_CONFIG)
+            out = _blame(self.repo, rev, path)
         except GitError:
             return [True] * _line_count(blob)  # fail closed: nobody may touch what blame cannot tell
         found: list[bool] = []
@@ -145,7 +146,7 @@ def text_authors(
     data = text.encode("utf-8", "surrogateescape")
     tip = repo.tip()
     try:
-        committed = repo.git("cat-file", "blob", f"{tip}:{path}") if tip else None
+        committed = _file_at(repo, tip, path) if tip else None
     except GitError:
         committed = None
     authors = line_authors(repo, path, commits, evolve, tip) if committed == data else None
@@ -161,8 +162,8 @@ def line_commits(repo: Repo, path: str, rev: str | None = None) -> list[str] | N
     if tip is None:
         return None
     try:
-        count = _line_count(repo.git("cat-file", "blob", f"{tip}:{path}"))
-        out = repo.git("blame", "--line-porcelain", tip, "--", path, env=PLAIN_CONFIG)
+        count = _line_count(_file_at(repo, tip, path))
+        out = _blame(repo, tip, path)
     except GitError:
         return None
     shas: list[str] = []
@@ -174,6 +175,22 @@ def line_commits(repo: Repo, path: str, rev: str | None = None) -> list[str] | N
         elif line.startswith("\t"):
             expect_sha = True  # the content line ends one line's block
     return shas if len(shas) == count else None
+
+
+def _file_at(repo: Repo, rev: str, path: str) -> bytes:
+    """`path`'s content at commit `rev`; GitError when it holds none.
+
+    Asked once per Repo (`fixed.asked_once`): a reflection reads each file's authors for the
+    bundle, the plan and the plan again under the lock, at the same commit.
+    """
+    args = ("cat-file", "blob", f"{rev}:{path}")
+    return asked_once(repo, rev, args, lambda: repo.git(*args))
+
+
+def _blame(repo: Repo, rev: str, path: str) -> bytes:
+    """`git blame --line-porcelain` of `path` at `rev`, without the person's settings; once per Repo."""
+    args = ("blame", "--line-porcelain", rev, "--", path)
+    return asked_once(repo, rev, args, lambda: repo.git(*args, env=PLAIN_CONFIG))
 
 
 def _line_count(blob: bytes) -> int:

@@ -175,7 +175,15 @@ def _log_patches(repo: Repo, tip: str) -> bytes:
 
 
 def tree_text(repo: Repo, sha: str) -> str:
-    """Every lesson line the tree of `sha` holds, normalised and joined by spaces."""
+    """Every lesson line the tree of `sha` holds, normalised and joined by spaces.
+
+    Read once per Repo and commit (`fixed.asked_once`): what a commit's tree holds never
+    changes, and one command reads the blocks more than once (a reflection's bundle and plan).
+    """
+    return asked_once(repo, sha, ("lesson-text",), lambda: _tree_text(repo, sha).encode()).decode()
+
+
+def _tree_text(repo: Repo, sha: str) -> str:
     listed = repo.text("ls-tree", "-r", "--name-only", "-z", sha, "--", MEMO_FILE, "skills/")
     paths = [p for p in listed.split("\0") if p and _learned_paths(p)]
     blobs = repo.read_blobs([f"{sha}:{p}" for p in paths])
