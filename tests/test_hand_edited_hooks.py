@@ -137,16 +137,20 @@ def test_a_moved_home_takes_its_path_into_a_persons_wrapped_command_and_nothing_
     assert "evolve's Stop hook was changed by hand" in capsys.readouterr().out
 
 
-def test_an_older_evolves_install_keeps_a_wrapped_command_it_recorded_nothing_of(project, capsys):
-    """Installs made before evolve recorded its entries: one in evolve's shape is evolve's, no other."""
+def as_an_older_evolve_recorded_it(home: Home) -> None:
+    """The install records without `entries`, as evolve wrote them before it kept what it wrote."""
     from evolve.workspace import links
 
-    home = Home.resolve()
     with links.registry_lock(home, "claude-code"):
         installs = links.load_installs(home, "claude-code")
         for record in installs:
             del record["entries"]
         links.save_installs(home, "claude-code", installs)
+
+
+def test_an_older_evolves_install_keeps_a_wrapped_command_it_recorded_nothing_of(project, capsys):
+    """Installs made before evolve recorded its entries: one in evolve's shape is evolve's, no other."""
+    as_an_older_evolve_recorded_it(Home.resolve())
     settings = claude_settings(project)
 
     def wrap_and_raise(hooks: dict) -> None:
@@ -242,14 +246,7 @@ def test_doctors_remedy_for_an_older_install_whose_entries_are_all_gone_runs_as_
     It said `evolve install claude-code --force`: refused (--agent is required), and run from
     another folder it would install into that one.
     """
-    from evolve.workspace import links
-
-    home = Home.resolve()
-    with links.registry_lock(home, "claude-code"):
-        installs = links.load_installs(home, "claude-code")
-        for record in installs:
-            del record["entries"]
-        links.save_installs(home, "claude-code", installs)
+    as_an_older_evolve_recorded_it(Home.resolve())
     settings = claude_settings(project)
     fresh = json.loads(settings.read_text())
     settings.write_text("{}\n")
