@@ -63,3 +63,18 @@ def test_a_graft_or_shallow_boundary_made_meanwhile_is_seen(tmp_path):
     assert len(repo.log(tip)) == 2
     (agent.path / ".git" / "shallow").write_text(tip + "\n")  # what `git fetch --depth 1` writes
     assert len(repo.log(tip)) == 1 == len(git_out(agent.path, "log", "--format=%H", tip).split())
+
+
+def test_a_replace_ref_in_the_folder_commondir_names_is_seen(tmp_path):
+    """Git reads refs (replace refs too), grafts and shallow from the folder `.git/commondir` names."""
+    agent = make_agent("fx")
+    evolve_commit(agent, {"memo.md": b"# one\n"})
+    repo = Repo(agent.path)
+    tip = repo.tip()
+    assert repo.log(tip)[0].subject.startswith("reflect(")
+    other = repo.build_commit(f"{tip}^", {}, "a replacement", EVOLVE.env())
+    common = tmp_path / "common.git"
+    subprocess.run(["cp", "-a", str(agent.path / ".git"), str(common)], check=True)
+    git(agent.path, f"--git-dir={common}", "replace", tip, other)
+    (agent.path / ".git" / "commondir").write_text(f"{common}\n")
+    assert repo.log(tip)[0].subject == "a replacement" == git_out(agent.path, "log", "-1", "--format=%s", tip)

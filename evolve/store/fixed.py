@@ -47,6 +47,8 @@ def plain_history(repo: Repo) -> bool:
         return False
     if (git_dir / "shallow").exists() or (git_dir / "info" / "grafts").exists():
         return False
+    if (git_dir / "commondir").exists():  # git reads refs, grafts and shallow from the folder it names
+        return False
     if (git_dir / "refs" / "replace").exists():
         return False
     try:
