@@ -78,3 +78,21 @@ def test_a_replace_ref_in_the_folder_commondir_names_is_seen(tmp_path):
     git(agent.path, f"--git-dir={common}", "replace", tip, other)
     (agent.path / ".git" / "commondir").write_text(f"{common}\n")
     assert repo.log(tip)[0].subject == "a replacement" == git_out(agent.path, "log", "-1", "--format=%s", tip)
+
+
+def _mktree(path, listing: str) -> str:
+    return git(path, "mktree", input=listing).stdout.strip()
+
+
+def test_whole_tree_listings_kept_stay_bounded_in_bytes():
+    """A watcher's Repo keeps what it read: big trees' listings (11 MB for 100,000 files) must not pile up."""
+    agent = make_agent("fx")
+    repo = Repo(agent.path)
+    blob = git_out(agent.path, "hash-object", "-w", "--stdin")
+    folder = _mktree(agent.path, "".join(f"100644 blob {blob}\tlesson-{n:03d}.md\n" for n in range(100)))
+    root = _mktree(agent.path, "".join(f"040000 tree {folder}\tskill-{n:04d}\n" for n in range(300)))
+    skills = _mktree(agent.path, f"040000 tree {root}\tskills\n")  # 30,000 files: a 3 MB listing
+    commits = [git_out(agent.path, "commit-tree", skills, "-m", f"tree {n}") for n in range(6)]
+    for sha in commits:
+        assert len(repo.tree_entries(sha, ["skills/skill-0001"])) == 100
+    assert sum(map(len, repo.fixed_answers.values())) <= 8 << 20
