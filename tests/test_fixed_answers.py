@@ -10,6 +10,7 @@ from __future__ import annotations
 import subprocess
 
 from evolve.store import git as git_module
+from evolve.store.fixed import asked_once
 from evolve.store.repo import Repo
 from tests.helpers import EVOLVE, evolve_commit, git, git_out, make_agent
 
@@ -96,3 +97,21 @@ def test_whole_tree_listings_kept_stay_bounded_in_bytes():
     for sha in commits:
         assert len(repo.tree_entries(sha, ["skills/skill-0001"])) == 100
     assert sum(map(len, repo.fixed_answers.values())) <= 8 << 20
+
+
+def test_an_answer_git_gave_while_a_shallow_boundary_was_made_is_not_kept():
+    """A fetch --depth 1 between the check and git's answer, then --unshallow: it answered the cut history."""
+    agent = make_agent("fx")
+    evolve_commit(agent, {"memo.md": b"# one\n"})
+    repo = Repo(agent.path)
+    tip = repo.tip()
+    shallow = agent.path / ".git" / "shallow"
+
+    def cut_meanwhile() -> bytes:
+        shallow.write_text(tip + "\n")  # what `git fetch --depth 1` writes
+        return repo.git("rev-list", "--count", tip)
+
+    assert asked_once(repo, tip, ("count",), cut_meanwhile) == b"1\n"
+    shallow.unlink()  # what `git fetch --unshallow` does
+    count = asked_once(repo, tip, ("count",), lambda: repo.git("rev-list", "--count", tip))
+    assert count.decode().strip() == git_out(agent.path, "rev-list", "--count", tip) == "2"

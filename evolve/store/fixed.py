@@ -32,8 +32,8 @@ def asked_once(repo: Repo, rev: str, key: tuple, ask: Callable[[], bytes]) -> by
     full = (rev, *key)
     if full not in kept:
         answer = ask()
-        if len(answer) > _KEPT_BYTES:
-            return answer  # too big to keep: asked again each time
+        if len(answer) > _KEPT_BYTES or not plain_history(repo):
+            return answer  # too big to keep, or history rewritten while git answered: asked again
         if len(kept) >= _KEPT or sum(map(len, kept.values())) + len(answer) > _KEPT_BYTES:
             kept.clear()
         kept[full] = answer
