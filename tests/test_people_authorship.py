@@ -233,3 +233,17 @@ def test_a_revert_of_an_accept_over_a_persons_line_gives_it_back_to_the_person(a
     capsys.readouterr()
     data = ans.json({"op": "patch_skill", "name": "tagging", "old": mine, "new": "- Tag however."})
     assert [o["status"] for o in data["operations"]] == ["waiting"], data["operations"]
+
+
+def test_a_blame_ignore_revs_file_in_the_agents_own_config_keeps_the_persons_line_theirs(agent, ans):
+    """A blame.ignoreRevsFile in .git/config (not the global one) credited a person's edit to evolve."""
+    _tagging(ans)
+    path = agent.skills_dir / "tagging" / "SKILL.md"
+    mine = "- Tag releases as vX.Y.Z, signed."
+    path.write_text(path.read_text().replace(TAG, mine))
+    assert person(agent, "commit", "-qam", "sign tags").returncode == 0
+    (agent.path / ".git" / "ignored-revs").write_text(git_out(agent.path, "rev-parse", "HEAD") + "\n")
+    git(agent.path, "config", "blame.ignoreRevsFile", ".git/ignored-revs")
+    data = ans.json({"op": "patch_skill", "name": "tagging", "old": mine, "new": "- Tag releases however."})
+    assert [o["status"] for o in data["operations"]] == ["waiting"], data["operations"]
+    assert mine in path.read_text()

@@ -157,6 +157,29 @@ def test_a_remotes_url_is_read_once_per_change_of_the_config(agent, tmp_path, mo
     assert agent.repo.remote_url() is None
 
 
+def test_a_remotes_url_from_a_file_the_config_includes_is_asked_each_time(agent, tmp_path):
+    # the person keeps their remotes in a file of their own: a change there leaves .git/config as it was
+    included = tmp_path / "remotes.inc"
+    included.write_text('[remote "origin"]\n\turl = https://example.invalid/a.git\n')
+    git(agent.path, "config", "include.path", str(included))
+    old = time.time() - 60
+    os.utime(agent.path / ".git" / "config", (old, old))  # settled
+    assert agent.repo.remote_url() == "https://example.invalid/a.git"
+    included.write_text('[remote "origin"]\n\turl = https://example.invalid/b.git\n')
+    assert (
+        agent.repo.remote_url()
+        == "https://example.invalid/b.git"
+        == git_out(agent.path, "remote", "get-url", "origin")
+    )
+    git(agent.path, "config", "--unset", "include.path")
+    git(agent.path, "config", "extensions.worktreeConfig", "true")  # .git/config.worktree is read too
+    git(agent.path, "config", "--worktree", "remote.origin.url", "https://example.invalid/c.git")
+    os.utime(agent.path / ".git" / "config", (old, old))
+    assert agent.repo.remote_url() == "https://example.invalid/c.git"
+    git(agent.path, "config", "--worktree", "remote.origin.url", "https://example.invalid/d.git")
+    assert agent.repo.remote_url() == "https://example.invalid/d.git"
+
+
 def test_the_tip_is_what_git_names_whether_the_ref_is_loose_packed_symbolic_or_gone(agent):
     repo = agent.repo
     sha = git_out(agent.path, "rev-parse", "main")

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 _ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _KEPT = 64  # answers kept per Repo (a long-lived watcher's Repo forgets them all past this)
+_KEPT_BYTES = 8 << 20  # and their bytes: a tree of 100,000 files lists 11 MB, and a sync reads many trees
 
 
 def asked_once(repo: Repo, rev: str, key: tuple, ask: Callable[[], bytes]) -> bytes:
@@ -30,9 +31,12 @@ def asked_once(repo: Repo, rev: str, key: tuple, ask: Callable[[], bytes]) -> by
     kept = repo.fixed_answers
     full = (rev, *key)
     if full not in kept:
-        if len(kept) >= _KEPT:
+        answer = ask()
+        if len(answer) > _KEPT_BYTES or not plain_history(repo):
+            return answer  # too big to keep, or history rewritten while git answered: asked again
+        if len(kept) >= _KEPT or sum(map(len, kept.values())) + len(answer) > _KEPT_BYTES:
             kept.clear()
-        kept[full] = ask()
+        kept[full] = answer
     return kept[full]
 
 
@@ -46,6 +50,8 @@ def plain_history(repo: Repo) -> bool:
     ):
         return False
     if (git_dir / "shallow").exists() or (git_dir / "info" / "grafts").exists():
+        return False
+    if (git_dir / "commondir").exists():  # git reads refs, grafts and shallow from the folder it names
         return False
     if (git_dir / "refs" / "replace").exists():
         return False

@@ -24,7 +24,7 @@ def remote_url(repo: Repo, remote: str) -> str | None:
         st = (repo.git_dir / "config").stat()
     except OSError:
         st = None
-    settled = st is not None and time.time_ns() - st.st_mtime_ns > RACY_NS
+    settled = st is not None and time.time_ns() - st.st_mtime_ns > RACY_NS and _config_alone(repo)
     key = (str(repo.git_dir), remote, st.st_ino, st.st_size, st.st_mtime_ns) if st and settled else None
     if key is not None and key in _URLS:
         return _URLS[key]
@@ -35,3 +35,19 @@ def remote_url(repo: Repo, remote: str) -> str | None:
             _URLS.clear()
         _URLS[key] = url
     return url
+
+
+def _config_alone(repo: Repo) -> bool:
+    """Whether `.git/config` alone holds the repository's settings, so its stat tells their change.
+
+    Not when it includes another file (`[include]`, `[includeIf]`: a person's own remotes file),
+    has git read `.git/config.worktree` too (extensions.worktreeConfig), or `.git/commondir`
+    names the folder git reads its config from.
+    """
+    try:
+        text = (repo.git_dir / "config").read_bytes().lower()
+    except OSError:
+        return False
+    if b"include" in text or b"worktreeconfig" in text:
+        return False
+    return not (repo.git_dir / "commondir").exists()

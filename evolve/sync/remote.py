@@ -298,9 +298,32 @@ class Pushed:
         )
 
 
+def checked_reach(repo: Repo, url: str) -> str:
+    """`url` checked (`check_url`), once every URL git fetches from and pushes to passes too.
+
+    `local_side` keeps a folder server's hooks off as `url` says; a push URL set by hand
+    (`git remote set-url --push`) or an insteadOf / pushInsteadOf rewrite has git reach
+    another server: a UserError when that one is a folder and `url` is not, or the reverse.
+    """
+    checked = check_url(url)
+    fetched = repo.text("remote", "get-url", REMOTE).splitlines()
+    pushed = repo.text("remote", "get-url", "--push", "--all", REMOTE).splitlines()
+    for reached in (*fetched, *pushed):
+        if _is_folder(check_url(reached)) != _is_folder(checked):
+            raise UserError(
+                f"git would reach {redact(reached)!r}, not {redact(url)!r} "
+                "(a push URL or an insteadOf rewrite set by hand)"
+            )
+    return checked
+
+
+def _is_folder(url: str) -> bool:
+    return url.startswith(("/", "file://"))
+
+
 def local_side(command: str, url: str) -> list[str]:
     """`--upload-pack` / `--receive-pack` options that keep a folder server's hooks and commands off."""
-    if not url.startswith(("/", "file://")):
+    if not _is_folder(url):
         return []
     program = "receive-pack" if command == "push" else "upload-pack"
     return [LOCAL_SIDES[command], f"{SAFE_SIDE} {program}"]

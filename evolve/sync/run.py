@@ -109,7 +109,7 @@ def _sync(
     if url is None:
         return Outcome(agent.name, "no remote", f"set one with `evolve remote {agent.name} URL`")
     try:  # set by hand (`git remote add`): the URL `evolve remote` would refuse is not used either
-        remote.check_url(url)
+        url = remote.checked_reach(repo, url)  # a relative folder made absolute: local_side sees a folder
     except UserError as exc:
         raise Refused(f"{exc}; set it again with `evolve remote {agent.name} URL`") from None
     if head.broken_branch(repo.git_dir):  # else the fetch fails on it, as if the server were to blame

@@ -188,8 +188,12 @@ def _file_at(repo: Repo, rev: str, path: str) -> bytes:
 
 
 def _blame(repo: Repo, rev: str, path: str) -> bytes:
-    """`git blame --line-porcelain` of `path` at `rev`, without the person's settings; once per Repo."""
-    args = ("blame", "--line-porcelain", rev, "--", path)
+    """`git blame --line-porcelain` of `path` at `rev`, without the person's settings; once per Repo.
+
+    `--ignore-revs-file=` clears the revisions a blame.ignoreRevsFile of the repository's own
+    config names too: blame would credit a person's edit of a line to the commit before it.
+    """
+    args = ("blame", "--line-porcelain", "--ignore-revs-file=", rev, "--", path)
     return asked_once(repo, rev, args, lambda: repo.git(*args, env=PLAIN_CONFIG))
 
 

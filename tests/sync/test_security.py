@@ -302,3 +302,39 @@ def test_setting_a_remote_moves_sources_and_model_out_of_the_repository(machines
     config = a.agent.config
     assert config.sources.claude_code == ["~/.claude/projects/-home-alice-secret-project/*.jsonl"]
     assert config.model.name == "claude-x" and config.limits.max_skills == 50 and config.warnings == ()
+
+
+def test_a_push_url_set_by_hand_to_a_folder_runs_none_of_its_hooks(machines, git_daemon, tmp_path):
+    """`git remote set-url --push` leaves the URL evolve checks as it was; git pushes to the other one."""
+    a, _b = machines
+    a.create(git_daemon.url())
+    bare = tmp_path / "shared.git"
+    subprocess.run(["git", "clone", "-q", "--mirror", git_daemon.url(), str(bare)], check=True)
+    marker = tmp_path / "pwned"
+    for hook in ("pre-receive", "post-receive", "update", "reference-transaction", "post-update"):
+        (bare / "hooks" / hook).write_text(f"#!/bin/sh\ntouch {marker}\n")
+        (bare / "hooks" / hook).chmod(0o755)
+    subprocess.run(["git", "-C", str(a.path), "remote", "set-url", "--push", "origin", str(bare)], check=True)
+    a.write("memo.md", a.read("memo.md") + "\n- pushed elsewhere\n")
+    a.commit("to the folder")
+    code, out = a.sync()
+    assert code == 1 and "shared.git" in out and "push URL" in out, out
+    assert not marker.exists()
+
+
+def test_a_folder_set_by_hand_as_a_relative_path_runs_none_of_its_hooks(machines, tmp_path):
+    a, _b = machines
+    bare = tmp_path / "shared.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(bare)], check=True)
+    a.create(str(bare))
+    marker = tmp_path / "pwned"
+    for hook in ("pre-receive", "post-receive", "update", "reference-transaction", "post-update"):
+        (bare / "hooks" / hook).write_text(f"#!/bin/sh\ntouch {marker}\n")
+        (bare / "hooks" / hook).chmod(0o755)
+    relative = os.path.relpath(bare, a.path)
+    subprocess.run(["git", "-C", str(a.path), "remote", "set-url", "origin", relative], check=True)
+    a.write("memo.md", a.read("memo.md") + "\n- pushed to a folder\n")
+    a.commit("to the folder")
+    code, out = a.sync()
+    assert code == 0 and "synced" in out, out
+    assert not marker.exists()
