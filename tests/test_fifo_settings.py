@@ -124,3 +124,31 @@ def test_a_transcript_swapped_for_a_fifo_after_discovery_is_skipped_not_waited_o
         f"observe_file(conn, 'demo', Path({str(transcript)!r}), 'claude_code').error)"
     )
     assert ran.stdout.startswith("claude_code cannot read:") and "not a regular file" in ran.stdout, ran
+
+
+def test_a_fifo_at_the_spool_is_named_never_waited_on_and_a_kept_line_is_still_read(evolve_home):
+    """A FIFO at spool/hooks.jsonl: the drain renamed it aside and then read it, forever.
+
+    The hooks' lines sent to it are lost (the pipe keeps nothing once closed), so a hook's
+    write refuses it (its one line goes to the hooks' log); a line already spooled in a
+    regular file is still read, and doctor says what to remove.
+    """
+    make_agent("demo")
+    spool_dir = Home.resolve().spool_dir
+    spool_dir.mkdir(exist_ok=True)
+    os.mkfifo(spool_dir / "hooks.jsonl")
+    (spool_dir / "hooks.jsonl.1.2.draining").write_text('{"event":"kept","at":1.0}\n')
+    ran = python(
+        "from pathlib import Path; from evolve.store import spool\n"
+        f"folder = Path({str(spool_dir)!r})\n"
+        "try:\n    spool.append(folder, {'event': 'lost'})\n"
+        "except OSError as exc:\n    print(exc)\n"
+        "with spool.drain(folder) as records:\n    print([r['event'] for r in records])"
+    )
+    assert ran.stdout == (
+        f"{spool_dir / 'hooks.jsonl'} is not a regular file; remove it (the hooks make a new one)\n['kept']\n"
+    ), ran
+    assert sorted(p.name for p in spool_dir.iterdir()) == ["drain.lock", "hooks.jsonl"]
+    doctor = evolve("doctor")
+    assert f"{spool_dir / 'hooks.jsonl'}: is not a regular file" in doctor.stdout, doctor
+    assert "remove it" in doctor.stdout
