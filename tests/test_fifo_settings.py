@@ -152,3 +152,18 @@ def test_a_fifo_at_the_spool_is_named_never_waited_on_and_a_kept_line_is_still_r
     doctor = evolve("doctor")
     assert f"{spool_dir / 'hooks.jsonl'}: is not a regular file" in doctor.stdout, doctor
     assert "remove it" in doctor.stdout
+
+
+def test_claude_codes_settings_over_the_bound_are_one_line_and_left_as_they_are(project):
+    """A settings file that never ends (a log, /proc/…) was read to its end by install and doctor."""
+    settings = project / ".claude" / "settings.local.json"
+    with settings.open("r+b") as handle:  # a valid start, then more than any settings file holds
+        handle.seek(9 << 20)
+        handle.write(b" ")
+    before = settings.stat()
+    ran = evolve("install", "claude-code", "--agent", "demo", "--force", cwd=project)
+    assert ran.returncode == 1 and ran.stderr.count("\n") == 1, ran.stderr
+    assert f"{settings} is over 8,388,608 bytes, more than a settings file holds; fix it" in ran.stderr
+    doctor = evolve("doctor")
+    assert "Traceback" not in doctor.stderr and "is over 8,388,608 bytes" in doctor.stdout, doctor
+    assert settings.stat().st_mtime_ns == before.st_mtime_ns and settings.stat().st_size == before.st_size

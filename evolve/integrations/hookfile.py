@@ -23,9 +23,11 @@ from pathlib import Path
 from evolve import launch
 from evolve.errors import UserError
 from evolve.home import Home, moved_here_from
-from evolve.regular import NotRegular, read_regular
+from evolve.regular import NotRegular, TooLarge, read_regular
 from evolve.store.files import atomic_write
 from evolve.workspace import links
+
+SETTINGS_CAP = 8 << 20  # a settings file is kilobytes; the session's hooks read no more (hookio.STDIN_CAP)
 
 TYPE_CHECKING = False  # typing's own flag without importing typing
 if TYPE_CHECKING:
@@ -389,9 +391,11 @@ def forget(record: dict, installs: list[dict], target: Path, skills: Path) -> li
 def read(path: Path) -> tuple[bytes | None, dict]:
     """(the file's bytes or None when missing, its JSON object)."""
     try:
-        raw = read_regular(path)
+        raw = read_regular(path, SETTINGS_CAP)
     except FileNotFoundError:
         return None, {}
+    except TooLarge as exc:  # a log, or a file that never ends: nothing is read further or written
+        raise UserError(f"{exc}, more than a settings file holds; fix it, then run evolve again") from None
     except NotRegular:
         raise UserError(
             f"{path} is not a regular file (a FIFO or a device?); put the file back, then run evolve again"
