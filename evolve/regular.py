@@ -18,6 +18,10 @@ class NotRegular(OSError):
     """A FIFO, device, socket or folder where a person's file belongs."""
 
 
+class TooLarge(OSError):
+    """A person's file longer than any such file is (a log, or one that never ends: /proc)."""
+
+
 def open_regular(path: Path | str, encoding: str | None = None, errors: str | None = None) -> IO:
     """A regular file opened to read (text with an `encoding`, else bytes); NotRegular for anything else.
 
@@ -43,8 +47,10 @@ def open_regular(path: Path | str, encoding: str | None = None, errors: str | No
         raise
 
 
-def read_regular(path: Path | str) -> bytes:
-    """A regular file's bytes (`open_regular`)."""
+def read_regular(path: Path | str, cap: int | None = None) -> bytes:
+    """A regular file's bytes (`open_regular`); TooLarge past `cap` bytes, read no further."""
     with open_regular(path) as handle:
-        data: bytes = handle.read()
-        return data
+        data: bytes = handle.read(-1 if cap is None else cap + 1)
+    if cap is not None and len(data) > cap:
+        raise TooLarge(f"{path} is over {cap:,} bytes")
+    return data

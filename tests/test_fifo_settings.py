@@ -124,3 +124,46 @@ def test_a_transcript_swapped_for_a_fifo_after_discovery_is_skipped_not_waited_o
         f"observe_file(conn, 'demo', Path({str(transcript)!r}), 'claude_code').error)"
     )
     assert ran.stdout.startswith("claude_code cannot read:") and "not a regular file" in ran.stdout, ran
+
+
+def test_a_fifo_at_the_spool_is_named_never_waited_on_and_a_kept_line_is_still_read(evolve_home):
+    """A FIFO at spool/hooks.jsonl: the drain renamed it aside and then read it, forever.
+
+    The hooks' lines sent to it are lost (the pipe keeps nothing once closed), so a hook's
+    write refuses it (its one line goes to the hooks' log); a line already spooled in a
+    regular file is still read, and doctor says what to remove.
+    """
+    make_agent("demo")
+    spool_dir = Home.resolve().spool_dir
+    spool_dir.mkdir(exist_ok=True)
+    os.mkfifo(spool_dir / "hooks.jsonl")
+    (spool_dir / "hooks.jsonl.1.2.draining").write_text('{"event":"kept","at":1.0}\n')
+    ran = python(
+        "from pathlib import Path; from evolve.store import spool\n"
+        f"folder = Path({str(spool_dir)!r})\n"
+        "try:\n    spool.append(folder, {'event': 'lost'})\n"
+        "except OSError as exc:\n    print(exc)\n"
+        "with spool.drain(folder) as records:\n    print([r['event'] for r in records])"
+    )
+    assert ran.stdout == (
+        f"{spool_dir / 'hooks.jsonl'} is not a regular file; remove it (the hooks make a new one)\n['kept']\n"
+    ), ran
+    assert sorted(p.name for p in spool_dir.iterdir()) == ["drain.lock", "hooks.jsonl"]
+    doctor = evolve("doctor")
+    assert f"{spool_dir / 'hooks.jsonl'}: is not a regular file" in doctor.stdout, doctor
+    assert "remove it" in doctor.stdout
+
+
+def test_claude_codes_settings_over_the_bound_are_one_line_and_left_as_they_are(project):
+    """A settings file that never ends (a log, /proc/…) was read to its end by install and doctor."""
+    settings = project / ".claude" / "settings.local.json"
+    with settings.open("r+b") as handle:  # a valid start, then more than any settings file holds
+        handle.seek(9 << 20)
+        handle.write(b" ")
+    before = settings.stat()
+    ran = evolve("install", "claude-code", "--agent", "demo", "--force", cwd=project)
+    assert ran.returncode == 1 and ran.stderr.count("\n") == 1, ran.stderr
+    assert f"{settings} is over 8,388,608 bytes, more than a settings file holds; fix it" in ran.stderr
+    doctor = evolve("doctor")
+    assert "Traceback" not in doctor.stderr and "is over 8,388,608 bytes" in doctor.stdout, doctor
+    assert settings.stat().st_mtime_ns == before.st_mtime_ns and settings.stat().st_size == before.st_size

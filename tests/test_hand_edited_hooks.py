@@ -315,3 +315,30 @@ def test_an_upgrade_brings_evolves_own_command_up_to_date_inside_a_persons_entry
     assert hooks["Stop"][0]["hooks"][0]["timeout"] == 30
     for event in ("Stop", "PostToolUse"):
         assert f"evolve's {event} hook was changed by hand" in doctor
+
+
+def test_evolves_entry_with_a_broken_quote_is_named_unreadable_and_force_replaces_it(project, capsys):
+    """A closing quote deleted: doctor said 'removed by hand' and --force added a second entry beside it."""
+    settings = claude_settings(project)
+    others = [  # a person's own entries, broken too: not evolve's (another agent, or no hook of evolve's)
+        {"type": "command", "command": "python -I -c 'import evolve.hookmain as h; h.run() x --agent other"},
+        {"type": "command", "command": "echo 'done"},
+    ]
+
+    def break_a_quote(hooks: dict) -> None:
+        stop = hooks["Stop"][0]["hooks"][0]
+        stop["command"] = stop["command"].replace("h.run()'", "h.run()", 1)
+        hooks["Stop"].append({"hooks": others})
+
+    edit(settings, break_a_quote)
+    capsys.readouterr()
+    cli.main(["doctor"])
+    doctor = capsys.readouterr().out
+    assert "evolve's Stop hook was made unreadable by hand (its quotes do not pair: it cannot run)" in doctor
+    force = f"evolve install claude-code --agent demo --project {project} --force"
+    assert f"`{force}` puts evolve's back" in doctor and "removed by hand" not in doctor, doctor
+    assert cli.main(["install", "claude-code", "--agent", "demo", "--force"]) == 0
+    stops = [hook for group in json.loads(settings.read_text())["hooks"]["Stop"] for hook in group["hooks"]]
+    evolves = [hook for hook in stops if hook not in others]
+    assert len(evolves) == 1 and hookfile.owner(evolves[0]["command"]) == (str(Home.resolve().root), "demo")
+    assert [hook for hook in stops if hook in others] == others

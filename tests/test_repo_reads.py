@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import time
 
+from evolve.store import fixed, trees
 from evolve.store import repo as repo_mod
 from evolve.store.repo import Repo
 from tests import helpers
@@ -86,35 +87,62 @@ def test_blobs_of_a_commit_of_several_files_are_git_s_own(monkeypatch):
     assert git(agent.path, "fsck", "--strict", "--no-dangling").returncode == 0
 
 
-def test_a_commits_files_under_paths_are_those_ls_tree_lists_from_one_listing(monkeypatch):
+FILES = {
+    "skills/x/SKILL.md": b"x\n",
+    "skills2/y.md": b"y\n",
+    "skills-z.md": b"z\n",
+    "memo.md": b"m\n",
+    "a/b.md": b"b\n",
+    "a.md": b"a\n",
+    "a*": b"*\n",
+}
+ASKED = (
+    ["skills"],
+    ["skills/"],
+    ["memo.md"],
+    ["memo.md/"],
+    ["a*"],
+    ["a"],
+    ["sk"],
+    ["memo.md", "a/b.md"],
+    ["skills", "skills/x"],
+    [],
+)
+
+
+def lists_as_git_does(repo: Repo, sha: str, paths: list[str]) -> bool:
+    listed = git_out(repo.path, "ls-tree", "-r", "-z", "--name-only", "--full-tree", sha, "--", *paths)
+    return list(repo.tree_entries(sha, paths)) == sorted(filter(None, listed.split("\0")))
+
+
+def test_a_commits_files_under_paths_are_those_ls_tree_lists_from_one_listing_parsed_once(monkeypatch):
     # a sync reads one commit's tree for several sets of paths: one ls-tree, filtered as git filters
     agent = make_agent()
-    files = {
-        "skills/x/SKILL.md": b"x\n",
-        "skills2/y.md": b"y\n",
-        "memo.md": b"m\n",
-        "a/b.md": b"b\n",
-        "a*": b"*\n",
-    }
     with agent.repo.locked():
-        sha = agent.repo.commit_changes(files, "several", EVOLVE)
+        sha = agent.repo.commit_changes(FILES, "several", EVOLVE)
     calls = counting(monkeypatch)
+    parses = []
+    parse = trees._parsed
+    monkeypatch.setattr(trees, "_parsed", lambda out: parses.append(out) or parse(out))
     assert agent.repo.refused_in_tree(sha) is None
-    asked = (
-        ["skills"],
-        ["skills/"],
-        ["memo.md"],
-        ["memo.md/"],
-        ["a*"],
-        ["a"],
-        ["sk"],
-        ["memo.md", "a/b.md"],
-        [],
-    )
-    for paths in asked:
-        listed = git_out(agent.path, "ls-tree", "-r", "-z", "--name-only", "--full-tree", sha, "--", *paths)
-        assert sorted(agent.repo.tree_entries(sha, paths)) == sorted(filter(None, listed.split("\0"))), paths
+    for paths in ASKED:
+        assert lists_as_git_does(agent.repo, sha, paths), paths
     assert [call[0] for call in calls] == ["ls-tree"]
+    assert len(parses) == 1  # 0.17 s a time for 100,000 files
+
+
+def test_a_tree_too_big_to_keep_is_asked_for_the_paths_alone_after_the_first_listing(monkeypatch):
+    # a tree of 100,000 files lists 11 MB, over what a Repo keeps: listed whole for each call before
+    agent = make_agent()
+    with agent.repo.locked():
+        sha = agent.repo.commit_changes(FILES, "several", EVOLVE)
+    monkeypatch.setattr(fixed, "_KEPT_BYTES", 100)
+    repo = Repo(agent.path)
+    calls = counting(monkeypatch)
+    for paths in ASKED:
+        assert lists_as_git_does(repo, sha, paths), paths
+    whole = ("ls-tree", "-r", "-z", "--full-tree", sha)
+    assert calls == [whole] + [(*whole, "--", *paths) for paths in ASKED[1:-1]] + [whole]
 
 
 def test_dirty_paths_lists_untracked_and_modified(agent):

@@ -11,7 +11,7 @@ from evolve.commands import doctor_checks as checks
 from evolve.commands.output import emit_json, say
 from evolve.errors import ConfigError, UserError
 from evolve.home import Home
-from evolve.store import ledger
+from evolve.store import ledger, spool
 from evolve.store.diagnosis import no_repository_in
 from evolve.store.git import GitError
 from evolve.sync.status import remote_problems
@@ -62,6 +62,9 @@ def diagnose(home: Home, leftover: list[Path] | None = None) -> list[dict]:
             "the evolve home is read-only: reading commands work, but nothing is observed, "
             "reflected or committed; remount it read-write or give this user write permission",
         )
+    for path in spool.not_regular(home.spool_dir):
+        lost = "is not a regular file: the hooks' lines sent to it are lost"
+        add(str(path), f"{lost}; remove it (the hooks make a new one)")
     try:
         home_config = config_mod.load(home.config_file)
     except ConfigError as exc:

@@ -111,7 +111,7 @@ def installs(home: Home, agents: list[str], add: Add) -> None:
                     for event, why in _integration(harness).left_by_hand(home, record, settings).items():
                         add(
                             where,
-                            f"evolve's {event} hook was {why} by hand: left as it is; "
+                            f"evolve's {event} hook was {hookfile.said(why)}: left as it is; "
                             f"`{force_install_command(harness, record)}` puts evolve's back",
                             "warning",
                         )

@@ -77,8 +77,11 @@ def install(
 
 def by_hand_lines(left: dict[str, str], settings: str, again: str) -> list[str]:
     """One line per hook entry of evolve's a person changed or removed, and how to get evolve's back."""
+    from evolve.integrations import hookfile
+
     return [
-        f"evolve's {event} hook in {settings} was {why} by hand: left as it is; `{again}` puts evolve's back"
+        f"evolve's {event} hook in {settings} was {hookfile.said(why)}: left as it is; "
+        f"`{again}` puts evolve's back"
         for event, why in left.items()
     ]
 

@@ -23,9 +23,11 @@ from pathlib import Path
 from evolve import launch
 from evolve.errors import UserError
 from evolve.home import Home, moved_here_from
-from evolve.regular import NotRegular, read_regular
+from evolve.regular import NotRegular, TooLarge, read_regular
 from evolve.store.files import atomic_write
 from evolve.workspace import links
+
+SETTINGS_CAP = 8 << 20  # a settings file is kilobytes; the session's hooks read no more (hookio.STDIN_CAP)
 
 TYPE_CHECKING = False  # typing's own flag without importing typing
 if TYPE_CHECKING:
@@ -89,9 +91,35 @@ def names_home(command: object, home: Home, agent: str | None) -> bool:
     and so does another home moved elsewhere (`home.moved_here_from`).
     """
     found = owner(command)
-    if found is None or found[1] != agent:
+    if found is None:
+        return _garbled(command, home, agent)
+    if found[1] != agent:
         return False
     return found[0] == str(home.root) or moved_here_from(home.root, found[0], agent)
+
+
+def unreadable(command: object) -> bool:
+    """Whether a command naming evolve's hook entry point cannot be split into words (a quote deleted)."""
+    if not isinstance(command, str) or MARK not in command:
+        return False
+    try:
+        shlex.split(command)
+    except ValueError:
+        return True
+    return False
+
+
+def _garbled(command: object, home: Home, agent: str | None) -> bool:
+    """Whether an `unreadable` command is still recognisably `agent`'s of `home`.
+
+    A person who broke a quote left it naming the hook entry point, this home and the agent:
+    it is evolve's entry (doctor says it cannot run; `--force` replaces it, not adds beside it).
+    """
+    if not unreadable(command) or str(home.root) not in str(command):
+        return False
+    words = str(command).split()
+    agents = {name.strip("'\"") for flag, name in zip(words, words[1:], strict=False) if flag == "--agent"}
+    return agents == {agent} if agent else not agents
 
 
 def remove_entries(settings: dict, ours: Ours) -> dict:
@@ -156,7 +184,14 @@ def add_entries(settings: dict, ours: Ours, entries: list[Entry]) -> dict:
 
 
 # -- a person's edits ------------------------------------------------------------------------
-CHANGED, REMOVED = "changed", "removed"
+CHANGED, REMOVED, UNREADABLE = "changed", "removed", "unreadable"
+
+
+def said(why: str) -> str:
+    """How doctor and install tell what a person did to evolve's entry (`by_hand`'s values)."""
+    if why == UNREADABLE:
+        return "made unreadable by hand (its quotes do not pair: it cannot run)"
+    return f"{why} by hand"
 
 
 def wanted_entries(entries: list[Entry]) -> list[list]:
@@ -183,7 +218,7 @@ def _looks_evolves(event: str, matcher: object, hook: dict, wanted: list[list], 
 
 
 def by_hand(settings: dict, ours: Ours, wanted: list[list], written: list | None, pythons: set[str]) -> dict:
-    """{event: CHANGED or REMOVED} of evolve's entries a person edited or removed since evolve wrote them.
+    """{event: CHANGED, UNREADABLE or REMOVED}: evolve's entries a person edited or removed since written.
 
     `written` is what the install recorded writing (None: an older evolve's install recorded
     nothing; then an entry in evolve's shape is evolve's, and a missing one is not told apart
@@ -201,7 +236,7 @@ def by_hand(settings: dict, ours: Ours, wanted: list[list], written: list | None
             else _looks_evolves(event, matcher, hook, wanted, pythons)
         )
         if not mine:
-            found[event] = CHANGED
+            found[event] = UNREADABLE if unreadable(hook.get("command")) else CHANGED
     present = {event for event, _matcher, _hook in entries_of(settings, ours)}
     found.update({event: REMOVED for event in last or () if event not in present})
     return found
@@ -389,9 +424,11 @@ def forget(record: dict, installs: list[dict], target: Path, skills: Path) -> li
 def read(path: Path) -> tuple[bytes | None, dict]:
     """(the file's bytes or None when missing, its JSON object)."""
     try:
-        raw = read_regular(path)
+        raw = read_regular(path, SETTINGS_CAP)
     except FileNotFoundError:
         return None, {}
+    except TooLarge as exc:  # a log, or a file that never ends: nothing is read further or written
+        raise UserError(f"{exc}, more than a settings file holds; fix it, then run evolve again") from None
     except NotRegular:
         raise UserError(
             f"{path} is not a regular file (a FIFO or a device?); put the file back, then run evolve again"

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from evolve.regular import NotRegular, open_regular
+from evolve.regular import NotRegular, TooLarge, read_regular
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -81,8 +81,9 @@ def read(model: ModelConfig, environ: Mapping[str, str] | None = None) -> tuple[
     path = Path(where.name).expanduser()
     shown = f"model.api_key_file {where.name}"
     try:
-        with open_regular(path) as handle:
-            data = handle.read(MAX_KEY_BYTES + 1)
+        data = read_regular(path, MAX_KEY_BYTES)  # /proc/…: never read to its end
+    except TooLarge:
+        return "", f"{shown}: is over {MAX_KEY_BYTES:,} bytes; it must hold only the key, on one line"
     except FileNotFoundError:
         return "", f"{shown}: no such file; write the key into it (chmod 600) or name another file"
     except (IsADirectoryError, NotRegular):  # a FIFO: refused, never waited on
@@ -91,7 +92,7 @@ def read(model: ModelConfig, environ: Mapping[str, str] | None = None) -> tuple[
     except OSError as exc:
         return "", f"{shown}: cannot be read ({exc.strerror}); fix its permissions"
     key = data.decode("utf-8", "replace").strip()
-    if len(data) > MAX_KEY_BYTES or not (key.isascii() and key.isprintable()) or " " in key:
+    if not (key.isascii() and key.isprintable()) or " " in key:
         return "", f"{shown}: must hold only the key, on one line"  # never quoted: it may be a secret
     return key, None if key else f"{shown}: is empty; write the key into it"
 

@@ -46,7 +46,8 @@ class Repo:
         self.staged_memo: tuple[tuple, tuple[dict[str, Entry | None], bool]] | None = None
         # the memo as it was when this lock's write decided what to stage (`busy.staged_meanwhile`)
         self.index_read: tuple[tuple, tuple[dict[str, Entry | None], bool]] | None = None
-        self.fixed_answers: dict[tuple, bytes] = {}  # what git printed about a commit (`fixed.asked_once`)
+        # what git printed about a commit, or its parse, and its weight in bytes (`fixed.asked_once`)
+        self.fixed_answers: dict[tuple, tuple[int, Any]] = {}
 
     # -- reading ---------------------------------------------------------------------
     def git(self, *args: str, **kwargs: Any) -> bytes:

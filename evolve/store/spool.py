@@ -13,6 +13,7 @@ still appends, unlocked. Light (os, time): the hooks import it.
 # pathlib costs more than a hook may: os.path it is; nor `from __future__` (a module too).
 # ruff: noqa: PTH103, PTH116, PTH118
 import os
+import stat  # os imports it: free
 import time
 
 try:
@@ -79,6 +80,8 @@ def _lock(fd: int, shared: bool) -> bool:
 def _is_live(fd: int, path: str) -> bool:
     """Whether the file `fd` opened is still the one at `path` (not renamed aside by a drain)."""
     opened = os.fstat(fd)
+    if not stat.S_ISREG(opened.st_mode):  # a FIFO there takes the line and loses it
+        raise OSError(f"{path} is not a regular file; remove it (the hooks make a new one)")
     try:
         now = os.stat(path)
     except FileNotFoundError:
@@ -90,10 +93,13 @@ def _settled(path: "Path") -> bytes | None:
     """The bytes of a renamed spool once every writer that opened it let go (None: one still holds it).
 
     A writer holds it for microseconds; one stopped right then (Ctrl-Z) would stall the
-    watcher, so its file waits for a later drain instead.
+    watcher, so its file waits for a later drain instead. A FIFO put there is never read
+    (it would never end): None too, and doctor names it.
     """
-    fd = os.open(path, os.O_RDWR)
+    fd = os.open(path, os.O_RDWR | os.O_NONBLOCK)
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
         deadline = time.monotonic() + SETTLE_S
         while not _lock(fd, shared=False):
             if time.monotonic() >= deadline:
@@ -105,6 +111,21 @@ def _settled(path: "Path") -> bytes | None:
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def _regular(path: "Path") -> bool:
+    try:
+        return stat.S_ISREG(path.stat().st_mode)
+    except FileNotFoundError:
+        return False
+
+
+def not_regular(spool_dir: "Path") -> list["Path"]:
+    """The spool's files that are no regular file (a FIFO): lines sent there are lost, none is read."""
+    if not spool_dir.is_dir():
+        return []
+    found = [spool_dir / SPOOL, *sorted(spool_dir.glob(f"{SPOOL}.*.draining"))]
+    return [path for path in found if path.exists() and not _regular(path)]
 
 
 def drain(spool_dir: "Path") -> "AbstractContextManager[list[dict]]":
@@ -130,7 +151,8 @@ def _drain(spool_dir: "Path") -> "Iterator[list[dict]]":
     with FileLock(spool_dir / "drain.lock", timeout=30):
         live = spool_dir / SPOOL
         try:
-            live.rename(spool_dir / f"{SPOOL}.{os.getpid()}.{time.monotonic_ns()}.draining")
+            if _regular(live):  # a FIFO stays where doctor names it, not renamed into a backlog
+                live.rename(spool_dir / f"{SPOOL}.{os.getpid()}.{time.monotonic_ns()}.draining")
         except FileNotFoundError:
             pass
         taken = []

@@ -6,11 +6,13 @@ through GitPython's object database, the one place evolve uses it. `Repo` calls 
 
 from __future__ import annotations
 
+import sys
+from bisect import bisect_left
 from collections.abc import Sequence
 from pathlib import Path
 
 from evolve.errors import PathRefused
-from evolve.store.fixed import asked_once
+from evolve.store.fixed import parsed_once, too_big_to_keep
 from evolve.store.worktree import refused_path
 
 TYPE_CHECKING = False  # typing's own flag without importing typing (a command's start)
@@ -26,35 +28,65 @@ def refused_in_tree(repo: Repo, rev: str) -> str | None:
     return None
 
 
+LISTING = ("ls-tree", "-r", "-z", "--full-tree")
+Listed = tuple[str, str, str, str]  # (mode, kind, object id, path)
+
+
 def tree_entries(repo: Repo, rev: str, paths: Sequence[str] = ()) -> dict[str, Entry]:
-    """Path → (mode, blob) of every file and link at `rev` (under `paths`, when given)."""
-    return {
-        path: (mode, blob)
-        for mode, kind, blob, path in _listed(repo, rev)
-        if kind == "blob" and (not paths or any(_under(path, given) for given in paths))
-    }
+    """Path → (mode, blob) of every file and link at `rev` (under `paths`, when given).
 
-
-def _listed(repo: Repo, rev: str) -> list[tuple[str, str, str, str]]:
-    """(mode, kind, object id, path) of every entry of `rev`'s tree, in folders too (submodules' included).
-
-    One `ls-tree -r` of the whole tree, asked once per Repo (`fixed.asked_once`): a sync reads
-    one commit's tree for several sets of paths (the files it watches, the plugin's parts, the
-    links, a path evolve refuses), each filtered here instead of by a git process of its own.
+    A tree whose whole listing is too big to keep (`fixed.too_big_to_keep`) is asked for
+    `paths` alone: one small `ls-tree` instead of the whole tree listed again each time.
     """
-    args = ("ls-tree", "-r", "-z", "--full-tree", rev)
-    out = asked_once(repo, rev, args, lambda: repo.git(*args))
+    if not paths:
+        listed: Sequence[Listed] = _listed(repo, rev)
+    elif too_big_to_keep(repo, rev, (*LISTING, rev)):
+        listed = _parsed(repo.git(*LISTING, rev, "--", *paths))
+    else:
+        whole = _listed(repo, rev)
+        listed = sorted({entry for given in paths for entry in _under(whole, given)}, key=_path)
+    return {path: (mode, blob) for mode, kind, blob, path in listed if kind == "blob"}
+
+
+def _listed(repo: Repo, rev: str) -> tuple[Listed, ...]:
+    """(mode, kind, object id, path) of every entry of `rev`'s tree by path, in folders and submodules too.
+
+    One `ls-tree -r` of the whole tree, asked and parsed once per Repo (`fixed.parsed_once`):
+    a sync reads one commit's tree for several sets of paths (the files it watches, the
+    plugin's parts, the links, a path evolve refuses), each found here by bisection instead
+    of by a git process of its own.
+    """
+    args = (*LISTING, rev)
+    return parsed_once(repo, rev, args, lambda: repo.git(*args), _parsed)
+
+
+def _parsed(out: bytes) -> tuple[Listed, ...]:
     listed = []
     for item in filter(None, out.split(b"\0")):
         meta, _, name = item.partition(b"\t")
         mode, kind, found = meta.decode().split()
-        listed.append((mode, kind, found, name.decode("utf-8", "surrogateescape")))
-    return listed
+        listed.append((sys.intern(mode), sys.intern(kind), found, name.decode("utf-8", "surrogateescape")))
+    return tuple(sorted(listed, key=_path))
 
 
-def _under(path: str, given: str) -> bool:
-    """Whether `path` is `given` or inside it, as `ls-tree` matches a path (literally; "x/" only a folder)."""
-    return path.startswith(given) if given.endswith("/") else path == given or path.startswith(f"{given}/")
+def _under(listed: tuple[Listed, ...], given: str) -> list[Listed]:
+    """The entries of a sorted listing that are `given` or inside it, as `ls-tree` matches a path.
+
+    Literally; "x/" only a folder: those whose path is `given` itself, and those starting with
+    `given` and a slash.
+    """
+    folder = given if given.endswith("/") else f"{given}/"
+    start = bisect_left(listed, folder, key=_path)
+    end = bisect_left(listed, folder[:-1] + "0", key=_path)  # "0" follows "/"
+    found = list(listed[start:end])
+    if given == folder:
+        return found
+    at = bisect_left(listed, given, key=_path)
+    return ([listed[at]] if at < len(listed) and listed[at][3] == given else []) + found
+
+
+def _path(entry: Listed) -> str:
+    return entry[3]
 
 
 def export(repo: Repo, rev: str, target: Path) -> None:

@@ -162,8 +162,9 @@ def test_the_key_comes_from_the_variable_model_names(fake_messages_api, monkeypa
         ("", "is empty"),
         (f"{KEY}\nhunter2\n", "must hold only the key, on one line"),
         (b"\xff\xfe" + KEY.encode(), "must hold only the key, on one line"),
+        (KEY.encode() + b" " * (1 << 20), "is over 4,096 bytes; it must hold only the key, on one line"),
     ],
-    ids=["missing", "empty", "two-lines", "not-text"],
+    ids=["missing", "empty", "two-lines", "not-text", "over-the-bound"],
 )
 def test_a_key_file_that_gives_no_key_fails_before_any_socket_and_is_never_quoted(
     content, problem, tmp_path, connections, fake_messages_api
