@@ -21,16 +21,21 @@ from evolve.integrations import codex, hookfile, upgrade
 from tests.helpers import git, make_agent
 
 
-@pytest.fixture
-def project(tmp_path: Path, evolve_home: Path, monkeypatch) -> Path:
+def installed_project(tmp_path: Path, monkeypatch, *harnesses: str) -> Path:
+    """A git project, the agent demo, and its install for each harness, run from the project."""
     folder = tmp_path / "project"
     folder.mkdir()
     git(folder, "init", "-q")
     make_agent("demo")
     monkeypatch.chdir(folder)
-    assert cli.main(["install", "claude-code", "--agent", "demo"]) == 0
-    assert cli.main(["install", "codex", "--agent", "demo"]) == 0
+    for harness in harnesses:
+        assert cli.main(["install", harness, "--agent", "demo"]) == 0
     return folder
+
+
+@pytest.fixture
+def project(tmp_path: Path, evolve_home: Path, monkeypatch) -> Path:
+    return installed_project(tmp_path, monkeypatch, "claude-code", "codex")
 
 
 def claude_settings(project: Path) -> Path:
@@ -190,12 +195,7 @@ def test_a_moved_home_follows_into_a_persons_command_whatever_quoting_its_paths_
     old_home, new_home = tmp_path / old, tmp_path / new
     old_home.parent.mkdir(parents=True, exist_ok=True)
     monkeypatch.setenv("EVOLVE_HOME", str(old_home))
-    folder = tmp_path / "project"
-    folder.mkdir()
-    git(folder, "init", "-q")
-    make_agent("demo")
-    monkeypatch.chdir(folder)
-    assert cli.main(["install", "claude-code", "--agent", "demo"]) == 0
+    folder = installed_project(tmp_path, monkeypatch, "claude-code")
     settings = claude_settings(folder)
 
     def wrap_stop_and_guard(hooks: dict) -> None:
