@@ -7,6 +7,7 @@ and every reflection stopped there. Each read refuses it in one line instead.
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ import pytest
 
 from evolve.home import Home
 from evolve.integrations import claude_code
+from evolve.store import spool
 from tests.helpers import git, make_agent
 
 
@@ -152,6 +154,50 @@ def test_a_fifo_at_the_spool_is_named_never_waited_on_and_a_kept_line_is_still_r
     doctor = evolve("doctor")
     assert f"{spool_dir / 'hooks.jsonl'}: is not a regular file" in doctor.stdout, doctor
     assert "remove it" in doctor.stdout
+
+
+@pytest.mark.parametrize("kind", ["folder", "socket", "dangling link"])
+def test_a_draining_file_that_cannot_be_opened_is_named_and_every_drain_still_reads_the_rest(
+    evolve_home, kind
+):
+    """A folder, a socket or a dangling link at a *.draining name made every drain raise.
+
+    The watcher and `evolve lessons` stopped there for good (the regular lines beside it were
+    never drained), and doctor named no dangling link at all.
+    """
+    make_agent("demo")
+    spool_dir = Home.resolve().spool_dir
+    spool_dir.mkdir(exist_ok=True)
+    odd = spool_dir / "hooks.jsonl.1.1.draining"
+    if kind == "folder":
+        odd.mkdir()
+    elif kind == "dangling link":
+        odd.symlink_to(spool_dir / "gone")
+    else:
+        bound = socket.socket(socket.AF_UNIX)
+        bound.bind(str(odd))
+        bound.close()
+    (spool_dir / "hooks.jsonl.1.2.draining").write_text('{"event":"kept","at":1.0}\n')
+    with spool.drain(spool_dir) as records:
+        assert [r["event"] for r in records] == ["kept"]
+    assert odd.is_symlink() or odd.exists()  # left as the person made it, for doctor to name
+    doctor = evolve("doctor")
+    assert f"{odd}: is not a regular file" in doctor.stdout, doctor
+
+
+def test_a_spool_of_a_gigabyte_without_lines_is_drained_without_being_held(tmp_path):
+    """A sparse (or foreign) file at the spool was read whole, then joined: twice its size in memory."""
+    folder = tmp_path / "spool"
+    spool.append(folder, {"event": "kept", "at": 1.0})
+    with (folder / "hooks.jsonl").open("r+b") as handle:
+        handle.seek(1 << 30)
+        handle.write(b"\n" * (1 << 24) + b'{"event":"after","at":2.0}\n')
+    ran = python(
+        "import resource; from pathlib import Path; from evolve.store import spool\n"
+        f"with spool.drain(Path({str(folder)!r})) as records:\n    print([r['event'] for r in records])\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024 < 200)"
+    )
+    assert ran.stdout == "['kept', 'after']\nTrue\n", ran
 
 
 def test_claude_codes_settings_over_the_bound_are_one_line_and_left_as_they_are(project):

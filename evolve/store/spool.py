@@ -89,14 +89,18 @@ def _is_live(fd: int, path: str) -> bool:
     return (opened.st_dev, opened.st_ino) == (now.st_dev, now.st_ino)
 
 
-def _settled(path: "Path") -> bytes | None:
-    """The bytes of a renamed spool once every writer that opened it let go (None: one still holds it).
+def _settled(path: "Path") -> list[dict] | None:
+    """The records of a renamed spool once every writer that opened it let go (None: one still holds it).
 
     A writer holds it for microseconds; one stopped right then (Ctrl-Z) would stall the
     watcher, so its file waits for a later drain instead. A FIFO put there is never read
-    (it would never end): None too, and doctor names it.
+    (it would never end), nor a folder, a socket or a dangling link: None too, and doctor
+    names each.
     """
-    fd = os.open(path, os.O_RDWR | os.O_NONBLOCK)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_NONBLOCK)
+    except OSError:  # a folder (EISDIR), a socket (ENXIO), a dangling link, a file not ours
+        return None
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return None
@@ -105,12 +109,36 @@ def _settled(path: "Path") -> bytes | None:
             if time.monotonic() >= deadline:
                 return None
             time.sleep(0.002)
-        chunks = []
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-        return b"".join(chunks)
+        return [record for line in _lines(fd) if isinstance(record := _record(line), dict)]
     finally:
         os.close(fd)
+
+
+def _lines(fd: int) -> "Iterator[bytes]":
+    """The file's lines, but none longer than a hook writes: a sparse or foreign file is never held whole."""
+    pending = b""
+    skipping = False  # in a line already longer than MAX_LINE: up to its end it is dropped
+    while chunk := os.read(fd, 1 << 20):
+        lines = (pending + chunk).split(b"\n")
+        pending = lines.pop()
+        for line in lines:
+            if not skipping:
+                yield line
+            skipping = False
+        if len(pending) > MAX_LINE:
+            pending, skipping = b"", True
+    if not skipping:
+        yield pending
+
+
+def _record(line: bytes) -> object:
+    """The line's JSON (None for a torn or foreign line)."""
+    import json
+
+    try:
+        return json.loads(line) if line.strip() else None
+    except ValueError:
+        return None
 
 
 def _regular(path: "Path") -> bool:
@@ -125,7 +153,7 @@ def not_regular(spool_dir: "Path") -> list["Path"]:
     if not spool_dir.is_dir():
         return []
     found = [spool_dir / SPOOL, *sorted(spool_dir.glob(f"{SPOOL}.*.draining"))]
-    return [path for path in found if path.exists() and not _regular(path)]
+    return [path for path in found if (path.exists() or path.is_symlink()) and not _regular(path)]
 
 
 def drain(spool_dir: "Path") -> "AbstractContextManager[list[dict]]":
@@ -141,8 +169,6 @@ def drain(spool_dir: "Path") -> "AbstractContextManager[list[dict]]":
 
 
 def _drain(spool_dir: "Path") -> "Iterator[list[dict]]":
-    import json
-
     from evolve.store.locks import FileLock
 
     if not spool_dir.is_dir():
@@ -158,17 +184,11 @@ def _drain(spool_dir: "Path") -> "Iterator[list[dict]]":
         taken = []
         records: list[dict] = []
         for path in sorted(spool_dir.glob(f"{SPOOL}.*.draining")):
-            data = _settled(path)
-            if data is None:
+            settled = _settled(path)
+            if settled is None:
                 continue
             taken.append(path)
-            for line in data.split(b"\n"):
-                try:
-                    record = json.loads(line) if line.strip() else None
-                except ValueError:
-                    record = None
-                if isinstance(record, dict):
-                    records.append(record)
+            records.extend(settled)
         records.sort(key=lambda r: r["at"] if isinstance(r.get("at"), (int, float)) else 0)
         yield records
         for path in taken:
