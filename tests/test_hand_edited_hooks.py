@@ -342,3 +342,37 @@ def test_evolves_entry_with_a_broken_quote_is_named_unreadable_and_force_replace
     evolves = [hook for hook in stops if hook not in others]
     assert len(evolves) == 1 and hookfile.owner(evolves[0]["command"]) == (str(Home.resolve().root), "demo")
     assert [hook for hook in stops if hook in others] == others
+
+
+def test_a_broken_entry_of_a_home_whose_path_only_begins_with_this_homes_is_left_to_it(
+    project, evolve_home, monkeypatch, capsys
+):
+    """`~/.evolve-work`'s broken entry was taken for `~/.evolve`'s: doctor named it, --force removed it."""
+    settings = claude_settings(project)
+    work_home = evolve_home.with_name(evolve_home.name + "-work")
+    monkeypatch.setenv("EVOLVE_HOME", str(work_home))
+    make_agent("demo")
+    assert cli.main(["install", "claude-code", "--agent", "demo"]) == 0
+    monkeypatch.setenv("EVOLVE_HOME", str(evolve_home))
+
+    def break_the_work_homes_quote(hooks: dict) -> None:
+        for group in hooks["Stop"]:
+            for hook in group["hooks"]:
+                if str(work_home) in hook["command"]:
+                    hook["command"] = hook["command"].replace("h.run()'", "h.run()", 1)
+
+    edit(settings, break_the_work_homes_quote)
+    broken = [
+        hook["command"]
+        for group in json.loads(settings.read_text())["hooks"]["Stop"]
+        for hook in group["hooks"]
+        if hookfile.unreadable(hook["command"])
+    ]
+    assert len(broken) == 1 and str(work_home) in broken[0]
+    capsys.readouterr()
+    cli.main(["doctor"])
+    assert "made unreadable by hand" not in capsys.readouterr().out
+    assert cli.main(["install", "claude-code", "--agent", "demo", "--force"]) == 0
+    assert json.dumps(broken[0])[1:-1] in settings.read_text()
+    assert cli.main(["uninstall", "claude-code", "--agent", "demo"]) == 0
+    assert json.dumps(broken[0])[1:-1] in settings.read_text()

@@ -115,11 +115,20 @@ def _garbled(command: object, home: Home, agent: str | None) -> bool:
     A person who broke a quote left it naming the hook entry point, this home and the agent:
     it is evolve's entry (doctor says it cannot run; `--force` replaces it, not adds beside it).
     """
-    if not unreadable(command) or str(home.root) not in str(command):
+    if not unreadable(command) or not _says_home(str(command), home):
         return False
     words = str(command).split()
     agents = {name.strip("'\"") for flag, name in zip(words, words[1:], strict=False) if flag == "--agent"}
     return agents == {agent} if agent else not agents
+
+
+def _says_home(command: str, home: Home) -> bool:
+    """Whether `command` holds `--home HOME` as `hook_command` writes it, the path ending there.
+
+    Not a bare substring: `~/.evolve` is inside `~/.evolve-work`'s command too.
+    """
+    written = f"--home {shlex.quote(str(home.root))}"
+    return any(rest[:1] in ("", " ", "\t") for rest in command.split(written)[1:])
 
 
 def remove_entries(settings: dict, ours: Ours) -> dict:
