@@ -6,6 +6,7 @@ and every reflection stopped there. Each read refuses it in one line instead.
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from evolve.home import Home
-from evolve.integrations import claude_code
+from evolve.integrations import claude_code, codex
 from evolve.store import spool
 from tests.helpers import git, make_agent
 
@@ -213,3 +214,18 @@ def test_claude_codes_settings_over_the_bound_are_one_line_and_left_as_they_are(
     doctor = evolve("doctor")
     assert "Traceback" not in doctor.stderr and "is over 8,388,608 bytes" in doctor.stdout, doctor
     assert settings.stat().st_mtime_ns == before.st_mtime_ns and settings.stat().st_size == before.st_size
+
+
+@pytest.mark.parametrize("harness", ["claude-code", "codex"])
+def test_an_install_that_would_take_a_settings_file_over_the_bound_writes_nothing(project, harness):
+    """A file just under 8 MB was written over it: install, doctor and uninstall then refused it."""
+    settings = project / ".claude" / "settings.local.json" if harness == "claude-code" else codex.hooks_file()
+    settings.parent.mkdir(exist_ok=True)
+    padding = (8 << 20) - 100
+    settings.write_text(json.dumps({"pad": "x" * padding}))
+    before = settings.read_bytes()
+    ran = evolve("install", harness, "--agent", "demo", "--force", cwd=project)
+    assert ran.returncode == 1 and ran.stderr.count("\n") == 1, ran.stderr
+    assert f"{settings} would be over 8,388,608 bytes with evolve's entries" in ran.stderr
+    assert settings.read_bytes() == before
+    assert evolve("uninstall", harness, "--agent", "demo", cwd=project).returncode == 0

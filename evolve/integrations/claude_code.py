@@ -180,11 +180,14 @@ def refresh_entries(home: Home, record: dict) -> bool:
         return False  # an older install whose entries the person removed, or a copy's original's
     want = wanted(home, agent, python, linked=record.get("skills_dir") is not None)
     new, _left = hookfile.refresh(doc, ours, want, record.get("entries"), {python}, home, force=False)
+    changed = hookfile.entries_of(new, ours) != hookfile.entries_of(doc, ours)
+    if changed:
+        try:
+            hookfile.write(home, HARNESS, record, path, raw, hookfile.dumps(new, raw))
+        except UserError:
+            return False  # over the bound with them: left as it was, and as the record says
     record["entries"] = want
-    if hookfile.entries_of(new, ours) == hookfile.entries_of(doc, ours):
-        return False
-    hookfile.write(home, HARNESS, record, path, raw, hookfile.dumps(new, raw))
-    return True
+    return changed
 
 
 def uninstall(

@@ -212,14 +212,16 @@ def refresh_entries(home: Home, installs: list[dict]) -> list[str]:
         python = _python_written(written) or str(peers[0].get("python"))
         want = hookfile.wanted_entries(_entries(home, python))
         new, _left = hookfile.refresh(doc, _ours(home), want, written, {python}, home, force=False)
+        if hookfile.entries_of(new, _ours(home)) != present:
+            try:
+                hookfile.write(home, HARNESS, peers[0], path, raw, hookfile.dumps(new, raw))
+            except UserError:
+                continue  # over the bound with them: left as it was, and as the records say
+            for peer in peers:
+                peer.update(hooks_changed_at=time.time(), hook_seen_at=None)
+            rewritten.append(settings)
         for peer in peers:
             peer["entries"] = want
-        if hookfile.entries_of(new, _ours(home)) == present:
-            continue
-        hookfile.write(home, HARNESS, peers[0], path, raw, hookfile.dumps(new, raw))
-        for peer in peers:
-            peer.update(hooks_changed_at=time.time(), hook_seen_at=None)
-        rewritten.append(settings)
     return rewritten
 
 

@@ -477,7 +477,16 @@ def _backup(home: Home, harness: str, path: Path, raw: bytes) -> Path:
 
 
 def write(home: Home, harness: str, record: dict, path: Path, raw: bytes | None, new: bytes | None) -> None:
-    """Replace the file (None deletes it), backing up what was there into `record`."""
+    """Replace the file (None deletes it), backing up what was there into `record`.
+
+    Never past the bound `read` keeps to: evolve could not read such a file back (nor the
+    session's hooks), so install, doctor and uninstall would each refuse it after.
+    """
+    if new is not None and len(new) > SETTINGS_CAP:
+        raise UserError(
+            f"{path} would be over {SETTINGS_CAP:,} bytes with evolve's entries, more than a settings "
+            "file holds; nothing was written: make it smaller, then run evolve again"
+        )
     if raw is not None:
         backup = _backup(home, harness, path, raw)
         record.setdefault("backup", str(backup))  # the file as it was before the first install
