@@ -229,3 +229,22 @@ def test_the_branch_checked_out_is_read_from_head_as_git_names_it(agent):
     assert repo.current_branch() == "person/idea" == git_out(agent.path, "branch", "--show-current")
     git(agent.path, "switch", "-q", "--detach", "main")
     assert repo.current_branch() is None and repo.checked_out_elsewhere() == "a detached HEAD"
+
+
+def test_a_tree_too_big_to_keep_is_read_for_any_paths_a_commit_can_name(monkeypatch):
+    """The paths alone went to ls-tree as pathspecs: a file named `:!a` stopped it (fatal).
+
+    And a sync's thousands of changed paths passed the kernel's bound on arguments (E2BIG).
+    """
+    agent = make_agent()
+    folder = "skills/a-skill-whose-name-says-at-length-what-it-does-" + "and-why-" * 20
+    many = {f"{folder}{n:05d}/SKILL.md": b"s\n" for n in range(12_000)}  # 3 MB of paths
+    odd = {":!a": b"1\n", ":(glob)*": b"2\n", "*": b"3\n"}
+    with agent.repo.locked():
+        sha = agent.repo.commit_changes({**FILES, **odd, **many}, "many", EVOLVE)
+    monkeypatch.setattr(fixed, "_KEPT_BYTES", 100)
+    repo = Repo(agent.path)
+    assert list(repo.tree_entries(sha, ["memo.md"])) == ["memo.md"]  # the whole tree listed once
+    for name in odd:
+        assert list(repo.tree_entries(sha, [name])) == [name]
+    assert list(repo.tree_entries(sha, list(many))) == sorted(many)

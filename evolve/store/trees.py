@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from evolve.errors import PathRefused
+from evolve.store.commit import LITERAL
 from evolve.store.fixed import parsed_once, too_big_to_keep
 from evolve.store.worktree import refused_path
 
@@ -30,18 +31,21 @@ def refused_in_tree(repo: Repo, rev: str) -> str | None:
 
 LISTING = ("ls-tree", "-r", "-z", "--full-tree")
 Listed = tuple[str, str, str, str]  # (mode, kind, object id, path)
+PATHS_BYTES = 64 << 10  # the paths one ls-tree is given, far below the kernel's bound (ARG_MAX: 2 MB)
 
 
 def tree_entries(repo: Repo, rev: str, paths: Sequence[str] = ()) -> dict[str, Entry]:
     """Path → (mode, blob) of every file and link at `rev` (under `paths`, when given).
 
     A tree whose whole listing is too big to keep (`fixed.too_big_to_keep`) is asked for
-    `paths` alone: one small `ls-tree` instead of the whole tree listed again each time.
+    `paths` alone: one small `ls-tree` instead of the whole tree listed again each time,
+    each path literally (a file named `:!a` is that file), and only as many as one command
+    line holds (a sync's thousands of changed paths: the whole tree, listed again).
     """
     if not paths:
         listed: Sequence[Listed] = _listed(repo, rev)
-    elif too_big_to_keep(repo, rev, (*LISTING, rev)):
-        listed = _parsed(repo.git(*LISTING, rev, "--", *paths))
+    elif too_big_to_keep(repo, rev, (*LISTING, rev)) and sum(map(len, paths)) < PATHS_BYTES:
+        listed = _parsed(repo.git(*LISTING, rev, "--", *paths, env=LITERAL))
     else:
         whole = _listed(repo, rev)
         listed = sorted({entry for given in paths for entry in _under(whole, given)}, key=_path)
