@@ -109,7 +109,7 @@ def _settled(path: "Path") -> list[dict] | None:
             if time.monotonic() >= deadline:
                 return None
             time.sleep(0.002)
-        return [record for line in _lines(fd) if isinstance(record := _record(line), dict)]
+        return _records(fd)
     finally:
         os.close(fd)
 
@@ -131,14 +131,19 @@ def _lines(fd: int) -> "Iterator[bytes]":
         yield pending
 
 
-def _record(line: bytes) -> object:
-    """The line's JSON (None for a torn or foreign line)."""
+def _records(fd: int) -> list[dict]:
+    """The file's records (a torn or foreign line is none)."""
     import json
 
-    try:
-        return json.loads(line) if line.strip() else None
-    except ValueError:
-        return None
+    records = []
+    for line in _lines(fd):
+        try:
+            record = json.loads(line) if line.strip() else None
+        except ValueError:
+            continue
+        if isinstance(record, dict):
+            records.append(record)
+    return records
 
 
 def _regular(path: "Path") -> bool:
