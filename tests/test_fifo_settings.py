@@ -186,6 +186,22 @@ def test_a_draining_file_that_cannot_be_opened_is_named_and_every_drain_still_re
     assert f"{odd}: is not a regular file" in doctor.stdout, doctor
 
 
+@pytest.mark.parametrize("kind", ["file", "dangling link"])
+def test_a_file_where_the_spool_folder_belongs_is_named_by_doctor(evolve_home, kind):
+    """The hooks' every line failed (logged, never shown) and doctor said nothing of it."""
+    make_agent("demo")
+    spool_dir = Home.resolve().spool_dir
+    spool_dir.rmdir()
+    if kind == "file":
+        spool_dir.write_text("")
+    else:
+        spool_dir.symlink_to(evolve_home / "gone")
+    doctor = evolve("doctor")
+    assert f"{spool_dir}: is not a folder: the hooks' lines sent to it are lost; remove it" in doctor.stdout
+    with spool.drain(spool_dir) as records:
+        assert records == []
+
+
 def test_a_spool_of_a_gigabyte_without_lines_is_drained_without_being_held(tmp_path):
     """A sparse (or foreign) file at the spool was read whole, then joined: twice its size in memory."""
     folder = tmp_path / "spool"

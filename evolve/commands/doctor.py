@@ -63,7 +63,8 @@ def diagnose(home: Home, leftover: list[Path] | None = None) -> list[dict]:
             "reflected or committed; remount it read-write or give this user write permission",
         )
     for path in spool.not_regular(home.spool_dir):
-        lost = "is not a regular file: the hooks' lines sent to it are lost"
+        kind = "folder" if path == home.spool_dir else "regular file"
+        lost = f"is not a {kind}: the hooks' lines sent to it are lost"
         add(str(path), f"{lost}; remove it (the hooks make a new one)")
     try:
         home_config = config_mod.load(home.config_file)

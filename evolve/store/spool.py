@@ -154,9 +154,12 @@ def _regular(path: "Path") -> bool:
 
 
 def not_regular(spool_dir: "Path") -> list["Path"]:
-    """The spool's files that are no regular file (a FIFO): lines sent there are lost, none is read."""
+    """The spool's files that are no regular file (a FIFO): lines sent there are lost, none is read.
+
+    The folder itself when it is none (a file, a dangling link): every hook's line is lost.
+    """
     if not spool_dir.is_dir():
-        return []
+        return [spool_dir] if spool_dir.exists() or spool_dir.is_symlink() else []
     found = [spool_dir / SPOOL, *sorted(spool_dir.glob(f"{SPOOL}.*.draining"))]
     return [path for path in found if (path.exists() or path.is_symlink()) and not _regular(path)]
 
