@@ -376,3 +376,37 @@ def test_a_broken_entry_of_a_home_whose_path_only_begins_with_this_homes_is_left
     assert json.dumps(broken[0])[1:-1] in settings.read_text()
     assert cli.main(["uninstall", "claude-code", "--agent", "demo"]) == 0
     assert json.dumps(broken[0])[1:-1] in settings.read_text()
+
+
+def test_an_upgrade_that_would_take_a_settings_file_over_its_bound_leaves_it_and_its_record(project, capsys):
+    """Bringing the commands up to date would write the file past what evolve reads: it stays as it is."""
+    from evolve.workspace import links
+
+    settings = claude_settings(project)
+    home = Home.resolve()
+
+    def older(command: str) -> str:  # what an older evolve wrote: not isolated, 3 bytes shorter
+        return command.replace(" -I ", " ")
+
+    with links.registry_lock(home, "claude-code"):
+        installs = links.load_installs(home, "claude-code")
+        for record in installs:
+            for _event, _matcher, hook in record["entries"]:
+                hook["command"] = older(hook["command"])
+        links.save_installs(home, "claude-code", installs)
+        recorded = links.load_installs(home, "claude-code")
+
+    def older_and_padded(hooks: dict) -> None:
+        for groups in hooks.values():
+            groups[0]["hooks"][0]["command"] = older(groups[0]["hooks"][0]["command"])
+        hooks["pad"] = ""
+
+    edit(settings, older_and_padded)
+    edit(
+        settings, lambda hooks: hooks.update(pad="x" * (hookfile.SETTINGS_CAP - settings.stat().st_size - 1))
+    )
+    before = settings.read_bytes()
+    assert len(before) == hookfile.SETTINGS_CAP - 1
+    refresh_everything(capsys)
+    assert settings.read_bytes() == before
+    assert links.load_installs(home, "claude-code") == recorded
