@@ -245,3 +245,35 @@ def test_an_install_that_would_take_a_settings_file_over_the_bound_writes_nothin
     assert f"{settings} would be over 8,388,608 bytes with evolve's entries" in ran.stderr
     assert settings.read_bytes() == before
     assert evolve("uninstall", harness, "--agent", "demo", cwd=project).returncode == 0
+
+
+@pytest.mark.parametrize("target", ["a file elsewhere", "nothing (dangling)"])
+def test_a_link_at_the_spool_sends_no_line_elsewhere_and_doctor_names_it(evolve_home, tmp_path, target):
+    """A link at spool/hooks.jsonl: the hooks appended their lines to whatever it named (~/.bashrc).
+
+    Now a hook's write refuses it (one line to the hooks' log: the hook fails open), its target
+    keeps its bytes (or is never made), and doctor says what to remove.
+    """
+    make_agent("demo")
+    spool_dir = Home.resolve().spool_dir
+    spool_dir.mkdir(exist_ok=True)
+    elsewhere = tmp_path / "bashrc"
+    if target == "a file elsewhere":
+        elsewhere.write_text("export PATH=/usr/bin\n")
+    (spool_dir / "hooks.jsonl").symlink_to(elsewhere)
+    ran = python(
+        "from pathlib import Path; from evolve.store import spool\n"
+        f"folder = Path({str(spool_dir)!r})\n"
+        "try:\n    spool.append(folder, {'event': 'sent'})\n"
+        "except OSError as exc:\n    print(exc)\n"
+        "with spool.drain(folder) as records:\n    print(records)"
+    )
+    assert ran.stdout == (
+        f"{spool_dir / 'hooks.jsonl'} is a link, not a regular file; remove it (the hooks make a new one)\n[]\n"
+    ), ran
+    if target == "a file elsewhere":
+        assert elsewhere.read_text() == "export PATH=/usr/bin\n"
+    else:
+        assert not elsewhere.exists()
+    doctor = evolve("doctor")
+    assert "is not a regular file" in doctor.stdout and "remove it" in doctor.stdout, doctor

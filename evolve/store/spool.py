@@ -11,7 +11,7 @@ still appends, unlocked. Light (os, time): the hooks import it.
 """
 
 # pathlib costs more than a hook may: os.path it is; nor `from __future__` (a module too).
-# ruff: noqa: PTH103, PTH116, PTH118
+# ruff: noqa: PTH103, PTH114, PTH116, PTH118
 import os
 import stat  # os imports it: free
 import time
@@ -47,13 +47,20 @@ def append(spool_dir: "Path", record: dict) -> None:
 def write_line(spool_dir: str, data: bytes) -> None:
     """One write of `data` to the live spool, in one file a drain reads after it (hot path)."""
     path = os.path.join(spool_dir, SPOOL)
-    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT  # read too: NFS emulates flock with fcntl locks
+    # read too: NFS emulates flock with fcntl locks; never through a link (it would append elsewhere)
+    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
     for _ in range(ATTEMPTS):
         try:
             fd = os.open(path, flags, 0o600)
         except FileNotFoundError:
             os.makedirs(spool_dir, exist_ok=True)
             fd = os.open(path, flags, 0o600)
+        except OSError:
+            if os.path.islink(path):
+                raise OSError(
+                    f"{path} is a link, not a regular file; remove it (the hooks make a new one)"
+                ) from None
+            raise
         try:
             _lock(fd, shared=True)  # released by close, or by the kernel if killed
             if _is_live(fd, path):
@@ -94,12 +101,12 @@ def _settled(path: "Path") -> list[dict] | None:
 
     A writer holds it for microseconds; one stopped right then (Ctrl-Z) would stall the
     watcher, so its file waits for a later drain instead. A FIFO put there is never read
-    (it would never end), nor a folder, a socket or a dangling link: None too, and doctor
+    (it would never end), nor a folder, a socket or a link: None too, and doctor
     names each.
     """
     try:
-        fd = os.open(path, os.O_RDWR | os.O_NONBLOCK)
-    except OSError:  # a folder (EISDIR), a socket (ENXIO), a dangling link, a file not ours
+        fd = os.open(path, os.O_RDWR | os.O_NONBLOCK | os.O_NOFOLLOW)
+    except OSError:  # a folder (EISDIR), a socket (ENXIO), a link (ELOOP), a file not ours
         return None
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
@@ -148,13 +155,13 @@ def _records(fd: int) -> list[dict]:
 
 def _regular(path: "Path") -> bool:
     try:
-        return stat.S_ISREG(path.stat().st_mode)
+        return stat.S_ISREG(path.lstat().st_mode)  # a link is no spool: it would send lines elsewhere
     except FileNotFoundError:
         return False
 
 
 def not_regular(spool_dir: "Path") -> list["Path"]:
-    """The spool's files that are no regular file (a FIFO): lines sent there are lost, none is read.
+    """The spool's files that are no regular file (a FIFO, a link): lines sent there are lost, none is read.
 
     The folder itself when it is none (a file, a dangling link): every hook's line is lost.
     """
