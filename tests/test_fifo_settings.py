@@ -269,7 +269,8 @@ def test_a_link_at_the_spool_sends_no_line_elsewhere_and_doctor_names_it(evolve_
         "except OSError as exc:\n    print(exc)\n"
         "with spool.drain(folder) as records:\n    print(records)"
     )
-    refused = f"{spool_dir / 'hooks.jsonl'} is a link, not a regular file; remove it (the hooks make a new one)"
+    link = spool_dir / "hooks.jsonl"
+    refused = f"{link} is a link, not a regular file; remove it (the hooks make a new one)"
     assert ran.stdout == f"{refused}\n[]\n", ran
     if target == "a file elsewhere":
         assert elsewhere.read_text() == "export PATH=/usr/bin\n"
