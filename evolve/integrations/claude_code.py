@@ -24,7 +24,7 @@ from pathlib import Path
 
 from evolve.errors import UserError
 from evolve.home import Home
-from evolve.integrations import hookfile, sources
+from evolve.integrations import hookfile, installing, sources
 from evolve.integrations.sources import add_sources, transcripts_glob
 from evolve.names import check_name
 from evolve.workspace import guards, links
@@ -56,7 +56,7 @@ class Target:
 
 
 def resolve_target(scope: str, project: str | os.PathLike[str] | None, must_exist: bool = True) -> Target:
-    folder = hookfile.project_folder(scope, project, must_exist)
+    folder = installing.project_folder(scope, project, must_exist)
     if folder is None:
         base = claude_dir()
         return Target("user", None, base / "settings.json", base / "skills")
@@ -136,15 +136,15 @@ def install(
                 "settings": str(target.settings),
                 "project": str(target.project) if target.project else None,
             }
-            record.update(hookfile.first_backup(installs, record["settings"]))
+            record.update(installing.first_backup(installs, record["settings"]))
             installs.append(record)
         pythons = {python, str(record.get("python"))}  # an older record's entries name the one before
         record.update(
-            hookfile.exclude_fields(target.project),
+            installing.exclude_fields(target.project),
             python=python,
             skills_dir=str(target.skills_dir) if link else None,
         )
-        hookfile.mark_sources(record, pattern, added)
+        installing.mark_sources(record, pattern, added)
         raw, doc = hookfile.read(target.settings)
         want = wanted(home, agent.name, python, link)
         ours = _ours(home, agent.name)
@@ -154,9 +154,9 @@ def install(
         changed = new != doc or raw is None
         if changed:
             hookfile.write(home, HARNESS, record, target.settings, raw, hookfile.dumps(new, raw))
-        report = hookfile.place_links(record, agent.skills_dir, target.skills_dir, link)
+        report = installing.place_links(record, agent.skills_dir, target.skills_dir, link)
         links.save_installs(home, HARNESS, installs)
-    result = hookfile.install_report(record, changed, report, pattern, added.where if added else None)
+    result = installing.install_report(record, changed, report, pattern, added.where if added else None)
     created = changed and raw is None  # "created:", not "updated:"
     return {**result, "settings_created": created, "by_hand": left}
 
@@ -210,17 +210,17 @@ def uninstall(
         record = _find(installs, agent_name, target.settings) or {
             "agent": agent_name,
             "settings": str(target.settings),
-            **hookfile.exclude_fields(target.project),
+            **installing.exclude_fields(target.project),
         }
         raw, doc = hookfile.read(target.settings)
         cleaned = remove_entries(doc, home, agent_name)
         removed_entries = cleaned != doc
         if removed_entries:
             hookfile.write(home, HARNESS, {}, target.settings, raw, hookfile.restored(record, cleaned, raw))
-        gone = hookfile.forget(record, installs, target.skills_dir, skills_dir)
-        release = hookfile.release_sources(record, installs)
+        gone = installing.forget(record, installs, target.skills_dir, skills_dir)
+        release = installing.release_sources(record, installs)
         links.save_installs(home, HARNESS, installs)
-    stopped = hookfile.stop_spawned_watcher(home)
+    stopped = installing.stop_spawned_watcher(home)
     pattern = record.get("sources") or transcripts_glob(claude_dir(), target.project)
     return {
         "agent": agent_name,

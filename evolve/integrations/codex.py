@@ -29,7 +29,7 @@ from pathlib import Path
 
 from evolve.errors import UserError
 from evolve.home import Home
-from evolve.integrations import hookfile, sources
+from evolve.integrations import hookfile, installing, sources
 from evolve.integrations.sources import add_sources
 from evolve.names import check_name
 from evolve.store import codex_rollouts
@@ -62,7 +62,7 @@ def hooks_file() -> Path:
 
 
 def resolve_target(scope: str, project: str | os.PathLike[str] | None, must_exist: bool = True) -> Target:
-    folder = hookfile.project_folder(scope, project, must_exist)
+    folder = installing.project_folder(scope, project, must_exist)
     if folder is None:
         return Target("user", None, codex_rollouts.ANY, Path.home() / ".agents" / "skills")
     return Target("project", folder, str(folder), folder / ".agents" / "skills")
@@ -154,15 +154,15 @@ def install(
                 "installed_at": now,
                 "hook_seen_at": None,
             }
-            record.update(hookfile.first_backup(installs, record["settings"]))
+            record.update(installing.first_backup(installs, record["settings"]))
             installs.append(record)
         record.update(
-            hookfile.exclude_fields(target.project),
+            installing.exclude_fields(target.project),
             python=python,
             linked=link,
             skills_dir=str(target.skills_dir) if link else None,
         )
-        hookfile.mark_sources(record, target.folder, added)
+        installing.mark_sources(record, target.folder, added)
         raw, doc = hookfile.read(settings)
         peers = [peer for peer in installs if peer.get("settings") == str(settings)]
         pythons = {python, *(str(peer.get("python")) for peer in peers)}
@@ -176,9 +176,9 @@ def install(
             peer["entries"] = want
             if changed:  # a new or changed command waits for the person's trust again
                 peer.update(hooks_changed_at=now, hook_seen_at=None)
-        report = hookfile.place_links(record, agent.skills_dir, target.skills_dir, link)
+        report = installing.place_links(record, agent.skills_dir, target.skills_dir, link)
         links.save_installs(home, HARNESS, installs)
-    result = hookfile.install_report(record, changed, report, target.folder, added.where if added else None)
+    result = installing.install_report(record, changed, report, target.folder, added.where if added else None)
     created = changed and raw is None  # "created:", as for Claude Code, not "updated:"
     return {
         **result,
@@ -247,7 +247,7 @@ def uninstall(
             "harness": HARNESS,
             "agent": agent_name,
             "settings": str(hooks_file()),
-            **hookfile.exclude_fields(target.project),
+            **installing.exclude_fields(target.project),
         }
         peers = [peer for peer in installs if peer is not record]
         settings = Path(record["settings"])
@@ -258,10 +258,10 @@ def uninstall(
             removed_entries = cleaned != doc
             if removed_entries:
                 hookfile.write(home, HARNESS, {}, settings, raw, hookfile.restored(record, cleaned, raw))
-        gone = hookfile.forget(record, installs, target.skills_dir, skills_dir)
-        release = hookfile.release_sources(record, installs)
+        gone = installing.forget(record, installs, target.skills_dir, skills_dir)
+        release = installing.release_sources(record, installs)
         links.save_installs(home, HARNESS, installs)
-    stopped = hookfile.stop_spawned_watcher(home)
+    stopped = installing.stop_spawned_watcher(home)
     pattern = record.get("sources") or target.folder
     return {
         "agent": agent_name,
