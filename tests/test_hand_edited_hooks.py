@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import shlex
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -142,15 +143,30 @@ def test_a_moved_home_takes_its_path_into_a_persons_wrapped_command_and_nothing_
     assert "evolve's Stop hook was changed by hand" in capsys.readouterr().out
 
 
-def as_an_older_evolve_recorded_it(home: Home) -> None:
-    """The install records without `entries`, as evolve wrote them before it kept what it wrote."""
+def change_install_records(home: Home, change: Callable[[dict], None]) -> None:
+    """Each of Claude Code's install records changed in place, as an older evolve would have written it."""
     from evolve.workspace import links
 
     with links.registry_lock(home, "claude-code"):
         installs = links.load_installs(home, "claude-code")
         for record in installs:
-            del record["entries"]
+            change(record)
         links.save_installs(home, "claude-code", installs)
+
+
+def as_an_older_evolve_recorded_it(home: Home) -> None:
+    """The install records without `entries`, as evolve wrote them before it kept what it wrote."""
+    change_install_records(home, lambda record: record.pop("entries"))
+
+
+def with_recorded_commands(home: Home, older: Callable[[str], str]) -> None:
+    """The commands the install records keep, as an older evolve wrote them."""
+
+    def change(record: dict) -> None:
+        for _event, _matcher, hook in record["entries"]:
+            hook["command"] = older(hook["command"])
+
+    change_install_records(home, change)
 
 
 def test_an_older_evolves_install_keeps_a_wrapped_command_it_recorded_nothing_of(project, capsys):
@@ -281,8 +297,6 @@ def test_an_upgrade_brings_evolves_own_command_up_to_date_inside_a_persons_entry
     Only the person's part stays theirs: the command evolve wrote, found whole in their entry,
     becomes today's; doctor still names the entry as theirs.
     """
-    from evolve.workspace import links
-
     settings = claude_settings(project)
     fresh = json.loads(settings.read_text())["hooks"]
     today = {event: groups[0]["hooks"][0]["command"] for event, groups in fresh.items()}
@@ -291,12 +305,7 @@ def test_an_upgrade_brings_evolves_own_command_up_to_date_inside_a_persons_entry
         return command.replace(" -I ", " -P ")
 
     home = Home.resolve()
-    with links.registry_lock(home, "claude-code"):
-        installs = links.load_installs(home, "claude-code")
-        for record in installs:
-            for _event, _matcher, hook in record["entries"]:
-                hook["command"] = older(hook["command"])
-        links.save_installs(home, "claude-code", installs)
+    with_recorded_commands(home, older)
 
     def older_then_edited(hooks: dict) -> None:
         for groups in hooks.values():
@@ -388,13 +397,8 @@ def test_an_upgrade_that_would_take_a_settings_file_over_its_bound_leaves_it_and
     def older(command: str) -> str:  # what an older evolve wrote: not isolated, 3 bytes shorter
         return command.replace(" -I ", " ")
 
-    with links.registry_lock(home, "claude-code"):
-        installs = links.load_installs(home, "claude-code")
-        for record in installs:
-            for _event, _matcher, hook in record["entries"]:
-                hook["command"] = older(hook["command"])
-        links.save_installs(home, "claude-code", installs)
-        recorded = links.load_installs(home, "claude-code")
+    with_recorded_commands(home, older)
+    recorded = links.load_installs(home, "claude-code")
 
     def older_and_padded(hooks: dict) -> None:
         for groups in hooks.values():
