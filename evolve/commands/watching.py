@@ -101,8 +101,10 @@ def _run(home: Home, log_file: bool, verbose: bool) -> int:
     # handlers first: a SIGTERM right after the pidfile appears must not kill us mid-start
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
+        # every path is absolute: keep no folder of the caller's busy (or importable), from
+        # before the pidfile says the watcher runs
+        os.chdir("/")
         lock = service.acquire(home)
-        os.chdir("/")  # every path is absolute: keep no folder of the caller's busy (or importable)
         try:
             watchers.append(Watcher(home))
             if requested:
